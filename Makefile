@@ -1,0 +1,43 @@
+# Metron: one entry point for everything. Component rules live in mk/*.mk, each owned by one component:
+#   mk/java.mk   Maven reactor (synthesizer, drivers, controller-app, deploy/embedded)
+#   mk/agent.mk  C++ agent (CMake)
+#   mk/e2e.mk    topologies, embedded host end-to-end tests, demo
+# Every fragment defines <name>-build, <name>-test, <name>-bench (and may add <name>-fuzz).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+export ROOT
+
+COMPONENTS := java agent e2e
+include $(foreach c,$(COMPONENTS),mk/$(c).mk)
+
+.PHONY: help deps build test demo bench fuzz clean
+help:
+	@echo "make demo   - install, build and run FW->NAPT->LB end to end on an emulated network"
+	@echo "make test   - install, build and run every test"
+	@echo "make bench  - run the benchmarks, one JSON per figure in bench/results/"
+	@echo "make fuzz   - run the fuzzers for longer"
+	@echo "make deps | build | clean"
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@$(MAKE) --no-print-directory $(foreach c,$(COMPONENTS),$(c)-build)
+
+test: build
+	@$(MAKE) --no-print-directory -k $(foreach c,$(COMPONENTS),$(c)-test)
+
+demo: build
+	@$(MAKE) --no-print-directory e2e-demo
+
+bench: build
+	@mkdir -p bench/results
+	@$(MAKE) --no-print-directory $(foreach c,$(COMPONENTS),$(c)-bench)
+	@scripts/bench-summary.sh
+
+fuzz: build
+	@$(MAKE) --no-print-directory agent-fuzz
+
+clean:
+	@$(MAKE) --no-print-directory $(foreach c,$(COMPONENTS),$(c)-clean)

@@ -1,0 +1,14 @@
+# Java reactor (pom.xml): synthesizer, drivers, controller-app, deploy/embedded.
+# Unit tests (incl. tests against a real agent process, see drivers) run in java-test; root/netns end-to-end
+# tests of the embedded host run from mk/e2e.mk. Each module may ship bench.sh writing bench/results/*.json.
+MVN ?= mvn -B -q -Dstyle.color=never
+JAVA_MODULES := synthesizer drivers controller-app deploy/embedded
+.PHONY: java-build java-test java-bench java-clean
+java-build:
+	$(MVN) -DskipTests install
+java-test:
+	$(MVN) -Dsurefire.printSummary=true install
+java-bench:
+	@for m in $(JAVA_MODULES); do if [ -x $$m/bench.sh ]; then echo "bench: $$m"; $$m/bench.sh || exit 1; fi; done
+java-clean:
+	$(MVN) clean
