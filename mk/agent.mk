@@ -1,8 +1,33 @@
-# Placeholder until the agent component lands: its targets say so and fail rather than pretend.
-.PHONY: agent-build agent-test agent-bench agent-clean
-agent-build: ; @echo "agent: not built yet"
-agent-test: ; @echo "agent: no tests yet"; exit 1
-agent-bench: ; @echo "agent: no benchmarks yet"
-agent-clean: ; @true
-.PHONY: agent-fuzz
-agent-fuzz: ; @echo "agent: no fuzzers yet"; exit 1
+# C++ agent (agent/CMakeLists.txt). Release build with Ninja in agent/build; libFuzzer build (clang, ASan+UBSan,
+# every library instrumented) in agent/build-fuzz. Benchmarks write bench/results/agent_*.json.
+AGENT_DIR := $(ROOT)/agent
+AGENT_BUILD := $(AGENT_DIR)/build
+AGENT_FUZZ_BUILD := $(AGENT_DIR)/build-fuzz
+AGENT_JOBS ?= 2
+# Seconds per fuzzer: short in agent-test, long in agent-fuzz.
+AGENT_FUZZ_SHORT ?= 20
+AGENT_FUZZ_LONG ?= 600
+
+.PHONY: agent-build agent-test agent-bench agent-fuzz agent-fuzz-build agent-clean
+agent-build:
+	@cmake -S $(AGENT_DIR) -B $(AGENT_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@nice cmake --build $(AGENT_BUILD) -j $(AGENT_JOBS)
+
+agent-test: agent-build agent-fuzz-build
+	@cd $(AGENT_BUILD) && nice ctest --output-on-failure -j 1
+	@$(AGENT_DIR)/fuzz/run.sh $(AGENT_FUZZ_BUILD) $(AGENT_FUZZ_SHORT)
+
+agent-bench: agent-build
+	@mkdir -p $(ROOT)/bench/results
+	@$(AGENT_DIR)/bench/run.sh $(AGENT_BUILD) $(ROOT)/bench/results
+
+agent-fuzz-build:
+	@cmake -S $(AGENT_DIR) -B $(AGENT_FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DMETRON_FUZZ=ON >/dev/null
+	@nice cmake --build $(AGENT_FUZZ_BUILD) -j $(AGENT_JOBS) --target agent_fuzzers
+
+agent-fuzz: agent-fuzz-build
+	@$(AGENT_DIR)/fuzz/run.sh $(AGENT_FUZZ_BUILD) $(AGENT_FUZZ_LONG)
+
+agent-clean:
+	@rm -rf $(AGENT_BUILD) $(AGENT_FUZZ_BUILD)

@@ -1,0 +1,53 @@
+// What the gRPC service (src/control) calls: one method per RPC of agent/proto/metron/agent/v1/agent.proto,
+// taking and returning the generated types. The service stays a thin adapter; every rule (validation, error
+// codes naming field and value, all-or-nothing semantics) lives behind this interface.
+//
+// Threading: methods may be called concurrently from gRPC threads; implementations serialise mutations
+// themselves. None of them blocks the data path: graphs are built off the workers and swapped at a batch
+// boundary.
+//
+// StreamLoad has no method here: the service calls GetStats every interval and streams the result.
+#pragma once
+
+#include <grpcpp/support/status.h>
+
+#include "metron/agent/v1/agent.pb.h"
+
+namespace metron {
+
+namespace pb = ::metron::agent::v1;
+
+// NIC rule table (tag/flow -> queue). Provided by the dispatch side (src/dispatch) and handed to the Engine with
+// Engine::set_nic_rules(); without one, the NIC rule RPCs answer FAILED_PRECONDITION ("no NIC rule table").
+// Install and Remove are all-or-nothing per batch.
+class NicRuleTable {
+ public:
+  virtual ~NicRuleTable() = default;
+  virtual grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) = 0;
+  virtual grpc::Status Remove(const pb::NicRuleIds& ids, pb::NicRuleReply* reply) = 0;
+  virtual grpc::Status List(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
+};
+
+class AgentBackend {
+ public:
+  virtual ~AgentBackend() = default;
+
+  virtual grpc::Status GetResources(const pb::GetResourcesRequest& req, pb::ServerResources* out) = 0;
+  virtual grpc::Status Health(const pb::HealthRequest& req, pb::HealthReply* out) = 0;
+
+  virtual grpc::Status DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) = 0;
+  virtual grpc::Status UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::PipelineStatus* out) = 0;
+  virtual grpc::Status RemovePipeline(const pb::RemovePipelineRequest& req, pb::RemovePipelineReply* out) = 0;
+  virtual grpc::Status ListPipelines(const pb::ListPipelinesRequest& req, pb::ListPipelinesReply* out) = 0;
+
+  virtual grpc::Status InstallNicRules(const pb::NicRuleBatch& req, pb::NicRuleReply* out) = 0;
+  virtual grpc::Status RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply* out) = 0;
+  virtual grpc::Status ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
+
+  virtual grpc::Status GetStats(const pb::StatsRequest& req, pb::Stats* out) = 0;
+
+  virtual grpc::Status ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) = 0;
+  virtual grpc::Status ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) = 0;
+};
+
+}  // namespace metron

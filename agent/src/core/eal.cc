@@ -1,0 +1,71 @@
+#include "core/eal.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <stdexcept>
+
+namespace metron {
+
+namespace {
+std::mutex g_eal_mu;
+bool g_eal_up = false;
+}  // namespace
+
+void eal_init(const std::vector<std::string>& args) {
+  std::lock_guard<std::mutex> lock(g_eal_mu);
+  if (g_eal_up) return;
+  std::vector<std::string> storage;
+  storage.reserve(args.size() + 1);
+  storage.push_back("metron-agent");
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  if (rte_eal_init(static_cast<int>(storage.size()), argv.data()) < 0) {
+    std::string joined;
+    for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+    throw std::runtime_error("EAL init failed (" + std::string(rte_strerror(rte_errno)) + ") with args: " +
+                             joined);
+  }
+  g_eal_up = true;
+}
+
+bool eal_ready() {
+  std::lock_guard<std::mutex> lock(g_eal_mu);
+  return g_eal_up;
+}
+
+std::vector<std::string> eal_default_args(const std::string& tag, const std::string& lcores) {
+  return {"--no-huge", "-m", "512", "--no-pci", "--file-prefix",
+          "metron-" + tag + "-" + std::to_string(getpid()), "-l", lcores, "--log-level", "lib.eal:error"};
+}
+
+rte_mempool* packed_pktmbuf_pool(const std::string& name, unsigned n, int socket_id) {
+  const unsigned elt = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM + RTE_MBUF_DEFAULT_DATAROOM;
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt, 256, sizeof(rte_pktmbuf_pool_private),
+                                             socket_id < 0 ? SOCKET_ID_ANY : socket_id,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+  if (mp == nullptr) throw std::runtime_error("mempool " + name + ": " + rte_strerror(rte_errno));
+  if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr) != 0) {
+    rte_mempool_free(mp);
+    throw std::runtime_error("mempool " + name + ": cannot set ops");
+  }
+  rte_pktmbuf_pool_private priv{};
+  priv.mbuf_data_room_size = RTE_PKTMBUF_HEADROOM + RTE_MBUF_DEFAULT_DATAROOM;
+  priv.mbuf_priv_size = 0;
+  rte_pktmbuf_pool_init(mp, &priv);
+  if (rte_mempool_populate_default(mp) < 0) {
+    rte_mempool_free(mp);
+    throw std::runtime_error("mempool " + name + ": cannot populate " + std::to_string(n) + " mbufs (raise -m)");
+  }
+  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+  return mp;
+}
+
+}  // namespace metron

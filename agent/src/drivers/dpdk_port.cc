@@ -1,0 +1,103 @@
+#include "drivers/dpdk_port.h"
+
+#include <rte_bus_vdev.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+
+#include <stdexcept>
+
+namespace metron {
+
+namespace {
+[[noreturn]] void fail(const std::string& dev, const std::string& step, int rc) {
+  throw std::runtime_error("port " + dev + ": " + step + " failed: " + rte_strerror(rc < 0 ? -rc : rc));
+}
+}  // namespace
+
+std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, uint16_t txq,
+                                         rte_mempool* pool) {
+  const std::string name = spec.substr(0, spec.find(','));
+  if (name.empty()) throw std::runtime_error("port spec '" + spec + "': empty device name");
+  if (rxq == 0 || txq == 0) throw std::runtime_error("port " + name + ": needs at least one rx and tx queue");
+  uint16_t pid = 0;
+  bool probed = false;
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0) {
+    const std::string args = spec.size() > name.size() ? spec.substr(name.size() + 1) : "";
+    int rc = rte_vdev_init(name.c_str(), args.c_str());
+    if (rc != 0) fail(spec, "probe", rc);
+    probed = true;
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0) fail(name, "lookup after probe", ENODEV);
+  }
+  std::unique_ptr<DpdkPort> port(new DpdkPort(name, pid, rxq, txq, probed));
+  rte_eth_dev_info info{};
+  int rc = rte_eth_dev_info_get(pid, &info);
+  if (rc != 0) fail(name, "info", rc);
+  if (rxq > info.max_rx_queues || txq > info.max_tx_queues) {
+    throw std::runtime_error("port " + name + ": asked for " + std::to_string(rxq) + " rx/" + std::to_string(txq) +
+                             " tx queues, device has " + std::to_string(info.max_rx_queues) + "/" +
+                             std::to_string(info.max_tx_queues));
+  }
+  rte_eth_conf conf{};
+  if ((rc = rte_eth_dev_configure(pid, rxq, txq, &conf)) != 0) fail(name, "configure", rc);
+  uint16_t nrx = 1024, ntx = 1024;
+  rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
+  const int socket = rte_eth_dev_socket_id(pid);
+  for (uint16_t q = 0; q < rxq; ++q)
+    if ((rc = rte_eth_rx_queue_setup(pid, q, nrx, socket < 0 ? 0 : socket, nullptr, pool)) != 0)
+      fail(name, "rx queue " + std::to_string(q) + " setup", rc);
+  for (uint16_t q = 0; q < txq; ++q)
+    if ((rc = rte_eth_tx_queue_setup(pid, q, ntx, socket < 0 ? 0 : socket, nullptr)) != 0)
+      fail(name, "tx queue " + std::to_string(q) + " setup", rc);
+  if ((rc = rte_eth_dev_start(pid)) != 0) fail(name, "start", rc);
+  rte_eth_promiscuous_enable(pid);  // vdevs without promiscuous support just refuse; not an error
+  return port;
+}
+
+DpdkPort::~DpdkPort() {
+  rte_eth_dev_stop(port_id_);
+  rte_eth_dev_close(port_id_);
+  if (probed_) rte_vdev_uninit(name_.c_str());
+}
+
+uint16_t DpdkPort::rx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {
+  return rte_eth_rx_burst(port_id_, q, pkts, n);
+}
+
+uint16_t DpdkPort::tx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {
+  return rte_eth_tx_burst(port_id_, q, pkts, n);
+}
+
+PortCounters DpdkPort::counters() const {
+  rte_eth_stats st{};
+  PortCounters c;
+  if (rte_eth_stats_get(port_id_, &st) != 0) return c;
+  c.rx_packets = st.ipackets;
+  c.rx_bytes = st.ibytes;
+  c.tx_packets = st.opackets;
+  c.tx_bytes = st.obytes;
+  c.rx_dropped = st.imissed + st.rx_nombuf + st.ierrors;
+  c.tx_dropped = st.oerrors;
+  return c;
+}
+
+std::string DpdkPort::mac() const {
+  rte_ether_addr a{};
+  if (rte_eth_macaddr_get(port_id_, &a) != 0) return {};
+  char buf[RTE_ETHER_ADDR_FMT_SIZE];
+  rte_ether_format_addr(buf, sizeof buf, &a);
+  for (char* p = buf; *p; ++p) *p = static_cast<char>(tolower(*p));
+  return buf;
+}
+
+uint64_t DpdkPort::speed_mbps() const {
+  rte_eth_link l{};
+  return rte_eth_link_get_nowait(port_id_, &l) == 0 ? l.link_speed : 0;
+}
+
+bool DpdkPort::link_up() const {
+  rte_eth_link l{};
+  return rte_eth_link_get_nowait(port_id_, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
+}  // namespace metron
