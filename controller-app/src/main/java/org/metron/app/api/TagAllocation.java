@@ -1,0 +1,62 @@
+package org.metron.app.api;
+
+import org.onosproject.net.DeviceId;
+
+import java.util.Objects;
+
+/** A group tag held on one server NIC by one group of one chain. */
+public final class TagAllocation {
+    private final DeviceId server;
+    private final String nic;
+    private final Tag tag;
+    private final ChainId chainId;
+    private final String groupId;
+
+    public TagAllocation(DeviceId server, String nic, Tag tag, ChainId chainId, String groupId) {
+        this.server = Objects.requireNonNull(server);
+        this.nic = Objects.requireNonNull(nic);
+        this.tag = Objects.requireNonNull(tag);
+        this.chainId = Objects.requireNonNull(chainId);
+        this.groupId = Objects.requireNonNull(groupId);
+    }
+
+    public DeviceId server() {
+        return server;
+    }
+
+    public String nic() {
+        return nic;
+    }
+
+    public Tag tag() {
+        return tag;
+    }
+
+    public ChainId chainId() {
+        return chainId;
+    }
+
+    public String groupId() {
+        return groupId;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof TagAllocation)) {
+            return false;
+        }
+        TagAllocation t = (TagAllocation) o;
+        return server.equals(t.server) && nic.equals(t.nic) && tag.equals(t.tag) && chainId.equals(t.chainId)
+                && groupId.equals(t.groupId);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(server, nic, tag, chainId, groupId);
+    }
+
+    @Override
+    public String toString() {
+        return server + "/" + nic + " " + tag + " -> " + chainId + "/" + groupId;
+    }
+}

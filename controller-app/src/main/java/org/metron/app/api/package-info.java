@@ -1,0 +1,2 @@
+/** Metron's northbound service and the immutable value types it speaks in. */
+package org.metron.app.api;

@@ -1,0 +1,33 @@
+package org.metron.app.spi;
+
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The topology as Metron needs it. Implementations must return a consistent snapshot per call and must be
+ * safe to call from any thread; nothing here blocks on the network.
+ */
+public interface NetworkView {
+
+    /** Every device currently available (switches and servers). */
+    Collection<NetworkDevice> devices();
+
+    /** One device, empty when unknown or unavailable. */
+    Optional<NetworkDevice> device(DeviceId id);
+
+    /**
+     * A shortest path from one connect point to another, as the list of links to traverse in order. An empty
+     * list means both points are on the same device (no link to cross). Empty optional: no path.
+     * Every link's src is on the device where the previous link's dst (or {@code from}) is.
+     *
+     * @param from where the traffic enters (e.g. the chain's ingress point)
+     * @param to   where it must arrive (e.g. a server NIC port, a server device port)
+     * @return links in traversal order, or empty when unreachable
+     */
+    Optional<List<Link>> path(ConnectPoint from, ConnectPoint to);
+}

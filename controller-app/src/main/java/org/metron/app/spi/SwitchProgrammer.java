@@ -1,0 +1,33 @@
+package org.metron.app.spi;
+
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRule;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Installs and removes flow rules on programmable switches.
+ *
+ * <p>Implementations must guarantee: {@link #install} is atomic per call (either every rule is in the device
+ * when the future completes normally, or none of them is and the future completes exceptionally with a message
+ * naming the device and the rejected rule); {@link #remove} of rules that are absent is not an error; rules are
+ * identified by {@link FlowRule#id()} (device, table, priority, selector, app). Futures must complete (normally
+ * or not) within the implementation's own deadline.
+ */
+public interface SwitchProgrammer {
+
+    /** Adds all rules to one device, all or nothing. */
+    CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules);
+
+    /** Removes rules from one device. */
+    CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules);
+
+    /** Rules currently in the device installed by Metron, with packet/byte counters. */
+    Collection<FlowEntry> entries(DeviceId device);
+
+    /** Rules currently in the device, all applications included: what counts against its capacity. */
+    int ruleCount(DeviceId device);
+}
