@@ -1,0 +1,67 @@
+package org.metron.drivers.agent;
+
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.HealthReply;
+import org.metron.agent.v1.ImportStateReply;
+import org.metron.agent.v1.ImportStateRequest;
+import org.metron.agent.v1.ListPipelinesReply;
+import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleList;
+import org.metron.agent.v1.NicRuleReply;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.Stats;
+import org.metron.agent.v1.UpdatePipelineRequest;
+
+import java.util.Collection;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * One Metron agent's control API (agent.proto's MetronAgent service), asynchronous.
+ * Every future completes exceptionally with an {@link AgentException} naming the agent and the gRPC error.
+ */
+public interface AgentClient extends AutoCloseable {
+
+    /** "host:port" of the agent. */
+    String target();
+
+    CompletableFuture<ServerResources> getResources();
+
+    CompletableFuture<HealthReply> health();
+
+    CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request);
+
+    CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request);
+
+    CompletableFuture<Void> removePipeline(String pipelineId);
+
+    CompletableFuture<ListPipelinesReply> listPipelines();
+
+    /** All-or-nothing per batch. */
+    CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch);
+
+    CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids);
+
+    /** Rules of one NIC; "" = all NICs. */
+    CompletableFuture<NicRuleList> listNicRules(String nic);
+
+    /** Statistics of one pipeline; "" = everything. */
+    CompletableFuture<Stats> getStats(String pipelineId);
+
+    /**
+     * Subscribes to periodic load reports. The subscription survives agent restarts and connection loss
+     * (it resubscribes with exponential backoff, reporting each loss to {@code onError}); closing the
+     * returned handle cancels it.
+     */
+    AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError);
+
+    CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId);
+
+    CompletableFuture<ImportStateReply> importState(ImportStateRequest request);
+
+    /** Releases the connection; pending calls fail with CANCELLED/UNAVAILABLE. */
+    @Override
+    void close();
+}

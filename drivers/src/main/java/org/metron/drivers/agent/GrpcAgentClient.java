@@ -1,0 +1,384 @@
+package org.metron.drivers.agent;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import io.grpc.stub.StreamObserver;
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.ExportStateRequest;
+import org.metron.agent.v1.GetResourcesRequest;
+import org.metron.agent.v1.HealthReply;
+import org.metron.agent.v1.HealthRequest;
+import org.metron.agent.v1.ImportStateReply;
+import org.metron.agent.v1.ImportStateRequest;
+import org.metron.agent.v1.ListNicRulesRequest;
+import org.metron.agent.v1.ListPipelinesReply;
+import org.metron.agent.v1.ListPipelinesRequest;
+import org.metron.agent.v1.LoadStreamRequest;
+import org.metron.agent.v1.MetronAgentGrpc;
+import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleIds;
+import org.metron.agent.v1.NicRuleList;
+import org.metron.agent.v1.NicRuleReply;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.RemovePipelineReply;
+import org.metron.agent.v1.RemovePipelineRequest;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.Stats;
+import org.metron.agent.v1.StatsRequest;
+import org.metron.agent.v1.UpdatePipelineRequest;
+
+import javax.net.ssl.SSLException;
+import java.util.Collection;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * {@link AgentClient} over one gRPC channel (grpc-netty-shaded).
+ * <ul>
+ *   <li>Every unary call carries the endpoint's deadline.</li>
+ *   <li>The channel reconnects on its own; we shorten gRPC's 1..120 s reconnect backoff to {@link Backoff}
+ *       so a restarted agent is found within seconds.</li>
+ *   <li>Reads are retried on UNAVAILABLE with the same backoff until the deadline; writes never are (a lost
+ *       reply could otherwise apply them twice): they fail with UNAVAILABLE and the caller rolls back.</li>
+ *   <li>TLS when the endpoint names a CA; mutual TLS when it also names a client certificate.</li>
+ * </ul>
+ */
+public final class GrpcAgentClient implements AgentClient {
+
+    /** Keepalive pings so a silently dead agent breaks the load stream instead of leaving it hanging. */
+    private static final long KEEPALIVE_MS = 10_000;
+
+    private final AgentEndpoint endpoint;
+    private final Backoff backoff;
+    private final ManagedChannel channel;
+    private final MetronAgentGrpc.MetronAgentStub stub;
+    private final ScheduledExecutorService timer;
+    private final AtomicInteger reconnectAttempt = new AtomicInteger();
+    private volatile boolean closed;
+
+    private GrpcAgentClient(AgentEndpoint endpoint, Backoff backoff, ManagedChannel channel) {
+        this.endpoint = endpoint;
+        this.backoff = backoff;
+        this.channel = channel;
+        this.stub = MetronAgentGrpc.newStub(channel);
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "metron-agent-" + endpoint.target());
+            t.setDaemon(true);
+            return t;
+        });
+        watchConnectivity();
+    }
+
+    /**
+     * Opens a channel to the agent. Connecting is lazy: an unreachable agent shows up as UNAVAILABLE on the
+     * first call, not here.
+     *
+     * @throws IllegalArgumentException when the TLS files cannot be loaded (names the file)
+     */
+    public static GrpcAgentClient connect(AgentEndpoint endpoint) {
+        return connect(endpoint, Backoff.DEFAULT);
+    }
+
+    public static GrpcAgentClient connect(AgentEndpoint endpoint, Backoff backoff) {
+        Objects.requireNonNull(endpoint, "endpoint");
+        NettyChannelBuilder b = NettyChannelBuilder.forAddress(endpoint.host(), endpoint.port())
+                .keepAliveTime(KEEPALIVE_MS, TimeUnit.MILLISECONDS)
+                .keepAliveWithoutCalls(false);
+        if (endpoint.tls()) {
+            b.sslContext(sslContext(endpoint));
+        } else {
+            b.usePlaintext();
+        }
+        return new GrpcAgentClient(endpoint, backoff, b.build());
+    }
+
+    private static SslContext sslContext(AgentEndpoint e) {
+        try {
+            SslContextBuilder ssl = GrpcSslContexts.forClient().trustManager(e.trustCerts().orElseThrow().toFile());
+            if (e.certChain().isPresent()) {
+                ssl.keyManager(e.certChain().get().toFile(), e.privateKey().orElseThrow().toFile());
+            }
+            return ssl.build();
+        } catch (SSLException | IllegalArgumentException ex) {
+            throw new IllegalArgumentException("agent " + e.target() + ": cannot load TLS material ("
+                    + e.trustCerts().orElse(null) + ", " + e.certChain().orElse(null) + ", "
+                    + e.privateKey().orElse(null) + "): " + ex.getMessage(), ex);
+        }
+    }
+
+    public AgentEndpoint endpoint() {
+        return endpoint;
+    }
+
+    @Override
+    public String target() {
+        return endpoint.target();
+    }
+
+    // ---- Reconnection ------------------------------------------------------------------------------------
+
+    private void watchConnectivity() {
+        if (closed) {
+            return;
+        }
+        ConnectivityState state = channel.getState(false);
+        if (state == ConnectivityState.READY) {
+            reconnectAttempt.set(0);
+        } else if (state == ConnectivityState.TRANSIENT_FAILURE) {
+            long delay = backoff.delayMs(reconnectAttempt.getAndIncrement());
+            timer.schedule(channel::resetConnectBackoff, delay, TimeUnit.MILLISECONDS);
+        }
+        channel.notifyWhenStateChanged(state, this::watchConnectivity);
+    }
+
+    // ---- Unary calls -------------------------------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<ServerResources> getResources() {
+        return read("GetResources", GetResourcesRequest.getDefaultInstance(),
+                    (s, q, o) -> s.getResources(q, o));
+    }
+
+    @Override
+    public CompletableFuture<HealthReply> health() {
+        return read("Health", HealthRequest.getDefaultInstance(), (s, q, o) -> s.health(q, o));
+    }
+
+    @Override
+    public CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
+        return write("DeployPipeline", request, (s, q, o) -> s.deployPipeline(q, o));
+    }
+
+    @Override
+    public CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
+        return write("UpdatePipeline", request, (s, q, o) -> s.updatePipeline(q, o));
+    }
+
+    @Override
+    public CompletableFuture<Void> removePipeline(String pipelineId) {
+        RemovePipelineRequest q = RemovePipelineRequest.newBuilder()
+                .setPipelineId(Objects.requireNonNull(pipelineId, "pipelineId")).build();
+        CompletableFuture<RemovePipelineReply> reply =
+                write("RemovePipeline", q, (s, r, o) -> s.removePipeline(r, o));
+        return reply.thenApply(r -> null);
+    }
+
+    @Override
+    public CompletableFuture<ListPipelinesReply> listPipelines() {
+        return read("ListPipelines", ListPipelinesRequest.getDefaultInstance(), (s, q, o) -> s.listPipelines(q, o));
+    }
+
+    @Override
+    public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
+        return write("InstallNicRules", batch, (s, q, o) -> s.installNicRules(q, o));
+    }
+
+    @Override
+    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+        NicRuleIds q = NicRuleIds.newBuilder().addAllIds(Objects.requireNonNull(ids, "ids")).build();
+        return write("RemoveNicRules", q, (s, r, o) -> s.removeNicRules(r, o));
+    }
+
+    @Override
+    public CompletableFuture<NicRuleList> listNicRules(String nic) {
+        ListNicRulesRequest q = ListNicRulesRequest.newBuilder().setNic(nic == null ? "" : nic).build();
+        return read("ListNicRules", q, (s, r, o) -> s.listNicRules(r, o));
+    }
+
+    @Override
+    public CompletableFuture<Stats> getStats(String pipelineId) {
+        StatsRequest q = StatsRequest.newBuilder().setPipelineId(pipelineId == null ? "" : pipelineId).build();
+        return read("GetStats", q, (s, r, o) -> s.getStats(r, o));
+    }
+
+    @Override
+    public CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
+        ExportStateRequest q = ExportStateRequest.newBuilder()
+                .setPipelineId(Objects.requireNonNull(pipelineId, "pipelineId"))
+                .setGroupId(Objects.requireNonNull(groupId, "groupId")).build();
+        return read("ExportState", q, (s, r, o) -> s.exportState(r, o));
+    }
+
+    @Override
+    public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
+        return write("ImportState", request, (s, q, o) -> s.importState(q, o));
+    }
+
+    /** The async stub method of one RPC. */
+    @FunctionalInterface
+    private interface Rpc<Q, R> {
+        void call(MetronAgentGrpc.MetronAgentStub stub, Q request, StreamObserver<R> observer);
+    }
+
+    /** Idempotent: retried on UNAVAILABLE until the deadline. */
+    private <Q, R> CompletableFuture<R> read(String name, Q request, Rpc<Q, R> rpc) {
+        return call(name, request, rpc, true);
+    }
+
+    /** Mutating: sent at most once. */
+    private <Q, R> CompletableFuture<R> write(String name, Q request, Rpc<Q, R> rpc) {
+        return call(name, Objects.requireNonNull(request, name + " request"), rpc, false);
+    }
+
+    private <Q, R> CompletableFuture<R> call(String name, Q request, Rpc<Q, R> rpc, boolean retry) {
+        CompletableFuture<R> result = new CompletableFuture<>();
+        long deadlineNanos = System.nanoTime() + endpoint.deadline().toNanos();
+        attempt(name, request, rpc, retry, deadlineNanos, 0, result);
+        return result;
+    }
+
+    private <Q, R> void attempt(String name, Q request, Rpc<Q, R> rpc, boolean retry, long deadlineNanos,
+                                int attempt, CompletableFuture<R> result) {
+        if (closed) {
+            result.completeExceptionally(error(name, Status.CANCELLED.withDescription("client closed")));
+            return;
+        }
+        long left = deadlineNanos - System.nanoTime();
+        if (left <= 0) {
+            result.completeExceptionally(error(name, Status.DEADLINE_EXCEEDED.withDescription(
+                    "no reply within " + endpoint.deadline().toMillis() + " ms")));
+            return;
+        }
+        rpc.call(stub.withDeadlineAfter(left, TimeUnit.NANOSECONDS), request, new StreamObserver<R>() {
+            private R reply;
+
+            @Override
+            public void onNext(R value) {
+                reply = value;
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                Status status = Status.fromThrowable(t);
+                long delayNanos = TimeUnit.MILLISECONDS.toNanos(backoff.delayMs(attempt));
+                if (retry && status.getCode() == Status.Code.UNAVAILABLE && !closed
+                        && System.nanoTime() + delayNanos < deadlineNanos) {
+                    timer.schedule(() -> attempt(name, request, rpc, true, deadlineNanos, attempt + 1, result),
+                                   delayNanos, TimeUnit.NANOSECONDS);
+                } else {
+                    result.completeExceptionally(error(name, status));
+                }
+            }
+
+            @Override
+            public void onCompleted() {
+                result.complete(reply);
+            }
+        });
+    }
+
+    private AgentException error(String rpc, Status status) {
+        return new AgentException(target(), rpc, status.getCode(), status.getDescription(), status.asException());
+    }
+
+    // ---- Load stream -------------------------------------------------------------------------------------
+
+    @Override
+    public AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+        if (intervalMs < 0) {
+            throw new IllegalArgumentException("agent " + target() + ": StreamLoad interval " + intervalMs
+                                                       + " ms is negative");
+        }
+        LoadSubscription sub = new LoadSubscription(
+                LoadStreamRequest.newBuilder().setIntervalMs(intervalMs).build(),
+                Objects.requireNonNull(onReport, "onReport"), Objects.requireNonNull(onError, "onError"));
+        sub.subscribe();
+        return sub;
+    }
+
+    /** One logical subscription: resubscribes with backoff whenever the stream ends while still wanted. */
+    private final class LoadSubscription implements AutoCloseable {
+        private final LoadStreamRequest request;
+        private final Consumer<Stats> onReport;
+        private final Consumer<Throwable> onError;
+        private final AtomicInteger failures = new AtomicInteger();
+        private volatile ClientCallStreamObserver<LoadStreamRequest> call;
+        private volatile boolean cancelled;
+
+        LoadSubscription(LoadStreamRequest request, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+            this.request = request;
+            this.onReport = onReport;
+            this.onError = onError;
+        }
+
+        void subscribe() {
+            if (cancelled || closed) {
+                return;
+            }
+            stub.streamLoad(request, new ClientResponseObserver<LoadStreamRequest, Stats>() {
+                @Override
+                public void beforeStart(ClientCallStreamObserver<LoadStreamRequest> requestStream) {
+                    call = requestStream;
+                }
+
+                @Override
+                public void onNext(Stats value) {
+                    failures.set(0);
+                    onReport.accept(value);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    ended(Status.fromThrowable(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                    ended(Status.UNAVAILABLE.withDescription("agent ended the load stream"));
+                }
+            });
+        }
+
+        private void ended(Status status) {
+            if (cancelled || closed) {
+                return;
+            }
+            onError.accept(error("StreamLoad", status));
+            timer.schedule(this::subscribe, backoff.delayMs(failures.getAndIncrement()), TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void close() {
+            cancelled = true;
+            ClientCallStreamObserver<LoadStreamRequest> c = call;
+            if (c != null) {
+                c.cancel("load subscription closed", null);
+            }
+        }
+    }
+
+    // ---- Lifecycle ---------------------------------------------------------------------------------------
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        channel.shutdownNow();
+        timer.shutdownNow();
+        try {
+            channel.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "GrpcAgentClient{" + endpoint + "}";
+    }
+}

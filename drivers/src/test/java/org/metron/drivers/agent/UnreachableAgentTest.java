@@ -1,0 +1,81 @@
+package org.metron.drivers.agent;
+
+import io.grpc.Status;
+import org.junit.Test;
+import org.metron.agent.v1.DeployPipelineRequest;
+
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/** Real gRPC against a port nobody listens on: errors are AgentExceptions naming the agent. */
+public class UnreachableAgentTest {
+
+    private static int closedPort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static AgentException failure(CompletableFuture<?> f) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+        assertTrue("expected AgentException, got " + e.getCause(), e.getCause() instanceof AgentException);
+        return (AgentException) e.getCause();
+    }
+
+    @Test
+    public void writesFailFastWithUnavailable() throws Exception {
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(closedPort())
+                .deadline(Duration.ofSeconds(3)).build();
+        try (GrpcAgentClient c = GrpcAgentClient.connect(ep)) {
+            long t0 = System.nanoTime();
+            AgentException e = failure(c.deployPipeline(DeployPipelineRequest.newBuilder()
+                                                                .setPipelineId("p").build()));
+            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertEquals(ep.target(), e.target());
+            assertTrue(e.getMessage(), e.getMessage().startsWith("agent " + ep.target() + ": DeployPipeline: UNAVAILABLE"));
+            assertTrue("writes are not retried", System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(2));
+        }
+    }
+
+    @Test
+    public void readsRetryUntilTheDeadlineThenFail() throws Exception {
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(closedPort())
+                .deadline(Duration.ofMillis(800)).build();
+        try (GrpcAgentClient c = GrpcAgentClient.connect(ep)) {
+            long t0 = System.nanoTime();
+            AgentException e = failure(c.health());
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertTrue(e.getMessage(), e.getMessage().contains("Health"));
+            assertTrue("retried for most of the deadline, took " + ms + " ms", ms >= 300 && ms < 3000);
+        }
+    }
+
+    @Test
+    public void callsAfterCloseFailCancelled() throws Exception {
+        GrpcAgentClient c = GrpcAgentClient.connect(AgentEndpoint.of("127.0.0.1", closedPort()));
+        c.close();
+        assertEquals(Status.Code.CANCELLED, failure(c.getResources()).code());
+    }
+
+    @Test
+    public void badTlsMaterialIsRejectedAtConnect() throws Exception {
+        java.nio.file.Path junk = java.nio.file.Files.createTempFile("ca", ".pem");
+        try {
+            java.nio.file.Files.writeString(junk, "not a certificate");
+            AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(1).trustCerts(junk).build();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                                                      () -> GrpcAgentClient.connect(ep));
+            assertTrue(e.getMessage(), e.getMessage().contains(junk.toString()));
+        } finally {
+            java.nio.file.Files.delete(junk);
+        }
+    }
+}
