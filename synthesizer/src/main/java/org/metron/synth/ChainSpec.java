@@ -1,0 +1,287 @@
+package org.metron.synth;
+
+import org.metron.synth.json.Json;
+import org.metron.synth.json.JsonWriter;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A service chain as the operator submits it (docs/contracts.md#chain-json, schema in
+ * {@code chain.schema.json}): NFs written in Click, links between NF interfaces, ingress and egress
+ * interfaces, and the controller's deployment block. Immutable.
+ */
+public final class ChainSpec {
+    private static final Set<String> TOP_KEYS = Set.of("name", "nfs", "links", "ingress", "egress", "deployment");
+    private static final Set<String> NF_KEYS = Set.of("name", "click");
+    private static final Set<String> LINK_KEYS = Set.of("from", "to");
+    private static final Set<String> DEPLOYMENT_KEYS = Set.of("tagType", "cpuCores", "maxCpuCores", "autoScale",
+            "ingressPoint", "egressPoint", "nics");
+    private static final String NAME_PATTERN = "[A-Za-z_][A-Za-z0-9_-]*";
+
+    private final String name;
+    private final List<NfSpec> nfs;
+    private final List<ChainLink> links;
+    private final List<InterfaceRef> ingress;
+    private final List<InterfaceRef> egress;
+    private final Deployment deployment;
+
+    /**
+     * Creates a chain and checks it: unique NF names, links/ingress/egress naming declared NFs.
+     * Interfaces inside the NFs' Click are checked when the chain is compiled.
+     *
+     * @throws SynthesisException naming the offending item
+     */
+    public ChainSpec(String name, List<NfSpec> nfs, List<ChainLink> links, List<InterfaceRef> ingress,
+                     List<InterfaceRef> egress, Deployment deployment) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.nfs = List.copyOf(nfs);
+        this.links = List.copyOf(links);
+        this.ingress = List.copyOf(ingress);
+        this.egress = List.copyOf(egress);
+        this.deployment = Objects.requireNonNull(deployment, "deployment");
+        if (!name.matches(NAME_PATTERN)) {
+            throw new SynthesisException("chain JSON: chain name '" + name + "' must match " + NAME_PATTERN);
+        }
+        Set<String> names = new HashSet<>();
+        for (NfSpec nf : this.nfs) {
+            if (!nf.name().matches(NAME_PATTERN)) {
+                throw new SynthesisException("chain JSON: NF name '" + nf.name() + "' must match " + NAME_PATTERN);
+            }
+            if (!names.add(nf.name())) {
+                throw new SynthesisException("chain JSON: NF name '" + nf.name() + "' is used twice");
+            }
+        }
+        if (this.nfs.isEmpty()) {
+            throw new SynthesisException("chain JSON: 'nfs' is empty, a chain needs at least one NF");
+        }
+        if (this.ingress.isEmpty() || this.egress.isEmpty()) {
+            throw new SynthesisException("chain JSON: a chain needs at least one ingress and one egress interface");
+        }
+        for (ChainLink l : this.links) {
+            checkNf(names, l.from(), "link from");
+            checkNf(names, l.to(), "link to");
+        }
+        this.ingress.forEach(r -> checkNf(names, r, "ingress"));
+        this.egress.forEach(r -> checkNf(names, r, "egress"));
+    }
+
+    private static void checkNf(Set<String> names, InterfaceRef ref, String where) {
+        if (!names.contains(ref.nf())) {
+            throw new SynthesisException("chain JSON: " + where + " '" + ref + "' names no NF of this chain "
+                    + "(dangling edge)");
+        }
+    }
+
+    /**
+     * Reads chain JSON.
+     *
+     * @param json the document
+     * @return the chain
+     * @throws SynthesisException for malformed JSON (line:col), unknown keys, wrong types, dangling names
+     */
+    public static ChainSpec fromJson(String json) {
+        Object root = Json.parse(Objects.requireNonNull(json, "json"));
+        Map<String, Object> top = obj(root, "chain", TOP_KEYS);
+        String name = str(top, "name", "chain", true);
+        List<NfSpec> nfs = new ArrayList<>();
+        for (Object o : list(top, "nfs", "chain", true)) {
+            Map<String, Object> m = obj(o, "nfs[" + nfs.size() + "]", NF_KEYS);
+            String where = "nfs[" + nfs.size() + "]";
+            nfs.add(NfSpec.of(str(m, "name", where, true), str(m, "click", where, true)));
+        }
+        List<ChainLink> links = new ArrayList<>();
+        for (Object o : list(top, "links", "chain", false)) {
+            String where = "links[" + links.size() + "]";
+            Map<String, Object> m = obj(o, where, LINK_KEYS);
+            links.add(ChainLink.of(InterfaceRef.parse(str(m, "from", where, true), where + ".from"),
+                    InterfaceRef.parse(str(m, "to", where, true), where + ".to")));
+        }
+        List<InterfaceRef> ingress = refs(top, "ingress");
+        List<InterfaceRef> egress = refs(top, "egress");
+        Deployment dep = Deployment.DEFAULT;
+        if (top.containsKey("deployment")) {
+            Map<String, Object> d = obj(top.get("deployment"), "deployment", DEPLOYMENT_KEYS);
+            String tag = d.containsKey("tagType") ? str(d, "tagType", "deployment", true) : "mac";
+            if (!tag.equals("mac") && !tag.equals("vlan")) {
+                throw new SynthesisException("chain JSON: deployment.tagType '" + tag + "' must be \"mac\" or \"vlan\"");
+            }
+            int cores = integer(d, "cpuCores", 1);
+            dep = new Deployment(tag.equals("mac") ? Deployment.TagType.MAC : Deployment.TagType.VLAN, cores,
+                    integer(d, "maxCpuCores", cores), bool(d, "autoScale", false),
+                    str(d, "ingressPoint", "deployment", false), str(d, "egressPoint", "deployment", false),
+                    integer(d, "nics", 1));
+        }
+        return new ChainSpec(name, nfs, links, ingress, egress, dep);
+    }
+
+    private static List<InterfaceRef> refs(Map<String, Object> top, String key) {
+        List<InterfaceRef> out = new ArrayList<>();
+        for (Object o : list(top, key, "chain", true)) {
+            if (!(o instanceof String)) {
+                throw new SynthesisException("chain JSON: " + key + "[" + out.size() + "] must be a string nf.iface");
+            }
+            out.add(InterfaceRef.parse((String) o, key + "[" + out.size() + "]"));
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> obj(Object o, String where, Set<String> allowed) {
+        if (!(o instanceof Map)) {
+            throw new SynthesisException("chain JSON: " + where + " must be an object");
+        }
+        Map<String, Object> m = (Map<String, Object>) o;
+        for (String k : m.keySet()) {
+            if (!allowed.contains(k)) {
+                throw new SynthesisException("chain JSON: unknown key '" + k + "' in " + where + ", allowed: "
+                        + new java.util.TreeSet<>(allowed));
+            }
+        }
+        return m;
+    }
+
+    private static String str(Map<String, Object> m, String key, String where, boolean required) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (required) {
+                throw new SynthesisException("chain JSON: " + where + " needs a string '" + key + "'");
+            }
+            return null;
+        }
+        if (!(v instanceof String)) {
+            throw new SynthesisException("chain JSON: " + where + "." + key + " must be a string");
+        }
+        return (String) v;
+    }
+
+    private static List<?> list(Map<String, Object> m, String key, String where, boolean required) {
+        Object v = m.get(key);
+        if (v == null) {
+            if (required) {
+                throw new SynthesisException("chain JSON: " + where + " needs an array '" + key + "'");
+            }
+            return List.of();
+        }
+        if (!(v instanceof List)) {
+            throw new SynthesisException("chain JSON: " + where + "." + key + " must be an array");
+        }
+        return (List<?>) v;
+    }
+
+    private static int integer(Map<String, Object> m, String key, int dflt) {
+        Object v = m.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (!(v instanceof Long) || (Long) v < 0 || (Long) v > Integer.MAX_VALUE) {
+            throw new SynthesisException("chain JSON: deployment." + key + " must be a non-negative integer");
+        }
+        return ((Long) v).intValue();
+    }
+
+    private static boolean bool(Map<String, Object> m, String key, boolean dflt) {
+        Object v = m.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        if (!(v instanceof Boolean)) {
+            throw new SynthesisException("chain JSON: deployment." + key + " must be true or false");
+        }
+        return (Boolean) v;
+    }
+
+    /** Writes the chain back as chain JSON (the form {@link #fromJson} reads). */
+    public String toJson() {
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("name", name);
+        List<Object> nfl = new ArrayList<>();
+        for (NfSpec nf : nfs) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", nf.name());
+            m.put("click", nf.click());
+            nfl.add(m);
+        }
+        top.put("nfs", nfl);
+        List<Object> ll = new ArrayList<>();
+        for (ChainLink l : links) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("from", l.from().toString());
+            m.put("to", l.to().toString());
+            ll.add(m);
+        }
+        top.put("links", ll);
+        top.put("ingress", ingress.stream().map(InterfaceRef::toString).collect(java.util.stream.Collectors.toList()));
+        top.put("egress", egress.stream().map(InterfaceRef::toString).collect(java.util.stream.Collectors.toList()));
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("tagType", deployment.tagType() == Deployment.TagType.MAC ? "mac" : "vlan");
+        d.put("cpuCores", deployment.cpuCores());
+        d.put("maxCpuCores", deployment.maxCpuCores());
+        d.put("autoScale", deployment.autoScale());
+        deployment.ingressPoint().ifPresent(p -> d.put("ingressPoint", p));
+        deployment.egressPoint().ifPresent(p -> d.put("egressPoint", p));
+        d.put("nics", deployment.nics());
+        top.put("deployment", d);
+        return JsonWriter.write(top);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public List<NfSpec> nfs() {
+        return nfs;
+    }
+
+    /** The NF with this name. */
+    public NfSpec nf(String nfName) {
+        for (NfSpec nf : nfs) {
+            if (nf.name().equals(nfName)) {
+                return nf;
+            }
+        }
+        throw new SynthesisException("chain '" + name + "' has no NF '" + nfName + "'");
+    }
+
+    public List<ChainLink> links() {
+        return links;
+    }
+
+    public List<InterfaceRef> ingress() {
+        return ingress;
+    }
+
+    /** Egress interfaces; index = {@code [k]output} of group configs and TO_EGRESS(k). */
+    public List<InterfaceRef> egress() {
+        return egress;
+    }
+
+    public Deployment deployment() {
+        return deployment;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof ChainSpec)) {
+            return false;
+        }
+        ChainSpec c = (ChainSpec) o;
+        return name.equals(c.name) && nfs.equals(c.nfs) && links.equals(c.links) && ingress.equals(c.ingress)
+                && egress.equals(c.egress) && deployment.equals(c.deployment);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, nfs, links, ingress, egress, deployment);
+    }
+
+    @Override
+    public String toString() {
+        return "chain " + name + " " + nfs;
+    }
+}

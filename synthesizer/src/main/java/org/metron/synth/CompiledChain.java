@@ -1,0 +1,76 @@
+package org.metron.synth;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The synthesizer's output for one chain and one target: traffic classes, their groups with the agent's Click
+ * configs, and the offload rules. Immutable.
+ */
+public final class CompiledChain {
+    private final String name;
+    private final TargetProfile target;
+    private final List<TrafficClass> classes;
+    private final List<ClassGroup> groups;
+    private final List<OffloadRule> offloadRules;
+    private final List<String> egress;
+    private final SynthStats stats;
+
+    /**
+     * Creates the result.
+     *
+     * @param name         chain name
+     * @param target       profile the rules were compiled for
+     * @param classes      traffic classes, index = class id
+     * @param groups       class groups
+     * @param offloadRules offload rules, highest priority first
+     * @param egress       egress interface names ({@code nf.iface}), index = {@code [k]output}
+     * @param stats        sizes and timings
+     */
+    public CompiledChain(String name, TargetProfile target, List<TrafficClass> classes, List<ClassGroup> groups,
+                         List<OffloadRule> offloadRules, List<String> egress, SynthStats stats) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.target = Objects.requireNonNull(target, "target");
+        this.classes = List.copyOf(classes);
+        this.groups = List.copyOf(groups);
+        this.offloadRules = List.copyOf(offloadRules);
+        this.egress = List.copyOf(egress);
+        this.stats = Objects.requireNonNull(stats, "stats");
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public TargetProfile target() {
+        return target;
+    }
+
+    /** Traffic classes; index = class id. */
+    public List<TrafficClass> classes() {
+        return classes;
+    }
+
+    public List<ClassGroup> groups() {
+        return groups;
+    }
+
+    /** Offload rules in priority order, highest first. */
+    public List<OffloadRule> offloadRules() {
+        return offloadRules;
+    }
+
+    /** Egress interface names ({@code nf.iface}); index = {@code [k]output} of group configs. */
+    public List<String> egress() {
+        return egress;
+    }
+
+    public SynthStats stats() {
+        return stats;
+    }
+
+    @Override
+    public String toString() {
+        return "chain " + name + " for " + target + ": " + stats;
+    }
+}

@@ -1,0 +1,95 @@
+package org.metron.synth;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The {@code deployment} block of chain JSON. Read by the controller only; the synthesizer parses it so the
+ * schema has one owner, but never uses it. Immutable.
+ */
+public final class Deployment {
+    /** Tag carriers (docs/contracts.md#tags). */
+    public enum TagType { MAC, VLAN }
+
+    /** Defaults used when chain JSON has no deployment block. */
+    public static final Deployment DEFAULT = new Deployment(TagType.MAC, 1, 1, false, null, null, 1);
+
+    private final TagType tagType;
+    private final int cpuCores;
+    private final int maxCpuCores;
+    private final boolean autoScale;
+    private final String ingressPoint;
+    private final String egressPoint;
+    private final int nics;
+
+    /**
+     * Creates a deployment block.
+     *
+     * @param tagType      MAC or VLAN tags
+     * @param cpuCores     cores at deployment, &ge; 1
+     * @param maxCpuCores  upper bound for scaling, &ge; cpuCores
+     * @param autoScale    whether the controller scales automatically
+     * @param ingressPoint ONOS connect point where traffic enters (may be null)
+     * @param egressPoint  ONOS connect point where traffic leaves (may be null)
+     * @param nics         NICs the server needs, &ge; 1
+     */
+    public Deployment(TagType tagType, int cpuCores, int maxCpuCores, boolean autoScale, String ingressPoint,
+                      String egressPoint, int nics) {
+        this.tagType = Objects.requireNonNull(tagType, "tagType");
+        if (cpuCores < 1 || maxCpuCores < cpuCores || nics < 1) {
+            throw new SynthesisException("chain JSON: deployment needs cpuCores >= 1, maxCpuCores >= cpuCores, "
+                    + "nics >= 1 (got cpuCores " + cpuCores + ", maxCpuCores " + maxCpuCores + ", nics " + nics + ")");
+        }
+        this.cpuCores = cpuCores;
+        this.maxCpuCores = maxCpuCores;
+        this.autoScale = autoScale;
+        this.ingressPoint = ingressPoint;
+        this.egressPoint = egressPoint;
+        this.nics = nics;
+    }
+
+    public TagType tagType() {
+        return tagType;
+    }
+
+    public int cpuCores() {
+        return cpuCores;
+    }
+
+    public int maxCpuCores() {
+        return maxCpuCores;
+    }
+
+    public boolean autoScale() {
+        return autoScale;
+    }
+
+    /** ONOS connect point string, e.g. {@code of:0000000000000001/1}. */
+    public Optional<String> ingressPoint() {
+        return Optional.ofNullable(ingressPoint);
+    }
+
+    public Optional<String> egressPoint() {
+        return Optional.ofNullable(egressPoint);
+    }
+
+    public int nics() {
+        return nics;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof Deployment)) {
+            return false;
+        }
+        Deployment d = (Deployment) o;
+        return tagType == d.tagType && cpuCores == d.cpuCores && maxCpuCores == d.maxCpuCores
+                && autoScale == d.autoScale && Objects.equals(ingressPoint, d.ingressPoint)
+                && Objects.equals(egressPoint, d.egressPoint) && nics == d.nics;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint, egressPoint, nics);
+    }
+}

@@ -1,0 +1,64 @@
+package org.metron.synth;
+
+import org.junit.Test;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+public class ChainSpecTest {
+    static final String CHAIN = "{\n"
+            + "  \"name\": \"fw-napt\",\n"
+            + "  \"nfs\": [\n"
+            + "    {\"name\": \"fw\", \"click\": \"FromDevice(in0) -> IPFilter(allow udp, deny all) -> ToDevice(out0);\"},\n"
+            + "    {\"name\": \"napt\", \"click\": \"FromDevice(in0) -> ToDevice(out0);\"}\n"
+            + "  ],\n"
+            + "  \"links\": [{\"from\": \"fw.out0\", \"to\": \"napt.in0\"}],\n"
+            + "  \"ingress\": [\"fw.in0\"],\n"
+            + "  \"egress\": [\"napt.out0\"],\n"
+            + "  \"deployment\": {\"tagType\": \"vlan\", \"cpuCores\": 2, \"maxCpuCores\": 4, \"autoScale\": true,\n"
+            + "                 \"ingressPoint\": \"of:0000000000000001/1\", \"nics\": 1}\n"
+            + "}\n";
+
+    @Test
+    public void readsEverySection() {
+        ChainSpec c = ChainSpec.fromJson(CHAIN);
+        assertEquals("fw-napt", c.name());
+        assertEquals(2, c.nfs().size());
+        assertEquals(InterfaceRef.of("fw", "out0"), c.links().get(0).from());
+        assertEquals(InterfaceRef.of("napt", "out0"), c.egress().get(0));
+        assertEquals(Deployment.TagType.VLAN, c.deployment().tagType());
+        assertEquals(4, c.deployment().maxCpuCores());
+        assertEquals("of:0000000000000001/1", c.deployment().ingressPoint().get());
+        assertEquals(c, ChainSpec.fromJson(c.toJson()));
+    }
+
+    @Test
+    public void unknownTopLevelKeyIsAnError() {
+        expect(CHAIN.replace("\"links\"", "\"linkz\""), "unknown key 'linkz'");
+    }
+
+    @Test
+    public void danglingLinkIsAnError() {
+        expect(CHAIN.replace("\"to\": \"napt.in0\"", "\"to\": \"nat.in0\""), "dangling edge");
+    }
+
+    @Test
+    public void malformedJsonNamesLineAndColumn() {
+        expect(CHAIN.replace("\"ingress\": [", "\"ingress\" ["), "at 8:13: chain JSON: expected ':'");
+    }
+
+    @Test
+    public void duplicateNfIsAnError() {
+        expect(CHAIN.replace("\"name\": \"napt\"", "\"name\": \"fw\""), "NF name 'fw' is used twice");
+    }
+
+    private static void expect(String json, String fragment) {
+        try {
+            ChainSpec.fromJson(json);
+            fail("accepted bad chain: " + json);
+        } catch (SynthesisException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(fragment));
+        }
+    }
+}
