@@ -1,0 +1,287 @@
+"""Builds a topology from its file (netns hosts/servers, veths, private OVS userspace bridges, agents) and tears
+down exactly what it built, from the state file (never by name pattern or process name)."""
+import fcntl
+import ipaddress
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from . import agent, model
+from .ovs import Ovs
+from .sh import CommandError, ip_batch, run
+from .state import State, proc_start_time
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_RUN_ROOT = REPO / "run"
+# Management links (root namespace <-> server namespace, for the agents' gRPC) use /30s from this block,
+# allocated under a lock against the addresses already configured on the machine.
+MGMT_BLOCK = ipaddress.ip_network("100.127.0.0/16")
+LOCK = "/tmp/metron-topo.lock"
+
+
+def new_id():
+    return "mt" + secrets.token_hex(2)
+
+
+def _used_addresses():
+    out = run(["ip", "-o", "-4", "addr", "show"]).stdout
+    used = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if "inet" in parts:
+            used.add(ipaddress.ip_interface(parts[parts.index("inet") + 1]).network)
+    return used
+
+
+def _free_mgmt_subnets(count):
+    used = _used_addresses()
+    out = []
+    for net in MGMT_BLOCK.subnets(new_prefix=30):
+        if not any(net.overlaps(u) for u in used):
+            out.append(net)
+            if len(out) == count:
+                return out
+    raise RuntimeError(f"no free /30 left in {MGMT_BLOCK} for management links")
+
+
+def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, topo_id=None, log=print):
+    """Brings `topology` (a name or path) up. Returns the State. On failure, tears down what was built."""
+    topo = model.load(topology)
+    topo_id = topo_id or new_id()
+    run_dir = Path(run_root) / topo_id
+    run_dir.mkdir(parents=True, exist_ok=False)
+    state = State.create(run_dir / "state.json", id=topo_id, topology=topo.name, topology_file=topo.source,
+                         run_dir=str(run_dir), controller=controller)
+    t0 = time.monotonic()
+    try:
+        _build(topo, state, controller, agents, log)
+    except BaseException:
+        log(f"topology {topo.name} ({topo_id}): build failed, tearing down what was built")
+        down(state.path, log=log)
+        raise
+    state.data["up_seconds"] = round(time.monotonic() - t0, 3)
+    state.save()
+    return state
+
+
+def _build(topo, state, controller, agents, log):
+    tid = state["id"]
+    ovs = Ovs(state["run_dir"])
+    state.data["ovs_dir"] = str(ovs.dir)
+    ovs.start(state)
+
+    # Namespaces for hosts and servers.
+    for node in topo.hosts + topo.servers:
+        ns = f"{tid}-{node.name}"
+        state.record("namespaces", ns)
+        run(["ip", "netns", "add", ns])
+        ip_batch(["link set lo up"], netns=ns)
+        state.node(node.name).update(netns=ns, ifaces={})
+    hosts = {h.name: h for h in topo.hosts}
+    servers = {s.name: s for s in topo.servers}
+    macs = {(s.name, n.name): n.mac for s in topo.servers for n in s.nics}
+    macs.update({(h.name, "eth0"): h.mac for h in topo.hosts})
+
+    # Links: one veth pair each. Switch ends stay in the root namespace and join the bridge; host/server ends
+    # move into the node's namespace and take the interface name the topology declares.
+    bridge_ports = {s.name: [] for s in topo.switches}
+    root_cmds, ns_cmds, offload_off = [], {}, []
+    for i, (a, b) in enumerate(topo.links):
+        ends = [f"{tid}l{i}a", f"{tid}l{i}b"]
+        for veth in ends:
+            state.record("veths", veth)
+        root_cmds.append(f"link add {ends[0]} type veth peer name {ends[1]}")
+        for end, ep in zip(ends, (a, b)):
+            if ep.node in bridge_ports:
+                bridge_ports[ep.node].append((end, int(ep.port)))
+                root_cmds.append(f"link set {end} up")
+                offload_off.append((None, end))
+                state.node(ep.node).setdefault("ports", {})[ep.port] = end
+            else:
+                ns = state.node(ep.node)["netns"]
+                root_cmds.append(f"link set {end} netns {ns}")
+                cmds = ns_cmds.setdefault(ns, [])
+                cmds.append(f"link set {end} name {ep.port}")
+                cmds.append(f"link set {ep.port} address {macs[(ep.node, ep.port)]}")
+                cmds.append(f"link set {ep.port} up")
+                if ep.node in hosts:
+                    cmds.append(f"addr add {hosts[ep.node].ip} dev {ep.port}")
+                offload_off.append((ns, ep.port))
+                state.node(ep.node)["ifaces"][ep.port] = {"mac": macs[(ep.node, ep.port)], "peer": str(
+                    a if ep == b else b)}
+    ip_batch(root_cmds)
+    for ns, cmds in ns_cmds.items():
+        ip_batch(cmds, netns=ns)
+    # Without this, TCP over veth stalls (checksums left to an offload no one performs).
+    for ns, dev in offload_off:
+        run(["ethtool", "-K", dev, "tx", "off"], netns=ns)
+
+    # Bridges (named after the topology id so they never collide with anyone else's).
+    for sw in topo.switches:
+        br = f"{tid}{sw.name}"
+        state.record("bridges", br)
+        ovs.add_bridge(br, sw.dpid, bridge_ports[sw.name], controller)
+        state.node(sw.name).update(bridge=br, dpid=sw.dpid, device_id=sw.device_id)
+    state.save()
+
+    # Management links for the agents' gRPC, then the agents.
+    with open(LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subnets = _free_mgmt_subnets(len(topo.servers))
+        for k, (srv, net) in enumerate(zip(topo.servers, subnets)):
+            root_if, ns = f"{tid}m{k}", state.node(srv.name)["netns"]
+            state.record("veths", root_if)
+            host_ip, agent_ip = list(net.hosts())
+            ip_batch([f"link add {root_if} type veth peer name {root_if}n",
+                      f"link set {root_if}n netns {ns}",
+                      f"addr add {host_ip}/30 dev {root_if}", f"link set {root_if} up"])
+            ip_batch([f"link set {root_if}n name mgmt", f"addr add {agent_ip}/30 dev mgmt", "link set mgmt up"],
+                     netns=ns)
+            state.node(srv.name).update(mgmt_ip=str(agent_ip), agent=f"{agent_ip}:{agent.GRPC_PORT}")
+    state.save()
+
+    binary = agent.binary() if agents else None
+    if agents and binary is None:
+        log("agent binary not built (agent/build/metron-agent or $METRON_AGENT): servers run without agents")
+    if binary:
+        for srv in topo.servers:
+            start_agent(state, srv, binary)
+    log(f"topology {topo.name} is up as {tid}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
+        f"{len(topo.servers)} servers; state {state.path}")
+
+
+def start_agent(state, server, binary=None):
+    """Starts (or restarts) the agent of one server inside its namespace; recorded like every other process."""
+    binary = binary or agent.binary()
+    node = state.node(server.name)
+    argv = agent.command(binary, server, node["mgmt_ip"], f"{state['id']}-{server.name}")
+    logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")
+    p = subprocess.Popen(["ip", "netns", "exec", node["netns"]] + argv, stdout=logf, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    logf.close()
+    state.record_process(f"agent-{server.name}", p.pid, argv)
+    node["agent_pid"] = p.pid
+    state.save()
+    return p.pid
+
+
+def _alive(proc):
+    return proc.get("start") is not None and proc_start_time(proc["pid"]) == proc["start"]
+
+
+def stop_process(proc, timeout=5.0):
+    """SIGTERM, then SIGKILL, a process we recorded — only if it is still the very process we started."""
+    if not _alive(proc):
+        return
+    try:
+        os.kill(proc["pid"], signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _alive(proc) and time.monotonic() < deadline:
+            _reap(proc["pid"])
+            time.sleep(0.02)
+        if _alive(proc):
+            os.kill(proc["pid"], signal.SIGKILL)
+            while _alive(proc):
+                _reap(proc["pid"])
+                time.sleep(0.02)
+    except ProcessLookupError:
+        pass
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def down(state_path, *, keep_logs=False, log=print):
+    """Removes exactly what the state file lists, most dependent first. Errors are collected, not fatal, so one
+    stuck resource does not leave the rest behind; they are raised together at the end."""
+    state = State.open(state_path)
+    errors = []
+    procs = state["processes"]
+    # Agents and any other extra processes first, OVS daemons last (bridges are deleted through ovsdb).
+    for proc in reversed(procs):
+        if not proc["name"].startswith("ovs"):
+            stop_process(proc)
+    ovs = Ovs(state["run_dir"])
+    daemons = {p["name"]: p for p in procs if p["name"].startswith("ovs")}
+    if all(name in daemons and _alive(daemons[name]) for name in ("ovsdb-server", "ovs-vswitchd")):
+        for br in state["bridges"]:
+            r = ovs.del_bridge(br)
+            if r.returncode != 0:
+                errors.append(f"del-br {br}: {r.stderr.strip()}")
+    for name in ("ovs-vswitchd", "ovsdb-server"):
+        if name in daemons:
+            stop_process(daemons[name])
+    existing = set(run(["ip", "-o", "link", "show"]).stdout.split())
+    for veth in state["veths"]:
+        # A pair disappears with either end (or with its namespace): only delete what still exists.
+        if f"{veth}:" in existing or any(w.startswith(f"{veth}@") for w in existing):
+            r = run(["ip", "link", "del", veth], check=False)
+            if r.returncode != 0 and "Cannot find" not in r.stderr:
+                errors.append(f"ip link del {veth}: {r.stderr.strip()}")
+    current_ns = set(run(["ip", "netns", "list"]).stdout.split())
+    for ns in state["namespaces"]:
+        if ns in current_ns:
+            r = run(["ip", "netns", "del", ns], check=False)
+            if r.returncode != 0:
+                errors.append(f"ip netns del {ns}: {r.stderr.strip()}")
+    leftovers = leaks(state)
+    if leftovers:
+        errors.append(f"still present after teardown: {leftovers}")
+    if errors:
+        raise RuntimeError(f"topology {state['id']} teardown incomplete: " + "; ".join(errors))
+    if not keep_logs:
+        shutil.rmtree(state["run_dir"], ignore_errors=True)
+    log(f"topology {state['topology']} ({state['id']}) is down")
+
+
+def leaks(state):
+    """Everything the state file lists that still exists on the machine."""
+    out = []
+    out += [f"process {p['name']} pid {p['pid']}" for p in state["processes"] if _alive(p)]
+    current_ns = set(run(["ip", "netns", "list"]).stdout.split())
+    out += [f"netns {ns}" for ns in state["namespaces"] if ns in current_ns]
+    links = run(["ip", "-o", "link", "show"]).stdout
+    names = {w.split("@")[0].rstrip(":") for line in links.splitlines() for w in line.split()[1:2]}
+    out += [f"link {v}" for v in state["veths"] + state["bridges"] if v in names]
+    return out
+
+
+def status(state_path):
+    """A summary of the topology and which of its recorded resources are alive. Returns (text, healthy)."""
+    state = State.open(state_path)
+    lines = [f"topology {state['topology']} id {state['id']} ({state['topology_file']})",
+             f"ovs: {state.data.get('ovs_dir')}  controller: {state.data.get('controller') or '-'}"]
+    healthy = True
+    for p in state["processes"]:
+        alive = _alive(p)
+        healthy &= alive
+        lines.append(f"  process {p['name']:<16} pid {p['pid']:<8} {'running' if alive else 'DEAD'}")
+    current_ns = set(run(["ip", "netns", "list"]).stdout.split())
+    for ns in state["namespaces"]:
+        ok = ns in current_ns
+        healthy &= ok
+        lines.append(f"  netns   {ns:<24} {'present' if ok else 'MISSING'}")
+    ovs = Ovs(state["run_dir"])
+    for br in state["bridges"]:
+        try:
+            ovs.vsctl("br-exists", br)
+            conn = "-"
+            if state.data.get("controller"):
+                uuid = ovs.vsctl("get", "bridge", br, "controller").stdout.strip("[] \n")
+                conn = ovs.vsctl("get", "controller", uuid, "is_connected").stdout.strip()
+            lines.append(f"  bridge  {br:<24} present, controller connected: {conn}")
+        except CommandError:
+            healthy = False
+            lines.append(f"  bridge  {br:<24} MISSING")
+    for name, node in state["nodes"].items():
+        if "agent" in node:
+            lines.append(f"  server  {name:<24} agent {node['agent']}")
+    return "\n".join(lines), healthy

@@ -1,0 +1,72 @@
+"""A private Open vSwitch instance (its own ovsdb-server and ovs-vswitchd, userspace datapath) per topology, so
+parallel topologies and other users' OVS never share a database or a bridge (shared/notes/dataplane.md)."""
+import os
+import time
+from pathlib import Path
+
+from .sh import run
+
+SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+
+
+class Ovs:
+    def __init__(self, run_dir):
+        self.dir = Path(run_dir) / "ovs"
+        self.sock = self.dir / "db.sock"
+
+    @property
+    def env(self):
+        d = str(self.dir)
+        return dict(os.environ, OVS_RUNDIR=d, OVS_DBDIR=d, OVS_LOGDIR=d, OVS_SYSCONFDIR=d, OVS_PKGDATADIR=d)
+
+    def vsctl(self, *args):
+        return run(["ovs-vsctl", f"--db=unix:{self.sock}", "--timeout=20"] + list(args), env=self.env)
+
+    def ofctl(self, bridge, *args):
+        return run(["ovs-ofctl", "-O", "OpenFlow13"] + [args[0], self.mgmt(bridge)] + list(args[1:]),
+                   env=self.env)
+
+    def mgmt(self, bridge):
+        return f"unix:{self.dir}/{bridge}.mgmt"
+
+    def _pid(self, name):
+        pidfile = self.dir / f"{name}.pid"
+        for _ in range(100):
+            if pidfile.exists() and pidfile.read_text().strip():
+                return int(pidfile.read_text())
+            time.sleep(0.05)
+        raise RuntimeError(f"{name} did not write {pidfile}; see {self.dir}/{name}.log")
+
+    def start(self, state):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        run(["ovsdb-tool", "create", str(self.dir / "conf.db"), SCHEMA], env=self.env)
+        argv = ["ovsdb-server", str(self.dir / "conf.db"), f"--remote=punix:{self.sock}",
+                f"--pidfile={self.dir}/ovsdb-server.pid", f"--unixctl={self.dir}/ovsdb-server.ctl",
+                f"--log-file={self.dir}/ovsdb-server.log", "--detach"]
+        run(argv, env=self.env)
+        state.record_process("ovsdb-server", self._pid("ovsdb-server"), argv)
+        self.vsctl("--no-wait", "init")
+        argv = ["ovs-vswitchd", f"unix:{self.sock}", f"--pidfile={self.dir}/ovs-vswitchd.pid",
+                f"--unixctl={self.dir}/ovs-vswitchd.ctl", f"--log-file={self.dir}/ovs-vswitchd.log", "--detach"]
+        run(argv, env=self.env)
+        state.record_process("ovs-vswitchd", self._pid("ovs-vswitchd"), argv)
+
+    def add_bridge(self, bridge, dpid, ports, controller=None):
+        """One ovs-vsctl transaction per bridge: the bridge, its OpenFlow settings and all its ports with their
+        declared OpenFlow port numbers."""
+        args = ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", "protocols=OpenFlow13",
+                "fail_mode=secure", f"other-config:datapath-id={dpid:016x}",
+                "other-config:disable-in-band=true"]
+        for iface, ofport in ports:
+            args += ["--", "add-port", bridge, iface, "--", "set", "interface", iface, f"ofport_request={ofport}"]
+        self.vsctl(*args)
+        if controller:
+            self.set_controller(bridge, controller)
+
+    def set_controller(self, bridge, target):
+        # max_backoff 1 s: a restarted controller gets its switches back within a second, not OVS's default 8 s.
+        self.vsctl("set-controller", bridge, target, "--", "set", "controller", bridge, "max_backoff=1000")
+
+    def del_bridge(self, bridge):
+        return run(["ovs-vsctl", f"--db=unix:{self.sock}", "--timeout=10", "--if-exists", "del-br", bridge],
+                   env=self.env, check=False)
