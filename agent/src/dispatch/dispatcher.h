@@ -1,0 +1,35 @@
+// One NIC's tag -> queue dispatch, as the SteeringTable drives it.
+//
+// The SteeringTable owns what must be dispatched (the controller's NIC rules and the group tags of deployed
+// pipelines) and hands each NIC its complete ordered rule list; a Dispatcher only knows how to make its NIC
+// (or the kernel, in emulation) deliver frames that way. Implementations: FanoutPort (DISPATCH_FANOUT_CBPF,
+// kernel AF_PACKET fanout steered by classic BPF). rte_flow NICs build their rules with rte_flow_rules.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "dispatch/steer_rule.h"
+
+namespace metron {
+
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+
+  virtual const std::string& nic() const = 0;
+  virtual pb::DispatchMode mode() const = 0;
+  // Rx queues frames can be steered to (= worker slots of the engine, see core/port.h).
+  virtual uint16_t steerable_queues() const = 0;
+  virtual uint32_t max_rules() const = 0;
+
+  // Whether `ordered_rules` (first match wins) can be applied; no side effect.
+  virtual grpc::Status check(const std::vector<SteerRule>& ordered_rules) const = 0;
+  // Replaces the NIC's whole rule list. On error the previous list stays in force.
+  virtual grpc::Status apply(const std::vector<SteerRule>& ordered_rules) = 0;
+};
+
+}  // namespace metron

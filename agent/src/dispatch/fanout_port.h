@@ -1,0 +1,97 @@
+// FanoutPort: a Port over a kernel interface (veth, tap, any netdev) whose rx queues are filled by the kernel's
+// own dispatch, outside the worker cores (DISPATCH_FANOUT_CBPF).
+//
+// One AF_PACKET socket per queue, each with an mmap'ed TPACKET_V2 rx ring and tx ring. All sockets join one
+// fanout group of type PACKET_FANOUT_CBPF; the group's classic BPF program (cbpf_program.h), regenerated on
+// every apply(), returns the queue each frame belongs to, so a frame carrying tag X is only ever seen by the
+// worker polling X's queue. Drop rules are enforced by a socket filter on every socket.
+//
+// Frames are copied into mbufs of the given DPDK mempool. A VLAN tag the kernel took out of the frame is
+// reported as DPDK NICs do with VLAN stripping: mbuf->vlan_tci and RTE_MBUF_F_RX_VLAN(_STRIPPED). On tx, an
+// mbuf with RTE_MBUF_F_TX_VLAN gets its vlan_tci inserted.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/port.h"
+#include "dispatch/dispatcher.h"
+
+struct rte_mempool;
+
+namespace metron {
+
+struct FanoutPortOptions {
+  std::string ifname;          // kernel interface in the caller's network namespace
+  uint16_t queues = 1;         // rx and tx queues (= sockets)
+  uint32_t ring_frames = 1024;  // per ring, per queue
+  uint16_t default_queue = 0;  // where frames matching no rule go
+};
+
+class FanoutPort final : public Port, public Dispatcher {
+ public:
+  // Throws std::runtime_error naming the interface and the failing step.
+  static std::unique_ptr<FanoutPort> open(const FanoutPortOptions& options, rte_mempool* pool);
+  ~FanoutPort() override;
+
+  // Port
+  const std::string& name() const override { return options_.ifname; }
+  uint16_t rx_queues() const override { return options_.queues; }
+  uint16_t tx_queues() const override { return options_.queues; }
+  uint16_t rx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) override;
+  uint16_t tx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) override;
+  PortCounters counters() const override;
+  std::string mac() const override;
+  bool link_up() const override;
+
+  // Dispatcher
+  const std::string& nic() const override { return options_.ifname; }
+  pb::DispatchMode mode() const override { return pb::DISPATCH_FANOUT_CBPF; }
+  uint16_t steerable_queues() const override { return options_.queues; }
+  uint32_t max_rules() const override;
+  grpc::Status check(const std::vector<SteerRule>& ordered_rules) const override;
+  grpc::Status apply(const std::vector<SteerRule>& ordered_rules) override;
+
+  // The fanout group id the kernel assigned (unique in this network namespace).
+  uint16_t fanout_group() const { return fanout_id_; }
+
+ private:
+  struct Ring {
+    uint8_t* base = nullptr;
+    uint32_t frames = 0;
+    uint32_t head = 0;
+  };
+  // Written only by the queue's worker; read by counters() from any thread.
+  struct alignas(64) QueueCounters {
+    std::atomic<uint64_t> rx_packets{0}, rx_bytes{0}, rx_dropped{0};
+    std::atomic<uint64_t> tx_packets{0}, tx_bytes{0}, tx_dropped{0};
+  };
+  struct Queue {
+    int fd = -1;
+    uint8_t* map = nullptr;
+    size_t map_len = 0;
+    Ring rx;
+    Ring tx;
+    QueueCounters counters;
+  };
+
+  FanoutPort(FanoutPortOptions options, rte_mempool* pool);
+  void open_queue(Queue& q, int ifindex);
+  void join_fanout();
+
+  FanoutPortOptions options_;
+  rte_mempool* pool_;
+  std::unique_ptr<Queue[]> queues_;
+  uint16_t fanout_id_ = 0;
+  std::mutex apply_mu_;
+  bool socket_filter_ = false;
+  // Kernel-side drops (ring full) are read-and-reset by PACKET_STATISTICS, so they accumulate here.
+  mutable std::mutex stats_mu_;
+  mutable uint64_t kernel_drops_ = 0;
+};
+
+}  // namespace metron

@@ -1,0 +1,208 @@
+// Dispatch on a real veth pair: frames carrying group tag X are only ever received by the worker polling the
+// queue of X's core, for MAC and VLAN tags, across a re-map at runtime, with NIC rules layered on top.
+#include "dispatch/fanout_port.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <map>
+#include <memory>
+
+#include "dispatch/steering_table.h"
+#include "dispatch/veth_fixture.h"
+#include "test_env.h"
+
+namespace metron {
+namespace {
+
+using test::FrameSpec;
+using test::MacTagged;
+using test::Seen;
+
+constexpr uint16_t kQueues = 4;
+
+uint16_t GroupOf(const Seen& s) { return static_cast<uint16_t>(s.dst[2] << 8 | s.dst[3]); }
+
+class FanoutPortTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: creates a netns, a veth pair and AF_PACKET sockets";
+    ns_ = std::make_unique<test::VethNetns>();
+    port_ = FanoutPort::open({"rx0", kQueues, 1024, 0}, test::pool());
+    ASSERT_TRUE(table_.add_nic(port_.get()).ok());
+    sender_ = std::make_unique<test::RawSender>("tx0");
+    workers_ = std::make_unique<test::QueueWorkers>(*port_);
+  }
+  void TearDown() override {
+    workers_.reset();
+    sender_.reset();
+    port_.reset();
+    ns_.reset();
+  }
+
+  // Sends `rounds` frames of each MAC group tag (class = round, so the class bits vary), waits for them and
+  // checks each arrived exactly once, on the queue `expected` names (unlisted tags: default queue 0).
+  void SendAndCheckMac(const std::vector<uint16_t>& groups, int rounds, const std::map<uint16_t, uint16_t>& expected) {
+    uint32_t seq = 0;
+    for (int r = 0; r < rounds; ++r) {
+      for (uint16_t g : groups) sender_->Send(MacTagged(g, static_cast<uint16_t>(r), seq++));
+    }
+    ASSERT_TRUE(workers_->WaitFor(seq)) << "received " << workers_->Total() << " of " << seq;
+    const auto seen = workers_->Take();
+    std::map<uint16_t, int> per_group;
+    for (uint16_t q = 0; q < kQueues; ++q) {
+      for (const Seen& s : seen[q]) {
+        const uint16_t g = GroupOf(s);
+        auto it = expected.find(g);
+        EXPECT_EQ(q, it == expected.end() ? 0 : it->second) << "group tag " << g << " seen on queue " << q;
+        ++per_group[g];
+      }
+    }
+    for (uint16_t g : groups) EXPECT_EQ(per_group[g], rounds) << "group tag " << g;
+  }
+
+  std::unique_ptr<test::VethNetns> ns_;
+  std::unique_ptr<FanoutPort> port_;
+  SteeringTable table_;
+  std::unique_ptr<test::RawSender> sender_;
+  std::unique_ptr<test::QueueWorkers> workers_;
+};
+
+TEST_F(FanoutPortTest, MacTagsReachOnlyTheirCoreAcrossRemap) {
+  const std::map<uint16_t, uint16_t> first = {{1, 0}, {2, 1}, {3, 2}, {0x0a0b, 3}, {5, 1}};
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_MAC, {first.begin(), first.end()}).ok());
+  SendAndCheckMac({1, 2, 3, 0x0a0b, 5, 77}, 50, first);
+
+  // Re-map at runtime: every group moves to another core.
+  const std::map<uint16_t, uint16_t> second = {{1, 3}, {2, 2}, {3, 1}, {0x0a0b, 0}, {5, 3}};
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_MAC, {second.begin(), second.end()}).ok());
+  SendAndCheckMac({1, 2, 3, 0x0a0b, 5, 77}, 50, second);
+}
+
+TEST_F(FanoutPortTest, VlanTagsReachOnlyTheirCoreWithTagReportedStripped) {
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_VLAN, {{10, 1}, {20, 2}, {4094, 3}}).ok());
+  const std::map<uint16_t, uint16_t> expected = {{10, 1}, {20, 2}, {4094, 3}, {30, 0}};
+  uint32_t seq = 0;
+  for (int r = 0; r < 40; ++r) {
+    for (const auto& [vlan, q] : expected) {
+      FrameSpec f = MacTagged(0, static_cast<uint16_t>(r), seq++);
+      f.vlan = vlan;
+      sender_->Send(f);
+    }
+  }
+  ASSERT_TRUE(workers_->WaitFor(seq)) << "received " << workers_->Total() << " of " << seq;
+  const auto seen = workers_->Take();
+  std::map<uint16_t, int> per_vlan;
+  for (uint16_t q = 0; q < kQueues; ++q) {
+    for (const Seen& s : seen[q]) {
+      ASSERT_TRUE(s.vlan_stripped) << "VLAN tag not reported on the mbuf";
+      EXPECT_EQ(q, expected.at(s.vlan)) << "VLAN " << s.vlan << " seen on queue " << q;
+      ++per_vlan[s.vlan];
+    }
+  }
+  for (const auto& [vlan, q] : expected) EXPECT_EQ(per_vlan[vlan], 40) << "VLAN " << vlan;
+}
+
+pb::NicRule UdpPortRule(uint64_t id, uint32_t dport, uint32_t queue) {
+  pb::NicRule r;
+  r.set_id(id);
+  r.set_nic("rx0");
+  r.set_priority(0);
+  r.mutable_match()->set_ether_type(0x0800);
+  r.mutable_match()->set_ip_proto(17);
+  r.mutable_match()->set_l4_dst(dport);
+  r.mutable_match()->set_l4_dst_mask(0xffff);
+  r.mutable_action()->set_queue(queue);
+  return r;
+}
+
+TEST_F(FanoutPortTest, NicRulesSteerAndDropAheadOfTags) {
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_MAC, {{1, 0}, {2, 1}}).ok());
+  pb::NicRuleBatch batch;
+  const uint64_t kBigId = 0xfedcba9876543210ull;  // full 64-bit ids survive
+  *batch.add_rules() = UdpPortRule(kBigId, 5000, 3);
+  pb::NicRule* drop = batch.add_rules();
+  drop->set_id(2);
+  drop->set_nic("rx0");
+  drop->set_priority(1);
+  drop->mutable_match()->set_ip_src(std::string("\x0a\x09\x00\x00", 4));
+  drop->mutable_match()->set_ip_src_prefix(16);
+  drop->mutable_action()->set_drop(true);
+  pb::NicRuleReply reply;
+  grpc::Status s = table_.Install(batch, &reply);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(reply.applied(), 2u);
+
+  uint32_t seq = 0;
+  for (int r = 0; r < 30; ++r) {
+    FrameSpec to_rule = MacTagged(1, 0, seq++);
+    to_rule.dport = 5000;
+    sender_->Send(to_rule);                  // rule kBigId: queue 3
+    sender_->Send(MacTagged(2, 0, seq++));   // tag 2: queue 1
+    FrameSpec dropped = MacTagged(2, 0, 1000000 + r);
+    dropped.src_ip = 0x0a090101;             // 10.9.1.1: dropped
+    sender_->Send(dropped);
+  }
+  ASSERT_TRUE(workers_->WaitFor(seq)) << "received " << workers_->Total() << " of " << seq;
+  auto seen = workers_->Take();
+  EXPECT_EQ(seen[3].size(), 30u);
+  EXPECT_EQ(seen[1].size(), 30u);
+  EXPECT_TRUE(seen[0].empty());
+  EXPECT_TRUE(seen[2].empty());
+  for (const auto& q : seen) {
+    for (const Seen& x : q) EXPECT_LT(x.seq, 1000000u) << "a frame matching the drop rule was delivered";
+  }
+
+  pb::NicRuleIds ids;
+  ids.add_ids(kBigId);
+  ASSERT_TRUE(table_.Remove(ids, &reply).ok());
+  FrameSpec f = MacTagged(1, 0, 0);
+  f.dport = 5000;
+  for (int r = 0; r < 20; ++r) sender_->Send(f);
+  ASSERT_TRUE(workers_->WaitFor(20));
+  seen = workers_->Take();
+  EXPECT_EQ(seen[0].size(), 20u) << "after removing the rule, tag 1 goes back to its core";
+}
+
+TEST_F(FanoutPortTest, TransmitsOnTheWire) {
+  const int rx = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  ASSERT_GE(rx, 0);
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = if_nametoindex("tx0");
+  ASSERT_EQ(bind(rx, reinterpret_cast<sockaddr*>(&sll), sizeof sll), 0);
+
+  rte_mbuf* pkts[8];
+  ASSERT_EQ(rte_pktmbuf_alloc_bulk(test::pool(), pkts, 8), 0);
+  for (int i = 0; i < 8; ++i) {
+    const std::vector<uint8_t> b = test::BuildFrame(MacTagged(9, 0, 500 + i));
+    std::memcpy(rte_pktmbuf_append(pkts[i], b.size()), b.data(), b.size());
+  }
+  ASSERT_EQ(port_->tx_burst(2, pkts, 8), 8);
+
+  std::vector<uint32_t> got;
+  uint8_t buf[2048];
+  pollfd p{rx, POLLIN, 0};
+  while (got.size() < 8 && poll(&p, 1, 2000) > 0) {
+    const ssize_t n = recv(rx, buf, sizeof buf, 0);
+    ASSERT_GE(n, 46);
+    if (buf[0] == 0x02 && buf[1] == 0x4d && buf[3] == 9) got.push_back(ntohl(*reinterpret_cast<uint32_t*>(buf + 42)));
+  }
+  close(rx);
+  ASSERT_EQ(got.size(), 8u);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(got[i], 500u + i) << "frames leave in order";
+  EXPECT_EQ(port_->counters().tx_packets, 8u);
+}
+
+TEST(FanoutPortOpen, UnknownInterfaceNamesIt) {
+  try {
+    FanoutPort::open({"no-such-if0", 2, 1024, 0}, test::pool());
+    FAIL() << "opened a missing interface";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-if0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace metron

@@ -1,0 +1,59 @@
+// SteeringTable: every NIC rule and group tag of this server, and the one place that turns them into each
+// NIC's ordered rule list.
+//
+// Order per NIC (first match wins): the controller's NIC rules by (priority, id), then group-tag rules by tag,
+// then the dispatcher's default queue. Every mutation is all-or-nothing across NICs: new lists are built and
+// checked on every affected NIC before any is applied, and an apply that fails rolls the NICs already
+// switched back to their previous list.
+//
+// It implements NicRuleTable (core/backend.h) for the NIC rule RPCs; the Engine calls set_tags() when a
+// pipeline's groups are deployed, updated or removed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/steer_rule.h"
+
+namespace metron {
+
+class SteeringTable final : public NicRuleTable {
+ public:
+  // Group tag -> rx queue, for one NIC and one tag type.
+  using TagMap = std::map<uint32_t, uint16_t>;
+
+  // Registers a NIC (not owned; must outlive the table). Applies its current (empty) list.
+  grpc::Status add_nic(Dispatcher* nic);
+
+  // Replaces the group tags steered on `nic`. Used by the Engine on deploy/update/remove of pipelines.
+  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags);
+  TagMap tags(const std::string& nic, pb::TagType type) const;
+
+  grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) override;
+  grpc::Status Remove(const pb::NicRuleIds& ids, pb::NicRuleReply* reply) override;
+  grpc::Status List(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) override;
+
+ private:
+  struct NicState {
+    Dispatcher* dispatcher = nullptr;
+    std::map<pb::TagType, TagMap> tags;
+  };
+  using RuleMap = std::map<uint64_t, SteerRule>;
+
+  std::vector<SteerRule> ordered_rules(const std::string& nic, const RuleMap& rules,
+                                       const std::map<pb::TagType, TagMap>& tags) const;
+  // Applies (rules, tags) to the given NICs all-or-nothing, then commits them as the table's state.
+  grpc::Status commit(const std::vector<std::string>& nics, RuleMap rules,
+                      const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags);
+
+  mutable std::mutex mu_;
+  std::map<std::string, NicState> nics_;
+  RuleMap rules_;
+};
+
+}  // namespace metron
