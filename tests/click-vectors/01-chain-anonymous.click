@@ -1,0 +1,1 @@
+FromDevice(in0) -> IPFilter(allow udp, deny all) -> ToDevice(out0);

@@ -1,0 +1,2 @@
+require(package "metron");
+FromDevice(in0) -> ToDevice(out0);;

@@ -1,0 +1,2 @@
+FromDevice(in0) -> ToDevice(out0)
+Counter -> Discard;

@@ -1,0 +1,2 @@
+FromDevice(in0) -> IPFilter(allow udp,
+   deny all -> ToDevice(out0);

@@ -1,0 +1,2 @@
+a :: Counter;
+a :: Discard;

@@ -1,0 +1,1 @@
+FromDevice(in0) -> [x] ToDevice(out0);

@@ -1,0 +1,1 @@
+FromDevice($IFACE) -> ToDevice(out0);

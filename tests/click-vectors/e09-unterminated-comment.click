@@ -1,0 +1,1 @@
+FromDevice(in0) -> ToDevice(out0); /* oops

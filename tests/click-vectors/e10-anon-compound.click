@@ -1,0 +1,1 @@
+FromDevice(in0) -> { input -> output } -> ToDevice(out0);

@@ -1,0 +1,1 @@
+FromDevice(in0) [0];
