@@ -1,21 +1,20 @@
 #include "test_env.h"
 
-#include <gtest/gtest.h>
-
+#include "core/annotations.h"
 #include "core/eal.h"
 
 namespace metron::test {
 
-namespace {
-class EalEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { eal_init(eal_default_args("test", "0-1")); }
-};
-const auto* const g_env = ::testing::AddGlobalTestEnvironment(new EalEnvironment);
-}  // namespace
+void eal() {
+  eal_init(eal_default_args("test", "0-1"));
+  register_annotations();
+}
 
 rte_mempool* pool() {
-  static rte_mempool* p = packed_pktmbuf_pool("test_pool", 16383);
+  static rte_mempool* p = [] {
+    eal();
+    return packed_pktmbuf_pool("test_pool", 16383);
+  }();
   return p;
 }
 

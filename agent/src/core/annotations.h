@@ -1,0 +1,41 @@
+// Per-packet annotations that survive header stripping, like Click's network-header annotation: where the IP
+// header is, as an absolute offset into the mbuf's buffer so Strip/Unstrip/EtherEncap never need to fix it.
+// Stored in an mbuf dynamic field registered once per process.
+#pragma once
+
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include <cstdint>
+
+namespace metron {
+
+struct PacketAnno {
+  uint16_t ip_abs;  // offset of the IP header from buf_addr; valid when ip_ver != 0
+  uint8_t ip_ver;   // 4, 6, or 0 = not marked
+  uint8_t paint;    // Click's paint annotation
+};
+
+extern int g_anno_offset;
+// Registers the dynamic field; idempotent. Called by the engine and tests after EAL init.
+void register_annotations();
+
+inline PacketAnno& anno(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, g_anno_offset, PacketAnno*); }
+
+inline uint8_t* ip_header(rte_mbuf* m) { return static_cast<uint8_t*>(m->buf_addr) + anno(m).ip_abs; }
+
+inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver) {
+  PacketAnno& a = anno(m);
+  a.ip_abs = static_cast<uint16_t>(ip - static_cast<uint8_t*>(m->buf_addr));
+  a.ip_ver = ver;
+}
+
+// Bytes from the IP header to the end of the packet's (single-segment) data.
+inline int ip_bytes_left(rte_mbuf* m) {
+  return static_cast<int>(m->data_off + m->data_len) - static_cast<int>(anno(m).ip_abs);
+}
+
+// Packets come from ports with anno reset; elements that create packets call this.
+inline void clear_anno(rte_mbuf* m) { anno(m) = PacketAnno{0, 0, 0}; }
+
+}  // namespace metron

@@ -1,0 +1,153 @@
+// Element: a packet-processing stage of a graph, in Click's model (named ports, push processing) with
+// FastClick-style batches. One graph instance runs on exactly one core, so an element's state is that core's
+// state: no locks, no atomics on the per-packet path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/packet_batch.h"
+#include "utils/args.h"
+
+namespace metron::agent::v1 {
+class StateTable;
+}
+
+namespace metron {
+
+class Port;
+class Element;
+
+// Where a group graph's `[k]output` packets go (the engine: egress NIC, dst MAC/VLAN write, tx).
+class EgressSink {
+ public:
+  virtual ~EgressSink() = default;
+  virtual void egress(int k, PacketBatch& b) = 0;
+  virtual int egress_count() const = 0;
+};
+
+// Everything an element may need from its surroundings at initialisation (never on the packet path).
+struct GraphEnv {
+  int socket_id = 0;          // NUMA node of the core that runs the graph
+  unsigned slot = 0;          // the core's dense slot (rx/tx queue index, port-range share)
+  unsigned slots = 1;         // number of cores running instances of this configuration
+  Port* (*find_port)(void* ctx, const std::string& name) = nullptr;  // standalone FromDevice/ToDevice
+  void* port_ctx = nullptr;
+  EgressSink* egress = nullptr;  // group graphs: target of `[k]output`
+  std::string instance;          // unique prefix for DPDK object names (pipeline/group/core)
+};
+
+struct GraphCounters {
+  alignas(64) uint64_t drops = 0;
+};
+
+struct PortCountRange {
+  int min, max;  // max -1 = unbounded
+};
+
+class Element {
+ public:
+  virtual ~Element() = default;
+  Element() = default;
+  Element(const Element&) = delete;
+  Element& operator=(const Element&) = delete;
+
+  virtual const char* class_name() const = 0;
+  virtual PortCountRange input_range() const { return {1, 1}; }
+  virtual PortCountRange output_range() const { return {1, 1}; }
+  // Whether input ports may be left unconnected below the highest used one (`[1]output` without `[0]output`).
+  virtual bool sparse_inputs() const { return false; }
+  // Parses the configuration. Throws ConfigError; the graph builder adds the element name and line:col.
+  virtual void configure(Args& args) = 0;
+  // Called once ports are connected, before the first packet; allocate tables here (on env.socket_id).
+  virtual void initialize(const GraphEnv& env) {}
+  // Processes a batch that arrived on input `port`. Consumes every packet: forwards or frees it.
+  virtual void push(int port, PacketBatch& b) = 0;
+  // Sources (FromDevice) are polled by the worker; returns packets handled.
+  virtual bool is_source() const { return false; }
+  virtual unsigned run_source() { return 0; }
+  // Flow state (NAPT/LB tables): elements that keep state export and import it as StateTables.
+  virtual bool has_state() const { return false; }
+  virtual void export_state(agent::v1::StateTable* out) const {}
+  // Returns entries imported; throws ConfigError on an invalid table, leaving the element unchanged.
+  virtual uint64_t import_state(const agent::v1::StateTable& in, bool merge) { return 0; }
+  // Counters for the standalone exit report ("count 123"); empty when the element has none.
+  virtual void report(std::ostream& os) const {}
+
+  const std::string& name() const { return name_; }
+  int ninputs() const { return ninputs_; }
+  int noutputs() const { return noutputs_; }
+
+  // Wiring, done by Graph::build.
+  void set_identity(std::string name, GraphCounters* counters) {
+    name_ = std::move(name);
+    counters_ = counters;
+  }
+  void set_port_counts(int nin, int nout) {
+    ninputs_ = nin;
+    noutputs_ = nout;
+    out_.assign(nout, {});
+    scratch_.assign(nout, {});
+  }
+  void connect_output(int k, Element* e, int port) { out_[k] = {e, port}; }
+
+ protected:
+  void output_push(int k, PacketBatch& b) {
+    if (b.n) out_[k].e->push(out_[k].port, b);
+  }
+  void drop(rte_mbuf* m) {
+    ++counters_->drops;
+    rte_pktmbuf_free(m);
+  }
+  void drop_all(PacketBatch& b) {
+    counters_->drops += b.n;
+    b.free_all();
+  }
+  GraphCounters* counters() { return counters_; }
+
+  // Splits a batch by a per-packet decision into per-output batches (order kept within each), then pushes each
+  // non-empty one. decide(m) returns the output index, or -1 to drop. The graph has no cycles, so the scratch
+  // batches are never in use twice at once.
+  template <typename Decide>
+  void classify_push(PacketBatch& in, Decide&& decide) {
+    const int nout = noutputs_;
+    for (int k = 0; k < nout; ++k) scratch_[k].n = 0;
+    for (uint16_t i = 0; i < in.n; ++i) {
+      rte_mbuf* m = in.pkts[i];
+      const int k = decide(m);
+      if (k < 0 || k >= nout)
+        drop(m);
+      else
+        scratch_[k].push_back(m);
+    }
+    in.n = 0;
+    for (int k = 0; k < nout; ++k)
+      if (scratch_[k].n) output_push(k, scratch_[k]);
+  }
+
+ private:
+  struct Link {
+    Element* e = nullptr;
+    int port = 0;
+  };
+  std::string name_;
+  GraphCounters* counters_ = nullptr;
+  int ninputs_ = 0;
+  int noutputs_ = 0;
+  std::vector<Link> out_;
+  std::vector<PacketBatch> scratch_;
+};
+
+// Element classes by Click name. Adding an element = one line in elements/registry.cc.
+using ElementFactory = std::unique_ptr<Element> (*)();
+ElementFactory find_element_class(const std::string& name);
+std::vector<std::string> element_class_names();
+
+}  // namespace metron
+
+// Defines the factory registry.cc refers to for an element class: `METRON_EXPORT_ELEMENT(Counter)`.
+#define METRON_EXPORT_ELEMENT(Cls) \
+  std::unique_ptr<::metron::Element> make_element_##Cls() { return std::make_unique<Cls>(); }

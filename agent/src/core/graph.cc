@@ -1,0 +1,131 @@
+#include "core/graph.h"
+
+#include <functional>
+#include <sstream>
+
+namespace metron {
+
+namespace {
+
+std::string where(const ElementDecl& d) { return "element '" + d.name + "' (" + d.cls + "): "; }
+
+std::string range_text(PortCountRange r) {
+  if (r.max < 0) return "at least " + std::to_string(r.min);
+  if (r.min == r.max) return std::to_string(r.min);
+  return std::to_string(r.min) + " to " + std::to_string(r.max);
+}
+
+}  // namespace
+
+Graph::~Graph() = default;
+
+std::unique_ptr<Graph> Graph::build(const std::string& text, const GraphEnv& env) {
+  return build(parse_click(text, /*allow_ports=*/true), env);
+}
+
+std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env) {
+  std::unique_ptr<Graph> g(new Graph());
+  const size_t n = cfg.elements.size();
+  g->elements_.reserve(n);
+
+  // 1. Instantiate and configure.
+  for (const ElementDecl& d : cfg.elements) {
+    ElementFactory make = find_element_class(d.cls);
+    if (make == nullptr) throw ClickError(d.pos, "unknown element class '" + d.cls + "'");
+    std::unique_ptr<Element> e = make();
+    e->set_identity(d.name, &g->counters_);
+    try {
+      Args args(d.args);
+      e->configure(args);
+      args.done();
+    } catch (const ConfigError& err) {
+      throw ClickError(d.args_pos, where(d) + err.what());
+    }
+    g->elements_.push_back(std::move(e));
+  }
+
+  // 2. Port counts from the connections, checked against each class's range; push outputs connect once.
+  std::vector<int> nin(n, 0), nout(n, 0);
+  std::vector<std::vector<int>> out_used(n), in_used(n);
+  for (const Connection& c : cfg.connections) {
+    nout[c.from] = std::max(nout[c.from], c.from_port + 1);
+    nin[c.to] = std::max(nin[c.to], c.to_port + 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    out_used[i].assign(nout[i], 0);
+    in_used[i].assign(nin[i], 0);
+  }
+  for (const Connection& c : cfg.connections) {
+    if (out_used[c.from][c.from_port]++) {
+      throw ClickError(c.pos, where(cfg.elements[c.from]) + "output " + std::to_string(c.from_port) +
+                                  " is connected more than once (push outputs have one destination)");
+    }
+    in_used[c.to][c.to_port]++;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ElementDecl& d = cfg.elements[i];
+    Element& e = *g->elements_[i];
+    const PortCountRange ir = e.input_range(), orr = e.output_range();
+    if (nin[i] < ir.min || (ir.max >= 0 && nin[i] > ir.max))
+      throw ClickError(d.pos, where(d) + "has " + std::to_string(nin[i]) + " input(s) connected, needs " +
+                                  range_text(ir));
+    if (nout[i] < orr.min || (orr.max >= 0 && nout[i] > orr.max))
+      throw ClickError(d.pos, where(d) + "has " + std::to_string(nout[i]) + " output(s) connected, needs " +
+                                  range_text(orr));
+    for (int k = 0; k < nout[i]; ++k)
+      if (!out_used[i][k]) throw ClickError(d.pos, where(d) + "output " + std::to_string(k) + " not connected");
+    for (int k = 0; k < nin[i] && !e.sparse_inputs(); ++k)
+      if (!in_used[i][k]) throw ClickError(d.pos, where(d) + "input " + std::to_string(k) + " not connected");
+    e.set_port_counts(nin[i], nout[i]);
+  }
+  for (const Connection& c : cfg.connections)
+    g->elements_[c.from]->connect_output(c.from_port, g->elements_[c.to].get(), c.to_port);
+
+  // 3. Push processing recurses along edges, so a cycle would recurse forever: reject it.
+  std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<std::vector<int>> adj(n);
+  for (const Connection& c : cfg.connections) adj[c.from].push_back(c.to);
+  std::function<void(int)> dfs = [&](int u) {
+    state[u] = 1;
+    for (int v : adj[u]) {
+      if (state[v] == 1)
+        throw ClickError(cfg.elements[v].pos,
+                         where(cfg.elements[v]) + "is part of a cycle (push paths must be acyclic)");
+      if (state[v] == 0) dfs(v);
+    }
+    state[u] = 2;
+  };
+  for (size_t i = 0; i < n; ++i)
+    if (state[i] == 0) dfs(static_cast<int>(i));
+
+  // 4. Initialise (tables, port lookups).
+  for (size_t i = 0; i < n; ++i) {
+    Element& e = *g->elements_[i];
+    try {
+      e.initialize(env);
+    } catch (const std::exception& err) {  // bad arguments found late, or a table that cannot be allocated
+      throw ClickError(cfg.elements[i].pos, where(cfg.elements[i]) + err.what());
+    }
+    if (e.is_source()) g->sources_.push_back(&e);
+    if (cfg.elements[i].cls == "input") g->input_ = &e;
+  }
+  return g;
+}
+
+Element* Graph::find(const std::string& name) const {
+  for (const auto& e : elements_)
+    if (e->name() == name) return e.get();
+  return nullptr;
+}
+
+void Graph::report(std::ostream& os) const {
+  for (const auto& e : elements_) {
+    std::ostringstream one;
+    e->report(one);
+    std::istringstream lines(one.str());
+    for (std::string line; std::getline(lines, line);) os << e->name() << "." << line << "\n";
+  }
+  os << "graph.drops " << counters_.drops << "\n";
+}
+
+}  // namespace metron

@@ -1,0 +1,57 @@
+// Parsing Click element arguments ("TIMEOUT 30", "10.0.0.1", "02:4d:00:00:00:01", "1024-65535").
+// Every parser throws ConfigError naming what it expected and the text it got; the graph builder prefixes the
+// element and its line:col.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace metron {
+
+class ConfigError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Splits "KEYWORD rest" when the first word is an all-caps keyword (Click's keyword arguments).
+struct KeywordArg {
+  std::string keyword;  // empty for a positional argument
+  std::string value;
+};
+KeywordArg split_keyword(const std::string& arg);
+
+// Positional arguments in order plus keyword arguments; unknown keywords are rejected by take_done().
+class Args {
+ public:
+  explicit Args(const std::vector<std::string>& raw);
+  size_t positional_count() const { return positional_.size(); }
+  const std::string& positional(size_t i) const { return positional_.at(i); }
+  const std::vector<std::string>& positionals() const { return positional_; }
+  // Removes and returns a keyword's value, if present.
+  std::optional<std::string> take(const std::string& keyword);
+  // Throws if keywords remain that no one took.
+  void done() const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::vector<KeywordArg> keywords_;
+};
+
+uint64_t parse_uint(const std::string& s, const std::string& what, uint64_t max = UINT64_MAX);
+double parse_double(const std::string& s, const std::string& what);
+bool parse_bool(const std::string& s, const std::string& what);
+// IPv4 in network byte order.
+uint32_t parse_ipv4(const std::string& s, const std::string& what);
+// "a.b.c.d/len" or "a.b.c.d mask" or "a.b.c.d" (= /32); address and mask in host order.
+void parse_ipv4_prefix(const std::string& s, const std::string& what, uint32_t* addr, uint32_t* mask);
+void parse_ipv6(const std::string& s, const std::string& what, uint8_t out[16]);
+void parse_mac(const std::string& s, const std::string& what, uint8_t out[6]);
+// "lo-hi" or a single value.
+void parse_port_range(const std::string& s, const std::string& what, uint16_t* lo, uint16_t* hi);
+std::vector<std::string> split_words(const std::string& s);
+std::string unquote(const std::string& s);
+
+}  // namespace metron

@@ -1,0 +1,56 @@
+// Internet checksum helpers (RFC 1071) and incremental updates (RFC 1624), all on network-order data.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace metron {
+
+inline uint32_t csum_add_bytes(uint32_t sum, const uint8_t* p, size_t len) {
+  for (; len >= 2; p += 2, len -= 2) sum += static_cast<uint32_t>(p[0]) << 8 | p[1];
+  if (len) sum += static_cast<uint32_t>(p[0]) << 8;
+  return sum;
+}
+
+inline uint16_t csum_fold(uint32_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+// Full IPv4 header checksum, returned in host order (store with htons).
+inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
+  uint32_t sum = csum_add_bytes(0, ip, 10);
+  sum = csum_add_bytes(sum, ip + 12, hlen - 12);
+  return csum_fold(sum);
+}
+
+// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for 16-bit words in host order.
+inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word) {
+  uint32_t sum = static_cast<uint16_t>(~hc) + static_cast<uint16_t>(~old_word) + new_word;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+inline uint16_t csum_update32(uint16_t hc, uint32_t old_v, uint32_t new_v) {
+  hc = csum_update16(hc, static_cast<uint16_t>(old_v >> 16), static_cast<uint16_t>(new_v >> 16));
+  return csum_update16(hc, static_cast<uint16_t>(old_v), static_cast<uint16_t>(new_v));
+}
+
+inline uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+inline uint32_t load32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 |
+         p[3];
+}
+inline void store16(uint8_t* p, uint16_t v) {
+  p[0] = static_cast<uint8_t>(v >> 8);
+  p[1] = static_cast<uint8_t>(v);
+}
+inline void store32(uint8_t* p, uint32_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+
+}  // namespace metron
