@@ -16,15 +16,23 @@ public final class Placement {
     private final ChainId chainId;
     private final DeviceId server;
     private final String nic;
+    private final String egressNic;
     private final DeviceId offloadDevice;
+    private final String offloadProfile;
     private final List<GroupAssignment> groups;
 
-    public Placement(ChainId chainId, DeviceId server, String nic, Optional<DeviceId> offloadDevice,
-                     List<GroupAssignment> groups) {
+    /**
+     * @param offloadProfile name of the synthesizer target profile the offload rules were built for
+     *                       ({@code TargetProfile.named} reads it back)
+     */
+    public Placement(ChainId chainId, DeviceId server, String nic, String egressNic, Optional<DeviceId> offloadDevice,
+                     String offloadProfile, List<GroupAssignment> groups) {
         this.chainId = Objects.requireNonNull(chainId, "chainId");
         this.server = Objects.requireNonNull(server, "server");
         this.nic = Objects.requireNonNull(nic, "nic");
+        this.egressNic = Objects.requireNonNull(egressNic, "egressNic");
         this.offloadDevice = offloadDevice.orElse(null);
+        this.offloadProfile = Objects.requireNonNull(offloadProfile, "offloadProfile");
         this.groups = ImmutableList.copyOf(groups);
     }
 
@@ -41,8 +49,17 @@ public final class Placement {
         return nic;
     }
 
+    /** NIC the chain's output leaves through (the same as {@link #nic()} when the chain asked for one NIC). */
+    public String egressNic() {
+        return egressNic;
+    }
+
     public Optional<DeviceId> offloadDevice() {
         return Optional.ofNullable(offloadDevice);
+    }
+
+    public String offloadProfile() {
+        return offloadProfile;
     }
 
     public List<GroupAssignment> groups() {
@@ -60,18 +77,18 @@ public final class Placement {
             return false;
         }
         Placement p = (Placement) o;
-        return chainId.equals(p.chainId) && server.equals(p.server) && nic.equals(p.nic)
-                && Objects.equals(offloadDevice, p.offloadDevice) && groups.equals(p.groups);
+        return chainId.equals(p.chainId) && server.equals(p.server) && nic.equals(p.nic) && egressNic.equals(p.egressNic)
+                && Objects.equals(offloadDevice, p.offloadDevice) && offloadProfile.equals(p.offloadProfile) && groups.equals(p.groups);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(chainId, server, nic, offloadDevice, groups);
+        return Objects.hash(chainId, server, nic, egressNic, offloadDevice, offloadProfile, groups);
     }
 
     @Override
     public String toString() {
-        return MoreObjects.toStringHelper(this).add("chain", chainId).add("server", server).add("nic", nic)
-                .add("offload", offloadDevice).add("groups", groups).toString();
+        return MoreObjects.toStringHelper(this).add("chain", chainId).add("server", server).add("nic", nic).add("egressNic", egressNic)
+                .add("offload", offloadDevice).add("profile", offloadProfile).add("groups", groups).toString();
     }
 }

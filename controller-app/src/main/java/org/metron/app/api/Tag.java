@@ -11,8 +11,13 @@ import java.util.Objects;
 public final class Tag {
     /** Locally administered unicast prefix of every Metron tag MAC. */
     public static final int MAC_PREFIX = 0x024d;
-    /** Class index reserved for a chain's egress marker (02:4d:GG:GG:ff:ff); never a traffic class. */
-    public static final int EGRESS_CLASS = 0xFFFF;
+    /** Class index of packets the offload device could not classify (the synthesizer's UNCLASSIFIED). */
+    public static final int UNCLASSIFIED_CLASS = 0xFFFF;
+    /**
+     * Class index reserved for a chain's egress marker (02:4d:GG:GG:ff:fe): the agent writes it on packets
+     * leaving toward the chain's egress point, return-path rules forward on it. Never a traffic class.
+     */
+    public static final int EGRESS_CLASS = 0xFFFE;
     /** Mask a NIC uses to dispatch on the group bits only. */
     public static final MacAddress GROUP_MASK = MacAddress.valueOf("ff:ff:ff:ff:00:00");
 
@@ -53,12 +58,13 @@ public final class Tag {
     /**
      * dst MAC the offload device writes for one class of this group.
      *
-     * @param classIndex traffic class index in the chain, 0..65534
+     * @param classIndex traffic class index in the chain, 0..65533, or {@link #UNCLASSIFIED_CLASS}
      * @return 02:4d:GG:GG:CC:CC (MAC) or 02:4d:00:00:CC:CC (VLAN)
      */
     public MacAddress classMac(int classIndex) {
-        if (classIndex < 0 || classIndex >= EGRESS_CLASS) {
-            throw new IllegalArgumentException("class index " + classIndex + " outside 0.." + (EGRESS_CLASS - 1));
+        if (classIndex < 0 || classIndex > UNCLASSIFIED_CLASS || classIndex == EGRESS_CLASS) {
+            throw new IllegalArgumentException("class index " + classIndex + " outside 0.." + (EGRESS_CLASS - 1)
+                    + " and not " + UNCLASSIFIED_CLASS);
         }
         return mac(classIndex);
     }

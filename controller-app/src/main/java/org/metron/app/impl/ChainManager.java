@@ -1,0 +1,421 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.Stats;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.MetronService;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo;
+import org.metron.app.api.ServerInfo;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.TrafficClassInfo;
+import org.metron.app.api.ValidationReport;
+import org.metron.app.spi.Leadership;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.store.BackupConfiguration;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.TargetProfile;
+import org.metron.synth.TrafficClass;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * The one implementation of {@link MetronService}: drives a chain through its lifecycle (parse → synthesize →
+ * place → deploy → active) and back (remove), keeping the store consistent with what is installed. Plain class:
+ * ONOS wires it in {@code org.metron.app.onos.MetronComponent}, the embedded host constructs it directly.
+ *
+ * <p>Concurrency: operations on one chain are serialized (per-chain lock here, leadership across instances);
+ * different chains proceed in parallel except for the short server/core reservation step.
+ */
+public final class ChainManager implements MetronService {
+    private static final Logger log = LoggerFactory.getLogger(ChainManager.class);
+
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final SwitchProgrammer switches;
+    private final Leadership leadership;
+    private final PlacementEngine placement;
+    private final TagAllocator tags;
+    private final RulePlanner planner;
+    private final Deployer deployer;
+    private final Duration agentTimeout;
+    private final Map<ChainId, Object> locks = new ConcurrentHashMap<>();
+    private final Object reservation = new Object();
+    private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
+
+    /** A chain's compiled form for the version and profile it was placed with. */
+    private static final class Compiled {
+        final long version;
+        final CompiledChain chain;
+
+        Compiled(long version, CompiledChain chain) {
+            this.version = version;
+            this.chain = chain;
+        }
+    }
+
+    public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
+                        PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout) {
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.switches = Objects.requireNonNull(switches);
+        this.leadership = Objects.requireNonNull(leadership);
+        this.placement = Objects.requireNonNull(placement);
+        this.tags = new TagAllocator(store.tags());
+        this.planner = Objects.requireNonNull(planner);
+        this.deployer = Objects.requireNonNull(deployer);
+        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+    }
+
+    // ---- operations ------------------------------------------------------------------------------------------
+
+    @Override
+    public Chain submit(String json) {
+        ParsedChain pc = ChainRequests.parse(json);
+        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        compiler.apply(TargetProfile.NONE); // bad Click fails here, before anything is stored
+        synchronized (lock(pc.id())) {
+            requireLeader(pc.id());
+            Optional<Versioned<Chain>> old = store.chains().get(pc.id());
+            Chain chain = new Chain(pc.id(), pc.json(), pc.deployment(), ChainState.SUBMITTED, "",
+                    old.map(v -> v.value().version() + 1).orElse(0L));
+            boolean stored = old.isPresent() && old.get().value().state() == ChainState.FAILED
+                    ? store.chains().replace(pc.id(), old.get().version(), chain)
+                    : store.chains().putIfAbsent(pc.id(), chain);
+            if (!stored) {
+                throw new MetronException(Fault.DUPLICATE_CHAIN, "chain " + pc.id() + " already exists ("
+                        + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
+                        + "update it");
+            }
+            return bringUp(chain, compiler);
+        }
+    }
+
+    @Override
+    public Chain update(ChainId id, String json) {
+        ParsedChain pc = ChainRequests.parse(json);
+        if (!pc.id().equals(id)) {
+            throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + pc.id() + "' in the body differs "
+                    + "from '" + id + "' in the request");
+        }
+        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        compiler.apply(TargetProfile.NONE);
+        synchronized (lock(id)) {
+            requireLeader(id);
+            Chain old = existing(id);
+            tearDown(old);
+            Chain next = old.withDefinition(pc.json(), pc.deployment());
+            store.chains().put(id, next);
+            try {
+                return bringUp(next, compiler);
+            } catch (MetronException e) {
+                // the new definition could not run: bring the old one back
+                log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
+                Chain restore = next.withDefinition(old.json(), old.deployment());
+                store.chains().put(id, restore);
+                try {
+                    bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec()));
+                } catch (MetronException again) {
+                    log.warn("Restoring {} failed too: {}", id, again.getMessage());
+                }
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public void remove(ChainId id) {
+        synchronized (lock(id)) {
+            requireLeader(id);
+            Chain chain = existing(id);
+            store.chains().put(id, chain.withState(ChainState.REMOVING, ""));
+            List<String> left = tearDown(chain);
+            if (!left.isEmpty()) {
+                store.chains().put(id, chain.withState(ChainState.FAILED, "removal incomplete: " + left));
+                throw new MetronException(Fault.AGENT_FAILURE, "chain " + id + " could not be fully removed: "
+                        + left + "; retry DELETE");
+            }
+            store.chains().remove(id);
+            compiled.remove(id);
+            leadership.release(id);
+        }
+    }
+
+    @Override
+    public ValidationReport validate(String json) {
+        ParsedChain pc = ChainRequests.parse(json);
+        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        CompiledChain base = compiler.apply(TargetProfile.NONE);
+        try {
+            DeploymentSpec d = pc.deployment();
+            ServerChoice sc = placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores);
+            OffloadChoice oc = placement.chooseOffload(pc.id(), d.ingressPoint(),
+                    sc.server().attachment(sc.nic()).get(), compiler);
+            List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(), sc.tagsInUse());
+            Placement p = placementOf(pc.id(), sc, oc, preview);
+            return new ValidationReport(pc.id(), oc.compiled().classes().size(), oc.compiled().groups().size(),
+                    oc.compiled().offloadRules().size(), Optional.of(p), "");
+        } catch (MetronException e) {
+            if (e.fault() == Fault.INVALID_CHAIN) {
+                throw e;
+            }
+            return new ValidationReport(pc.id(), base.classes().size(), base.groups().size(),
+                    base.offloadRules().size(), Optional.empty(), e.getMessage());
+        }
+    }
+
+    // ---- lifecycle steps -------------------------------------------------------------------------------------
+
+    /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */
+    private Chain bringUp(Chain chain, ChainCompiler compiler) {
+        ChainId id = chain.id();
+        DeploymentSpec d = chain.deployment();
+        Chain current = chain;
+        try {
+            current = transition(current, ChainState.SYNTHESIZED);
+            Placement p;
+            OffloadChoice oc;
+            ServerChoice sc;
+            synchronized (reservation) {
+                sc = placement.chooseServer(id, d, d.cpuCores(), this::reservedCores);
+                oc = placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
+                List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
+                        .collect(Collectors.toList());
+                List<Tag> claimed = tags.allocate(sc.server().id(), sc.nic(), d.tagType(), id, groupIds,
+                        sc.tagsInUse());
+                p = placementOf(id, sc, oc, claimed);
+                store.placements().put(id, p);
+            }
+            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
+            compiled.put(id, new Compiled(current.version(), oc.compiled()));
+            current = transition(current, ChainState.PLACED);
+            log.info("Chain {} placed on {} nic {} cores {} offload {} ({} servers queried)", id,
+                    sc.server().id(), sc.nic(), p.cores(), oc.device(), sc.queried());
+
+            DeploymentPlan plan = planner.plan(id, d, p, sc.server(), sc.nicRules(), oc);
+            Deployer.Result result = deployer.deploy(plan);
+            store.installed().put(id, result.installed());
+            current = transition(current, ChainState.DEPLOYED);
+            if (result.running()) {
+                current = transition(current, ChainState.ACTIVE);
+            }
+            return current;
+        } catch (MetronException e) {
+            releasePlacement(id);
+            store.chains().put(id, current.withState(ChainState.FAILED, e.getMessage()));
+            throw e;
+        } catch (RuntimeException e) {
+            releasePlacement(id);
+            store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
+            throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
+        }
+    }
+
+    /** Removes what the chain installed and releases what it holds; answers what could not be removed. */
+    private List<String> tearDown(Chain chain) {
+        ChainId id = chain.id();
+        List<String> left = new ArrayList<>();
+        Optional<InstalledState> installed = store.installed().get(id).map(Versioned::value);
+        if (installed.isPresent()) {
+            Optional<MetronServer> server = servers.server(installed.get().server());
+            if (server.isEmpty()) {
+                left.add("server " + installed.get().server() + " is no longer registered");
+            } else {
+                left.addAll(deployer.undeploy(installed.get(), server.get()));
+            }
+        }
+        if (left.isEmpty()) {
+            releasePlacement(id);
+        }
+        return left;
+    }
+
+    private void releasePlacement(ChainId id) {
+        store.installed().remove(id);
+        store.placements().remove(id);
+        store.backups().remove(id);
+        tags.release(id);
+    }
+
+    private Chain transition(Chain c, ChainState next) {
+        Chain n = c.withState(next, "");
+        store.chains().put(c.id(), n);
+        return n;
+    }
+
+    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
+        List<GroupAssignment> groups = new ArrayList<>();
+        List<ClassGroup> cgs = oc.compiled().groups();
+        for (int g = 0; g < cgs.size(); g++) {
+            // groups share the reserved cores round-robin; scaling gives a group its own core later
+            int core = sc.cores().get(g % sc.cores().size());
+            groups.add(new GroupAssignment(groupId(cgs.get(g)), groupTags.get(g), core, cgs.get(g).classIds()));
+        }
+        return new Placement(id, sc.server().id(), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
+                oc.profile().name(), groups);
+    }
+
+    static String groupId(ClassGroup g) {
+        return "g" + g.id();
+    }
+
+    /** Cores promised to placed chains, per server. */
+    private Set<Integer> reservedCores(DeviceId server) {
+        Set<Integer> out = new HashSet<>();
+        store.placements().snapshot().values().stream().filter(p -> p.server().equals(server))
+                .forEach(p -> out.addAll(p.cores()));
+        return out;
+    }
+
+    private Object lock(ChainId id) {
+        return locks.computeIfAbsent(id, k -> new Object());
+    }
+
+    private void requireLeader(ChainId id) {
+        if (!leadership.actsFor(id)) {
+            throw new MetronException(Fault.NOT_LEADER, "another controller instance acts for chain " + id);
+        }
+    }
+
+    private Chain existing(ChainId id) {
+        return store.chains().get(id).map(Versioned::value).orElseThrow(() ->
+                new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
+    }
+
+    // ---- queries ---------------------------------------------------------------------------------------------
+
+    @Override
+    public Collection<Chain> chains() {
+        return store.chains().snapshot().values().stream().sorted(Comparator.comparing(Chain::id))
+                .collect(Collectors.toList());
+    }
+
+    @Override
+    public Optional<Chain> chain(ChainId id) {
+        return store.chains().get(id).map(Versioned::value);
+    }
+
+    @Override
+    public List<TrafficClassInfo> trafficClasses(ChainId id) {
+        Chain chain = existing(id);
+        Optional<Placement> p = placement(id);
+        CompiledChain cc = compiledFor(chain, p);
+        Map<Integer, GroupAssignment> byClass = new HashMap<>();
+        p.ifPresent(pl -> pl.groups().forEach(g -> g.classIds().forEach(c -> byClass.put(c, g))));
+        Set<Integer> grouped = new HashSet<>();
+        cc.groups().forEach(g -> grouped.addAll(g.classIds()));
+        List<TrafficClassInfo> out = new ArrayList<>();
+        for (TrafficClass tc : cc.classes()) {
+            GroupAssignment g = byClass.get(tc.id());
+            String group = g != null ? g.groupId() : cc.groups().stream().filter(x -> x.classIds().contains(tc.id()))
+                    .findFirst().map(ChainManager::groupId).orElse("");
+            out.add(new TrafficClassInfo(id, tc.id(), String.join(" and ", tc.filters()), group,
+                    g == null ? null : g.tag(), g == null ? -1 : g.core(), grouped.contains(tc.id())));
+        }
+        return out;
+    }
+
+    private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {
+        Compiled c = compiled.get(chain.id());
+        if (c != null && c.version <= chain.version() && p.isPresent()) {
+            return c.chain;
+        }
+        // another instance placed it, or it is not placed: compile again from the stored definition
+        TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
+        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec()).apply(profile);
+        if (p.isPresent()) {
+            compiled.put(chain.id(), new Compiled(chain.version(), cc));
+        }
+        return cc;
+    }
+
+    @Override
+    public Collection<Placement> placements() {
+        return store.placements().snapshot().values();
+    }
+
+    @Override
+    public Optional<Placement> placement(ChainId id) {
+        return store.placements().get(id).map(Versioned::value);
+    }
+
+    @Override
+    public Collection<TagAllocation> tags() {
+        return tags.allocations();
+    }
+
+    @Override
+    public List<ServerInfo> servers() {
+        List<ServerInfo> out = new ArrayList<>();
+        for (MetronServer s : servers.servers()) {
+            try {
+                ServerResources res = s.agent().getResources().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                Stats stats = s.agent().getStats("").get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                Map<Integer, Double> load = new HashMap<>();
+                stats.getCoresList().forEach(c -> load.put(c.getCore(), c.getLoad()));
+                List<ServerInfo.CoreInfo> cores = res.getCoresList().stream()
+                        .map(c -> new ServerInfo.CoreInfo(c.getId(), load.getOrDefault(c.getId(), 0.0),
+                                c.getAvailable(), c.getPipelineId()))
+                        .collect(Collectors.toList());
+                List<ServerInfo.NicInfo> nics = res.getNicsList().stream()
+                        .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules()))
+                        .collect(Collectors.toList());
+                out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
+            } catch (Exception e) {
+                out.add(new ServerInfo(s.id(), s.agent().target(), false, Errors.message(e), List.of(), List.of()));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public List<RuleInfo> rules(DeviceId device) {
+        List<RuleInfo> out = new ArrayList<>();
+        Map<DeviceId, Map<FlowId, FlowEntry>> counters = new HashMap<>();
+        for (InstalledState st : store.installed().snapshot().values()) {
+            for (InstalledRule r : st.switchRules()) {
+                DeviceId dev = r.rule().deviceId();
+                if (device != null && !device.equals(dev)) {
+                    continue;
+                }
+                FlowEntry e = counters.computeIfAbsent(dev, k -> switches.entries(k).stream()
+                        .collect(Collectors.toMap(FlowEntry::id, x -> x, (a, b) -> a))).get(r.rule().id());
+                out.add(new RuleInfo(st.chainId(), r.role(), r.rule(), e == null ? -1 : e.packets(),
+                        e == null ? -1 : e.bytes()));
+            }
+        }
+        return out;
+    }
+}

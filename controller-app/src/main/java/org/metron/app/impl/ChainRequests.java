@@ -1,0 +1,95 @@
+package org.metron.app.impl;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.TagType;
+import org.metron.synth.ChainSpec;
+import org.metron.synth.Deployment;
+import org.metron.synth.SynthesisException;
+import org.onosproject.net.ConnectPoint;
+
+import java.util.List;
+
+/**
+ * Turns an operator's request body into a {@link ParsedChain}: detects the original Metron netcfg format and
+ * translates it ({@link NetcfgTranslator}), reads the chain with the synthesizer's parser (the schema's one
+ * owner) and checks the deployment fields the controller needs.
+ */
+public final class ChainRequests {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private ChainRequests() {
+    }
+
+    /**
+     * Parses one chain.
+     *
+     * @param body request body
+     * @return the parsed chain
+     * @throws MetronException INVALID_JSON (with line:col) or INVALID_CHAIN (naming the field/NF)
+     */
+    public static ParsedChain parse(String body) {
+        JsonNode root = readTree(body);
+        String json = body;
+        if (NetcfgTranslator.isNetcfg(root)) {
+            List<String> chains = NetcfgTranslator.translate(root);
+            if (chains.size() != 1) {
+                throw new MetronException(Fault.INVALID_CHAIN, "netcfg request must add exactly one service "
+                        + "chain, found " + chains.size());
+            }
+            json = chains.get(0);
+        }
+        ChainSpec spec;
+        try {
+            spec = ChainSpec.fromJson(json);
+        } catch (SynthesisException e) {
+            throw new MetronException(Fault.INVALID_CHAIN, e.getMessage(), e);
+        }
+        ChainId id = ChainId.of(spec.name());
+        return new ParsedChain(id, spec, deployment(spec.deployment()));
+    }
+
+    /** Reads JSON, mapping syntax errors to INVALID_JSON with the position. */
+    static JsonNode readTree(String body) {
+        if (body == null || body.isBlank()) {
+            throw new MetronException(Fault.INVALID_JSON, "request body is empty, expected a chain JSON object");
+        }
+        try {
+            JsonNode root = MAPPER.readTree(body);
+            if (root == null || !root.isObject()) {
+                throw new MetronException(Fault.INVALID_JSON, "request body must be a JSON object");
+            }
+            return root;
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            String where = at == null ? "" : " at line " + at.getLineNr() + ":" + at.getColumnNr();
+            throw new MetronException(Fault.INVALID_JSON, "invalid JSON" + where + ": " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static DeploymentSpec deployment(Deployment d) {
+        ConnectPoint in = point(d.ingressPoint().orElse(null), "deployment.ingressPoint");
+        ConnectPoint out = point(d.egressPoint().orElse(null), "deployment.egressPoint");
+        return new DeploymentSpec(d.tagType() == Deployment.TagType.MAC ? TagType.MAC : TagType.VLAN,
+                d.cpuCores(), d.maxCpuCores(), d.autoScale(), in, out, d.nics());
+    }
+
+    private static ConnectPoint point(String text, String field) {
+        if (text == null) {
+            throw new MetronException(Fault.INVALID_CHAIN, field + " is required (a connect point such as "
+                    + "\"of:0000000000000001/1\")");
+        }
+        try {
+            return ConnectPoint.deviceConnectPoint(text);
+        } catch (IllegalArgumentException e) {
+            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' is not a connect point "
+                    + "(device/port, e.g. \"of:0000000000000001/1\")", e);
+        }
+    }
+}

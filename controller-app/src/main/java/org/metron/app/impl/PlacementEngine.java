@@ -1,0 +1,233 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.Core;
+import org.metron.agent.v1.CoreStats;
+import org.metron.agent.v1.Nic;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.Stats;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.spi.DeviceRole;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.NetworkDevice;
+import org.metron.app.spi.NetworkView;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.TargetProfile;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Decides where a chain runs (paper §placement). Servers: power of two random choices — query the load of
+ * two random servers, take the less loaded one that has the free cores and NICs, otherwise discard both and
+ * draw again. Then the offload device: the first programmable device on the ingress→server path whose
+ * profile and free rule capacity fit the chain's offload rules.
+ */
+public final class PlacementEngine {
+    private final ServerRegistry servers;
+    private final NetworkView network;
+    private final SwitchProgrammer switches;
+    private final Random random;
+    private final Duration agentTimeout;
+
+    /**
+     * @param random       source of the random draws (seed it in tests for reproducible choices)
+     * @param agentTimeout how long to wait for one agent's answer before counting it unreachable
+     */
+    public PlacementEngine(ServerRegistry servers, NetworkView network, SwitchProgrammer switches, Random random,
+                           Duration agentTimeout) {
+        this.servers = Objects.requireNonNull(servers);
+        this.network = Objects.requireNonNull(network);
+        this.switches = Objects.requireNonNull(switches);
+        this.random = Objects.requireNonNull(random);
+        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+    }
+
+    /**
+     * Picks a server, a NIC (and egress NIC) and free cores for a chain.
+     *
+     * @param coresNeeded   cores to reserve
+     * @param reservedCores cores already promised to other chains by placements the agent may not report yet
+     * @throws MetronException IMPOSSIBLE_PLACEMENT listing why each server was rejected, or AGENT_FAILURE when
+     *                         every server was rejected because its agent could not be reached
+     */
+    public ServerChoice chooseServer(ChainId chain, DeploymentSpec d, int coresNeeded,
+                                     Function<DeviceId, Set<Integer>> reservedCores) {
+        List<MetronServer> candidates = new ArrayList<>(servers.servers());
+        if (candidates.isEmpty()) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no Metron server registered");
+        }
+        Map<DeviceId, String> rejected = new LinkedHashMap<>();
+        int unreachable = 0;
+        int queried = 0;
+        while (!candidates.isEmpty()) {
+            int i = random.nextInt(candidates.size());
+            List<MetronServer> drawn = new ArrayList<>();
+            drawn.add(candidates.get(i));
+            if (candidates.size() > 1) {
+                int j = random.nextInt(candidates.size() - 1);
+                drawn.add(candidates.get(j >= i ? j + 1 : j));
+            }
+            ServerChoice best = null;
+            for (MetronServer s : drawn) {
+                queried++;
+                Probe p = probe(s, d, coresNeeded, reservedCores.apply(s.id()));
+                if (p.choice == null) {
+                    rejected.put(s.id(), p.reason);
+                    unreachable += p.unreachable ? 1 : 0;
+                } else if (best == null || p.choice.load() < best.load()) {
+                    best = p.choice;
+                }
+            }
+            if (best != null) {
+                return new ServerChoice(best.server(), best.nic(), best.egressNic(), best.cores(), best.tagsInUse(),
+                        best.load(), queried, best.nicRules());
+            }
+            candidates.removeAll(drawn);
+        }
+        String reasons = rejected.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
+                .collect(Collectors.joining("; "));
+        Fault fault = unreachable == rejected.size() ? Fault.AGENT_FAILURE : Fault.IMPOSSIBLE_PLACEMENT;
+        throw new MetronException(fault, "chain " + chain + " needs " + coresNeeded + " free cores and "
+                + d.nics() + " NIC(s) reachable from " + d.ingressPoint() + "; no server fits: " + reasons);
+    }
+
+    /** One server's answer to "can you take it?". */
+    private static final class Probe {
+        final ServerChoice choice;
+        final String reason;
+        final boolean unreachable;
+
+        Probe(ServerChoice choice, String reason, boolean unreachable) {
+            this.choice = choice;
+            this.reason = reason;
+            this.unreachable = unreachable;
+        }
+    }
+
+    private Probe probe(MetronServer s, DeploymentSpec d, int coresNeeded, Set<Integer> reserved) {
+        ServerResources res;
+        Stats stats;
+        try {
+            res = s.agent().getResources().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            stats = s.agent().getStats("").get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            return new Probe(null, "agent " + s.agent().target() + " unreachable: " + Errors.message(e), true);
+        }
+        List<Integer> free = res.getCoresList().stream()
+                .filter(c -> c.getAvailable() && c.getPipelineId().isEmpty() && !reserved.contains(c.getId()))
+                .map(Core::getId).sorted().collect(Collectors.toList());
+        if (free.size() < coresNeeded) {
+            return new Probe(null, free.size() + " free cores", false);
+        }
+        List<String> usable = new ArrayList<>();
+        String nic = null;
+        boolean nicRules = false;
+        for (Nic n : res.getNicsList()) {
+            Optional<ConnectPoint> at = s.attachment(n.getName());
+            if (!n.getLinkUp() || at.isEmpty()) {
+                continue;
+            }
+            usable.add(n.getName());
+            if (nic == null && network.path(d.ingressPoint(), at.get()).isPresent()) {
+                nic = n.getName();
+                nicRules = n.getMaxNicRules() > 0;
+            }
+        }
+        if (usable.size() < d.nics() || nic == null) {
+            return new Probe(null, usable.size() + " usable NICs" + (nic == null ? ", none reachable from "
+                    + d.ingressPoint() : ""), false);
+        }
+        String egressNic = null;
+        for (String n : usable) {
+            boolean other = d.nics() < 2 ? n.equals(nic) : !n.equals(nic);
+            if (other && network.path(s.attachment(n).get(), d.egressPoint()).isPresent()) {
+                egressNic = n;
+                break;
+            }
+        }
+        if (egressNic == null) {
+            return new Probe(null, "no NIC with a path to egress " + d.egressPoint(), false);
+        }
+        double load = stats.getCoresList().stream().mapToDouble(CoreStats::getLoad).average().orElse(0);
+        return new Probe(new ServerChoice(s, nic, egressNic, free.subList(0, coresNeeded),
+                new HashSet<>(res.getTagsInUseList()), load, 0, nicRules), "", false);
+    }
+
+    /**
+     * Picks the offload device on the path from the ingress point to the server NIC's switch port.
+     *
+     * @param compile the chain compiled for a target profile (callers memoize: it is asked per candidate)
+     * @throws MetronException IMPOSSIBLE_PLACEMENT when there is no path or no programmable device can hold
+     *                         even the software-classification rule
+     */
+    public OffloadChoice chooseOffload(ChainId chain, ConnectPoint ingress, ConnectPoint attachment,
+                                       Function<TargetProfile, CompiledChain> compile) {
+        List<Link> path = network.path(ingress, attachment).orElseThrow(() -> new MetronException(
+                Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path from " + ingress + " to " + attachment));
+        List<DeviceId> devices = new ArrayList<>();
+        devices.add(ingress.deviceId());
+        path.forEach(l -> devices.add(l.dst().deviceId()));
+
+        OffloadChoice chosen = null;
+        List<DeviceId> backups = new ArrayList<>();
+        List<String> backupProfiles = new ArrayList<>();
+        for (boolean fallback : new boolean[]{false, true}) {
+            for (int pos = 0; pos < devices.size(); pos++) {
+                Optional<NetworkDevice> nd = network.device(devices.get(pos));
+                if (nd.isEmpty() || !nd.get().role().programmable()) {
+                    continue;
+                }
+                int freeRules = nd.get().ruleCapacity() - switches.ruleCount(nd.get().id());
+                TargetProfile profile = (fallback ? TargetProfile.NONE : profileFor(nd.get().role()))
+                        .withCapacity(Math.max(0, freeRules));
+                CompiledChain compiled = compile.apply(profile);
+                if (RulePlanner.offloadRuleCount(compiled) > freeRules) {
+                    continue;
+                }
+                if (chosen == null) {
+                    chosen = new OffloadChoice(nd.get().id(), profile, compiled, path, pos, List.of(), List.of());
+                } else if (!backups.contains(nd.get().id()) && !nd.get().id().equals(chosen.device())) {
+                    backups.add(nd.get().id());
+                    backupProfiles.add(profile.name());
+                }
+            }
+        }
+        if (chosen == null) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no programmable device "
+                    + "with free rule capacity on the path " + devices + " from " + ingress + " to " + attachment);
+        }
+        return new OffloadChoice(chosen.device(), chosen.profile(), chosen.compiled(), path, chosen.position(),
+                backups, backupProfiles);
+    }
+
+    /** The synthesizer profile for a device role. */
+    static TargetProfile profileFor(DeviceRole role) {
+        switch (role) {
+            case OPENFLOW_SWITCH:
+                return TargetProfile.OPENFLOW13;
+            case P4_TAGGER:
+                return TargetProfile.P4_TAGGER;
+            default:
+                return TargetProfile.NONE;
+        }
+    }
+}

@@ -1,0 +1,345 @@
+package org.metron.app.impl;
+
+import com.google.common.hash.Hashing;
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.Egress;
+import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.NicAction;
+import org.metron.agent.v1.NicMatch;
+import org.metron.agent.v1.NicRule;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo.Role;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagType;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.NetworkView;
+import org.metron.app.store.InstalledRule;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.HeaderWrite;
+import org.metron.synth.MatchField;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RuleAction;
+import org.metron.synth.TrafficClass;
+import org.onlab.packet.VlanId;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.DefaultFlowRule;
+import org.onosproject.net.flow.DefaultTrafficSelector;
+import org.onosproject.net.flow.DefaultTrafficTreatment;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.TrafficSelector;
+import org.onosproject.net.flow.TrafficTreatment;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
+ * priorities that keep the synthesizer's first-match order, transit rules along the path to the server,
+ * return rules from the server (and from the offload device, for classes that need no server) to the egress
+ * point, NIC rules tag → queue, and the pipeline request. Pure: touches no device.
+ */
+public final class RulePlanner {
+    /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
+    public static final int OFFLOAD_BASE = 1000;
+    /** Highest priority an offload rule may get. */
+    public static final int OFFLOAD_MAX = 59_999;
+    /** Forwards tagged traffic toward the server. */
+    public static final int TRANSIT_PRIORITY = 60_000;
+    /** Forwards the chain's output toward its egress; above transit because the egress marker also carries
+     *  the group bits that transit rules match. */
+    public static final int RETURN_PRIORITY = 61_000;
+    /** Carries all ingress traffic through programmable devices before the offload device. */
+    public static final int PRE_TRANSIT_PRIORITY = 100;
+
+    private final ApplicationId appId;
+    private final NetworkView network;
+
+    public RulePlanner(ApplicationId appId, NetworkView network) {
+        this.appId = Objects.requireNonNull(appId);
+        this.network = Objects.requireNonNull(network);
+    }
+
+    /** Rules the offload device must hold for a compiled chain (at least the catch-all to software). */
+    static int offloadRuleCount(CompiledChain c) {
+        return Math.max(1, c.offloadRules().size());
+    }
+
+    /**
+     * Maps synthesizer priorities (higher wins, equal = disjoint) to OpenFlow priorities preserving both the
+     * order and the equalities.
+     *
+     * @return one priority per rule, same order as {@code rules}
+     */
+    static int[] priorities(List<OffloadRule> rules) {
+        TreeSet<Integer> levels = new TreeSet<>();
+        rules.forEach(r -> levels.add(r.priority()));
+        if (levels.size() > OFFLOAD_MAX - OFFLOAD_BASE + 1) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, levels.size() + " distinct rule priorities "
+                    + "exceed the " + (OFFLOAD_MAX - OFFLOAD_BASE + 1) + " OpenFlow priorities Metron uses");
+        }
+        Map<Integer, Integer> rank = new HashMap<>();
+        int i = 0;
+        for (int level : levels) {
+            rank.put(level, OFFLOAD_BASE + i++);
+        }
+        int[] out = new int[rules.size()];
+        for (int k = 0; k < rules.size(); k++) {
+            out[k] = rank.get(rules.get(k).priority());
+        }
+        return out;
+    }
+
+    /**
+     * Builds the plan.
+     *
+     * @param nicRules whether the server NIC has a rule table for tag → queue rules
+     */
+    public DeploymentPlan plan(ChainId chain, DeploymentSpec d, Placement placement, MetronServer server,
+                               boolean nicRules, OffloadChoice offload) {
+        CompiledChain compiled = offload.compiled();
+        ConnectPoint attachment = server.attachment(placement.nic()).orElseThrow(() -> new MetronException(
+                Fault.INTERNAL, "server " + server.id() + " NIC " + placement.nic() + " is not cabled"));
+        ConnectPoint egressAttachment = server.attachment(placement.egressNic()).orElseThrow(() ->
+                new MetronException(Fault.INTERNAL, "server " + server.id() + " NIC " + placement.egressNic()
+                        + " is not cabled"));
+        Map<Integer, GroupAssignment> byClass = new HashMap<>();
+        GroupAssignment classifier = null;
+        for (int g = 0; g < compiled.groups().size(); g++) {
+            ClassGroup cg = compiled.groups().get(g);
+            GroupAssignment ga = placement.groups().get(g);
+            cg.classIds().forEach(c -> byClass.put(c, ga));
+            if (cg.classifies()) {
+                classifier = ga;
+            }
+        }
+        Tag marker = placement.groups().isEmpty() ? null : placement.groups().get(0).tag();
+
+        List<Link> path = offload.path();
+        List<DeviceId> devices = new ArrayList<>();
+        devices.add(d.ingressPoint().deviceId());
+        path.forEach(l -> devices.add(l.dst().deviceId()));
+        int pos = offload.position();
+        Map<DeviceId, List<InstalledRule>> rules = new LinkedHashMap<>();
+
+        // return path first, then transit from the server backwards: downstream exists before upstream sends
+        if (marker != null) {
+            returnRules(egressAttachment, d.egressPoint(), marker, false, rules);
+        }
+        for (int i = devices.size() - 1; i > pos; i--) {
+            PortNumber in = path.get(i - 1).dst().port();
+            PortNumber out = i < devices.size() - 1 ? path.get(i).src().port() : attachment.port();
+            for (GroupAssignment ga : placement.groups()) {
+                add(rules, devices.get(i), Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
+                        DefaultTrafficTreatment.builder().setOutput(out));
+            }
+        }
+        for (int i = pos - 1; i >= 0; i--) {
+            if (network.device(devices.get(i)).map(n -> n.role().programmable()).orElse(false)) {
+                PortNumber in = i == 0 ? d.ingressPoint().port() : path.get(i - 1).dst().port();
+                add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
+                        DefaultTrafficSelector.builder().matchInPort(in),
+                        DefaultTrafficTreatment.builder().setOutput(path.get(i).src().port()));
+            }
+        }
+
+        // offload device, last
+        DeviceId od = devices.get(pos);
+        PortNumber arrival = pos == 0 ? d.ingressPoint().port() : path.get(pos - 1).dst().port();
+        PortNumber towardServer = pos < devices.size() - 1 ? path.get(pos).src().port() : attachment.port();
+        List<OffloadRule> offloadRules = compiled.offloadRules();
+        if (offloadRules.isEmpty()) {
+            if (classifier == null) {
+                throw new MetronException(Fault.INTERNAL, "chain " + chain + " has no offload rules and no "
+                        + "classifying group");
+            }
+            add(rules, od, Role.OFFLOAD, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(arrival),
+                    tagTreatment(classifier.tag(), Tag.UNCLASSIFIED_CLASS).setOutput(towardServer));
+        } else {
+            int[] prio = priorities(offloadRules);
+            ConnectPoint from = new ConnectPoint(od, arrival);
+            for (int k = 0; k < offloadRules.size(); k++) {
+                OffloadRule r = offloadRules.get(k);
+                String where = "chain " + chain + " offload rule " + k + " (" + r + ")";
+                TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
+                OffloadRuleTranslator.match(r.match(), sel, where);
+                add(rules, od, Role.OFFLOAD, prio[k], sel,
+                        treatment(r, where, byClass, classifier, marker, towardServer, from, d, rules));
+            }
+        }
+        // make the offload device's batch the last one installed
+        List<InstalledRule> last = rules.remove(od);
+        rules.put(od, last);
+
+        return new DeploymentPlan(chain, server, rules, nicRules ? nicRules(chain, placement) : List.of(),
+                pipeline(chain, placement, compiled, marker));
+    }
+
+    private TrafficTreatment.Builder treatment(OffloadRule r, String where, Map<Integer, GroupAssignment> byClass,
+                                               GroupAssignment classifier, Tag marker, PortNumber towardServer,
+                                               ConnectPoint from, DeploymentSpec d,
+                                               Map<DeviceId, List<InstalledRule>> rules) {
+        RuleAction a = r.action();
+        switch (a.type()) {
+            case DROP:
+                return DefaultTrafficTreatment.builder().drop();
+            case TO_SERVER: {
+                int cls = a.classId();
+                GroupAssignment ga = cls == TrafficClass.UNCLASSIFIED ? classifier : byClass.get(cls);
+                if (ga == null) {
+                    throw new MetronException(Fault.INTERNAL, where + ": class " + cls + " is in no group");
+                }
+                return tagTreatment(ga.tag(), cls).setOutput(towardServer);
+            }
+            case TO_EGRESS: {
+                if (marker == null) {
+                    throw new MetronException(Fault.INTERNAL, where + ": chain has no group to mark egress");
+                }
+                TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
+                // the marker first: a rule's own dst MAC write (rare) then wins and the path rules don't apply
+                if (marker.type() == TagType.VLAN) {
+                    t.pushVlan().setVlanId(VlanId.vlanId((short) marker.group()));
+                }
+                t.setEthDst(marker.egressMac());
+                int proto = r.match().ipProto().orElse(-1);
+                for (HeaderWrite w : a.writes()) {
+                    OffloadRuleTranslator.write(w, proto, t, where);
+                }
+                if (a.decTtl()) {
+                    t.decNwTtl();
+                }
+                PortNumber out = returnRules(from, d.egressPoint(), marker, true, rules);
+                return t.setOutput(out);
+            }
+            default:
+                throw new MetronException(Fault.INTERNAL, where + ": unknown action " + a.type());
+        }
+    }
+
+    /**
+     * Adds RETURN rules forwarding marked packets from {@code from} to {@code egress} on every programmable
+     * device of the path.
+     *
+     * @param skipFirst the first device is the offload device, whose own rule outputs the packet
+     * @return the output port on the first device
+     */
+    private PortNumber returnRules(ConnectPoint from, ConnectPoint egress, Tag marker, boolean skipFirst,
+                                   Map<DeviceId, List<InstalledRule>> rules) {
+        List<Link> path = network.path(from, egress).orElseThrow(() -> new MetronException(
+                Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
+        PortNumber in = from.port();
+        PortNumber firstOut = path.isEmpty() ? egress.port() : path.get(0).src().port();
+        for (int i = 0; i <= path.size(); i++) {
+            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
+            PortNumber out = i < path.size() ? path.get(i).src().port() : egress.port();
+            boolean programmable = network.device(dev).map(n -> n.role().programmable()).orElse(false);
+            if (programmable && !(skipFirst && i == 0)) {
+                TrafficSelector.Builder sel = markerSelector(marker).matchInPort(in);
+                TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
+                if (i == path.size() && marker.type() == TagType.VLAN) {
+                    t.popVlan();
+                }
+                add(rules, dev, Role.RETURN, RETURN_PRIORITY, sel, t.setOutput(out));
+            }
+            if (i < path.size()) {
+                in = path.get(i).dst().port();
+            }
+        }
+        return firstOut;
+    }
+
+    private static TrafficSelector.Builder tagSelector(Tag tag) {
+        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
+        return tag.type() == TagType.VLAN ? sel.matchVlanId(VlanId.vlanId((short) tag.group()))
+                : sel.matchEthDstMasked(tag.groupMac(), Tag.GROUP_MASK);
+    }
+
+    private static TrafficSelector.Builder markerSelector(Tag marker) {
+        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
+        if (marker.type() == TagType.VLAN) {
+            sel.matchVlanId(VlanId.vlanId((short) marker.group()));
+        }
+        return sel.matchEthDst(marker.egressMac());
+    }
+
+    private static TrafficTreatment.Builder tagTreatment(Tag tag, int classIndex) {
+        TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
+        if (tag.type() == TagType.VLAN) {
+            t.pushVlan().setVlanId(VlanId.vlanId((short) tag.group()));
+        }
+        return t.setEthDst(tag.classMac(classIndex));
+    }
+
+    private void add(Map<DeviceId, List<InstalledRule>> rules, DeviceId device, Role role, int priority,
+                     TrafficSelector.Builder sel, TrafficTreatment.Builder treatment) {
+        FlowRule rule = DefaultFlowRule.builder().forDevice(device).forTable(0).withPriority(priority)
+                .withSelector(sel.build()).withTreatment(treatment.build()).fromApp(appId).makePermanent()
+                .build();
+        List<InstalledRule> list = rules.computeIfAbsent(device, k -> new ArrayList<>());
+        // two paths may share a hop: the same selector at the same priority is installed once
+        boolean dup = list.stream().anyMatch(r -> r.rule().id().equals(rule.id()));
+        if (!dup) {
+            list.add(new InstalledRule(role, rule));
+        }
+    }
+
+    private static List<NicRule> nicRules(ChainId chain, Placement p) {
+        List<NicRule> out = new ArrayList<>();
+        for (GroupAssignment ga : p.groups()) {
+            NicMatch.Builder m = NicMatch.newBuilder();
+            if (ga.tag().type() == TagType.VLAN) {
+                m.setVlan(ga.tag().group());
+            } else {
+                m.setEthDst(ga.tag().groupMac().toString()).setEthDstMask(Tag.GROUP_MASK.toString());
+            }
+            out.add(NicRule.newBuilder().setId(nicRuleId(chain, ga.groupId())).setNic(p.nic()).setPriority(0)
+                    .setMatch(m).setAction(NicAction.newBuilder().setQueue(ga.core())).build());
+        }
+        return out;
+    }
+
+    /** Stable 64-bit id of a group's NIC rule: the same chain and group always get the same id. */
+    static long nicRuleId(ChainId chain, String groupId) {
+        return Hashing.murmur3_128().hashString(chain.name() + "/" + groupId, StandardCharsets.UTF_8).asLong();
+    }
+
+    private static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
+        DeployPipelineRequest.Builder req = DeployPipelineRequest.newBuilder().setPipelineId(chain.name())
+                .setIngressNic(p.nic());
+        for (String ignored : compiled.egress()) {
+            Egress.Builder e = Egress.newBuilder().setNic(p.egressNic());
+            if (marker != null) {
+                e.setDstMac(marker.egressMac().toString());
+                if (marker.type() == TagType.VLAN) {
+                    e.setVlan(marker.group());
+                }
+            }
+            req.addEgress(e);
+        }
+        for (int g = 0; g < compiled.groups().size(); g++) {
+            ClassGroup cg = compiled.groups().get(g);
+            GroupAssignment ga = p.groups().get(g);
+            req.addGroups(GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
+                    .setTag(org.metron.agent.v1.Tag.newBuilder().setType(ga.tag().type() == TagType.MAC
+                            ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
+                            .setValue(ga.tag().group()))
+                    .setCore(ga.core()).addAllClassIds(ga.classIds()));
+        }
+        return req.build();
+    }
+}

@@ -1,0 +1,54 @@
+package org.metron.app.store;
+
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.Placement;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.spi.MetronMap;
+import org.metron.app.spi.StoreFactory;
+
+/**
+ * Metron's distributed state: one strongly consistent map per kind, all with {@link MetronSerializers}.
+ * Holds no logic; the managers own the rules about what may be written when.
+ */
+public final class ChainStore {
+    public static final String CHAINS = "metron-chains";
+    public static final String PLACEMENTS = "metron-placements";
+    public static final String TAGS = "metron-tags";
+    public static final String INSTALLED = "metron-installed-rules";
+    public static final String BACKUPS = "metron-backups";
+
+    private final MetronMap<ChainId, Chain> chains;
+    private final MetronMap<ChainId, Placement> placements;
+    private final MetronMap<TagKey, TagAllocation> tags;
+    private final MetronMap<ChainId, InstalledState> installed;
+    private final MetronMap<ChainId, BackupConfiguration> backups;
+
+    public ChainStore(StoreFactory factory) {
+        this.chains = factory.map(CHAINS, MetronSerializers.NAMESPACE);
+        this.placements = factory.map(PLACEMENTS, MetronSerializers.NAMESPACE);
+        this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
+        this.installed = factory.map(INSTALLED, MetronSerializers.NAMESPACE);
+        this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
+    }
+
+    public MetronMap<ChainId, Chain> chains() {
+        return chains;
+    }
+
+    public MetronMap<ChainId, Placement> placements() {
+        return placements;
+    }
+
+    public MetronMap<TagKey, TagAllocation> tags() {
+        return tags;
+    }
+
+    public MetronMap<ChainId, InstalledState> installed() {
+        return installed;
+    }
+
+    public MetronMap<ChainId, BackupConfiguration> backups() {
+        return backups;
+    }
+}
