@@ -1,0 +1,120 @@
+#include "control/agent_service.h"
+
+#include <chrono>
+
+#include "control/load_report.h"
+#include "control/request_validation.h"
+
+namespace metron {
+namespace {
+
+// How often a waiting StreamLoad notices that its client went away.
+constexpr std::chrono::milliseconds kCancelPoll{20};
+
+template <typename Req, typename Reply, typename Call>
+grpc::Status Checked(const Req& req, Reply* reply, std::mutex& mu, Call call) {
+  grpc::Status s = ValidateRequest(req);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu);
+  return call(req, reply);
+}
+
+}  // namespace
+
+void AgentService::EndStreams() {
+  {
+    std::lock_guard<std::mutex> lock(stream_mu_);
+    ending_ = true;
+  }
+  stream_cv_.notify_all();
+}
+
+grpc::Status AgentService::GetResources(grpc::ServerContext*, const pb::GetResourcesRequest* req,
+                                        pb::ServerResources* out) {
+  return backend_->GetResources(*req, out);
+}
+
+grpc::Status AgentService::Health(grpc::ServerContext*, const pb::HealthRequest* req, pb::HealthReply* out) {
+  return backend_->Health(*req, out);
+}
+
+grpc::Status AgentService::DeployPipeline(grpc::ServerContext*, const pb::DeployPipelineRequest* req,
+                                          pb::PipelineStatus* out) {
+  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->DeployPipeline(r, o); });
+}
+
+grpc::Status AgentService::UpdatePipeline(grpc::ServerContext*, const pb::UpdatePipelineRequest* req,
+                                          pb::PipelineStatus* out) {
+  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->UpdatePipeline(r, o); });
+}
+
+grpc::Status AgentService::RemovePipeline(grpc::ServerContext*, const pb::RemovePipelineRequest* req,
+                                          pb::RemovePipelineReply* out) {
+  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->RemovePipeline(r, o); });
+}
+
+grpc::Status AgentService::ListPipelines(grpc::ServerContext*, const pb::ListPipelinesRequest* req,
+                                         pb::ListPipelinesReply* out) {
+  return backend_->ListPipelines(*req, out);
+}
+
+grpc::Status AgentService::InstallNicRules(grpc::ServerContext*, const pb::NicRuleBatch* req, pb::NicRuleReply* out) {
+  return Checked(*req, out, nic_rules_mu_, [this](const auto& r, auto* o) { return backend_->InstallNicRules(r, o); });
+}
+
+grpc::Status AgentService::RemoveNicRules(grpc::ServerContext*, const pb::NicRuleIds* req, pb::NicRuleReply* out) {
+  return Checked(*req, out, nic_rules_mu_, [this](const auto& r, auto* o) { return backend_->RemoveNicRules(r, o); });
+}
+
+grpc::Status AgentService::ListNicRules(grpc::ServerContext*, const pb::ListNicRulesRequest* req,
+                                        pb::NicRuleList* out) {
+  return backend_->ListNicRules(*req, out);
+}
+
+grpc::Status AgentService::GetStats(grpc::ServerContext*, const pb::StatsRequest* req, pb::Stats* out) {
+  return backend_->GetStats(*req, out);
+}
+
+grpc::Status AgentService::StreamLoad(grpc::ServerContext* ctx, const pb::LoadStreamRequest* req,
+                                      grpc::ServerWriter<pb::Stats>* writer) {
+  std::chrono::milliseconds interval;
+  grpc::Status s = LoadInterval(*req, &interval);
+  if (!s.ok()) return s;
+  const pb::StatsRequest everything;
+  pb::Stats prev;
+  bool have_prev = false;
+  // Ticks are scheduled from the start, so a slow GetStats does not make the reports drift.
+  auto next = std::chrono::steady_clock::now();
+  while (true) {
+    pb::Stats stats;
+    s = backend_->GetStats(everything, &stats);
+    if (!s.ok()) return s;
+    if (have_prev) SetIntervalLoad(prev, &stats);
+    if (!writer->Write(stats)) return grpc::Status::OK;  // client gone
+    prev = std::move(stats);
+    have_prev = true;
+    next += interval;
+    std::unique_lock<std::mutex> lock(stream_mu_);
+    while (!ending_ && !ctx->IsCancelled()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next) break;
+      stream_cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(next - now, kCancelPoll));
+    }
+    if (ending_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent control server is shutting down");
+    if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+  }
+}
+
+grpc::Status AgentService::ExportState(grpc::ServerContext*, const pb::ExportStateRequest* req,
+                                       pb::StateSnapshot* out) {
+  grpc::Status s = ValidateRequest(*req);
+  if (!s.ok()) return s;
+  return backend_->ExportState(*req, out);
+}
+
+grpc::Status AgentService::ImportState(grpc::ServerContext*, const pb::ImportStateRequest* req,
+                                       pb::ImportStateReply* out) {
+  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->ImportState(r, o); });
+}
+
+}  // namespace metron
