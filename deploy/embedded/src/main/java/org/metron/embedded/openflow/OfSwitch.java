@@ -1,0 +1,267 @@
+package org.metron.embedded.openflow;
+
+import io.netty.channel.Channel;
+import org.projectfloodlight.openflow.protocol.OFBarrierReply;
+import org.projectfloodlight.openflow.protocol.OFErrorMsg;
+import org.projectfloodlight.openflow.protocol.OFFactory;
+import org.projectfloodlight.openflow.protocol.OFFlowMod;
+import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFFlowStatsReply;
+import org.projectfloodlight.openflow.protocol.OFMessage;
+import org.projectfloodlight.openflow.protocol.OFPortDesc;
+import org.projectfloodlight.openflow.protocol.OFPortStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFPortStatsReply;
+import org.projectfloodlight.openflow.protocol.OFStatsReply;
+import org.projectfloodlight.openflow.protocol.OFStatsReplyFlags;
+import org.projectfloodlight.openflow.protocol.OFStatsRequest;
+import org.projectfloodlight.openflow.types.DatapathId;
+import org.projectfloodlight.openflow.types.OFGroup;
+import org.projectfloodlight.openflow.types.OFPort;
+import org.projectfloodlight.openflow.types.TableId;
+import org.projectfloodlight.openflow.types.U64;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+/**
+ * One connected OpenFlow 1.3 switch, after the handshake. Requests are matched to replies by xid; every
+ * request future completes within {@link #deadlineMs} or fails naming the switch and the request.
+ * Thread-safe: any thread may send; replies are dispatched on the channel's event loop.
+ */
+public final class OfSwitch {
+    private final Channel channel;
+    private final DatapathId dpid;
+    private final OFFactory factory;
+    private final ScheduledExecutorService timer;
+    private final long deadlineMs;
+    private final AtomicInteger xids = new AtomicInteger(0x1000);
+    private final AtomicInteger bundleIds = new AtomicInteger(1);
+    private final Map<Integer, Pending> pending = new ConcurrentHashMap<>();
+    private final Map<Integer, String> errors = new ConcurrentHashMap<>();
+    private final Map<Integer, OFPortDesc> ports = new ConcurrentHashMap<>();
+
+    /** A request awaiting its reply (multipart replies accumulate until the MORE flag clears). */
+    private static final class Pending {
+        final CompletableFuture<List<Object>> future = new CompletableFuture<>();
+        final List<Object> parts = new ArrayList<>();
+        final String what;
+
+        Pending(String what) {
+            this.what = what;
+        }
+    }
+
+    OfSwitch(Channel channel, DatapathId dpid, OFFactory factory, Collection<OFPortDesc> ports,
+             ScheduledExecutorService timer, long deadlineMs) {
+        this.channel = channel;
+        this.dpid = dpid;
+        this.factory = factory;
+        this.timer = timer;
+        this.deadlineMs = deadlineMs;
+        ports.forEach(p -> this.ports.put(p.getPortNo().getPortNumber(), p));
+    }
+
+    public DatapathId dpid() {
+        return dpid;
+    }
+
+    /** The ONOS device id string of this switch, "of:" + 16 hex digits. */
+    public String deviceId() {
+        return "of:" + dpid.toString().replace(":", "");
+    }
+
+    public OFFactory factory() {
+        return factory;
+    }
+
+    public boolean isConnected() {
+        return channel.isActive();
+    }
+
+    /** Current port descriptions (kept up to date by PORT_STATUS messages), by port number. */
+    public Map<Integer, OFPortDesc> ports() {
+        return Map.copyOf(ports);
+    }
+
+    int nextXid() {
+        return xids.incrementAndGet();
+    }
+
+    // ---- requests ---------------------------------------------------------------------------------------
+
+    /** Sends flow mods then a barrier; fails naming the first rejected flow mod when the switch refuses any. */
+    public CompletableFuture<Void> send(List<OFFlowMod> mods) {
+        List<Integer> modXids = new ArrayList<>(mods.size());
+        for (OFFlowMod mod : mods) {
+            int xid = nextXid();
+            modXids.add(xid);
+            channel.write(mod.createBuilder().setXid(xid).build());
+        }
+        return barrier().thenApply(v -> {
+            failOnErrors(modXids, mods, "flow mod");
+            return null;
+        });
+    }
+
+    /**
+     * Installs flow mods atomically through an ONF bundle: open, add each, then a barrier so every add has
+     * been validated; any add error discards the bundle (an OVS bundle with a rejected add would otherwise
+     * commit the rest); else commit. Completes when the commit is acknowledged.
+     */
+    public CompletableFuture<Void> sendAtomically(List<OFFlowMod> mods) {
+        int bundle = bundleIds.getAndIncrement();
+        int flags = OnfBundle.FLAGS_ATOMIC_ORDERED;
+        CompletableFuture<List<Object>> opened = request(nextXid(), "bundle open",
+                xid -> OnfBundle.control(channel.alloc(), xid, bundle, OnfBundle.OPEN_REQUEST, flags));
+        List<Integer> modXids = new ArrayList<>(mods.size());
+        for (OFFlowMod mod : mods) {
+            int xid = nextXid();  // OVS requires the inner message's xid to equal the bundle-add's
+            modXids.add(xid);
+            channel.write(OnfBundle.add(channel.alloc(), xid, bundle, flags, mod.createBuilder().setXid(xid).build()));
+        }
+        // Pipelined: open, adds and the barrier go out together; one round trip validates them all.
+        CompletableFuture<Void> validated = barrier();
+        return opened.thenCompose(open -> validated).thenCompose(v -> {
+            try {
+                failOnErrors(modXids, mods, "bundled flow mod");
+            } catch (OpenFlowException e) {
+                return control(bundle, OnfBundle.DISCARD_REQUEST, "bundle discard").handle((r, t) -> {
+                    throw e;
+                });
+            }
+            return control(bundle, OnfBundle.COMMIT_REQUEST, "bundle commit").thenApply(r -> null);
+        });
+    }
+
+    private CompletableFuture<List<Object>> control(int bundle, int type, String what) {
+        return request(nextXid(), what, xid -> OnfBundle.control(channel.alloc(), xid, bundle, type,
+                                                                 OnfBundle.FLAGS_ATOMIC_ORDERED));
+    }
+
+    public CompletableFuture<Void> barrier() {
+        return request(nextXid(), "barrier", xid -> factory.buildBarrierRequest().setXid(xid).build())
+                .thenApply(r -> null);
+    }
+
+    /** Every flow entry of every table. */
+    public CompletableFuture<List<OFFlowStatsEntry>> flowStats() {
+        return multipart("flow stats", xid -> factory.buildFlowStatsRequest().setXid(xid).setTableId(TableId.ALL)
+                .setOutPort(OFPort.ANY).setOutGroup(OFGroup.ANY).setCookie(U64.ZERO).setCookieMask(U64.ZERO)
+                .setMatch(factory.buildMatch().build()).build())
+                .thenApply(replies -> replies.stream().flatMap(r -> ((OFFlowStatsReply) r).getEntries().stream())
+                        .collect(Collectors.toList()));
+    }
+
+    /** Counters of every port (one request for all ports). */
+    public CompletableFuture<List<OFPortStatsEntry>> portStats() {
+        return multipart("port stats", xid -> factory.buildPortStatsRequest().setXid(xid).setPortNo(OFPort.ANY)
+                .build())
+                .thenApply(replies -> replies.stream().flatMap(r -> ((OFPortStatsReply) r).getEntries().stream())
+                        .collect(Collectors.toList()));
+    }
+
+    private CompletableFuture<List<OFStatsReply>> multipart(String what,
+                                                            java.util.function.IntFunction<OFStatsRequest<?>> req) {
+        return request(nextXid(), what, req::apply).thenApply(parts -> parts.stream()
+                .map(p -> (OFStatsReply) p).collect(Collectors.toList()));
+    }
+
+    private CompletableFuture<List<Object>> request(int xid, String what,
+                                                    java.util.function.IntFunction<Object> message) {
+        Pending p = new Pending(what);
+        pending.put(xid, p);
+        channel.writeAndFlush(message.apply(xid)).addListener(f -> {
+            if (!f.isSuccess()) {
+                fail(xid, new OpenFlowException(deviceId() + ": cannot send " + what + ": " + f.cause()));
+            }
+        });
+        timer.schedule(() -> fail(xid, new OpenFlowException(deviceId() + ": no reply to " + what + " within "
+                + deadlineMs + " ms", new TimeoutException())), deadlineMs, TimeUnit.MILLISECONDS);
+        return p.future;
+    }
+
+    private void failOnErrors(List<Integer> modXids, List<OFFlowMod> mods, String what) {
+        for (int i = 0; i < modXids.size(); i++) {
+            String error = errors.remove(modXids.get(i));
+            if (error != null) {
+                modXids.forEach(errors::remove);
+                throw new OpenFlowException(deviceId() + " rejected " + what + " #" + i + " (" + mods.get(i)
+                        + "): " + error);
+            }
+        }
+    }
+
+    private void fail(int xid, Throwable t) {
+        Pending p = pending.remove(xid);
+        if (p != null) {
+            p.future.completeExceptionally(t);
+        }
+    }
+
+    // ---- replies (channel event loop) --------------------------------------------------------------------
+
+    void received(Object msg) {
+        if (msg instanceof OnfBundle.ControlReply) {
+            complete(((OnfBundle.ControlReply) msg).xid, msg, false);
+        } else if (msg instanceof OnfBundle.Error) {
+            OnfBundle.Error e = (OnfBundle.Error) msg;
+            Pending p = pending.remove(e.xid);
+            if (p != null) {
+                p.future.completeExceptionally(new OpenFlowException(deviceId() + ": " + p.what + ": " + e));
+            } else {
+                errors.put(e.xid, e.toString());
+            }
+        } else if (msg instanceof OFErrorMsg) {
+            OFErrorMsg e = (OFErrorMsg) msg;
+            Pending p = pending.remove((int) e.getXid());
+            if (p != null) {
+                p.future.completeExceptionally(new OpenFlowException(deviceId() + ": " + p.what + ": " + e));
+            } else {
+                errors.put((int) e.getXid(), e.toString());
+            }
+        } else if (msg instanceof OFStatsReply) {
+            OFStatsReply r = (OFStatsReply) msg;
+            complete((int) r.getXid(), r, r.getFlags().contains(OFStatsReplyFlags.REPLY_MORE));
+        } else if (msg instanceof OFBarrierReply) {
+            complete((int) ((OFMessage) msg).getXid(), msg, false);
+        }
+    }
+
+    void portChanged(OFPortDesc desc) {
+        ports.put(desc.getPortNo().getPortNumber(), desc);
+    }
+
+    void portDeleted(OFPortDesc desc) {
+        ports.remove(desc.getPortNo().getPortNumber());
+    }
+
+    void disconnected() {
+        OpenFlowException e = new OpenFlowException(deviceId() + " disconnected");
+        pending.keySet().forEach(xid -> fail(xid, e));
+    }
+
+    private void complete(int xid, Object part, boolean more) {
+        Pending p = more ? pending.get(xid) : pending.remove(xid);
+        if (p == null) {
+            return;
+        }
+        p.parts.add(part);
+        if (!more) {
+            p.future.complete(p.parts);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return deviceId();
+    }
+}
