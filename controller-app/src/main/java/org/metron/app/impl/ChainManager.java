@@ -71,6 +71,7 @@ public final class ChainManager implements MetronService {
     private final RulePlanner planner;
     private final Deployer deployer;
     private final Duration agentTimeout;
+    private final Synthesis synthesis;
     private final Map<ChainId, Object> locks = new ConcurrentHashMap<>();
     private final Object reservation = new Object();
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
@@ -87,7 +88,8 @@ public final class ChainManager implements MetronService {
     }
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
-                        PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout) {
+                        PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
+                        Synthesis synthesis) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.switches = Objects.requireNonNull(switches);
@@ -97,6 +99,7 @@ public final class ChainManager implements MetronService {
         this.planner = Objects.requireNonNull(planner);
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
+        this.synthesis = Objects.requireNonNull(synthesis);
     }
 
     // ---- operations ------------------------------------------------------------------------------------------
@@ -104,7 +107,7 @@ public final class ChainManager implements MetronService {
     @Override
     public Chain submit(String json) {
         ParsedChain pc = ChainRequests.parse(json);
-        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         compiler.apply(TargetProfile.NONE); // bad Click fails here, before anything is stored
         synchronized (lock(pc.id())) {
             requireLeader(pc.id());
@@ -130,7 +133,7 @@ public final class ChainManager implements MetronService {
             throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + pc.id() + "' in the body differs "
                     + "from '" + id + "' in the request");
         }
-        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         compiler.apply(TargetProfile.NONE);
         synchronized (lock(id)) {
             requireLeader(id);
@@ -146,7 +149,7 @@ public final class ChainManager implements MetronService {
                 Chain restore = next.withDefinition(old.json(), old.deployment());
                 store.chains().put(id, restore);
                 try {
-                    bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec()));
+                    bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec(), synthesis));
                 } catch (MetronException again) {
                     log.warn("Restoring {} failed too: {}", id, again.getMessage());
                 }
@@ -176,7 +179,7 @@ public final class ChainManager implements MetronService {
     @Override
     public ValidationReport validate(String json) {
         ParsedChain pc = ChainRequests.parse(json);
-        ChainCompiler compiler = new ChainCompiler(pc.spec());
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         CompiledChain base = compiler.apply(TargetProfile.NONE);
         try {
             DeploymentSpec d = pc.deployment();
@@ -354,7 +357,7 @@ public final class ChainManager implements MetronService {
         }
         // another instance placed it, or it is not placed: compile again from the stored definition
         TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
-        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec()).apply(profile);
+        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis).apply(profile);
         if (p.isPresent()) {
             compiled.put(chain.id(), new Compiled(chain.version(), cc));
         }

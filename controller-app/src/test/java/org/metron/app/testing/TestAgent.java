@@ -1,0 +1,262 @@
+package org.metron.app.testing;
+
+import io.grpc.Status;
+import org.metron.agent.v1.Core;
+import org.metron.agent.v1.CoreStats;
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.GroupStatus;
+import org.metron.agent.v1.HealthReply;
+import org.metron.agent.v1.ImportStateReply;
+import org.metron.agent.v1.ImportStateRequest;
+import org.metron.agent.v1.ListPipelinesReply;
+import org.metron.agent.v1.Nic;
+import org.metron.agent.v1.NicRule;
+import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleList;
+import org.metron.agent.v1.NicRuleReply;
+import org.metron.agent.v1.PipelineState;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.Stats;
+import org.metron.agent.v1.UpdatePipelineRequest;
+import org.metron.drivers.agent.AgentClient;
+import org.metron.drivers.agent.AgentException;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * An in-memory agent with agent.proto's semantics (cores owned by pipelines, ALREADY_EXISTS/NOT_FOUND,
+ * all-or-nothing NIC rule batches, RESOURCE_EXHAUSTED for busy cores) for controller unit tests, where no
+ * metron-agent process runs. Failures can be switched on per call kind; every call is logged in order.
+ */
+public final class TestAgent implements AgentClient {
+    private final String target;
+    private final int cores;
+    private final List<Nic> nics = new ArrayList<>();
+    private final Set<Integer> tagsInUse = new HashSet<>();
+    private final Map<String, DeployPipelineRequest> pipelines = new LinkedHashMap<>();
+    private final Map<Long, NicRule> nicRules = new LinkedHashMap<>();
+    private final List<String> calls = new ArrayList<>();
+    private double load;
+    private boolean unreachable;
+    private boolean failDeploy;
+    private boolean failNicRules;
+    private int resourceQueries;
+
+    public TestAgent(String target, int cores, double load) {
+        this.target = target;
+        this.cores = cores;
+        this.load = load;
+    }
+
+    public TestAgent nic(String name, boolean linkUp, int maxNicRules) {
+        nics.add(Nic.newBuilder().setName(name).setMac("00:00:00:00:00:0" + nics.size()).setLinkUp(linkUp)
+                .setMaxNicRules(maxNicRules).setRxQueues(cores).setTxQueues(cores).build());
+        return this;
+    }
+
+    public synchronized TestAgent unreachable(boolean v) {
+        unreachable = v;
+        return this;
+    }
+
+    public synchronized TestAgent failDeploy(boolean v) {
+        failDeploy = v;
+        return this;
+    }
+
+    public synchronized TestAgent failNicRules(boolean v) {
+        failNicRules = v;
+        return this;
+    }
+
+    public synchronized TestAgent load(double v) {
+        load = v;
+        return this;
+    }
+
+    public synchronized TestAgent tagInUse(int tag) {
+        tagsInUse.add(tag);
+        return this;
+    }
+
+    public synchronized Map<String, DeployPipelineRequest> pipelines() {
+        return new LinkedHashMap<>(pipelines);
+    }
+
+    public synchronized Map<Long, NicRule> nicRules() {
+        return new LinkedHashMap<>(nicRules);
+    }
+
+    public synchronized List<String> calls() {
+        return new ArrayList<>(calls);
+    }
+
+    /** How many times placement asked this server for resources. */
+    public synchronized int resourceQueries() {
+        return resourceQueries;
+    }
+
+    private <T> CompletableFuture<T> fail(String rpc, Status.Code code, String detail) {
+        return CompletableFuture.failedFuture(new AgentException(target, rpc, code, detail, null));
+    }
+
+    private boolean down(String rpc) {
+        calls.add(rpc);
+        return unreachable;
+    }
+
+    @Override
+    public String target() {
+        return target;
+    }
+
+    @Override
+    public synchronized CompletableFuture<ServerResources> getResources() {
+        resourceQueries++;
+        if (down("GetResources")) {
+            return fail("GetResources", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
+                .addAllTagsInUse(tagsInUse);
+        Map<Integer, String> owner = new LinkedHashMap<>();
+        pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> owner.put(g.getCore(), p.getPipelineId())));
+        for (int c = 0; c < cores; c++) {
+            b.addCores(Core.newBuilder().setId(c).setAvailable(true).setPipelineId(owner.getOrDefault(c, "")));
+        }
+        return CompletableFuture.completedFuture(b.build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<HealthReply> health() {
+        if (down("Health")) {
+            return fail("Health", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        return CompletableFuture.completedFuture(HealthReply.newBuilder().setServing(true).build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
+        if (down("DeployPipeline")) {
+            return fail("DeployPipeline", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        if (failDeploy) {
+            return fail("DeployPipeline", Status.Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
+        }
+        if (pipelines.containsKey(request.getPipelineId())) {
+            return fail("DeployPipeline", Status.Code.ALREADY_EXISTS, request.getPipelineId());
+        }
+        Set<Integer> busy = new HashSet<>();
+        pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> busy.add(g.getCore())));
+        for (GroupSpec g : request.getGroupsList()) {
+            if (g.getCore() >= cores || busy.contains(g.getCore())) {
+                return fail("DeployPipeline", Status.Code.RESOURCE_EXHAUSTED, "core " + g.getCore() + " busy");
+            }
+        }
+        pipelines.put(request.getPipelineId(), request);
+        PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(request.getPipelineId())
+                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(1);
+        request.getGroupsList().forEach(g -> s.addGroups(GroupStatus.newBuilder().setGroupId(g.getGroupId())
+                .setTag(g.getTag()).setCore(g.getCore()).addAllClassIds(g.getClassIdsList())));
+        return CompletableFuture.completedFuture(s.build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
+        down("UpdatePipeline");
+        return fail("UpdatePipeline", Status.Code.UNIMPLEMENTED, "not used by these tests");
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> removePipeline(String pipelineId) {
+        if (down("RemovePipeline")) {
+            return fail("RemovePipeline", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        if (pipelines.remove(pipelineId) == null) {
+            return fail("RemovePipeline", Status.Code.NOT_FOUND, pipelineId);
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public synchronized CompletableFuture<ListPipelinesReply> listPipelines() {
+        down("ListPipelines");
+        return CompletableFuture.completedFuture(ListPipelinesReply.getDefaultInstance());
+    }
+
+    @Override
+    public synchronized CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
+        if (down("InstallNicRules")) {
+            return fail("InstallNicRules", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        if (failNicRules) {
+            return fail("InstallNicRules", Status.Code.RESOURCE_EXHAUSTED, "NIC rule table full");
+        }
+        for (NicRule r : batch.getRulesList()) {
+            if (nicRules.containsKey(r.getId())) {
+                return fail("InstallNicRules", Status.Code.ALREADY_EXISTS, "rule " + r.getId());
+            }
+        }
+        batch.getRulesList().forEach(r -> nicRules.put(r.getId(), r));
+        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(batch.getRulesCount()).build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+        if (down("RemoveNicRules")) {
+            return fail("RemoveNicRules", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        int n = 0;
+        for (Long id : ids) {
+            n += nicRules.remove(id) != null ? 1 : 0;
+        }
+        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(n).build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<NicRuleList> listNicRules(String nic) {
+        down("ListNicRules");
+        return CompletableFuture.completedFuture(NicRuleList.newBuilder().addAllRules(nicRules.values()).build());
+    }
+
+    @Override
+    public synchronized CompletableFuture<Stats> getStats(String pipelineId) {
+        if (down("GetStats")) {
+            return fail("GetStats", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        Stats.Builder s = Stats.newBuilder();
+        for (int c = 0; c < cores; c++) {
+            s.addCores(CoreStats.newBuilder().setCore(c).setLoad(load));
+        }
+        return CompletableFuture.completedFuture(s.build());
+    }
+
+    @Override
+    public AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+        return () -> { };
+    }
+
+    @Override
+    public CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
+        return fail("ExportState", Status.Code.UNIMPLEMENTED, "not used by these tests");
+    }
+
+    @Override
+    public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
+        return fail("ImportState", Status.Code.UNIMPLEMENTED, "not used by these tests");
+    }
+
+    @Override
+    public void close() {
+    }
+}

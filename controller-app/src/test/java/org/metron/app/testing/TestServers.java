@@ -1,0 +1,30 @@
+package org.metron.app.testing;
+
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.onosproject.net.DeviceId;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/** A fixed list of servers. */
+public final class TestServers implements ServerRegistry {
+    private final List<MetronServer> servers = new ArrayList<>();
+
+    public TestServers add(MetronServer s) {
+        servers.add(s);
+        return this;
+    }
+
+    @Override
+    public Collection<MetronServer> servers() {
+        return List.copyOf(servers);
+    }
+
+    @Override
+    public Optional<MetronServer> server(DeviceId id) {
+        return servers.stream().filter(s -> s.id().equals(id)).findFirst();
+    }
+}

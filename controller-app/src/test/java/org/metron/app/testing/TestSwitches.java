@@ -1,0 +1,85 @@
+package org.metron.app.testing;
+
+import org.metron.app.spi.SwitchProgrammer;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.DefaultFlowEntry;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRule;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Flow tables per device with the SPI's guarantees (atomic batches, idempotent removal), standing in for ONOS's
+ * FlowRuleService in unit tests. Devices can be told to reject installs; every device counts against
+ * {@code otherRules} foreign rules for capacity.
+ */
+public final class TestSwitches implements SwitchProgrammer {
+    private final Map<DeviceId, Map<Object, FlowRule>> tables = new HashMap<>();
+    private final Set<DeviceId> rejecting = new HashSet<>();
+    private final Map<DeviceId, Integer> otherRules = new HashMap<>();
+    private final List<String> log = new ArrayList<>();
+
+    public synchronized TestSwitches reject(DeviceId d) {
+        rejecting.add(d);
+        return this;
+    }
+
+    public synchronized TestSwitches otherRules(DeviceId d, int n) {
+        otherRules.put(d, n);
+        return this;
+    }
+
+    public synchronized List<FlowRule> rules(DeviceId d) {
+        return new ArrayList<>(tables.getOrDefault(d, Map.of()).values());
+    }
+
+    public synchronized int total() {
+        return tables.values().stream().mapToInt(Map::size).sum();
+    }
+
+    /** "install dev n" / "remove dev n" in call order. */
+    public synchronized List<String> log() {
+        return new ArrayList<>(log);
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+        log.add("install " + device + " " + rules.size());
+        if (rejecting.contains(device)) {
+            return CompletableFuture.failedFuture(new IllegalStateException(device + " rejected rule "
+                    + rules.get(0).id() + ": OFPET_BAD_MATCH"));
+        }
+        Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
+        rules.forEach(r -> t.put(r.id(), r));
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
+        log.add("remove " + device + " " + rules.size());
+        Map<Object, FlowRule> t = tables.getOrDefault(device, new HashMap<>());
+        rules.forEach(r -> t.remove(r.id()));
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public synchronized Collection<FlowEntry> entries(DeviceId device) {
+        List<FlowEntry> out = new ArrayList<>();
+        tables.getOrDefault(device, Map.of()).values()
+                .forEach(r -> out.add(new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED, 0, 7, 700)));
+        return out;
+    }
+
+    @Override
+    public synchronized int ruleCount(DeviceId device) {
+        return tables.getOrDefault(device, Map.of()).size() + otherRules.getOrDefault(device, 0);
+    }
+}
