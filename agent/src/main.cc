@@ -1,6 +1,284 @@
-// metron-agent entry point (placeholder until standalone mode lands in this file).
+// metron-agent: the Metron data plane.
+//
+//   Standalone (like FastClick): metron-agent [options] --dpdk <EAL args> -- config.click
+//     runs one Click configuration on every worker core over the DPDK ports the EAL args create, and prints
+//     every element's counters when it stops (SIGINT/SIGTERM, --duration, or --idle-exit).
+//   Agent:                       metron-agent [options] --dpdk <EAL args> --
+//     serves the gRPC control API (agent/proto) and runs the pipelines the controller deploys.
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
-int main() {
-  std::fprintf(stderr, "metron-agent: standalone mode not implemented yet\n");
-  return 1;
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "core/click_ast.h"
+#include "core/eal.h"
+#include "core/engine.h"
+#include "core/engine_backend.h"
+#include "drivers/dpdk_port.h"
+#include "utils/args.h"
+
+#ifdef METRON_HAVE_CONTROL
+#include "control/server.h"
+#endif
+#ifdef METRON_HAVE_DISPATCH
+#include "dispatch/fanout_port.h"
+#include "dispatch/steering_table.h"
+#endif
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+const char* kUsage =
+    "usage: metron-agent [options] --dpdk <EAL args> -- [config.click]\n"
+    "\n"
+    "With a Click file, runs it standalone on every worker core and prints the counters at exit; without one,\n"
+    "serves the gRPC control API and runs the pipelines the Metron controller deploys.\n"
+    "\n"
+    "Options:\n"
+    "  --help               this text\n"
+    "  --dpdk ARGS... --    DPDK EAL arguments, e.g. -l 0-2 --vdev net_null0 --no-huge -m 512 --no-pci\n"
+    "                       --file-prefix agent1. Every ethdev they create becomes a port named after it.\n"
+    "  --cores LIST         worker lcores, comma-separated (default: standalone all EAL lcores; agent all but\n"
+    "                       the main lcore, or the main lcore if it is the only one)\n"
+    "  --port DEVARGS       probe one more DPDK vdev (e.g. net_pcap0,rx_pcap=in.pcap); repeatable\n"
+    "  --mbufs N            mbufs in the packet pool (default 32767)\n"
+    "  --duration SECS      standalone: stop after SECS seconds\n"
+    "  --idle-exit MS       standalone: stop once no packet arrived for MS milliseconds (finite pcap input)\n"
+    "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
+    "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
+    "  --listen, --tls-*    agent: control API options (below)\n";
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+struct Options {
+  std::vector<std::string> eal;
+  std::vector<unsigned> cores;
+  std::vector<std::string> ports;
+  std::vector<std::string> fanout;
+  std::vector<std::pair<std::string, std::string>> control;
+  std::string config_file;
+  unsigned mbufs = 32767;
+  double duration = 0;
+  unsigned idle_exit_ms = 0;
+};
+
+[[noreturn]] void die(const std::string& msg) {
+  std::fprintf(stderr, "metron-agent: %s\n", msg.c_str());
+  std::exit(2);
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  int i = 1;
+  auto value = [&](const std::string& flag) -> std::string {
+    if (i + 1 >= argc) die(flag + " needs a value");
+    return argv[++i];
+  };
+  bool after_dpdk = false;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+#ifdef METRON_HAVE_CONTROL
+      std::cout << metron::ControlOptionsHelp();
+#endif
+      std::exit(0);
+    } else if (a == "--dpdk") {
+      for (++i; i < argc && std::string(argv[i]) != "--"; ++i) o.eal.push_back(argv[i]);
+      after_dpdk = true;
+      if (i < argc) {  // at "--": what follows is the config file, if any
+        if (i + 1 < argc) o.config_file = argv[i + 1];
+        if (i + 2 < argc) die(std::string("unexpected argument after the config file: ") + argv[i + 2]);
+      }
+      break;
+    } else if (a == "--cores") {
+      for (const std::string& c : metron::split_words([&] {
+             std::string v = value(a);
+             for (char& ch : v) ch = ch == ',' ? ' ' : ch;
+             return v;
+           }()))
+        o.cores.push_back(static_cast<unsigned>(metron::parse_uint(c, "--cores", RTE_MAX_LCORE - 1)));
+    } else if (a == "--port") {
+      o.ports.push_back(value(a));
+    } else if (a == "--fanout") {
+      o.fanout.push_back(value(a));
+    } else if (a == "--mbufs") {
+      o.mbufs = static_cast<unsigned>(metron::parse_uint(value(a), "--mbufs", 1u << 24));
+    } else if (a == "--duration") {
+      o.duration = metron::parse_double(value(a), "--duration");
+    } else if (a == "--idle-exit") {
+      o.idle_exit_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-exit", 1u << 30));
+    } else if (a == "--listen" || a.rfind("--tls-", 0) == 0) {
+      o.control.emplace_back(a, value(a));
+    } else {
+      die("unknown option '" + a + "' (see --help)");
+    }
+  }
+  if (!after_dpdk) die("missing --dpdk <EAL args> -- (see --help)");
+  return o;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) die("cannot read config file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int run_standalone(const Options& o, metron::Engine& engine) {
+  const std::string click = read_file(o.config_file);
+  try {
+    engine.load_standalone(click);
+  } catch (const metron::ClickError& e) {
+    die(o.config_file + ":" + e.what());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  engine.start();
+  std::thread watchdog([&] {
+    uint64_t last_rx = 0;
+    auto last_change = std::chrono::steady_clock::now();
+    while (!g_stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      const auto now = std::chrono::steady_clock::now();
+      if (o.duration > 0 && std::chrono::duration<double>(now - t0).count() >= o.duration) break;
+      if (o.idle_exit_ms) {
+        uint64_t rx = 0;
+        for (metron::Port* p : engine.ports()) rx += p->counters().rx_packets;
+        if (rx != last_rx) last_rx = rx, last_change = now;
+        else if (now - last_change >= std::chrono::milliseconds(o.idle_exit_ms)) break;
+      }
+    }
+    g_stop = true;
+    engine.request_stop();
+  });
+  engine.run_main_worker();
+  watchdog.join();
+  engine.stop();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto graphs = engine.standalone_graphs();
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    std::ostringstream rep;
+    graphs[i]->report(rep);
+    std::istringstream lines(rep.str());
+    for (std::string line; std::getline(lines, line);)
+      std::cout << (graphs.size() > 1 ? "core" + std::to_string(engine.cores()[i]) + "." : "") << line << "\n";
+  }
+  for (unsigned c : engine.cores()) {
+    const metron::CoreSample s = engine.sample(c);
+    std::cout << "core" << c << ".load "
+              << (s.total_cycles ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.total_cycles) : 0.0)
+              << "\n";
+  }
+  for (metron::Port* p : engine.ports()) {
+    const metron::PortCounters c = p->counters();
+    std::cout << "port." << p->name() << ".rx " << c.rx_packets << "\nport." << p->name() << ".tx " << c.tx_packets
+              << "\nport." << p->name() << ".rx_dropped " << c.rx_dropped << "\n";
+  }
+  std::cout << "elapsed " << secs << "\n";
+  return 0;
+}
+
+int run_agent(const Options& o, metron::Engine& engine) {
+#ifndef METRON_HAVE_CONTROL
+  die("this build has no control API (src/control); give a Click file to run standalone");
+#else
+  metron::ControlOptions copts;
+  for (const auto& [flag, val] : o.control) {
+    std::string err;
+    if (!metron::ParseControlFlag(flag, val, &copts, &err)) die(err.empty() ? "unknown option '" + flag + "'" : err);
+  }
+  metron::EngineBackend backend(&engine, kVersion);
+#ifdef METRON_HAVE_DISPATCH
+  metron::SteeringTable steering;
+  backend.set_nic_rules(&steering);
+  for (const std::string& ifname : o.fanout) {
+    metron::FanoutPortOptions fo;
+    fo.ifname = ifname;
+    fo.queues = static_cast<uint16_t>(engine.slot_count());
+    try {
+      auto fp = metron::FanoutPort::open(fo, engine.pool());
+      metron::FanoutPort* raw = fp.get();
+      engine.add_port(std::move(fp));
+      grpc::Status s = steering.add_nic(raw);
+      if (!s.ok()) die("--fanout " + ifname + ": " + s.error_message());
+      backend.add_steered_nic(ifname, metron::pb::DISPATCH_FANOUT_CBPF);
+    } catch (const std::exception& e) {
+      die(std::string("--fanout: ") + e.what());
+    }
+  }
+#else
+  if (!o.fanout.empty()) die("this build has no dispatch (src/dispatch): --fanout unavailable");
+#endif
+  std::unique_ptr<metron::ControlServer> server;
+  try {
+    server = metron::StartControlServer(copts, &backend);
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
+  std::fprintf(stderr, "metron-agent %s: serving on port %d (%s), %u worker core(s)\n", kVersion, server->port(),
+               server->tls() ? "TLS" : "plaintext", engine.slot_count());
+  engine.start();
+  std::thread waiter([&] {
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    engine.request_stop();
+  });
+  engine.run_main_worker();
+  waiter.join();
+  server->Shutdown();
+  engine.stop();
+  return 0;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse_args(argc, argv);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  try {
+    metron::eal_init(o.eal);
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
+  const bool standalone = !o.config_file.empty();
+  std::vector<unsigned> cores = o.cores;
+  if (cores.empty()) {
+    unsigned lc;
+    RTE_LCORE_FOREACH(lc) {
+      if (standalone || lc != rte_get_main_lcore() || rte_lcore_count() == 1) cores.push_back(lc);
+    }
+  }
+  int rc = 0;
+  {
+    rte_mempool* pool = nullptr;
+    try {
+      pool = metron::packed_pktmbuf_pool("metron_pkts", o.mbufs);
+      metron::Engine engine(cores, pool);
+      const uint16_t q = static_cast<uint16_t>(engine.slot_count());
+      for (const std::string& spec : o.ports) engine.add_port(metron::DpdkPort::open(spec, q, q, pool));
+      uint16_t pid;
+      RTE_ETH_FOREACH_DEV(pid) {
+        char name[RTE_ETH_NAME_MAX_LEN];
+        rte_eth_dev_get_name_by_port(pid, name);
+        if (engine.port(name) == nullptr) engine.add_port(metron::DpdkPort::open(name, q, q, pool));
+      }
+      rc = standalone ? run_standalone(o, engine) : run_agent(o, engine);
+    } catch (const std::exception& e) {
+      die(e.what());
+    }
+  }
+  rte_eal_cleanup();
+  return rc;
 }

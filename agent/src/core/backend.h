@@ -11,6 +11,10 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 #include "metron/agent/v1/agent.pb.h"
 
 namespace metron {
@@ -26,6 +30,13 @@ class NicRuleTable {
   virtual grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) = 0;
   virtual grpc::Status Remove(const pb::NicRuleIds& ids, pb::NicRuleReply* reply) = 0;
   virtual grpc::Status List(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
+  // Steers every group tag of one NIC and tag type to an rx queue (= the worker slot of the group's core, see
+  // core/port.h). The Engine calls it with the complete map on every pipeline deploy/update/remove, only for
+  // NICs registered as steered (EngineBackend::add_steered_nic), before the new graphs start. On error nothing
+  // changed and the Engine aborts the operation with that status.
+  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type, const std::map<uint32_t, uint16_t>& tags) {
+    return grpc::Status::OK;
+  }
 };
 
 class AgentBackend {

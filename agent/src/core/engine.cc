@@ -1,0 +1,250 @@
+#include "core/engine.h"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_pause.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "core/annotations.h"
+#include "utils/checksum.h"
+
+namespace metron {
+
+Engine::Engine(std::vector<unsigned> cores, rte_mempool* pool) : cores_(std::move(cores)), pool_(pool) {
+  if (cores_.empty()) throw std::invalid_argument("engine: no worker cores");
+  register_annotations();
+  for (size_t i = 0; i < cores_.size(); ++i) {
+    if (!rte_lcore_is_enabled(cores_[i]))
+      throw std::invalid_argument("engine: core " + std::to_string(cores_[i]) + " is not an EAL lcore (-l)");
+    for (size_t j = 0; j < i; ++j)
+      if (cores_[j] == cores_[i]) throw std::invalid_argument("engine: core " + std::to_string(cores_[i]) + " twice");
+    auto w = std::make_unique<Worker>();
+    w->core = cores_[i];
+    w->slot = static_cast<unsigned>(i);
+    w->owned = std::make_unique<WorkerPlan>();
+    w->plan.store(w->owned.get());
+    workers_.push_back(std::move(w));
+  }
+}
+
+Engine::~Engine() {
+  stop();
+  workers_.clear();  // plans reference ports: free them first
+  std::lock_guard<std::mutex> lock(ports_mu_);
+  ports_.clear();
+}
+
+Port* Engine::add_port(std::unique_ptr<Port> port) {
+  std::lock_guard<std::mutex> lock(ports_mu_);
+  for (const auto& p : ports_)
+    if (p->name() == port->name()) throw std::invalid_argument("engine: port '" + port->name() + "' already added");
+  ports_.push_back(std::move(port));
+  return ports_.back().get();
+}
+
+Port* Engine::port(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(ports_mu_);
+  for (const auto& p : ports_)
+    if (p->name() == name) return p.get();
+  return nullptr;
+}
+
+std::vector<Port*> Engine::ports() const {
+  std::lock_guard<std::mutex> lock(ports_mu_);
+  std::vector<Port*> v;
+  for (const auto& p : ports_) v.push_back(p.get());
+  return v;
+}
+
+int Engine::slot_of_core(unsigned core) const {
+  for (size_t i = 0; i < cores_.size(); ++i)
+    if (cores_[i] == core) return static_cast<int>(i);
+  return -1;
+}
+
+int Engine::socket_of_core(unsigned core) const {
+  const int s = static_cast<int>(rte_lcore_to_socket_id(core));
+  return s < 0 ? 0 : s;
+}
+
+Engine::Worker& Engine::worker(unsigned core) {
+  const int s = slot_of_core(core);
+  if (s < 0) throw std::invalid_argument("engine: core " + std::to_string(core) + " runs no worker");
+  return *workers_[s];
+}
+
+const Engine::Worker& Engine::worker(unsigned core) const { return const_cast<Engine*>(this)->worker(core); }
+
+int Engine::launch(void* arg) {
+  auto* a = static_cast<LaunchArg*>(arg);
+  a->engine->loop(*a->worker);
+  return 0;
+}
+
+void Engine::start() {
+  if (running_.exchange(true)) return;
+  stop_ = false;
+  const unsigned main = rte_get_main_lcore();
+  for (auto& w : workers_) {
+    if (w->core == main) continue;
+    launch_args_.push_back(std::make_unique<LaunchArg>(LaunchArg{this, w.get()}));
+    if (rte_eal_remote_launch(&Engine::launch, launch_args_.back().get(), w->core) != 0)
+      throw std::runtime_error("engine: cannot launch a worker on core " + std::to_string(w->core));
+  }
+}
+
+void Engine::run_main_worker() {
+  const int s = slot_of_core(rte_get_main_lcore());
+  if (s < 0) return;
+  loop(*workers_[s]);
+}
+
+void Engine::stop() {
+  if (!running_.load()) return;
+  stop_ = true;
+  const unsigned main = rte_get_main_lcore();
+  for (auto& w : workers_)
+    if (w->core != main) rte_eal_wait_lcore(w->core);
+  // A main-lcore worker leaves its loop by itself; wait for it.
+  for (auto& w : workers_)
+    while (w->in_loop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  launch_args_.clear();
+  running_ = false;
+}
+
+// The run-to-completion loop. Everything it touches is this core's: its plan, its queues, its counters.
+void Engine::loop(Worker& w) {
+  w.in_loop = true;
+  CoreCounters& c = w.counters;
+  const uint64_t start = rte_rdtsc() - c.total_cycles.get();
+  PacketBatch in;
+  // Per-group batches, reused every iteration; groups per core are few.
+  std::vector<PacketBatch> per_group;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    const WorkerPlan* plan = w.plan.load(std::memory_order_acquire);
+    const uint64_t t0 = rte_rdtsc();
+    unsigned handled = 0;
+    for (const IngressBinding& b : plan->ingress) {
+      in.n = b.port->rx_burst(b.queue, in.pkts, kBurst);
+      if (in.n == 0) continue;
+      handled += in.n;
+      c.rx.add(in.n);
+      const size_t ng = b.groups.size();
+      if (per_group.size() < ng) per_group.resize(ng);
+      for (size_t g = 0; g < ng; ++g) per_group[g].n = 0;
+      uint64_t misrouted = 0;
+      for (uint16_t i = 0; i < in.n; ++i) {
+        rte_mbuf* m = in.pkts[i];
+        clear_anno(m);
+        uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
+        if (rte_pktmbuf_data_len(m) < 14) {
+          ++misrouted;
+          rte_pktmbuf_free(m);
+          continue;
+        }
+        uint32_t key;
+        if (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) {  // the port already took the tag out
+          key = tag_key(TagKind::kVlan, m->vlan_tci & 0x0fff);
+        } else if (load16(d + 12) == 0x8100) {
+          key = tag_key(TagKind::kVlan, load16(d + 14) & 0x0fff);
+          std::memmove(d + 4, d, 12);  // the group graph sees the frame without its VLAN tag
+          rte_pktmbuf_adj(m, 4);
+        } else {
+          key = tag_key(TagKind::kMac, load16(d + 2));
+        }
+        size_t g = 0;
+        while (g < ng && b.groups[g]->key() != key) ++g;
+        if (g == ng) {
+          ++misrouted;
+          rte_pktmbuf_free(m);
+          continue;
+        }
+        per_group[g].push_back(m);
+      }
+      if (misrouted) c.drops.add(misrouted);
+      for (size_t g = 0; g < ng; ++g) {
+        if (per_group[g].n == 0) continue;
+        GroupRuntime* gr = b.groups[g];
+        const uint64_t tx0 = gr->tx_packets();
+        gr->process(per_group[g]);
+        c.tx.add(gr->tx_packets() - tx0);
+      }
+    }
+    for (const auto& g : plan->standalone) handled += g->run_sources();
+    const uint64_t t1 = rte_rdtsc();
+    if (handled) c.busy_cycles.add(t1 - t0);
+    c.total_cycles.v.store(t1 - start, std::memory_order_relaxed);
+    c.epoch.store(c.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  w.in_loop = false;
+}
+
+void Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan) {
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  Worker& w = worker(core);
+  const uint64_t e0 = w.counters.epoch.load(std::memory_order_acquire);
+  w.plan.store(plan.get(), std::memory_order_release);
+  std::unique_ptr<WorkerPlan> old = std::move(w.owned);
+  w.owned = std::move(plan);
+  // Quiescence: the worker re-reads the plan at the top of every iteration, so once its epoch moved past e0
+  // plus one full iteration it cannot hold the old pointer. A stopped worker holds nothing.
+  while (w.in_loop.load() && w.counters.epoch.load(std::memory_order_acquire) < e0 + 2) rte_pause();
+  old.reset();
+}
+
+const WorkerPlan* Engine::plan(unsigned core) const { return worker(core).plan.load(std::memory_order_acquire); }
+
+void Engine::load_standalone(const std::string& click) {
+  const ClickConfig cfg = parse_click(click, /*allow_ports=*/false);
+  std::vector<std::unique_ptr<WorkerPlan>> plans;
+  for (auto& w : workers_) {
+    GraphEnv env;
+    env.socket_id = socket_of_core(w->core);
+    env.slot = w->slot;
+    env.slots = slot_count();
+    // FastClick configs name DPDK ports by id (FromDPDKDevice(0)); ours by ethdev name. Accept both.
+    env.find_port = [](void* ctx, const std::string& name) -> Port* {
+      Port* p = static_cast<Engine*>(ctx)->port(name);
+      if (p != nullptr || name.empty() || name.find_first_not_of("0123456789") != std::string::npos) return p;
+      char dev[RTE_ETH_NAME_MAX_LEN];
+      if (rte_eth_dev_get_name_by_port(static_cast<uint16_t>(std::stoul(name)), dev) != 0) return nullptr;
+      return static_cast<Engine*>(ctx)->port(dev);
+    };
+    env.port_ctx = this;
+    env.instance = "standalone/" + std::to_string(w->core);
+    auto plan = std::make_unique<WorkerPlan>();
+    plan->standalone.push_back(std::shared_ptr<Graph>(Graph::build(cfg, env)));
+    plans.push_back(std::move(plan));
+  }
+  for (size_t i = 0; i < workers_.size(); ++i) publish(workers_[i]->core, std::move(plans[i]));
+}
+
+std::vector<std::shared_ptr<Graph>> Engine::standalone_graphs() const {
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  std::vector<std::shared_ptr<Graph>> v;
+  for (const auto& w : workers_)
+    for (const auto& g : w->owned->standalone) v.push_back(g);
+  return v;
+}
+
+CoreSample Engine::sample(unsigned core) const {
+  const Worker& w = worker(core);
+  CoreSample s;
+  s.core = core;
+  s.slot = w.slot;
+  s.socket = socket_of_core(core);
+  s.rx = w.counters.rx.get();
+  s.tx = w.counters.tx.get();
+  s.drops = w.counters.drops.get();
+  s.busy_cycles = w.counters.busy_cycles.get();
+  s.total_cycles = w.counters.total_cycles.get();
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  for (const auto& g : w.owned->standalone) s.drops += __atomic_load_n(&g->counters().drops, __ATOMIC_RELAXED);
+  return s;
+}
+
+}  // namespace metron

@@ -1,0 +1,127 @@
+// Engine: the data plane of one agent process. Owns the ports and one run-to-completion worker per core.
+//
+// Each worker executes an immutable WorkerPlan: poll my rx queue (= my slot) of each ingress port, demultiplex
+// frames by tag to the groups this core runs, run each group's graph, transmit. Reconfiguration builds a new
+// plan off the data path and publishes it; the worker picks it up at its next batch boundary. The old plan (and
+// any group it alone referenced) is freed only after the worker has passed a boundary (epoch-based
+// quiescence), so no packet is ever inside a graph that is being destroyed and no packet is dropped by a swap.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/group.h"
+#include "core/port.h"
+
+struct rte_mempool;
+
+namespace metron {
+
+struct IngressBinding {
+  Port* port = nullptr;
+  uint16_t queue = 0;
+  // Groups of this core fed by this port, looked up by tag key (few per core: a linear scan wins).
+  std::vector<GroupRuntime*> groups;
+};
+
+struct WorkerPlan {
+  std::vector<IngressBinding> ingress;
+  std::vector<std::shared_ptr<GroupRuntime>> groups;  // keeps the groups alive while the plan is published
+  std::vector<std::shared_ptr<Graph>> standalone;     // standalone graphs: polled through their FromDevices
+};
+
+struct alignas(64) CoreCounters {
+  RelaxedCounter rx;
+  RelaxedCounter tx;
+  RelaxedCounter drops;         // frames with no tag / a tag this core does not run
+  RelaxedCounter busy_cycles;   // cycles of loop iterations that handled packets
+  RelaxedCounter total_cycles;  // cycles since the worker started
+  std::atomic<uint64_t> epoch{0};
+};
+
+struct CoreSample {
+  unsigned core = 0;
+  unsigned slot = 0;
+  int socket = 0;
+  uint64_t rx = 0, tx = 0, drops = 0, busy_cycles = 0, total_cycles = 0;
+};
+
+class Engine {
+ public:
+  // cores: the lcores that run workers (must be EAL lcores). pool: mbufs for the ports the engine opens.
+  Engine(std::vector<unsigned> cores, rte_mempool* pool);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // ---- ports (control thread) ----
+  // Takes ownership; a port must outlive every plan that uses it, so ports are only removed at destruction.
+  Port* add_port(std::unique_ptr<Port> port);
+  Port* port(const std::string& name) const;
+  std::vector<Port*> ports() const;
+  rte_mempool* pool() const { return pool_; }
+
+  // ---- cores ----
+  const std::vector<unsigned>& cores() const { return cores_; }
+  // Dense slot of a worker core = the rx/tx queue it polls; -1 if the engine does not run that core.
+  int slot_of_core(unsigned core) const;
+  unsigned slot_count() const { return static_cast<unsigned>(cores_.size()); }
+  int socket_of_core(unsigned core) const;
+
+  // ---- workers ----
+  // Launches the workers on their lcores. A worker on the calling (main) lcore is not launched: call
+  // run_main_worker() from that thread, which returns after stop().
+  void start();
+  void run_main_worker();
+  void stop();
+  // Asks every worker to leave its loop at its next batch boundary; returns at once (any thread).
+  void request_stop() { stop_.store(true); }
+  bool running() const { return running_.load(); }
+
+  // Publishes a new plan for a core and returns once the worker no longer uses the previous one (which is
+  // freed here). Never blocks the data path. Serialised by the caller (one control thread at a time).
+  void publish(unsigned core, std::unique_ptr<WorkerPlan> plan);
+  const WorkerPlan* plan(unsigned core) const;
+
+  // Standalone mode: builds the Click config once per worker core (slot i polls rx queue i of its
+  // FromDevices) and publishes it. Throws ClickError before touching any running plan.
+  void load_standalone(const std::string& click);
+  std::vector<std::shared_ptr<Graph>> standalone_graphs() const;
+
+  CoreSample sample(unsigned core) const;
+
+ private:
+  struct Worker {
+    unsigned core = 0;
+    unsigned slot = 0;
+    std::atomic<WorkerPlan*> plan{nullptr};
+    std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
+    CoreCounters counters;
+    std::atomic<bool> in_loop{false};
+  };
+  static int launch(void* arg);
+  void loop(Worker& w);
+  Worker& worker(unsigned core);
+  const Worker& worker(unsigned core) const;
+
+  std::vector<unsigned> cores_;
+  rte_mempool* pool_;
+  mutable std::mutex ports_mu_;
+  std::vector<std::unique_ptr<Port>> ports_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> stop_{false};
+  mutable std::mutex publish_mu_;  // guards each worker's `owned` plan
+  struct LaunchArg {
+    Engine* engine;
+    Worker* worker;
+  };
+  std::vector<std::unique_ptr<LaunchArg>> launch_args_;
+};
+
+}  // namespace metron

@@ -1,0 +1,537 @@
+#include "core/engine_backend.h"
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/click_ast.h"
+#include "utils/args.h"
+
+namespace metron {
+
+namespace {
+
+using grpc::Status;
+using grpc::StatusCode;
+
+Status invalid(const std::string& msg) { return Status(StatusCode::INVALID_ARGUMENT, msg); }
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+TagKind kind_of(pb::TagType t) { return t == pb::TAG_VLAN ? TagKind::kVlan : TagKind::kMac; }
+pb::TagType type_of(TagKind k) { return k == TagKind::kVlan ? pb::TAG_VLAN : pb::TAG_MAC; }
+
+}  // namespace
+
+// Publishes an empty plan on a core for the guard's lifetime; the destructor republishes the core's plan from
+// the pipelines as they are then.
+class EngineBackend::CorePause {
+ public:
+  CorePause(EngineBackend* b, unsigned core) : b_(b), core_(core) {
+    b_->engine_->publish(core_, std::make_unique<WorkerPlan>());
+  }
+  ~CorePause() { b_->engine_->publish(core_, b_->plan_for(core_)); }
+
+ private:
+  EngineBackend* b_;
+  unsigned core_;
+};
+
+EngineBackend::EngineBackend(Engine* engine, std::string version)
+    : engine_(engine),
+      version_(std::move(version)),
+      boot_id_(std::random_device{}() | static_cast<uint64_t>(std::random_device{}()) << 32),
+      started_(std::chrono::steady_clock::now()) {}
+
+void EngineBackend::add_steered_nic(const std::string& nic, pb::DispatchMode mode) {
+  std::lock_guard<std::mutex> lock(mu_);
+  steered_[nic] = mode;
+}
+
+// ---- System ------------------------------------------------------------------------------------------------
+
+Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerResources* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  out->set_hostname(host);
+  out->set_agent_version(version_);
+  out->set_cpu_model(cpu_model());
+  out->set_cpu_hz(rte_get_tsc_hz());
+  out->set_memory_bytes(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE));
+  std::map<unsigned, std::string> used;
+  std::set<uint32_t> tags;
+  for (const auto& [id, p] : pipelines_)
+    for (const auto& g : p.groups) {
+      used.emplace(g->spec().core, id);
+      tags.insert(g->spec().tag);
+    }
+  for (unsigned c : engine_->cores()) {
+    pb::Core* core = out->add_cores();
+    core->set_id(c);
+    core->set_numa_node(engine_->socket_of_core(c));
+    core->set_available(true);  // several groups may share a core
+    if (used.count(c)) core->set_pipeline_id(used[c]);
+  }
+  for (Port* p : engine_->ports()) {
+    pb::Nic* n = out->add_nics();
+    n->set_name(p->name());
+    n->set_mac(p->mac());
+    n->set_speed_mbps(p->speed_mbps());
+    n->set_rx_queues(p->rx_queues());
+    n->set_tx_queues(p->tx_queues());
+    auto it = steered_.find(p->name());
+    const pb::DispatchMode mode =
+        it != steered_.end() ? it->second : (p->rx_queues() == 1 ? pb::DISPATCH_SINGLE : pb::DISPATCH_RSS);
+    n->add_dispatch_modes(mode);
+    n->set_active_mode(mode);
+    n->add_tag_types(pb::TAG_MAC);
+    n->add_tag_types(pb::TAG_VLAN);
+    n->set_max_nic_rules(it != steered_.end() && nic_rules_ != nullptr ? 1024 : 0);
+    n->set_link_up(p->link_up());
+  }
+  for (uint32_t t : tags) out->add_tags_in_use(t);
+  return Status::OK;
+}
+
+Status EngineBackend::Health(const pb::HealthRequest&, pb::HealthReply* out) {
+  out->set_serving(engine_->running());
+  out->set_agent_version(version_);
+  out->set_uptime_ms(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_).count()));
+  out->set_boot_id(boot_id_);
+  return Status::OK;
+}
+
+// ---- Pipelines -----------------------------------------------------------------------------------------------
+
+Status EngineBackend::build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
+                                   const Pipeline* current, GroupList* out) {
+  Port* ingress = engine_->port(p.ingress);
+  std::set<std::string> ids;
+  std::map<uint32_t, std::string> keys;
+  for (int i = 0; i < specs.size(); ++i) {
+    const pb::GroupSpec& s = specs[i];
+    const std::string f = "groups[" + std::to_string(i) + "]";
+    if (s.group_id().empty()) return invalid(f + ".group_id: empty");
+    if (!ids.insert(s.group_id()).second)
+      return Status(StatusCode::ALREADY_EXISTS, f + ".group_id: duplicate '" + s.group_id() + "'");
+    const pb::TagType tt = s.tag().type() == pb::TAG_TYPE_UNSPECIFIED ? pb::TAG_MAC : s.tag().type();
+    if (tt != pb::TAG_MAC && tt != pb::TAG_VLAN)
+      return invalid(f + ".tag.type: unknown value " + std::to_string(s.tag().type()));
+    const uint32_t max = tt == pb::TAG_VLAN ? 4094 : 65535;
+    if (s.tag().value() < 1 || s.tag().value() > max)
+      return invalid(f + ".tag.value: " + std::to_string(s.tag().value()) + " outside 1.." + std::to_string(max));
+    const uint32_t key = tag_key(kind_of(tt), s.tag().value());
+    if (keys.count(key))
+      return Status(StatusCode::ALREADY_EXISTS, f + ".tag.value: " + std::to_string(s.tag().value()) +
+                                                    " already used by group '" + keys[key] + "'");
+    keys[key] = s.group_id();
+    for (const auto& [pid, other] : pipelines_) {
+      if (pid == p.id || other.ingress != p.ingress) continue;
+      for (const auto& g : other.groups)
+        if (g->key() == key)
+          return Status(StatusCode::ALREADY_EXISTS, f + ".tag.value: " + std::to_string(s.tag().value()) +
+                                                        " already dispatched to pipeline '" + pid + "'");
+    }
+    const int slot = engine_->slot_of_core(s.core());
+    if (slot < 0) {
+      std::string list;
+      for (unsigned c : engine_->cores()) list += (list.empty() ? "" : ",") + std::to_string(c);
+      return invalid(f + ".core: " + std::to_string(s.core()) + " is not a worker core (workers: " + list + ")");
+    }
+    if (slot >= ingress->rx_queues())
+      return Status(StatusCode::RESOURCE_EXHAUSTED,
+                    f + ".core: " + std::to_string(s.core()) + " needs rx queue " + std::to_string(slot) + " but NIC '" +
+                        p.ingress + "' has " + std::to_string(ingress->rx_queues()));
+    for (size_t k = 0; k < p.egress.size(); ++k)
+      if (slot >= p.egress[k].port->tx_queues())
+        return Status(StatusCode::RESOURCE_EXHAUSTED, f + ".core: " + std::to_string(s.core()) + " needs tx queue " +
+                                                          std::to_string(slot) + " on egress NIC '" +
+                                                          p.egress[k].port->name() + "'");
+    for (uint32_t c : s.class_ids())
+      if (c > 65535) return invalid(f + ".class_ids: " + std::to_string(c) + " outside 0..65535");
+
+    GroupRuntime::Spec spec;
+    spec.pipeline_id = p.id;
+    spec.group_id = s.group_id();
+    spec.click = s.click_config();
+    spec.tag_kind = kind_of(tt);
+    spec.tag = s.tag().value();
+    spec.core = s.core();
+    spec.slot = static_cast<unsigned>(slot);
+    spec.slots = engine_->slot_count();
+    spec.socket_id = engine_->socket_of_core(s.core());
+    spec.ingress = ingress;
+    spec.egress = p.egress;
+    spec.class_ids.assign(s.class_ids().begin(), s.class_ids().end());
+
+    // Unchanged groups keep running with their state.
+    std::shared_ptr<GroupRuntime> reuse;
+    if (current != nullptr && s.state_from().empty())
+      for (const auto& g : current->groups) {
+        const auto& o = g->spec();
+        if (o.group_id == spec.group_id && o.click == spec.click && o.tag_kind == spec.tag_kind &&
+            o.tag == spec.tag && o.core == spec.core && o.class_ids == spec.class_ids)
+          reuse = g;
+      }
+    if (reuse) {
+      out->push_back(reuse);
+      continue;
+    }
+    try {
+      out->push_back(std::make_shared<GroupRuntime>(std::move(spec)));
+    } catch (const ClickError& e) {
+      return invalid(f + ".click_config: " + e.what());
+    } catch (const std::exception& e) {
+      return Status(StatusCode::RESOURCE_EXHAUSTED, f + ": " + e.what());
+    }
+  }
+  return Status::OK;
+}
+
+Status EngineBackend::steer(const std::map<std::string, const GroupList*>& replace) {
+  if (steered_.empty()) return Status::OK;
+  // nic -> type -> tag -> queue, over every pipeline as it would be.
+  std::map<std::string, std::map<pb::TagType, std::map<uint32_t, uint16_t>>> want;
+  for (const auto& [nic, mode] : steered_) {
+    want[nic][pb::TAG_MAC];
+    want[nic][pb::TAG_VLAN];
+  }
+  auto add = [&](const std::string& ingress, const GroupList& groups) {
+    if (!steered_.count(ingress)) return;
+    for (const auto& g : groups)
+      want[ingress][type_of(g->spec().tag_kind)][g->spec().tag] = static_cast<uint16_t>(g->spec().slot);
+  };
+  for (const auto& [id, p] : pipelines_) {
+    auto it = replace.find(id);
+    if (it == replace.end()) add(p.ingress, p.groups);
+  }
+  for (const auto& [id, groups] : replace) {
+    if (groups == nullptr) continue;
+    auto pit = pipelines_.find(id);
+    const std::string ingress = pit != pipelines_.end() ? pit->second.ingress : (*groups)[0]->spec().ingress->name();
+    add(ingress, *groups);
+  }
+  if (nic_rules_ == nullptr)
+    return Status(StatusCode::FAILED_PRECONDITION, "steered NICs but no NIC rule table to steer them");
+  for (const auto& [nic, by_type] : want)
+    for (const auto& [type, tags] : by_type) {
+      Status s = nic_rules_->set_tags(nic, type, tags);
+      if (!s.ok()) return s;
+    }
+  return Status::OK;
+}
+
+std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core) const {
+  auto plan = std::make_unique<WorkerPlan>();
+  for (const auto& [id, p] : pipelines_)
+    for (const auto& g : p.groups) {
+      if (g->spec().core != core) continue;
+      plan->groups.push_back(g);
+      IngressBinding* b = nullptr;
+      for (auto& x : plan->ingress)
+        if (x.port == g->spec().ingress) b = &x;
+      if (b == nullptr) {
+        plan->ingress.push_back(IngressBinding{g->spec().ingress, static_cast<uint16_t>(g->spec().slot), {}});
+        b = &plan->ingress.back();
+      }
+      b->groups.push_back(g.get());
+    }
+  return plan;
+}
+
+void EngineBackend::publish_cores(const std::set<unsigned>& cores) {
+  for (unsigned c : cores) engine_->publish(c, plan_for(c));
+}
+
+void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) const {
+  out->set_pipeline_id(p.id);
+  out->set_state(pb::PIPELINE_RUNNING);
+  out->set_generation(p.generation);
+  for (const auto& g : p.groups) {
+    pb::GroupStatus* gs = out->add_groups();
+    gs->set_group_id(g->spec().group_id);
+    gs->mutable_tag()->set_type(type_of(g->spec().tag_kind));
+    gs->mutable_tag()->set_value(g->spec().tag);
+    gs->set_core(g->spec().core);
+    for (uint32_t c : g->spec().class_ids) gs->add_class_ids(c);
+  }
+}
+
+Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req.pipeline_id().empty()) return invalid("pipeline_id: empty");
+  if (pipelines_.count(req.pipeline_id()))
+    return Status(StatusCode::ALREADY_EXISTS, "pipeline_id: '" + req.pipeline_id() + "' already deployed");
+  if (engine_->port(req.ingress_nic()) == nullptr)
+    return invalid("ingress_nic: no NIC named '" + req.ingress_nic() + "'");
+  if (req.groups().empty()) return invalid("groups: a pipeline needs at least one group");
+  Pipeline p;
+  p.id = req.pipeline_id();
+  p.ingress = req.ingress_nic();
+  for (int k = 0; k < req.egress().size(); ++k) {
+    const pb::Egress& e = req.egress(k);
+    const std::string f = "egress[" + std::to_string(k) + "]";
+    EgressTarget t;
+    t.port = engine_->port(e.nic());
+    if (t.port == nullptr) return invalid(f + ".nic: no NIC named '" + e.nic() + "'");
+    if (!e.dst_mac().empty()) {
+      try {
+        parse_mac(e.dst_mac(), f + ".dst_mac", t.dst_mac);
+      } catch (const ConfigError& err) {
+        return invalid(err.what());
+      }
+      t.set_dst_mac = true;
+    }
+    if (e.vlan() > 4094) return invalid(f + ".vlan: " + std::to_string(e.vlan()) + " outside 0..4094");
+    t.vlan = static_cast<uint16_t>(e.vlan());
+    p.egress.push_back(t);
+    p.egress_spec.push_back(e);
+  }
+  GroupList groups;
+  Status s = build_groups(p, req.groups(), nullptr, &groups);
+  if (!s.ok()) return s;
+  s = steer({{p.id, &groups}});
+  if (!s.ok()) return s;
+  p.groups = std::move(groups);
+  p.generation = 1;
+  std::set<unsigned> cores;
+  for (const auto& g : p.groups) cores.insert(g->spec().core);
+  const std::string id = p.id;
+  pipelines_[id] = std::move(p);
+  publish_cores(cores);
+  fill_status(pipelines_[id], out);
+  return Status::OK;
+}
+
+Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::PipelineStatus* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pipelines_.find(req.pipeline_id());
+  if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
+  Pipeline& cur = it->second;
+  if (req.groups().empty()) return invalid("groups: a pipeline needs at least one group (use RemovePipeline)");
+  // Validate state sources before touching anything.
+  std::set<unsigned> source_cores;
+  for (int i = 0; i < req.groups().size(); ++i)
+    for (const std::string& src : req.groups(i).state_from()) {
+      bool found = false;
+      for (const auto& g : cur.groups)
+        if (g->spec().group_id == src) found = true, source_cores.insert(g->spec().core);
+      if (!found)
+        return invalid("groups[" + std::to_string(i) + "].state_from: no group '" + src + "' in pipeline '" + cur.id + "'");
+    }
+  GroupList groups;
+  Status s = build_groups(cur, req.groups(), &cur, &groups);
+  if (!s.ok()) return s;
+  {
+    // Sources stop for the copy so their tables are quiescent; their packets wait in the rx queues.
+    std::vector<std::unique_ptr<CorePause>> paused;
+    for (unsigned c : source_cores) paused.push_back(std::make_unique<CorePause>(this, c));
+    for (int i = 0; i < req.groups().size(); ++i) {
+      const pb::GroupSpec& gs = req.groups(i);
+      bool merge = false;
+      for (const std::string& src : gs.state_from()) {
+        for (const auto& g : cur.groups) {
+          if (g->spec().group_id != src) continue;
+          for (const auto& e : g->graph().elements()) {
+            if (!e->has_state()) continue;
+            Element* dst = groups[i]->graph().find(e->name());
+            if (dst == nullptr || std::string(dst->class_name()) != e->class_name()) continue;
+            pb::StateTable t;
+            e->export_state(&t);
+            try {
+              dst->import_state(t, merge);
+            } catch (const std::exception& err) {
+              return invalid("groups[" + std::to_string(i) + "].state_from: " + src + "/" + e->name() + ": " + err.what());
+            }
+          }
+        }
+        merge = true;
+      }
+    }
+    s = steer({{cur.id, &groups}});
+    if (!s.ok()) return s;
+    std::set<unsigned> cores;
+    for (const auto& g : cur.groups) cores.insert(g->spec().core);
+    for (const auto& g : groups) cores.insert(g->spec().core);
+    cur.groups = std::move(groups);
+    ++cur.generation;
+    publish_cores(cores);  // paused cores are republished again (same plan) as the guards unwind
+  }
+  fill_status(cur, out);
+  return Status::OK;
+}
+
+Status EngineBackend::RemovePipeline(const pb::RemovePipelineRequest& req, pb::RemovePipelineReply*) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pipelines_.find(req.pipeline_id());
+  if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
+  GroupList none;
+  Status s = steer({{req.pipeline_id(), &none}});
+  if (!s.ok()) return s;
+  std::set<unsigned> cores;
+  for (const auto& g : it->second.groups) cores.insert(g->spec().core);
+  pipelines_.erase(it);
+  publish_cores(cores);
+  return Status::OK;
+}
+
+Status EngineBackend::ListPipelines(const pb::ListPipelinesRequest&, pb::ListPipelinesReply* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, p] : pipelines_) fill_status(p, out->add_pipelines());
+  return Status::OK;
+}
+
+// ---- NIC rules -------------------------------------------------------------------------------------------------
+
+Status EngineBackend::InstallNicRules(const pb::NicRuleBatch& req, pb::NicRuleReply* out) {
+  if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
+  return nic_rules_->Install(req, out);
+}
+Status EngineBackend::RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply* out) {
+  if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
+  return nic_rules_->Remove(req, out);
+}
+Status EngineBackend::ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) {
+  if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
+  return nic_rules_->List(req, out);
+}
+
+// ---- Statistics ------------------------------------------------------------------------------------------------
+
+Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!req.pipeline_id().empty() && !pipelines_.count(req.pipeline_id()))
+    return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
+  out->set_timestamp_ns(now_ns());
+  {
+    std::lock_guard<std::mutex> slock(stats_mu_);
+    for (unsigned c : engine_->cores()) {
+      const CoreSample s = engine_->sample(c);
+      pb::CoreStats* cs = out->add_cores();
+      cs->set_core(c);
+      cs->set_busy_cycles(s.busy_cycles);
+      cs->set_total_cycles(s.total_cycles);
+      cs->set_rx_packets(s.rx);
+      cs->set_tx_packets(s.tx);
+      uint64_t drops = s.drops;
+      for (const auto& [id, p] : pipelines_)
+        for (const auto& g : p.groups)
+          if (g->spec().core == c) drops += g->drops();
+      cs->set_drops(drops);
+      // Load over the interval since the previous GetStats (cumulative on the first call).
+      const CoreSample prev = last_sample_.count(c) ? last_sample_[c] : CoreSample{};
+      const uint64_t dt = s.total_cycles - prev.total_cycles;
+      cs->set_load(dt ? static_cast<double>(s.busy_cycles - prev.busy_cycles) / static_cast<double>(dt) : 0.0);
+      last_sample_[c] = s;
+    }
+  }
+  for (const auto& [id, p] : pipelines_) {
+    if (!req.pipeline_id().empty() && id != req.pipeline_id()) continue;
+    for (const auto& g : p.groups) {
+      pb::GroupStats* gs = out->add_groups();
+      gs->set_pipeline_id(id);
+      gs->set_group_id(g->spec().group_id);
+      gs->set_core(g->spec().core);
+      gs->set_packets(g->packets());
+      gs->set_bytes(g->bytes());
+      gs->set_drops(g->drops());
+      gs->set_busy_cycles(g->busy_cycles());
+      for (size_t i = 0; i < g->spec().class_ids.size(); ++i) {
+        pb::ClassStats* c = gs->add_classes();
+        c->set_class_id(g->spec().class_ids[i]);
+        c->set_packets(g->class_packets(i));
+        c->set_bytes(g->class_bytes(i));
+      }
+    }
+  }
+  for (Port* port : engine_->ports()) {
+    const PortCounters c = port->counters();
+    pb::PortStats* ps = out->add_ports();
+    ps->set_nic(port->name());
+    ps->set_rx_packets(c.rx_packets);
+    ps->set_rx_bytes(c.rx_bytes);
+    ps->set_tx_packets(c.tx_packets);
+    ps->set_tx_bytes(c.tx_bytes);
+    ps->set_rx_dropped(c.rx_dropped);
+    ps->set_tx_dropped(c.tx_dropped);
+  }
+  return Status::OK;
+}
+
+// ---- Flow state ------------------------------------------------------------------------------------------------
+
+Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pipelines_.find(req.pipeline_id());
+  if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
+  for (const auto& g : it->second.groups) {
+    if (g->spec().group_id != req.group_id()) continue;
+    CorePause pause(this, g->spec().core);
+    out->set_pipeline_id(req.pipeline_id());
+    out->set_group_id(req.group_id());
+    for (const auto& e : g->graph().elements()) {
+      if (!e->has_state()) continue;
+      pb::StateTable* t = out->add_tables();
+      t->set_element(e->name());
+      t->set_kind(e->class_name());
+      e->export_state(t);
+    }
+    return Status::OK;
+  }
+  return Status(StatusCode::NOT_FOUND, "group_id: no group '" + req.group_id() + "' in pipeline '" + req.pipeline_id() + "'");
+}
+
+Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const pb::StateSnapshot& snap = req.snapshot();
+  auto it = pipelines_.find(snap.pipeline_id());
+  if (it == pipelines_.end())
+    return Status(StatusCode::NOT_FOUND, "snapshot.pipeline_id: no pipeline '" + snap.pipeline_id() + "'");
+  const std::string target = req.target_group_id().empty() ? snap.group_id() : req.target_group_id();
+  for (const auto& g : it->second.groups) {
+    if (g->spec().group_id != target) continue;
+    // Every table must name a stateful element of the same kind before anything is imported.
+    std::vector<Element*> dst;
+    for (int i = 0; i < snap.tables().size(); ++i) {
+      const pb::StateTable& t = snap.tables(i);
+      Element* e = g->graph().find(t.element());
+      const std::string f = "snapshot.tables[" + std::to_string(i) + "]";
+      if (e == nullptr || !e->has_state())
+        return invalid(f + ".element: no stateful element '" + t.element() + "' in group '" + target + "'");
+      if (t.kind() != e->class_name())
+        return invalid(f + ".kind: '" + t.kind() + "' but element '" + t.element() + "' is a " + e->class_name());
+      dst.push_back(e);
+    }
+    CorePause pause(this, g->spec().core);
+    uint64_t n = 0;
+    for (int i = 0; i < snap.tables().size(); ++i) {
+      try {
+        n += dst[i]->import_state(snap.tables(i), req.merge());
+      } catch (const std::exception& e) {
+        return invalid("snapshot.tables[" + std::to_string(i) + "]: " + e.what());
+      }
+    }
+    out->set_entries(n);
+    return Status::OK;
+  }
+  return Status(StatusCode::NOT_FOUND, "target_group_id: no group '" + target + "' in pipeline '" + snap.pipeline_id() + "'");
+}
+
+}  // namespace metron

@@ -1,0 +1,78 @@
+// EngineBackend: the AgentBackend (core/backend.h) over a running Engine. Owns the deployed pipelines and turns
+// every change into per-core WorkerPlans:
+//   validate everything -> build the new groups' graphs (off the data path) -> copy flow state if asked ->
+//   steer tags (NicRuleTable::set_tags) -> publish the affected cores' plans -> retire old groups.
+// Any failure before the publish step returns its status with running pipelines and dispatch untouched.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/engine.h"
+
+namespace metron {
+
+class EngineBackend final : public AgentBackend {
+ public:
+  EngineBackend(Engine* engine, std::string version);
+
+  // The dispatch side's rule table (not owned). Without one, NIC rule RPCs answer FAILED_PRECONDITION.
+  void set_nic_rules(NicRuleTable* table) { nic_rules_ = table; }
+  // NICs whose rx queues are filled by tag steering (FanoutPort, rte_flow NICs): their group tags are pushed to
+  // the NicRuleTable on every change.
+  void add_steered_nic(const std::string& nic, pb::DispatchMode mode);
+
+  grpc::Status GetResources(const pb::GetResourcesRequest& req, pb::ServerResources* out) override;
+  grpc::Status Health(const pb::HealthRequest& req, pb::HealthReply* out) override;
+  grpc::Status DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) override;
+  grpc::Status UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::PipelineStatus* out) override;
+  grpc::Status RemovePipeline(const pb::RemovePipelineRequest& req, pb::RemovePipelineReply* out) override;
+  grpc::Status ListPipelines(const pb::ListPipelinesRequest& req, pb::ListPipelinesReply* out) override;
+  grpc::Status InstallNicRules(const pb::NicRuleBatch& req, pb::NicRuleReply* out) override;
+  grpc::Status RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply* out) override;
+  grpc::Status ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) override;
+  grpc::Status GetStats(const pb::StatsRequest& req, pb::Stats* out) override;
+  grpc::Status ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) override;
+  grpc::Status ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) override;
+
+ private:
+  struct Pipeline {
+    std::string id;
+    std::string ingress;
+    std::vector<pb::Egress> egress_spec;
+    std::vector<EgressTarget> egress;
+    std::vector<std::shared_ptr<GroupRuntime>> groups;
+    uint64_t generation = 0;
+  };
+  using GroupList = std::vector<std::shared_ptr<GroupRuntime>>;
+
+  // Builds (or reuses, when unchanged) the runtime of each requested group. Status names the field.
+  grpc::Status build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
+                            const Pipeline* current, GroupList* out);
+  // Tags every steered NIC must carry if `replace` (pipeline id -> groups) were in force.
+  grpc::Status steer(const std::map<std::string, const GroupList*>& replace);
+  void publish_cores(const std::set<unsigned>& cores);
+  std::unique_ptr<WorkerPlan> plan_for(unsigned core) const;
+  void fill_status(const Pipeline& p, pb::PipelineStatus* out) const;
+  // Stops the core's worker from touching any group (packets wait in the rx queue) for the guard's lifetime.
+  class CorePause;
+
+  Engine* const engine_;
+  const std::string version_;
+  const uint64_t boot_id_;
+  const std::chrono::steady_clock::time_point started_;
+  NicRuleTable* nic_rules_ = nullptr;
+  std::map<std::string, pb::DispatchMode> steered_;
+  mutable std::mutex mu_;  // pipelines_ and the publish sequence
+  std::map<std::string, Pipeline> pipelines_;
+  std::mutex stats_mu_;
+  std::map<unsigned, CoreSample> last_sample_;
+};
+
+}  // namespace metron

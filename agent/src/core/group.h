@@ -1,0 +1,98 @@
+// GroupRuntime: one traffic-class group's graph on its core, with the group's counters and its egress.
+// Created off the data path (the graph is built in the constructor), then referenced by a WorkerPlan. The
+// worker is the only writer of the counters; other threads read them with relaxed loads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/element.h"
+#include "core/graph.h"
+
+namespace metron {
+
+class Port;
+
+// Where `[k]output` goes: a port, with the next hop's MAC and VLAN written on the way out.
+struct EgressTarget {
+  Port* port = nullptr;
+  bool set_dst_mac = false;
+  uint8_t dst_mac[6] = {};
+  uint16_t vlan = 0;  // 0 = untagged
+};
+
+enum class TagKind : uint8_t { kMac = 1, kVlan = 2 };
+
+// Dispatch key of a group: what the worker compares a frame's tag against.
+inline uint32_t tag_key(TagKind kind, uint32_t value) { return static_cast<uint32_t>(kind) << 16 | value; }
+
+struct RelaxedCounter {
+  std::atomic<uint64_t> v{0};
+  // Single writer: a plain add, no locked instruction.
+  void add(uint64_t n) { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+struct ClassCounters {
+  RelaxedCounter packets;
+  RelaxedCounter bytes;
+};
+
+class GroupRuntime final : public EgressSink {
+ public:
+  struct Spec {
+    std::string pipeline_id;
+    std::string group_id;
+    std::string click;
+    TagKind tag_kind = TagKind::kMac;
+    uint32_t tag = 0;
+    unsigned core = 0;  // lcore id
+    unsigned slot = 0;  // the core's dense slot = rx/tx queue
+    unsigned slots = 1;
+    int socket_id = 0;
+    Port* ingress = nullptr;
+    std::vector<EgressTarget> egress;
+    std::vector<uint32_t> class_ids;
+  };
+  // Builds the graph; throws ClickError on a bad configuration.
+  explicit GroupRuntime(Spec spec);
+
+  const Spec& spec() const { return spec_; }
+  uint32_t key() const { return tag_key(spec_.tag_kind, spec_.tag); }
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+
+  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped.
+  void process(PacketBatch& b);
+  void egress(int k, PacketBatch& b) override;
+  int egress_count() const override { return static_cast<int>(spec_.egress.size()); }
+
+  // Counters (any thread).
+  uint64_t packets() const { return packets_.get(); }
+  uint64_t bytes() const { return bytes_.get(); }
+  uint64_t drops() const;
+  uint64_t tx_packets() const { return tx_.get(); }
+  uint64_t busy_cycles() const { return busy_.get(); }
+  // Per class id (same order as spec().class_ids), plus packets whose class is not in the group.
+  uint64_t class_packets(size_t i) const { return classes_[i].packets.get(); }
+  uint64_t class_bytes(size_t i) const { return classes_[i].bytes.get(); }
+  uint64_t unknown_class_packets() const { return unknown_class_.get(); }
+
+ private:
+  Spec spec_;
+  std::unique_ptr<Graph> graph_;
+  std::vector<uint32_t> sorted_classes_;  // sorted class ids ...
+  std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
+  std::unique_ptr<ClassCounters[]> classes_;
+  alignas(64) RelaxedCounter packets_;
+  RelaxedCounter bytes_;
+  RelaxedCounter tx_;
+  RelaxedCounter tx_dropped_;
+  RelaxedCounter busy_;
+  RelaxedCounter unknown_class_;
+};
+
+}  // namespace metron
