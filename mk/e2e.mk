@@ -7,6 +7,9 @@ e2e-build:
 	@cd topologies && ./topo list >/dev/null
 e2e-test: e2e-build
 	$(PYTEST) -q -p no:cacheprovider tests/e2e
-e2e-bench: ; @echo "e2e: no benchmarks yet"
+EMBEDDED_JAR := deploy/embedded/target/metron-embedded.jar
+e2e-bench:
+	@test -f $(EMBEDDED_JAR) || { echo "e2e-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }
+	nice java -cp $(EMBEDDED_JAR) org.metron.embedded.bench.RuleInstallBench bench/results 1000 4000
 e2e-clean: ; @true
 e2e-demo: ; @echo "demo: not implemented yet"; exit 1

@@ -1,4 +1,4 @@
-package org.metron.embedded;
+package org.metron.embedded.topology;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real emulated topology for tests, built and torn down by the project's launcher (topologies/topo), so the
- * Java tests exercise the same OVS bridges, namespaces and veths as the demo.
+ * A real emulated topology, built and torn down by the project's launcher (topologies/topo), for tests and
+ * benchmarks: they exercise the same OVS bridges, namespaces and veths as the demo.
  */
 public final class EmulatedNetwork implements AutoCloseable {
     public static final Path REPO = findRepo();
@@ -39,6 +39,10 @@ public final class EmulatedNetwork implements AutoCloseable {
         String state = out.lines().filter(l -> l.endsWith("state.json") && !l.contains(" ")).findFirst()
                 .orElseThrow(() -> new IOException("topo up printed no state file: " + out));
         return new EmulatedNetwork(Paths.get(state));
+    }
+
+    public Path stateFile() {
+        return state;
     }
 
     public JsonNode node(String name) {
