@@ -26,6 +26,7 @@ import org.metron.synth.MatchField;
 import org.metron.synth.OffloadRule;
 import org.metron.synth.RuleAction;
 import org.metron.synth.TrafficClass;
+import org.onlab.packet.MacAddress;
 import org.onlab.packet.VlanId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.net.ConnectPoint;
@@ -44,6 +45,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -305,12 +307,17 @@ public final class RulePlanner {
             if (ga.tag().type() == TagType.VLAN) {
                 m.setVlan(ga.tag().group());
             } else {
-                m.setEthDst(ga.tag().groupMac().toString()).setEthDstMask(Tag.GROUP_MASK.toString());
+                m.setEthDst(text(ga.tag().groupMac())).setEthDstMask(text(Tag.GROUP_MASK));
             }
             out.add(NicRule.newBuilder().setId(nicRuleId(chain, ga.groupId())).setNic(p.nic()).setPriority(0)
                     .setMatch(m).setAction(NicAction.newBuilder().setQueue(ga.core())).build());
         }
         return out;
+    }
+
+    /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */
+    private static String text(MacAddress mac) {
+        return mac.toString().toLowerCase(Locale.ROOT);
     }
 
     /** Stable 64-bit id of a group's NIC rule: the same chain and group always get the same id. */
@@ -324,7 +331,7 @@ public final class RulePlanner {
         for (String ignored : compiled.egress()) {
             Egress.Builder e = Egress.newBuilder().setNic(p.egressNic());
             if (marker != null) {
-                e.setDstMac(marker.egressMac().toString());
+                e.setDstMac(text(marker.egressMac()));
                 if (marker.type() == TagType.VLAN) {
                     e.setVlan(marker.group());
                 }

@@ -1,0 +1,160 @@
+package org.metron.app.impl;
+
+import org.junit.Test;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.TagType;
+import org.metron.app.spi.DeviceRole;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.TestAgent;
+import org.metron.app.testing.TestNetwork;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.metron.synth.TargetProfile;
+import org.onosproject.net.ConnectPoint;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/** Power of two random choices and the offload device choice. */
+public class PlacementEngineTest {
+    private static final ChainId C = ChainId.of("c");
+    private static final ConnectPoint IN = ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1");
+    private static final ConnectPoint OUT = ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/3");
+
+    private final TestSwitches switches = new TestSwitches();
+    private final List<TestAgent> agents = new ArrayList<>();
+
+    private PlacementEngine engine(TestNetwork net, long seed, double... loads) {
+        TestServers servers = new TestServers();
+        for (int i = 0; i < loads.length; i++) {
+            TestAgent a = new TestAgent("agent" + i + ":1", 4, loads[i]).nic("eth0", true, 64).nic("eth1", true, 64);
+            agents.add(a);
+            servers.add(Fixtures.server(i, a));
+        }
+        return new PlacementEngine(servers, net, switches, new Random(seed), Duration.ofSeconds(1));
+    }
+
+    private static DeploymentSpec spec(int cores, int nics) {
+        return new DeploymentSpec(TagType.MAC, cores, Math.max(cores, 4), false, IN, OUT, nics);
+    }
+
+    @Test
+    public void picksTheLessLoadedOfTwoAndAsksOnlyTwo() {
+        for (long seed = 0; seed < 20; seed++) {
+            agents.clear();
+            PlacementEngine e = engine(Fixtures.network(8), seed, 0.8, 0.1, 0.5, 0.3, 0.9, 0.2, 0.7, 0.4);
+            ServerChoice c = e.chooseServer(C, spec(1, 1), 1, d -> Set.of());
+            assertEquals(2, c.queried());
+            List<Integer> asked = new ArrayList<>();
+            for (int i = 0; i < agents.size(); i++) {
+                if (agents.get(i).resourceQueries() > 0) {
+                    asked.add(i);
+                }
+            }
+            assertEquals(2, asked.size());
+            double expected = Math.min(load(asked.get(0)), load(asked.get(1)));
+            assertEquals("seed " + seed, expected, c.load(), 1e-9);
+        }
+    }
+
+    private static double load(int i) {
+        return new double[]{0.8, 0.1, 0.5, 0.3, 0.9, 0.2, 0.7, 0.4}[i];
+    }
+
+    @Test
+    public void discardsBothAndDrawsAgainWhenNeitherFits() {
+        PlacementEngine e = engine(Fixtures.network(6), 3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9);
+        // only the most loaded server has 3 free cores: the others each run a pipeline on cores 0 and 1
+        for (int i = 0; i < 5; i++) {
+            agents.get(i).deployPipeline(org.metron.agent.v1.DeployPipelineRequest.newBuilder().setPipelineId("x")
+                    .addGroups(org.metron.agent.v1.GroupSpec.newBuilder().setCore(0))
+                    .addGroups(org.metron.agent.v1.GroupSpec.newBuilder().setCore(1)).build());
+        }
+        ServerChoice c = e.chooseServer(C, spec(3, 1), 3, d -> Set.of());
+        assertEquals(Fixtures.serverId(5), c.server().id().toString());
+        assertEquals(List.of(0, 1, 2), c.cores());
+        assertTrue("asked at least the winner and one loser", c.queried() >= 2);
+        assertTrue("no server asked twice", agents.stream().allMatch(a -> a.resourceQueries() <= 1));
+    }
+
+    @Test
+    public void honoursReservedCoresAndNicRequirements() {
+        PlacementEngine e = engine(Fixtures.network(2), 1, 0.1, 0.5);
+        // server0's free cores are all promised to chains not yet deployed
+        ServerChoice c = e.chooseServer(C, spec(2, 1), 2,
+                d -> d.toString().equals(Fixtures.serverId(0)) ? Set.of(0, 1, 2) : Set.of());
+        assertEquals(Fixtures.serverId(1), c.server().id().toString());
+
+        agents.get(1).nic("eth2", false, 0);
+        MetronException ex = assertThrows(MetronException.class,
+                () -> e.chooseServer(C, spec(1, 3), 1, d -> Set.of()));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
+        assertTrue(ex.getMessage(), ex.getMessage().contains("2 usable NICs"));
+    }
+
+    @Test
+    public void twoNicsSplitIngressAndEgress() {
+        PlacementEngine e = engine(Fixtures.network(1), 1, 0.1);
+        ServerChoice c = e.chooseServer(C, spec(1, 2), 1, d -> Set.of());
+        assertEquals("eth0", c.nic());
+        assertEquals("eth1", c.egressNic());
+        ServerChoice one = e.chooseServer(C, spec(1, 1), 1, d -> Set.of());
+        assertEquals("eth0", one.egressNic());
+    }
+
+    @Test
+    public void offloadsOnTheFirstProgrammableDeviceThatFits() {
+        PlacementEngine e = engine(Fixtures.network(1), 1, 0.1);
+        ConnectPoint at = ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10");
+        OffloadChoice o = e.chooseOffload(C, IN, at, p -> Fixtures.compiled("c", p));
+        assertEquals(Fixtures.D1, o.device());
+        assertEquals("OPENFLOW13", o.profile().name());
+        assertEquals(0, o.position());
+        assertEquals(List.of(Fixtures.D2), o.backups());
+
+        // s1 is nearly full: 4 rules don't fit in 2, s2 takes them
+        switches.otherRules(Fixtures.D1, 998);
+        o = e.chooseOffload(C, IN, at, p -> Fixtures.compiled("c", p));
+        assertEquals(Fixtures.D2, o.device());
+        assertEquals(1, o.position());
+        assertEquals("the software-only fallback fits on s1", List.of(Fixtures.D1), o.backups());
+        assertEquals(List.of("NONE"), o.backupProfiles());
+    }
+
+    @Test
+    public void fallsBackToSoftwareClassificationWhenNoDeviceHoldsTheRules() {
+        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 2)
+                .device(Fixtures.S2, DeviceRole.OTHER, 0).cable(Fixtures.S1, 2, Fixtures.S2, 1);
+        PlacementEngine e = engine(net, 1, 0.1);
+        OffloadChoice o = e.chooseOffload(C, IN, ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"),
+                p -> Fixtures.compiled("c", p));
+        assertEquals(Fixtures.D1, o.device());
+        assertEquals(TargetProfile.NONE.name(), o.profile().name());
+        assertTrue(o.compiled().offloadRules().isEmpty());
+    }
+
+    @Test
+    public void noProgrammableDeviceOrNoPathIsImpossible() {
+        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OTHER, 0)
+                .device(Fixtures.S2, DeviceRole.OTHER, 0).cable(Fixtures.S1, 2, Fixtures.S2, 1);
+        PlacementEngine e = engine(net, 1, 0.1);
+        MetronException ex = assertThrows(MetronException.class, () -> e.chooseOffload(C, IN,
+                ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"), p -> Fixtures.compiled("c", p)));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
+        assertTrue(ex.getMessage(), ex.getMessage().contains("no programmable device"));
+
+        MetronException np = assertThrows(MetronException.class, () -> e.chooseOffload(C, IN,
+                ConnectPoint.deviceConnectPoint("of:00000000000000ff/1"), p -> Fixtures.compiled("c", p)));
+        assertTrue(np.getMessage(), np.getMessage().contains("no path"));
+    }
+}

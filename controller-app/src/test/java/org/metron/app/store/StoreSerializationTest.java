@@ -1,0 +1,89 @@
+package org.metron.app.store;
+
+import org.junit.Test;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.TagType;
+import org.metron.app.spi.MetronMap;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.Fixtures.World;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.ConsistentMap;
+import org.onosproject.store.service.ConsistentMapBuilder;
+import org.onosproject.store.service.Serializer;
+import org.onosproject.store.service.TestConsistentMap;
+
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+/** Everything Metron stores survives a Kryo round trip with the one namespace, and the ConsistentMap adapter. */
+public class StoreSerializationTest {
+
+    private static <T> T roundTrip(T value) {
+        byte[] bytes = MetronSerializers.NAMESPACE.serialize(value);
+        return MetronSerializers.NAMESPACE.deserialize(bytes);
+    }
+
+    @Test
+    public void everyStoredValueOfADeployedChainRoundTrips() {
+        World w = new World(1, Fixtures.synthesis(), 1);
+        w.manager.submit(Fixtures.chainJson("rt", "vlan", 2, 2));
+        ChainId id = ChainId.of("rt");
+        Chain chain = w.store.chains().get(id).get().value();
+        Placement p = w.store.placements().get(id).get().value();
+        InstalledState installed = w.store.installed().get(id).get().value();
+        BackupConfiguration backup = w.store.backups().get(id).get().value();
+        assertEquals(chain, roundTrip(chain));
+        assertEquals(p, roundTrip(p));
+        assertEquals(installed, roundTrip(installed));
+        assertEquals(backup, roundTrip(backup));
+        assertFalse(installed.switchRules().isEmpty());
+        for (InstalledRule r : installed.switchRules()) {
+            InstalledRule back = roundTrip(r);
+            assertTrue(back.rule().exactMatch(r.rule()));
+            assertEquals(r.rule().treatment(), back.rule().treatment());
+        }
+        for (TagAllocation t : w.manager.tags()) {
+            assertEquals(t, roundTrip(t));
+            assertEquals(new TagKey(t.tag()), roundTrip(new TagKey(t.tag())));
+        }
+    }
+
+    @Test
+    public void consistentMapAdapterKeepsVersionsAndCas() {
+        ConsistentMapBuilder<ChainId, Chain> b = TestConsistentMap.builder();
+        b.withName(ChainStore.CHAINS);
+        b.withSerializer(Serializer.using(MetronSerializers.NAMESPACE));
+        ConsistentMap<ChainId, Chain> raw = b.build();
+        MetronMap<ChainId, Chain> map = new ConsistentMetronMap<>(raw);
+        ChainId id = ChainId.of("m");
+        Chain c = new Chain(id, "{}", new org.metron.app.api.DeploymentSpec(TagType.MAC, 1, 1, false,
+                org.onosproject.net.ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1"),
+                org.onosproject.net.ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/3"), 1),
+                ChainState.SUBMITTED, "", 0);
+        assertTrue(map.putIfAbsent(id, c));
+        assertFalse(map.putIfAbsent(id, c));
+        long v = map.get(id).get().version();
+        assertTrue(map.replace(id, v, c.withState(ChainState.ACTIVE, "")));
+        assertFalse("stale version", map.replace(id, v, c.withState(ChainState.FAILED, "x")));
+        assertEquals(ChainState.ACTIVE, map.snapshot().get(id).state());
+        assertEquals(ChainState.ACTIVE, map.remove(id).get().state());
+        assertTrue(map.snapshot().isEmpty());
+    }
+
+    @Test
+    public void rolesAndTagsAreRegistered() {
+        assertEquals(RuleInfo.Role.RETURN, roundTrip(RuleInfo.Role.RETURN));
+        Map<TagKey, TagAllocation> m = Map.of(new TagKey(Tag.of(TagType.MAC, 9)), new TagAllocation(
+                DeviceId.deviceId("metron:s"), "eth0", Tag.of(TagType.MAC, 9), ChainId.of("x"), "g0"));
+        assertEquals(m, roundTrip(new java.util.HashMap<>(m)));
+    }
+}
