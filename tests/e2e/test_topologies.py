@@ -1,11 +1,14 @@
 """The topology launcher against the real machine: namespaces, veths, a private OVS, real pings."""
 import json
+import os
 import re
+import socket
 import subprocess
+import time
 
 import pytest
 
-from metron_topo import launcher, model
+from metron_topo import agent, launcher, model
 from metron_topo.ovs import Ovs
 from metron_topo.sh import run
 
@@ -130,3 +133,25 @@ def test_bad_topology_files_are_rejected_naming_the_entry(tmp_path, doc, message
         launcher.up(str(path), run_root=tmp_path / "run", agents=False, log=lambda m: None)
     assert message in str(e.value) and str(path) in str(e.value)
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+
+
+@pytest.mark.skipif(agent.binary() is None, reason="agent not built (agent/build/metron-agent)")
+def test_agents_run_in_their_server_namespaces_and_listen_on_the_management_link(topology):
+    state = topology("paper-fig3", agents=True)
+    node = state["nodes"]["srv1"]
+    host, port = node["agent"].split(":")
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, open(f"{state['run_dir']}/agent-srv1.log").read()
+            time.sleep(0.2)
+    # The agent is the recorded process itself (ip netns exec execs it) and lives in the server's namespace.
+    proc = next(p for p in state["processes"] if p["name"] == "agent-srv1")
+    assert os.stat(f"/proc/{proc['pid']}/ns/net").st_ino == os.stat(f"/run/netns/{node['netns']}").st_ino
+    assert state["network"]["servers"][0]["agent"] == node["agent"]
+    assert [n["attachment"] for n in state["network"]["servers"][0]["nics"]] == \
+        ["of:0000000000000001/2", "of:0000000000000002/2"]
+    assert any(p.startswith("/var/run/dpdk/") for p in state["paths"])

@@ -14,10 +14,20 @@ def binary():
     return None
 
 
+def runtime_dir(file_prefix):
+    """Where DPDK keeps an agent's runtime files (removed with the topology)."""
+    return f"/var/run/dpdk/{file_prefix}"
+
+
 def command(binary_path, server, listen_ip, file_prefix):
-    """Agent command line for a server: gRPC on its management address, its NICs as AF_PACKET ports."""
-    argv = [binary_path, "--listen", f"{listen_ip}:{GRPC_PORT}", "--cores", str(server.cores),
-            "--file-prefix", file_prefix]
+    """Agent command line for a server: gRPC on its management address, each NIC attached through the kernel's
+    fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores on top
+    of the main lcore, spread over the machine's CPUs (the emulation has more lcores than CPUs)."""
+    cpus = max(os.cpu_count() or 1, 1)
+    argv = [binary_path, "--listen", f"{listen_ip}:{GRPC_PORT}",
+            "--cores", ",".join(str(c) for c in range(1, server.cores + 1))]
     for nic in server.nics:
-        argv += ["--nic", nic.name]
+        argv += ["--fanout", nic.name]
+    argv += ["--dpdk", "--lcores", f"(0-{server.cores})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
+             "--file-prefix", file_prefix, "--"]
     return argv

@@ -144,6 +144,9 @@ def _build(topo, state, controller, agents, log):
             state.node(srv.name).update(mgmt_ip=str(agent_ip), agent=f"{agent_ip}:{agent.GRPC_PORT}")
     state.save()
 
+    state.data["network"] = network_view(topo, state)
+    state.save()
+
     binary = agent.binary() if agents else None
     if agents and binary is None:
         log("agent binary not built (agent/build/metron-agent or $METRON_AGENT): servers run without agents")
@@ -154,11 +157,45 @@ def _build(topo, state, controller, agents, log):
         f"{len(topo.servers)} servers; state {state.path}")
 
 
+def server_device_id(name):
+    return f"metron:{name}"
+
+
+def network_view(topo, state):
+    """The topology as the controller sees it (ONOS ids: of:<dpid>/<port> for switches, metron:<server>/<n>
+    for server NICs, n = NIC index + 1), recorded in the state file for the embedded host."""
+    ids = {s.name: s.device_id for s in topo.switches}
+    nic_port = {(s.name, n.name): i + 1 for s in topo.servers for i, n in enumerate(s.nics)}
+    ids.update({s.name: server_device_id(s.name) for s in topo.servers})
+
+    def cp(ep):
+        port = ep.port if ep.node in {s.name for s in topo.switches} else nic_port.get((ep.node, ep.port))
+        return f"{ids[ep.node]}/{port}"
+
+    links = [[cp(a), cp(b)] for a, b in topo.links if a.node in ids and b.node in ids]
+    return {
+        "switches": [{"name": s.name, "device_id": s.device_id} for s in topo.switches],
+        "servers": [{"name": s.name, "device_id": ids[s.name], "cores": s.cores,
+                     "agent": state.node(s.name).get("agent"),
+                     "nics": [{"name": n.name, "mac": n.mac, "port": nic_port[(s.name, n.name)],
+                               "attachment": cp(topo.peer(model.Endpoint(s.name, n.name)))}
+                              for n in s.nics]} for s in topo.servers],
+        "hosts": [{"name": h.name, "ip": h.ip, "mac": h.mac, "netns": state.node(h.name)["netns"],
+                   "attachment": cp(topo.peer(model.Endpoint(h.name, "eth0")))} for h in topo.hosts],
+        "links": links,
+        "ingress": [cp(e) for e in topo.ingress],
+        "egress": [cp(e) for e in topo.egress],
+    }
+
+
 def start_agent(state, server, binary=None):
     """Starts (or restarts) the agent of one server inside its namespace; recorded like every other process."""
     binary = binary or agent.binary()
     node = state.node(server.name)
-    argv = agent.command(binary, server, node["mgmt_ip"], f"{state['id']}-{server.name}")
+    prefix = f"{state['id']}-{server.name}"
+    argv = agent.command(binary, server, node["mgmt_ip"], prefix)
+    if agent.runtime_dir(prefix) not in state["paths"]:
+        state.record("paths", agent.runtime_dir(prefix))
     logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")
     p = subprocess.Popen(["ip", "netns", "exec", node["netns"]] + argv, stdout=logf, stderr=subprocess.STDOUT,
                          start_new_session=True)
@@ -226,6 +263,8 @@ def down(state_path, *, keep_logs=False, log=print):
             r = run(["ip", "link", "del", veth], check=False)
             if r.returncode != 0 and "Cannot find" not in r.stderr:
                 errors.append(f"ip link del {veth}: {r.stderr.strip()}")
+    for path in state["paths"]:
+        shutil.rmtree(path, ignore_errors=True)
     current_ns = set(run(["ip", "netns", "list"]).stdout.split())
     for ns in state["namespaces"]:
         if ns in current_ns:
@@ -251,6 +290,7 @@ def leaks(state):
     links = run(["ip", "-o", "link", "show"]).stdout
     names = {w.split("@")[0].rstrip(":") for line in links.splitlines() for w in line.split()[1:2]}
     out += [f"link {v}" for v in state["veths"] + state["bridges"] if v in names]
+    out += [f"path {p}" for p in state["paths"] if Path(p).exists()]
     return out
 
 

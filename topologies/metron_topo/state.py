@@ -17,7 +17,7 @@ def proc_start_time(pid):
 
 
 class State:
-    KINDS = ("processes", "namespaces", "veths", "bridges")
+    KINDS = ("processes", "namespaces", "veths", "bridges", "paths")
 
     def __init__(self, path, data):
         self.path = Path(path)
@@ -38,7 +38,10 @@ class State:
         if path.is_dir():
             path = path / "state.json"
         try:
-            return cls(path, json.loads(path.read_text()))
+            data = json.loads(path.read_text())
+            for kind in cls.KINDS:
+                data.setdefault(kind, [])
+            return cls(path, data)
         except FileNotFoundError:
             raise FileNotFoundError(f"no topology state at {path} (already down?)") from None
 
