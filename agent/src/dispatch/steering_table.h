@@ -31,7 +31,7 @@ class SteeringTable final : public NicRuleTable {
   grpc::Status add_nic(Dispatcher* nic);
 
   // Replaces the group tags steered on `nic`. Used by the Engine on deploy/update/remove of pipelines.
-  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags);
+  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) override;
   TagMap tags(const std::string& nic, pb::TagType type) const;
 
   grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) override;
