@@ -55,6 +55,12 @@ class VethNetns {
       throw;
     }
   }
+  // Another veth pair in the namespace, both ends up.
+  void AddPair(const std::string& a, const std::string& b) {
+    Run("ip link add " + a + " type veth peer name " + b);
+    Run("ip link set " + a + " up");
+    Run("ip link set " + b + " up");
+  }
   ~VethNetns() {
     if (orig_ >= 0) {
       setns(orig_, CLONE_NEWNET);
