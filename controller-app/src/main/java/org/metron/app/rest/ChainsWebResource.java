@@ -1,0 +1,151 @@
+package org.metron.app.rest;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronService;
+
+import javax.ws.rs.Consumes;
+import javax.ws.rs.DELETE;
+import javax.ws.rs.GET;
+import javax.ws.rs.POST;
+import javax.ws.rs.PUT;
+import javax.ws.rs.Path;
+import javax.ws.rs.PathParam;
+import javax.ws.rs.Produces;
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Service chains: submit, inspect, replace, remove, dry-run. Bodies are chain JSON (docs/contracts.md) with NF
+ * configurations inline, or the original Metron netcfg format. Errors are JSON bodies naming the fault.
+ */
+@Path("chains")
+public class ChainsWebResource extends MetronWebResource {
+
+    private MetronService metron() {
+        return get(MetronService.class);
+    }
+
+    /**
+     * Lists all chains with their state.
+     *
+     * @return 200 OK with {"chains": [...]}
+     */
+    @GET
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response list() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("chains");
+        metron().chains().forEach(c -> a.add(MetronJson.chain(c, false)));
+        return ok(root).build();
+    }
+
+    /**
+     * Submits a chain: synthesizes, places and deploys it.
+     *
+     * @param body chain JSON
+     * @return 201 Created with the chain; 400/422 bad input, 409 duplicate or impossible placement,
+     *         502 agent or switch failure
+     */
+    @POST
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response submit(InputStream body) {
+        Chain c = metron().submit(read(body));
+        return Response.created(URI.create("chains/" + c.id().name())).entity(MetronJson.chain(c, false)
+                .toString()).type(MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    /**
+     * Dry run: synthesis and placement answer, nothing reserved or installed.
+     *
+     * @param body chain JSON
+     * @return 200 OK with classes, groups, offload rules and the placement (or why there is none)
+     */
+    @POST
+    @Path("validate")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response validate(InputStream body) {
+        return ok(MetronJson.validation(metron().validate(read(body)))).build();
+    }
+
+    /**
+     * One chain with its definition.
+     *
+     * @param name chain name
+     * @return 200 OK; 404 unknown
+     */
+    @GET
+    @Path("{name}")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response get(@PathParam("name") String name) {
+        ChainId id = ChainId.of(name);
+        Chain c = metron().chain(id).orElseThrow(() -> unknown(id));
+        return ok(MetronJson.chain(c, true)).build();
+    }
+
+    /**
+     * Replaces a chain's definition.
+     *
+     * @param name chain name
+     * @param body chain JSON with the same name
+     * @return 200 OK with the chain
+     */
+    @PUT
+    @Path("{name}")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response update(@PathParam("name") String name, InputStream body) {
+        return ok(MetronJson.chain(metron().update(ChainId.of(name), read(body)), false)).build();
+    }
+
+    /**
+     * Removes a chain and everything it installed.
+     *
+     * @param name chain name
+     * @return 204 No Content; 404 unknown
+     */
+    @DELETE
+    @Path("{name}")
+    public Response remove(@PathParam("name") String name) {
+        metron().remove(ChainId.of(name));
+        return Response.noContent().build();
+    }
+
+    /**
+     * Traffic classes of a chain, first-match order, with tags and cores.
+     *
+     * @param name chain name
+     * @return 200 OK with {"classes": [...]}
+     */
+    @GET
+    @Path("{name}/classes")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response classes(@PathParam("name") String name) {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("classes");
+        metron().trafficClasses(ChainId.of(name)).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
+        return ok(root).build();
+    }
+
+    private static MetronException unknown(ChainId id) {
+        return new MetronException(MetronException.Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'");
+    }
+
+    private static String read(InputStream body) {
+        try {
+            return body == null ? "" : new String(body.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new MetronException(MetronException.Fault.INVALID_JSON, "cannot read request body: "
+                    + e.getMessage(), e);
+        }
+    }
+}

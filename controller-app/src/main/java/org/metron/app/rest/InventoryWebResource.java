@@ -1,0 +1,103 @@
+package org.metron.app.rest;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronService;
+import org.onosproject.net.DeviceId;
+
+import javax.ws.rs.GET;
+import javax.ws.rs.Path;
+import javax.ws.rs.Produces;
+import javax.ws.rs.QueryParam;
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+
+/** What Metron holds across chains: traffic classes, tags, placements, servers with core load, rules. */
+@Path("")
+public class InventoryWebResource extends MetronWebResource {
+
+    private MetronService metron() {
+        return get(MetronService.class);
+    }
+
+    /**
+     * Traffic classes of every chain.
+     *
+     * @return 200 OK with {"classes": [...]}
+     */
+    @GET
+    @Path("classes")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response classes() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("classes");
+        for (ChainId id : metron().placements().stream().map(p -> p.chainId()).sorted()
+                .toArray(ChainId[]::new)) {
+            metron().trafficClasses(id).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
+        }
+        return ok(root).build();
+    }
+
+    /**
+     * Allocated group tags.
+     *
+     * @return 200 OK with {"tags": [...]}
+     */
+    @GET
+    @Path("tags")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response tags() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("tags");
+        metron().tags().forEach(t -> a.add(MetronJson.tagAllocation(t)));
+        return ok(root).build();
+    }
+
+    /**
+     * Where each chain runs.
+     *
+     * @return 200 OK with {"placements": [...]}
+     */
+    @GET
+    @Path("placements")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response placements() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("placements");
+        metron().placements().forEach(p -> a.add(MetronJson.placement(p)));
+        return ok(root).build();
+    }
+
+    /**
+     * Metron servers with per-core load, as their agents report now.
+     *
+     * @return 200 OK with {"servers": [...]}
+     */
+    @GET
+    @Path("servers")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response servers() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("servers");
+        metron().servers().forEach(s -> a.add(MetronJson.server(s)));
+        return ok(root).build();
+    }
+
+    /**
+     * Switch rules Metron installed, with counters.
+     *
+     * @param device only this device (optional)
+     * @return 200 OK with {"rules": [...]}
+     */
+    @GET
+    @Path("rules")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response rules(@QueryParam("device") String device) {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("rules");
+        metron().rules(device == null || device.isEmpty() ? null : DeviceId.deviceId(device))
+                .forEach(r -> a.add(MetronJson.rule(r)));
+        return ok(root).build();
+    }
+}

@@ -1,0 +1,42 @@
+package org.metron.app.rest;
+
+import org.metron.app.api.MetronException;
+
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+import javax.ws.rs.ext.ExceptionMapper;
+import javax.ws.rs.ext.Provider;
+
+/** Every MetronException becomes a JSON error body with the status its fault calls for. */
+@Provider
+public class MetronExceptionMapper implements ExceptionMapper<MetronException> {
+
+    /** The one fault → HTTP status table. */
+    static int status(MetronException.Fault fault) {
+        switch (fault) {
+            case INVALID_JSON:
+                return 400;
+            case INVALID_CHAIN:
+                return 422;
+            case UNKNOWN_CHAIN:
+                return 404;
+            case DUPLICATE_CHAIN:
+            case IMPOSSIBLE_PLACEMENT:
+                return 409;
+            case NOT_LEADER:
+                return 421;
+            case AGENT_FAILURE:
+            case SWITCH_FAILURE:
+                return 502;
+            default:
+                return 500;
+        }
+    }
+
+    @Override
+    public Response toResponse(MetronException e) {
+        int status = status(e.fault());
+        return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(MetronJson.error(e, status).toString()).build();
+    }
+}

@@ -1,0 +1,171 @@
+package org.metron.app.rest;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.Chain;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo;
+import org.metron.app.api.ServerInfo;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.TrafficClassInfo;
+import org.metron.app.api.ValidationReport;
+import org.onosproject.net.flow.FlowRule;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/**
+ * The JSON form of every Metron value the REST API, the GUI and the CLI's --json output show. One place, so
+ * the three never disagree on field names.
+ */
+public final class MetronJson {
+    public static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private MetronJson() {
+    }
+
+    public static ObjectNode chain(Chain c, boolean withDefinition) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("name", c.id().name());
+        n.put("state", c.state().name());
+        n.put("reason", c.reason());
+        n.put("version", c.version());
+        n.put("tagType", c.deployment().tagType().name().toLowerCase());
+        n.put("cpuCores", c.deployment().cpuCores());
+        n.put("ingressPoint", c.deployment().ingressPoint().toString());
+        n.put("egressPoint", c.deployment().egressPoint().toString());
+        if (withDefinition) {
+            try {
+                n.set("definition", MAPPER.readTree(c.json()));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return n;
+    }
+
+    public static ObjectNode tag(Tag t) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("type", t.type().name().toLowerCase());
+        n.put("group", t.group());
+        n.put("mac", t.groupMac().toString().toLowerCase());
+        return n;
+    }
+
+    public static ObjectNode placement(Placement p) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("chain", p.chainId().name());
+        n.put("server", p.server().toString());
+        n.put("nic", p.nic());
+        n.put("egressNic", p.egressNic());
+        n.put("offloadDevice", p.offloadDevice().map(Object::toString).orElse(""));
+        n.put("offloadProfile", p.offloadProfile());
+        ArrayNode groups = n.putArray("groups");
+        for (GroupAssignment g : p.groups()) {
+            ObjectNode gn = groups.addObject();
+            gn.put("id", g.groupId());
+            gn.set("tag", tag(g.tag()));
+            gn.put("core", g.core());
+            ArrayNode classes = gn.putArray("classes");
+            g.classIds().forEach(classes::add);
+        }
+        return n;
+    }
+
+    public static ObjectNode trafficClass(TrafficClassInfo tc) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("chain", tc.chainId().name());
+        n.put("id", tc.classId());
+        n.put("match", tc.match());
+        n.put("group", tc.groupId());
+        if (tc.tag() != null) {
+            n.set("tag", tag(tc.tag()));
+            n.put("mac", tc.tag().classMac(tc.classId()).toString().toLowerCase());
+        }
+        n.put("core", tc.core());
+        n.put("needsServer", tc.needsServer());
+        return n;
+    }
+
+    public static ObjectNode tagAllocation(TagAllocation t) {
+        ObjectNode n = tag(t.tag());
+        n.put("server", t.server().toString());
+        n.put("nic", t.nic());
+        n.put("chain", t.chainId().name());
+        n.put("groupId", t.groupId());
+        return n;
+    }
+
+    public static ObjectNode server(ServerInfo s) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("id", s.id().toString());
+        n.put("agent", s.agent());
+        n.put("reachable", s.reachable());
+        if (!s.reachable()) {
+            n.put("error", s.error());
+        }
+        n.put("load", s.load());
+        n.put("freeCores", s.freeCores());
+        ArrayNode cores = n.putArray("cores");
+        for (ServerInfo.CoreInfo c : s.cores()) {
+            ObjectNode cn = cores.addObject();
+            cn.put("id", c.id());
+            cn.put("load", c.load());
+            cn.put("available", c.available());
+            cn.put("chain", c.pipeline());
+        }
+        ArrayNode nics = n.putArray("nics");
+        for (ServerInfo.NicInfo nic : s.nics()) {
+            ObjectNode nn = nics.addObject();
+            nn.put("name", nic.name());
+            nn.put("mac", nic.mac());
+            nn.put("linkUp", nic.linkUp());
+            nn.put("maxNicRules", nic.maxNicRules());
+        }
+        return n;
+    }
+
+    public static ObjectNode rule(RuleInfo r) {
+        FlowRule f = r.rule();
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("chain", r.chainId().name());
+        n.put("role", r.role().name().toLowerCase());
+        n.put("device", f.deviceId().toString());
+        n.put("id", Long.toHexString(f.id().value()));
+        n.put("priority", f.priority());
+        ArrayNode sel = n.putArray("selector");
+        f.selector().criteria().forEach(c -> sel.add(c.toString()));
+        ArrayNode tr = n.putArray("treatment");
+        f.treatment().allInstructions().forEach(i -> tr.add(i.toString()));
+        n.put("packets", r.packets());
+        n.put("bytes", r.bytes());
+        return n;
+    }
+
+    public static ObjectNode validation(ValidationReport v) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("chain", v.chainId().name());
+        n.put("classes", v.classes());
+        n.put("groups", v.groups());
+        n.put("offloadRules", v.offloadRules());
+        n.put("placeable", v.placement().isPresent());
+        v.placement().ifPresent(p -> n.set("placement", placement(p)));
+        if (!v.placementError().isEmpty()) {
+            n.put("placementError", v.placementError());
+        }
+        return n;
+    }
+
+    /** Error body: {"error": FAULT, "message": what and where, "status": http code}. */
+    public static ObjectNode error(MetronException e, int status) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("error", e.fault().name());
+        n.put("message", e.getMessage());
+        n.put("status", status);
+        return n;
+    }
+}
