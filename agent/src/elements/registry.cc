@@ -9,7 +9,7 @@ namespace metron {
 #define METRON_ELEMENT_FACTORIES(X)                                                                         \
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
-  X(DecIPTTL) X(SetIPChecksum) X(Classifier)
+  X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
 METRON_ELEMENT_FACTORIES(METRON_DECLARE_FACTORY)
@@ -37,6 +37,8 @@ const std::map<std::string, ElementFactory>& classes() {
       {"DecIPTTL", make_element_DecIPTTL},
       {"SetIPChecksum", make_element_SetIPChecksum},
       {"Classifier", make_element_Classifier},
+      {"IPFilter", make_element_IPFilter},
+      {"IPClassifier", make_element_IPClassifier},
   };
   return m;
 }

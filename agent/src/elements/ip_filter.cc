@@ -1,0 +1,96 @@
+// IPFilter and IPClassifier over the compiled classifier (acl_classifier.h).
+//   IPFilter(ACTION EXPR, ...): ACTION is allow (output 0), deny/drop, or an output number; unmatched: dropped.
+//   IPClassifier(EXPR, ...): packets matching EXPR i go to output i; unmatched: dropped.
+// Packets must have their IPv4 header marked (CheckIPHeader/MarkIPHeader); others are dropped.
+#include <memory>
+
+#include "core/element.h"
+#include "elements/acl_classifier.h"
+
+namespace metron {
+
+namespace {
+
+class IpClassifierBase : public Element {
+ public:
+  PortCountRange output_range() const override { return {1, -1}; }
+  void initialize(const GraphEnv& env) override {
+    for (const IpRule& r : rules_)
+      if (r.output >= noutputs())
+        throw ConfigError("rule '" + r.text + "' sends to output " + std::to_string(r.output) + " but only " +
+                          std::to_string(noutputs()) + " output(s) are connected");
+    acl_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id);
+  }
+  void push(int, PacketBatch& b) override {
+    FlowKey keys[kBurst];
+    const FlowKey* ptrs[kBurst];
+    int res[kBurst];
+    unsigned nk = 0;
+    for (uint16_t i = 0; i < b.n; ++i) {
+      if (!flow_key_of(b.pkts[i], &keys[nk])) {
+        res[i] = -2;  // not IPv4: dropped
+        continue;
+      }
+      res[i] = -3;
+      ptrs[nk] = &keys[nk];
+      ++nk;
+    }
+    int out[kBurst];
+    acl_->classify(ptrs, out, nk);
+    unsigned j = 0;
+    for (uint16_t i = 0; i < b.n; ++i) res[i] = res[i] == -3 ? out[j++] : -1;
+    uint16_t i = 0;
+    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+  }
+
+ protected:
+  std::vector<IpRule> rules_;
+  std::unique_ptr<AclClassifier> acl_;
+};
+
+class IPFilter final : public IpClassifierBase {
+ public:
+  const char* class_name() const override { return "IPFilter"; }
+  void configure(Args& args) override {
+    if (args.positional_count() == 0) throw ConfigError("expected at least one rule");
+    for (size_t i = 0; i < args.positional_count(); ++i) {
+      try {
+        rules_.push_back(parse_ipfilter_rule(args.positional(i)));
+      } catch (const ConfigError& e) {
+        throw ConfigError("rule " + std::to_string(i) + ": " + e.what());
+      }
+    }
+  }
+};
+
+class IPClassifier final : public IpClassifierBase {
+ public:
+  const char* class_name() const override { return "IPClassifier"; }
+  void configure(Args& args) override {
+    if (args.positional_count() == 0) throw ConfigError("expected at least one pattern");
+    for (size_t i = 0; i < args.positional_count(); ++i) {
+      IpRule r;
+      r.output = static_cast<int>(i);
+      r.text = args.positional(i);
+      try {
+        r.expr = parse_ip_expr(r.text);
+      } catch (const ConfigError& e) {
+        throw ConfigError("pattern " + std::to_string(i) + ": " + e.what());
+      }
+      rules_.push_back(std::move(r));
+    }
+  }
+  void initialize(const GraphEnv& env) override {
+    if (static_cast<size_t>(noutputs()) != rules_.size())
+      throw ConfigError(std::to_string(rules_.size()) + " patterns but " + std::to_string(noutputs()) +
+                        " outputs connected");
+    IpClassifierBase::initialize(env);
+  }
+};
+
+}  // namespace
+
+METRON_EXPORT_ELEMENT(IPFilter)
+METRON_EXPORT_ELEMENT(IPClassifier)
+
+}  // namespace metron
