@@ -1,0 +1,88 @@
+package org.metron.drivers.agent;
+
+import io.grpc.Status;
+import org.junit.Test;
+import org.metron.agent.v1.HealthReply;
+import org.metron.agent.v1.Stats;
+import org.metron.drivers.testing.AgentProcess;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/** One client across an agent restart on the same port: calls fail while it is down, then work again. */
+public class AgentRestartTest {
+
+    @Test
+    public void clientAndLoadStreamReconnectAfterAgentRestart() throws Exception {
+        int port = AgentProcess.freePort();
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(port).deadline(Duration.ofSeconds(3))
+                .build();
+        List<Stats> reports = new CopyOnWriteArrayList<>();
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        AgentProcess first = AgentProcess.start(new AgentProcess.Options().listenPort(port));
+        try (GrpcAgentClient client = GrpcAgentClient.connect(ep);
+             AutoCloseable stream = client.streamLoad(50, reports::add, errors::add)) {
+            HealthReply before = client.health().get(10, TimeUnit.SECONDS);
+            waitFor(() -> reports.size() >= 2, "load reports from the first agent");
+
+            first.close();
+            CompletionException down = assertThrows(CompletionException.class, () -> client.health().join());
+            AgentException e = (AgentException) down.getCause();
+            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertEquals("127.0.0.1:" + port, e.target());
+            waitFor(() -> !errors.isEmpty(), "the load stream reporting the loss");
+            assertTrue(errors.get(0) instanceof AgentException);
+
+            AgentProcess second = AgentProcess.start(new AgentProcess.Options().listenPort(port));
+            try {
+                long t0 = System.nanoTime();
+                HealthReply after = client.health().get(10, TimeUnit.SECONDS);
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+                assertTrue(after.getServing());
+                assertNotEquals("a restarted agent has a new boot id", before.getBootId(), after.getBootId());
+                assertTrue("reconnected within the backoff cap, took " + ms + " ms", ms < 3000);
+                int seen = reports.size();
+                waitFor(() -> reports.size() >= seen + 2, "load reports after the restart");
+            } finally {
+                second.close();
+            }
+        } finally {
+            first.close();
+        }
+    }
+
+    @Test
+    public void closingTheSubscriptionStopsReports() throws Exception {
+        List<Stats> reports = new CopyOnWriteArrayList<>();
+        try (AgentProcess agent = AgentProcess.start(new AgentProcess.Options());
+             GrpcAgentClient client = GrpcAgentClient.connect(AgentEndpoint.of("127.0.0.1", agent.port()))) {
+            AutoCloseable sub = client.streamLoad(20, reports::add, t -> { });
+            waitFor(() -> reports.size() >= 2, "load reports");
+            sub.close();
+            Thread.sleep(100);
+            int after = reports.size();
+            Thread.sleep(300);
+            assertEquals("no reports after close", after, reports.size());
+            assertFalse(client.listPipelines().get(10, TimeUnit.SECONDS).getPipelinesList().iterator().hasNext());
+        }
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (!cond.getAsBoolean()) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(20);
+        }
+    }
+}
