@@ -1,0 +1,24 @@
+package org.metron.app.cli;
+
+import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.metron.app.api.Chain;
+import org.metron.app.rest.MetronJson;
+
+/** Lists chains with their lifecycle state. */
+@Service
+@Command(scope = "onos", name = "metron-chains", description = "Lists Metron service chains and their state")
+public class ChainsCommand extends MetronCommand {
+    @Override
+    protected void run() {
+        for (Chain c : metron().chains()) {
+            if (outputJson()) {
+                print("%s", MetronJson.chain(c, false));
+            } else {
+                print("name=%s state=%s ingress=%s egress=%s tagType=%s cores=%d%s", c.id(), c.state(),
+                        c.deployment().ingressPoint(), c.deployment().egressPoint(), c.deployment().tagType(),
+                        c.deployment().cpuCores(), c.reason().isEmpty() ? "" : " reason=" + c.reason());
+            }
+        }
+    }
+}

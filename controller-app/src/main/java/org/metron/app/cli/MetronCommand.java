@@ -1,0 +1,34 @@
+package org.metron.app.cli;
+
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronService;
+import org.onosproject.cli.AbstractShellCommand;
+
+/**
+ * Base of Metron's commands: finds the service, runs the command, and prints a MetronException as one readable
+ * error line (fault and what/where) instead of a stack trace.
+ */
+public abstract class MetronCommand extends AbstractShellCommand {
+    private MetronService service;
+
+    /** For hosts without OSGi (tests, the embedded host's shell): the service to use. */
+    public void setService(MetronService service) {
+        this.service = service;
+    }
+
+    protected MetronService metron() {
+        return service != null ? service : get(MetronService.class);
+    }
+
+    @Override
+    protected final void doExecute() throws Exception {
+        try {
+            run();
+        } catch (MetronException e) {
+            error("%s: %s", e.fault(), e.getMessage());
+        }
+    }
+
+    /** The command's work; MetronExceptions are reported by the base. */
+    protected abstract void run() throws Exception;
+}

@@ -1,0 +1,32 @@
+package org.metron.app.cli;
+
+import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.metron.app.api.ServerInfo;
+import org.metron.app.rest.MetronJson;
+
+import java.util.stream.Collectors;
+
+/** Servers with per-core load as their agents report it now. */
+@Service
+@Command(scope = "onos", name = "metron-servers", description = "Lists Metron servers with per-core load")
+public class ServersCommand extends MetronCommand {
+    @Override
+    protected void run() {
+        for (ServerInfo s : metron().servers()) {
+            if (outputJson()) {
+                print("%s", MetronJson.server(s));
+            } else if (!s.reachable()) {
+                print("id=%s agent=%s UNREACHABLE: %s", s.id(), s.agent(), s.error());
+            } else {
+                print("id=%s agent=%s load=%.2f freeCores=%d nics=%s", s.id(), s.agent(), s.load(), s.freeCores(),
+                        s.nics().stream().map(n -> n.name() + (n.linkUp() ? "" : "(down)"))
+                                .collect(Collectors.joining(",")));
+                for (ServerInfo.CoreInfo c : s.cores()) {
+                    print("    core=%d load=%.2f %s", c.id(), c.load(),
+                            c.pipeline().isEmpty() ? (c.available() ? "free" : "reserved") : "chain=" + c.pipeline());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package org.metron.app.onos;
+
+import org.metron.app.spi.NetworkDevice;
+import org.metron.app.spi.NetworkView;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.onosproject.net.Path;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.pi.service.PiPipeconfService;
+import org.onosproject.net.topology.PathService;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+/** {@link NetworkView} over ONOS's DeviceService and PathService. */
+@Component(immediate = true, service = NetworkView.class)
+public class OnosNetworkView implements NetworkView {
+    private final Logger log = LoggerFactory.getLogger(getClass());
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected PathService pathService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected PiPipeconfService pipeconfService;
+
+    @Activate
+    protected void activate() {
+        log.info("Started");
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        log.info("Stopped");
+    }
+
+    @Override
+    public Collection<NetworkDevice> devices() {
+        return StreamSupport.stream(deviceService.getAvailableDevices().spliterator(), false)
+                .map(d -> DeviceRoles.of(d, pipeconfService.ofDevice(d.id())))
+                .collect(Collectors.toList());
+    }
+
+    @Override
+    public Optional<NetworkDevice> device(DeviceId id) {
+        if (!deviceService.isAvailable(id)) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(deviceService.getDevice(id))
+                .map(d -> DeviceRoles.of(d, pipeconfService.ofDevice(id)));
+    }
+
+    @Override
+    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to) {
+        if (from.deviceId().equals(to.deviceId())) {
+            return Optional.of(List.of());
+        }
+        // lowest cost first; ties broken by the links' text so every instance picks the same path
+        return pathService.getPaths(from.deviceId(), to.deviceId()).stream()
+                .min(Comparator.<Path>comparingDouble(p -> p.cost()).thenComparing(p -> p.links().toString()))
+                .map(Path::links);
+    }
+}

@@ -1,0 +1,75 @@
+package org.metron.app.onos;
+
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.drivers.server.AgentClientService;
+import org.metron.drivers.server.MetronDeviceIds;
+import org.onosproject.net.AnnotationKeys;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.Device;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.onosproject.net.Port;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.link.LinkService;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+/**
+ * {@link ServerRegistry} over the devices the Metron server driver discovered: each available
+ * {@code metron:host:port} device, its agent client from the drivers' AgentClientService, and for each NIC
+ * port the switch port its link leads to.
+ */
+@Component(immediate = true, service = ServerRegistry.class)
+public class OnosServerRegistry implements ServerRegistry {
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LinkService linkService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AgentClientService agents;
+
+    @Override
+    public Collection<MetronServer> servers() {
+        return StreamSupport.stream(deviceService.getAvailableDevices().spliterator(), false)
+                .map(Device::id).filter(MetronDeviceIds::isMetronServer)
+                .sorted(Comparator.comparing(DeviceId::toString))
+                .map(this::describe).collect(Collectors.toList());
+    }
+
+    @Override
+    public Optional<MetronServer> server(DeviceId id) {
+        if (!MetronDeviceIds.isMetronServer(id) || deviceService.getDevice(id) == null) {
+            return Optional.empty();
+        }
+        return Optional.of(describe(id));
+    }
+
+    private MetronServer describe(DeviceId id) {
+        Map<String, ConnectPoint> attachments = new HashMap<>();
+        List<Port> ports = deviceService.getPorts(id);
+        for (Port p : ports) {
+            String nic = p.number().hasName() ? p.number().name() : p.annotations().value(AnnotationKeys.PORT_NAME);
+            if (nic == null) {
+                continue;
+            }
+            for (Link l : linkService.getEgressLinks(new ConnectPoint(id, p.number()))) {
+                attachments.put(nic, l.dst());
+            }
+        }
+        return new MetronServer(id, agents.client(id), attachments);
+    }
+}

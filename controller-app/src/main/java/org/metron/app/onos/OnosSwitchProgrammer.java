@@ -1,0 +1,96 @@
+package org.metron.app.onos;
+
+import org.metron.app.spi.SwitchProgrammer;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.core.CoreService;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.FlowRuleOperations;
+import org.onosproject.net.flow.FlowRuleOperationsContext;
+import org.onosproject.net.flow.FlowRuleService;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import java.util.stream.StreamSupport;
+
+/**
+ * {@link SwitchProgrammer} over FlowRuleService. ONOS applies a FlowRuleOperations batch without atomicity,
+ * so a failed batch is compensated: whatever part of it went in is removed before the future fails.
+ */
+@Component(immediate = true, service = SwitchProgrammer.class)
+public class OnosSwitchProgrammer implements SwitchProgrammer {
+    static final String APP_NAME = "org.metron.app";
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected FlowRuleService flowRuleService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CoreService coreService;
+
+    private ApplicationId appId;
+
+    @Activate
+    protected void activate() {
+        appId = coreService.registerApplication(APP_NAME);
+    }
+
+    @Override
+    public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
+        rules.forEach(ops::add);
+        flowRuleService.apply(ops.build(new FlowRuleOperationsContext() {
+            @Override
+            public void onSuccess(FlowRuleOperations o) {
+                done.complete(null);
+            }
+
+            @Override
+            public void onError(FlowRuleOperations o) {
+                FlowRuleOperations.Builder undo = FlowRuleOperations.builder();
+                rules.forEach(undo::remove);
+                flowRuleService.apply(undo.build());
+                done.completeExceptionally(new IllegalStateException(device + " rejected " + rules.size()
+                        + " rules (batch compensated): " + o));
+            }
+        }));
+        return done;
+    }
+
+    @Override
+    public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
+        rules.forEach(ops::remove);
+        flowRuleService.apply(ops.build(new FlowRuleOperationsContext() {
+            @Override
+            public void onSuccess(FlowRuleOperations o) {
+                done.complete(null);
+            }
+
+            @Override
+            public void onError(FlowRuleOperations o) {
+                done.completeExceptionally(new IllegalStateException(device + " failed to remove rules: " + o));
+            }
+        }));
+        return done;
+    }
+
+    @Override
+    public Collection<FlowEntry> entries(DeviceId device) {
+        return StreamSupport.stream(flowRuleService.getFlowEntriesById(appId).spliterator(), false)
+                .filter(e -> e.deviceId().equals(device)).collect(Collectors.toList());
+    }
+
+    @Override
+    public int ruleCount(DeviceId device) {
+        return flowRuleService.getFlowRuleCount(device);
+    }
+}

@@ -1,0 +1,129 @@
+package org.metron.app.cli;
+
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.Fixtures.World;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+/** Every command's doExecute against the real ChainManager, reading what it prints. */
+public class MetronCommandsTest {
+    @Rule
+    public TemporaryFolder tmp = new TemporaryFolder();
+
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private PrintStream oldOut;
+    private PrintStream oldErr;
+    private World w;
+
+    @Before
+    public void setUp() {
+        w = new World(2, Fixtures.synthesis(), 42);
+        oldOut = System.out;
+        oldErr = System.err;
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    @After
+    public void tearDown() {
+        System.setOut(oldOut);
+        System.setErr(oldErr);
+    }
+
+    private String run(MetronCommand c) throws Exception {
+        out.reset();
+        err.reset();
+        c.setService(w.manager);
+        c.doExecute();
+        return out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8);
+    }
+
+    private File file(String name, String content) throws Exception {
+        File f = tmp.newFile(name);
+        Files.write(f.toPath(), content.getBytes(StandardCharsets.UTF_8));
+        return f;
+    }
+
+    @Test
+    public void addListInspectRemove() throws Exception {
+        ChainAddCommand dry = new ChainAddCommand();
+        dry.file = file("web.json", Fixtures.chainJson("web")).getPath();
+        dry.dryRun = true;
+        String d = run(dry);
+        assertTrue(d, d.contains("chain web: 3 classes, 2 groups, 4 offload rules; would run on metron:server0"));
+        assertTrue(w.manager.chains().isEmpty());
+
+        ChainAddCommand add = new ChainAddCommand();
+        add.file = dry.file;
+        assertEquals("chain web ACTIVE", run(add).trim());
+
+        String chains = run(new ChainsCommand());
+        assertTrue(chains, chains.contains("name=web state=ACTIVE ingress=" + Fixtures.S1 + "/1"));
+
+        TrafficClassesCommand tcs = new TrafficClassesCommand();
+        String t = run(tcs);
+        assertEquals(t, 3, t.trim().split("\n").length);
+        assertTrue(t, t.contains("chain=web class=0 group=g0 tag=02:4d:00:01:00:00 core=0 server=true"));
+
+        String p = run(new PlacementCommand());
+        assertTrue(p, p.contains("chain=web server=metron:server0 nic=eth0"));
+        assertTrue(p, p.contains("group=g1 tag=mac:02:4D:00:02:00:00"));
+
+        String s = run(new ServersCommand());
+        assertTrue(s, s.contains("core=0 load=0.10 chain=web"));
+        assertTrue(s, s.contains("core=3 load=0.10 free"));
+
+        RulesCommand rules = new RulesCommand();
+        rules.device = Fixtures.S2;
+        String r = run(rules);
+        assertEquals(r, 3, r.trim().split("\n").length);
+        assertTrue(r, r.contains("role=TRANSIT") && r.contains("role=RETURN") && r.contains("packets=7"));
+
+        ChainRemoveCommand rm = new ChainRemoveCommand();
+        rm.name = "web";
+        assertEquals("chain web removed", run(rm).trim());
+        assertTrue(w.manager.chains().isEmpty());
+    }
+
+    @Test
+    public void errorsArePrintedNotThrown() throws Exception {
+        ChainAddCommand bad = new ChainAddCommand();
+        bad.file = file("bad.json", "{\"name\": ").getPath();
+        String b = run(bad);
+        assertTrue(b, b.startsWith("INVALID_JSON: invalid JSON at line 1"));
+
+        ChainAddCommand missing = new ChainAddCommand();
+        missing.file = tmp.getRoot() + "/nope.json";
+        assertTrue(run(missing).startsWith("cannot read " + missing.file));
+
+        ChainRemoveCommand rm = new ChainRemoveCommand();
+        rm.name = "ghost";
+        assertEquals("UNKNOWN_CHAIN: no chain named 'ghost'", run(rm).trim());
+
+        w.agents.forEach(a -> a.unreachable(true));
+        String srv = run(new ServersCommand());
+        assertTrue(srv, srv.contains("id=metron:server0 agent=10.0.0.1:50051 UNREACHABLE"));
+
+        ChainAddCommand add = new ChainAddCommand();
+        add.file = file("x.json", Fixtures.chainJson("x")).getPath();
+        assertTrue(run(add).startsWith("AGENT_FAILURE: chain x"));
+        assertEquals(ChainState.FAILED, w.manager.chain(ChainId.of("x")).get().state());
+        assertFalse(run(new ChainsCommand()).isEmpty());
+    }
+}
