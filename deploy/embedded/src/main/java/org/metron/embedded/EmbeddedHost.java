@@ -1,0 +1,165 @@
+package org.metron.embedded;
+
+import org.metron.app.api.MetronService;
+import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.Deployer;
+import org.metron.app.impl.PlacementEngine;
+import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.Synthesis;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.store.ChainStore;
+import org.metron.embedded.net.AgentServerRegistry;
+import org.metron.embedded.net.EmbeddedNetworkView;
+import org.metron.embedded.net.NetworkFile;
+import org.metron.embedded.net.OpenFlowSwitchProgrammer;
+import org.metron.embedded.openflow.OpenFlowController;
+import org.metron.embedded.openflow.OpenFlowException;
+import org.metron.embedded.store.DurableStoreFactory;
+import org.metron.embedded.web.Credentials;
+import org.metron.embedded.web.DashboardServlet;
+import org.metron.embedded.web.WebServer;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.core.DefaultApplicationId;
+import org.projectfloodlight.openflow.types.DatapathId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Metron on one machine: the controller-app's own {@link ChainManager}, wired to embedded implementations of
+ * its SPI (network view from the topology + OpenFlow port status, switch programming over the OpenFlow 1.3
+ * southbound, servers over the drivers' gRPC agent client, durable stores, single-instance leadership), its own
+ * REST resources on Jetty and a dashboard. Everything it starts it stops in {@link #close()}.
+ */
+public final class EmbeddedHost implements AutoCloseable {
+    /** The controller app's ONOS name; its id is fixed here (ONOS's CoreService assigns one at runtime). */
+    public static final ApplicationId APP_ID = new DefaultApplicationId(0x4d, "org.metron.app");
+    /** Per agent call and per switch batch, as inside ONOS. */
+    public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
+    /** Written to the data directory once ready, for the CLI and scripts: REST URL, OpenFlow port, pid. */
+    public static final String HOST_FILE = "host.json";
+
+    private static final Logger log = LoggerFactory.getLogger(EmbeddedHost.class);
+
+    private final OpenFlowController openflow;
+    private final AgentServerRegistry servers;
+    private final WebServer web;
+    private final MetronService metron;
+    private final Path hostFile;
+
+    public EmbeddedHost(HostOptions o) throws Exception {
+        NetworkFile net = NetworkFile.read(o.state);
+        Files.createDirectories(o.data);
+        openflow = OpenFlowController.listen(o.openflow, STEP_TIMEOUT.toMillis());
+        AgentServerRegistry registry = null;
+        WebServer server = null;
+        try {
+            awaitSwitches(net, o.switchWaitMs);
+            registry = new AgentServerRegistry(net);
+            EmbeddedNetworkView view = new EmbeddedNetworkView(net, openflow);
+            OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
+            metron = new ChainManager(new ChainStore(new DurableStoreFactory(o.data.resolve("store"))), registry,
+                    switches, new SingleInstanceLeadership(),
+                    new PlacementEngine(registry, view, switches, new SecureRandom(), STEP_TIMEOUT),
+                    new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
+                    Synthesis.SYNTHESIZER);
+            Credentials users = Credentials.loadOrCreate(o.data);
+            server = new WebServer(o.http, metron, users, new DashboardServlet(metron, users));
+            server.start();
+        } catch (Exception | Error e) {
+            if (server != null) {
+                server.close();
+            }
+            if (registry != null) {
+                registry.close();
+            }
+            openflow.close();
+            throw e;
+        }
+        servers = registry;
+        web = server;
+        hostFile = o.data.resolve(HOST_FILE);
+        String json = String.format("{\"rest\": \"http://%s:%d%s\", \"dashboard\": \"http://%s:%d%s/\", "
+                + "\"openflow_port\": %d, \"pid\": %d, \"state\": \"%s\"}%n", o.http.getHostString(), web.port(),
+                WebServer.REST_PATH, o.http.getHostString(), web.port(), WebServer.UI_PATH, openflow.port(),
+                ProcessHandle.current().pid(), o.state.toAbsolutePath());
+        Path tmp = o.data.resolve(HOST_FILE + ".tmp");
+        Files.writeString(tmp, json, StandardCharsets.UTF_8);
+        Files.move(tmp, hostFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private void awaitSwitches(NetworkFile net, long waitMs) {
+        long end = System.currentTimeMillis() + waitMs;
+        for (var e : net.switches.entrySet()) {
+            long left = Math.max(1, end - System.currentTimeMillis());
+            try {
+                openflow.await(DatapathId.of(Long.parseUnsignedLong(e.getValue().toString().substring(3), 16)), left);
+            } catch (OpenFlowException ex) {
+                log.warn("switch {} ({}) not connected yet; it becomes usable when it connects", e.getKey(),
+                         e.getValue());
+            }
+        }
+    }
+
+    public MetronService metron() {
+        return metron;
+    }
+
+    public int httpPort() {
+        return web.port();
+    }
+
+    public int openflowPort() {
+        return openflow.port();
+    }
+
+    @Override
+    public void close() throws Exception {
+        Files.deleteIfExists(hostFile);
+        web.close();
+        servers.close();
+        openflow.close();
+    }
+
+    public static void main(String[] args) throws Exception {
+        HostOptions o;
+        try {
+            o = HostOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("metron-host: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        EmbeddedHost host;
+        try {
+            host = new EmbeddedHost(o);
+        } catch (Exception | Error e) {
+            System.err.println("metron-host: cannot start: " + e);
+            e.printStackTrace();
+            System.exit(1);
+            return;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                host.close();
+            } catch (Exception e) {
+                System.err.println("metron-host: error while stopping: " + e);
+            }
+            stopped.countDown();
+        }, "metron-host-shutdown"));
+        System.out.printf("metron-host: ready: REST http://%s:%d%s, dashboard http://%s:%d%s/, OpenFlow port %d, "
+                        + "%d chain(s) in the store%n", o.http.getHostString(), host.httpPort(), WebServer.REST_PATH,
+                o.http.getHostString(), host.httpPort(), WebServer.UI_PATH, host.openflowPort(),
+                host.metron().chains().size());
+        System.out.flush();
+        stopped.await();
+    }
+}

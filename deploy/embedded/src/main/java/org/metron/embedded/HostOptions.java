@@ -1,0 +1,95 @@
+package org.metron.embedded;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Objects;
+
+/** Command-line options of the embedded host (immutable). */
+public final class HostOptions {
+    public static final String USAGE = "usage: metron-host --state RUN/ID/state.json [--data DIR] "
+            + "[--openflow HOST:PORT] [--http HOST:PORT] [--switch-wait-ms MS]\n"
+            + "  --state     the state file `topologies/topo up` printed (network, servers, agents)\n"
+            + "  --data      durable stores and users.properties (default: run/host-data)\n"
+            + "  --openflow  where switches connect (default 127.0.0.1:6653)\n"
+            + "  --http      REST API under /onos/metron and dashboard under /metron/ui (default 127.0.0.1:8181)\n"
+            + "  --switch-wait-ms  how long to wait for every switch at start (default 15000)";
+
+    public final Path state;
+    public final Path data;
+    public final InetSocketAddress openflow;
+    public final InetSocketAddress http;
+    public final long switchWaitMs;
+
+    private HostOptions(Path state, Path data, InetSocketAddress openflow, InetSocketAddress http, long switchWaitMs) {
+        this.state = state;
+        this.data = data;
+        this.openflow = openflow;
+        this.http = http;
+        this.switchWaitMs = switchWaitMs;
+    }
+
+    /** Parses argv; IllegalArgumentException names the bad option. */
+    public static HostOptions parse(String... args) {
+        Path state = null;
+        Path data = Paths.get("run/host-data");
+        InetSocketAddress openflow = new InetSocketAddress("127.0.0.1", 6653);
+        InetSocketAddress http = new InetSocketAddress("127.0.0.1", 8181);
+        long wait = 15_000;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("option " + a + " needs a value\n" + USAGE);
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--state":
+                    state = Paths.get(v);
+                    break;
+                case "--data":
+                    data = Paths.get(v);
+                    break;
+                case "--openflow":
+                    openflow = address(a, v);
+                    break;
+                case "--http":
+                    http = address(a, v);
+                    break;
+                case "--switch-wait-ms":
+                    try {
+                        wait = Long.parseLong(v);
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("--switch-wait-ms: '" + v + "' is not a number");
+                    }
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
+            }
+        }
+        if (state == null) {
+            throw new IllegalArgumentException("--state is required\n" + USAGE);
+        }
+        return new HostOptions(state, data, openflow, http, wait);
+    }
+
+    private static InetSocketAddress address(String option, String v) {
+        int colon = v.lastIndexOf(':');
+        try {
+            return new InetSocketAddress(v.substring(0, colon), Integer.parseInt(v.substring(colon + 1)));
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(option + ": '" + v + "' is not HOST:PORT");
+        }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof HostOptions && Objects.equals(state, ((HostOptions) o).state)
+                && Objects.equals(data, ((HostOptions) o).data) && openflow.equals(((HostOptions) o).openflow)
+                && http.equals(((HostOptions) o).http) && switchWaitMs == ((HostOptions) o).switchWaitMs;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(state, data, openflow, http, switchWaitMs);
+    }
+}

@@ -1,0 +1,100 @@
+package org.metron.embedded.net;
+
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.embedded.openflow.FlowRuleTranslator;
+import org.metron.embedded.openflow.OfSwitch;
+import org.metron.embedded.openflow.OpenFlowController;
+import org.metron.embedded.openflow.OpenFlowException;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowRule;
+import org.projectfloodlight.openflow.protocol.OFFlowMod;
+import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
+import org.projectfloodlight.openflow.types.DatapathId;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * {@link SwitchProgrammer} over the OpenFlow 1.3 southbound: each install is one atomic ONF bundle; removals
+ * are strict deletes followed by a barrier. Rules are recognised as Metron's by the application id that ONOS
+ * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
+ */
+public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
+    private final OpenFlowController openflow;
+    private final short appId;
+    /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
+    private final Map<Long, FlowRule> installed = new ConcurrentHashMap<>();
+
+    public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId) {
+        this.openflow = openflow;
+        this.appId = appId.id();
+    }
+
+    private OfSwitch connected(DeviceId device) {
+        String id = device.toString();
+        if (!id.startsWith("of:")) {
+            throw new OpenFlowException(device + " is not an OpenFlow switch");
+        }
+        return openflow.get(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)))
+                .filter(OfSwitch::isConnected)
+                .orElseThrow(() -> new OpenFlowException(device + " is not connected"));
+    }
+
+    @Override
+    public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+        try {
+            OfSwitch sw = connected(device);
+            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+            List<OFFlowMod> mods = new ArrayList<>(rules.size());
+            for (FlowRule r : rules) {
+                if (!r.deviceId().equals(device)) {
+                    throw new IllegalArgumentException("rule " + r.id() + " is for " + r.deviceId() + ", not " + device);
+                }
+                mods.add(tr.add(r));
+            }
+            return sw.sendAtomically(mods).thenRun(() -> rules.forEach(r -> installed.put(r.id().value(), r)));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
+        try {
+            OfSwitch sw = connected(device);
+            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+            List<OFFlowMod> mods = new ArrayList<>(rules.size());
+            rules.forEach(r -> mods.add(tr.deleteStrict(r)));
+            return sw.send(mods).thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public Collection<FlowEntry> entries(DeviceId device) {
+        OfSwitch sw = connected(device);
+        FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+        List<FlowEntry> out = new ArrayList<>();
+        for (OFFlowStatsEntry e : sw.flowStats().join()) {
+            long cookie = e.getCookie().getValue();
+            if ((short) (cookie >>> 48) != appId) {
+                continue;
+            }
+            FlowRule rule = installed.get(cookie);
+            out.add(FlowRuleTranslator.toEntry(rule != null ? rule : tr.toRule(device, e), e));
+        }
+        return out;
+    }
+
+    @Override
+    public int ruleCount(DeviceId device) {
+        return connected(device).flowStats().join().size();
+    }
+}
