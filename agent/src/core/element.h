@@ -37,6 +37,9 @@ struct GraphEnv {
   Port* (*find_port)(void* ctx, const std::string& name) = nullptr;  // standalone FromDevice/ToDevice
   void* port_ctx = nullptr;
   EgressSink* egress = nullptr;  // group graphs: target of `[k]output`
+  // Other elements of the same graph by name (set by Graph::build; e.g. IPRewriter finding its IPMapper).
+  Element* (*find_element)(void* ctx, const std::string& name) = nullptr;
+  void* element_ctx = nullptr;
   std::string instance;          // unique prefix for DPDK object names (pipeline/group/core)
 };
 

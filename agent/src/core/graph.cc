@@ -99,10 +99,13 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env)
     if (state[i] == 0) dfs(static_cast<int>(i));
 
   // 4. Initialise (tables, port lookups).
+  GraphEnv genv = env;
+  genv.find_element = [](void* ctx, const std::string& name) { return static_cast<Graph*>(ctx)->find(name); };
+  genv.element_ctx = g.get();
   for (size_t i = 0; i < n; ++i) {
     Element& e = *g->elements_[i];
     try {
-      e.initialize(env);
+      e.initialize(genv);
     } catch (const std::exception& err) {  // bad arguments found late, or a table that cannot be allocated
       throw ClickError(cfg.elements[i].pos, where(cfg.elements[i]) + err.what());
     }

@@ -9,7 +9,8 @@ namespace metron {
 #define METRON_ELEMENT_FACTORIES(X)                                                                         \
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
-  X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier)
+  X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
+  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
 METRON_ELEMENT_FACTORIES(METRON_DECLARE_FACTORY)
@@ -39,6 +40,10 @@ const std::map<std::string, ElementFactory>& classes() {
       {"Classifier", make_element_Classifier},
       {"IPFilter", make_element_IPFilter},
       {"IPClassifier", make_element_IPClassifier},
+      {"SynthRewriter", make_element_SynthRewriter},
+      {"IPRewriter", make_element_IPRewriter},
+      {"RoundRobinIPMapper", make_element_RoundRobinIPMapper},
+      {"MaglevIPMapper", make_element_MaglevIPMapper},
   };
   return m;
 }

@@ -48,6 +48,12 @@ std::optional<std::string> Args::take(const std::string& keyword) {
   return std::nullopt;
 }
 
+std::vector<std::string> Args::take_all(const std::string& keyword) {
+  std::vector<std::string> v;
+  while (auto x = take(keyword)) v.push_back(*x);
+  return v;
+}
+
 void Args::done() const {
   if (!keywords_.empty()) throw ConfigError("unknown keyword argument '" + keywords_.front().keyword + "'");
 }

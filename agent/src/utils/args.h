@@ -32,6 +32,8 @@ class Args {
   const std::vector<std::string>& positionals() const { return positional_; }
   // Removes and returns a keyword's value, if present.
   std::optional<std::string> take(const std::string& keyword);
+  // Removes and returns every value of a repeatable keyword, in order.
+  std::vector<std::string> take_all(const std::string& keyword);
   // Throws if keywords remain that no one took.
   void done() const;
 

@@ -1,0 +1,309 @@
+// Rewriter elements over FlowRewriter (rewriter.h):
+//   SynthRewriter(PATTERN SADDR SPORT DADDR DPORT, ..., SELECT roundrobin|maglev, TIMEOUT s, TCP_TIMEOUT s,
+//                 UDP_TIMEOUT s, CAPACITY n)  -- the synthesizer's per-class stateful element
+//                 (docs/contracts.md#synthrewriter): input 0 forward, input 1 replies; output 0 forward, 1 replies.
+//   IPRewriter(INPUTSPEC, ..., TIMEOUT..., CAPACITY n) with INPUTSPEC one of `pattern SADDR SPORT DADDR DPORT
+//                 FOUTPUT ROUTPUT`, `keep FOUTPUT ROUTPUT`, `pass OUTPUT`, `drop`, or the name of a
+//                 RoundRobinIPMapper/MaglevIPMapper element.
+//   RoundRobinIPMapper / MaglevIPMapper(SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT, ...): pattern pools for
+//                 IPRewriter, chosen per new flow in turn or by consistent hash of the 5-tuple.
+#include <rte_cycles.h>
+#include <rte_hash_crc.h>
+
+#include "elements/rewriter.h"
+#include "metron/agent/v1/agent.pb.h"
+
+namespace metron {
+
+namespace {
+
+uint32_t flow_hash(const Tuple& t) { return rte_hash_crc(&t, sizeof t, 0x6d61676c); }
+
+std::string pack_allocator(uint16_t port_cursor, uint32_t rr) {
+  std::string s(6, '\0');
+  s[0] = static_cast<char>(port_cursor >> 8), s[1] = static_cast<char>(port_cursor);
+  for (int i = 0; i < 4; ++i) s[2 + i] = static_cast<char>(rr >> (24 - 8 * i));
+  return s;
+}
+bool unpack_allocator(const std::string& s, uint16_t* port_cursor, uint32_t* rr) {
+  if (s.size() != 6) return false;
+  const auto* b = reinterpret_cast<const uint8_t*>(s.data());
+  *port_cursor = static_cast<uint16_t>(b[0] << 8 | b[1]);
+  *rr = static_cast<uint32_t>(b[2]) << 24 | b[3] << 16 | b[4] << 8 | b[5];
+  return true;
+}
+
+// Per-packet work shared by both rewriters: look every packet up in one bulk call, rewrite hits, and hand misses
+// to `on_miss(i, tuple, l4, now)` which returns the output (or -1).
+template <typename OnMiss, typename OutOf>
+void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, OnMiss on_miss,
+                   OutOf out_of) {
+  Tuple keys[kBurst];
+  const Tuple* ptrs[kBurst];
+  uint8_t* l4s[kBurst];
+  int32_t found[kBurst];
+  uint16_t idx_of[kBurst];
+  unsigned nk = 0;
+  const uint64_t now = rte_rdtsc();
+  rw.expire(now);
+  for (uint16_t i = 0; i < b.n; ++i) {
+    res[i] = -1;
+    if (!tuple_of(b.pkts[i], &keys[nk], &l4s[nk])) {
+      ++*bad;
+      continue;
+    }
+    ptrs[nk] = &keys[nk];
+    idx_of[nk++] = i;
+  }
+  rw.table().lookup(ptrs, nk, found);
+  for (unsigned j = 0; j < nk; ++j) {
+    int32_t r = found[j];
+    // A new flow's second packet in the same batch missed the bulk lookup: look again before creating.
+    if (r < 0) r = rw.table().lookup_one(keys[j]);
+    if (r < 0) {
+      res[idx_of[j]] = on_miss(b.pkts[idx_of[j]], keys[j], l4s[j], now);
+      continue;
+    }
+    const uint32_t idx = static_cast<uint32_t>(r) >> 1;
+    const bool reply = r & 1;
+    FlowRecord& rec = rw.table().record(idx);
+    rec.last_tsc = now;
+    rewrite_packet(b.pkts[idx_of[j]], keys[j], reply ? reversed(rec.orig) : rec.mapped, l4s[j]);
+    res[idx_of[j]] = out_of(rec, reply);
+  }
+  (void)self;
+}
+
+class SynthRewriter final : public Element {
+ public:
+  const char* class_name() const override { return "SynthRewriter"; }
+  PortCountRange input_range() const override { return {1, 2}; }
+  PortCountRange output_range() const override { return {1, 2}; }
+  void configure(Args& args) override {
+    std::vector<RewritePattern> pats;
+    const auto raw = args.take_all("PATTERN");
+    for (size_t i = 0; i < raw.size(); ++i)
+      pats.push_back(parse_rewrite_pattern(split_words(raw[i]), "PATTERN " + std::to_string(i)));
+    if (pats.empty()) throw ConfigError("expected at least one PATTERN");
+    if (args.positional_count()) throw ConfigError("unexpected argument '" + args.positional(0) + "'");
+    Select how = Select::kRoundRobin;
+    if (auto s = args.take("SELECT")) {
+      if (*s == "maglev") how = Select::kMaglev;
+      else if (*s != "roundrobin") throw ConfigError("SELECT: expected roundrobin or maglev, got '" + *s + "'");
+    }
+    opts_ = FlowRewriter::parse_options(args);
+    pool_ = std::make_unique<PatternPool>(std::move(pats), how);
+  }
+  void initialize(const GraphEnv& env) override { rw_.initialize(name(), opts_, env); }
+  void push(int port, PacketBatch& b) override {
+    int res[kBurst];
+    process_batch(
+        *this, rw_, b, res, &bad_,
+        [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
+          if (port == 1) return ++unmapped_, -1;  // replies without a mapping are dropped (contract)
+          const uint32_t k = pool_->select(t, flow_hash(t));
+          const int32_t idx = rw_.create(t, pool_->patterns()[k], k, now);
+          if (idx < 0) return ++failed_, -1;
+          rewrite_packet(m, t, rw_.table().record(idx).mapped, l4);
+          return 0;
+        },
+        [](const FlowRecord&, bool reply) { return reply ? 1 : 0; });
+    uint16_t i = 0;
+    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+  }
+  bool has_state() const override { return true; }
+  void export_state(agent::v1::StateTable* out) const override {
+    rw_.export_state(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()));
+  }
+  uint64_t import_state(const agent::v1::StateTable& in, bool merge) override {
+    uint16_t pc = 0;
+    uint32_t rr = 0;
+    const bool have_alloc = unpack_allocator(in.allocator_state(), &pc, &rr);
+    if (!in.allocator_state().empty() && !have_alloc) throw ConfigError("allocator_state: expected 6 bytes");
+    for (const auto& e : in.entries())
+      if (e.backend() >= pool_->patterns().size())
+        throw ConfigError("backend " + std::to_string(e.backend()) + " but only " +
+                          std::to_string(pool_->patterns().size()) + " PATTERNs");
+    const uint64_t n = rw_.import_state(in, merge);
+    if (have_alloc && !merge) rw_.set_port_cursor(pc), pool_->set_rr_cursor(rr % pool_->patterns().size());
+    return n;
+  }
+  void report(std::ostream& os) const override {
+    os << "flows " << rw_.table().size() << "\nunmapped_replies " << unmapped_ << "\nnot_tcp_udp " << bad_
+       << "\nmapping_failures " << failed_ << "\n";
+  }
+
+ private:
+  FlowRewriter::Options opts_;
+  FlowRewriter rw_;
+  std::unique_ptr<PatternPool> pool_;
+  uint64_t bad_ = 0, unmapped_ = 0, failed_ = 0;
+};
+
+// ---- IPMappers -------------------------------------------------------------------------------------------------
+
+class IPMapperBase : public Element, public PatternSelector {
+ public:
+  PortCountRange input_range() const override { return {0, 0}; }
+  PortCountRange output_range() const override { return {0, 0}; }
+  void configure(Args& args) override {
+    std::vector<RewritePattern> pats;
+    for (size_t i = 0; i < args.positional_count(); ++i) {
+      auto w = split_words(args.positional(i));
+      const std::string what = "pattern " + std::to_string(i);
+      if (w.size() != 6) throw ConfigError(what + ": expected SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT");
+      RewritePattern p = parse_rewrite_pattern({w[0], w[1], w[2], w[3]}, what);
+      p.fout = static_cast<uint8_t>(parse_uint(w[4], what + " FOUTPUT", 255));
+      p.rout = static_cast<uint8_t>(parse_uint(w[5], what + " ROUTPUT", 255));
+      pats.push_back(p);
+    }
+    if (pats.empty()) throw ConfigError("expected at least one pattern");
+    pool_ = std::make_unique<PatternPool>(std::move(pats), how());
+  }
+  void push(int, PacketBatch& b) override { drop_all(b); }
+  const std::vector<RewritePattern>& patterns() const override { return pool_->patterns(); }
+  uint32_t select(const Tuple& t, uint32_t hash) override { return pool_->select(t, hash); }
+
+ protected:
+  virtual Select how() const = 0;
+  std::unique_ptr<PatternPool> pool_;
+};
+
+class RoundRobinIPMapper final : public IPMapperBase {
+ public:
+  const char* class_name() const override { return "RoundRobinIPMapper"; }
+  Select how() const override { return Select::kRoundRobin; }
+};
+
+class MaglevIPMapper final : public IPMapperBase {
+ public:
+  const char* class_name() const override { return "MaglevIPMapper"; }
+  Select how() const override { return Select::kMaglev; }
+};
+
+// ---- IPRewriter ------------------------------------------------------------------------------------------------
+
+class IPRewriter final : public Element {
+ public:
+  const char* class_name() const override { return "IPRewriter"; }
+  PortCountRange input_range() const override { return {1, -1}; }
+  PortCountRange output_range() const override { return {1, -1}; }
+  void configure(Args& args) override {
+    opts_ = FlowRewriter::parse_options(args);
+    for (size_t i = 0; i < args.positional_count(); ++i) specs_.push_back(parse_spec(args.positional(i), i));
+    if (specs_.empty()) throw ConfigError("expected at least one input spec");
+  }
+  void initialize(const GraphEnv& env) override {
+    if (static_cast<size_t>(ninputs()) > specs_.size())
+      throw ConfigError(std::to_string(ninputs()) + " inputs connected but only " + std::to_string(specs_.size()) +
+                        " input specs");
+    for (Spec& s : specs_) {
+      if (s.kind != Spec::kMapper) continue;
+      Element* e = env.find_element != nullptr ? env.find_element(env.element_ctx, s.mapper_name) : nullptr;
+      s.mapper = dynamic_cast<PatternSelector*>(e);
+      if (s.mapper == nullptr)
+        throw ConfigError("input spec '" + s.mapper_name + "': no RoundRobinIPMapper/MaglevIPMapper of that name");
+      s.base = static_cast<uint32_t>(all_.size());
+      for (const RewritePattern& p : s.mapper->patterns()) all_.push_back(p);
+    }
+    for (const RewritePattern& p : all_)
+      if (p.fout >= noutputs() || p.rout >= noutputs())
+        throw ConfigError("pattern '" + p.text + "' uses output " + std::to_string(std::max(p.fout, p.rout)) +
+                          " but " + std::to_string(noutputs()) + " output(s) are connected");
+    for (const Spec& s : specs_)
+      if (s.kind == Spec::kPass && s.pass_out >= noutputs())
+        throw ConfigError("pass " + std::to_string(s.pass_out) + ": output not connected");
+    rw_.initialize(name(), opts_, env);
+  }
+  void push(int port, PacketBatch& b) override {
+    int res[kBurst];
+    Spec& spec = specs_[port];
+    process_batch(
+        *this, rw_, b, res, &bad_,
+        [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
+          uint32_t k;
+          switch (spec.kind) {
+            case Spec::kDrop: return -1;
+            case Spec::kPass: return spec.pass_out;
+            case Spec::kPattern: k = spec.base; break;
+            default: k = spec.base + spec.mapper->select(t, flow_hash(t)); break;
+          }
+          const int32_t idx = rw_.create(t, all_[k], k, now);
+          if (idx < 0) return ++failed_, -1;
+          rewrite_packet(m, t, rw_.table().record(idx).mapped, l4);
+          return all_[k].fout;
+        },
+        [](const FlowRecord& r, bool reply) { return reply ? r.rout : r.fout; });
+    uint16_t i = 0;
+    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+  }
+  bool has_state() const override { return true; }
+  void export_state(agent::v1::StateTable* out) const override {
+    rw_.export_state(out, pack_allocator(rw_.port_cursor(), 0));
+  }
+  uint64_t import_state(const agent::v1::StateTable& in, bool merge) override {
+    for (const auto& e : in.entries())
+      if (e.backend() >= all_.size())
+        throw ConfigError("backend " + std::to_string(e.backend()) + " but only " + std::to_string(all_.size()) +
+                          " patterns");
+    const uint64_t n = rw_.import_state(in, merge);
+    for (uint32_t i = 0; i < rw_.table().capacity(); ++i) {  // outputs follow from the flow's pattern
+      FlowRecord& r = rw_.table().record(i);
+      if (r.live) r.fout = all_[r.backend].fout, r.rout = all_[r.backend].rout;
+    }
+    return n;
+  }
+  void report(std::ostream& os) const override {
+    os << "flows " << rw_.table().size() << "\nnot_tcp_udp " << bad_ << "\nmapping_failures " << failed_ << "\n";
+  }
+
+ private:
+  struct Spec {
+    enum Kind { kPattern, kKeep, kPass, kDrop, kMapper } kind = kDrop;
+    uint32_t base = 0;  // first index in all_
+    int pass_out = 0;
+    std::string mapper_name;
+    PatternSelector* mapper = nullptr;
+  };
+  Spec parse_spec(const std::string& text, size_t i) {
+    const std::string what = "input spec " + std::to_string(i);
+    auto w = split_words(text);
+    Spec s;
+    if (w.empty()) throw ConfigError(what + ": empty");
+    if (w[0] == "drop" && w.size() == 1) {
+      s.kind = Spec::kDrop;
+    } else if (w[0] == "pass" && w.size() <= 2) {
+      s.kind = Spec::kPass;
+      s.pass_out = w.size() == 2 ? static_cast<int>(parse_uint(w[1], what + " OUTPUT", 255)) : 0;
+    } else if ((w[0] == "pattern" && w.size() == 7) || (w[0] == "keep" && w.size() == 3)) {
+      RewritePattern p = w[0] == "pattern" ? parse_rewrite_pattern({w[1], w[2], w[3], w[4]}, what)
+                                           : parse_rewrite_pattern({"-", "-", "-", "-"}, what);
+      p.fout = static_cast<uint8_t>(parse_uint(w[w.size() - 2], what + " FOUTPUT", 255));
+      p.rout = static_cast<uint8_t>(parse_uint(w[w.size() - 1], what + " ROUTPUT", 255));
+      s.kind = Spec::kPattern;
+      s.base = static_cast<uint32_t>(all_.size());
+      all_.push_back(p);
+    } else if (w.size() == 1) {
+      s.kind = Spec::kMapper;
+      s.mapper_name = w[0];
+    } else {
+      throw ConfigError(what + ": expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT', 'keep FOUTPUT "
+                        "ROUTPUT', 'pass OUTPUT', 'drop' or a mapper element name, got '" + text + "'");
+    }
+    return s;
+  }
+  FlowRewriter::Options opts_;
+  FlowRewriter rw_;
+  std::vector<Spec> specs_;
+  std::vector<RewritePattern> all_;
+  uint64_t bad_ = 0, failed_ = 0;
+};
+
+}  // namespace
+
+METRON_EXPORT_ELEMENT(SynthRewriter)
+METRON_EXPORT_ELEMENT(IPRewriter)
+METRON_EXPORT_ELEMENT(RoundRobinIPMapper)
+METRON_EXPORT_ELEMENT(MaglevIPMapper)
+
+}  // namespace metron
