@@ -10,7 +10,7 @@ namespace metron {
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
   X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
-  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper)
+  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
 METRON_ELEMENT_FACTORIES(METRON_DECLARE_FACTORY)
@@ -44,6 +44,8 @@ const std::map<std::string, ElementFactory>& classes() {
       {"IPRewriter", make_element_IPRewriter},
       {"RoundRobinIPMapper", make_element_RoundRobinIPMapper},
       {"MaglevIPMapper", make_element_MaglevIPMapper},
+      {"LookupIPRoute", make_element_LookupIPRoute},
+      {"HyperscanDPI", make_element_HyperscanDPI},
   };
   return m;
 }

@@ -1,0 +1,157 @@
+// Golden packets through each standard element: exact bytes out, per output.
+#include <gtest/gtest.h>
+
+#include "packets.h"
+#include "test_env.h"
+#include "utils/checksum.h"
+
+namespace metron {
+namespace {
+
+using test::Flow;
+using test::GroupUnderTest;
+
+std::vector<uint8_t> sub(const std::vector<uint8_t>& v, size_t from) { return {v.begin() + from, v.end()}; }
+
+TEST(Elements, StripUnstripRoundTrip) {
+  GroupUnderTest g("input -> Strip(14) -> [0]output; ");
+  Flow f;
+  g.push(test::frame(f));
+  ASSERT_EQ(g.sink.out[0].size(), 1u);
+  EXPECT_EQ(g.sink.out[0][0], sub(test::frame(f), 14));
+  GroupUnderTest h("input -> Strip(14) -> Unstrip(14) -> [0]output;");
+  h.push(test::frame(f));
+  EXPECT_EQ(h.sink.out[0][0], test::frame(f));
+  GroupUnderTest tiny("input -> Strip(100) -> [0]output;");
+  tiny.push(std::vector<uint8_t>(60, 1));
+  EXPECT_TRUE(tiny.sink.out[0].empty());
+  EXPECT_EQ(tiny.graph->drops(), 1u);
+}
+
+TEST(Elements, EtherEncapAndRewrite) {
+  Flow f;
+  GroupUnderTest g("input -> Strip(14) -> EtherEncap(0x0800, 02:00:00:00:00:01, 02:4d:00:01:00:02) -> [0]output;");
+  g.push(test::frame(f));
+  EXPECT_EQ(g.sink.out[0][0], test::frame(f));
+  GroupUnderTest r("input -> EtherRewrite(0a:0b:0c:0d:0e:0f, 01:02:03:04:05:06) -> [0]output;");
+  r.push(test::frame(f));
+  const auto& o = r.sink.out[0][0];
+  EXPECT_EQ(std::vector<uint8_t>(o.begin(), o.begin() + 12),
+            (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf}));
+  EXPECT_EQ(sub(o, 12), sub(test::frame(f), 12));
+}
+
+TEST(Elements, VlanEncapDecap) {
+  Flow f;
+  Flow tagged = f;
+  tagged.vlan = 0x2064;  // PCP 1, VID 100
+  GroupUnderTest e("input -> VLANEncap(VLAN_ID 100, VLAN_PCP 1) -> [0]output;");
+  e.push(test::frame(f));
+  EXPECT_EQ(e.sink.out[0][0], test::frame(tagged));
+  GroupUnderTest d("input -> VLANDecap -> [0]output;");
+  d.push({test::frame(tagged), test::frame(f)});
+  EXPECT_EQ(d.sink.out[0][0], test::frame(f));
+  EXPECT_EQ(d.sink.out[0][1], test::frame(f)) << "untagged frames pass unchanged";
+}
+
+TEST(Elements, CheckIPHeaderSendsBadPacketsToOutput1) {
+  GroupUnderTest g("input -> Strip(14) -> c :: CheckIPHeader -> Unstrip(14) -> [0]output; c[1] -> Unstrip(14) -> [1]output;");
+  Flow f;
+  auto good = test::frame(f);
+  auto bad_csum = good;
+  bad_csum[14 + 10] ^= 1;
+  auto bad_len = good;
+  store16(bad_len.data() + 14 + 2, 1000);
+  auto bad_ver = good;
+  bad_ver[14] = 0x35;
+  Flow v6;
+  v6.ipv6 = true;
+  v6.src = "2001:db8::1";
+  v6.dst = "2001:db8::2";
+  g.push({good, bad_csum, bad_len, bad_ver, test::frame(v6)});
+  ASSERT_EQ(g.sink.out[0].size(), 2u);
+  EXPECT_EQ(g.sink.out[0][0], good);
+  EXPECT_EQ(g.sink.out[0][1], test::frame(v6));
+  EXPECT_EQ(g.sink.out[1].size(), 3u);
+}
+
+TEST(Elements, DecIPTTLKeepsTheChecksumValid) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> d :: DecIPTTL -> Unstrip(14) -> [0]output; d[1] -> Unstrip(14) -> [1]output;");
+  Flow f;
+  f.ttl = 64;
+  Flow dying = f;
+  dying.ttl = 1;
+  g.push({test::frame(f), test::frame(dying)});
+  ASSERT_EQ(g.sink.out[0].size(), 1u);
+  Flow expect = f;
+  expect.ttl = 63;
+  EXPECT_EQ(g.sink.out[0][0], test::frame(expect));  // frame() computes the checksum from scratch
+  EXPECT_EQ(g.sink.out[1].size(), 1u);
+}
+
+TEST(Elements, SetIPChecksumRepairsTheHeader) {
+  GroupUnderTest g("input -> Strip(14) -> MarkIPHeader -> SetIPChecksum -> Unstrip(14) -> [0]output;");
+  Flow f;
+  auto broken = test::frame(f);
+  broken[14 + 10] = broken[14 + 11] = 0;
+  g.push(broken);
+  EXPECT_EQ(g.sink.out[0][0], test::frame(f));
+}
+
+TEST(Elements, LookupIPRouteLongestPrefixBothFamilies) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> r :: LookupIPRoute(0.0.0.0/0 0, 192.168.0.0/16 1, "
+                   "192.168.1.0/24 10.0.0.1 2, 2001:db8::/32 1) -> [0]output; r[1] -> [1]output; r[2] -> [2]output;",
+                   3);
+  Flow a;  // 192.168.1.1
+  Flow b;
+  b.dst = "192.168.7.7";
+  Flow c;
+  c.dst = "8.8.8.8";
+  Flow d;
+  d.ipv6 = true;
+  d.src = "2001:db8::1";
+  d.dst = "2001:db8:0:1::5";
+  Flow e = d;
+  e.dst = "2002::1";  // no IPv6 default: dropped
+  g.push({test::frame(a), test::frame(b), test::frame(c), test::frame(d), test::frame(e)});
+  EXPECT_EQ(g.sink.out[2].size(), 1u);
+  EXPECT_EQ(g.sink.out[1].size(), 2u);
+  EXPECT_EQ(g.sink.out[0].size(), 1u);
+  EXPECT_EQ(g.graph->drops(), 1u);
+}
+
+TEST(Elements, HyperscanDPIFindsPatternsInPayload) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> d :: HyperscanDPI(\"evil[0-9]+\", \"/etc/passwd\") -> [0]output;"
+                   "d[1] -> [1]output;");
+  Flow f;
+  f.payload = 40;
+  auto clean = test::frame(f);
+  auto evil = clean;
+  const char* word = "xx evil42 yy";
+  std::copy(word, word + 12, evil.begin() + 14 + 20 + 8 + 4);
+  auto header_only = clean;  // pattern bytes in the MAC header do not count
+  std::copy(word + 3, word + 9, header_only.begin());
+  g.push({clean, evil, header_only});
+  EXPECT_EQ(g.sink.out[0].size(), 2u);
+  ASSERT_EQ(g.sink.out[1].size(), 1u);
+  EXPECT_EQ(g.sink.out[1][0], sub(evil, 14));
+  try {
+    GroupUnderTest bad("input -> HyperscanDPI(\"a(b\") -> [0]output;");
+    FAIL();
+  } catch (const ClickError& e) {
+    EXPECT_NE(std::string(e.what()).find("pattern 0 'a(b'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Elements, CounterAndDiscardInAGroup) {
+  GroupUnderTest g("input -> c :: Counter -> Discard;");
+  Flow f;
+  g.push({test::frame(f), test::frame(f), test::frame(f)});
+  std::ostringstream rep;
+  g.graph->report(rep);
+  EXPECT_NE(rep.str().find("c.count 3\n"), std::string::npos);
+  EXPECT_EQ(g.graph->drops(), 3u);
+}
+
+}  // namespace
+}  // namespace metron
