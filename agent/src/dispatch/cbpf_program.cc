@@ -142,10 +142,98 @@ bool HasDropRules(const std::vector<SteerRule>& rules) {
                      [](const SteerRule& r) { return r.action.kind == SteerActionKind::kDrop; });
 }
 
+namespace {
+
+// Group tags are the bulk of every program: rules that match nothing but the group bits of the dst MAC, or
+// nothing but the VLAN id, and steer to a queue. A run of consecutive such rules is compiled as one load of
+// the key and a binary search over the sorted keys (about log2(n) compares instead of n loads), so the cost
+// per frame hardly grows with the number of groups on the server.
+enum class KeyKind { kNone, kMacGroup, kVlan };
+
+KeyKind TagKey(const SteerRule& r, uint32_t* key) {
+  const SteerMatch& m = r.match;
+  if (r.action.kind != SteerActionKind::kQueue || m.ether_type || m.ip_version() || m.ip_proto) return KeyKind::kNone;
+  static constexpr MacAddr kGroupMask = {0xff, 0xff, 0xff, 0xff, 0, 0};
+  if (m.has_eth_dst && m.eth_dst_mask == kGroupMask && !m.vlan) {
+    *key = Be32(m.eth_dst.data());
+    return KeyKind::kMacGroup;
+  }
+  if (!m.has_eth_dst && m.vlan) {
+    *key = m.vlan;
+    return KeyKind::kVlan;
+  }
+  return KeyKind::kNone;
+}
+
+struct KeyedReturn {
+  uint32_t key;
+  uint32_t ret;
+};
+
+constexpr size_t kLeafSize = 4;
+
+// Binary search over sorted[lo, hi): every conditional jump is 0 or 1 ahead (8-bit offsets never overflow);
+// long jumps use BPF_JA, whose offset is 32 bits. Misses jump to `miss_fixups` patched by the caller.
+void EmitSearch(const std::vector<KeyedReturn>& sorted, size_t lo, size_t hi, std::vector<sock_filter>& code,
+                std::vector<size_t>& miss_fixups) {
+  if (hi - lo <= kLeafSize) {
+    for (size_t i = lo; i < hi; ++i) {
+      code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, sorted[i].key, 0, 1));
+      code.push_back(BPF_STMT(BPF_RET | BPF_K, sorted[i].ret));
+    }
+    miss_fixups.push_back(code.size());
+    code.push_back(BPF_STMT(BPF_JMP | BPF_JA, 0));
+    return;
+  }
+  const size_t mid = lo + (hi - lo) / 2;
+  // A > last key of the left half: take the BPF_JA to the right half; else fall through into the left half.
+  code.push_back(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, sorted[mid - 1].key, 0, 1));
+  const size_t to_right = code.size();
+  code.push_back(BPF_STMT(BPF_JMP | BPF_JA, 0));
+  EmitSearch(sorted, lo, mid, code, miss_fixups);
+  code[to_right].k = static_cast<uint32_t>(code.size() - to_right - 1);
+  EmitSearch(sorted, mid, hi, code, miss_fixups);
+}
+
+void EmitTagRun(KeyKind kind, std::vector<KeyedReturn> entries, std::vector<sock_filter>& program) {
+  // First match wins: of equal keys keep the earliest rule.
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  entries.erase(std::unique(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.key == b.key; }),
+                entries.end());
+  std::vector<sock_filter> code;
+  std::vector<size_t> miss;
+  if (kind == KeyKind::kMacGroup) {
+    code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, kLL + 0));
+  } else {
+    code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<uint32_t>(SKF_AD_OFF + SKF_AD_VLAN_TAG_PRESENT)));
+    code.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1));  // untagged: take the BPF_JA to the miss
+    miss.push_back(code.size());
+    code.push_back(BPF_STMT(BPF_JMP | BPF_JA, 0));
+    code.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<uint32_t>(SKF_AD_OFF + SKF_AD_VLAN_TAG)));
+    code.push_back(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x0fff));
+  }
+  EmitSearch(entries, 0, entries.size(), code, miss);
+  for (size_t i : miss) code[i].k = static_cast<uint32_t>(code.size() - i - 1);
+  program.insert(program.end(), code.begin(), code.end());
+}
+
+}  // namespace
+
 grpc::Status CompileSteeringProgram(const std::vector<SteerRule>& ordered_rules, uint32_t default_queue,
                                     ProgramRole role, std::vector<sock_filter>* out) {
   std::vector<sock_filter> program;
-  for (const SteerRule& rule : ordered_rules) {
+  for (size_t i = 0; i < ordered_rules.size();) {
+    const SteerRule& rule = ordered_rules[i];
+    uint32_t key = 0;
+    const KeyKind kind = TagKey(rule, &key);
+    if (kind != KeyKind::kNone) {
+      std::vector<KeyedReturn> run;
+      for (uint32_t k; i < ordered_rules.size() && TagKey(ordered_rules[i], &k) == kind; ++i) {
+        run.push_back({k, role == ProgramRole::kFanout ? ordered_rules[i].action.value : kAcceptAll});
+      }
+      EmitTagRun(kind, std::move(run), program);
+      continue;
+    }
     uint32_t ret = 0;
     switch (rule.action.kind) {
       case SteerActionKind::kQueue:
@@ -164,6 +252,7 @@ grpc::Status CompileSteeringProgram(const std::vector<SteerRule>& ordered_rules,
     EmitMatch(e, rule.match);
     std::vector<sock_filter> code = e.Finish(ret);
     program.insert(program.end(), code.begin(), code.end());
+    ++i;
   }
   program.push_back(BPF_STMT(BPF_RET | BPF_K, role == ProgramRole::kFanout ? default_queue : kAcceptAll));
   if (program.size() > BPF_MAXINSNS) {

@@ -5,8 +5,10 @@
 // index the program returns. Drop rules cannot be expressed by a fanout program (it always picks a socket),
 // so the same rules are also compiled as a kSocketFilter program attached to every socket, which returns 0
 // (drop) for them. Rules are tried in the given order, first match wins; unmatched frames go to the default
-// queue. Each rule is a straight line of load/compare instructions whose failure jumps to the next rule, so
-// every jump is short (cBPF jump offsets are 8 bits) and the program grows linearly with the rule count.
+// queue. A NIC rule is a straight line of load/compare instructions whose failure jumps to the next rule (every
+// conditional jump is short: cBPF jump offsets are 8 bits). Group-tag rules (MAC group bits or VLAN id only,
+// the bulk of a program) are compiled per run of consecutive ones into one load and a binary search over the
+// sorted tags, so per-frame cost grows with log2 of the number of groups, not linearly.
 #pragma once
 
 #include <linux/filter.h>

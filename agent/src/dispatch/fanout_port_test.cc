@@ -103,6 +103,48 @@ TEST_F(FanoutPortTest, VlanTagsReachOnlyTheirCoreWithTagReportedStripped) {
   for (const auto& [vlan, q] : expected) EXPECT_EQ(per_vlan[vlan], 40) << "VLAN " << vlan;
 }
 
+// Hundreds of tags compile to a binary search; every one of them (and every miss) must still land right.
+TEST_F(FanoutPortTest, HundredsOfMacAndVlanTagsEachReachTheirCore) {
+  std::map<uint16_t, uint16_t> mac, vlan;
+  for (uint32_t i = 0; i < 600; ++i) mac[static_cast<uint16_t>(i * 109 % 65521 + 1)] = i % kQueues;
+  for (uint16_t v = 1; v <= 4094; v += 13) vlan[v] = (v / 13) % kQueues;
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_MAC, {mac.begin(), mac.end()}).ok());
+  ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_VLAN, {vlan.begin(), vlan.end()}).ok());
+
+  uint32_t seq = 0;
+  std::map<uint32_t, int> expected_queue;  // seq -> queue
+  for (const auto& [g, q] : mac) {
+    expected_queue[seq] = q;
+    sender_->Send(MacTagged(g, 1, seq++));
+  }
+  for (uint16_t miss : {uint16_t{65535}, uint16_t{2}, uint16_t{40000}}) {
+    if (mac.count(miss)) continue;
+    expected_queue[seq] = 0;
+    sender_->Send(MacTagged(miss, 1, seq++));
+  }
+  for (const auto& [v, q] : vlan) {
+    FrameSpec f = MacTagged(0, 1, seq);
+    f.vlan = v;
+    expected_queue[seq++] = q;
+    sender_->Send(f);
+  }
+  FrameSpec untracked = MacTagged(0, 1, seq);
+  untracked.vlan = 2;  // not in the table
+  expected_queue[seq++] = 0;
+  sender_->Send(untracked);
+
+  ASSERT_TRUE(workers_->WaitFor(seq)) << "received " << workers_->Total() << " of " << seq;
+  const auto seen = workers_->Take();
+  size_t checked = 0;
+  for (uint16_t q = 0; q < kQueues; ++q) {
+    for (const Seen& s : seen[q]) {
+      EXPECT_EQ(q, expected_queue.at(s.seq)) << "frame " << s.seq << " (group " << GroupOf(s) << ", vlan " << s.vlan << ")";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, seq);
+}
+
 pb::NicRule UdpPortRule(uint64_t id, uint32_t dport, uint32_t queue) {
   pb::NicRule r;
   r.set_id(id);
