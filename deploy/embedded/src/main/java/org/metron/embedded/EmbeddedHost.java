@@ -53,6 +53,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final WebServer web;
     private final MetronService metron;
     private final Path hostFile;
+    private final String httpHost;
 
     public EmbeddedHost(HostOptions o) throws Exception {
         NetworkFile net = NetworkFile.read(o.state);
@@ -86,9 +87,9 @@ public final class EmbeddedHost implements AutoCloseable {
         servers = registry;
         web = server;
         hostFile = o.data.resolve(HOST_FILE);
-        String json = String.format("{\"rest\": \"http://%s:%d%s\", \"dashboard\": \"http://%s:%d%s/\", "
-                + "\"openflow_port\": %d, \"pid\": %d, \"state\": \"%s\"}%n", o.http.getHostString(), web.port(),
-                WebServer.REST_PATH, o.http.getHostString(), web.port(), WebServer.UI_PATH, openflow.port(),
+        httpHost = o.http.getAddress().getHostAddress();
+        String json = String.format("{\"rest\": \"%s\", \"dashboard\": \"%s\", \"openflow_port\": %d, "
+                + "\"pid\": %d, \"state\": \"%s\"}%n", restUrl(), dashboardUrl(), openflow.port(),
                 ProcessHandle.current().pid(), o.state.toAbsolutePath());
         Path tmp = o.data.resolve(HOST_FILE + ".tmp");
         Files.writeString(tmp, json, StandardCharsets.UTF_8);
@@ -114,6 +115,14 @@ public final class EmbeddedHost implements AutoCloseable {
 
     public int httpPort() {
         return web.port();
+    }
+
+    public String restUrl() {
+        return "http://" + httpHost + ":" + web.port() + WebServer.REST_PATH;
+    }
+
+    public String dashboardUrl() {
+        return "http://" + httpHost + ":" + web.port() + WebServer.UI_PATH + "/";
     }
 
     public int openflowPort() {
@@ -155,10 +164,8 @@ public final class EmbeddedHost implements AutoCloseable {
             }
             stopped.countDown();
         }, "metron-host-shutdown"));
-        System.out.printf("metron-host: ready: REST http://%s:%d%s, dashboard http://%s:%d%s/, OpenFlow port %d, "
-                        + "%d chain(s) in the store%n", o.http.getHostString(), host.httpPort(), WebServer.REST_PATH,
-                o.http.getHostString(), host.httpPort(), WebServer.UI_PATH, host.openflowPort(),
-                host.metron().chains().size());
+        System.out.printf("metron-host: ready: REST %s, dashboard %s, OpenFlow port %d, %d chain(s) in the store%n",
+                host.restUrl(), host.dashboardUrl(), host.openflowPort(), host.metron().chains().size());
         System.out.flush();
         stopped.await();
     }

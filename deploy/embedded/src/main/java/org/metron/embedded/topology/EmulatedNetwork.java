@@ -27,15 +27,36 @@ public final class EmulatedNetwork implements AutoCloseable {
         this.json = new ObjectMapper().readTree(state.toFile());
     }
 
+    /** Whether the agent binary is built (the launcher then starts one per server). */
+    public static boolean agentBuilt() {
+        return Files.isExecutable(REPO.resolve("agent/build/metron-agent"));
+    }
+
+    /** A free TCP port on the loopback (for the OpenFlow listener the switches are pointed at). */
+    public static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
     /** Whether this process may build topologies (root, OVS installed). */
     public static boolean available() {
         return "root".equals(System.getProperty("user.name")) && Files.isExecutable(Paths.get("/usr/sbin/ovs-vswitchd"));
     }
 
     public static EmulatedNetwork up(String topology, int controllerPort, Path runRoot) throws IOException {
-        String out = run(List.of(REPO.resolve("topologies/topo").toString(), "up", topology, "--no-agents",
-                                 "--controller", "tcp:127.0.0.1:" + controllerPort, "--run-root",
-                                 runRoot.toString()));
+        return up(topology, controllerPort, runRoot, false);
+    }
+
+    /** Builds the topology with its switches pointing at {@code controllerPort}; agents only when asked. */
+    public static EmulatedNetwork up(String topology, int controllerPort, Path runRoot, boolean agents)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(REPO.resolve("topologies/topo").toString(), "up", topology,
+                "--controller", "tcp:127.0.0.1:" + controllerPort, "--run-root", runRoot.toString()));
+        if (!agents) {
+            cmd.add("--no-agents");
+        }
+        String out = run(cmd);
         String state = out.lines().filter(l -> l.endsWith("state.json") && !l.contains(" ")).findFirst()
                 .orElseThrow(() -> new IOException("topo up printed no state file: " + out));
         return new EmulatedNetwork(Paths.get(state));

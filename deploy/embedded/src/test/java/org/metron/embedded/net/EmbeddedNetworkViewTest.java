@@ -1,0 +1,96 @@
+package org.metron.embedded.net;
+
+import org.junit.AfterClass;
+import org.junit.Assume;
+import org.junit.BeforeClass;
+import org.junit.ClassRule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.metron.app.spi.DeviceRole;
+import org.metron.embedded.openflow.OpenFlowController;
+import org.metron.embedded.topology.EmulatedNetwork;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.projectfloodlight.openflow.types.DatapathId;
+
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/** The network view on paper-fig5 (two paths s1→s3): live paths follow real OVS port status. */
+public class EmbeddedNetworkViewTest {
+    @ClassRule
+    public static final TemporaryFolder TMP = new TemporaryFolder();
+    private static OpenFlowController openflow;
+    private static EmulatedNetwork net;
+    private static EmbeddedNetworkView view;
+
+    @BeforeClass
+    public static void up() throws Exception {
+        Assume.assumeTrue("needs root and OVS", EmulatedNetwork.available());
+        openflow = OpenFlowController.listen(new InetSocketAddress("127.0.0.1", 0), 5000);
+        net = EmulatedNetwork.up("paper-fig5", openflow.port(), TMP.getRoot().toPath());
+        for (int dpid = 1; dpid <= 3; dpid++) {
+            openflow.await(DatapathId.of(dpid), 15_000);
+        }
+        view = new EmbeddedNetworkView(NetworkFile.read(net.stateFile()), openflow);
+    }
+
+    @AfterClass
+    public static void down() throws Exception {
+        if (net != null) {
+            net.close();
+        }
+        if (openflow != null) {
+            openflow.close();
+        }
+    }
+
+    private static List<String> path() {
+        return view.path(ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
+                         ConnectPoint.deviceConnectPoint("metron:srv1/1")).orElseThrow().stream()
+                .map(l -> l.src() + ">" + l.dst()).collect(Collectors.toList());
+    }
+
+    @Test
+    public void devicesAreTheConnectedSwitchesAndTheServers() {
+        assertEquals(4, view.devices().size());
+        assertEquals(DeviceRole.OPENFLOW_SWITCH, view.device(DeviceId.deviceId("of:0000000000000003")).orElseThrow()
+                .role());
+        assertEquals(DeviceRole.SERVER, view.device(DeviceId.deviceId("metron:srv1")).orElseThrow().role());
+    }
+
+    @Test
+    public void aLinkThatGoesDownMovesThePathToTheBackupAndBack() throws Exception {
+        assertEquals(List.of("of:0000000000000001/2>of:0000000000000003/2", "of:0000000000000003/4>metron:srv1/1"),
+                     path());
+        String veth = net.portInterface("s1", 2);
+        EmulatedNetwork.run(List.of("ip", "link", "set", veth, "down"));
+        try {
+            long end = System.currentTimeMillis() + 10_000;
+            while (path().size() == 2 && System.currentTimeMillis() < end) {
+                Thread.sleep(20);
+            }
+            assertEquals(List.of("of:0000000000000001/3>of:0000000000000002/1",
+                                 "of:0000000000000002/2>of:0000000000000003/3",
+                                 "of:0000000000000003/4>metron:srv1/1"), path());
+        } finally {
+            EmulatedNetwork.run(List.of("ip", "link", "set", veth, "up"));
+        }
+        long end = System.currentTimeMillis() + 10_000;
+        while (path().size() != 2 && System.currentTimeMillis() < end) {
+            Thread.sleep(20);
+        }
+        assertEquals(2, path().size());
+    }
+
+    @Test
+    public void noPathWhenTheServersSwitchIsUnreachable() {
+        assertTrue(view.path(ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
+                             ConnectPoint.deviceConnectPoint("metron:nosuch/1")).isEmpty());
+    }
+}
