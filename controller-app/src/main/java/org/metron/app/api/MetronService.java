@@ -11,8 +11,10 @@ import java.util.Optional;
  * it is implemented once, by {@code org.metron.app.impl.ChainManager}.
  *
  * <p>Guarantees of every mutating method: it either completes or throws {@link MetronException}; on a throw,
- * every other chain, its placement, tags and installed rules are exactly as before, and the chain concerned is
- * either absent (submit) or left with its previous definition (update) or in FAILED with the reason.
+ * every other chain, its placement, tags and installed rules are exactly as before. For the chain concerned:
+ * bad input (INVALID_JSON, INVALID_CHAIN) stores nothing; a failure after acceptance (placement, agent,
+ * switch) rolls back everything it installed and records the chain as FAILED with the reason, holding no
+ * resources, so operators can see why and submit it again.
  */
 public interface MetronService {
 
@@ -22,15 +24,17 @@ public interface MetronService {
      *
      * @param json chain JSON with NF configs inline
      * @return the chain, ACTIVE when the agent confirmed the pipeline running
-     * @throws MetronException INVALID_JSON, INVALID_CHAIN, DUPLICATE_CHAIN, IMPOSSIBLE_PLACEMENT,
-     *                         AGENT_FAILURE, SWITCH_FAILURE; on failure nothing is kept
+     * @throws MetronException INVALID_JSON, INVALID_CHAIN, DUPLICATE_CHAIN (an existing chain that is not
+     *                         FAILED), IMPOSSIBLE_PLACEMENT, AGENT_FAILURE, SWITCH_FAILURE, NOT_LEADER
      */
     Chain submit(String json);
 
     /**
-     * Replaces a chain's definition: the new one is synthesized, placed and deployed, then the old one removed.
+     * Replaces a chain's definition. The new definition is validated first (bad input leaves the running chain
+     * untouched); then the old deployment is removed and the new one deployed; if that fails, the old
+     * definition is deployed again.
      *
-     * @throws MetronException as {@link #submit}, or UNKNOWN_CHAIN; on failure the old chain keeps running
+     * @throws MetronException as {@link #submit}, or UNKNOWN_CHAIN
      */
     Chain update(ChainId id, String json);
 
