@@ -1,0 +1,95 @@
+package org.metron.app.testing;
+
+import org.metron.drivers.agent.AgentEndpoint;
+import org.metron.drivers.agent.GrpcAgentClient;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * A real metron-agent process (binary from -Dmetron.agent.bin, default ../agent/build/metron-agent) on a DPDK
+ * null vdev with two lcores, serving gRPC on a free loopback port, and a connected GrpcAgentClient. close()
+ * stops the process and removes its DPDK runtime directory.
+ */
+public final class RealAgent implements AutoCloseable {
+    private static final Pattern SERVING = Pattern.compile("serving on port (\\d+)");
+
+    private final Process process;
+    private final String prefix;
+    private final Path log;
+    private final GrpcAgentClient client;
+
+    private RealAgent(Process process, String prefix, Path log, GrpcAgentClient client) {
+        this.process = process;
+        this.prefix = prefix;
+        this.log = log;
+        this.client = client;
+    }
+
+    public static RealAgent start(String name) throws IOException, InterruptedException {
+        Path bin = Paths.get(System.getProperty("metron.agent.bin", "../agent/build/metron-agent")).toAbsolutePath();
+        if (!Files.isExecutable(bin)) {
+            throw new AssertionError("metron-agent not found at " + bin + ": `make agent-build` first");
+        }
+        String prefix = "metron-ctl-test-" + ProcessHandle.current().pid() + "-" + name;
+        Path log = Files.createTempFile(prefix, ".log");
+        List<String> cmd = List.of(bin.toString(), "--listen", "127.0.0.1:0", "--dpdk", "-l", "0-1", "--vdev",
+                "net_null0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix, "--");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (System.currentTimeMillis() < deadline && p.isAlive()) {
+            Matcher m = SERVING.matcher(Files.readString(log, StandardCharsets.UTF_8));
+            if (m.find()) {
+                AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(Integer.parseInt(m.group(1)))
+                        .deadline(Duration.ofSeconds(5)).build();
+                return new RealAgent(p, prefix, log, GrpcAgentClient.connect(ep));
+            }
+            Thread.sleep(50);
+        }
+        String out = Files.readString(log, StandardCharsets.UTF_8);
+        p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        removeRuntimeDir(prefix);
+        throw new AssertionError("metron-agent did not start (" + String.join(" ", cmd) + "):\n" + out);
+    }
+
+    public GrpcAgentClient client() {
+        return client;
+    }
+
+    /** What the agent printed so far (for assertion messages). */
+    public String log() throws IOException {
+        return Files.readString(log, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() throws Exception {
+        client.close();
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+        removeRuntimeDir(prefix);
+        Files.deleteIfExists(log);
+    }
+
+    private static void removeRuntimeDir(String prefix) throws IOException {
+        Path dir = Paths.get("/var/run/dpdk", prefix);
+        if (Files.exists(dir)) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                for (Path f : (Iterable<Path>) s.sorted(Comparator.reverseOrder())::iterator) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
+    }
+}
