@@ -3,7 +3,7 @@
 PYTEST ?= /usr/bin/python3 -m pytest
 .PHONY: e2e-build e2e-test e2e-bench e2e-clean e2e-demo
 e2e-build:
-	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e >/dev/null
+	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py >/dev/null
 	@cd topologies && ./topo list >/dev/null
 e2e-test: e2e-build
 	$(PYTEST) -q -p no:cacheprovider tests/e2e
@@ -12,4 +12,5 @@ e2e-bench:
 	@test -f $(EMBEDDED_JAR) || { echo "e2e-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }
 	nice java -cp $(EMBEDDED_JAR) org.metron.embedded.bench.RuleInstallBench bench/results 1000 4000
 e2e-clean: ; @true
-e2e-demo: ; @echo "demo: not implemented yet"; exit 1
+e2e-demo:
+	deploy/demo/demo.py
