@@ -28,7 +28,10 @@ class Dispatcher {
 
   // Whether `ordered_rules` (first match wins) can be applied; no side effect.
   virtual grpc::Status check(const std::vector<SteerRule>& ordered_rules) const = 0;
-  // Replaces the NIC's whole rule list. On error the previous list stays in force.
+  // Replaces the NIC's whole rule list. On error the previous list stays in force. On success it returns once
+  // every frame steered under the previous list has been taken from its queue by that queue's reader (or a
+  // bounded wait expired because a queue has no reader), so a caller that moves a tag from core A to core B can
+  // retire the group on A without losing A's backlog: after apply(), A gets no more frames of that tag.
   virtual grpc::Status apply(const std::vector<SteerRule>& ordered_rules) = 0;
 };
 

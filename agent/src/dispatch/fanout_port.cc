@@ -9,7 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <stdexcept>
 
@@ -61,7 +64,7 @@ std::unique_ptr<FanoutPort> FanoutPort::open(const FanoutPortOptions& options, r
   std::unique_ptr<FanoutPort> port(new FanoutPort(options, pool));
   for (uint16_t q = 0; q < options.queues; ++q) port->open_queue(port->queues_[q], ifindex);
   port->join_fanout();
-  grpc::Status s = port->apply({});
+  grpc::Status s = port->install_programs({});
   if (!s.ok()) throw std::runtime_error("FanoutPort " + options.ifname + ": " + s.error_message());
   // Frames that reached a socket before the group and its program existed were not steered: discard them.
   for (uint16_t q = 0; q < options.queues; ++q) {
@@ -140,6 +143,12 @@ grpc::Status FanoutPort::check(const std::vector<SteerRule>& ordered_rules) cons
 
 grpc::Status FanoutPort::apply(const std::vector<SteerRule>& ordered_rules) {
   std::lock_guard<std::mutex> lock(apply_mu_);
+  grpc::Status s = install_programs(ordered_rules);
+  if (s.ok()) drain_rings();
+  return s;
+}
+
+grpc::Status FanoutPort::install_programs(const std::vector<SteerRule>& ordered_rules) {
   std::vector<sock_filter> fanout, filter;
   grpc::Status s = CompileSteeringProgram(ordered_rules, options_.default_queue, ProgramRole::kFanout, &fanout);
   if (!s.ok()) return s;
@@ -171,6 +180,28 @@ grpc::Status FanoutPort::apply(const std::vector<SteerRule>& ordered_rules) {
   }
   socket_filter_ = need_filter;
   return grpc::Status::OK;
+}
+
+void FanoutPort::drain_rings() {
+  // A frame the old program steered may still be on its way into a ring (softirq on another CPU): give
+  // those a moment, then wait for every slot that holds a frame now to be released by its reader. The reader
+  // releases in ring order and the kernel refills in ring order, so a slot cannot be released and refilled
+  // between two polls unless a whole ring turned over in one poll period.
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::vector<tpacket2_hdr*> pending;
+  for (uint16_t q = 0; q < options_.queues; ++q) {
+    Ring& rx = queues_[q].rx;
+    for (uint32_t i = 0; i < rx.frames; ++i) {
+      if (Status(FrameAt(rx.base, i)) & TP_STATUS_USER) pending.push_back(FrameAt(rx.base, i));
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.drain_timeout_ms);
+  while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [](tpacket2_hdr* h) { return !(Status(h) & TP_STATUS_USER); }),
+                  pending.end());
+    if (!pending.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 uint16_t FanoutPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {

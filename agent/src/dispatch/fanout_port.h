@@ -30,6 +30,8 @@ struct FanoutPortOptions {
   uint16_t queues = 1;         // rx and tx queues (= sockets)
   uint32_t ring_frames = 1024;  // per ring, per queue
   uint16_t default_queue = 0;  // where frames matching no rule go
+  // apply() waits at most this long for readers to take the frames steered under the previous rules.
+  uint32_t drain_timeout_ms = 200;
 };
 
 class FanoutPort final : public Port, public Dispatcher {
@@ -82,6 +84,9 @@ class FanoutPort final : public Port, public Dispatcher {
   FanoutPort(FanoutPortOptions options, rte_mempool* pool);
   void open_queue(Queue& q, int ifindex);
   void join_fanout();
+  grpc::Status install_programs(const std::vector<SteerRule>& ordered_rules);
+  // Waits until every frame waiting in an rx ring now has been released by the queue's reader.
+  void drain_rings();
 
   FanoutPortOptions options_;
   rte_mempool* pool_;

@@ -145,12 +145,20 @@ struct Seen {
   uint16_t vlan;  // from mbuf->vlan_tci when the port reported a stripped tag, else 0
   bool vlan_stripped;
   uint32_t seq;
+  int64_t polled_ns;  // steady clock just before the rx_burst that returned the frame
 };
+
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One thread per rx queue, like the engine's workers: each polls only its own queue.
 class QueueWorkers {
  public:
-  explicit QueueWorkers(Port& port) : port_(port), seen_(port.rx_queues()) {
+  // idle_sleep: how long a worker naps after an empty poll (a slow reader leaves a backlog in its ring).
+  explicit QueueWorkers(Port& port, std::chrono::microseconds idle_sleep = std::chrono::microseconds(100))
+      : port_(port), idle_sleep_(idle_sleep), seen_(port.rx_queues()) {
     for (uint16_t q = 0; q < port.rx_queues(); ++q) threads_.emplace_back([this, q] { Loop(q); });
   }
   ~QueueWorkers() { Stop(); }
@@ -180,15 +188,17 @@ class QueueWorkers {
   void Loop(uint16_t q) {
     rte_mbuf* pkts[32];
     while (!stop_) {
+      const int64_t polled = NowNs();
       const uint16_t n = port_.rx_burst(q, pkts, 32);
       if (n == 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        std::this_thread::sleep_for(idle_sleep_);
         continue;
       }
       std::lock_guard<std::mutex> lock(mu_);
       for (uint16_t i = 0; i < n; ++i) {
         const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
         Seen s{};
+        s.polled_ns = polled;
         std::memcpy(s.dst, d, 6);
         s.vlan_stripped = pkts[i]->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED;
         s.vlan = s.vlan_stripped ? (pkts[i]->vlan_tci & 0xfff) : 0;
@@ -201,6 +211,7 @@ class QueueWorkers {
     }
   }
   Port& port_;
+  const std::chrono::microseconds idle_sleep_;
   std::atomic<bool> stop_{false};
   std::atomic<size_t> total_{0};
   std::mutex mu_;
