@@ -207,6 +207,24 @@ public final class RuleMatch {
         private Builder() {
         }
 
+        /** A new builder with this builder's fields. */
+        public Builder copy() {
+            Builder b = new Builder();
+            b.ethType = ethType;
+            b.vlan = vlan;
+            b.ipProto = ipProto;
+            b.ipSrc = ipSrc;
+            b.ipDst = ipDst;
+            b.l4Src = l4Src;
+            b.l4Dst = l4Dst;
+            b.tcpFlags = tcpFlags;
+            b.tos = tos;
+            b.ttl = ttl;
+            b.fragment = fragment;
+            b.icmpType = icmpType;
+            return b;
+        }
+
         public Builder ethType(int v) {
             ethType = v;
             return this;

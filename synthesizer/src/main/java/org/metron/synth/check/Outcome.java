@@ -1,0 +1,68 @@
+package org.metron.synth.check;
+
+import org.metron.synth.hs.Field;
+import org.metron.synth.packet.Packet;
+
+import java.util.List;
+import java.util.Map;
+
+/** What one packet's run produced: verdict, final headers, allocated fields, stateful operation, trace. */
+public final class Outcome {
+    /** Egress index, or -1 for drop. */
+    public final int egress;
+    public final Packet packet;
+    public final Map<Field, String> allocated;
+    public final String stateful;
+    public final String droppedBy;
+    public final List<String> trace;
+
+    Outcome(int egress, Packet packet, Map<Field, String> allocated, String stateful, String droppedBy,
+            List<String> trace) {
+        this.egress = egress;
+        this.packet = packet;
+        this.allocated = allocated;
+        this.stateful = stateful;
+        this.droppedBy = droppedBy;
+        this.trace = trace;
+    }
+
+    /**
+     * Differences between a reference outcome and a synthesized one, or null if equivalent. Drops compare by
+     * verdict only. The dst MAC is compared only when the chain wrote it (otherwise the switch's tag sits there
+     * and the agent writes the egress MAC).
+     */
+    public static String diff(Packet input, Outcome ref, Outcome syn) {
+        if (ref.egress != syn.egress) {
+            return "verdict: reference " + verdict(ref) + ", synthesized " + verdict(syn);
+        }
+        if (ref.egress < 0) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Field f : Field.values()) {
+            if (f == Field.ETH_DST && ref.packet.get(f) == input.get(f)) {
+                continue;
+            }
+            if (ref.allocated.containsKey(f) || syn.allocated.containsKey(f)) {
+                continue;
+            }
+            if (ref.packet.get(f) != syn.packet.get(f)) {
+                sb.append(f).append(": reference ").append(Long.toUnsignedString(ref.packet.get(f)))
+                        .append(", synthesized ").append(Long.toUnsignedString(syn.packet.get(f))).append("; ");
+            }
+        }
+        if (!ref.allocated.equals(syn.allocated)) {
+            sb.append("allocated ports: reference ").append(ref.allocated).append(", synthesized ")
+                    .append(syn.allocated).append("; ");
+        }
+        if (!ref.stateful.equals(syn.stateful)) {
+            sb.append("stateful operation: reference '").append(ref.stateful).append("', synthesized '")
+                    .append(syn.stateful).append("'; ");
+        }
+        return sb.length() == 0 ? null : sb.toString();
+    }
+
+    private static String verdict(Outcome o) {
+        return o.egress < 0 ? "drop (" + o.droppedBy + ")" : "egress " + o.egress;
+    }
+}

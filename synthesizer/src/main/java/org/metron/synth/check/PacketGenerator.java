@@ -1,0 +1,174 @@
+package org.metron.synth.check;
+
+import org.metron.synth.hs.Cube;
+import org.metron.synth.hs.Field;
+import org.metron.synth.packet.Packet;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Seeded packets aimed at the chain's decision boundaries: most are drawn inside a random filter entry with
+ * interval end points favoured, then nudged across one boundary; the rest are random with each field taken
+ * from the global boundary set (every end point of every prefix/range in the configs, and its neighbours).
+ * Packets are always well-formed for the model (absent fields zero).
+ */
+public final class PacketGenerator {
+    private final SplittableRandom rnd;
+    private final List<Cube> cubes;
+    private final long[][] boundaries = new long[Field.COUNT][];
+    private final List<byte[]> snippets;
+
+    /**
+     * @param seed     random seed
+     * @param cubes    filter entries of the synthesized chain (their sets carry every config boundary)
+     * @param snippets payload strings worth planting (DPI literals)
+     */
+    public PacketGenerator(long seed, List<Cube> cubes, List<String> snippets) {
+        this.rnd = new SplittableRandom(seed);
+        this.cubes = cubes;
+        this.snippets = snippets.stream().map(s -> s.getBytes(StandardCharsets.ISO_8859_1))
+                .collect(java.util.stream.Collectors.toList());
+        for (Field f : Field.values()) {
+            long[] acc = new long[64];
+            int n = 0;
+            for (Cube c : cubes) {
+                long[] s = c.get(f);
+                if (s == null) {
+                    continue;
+                }
+                for (int i = 0; i < s.length && n < 1 << 20; i += 2) {
+                    if (n + 4 > acc.length) {
+                        acc = Arrays.copyOf(acc, acc.length * 2);
+                    }
+                    acc[n++] = s[i];
+                    acc[n++] = s[i + 1];
+                    acc[n++] = s[i] == 0 ? 0 : s[i] - 1;
+                    acc[n++] = s[i + 1] == f.max() ? s[i + 1] : s[i + 1] + 1;
+                }
+            }
+            long[] b = Arrays.copyOf(acc, n);
+            Arrays.sort(b);
+            boundaries[f.ordinal()] = Arrays.stream(b).distinct().toArray();
+        }
+    }
+
+    /** The next packet. */
+    public Packet next() {
+        long[] v = new long[Field.COUNT];
+        for (Field f : Field.values()) {
+            v[f.ordinal()] = random(f);
+        }
+        int mode = rnd.nextInt(10);
+        if (mode < 6 && !cubes.isEmpty()) {
+            Cube c = cubes.get(rnd.nextInt(cubes.size()));
+            for (Field f : c.fields()) {
+                long[] s = c.get(f);
+                int i = 2 * rnd.nextInt(s.length / 2);
+                int pick = rnd.nextInt(4);
+                v[f.ordinal()] = pick == 0 ? s[i] : pick == 1 ? s[i + 1] : between(s[i], s[i + 1]);
+            }
+            if (rnd.nextInt(3) == 0) {
+                List<Field> fs = c.fields();
+                if (!fs.isEmpty()) {
+                    Field f = fs.get(rnd.nextInt(fs.size()));
+                    long[] b = boundaries[f.ordinal()];
+                    v[f.ordinal()] = b[rnd.nextInt(b.length)];
+                }
+            }
+        } else {
+            for (Field f : Field.values()) {
+                long[] b = boundaries[f.ordinal()];
+                if (b.length > 0 && rnd.nextBoolean()) {
+                    v[f.ordinal()] = b[rnd.nextInt(b.length)];
+                }
+            }
+        }
+        return wellFormed(v, payload());
+    }
+
+    private long between(long lo, long hi) {
+        if (lo == hi) {
+            return lo;
+        }
+        long span = hi - lo;
+        if (span < 0 || span == -1L) {
+            return lo + (rnd.nextLong() & Long.MAX_VALUE);
+        }
+        return lo + Math.floorMod(rnd.nextLong(), span + 1);
+    }
+
+    private long random(Field f) {
+        switch (f) {
+            case ETH_TYPE:
+                return rnd.nextBoolean() ? Field.ETH_IP4 : Field.ETH_IP6;
+            case IP_PROTO: {
+                int[] common = {6, 6, 6, 17, 17, 17, 1, 58, 47, 132};
+                return rnd.nextInt(5) == 0 ? rnd.nextInt(256) : common[rnd.nextInt(common.length)];
+            }
+            case VLAN:
+                return 0;
+            case IP_MF:
+            case IP_OFFSET:
+                return rnd.nextInt(30) == 0 ? 1 : 0;
+            case TTL:
+                return rnd.nextInt(8) == 0 ? rnd.nextInt(3) : 1 + rnd.nextInt(255);
+            default:
+                return f.width() == 64 ? rnd.nextLong() : rnd.nextLong() & f.max();
+        }
+    }
+
+    private byte[] payload() {
+        int n = rnd.nextInt(48);
+        byte[] p = new byte[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = (byte) (32 + rnd.nextInt(95));
+        }
+        if (!snippets.isEmpty() && rnd.nextInt(4) == 0) {
+            byte[] s = snippets.get(rnd.nextInt(snippets.size()));
+            byte[] q = new byte[n + s.length];
+            int at = n == 0 ? 0 : rnd.nextInt(n + 1);
+            System.arraycopy(p, 0, q, 0, at);
+            System.arraycopy(s, 0, q, at, s.length);
+            System.arraycopy(p, at, q, at + s.length, n - at);
+            return q;
+        }
+        return p;
+    }
+
+    /** Zeroes fields the packet cannot have (other family's addresses, L4 of non-TCP/UDP, ...). */
+    public static Packet wellFormed(long[] v, byte[] payload) {
+        boolean v6 = v[Field.ETH_TYPE.ordinal()] == Field.ETH_IP6;
+        if (!v6) {
+            v[Field.ETH_TYPE.ordinal()] = Field.ETH_IP4;
+        }
+        Field[] other = v6 ? new Field[] {Field.IP4_SRC, Field.IP4_DST}
+                : new Field[] {Field.IP6_SRC_HI, Field.IP6_SRC_LO, Field.IP6_DST_HI, Field.IP6_DST_LO};
+        for (Field f : other) {
+            v[f.ordinal()] = 0;
+        }
+        if (v6) {
+            v[Field.IP_MF.ordinal()] = 0;
+            v[Field.IP_OFFSET.ordinal()] = 0;
+        }
+        long proto = v[Field.IP_PROTO.ordinal()];
+        boolean l4 = v[Field.IP_OFFSET.ordinal()] == 0;
+        if (!(l4 && (proto == 6 || proto == 17))) {
+            v[Field.L4_SRC.ordinal()] = 0;
+            v[Field.L4_DST.ordinal()] = 0;
+        }
+        if (!(l4 && proto == 6)) {
+            for (Field f : Field.values()) {
+                if (f.tcpFlagBit() != 0) {
+                    v[f.ordinal()] = 0;
+                }
+            }
+        }
+        if (!(l4 && proto == (v6 ? 58 : 1))) {
+            v[Field.ICMP_TYPE.ordinal()] = 0;
+        }
+        return new Packet(v, payload);
+    }
+}

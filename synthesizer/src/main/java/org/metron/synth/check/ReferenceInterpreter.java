@@ -1,0 +1,51 @@
+package org.metron.synth.check;
+
+import org.metron.synth.InterfaceRef;
+import org.metron.synth.core.ChainModel;
+import org.metron.synth.core.NfGraph;
+import org.metron.synth.core.Run;
+import org.metron.synth.core.SynthOps;
+import org.metron.synth.elements.Device;
+import org.metron.synth.packet.Packet;
+
+import java.util.EnumMap;
+
+/** Runs the original chain NF by NF on one packet, each element with its concrete Click semantics. */
+public final class ReferenceInterpreter {
+    private final ChainModel chain;
+
+    public ReferenceInterpreter(ChainModel chain) {
+        this.chain = chain;
+    }
+
+    /**
+     * Runs a packet (the input is not modified).
+     *
+     * @param choice  pool-choice seed (see {@link Run#choose})
+     * @param tracing whether to record the element trace
+     */
+    public Outcome run(Packet input, long choice, boolean tracing) {
+        Packet p = input.copy();
+        Run run = new Run(choice, tracing);
+        NfGraph g = chain.ingressNf();
+        Device src = chain.ingress();
+        for (int nfs = 0; nfs < 1000; nfs++) {
+            run.trace("enter " + g.nf + "." + src.iface());
+            run.stripped = 0;
+            run.ipMarked = false;
+            GraphRunner.Stop stop = GraphRunner.run(g, src, p, run);
+            if (stop.sink == null) {
+                return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace);
+            }
+            InterfaceRef next = chain.link(g.nf, stop.sink.iface());
+            if (next == null) {
+                int k = chain.egressIndex(g.nf, stop.sink.iface());
+                return new Outcome(k, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps),
+                        k < 0 ? "dangling " + g.nf + "." + stop.sink.iface() : null, run.trace);
+            }
+            g = chain.nf(next.nf());
+            src = g.source(next.iface());
+        }
+        return new Outcome(-1, p, new EnumMap<>(run.allocated), "", "loop", run.trace);
+    }
+}

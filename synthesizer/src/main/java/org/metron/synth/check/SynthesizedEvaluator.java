@@ -1,0 +1,188 @@
+package org.metron.synth.check;
+
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.HeaderWrite;
+import org.metron.synth.IpPrefix;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RangeMatch;
+import org.metron.synth.RuleAction;
+import org.metron.synth.RuleMatch;
+import org.metron.synth.TrafficClass;
+import org.metron.synth.core.NfGraph;
+import org.metron.synth.core.Run;
+import org.metron.synth.core.SynthOps;
+import org.metron.synth.elements.Device;
+import org.metron.synth.elements.Element;
+import org.metron.synth.filter.RuleIndex;
+import org.metron.synth.hs.Field;
+import org.metron.synth.hs.IntervalSet;
+import org.metron.synth.packet.Packet;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs a packet through what the synthesizer emitted: the offload device (rules in priority order, read back
+ * from the {@link RuleMatch} objects) and then, for TO_SERVER, the group's Click config parsed and run with
+ * the same element semantics as the reference. It never looks at the synthesizer's internal classes.
+ */
+public final class SynthesizedEvaluator {
+    private static final long TAG_OUI = 0x024dL << 32;
+
+    private final CompiledChain out;
+    /** Device rules by decreasing priority (stable), as the device evaluates them. */
+    private final List<OffloadRule> ordered;
+    private final RuleIndex rules;
+    private final Map<Integer, ClassGroup> groupOfClass = new HashMap<>();
+    private final Map<Integer, NfGraph> graphs = new HashMap<>();
+    private ClassGroup classifying;
+
+    public SynthesizedEvaluator(CompiledChain out) {
+        this.out = out;
+        ordered = new ArrayList<>(out.offloadRules());
+        ordered.sort((a, b) -> Integer.compare(b.priority(), a.priority()));
+        List<long[][]> sets = new ArrayList<>();
+        for (OffloadRule r : ordered) {
+            sets.add(sets(r.match()));
+        }
+        rules = new RuleIndex(sets);
+        for (ClassGroup g : out.groups()) {
+            g.classIds().forEach(c -> groupOfClass.put(c, g));
+            if (g.classifies()) {
+                classifying = g;
+            }
+            graphs.put(g.id(), new NfGraph("group" + g.id(), g.clickConfig()));
+        }
+    }
+
+    /** The packets a device rule matches, as per-field sets over the packet model. */
+    static long[][] sets(RuleMatch m) {
+        long[][] s = new long[Field.COUNT][];
+        m.ethType().ifPresent(v -> s[Field.ETH_TYPE.ordinal()] = IntervalSet.point(v));
+        m.vlan().ifPresent(v -> s[Field.VLAN.ordinal()] = IntervalSet.point(v));
+        m.ipProto().ifPresent(v -> s[Field.IP_PROTO.ordinal()] = IntervalSet.point(v));
+        m.ipSrc().ifPresent(p -> prefix(s, p, true));
+        m.ipDst().ifPresent(p -> prefix(s, p, false));
+        m.l4Src().ifPresent(r -> s[Field.L4_SRC.ordinal()] = range(r));
+        m.l4Dst().ifPresent(r -> s[Field.L4_DST.ordinal()] = range(r));
+        m.tos().ifPresent(r -> s[Field.TOS.ordinal()] = range(r));
+        m.ttl().ifPresent(r -> s[Field.TTL.ordinal()] = range(r));
+        m.icmpType().ifPresent(r -> s[Field.ICMP_TYPE.ordinal()] = range(r));
+        m.tcpFlags().ifPresent(b -> {
+            for (Field f : Field.values()) {
+                if (f.tcpFlagBit() != 0 && (b.mask() & f.tcpFlagBit()) != 0) {
+                    s[f.ordinal()] = IntervalSet.point((b.value() & f.tcpFlagBit()) != 0 ? 1 : 0);
+                }
+            }
+        });
+        if (m.fragment().isPresent()) {
+            throw new IllegalStateException("fragment matches are not emitted");
+        }
+        return s;
+    }
+
+    private static long[] range(RangeMatch r) {
+        return IntervalSet.range(r.lo(), r.hi());
+    }
+
+    private static void prefix(long[][] s, IpPrefix p, boolean src) {
+        if (!p.isIp6()) {
+            long a = p.address().longValue();
+            s[(src ? Field.IP4_SRC : Field.IP4_DST).ordinal()] = IntervalSet.range(a, a + (1L << (32 - p.length())) - 1);
+            return;
+        }
+        BigInteger a = p.address();
+        BigInteger last = a.add(BigInteger.ONE.shiftLeft(128 - p.length())).subtract(BigInteger.ONE);
+        long hiA = a.shiftRight(64).longValue();
+        long hiB = last.shiftRight(64).longValue();
+        s[(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI).ordinal()] = IntervalSet.range(hiA, hiB);
+        if (p.length() > 64) {
+            s[(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO).ordinal()] = IntervalSet.range(a.longValue(),
+                    last.longValue());
+        }
+    }
+
+    /** Runs one packet (the input is not modified). */
+    public Outcome run(Packet input, long choice, boolean tracing) {
+        Packet p = input.copy();
+        Run run = new Run(choice, tracing);
+        long[] cand = rules.scratch();
+        rules.candidates(p.v, cand);
+        int r = RuleIndex.next(cand, 0);
+        ClassGroup g;
+        int classBits;
+        if (r < 0) {
+            if (classifying == null || !out.offloadRules().isEmpty()) {
+                return new Outcome(-1, p, new EnumMap<>(Field.class), "", "no offload rule matched", run.trace);
+            }
+            g = classifying;
+            classBits = TrafficClass.UNCLASSIFIED;
+        } else {
+            OffloadRule rule = ordered.get(r);
+            run.trace("device rule " + r + ": " + rule);
+            RuleAction a = rule.action();
+            switch (a.type()) {
+                case DROP:
+                    return new Outcome(-1, p, new EnumMap<>(Field.class), "", "device rule " + r, run.trace);
+                case TO_EGRESS:
+                    for (HeaderWrite w : a.writes()) {
+                        write(p, w);
+                    }
+                    if (a.decTtl()) {
+                        if (p.get(Field.TTL) <= 1) {
+                            // OpenFlow dec_nw_ttl does not forward packets whose TTL would expire
+                            return new Outcome(-1, p, new EnumMap<>(Field.class), "", "device dec_ttl expired",
+                                    run.trace);
+                        }
+                        p.set(Field.TTL, p.get(Field.TTL) - 1);
+                    }
+                    return new Outcome(a.egress(), p, new EnumMap<>(Field.class), "", null, run.trace);
+                default:
+                    classBits = a.classId();
+                    g = classBits == TrafficClass.UNCLASSIFIED ? classifying : groupOfClass.get(classBits);
+                    if (g == null) {
+                        return new Outcome(-1, p, new EnumMap<>(Field.class), "", "TO_SERVER(" + classBits
+                                + ") names no group", run.trace);
+                    }
+            }
+        }
+        p.set(Field.ETH_DST, TAG_OUI | ((long) (g.id() + 1) << 16) | classBits);
+        NfGraph graph = graphs.get(g.id());
+        Device in = graph.source("input");
+        GraphRunner.Stop stop = GraphRunner.run(graph, in, p, run);
+        if (stop.sink == null) {
+            return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace);
+        }
+        return new Outcome(stop.port, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps), null,
+                run.trace);
+    }
+
+    private static void write(Packet p, HeaderWrite w) {
+        switch (w.field()) {
+            case ETH_SRC:
+            case ETH_DST: {
+                long v = 0;
+                for (String b : w.value().split(":")) {
+                    v = (v << 8) | Long.parseLong(b, 16);
+                }
+                p.set(w.field() == org.metron.synth.MatchField.ETH_SRC ? Field.ETH_SRC : Field.ETH_DST, v);
+                break;
+            }
+            case VLAN_ID:
+                p.set(Field.VLAN, Long.parseLong(w.value()));
+                break;
+            default:
+                throw new IllegalStateException("device write of " + w.field() + " not modelled");
+        }
+    }
+
+    /** Elements of a group graph, for tests. */
+    Map<String, Element> groupElements(int group) {
+        return graphs.get(group).elements();
+    }
+}

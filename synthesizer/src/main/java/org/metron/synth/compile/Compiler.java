@@ -1,0 +1,211 @@
+package org.metron.synth.compile;
+
+import org.metron.synth.ClassGroup;
+import org.metron.synth.HeaderWrite;
+import org.metron.synth.MatchField;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RuleAction;
+import org.metron.synth.RuleMatch;
+import org.metron.synth.TargetProfile;
+import org.metron.synth.TrafficClass;
+import org.metron.synth.core.Synthesis;
+import org.metron.synth.core.Synthesis.ClassInfo;
+import org.metron.synth.hs.Cube;
+import org.metron.synth.hs.CubeText;
+import org.metron.synth.hs.Field;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Split and compile: decides which filter entries the target holds (the paper's partial-offload rule over
+ * priority tiers, plus the target's capacity), turns them into prioritized device rules, and groups the
+ * classes that need a server into class groups with their Click configs.
+ */
+public final class Compiler {
+    /** Entries per priority tier at most; a larger tier only saves priority levels, never changes meaning. */
+    static final int MAX_TIER = 64;
+    /** Priority of the first tier; OpenFlow priorities are 16-bit. */
+    static final int TOP_PRIORITY = 60000;
+
+    /** Result of compilation, before it becomes a CompiledChain. */
+    public static final class Result {
+        public final List<TrafficClass> classes;
+        public final List<ClassGroup> groups;
+        public final List<OffloadRule> rules;
+        public final int softwareEntries;
+
+        Result(List<TrafficClass> classes, List<ClassGroup> groups, List<OffloadRule> rules, int softwareEntries) {
+            this.classes = classes;
+            this.groups = groups;
+            this.rules = rules;
+            this.softwareEntries = softwareEntries;
+        }
+    }
+
+    private Compiler() {
+    }
+
+    /** Compiles a synthesis for a target. */
+    public static Result compile(Synthesis syn, TargetProfile t, List<String> egress) {
+        int n = syn.entries.size();
+        RuleAction[] classAction = new RuleAction[syn.classes.size()];
+        for (ClassInfo c : syn.classes) {
+            classAction[c.id] = action(c, t);
+        }
+        // priority tiers: consecutive entries that pairwise do not overlap share a priority
+        int[] tier = new int[n];
+        int cur = 0;
+        int tierStart = 0;
+        for (int i = 0; i < n; i++) {
+            boolean newTier = i - tierStart >= MAX_TIER;
+            for (int j = tierStart; j < i && !newTier; j++) {
+                newTier = syn.entries.get(j).overlaps(syn.entries.get(i));
+            }
+            if (newTier) {
+                cur++;
+                tierStart = i;
+            }
+            tier[i] = cur;
+        }
+        // partial offload: skip what cannot go inside a tier, stop after the tier where something could not go
+        boolean[] offloaded = new boolean[n];
+        List<List<RuleMatch>> matches = new ArrayList<>(n);
+        int budget = t.capacity() - 1;
+        int stopTier = Integer.MAX_VALUE;
+        for (int i = 0; i < n; i++) {
+            if (tier[i] > stopTier) {
+                matches.add(null);
+                continue;
+            }
+            List<RuleMatch> m = t.capacity() == 0 ? null : DeviceMatch.of(syn.entries.get(i), t);
+            if (m != null && m.size() <= budget) {
+                offloaded[i] = true;
+                budget -= m.size();
+            } else {
+                m = null;
+                stopTier = tier[i];
+            }
+            matches.add(m);
+        }
+        int softwareEntries = 0;
+        for (int i = 0; i < n; i++) {
+            softwareEntries += offloaded[i] ? 0 : 1;
+        }
+        // classes with any software entry are served by the classifying group
+        boolean[] viaSoftware = new boolean[syn.classes.size()];
+        List<Cube> swEntries = new ArrayList<>();
+        List<Integer> swClass = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            if (!offloaded[i]) {
+                viaSoftware[syn.entryClass(i)] = true;
+                swEntries.add(syn.entries.get(i));
+                swClass.add(syn.entryClass(i));
+            }
+        }
+        List<OffloadRule> rules = new ArrayList<>();
+        int maxTier = n == 0 ? 0 : tier[n - 1];
+        if (maxTier >= TOP_PRIORITY - 2) {
+            throw new org.metron.synth.SynthesisException("chain needs " + (maxTier + 1) + " priority levels, more than "
+                    + "the " + (TOP_PRIORITY - 2) + " a 16-bit priority field leaves");
+        }
+        for (int i = 0; i < n; i++) {
+            if (!offloaded[i]) {
+                continue;
+            }
+            int c = syn.entryClass(i);
+            // a TO_SERVER class with software entries lives in the classifying group; the tag finds it there
+            RuleAction a = classAction[c];
+            int prio = TOP_PRIORITY - tier[i];
+            for (RuleMatch m : matches.get(i)) {
+                rules.add(OffloadRule.of(prio, m, a));
+            }
+        }
+        if (softwareEntries > 0 && t.capacity() > 0) {
+            rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
+        }
+        // groups
+        List<ClassGroup> groups = new ArrayList<>();
+        List<ClassInfo> swClasses = new ArrayList<>();
+        Map<String, List<ClassInfo>> byKey = new LinkedHashMap<>();
+        for (ClassInfo c : syn.classes) {
+            if (viaSoftware[c.id]) {
+                swClasses.add(c);
+            } else if (classAction[c.id].type() == RuleAction.Type.TO_SERVER) {
+                byKey.computeIfAbsent(c.stateful, k -> new ArrayList<>()).add(c);
+            }
+        }
+        if (!swClasses.isEmpty()) {
+            String key = swClasses.stream().allMatch(c -> c.stateful.equals(swClasses.get(0).stateful))
+                    ? swClasses.get(0).stateful : "";
+            groups.add(new ClassGroup(0, ids(swClasses), ClickEmitter.classifying(swClasses, swEntries, swClass,
+                    egress), key, true));
+        }
+        for (Map.Entry<String, List<ClassInfo>> e : byKey.entrySet()) {
+            groups.add(new ClassGroup(groups.size(), ids(e.getValue()), ClickEmitter.group(e.getValue(), egress),
+                    e.getKey(), false));
+        }
+        return new Result(classes(syn, egress), groups, rules, softwareEntries);
+    }
+
+    private static List<Integer> ids(List<ClassInfo> cs) {
+        List<Integer> out = new ArrayList<>();
+        cs.forEach(c -> out.add(c.id));
+        return out;
+    }
+
+    /** What the device does with a class's packets when it holds the class's entries. */
+    private static RuleAction action(ClassInfo c, TargetProfile t) {
+        if (c.drops()) {
+            return RuleAction.drop();
+        }
+        boolean stateless = c.stateful.isEmpty();
+        boolean writable = c.ttlDec <= 1 && (c.ttlDec == 0 || t.writable().contains(MatchField.IP_TTL));
+        for (Field f : c.writes.keySet()) {
+            writable &= t.writable().contains(f.matchField());
+        }
+        if (stateless && writable && t.canEgress()) {
+            return RuleAction.toEgress(c.egress, writes(c), c.ttlDec > 0);
+        }
+        return RuleAction.toServer(c.id);
+    }
+
+    private static List<HeaderWrite> writes(ClassInfo c) {
+        List<HeaderWrite> out = new ArrayList<>();
+        c.writes.forEach((f, v) -> out.add(HeaderWrite.of(f.matchField(), f == Field.VLAN ? Long.toString(v)
+                : ClickEmitter.mac(v))));
+        return out;
+    }
+
+    private static List<TrafficClass> classes(Synthesis syn, List<String> egress) {
+        List<List<String>> filters = new ArrayList<>();
+        for (int i = 0; i < syn.classes.size(); i++) {
+            filters.add(new ArrayList<>());
+        }
+        for (int i = 0; i < syn.entries.size(); i++) {
+            filters.get(syn.entryClass(i)).add(CubeText.format(syn.entries.get(i)));
+        }
+        List<TrafficClass> out = new ArrayList<>();
+        for (ClassInfo c : syn.classes) {
+            StringBuilder ops = new StringBuilder();
+            if (c.drops()) {
+                ops.append("drop");
+            } else {
+                if (!c.stateful.isEmpty()) {
+                    ops.append(c.stateful).append("; ");
+                }
+                c.writes.forEach((f, v) -> ops.append("set ").append(f.matchField()).append(' ')
+                        .append(f == Field.VLAN ? Long.toString(v) : ClickEmitter.mac(v)).append("; "));
+                if (c.ttlDec > 0) {
+                    ops.append("dec-ttl x").append(c.ttlDec).append("; ");
+                }
+                ops.append("egress ").append(c.egress).append(" (").append(egress.get(c.egress)).append(")");
+            }
+            out.add(new TrafficClass(c.id, filters.get(c.id), c.egress, writes(c), c.ttlDec > 0, c.stateful,
+                    ops.toString()));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,105 @@
+package org.metron.synth.core;
+
+import org.metron.synth.ChainLink;
+import org.metron.synth.ChainSpec;
+import org.metron.synth.InterfaceRef;
+import org.metron.synth.NfSpec;
+import org.metron.synth.SynthesisException;
+import org.metron.synth.elements.Device;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A chain with every NF parsed and every link, ingress and egress resolved to real interfaces of the NFs'
+ * Click configurations. Shared by synthesis and the reference interpreter.
+ */
+public final class ChainModel {
+    public final ChainSpec spec;
+    private final Map<String, NfGraph> nfs = new LinkedHashMap<>();
+    private final Map<String, InterfaceRef> links = new HashMap<>();
+    private final Map<String, Integer> egress = new HashMap<>();
+
+    /**
+     * Parses every NF and checks the chain's references.
+     *
+     * @throws SynthesisException for bad Click or dangling links
+     */
+    public ChainModel(ChainSpec spec) {
+        this.spec = spec;
+        for (NfSpec nf : spec.nfs()) {
+            nfs.put(nf.name(), new NfGraph(nf.name(), nf.click()));
+        }
+        if (spec.ingress().size() != 1) {
+            throw new SynthesisException("unsupported construct: chain '" + spec.name() + "' has "
+                    + spec.ingress().size() + " ingress interfaces; Metron synthesizes one ingress per chain");
+        }
+        for (ChainLink l : spec.links()) {
+            requireSink(l.from(), "link from");
+            requireSource(l.to(), "link to");
+            if (links.put(l.from().toString(), l.to()) != null) {
+                throw new SynthesisException("chain JSON: output interface " + l.from() + " is linked twice");
+            }
+        }
+        for (InterfaceRef r : spec.ingress()) {
+            requireSource(r, "ingress");
+        }
+        for (int k = 0; k < spec.egress().size(); k++) {
+            InterfaceRef r = spec.egress().get(k);
+            requireSink(r, "egress");
+            if (links.containsKey(r.toString())) {
+                throw new SynthesisException("chain JSON: " + r + " is both linked and an egress");
+            }
+            egress.put(r.toString(), k);
+        }
+    }
+
+    private void requireSource(InterfaceRef r, String where) {
+        if (nfs.get(r.nf()).source(r.iface()) == null) {
+            throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r
+                    + " names no FromDevice/FromDPDKDevice interface of NF '" + r.nf() + "'");
+        }
+    }
+
+    private void requireSink(InterfaceRef r, String where) {
+        if (!nfs.get(r.nf()).hasSink(r.iface())) {
+            throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r
+                    + " names no ToDevice/ToDPDKDevice interface of NF '" + r.nf() + "'");
+        }
+    }
+
+    public NfGraph nf(String name) {
+        return nfs.get(name);
+    }
+
+    /** The chain's single ingress source element. */
+    public Device ingress() {
+        InterfaceRef r = spec.ingress().get(0);
+        return nfs.get(r.nf()).source(r.iface());
+    }
+
+    public NfGraph ingressNf() {
+        return nfs.get(spec.ingress().get(0).nf());
+    }
+
+    /** Where packets leaving nf.iface go next: the next NF's input, or null. */
+    public InterfaceRef link(String nf, String iface) {
+        return links.get(nf + "." + iface);
+    }
+
+    /** Egress index of nf.iface, or -1. */
+    public int egressIndex(String nf, String iface) {
+        Integer k = egress.get(nf + "." + iface);
+        return k == null ? -1 : k;
+    }
+
+    /** Egress names, index = [k]output. */
+    public List<String> egressNames() {
+        List<String> out = new ArrayList<>();
+        spec.egress().forEach(r -> out.add(r.toString()));
+        return out;
+    }
+}

@@ -1,0 +1,44 @@
+package org.metron.synth.core;
+
+import java.util.List;
+
+/**
+ * One stateful element a class passes through: a flow rewriter with its pattern pool (NAPT, LB: one pattern
+ * is chosen per new flow) or a DPI element with its signatures. Immutable.
+ */
+public final class StatefulStep {
+    /** Kinds of stateful work. */
+    public enum Kind { REWRITE, DPI }
+
+    public final Kind kind;
+    /** {@code nf/element[input]}: which element, for traces. */
+    public final String where;
+    /** Rewrite pool (REWRITE), in the element's order; one entry = no choice. */
+    public final List<RewritePattern> pool;
+    /** "roundrobin" or "maglev" for pools. */
+    public final String select;
+    /** DPI signatures as written (DPI). */
+    public final List<String> signatures;
+
+    private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs) {
+        this.kind = kind;
+        this.where = where;
+        this.pool = List.copyOf(pool);
+        this.select = select;
+        this.signatures = List.copyOf(sigs);
+    }
+
+    public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select) {
+        return new StatefulStep(Kind.REWRITE, where, pool, select, List.of());
+    }
+
+    public static StatefulStep dpi(String where, List<String> signatures) {
+        return new StatefulStep(Kind.DPI, where, List.of(), "", signatures);
+    }
+
+    @Override
+    public String toString() {
+        return kind == Kind.REWRITE ? "rewrite@" + where + pool + (pool.size() > 1 ? " " + select : "")
+                : "dpi@" + where + signatures;
+    }
+}

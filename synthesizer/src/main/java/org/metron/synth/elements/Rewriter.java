@@ -1,0 +1,352 @@
+package org.metron.synth.elements;
+
+import org.metron.synth.IpPrefix;
+import org.metron.synth.click.Arg;
+import org.metron.synth.click.ClickConfig;
+import org.metron.synth.click.ElementDecl;
+import org.metron.synth.core.Out;
+import org.metron.synth.core.RewritePattern;
+import org.metron.synth.core.Run;
+import org.metron.synth.core.StatefulStep;
+import org.metron.synth.core.SymState;
+import org.metron.synth.filter.Expr;
+import org.metron.synth.hs.Cube;
+import org.metron.synth.hs.Field;
+import org.metron.synth.hs.IntervalSet;
+import org.metron.synth.packet.Packet;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * IPRewriter / TCPRewriter / UDPRewriter / IPAddrRewriter with Click input specs, one per input:
+ * {@code pattern SADDR SPORT DADDR DPORT FOUT ROUT}, {@code pattern NAME FOUT ROUT} (IPRewriterPatterns),
+ * {@code MAPPER} (a RoundRobinIPMapper element: a pool, one pattern per new flow), {@code keep FOUT ROUT},
+ * {@code pass OUT} / {@code nochange OUT}, {@code drop} / {@code discard}.
+ * <p>
+ * Forward traffic only: every packet is the first of a new flow, as the equivalence checker runs each packet
+ * on fresh state. Packets the element does not handle (not TCP/UDP or a non-first fragment for the port
+ * rewriters, other IP family than the pattern's) are passed by {@code pass} inputs and dropped otherwise.
+ * Traffic reaching a {@code drop} input (reply traffic) is refused as unsupported: its fate depends on state.
+ */
+public final class Rewriter extends Element {
+    private enum Kind { POOL, KEEP, PASS, DROP }
+
+    private static final class Spec {
+        final Kind kind;
+        final List<RewritePattern> pool;
+        final int fout;
+        final String select;
+        final Arg arg;
+
+        Spec(Kind kind, List<RewritePattern> pool, int fout, String select, Arg arg) {
+            this.kind = kind;
+            this.pool = pool;
+            this.fout = fout;
+            this.select = select;
+            this.arg = arg;
+        }
+    }
+
+    private static final Set<String> KEYWORDS = Set.of("TIMEOUT", "TCP_TIMEOUT", "TCP_DONE_TIMEOUT",
+            "TCP_NODATA_TIMEOUT", "UDP_TIMEOUT", "UDP_STREAMING_TIMEOUT", "GUARANTEE", "REAP_INTERVAL",
+            "REAP_TIME", "REAP_TCP", "MAPPING_CAPACITY", "CAPACITY", "DST_ANNO", "SET_DST_ANNO", "HANDLE_ICMP");
+
+    private final List<Spec> specs = new ArrayList<>();
+    private final int outputs;
+    private final int protoGuard;
+
+    Rewriter(String nf, ElementDecl decl, ClickConfig cfg) {
+        super(nf, decl);
+        String cls = decl.className();
+        protoGuard = cls.equals("TCPRewriter") ? 6 : cls.equals("UDPRewriter") ? 17
+                : cls.equals("IPAddrRewriter") ? 0 : -1;
+        Args args = new Args(decl.args(), KEYWORDS);
+        if (args.positional.isEmpty()) {
+            throw error(cls + " needs at least one input spec");
+        }
+        int max = 0;
+        for (Arg a : args.positional) {
+            Spec s = spec(a, cfg);
+            specs.add(s);
+            max = Math.max(max, s.fout);
+        }
+        outputs = max + 1;
+    }
+
+    private Spec spec(Arg a, ClickConfig cfg) {
+        String[] w = Args.words(a);
+        try {
+            switch (w[0]) {
+                case "pattern":
+                    if (w.length == 7) {
+                        RewritePattern p = RewritePattern.parse(w[1], w[2], w[3], w[4]);
+                        checkAddrOnly(a, p);
+                        return new Spec(Kind.POOL, List.of(p), port(w[5], a), "roundrobin", a);
+                    }
+                    if (w.length == 4) {
+                        return new Spec(Kind.POOL, List.of(namedPattern(w[1], a, cfg)), port(w[2], a), "roundrobin",
+                                a);
+                    }
+                    throw error(a, "expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT' or "
+                            + "'pattern NAME FOUTPUT ROUTPUT', found '" + a.normalized() + "'");
+                case "keep":
+                    if (w.length != 3) {
+                        throw error(a, "expected 'keep FOUTPUT ROUTPUT'");
+                    }
+                    return new Spec(Kind.KEEP, List.of(new RewritePattern(null, null, null, null)), port(w[1], a),
+                            "roundrobin", a);
+                case "pass": case "nochange":
+                    if (w.length != 2) {
+                        throw error(a, "expected '" + w[0] + " OUTPUT'");
+                    }
+                    return new Spec(Kind.PASS, List.of(), port(w[1], a), "", a);
+                case "drop": case "discard":
+                    if (w.length != 1) {
+                        throw error(a, "'" + w[0] + "' takes no further words");
+                    }
+                    return new Spec(Kind.DROP, List.of(), 0, "", a);
+                default:
+                    if (w.length == 1) {
+                        return mapper(w[0], a, cfg);
+                    }
+                    throw error(a, "unknown input spec '" + a.normalized() + "' (expected pattern, keep, pass, drop "
+                            + "or a RoundRobinIPMapper name)");
+            }
+        } catch (IllegalArgumentException e) {
+            throw error(a, e.getMessage());
+        }
+    }
+
+    private void checkAddrOnly(Arg a, RewritePattern p) {
+        if (protoGuard == 0 && p.touchesPorts()) {
+            throw error(a, "IPAddrRewriter patterns cannot change ports (use '-')");
+        }
+    }
+
+    private int port(String t, Arg a) {
+        try {
+            int v = Integer.parseInt(t);
+            if (v >= 0 && v < 64) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw error(a, "expected an output port number, found '" + t + "'");
+    }
+
+    private RewritePattern namedPattern(String name, Arg a, ClickConfig cfg) {
+        for (ElementDecl d : cfg.elements().values()) {
+            if (!d.className().equals("IPRewriterPatterns")) {
+                continue;
+            }
+            for (Arg p : d.args()) {
+                String[] w = Args.words(p);
+                if (w.length == 5 && w[0].equals(name)) {
+                    RewritePattern rp = RewritePattern.parse(w[1], w[2], w[3], w[4]);
+                    checkAddrOnly(a, rp);
+                    return rp;
+                }
+            }
+        }
+        throw error(a, "no IPRewriterPatterns element defines pattern '" + name + "'");
+    }
+
+    private Spec mapper(String name, Arg a, ClickConfig cfg) {
+        ElementDecl d = cfg.elements().get(name);
+        if (d == null || !d.className().equals("RoundRobinIPMapper")) {
+            throw error(a, "input spec '" + name + "' names no RoundRobinIPMapper element of this NF");
+        }
+        List<RewritePattern> pool = new ArrayList<>();
+        int fout = -1;
+        for (Arg p : d.args()) {
+            String[] w = Args.words(p);
+            if (w.length != 6) {
+                throw new org.metron.synth.SynthesisException(nf, name, p.line(), p.column(),
+                        "RoundRobinIPMapper pattern must be 'SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT'");
+            }
+            RewritePattern rp = RewritePattern.parse(w[0], w[1], w[2], w[3]);
+            checkAddrOnly(a, rp);
+            int fo = port(w[4], p);
+            if (fout >= 0 && fo != fout) {
+                throw new org.metron.synth.SynthesisException(nf, name, p.line(), p.column(),
+                        "unsupported construct: RoundRobinIPMapper patterns with different forward outputs");
+            }
+            fout = fo;
+            pool.add(rp);
+        }
+        if (pool.isEmpty()) {
+            throw error(a, "RoundRobinIPMapper '" + name + "' has no patterns");
+        }
+        RewritePattern first = pool.get(0);
+        for (RewritePattern rp : pool) {
+            if (rp.family() != first.family()) {
+                throw error(a, "unsupported construct: RoundRobinIPMapper '" + name + "' mixes IPv4 and IPv6");
+            }
+            if ((rp.saddr == null) != (first.saddr == null) || (rp.daddr == null) != (first.daddr == null)
+                    || (rp.sport == null) != (first.sport == null) || (rp.dport == null) != (first.dport == null)) {
+                throw error(a, "unsupported construct: RoundRobinIPMapper '" + name + "' keeps a field ('-') in some "
+                        + "patterns and rewrites it in others");
+            }
+        }
+        return new Spec(Kind.POOL, pool, fout, "roundrobin", a);
+    }
+
+    @Override
+    public int inputs() {
+        return specs.size();
+    }
+
+    @Override
+    public int outputs() {
+        return outputs;
+    }
+
+    /** Which packets the spec's patterns apply to. */
+    private Expr eligible(Spec s) {
+        Expr e = Expr.constant(true);
+        if (protoGuard != 0) {
+            long[] protos = protoGuard > 0 ? IntervalSet.point(protoGuard)
+                    : IntervalSet.union(IntervalSet.point(6), IntervalSet.point(17));
+            e = Expr.and(Expr.atom(Field.IP_PROTO, protos), Expr.atom(Field.IP_OFFSET, IntervalSet.point(0)));
+        }
+        int fam = s.pool.isEmpty() ? 0 : s.pool.get(0).family();
+        if (fam != 0) {
+            e = Expr.and(e, Expr.atom(Field.ETH_TYPE, IntervalSet.point(fam == 4 ? Field.ETH_IP4 : Field.ETH_IP6)));
+        }
+        return e;
+    }
+
+    @Override
+    public int push(Packet p, int in, Run run) {
+        Spec s = specs.get(in);
+        if (s.kind == Kind.DROP) {
+            run.droppedBy = id() + " (input " + in + " spec drop, no mapping)";
+            return Out.DROP;
+        }
+        if (!eligible(s).eval(p.v)) {
+            if (s.kind == Kind.PASS) {
+                return s.fout;
+            }
+            run.droppedBy = id() + " (packet not handled by " + decl.className() + ")";
+            return Out.DROP;
+        }
+        if (s.kind == Kind.PASS) {
+            return s.fout;
+        }
+        int c = run.choose(s.pool.size());
+        apply(s.pool.get(c), p, run);
+        run.steps.add(step(s, in));
+        run.trace(id() + " rewrite with " + s.pool.get(c));
+        return s.fout;
+    }
+
+    private StatefulStep step(Spec s, int in) {
+        return StatefulStep.rewrite(id() + "[" + in + "]", s.pool, s.select);
+    }
+
+    /** Applies one pattern to a concrete packet; port ranges allocate their lowest port (see Run.allocated). */
+    public static void apply(RewritePattern rp, Packet p, Run run) {
+        if (rp.saddr != null) {
+            setAddr(p, rp.saddr, true);
+        }
+        if (rp.daddr != null) {
+            setAddr(p, rp.daddr, false);
+        }
+        if (rp.sport != null) {
+            setPort(p, Field.L4_SRC, rp.sport, run);
+        }
+        if (rp.dport != null) {
+            setPort(p, Field.L4_DST, rp.dport, run);
+        }
+    }
+
+    private static void setPort(Packet p, Field f, int[] r, Run run) {
+        p.set(f, r[0]);
+        if (r[0] != r[1]) {
+            run.allocated.put(f, r[0] + "-" + r[1]);
+        } else {
+            run.allocated.remove(f);
+        }
+    }
+
+    private static void setAddr(Packet p, IpPrefix a, boolean src) {
+        if (a.isIp6()) {
+            p.set(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI, a.address().shiftRight(64).longValue());
+            p.set(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, a.address().longValue());
+        } else {
+            p.set(src ? Field.IP4_SRC : Field.IP4_DST, a.address().longValue());
+        }
+    }
+
+    @Override
+    public void walk(SymState s, int in, Out out) {
+        requireIp(s);
+        Spec sp = specs.get(in);
+        if (sp.kind == Kind.DROP) {
+            throw error(sp.arg, "unsupported construct: chain traffic reaches input " + in + " of " + decl.name()
+                    + ", whose spec is '" + sp.arg.normalized() + "' (reply traffic, decided by flow state); "
+                    + "Metron synthesizes the forward direction only");
+        }
+        Expr ok = eligible(sp);
+        for (Cube c : ok.dnf()) {
+            SymState t = restrict(s, c);
+            if (t == null) {
+                continue;
+            }
+            if (sp.kind == Kind.PASS) {
+                out.emit(sp.fout, t);
+            } else {
+                out.emit(sp.fout, written(t.step(step(sp, in)), sp.pool));
+            }
+        }
+        for (Cube c : Expr.not(ok).dnf()) {
+            SymState t = restrict(s, c);
+            if (t != null) {
+                out.emit(sp.kind == Kind.PASS ? sp.fout : Out.DROP, t.note("unhandled@" + id()));
+            }
+        }
+    }
+
+    /** The state after a pool rewrite: each written field holds one of the pool's values. */
+    private static SymState written(SymState t, List<RewritePattern> pool) {
+        long[][] vals = new long[Field.COUNT][];
+        for (RewritePattern rp : pool) {
+            if (rp.saddr != null) {
+                addAddr(vals, rp.saddr, true);
+            }
+            if (rp.daddr != null) {
+                addAddr(vals, rp.daddr, false);
+            }
+            if (rp.sport != null) {
+                add(vals, Field.L4_SRC, IntervalSet.range(rp.sport[0], rp.sport[1]));
+            }
+            if (rp.dport != null) {
+                add(vals, Field.L4_DST, IntervalSet.range(rp.dport[0], rp.dport[1]));
+            }
+        }
+        SymState r = t;
+        for (Field f : Field.values()) {
+            if (vals[f.ordinal()] != null) {
+                r = r.write(f, vals[f.ordinal()], true);
+            }
+        }
+        return r;
+    }
+
+    private static void addAddr(long[][] vals, IpPrefix a, boolean src) {
+        if (a.isIp6()) {
+            add(vals, src ? Field.IP6_SRC_HI : Field.IP6_DST_HI, IntervalSet.point(a.address().shiftRight(64)
+                    .longValue()));
+            add(vals, src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, IntervalSet.point(a.address().longValue()));
+        } else {
+            add(vals, src ? Field.IP4_SRC : Field.IP4_DST, IntervalSet.point(a.address().longValue()));
+        }
+    }
+
+    private static void add(long[][] vals, Field f, long[] set) {
+        vals[f.ordinal()] = vals[f.ordinal()] == null ? set : IntervalSet.union(vals[f.ordinal()], set);
+    }
+}

@@ -1,0 +1,93 @@
+package org.metron.synth.elements;
+
+import org.metron.synth.click.Arg;
+import org.metron.synth.click.ElementDecl;
+import org.metron.synth.core.Out;
+import org.metron.synth.core.RewritePattern;
+import org.metron.synth.core.Run;
+import org.metron.synth.core.StatefulStep;
+import org.metron.synth.core.SymState;
+import org.metron.synth.hs.Field;
+import org.metron.synth.packet.Packet;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * SynthRewriter (docs/contracts.md), as the synthesized-side evaluator runs it from an emitted group config:
+ * a new flow picks one pattern of the pool and is rewritten. Only the forward input is modelled (see
+ * {@link Rewriter}). Never appears in operator NFs' synthesis: it has no symbolic semantics.
+ */
+public final class SynthRewriterElement extends Element {
+    private final List<RewritePattern> pool = new ArrayList<>();
+    private final String select;
+
+    SynthRewriterElement(String nf, ElementDecl decl) {
+        super(nf, decl);
+        String sel = "roundrobin";
+        for (Arg a : decl.args()) {
+            String[] w = Args.words(a);
+            switch (w[0]) {
+                case "PATTERN":
+                    if (w.length != 5) {
+                        throw error(a, "expected 'PATTERN SADDR SPORT DADDR DPORT'");
+                    }
+                    try {
+                        pool.add(RewritePattern.parse(w[1], w[2], w[3], w[4]));
+                    } catch (IllegalArgumentException e) {
+                        throw error(a, e.getMessage());
+                    }
+                    break;
+                case "SELECT":
+                    if (w.length != 2 || !Set.of("roundrobin", "maglev").contains(w[1])) {
+                        throw error(a, "expected 'SELECT roundrobin|maglev'");
+                    }
+                    sel = w[1];
+                    break;
+                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT":
+                    break;
+                default:
+                    throw error(a, "unknown SynthRewriter argument '" + w[0] + "'");
+            }
+        }
+        if (pool.isEmpty()) {
+            throw error("SynthRewriter needs at least one PATTERN");
+        }
+        select = sel;
+    }
+
+    @Override
+    public int inputs() {
+        return 2;
+    }
+
+    @Override
+    public int outputs() {
+        return 2;
+    }
+
+    @Override
+    public int push(Packet p, int in, Run run) {
+        if (in != 0) {
+            run.droppedBy = id() + " (reply without mapping)";
+            return Out.DROP;
+        }
+        RewritePattern first = pool.get(0);
+        int fam = first.family();
+        boolean tcpUdp = (p.get(Field.IP_PROTO) == 6 || p.get(Field.IP_PROTO) == 17) && p.get(Field.IP_OFFSET) == 0;
+        if (fam != 0 && (fam == 6) != p.isIp6() || first.touchesPorts() && !tcpUdp) {
+            run.droppedBy = id() + " (packet not handled)";
+            return Out.DROP;
+        }
+        int c = run.choose(pool.size());
+        Rewriter.apply(pool.get(c), p, run);
+        run.steps.add(StatefulStep.rewrite(id(), pool, select));
+        return 0;
+    }
+
+    @Override
+    public void walk(SymState s, int in, Out out) {
+        throw error("SynthRewriter is the synthesizer's output element; it cannot be synthesized again");
+    }
+}
