@@ -44,6 +44,17 @@ void SetStatus(tpacket2_hdr* h, uint32_t s) { __atomic_store_n(&h->tp_status, s,
 
 void Bump(std::atomic<uint64_t>& c, uint64_t n) { c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
 
+// Copies len bytes at off of a (possibly multi-segment) mbuf to dst.
+void CopyOut(const rte_mbuf* m, uint32_t off, uint32_t len, uint8_t* dst) {
+  if (m->nb_segs == 1) {
+    rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t*, off), len);
+    return;
+  }
+  // rte_pktmbuf_read copies into dst only when the range spans segments; otherwise it points into the mbuf.
+  const void* p = rte_pktmbuf_read(m, off, len, dst);
+  if (p != dst) rte_memcpy(dst, p, len);
+}
+
 }  // namespace
 
 FanoutPort::FanoutPort(FanoutPortOptions options, rte_mempool* pool)
@@ -273,16 +284,13 @@ uint16_t FanoutPort::tx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
     uint8_t* dst = reinterpret_cast<uint8_t*>(h) + kTxDataOffset;
     if (insert_vlan) {
       // dst MAC + src MAC, then 802.1Q header, then the rest of the frame.
-      rte_memcpy(dst, rte_pktmbuf_mtod(m, uint8_t*), 2 * RTE_ETHER_ADDR_LEN);
+      CopyOut(m, 0, 2 * RTE_ETHER_ADDR_LEN, dst);
       const uint16_t tpid = htons(RTE_ETHER_TYPE_VLAN), tci = htons(m->vlan_tci);
       std::memcpy(dst + 12, &tpid, 2);
       std::memcpy(dst + 14, &tci, 2);
-      rte_pktmbuf_read(m, 12, m->pkt_len - 12, dst + 16);
-    } else if (m->nb_segs == 1) {
-      rte_memcpy(dst, rte_pktmbuf_mtod(m, uint8_t*), m->pkt_len);
+      CopyOut(m, 12, m->pkt_len - 12, dst + 16);
     } else {
-      const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, dst);
-      if (p != dst) rte_memcpy(dst, p, m->pkt_len);
+      CopyOut(m, 0, m->pkt_len, dst);
     }
     h->tp_len = len;
     SetStatus(h, TP_STATUS_SEND_REQUEST);

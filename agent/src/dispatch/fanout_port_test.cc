@@ -291,6 +291,55 @@ TEST_F(FanoutPortTest, TransmitsOnTheWire) {
   EXPECT_EQ(port_->counters().tx_packets, 8u);
 }
 
+TEST_F(FanoutPortTest, InsertsTheVlanTagOfMbufsAskingForIt) {
+  const int rx = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+  ASSERT_GE(rx, 0);
+  int on = 1;
+  ASSERT_EQ(setsockopt(rx, SOL_PACKET, PACKET_AUXDATA, &on, sizeof on), 0);
+  sockaddr_ll sll{};
+  sll.sll_family = AF_PACKET;
+  sll.sll_protocol = htons(ETH_P_ALL);
+  sll.sll_ifindex = if_nametoindex("tx0");
+  ASSERT_EQ(bind(rx, reinterpret_cast<sockaddr*>(&sll), sizeof sll), 0);
+
+  rte_mbuf* m = rte_pktmbuf_alloc(test::pool());
+  ASSERT_NE(m, nullptr);
+  const std::vector<uint8_t> b = test::BuildFrame(MacTagged(9, 0, 4242));
+  std::memcpy(rte_pktmbuf_append(m, b.size()), b.data(), b.size());
+  m->ol_flags |= RTE_MBUF_F_TX_VLAN;
+  m->vlan_tci = 0x2123;  // PCP 1, VLAN 0x123
+  ASSERT_EQ(port_->tx_burst(0, &m, 1), 1);
+
+  // The receiving kernel takes the tag out of the frame again and reports it as auxiliary data.
+  bool found = false;
+  uint8_t buf[2048];
+  alignas(cmsghdr) char control[256];
+  pollfd p{rx, POLLIN, 0};
+  while (!found && poll(&p, 1, 2000) > 0) {
+    iovec iov{buf, sizeof buf};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(rx, &msg, 0);
+    ASSERT_GE(n, 46);
+    if (!(buf[0] == 0x02 && buf[3] == 9)) continue;
+    found = true;
+    EXPECT_EQ(ntohl(*reinterpret_cast<uint32_t*>(buf + 42)), 4242u) << "payload shifted by the inserted tag";
+    bool vlan = false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_PACKET || c->cmsg_type != PACKET_AUXDATA) continue;
+      const auto* aux = reinterpret_cast<const tpacket_auxdata*>(CMSG_DATA(c));
+      vlan = aux->tp_status & TP_STATUS_VLAN_VALID;
+      EXPECT_EQ(aux->tp_vlan_tci, 0x2123);
+    }
+    EXPECT_TRUE(vlan) << "frame left without its VLAN tag";
+  }
+  close(rx);
+  EXPECT_TRUE(found);
+}
+
 TEST(FanoutPortOpen, UnknownInterfaceNamesIt) {
   try {
     FanoutPort::open({"no-such-if0", 2, 1024, 0}, test::pool());
