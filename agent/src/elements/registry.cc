@@ -10,7 +10,8 @@ namespace metron {
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
   X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
-  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI)
+  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI) \
+  X(SpinCycles)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
 METRON_ELEMENT_FACTORIES(METRON_DECLARE_FACTORY)
@@ -46,6 +47,7 @@ const std::map<std::string, ElementFactory>& classes() {
       {"MaglevIPMapper", make_element_MaglevIPMapper},
       {"LookupIPRoute", make_element_LookupIPRoute},
       {"HyperscanDPI", make_element_HyperscanDPI},
+      {"SpinCycles", make_element_SpinCycles},
   };
   return m;
 }
