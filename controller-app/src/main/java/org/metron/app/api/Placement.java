@@ -10,7 +10,8 @@ import java.util.Optional;
 
 /**
  * Where a chain runs: the server and its NIC, one core and tag per traffic-class group, and the offload device
- * (the first programmable device on the ingress→server path that fits; absent = the server classifies all).
+ * (the first programmable device on the ingress→server path that fits). A chain whose every class the offload
+ * device can handle alone (a stateless chain, fully offloaded) has no server, no NICs and no groups.
  */
 public final class Placement {
     private final ChainId chainId;
@@ -25,10 +26,11 @@ public final class Placement {
      * @param offloadProfile name of the synthesizer target profile the offload rules were built for
      *                       ({@code TargetProfile.named} reads it back)
      */
-    public Placement(ChainId chainId, DeviceId server, String nic, String egressNic, Optional<DeviceId> offloadDevice,
+    public Placement(ChainId chainId, Optional<DeviceId> server, String nic, String egressNic,
+                     Optional<DeviceId> offloadDevice,
                      String offloadProfile, List<GroupAssignment> groups) {
         this.chainId = Objects.requireNonNull(chainId, "chainId");
-        this.server = Objects.requireNonNull(server, "server");
+        this.server = server.orElse(null);
         this.nic = Objects.requireNonNull(nic, "nic");
         this.egressNic = Objects.requireNonNull(egressNic, "egressNic");
         this.offloadDevice = offloadDevice.orElse(null);
@@ -40,11 +42,12 @@ public final class Placement {
         return chainId;
     }
 
-    public DeviceId server() {
-        return server;
+    /** The server running the chain's stateful part; empty for a fully offloaded chain. */
+    public Optional<DeviceId> server() {
+        return Optional.ofNullable(server);
     }
 
-    /** Agent-local name of the NIC the chain's traffic arrives on. */
+    /** Agent-local name of the NIC (empty without a server) the chain's traffic arrives on. */
     public String nic() {
         return nic;
     }
@@ -77,7 +80,7 @@ public final class Placement {
             return false;
         }
         Placement p = (Placement) o;
-        return chainId.equals(p.chainId) && server.equals(p.server) && nic.equals(p.nic) && egressNic.equals(p.egressNic)
+        return chainId.equals(p.chainId) && Objects.equals(server, p.server) && nic.equals(p.nic) && egressNic.equals(p.egressNic)
                 && Objects.equals(offloadDevice, p.offloadDevice) && offloadProfile.equals(p.offloadProfile) && groups.equals(p.groups);
     }
 

@@ -4,8 +4,14 @@ import org.onosproject.net.DeviceId;
 
 import java.util.Objects;
 
-/** A group tag held on one server NIC by one group of one chain. */
+/**
+ * A group tag held on one server NIC by one group of one chain. A fully offloaded chain (no server) holds one
+ * tag as its egress marker: then {@code server} is the offload device, {@code nic} is empty and the group id
+ * is {@value #EGRESS_GROUP}.
+ */
 public final class TagAllocation {
+    /** Group id of the egress-marker tag of a chain without server groups. */
+    public static final String EGRESS_GROUP = "egress";
     private final DeviceId server;
     private final String nic;
     private final Tag tag;

@@ -40,7 +40,8 @@ public class ChainAddCommand extends MetronCommand {
         if (dryRun) {
             ValidationReport r = metron().validate(json);
             print("chain %s: %d classes, %d groups, %d offload rules; %s", r.chainId(), r.classes(), r.groups(),
-                    r.offloadRules(), r.placement().map(p -> "would run on " + p.server() + " nic " + p.nic()
+                    r.offloadRules(), r.placement().map(p -> "would run on " + p.server().map(Object::toString)
+                            .orElse("no server (fully offloaded)") + " nic " + p.nic()
                             + " cores " + p.cores() + ", offload on " + p.offloadDevice().map(Object::toString)
                             .orElse("none")).orElse("not placeable: " + r.placementError()));
             return;

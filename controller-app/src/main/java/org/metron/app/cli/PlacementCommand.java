@@ -34,7 +34,8 @@ public class PlacementCommand extends MetronCommand {
                 print("%s", MetronJson.placement(p));
                 continue;
             }
-            print("chain=%s server=%s nic=%s egressNic=%s offload=%s profile=%s", p.chainId(), p.server(), p.nic(),
+            print("chain=%s server=%s nic=%s egressNic=%s offload=%s profile=%s", p.chainId(),
+                    p.server().map(Object::toString).orElse("-"), p.nic(),
                     p.egressNic(), p.offloadDevice().map(Object::toString).orElse("-"), p.offloadProfile());
             for (GroupAssignment g : p.groups()) {
                 print("    group=%s tag=%s core=%d classes=%s", g.groupId(), g.tag(), g.core(), g.classIds());

@@ -25,7 +25,8 @@ final class MetronTables {
                     .cell("ingress", c.deployment().ingressPoint().toString())
                     .cell("egress", c.deployment().egressPoint().toString())
                     .cell("tagType", c.deployment().tagType().name()).cell("cores", c.deployment().cpuCores())
-                    .cell("server", m.placement(c.id()).map(p -> p.server().toString()).orElse("-"))
+                    .cell("server", m.placement(c.id()).map(p -> p.server().map(Object::toString).orElse("none (offloaded)"))
+                            .orElse("-"))
                     .cell("reason", c.reason());
         }
     }

@@ -183,10 +183,14 @@ public final class ChainManager implements MetronService {
         CompiledChain base = compiler.apply(TargetProfile.NONE);
         try {
             DeploymentSpec d = pc.deployment();
-            ServerChoice sc = placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores);
-            OffloadChoice oc = placement.chooseOffload(pc.id(), d.ingressPoint(),
+            Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
+                    compiler);
+            ServerChoice sc = full.isPresent() ? null
+                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores);
+            OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
                     sc.server().attachment(sc.nic()).get(), compiler);
-            List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(), sc.tagsInUse());
+            List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
+                    sc == null ? Set.of() : sc.tagsInUse());
             Placement p = placementOf(pc.id(), sc, oc, preview);
             return new ValidationReport(pc.id(), oc.compiled().classes().size(), oc.compiled().groups().size(),
                     oc.compiled().offloadRules().size(), Optional.of(p), "");
@@ -211,23 +215,35 @@ public final class ChainManager implements MetronService {
             Placement p;
             OffloadChoice oc;
             ServerChoice sc;
+            Tag marker;
             synchronized (reservation) {
-                sc = placement.chooseServer(id, d, d.cpuCores(), this::reservedCores);
-                oc = placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
+                // a chain the offload device handles completely needs no server at all
+                Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                        compiler);
+                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores);
+                oc = full.isPresent() ? full.get()
+                        : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
+                        compiler);
                 List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
                         .collect(Collectors.toList());
-                List<Tag> claimed = tags.allocate(sc.server().id(), sc.nic(), d.tagType(), id, groupIds,
-                        sc.tagsInUse());
-                p = placementOf(id, sc, oc, claimed);
+                boolean markerOnly = groupIds.isEmpty();
+                List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
+                        sc == null ? "" : sc.nic(), d.tagType(), id,
+                        markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
+                        sc == null ? Set.of() : sc.tagsInUse());
+                marker = claimed.get(0);
+                p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
                 store.placements().put(id, p);
             }
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
             compiled.put(id, new Compiled(current.version(), oc.compiled()));
             current = transition(current, ChainState.PLACED);
-            log.info("Chain {} placed on {} nic {} cores {} offload {} ({} servers queried)", id,
-                    sc.server().id(), sc.nic(), p.cores(), oc.device(), sc.queried());
+            log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
+                    p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
+                    sc == null ? 0 : sc.queried());
 
-            DeploymentPlan plan = planner.plan(id, d, p, sc.server(), sc.nicRules(), oc);
+            DeploymentPlan plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
+                    sc != null && sc.nicRules(), oc, marker);
             Deployer.Result result = deployer.deploy(plan);
             store.installed().put(id, result.installed());
             current = transition(current, ChainState.DEPLOYED);
@@ -252,11 +268,12 @@ public final class ChainManager implements MetronService {
         List<String> left = new ArrayList<>();
         Optional<InstalledState> installed = store.installed().get(id).map(Versioned::value);
         if (installed.isPresent()) {
-            Optional<MetronServer> server = servers.server(installed.get().server());
-            if (server.isEmpty()) {
-                left.add("server " + installed.get().server() + " is no longer registered");
+            Optional<DeviceId> serverId = installed.get().server();
+            Optional<MetronServer> server = serverId.flatMap(servers::server);
+            if (serverId.isPresent() && server.isEmpty()) {
+                left.add("server " + serverId.get() + " is no longer registered");
             } else {
-                left.addAll(deployer.undeploy(installed.get(), server.get()));
+                left.addAll(deployer.undeploy(installed.get(), server));
             }
         }
         if (left.isEmpty()) {
@@ -278,7 +295,12 @@ public final class ChainManager implements MetronService {
         return n;
     }
 
+    /** The placement of a chain; {@code sc} is null when the chain needs no server. */
     private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
+        if (sc == null) {
+            return new Placement(id, Optional.empty(), "", "", Optional.of(oc.device()), oc.profile().name(),
+                    List.of());
+        }
         List<GroupAssignment> groups = new ArrayList<>();
         List<ClassGroup> cgs = oc.compiled().groups();
         for (int g = 0; g < cgs.size(); g++) {
@@ -286,7 +308,7 @@ public final class ChainManager implements MetronService {
             int core = sc.cores().get(g % sc.cores().size());
             groups.add(new GroupAssignment(groupId(cgs.get(g)), groupTags.get(g), core, cgs.get(g).classIds()));
         }
-        return new Placement(id, sc.server().id(), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
+        return new Placement(id, Optional.of(sc.server().id()), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
                 oc.profile().name(), groups);
     }
 
@@ -297,7 +319,7 @@ public final class ChainManager implements MetronService {
     /** Cores promised to placed chains, per server. */
     private Set<Integer> reservedCores(DeviceId server) {
         Set<Integer> out = new HashSet<>();
-        store.placements().snapshot().values().stream().filter(p -> p.server().equals(server))
+        store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
                 .forEach(p -> out.addAll(p.cores()));
         return out;
     }

@@ -23,6 +23,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -86,22 +87,10 @@ public final class Deployer {
     public Result deploy(DeploymentPlan plan) {
         Deque<Undo> undo = new ArrayDeque<>();
         ChainId chain = plan.chainId();
-        AgentClient agent = plan.server().agent();
         try {
-            if (!plan.nicRules().isEmpty()) {
-                step(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(plan.nicRules()).build()),
-                        Fault.AGENT_FAILURE, "installing " + plan.nicRules().size() + " NIC rules on agent "
-                                + agent.target());
-                List<Long> ids = plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList());
-                undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
-            }
-            PipelineStatus status = step(agent.deployPipeline(plan.pipeline()), Fault.AGENT_FAILURE,
-                    "deploying pipeline " + chain + " on agent " + agent.target());
-            undo.push(new Undo("pipeline " + chain + " on " + agent.target(),
-                    () -> agent.removePipeline(chain.name())));
-            if (status.getState() == PipelineState.PIPELINE_FAILED) {
-                throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target() + " reports pipeline "
-                        + chain + " FAILED: " + status.getMessage());
+            boolean running = true;
+            if (plan.server().isPresent()) {
+                running = deployOnServer(plan, plan.server().get().agent(), undo);
             }
             for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
@@ -110,9 +99,9 @@ public final class Deployer {
                 undo.push(new Undo(rules.size() + " rules on " + e.getKey(),
                         () -> switches.remove(e.getKey(), rules)));
             }
-            return new Result(new InstalledState(chain, plan.server().id(), plan.allSwitchRules(),
-                    plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), true),
-                    status.getState() == PipelineState.PIPELINE_RUNNING);
+            return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
+                    plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()),
+                    plan.server().isPresent()), running);
         } catch (MetronException e) {
             List<String> failedUndo = rollback(undo);
             if (failedUndo.isEmpty()) {
@@ -122,21 +111,44 @@ public final class Deployer {
         }
     }
 
+    /** NIC rules then the pipeline; answers whether the agent reports it RUNNING. */
+    private boolean deployOnServer(DeploymentPlan plan, AgentClient agent, Deque<Undo> undo) {
+        ChainId chain = plan.chainId();
+        if (!plan.nicRules().isEmpty()) {
+            step(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(plan.nicRules()).build()),
+                    Fault.AGENT_FAILURE, "installing " + plan.nicRules().size() + " NIC rules on agent "
+                            + agent.target());
+            List<Long> ids = plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList());
+            undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
+        }
+        PipelineStatus status = step(agent.deployPipeline(plan.pipeline()), Fault.AGENT_FAILURE,
+                "deploying pipeline " + chain + " on agent " + agent.target());
+        undo.push(new Undo("pipeline " + chain + " on " + agent.target(), () -> agent.removePipeline(chain.name())));
+        if (status.getState() == PipelineState.PIPELINE_FAILED) {
+            throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target() + " reports pipeline "
+                    + chain + " FAILED: " + status.getMessage());
+        }
+        return status.getState() == PipelineState.PIPELINE_RUNNING;
+    }
+
     /**
      * Removes what a chain installed: offload device and switches first (no new traffic enters), then the
      * pipeline, then the NIC rules.
      *
      * @return what could not be removed (empty when everything went)
      */
-    public List<String> undeploy(InstalledState state, MetronServer server) {
+    public List<String> undeploy(InstalledState state, Optional<MetronServer> server) {
         Deque<Undo> undo = new ArrayDeque<>();
-        AgentClient agent = server.agent();
-        if (!state.nicRuleIds().isEmpty()) {
-            undo.push(new Undo("NIC rules on " + agent.target(), () -> agent.removeNicRules(state.nicRuleIds())));
-        }
-        if (state.pipeline()) {
-            undo.push(new Undo("pipeline " + state.chainId() + " on " + agent.target(),
-                    () -> agent.removePipeline(state.chainId().name())));
+        if (server.isPresent()) {
+            AgentClient agent = server.get().agent();
+            if (!state.nicRuleIds().isEmpty()) {
+                undo.push(new Undo("NIC rules on " + agent.target(),
+                        () -> agent.removeNicRules(state.nicRuleIds())));
+            }
+            if (state.pipeline()) {
+                undo.push(new Undo("pipeline " + state.chainId() + " on " + agent.target(),
+                        () -> agent.removePipeline(state.chainId().name())));
+            }
         }
         // switch rules were recorded in install order (offload device last): undo pushes make it first
         Map<DeviceId, List<FlowRule>> byDevice = new java.util.LinkedHashMap<>();

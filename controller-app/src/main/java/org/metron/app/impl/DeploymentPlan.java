@@ -11,6 +11,7 @@ import org.onosproject.net.DeviceId;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Everything one chain's deployment installs, computed before anything is touched: switch rules per device
@@ -24,10 +25,10 @@ public final class DeploymentPlan {
     private final List<NicRule> nicRules;
     private final DeployPipelineRequest pipeline;
 
-    DeploymentPlan(ChainId chainId, MetronServer server, Map<DeviceId, List<InstalledRule>> switchRules,
+    DeploymentPlan(ChainId chainId, Optional<MetronServer> server, Map<DeviceId, List<InstalledRule>> switchRules,
                    List<NicRule> nicRules, DeployPipelineRequest pipeline) {
         this.chainId = chainId;
-        this.server = server;
+        this.server = server.orElse(null);
         this.switchRules = ImmutableMap.copyOf(switchRules);
         this.nicRules = ImmutableList.copyOf(nicRules);
         this.pipeline = pipeline;
@@ -37,8 +38,9 @@ public final class DeploymentPlan {
         return chainId;
     }
 
-    public MetronServer server() {
-        return server;
+    /** The server running the pipeline; empty for a fully offloaded chain. */
+    public Optional<MetronServer> server() {
+        return Optional.ofNullable(server);
     }
 
     public Map<DeviceId, List<InstalledRule>> switchRules() {
@@ -49,6 +51,7 @@ public final class DeploymentPlan {
         return nicRules;
     }
 
+    /** The pipeline request; null without a server. */
     public DeployPipelineRequest pipeline() {
         return pipeline;
     }

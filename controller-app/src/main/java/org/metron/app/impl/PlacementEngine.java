@@ -219,6 +219,37 @@ public final class PlacementEngine {
                 backups, backupProfiles);
     }
 
+    /**
+     * Looks for a device that can run the whole chain alone: the first programmable device on the
+     * ingress→egress path whose profile compiles the chain to no server groups (a stateless chain the device
+     * can match and rewrite completely) within its free rule capacity. Such a chain needs no server.
+     */
+    public Optional<OffloadChoice> chooseFullOffload(ChainId chain, ConnectPoint ingress, ConnectPoint egress,
+                                                     Function<TargetProfile, CompiledChain> compile) {
+        Optional<List<Link>> path = network.path(ingress, egress);
+        if (path.isEmpty()) {
+            return Optional.empty();
+        }
+        List<DeviceId> devices = new ArrayList<>();
+        devices.add(ingress.deviceId());
+        path.get().forEach(l -> devices.add(l.dst().deviceId()));
+        for (int pos = 0; pos < devices.size(); pos++) {
+            Optional<NetworkDevice> nd = network.device(devices.get(pos));
+            if (nd.isEmpty() || !nd.get().role().programmable()) {
+                continue;
+            }
+            int freeRules = nd.get().ruleCapacity() - switches.ruleCount(nd.get().id());
+            TargetProfile profile = profileFor(nd.get().role()).withCapacity(Math.max(0, freeRules));
+            CompiledChain compiled = compile.apply(profile);
+            if (compiled.groups().isEmpty() && !compiled.offloadRules().isEmpty()
+                    && compiled.offloadRules().size() <= freeRules) {
+                return Optional.of(new OffloadChoice(nd.get().id(), profile, compiled, path.get(), pos, List.of(),
+                        List.of()));
+            }
+        }
+        return Optional.empty();
+    }
+
     /** The synthesizer profile for a device role. */
     static TargetProfile profileFor(DeviceRole role) {
         switch (role) {

@@ -48,6 +48,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeSet;
 
 /**
@@ -110,16 +111,18 @@ public final class RulePlanner {
     /**
      * Builds the plan.
      *
+     * @param server   the server running the groups; empty for a fully offloaded chain (no groups)
      * @param nicRules whether the server NIC has a rule table for tag → queue rules
+     * @param marker   the tag whose egress MAC (and VLAN) marks the chain's output toward its egress point
      */
-    public DeploymentPlan plan(ChainId chain, DeploymentSpec d, Placement placement, MetronServer server,
-                               boolean nicRules, OffloadChoice offload) {
+    public DeploymentPlan plan(ChainId chain, DeploymentSpec d, Placement placement, Optional<MetronServer> server,
+                               boolean nicRules, OffloadChoice offload, Tag marker) {
         CompiledChain compiled = offload.compiled();
-        ConnectPoint attachment = server.attachment(placement.nic()).orElseThrow(() -> new MetronException(
-                Fault.INTERNAL, "server " + server.id() + " NIC " + placement.nic() + " is not cabled"));
-        ConnectPoint egressAttachment = server.attachment(placement.egressNic()).orElseThrow(() ->
-                new MetronException(Fault.INTERNAL, "server " + server.id() + " NIC " + placement.egressNic()
-                        + " is not cabled"));
+        if (server.isEmpty() && !compiled.groups().isEmpty()) {
+            throw new MetronException(Fault.INTERNAL, "chain " + chain + " has server groups but no server");
+        }
+        ConnectPoint attachment = server.map(s -> cabled(s, placement.nic())).orElse(null);
+        ConnectPoint egressAttachment = server.map(s -> cabled(s, placement.egressNic())).orElse(null);
         Map<Integer, GroupAssignment> byClass = new HashMap<>();
         GroupAssignment classifier = null;
         for (int g = 0; g < compiled.groups().size(); g++) {
@@ -130,7 +133,6 @@ public final class RulePlanner {
                 classifier = ga;
             }
         }
-        Tag marker = placement.groups().isEmpty() ? null : placement.groups().get(0).tag();
 
         List<Link> path = offload.path();
         List<DeviceId> devices = new ArrayList<>();
@@ -140,7 +142,7 @@ public final class RulePlanner {
         Map<DeviceId, List<InstalledRule>> rules = new LinkedHashMap<>();
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
-        if (marker != null) {
+        if (egressAttachment != null) {
             returnRules(egressAttachment, d.egressPoint(), marker, false, rules);
         }
         for (int i = devices.size() - 1; i > pos; i--) {
@@ -163,7 +165,8 @@ public final class RulePlanner {
         // offload device, last
         DeviceId od = devices.get(pos);
         PortNumber arrival = pos == 0 ? d.ingressPoint().port() : path.get(pos - 1).dst().port();
-        PortNumber towardServer = pos < devices.size() - 1 ? path.get(pos).src().port() : attachment.port();
+        PortNumber towardServer = pos < devices.size() - 1 ? path.get(pos).src().port()
+                : attachment != null ? attachment.port() : null;
         List<OffloadRule> offloadRules = compiled.offloadRules();
         if (offloadRules.isEmpty()) {
             if (classifier == null) {
@@ -188,8 +191,14 @@ public final class RulePlanner {
         List<InstalledRule> last = rules.remove(od);
         rules.put(od, last);
 
-        return new DeploymentPlan(chain, server, rules, nicRules ? nicRules(chain, placement) : List.of(),
-                pipeline(chain, placement, compiled, marker));
+        return new DeploymentPlan(chain, server, rules,
+                server.isPresent() && nicRules ? nicRules(chain, placement) : List.of(),
+                server.isPresent() ? pipeline(chain, placement, compiled, marker) : null);
+    }
+
+    private static ConnectPoint cabled(MetronServer s, String nic) {
+        return s.attachment(nic).orElseThrow(() -> new MetronException(Fault.INTERNAL, "server " + s.id()
+                + " NIC " + nic + " is not cabled"));
     }
 
     private TrafficTreatment.Builder treatment(OffloadRule r, String where, Map<Integer, GroupAssignment> byClass,
@@ -203,15 +212,12 @@ public final class RulePlanner {
             case TO_SERVER: {
                 int cls = a.classId();
                 GroupAssignment ga = cls == TrafficClass.UNCLASSIFIED ? classifier : byClass.get(cls);
-                if (ga == null) {
-                    throw new MetronException(Fault.INTERNAL, where + ": class " + cls + " is in no group");
+                if (ga == null || towardServer == null) {
+                    throw new MetronException(Fault.INTERNAL, where + ": class " + cls + " is in no placed group");
                 }
                 return tagTreatment(ga.tag(), cls).setOutput(towardServer);
             }
             case TO_EGRESS: {
-                if (marker == null) {
-                    throw new MetronException(Fault.INTERNAL, where + ": chain has no group to mark egress");
-                }
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 // the marker first: a rule's own dst MAC write (rare) then wins and the path rules don't apply
                 if (marker.type() == TagType.VLAN) {
@@ -330,11 +336,9 @@ public final class RulePlanner {
                 .setIngressNic(p.nic());
         for (String ignored : compiled.egress()) {
             Egress.Builder e = Egress.newBuilder().setNic(p.egressNic());
-            if (marker != null) {
-                e.setDstMac(text(marker.egressMac()));
-                if (marker.type() == TagType.VLAN) {
-                    e.setVlan(marker.group());
-                }
+            e.setDstMac(text(marker.egressMac()));
+            if (marker.type() == TagType.VLAN) {
+                e.setVlan(marker.group());
             }
             req.addEgress(e);
         }

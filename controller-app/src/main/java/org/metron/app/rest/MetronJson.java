@@ -59,7 +59,7 @@ public final class MetronJson {
     public static ObjectNode placement(Placement p) {
         ObjectNode n = MAPPER.createObjectNode();
         n.put("chain", p.chainId().name());
-        n.put("server", p.server().toString());
+        n.put("server", p.server().map(Object::toString).orElse(""));
         n.put("nic", p.nic());
         n.put("egressNic", p.egressNic());
         n.put("offloadDevice", p.offloadDevice().map(Object::toString).orElse(""));

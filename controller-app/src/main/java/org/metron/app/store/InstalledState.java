@@ -6,6 +6,7 @@ import org.onosproject.net.DeviceId;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything a deployed chain has installed, as recorded after the deployment succeeded: what removal (on this
@@ -18,10 +19,13 @@ public final class InstalledState {
     private final List<Long> nicRuleIds;
     private final boolean pipeline;
 
-    public InstalledState(ChainId chainId, DeviceId server, List<InstalledRule> switchRules,
+    /**
+     * @param server the server whose agent holds the pipeline and NIC rules; empty for a fully offloaded chain
+     */
+    public InstalledState(ChainId chainId, Optional<DeviceId> server, List<InstalledRule> switchRules,
                           List<Long> nicRuleIds, boolean pipeline) {
         this.chainId = Objects.requireNonNull(chainId);
-        this.server = Objects.requireNonNull(server);
+        this.server = server.orElse(null);
         this.switchRules = ImmutableList.copyOf(switchRules);
         this.nicRuleIds = ImmutableList.copyOf(nicRuleIds);
         this.pipeline = pipeline;
@@ -31,8 +35,8 @@ public final class InstalledState {
         return chainId;
     }
 
-    public DeviceId server() {
-        return server;
+    public Optional<DeviceId> server() {
+        return Optional.ofNullable(server);
     }
 
     public List<InstalledRule> switchRules() {
@@ -54,7 +58,7 @@ public final class InstalledState {
             return false;
         }
         InstalledState s = (InstalledState) o;
-        return chainId.equals(s.chainId) && server.equals(s.server) && switchRules.equals(s.switchRules)
+        return chainId.equals(s.chainId) && Objects.equals(server, s.server) && switchRules.equals(s.switchRules)
                 && nicRuleIds.equals(s.nicRuleIds) && pipeline == s.pipeline;
     }
 

@@ -33,7 +33,7 @@ public class ChainManagerTest {
     }
 
     private TestAgent agentOf(Placement p) {
-        return w.agents.get(p.server().toString().endsWith("0") ? 0 : 1);
+        return w.agents.get(p.server().get().toString().endsWith("0") ? 0 : 1);
     }
 
     @Test
@@ -45,7 +45,7 @@ public class ChainManagerTest {
         Placement p = w.manager.placement(ChainId.of("web")).get();
         TestAgent agent = agentOf(p);
         // the less loaded of the two servers (loads 0.1 and 0.2)
-        assertEquals(Fixtures.serverId(0), p.server().toString());
+        assertEquals(Fixtures.serverId(0), p.server().get().toString());
         assertEquals(2, p.groups().size());
         assertEquals(2, w.manager.tags().size());
         DeployPipelineRequest req = agent.pipelines().get("web");
@@ -209,6 +209,25 @@ public class ChainManagerTest {
         MetronException bad = assertThrows(MetronException.class,
                 () -> w.manager.update(ChainId.of("u"), Fixtures.chainJson("other")));
         assertEquals(Fault.INVALID_CHAIN, bad.fault());
+    }
+
+    @Test
+    public void aChainTheSwitchHandlesAloneNeedsNoServer() {
+        Chain c = w.manager.submit(Fixtures.chainJson("stateless-nat"));
+        assertEquals(ChainState.ACTIVE, c.state());
+        Placement p = w.manager.placement(ChainId.of("stateless-nat")).get();
+        assertFalse(p.server().isPresent());
+        assertTrue(p.groups().isEmpty());
+        assertEquals(Fixtures.D1, p.offloadDevice().get());
+        w.agents.forEach(a -> assertTrue(a.pipelines().isEmpty()));
+        w.agents.forEach(a -> assertEquals(0, a.resourceQueries()));
+        // the egress point is on the offload device itself: only its two rules
+        assertEquals(2, w.switches.total());
+        assertEquals(1, w.manager.tags().size());
+        assertEquals(org.metron.app.api.TagAllocation.EGRESS_GROUP, w.manager.tags().iterator().next().groupId());
+        w.manager.remove(ChainId.of("stateless-nat"));
+        assertEquals(0, w.switches.total());
+        assertTrue(w.manager.tags().isEmpty());
     }
 
     @Test

@@ -63,11 +63,12 @@ public class RulePlannerTest {
         for (int g = 0; g < compiled.groups().size(); g++) {
             groups.add(new GroupAssignment("g" + g, Tag.of(type, 7 + g), g, compiled.groups().get(g).classIds()));
         }
-        Placement p = new Placement(C, server.id(), "eth0", "eth1", Optional.of(offload), "OPENFLOW13", groups);
+        Placement p = new Placement(C, Optional.of(server.id()), "eth0", "eth1", Optional.of(offload), "OPENFLOW13",
+                groups);
         DeploymentSpec d = new DeploymentSpec(type, 2, 2, false, IN, OUT, 2);
         OffloadChoice o = new OffloadChoice(offload, compiled.target(), compiled,
                 net.path(IN, server.attachment("eth0").get()).get(), position, List.of(), List.of());
-        return new RulePlanner(Fixtures.APP, net).plan(C, d, p, server, true, o);
+        return new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.of(server), true, o, groups.get(0).tag());
     }
 
     private static List<FlowRule> role(DeploymentPlan p, DeviceId d, Role role) {

@@ -12,7 +12,9 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
+import org.metron.synth.HeaderWrite;
 import org.metron.synth.IpPrefix;
+import org.metron.synth.MatchField;
 import org.metron.synth.OffloadRule;
 import org.metron.synth.RangeMatch;
 import org.metron.synth.RuleAction;
@@ -97,7 +99,8 @@ public final class Fixtures {
     /** Chain JSON in the contracts format. */
     public static String chainJson(String name, String tagType, int cores, int nics) {
         return "{\"name\": \"" + name + "\", \"nfs\": [{\"name\": \"fw\", \"click\": "
-                + "\"FromDevice(in0) -> IPFilter(allow tcp dst port 80, allow udp, deny all) -> ToDevice(out0);\"}],"
+                + "\"FromDevice(in0) -> Strip(14) -> CheckIPHeader -> IPFilter(allow tcp dst port 80, allow udp, deny all)"
+                + " -> Unstrip(14) -> ToDevice(out0);\"}],"
                 + " \"links\": [], \"ingress\": [\"fw.in0\"], \"egress\": [\"fw.out0\"],"
                 + " \"deployment\": {\"tagType\": \"" + tagType + "\", \"cpuCores\": " + cores
                 + ", \"maxCpuCores\": " + Math.max(4, cores) + ", \"ingressPoint\": \"" + S1 + "/1\", \"egressPoint\": \"" + S1 + "/3\","
@@ -136,14 +139,36 @@ public final class Fixtures {
                 new SynthStats(3, 3, rules.size(), 0, Map.of()));
     }
 
-    /** Compiles like {@link #compiled}, rejecting NF configs that contain "Bogus" as the synthesizer would. */
+    /**
+     * A stateless chain: an OpenFlow switch handles it completely (UDP rewritten and forwarded to egress 0,
+     * the rest dropped), so it has no groups; without offload it is one software-classifying group.
+     */
+    public static CompiledChain statelessCompiled(String name, TargetProfile profile) {
+        List<TrafficClass> classes = List.of(
+                new TrafficClass(0, List.of("udp"), 0, List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true,
+                        "", "nat: dst 10.9.9.9"),
+                new TrafficClass(1, List.of("-"), -1, List.of(), false, "", "deny"));
+        if (!profile.canEgress()) {
+            return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, List.of(0, 1),
+                    "input -> IPClassifier(udp, -) => [0]output, Discard;", "", true)), List.of(),
+                    List.of("fw.out0"), new SynthStats(2, 2, 0, 2, Map.of()));
+        }
+        return new CompiledChain(name, profile, classes, List.of(), List.of(
+                OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).build(), RuleAction.toEgress(0,
+                        List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true)),
+                OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                List.of("fw.out0"), new SynthStats(2, 2, 2, 0, Map.of()));
+    }
+
+    /** Compiles like {@link #compiled} ({@link #statelessCompiled} for chains named "stateless*"), rejecting NF configs that contain "Bogus" as the synthesizer would. */
     public static Synthesis synthesis() {
         return (spec, profile) -> {
             if (spec.nfs().stream().anyMatch(nf -> nf.click().contains("Bogus"))) {
                 throw new SynthesisException(spec.nfs().get(0).name(), "Bogus", 1, 30, "unknown element class "
                         + "'Bogus'");
             }
-            return compiled(spec.name(), profile);
+            return spec.name().startsWith("stateless") ? statelessCompiled(spec.name(), profile)
+                    : compiled(spec.name(), profile);
         };
     }
 }

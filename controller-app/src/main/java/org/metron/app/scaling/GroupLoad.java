@@ -1,0 +1,71 @@
+package org.metron.app.scaling;
+
+import com.google.common.base.MoreObjects;
+import com.google.common.collect.ImmutableMap;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One group's measured load over one monitoring interval: the share of its core's cycles spent in the group's
+ * graph (busy-cycle delta over the core's cycle delta) and each class's packet rate.
+ */
+public final class GroupLoad {
+    private final String groupId;
+    private final int core;
+    private final double load;
+    private final Map<Integer, Double> classRates;
+    private final String statefulKey;
+    private final boolean splittable;
+
+    /**
+     * @param load        0..1 share of the core's cycles over the interval
+     * @param classRates  class id → packets per second over the interval
+     * @param statefulKey the group's stateful signature: only groups with equal keys may merge
+     * @param splittable  false for groups that classify unclassified traffic in software (their tag receives
+     *                    every class the offload device could not classify, so moving classes elsewhere
+     *                    would not move their load)
+     */
+    public GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
+                     boolean splittable) {
+        this.groupId = Objects.requireNonNull(groupId, "groupId");
+        if (!(load >= 0)) {
+            throw new IllegalArgumentException("group " + groupId + ": load " + load + " is not >= 0");
+        }
+        this.core = core;
+        this.load = load;
+        this.classRates = ImmutableMap.copyOf(classRates);
+        this.statefulKey = Objects.requireNonNull(statefulKey, "statefulKey");
+        this.splittable = splittable;
+    }
+
+    public String groupId() {
+        return groupId;
+    }
+
+    public int core() {
+        return core;
+    }
+
+    public double load() {
+        return load;
+    }
+
+    public Map<Integer, Double> classRates() {
+        return classRates;
+    }
+
+    public String statefulKey() {
+        return statefulKey;
+    }
+
+    public boolean splittable() {
+        return splittable;
+    }
+
+    @Override
+    public String toString() {
+        return MoreObjects.toStringHelper(this).add("group", groupId).add("core", core).add("load", load)
+                .add("classes", classRates.keySet()).toString();
+    }
+}

@@ -1,0 +1,84 @@
+package org.metron.app.scaling;
+
+import com.google.common.collect.ImmutableList;
+import org.metron.app.api.ChainId;
+
+import java.util.List;
+import java.util.Objects;
+
+/** What the policy wants done to one chain: split one group, or merge two. Immutable. */
+public final class ScalingDecision {
+    /** Split = deflation (one more core), merge = inflation (one core less). */
+    public enum Kind { SPLIT, MERGE }
+
+    private final Kind kind;
+    private final ChainId chain;
+    private final List<String> groups;
+    private final String reason;
+    private final long onsetMs;
+
+    /**
+     * @param groups  SPLIT: the group to split; MERGE: the group kept, then the group retired
+     * @param onsetMs when the condition was first seen (the sample that started the sustain count), for
+     *                reaction-time accounting
+     */
+    public ScalingDecision(Kind kind, ChainId chain, List<String> groups, String reason, long onsetMs) {
+        this.kind = Objects.requireNonNull(kind);
+        this.chain = Objects.requireNonNull(chain);
+        this.groups = ImmutableList.copyOf(groups);
+        if (this.groups.size() != (kind == Kind.SPLIT ? 1 : 2)) {
+            throw new IllegalArgumentException(kind + " of chain " + chain + " needs " + (kind == Kind.SPLIT ? 1 : 2)
+                    + " groups, got " + groups);
+        }
+        this.reason = Objects.requireNonNull(reason);
+        this.onsetMs = onsetMs;
+    }
+
+    public static ScalingDecision split(ChainId chain, String group, String reason, long onsetMs) {
+        return new ScalingDecision(Kind.SPLIT, chain, List.of(group), reason, onsetMs);
+    }
+
+    public static ScalingDecision merge(ChainId chain, String keep, String retire, String reason, long onsetMs) {
+        return new ScalingDecision(Kind.MERGE, chain, List.of(keep, retire), reason, onsetMs);
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    public ChainId chain() {
+        return chain;
+    }
+
+    public List<String> groups() {
+        return groups;
+    }
+
+    public String reason() {
+        return reason;
+    }
+
+    public long onsetMs() {
+        return onsetMs;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof ScalingDecision)) {
+            return false;
+        }
+        ScalingDecision d = (ScalingDecision) o;
+        return kind == d.kind && chain.equals(d.chain) && groups.equals(d.groups) && reason.equals(d.reason)
+                && onsetMs == d.onsetMs;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(kind, chain, groups, reason, onsetMs);
+    }
+
+    @Override
+    public String toString() {
+        return kind + " " + chain + " " + groups + " (" + reason + ")";
+    }
+}

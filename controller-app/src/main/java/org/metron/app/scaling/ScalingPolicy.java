@@ -1,0 +1,231 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.ChainId;
+
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Decides when a chain's groups split or merge (docs/scaling.md#policy). No I/O: it sees one {@link ChainLoad}
+ * per monitoring interval and the time, keeps an EWMA and sustain counters per group and a cooldown per core,
+ * and answers at most one decision per chain and interval. Thread-safe; one instance serves every chain.
+ */
+public final class ScalingPolicy {
+
+    /** Thresholds; see docs/scaling.md#policy for why these values. Immutable. */
+    public static final class Params {
+        /** Defaults for 100 ms monitoring intervals. */
+        public static final Params DEFAULT = new Params(0.80, 0.95, 0.30, 0.60, 0.5, 2, 20, 1000);
+
+        final double overload;
+        final double saturated;
+        final double underload;
+        final double mergeCeiling;
+        final double alpha;
+        final int sustainUp;
+        final int sustainDown;
+        final long cooldownMs;
+
+        /**
+         * @param overload     a group at or above this load (raw sample and EWMA) for {@code sustainUp} samples splits
+         * @param saturated    a raw sample at or above this splits at once (the core is about to drop packets)
+         * @param underload    groups at or below this EWMA for {@code sustainDown} samples may merge ...
+         * @param mergeCeiling ... when their EWMAs sum to at most this (below {@code overload}: no flapping)
+         * @param alpha        EWMA weight of the newest sample
+         * @param cooldownMs   a core touched by a split or merge takes part in no other for this long
+         */
+        public Params(double overload, double saturated, double underload, double mergeCeiling, double alpha,
+                      int sustainUp, int sustainDown, long cooldownMs) {
+            if (!(0 < underload && underload < overload && overload <= saturated && saturated <= 1)) {
+                throw new IllegalArgumentException("need 0 < underload (" + underload + ") < overload ("
+                        + overload + ") <= saturated (" + saturated + ") <= 1");
+            }
+            if (!(2 * underload <= mergeCeiling && mergeCeiling < overload)) {
+                throw new IllegalArgumentException("need 2 * underload (" + underload + ") <= mergeCeiling ("
+                        + mergeCeiling + ") < overload (" + overload + "): a merged group must not overload");
+            }
+            if (!(0 < alpha && alpha <= 1) || sustainUp < 1 || sustainDown < 1 || cooldownMs < 0) {
+                throw new IllegalArgumentException("need 0 < alpha (" + alpha + ") <= 1, sustainUp ("
+                        + sustainUp + ") >= 1, sustainDown (" + sustainDown + ") >= 1, cooldownMs ("
+                        + cooldownMs + ") >= 0");
+            }
+            this.overload = overload;
+            this.saturated = saturated;
+            this.underload = underload;
+            this.mergeCeiling = mergeCeiling;
+            this.alpha = alpha;
+            this.sustainUp = sustainUp;
+            this.sustainDown = sustainDown;
+            this.cooldownMs = cooldownMs;
+        }
+
+        public long cooldownMs() {
+            return cooldownMs;
+        }
+    }
+
+    /** Per group: smoothed load and how long it has been above/below the thresholds. */
+    private static final class Track {
+        double ewma;
+        int over;
+        long overSince;
+        int under;
+        long underSince;
+    }
+
+    private final Params params;
+    private final Map<ChainId, Map<String, Track>> tracks = new HashMap<>();
+    private final Map<String, Long> coreChanged = new HashMap<>();
+
+    public ScalingPolicy(Params params) {
+        this.params = params;
+    }
+
+    public Params params() {
+        return params;
+    }
+
+    /**
+     * Takes one interval's measurement of a chain.
+     *
+     * @return the split or merge to do now, if any
+     */
+    public synchronized Optional<ScalingDecision> evaluate(ChainLoad c, long nowMs) {
+        Map<String, Track> byGroup = tracks.computeIfAbsent(c.chain(), k -> new HashMap<>());
+        Set<String> present = c.groups().stream().map(GroupLoad::groupId).collect(Collectors.toSet());
+        byGroup.keySet().retainAll(present);
+        for (GroupLoad g : c.groups()) {
+            Track t = byGroup.get(g.groupId());
+            if (t == null) {
+                t = new Track();
+                t.ewma = g.load();
+                byGroup.put(g.groupId(), t);
+            } else {
+                t.ewma = params.alpha * g.load() + (1 - params.alpha) * t.ewma;
+            }
+            if (g.load() >= params.overload) {
+                t.overSince = t.over == 0 ? nowMs : t.overSince;
+                t.over++;
+            } else {
+                t.over = 0;
+            }
+            if (t.ewma <= params.underload && g.load() <= params.underload) {
+                t.underSince = t.under == 0 ? nowMs : t.underSince;
+                t.under++;
+            } else {
+                t.under = 0;
+            }
+        }
+        if (!c.autoScale()) {
+            return Optional.empty();
+        }
+        Optional<ScalingDecision> split = split(c, byGroup, nowMs);
+        return split.isPresent() ? split : merge(c, byGroup, nowMs);
+    }
+
+    private Optional<ScalingDecision> split(ChainLoad c, Map<String, Track> byGroup, long nowMs) {
+        if (c.cores() >= c.maxCores()) {
+            return Optional.empty();
+        }
+        return c.groups().stream()
+                .filter(g -> g.splittable() && g.classRates().size() >= 2 && !cooling(c.server(), g.core(), nowMs))
+                .filter(g -> {
+                    Track t = byGroup.get(g.groupId());
+                    return g.load() >= params.saturated
+                            || t.over >= params.sustainUp && t.ewma >= params.overload;
+                })
+                .max(Comparator.comparingDouble(g -> byGroup.get(g.groupId()).ewma))
+                .map(g -> {
+                    Track t = byGroup.get(g.groupId());
+                    String why = String.format(Locale.ROOT, "group %s on core %d: load %.2f (ewma %.2f) %s",
+                            g.groupId(), g.core(), g.load(), t.ewma, g.load() >= params.saturated
+                                    ? ">= saturation " + params.saturated
+                                    : ">= " + params.overload + " for " + t.over + " samples");
+                    return ScalingDecision.split(c.chain(), g.groupId(), why, t.overSince);
+                });
+    }
+
+    private Optional<ScalingDecision> merge(ChainLoad c, Map<String, Track> byGroup, long nowMs) {
+        List<GroupLoad> idle = c.groups().stream()
+                .filter(g -> byGroup.get(g.groupId()).under >= params.sustainDown)
+                .filter(g -> !cooling(c.server(), g.core(), nowMs))
+                .collect(Collectors.toList());
+        ScalingDecision best = null;
+        double bestSum = Double.MAX_VALUE;
+        for (int i = 0; i < idle.size(); i++) {
+            for (int j = i + 1; j < idle.size(); j++) {
+                GroupLoad a = idle.get(i);
+                GroupLoad b = idle.get(j);
+                if (!a.statefulKey().equals(b.statefulKey()) || a.core() == b.core()) {
+                    continue;
+                }
+                // merging frees b's core only when no other group of the chain runs there
+                boolean freesCore = c.groups().stream().noneMatch(g -> g != b && g.core() == b.core())
+                        || c.groups().stream().noneMatch(g -> g != a && g.core() == a.core());
+                if (!freesCore || c.cores() - 1 < c.minCores()) {
+                    continue;
+                }
+                double sum = byGroup.get(a.groupId()).ewma + byGroup.get(b.groupId()).ewma;
+                if (sum > params.mergeCeiling || sum >= bestSum) {
+                    continue;
+                }
+                // the original group (shorter id, e.g. g0 before g0.1) absorbs the one split from it
+                boolean aFirst = a.groupId().length() < b.groupId().length()
+                        || a.groupId().length() == b.groupId().length() && a.groupId().compareTo(b.groupId()) < 0;
+                GroupLoad keep = aFirst ? a : b;
+                GroupLoad retire = aFirst ? b : a;
+                long since = Math.max(byGroup.get(a.groupId()).underSince, byGroup.get(b.groupId()).underSince);
+                bestSum = sum;
+                best = ScalingDecision.merge(c.chain(), keep.groupId(), retire.groupId(), String.format(Locale.ROOT,
+                        "groups %s (core %d) and %s (core %d): ewma %.2f + %.2f <= %.2f, each <= %.2f for %d samples",
+                        keep.groupId(), keep.core(), retire.groupId(), retire.core(),
+                        byGroup.get(keep.groupId()).ewma, byGroup.get(retire.groupId()).ewma, params.mergeCeiling,
+                        params.underload, params.sustainDown), since);
+            }
+        }
+        return Optional.ofNullable(best);
+    }
+
+    /**
+     * Records that an operation changed these cores of a server: they cool down, and the chain's counters
+     * start over (its groups changed).
+     */
+    public synchronized void applied(ChainId chain, String server, Set<Integer> cores, long nowMs) {
+        cores.forEach(core -> coreChanged.put(server + "/" + core, nowMs));
+        tracks.remove(chain);
+    }
+
+    /** Drops everything known about a chain (removed). */
+    public synchronized void forget(ChainId chain) {
+        tracks.remove(chain);
+    }
+
+    /** The EWMA of a group, for monitoring displays; NaN when unknown. */
+    public synchronized double ewma(ChainId chain, String group) {
+        Track t = tracks.getOrDefault(chain, Map.of()).get(group);
+        return t == null ? Double.NaN : t.ewma;
+    }
+
+    private boolean cooling(String server, int core, long nowMs) {
+        Long at = coreChanged.get(server + "/" + core);
+        return at != null && nowMs - at < params.cooldownMs;
+    }
+
+    /** Cores currently cooling down, for tests and displays. */
+    synchronized Set<String> coolingCores(long nowMs) {
+        Set<String> out = new HashSet<>();
+        coreChanged.forEach((k, at) -> {
+            if (nowMs - at < params.cooldownMs) {
+                out.add(k);
+            }
+        });
+        return out;
+    }
+}
