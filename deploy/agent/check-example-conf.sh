@@ -21,6 +21,7 @@ PID=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
+  rm -rf "/var/run/dpdk/metron-conf-$$"  # DPDK leaves its runtime directory behind
   rm -f "$LOG"
 }
 trap cleanup EXIT

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -194,6 +195,7 @@ int Main(int argc, char** argv) {
   const std::string baseline = "DPDK net_af_packet PMD (hash fanout), same veth, queues, ring size";
   Write(dir, "agent_fanout_dispatch_4tags", Median(fan_small), baseline, Median(base_small));
   Write(dir, "agent_fanout_dispatch_1000tags", Median(fan_large), baseline, Median(base_large));
+  std::filesystem::remove_all("/var/run/dpdk/metron-bench-fanout-" + std::to_string(getpid()));
   return 0;
 }
 
