@@ -13,6 +13,9 @@ import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
 import org.projectfloodlight.openflow.types.DatapathId;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -26,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
+    private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
     private final OpenFlowController openflow;
     private final short appId;
     /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
@@ -58,7 +62,12 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
                 }
                 mods.add(tr.add(r));
             }
-            return sw.sendAtomically(mods).thenRun(() -> rules.forEach(r -> installed.put(r.id().value(), r)));
+            long t0 = System.nanoTime();
+            return sw.sendAtomically(mods).thenRun(() -> {
+                rules.forEach(r -> installed.put(r.id().value(), r));
+                log.info("{}: {} rules live in {} ms (one bundle)", device, rules.size(),
+                         (System.nanoTime() - t0) / 1_000_000);
+            });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
