@@ -8,6 +8,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -128,6 +129,13 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
+double cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) die("cannot read config file '" + path + "'");
@@ -144,6 +152,7 @@ int run_standalone(const Options& o, metron::Engine& engine) {
     die(o.config_file + ":" + e.what());
   }
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
   engine.start();
   std::thread watchdog([&] {
     uint64_t last_rx = 0;
@@ -166,6 +175,7 @@ int run_standalone(const Options& o, metron::Engine& engine) {
   watchdog.join();
   engine.stop();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = cpu_seconds() - cpu0;
   auto graphs = engine.standalone_graphs();
   for (size_t i = 0; i < graphs.size(); ++i) {
     std::ostringstream rep;
@@ -178,14 +188,16 @@ int run_standalone(const Options& o, metron::Engine& engine) {
     const metron::CoreSample s = engine.sample(c);
     std::cout << "core" << c << ".load "
               << (s.total_cycles ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.total_cycles) : 0.0)
-              << "\n";
+              << "\ncore" << c << ".busy_cycles " << s.busy_cycles << "\n";
   }
   for (metron::Port* p : engine.ports()) {
     const metron::PortCounters c = p->counters();
     std::cout << "port." << p->name() << ".rx " << c.rx_packets << "\nport." << p->name() << ".tx " << c.tx_packets
               << "\nport." << p->name() << ".rx_dropped " << c.rx_dropped << "\n";
   }
-  std::cout << "elapsed " << secs << "\n";
+  // CPU time next to wall time: on a shared machine the worker is not always on its core, and packets per
+  // CPU-second is what one core sustains when it has the core.
+  std::cout << "elapsed " << secs << "\ncpu_seconds " << cpu << "\n";
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // IPFilter and IPClassifier over the compiled classifier (acl_classifier.h).
 //   IPFilter(ACTION EXPR, ...): ACTION is allow (output 0), deny/drop, or an output number; unmatched: dropped.
 //   IPClassifier(EXPR, ...): packets matching EXPR i go to output i; unmatched: dropped.
+// COMPILE false evaluates the rules one after the other instead (the reference semantics, and what a linear
+// filter program like FastClick's costs: the benchmarks' baseline).
 // Packets must have their IPv4 header marked (CheckIPHeader/MarkIPHeader); others are dropped.
 #include <memory>
 
@@ -19,7 +21,7 @@ class IpClassifierBase : public Element {
       if (r.output >= noutputs())
         throw ConfigError("rule '" + r.text + "' sends to output " + std::to_string(r.output) + " but only " +
                           std::to_string(noutputs()) + " output(s) are connected");
-    acl_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id);
+    if (compile_) acl_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id);
   }
   void push(int, PacketBatch& b) override {
     FlowKey keys[kBurst];
@@ -36,7 +38,11 @@ class IpClassifierBase : public Element {
       ++nk;
     }
     int out[kBurst];
-    acl_->classify(ptrs, out, nk);
+    if (compile_) {
+      acl_->classify(ptrs, out, nk);
+    } else {
+      for (unsigned k = 0; k < nk; ++k) out[k] = first_match(rules_, *ptrs[k]);
+    }
     unsigned j = 0;
     for (uint16_t i = 0; i < b.n; ++i) res[i] = res[i] == -3 ? out[j++] : -1;
     uint16_t i = 0;
@@ -44,6 +50,10 @@ class IpClassifierBase : public Element {
   }
 
  protected:
+  void configure_common(Args& args) {
+    if (auto v = args.take("COMPILE")) compile_ = parse_bool(*v, "COMPILE");
+  }
+  bool compile_ = true;
   std::vector<IpRule> rules_;
   std::unique_ptr<AclClassifier> acl_;
 };
@@ -52,6 +62,7 @@ class IPFilter final : public IpClassifierBase {
  public:
   const char* class_name() const override { return "IPFilter"; }
   void configure(Args& args) override {
+    configure_common(args);
     if (args.positional_count() == 0) throw ConfigError("expected at least one rule");
     for (size_t i = 0; i < args.positional_count(); ++i) {
       try {
@@ -67,6 +78,7 @@ class IPClassifier final : public IpClassifierBase {
  public:
   const char* class_name() const override { return "IPClassifier"; }
   void configure(Args& args) override {
+    configure_common(args);
     if (args.positional_count() == 0) throw ConfigError("expected at least one pattern");
     for (size_t i = 0; i < args.positional_count(); ++i) {
       IpRule r;

@@ -1,6 +1,8 @@
 // Internet checksum helpers (RFC 1071) and incremental updates (RFC 1624), all on network-order data.
 #pragma once
 
+#include <rte_ip.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -17,11 +19,13 @@ inline uint16_t csum_fold(uint32_t sum) {
   return static_cast<uint16_t>(~sum);
 }
 
-// Full IPv4 header checksum, returned in host order (store with htons).
+// Full IPv4 header checksum (the checksum field itself excluded), in host order. DPDK's rte_raw_cksum sums
+// whole words at a time, several times faster than a byte loop on the per-packet path.
 inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
-  uint32_t sum = csum_add_bytes(0, ip, 10);
-  sum = csum_add_bytes(sum, ip + 12, hlen - 12);
-  return csum_fold(sum);
+  uint32_t sum = __rte_raw_cksum(ip, 10, 0);
+  sum = __rte_raw_cksum(ip + 12, hlen - 12, sum);
+  // The raw sum is over native-endian words, i.e. already in wire order once stored; callers use host order.
+  return rte_be_to_cpu_16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum)));
 }
 
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for 16-bit words in host order.

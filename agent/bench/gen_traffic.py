@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Benchmark inputs for the agent: pcap traces (scapy) and IPFilter rule sets.
+
+  gen_traffic.py rules N OUT            N random IPFilter rules (the firewall of the FW->NAPT->LB chain)
+  gen_traffic.py pcap FRAMES FLOWS OUT  FRAMES 64-byte UDP/TCP frames cycling over FLOWS distinct 5-tuples,
+                                        tagged for group 1 (dst MAC 02:4d:00:01:00:00)
+
+Addresses are drawn from the same pools as the rules so that rules match realistically; a fixed seed makes
+every run use the same inputs.
+"""
+import random
+import struct
+import sys
+
+from scapy.all import Ether, IP, TCP, UDP, Raw, wrpcap  # noqa: E402
+
+SEED = 4242
+NETS = [f"10.{a}.0.0" for a in range(0, 64)]
+
+
+def rules(n, out):
+    rnd = random.Random(SEED)
+    lines = []
+    for _ in range(n - 1):
+        a = rnd.randrange(64)
+        parts = [f"src net 10.{a}.{rnd.randrange(256)}.0/24"]
+        if rnd.random() < 0.5:
+            parts.append(f"dst net 192.168.{rnd.randrange(256)}.0/24")
+        if rnd.random() < 0.6:
+            parts.insert(0, rnd.choice(["tcp", "udp"]))
+            parts.append(f"dst port {rnd.choice([22, 23, 25, 53, 80, 443, 8080, rnd.randrange(1024, 65535)])}")
+        lines.append(f"{rnd.choice(['deny', 'deny', 'allow'])} {' && '.join(parts)}")
+    lines.append("allow all")
+    with open(out, "w") as f:
+        f.write(",\n".join(lines) + "\n")
+
+
+def _csum(data):
+    if len(data) % 2:
+        data += b"\x00"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def pcap(frames, flows, out):
+    """Scapy builds one template frame per protocol; per-flow frames patch addresses/ports and recompute the
+    checksums (building 100k frames with scapy objects takes minutes on a busy machine)."""
+    rnd = random.Random(SEED + flows)
+    templates = {}
+    for proto, l4 in ((6, TCP(sport=1, dport=1, flags="A")), (17, UDP(sport=1, dport=1))):
+        p = Ether(src="02:00:00:00:00:01", dst="02:4d:00:01:00:00") / IP(src="1.1.1.1", dst="2.2.2.2", ttl=64) / l4
+        p = p / Raw(b"\x00" * max(0, 60 - len(p)))
+        templates[proto] = bytes(p)
+    cache = []
+    for _ in range(flows):
+        src = bytes([10, rnd.randrange(64), rnd.randrange(256), rnd.randrange(1, 255)])
+        dst = bytes([192, 168, rnd.randrange(256), rnd.randrange(1, 255)])
+        sport, dport, proto = rnd.randrange(1024, 65535), rnd.choice([53, 80, 443, 8080]), rnd.choice([6, 17])
+        f = bytearray(templates[proto])
+        ip = 14
+        f[ip + 12:ip + 16], f[ip + 16:ip + 20] = src, dst
+        f[ip + 10:ip + 12] = b"\x00\x00"
+        f[ip + 10:ip + 12] = struct.pack("!H", _csum(bytes(f[ip:ip + 20])))
+        l4 = ip + 20
+        tot = struct.unpack("!H", f[ip + 2:ip + 4])[0]
+        f[l4:l4 + 4] = struct.pack("!HH", sport, dport)
+        off = l4 + (16 if proto == 6 else 6)
+        f[off:off + 2] = b"\x00\x00"
+        pseudo = src + dst + struct.pack("!BBH", 0, proto, tot - 20)
+        c = _csum(pseudo + bytes(f[l4:ip + tot]))
+        f[off:off + 2] = struct.pack("!H", c if c or proto == 6 else 0xFFFF)
+        cache.append(bytes(f))
+    # The checksums we computed must agree with scapy's own.
+    for raw_frame in cache[:4]:
+        chk = Ether(raw_frame)
+        again = Ether(raw_frame)
+        del again[IP].chksum
+        del again[IP].payload.chksum
+        assert bytes(Ether(bytes(again))) == bytes(chk), "checksum mismatch in generated frame"
+    with open(out, "wb") as w:
+        w.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(frames):
+            f = cache[i % flows]
+            w.write(struct.pack("<IIII", i // 1000000, i % 1000000, len(f), len(f)))
+            w.write(f)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "rules":
+        rules(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "pcap":
+        pcap(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Agent benchmarks (make agent-bench): one core, 64-byte frames, each figure measured against its baseline in
+# the same run, rounds interleaved (metron, baseline, metron, ...) and medians reported, because this machine's
+# noise is 10-20% and correlated in time. Writes bench/results/agent_*.json.
+#
+# Throughput is reported per CPU-second of the worker (packets / CPU time of the polling process between start
+# and stop): on a shared machine a busy-polling worker does not always get its core, and what one core sustains
+# when it does is the comparable number. Wall-clock Mpps is kept in each JSON as wall_value/baseline_wall_value.
+#
+# usage: run.sh BUILD_DIR RESULTS_DIR     env: AGENT_BENCH_SECONDS (3), AGENT_BENCH_ROUNDS (3)
+set -euo pipefail
+BUILD=$(realpath "$1")
+RESULTS=$(realpath "$2")
+HERE=$(dirname "$(realpath "$0")")
+DATA=$BUILD/bench-data
+AGENT=$BUILD/metron-agent
+SECS=${AGENT_BENCH_SECONDS:-3}
+ROUNDS=${AGENT_BENCH_ROUNDS:-3}
+PY=/usr/bin/python3  # the apt python that sees scapy
+mkdir -p "$DATA" "$RESULTS"
+MACHINE="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) cores shared, no hugepages, DPDK $(pkg-config --modversion libdpdk)"
+EAL=(--no-huge -m 1024 --no-pci --log-level lib.eal:error --log-level pmd:error)
+
+# ---- inputs (fixed seeds: same traffic every run) ---------------------------------------------------------------
+[[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
+[[ -f $DATA/flows10k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 10000 "$DATA/flows10k.pcap"
+[[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
+RULES=$(cat "$DATA/rules1000.txt")
+LB='PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, PATTERN 5.5.5.5 1024-65535 10.0.0.11 80, PATTERN 5.5.5.5 1024-65535 10.0.0.12 80, PATTERN 5.5.5.5 1024-65535 10.0.0.13 80'
+
+cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
+FWD=$(cfg fwd 'a :: FromDevice(net_null0) -> ToDevice(net_null1); b :: FromDevice(net_null1) -> ToDevice(net_null0);')
+IO=$(cfg io 'src :: FromDevice(net_pcap0) -> ToDevice(net_null0);')
+FILTER=$(cfg filter "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> Unstrip(14) -> ToDevice(net_null0);")
+FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
+NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
+# The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
+CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
+# The same three NFs run one after the other as separate FastClick-style NFs would: each parses headers again,
+# the firewall is a linear filter program, NAPT and LB keep separate flow tables.
+CHAIN_NAIVE=$(cfg chain_naive "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14)
+ -> Strip(14) -> CheckIPHeader -> IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, CAPACITY 262144) -> Unstrip(14)
+ -> Strip(14) -> CheckIPHeader -> lb :: IPRewriter(mg, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);
+ mg :: MaglevIPMapper(- - 10.0.0.10 80 0 0, - - 10.0.0.11 80 0 0, - - 10.0.0.12 80 0 0, - - 10.0.0.13 80 0 0);")
+
+# metron CLICK [pcap]: prints "mpps_cpu mpps_wall cycles_per_packet"
+metron() {
+  local click=$1 pcap=${2:-} vdevs out
+  if [[ -n $pcap ]]; then vdevs=(--vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev net_null0)
+  else vdevs=(--vdev net_null0,size=64 --vdev net_null1,size=64); fi
+  out=$("$AGENT" --duration "$SECS" --mbufs 131071 --dpdk -l 0 "${EAL[@]}" --file-prefix "mb$$" "${vdevs[@]}" -- "$click" 2>&1) ||
+    { echo "$out" >&2; return 1; }
+  awk '/^(src|a|b)\.count /{n+=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
+       END{printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}' <<<"$out"
+}
+
+# testpmd io-fwd between two net_null ports, same shape as $FWD: prints "mpps_cpu mpps_wall"
+testpmd() {
+  local fifo=$DATA/testpmd.in log=$DATA/testpmd.out pid c0 c1 t0 t1 n
+  rm -f "$fifo"; mkfifo "$fifo"
+  dpdk-testpmd -l 0-1 "${EAL[@]}" --file-prefix "tp$$" --vdev net_null0,size=64 --vdev net_null1,size=64 -- \
+    -i --forward-mode=io --nb-cores=1 --total-num-mbufs=32768 <"$fifo" >"$log" 2>&1 &
+  pid=$!
+  exec 3>"$fifo"
+  for _ in $(seq 100); do grep -q "testpmd>" "$log" 2>/dev/null && break; sleep 0.1; done
+  cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
+  echo start >&3; t0=$(date +%s.%N); c0=$(cpu)
+  sleep "$SECS"
+  c1=$(cpu); t1=$(date +%s.%N); echo stop >&3
+  sleep 1; echo quit >&3; exec 3>&-
+  wait "$pid" || true
+  n=$(grep -A1 "Accumulated forward statistics" "$log" | sed -n 's/.*RX-packets: *\([0-9]*\).*/\1/p')
+  awk -v n="$n" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN{printf "%.3f %.3f\n", n/((c1-c0)/hz)/1e6, n/(t1-t0)/1e6}'
+}
+
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+# compare NAME DESCRIPTION BASELINE_NAME "metron args" "baseline command"
+compare() {
+  local name=$1 what=$2 bname=$3 mcmd=$4 bcmd=$5 m=() b=()
+  for _ in $(seq "$ROUNDS"); do m+=("$(eval "$mcmd")"); b+=("$(eval "$bcmd")"); done
+  local mv mw mc bv bw bc
+  mv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); mw=$(printf '%s\n' "${m[@]}" | awk '{print $2}' | median)
+  mc=$(printf '%s\n' "${m[@]}" | awk '{print $3}' | median)
+  bv=$(printf '%s\n' "${b[@]}" | awk '{print $1}' | median); bw=$(printf '%s\n' "${b[@]}" | awk '{print $2}' | median)
+  bc=$(printf '%s\n' "${b[@]}" | awk '{print $3}' | median)
+  write "agent_$name" "$what" "$mv" Mpps "$bname" "$bv" "\"wall_value\": $mw, \"baseline_wall_value\": $bw"
+  [[ -n $mc && $mc != "" ]] && [[ -n $bc ]] && write "agent_${name}_cycles" "$what, CPU cycles per packet" "$mc" cyc/pkt "$bname" "$bc" ""
+  return 0
+}
+
+write() {  # name description value unit baseline baseline_value extra
+  local extra=${7:+, $7}
+  jq -n --arg name "$1" --arg desc "$2" --argjson v "$3" --arg unit "$4" --arg b "$5" --argjson bv "$6" --arg m "$MACHINE" \
+    "{name: \$name, description: \$desc, value: \$v, unit: \$unit, baseline: \$b, baseline_value: \$bv,
+      ratio: (if \$bv == 0 then null else ((\$v / \$bv) * 1000 | round / 1000) end), machine: \$m$extra}" \
+    >"$RESULTS/$1.json"
+  echo "bench: $1 = $3 $4 (baseline $5: $6)"
+}
+
+compare forwarding "FromDevice->ToDevice between two net_null ports, 64 B" "dpdk-testpmd io-fwd" \
+  "metron $FWD | cut -d' ' -f1,2" "testpmd"
+compare ipfilter1000 "IPFilter, 1000 rules (rte_acl), pcap trace of 10k flows" "same rules, linear first-match" \
+  "metron $FILTER $DATA/flows10k.pcap" "metron $FILTER_LINEAR $DATA/flows10k.pcap"
+compare napt_10k "NAPT (SynthRewriter), 10k flows" "I/O only, same trace" \
+  "metron $NAPT $DATA/flows10k.pcap" "metron $IO $DATA/flows10k.pcap"
+compare napt_100k "NAPT (SynthRewriter), 100k flows" "I/O only, same trace" \
+  "metron $NAPT $DATA/flows100k.pcap" "metron $IO $DATA/flows100k.pcap"
+compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynthesized chain, linear FW" \
+  "metron $CHAIN $DATA/flows10k.pcap" "metron $CHAIN_NAIVE $DATA/flows10k.pcap"
+
+# Resident memory with 1M NAPT flows on one core.
+read -r rss base cyc < <("$BUILD/napt_memory_bench" 1048576 2>/dev/null | awk '/^result/{print $2, $3, $4}')
+write agent_napt_1m_flows_rss "RSS growth of the process when one core's NAPT table holds 1M flows (target <= 256 MB)" \
+  "$(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}')" MB "target" 256 \
+  "\"process_rss_mb\": $rss, \"process_rss_before_mb\": $base, \"insert_cycles_per_flow\": $cyc"
