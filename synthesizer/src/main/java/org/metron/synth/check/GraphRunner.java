@@ -39,7 +39,7 @@ final class GraphRunner {
             }
             run.trace(e.id() + " -> out " + out);
             h = g.next(e, out);
-            if (h == null) {
+            if (h == null && run.trace != null) {
                 run.droppedBy = e.id() + " (output " + out + " unconnected)";
             }
         }

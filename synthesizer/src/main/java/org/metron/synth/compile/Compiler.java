@@ -55,12 +55,19 @@ public final class Compiler {
         for (ClassInfo c : syn.classes) {
             classAction[c.id] = action(c, t);
         }
-        // priority tiers: consecutive entries that pairwise do not overlap share a priority
+        // exact device matches per entry; null = the target cannot hold this entry as it is
+        List<List<RuleMatch>> exact = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            exact.add(t.capacity() == 0 ? null : DeviceMatch.of(syn.entries.get(i), t));
+        }
+        // priority tiers: consecutive entries that pairwise do not overlap share a priority; an entry the device
+        // cannot hold gets a tier of its own (its punt rule below is a superset that may overlap anything)
         int[] tier = new int[n];
         int cur = 0;
         int tierStart = 0;
         for (int i = 0; i < n; i++) {
-            boolean newTier = i - tierStart >= MAX_TIER;
+            boolean newTier = i > 0 && (i - tierStart >= MAX_TIER || exact.get(i) == null
+                    || exact.get(i - 1) == null);
             for (int j = tierStart; j < i && !newTier; j++) {
                 newTier = syn.entries.get(j).overlaps(syn.entries.get(i));
             }
@@ -70,61 +77,52 @@ public final class Compiler {
             }
             tier[i] = cur;
         }
-        // partial offload: skip what cannot go inside a tier, stop after the tier where something could not go
+        if (cur >= TOP_PRIORITY - 2) {
+            throw new org.metron.synth.SynthesisException("chain needs " + (cur + 1) + " priority levels, more than "
+                    + "the " + (TOP_PRIORITY - 2) + " a 16-bit priority field leaves");
+        }
+        // partial offload. The paper stops at the first rule the device cannot hold (or skips it inside a tier of
+        // equal priorities). We go further without losing first-match order: such an entry becomes a punt rule,
+        // its matchable superset sent to the server unclassified, and later entries are still offloaded; the
+        // software classifier holds every entry from the first punt on, so a punted packet still finds its first
+        // matching entry (it matched none of the earlier ones). Out of capacity or nothing matchable: stop.
+        List<OffloadRule> rules = new ArrayList<>();
         boolean[] offloaded = new boolean[n];
-        List<List<RuleMatch>> matches = new ArrayList<>(n);
         int budget = t.capacity() - 1;
-        int stopTier = Integer.MAX_VALUE;
+        int firstPunt = n;
         for (int i = 0; i < n; i++) {
-            if (tier[i] > stopTier) {
-                matches.add(null);
+            int prio = TOP_PRIORITY - tier[i];
+            List<RuleMatch> m = exact.get(i);
+            if (m != null && m.size() <= budget) {
+                RuleAction a = classAction[syn.entryClass(i)];
+                for (RuleMatch rm : m) {
+                    rules.add(OffloadRule.of(prio, rm, a));
+                }
+                budget -= m.size();
+                offloaded[i] = true;
                 continue;
             }
-            List<RuleMatch> m = t.capacity() == 0 ? null : DeviceMatch.of(syn.entries.get(i), t);
-            if (m != null && m.size() <= budget) {
-                offloaded[i] = true;
-                budget -= m.size();
-            } else {
-                m = null;
-                stopTier = tier[i];
+            firstPunt = Math.min(firstPunt, i);
+            List<RuleMatch> punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(syn.entries.get(i), t);
+            if (punt == null || punt.size() > budget) {
+                break;
             }
-            matches.add(m);
+            for (RuleMatch rm : punt) {
+                rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
+            }
+            budget -= punt.size();
         }
-        int softwareEntries = 0;
-        for (int i = 0; i < n; i++) {
-            softwareEntries += offloaded[i] ? 0 : 1;
+        if (firstPunt < n && t.capacity() > 0) {
+            rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
         }
-        // classes with any software entry are served by the classifying group
+        int softwareEntries = n - firstPunt;
         boolean[] viaSoftware = new boolean[syn.classes.size()];
         List<Cube> swEntries = new ArrayList<>();
         List<Integer> swClass = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            if (!offloaded[i]) {
-                viaSoftware[syn.entryClass(i)] = true;
-                swEntries.add(syn.entries.get(i));
-                swClass.add(syn.entryClass(i));
-            }
-        }
-        List<OffloadRule> rules = new ArrayList<>();
-        int maxTier = n == 0 ? 0 : tier[n - 1];
-        if (maxTier >= TOP_PRIORITY - 2) {
-            throw new org.metron.synth.SynthesisException("chain needs " + (maxTier + 1) + " priority levels, more than "
-                    + "the " + (TOP_PRIORITY - 2) + " a 16-bit priority field leaves");
-        }
-        for (int i = 0; i < n; i++) {
-            if (!offloaded[i]) {
-                continue;
-            }
-            int c = syn.entryClass(i);
-            // a TO_SERVER class with software entries lives in the classifying group; the tag finds it there
-            RuleAction a = classAction[c];
-            int prio = TOP_PRIORITY - tier[i];
-            for (RuleMatch m : matches.get(i)) {
-                rules.add(OffloadRule.of(prio, m, a));
-            }
-        }
-        if (softwareEntries > 0 && t.capacity() > 0) {
-            rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
+        for (int i = firstPunt; i < n; i++) {
+            viaSoftware[syn.entryClass(i)] = true;
+            swEntries.add(syn.entries.get(i));
+            swClass.add(syn.entryClass(i));
         }
         // groups
         List<ClassGroup> groups = new ArrayList<>();

@@ -67,6 +67,38 @@ final class DeviceMatch {
         return out;
     }
 
+    /**
+     * Device matches for a superset of the cube: constraints the target cannot match are dropped. Null if
+     * nothing matchable is left (the superset is every packet).
+     */
+    static List<RuleMatch> relaxed(Cube c, TargetProfile t) {
+        Cube r = relaxFirstFragment(c);
+        for (Field f : r.fields()) {
+            boolean keep = f == Field.ETH_TYPE || f != Field.ETH_SRC && f != Field.ETH_DST && f != Field.IP_MF
+                    && f != Field.IP_OFFSET && t.matchable().contains(f.matchField());
+            if (!keep) {
+                r = r.without(f);
+            }
+        }
+        while (true) {
+            if (r.isAll() || r.fields().equals(List.of(Field.ETH_TYPE))) {
+                return null;
+            }
+            List<RuleMatch> m = of(r, t);
+            if (m != null) {
+                return m;
+            }
+            // too many device rules: widen further, dropping the field with the most intervals
+            Field widest = null;
+            for (Field f : r.fields()) {
+                if (f != Field.ETH_TYPE && (widest == null || r.get(f).length > r.get(widest).length)) {
+                    widest = f;
+                }
+            }
+            r = r.without(widest);
+        }
+    }
+
     /** Drops "first fragment" when another constraint already excludes non-first fragments (their L4 = 0). */
     private static Cube relaxFirstFragment(Cube c) {
         long[] off = c.get(Field.IP_OFFSET);

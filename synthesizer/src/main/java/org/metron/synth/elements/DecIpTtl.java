@@ -42,7 +42,9 @@ public final class DecIpTtl extends Element {
     public int push(Packet p, int in, Run run) {
         long ttl = p.get(Field.TTL);
         if (ttl <= 1) {
-            run.droppedBy = expiredPort ? null : id();
+            if (run.trace != null) {
+                run.droppedBy = expiredPort ? null : id();
+            }
             return expiredPort ? 1 : Out.DROP;
         }
         p.set(Field.TTL, ttl - 1);

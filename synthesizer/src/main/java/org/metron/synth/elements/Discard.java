@@ -25,7 +25,9 @@ public final class Discard extends Element {
 
     @Override
     public int push(Packet p, int in, Run run) {
-        run.droppedBy = id();
+        if (run.trace != null) {
+            run.droppedBy = id();
+        }
         return Out.DROP;
     }
 

@@ -70,7 +70,9 @@ public final class Dpi extends Element {
     public int push(Packet p, int in, Run run) {
         run.steps.add(StatefulStep.dpi(id(), signatures));
         if (matches(p.payload)) {
-            run.droppedBy = id() + " (signature matched)";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (signature matched)";
+            }
             return Out.DROP;
         }
         return 0;

@@ -117,7 +117,9 @@ public final class EtherClassifier extends Element {
     @Override
     public int push(Packet p, int in, Run run) {
         if (run.stripped != 0) {
-            run.droppedBy = id() + " (no Ethernet header)";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (no Ethernet header)";
+            }
             return Out.DROP;
         }
         byte[] h = frameHeader(p);
@@ -140,7 +142,9 @@ public final class EtherClassifier extends Element {
                 return r;
             }
         }
-        run.droppedBy = id() + " (no pattern matched)";
+        if (run.trace != null) {
+            run.droppedBy = id() + " (no pattern matched)";
+        }
         return Out.DROP;
     }
 

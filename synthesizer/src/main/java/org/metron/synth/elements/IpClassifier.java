@@ -27,6 +27,9 @@ public final class IpClassifier extends Element {
     private final List<List<Cube>> dnfs = new ArrayList<>();
     private final int outputs;
     private RuleIndex index;
+    /** Reference lookup: one index entry per top-level alternative of each rule, in rule order. */
+    private Expr[] alts;
+    private int[] altRule;
 
     IpClassifier(String nf, ElementDecl decl) {
         super(nf, decl);
@@ -117,16 +120,21 @@ public final class IpClassifier extends Element {
         }
         long[] cand = index.scratch();
         index.candidates(p.v, cand);
-        for (int r = RuleIndex.next(cand, 0); r >= 0; r = RuleIndex.next(cand, r + 1)) {
-            if (exprs[r].eval(p.v)) {
+        for (int k = RuleIndex.next(cand, 0); k >= 0; k = RuleIndex.next(cand, k + 1)) {
+            int r = altRule[k];
+            if (alts[k].eval(p.v)) {
                 run.trace(id() + " rule " + r);
                 if (outs[r] == Out.DROP) {
-                    run.droppedBy = id() + " rule " + r;
+                    if (run.trace != null) {
+                        run.droppedBy = id() + " rule " + r;
+                    }
                 }
                 return outs[r];
             }
         }
-        run.droppedBy = id() + " (no rule matched)";
+        if (run.trace != null) {
+            run.droppedBy = id() + " (no rule matched)";
+        }
         return Out.DROP;
     }
 
@@ -135,13 +143,21 @@ public final class IpClassifier extends Element {
             return;
         }
         List<long[][]> sets = new ArrayList<>();
-        for (Expr e : exprs) {
-            long[][] s = new long[Field.COUNT][];
-            for (Field f : Field.values()) {
-                s[f.ordinal()] = e.bounds(f);
+        List<Expr> as = new ArrayList<>();
+        List<Integer> ar = new ArrayList<>();
+        for (int r = 0; r < exprs.length; r++) {
+            for (Expr e : exprs[r].alternatives()) {
+                long[][] s = new long[Field.COUNT][];
+                for (Field f : Field.values()) {
+                    s[f.ordinal()] = e.bounds(f);
+                }
+                sets.add(s);
+                as.add(e);
+                ar.add(r);
             }
-            sets.add(s);
         }
+        alts = as.toArray(new Expr[0]);
+        altRule = ar.stream().mapToInt(Integer::intValue).toArray();
         index = new RuleIndex(sets);
     }
 

@@ -121,7 +121,9 @@ public final class L2Write extends Element {
     public int push(Packet p, int in, Run run) {
         if (unstrip > 0) {
             if (p.get(Field.ETH_TYPE) != family) {
-                run.droppedBy = id();
+                if (run.trace != null) {
+                    run.droppedBy = id();
+                }
                 return Out.DROP;
             }
             run.stripped -= unstrip;

@@ -223,14 +223,18 @@ public final class Rewriter extends Element {
     public int push(Packet p, int in, Run run) {
         Spec s = specs.get(in);
         if (s.kind == Kind.DROP) {
-            run.droppedBy = id() + " (input " + in + " spec drop, no mapping)";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (input " + in + " spec drop, no mapping)";
+            }
             return Out.DROP;
         }
         if (!eligible(s).eval(p.v)) {
             if (s.kind == Kind.PASS) {
                 return s.fout;
             }
-            run.droppedBy = id() + " (packet not handled by " + decl.className() + ")";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (packet not handled by " + decl.className() + ")";
+            }
             return Out.DROP;
         }
         if (s.kind == Kind.PASS) {

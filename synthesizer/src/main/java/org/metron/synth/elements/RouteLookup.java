@@ -123,7 +123,9 @@ public final class RouteLookup extends Element {
                 }
             }
         }
-        run.droppedBy = id() + " (no route)";
+        if (run.trace != null) {
+            run.droppedBy = id() + " (no route)";
+        }
         return Out.DROP;
     }
 

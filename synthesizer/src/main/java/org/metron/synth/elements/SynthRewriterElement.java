@@ -70,14 +70,18 @@ public final class SynthRewriterElement extends Element {
     @Override
     public int push(Packet p, int in, Run run) {
         if (in != 0) {
-            run.droppedBy = id() + " (reply without mapping)";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (reply without mapping)";
+            }
             return Out.DROP;
         }
         RewritePattern first = pool.get(0);
         int fam = first.family();
         boolean tcpUdp = (p.get(Field.IP_PROTO) == 6 || p.get(Field.IP_PROTO) == 17) && p.get(Field.IP_OFFSET) == 0;
         if (fam != 0 && (fam == 6) != p.isIp6() || first.touchesPorts() && !tcpUdp) {
-            run.droppedBy = id() + " (packet not handled)";
+            if (run.trace != null) {
+                run.droppedBy = id() + " (packet not handled)";
+            }
             return Out.DROP;
         }
         int c = run.choose(pool.size());

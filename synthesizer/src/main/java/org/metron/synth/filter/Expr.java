@@ -29,6 +29,11 @@ public abstract class Expr {
      */
     public abstract long[] bounds(Field f);
 
+    /** The top-level alternatives of the pattern (a or b or c gives a, b, c); their union is the pattern. */
+    public List<Expr> alternatives() {
+        return List.of(this);
+    }
+
     /** Matches packets whose field f is in set. */
     public static Expr atom(Field f, long[] set) {
         return new Atom(f, set);
@@ -154,6 +159,13 @@ public abstract class Expr {
         @Override
         public boolean eval(long[] v) {
             return a.eval(v) || b.eval(v);
+        }
+
+        @Override
+        public List<Expr> alternatives() {
+            List<Expr> out = new ArrayList<>(a.alternatives());
+            out.addAll(b.alternatives());
+            return out;
         }
 
         @Override
