@@ -47,6 +47,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -217,6 +218,7 @@ public final class ChainManager implements MetronService {
             ServerChoice sc;
             Tag marker;
             synchronized (reservation) {
+                requireFreeIngress(id, d);
                 // a chain the offload device handles completely needs no server at all
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
@@ -324,6 +326,20 @@ public final class ChainManager implements MetronService {
         return out;
     }
 
+    /**
+     * Offload rules of a chain match everything arriving on its ingress point: two chains on one ingress
+     * point would classify each other's traffic, so a second one is refused.
+     */
+    private void requireFreeIngress(ChainId id, DeploymentSpec d) {
+        for (Chain other : store.chains().snapshot().values()) {
+            if (!other.id().equals(id) && other.state().holdsResources()
+                    && other.deployment().ingressPoint().equals(d.ingressPoint())) {
+                throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "ingress point " + d.ingressPoint()
+                        + " already carries chain " + other.id());
+            }
+        }
+    }
+
     private Object lock(ChainId id) {
         return locks.computeIfAbsent(id, k -> new Object());
     }
@@ -404,10 +420,19 @@ public final class ChainManager implements MetronService {
     @Override
     public List<ServerInfo> servers() {
         List<ServerInfo> out = new ArrayList<>();
-        for (MetronServer s : servers.servers()) {
+        // ask every agent at once, so one unreachable server costs one timeout, not one per server
+        List<MetronServer> all = new ArrayList<>(servers.servers());
+        List<CompletableFuture<ServerResources>> resources = new ArrayList<>();
+        List<CompletableFuture<Stats>> loads = new ArrayList<>();
+        for (MetronServer s : all) {
+            resources.add(s.agent().getResources());
+            loads.add(s.agent().getStats(""));
+        }
+        for (int i = 0; i < all.size(); i++) {
+            MetronServer s = all.get(i);
             try {
-                ServerResources res = s.agent().getResources().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Stats stats = s.agent().getStats("").get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                ServerResources res = resources.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                Stats stats = loads.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
                 Map<Integer, Double> load = new HashMap<>();
                 stats.getCoresList().forEach(c -> load.put(c.getCore(), c.getLoad()));
                 List<ServerInfo.CoreInfo> cores = res.getCoresList().stream()

@@ -35,7 +35,8 @@ public class ChainManagerConcurrencyTest {
         List<Future<?>> fs = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             String name = "p" + i;
-            fs.add(pool.submit(() -> w.manager.submit(Fixtures.chainJson(name))));
+            int port = 10 + i;
+            fs.add(pool.submit(() -> w.manager.submit(Fixtures.chainJsonAt(name, port))));
         }
         for (Future<?> f : fs) {
             f.get(30, TimeUnit.SECONDS);
@@ -50,7 +51,7 @@ public class ChainManagerConcurrencyTest {
         assertEquals(16, w.manager.tags().stream().map(t -> t.tag()).distinct().count());
         // 2 servers x 4 cores are now all taken: the ninth chain cannot be placed
         assertEquals(MetronException.Fault.IMPOSSIBLE_PLACEMENT, assertThrows(MetronException.class,
-                () -> w.manager.submit(Fixtures.chainJson("p9"))).fault());
+                () -> w.manager.submit(Fixtures.chainJsonAt("p9", 30))).fault());
     }
 
     @Test

@@ -81,7 +81,7 @@ public class ChainManagerTest {
     public void twoChainsGetDisjointCoresAndTags() {
         w.manager.submit(Fixtures.chainJson("a"));
         w.agents.get(0).load(0.9); // a's server is now busy: b goes to the other one
-        w.manager.submit(Fixtures.chainJson("b"));
+        w.manager.submit(Fixtures.chainJsonAt("b", 2));
         Placement a = w.manager.placement(ChainId.of("a")).get();
         Placement b = w.manager.placement(ChainId.of("b")).get();
         assertFalse(a.server().equals(b.server()));
@@ -94,7 +94,7 @@ public class ChainManagerTest {
         int rulesBefore = w.switches.total();
         w.switches.reject(Fixtures.D1);
         MetronException e = assertThrows(MetronException.class,
-                () -> w.manager.submit(Fixtures.chainJson("broken")));
+                () -> w.manager.submit(Fixtures.chainJsonAt("broken", 2)));
         assertEquals(Fault.SWITCH_FAILURE, e.fault());
         assertTrue(e.getMessage(), e.getMessage().contains(Fixtures.S1) && e.getMessage().contains("rolled back"));
 
@@ -228,6 +228,17 @@ public class ChainManagerTest {
         w.manager.remove(ChainId.of("stateless-nat"));
         assertEquals(0, w.switches.total());
         assertTrue(w.manager.tags().isEmpty());
+    }
+
+    @Test
+    public void oneIngressPointCarriesOneChain() {
+        w.manager.submit(Fixtures.chainJson("first"));
+        MetronException e = assertThrows(MetronException.class, () -> w.manager.submit(Fixtures.chainJson("second")));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("already carries chain first"));
+        assertEquals(8, w.switches.total());
+        w.manager.remove(ChainId.of("first"));
+        assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJson("second")).state());
     }
 
     @Test

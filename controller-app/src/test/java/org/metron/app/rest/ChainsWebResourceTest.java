@@ -139,12 +139,16 @@ public class ChainsWebResourceTest extends JerseyTest {
         assertEquals(422, elem.getStatus());
         assertTrue(json(elem).get("message").asText().contains("Bogus"));
 
-        Response big = post("chains", Fixtures.chainJson("big", "mac", 16, 1));
+        Response busy = post("chains", Fixtures.chainJson("same-ingress"));
+        assertEquals(409, busy.getStatus());
+        assertTrue(json(busy).get("message").asText().contains("already carries chain keep"));
+
+        Response big = post("chains", Fixtures.chainJsonAt("big", "mac", 16, 1, 2));
         assertEquals(409, big.getStatus());
         assertEquals("IMPOSSIBLE_PLACEMENT", json(big).get("error").asText());
 
         w.agents.forEach(a -> a.unreachable(true));
-        Response down = post("chains", Fixtures.chainJson("down"));
+        Response down = post("chains", Fixtures.chainJsonAt("down", 3));
         assertEquals(502, down.getStatus());
         JsonNode d = json(down);
         assertEquals("AGENT_FAILURE", d.get("error").asText());

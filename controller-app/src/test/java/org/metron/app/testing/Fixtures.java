@@ -96,19 +96,28 @@ public final class Fixtures {
         }
     }
 
-    /** Chain JSON in the contracts format. */
+    /** Chain JSON in the contracts format, entering at s1 port 1. */
     public static String chainJson(String name, String tagType, int cores, int nics) {
+        return chainJsonAt(name, tagType, cores, nics, 1);
+    }
+
+    /** Chain JSON entering at s1 port {@code ingressPort} (one chain per ingress point). */
+    public static String chainJsonAt(String name, String tagType, int cores, int nics, int ingressPort) {
         return "{\"name\": \"" + name + "\", \"nfs\": [{\"name\": \"fw\", \"click\": "
                 + "\"FromDevice(in0) -> Strip(14) -> CheckIPHeader -> IPFilter(allow tcp dst port 80, allow udp, deny all)"
                 + " -> Unstrip(14) -> ToDevice(out0);\"}],"
                 + " \"links\": [], \"ingress\": [\"fw.in0\"], \"egress\": [\"fw.out0\"],"
                 + " \"deployment\": {\"tagType\": \"" + tagType + "\", \"cpuCores\": " + cores
-                + ", \"maxCpuCores\": " + Math.max(4, cores) + ", \"ingressPoint\": \"" + S1 + "/1\", \"egressPoint\": \"" + S1 + "/3\","
+                + ", \"maxCpuCores\": " + Math.max(4, cores) + ", \"ingressPoint\": \"" + S1 + "/" + ingressPort + "\", \"egressPoint\": \"" + S1 + "/3\","
                 + " \"nics\": " + nics + "}}";
     }
 
     public static String chainJson(String name) {
         return chainJson(name, "mac", 1, 1);
+    }
+
+    public static String chainJsonAt(String name, int ingressPort) {
+        return chainJsonAt(name, "mac", 1, 1, ingressPort);
     }
 
     /**
