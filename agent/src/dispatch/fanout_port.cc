@@ -198,18 +198,37 @@ void FanoutPort::drain_rings() {
   // those a moment, then wait for every slot that holds a frame now to be released by its reader. The reader
   // releases in ring order and the kernel refills in ring order, so a slot cannot be released and refilled
   // between two polls unless a whole ring turned over in one poll period.
+  constexpr auto kIdleReader = std::chrono::milliseconds(50);
   std::this_thread::sleep_for(std::chrono::microseconds(200));
-  std::vector<tpacket2_hdr*> pending;
+  struct Pending {
+    uint16_t queue;
+    tpacket2_hdr* frame;
+  };
+  std::vector<Pending> pending;
+  std::vector<uint64_t> polls(options_.queues);
   for (uint16_t q = 0; q < options_.queues; ++q) {
+    polls[q] = queues_[q].counters.rx_polls.load(std::memory_order_relaxed);
     Ring& rx = queues_[q].rx;
     for (uint32_t i = 0; i < rx.frames; ++i) {
-      if (Status(FrameAt(rx.base, i)) & TP_STATUS_USER) pending.push_back(FrameAt(rx.base, i));
+      if (Status(FrameAt(rx.base, i)) & TP_STATUS_USER) pending.push_back({q, FrameAt(rx.base, i)});
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.drain_timeout_ms);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(options_.drain_timeout_ms);
+  bool idle_checked = false;
   while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (!idle_checked && std::chrono::steady_clock::now() - start >= kIdleReader) {
+      // A queue whose reader did not poll once in that time has no reader: its backlog waits for nobody.
+      idle_checked = true;
+      pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                   [&](const Pending& p) {
+                                     return queues_[p.queue].counters.rx_polls.load(std::memory_order_relaxed) ==
+                                            polls[p.queue];
+                                   }),
+                    pending.end());
+    }
     pending.erase(std::remove_if(pending.begin(), pending.end(),
-                                 [](tpacket2_hdr* h) { return !(Status(h) & TP_STATUS_USER); }),
+                                 [](const Pending& p) { return !(Status(p.frame) & TP_STATUS_USER); }),
                   pending.end());
     if (!pending.empty()) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -218,6 +237,7 @@ void FanoutPort::drain_rings() {
 uint16_t FanoutPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
   Queue& q = queues_[qi];
   Ring& rx = q.rx;
+  Bump(q.counters.rx_polls, 1);
   uint16_t ready = 0;
   for (uint32_t i = rx.head; ready < n && (Status(FrameAt(rx.base, i)) & TP_STATUS_USER); i = (i + 1) % rx.frames) {
     ++ready;

@@ -71,6 +71,7 @@ class FanoutPort final : public Port, public Dispatcher {
   struct alignas(64) QueueCounters {
     std::atomic<uint64_t> rx_packets{0}, rx_bytes{0}, rx_dropped{0};
     std::atomic<uint64_t> tx_packets{0}, tx_bytes{0}, tx_dropped{0};
+    std::atomic<uint64_t> rx_polls{0};  // tells drain_rings() whether anyone reads this queue
   };
   struct Queue {
     int fd = -1;
@@ -85,7 +86,8 @@ class FanoutPort final : public Port, public Dispatcher {
   void open_queue(Queue& q, int ifindex);
   void join_fanout();
   grpc::Status install_programs(const std::vector<SteerRule>& ordered_rules);
-  // Waits until every frame waiting in an rx ring now has been released by the queue's reader.
+  // Waits until every frame waiting in an rx ring now has been released by the queue's reader; queues nobody
+  // polls (no worker bound to them) are not waited for.
   void drain_rings();
 
   FanoutPortOptions options_;

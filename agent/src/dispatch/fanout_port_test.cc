@@ -105,6 +105,27 @@ TEST_F(FanoutPortTest, VlanTagsReachOnlyTheirCoreWithTagReportedStripped) {
   for (const auto& [vlan, q] : expected) EXPECT_EQ(per_vlan[vlan], 40) << "VLAN " << vlan;
 }
 
+// A queue no worker polls (no group of this NIC on that core) must not hold up dispatch changes: its backlog
+// has no reader to wait for.
+TEST_F(FanoutPortTest, ChangesDoNotWaitForQueuesNobodyReads) {
+  workers_.reset();
+  port_.reset();
+  FanoutPortOptions o{"rx0", kQueues, 1024, 0};
+  o.drain_timeout_ms = 5000;
+  port_ = FanoutPort::open(o, test::pool());
+  SteeringTable table;
+  ASSERT_TRUE(table.add_nic(port_.get()).ok());
+  for (int i = 0; i < 50; ++i) sender_->Send(MacTagged(77, 0, i));  // unknown tag: default queue, unread
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(table.set_tags("rx0", pb::TAG_MAC, {{1, 1}}).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2500))
+      << "set_tags waited out the drain timeout for a queue without a reader";
+  rte_mbuf* pkts[64];
+  EXPECT_EQ(port_->rx_burst(0, pkts, 64), 50) << "the unread backlog must still be there, not discarded";
+  rte_pktmbuf_free_bulk(pkts, 50);
+}
+
 // Hundreds of tags compile to a binary search; every one of them (and every miss) must still land right.
 TEST_F(FanoutPortTest, HundredsOfMacAndVlanTagsEachReachTheirCore) {
   std::map<uint16_t, uint16_t> mac, vlan;
@@ -150,8 +171,8 @@ TEST_F(FanoutPortTest, HundredsOfMacAndVlanTagsEachReachTheirCore) {
 // A tag moved under traffic: nothing is lost, and once apply() returned the old core never sees the tag again
 // (its backlog was taken before), which is what lets the engine retire the group on the old core safely.
 TEST_F(FanoutPortTest, RemapUnderTrafficLosesNothingAndTheOldCoreStopsWhenApplyReturns) {
-  // Slow readers (slower than the RCU grace period the kernel waits when the program changes): each ring holds
-  // a backlog when the tag moves.
+  // Slow readers (slower than the RCU grace period the kernel waits when the program changes, but polling more
+  // often than FanoutPort's idle-reader threshold of 50 ms): each ring holds a backlog when the tag moves.
   workers_.reset();
   workers_ = std::make_unique<test::QueueWorkers>(*port_, std::chrono::milliseconds(20));
   ASSERT_TRUE(table_.set_tags("rx0", pb::TAG_MAC, {{1, 0}}).ok());
