@@ -1,5 +1,6 @@
 """Metron end to end on one machine: paper-fig3, the embedded host, a real agent, real OVS, real packets.
 The same scenario as `make demo` (smaller firewall), then removal, host restart and agent restart."""
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -10,8 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import chains, scenario, traffic  # noqa: E402
+from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402  (puts deploy/embedded on the path)
 from metron_client import HostError  # noqa: E402
-from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402
 from metron_topo import agent  # noqa: E402
 
 RULES = 100
@@ -110,3 +111,28 @@ def test_a_restarted_agent_gets_its_chain_redeployed(clean):
             return False
 
     wait_for(redeployed, 60, "the controller to redeploy chain 'again' on the restarted agent")
+
+
+def metron_cli(session, *args):
+    return subprocess.run([str(REPO / "deploy" / "embedded" / "metron"), "--data", str(session.data), *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_cli_runs_the_onos_cli_commands_against_the_host(clean, tmp_path):
+    net = clean.network()
+    body, _ = chains.fw_napt_lb("cli", RULES, net["ingress"][0], net["egress"][0])
+    (tmp_path / "cli.json").write_text(body)
+    r = metron_cli(clean, "chain-add", str(tmp_path / "cli.json"))
+    assert r.returncode == 0, r.stderr
+    assert "chain cli ACTIVE in " in r.stdout and "server metron:srv1" in r.stdout
+    chains_out = metron_cli(clean, "chains").stdout
+    assert "cli" in chains_out and "ACTIVE" in chains_out
+    assert "02:4d:" in metron_cli(clean, "tcs", "cli").stdout
+    assert "of:0000000000000001" in metron_cli(clean, "placement", "cli").stdout
+    rules = metron_cli(clean, "rules", "of:0000000000000001").stdout.splitlines()
+    assert len(rules) - 1 == scenario.metron_rule_count(clean, "s1")
+    assert "core 1" in metron_cli(clean, "servers").stdout
+    r = metron_cli(clean, "chain-remove", "cli")
+    assert r.returncode == 0 and "chain cli removed in" in r.stdout
+    r = metron_cli(clean, "chain-remove", "cli")
+    assert r.returncode == 1 and "404" in r.stderr and "cli" in r.stderr
