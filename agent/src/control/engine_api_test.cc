@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <thread>
 
 #include "control/server.h"
@@ -175,6 +176,59 @@ TEST_F(EngineApiTest, UpdateMovesTheGroupToANewTag) {
   EXPECT_TRUE(steering_.tags("rx0", pb::TAG_MAC).empty()) << "removed pipeline's tag still steered";
   grpc::ClientContext ctx3;
   EXPECT_EQ(stub_->RemovePipeline(&ctx3, rm, &rr).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> [0]output;"), &st).ok());
+  {
+    grpc::ClientContext ctx;
+    pb::ServerResources res;
+    ASSERT_TRUE(stub_->GetResources(&ctx, pb::GetResourcesRequest(), &res).ok());
+    const pb::Nic* rx0 = nullptr;
+    for (const auto& n : res.nics()) {
+      if (n.name() == "rx0") rx0 = &n;
+    }
+    ASSERT_NE(rx0, nullptr) << res.DebugString();
+    EXPECT_EQ(rx0->active_mode(), pb::DISPATCH_FANOUT_CBPF);
+    EXPECT_EQ(rx0->rx_queues(), engine_->slot_count());
+    ASSERT_EQ(res.tags_in_use_size(), 1);
+    EXPECT_EQ(res.tags_in_use(0), 7u);
+  }
+  std::atomic<bool> stop{false};
+  std::thread traffic([&] {
+    while (!stop) {
+      SendTagged(7, 10);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  grpc::ClientContext ctx;
+  pb::LoadStreamRequest req;
+  req.set_interval_ms(50);
+  auto reader = stub_->StreamLoad(&ctx, req);
+  std::vector<pb::Stats> reports(5);
+  for (auto& r : reports) ASSERT_TRUE(reader->Read(&r));
+  ctx.TryCancel();
+  pb::Stats rest;
+  while (reader->Read(&rest)) {
+  }
+  stop = true;
+  traffic.join();
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const pb::Stats& r = reports[i];
+    ASSERT_EQ(r.cores_size(), 1) << r.DebugString();
+    EXPECT_EQ(r.cores(0).core(), kWorkerCore);
+    EXPECT_GE(r.cores(0).load(), 0.0);
+    EXPECT_LE(r.cores(0).load(), 1.0);
+    if (i > 0) {
+      EXPECT_GT(r.timestamp_ns(), reports[i - 1].timestamp_ns());
+      EXPECT_GE(r.cores(0).total_cycles(), reports[i - 1].cores(0).total_cycles());
+    }
+  }
+  uint64_t first = 0, last = 0;
+  for (const auto& g : reports.front().groups()) first = g.group_id() == "g1" ? g.packets() : first;
+  for (const auto& g : reports.back().groups()) last = g.group_id() == "g1" ? g.packets() : last;
+  EXPECT_GT(last, first) << "the stream's group counters did not move under traffic";
 }
 
 }  // namespace
