@@ -231,6 +231,29 @@ public class ChainManagerTest {
     }
 
     @Test
+    public void removalWhileTheAgentIsDownCanBeRetried() {
+        w.manager.submit(Fixtures.chainJson("r"));
+        TestAgent agent = agentOf(w.manager.placement(ChainId.of("r")).get());
+        agent.unreachable(true);
+        MetronException e = assertThrows(MetronException.class, () -> w.manager.remove(ChainId.of("r")));
+        assertEquals(Fault.AGENT_FAILURE, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("retry DELETE"));
+        Chain failed = w.manager.chain(ChainId.of("r")).get();
+        assertEquals(ChainState.FAILED, failed.state());
+        assertTrue(failed.reason().contains("removal incomplete"));
+        // what it still holds stays recorded, so the retry knows what to remove
+        assertTrue(w.manager.placement(ChainId.of("r")).isPresent());
+
+        agent.unreachable(false);
+        w.manager.remove(ChainId.of("r"));
+        assertTrue(w.manager.chains().isEmpty());
+        assertTrue(agent.pipelines().isEmpty());
+        assertTrue(agent.nicRules().isEmpty());
+        assertEquals(0, w.switches.total());
+        assertTrue(w.manager.tags().isEmpty());
+    }
+
+    @Test
     public void oneIngressPointCarriesOneChain() {
         w.manager.submit(Fixtures.chainJson("first"));
         MetronException e = assertThrows(MetronException.class, () -> w.manager.submit(Fixtures.chainJson("second")));
