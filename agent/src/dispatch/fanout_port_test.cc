@@ -281,6 +281,45 @@ TEST_F(FanoutPortTest, NicRulesSteerAndDropAheadOfTags) {
   EXPECT_EQ(seen[0].size(), 20u) << "after removing the rule, tag 1 goes back to its core";
 }
 
+TEST_F(FanoutPortTest, Ipv6PrefixAndPortRulesSteer) {
+  pb::NicRuleBatch batch;
+  pb::NicRule* r = batch.add_rules();
+  r->set_id(1);
+  r->set_nic("rx0");
+  std::string net(16, '\0');
+  const uint8_t prefix[6] = {0x20, 0x01, 0x0d, 0xb8, 0, 1};
+  net.replace(0, 6, reinterpret_cast<const char*>(prefix), 6);
+  r->mutable_match()->set_ip_dst(net);
+  r->mutable_match()->set_ip_dst_prefix(48);
+  r->mutable_match()->set_ip_proto(17);
+  r->mutable_match()->set_l4_dst(4789);
+  r->mutable_match()->set_l4_dst_mask(0xffff);
+  r->mutable_action()->set_queue(2);
+  pb::NicRuleReply reply;
+  grpc::Status s = table_.Install(batch, &reply);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  FrameSpec hit = MacTagged(1, 0, 0);
+  hit.ipv6 = true;
+  hit.dport = 4789;
+  FrameSpec other_port = hit;
+  other_port.dport = 4790;
+  FrameSpec other_net = hit;
+  other_net.dst6[5] = 2;  // 2001:db8:2::/48
+  FrameSpec v4 = MacTagged(1, 0, 0);
+  v4.dport = 4789;
+  for (int i = 0; i < 10; ++i) {
+    sender_->Send(hit);
+    sender_->Send(other_port);
+    sender_->Send(other_net);
+    sender_->Send(v4);
+  }
+  ASSERT_TRUE(workers_->WaitFor(40));
+  const auto seen = workers_->Take();
+  EXPECT_EQ(seen[2].size(), 10u) << "IPv6 frames in 2001:db8:1::/48 to UDP 4789 go to queue 2";
+  EXPECT_EQ(seen[0].size(), 30u) << "the rest falls through to the default queue";
+}
+
 TEST_F(FanoutPortTest, TransmitsOnTheWire) {
   const int rx = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
   ASSERT_GE(rx, 0);

@@ -86,6 +86,10 @@ struct FrameSpec {
   uint16_t sport = 1000;
   uint16_t dport = 2000;
   uint32_t seq = 0;  // carried in the payload
+  // IPv6 instead of IPv4 when set: these are the addresses (src_ip/dst_ip are then ignored).
+  bool ipv6 = false;
+  uint8_t src6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  uint8_t dst6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
 };
 
 inline FrameSpec MacTagged(uint16_t group, uint16_t cls, uint32_t seq) {
@@ -106,10 +110,17 @@ inline std::vector<uint8_t> BuildFrame(const FrameSpec& f) {
   b.insert(b.end(), f.dst, f.dst + 6);
   for (uint8_t x : {0x02, 0x00, 0x00, 0x00, 0x00, 0x01}) b.push_back(x);
   if (f.vlan) { put16(0x8100); put16(f.vlan); }
-  put16(0x0800);
-  put16(0x4500); put16(20 + 8 + 4); put16(0); put16(0);
-  b.push_back(64); b.push_back(f.proto); put16(0);
-  put32(f.src_ip); put32(f.dst_ip);
+  if (f.ipv6) {
+    put16(0x86dd);
+    put32(0x60000000); put16(8 + 4); b.push_back(f.proto); b.push_back(64);
+    b.insert(b.end(), f.src6, f.src6 + 16);
+    b.insert(b.end(), f.dst6, f.dst6 + 16);
+  } else {
+    put16(0x0800);
+    put16(0x4500); put16(20 + 8 + 4); put16(0); put16(0);
+    b.push_back(64); b.push_back(f.proto); put16(0);
+    put32(f.src_ip); put32(f.dst_ip);
+  }
   put16(f.sport); put16(f.dport); put16(8 + 4); put16(0);
   put32(f.seq);
   if (b.size() < 60) b.resize(60, 0);
