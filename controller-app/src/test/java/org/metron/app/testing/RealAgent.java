@@ -37,14 +37,37 @@ public final class RealAgent implements AutoCloseable {
     }
 
     public static RealAgent start(String name) throws IOException, InterruptedException {
+        return start(name, List.of(), List.of("-l", "0-1"));
+    }
+
+    /**
+     * An agent with {@code workers} worker lcores spread over the machine's CPUs (more lcores than CPUs, as
+     * the emulated topologies run agents), for tests that need several cores.
+     */
+    public static RealAgent start(String name, int workers) throws IOException, InterruptedException {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        List<String> cores = new java.util.ArrayList<>();
+        for (int c = 1; c <= workers; c++) {
+            cores.add(Integer.toString(c));
+        }
+        return start(name, List.of("--cores", String.join(",", cores)),
+                List.of("--lcores", "(0-" + workers + ")@(0-" + (cpus - 1) + ")"));
+    }
+
+    private static RealAgent start(String name, List<String> options, List<String> lcores)
+            throws IOException, InterruptedException {
         Path bin = Paths.get(System.getProperty("metron.agent.bin", "../agent/build/metron-agent")).toAbsolutePath();
         if (!Files.isExecutable(bin)) {
             throw new AssertionError("metron-agent not found at " + bin + ": `make agent-build` first");
         }
         String prefix = "metron-ctl-test-" + ProcessHandle.current().pid() + "-" + name;
         Path log = Files.createTempFile(prefix, ".log");
-        List<String> cmd = List.of(bin.toString(), "--listen", "127.0.0.1:0", "--dpdk", "-l", "0-1", "--vdev",
-                "net_null0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix, "--");
+        List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString(), "--listen", "127.0.0.1:0"));
+        cmd.addAll(options);
+        cmd.add("--dpdk");
+        cmd.addAll(lcores);
+        cmd.addAll(List.of("--vdev", "net_null0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix,
+                "--"));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.currentTimeMillis() + 30_000;
         while (System.currentTimeMillis() < deadline && p.isAlive()) {

@@ -1,0 +1,230 @@
+package org.metron.app.scaling;
+
+import org.metron.agent.v1.ClassStats;
+import org.metron.agent.v1.CoreStats;
+import org.metron.agent.v1.GroupStats;
+import org.metron.agent.v1.Stats;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.ChainStore;
+import org.metron.synth.ClassGroup;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The one load monitor for all chains (docs/scaling.md#monitoring): one StreamLoad subscription per server at
+ * {@link #INTERVAL_MS}; each report is turned into per-group loads (busy-cycle delta of the group over the
+ * cycle delta of its core) and per-class rates for every chain placed on that server, and handed to the policy.
+ * Decisions run on a small pool, at most one per chain at a time, so chains rebalance independently.
+ */
+public final class LoadMonitor implements AutoCloseable {
+    /** Report interval asked of every agent. */
+    public static final int INTERVAL_MS = 100;
+    private static final Logger log = LoggerFactory.getLogger(LoadMonitor.class);
+
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final ScalingPolicy policy;
+    private final ScalingExecutor executor;
+    private final LongSupplier clock;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
+            "metron-load-monitor"));
+    private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
+    private final Map<DeviceId, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
+    private final Map<DeviceId, Stats> last = new HashMap<>();
+    private final Map<ChainId, ChainLoad> latest = new ConcurrentHashMap<>();
+    private final Set<ChainId> busy = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
+                       LongSupplier clock) {
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.policy = Objects.requireNonNull(policy);
+        this.executor = Objects.requireNonNull(executor);
+        this.clock = Objects.requireNonNull(clock);
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** Subscribes to every registered server now and to servers registered later (checked every second). */
+    public void start() {
+        timer.scheduleWithFixedDelay(this::subscribeAll, 0, 1, TimeUnit.SECONDS);
+    }
+
+    private void subscribeAll() {
+        for (MetronServer s : servers.servers()) {
+            subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(INTERVAL_MS,
+                    stats -> onReport(id, stats),
+                    err -> {
+                        log.warn("Load stream of {} failed: {}; resubscribing", id, err.toString());
+                        AutoCloseable sub = subscriptions.remove(id);
+                        close(sub);
+                        synchronized (this) {
+                            last.remove(id);
+                        }
+                    }));
+        }
+    }
+
+    /** One report from one server: measure every chain placed there, act on decisions. */
+    void onReport(DeviceId server, Stats stats) {
+        if (closed) {
+            return;
+        }
+        List<ChainLoad> loads = new ArrayList<>();
+        synchronized (this) {
+            Stats prev = last.put(server, stats);
+            if (prev == null || stats.getTimestampNs() <= prev.getTimestampNs()) {
+                return;
+            }
+            for (Placement p : store.placements().snapshot().values()) {
+                if (!p.server().equals(Optional.of(server)) || p.groups().isEmpty()) {
+                    continue;
+                }
+                Optional<Chain> chain = store.chains().get(p.chainId()).map(Versioned::value);
+                if (chain.isEmpty() || chain.get().state() != ChainState.ACTIVE) {
+                    continue;
+                }
+                measure(chain.get(), p, prev, stats).ifPresent(loads::add);
+            }
+        }
+        long now = clock.getAsLong();
+        for (ChainLoad c : loads) {
+            latest.put(c.chain(), c);
+            if (busy.contains(c.chain())) {
+                continue;
+            }
+            Optional<ScalingDecision> d = policy.evaluate(c, now);
+            if (d.isPresent() && busy.add(c.chain())) {
+                workers.execute(() -> act(c, d.get()));
+            }
+        }
+    }
+
+    private void act(ChainLoad c, ScalingDecision d) {
+        Set<Integer> touched = new HashSet<>();
+        c.groups().stream().filter(g -> d.groups().contains(g.groupId())).forEach(g -> touched.add(g.core()));
+        try {
+            Map<Integer, Double> rates = new HashMap<>();
+            c.groups().stream().filter(g -> g.groupId().equals(d.groups().get(0))).forEach(g -> rates.putAll(
+                    g.classRates()));
+            ScalingEvent e = executor.execute(d, rates);
+            // the new core of a split cools down too
+            e.coresAfter().stream().filter(k -> !e.coresBefore().contains(k)).forEach(touched::add);
+            log.info("{}: {} in {} ms ({} ms after onset)", d, e.outcome(), e.durationMs(), e.reactionMs());
+        } catch (RuntimeException e) {
+            log.warn("{} failed: {}", d, e.getMessage());
+        } finally {
+            // cool down even after a failure: no retry storm every interval
+            policy.applied(c.chain(), c.server(), touched, clock.getAsLong());
+            busy.remove(c.chain());
+        }
+    }
+
+    private Optional<ChainLoad> measure(Chain chain, Placement p, Stats prev, Stats now) {
+        Map<Integer, Long> coreCycles = new HashMap<>();
+        Map<Integer, CoreStats> before = new HashMap<>();
+        prev.getCoresList().forEach(x -> before.put(x.getCore(), x));
+        for (CoreStats x : now.getCoresList()) {
+            CoreStats b = before.get(x.getCore());
+            if (b != null) {
+                coreCycles.put(x.getCore(), x.getTotalCycles() - b.getTotalCycles());
+            }
+        }
+        double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
+        Map<String, ClassGroup> bases;
+        try {
+            bases = executor.baseGroups(chain.id(), p);
+        } catch (RuntimeException e) {
+            log.debug("No compiled form of {}: {}", chain.id(), e.getMessage());
+            return Optional.empty();
+        }
+        List<GroupLoad> groups = new ArrayList<>();
+        for (GroupAssignment ga : p.groups()) {
+            Optional<GroupStats> a = group(prev, chain.id(), ga.groupId());
+            Optional<GroupStats> b = group(now, chain.id(), ga.groupId());
+            Long cycles = coreCycles.get(ga.core());
+            if (a.isEmpty() || b.isEmpty() || cycles == null || cycles <= 0 || b.get().getCore() != ga.core()) {
+                return Optional.empty(); // the chain is changing (or just started): measure next interval
+            }
+            double load = Math.max(0, b.get().getBusyCycles() - a.get().getBusyCycles()) / (double) cycles;
+            Map<Integer, Long> pa = new HashMap<>();
+            a.get().getClassesList().forEach(x -> pa.put(x.getClassId(), x.getPackets()));
+            Map<Integer, Double> rates = new HashMap<>();
+            for (ClassStats x : b.get().getClassesList()) {
+                if (ga.classIds().contains(x.getClassId())) {
+                    rates.put(x.getClassId(), Math.max(0, x.getPackets() - pa.getOrDefault(x.getClassId(), 0L))
+                            / secs);
+                }
+            }
+            ga.classIds().forEach(cls -> rates.putIfAbsent(cls, 0.0));
+            ClassGroup base = bases.get(ga.groupId());
+            groups.add(new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
+                    !base.classifies()));
+        }
+        return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
+                chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));
+    }
+
+    private static Optional<GroupStats> group(Stats s, ChainId chain, String group) {
+        return s.getGroupsList().stream().filter(g -> g.getPipelineId().equals(chain.name())
+                && g.getGroupId().equals(group)).findFirst();
+    }
+
+    /** The latest measurement of a chain. */
+    public Optional<ChainLoad> latest(ChainId chain) {
+        return Optional.ofNullable(latest.get(chain));
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        timer.shutdownNow();
+        subscriptions.values().forEach(LoadMonitor::close);
+        subscriptions.clear();
+        workers.shutdown();
+        try {
+            workers.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void close(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            log.debug("closing a load subscription: {}", e.toString());
+        }
+    }
+}

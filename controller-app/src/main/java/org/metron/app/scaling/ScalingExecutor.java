@@ -1,0 +1,781 @@
+package org.metron.app.scaling;
+
+import com.google.common.hash.Hashing;
+import org.metron.agent.v1.Core;
+import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.GroupStats;
+import org.metron.agent.v1.NicAction;
+import org.metron.agent.v1.NicMatch;
+import org.metron.agent.v1.NicRule;
+import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.UpdatePipelineRequest;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo.Role;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.TagType;
+import org.metron.app.impl.ChainRequests;
+import org.metron.app.impl.Synthesis;
+import org.metron.app.impl.TagAllocator;
+import org.metron.app.scaling.ScalingDecision.Kind;
+import org.metron.app.scaling.ScalingEvent.Outcome;
+import org.metron.app.scaling.ScalingOperation.Step;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
+import org.metron.app.store.TagKey;
+import org.metron.drivers.agent.AgentClient;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.TargetProfile;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+
+/**
+ * Carries out splits and merges hitlessly, in the step order of docs/scaling.md#steps, recording each step in
+ * the journal ({@link ScalingStore#operations()}) before taking it. A failure before the switch re-tag rolls
+ * everything back; from the re-tag on, the operation is completed (the switch already sends the moved classes
+ * to their new tag). {@link #recover()} does the same for operations a previous controller left unfinished.
+ *
+ * <p>Concurrency: one operation per chain at a time (per-chain lock); chains proceed in parallel except for the
+ * short core/tag reservation. Store writes of the chain's placement and rules are compare-and-swap, so an
+ * operator's remove/update that ran meanwhile is never overwritten.
+ */
+public final class ScalingExecutor {
+    private static final Logger log = LoggerFactory.getLogger(ScalingExecutor.class);
+    /** How long a retired group may keep receiving frames already tagged for it before it goes. */
+    private static final long DRAIN_MAX_MS = 500;
+    private static final long DRAIN_POLL_MS = 20;
+
+    private final ChainStore store;
+    private final ScalingStore journal;
+    private final ServerRegistry servers;
+    private final SwitchProgrammer switches;
+    private final Synthesis synthesis;
+    private final ApplicationId app;
+    private final Duration timeout;
+    private final LongSupplier clock;
+    private final TagAllocator tags;
+    private final Map<ChainId, Object> locks = new ConcurrentHashMap<>();
+    private final Object reservation = new Object();
+    private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
+
+    private static final class Compiled {
+        final long version;
+        final CompiledChain chain;
+
+        Compiled(long version, CompiledChain chain) {
+            this.version = version;
+            this.chain = chain;
+        }
+    }
+
+    /**
+     * @param app     the application id the chain's rules were installed with (rule ids depend on it)
+     * @param timeout per agent call and per switch batch
+     * @param clock   wall-clock milliseconds
+     */
+    public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
+                           Synthesis synthesis, ApplicationId app, Duration timeout, LongSupplier clock) {
+        this.store = Objects.requireNonNull(store);
+        this.journal = Objects.requireNonNull(journal);
+        this.servers = Objects.requireNonNull(servers);
+        this.switches = Objects.requireNonNull(switches);
+        this.synthesis = Objects.requireNonNull(synthesis);
+        this.app = Objects.requireNonNull(app);
+        this.timeout = Objects.requireNonNull(timeout);
+        this.clock = Objects.requireNonNull(clock);
+        this.tags = new TagAllocator(store.tags());
+    }
+
+    /** Carries out a policy decision. */
+    public ScalingEvent execute(ScalingDecision d, Map<Integer, Double> classRates) {
+        return d.kind() == Kind.SPLIT
+                ? split(d.chain(), d.groups().get(0), classRates, d.reason(), d.onsetMs())
+                : merge(d.chain(), d.groups().get(0), d.groups().get(1), d.reason(), d.onsetMs());
+    }
+
+    // ---- split -----------------------------------------------------------------------------------------------
+
+    /**
+     * Splits a group: the half of its classes with about half the measured rate moves to a new group with a
+     * new tag and core, with a copy of the group's flow state.
+     *
+     * @param classRates measured packets/s per class (balances the halves)
+     * @return the history entry (also recorded); DONE, or FAILED when nothing was changed
+     * @throws MetronException when a step failed (the entry, ROLLED_BACK, is recorded before)
+     */
+    public ScalingEvent split(ChainId chainId, String groupId, Map<Integer, Double> classRates, String reason,
+                              long onsetMs) {
+        synchronized (lock(chainId)) {
+            long start = clock.getAsLong();
+            Ctx c = context(chainId);
+            GroupAssignment g = c.group(groupId);
+            ClassGroup base = base(c.compiled, groupId);
+            if (base.classifies()) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
+                        + " classifies unclassified traffic in software: its tag receives every such class, so "
+                        + "it does not split");
+            }
+            if (g.classIds().size() < 2) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
+                        + " has one class " + g.classIds() + ": a single class cannot split");
+            }
+            GroupSplitter.Halves halves = GroupSplitter.split(g.classIds(), classRates);
+            String newId = childId(c.placement.value(), base);
+            ScalingOperation op;
+            synchronized (reservation) {
+                int core = freeCore(c);
+                if (core < 0) {
+                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
+                            + c.server.id() + " for a new group of chain " + chainId);
+                }
+                Tag tag;
+                try {
+                    tag = tags.allocate(c.server.id(), c.placement.value().nic(), g.tag().type(), chainId,
+                            List.of(newId), tagsInUse(c)).get(0);
+                } catch (MetronException e) {
+                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage());
+                }
+                List<GroupAssignment> groups = new ArrayList<>();
+                for (GroupAssignment x : c.placement.value().groups()) {
+                    if (x.groupId().equals(groupId)) {
+                        groups.add(new GroupAssignment(groupId, g.tag(), g.core(), halves.keep()));
+                        groups.add(new GroupAssignment(newId, tag, core, halves.move()));
+                    } else {
+                        groups.add(x);
+                    }
+                }
+                Placement after = withGroups(c.placement.value(), groups);
+                InstalledState installed = c.installed.value();
+                List<InstalledRule> retagged = retag(installed, g.tag(), tag, Set.copyOf(halves.move()));
+                List<InstalledRule> transit = installed.switchRules().stream()
+                        .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
+                        .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, app)))
+                        .collect(Collectors.toList());
+                long nicRule = installed.nicRuleIds().isEmpty() ? 0 : nicRuleId(chainId, newId);
+                op = new ScalingOperation(Kind.SPLIT, chainId, Step.PREPARED, groupId, newId, tag, core,
+                        halves.move(), c.placement.value(), after, installed, retagged, transit, List.of(), nicRule,
+                        reason, onsetMs, start);
+                // write-ahead: whoever tears the chain down meanwhile removes the new rules too, and the new
+                // core counts as reserved for every other placement from now on
+                journal.operations().put(chainId, op);
+                if (!store.placements().replace(chainId, c.placement.version(), after)) {
+                    journal.operations().remove(chainId);
+                    store.tags().remove(new TagKey(tag));
+                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start,
+                            "chain " + chainId + " changed while the split was prepared");
+                }
+                store.installed().put(chainId, union(installed, transit, retagged, nicRule));
+            }
+            log.info("Splitting {} group {}: classes {} move to {} ({}, core {})", chainId, groupId, halves.move(),
+                    newId, op.otherTag(), op.otherCore());
+            return run(op, c.server);
+        }
+    }
+
+    // ---- merge -----------------------------------------------------------------------------------------------
+
+    /**
+     * Merges two groups with the same stateful operations: the retired group's classes and flow state move to
+     * the kept group; its tag and core are released. The group whose tag marks the chain's egress is always
+     * the one kept.
+     */
+    public ScalingEvent merge(ChainId chainId, String keepId, String retireId, String reason, long onsetMs) {
+        synchronized (lock(chainId)) {
+            long start = clock.getAsLong();
+            Ctx c = context(chainId);
+            GroupAssignment a = c.group(keepId);
+            GroupAssignment b = c.group(retireId);
+            if (keepId.equals(retireId)) {
+                throw refuse(chainId, Kind.MERGE, List.of(keepId, retireId), reason, onsetMs, start,
+                        "cannot merge group " + keepId + " with itself");
+            }
+            if (c.placement.value().groups().get(0).groupId().equals(retireId)) {
+                // the first group's tag is the chain's egress marker (docs/contracts.md#tags): it stays
+                GroupAssignment t = a;
+                a = b;
+                b = t;
+            }
+            ClassGroup ba = base(c.compiled, a.groupId());
+            ClassGroup bb = base(c.compiled, b.groupId());
+            if (!ba.statefulKey().equals(bb.statefulKey()) || ba.classifies() || bb.classifies()) {
+                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                        "groups " + a.groupId() + " ('" + ba.statefulKey() + "') and " + b.groupId() + " ('"
+                                + bb.statefulKey() + "') do not have the same stateful operations");
+            }
+            if (a.core() == b.core()) {
+                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                        "groups " + a.groupId() + " and " + b.groupId() + " share core " + a.core());
+            }
+            TreeSet<Integer> classes = new TreeSet<>(a.classIds());
+            classes.addAll(b.classIds());
+            List<GroupAssignment> groups = new ArrayList<>();
+            for (GroupAssignment x : c.placement.value().groups()) {
+                if (x.groupId().equals(a.groupId())) {
+                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes)));
+                } else if (!x.groupId().equals(b.groupId())) {
+                    groups.add(x);
+                }
+            }
+            Placement after = withGroups(c.placement.value(), groups);
+            InstalledState installed = c.installed.value();
+            List<InstalledRule> retagged = retag(installed, b.tag(), a.tag(), Set.copyOf(b.classIds()));
+            final Tag retiredTag = b.tag();
+            List<InstalledRule> transit = installed.switchRules().stream()
+                    .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), retiredTag))
+                    .collect(Collectors.toList());
+            long nicRule = installed.nicRuleIds().isEmpty() ? 0 : nicRuleOf(c, b);
+            ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PREPARED, a.groupId(), b.groupId(),
+                    b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
+                    transit, nicRule, reason, onsetMs, start);
+            journal.operations().put(chainId, op);
+            store.installed().put(chainId, union(installed, List.of(), retagged, 0));
+            log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
+            return run(op, c.server);
+        }
+    }
+
+    // ---- steps -----------------------------------------------------------------------------------------------
+
+    /** Runs an operation from its recorded step to the end, rolling back on failure before the re-tag. */
+    private ScalingEvent run(ScalingOperation op, MetronServer server) {
+        AgentClient agent = server.agent();
+        CompiledChain cc = compiledFor(op.chain(), op.before());
+        try {
+            if (op.step() == Step.PREPARED) {
+                if (op.kind() == Kind.SPLIT && op.nicRuleId() != 0) {
+                    op = record(op, Step.NIC_RULE);
+                    call(agent.installNicRules(NicRuleBatch.newBuilder().addRules(newNicRule(op, agent)).build()),
+                            "installing the NIC rule of " + op.other() + " on " + agent.target());
+                }
+                op = record(op, Step.PIPELINE);
+            }
+            if (op.step() == Step.NIC_RULE) {
+                op = record(op, Step.PIPELINE);
+            }
+            if (op.step() == Step.PIPELINE) {
+                // split: both halves start from the group's state; merge: the kept group gets both states and
+                // keeps its class list (a class may belong to one group only; packets of classes a group does
+                // not list are processed all the same, only counted as unknown until the sync step)
+                call(agent.updatePipeline(pipeline(op, cc, op.kind() == Kind.SPLIT ? op.after() : op.before(),
+                        op.kind() == Kind.SPLIT
+                                ? Map.of(op.group(), List.of(op.group()), op.other(), List.of(op.group()))
+                                : Map.of(op.group(), List.of(op.group(), op.other())))),
+                        "updating pipeline " + op.chain() + " on " + agent.target());
+                op = record(op, Step.SWITCHED);
+            }
+            if (op.step() == Step.SWITCHED) {
+                // server-side transit first, then the offload device's re-tag as one batch: the barrier is the
+                // switch programmer's confirmation (SwitchProgrammer#install). Idempotent, so a recovery that
+                // finds this step recorded simply does it again.
+                installByDevice(op.transitAdded());
+                installByDevice(op.retagged());
+            }
+        } catch (MetronException e) {
+            List<String> left = rollback(op, agent, cc);
+            Outcome outcome = left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED;
+            String detail = e.getMessage() + (left.isEmpty() ? " (rolled back)" : " (rollback incomplete: " + left
+                    + ")");
+            ScalingEvent ev = event(op, outcome, detail, op.before());
+            journal.record(ev);
+            throw new MetronException(e.fault(), detail, e);
+        }
+        // From here the switch sends the moved classes to their new group: only forward.
+        List<String> problems = new ArrayList<>();
+        if (op.step() == Step.SWITCHED) {
+            try {
+                if (op.kind() == Kind.MERGE) {
+                    drain(agent, op);
+                }
+                // state created between the clone and the re-tag: the table that saw a flow first wins
+                call(agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
+                                ? Map.of(op.other(), List.of(op.group(), op.other()))
+                                : Map.of(op.group(), List.of(op.other(), op.group())))),
+                        "merging window state on " + agent.target());
+            } catch (MetronException e) {
+                problems.add(e.getMessage());
+            }
+            op = record(op, Step.SYNCED);
+        }
+        if (op.kind() == Kind.MERGE) {
+            problems.addAll(removeByDevice(op.transitRemoved()));
+            if (op.nicRuleId() != 0) {
+                try {
+                    call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of " + op.other());
+                } catch (MetronException e) {
+                    problems.add(e.getMessage());
+                }
+            }
+            store.tags().remove(new TagKey(op.otherTag()));
+        }
+        commit(op);
+        ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
+                op.after());
+        journal.record(ev);
+        return ev;
+    }
+
+    /** Waits until the retired group has stopped receiving frames (its packet counter holds still). */
+    private void drain(AgentClient agent, ScalingOperation op) {
+        long end = clock.getAsLong() + DRAIN_MAX_MS;
+        long last = -1;
+        while (clock.getAsLong() < end) {
+            long n = call(agent.getStats(op.chain().name()), "reading stats of " + op.chain()).getGroupsList()
+                    .stream().filter(g -> g.getGroupId().equals(op.other())).mapToLong(GroupStats::getPackets)
+                    .findFirst().orElse(-1);
+            if (n == last) {
+                return;
+            }
+            last = n;
+            try {
+                Thread.sleep(DRAIN_POLL_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void commit(ScalingOperation op) {
+        Optional<Versioned<Placement>> p = store.placements().get(op.chain());
+        if (op.kind() == Kind.MERGE && p.isPresent()) {
+            store.placements().replace(op.chain(), p.get().version(), op.after());
+        }
+        Optional<Versioned<InstalledState>> inst = store.installed().get(op.chain());
+        if (inst.isPresent()) {
+            store.installed().replace(op.chain(), inst.get().version(), finalInstalled(op));
+        }
+        journal.operations().remove(op.chain());
+    }
+
+    /** Puts everything back as before the operation; answers what could not be undone. */
+    private List<String> rollback(ScalingOperation op, AgentClient agent, CompiledChain cc) {
+        List<String> left = new ArrayList<>();
+        if (op.step().compareTo(Step.PIPELINE) >= 0) {
+            Map<FlowRule, Boolean> seen = new HashMap<>();
+            List<InstalledRule> original = op.installedBefore().switchRules().stream()
+                    .filter(r -> op.retagged().stream().anyMatch(x -> x.rule().id().equals(r.rule().id())))
+                    .filter(r -> seen.putIfAbsent(r.rule(), true) == null)
+                    .collect(Collectors.toList());
+            try {
+                installByDevice(original);
+            } catch (MetronException e) {
+                left.add(e.getMessage());
+            }
+            left.addAll(removeByDevice(op.transitAdded()));
+            try {
+                boolean otherRuns = call(agent.listPipelines(), "listing pipelines").getPipelinesList().stream()
+                        .filter(s -> s.getPipelineId().equals(op.chain().name()))
+                        .flatMap(s -> s.getGroupsList().stream()).anyMatch(g -> g.getGroupId().equals(op.other()));
+                PipelineStatus ignored = null;
+                if (op.kind() == Kind.SPLIT && otherRuns) {
+                    // flows the new group created go back with it; the group's own table wins conflicts
+                    ignored = call(agent.updatePipeline(pipeline(op, cc, op.before(),
+                            Map.of(op.group(), List.of(op.group(), op.other())))), "restoring pipeline " + op.chain());
+                } else if (op.kind() == Kind.MERGE) {
+                    ignored = call(agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
+                            List.of(op.group()), op.other(), List.of(op.other(), op.group())))),
+                            "restoring pipeline " + op.chain());
+                }
+            } catch (MetronException e) {
+                left.add(e.getMessage());
+            }
+        }
+        if (op.kind() == Kind.SPLIT) {
+            if (op.nicRuleId() != 0 && op.step().compareTo(Step.NIC_RULE) >= 0) {
+                try {
+                    call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of " + op.other());
+                } catch (MetronException e) {
+                    left.add(e.getMessage());
+                }
+            }
+            Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
+            if (t.isPresent() && t.get().value().chainId().equals(op.chain())
+                    && t.get().value().groupId().equals(op.other())) {
+                store.tags().remove(new TagKey(op.otherTag()));
+            }
+            store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
+                    .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
+        }
+        store.installed().get(op.chain())
+                .ifPresent(v -> store.installed().replace(op.chain(), v.version(), op.installedBefore()));
+        journal.operations().remove(op.chain());
+        return left;
+    }
+
+    // ---- recovery --------------------------------------------------------------------------------------------
+
+    /**
+     * Completes (re-tag done) or rolls back (not yet) every operation the journal holds: run once at start,
+     * before the monitor decides anything.
+     *
+     * @return the history entries recorded
+     */
+    public List<ScalingEvent> recover() {
+        List<ScalingEvent> out = new ArrayList<>();
+        for (ScalingOperation op : journal.inProgress()) {
+            synchronized (lock(op.chain())) {
+                Optional<MetronServer> server = op.before().server().flatMap(servers::server);
+                if (server.isEmpty()) {
+                    log.warn("Cannot recover {} of {}: server {} not registered", op.kind(), op.chain(),
+                            op.before().server());
+                    continue;
+                }
+                log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
+                if (op.step().compareTo(Step.SWITCHED) >= 0) {
+                    try {
+                        out.add(run(op, server.get()));
+                    } catch (MetronException e) {
+                        log.warn("Recovery of {} failed: {}", op, e.getMessage());
+                    }
+                } else {
+                    CompiledChain cc = compiledFor(op.chain(), op.before());
+                    List<String> left = rollback(op, server.get().agent(), cc);
+                    ScalingEvent ev = event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
+                            "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
+                                    : " (rollback incomplete: " + left + ")"), op.before());
+                    journal.record(ev);
+                    out.add(ev);
+                }
+            }
+        }
+        return out;
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------------------------
+
+    /** What one operation needs to know about the chain, read once at its start. */
+    private final class Ctx {
+        final Versioned<Placement> placement;
+        final Versioned<InstalledState> installed;
+        final MetronServer server;
+        final CompiledChain compiled;
+
+        Ctx(Versioned<Placement> placement, Versioned<InstalledState> installed, MetronServer server,
+            CompiledChain compiled) {
+            this.placement = placement;
+            this.installed = installed;
+            this.server = server;
+            this.compiled = compiled;
+        }
+
+        GroupAssignment group(String id) {
+            return placement.value().groups().stream().filter(g -> g.groupId().equals(id)).findFirst()
+                    .orElseThrow(() -> new MetronException(Fault.INVALID_CHAIN, "chain " + placement.value()
+                            .chainId() + " has no group '" + id + "' (groups: " + placement.value().groups()
+                            .stream().map(GroupAssignment::groupId).collect(Collectors.toList()) + ")"));
+        }
+    }
+
+    private Ctx context(ChainId id) {
+        Chain chain = store.chains().get(id).map(Versioned::value).orElseThrow(() ->
+                new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
+        if (chain.state() != ChainState.ACTIVE) {
+            throw new MetronException(Fault.INVALID_CHAIN, "chain " + id + " is " + chain.state()
+                    + "; only ACTIVE chains scale");
+        }
+        if (journal.operations().get(id).isPresent()) {
+            throw new MetronException(Fault.INVALID_CHAIN, "chain " + id + " has a scaling operation in progress: "
+                    + journal.operations().get(id).get().value());
+        }
+        Versioned<Placement> p = store.placements().get(id).orElseThrow(() ->
+                new MetronException(Fault.INTERNAL, "chain " + id + " is ACTIVE but has no placement"));
+        Versioned<InstalledState> inst = store.installed().get(id).orElseThrow(() ->
+                new MetronException(Fault.INTERNAL, "chain " + id + " is ACTIVE but has no installed rules"));
+        DeviceId sid = p.value().server().orElseThrow(() -> new MetronException(Fault.INVALID_CHAIN,
+                "chain " + id + " is fully offloaded: it has no groups to scale"));
+        MetronServer server = servers.server(sid).orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE,
+                "server " + sid + " of chain " + id + " is not registered"));
+        return new Ctx(p, inst, server, compiledFor(id, p.value()));
+    }
+
+    private CompiledChain compiledFor(ChainId id, Placement p) {
+        Chain chain = store.chains().get(id).map(Versioned::value).orElseThrow(() ->
+                new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
+        Compiled c = compiled.get(id);
+        if (c != null && c.version == chain.version()) {
+            return c.chain;
+        }
+        CompiledChain cc = synthesis.compile(ChainRequests.parse(chain.json()).spec(),
+                TargetProfile.named(p.offloadProfile()));
+        compiled.put(id, new Compiled(chain.version(), cc));
+        return cc;
+    }
+
+    /**
+     * The compiled group each of a placement's groups comes from (stateful key, whether it classifies), keyed by
+     * placed group id.
+     */
+    public Map<String, ClassGroup> baseGroups(ChainId id, Placement p) {
+        CompiledChain cc = compiledFor(id, p);
+        Map<String, ClassGroup> out = new LinkedHashMap<>();
+        p.groups().forEach(g -> out.put(g.groupId(), base(cc, g.groupId())));
+        return out;
+    }
+
+    /** The compiled group a placed group comes from: "g3" and the groups split from it ("g3.1", ...). */
+    static ClassGroup base(CompiledChain cc, String groupId) {
+        String b = baseId(groupId);
+        return cc.groups().stream().filter(g -> ("g" + g.id()).equals(b)).findFirst().orElseThrow(() ->
+                new MetronException(Fault.INTERNAL, "group " + groupId + " comes from no compiled group"));
+    }
+
+    static String baseId(String groupId) {
+        int dot = groupId.indexOf('.');
+        return dot < 0 ? groupId : groupId.substring(0, dot);
+    }
+
+    /** "g3.1", "g3.2", ...: the lowest number free in the placement. */
+    private static String childId(Placement p, ClassGroup base) {
+        Set<String> used = p.groups().stream().map(GroupAssignment::groupId).collect(Collectors.toSet());
+        for (int n = 1; ; n++) {
+            String id = "g" + base.id() + "." + n;
+            if (!used.contains(id)) {
+                return id;
+            }
+        }
+    }
+
+    /** Lowest core the agent offers that no placement holds (caller holds the reservation lock). */
+    private int freeCore(Ctx c) {
+        ServerResources res = call(c.server.agent().getResources(), "reading resources of "
+                + c.server.agent().target());
+        Set<Integer> taken = new HashSet<>();
+        store.placements().snapshot().values().stream()
+                .filter(p -> p.server().map(c.server.id()::equals).orElse(false))
+                .forEach(p -> taken.addAll(p.cores()));
+        journal.inProgress().forEach(op -> {
+            if (op.kind() == Kind.SPLIT && op.before().server().equals(Optional.of(c.server.id()))) {
+                taken.add(op.otherCore());
+            }
+        });
+        return res.getCoresList().stream().filter(Core::getAvailable)
+                .filter(k -> k.getPipelineId().isEmpty() && !taken.contains(k.getId())).mapToInt(Core::getId)
+                .min().orElse(-1);
+    }
+
+    private Set<Integer> tagsInUse(Ctx c) {
+        return new HashSet<>(call(c.server.agent().getResources(), "reading resources").getTagsInUseList());
+    }
+
+    private static Placement withGroups(Placement p, List<GroupAssignment> groups) {
+        return new Placement(p.chainId(), p.server(), p.nic(), p.egressNic(), p.offloadDevice(), p.offloadProfile(),
+                groups);
+    }
+
+    /** Offload rules tagging {@code classes} with {@code from}, rewritten to tag them with {@code to}. */
+    private List<InstalledRule> retag(InstalledState installed, Tag from, Tag to, Set<Integer> classes) {
+        List<InstalledRule> out = new ArrayList<>();
+        for (InstalledRule r : installed.switchRules()) {
+            if (r.role() != Role.OFFLOAD) {
+                continue;
+            }
+            Optional<Integer> cls = RuleRetagger.taggedClass(r.rule(), from);
+            if (cls.isPresent() && classes.contains(cls.get())) {
+                out.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.retagOffload(r.rule(), cls.get(), to, app)));
+            }
+        }
+        return out;
+    }
+
+    /** The old rules plus every rule the operation may install: what a teardown meanwhile must remove. */
+    private static InstalledState union(InstalledState s, List<InstalledRule> added, List<InstalledRule> retagged,
+                                        long nicRule) {
+        List<InstalledRule> rules = new ArrayList<>(added);
+        rules.addAll(s.switchRules());
+        rules.addAll(retagged);
+        List<Long> nic = new ArrayList<>(s.nicRuleIds());
+        if (nicRule != 0) {
+            nic.add(nicRule);
+        }
+        return new InstalledState(s.chainId(), s.server(), rules, nic, s.pipeline());
+    }
+
+    /** The chain's rules after the operation, in install order (transit before offload). */
+    private static InstalledState finalInstalled(ScalingOperation op) {
+        InstalledState s = op.installedBefore();
+        Map<Object, InstalledRule> retagged = new LinkedHashMap<>();
+        op.retagged().forEach(r -> retagged.put(r.rule().id(), r));
+        Set<Object> removed = op.transitRemoved().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
+        List<InstalledRule> rules = new ArrayList<>(op.transitAdded());
+        for (InstalledRule r : s.switchRules()) {
+            if (!removed.contains(r.rule().id())) {
+                rules.add(retagged.getOrDefault(r.rule().id(), r));
+            }
+        }
+        List<Long> nic = new ArrayList<>(s.nicRuleIds());
+        if (op.nicRuleId() != 0) {
+            if (op.kind() == Kind.SPLIT) {
+                nic.add(op.nicRuleId());
+            } else {
+                nic.remove(Long.valueOf(op.nicRuleId()));
+            }
+        }
+        return new InstalledState(s.chainId(), s.server(), rules, nic, s.pipeline());
+    }
+
+    /** Id of a NIC rule a split adds: its own namespace, stable per chain and group. */
+    static long nicRuleId(ChainId chain, String groupId) {
+        return Hashing.murmur3_128().hashString("scaling/" + chain.name() + "/" + groupId, StandardCharsets.UTF_8)
+                .asLong();
+    }
+
+    /** The id of the NIC rule steering a group's tag, as installed (found by its match). */
+    private long nicRuleOf(Ctx c, GroupAssignment g) {
+        return call(c.server.agent().listNicRules(c.placement.value().nic()), "listing NIC rules").getRulesList()
+                .stream().filter(r -> c.installed.value().nicRuleIds().contains(r.getId()))
+                .filter(r -> steers(r, g.tag())).mapToLong(NicRule::getId).findFirst().orElse(0);
+    }
+
+    private static boolean steers(NicRule r, Tag t) {
+        return t.type() == TagType.VLAN ? r.getMatch().getVlan() == t.group()
+                : r.getMatch().getEthDst().equalsIgnoreCase(t.groupMac().toString());
+    }
+
+    /** The new group's NIC rule: the split group's rule with the new tag and queue. */
+    private NicRule newNicRule(ScalingOperation op, AgentClient agent) {
+        Tag from = op.before().groups().stream().filter(g -> g.groupId().equals(op.group())).findFirst().get()
+                .tag();
+        NicRule old = call(agent.listNicRules(op.before().nic()), "listing NIC rules").getRulesList().stream()
+                .filter(r -> op.installedBefore().nicRuleIds().contains(r.getId()) && steers(r, from)).findFirst()
+                .orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
+                        + " has no NIC rule for " + op.chain() + " group " + op.group()));
+        Tag to = op.otherTag();
+        NicMatch.Builder m = old.getMatch().toBuilder();
+        if (to.type() == TagType.VLAN) {
+            m.setVlan(to.group());
+        } else {
+            m.setEthDst(to.groupMac().toString().toLowerCase(Locale.ROOT));
+        }
+        return old.toBuilder().setId(op.nicRuleId()).setMatch(m)
+                .setAction(NicAction.newBuilder().setQueue(op.otherCore())).build();
+    }
+
+    /** The full group set of {@code p} as an UpdatePipeline request, with state sources per group. */
+    private static UpdatePipelineRequest pipeline(ScalingOperation op, CompiledChain cc, Placement p,
+                                                  Map<String, List<String>> stateFrom) {
+        UpdatePipelineRequest.Builder req = UpdatePipelineRequest.newBuilder().setPipelineId(op.chain().name());
+        for (GroupAssignment g : p.groups()) {
+            req.addGroups(GroupSpec.newBuilder().setGroupId(g.groupId()).setClickConfig(base(cc, g.groupId())
+                    .clickConfig()).setTag(org.metron.agent.v1.Tag.newBuilder().setType(g.tag().type() == TagType.MAC
+                            ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
+                            .setValue(g.tag().group()))
+                    .setCore(g.core()).addAllClassIds(g.classIds())
+                    .addAllStateFrom(stateFrom.getOrDefault(g.groupId(), List.of())));
+        }
+        return req.build();
+    }
+
+    private void installByDevice(List<InstalledRule> rules) {
+        for (Map.Entry<DeviceId, List<FlowRule>> e : byDevice(rules).entrySet()) {
+            call(switches.install(e.getKey(), e.getValue()), "installing " + e.getValue().size() + " rules on "
+                    + e.getKey(), Fault.SWITCH_FAILURE);
+        }
+    }
+
+    private List<String> removeByDevice(List<InstalledRule> rules) {
+        List<String> left = new ArrayList<>();
+        for (Map.Entry<DeviceId, List<FlowRule>> e : byDevice(rules).entrySet()) {
+            try {
+                call(switches.remove(e.getKey(), e.getValue()), "removing " + e.getValue().size() + " rules from "
+                        + e.getKey(), Fault.SWITCH_FAILURE);
+            } catch (MetronException ex) {
+                left.add(ex.getMessage());
+            }
+        }
+        return left;
+    }
+
+    private static Map<DeviceId, List<FlowRule>> byDevice(List<InstalledRule> rules) {
+        Map<DeviceId, List<FlowRule>> out = new LinkedHashMap<>();
+        rules.forEach(r -> out.computeIfAbsent(r.rule().deviceId(), k -> new ArrayList<>()).add(r.rule()));
+        return out;
+    }
+
+    private ScalingOperation record(ScalingOperation op, Step next) {
+        ScalingOperation n = op.at(next);
+        journal.operations().put(op.chain(), n);
+        return n;
+    }
+
+    private ScalingEvent event(ScalingOperation op, Outcome outcome, String detail, Placement result) {
+        long now = clock.getAsLong();
+        List<String> groups = List.of(op.group(), op.other());
+        return new ScalingEvent(now, op.chain(), op.kind(), groups, op.before().cores(), result.cores(), op.moved(),
+                op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs());
+    }
+
+    /** Records a refusal (nothing was changed) and answers the exception to throw. */
+    private MetronException refuse(ChainId chain, Kind kind, List<String> groups, String reason, long onsetMs,
+                                   long start, String why) {
+        long now = clock.getAsLong();
+        Placement p = store.placements().get(chain).map(Versioned::value).orElse(null);
+        List<Integer> cores = p == null ? List.of() : p.cores();
+        List<String> g = new ArrayList<>(groups);
+        while (g.size() < 2) {
+            g.add("");
+        }
+        journal.record(new ScalingEvent(now, chain, kind, g, cores, cores, List.of(), reason, Outcome.FAILED, why,
+                now - onsetMs, now - start));
+        return new MetronException(Fault.IMPOSSIBLE_PLACEMENT, why);
+    }
+
+    private Object lock(ChainId id) {
+        return locks.computeIfAbsent(id, k -> new Object());
+    }
+
+    private <T> T call(CompletableFuture<T> f, String what) {
+        return call(f, what, Fault.AGENT_FAILURE);
+    }
+
+    private <T> T call(CompletableFuture<T> f, String what, Fault fault) {
+        try {
+            return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MetronException(fault, what + ": interrupted", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause() == null ? e : e.getCause();
+            throw new MetronException(fault, what + " failed: " + c.getMessage(), c);
+        } catch (TimeoutException e) {
+            throw new MetronException(fault, what + " failed: no answer in " + timeout.toMillis() + " ms", e);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.impl.Synthesis;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.spi.StoreFactory;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.store.ChainStore;
+import org.onosproject.core.ApplicationId;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * Scaling wired together: the journal and history store, the policy, the executor and the one load monitor.
+ * {@link #start()} first completes or rolls back what a previous controller left unfinished, then starts
+ * monitoring. Hosts (the ONOS component, the embedded host) construct one next to the ChainManager.
+ */
+public final class ScalingManager implements ScalingService, AutoCloseable {
+    private final ScalingStore store;
+    private final ScalingExecutor executor;
+    private final LoadMonitor monitor;
+    private final LongSupplier clock;
+
+    public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
+                          Synthesis synthesis, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
+                          LongSupplier clock) {
+        this.clock = clock;
+        this.store = new ScalingStore(factory);
+        this.executor = new ScalingExecutor(chains, store, servers, switches, synthesis, app, timeout, clock);
+        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock);
+    }
+
+    /** Recovers unfinished operations, then starts the monitor. */
+    public List<ScalingEvent> start() {
+        List<ScalingEvent> recovered = executor.recover();
+        monitor.start();
+        return recovered;
+    }
+
+    public ScalingExecutor executor() {
+        return executor;
+    }
+
+    @Override
+    public List<ScalingEvent> history(ChainId chain) {
+        return store.history(chain);
+    }
+
+    @Override
+    public Map<ChainId, List<ScalingEvent>> history() {
+        return store.allHistory();
+    }
+
+    @Override
+    public Optional<ChainLoad> load(ChainId chain) {
+        return monitor.latest(chain);
+    }
+
+    @Override
+    public Collection<ScalingOperation> inProgress() {
+        return store.inProgress();
+    }
+
+    @Override
+    public ScalingEvent split(ChainId chain, String group) {
+        Map<Integer, Double> rates = new HashMap<>();
+        monitor.latest(chain).ifPresent(c -> c.groups().stream().filter(g -> g.groupId().equals(group))
+                .forEach(g -> rates.putAll(g.classRates())));
+        return executor.split(chain, group, rates, "requested by an operator", clock.getAsLong());
+    }
+
+    @Override
+    public ScalingEvent merge(ChainId chain, String keep, String retire) {
+        if (keep == null || retire == null) {
+            throw new MetronException(Fault.INVALID_CHAIN, "merge needs the group to keep and the group to retire");
+        }
+        return executor.merge(chain, keep, retire, "requested by an operator", clock.getAsLong());
+    }
+
+    @Override
+    public void close() {
+        monitor.close();
+    }
+}

@@ -1,0 +1,42 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.ChainId;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What operators (REST, CLI, GUI) see of scaling and may ask of it. Implemented by {@link ScalingManager}.
+ */
+public interface ScalingService {
+
+    /** A chain's decisions and how they ended, oldest first. */
+    List<ScalingEvent> history(ChainId chain);
+
+    /** Every chain's history. */
+    Map<ChainId, List<ScalingEvent>> history();
+
+    /** The latest measurement of a chain's groups (load per group and per class), empty before the first. */
+    Optional<ChainLoad> load(ChainId chain);
+
+    /** Operations in progress (at most one per chain). */
+    Collection<ScalingOperation> inProgress();
+
+    /**
+     * Splits a group now, balancing its classes by the latest measured rates.
+     *
+     * @throws org.metron.app.api.MetronException UNKNOWN_CHAIN, INVALID_CHAIN (no such group, not ACTIVE),
+     *                                            IMPOSSIBLE_PLACEMENT (one class, no free core/tag),
+     *                                            AGENT_FAILURE or SWITCH_FAILURE (rolled back)
+     */
+    ScalingEvent split(ChainId chain, String group);
+
+    /**
+     * Merges {@code retire} into {@code keep} now.
+     *
+     * @throws org.metron.app.api.MetronException as {@link #split}
+     */
+    ScalingEvent merge(ChainId chain, String keep, String retire);
+}

@@ -1,0 +1,79 @@
+package org.metron.app.scaling;
+
+import com.google.common.collect.ImmutableList;
+import org.metron.app.api.ChainId;
+import org.metron.app.spi.MetronMap;
+import org.metron.app.spi.StoreFactory;
+import org.metron.app.store.MetronSerializers;
+import org.onlab.util.KryoNamespace;
+import org.onosproject.store.service.Versioned;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Scaling's own state, in the same kind of strongly consistent maps as the chains: the journal of operations in
+ * progress (one per chain at most) and each chain's history of decisions (the newest {@link #HISTORY} kept).
+ */
+public final class ScalingStore {
+    public static final String OPERATIONS = "metron-scaling-operations";
+    public static final String HISTORY_MAP = "metron-scaling-history";
+    /** Entries kept per chain. */
+    public static final int HISTORY = 200;
+
+    /**
+     * Metron's namespace plus scaling's types, which take the ids after it in this order (append only, like
+     * {@link MetronSerializers#NAMESPACE}).
+     */
+    public static final KryoNamespace NAMESPACE = KryoNamespace.newBuilder()
+            .register(MetronSerializers.NAMESPACE)
+            .register(ScalingDecision.Kind.class, ScalingOperation.Step.class, ScalingOperation.class,
+                    ScalingEvent.Outcome.class, ScalingEvent.class)
+            .build("metron-scaling");
+
+    private final MetronMap<ChainId, ScalingOperation> operations;
+    private final MetronMap<ChainId, List<ScalingEvent>> history;
+
+    public ScalingStore(StoreFactory factory) {
+        this.operations = factory.map(OPERATIONS, NAMESPACE);
+        this.history = factory.map(HISTORY_MAP, NAMESPACE);
+    }
+
+    public MetronMap<ChainId, ScalingOperation> operations() {
+        return operations;
+    }
+
+    /** Appends to a chain's history (compare-and-swap, so concurrent appends are never lost). */
+    public void record(ScalingEvent e) {
+        while (true) {
+            java.util.Optional<Versioned<List<ScalingEvent>>> cur = history.get(e.chain());
+            List<ScalingEvent> next = new ArrayList<>(cur.map(Versioned::value).orElse(List.of()));
+            next.add(e);
+            if (next.size() > HISTORY) {
+                next = next.subList(next.size() - HISTORY, next.size());
+            }
+            List<ScalingEvent> value = ImmutableList.copyOf(next);
+            if (cur.isPresent() ? history.replace(e.chain(), cur.get().version(), value)
+                    : history.putIfAbsent(e.chain(), value)) {
+                return;
+            }
+        }
+    }
+
+    /** A chain's history, oldest first; empty for unknown chains. */
+    public List<ScalingEvent> history(ChainId chain) {
+        return history.get(chain).map(Versioned::value).orElse(List.of());
+    }
+
+    /** Every chain's history. */
+    public Map<ChainId, List<ScalingEvent>> allHistory() {
+        return history.snapshot();
+    }
+
+    /** Operations in progress. */
+    public Collection<ScalingOperation> inProgress() {
+        return operations.snapshot().values();
+    }
+}

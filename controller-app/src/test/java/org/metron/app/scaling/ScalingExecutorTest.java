@@ -1,0 +1,401 @@
+package org.metron.app.scaling;
+
+import com.google.protobuf.ByteString;
+import org.junit.After;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.metron.agent.v1.FiveTuple;
+import org.metron.agent.v1.FlowEntry;
+import org.metron.agent.v1.GroupStatus;
+import org.metron.agent.v1.ImportStateRequest;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.StateTable;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo.Role;
+import org.metron.app.api.Tag;
+import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.Deployer;
+import org.metron.app.impl.PlacementEngine;
+import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.Synthesis;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.RealAgent;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RangeMatch;
+import org.metron.synth.RuleAction;
+import org.metron.synth.RuleMatch;
+import org.metron.synth.SynthStats;
+import org.metron.synth.TargetProfile;
+import org.metron.synth.TrafficClass;
+import org.onlab.packet.MacAddress;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowEntry.FlowEntryState;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.instructions.Instruction;
+import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
+import org.onosproject.store.service.Versioned;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * Splits and merges against a real metron-agent (three worker cores, real gRPC, real UpdatePipeline with state
+ * cloning) and the ONOS-style switch stand-in: groups, cores, tags, switch rules, flow state and the store after
+ * each operation, rollback on a switch failure, recovery of an operation a crashed controller left half done.
+ */
+public class ScalingExecutorTest {
+    private static final String CLICK = "input -> Strip(14) -> CheckIPHeader -> rw :: SynthRewriter(PATTERN "
+            + "10.9.9.9 1024-65535 - -) -> Unstrip(14) -> [0]output;";
+    private static final int CLASSES = 4;
+    private static RealAgent agent;
+    private static String nic;
+
+    private final List<Rig> rigs = new ArrayList<>();
+
+    @BeforeClass
+    public static void startAgent() throws Exception {
+        agent = RealAgent.start("scaling", 3);
+        nic = agent.client().getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
+    }
+
+    @AfterClass
+    public static void stopAgent() throws Exception {
+        if (agent != null) {
+            agent.close();
+        }
+    }
+
+    /** One chain: UDP to ports 1000..1003 are classes 0..3, one NAPT group; everything else dropped. */
+    static CompiledChain compiled(String name, TargetProfile profile) {
+        List<TrafficClass> classes = new ArrayList<>();
+        List<OffloadRule> rules = new ArrayList<>();
+        List<Integer> ids = new ArrayList<>();
+        for (int c = 0; c < CLASSES; c++) {
+            classes.add(new TrafficClass(c, List.of("udp dst port " + (1000 + c)), 0, List.of(), false, "napt",
+                    "napt"));
+            rules.add(OffloadRule.of(20, RuleMatch.builder().ethType(0x0800).ipProto(17)
+                    .l4Dst(RangeMatch.exact(1000 + c, 16)).build(), RuleAction.toServer(c)));
+            ids.add(c);
+        }
+        classes.add(new TrafficClass(CLASSES, List.of("-"), -1, List.of(), false, "", "deny"));
+        rules.add(OffloadRule.of(10, RuleMatch.builder().build(), RuleAction.drop()));
+        return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, ids, CLICK, "napt", false)), rules,
+                List.of("fw.out0"), new SynthStats(CLASSES + 1, CLASSES + 1, rules.size(), 0, Map.of()));
+    }
+
+    /** Fails the next install on a device by throwing, as a controller that dies at that moment would stop. */
+    static final class CrashingSwitches implements SwitchProgrammer {
+        final TestSwitches real;
+        volatile DeviceId crashOn;
+
+        CrashingSwitches(TestSwitches real) {
+            this.real = real;
+        }
+
+        @Override
+        public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+            if (device.equals(crashOn)) {
+                crashOn = null;
+                throw new IllegalStateException("controller crashed while programming " + device);
+            }
+            return real.install(device, rules);
+        }
+
+        @Override
+        public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
+            return real.remove(device, rules);
+        }
+
+        @Override
+        public Collection<org.onosproject.net.flow.FlowEntry> entries(DeviceId device) {
+            return real.entries(device);
+        }
+
+        @Override
+        public int ruleCount(DeviceId device) {
+            return real.ruleCount(device);
+        }
+    }
+
+    final class Rig {
+        final TestSwitches switches = new TestSwitches();
+        final CrashingSwitches crashing = new CrashingSwitches(switches);
+        final LocalStoreFactory factory = new LocalStoreFactory();
+        final ChainStore store = new ChainStore(factory);
+        final ScalingStore scaling = new ScalingStore(factory);
+        final TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:real"),
+                agent.client(), Map.of(nic, ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
+        final Synthesis synthesis = (spec, profile) -> compiled(spec.name(), profile);
+        final ChainManager manager;
+        final ChainId chain;
+
+        Rig(String name) {
+            Duration t = Duration.ofSeconds(10);
+            manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+                    new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
+                    new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
+            chain = ChainId.of(name);
+            assertEquals(ChainState.ACTIVE, manager.submit(Fixtures.chainJson(name)).state());
+            rigs.add(this);
+        }
+
+        ScalingExecutor executor() {
+            return new ScalingExecutor(store, scaling, servers, crashing, synthesis, Fixtures.APP,
+                    Duration.ofSeconds(10), System::currentTimeMillis);
+        }
+
+        Placement placement() {
+            return store.placements().get(chain).get().value();
+        }
+
+        GroupAssignment group(String id) {
+            return placement().groups().stream().filter(g -> g.groupId().equals(id)).findFirst().get();
+        }
+
+        List<GroupStatus> agentGroups() throws Exception {
+            return agent.client().listPipelines().get(10, TimeUnit.SECONDS).getPipelinesList().stream()
+                    .filter(p -> p.getPipelineId().equals(chain.name())).flatMap(p -> p.getGroupsList().stream())
+                    .collect(Collectors.toList());
+        }
+
+        /** dst MAC each offload rule that sends a class to the server writes, by class. */
+        Map<Integer, MacAddress> offloadTags() {
+            Map<Integer, MacAddress> out = new java.util.TreeMap<>();
+            for (FlowRule r : switches.rules(Fixtures.D1)) {
+                for (Instruction i : r.treatment().allInstructions()) {
+                    if (i instanceof ModEtherInstruction) {
+                        MacAddress m = ((ModEtherInstruction) i).mac();
+                        out.put((int) (m.toLong() & 0xffff), m);
+                    }
+                }
+            }
+            return out;
+        }
+
+        long transitRulesFor(Tag t) {
+            return switches.rules(Fixtures.D2).stream().filter(r -> RuleRetagger.matchesGroup(r, t)).count();
+        }
+
+        void importFlow(String group, int srcPort, int mappedPort, boolean merge) throws Exception {
+            agent.client().importState(ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder()
+                    .setPipelineId(chain.name()).setGroupId(group).addTables(StateTable.newBuilder().setElement("rw")
+                            .setKind("SynthRewriter").addEntries(flow(srcPort, mappedPort)))).setMerge(merge).build())
+                    .get(10, TimeUnit.SECONDS);
+        }
+
+        /** NAPT mappings of a group: source port → translated source port. */
+        Map<Integer, Integer> flows(String group) throws Exception {
+            Map<Integer, Integer> out = new java.util.TreeMap<>();
+            for (StateTable t : agent.client().exportState(chain.name(), group).get(10, TimeUnit.SECONDS)
+                    .getTablesList()) {
+                for (FlowEntry e : t.getEntriesList()) {
+                    if (e.getKey().getSrcIp().equals(ip(10, 0, 0, 1))) {
+                        out.put(e.getKey().getSrcPort(), e.getMapped().getSrcPort());
+                    }
+                }
+            }
+            return out;
+        }
+    }
+
+    private static ByteString ip(int a, int b, int c, int d) {
+        return ByteString.copyFrom(new byte[]{(byte) a, (byte) b, (byte) c, (byte) d});
+    }
+
+    private static FlowEntry flow(int srcPort, int mappedPort) {
+        FiveTuple key = FiveTuple.newBuilder().setSrcIp(ip(10, 0, 0, 1)).setDstIp(ip(192, 168, 1, 1))
+                .setSrcPort(srcPort).setDstPort(1000).setProto(17).build();
+        return FlowEntry.newBuilder().setKey(key).setMapped(key.toBuilder().setSrcIp(ip(10, 9, 9, 9))
+                .setSrcPort(mappedPort)).build();
+    }
+
+    @After
+    public void removeChains() throws Exception {
+        for (Rig r : rigs) {
+            if (r.manager.chain(r.chain).isPresent()) {
+                r.manager.remove(r.chain);
+            }
+            assertTrue(r.agentGroups().isEmpty());
+            assertEquals("every rule the chain ever installed is gone", 0, r.switches.total());
+        }
+    }
+
+    @Test
+    public void splitMovesHalfTheClassesToANewTagAndCoreWithTheFlowState() throws Exception {
+        Rig rig = new Rig("split");
+        GroupAssignment g0 = rig.group("g0");
+        rig.importFlow("g0", 5000, 2000, false);
+        rig.importFlow("g0", 5001, 2001, true);
+        Map<Integer, Double> rates = Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0);
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", rates, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(List.of("g0", "g0.1"), e.groups());
+        GroupAssignment keep = rig.group("g0");
+        GroupAssignment moved = rig.group("g0.1");
+        assertEquals(List.of(0, 3), keep.classIds());        // 510 vs 500 packets/s
+        assertEquals(List.of(1, 2), moved.classIds());
+        assertEquals(g0.tag(), keep.tag());
+        assertEquals(g0.core(), keep.core());
+        assertFalse(moved.core() == keep.core());
+        assertFalse(moved.tag().equals(keep.tag()));
+        assertEquals(2, rig.placement().cores().size());
+        // the agent runs exactly that
+        Map<String, GroupStatus> running = rig.agentGroups().stream()
+                .collect(Collectors.toMap(GroupStatus::getGroupId, s -> s));
+        assertEquals(Set.of("g0", "g0.1"), running.keySet());
+        assertEquals(moved.core(), running.get("g0.1").getCore());
+        assertEquals(moved.tag().group(), running.get("g0.1").getTag().getValue());
+        assertEquals(List.of(1, 2), running.get("g0.1").getClassIdsList());
+        // both halves hold the flows established before the split, translated the same way
+        assertEquals(Map.of(5000, 2000, 5001, 2001), rig.flows("g0"));
+        assertEquals(Map.of(5000, 2000, 5001, 2001), rig.flows("g0.1"));
+        // the switch tags the moved classes with the new tag, the others as before; transit exists for both
+        Map<Integer, MacAddress> tags = rig.offloadTags();
+        assertEquals(keep.tag().classMac(0), tags.get(0));
+        assertEquals(moved.tag().classMac(1), tags.get(1));
+        assertEquals(moved.tag().classMac(2), tags.get(2));
+        assertEquals(keep.tag().classMac(3), tags.get(3));
+        assertEquals(1, rig.transitRulesFor(moved.tag()));
+        assertEquals(1, rig.transitRulesFor(keep.tag()));
+        // the store: tag claimed for the new group, rules recorded exactly as installed, journal empty
+        assertTrue(rig.store.tags().snapshot().values().stream()
+                .anyMatch(a -> a.tag().equals(moved.tag()) && a.groupId().equals("g0.1")));
+        InstalledState inst = rig.store.installed().get(rig.chain).get().value();
+        assertEquals(rig.switches.total(), inst.switchRules().size());
+        for (InstalledRule r : inst.switchRules()) {
+            assertTrue(r.toString(), rig.switches.rules(r.rule().deviceId()).stream()
+                    .anyMatch(x -> x.exactMatch(r.rule())));
+        }
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        assertEquals(List.of(e), rig.scaling.history(rig.chain));
+    }
+
+    @Test
+    public void mergeFoldsTheSplitHalfBackWithBothStates() throws Exception {
+        Rig rig = new Rig("merge");
+        rig.importFlow("g0", 5000, 2000, false);
+        ScalingExecutor ex = rig.executor();
+        ex.split(rig.chain, "g0", Map.of(), "test", System.currentTimeMillis());
+        Tag retired = rig.group("g0.1").tag();
+        int retiredCore = rig.group("g0.1").core();
+        // a flow only the split-off half has seen
+        rig.importFlow("g0.1", 6000, 3000, true);
+
+        ScalingEvent e = ex.merge(rig.chain, "g0.1", "g0", "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals("the group holding the egress marker is kept", List.of("g0", "g0.1"), e.groups());
+        assertEquals(1, rig.placement().groups().size());
+        assertEquals(List.of(0, 1, 2, 3), rig.group("g0").classIds());
+        assertEquals(List.of("g0"), rig.agentGroups().stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(List.of(0, 1, 2, 3), rig.agentGroups().get(0).getClassIdsList());
+        assertEquals(Map.of(5000, 2000, 6000, 3000), rig.flows("g0"));
+        Tag kept = rig.group("g0").tag();
+        rig.offloadTags().forEach((cls, mac) -> assertEquals(kept.classMac(cls), mac));
+        assertEquals(0, rig.transitRulesFor(retired));
+        assertFalse(rig.store.tags().snapshot().values().stream().anyMatch(a -> a.tag().equals(retired)));
+        assertFalse(rig.placement().cores().contains(retiredCore));
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+        assertEquals(2, rig.scaling.history(rig.chain).size());
+    }
+
+    @Test
+    public void aSwitchFailureRollsEverythingBack() throws Exception {
+        Rig rig = new Rig("rollback");
+        rig.importFlow("g0", 5000, 2000, false);
+        Versioned<Placement> before = rig.store.placements().get(rig.chain).get();
+        InstalledState installed = rig.store.installed().get(rig.chain).get().value();
+        Map<Integer, MacAddress> tags = rig.offloadTags();
+        int tagsHeld = rig.store.tags().snapshot().size();
+        rig.switches.reject(Fixtures.D1);
+
+        MetronException ex = assertThrows(MetronException.class,
+                () -> rig.executor().split(rig.chain, "g0", Map.of(), "test", System.currentTimeMillis()));
+
+        assertEquals(MetronException.Fault.SWITCH_FAILURE, ex.fault());
+        assertTrue(ex.getMessage(), ex.getMessage().contains(Fixtures.S1) && ex.getMessage().contains("rolled back"));
+        assertEquals(before.value(), rig.placement());
+        assertEquals(installed, rig.store.installed().get(rig.chain).get().value());
+        assertEquals(tagsHeld, rig.store.tags().snapshot().size());
+        assertEquals(tags, rig.offloadTags());
+        List<GroupStatus> running = rig.agentGroups();
+        assertEquals(1, running.size());
+        assertEquals(List.of(0, 1, 2, 3), running.get(0).getClassIdsList());
+        assertEquals(Map.of(5000, 2000), rig.flows("g0"));
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        assertEquals(ScalingEvent.Outcome.ROLLED_BACK, rig.scaling.history(rig.chain).get(0).outcome());
+    }
+
+    @Test
+    public void aRestartedControllerCompletesASplitThatReachedTheReTag() throws Exception {
+        Rig rig = new Rig("recover");
+        rig.importFlow("g0", 5000, 2000, false);
+        rig.crashing.crashOn = Fixtures.D1;
+        assertThrows(IllegalStateException.class,
+                () -> rig.executor().split(rig.chain, "g0", Map.of(), "test", System.currentTimeMillis()));
+        assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
+        assertEquals("the switch was never re-tagged", 1, rig.offloadTags().values().stream()
+                .map(m -> m.toLong() >>> 16).distinct().count());
+
+        List<ScalingEvent> recovered = rig.executor().recover();
+
+        assertEquals(1, recovered.size());
+        assertEquals(ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        Tag moved = rig.group("g0.1").tag();
+        rig.group("g0.1").classIds().forEach(c -> assertEquals(moved.classMac(c), rig.offloadTags().get(c)));
+        assertEquals(Set.of("g0", "g0.1"), rig.agentGroups().stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toSet()));
+        assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+    }
+
+    @Test
+    public void refusalsNameTheReasonAndChangeNothing() throws Exception {
+        Rig rig = new Rig("refuse");
+        Placement before = rig.placement();
+        MetronException e = assertThrows(MetronException.class,
+                () -> rig.executor().split(rig.chain, "g7", Map.of(), "test", 0));
+        assertTrue(e.getMessage(), e.getMessage().contains("no group 'g7'"));
+        e = assertThrows(MetronException.class,
+                () -> rig.executor().split(ChainId.of("nope"), "g0", Map.of(), "test", 0));
+        assertEquals(MetronException.Fault.UNKNOWN_CHAIN, e.fault());
+        e = assertThrows(MetronException.class, () -> rig.executor().merge(rig.chain, "g0", "g0", "test", 0));
+        assertTrue(e.getMessage(), e.getMessage().contains("with itself"));
+        assertEquals(before, rig.placement());
+        assertEquals(1, rig.agentGroups().size());
+    }
+}
