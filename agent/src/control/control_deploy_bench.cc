@@ -143,7 +143,9 @@ int Main(int argc, char** argv) {
 
   const double v = Median(deploy), b = Median(base);
   std::ofstream(dir + "/agent_deploy_pipeline_latency.json")
-      << "{\"name\": \"agent_deploy_pipeline_latency\", \"value\": " << v << ", \"unit\": \"ms\", \"baseline\": "
+      << "{\"name\": \"agent_deploy_pipeline_latency\", \"description\": \"DeployPipeline over gRPC (FW group: "
+      << "Strip, CheckIPHeader, IPFilter, DecIPTTL) until the worker runs it, median of " << kRuns
+      << "\", \"value\": " << v << ", \"unit\": \"ms\", \"baseline\": "
       << "\"one DPDK process per chain (original Metron design): metron-agent standalone, same graph, start to "
       << "exit\", \"baseline_value\": " << b << ", \"ratio\": " << v / b << ", \"machine\": \"" << Machine()
       << "\"}\n";
