@@ -135,7 +135,7 @@ TEST_F(EngineTest, InvalidConfigIsRejectedAndRunningPipelineUntouched) {
   *up.add_groups() = pipeline("p", "input -> Strip(14 -> [0]output;", 7).groups(0);
   grpc::Status s = backend_->UpdatePipeline(up, &st);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(), "groups[0].click_config: 1:15: unterminated '(': configuration string never closed");
+  EXPECT_EQ(s.error_message(), "groups[0].click_config: 1:15: missing ')' for '(' opened here");
   s = backend_->DeployPipeline(pipeline("q", "input -> Bogus -> [0]output;", 8), &st);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "groups[0].click_config: 1:10: unknown element class 'Bogus'");

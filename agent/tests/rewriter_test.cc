@@ -278,11 +278,11 @@ TEST(IPRewriter, BadSpecsNameTheProblem) {
     return std::string("no error");
   };
   EXPECT_EQ(err("input -> Strip(14) -> CheckIPHeader -> IPRewriter(nosuch) -> [0]output;"),
-            "1:40: element 'IPRewriter@4' (IPRewriter): input spec 'nosuch': no RoundRobinIPMapper/MaglevIPMapper of that name");
+            "1:40: element 'IPRewriter@3' (IPRewriter): input spec 'nosuch': no RoundRobinIPMapper/MaglevIPMapper of that name");
   EXPECT_EQ(err("input -> SynthRewriter(PATTERN 1.2.3.4 70000 - -) -> [0]output;"),
-            "1:24: element 'SynthRewriter@2' (SynthRewriter): PATTERN 0 SPORT: expected an integer <= 65535, got '70000'");
+            "1:24: element 'SynthRewriter@1' (SynthRewriter): PATTERN 0 SPORT: expected an integer <= 65535, got '70000'");
   EXPECT_EQ(err("input -> SynthRewriter(PATTERN 1.2.3.4 - ::1 -) -> [0]output;"),
-            "1:24: element 'SynthRewriter@2' (SynthRewriter): PATTERN 0: SADDR and DADDR are of different address families");
+            "1:24: element 'SynthRewriter@1' (SynthRewriter): PATTERN 0: SADDR and DADDR are of different address families");
 }
 
 }  // namespace

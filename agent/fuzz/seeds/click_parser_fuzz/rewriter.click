@@ -1,0 +1,1 @@
+rr :: RoundRobinIPMapper(- - 10.0.0.1 80 0 1); input -> MarkIPHeader(14) -> IPRewriter(rr) -> VLANEncap(VLAN_ID 3) -> [0]output;

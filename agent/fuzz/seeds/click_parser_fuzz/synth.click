@@ -1,0 +1,1 @@
+input -> Strip(14) -> CheckIPHeader -> IPFilter(allow udp && dst port 53, deny all) -> rw :: SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -) -> DecIPTTL -> Unstrip(14) -> [0]output;
