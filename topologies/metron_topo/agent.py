@@ -21,13 +21,15 @@ def runtime_dir(file_prefix):
 
 def command(binary_path, server, listen_ip, file_prefix):
     """Agent command line for a server: gRPC on its management address, each NIC attached through the kernel's
-    fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores on top
-    of the main lcore, spread over the machine's CPUs (the emulation has more lcores than CPUs)."""
+    fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores spread
+    over the machine's CPUs (the emulation has more lcores than CPUs). Worker cores are numbered 0..n-1 so that
+    a core id equals its fanout socket index: the controller's NIC rules carry the core id as the queue
+    (agent.proto NicAction.queue "= core") and the fanout dispatcher uses that value as the socket index."""
     cpus = max(os.cpu_count() or 1, 1)
     argv = [binary_path, "--listen", f"{listen_ip}:{GRPC_PORT}",
-            "--cores", ",".join(str(c) for c in range(1, server.cores + 1))]
+            "--cores", ",".join(str(c) for c in range(0, server.cores))]
     for nic in server.nics:
         argv += ["--fanout", nic.name]
-    argv += ["--dpdk", "--lcores", f"(0-{server.cores})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
+    argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
              "--file-prefix", file_prefix, "--"]
     return argv
