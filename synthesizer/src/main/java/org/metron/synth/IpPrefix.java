@@ -93,6 +93,10 @@ public final class IpPrefix {
 
     /** Network address in dotted/colon notation. */
     public String addressString() {
+        if (!v6) {
+            long a = address.longValue();
+            return ((a >>> 24) & 0xff) + "." + ((a >>> 16) & 0xff) + "." + ((a >>> 8) & 0xff) + "." + (a & 0xff);
+        }
         byte[] raw = address.toByteArray();
         int n = v6 ? 16 : 4;
         byte[] out = new byte[n];

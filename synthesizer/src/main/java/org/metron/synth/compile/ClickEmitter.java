@@ -57,7 +57,7 @@ final class ClickEmitter {
      * The classifying group: tagged classes go straight to their pipelines, unclassified packets
      * ({@link org.metron.synth.TrafficClass#UNCLASSIFIED}) through the software classifier.
      */
-    static String classifying(List<ClassInfo> classes, List<Cube> swEntries, List<Integer> swClass,
+    static String classifying(List<ClassInfo> classes, List<String> swEntries, List<Integer> swClass,
                               List<String> egress) {
         StringBuilder sb = new StringBuilder();
         sb.append("// software classifier group: classes ").append(ids(classes)).append('\n');
@@ -80,7 +80,7 @@ final class ClickEmitter {
         }
         sb.append("tag[").append(classes.size()).append("] -> Strip(14) -> CheckIPHeader -> sw :: IPClassifier(");
         for (int j = 0; j < swEntries.size(); j++) {
-            sb.append(j > 0 ? ",\n    " : "\n    ").append(CubeText.format(swEntries.get(j)));
+            sb.append(j > 0 ? ",\n    " : "\n    ").append(swEntries.get(j));
         }
         sb.append(");\n");
         for (int j = 0; j < swEntries.size(); j++) {
@@ -107,9 +107,17 @@ final class ClickEmitter {
         if (c.drops()) {
             return;
         }
+        long spin = SynthOps.spinCycles(c.steps);
+        if (spin > 0) {
+            sb.append(" -> spin").append(suffix).append(" :: SpinCycles(CYCLES ").append(spin).append(")");
+        }
         List<String> sigs = SynthOps.signatures(c.steps);
         if (!sigs.isEmpty()) {
-            sb.append(" -> dpi").append(suffix).append(" :: DPI(").append(String.join(", ", sigs)).append(")");
+            sb.append(" -> dpi").append(suffix).append(" :: HyperscanDPI(");
+            for (int i = 0; i < sigs.size(); i++) {
+                sb.append(i > 0 ? ", " : "").append('"').append(sigs.get(i).replace("\"", "\\\"")).append('"');
+            }
+            sb.append(")");
             extra.append("dpi").append(suffix).append("[1] -> Discard;\n");
         }
         List<RewritePattern> pool = SynthOps.pool(c.steps);
@@ -135,7 +143,15 @@ final class ClickEmitter {
         if (ipMarked) {
             sb.append(" -> Unstrip(14)");
         }
+        Long src = c.writes.get(Field.ETH_SRC);
+        Long dst = c.writes.get(Field.ETH_DST);
+        if (src != null && dst != null) {
+            sb.append(" -> EtherRewrite(").append(mac(src)).append(", ").append(mac(dst)).append(")");
+        }
         for (Map.Entry<Field, Long> w : c.writes.entrySet()) {
+            if (src != null && dst != null && (w.getKey() == Field.ETH_SRC || w.getKey() == Field.ETH_DST)) {
+                continue;
+            }
             switch (w.getKey()) {
                 case ETH_SRC:
                     sb.append(" -> StoreEtherAddress(").append(mac(w.getValue())).append(", src)");

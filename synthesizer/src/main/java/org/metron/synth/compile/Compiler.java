@@ -26,7 +26,7 @@ import java.util.Map;
  */
 public final class Compiler {
     /** Entries per priority tier at most; a larger tier only saves priority levels, never changes meaning. */
-    static final int MAX_TIER = 64;
+    static final int MAX_TIER = 16;
     /** Priority of the first tier; OpenFlow priorities are 16-bit. */
     static final int TOP_PRIORITY = 60000;
 
@@ -51,6 +51,10 @@ public final class Compiler {
     /** Compiles a synthesis for a target. */
     public static Result compile(Synthesis syn, TargetProfile t, List<String> egress) {
         int n = syn.entries.size();
+        String[] text = new String[n];
+        for (int i = 0; i < n; i++) {
+            text[i] = CubeText.format(syn.entries.get(i));
+        }
         RuleAction[] classAction = new RuleAction[syn.classes.size()];
         for (ClassInfo c : syn.classes) {
             classAction[c.id] = action(c, t);
@@ -117,11 +121,11 @@ public final class Compiler {
         }
         int softwareEntries = n - firstPunt;
         boolean[] viaSoftware = new boolean[syn.classes.size()];
-        List<Cube> swEntries = new ArrayList<>();
+        List<String> swEntries = new ArrayList<>();
         List<Integer> swClass = new ArrayList<>();
         for (int i = firstPunt; i < n; i++) {
             viaSoftware[syn.entryClass(i)] = true;
-            swEntries.add(syn.entries.get(i));
+            swEntries.add(text[i]);
             swClass.add(syn.entryClass(i));
         }
         // groups
@@ -145,7 +149,7 @@ public final class Compiler {
             groups.add(new ClassGroup(groups.size(), ids(e.getValue()), ClickEmitter.group(e.getValue(), egress),
                     e.getKey(), false));
         }
-        return new Result(classes(syn, egress), groups, rules, softwareEntries);
+        return new Result(classes(syn, egress, text), groups, rules, softwareEntries);
     }
 
     private static List<Integer> ids(List<ClassInfo> cs) {
@@ -177,13 +181,13 @@ public final class Compiler {
         return out;
     }
 
-    private static List<TrafficClass> classes(Synthesis syn, List<String> egress) {
+    private static List<TrafficClass> classes(Synthesis syn, List<String> egress, String[] text) {
         List<List<String>> filters = new ArrayList<>();
         for (int i = 0; i < syn.classes.size(); i++) {
             filters.add(new ArrayList<>());
         }
         for (int i = 0; i < syn.entries.size(); i++) {
-            filters.get(syn.entryClass(i)).add(CubeText.format(syn.entries.get(i)));
+            filters.get(syn.entryClass(i)).add(text[i]);
         }
         List<TrafficClass> out = new ArrayList<>();
         for (ClassInfo c : syn.classes) {

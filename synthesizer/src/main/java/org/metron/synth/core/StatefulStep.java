@@ -8,7 +8,7 @@ import java.util.List;
  */
 public final class StatefulStep {
     /** Kinds of stateful work. */
-    public enum Kind { REWRITE, DPI }
+    public enum Kind { REWRITE, DPI, SPIN }
 
     public final Kind kind;
     /** {@code nf/element[input]}: which element, for traces. */
@@ -19,8 +19,16 @@ public final class StatefulStep {
     public final String select;
     /** DPI signatures as written (DPI). */
     public final List<String> signatures;
+    /** Cycles spent per packet (SPIN: software-only, stateless work kept in the group config). */
+    public final long cycles;
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs) {
+        this(kind, where, pool, select, sigs, 0);
+    }
+
+    private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs,
+                         long cycles) {
+        this.cycles = cycles;
         this.kind = kind;
         this.where = where;
         this.pool = List.copyOf(pool);
@@ -36,8 +44,15 @@ public final class StatefulStep {
         return new StatefulStep(Kind.DPI, where, List.of(), "", signatures);
     }
 
+    public static StatefulStep spin(String where, long cycles) {
+        return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles);
+    }
+
     @Override
     public String toString() {
+        if (kind == Kind.SPIN) {
+            return "spin@" + where + "(" + cycles + ")";
+        }
         return kind == Kind.REWRITE ? "rewrite@" + where + pool + (pool.size() > 1 ? " " + select : "")
                 : "dpi@" + where + signatures;
     }

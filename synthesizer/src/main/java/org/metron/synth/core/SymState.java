@@ -24,10 +24,9 @@ public final class SymState {
     public final int stripped;
     public final boolean ipMarked;
     public final List<StatefulStep> steps;
-    public final List<String> log;
 
     private SymState(Cube filter, long[][] cur, boolean[] stateful, int ttlDec, int stripped, boolean ipMarked,
-                     List<StatefulStep> steps, List<String> log) {
+                     List<StatefulStep> steps) {
         this.filter = filter;
         this.cur = cur;
         this.stateful = stateful;
@@ -35,7 +34,6 @@ public final class SymState {
         this.stripped = stripped;
         this.ipMarked = ipMarked;
         this.steps = steps;
-        this.log = log;
     }
 
     /** Thrown when a test on a field written with an undetermined value (allocated port, LB pool) splits it. */
@@ -51,8 +49,7 @@ public final class SymState {
 
     /** All packets entering at an ingress (Ethernet frames, nothing done yet). */
     public static SymState initial(Cube filter) {
-        return new SymState(filter, new long[Field.COUNT][], new boolean[Field.COUNT], 0, 0, false, List.of(),
-                List.of());
+        return new SymState(filter, new long[Field.COUNT][], new boolean[Field.COUNT], 0, 0, false, List.of());
     }
 
     /** Current value set of f, or null if f still holds the original value. */
@@ -94,7 +91,7 @@ public final class SymState {
                 return null;
             }
         }
-        return f == filter ? this : new SymState(f, cur, stateful, ttlDec, stripped, ipMarked, steps, log);
+        return f == filter ? this : new SymState(f, cur, stateful, ttlDec, stripped, ipMarked, steps);
     }
 
     private static long[] shift(long[] s, int by) {
@@ -122,37 +119,29 @@ public final class SymState {
         boolean[] s = stateful.clone();
         c[f.ordinal()] = values;
         s[f.ordinal()] = byStatefulElement;
-        return new SymState(filter, c, s, ttlDec, stripped, ipMarked, steps, log);
+        return new SymState(filter, c, s, ttlDec, stripped, ipMarked, steps);
     }
 
     public SymState decTtl() {
-        return new SymState(filter, cur, stateful, ttlDec + 1, stripped, ipMarked, steps, log);
+        return new SymState(filter, cur, stateful, ttlDec + 1, stripped, ipMarked, steps);
     }
 
     public SymState strip(int bytes) {
-        return new SymState(filter, cur, stateful, ttlDec, stripped + bytes, ipMarked, steps, log);
+        return new SymState(filter, cur, stateful, ttlDec, stripped + bytes, ipMarked, steps);
     }
 
     /** The same packets at the entry of the next NF: its own elements must mark the IP header again. */
     public SymState withIpUnmarked() {
-        return new SymState(filter, cur, stateful, ttlDec, stripped, false, steps, log);
+        return new SymState(filter, cur, stateful, ttlDec, stripped, false, steps);
     }
 
     public SymState markIp() {
-        return new SymState(filter, cur, stateful, ttlDec, stripped, true, steps, log);
+        return new SymState(filter, cur, stateful, ttlDec, stripped, true, steps);
     }
 
     public SymState step(StatefulStep st) {
         List<StatefulStep> n = new ArrayList<>(steps);
         n.add(st);
-        return new SymState(filter, cur, stateful, ttlDec, stripped, ipMarked, Collections.unmodifiableList(n), log);
-    }
-
-    /** Appends a human-readable note (which rule, which element) for TrafficClass.operations(). */
-    public SymState note(String what) {
-        List<String> n = new ArrayList<>(log.size() + 1);
-        n.addAll(log);
-        n.add(what);
-        return new SymState(filter, cur, stateful, ttlDec, stripped, ipMarked, steps, Collections.unmodifiableList(n));
+        return new SymState(filter, cur, stateful, ttlDec, stripped, ipMarked, Collections.unmodifiableList(n));
     }
 }

@@ -68,6 +68,11 @@ public final class SynthOps {
         return out;
     }
 
+    /** Cycles per packet of all SpinCycles steps (0 = none). */
+    public static long spinCycles(List<StatefulStep> steps) {
+        return steps.stream().filter(s -> s.kind == StatefulStep.Kind.SPIN).mapToLong(s -> s.cycles).sum();
+    }
+
     /**
      * Canonical text of what the steps do as one stateful operation; equal texts = same operation. Used as
      * the class's stateful key and compared by the equivalence checker.
@@ -77,9 +82,12 @@ public final class SynthOps {
             return "";
         }
         StringBuilder sb = new StringBuilder();
+        if (spinCycles(steps) > 0) {
+            sb.append("SpinCycles(CYCLES ").append(spinCycles(steps)).append(")");
+        }
         List<String> sigs = signatures(steps);
         if (!sigs.isEmpty()) {
-            sb.append("DPI(").append(String.join(", ", sigs)).append(")");
+            sb.append(sb.length() > 0 ? " " : "").append("DPI(").append(String.join(", ", sigs)).append(")");
         }
         List<RewritePattern> pool = pool(steps);
         if (!pool.isEmpty()) {

@@ -57,16 +57,16 @@ public final class DecIpTtl extends Element {
         if (!expiredPort) {
             // no split: the decrement itself drops expired packets wherever it runs (DecIPTTL on the server,
             // dec_ttl on a switch), so classes need not test the TTL and stay offloadable
-            out.emit(0, s.decTtl().note("dec-ttl@" + id()));
+            out.emit(0, s.decTtl());
             return;
         }
         SymState alive = restrict(s, ALIVE);
         if (alive != null) {
-            out.emit(0, alive.decTtl().note("dec-ttl@" + id()));
+            out.emit(0, alive.decTtl());
         }
         SymState dead = restrict(s, EXPIRED);
         if (dead != null) {
-            out.emit(expiredPort ? 1 : Out.DROP, dead.note("ttl-expired@" + id()));
+            out.emit(expiredPort ? 1 : Out.DROP, dead);
         }
     }
 }

@@ -33,6 +33,6 @@ public final class Discard extends Element {
 
     @Override
     public void walk(SymState s, int in, Out out) {
-        out.emit(Out.DROP, s.note("drop@" + id()));
+        out.emit(Out.DROP, s);
     }
 }

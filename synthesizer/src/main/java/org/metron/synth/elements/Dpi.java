@@ -15,10 +15,12 @@ import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
 /**
- * DPI("literal", /regex/, ...): payload inspection with Snort-like content strings and regular expressions.
- * A packet whose payload contains any signature goes to output 1 (which must be a Discard or unconnected:
- * matched packets are dropped), others to output 0. Payload-dependent, so never offloaded: it is a stateful
- * step of its class.
+ * DPI("literal", /regex/, ...): payload inspection with Snort-like content strings and regular expressions;
+ * also the agent's HyperscanDPI("regex", ...), whose arguments are all regular expressions. A packet whose
+ * payload contains any signature goes to output 1 (which must be a Discard or unconnected: matched packets are
+ * dropped), others to output 0. Payload-dependent, so never offloaded: it is a stateful step of its class.
+ * Signatures are normalized to PCRE-compatible regular expressions (literals escaped), the form the
+ * synthesizer emits as HyperscanDPI arguments.
  */
 public final class Dpi extends Element {
     private final List<String> signatures = new ArrayList<>();
@@ -29,12 +31,21 @@ public final class Dpi extends Element {
         if (decl.args().isEmpty()) {
             throw error("DPI needs at least one signature");
         }
+        boolean hyperscan = decl.className().equals("HyperscanDPI");
         StringBuilder re = new StringBuilder();
         for (Arg a : decl.args()) {
             String t = a.text().trim();
             String body;
-            if (t.length() >= 2 && t.startsWith("\"") && t.endsWith("\"")) {
-                body = Pattern.quote(t.substring(1, t.length() - 1).replace("\\\"", "\""));
+            if (hyperscan) {
+                body = t.length() >= 2 && t.startsWith("\"") && t.endsWith("\"")
+                        ? t.substring(1, t.length() - 1).replace("\\\"", "\"") : t;
+                try {
+                    Pattern.compile(body);
+                } catch (PatternSyntaxException e) {
+                    throw error(a, "bad regular expression " + t + ": " + e.getDescription());
+                }
+            } else if (t.length() >= 2 && t.startsWith("\"") && t.endsWith("\"")) {
+                body = escape(t.substring(1, t.length() - 1).replace("\\\"", "\""));
             } else if (t.length() >= 2 && t.startsWith("/") && t.endsWith("/")) {
                 body = t.substring(1, t.length() - 1);
                 try {
@@ -45,10 +56,22 @@ public final class Dpi extends Element {
             } else {
                 throw error(a, "DPI signature must be \"literal\" or /regex/, found '" + t + "'");
             }
-            signatures.add(t);
+            signatures.add(body);
             re.append(re.length() > 0 ? "|" : "").append("(?:").append(body).append(")");
         }
         any = Pattern.compile(re.toString(), Pattern.DOTALL);
+    }
+
+    /** A literal as a regular expression both Java and PCRE/Hyperscan read the same way. */
+    static String escape(String literal) {
+        StringBuilder sb = new StringBuilder();
+        for (char c : literal.toCharArray()) {
+            if ("\\^$.|?*+()[]{}/".indexOf(c) >= 0) {
+                sb.append('\\');
+            }
+            sb.append(c);
+        }
+        return sb.toString();
     }
 
     @Override

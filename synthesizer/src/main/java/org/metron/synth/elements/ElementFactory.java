@@ -17,7 +17,8 @@ public final class ElementFactory {
             "Strip", "Unstrip", "CheckIPHeader", "MarkIPHeader", "DecIPTTL", "EtherEncap", "EtherRewrite",
             "StoreEtherAddress", "VLANEncap", "VLANDecap", "IPFilter", "IPClassifier", "Classifier",
             "LookupIPRoute", "LinearIPLookup", "RadixIPLookup", "DirectIPLookup", "IPRewriter", "TCPRewriter",
-            "UDPRewriter", "IPAddrRewriter", "RoundRobinIPMapper", "IPRewriterPatterns", "DPI", "SynthRewriter");
+            "UDPRewriter", "IPAddrRewriter", "RoundRobinIPMapper", "MaglevIPMapper", "IPRewriterPatterns", "DPI", "HyperscanDPI",
+            "SynthRewriter", "SpinCycles");
 
     private ElementFactory() {
     }
@@ -55,12 +56,14 @@ public final class ElementFactory {
                 return new RouteLookup(nf, d);
             case "IPRewriter": case "TCPRewriter": case "UDPRewriter": case "IPAddrRewriter":
                 return new Rewriter(nf, d, cfg);
-            case "RoundRobinIPMapper": case "IPRewriterPatterns":
+            case "RoundRobinIPMapper": case "MaglevIPMapper": case "IPRewriterPatterns":
                 return new Info(nf, d);
-            case "DPI":
+            case "DPI": case "HyperscanDPI":
                 return new Dpi(nf, d);
             case "SynthRewriter":
                 return new SynthRewriterElement(nf, d);
+            case "SpinCycles":
+                return new SpinCyclesElement(nf, d);
             default:
                 throw new org.metron.synth.SynthesisException(nf, d.name(), d.line(), d.column(),
                         "unknown element class '" + d.className() + "'");

@@ -168,7 +168,7 @@ public final class EtherClassifier extends Element {
                 }
             }
         }
-        out.emit(Out.DROP, s.note("nomatch@" + id()));
+        out.emit(Out.DROP, s);
     }
 
     /** The clause as per-field constraints on the header fields its bytes cover. */

@@ -98,6 +98,11 @@ public final class IpClassifier extends Element {
         return new int[] {line, col};
     }
 
+    /** Each rule's pattern as cubes (DNF), in rule order. */
+    public List<List<Cube>> ruleCubes() {
+        return java.util.Collections.unmodifiableList(dnfs);
+    }
+
     /** Number of rules. */
     public int rules() {
         return exprs.length;
@@ -170,12 +175,12 @@ public final class IpClassifier extends Element {
                 if (t == null) {
                     continue;
                 }
-                out.emit(outs[r], outs[r] == Out.DROP ? t.note("deny@" + id() + "#" + r) : t);
+                out.emit(outs[r], outs[r] == Out.DROP ? t : t);
                 if (t == s) {
                     return;
                 }
             }
         }
-        out.emit(Out.DROP, s.note("nomatch@" + id()));
+        out.emit(Out.DROP, s);
     }
 }

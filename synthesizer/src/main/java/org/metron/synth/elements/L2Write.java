@@ -142,7 +142,7 @@ public final class L2Write extends Element {
             SymState other = restrict(s, Cube.of(Field.ETH_TYPE, IntervalSet.complement(IntervalSet.point(family),
                     Field.ETH_TYPE)));
             if (other != null) {
-                out.emit(Out.DROP, other.note("family-mismatch@" + id()));
+                out.emit(Out.DROP, other);
             }
             t = restrict(s, Cube.of(Field.ETH_TYPE, IntervalSet.point(family)));
             if (t == null) {

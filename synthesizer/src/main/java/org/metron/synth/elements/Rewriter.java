@@ -156,9 +156,10 @@ public final class Rewriter extends Element {
 
     private Spec mapper(String name, Arg a, ClickConfig cfg) {
         ElementDecl d = cfg.elements().get(name);
-        if (d == null || !d.className().equals("RoundRobinIPMapper")) {
-            throw error(a, "input spec '" + name + "' names no RoundRobinIPMapper element of this NF");
+        if (d == null || !d.className().equals("RoundRobinIPMapper") && !d.className().equals("MaglevIPMapper")) {
+            throw error(a, "input spec '" + name + "' names no RoundRobinIPMapper/MaglevIPMapper element of this NF");
         }
+        String select = d.className().equals("MaglevIPMapper") ? "maglev" : "roundrobin";
         List<RewritePattern> pool = new ArrayList<>();
         int fout = -1;
         for (Arg p : d.args()) {
@@ -191,7 +192,7 @@ public final class Rewriter extends Element {
                         + "patterns and rewrites it in others");
             }
         }
-        return new Spec(Kind.POOL, pool, fout, "roundrobin", a);
+        return new Spec(Kind.POOL, pool, fout, select, a);
     }
 
     @Override
@@ -309,7 +310,7 @@ public final class Rewriter extends Element {
         for (Cube c : Expr.not(ok).dnf()) {
             SymState t = restrict(s, c);
             if (t != null) {
-                out.emit(sp.kind == Kind.PASS ? sp.fout : Out.DROP, t.note("unhandled@" + id()));
+                out.emit(sp.kind == Kind.PASS ? sp.fout : Out.DROP, t);
             }
         }
     }

@@ -85,6 +85,11 @@ public final class RouteLookup extends Element {
         byLength.sort(Comparator.comparingInt((Integer i) -> -prefixes.get(i).length()));
     }
 
+    /** Each route's destination prefix as a cube, in configuration order. */
+    public List<Cube> routeCubes() {
+        return java.util.Collections.unmodifiableList(cubes);
+    }
+
     @Override
     public int inputs() {
         return 1;
@@ -142,6 +147,6 @@ public final class RouteLookup extends Element {
                 return;
             }
         }
-        out.emit(Out.DROP, s.note("noroute@" + id()));
+        out.emit(Out.DROP, s);
     }
 }
