@@ -8,6 +8,7 @@ import java.util.Set;
 public class MetronWebApplication extends AbstractWebApplication {
     @Override
     public Set<Class<?>> getClasses() {
-        return getClasses(ChainsWebResource.class, InventoryWebResource.class, MetronExceptionMapper.class);
+        return getClasses(ChainsWebResource.class, InventoryWebResource.class,
+                org.metron.app.scaling.ScalingWebResource.class, MetronExceptionMapper.class);
     }
 }

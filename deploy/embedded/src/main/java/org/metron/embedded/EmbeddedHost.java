@@ -7,6 +7,9 @@ import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.ScalingManager;
+import org.metron.app.scaling.ScalingPolicy;
+import org.metron.app.scaling.ScalingService;
 import org.metron.app.store.ChainStore;
 import org.metron.embedded.net.AgentServerRegistry;
 import org.metron.embedded.net.EmbeddedNetworkView;
@@ -17,6 +20,7 @@ import org.metron.embedded.openflow.OpenFlowException;
 import org.metron.embedded.store.DurableStoreFactory;
 import org.metron.embedded.web.Credentials;
 import org.metron.embedded.web.DashboardServlet;
+import org.metron.embedded.web.HostServices;
 import org.metron.embedded.web.WebServer;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.DefaultApplicationId;
@@ -52,6 +56,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final AgentServerRegistry servers;
     private final WebServer web;
     private final MetronService metron;
+    private final ScalingManager scaling;
     private final Path hostFile;
     private final String httpHost;
 
@@ -61,22 +66,33 @@ public final class EmbeddedHost implements AutoCloseable {
         openflow = OpenFlowController.listen(o.openflow, STEP_TIMEOUT.toMillis());
         AgentServerRegistry registry = null;
         WebServer server = null;
+        ScalingManager scaler = null;
         try {
             awaitSwitches(net, o.switchWaitMs);
             registry = new AgentServerRegistry(net);
             EmbeddedNetworkView view = new EmbeddedNetworkView(net, openflow);
             OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
-            metron = new ChainManager(new ChainStore(new DurableStoreFactory(o.data.resolve("store"))), registry,
+            DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
+            ChainStore chains = new ChainStore(stores);
+            metron = new ChainManager(chains, registry,
                     switches, new SingleInstanceLeadership(),
                     new PlacementEngine(registry, view, switches, new SecureRandom(), STEP_TIMEOUT),
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
+            // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
+            scaler = new ScalingManager(chains, stores, registry, switches, Synthesis.SYNTHESIZER, APP_ID,
+                    STEP_TIMEOUT, ScalingPolicy.Params.DEFAULT, System::currentTimeMillis);
+            scaler.start();
             Credentials users = Credentials.loadOrCreate(o.data);
-            server = new WebServer(o.http, metron, users, new DashboardServlet(metron, users));
+            server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
+                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, users));
             server.start();
         } catch (Exception | Error e) {
             if (server != null) {
                 server.close();
+            }
+            if (scaler != null) {
+                scaler.close();
             }
             if (registry != null) {
                 registry.close();
@@ -86,6 +102,7 @@ public final class EmbeddedHost implements AutoCloseable {
         }
         servers = registry;
         web = server;
+        scaling = scaler;
         hostFile = o.data.resolve(HOST_FILE);
         httpHost = o.http.getAddress().getHostAddress();
         String json = String.format("{\"rest\": \"%s\", \"dashboard\": \"%s\", \"openflow_port\": %d, "
@@ -133,6 +150,7 @@ public final class EmbeddedHost implements AutoCloseable {
     public void close() throws Exception {
         Files.deleteIfExists(hostFile);
         web.close();
+        scaling.close();
         servers.close();
         openflow.close();
     }

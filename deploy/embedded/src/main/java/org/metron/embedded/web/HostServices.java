@@ -18,6 +18,11 @@ public final class HostServices implements ServiceDirectory {
         return new HostServices(ImmutableMap.of(type, impl));
     }
 
+    /** These services plus one more. */
+    public <T> HostServices with(Class<T> type, T impl) {
+        return new HostServices(ImmutableMap.<Class<?>, Object>builder().putAll(services).put(type, impl).build());
+    }
+
     @Override
     public <T> T get(Class<T> serviceClass) {
         Object s = services.get(serviceClass);

@@ -7,7 +7,6 @@ import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
-import org.metron.app.api.MetronService;
 import org.metron.app.rest.MetronWebApplication;
 import org.metron.app.rest.MetronWebResource;
 
@@ -23,12 +22,15 @@ public final class WebServer implements AutoCloseable {
 
     private final Server server;
 
-    public WebServer(InetSocketAddress address, MetronService metron, Credentials credentials,
+    /**
+     * @param services what the REST resources may look up (MetronService, ScalingService)
+     */
+    public WebServer(InetSocketAddress address, HostServices services, Credentials credentials,
                      javax.servlet.http.HttpServlet dashboard) {
         server = new Server(address);
         ResourceConfig rest = ResourceConfig.forApplication(new MetronWebApplication())
                 .register(new BasicAuthFilter(credentials))
-                .property(MetronWebResource.SERVICES, HostServices.of(MetronService.class, metron));
+                .property(MetronWebResource.SERVICES, services);
         ServletContextHandler api = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
         api.setContextPath(REST_PATH);
         api.addServlet(new ServletHolder(new ServletContainer(rest)), "/*");

@@ -1,0 +1,66 @@
+package org.metron.app.scaling;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.rest.MetronJson;
+
+import java.util.Locale;
+
+/** JSON of scaling's types for REST and the CLI: the one place their field names are chosen. */
+public final class ScalingJson {
+    private ScalingJson() {
+    }
+
+    public static ObjectNode event(ScalingEvent e) {
+        ObjectNode n = MetronJson.MAPPER.createObjectNode();
+        n.put("at", e.atMs());
+        n.put("chain", e.chain().name());
+        n.put("kind", e.kind().name().toLowerCase(Locale.ROOT));
+        ArrayNode g = n.putArray("groups");
+        e.groups().forEach(g::add);
+        ArrayNode cb = n.putArray("coresBefore");
+        e.coresBefore().forEach(cb::add);
+        ArrayNode ca = n.putArray("coresAfter");
+        e.coresAfter().forEach(ca::add);
+        ArrayNode m = n.putArray("movedClasses");
+        e.moved().forEach(m::add);
+        n.put("reason", e.reason());
+        n.put("outcome", e.outcome().name());
+        n.put("detail", e.detail());
+        n.put("reactionMs", e.reactionMs());
+        n.put("durationMs", e.durationMs());
+        return n;
+    }
+
+    public static ObjectNode load(ChainLoad c) {
+        ObjectNode n = MetronJson.MAPPER.createObjectNode();
+        n.put("chain", c.chain().name());
+        n.put("server", c.server());
+        n.put("autoScale", c.autoScale());
+        n.put("minCores", c.minCores());
+        n.put("maxCores", c.maxCores());
+        ArrayNode groups = n.putArray("groups");
+        for (GroupLoad g : c.groups()) {
+            ObjectNode gn = groups.addObject();
+            gn.put("id", g.groupId());
+            gn.put("core", g.core());
+            gn.put("load", g.load());
+            ObjectNode rates = gn.putObject("classRates");
+            g.classRates().forEach((k, v) -> rates.put(Integer.toString(k), v));
+        }
+        return n;
+    }
+
+    public static ObjectNode operation(ScalingOperation op) {
+        ObjectNode n = MetronJson.MAPPER.createObjectNode();
+        n.put("chain", op.chain().name());
+        n.put("kind", op.kind().name().toLowerCase(Locale.ROOT));
+        n.put("step", op.step().name());
+        n.put("group", op.group());
+        n.put("other", op.other());
+        n.set("otherTag", MetronJson.tag(op.otherTag()));
+        n.put("otherCore", op.otherCore());
+        n.put("startedAt", op.startMs());
+        return n;
+    }
+}

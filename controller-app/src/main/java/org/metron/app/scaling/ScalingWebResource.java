@@ -1,0 +1,122 @@
+package org.metron.app.scaling;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronService;
+import org.metron.app.api.Placement;
+import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronWebResource;
+
+import javax.ws.rs.GET;
+import javax.ws.rs.POST;
+import javax.ws.rs.Path;
+import javax.ws.rs.PathParam;
+import javax.ws.rs.Produces;
+import javax.ws.rs.QueryParam;
+import javax.ws.rs.core.MediaType;
+import javax.ws.rs.core.Response;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Scaling under /onos/metron/scaling: each chain's groups (tag, core, classes), latest load and history of
+ * decisions; operator-requested split and merge. Errors go through the app's MetronException mapper.
+ */
+@Path("scaling")
+public class ScalingWebResource extends MetronWebResource {
+
+    private ScalingService scaling() {
+        return get(ScalingService.class);
+    }
+
+    private MetronService metron() {
+        return get(MetronService.class);
+    }
+
+    /**
+     * Every placed chain's groups, latest load and history.
+     *
+     * @return 200 OK with {"chains": [...]}
+     */
+    @GET
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response all() {
+        ObjectNode root = mapper().createObjectNode();
+        ArrayNode a = root.putArray("chains");
+        Map<ChainId, List<ScalingEvent>> history = scaling().history();
+        metron().placements().stream().map(Placement::chainId).sorted()
+                .forEach(id -> a.add(chain(id, history.getOrDefault(id, List.of()))));
+        ArrayNode ops = root.putArray("inProgress");
+        scaling().inProgress().forEach(op -> ops.add(ScalingJson.operation(op)));
+        return ok(root).build();
+    }
+
+    /**
+     * One chain: groups, latest load, history.
+     *
+     * @return 200 OK; 404 for an unknown chain
+     */
+    @GET
+    @Path("{chain}")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response one(@PathParam("chain") String chain) {
+        ChainId id = existing(chain);
+        return ok(chain(id, scaling().history(id))).build();
+    }
+
+    /**
+     * Splits a group now.
+     *
+     * @return 200 OK with the history entry; 404 unknown chain, 422 unknown group, 409 no core/tag or one class,
+     *         502 agent/switch failure (rolled back)
+     */
+    @POST
+    @Path("{chain}/split")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response split(@PathParam("chain") String chain, @QueryParam("group") String group) {
+        ChainId id = existing(chain);
+        if (group == null || group.isEmpty()) {
+            throw new MetronException(MetronException.Fault.INVALID_CHAIN, "split of " + id
+                    + ": query parameter 'group' missing");
+        }
+        return ok(ScalingJson.event(scaling().split(id, group))).build();
+    }
+
+    /**
+     * Merges group {@code retire} into {@code keep} now.
+     *
+     * @return as {@link #split}
+     */
+    @POST
+    @Path("{chain}/merge")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response merge(@PathParam("chain") String chain, @QueryParam("keep") String keep,
+                          @QueryParam("retire") String retire) {
+        ChainId id = existing(chain);
+        return ok(ScalingJson.event(scaling().merge(id, keep, retire))).build();
+    }
+
+    private ChainId existing(String name) {
+        ChainId id = ChainId.of(name);
+        if (metron().chain(id).isEmpty()) {
+            throw new MetronException(MetronException.Fault.UNKNOWN_CHAIN, "no chain named '" + name + "'");
+        }
+        return id;
+    }
+
+    private ObjectNode chain(ChainId id, List<ScalingEvent> history) {
+        ObjectNode n = mapper().createObjectNode();
+        n.put("chain", id.name());
+        metron().placement(id).ifPresent(p -> {
+            n.set("groups", MetronJson.placement(p).get("groups"));
+            ArrayNode cores = n.putArray("cores");
+            p.cores().forEach(cores::add);
+        });
+        scaling().load(id).ifPresent(l -> n.set("load", ScalingJson.load(l)));
+        ArrayNode h = n.putArray("history");
+        history.forEach(e -> h.add(ScalingJson.event(e)));
+        return n;
+    }
+}
