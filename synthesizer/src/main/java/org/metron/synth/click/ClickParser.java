@@ -319,7 +319,7 @@ public final class ClickParser {
             }
             char c = src.charAt(pos);
             if (c == '(') {
-                args();
+                args(false);
                 continue;
             }
             if (c == '{') {
