@@ -72,15 +72,30 @@ class Session:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if p.poll() is not None:
-                raise RuntimeError(f"metron-host exited ({p.returncode}); see {self.state['run_dir']}/host.log")
+                log = (Path(self.state["run_dir"]) / "host.log").read_text().strip().splitlines()
+                raise RuntimeError(f"metron-host exited ({p.returncode}): " + " | ".join(log[-5:]))
             try:
                 if json.loads(hostfile.read_text())["pid"] == p.pid:
                     self.host = Host(self.data, "admin")
+                    self._await_switches(deadline)
                     return
             except (FileNotFoundError, ValueError, KeyError):
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"metron-host not ready after {timeout} s; see {self.state['run_dir']}/host.log")
+
+    def _await_switches(self, deadline):
+        """Until OVS itself reports every bridge connected to the host (the host starts serving before a slow
+        switch is back)."""
+        ovs = Ovs(self.state["run_dir"])
+        for br in self.state["bridges"]:
+            while True:
+                uuid = ovs.vsctl("get", "bridge", br, "controller").stdout.strip("[] \n")
+                if ovs.vsctl("get", "controller", uuid, "is_connected").stdout.strip() == "true":
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"switch {br} did not connect to the host")
+                time.sleep(0.1)
 
     def stop_host(self):
         proc = [p for p in self.state["processes"] if p["name"] == "metron-host"][-1]
