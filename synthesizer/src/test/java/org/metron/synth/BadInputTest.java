@@ -106,7 +106,7 @@ public class BadInputTest {
                 + " -> k :: IPClassifier(src port 1500, -) -> Unstrip(14) -> ToDevice(out0);\nk[1] -> Discard;"),
                 "nf0", "k", 2, 5, "tests L4_SRC, which an earlier stateful element sets per flow");
         at(reject("FromDevice(in0) -> k :: Classifier(23/06, -) -> ToDevice(out0); k[1] -> Discard;"), "nf0",
-                "k", 1, 37, "beyond the Ethernet header");
+                "k", 1, 36, "beyond the Ethernet header");
         at(reject("FromDevice(in0) -> IPFilter(allow tcp) -> ToDevice(out0);"), "nf0", "IPFilter@2", 1, 20,
                 "needs an IP header");
         at(reject("FromDevice(in0) -> Strip(14) -> ToDevice(out0);"), "nf0", "ToDevice@3", 1, 33,
