@@ -24,6 +24,7 @@ import org.onosproject.net.flow.DefaultTrafficTreatment;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.TrafficSelector;
 import org.onosproject.net.flow.TrafficTreatment;
+import org.projectfloodlight.openflow.protocol.OFFlowRemoved;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
 import org.projectfloodlight.openflow.protocol.OFPortStatsEntry;
 import org.projectfloodlight.openflow.protocol.OFPortStatus;
@@ -54,6 +55,7 @@ public class OpenFlowSouthboundTest {
     private static final DeviceId S1 = DeviceId.deviceId("of:0000000000000001");
     private static final DefaultApplicationId APP = new DefaultApplicationId(7, "org.metron.test");
     private static final LinkedBlockingQueue<OFPortStatus> PORT_EVENTS = new LinkedBlockingQueue<>();
+    private static final LinkedBlockingQueue<OFFlowRemoved> REMOVED = new LinkedBlockingQueue<>();
 
     private static OpenFlowController controller;
     private static EmulatedNetwork net;
@@ -68,6 +70,11 @@ public class OpenFlowSouthboundTest {
             @Override
             public void portStatus(OfSwitch s, OFPortStatus status) {
                 PORT_EVENTS.add(status);
+            }
+
+            @Override
+            public void flowRemoved(OfSwitch s, OFFlowRemoved removed) {
+                REMOVED.add(removed);
             }
         });
         net = EmulatedNetwork.up("single", controller.port(), TMP.getRoot().toPath());
@@ -226,6 +233,43 @@ public class OpenFlowSouthboundTest {
         }
         OFPortStatus up = PORT_EVENTS.poll(10, TimeUnit.SECONDS);
         assertNotNull("no PORT_STATUS after link up", up);
+    }
+
+    @Test
+    public void anExpiredRuleIsReportedAsFlowRemovedWithItsCookie() throws Exception {
+        REMOVED.clear();
+        FlowRule shortLived = DefaultFlowRule.builder().forDevice(S1).fromApp(APP).withPriority(9)
+                .makeTemporary(1).withSelector(DefaultTrafficSelector.builder().matchInPort(PortNumber.portNumber(2))
+                        .build()).withTreatment(DefaultTrafficTreatment.builder().drop().build()).build();
+        sw.sendAtomically(List.of(translator.add(shortLived))).join();
+        OFFlowRemoved removed;
+        do {  // deletions by earlier tests are reported too (every Metron rule asks for FLOW_REMOVED)
+            removed = REMOVED.poll(10, TimeUnit.SECONDS);
+            assertNotNull("no FLOW_REMOVED for an idle rule with a 1 s timeout", removed);
+        } while (removed.getCookie().getValue() != shortLived.id().value());
+        assertEquals(org.projectfloodlight.openflow.protocol.OFFlowRemovedReason.IDLE_TIMEOUT, removed.getReason());
+        assertTrue(sw.flowStats().join().isEmpty());
+    }
+
+    @Test
+    public void aRuleTheSouthboundCannotExpressIsRejectedBeforeAnythingIsSent() throws Exception {
+        org.metron.embedded.net.OpenFlowSwitchProgrammer programmer =
+                new org.metron.embedded.net.OpenFlowSwitchProgrammer(controller, APP);
+        FlowRule fine = everyCriterionAndAction().get(0);
+        FlowRule mpls = rule(8, DefaultTrafficSelector.builder().matchEthType(Ethernet.MPLS_UNICAST)
+                .matchMplsLabel(org.onlab.packet.MplsLabel.mplsLabel(17)).build(),
+                DefaultTrafficTreatment.builder().drop().build());
+        try {
+            programmer.install(S1, List.of(fine, mpls)).join();
+            fail("an MPLS match must be refused");
+        } catch (CompletionException e) {
+            assertThat(e.getCause().getMessage(), containsString("rule " + mpls.id()));
+            assertThat(e.getCause().getMessage(), containsString("MPLS_LABEL"));
+        }
+        assertTrue("nothing of the batch reached the switch", sw.flowStats().join().isEmpty());
+        programmer.install(S1, List.of(fine)).join();
+        assertEquals(1, programmer.entries(S1).size());
+        assertEquals(fine, programmer.entries(S1).iterator().next());
     }
 
     @Test

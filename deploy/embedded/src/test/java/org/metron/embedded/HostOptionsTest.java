@@ -1,0 +1,39 @@
+package org.metron.embedded;
+
+import org.junit.Test;
+
+import java.nio.file.Paths;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+public class HostOptionsTest {
+    @Test
+    public void parsesEveryOptionAndDefaultsTheRest() {
+        HostOptions o = HostOptions.parse("--state", "run/x/state.json", "--openflow", "127.0.0.1:7000");
+        assertEquals(Paths.get("run/x/state.json"), o.state);
+        assertEquals(7000, o.openflow.getPort());
+        assertEquals(8181, o.http.getPort());
+        assertEquals(Paths.get("run/host-data"), o.data);
+        assertEquals(15_000, o.switchWaitMs);
+    }
+
+    @Test
+    public void badOptionsAreNamed() {
+        expect("--state is required", "--data", "d");
+        expect("unknown option '--nope'", "--state", "s", "--nope", "1");
+        expect("--http: 'localhost' is not HOST:PORT", "--state", "s", "--http", "localhost");
+        expect("--switch-wait-ms: 'soon' is not a number", "--state", "s", "--switch-wait-ms", "soon");
+        expect("option --state needs a value", "--state");
+    }
+
+    private static void expect(String message, String... args) {
+        try {
+            HostOptions.parse(args);
+            fail("accepted " + String.join(" ", args));
+        } catch (IllegalArgumentException e) {
+            assertTrue(e.getMessage(), e.getMessage().startsWith(message));
+        }
+    }
+}
