@@ -204,6 +204,71 @@ public final class ChainManager implements MetronService {
         }
     }
 
+    /**
+     * Re-routes every deployed chain whose switch rules use {@code device} (it failed, or one of its links
+     * did): a new path and offload device from the current network view, the same server, groups and tags,
+     * so pipelines keep running and keep their flow state. Chains whose new offload device would need
+     * different groups are left as they are (and logged): they need a resubmission.
+     *
+     * @return the chains that were moved
+     */
+    public List<ChainId> reroute(DeviceId device) {
+        List<ChainId> moved = new ArrayList<>();
+        for (InstalledState st : store.installed().snapshot().values()) {
+            if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
+                continue;
+            }
+            ChainId id = st.chainId();
+            synchronized (lock(id)) {
+                if (!leadership.actsFor(id)) {
+                    continue;
+                }
+                try {
+                    rerouteOne(id);
+                    moved.add(id);
+                } catch (MetronException e) {
+                    log.warn("Chain {} could not be rerouted around {}: {}", id, device, e.getMessage());
+                }
+            }
+        }
+        return moved;
+    }
+
+    private void rerouteOne(ChainId id) {
+        Chain chain = existing(id);
+        DeploymentSpec d = chain.deployment();
+        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+                + " has installed rules but no placement"));
+        InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
+        ChainCompiler compiler = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis);
+        Optional<MetronServer> server = p.server().flatMap(servers::server);
+        if (p.server().isPresent() && server.isEmpty()) {
+            throw new MetronException(Fault.AGENT_FAILURE, "server " + p.server().get() + " is gone");
+        }
+        OffloadChoice oc = server.isPresent()
+                ? placement.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
+                : placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
+                new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
+        List<List<Integer>> before = p.groups().stream().map(GroupAssignment::classIds).collect(Collectors.toList());
+        List<List<Integer>> after = oc.compiled().groups().stream().map(ClassGroup::classIds)
+                .collect(Collectors.toList());
+        if (!before.equals(after)) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "offload device " + oc.device() + " would need "
+                    + "other server groups " + after + " than the running " + before + "; resubmit the chain");
+        }
+        Tag marker = p.groups().isEmpty() ? tags.allocations().stream()
+                .filter(t -> t.chainId().equals(id)).map(TagAllocation::tag).findFirst().orElseThrow()
+                : p.groups().get(0).tag();
+        Placement moved = new Placement(id, p.server(), p.nic(), p.egressNic(), Optional.of(oc.device()),
+                oc.profile().name(), p.groups());
+        DeploymentPlan plan = planner.plan(id, d, moved, server, false, oc, marker);
+        store.installed().put(id, deployer.reroute(st, plan));
+        store.placements().put(id, moved);
+        store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
+        compiled.put(id, new Compiled(chain.version(), oc.compiled()));
+        log.info("Chain {} rerouted: offload on {}", id, oc.device());
+    }
+
     // ---- lifecycle steps -------------------------------------------------------------------------------------
 
     /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */

@@ -12,6 +12,7 @@ import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.drivers.agent.AgentClient;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.FlowId;
 import org.onosproject.net.flow.FlowRule;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +21,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -157,6 +160,43 @@ public final class Deployer {
         byDevice.forEach((dev, rules) -> undo.push(new Undo(rules.size() + " rules on " + dev,
                 () -> switches.remove(dev, rules))));
         return rollback(undo);
+    }
+
+    /**
+     * Moves a deployed chain's switch rules to a new plan (new path or offload device; the server part stays):
+     * installs the new plan's rules device by device with rollback, then removes the old rules the new plan
+     * does not keep, best effort (their devices may be down).
+     *
+     * @return the chain's new installed state
+     * @throws MetronException SWITCH_FAILURE when the new rules cannot be installed (old rules untouched)
+     */
+    public InstalledState reroute(InstalledState old, DeploymentPlan plan) {
+        Deque<Undo> undo = new ArrayDeque<>();
+        Set<FlowId> kept = new HashSet<>();
+        try {
+            for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
+                List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
+                rules.forEach(r -> kept.add(r.id()));
+                List<FlowRule> added = rules.stream().filter(r -> old.switchRules().stream()
+                        .noneMatch(o -> o.rule().id().equals(r.id()))).collect(Collectors.toList());
+                step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
+                        "installing " + rules.size() + " rerouted rules on " + e.getKey());
+                undo.push(new Undo(added.size() + " rules on " + e.getKey(), () -> switches.remove(e.getKey(), added)));
+            }
+        } catch (MetronException e) {
+            List<String> failedUndo = rollback(undo);
+            throw new MetronException(e.fault(), e.getMessage() + (failedUndo.isEmpty() ? " (rolled back)"
+                    : " (rollback incomplete: " + failedUndo + ")"), e);
+        }
+        Map<DeviceId, List<FlowRule>> stale = new java.util.LinkedHashMap<>();
+        old.switchRules().stream().map(InstalledRule::rule).filter(r -> !kept.contains(r.id()))
+                .forEach(r -> stale.computeIfAbsent(r.deviceId(), k -> new ArrayList<>()).add(r));
+        Deque<Undo> removals = new ArrayDeque<>();
+        stale.forEach((dev, rules) -> removals.push(new Undo(rules.size() + " stale rules on " + dev,
+                () -> switches.remove(dev, rules))));
+        rollback(removals); // failures are logged: a failed device's rules die with it
+        return new InstalledState(old.chainId(), old.server(), plan.allSwitchRules(), old.nicRuleIds(),
+                old.pipeline());
     }
 
     private List<String> rollback(Deque<Undo> undo) {

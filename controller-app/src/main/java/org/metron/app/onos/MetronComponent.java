@@ -22,7 +22,14 @@ import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
+import org.onlab.util.Tools;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.device.DeviceEvent;
+import org.onosproject.net.device.DeviceListener;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.link.LinkEvent;
+import org.onosproject.net.link.LinkListener;
+import org.onosproject.net.link.LinkService;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -36,10 +43,14 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Metron inside ONOS: wires {@link ChainManager} to the SPI components and offers it as {@link MetronService}.
- * Deactivation keeps chains deployed (they are persistent state in the store, not session state).
+ * Metron inside ONOS: wires {@link ChainManager} to the SPI components and offers it as {@link MetronService};
+ * a device going unavailable or a link going away reroutes the chains using it (on one worker thread, off the
+ * event thread). Deactivation keeps chains deployed (they are persistent state in the store, not session state).
  */
 @Component(immediate = true, service = MetronService.class)
 public class MetronComponent implements MetronService {
@@ -66,6 +77,15 @@ public class MetronComponent implements MetronService {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected StoreFactory storeFactory;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LinkService linkService;
+
+    private final DeviceListener deviceListener = new InternalDeviceListener();
+    private final LinkListener linkListener = new InternalLinkListener();
+    private ExecutorService events;
     private ChainManager manager;
 
     @Activate
@@ -75,13 +95,58 @@ public class MetronComponent implements MetronService {
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
+        events = Executors.newSingleThreadExecutor(Tools.groupedThreads("metron", "reroute", log));
+        deviceService.addListener(deviceListener);
+        linkService.addListener(linkListener);
         log.info("Started");
     }
 
     @Deactivate
-    protected void deactivate() {
+    protected void deactivate() throws InterruptedException {
+        deviceService.removeListener(deviceListener);
+        linkService.removeListener(linkListener);
+        // let a reroute in progress finish: stopping it halfway would leave rules of two paths
+        events.shutdown();
+        events.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
         manager = null;
         log.info("Stopped");
+    }
+
+    private void reroute(DeviceId device) {
+        events.execute(() -> {
+            List<ChainId> moved = manager.reroute(device);
+            if (!moved.isEmpty()) {
+                log.info("Rerouted {} around {}", moved, device);
+            }
+        });
+    }
+
+    /** A device that went unavailable. */
+    private class InternalDeviceListener implements DeviceListener {
+        @Override
+        public boolean isRelevant(DeviceEvent e) {
+            return (e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED
+                    && !deviceService.isAvailable(e.subject().id())) || e.type() == DeviceEvent.Type.DEVICE_REMOVED;
+        }
+
+        @Override
+        public void event(DeviceEvent e) {
+            reroute(e.subject().id());
+        }
+    }
+
+    /** A link that went away: both its ends may carry chain rules pointing at it. */
+    private class InternalLinkListener implements LinkListener {
+        @Override
+        public boolean isRelevant(LinkEvent e) {
+            return e.type() == LinkEvent.Type.LINK_REMOVED;
+        }
+
+        @Override
+        public void event(LinkEvent e) {
+            reroute(e.subject().src().deviceId());
+            reroute(e.subject().dst().deviceId());
+        }
     }
 
     @Override

@@ -42,6 +42,14 @@ public final class TestNetwork implements NetworkView {
         return this;
     }
 
+    /** The device fails: it and its links disappear from the view. */
+    public TestNetwork down(String id) {
+        DeviceId d = DeviceId.deviceId(id);
+        devices.remove(d);
+        links.removeIf(l -> l.src().deviceId().equals(d) || l.dst().deviceId().equals(d));
+        return this;
+    }
+
     @Override
     public Collection<NetworkDevice> devices() {
         return devices.values();

@@ -1,0 +1,75 @@
+package org.metron.app.impl;
+
+import org.junit.Test;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.DeviceRole;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.TestAgent;
+import org.metron.app.testing.TestNetwork;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/** A failed offload switch: the chain moves to the other path, its pipeline keeps running untouched. */
+public class RerouteTest {
+    private static final String S3 = "of:0000000000000003";
+    private static final String S4 = "of:0000000000000004";
+
+    @Test
+    public void chainMovesToTheBackupPathWithoutTouchingThePipeline() {
+        // ingress on a non-programmable s1, two programmable paths s1-s2-s4 and s1-s3-s4, server on s4:10
+        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OTHER, 0)
+                .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).device(S3, DeviceRole.OPENFLOW_SWITCH, 1000)
+                .device(S4, DeviceRole.OPENFLOW_SWITCH, 1000)
+                .cable(Fixtures.S1, 2, Fixtures.S2, 1).cable(Fixtures.S1, 3, S3, 1)
+                .cable(Fixtures.S2, 2, S4, 1).cable(S3, 2, S4, 2);
+        TestAgent agent = new TestAgent("a:1", 4, 0.1).nic("eth0", true, 64);
+        TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
+                Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
+        TestSwitches switches = new TestSwitches();
+        Duration t = Duration.ofSeconds(2);
+        ChainManager m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+                new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
+                new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t, Fixtures.synthesis());
+        String json = Fixtures.chainJson("r").replace(Fixtures.S1 + "/3", S4 + "/20");
+        m.submit(json);
+        ChainId id = ChainId.of("r");
+        assertEquals(Fixtures.D2, m.placement(id).get().offloadDevice().get());
+        assertEquals(4, switches.rules(Fixtures.D2).size());
+
+        net.down(Fixtures.S2);
+        assertEquals(List.of(id), m.reroute(Fixtures.D2));
+        Placement p = m.placement(id).get();
+        assertEquals(DeviceId.deviceId(S3), p.offloadDevice().get());
+        assertEquals(0, switches.rules(Fixtures.D2).size());
+        assertEquals(4, switches.rules(DeviceId.deviceId(S3)).size());
+        List<RuleInfo> rules = m.rules(null);
+        assertTrue(rules.stream().noneMatch(r -> r.rule().deviceId().equals(Fixtures.D2)));
+        assertEquals(switches.total(), rules.size());
+        // the server part was not redeployed: same tags, one DeployPipeline call in total
+        assertEquals(1, agent.calls().stream().filter(c -> c.equals("DeployPipeline")).count());
+        assertEquals(ChainState.ACTIVE, m.chain(id).get().state());
+
+        // nothing else uses s3's neighbour s1 rules: rerouting an unrelated device moves nothing
+        assertTrue(m.reroute(DeviceId.deviceId("of:00000000000000aa")).isEmpty());
+        m.remove(id);
+        assertEquals(0, switches.total());
+        assertTrue(agent.pipelines().isEmpty());
+    }
+}
