@@ -2,39 +2,9 @@
 
 #include <arpa/inet.h>
 
-#include <cstdio>
 #include <cstring>
-#include <sstream>
 
 namespace metron {
-namespace {
-
-void PrefixMask(uint8_t len, uint8_t* mask, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) {
-    const int bits = std::min(8, std::max(0, static_cast<int>(len) - static_cast<int>(i) * 8));
-    mask[i] = static_cast<uint8_t>(0xff00 >> bits);
-  }
-}
-
-std::string FormatIp(const IpPrefix& p, bool mask) {
-  uint8_t bytes[16];
-  const size_t n = p.version == 4 ? 4 : 16;
-  if (mask) PrefixMask(p.len, bytes, n);
-  else std::memcpy(bytes, p.addr.data(), n);
-  char buf[INET6_ADDRSTRLEN];
-  inet_ntop(p.version == 4 ? AF_INET : AF_INET6, bytes, buf, sizeof buf);
-  return buf;
-}
-
-std::string Hex16(uint16_t v) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "0x%04x", v);
-  return buf;
-}
-
-const char* L4Name(uint8_t proto) { return proto == 6 ? "tcp" : proto == 17 ? "udp" : "sctp"; }
-
-}  // namespace
 
 grpc::Status RteFlowRule::Build(const SteerRule& rule, uint16_t default_queue, std::unique_ptr<RteFlowRule>* out) {
   std::unique_ptr<RteFlowRule> f(new RteFlowRule());
@@ -149,39 +119,6 @@ grpc::Status RteFlowRule::Build(const SteerRule& rule, uint16_t default_queue, s
   f->actions_.push_back({RTE_FLOW_ACTION_TYPE_END, nullptr});
   *out = std::move(f);
   return grpc::Status::OK;
-}
-
-std::string ToTestpmd(const SteerRule& rule, uint16_t port_id, uint16_t default_queue) {
-  const SteerMatch& m = rule.match;
-  std::ostringstream s;
-  s << "flow create " << port_id << " ingress priority " << rule.priority << " pattern eth";
-  const uint8_t version = m.ip_version();
-  const uint16_t ether_type = version ? 0 : m.ether_type;
-  if (m.has_eth_dst) s << " dst spec " << FormatMac(m.eth_dst) << " dst mask " << FormatMac(m.eth_dst_mask);
-  if (!m.vlan && ether_type) s << " type is " << Hex16(ether_type);
-  if (m.vlan) {
-    s << " / vlan tci spec " << m.vlan << " tci mask 0x0fff";
-    if (ether_type) s << " inner_type is " << Hex16(ether_type);
-  }
-  if (version) {
-    s << " / ipv" << int{version};
-    if (m.ip_src.version && m.ip_src.len) s << " src spec " << FormatIp(m.ip_src, false) << " src mask " << FormatIp(m.ip_src, true);
-    if (m.ip_dst.version && m.ip_dst.len) s << " dst spec " << FormatIp(m.ip_dst, false) << " dst mask " << FormatIp(m.ip_dst, true);
-    if (m.ip_proto) s << " proto is " << int{m.ip_proto};
-  }
-  if (m.ip_proto == 6 || m.ip_proto == 17 || m.ip_proto == 132) {
-    s << " / " << L4Name(m.ip_proto);
-    if (m.l4_src.mask) s << " src spec " << m.l4_src.value << " src mask " << Hex16(m.l4_src.mask);
-    if (m.l4_dst.mask) s << " dst spec " << m.l4_dst.value << " dst mask " << Hex16(m.l4_dst.mask);
-  }
-  s << " / end actions ";
-  switch (rule.action.kind) {
-    case SteerActionKind::kQueue: s << "queue index " << rule.action.value; break;
-    case SteerActionKind::kDrop: s << "drop"; break;
-    case SteerActionKind::kMark: s << "mark id " << rule.action.value << " / queue index " << default_queue; break;
-  }
-  s << " / end";
-  return s.str();
 }
 
 }  // namespace metron

@@ -1,5 +1,5 @@
 // rte_flow rules for NICs that dispatch in hardware (DISPATCH_RTE_FLOW): one SteerRule -> one rte_flow rule
-// (attr + pattern + actions), and its testpmd spelling for logs and for reproducing a rule by hand.
+// (attr + pattern + actions). Its testpmd spelling is in testpmd_flow_syntax.h.
 //
 // Pattern: ETH [/ VLAN] [/ IPV4|IPV6 [/ TCP|UDP|SCTP]] / END, each item with spec and mask only for the fields
 // the rule matches (a null spec matches any header of that type). Actions: QUEUE index | DROP |
@@ -50,8 +50,5 @@ class RteFlowRule {
   std::vector<rte_flow_item> pattern_;
   std::vector<rte_flow_action> actions_;
 };
-
-// "flow create <port> ingress priority P pattern ... / end actions ... / end", as dpdk-testpmd accepts it.
-std::string ToTestpmd(const SteerRule& rule, uint16_t port_id, uint16_t default_queue);
 
 }  // namespace metron

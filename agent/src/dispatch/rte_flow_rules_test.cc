@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 
 #include "drivers/dpdk_port.h"
+#include "dispatch/testpmd_flow_syntax.h"
 #include "dispatch/veth_fixture.h"
 #include "test_env.h"
 

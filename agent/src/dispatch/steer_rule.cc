@@ -1,5 +1,6 @@
 #include "dispatch/steer_rule.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace metron {
@@ -73,6 +74,13 @@ uint8_t SteerMatch::ip_version() const {
   if (ether_type == kEtherTypeIpv4) return 4;
   if (ether_type == kEtherTypeIpv6) return 6;
   return 0;
+}
+
+void PrefixMask(uint8_t len, uint8_t* mask, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) {
+    const int bits = std::min(8, std::max(0, static_cast<int>(len) - static_cast<int>(i) * 8));
+    mask[i] = static_cast<uint8_t>(0xff00 >> bits);
+  }
 }
 
 bool ParseMac(const std::string& text, MacAddr* out) {

@@ -78,6 +78,9 @@ pb::NicRule ToProto(const SteerRule& rule);
 // (mask ff:ff:ff:ff:00:00), VLAN tags the VLAN id. Validates the tag value.
 grpc::Status TagRule(pb::TagType type, uint32_t tag, uint32_t queue, const std::string& where, SteerRule* out);
 
+// Writes the network-order mask of a prefix of `len` bits over `bytes` bytes (4 for IPv4, 16 for IPv6).
+void PrefixMask(uint8_t len, uint8_t* mask, size_t bytes);
+
 // "aa:bb:cc:dd:ee:ff" <-> bytes; ParseMac returns false on anything else.
 bool ParseMac(const std::string& text, MacAddr* out);
 std::string FormatMac(const MacAddr& mac);
