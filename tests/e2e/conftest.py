@@ -1,7 +1,9 @@
 """Shared fixtures for the end-to-end tests: every test that builds a topology tears it down and checks that
 nothing it created is left behind."""
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,19 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "topologies"))
 
 from metron_topo import launcher  # noqa: E402
+
+
+def pytest_configure(config):
+    # A private base directory: pytest prunes old runs under the shared /tmp/pytest-of-<user>, which would delete
+    # the OVS run directories of a topology that is still up when someone else runs pytest on this machine.
+    if not config.option.basetemp:
+        config.option.basetemp = tempfile.mkdtemp(prefix="metron-e2e-")
+        config._metron_basetemp = config.option.basetemp
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_metron_basetemp", None):
+        shutil.rmtree(config._metron_basetemp, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
