@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 from metron_demo import chains, scenario, traffic  # noqa: E402
 from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402  (puts deploy/embedded on the path)
 from metron_client import HostError  # noqa: E402
-from metron_topo import agent  # noqa: E402
+from metron_topo import agent, launcher  # noqa: E402
 
 RULES = 100
 
@@ -138,3 +138,14 @@ def test_cli_runs_the_onos_cli_commands_against_the_host(clean, tmp_path):
     assert r.returncode == 0 and "chain cli removed in" in r.stdout
     r = metron_cli(clean, "chain-remove", "cli")
     assert r.returncode == 1 and "404" in r.stderr and "cli" in r.stderr
+
+
+def test_a_session_leaves_nothing_behind(tmp_path):
+    s = Session("single", run_root=tmp_path, log=lambda m: None)
+    with s:
+        state, pid = s.state, s.host_pid()
+        assert [p["name"] for p in state["processes"]] == ["ovsdb-server", "ovs-vswitchd", "agent-srv1",
+                                                           "metron-host"]
+    assert launcher.leaks(state) == []
+    assert not Path(f"/proc/{pid}").exists()
+    assert not Path(state["run_dir"]).exists()
