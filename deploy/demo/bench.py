@@ -70,12 +70,12 @@ def submit_to_traffic(out_dir, rules):
 
 
 def rss(out_dir, chains=10):
-    with Session("single-12core", log=lambda m: None) as s:
+    with Session("ten-ingress", log=lambda m: None) as s:
         net = s.network()
         time.sleep(2)
         base = s.rss_mb()
-        for i in range(chains):
-            body = scenario.chains.fw_napt_lb(f"c{i}", 100, net["ingress"][0], net["egress"][0])[0]
+        for i in range(chains):  # one chain per ingress point
+            body = scenario.chains.fw_napt_lb(f"c{i}", 100, net["ingress"][i], net["egress"][0])[0]
             s.host.call("POST", "/chains", body.encode())
         active = sum(1 for c in s.host.call("GET", "/chains")["chains"] if c["state"] == "ACTIVE")
         value = s.rss_mb()
