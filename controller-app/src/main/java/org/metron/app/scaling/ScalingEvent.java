@@ -31,16 +31,18 @@ public final class ScalingEvent {
     private final String detail;
     private final long reactionMs;
     private final long durationMs;
+    private final String steps;
 
     /**
      * @param atMs       wall-clock time the operation ended
      * @param groups     split: [split group, new group]; merge: [kept group, retired group]
      * @param reactionMs from the first sample showing the condition to the end of the operation
      * @param durationMs from the first step to the last
+     * @param steps      milliseconds per step ("pipeline 40, switch 12, ..."), where the time went
      */
     public ScalingEvent(long atMs, ChainId chain, ScalingDecision.Kind kind, List<String> groups,
                         List<Integer> coresBefore, List<Integer> coresAfter, List<Integer> moved, String reason,
-                        Outcome outcome, String detail, long reactionMs, long durationMs) {
+                        Outcome outcome, String detail, long reactionMs, long durationMs, String steps) {
         this.atMs = atMs;
         this.chain = Objects.requireNonNull(chain);
         this.kind = Objects.requireNonNull(kind);
@@ -53,6 +55,7 @@ public final class ScalingEvent {
         this.detail = Objects.requireNonNull(detail);
         this.reactionMs = reactionMs;
         this.durationMs = durationMs;
+        this.steps = Objects.requireNonNull(steps);
     }
 
     public long atMs() {
@@ -103,6 +106,10 @@ public final class ScalingEvent {
         return durationMs;
     }
 
+    public String steps() {
+        return steps;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof ScalingEvent)) {
@@ -112,13 +119,13 @@ public final class ScalingEvent {
         return atMs == e.atMs && chain.equals(e.chain) && kind == e.kind && groups.equals(e.groups)
                 && coresBefore.equals(e.coresBefore) && coresAfter.equals(e.coresAfter) && moved.equals(e.moved)
                 && reason.equals(e.reason) && outcome == e.outcome && detail.equals(e.detail)
-                && reactionMs == e.reactionMs && durationMs == e.durationMs;
+                && reactionMs == e.reactionMs && durationMs == e.durationMs && steps.equals(e.steps);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(atMs, chain, kind, groups, coresBefore, coresAfter, moved, reason, outcome, detail,
-                reactionMs, durationMs);
+                reactionMs, durationMs, steps);
     }
 
     @Override

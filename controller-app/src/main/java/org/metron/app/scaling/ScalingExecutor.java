@@ -276,6 +276,7 @@ public final class ScalingExecutor {
 
     /** Runs an operation from its recorded step to the end, rolling back on failure before the re-tag. */
     private ScalingEvent run(ScalingOperation op, MetronServer server) {
+        StepTimer timer = new StepTimer();
         AgentClient agent = server.agent();
         CompiledChain cc = compiledFor(op.chain(), op.before());
         try {
@@ -284,6 +285,7 @@ public final class ScalingExecutor {
                     op = record(op, Step.NIC_RULE);
                     call(agent.installNicRules(NicRuleBatch.newBuilder().addRules(newNicRule(op, agent)).build()),
                             "installing the NIC rule of " + op.other() + " on " + agent.target());
+                    timer.lap("nic");
                 }
                 op = record(op, Step.PIPELINE);
             }
@@ -299,6 +301,7 @@ public final class ScalingExecutor {
                                 ? Map.of(op.group(), List.of(op.group()), op.other(), List.of(op.group()))
                                 : Map.of(op.group(), List.of(op.group(), op.other())))),
                         "updating pipeline " + op.chain() + " on " + agent.target());
+                timer.lap("pipeline");
                 op = record(op, Step.SWITCHED);
             }
             if (op.step() == Step.SWITCHED) {
@@ -307,13 +310,15 @@ public final class ScalingExecutor {
                 // finds this step recorded simply does it again.
                 installByDevice(op.transitAdded());
                 installByDevice(op.retagged());
+                timer.lap("switch");
             }
         } catch (MetronException e) {
             List<String> left = rollback(op, agent, cc);
             Outcome outcome = left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED;
             String detail = e.getMessage() + (left.isEmpty() ? " (rolled back)" : " (rollback incomplete: " + left
                     + ")");
-            ScalingEvent ev = event(op, outcome, detail, op.before());
+            timer.lap("rollback");
+            ScalingEvent ev = event(op, outcome, detail, op.before(), timer.toString());
             journal.record(ev);
             throw new MetronException(e.fault(), detail, e);
         }
@@ -323,12 +328,14 @@ public final class ScalingExecutor {
             try {
                 if (op.kind() == Kind.MERGE) {
                     drain(agent, op);
+                    timer.lap("drain");
                 }
                 // state created between the clone and the re-tag: the table that saw a flow first wins
                 call(agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
                                 ? Map.of(op.other(), List.of(op.group(), op.other()))
                                 : Map.of(op.group(), List.of(op.other(), op.group())))),
                         "merging window state on " + agent.target());
+                timer.lap("sync");
             } catch (MetronException e) {
                 problems.add(e.getMessage());
             }
@@ -346,8 +353,9 @@ public final class ScalingExecutor {
             store.tags().remove(new TagKey(op.otherTag()));
         }
         commit(op);
+        timer.lap("commit");
         ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
-                op.after());
+                op.after(), timer.toString());
         journal.record(ev);
         return ev;
     }
@@ -389,16 +397,8 @@ public final class ScalingExecutor {
     private List<String> rollback(ScalingOperation op, AgentClient agent, CompiledChain cc) {
         List<String> left = new ArrayList<>();
         if (op.step().compareTo(Step.PIPELINE) >= 0) {
-            Map<FlowRule, Boolean> seen = new HashMap<>();
-            List<InstalledRule> original = op.installedBefore().switchRules().stream()
-                    .filter(r -> op.retagged().stream().anyMatch(x -> x.rule().id().equals(r.rule().id())))
-                    .filter(r -> seen.putIfAbsent(r.rule(), true) == null)
-                    .collect(Collectors.toList());
-            try {
-                installByDevice(original);
-            } catch (MetronException e) {
-                left.add(e.getMessage());
-            }
+            // The offload rules need no restoring: rollback only happens before the re-tag batch was confirmed,
+            // and that batch is atomic (SwitchProgrammer#install), so they are still the original ones.
             left.addAll(removeByDevice(op.transitAdded()));
             try {
                 boolean otherRuns = call(agent.listPipelines(), "listing pipelines").getPipelinesList().stream()
@@ -470,7 +470,7 @@ public final class ScalingExecutor {
                     List<String> left = rollback(op, server.get().agent(), cc);
                     ScalingEvent ev = event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
                             "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
-                                    : " (rollback incomplete: " + left + ")"), op.before());
+                                    : " (rollback incomplete: " + left + ")"), op.before(), "");
                     journal.record(ev);
                     out.add(ev);
                 }
@@ -735,11 +735,29 @@ public final class ScalingExecutor {
         return n;
     }
 
-    private ScalingEvent event(ScalingOperation op, Outcome outcome, String detail, Placement result) {
+    private ScalingEvent event(ScalingOperation op, Outcome outcome, String detail, Placement result,
+                               String steps) {
         long now = clock.getAsLong();
         List<String> groups = List.of(op.group(), op.other());
         return new ScalingEvent(now, op.chain(), op.kind(), groups, op.before().cores(), result.cores(), op.moved(),
-                op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs());
+                op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs(), steps);
+    }
+
+    /** Milliseconds per step of one run, for the history entry (where an operation's time went). */
+    private static final class StepTimer {
+        private final StringBuilder out = new StringBuilder();
+        private long last = System.nanoTime();
+
+        void lap(String step) {
+            long now = System.nanoTime();
+            out.append(out.length() > 0 ? ", " : "").append(step).append(' ').append((now - last) / 1_000_000);
+            last = now;
+        }
+
+        @Override
+        public String toString() {
+            return out.toString();
+        }
     }
 
     /** Records a refusal (nothing was changed) and answers the exception to throw. */
@@ -753,7 +771,7 @@ public final class ScalingExecutor {
             g.add("");
         }
         journal.record(new ScalingEvent(now, chain, kind, g, cores, cores, List.of(), reason, Outcome.FAILED, why,
-                now - onsetMs, now - start));
+                now - onsetMs, now - start, ""));
         return new MetronException(Fault.IMPOSSIBLE_PLACEMENT, why);
     }
 

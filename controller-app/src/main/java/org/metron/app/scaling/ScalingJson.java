@@ -29,6 +29,7 @@ public final class ScalingJson {
         n.put("detail", e.detail());
         n.put("reactionMs", e.reactionMs());
         n.put("durationMs", e.durationMs());
+        n.put("steps", e.steps());
         return n;
     }
 

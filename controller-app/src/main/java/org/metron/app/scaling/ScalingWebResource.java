@@ -115,6 +115,9 @@ public class ScalingWebResource extends MetronWebResource {
             p.cores().forEach(cores::add);
         });
         scaling().load(id).ifPresent(l -> n.set("load", ScalingJson.load(l)));
+        ArrayNode ops = n.putArray("inProgress");
+        scaling().inProgress().stream().filter(op -> op.chain().equals(id))
+                .forEach(op -> ops.add(ScalingJson.operation(op)));
         ArrayNode h = n.putArray("history");
         history.forEach(e -> h.add(ScalingJson.event(e)));
         return n;

@@ -1,0 +1,279 @@
+"""The scaling workload shared by tests/e2e/test_scaling.py and the scaling benchmark: a chain whose one
+traffic-class group holds K classes (UDP to ports BASE..BASE+K-1) and costs CYCLES per packet (SpinCycles) before
+a NAPT, sequence-numbered UDP flows (one per class) sent from `src` at a rate that follows a profile, the sink's
+capture parsed into per-flow sequence numbers and NAPT translations, and the controller's group/core timeline."""
+import json
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BASE_PORT = 6000
+NAPT_ADDRESS = "192.0.2.1"
+SRC_IP, SINK_IP = "10.0.0.1", "10.0.0.2"
+SRC_MAC, SINK_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02"
+MAGIC = b"MSCL"
+# payload: magic, flow (u16), seq (u32), send time ns (u64); fixed length so IP/UDP lengths never change
+PAYLOAD = struct.Struct("!4sHIQ")
+
+
+def tsc_hz():
+    """The TSC rate the agent's SpinCycles counts in (cpu MHz of /proc/cpuinfo: constant_tsc machines)."""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("cpu MHz"):
+            return float(line.split(":")[1]) * 1e6
+    raise RuntimeError("no 'cpu MHz' in /proc/cpuinfo")
+
+
+def chain_json(name, ingress, egress, classes, cycles, cores=1, max_cores=2, auto_scale=True):
+    """FW (UDP to the class ports only) -> SpinCycles -> NAPT -> per-class TTL tail. The tails differ per class
+    (class i decrements the TTL i times), so the synthesizer keeps K traffic classes; their stateful part is the
+    same, so they form one group that can split and merge."""
+    last = BASE_PORT + classes - 1
+    fw = ("FromDevice(in0) -> Strip(14) -> CheckIPHeader -> fw :: IPFilter(allow udp dst port "
+          f"{BASE_PORT}-{last}, deny all) -> Unstrip(14) -> ToDevice(out0);")
+    spin = f"FromDevice(in0) -> SpinCycles(CYCLES {cycles}) -> ToDevice(out0);"
+    napt = ("FromDevice(in0) -> Strip(14) -> CheckIPHeader -> rw :: IPRewriter(pattern "
+            f"{NAPT_ADDRESS} 1024-65535 - - 0 1, drop) -> Unstrip(14) -> ToDevice(out0);")
+    pats = ", ".join(f"udp dst port {BASE_PORT + i}" for i in range(classes))
+    ttl = f"FromDevice(in0) -> Strip(14) -> CheckIPHeader -> c :: IPClassifier({pats}, -);\n"
+    for i in range(classes):
+        ttl += f"c[{i}]" + " -> DecIPTTL" * i + " -> Unstrip(14) -> ToDevice(out0);\n"
+    ttl += f"c[{classes}] -> Unstrip(14) -> ToDevice(out0);\n"
+    chain = {
+        "name": name,
+        "nfs": [{"name": "fw", "click": fw}, {"name": "spin", "click": spin}, {"name": "napt", "click": napt},
+                {"name": "ttl", "click": ttl}],
+        "links": [{"from": "fw.out0", "to": "spin.in0"}, {"from": "spin.out0", "to": "napt.in0"},
+                  {"from": "napt.out0", "to": "ttl.in0"}],
+        "ingress": ["fw.in0"],
+        "egress": ["ttl.out0"],
+        "deployment": {"tagType": "mac", "cpuCores": cores, "maxCpuCores": max_cores, "autoScale": auto_scale,
+                       "ingressPoint": ingress, "egressPoint": egress, "nics": 1},
+    }
+    return json.dumps(chain)
+
+
+# Runs inside the source namespace: sends K flows round-robin at the current rate, which the controlling process
+# changes by writing "<pps>" lines to stdin ("0" stops); prints a JSON log of rate changes and counts at the end.
+SENDER = r"""
+import json, os, select, socket, struct, sys, time
+args = json.loads(sys.argv[1])
+from scapy.all import Ether, IP, UDP
+P = struct.Struct("!4sHIQ")
+heads = []
+for f in range(args["flows"]):
+    pkt = Ether(src=args["src_mac"], dst=args["dst_mac"]) / IP(src=args["src"], dst=args["dst"], ttl=64) / \
+        UDP(sport=args["sport"] + f, dport=args["dport"] + f, len=8 + P.size, chksum=0)
+    pkt[IP].len = 20 + 8 + P.size
+    heads.append(bytes(pkt))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+print("ready", flush=True)
+seq = [0] * args["flows"]
+changes = []
+f = 0
+pps = 0.0
+sent_at_change, t_change = 0, time.perf_counter()
+total = 0
+buf = b""
+while True:
+    r, _, _ = select.select([sys.stdin], [], [], 0.001)
+    if r:
+        chunk = os.read(sys.stdin.fileno(), 4096)
+        buf += chunk if chunk else b"0\n"
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            pps = float(line)
+            changes.append({"ns": time.time_ns(), "pps": pps, "sent": total})
+            sent_at_change, t_change = total, time.perf_counter()
+        if pps <= 0:
+            break
+    # send what is due at this rate, in small bursts, without spinning a CPU
+    due = sent_at_change + int((time.perf_counter() - t_change) * pps) + 1 if pps > 0 else total
+    while total < due:
+        s.send(heads[f] + P.pack(b"MSCL", f, seq[f], time.time_ns()))
+        seq[f] += 1
+        total += 1
+        f = (f + 1) % args["flows"]
+print(json.dumps({"changes": changes, "sent": seq, "end_ns": time.time_ns()}), flush=True)
+"""
+
+
+class Sender:
+    """A rate-controlled sender in the namespace: rate(pps) changes the rate at once; finish() stops and answers
+    the log {"changes": [{"ns", "pps", "sent"}], "sent": [per flow]}."""
+
+    def __init__(self, netns, flows, sport=40000):
+        args = {"flows": flows, "src_mac": SRC_MAC, "dst_mac": SINK_MAC, "src": SRC_IP, "dst": SINK_IP,
+                "sport": sport, "dport": BASE_PORT}
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", "-c", SENDER,
+                                      json.dumps(args)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.kill()
+            raise RuntimeError(f"sender did not start: {line} {self.proc.stderr.read()}")
+
+    def rate(self, pps):
+        self.proc.stdin.write(f"{pps}\n")
+        self.proc.stdin.flush()
+
+    def finish(self, timeout=30):
+        self.rate(0)
+        out, err = self.proc.communicate(timeout=timeout)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"sender failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def ramp(sender, timeline, start_pps, step, every_s, max_pps, until, timeout_s):
+    """Raises the rate by `step` (a factor) every `every_s` until `until(doc)` holds for the latest /scaling
+    document (then holds the rate), or the timeout; answers the rate reached."""
+    pps = start_pps
+    sender.rate(pps)
+    deadline = time.monotonic() + timeout_s
+    next_step = time.monotonic() + every_s
+    while time.monotonic() < deadline:
+        if timeline.last is not None and until(timeline.last):
+            return pps
+        if time.monotonic() >= next_step and pps < max_pps:
+            pps = min(max_pps, pps * step)
+            sender.rate(pps)
+            next_step = time.monotonic() + every_s
+        time.sleep(0.02)
+    raise AssertionError(f"ramp to {pps:.0f} pps: condition not reached in {timeout_s} s")
+
+
+def wait_for(timeline, until, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if timeline.last is not None and until(timeline.last):
+            return timeline.last
+        time.sleep(0.02)
+    raise AssertionError(f"condition not reached in {timeout_s} s; last: {timeline.last}")
+
+
+class Capture:
+    """tcpdump of the sink's UDP packets into a pcap (big buffer: nothing dropped by the capture itself);
+    stop() answers the pcap and how many packets the capture itself dropped."""
+
+    def __init__(self, netns, path):
+        self.path = Path(path)
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "-n", "-B",
+                                      "16384", "-w", str(self.path), "udp"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        line = self.proc.stderr.readline()
+        if b"listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"tcpdump in {netns} did not start: {line.decode().strip()}")
+
+    def stop(self):
+        time.sleep(0.5)
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=10)
+        # tcpdump's summary: "N packets dropped by kernel" (the capture itself missed N)
+        dropped = [int(l.split()[0]) for l in err.decode().splitlines() if l.endswith("dropped by kernel")]
+        return self.path, sum(dropped)
+
+
+@dataclass
+class Arrivals:
+    seqs: dict = field(default_factory=dict)          # flow -> list of seq in arrival order
+    napt: dict = field(default_factory=dict)          # flow -> set of (src ip, src port) seen at the sink
+    times: list = field(default_factory=list)         # arrival ns of every packet
+    sent_ns: dict = field(default_factory=dict)       # (flow, seq) -> send time ns, of packets that arrived
+
+
+def read_pcap(path):
+    """Our packets at the sink: flow, seq, translated source and arrival time (plain pcap, Ethernet)."""
+    a = Arrivals()
+    data = Path(path).read_bytes()
+    if len(data) < 24:
+        return a
+    magic = struct.unpack("<I", data[:4])[0]
+    endian, nanos = ("<", magic == 0xa1b23c4d) if magic in (0xa1b2c3d4, 0xa1b23c4d) else (">", False)
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack(endian + "IIII", data[off:off + 16])
+        pkt = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        eth = 14 + (4 if pkt[12:14] == b"\x81\x00" else 0)
+        if len(pkt) < eth + 28 or pkt[eth - 2:eth] != b"\x08\x00":
+            continue
+        ihl = (pkt[eth] & 0x0f) * 4
+        udp = eth + ihl
+        body = pkt[udp + 8:udp + 8 + PAYLOAD.size]
+        if len(body) < PAYLOAD.size or body[:4] != MAGIC:
+            continue
+        _, flow, seq, sent_ns = PAYLOAD.unpack(body)
+        a.sent_ns[(flow, seq)] = sent_ns
+        src = ".".join(str(b) for b in pkt[eth + 12:eth + 16])
+        sport = struct.unpack("!H", pkt[udp:udp + 2])[0]
+        a.seqs.setdefault(flow, []).append(seq)
+        a.napt.setdefault(flow, set()).add((src, sport))
+        a.times.append(sec * 1_000_000_000 + (frac if nanos else frac * 1000))
+    return a
+
+
+def lost(arrivals, sent):
+    """Per flow, the sequence numbers sent but never seen at the sink."""
+    out = {}
+    for flow, n in enumerate(sent):
+        got = set(arrivals.seqs.get(flow, []))
+        missing = [s for s in range(n) if s not in got]
+        if missing:
+            out[flow] = missing
+    return out
+
+
+def loss_windows(arrivals, sent):
+    """Lost packets as (first, last) send-time windows in ns, estimated from the neighbours that arrived."""
+    out = []
+    for flow, missing in lost(arrivals, sent).items():
+        run = []
+        for s in missing + [None]:
+            if run and (s is None or s != run[-1] + 1):
+                before = arrivals.sent_ns.get((flow, run[0] - 1))
+                after = arrivals.sent_ns.get((flow, run[-1] + 1))
+                out.append((before, after, flow, run[0], len(run)))
+                run = []
+            if s is not None:
+                run.append(s)
+    return sorted(out, key=lambda w: w[0] or 0)
+
+
+class Timeline(threading.Thread):
+    """Polls the host's /scaling/<chain> every interval: (time ns, cores, groups) until stopped."""
+
+    def __init__(self, host, chain, interval=0.1):
+        super().__init__(daemon=True)
+        self.host, self.chain, self.interval = host, chain, interval
+        self.samples = []
+        self.docs = []
+        self.last = None
+        self._halt = threading.Event()
+
+    def run(self):
+        while not self._halt.is_set():
+            try:
+                doc = self.host.call("GET", "/scaling/" + self.chain)
+                self.last = doc
+                self.docs.append((time.time_ns(), doc))
+                self.samples.append((time.time_ns(), len(doc.get("cores", [])),
+                                     [g["id"] for g in doc.get("groups", [])]))
+            except Exception:  # the host answers again next interval
+                pass
+            self._halt.wait(self.interval)
+
+    def stop(self):
+        self._halt.set()
+        self.join(timeout=5)
+        return self.samples
