@@ -163,9 +163,10 @@ public final class Synthesis {
 
     /** Throws if the chain produced more classes than tags can carry. */
     public void checkLimits() {
-        if (classes.size() >= 0xFFFF) {
+        // class indices ffff (unclassified) and fffe (egress marker) are reserved (docs/contracts.md#tags)
+        if (classes.size() > 0xFFFE) {
             throw new SynthesisException("chain '" + chain.spec.name() + "' has " + classes.size()
-                    + " traffic classes; tags carry at most 65534");
+                    + " traffic classes; tags carry at most 65534 (0..65533)");
         }
     }
 }

@@ -1,0 +1,58 @@
+package org.metron.synth;
+
+import org.junit.Test;
+import org.metron.synth.cli.MetronSynth;
+import org.metron.synth.json.Json;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+/** metron-synth on a corpus chain: files written, their content consistent with the API, summary printed. */
+public class CliTest {
+    @Test
+    public void writesClassesRulesAndGroupConfigs() throws Exception {
+        Path dir = Files.createTempDirectory("metron-synth");
+        Path chain = Paths.get(System.getProperty("basedir", "."), "corpus", "acl-napt.json");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int rc = MetronSynth.run(new String[] {chain.toString(), "--target", "p4_tagger", "-o", dir.toString(),
+            "--check", "2000"}, new PrintStream(out, true, "UTF-8"), System.err);
+        String text = out.toString("UTF-8");
+        assertEquals(text, 0, rc);
+        CompiledChain c = Synthesizer.compile(ChainSpec.fromJson(new String(Files.readAllBytes(chain),
+                StandardCharsets.UTF_8)), TargetProfile.P4_TAGGER);
+        assertTrue(text, text.startsWith("acl-napt on P4_TAGGER: " + c.classes().size() + " traffic classes"));
+        assertTrue(text, text.contains("equivalence: 2000 packets"));
+        assertTrue(text, text.contains(", 0 mismatches"));
+        Map<?, ?> classes = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("classes.json")),
+                StandardCharsets.UTF_8));
+        assertEquals(c.classes().size(), ((List<?>) classes.get("classes")).size());
+        Map<?, ?> rules = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("rules.json")),
+                StandardCharsets.UTF_8));
+        assertEquals(c.offloadRules().size(), ((List<?>) rules.get("rules")).size());
+        for (ClassGroup g : c.groups()) {
+            assertEquals(g.clickConfig(), new String(Files.readAllBytes(dir.resolve("group-" + g.id() + ".click")),
+                    StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    public void usageErrorsExit64() throws Exception {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(64, MetronSynth.run(new String[] {"a.json", "--target"}, System.out,
+                new PrintStream(err, true, "UTF-8")));
+        assertTrue(err.toString("UTF-8").contains("option --target needs a value"));
+        assertEquals(2, MetronSynth.run(new String[] {Paths.get(System.getProperty("basedir", "."), "corpus",
+            "acl-napt.json").toString(), "--target", "TOFINO", "-o", Files.createTempDirectory("x").toString()},
+                System.out, new PrintStream(err, true, "UTF-8")));
+        assertTrue(err.toString("UTF-8").contains("unknown target profile 'TOFINO'"));
+    }
+}
