@@ -1,8 +1,8 @@
 # C++ agent (agent/CMakeLists.txt). Release build with Ninja in agent/build; libFuzzer build (clang, ASan+UBSan,
-# every library instrumented) in agent/build-fuzz. Benchmarks write bench/results/agent_*.json.
+# every library instrumented) in agent/build/fuzz. Benchmarks write bench/results/agent_*.json.
 AGENT_DIR := $(ROOT)/agent
 AGENT_BUILD := $(AGENT_DIR)/build
-AGENT_FUZZ_BUILD := $(AGENT_DIR)/build-fuzz
+AGENT_FUZZ_BUILD := $(AGENT_DIR)/build/fuzz
 AGENT_JOBS ?= 2
 # Seconds per fuzzer: short in agent-test, long in agent-fuzz.
 AGENT_FUZZ_SHORT ?= 20

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "elements/acl_classifier.h"
@@ -16,20 +17,23 @@ namespace {
 using test::Flow;
 using test::GroupUnderTest;
 
-FlowKey key(const char* src, const char* dst, uint8_t proto, uint16_t sport, uint16_t dport) {
-  FlowKey k{};
+PacketFacts key(const char* src, const char* dst, uint8_t proto, uint16_t sport, uint16_t dport) {
+  PacketFacts k;
   k.proto = proto;
-  inet_pton(AF_INET, src, &k.src);
-  inet_pton(AF_INET, dst, &k.dst);
-  k.sport = htons(sport);
-  k.dport = htons(dport);
+  const bool v6 = std::string(src).find(':') != std::string::npos;
+  k.version = v6 ? 6 : 4;
+  inet_pton(v6 ? AF_INET6 : AF_INET, src, k.src);
+  inet_pton(v6 ? AF_INET6 : AF_INET, dst, k.dst);
+  k.sport = sport;
+  k.dport = dport;
+  k.ttl = 64;
   return k;
 }
 
-bool matches(const std::string& expr, const FlowKey& k) { return eval(*parse_ip_expr(expr), k); }
+bool matches(const std::string& expr, const PacketFacts& k) { return eval(*parse_ip_expr(expr), k); }
 
 TEST(IpRules, PrimitivesAndCombinators) {
-  const FlowKey k = key("10.1.2.3", "192.168.0.9", 6, 1234, 80);
+  const PacketFacts k = key("10.1.2.3", "192.168.0.9", 6, 1234, 80);
   EXPECT_TRUE(matches("tcp", k));
   EXPECT_FALSE(matches("udp", k));
   EXPECT_TRUE(matches("ip proto 6", k));
@@ -47,6 +51,33 @@ TEST(IpRules, PrimitivesAndCombinators) {
   EXPECT_TRUE(matches("src or dst host 192.168.0.9", k));
   EXPECT_TRUE(matches("10.1.2.3", k));
   EXPECT_FALSE(matches("port 80", key("1.1.1.1", "2.2.2.2", 1, 0, 80)));  // ports only for TCP/UDP
+}
+
+TEST(IpRules, ContractExtensions) {
+  PacketFacts k = key("10.1.2.3", "192.168.0.9", 6, 1234, 80);
+  k.tcp_flags = 0x12;  // SYN+ACK
+  k.tos = 0x10;
+  EXPECT_TRUE(matches("ip vers 4", k));
+  EXPECT_FALSE(matches("ip vers 6", k));
+  EXPECT_TRUE(matches("ip ttl > 1 && ip ttl <= 64 && ip tos >= 16", k));
+  EXPECT_TRUE(matches("ip proto != 17", k));
+  EXPECT_TRUE(matches("tcp opt syn and tcp opt ack and not tcp opt rst", k));
+  EXPECT_TRUE(matches("ip firstfrag and not ip mf", k));
+  EXPECT_TRUE(matches("dst port>=80", k));
+  k.first_frag = false;
+  EXPECT_FALSE(matches("dst port 80", k)) << "port tests imply a first fragment";
+  EXPECT_FALSE(matches("tcp opt syn", k));
+  PacketFacts icmp = key("10.0.0.1", "10.0.0.2", 1, 0, 0);
+  icmp.icmp_type = 8;
+  EXPECT_TRUE(matches("icmp type 8", icmp));
+  EXPECT_TRUE(matches("icmp type < 9", icmp));
+  PacketFacts v6 = key("2001:db8::1", "2001:db8:1::2", 58, 0, 0);
+  v6.icmp_type = 128;
+  EXPECT_TRUE(matches("ip vers 6 and src net 2001:db8::/32 and dst host 2001:db8:1::2", v6));
+  EXPECT_TRUE(matches("icmp type 128", v6));
+  EXPECT_FALSE(matches("src net 10.0.0.0/8", v6));
+  EXPECT_FALSE(matches("src net 2001:db8::/32", key("10.1.2.3", "192.168.0.9", 6, 1, 2)));
+  EXPECT_TRUE(matches("not src net 2001:db8::/32", key("10.1.2.3", "192.168.0.9", 6, 1, 2)));
 }
 
 TEST(IpRules, ErrorsNameTheWord) {
@@ -86,6 +117,22 @@ TEST(IPFilterElement, GoldenPackets) {
   ASSERT_EQ(g.sink.out[1].size(), 1u);
   EXPECT_EQ(g.sink.out[1][0], test::frame(web));
   EXPECT_EQ(g.graph->drops(), 2u);
+}
+
+TEST(IPFilterElement, Ipv6PacketsAreClassifiedToo) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(src net 2001:db8::/32 && udp, ip vers 6, -)"
+                   " -> [0]output; c[1] -> [1]output; c[2] -> Discard;");
+  Flow a;
+  a.ipv6 = true;
+  a.src = "2001:db8::1";
+  a.dst = "2001:db9::1";
+  Flow b = a;
+  b.src = "2002::1";
+  Flow v4;
+  g.push({test::frame(a), test::frame(b), test::frame(v4)});
+  EXPECT_EQ(g.sink.out[0].size(), 1u);
+  EXPECT_EQ(g.sink.out[1].size(), 1u);
+  EXPECT_EQ(g.graph->drops(), 1u);
 }
 
 TEST(IPFilterElement, IPClassifierSendsToThePatternsOutput) {
@@ -129,7 +176,14 @@ class RandomRules {
   }
   uint16_t port() { return rng_() % 4 ? kPorts[rng_() % 8] : static_cast<uint16_t>(rng_()); }
   std::string primitive() {
-    switch (rng_() % 11) {
+    switch (rng_() % 18) {
+      case 11: return "ip ttl " + std::string(kRel[rng_() % 5]) + " " + std::to_string(1 + rng_() % 254);
+      case 12: return "ip tos " + std::string(kRel[rng_() % 5]) + " " + std::to_string(rng_() % 256);
+      case 13: return rng_() % 2 ? "ip firstfrag" : "ip mf";
+      case 14: return "icmp type " + std::string(kRel[rng_() % 5]) + " " + std::to_string(1 + rng_() % 16);
+      case 15: return std::string("tcp opt ") + kFlags[rng_() % 6];
+      case 16: return "dst port != " + std::to_string(port());
+      case 17: return rng_() % 2 ? "ip vers 4" : "src net 2001:db8::/32";
       case 0: return "tcp";
       case 1: return "udp";
       case 2: return "icmp";
@@ -159,20 +213,30 @@ class RandomRules {
     const std::string action = a == 0 ? "allow" : a == 1 ? "deny" : std::to_string(1 + rng_() % 3);
     return action + " " + expr();
   }
-  FlowKey packet() {
-    FlowKey k{};
+  PacketFacts packet() {
+    PacketFacts k;
     const uint8_t protos[] = {6, 17, 1, 47, 6, 17};
     k.proto = protos[rng_() % 6];
-    auto host = [&] { return htonl(bases_[rng_() % bases_.size()] ^ (static_cast<uint32_t>(rng_()) & (rng_() % 2 ? 0xff : 0xffffff))); };
-    k.src = host();
-    k.dst = host();
-    k.sport = htons(port());
-    k.dport = htons(port());
+    auto host = [&](uint8_t* out) {
+      const uint32_t a = htonl(bases_[rng_() % bases_.size()] ^ (static_cast<uint32_t>(rng_()) & (rng_() % 2 ? 0xff : 0xffffff)));
+      std::memcpy(out, &a, 4);
+    };
+    host(k.src);
+    host(k.dst);
+    k.ttl = static_cast<uint8_t>(rng_() % 4 ? 64 : rng_());
+    k.tos = static_cast<uint8_t>(rng_() % 2 ? 0 : rng_());
+    k.first_frag = rng_() % 8 != 0;
+    k.mf = rng_() % 8 == 0;
+    if (k.first_frag && (k.proto == 6 || k.proto == 17)) k.sport = port(), k.dport = port();
+    if (k.first_frag && k.proto == 6) k.tcp_flags = static_cast<uint8_t>(rng_() & 0x3f);
+    if (k.first_frag && k.proto == 1) k.icmp_type = static_cast<uint8_t>(rng_() % 20);
     return k;
   }
 
  private:
   static constexpr uint16_t kPorts[8] = {0, 22, 53, 80, 443, 1024, 8080, 65535};
+  static constexpr const char* kRel[5] = {"<", "<=", ">", ">=", "!="};
+  static constexpr const char* kFlags[6] = {"syn", "ack", "fin", "rst", "psh", "urg"};
   std::mt19937 rng_;
   std::vector<uint32_t> bases_;
 };
@@ -183,20 +247,23 @@ void compare(size_t nrules, size_t npackets, uint32_t seed) {
   std::vector<IpRule> rules;
   for (size_t i = 0; i < nrules; ++i) rules.push_back(parse_ipfilter_rule(gen.rule()));
   AclClassifier acl("random", rules, 0);
-  std::vector<FlowKey> keys(1024);
+  std::vector<PacketFacts> facts(1024);
+  std::vector<FlowKey> keys(facts.size());
   std::vector<const FlowKey*> ptrs(keys.size());
   std::vector<int> out(keys.size());
   size_t matched = 0, mismatches = 0;
   for (size_t done = 0; done < npackets; done += keys.size()) {
-    for (size_t i = 0; i < keys.size(); ++i) keys[i] = gen.packet(), ptrs[i] = &keys[i];
+    for (size_t i = 0; i < keys.size(); ++i) facts[i] = gen.packet(), keys[i] = flow_key_of(facts[i]), ptrs[i] = &keys[i];
     acl.classify(ptrs.data(), out.data(), static_cast<unsigned>(keys.size()));
     for (size_t i = 0; i < keys.size(); ++i) {
-      const int want = first_match(rules, keys[i]);
+      const int want = first_match(rules, facts[i]);
       matched += want >= 0;
       if (out[i] != want && ++mismatches <= 5) {
         ADD_FAILURE() << "packet proto " << int(keys[i].proto) << " " << std::hex << ntohl(keys[i].src) << " -> "
                       << ntohl(keys[i].dst) << std::dec << " " << ntohs(keys[i].sport) << " -> " << ntohs(keys[i].dport)
-                      << ": acl " << out[i] << ", reference " << want;
+                      << " ttl " << int(keys[i].ttl) << " tos " << int(keys[i].tos) << " ff " << int(keys[i].first_frag)
+                      << " mf " << int(keys[i].mf) << " icmp " << int(keys[i].icmp_type) << " flags "
+                      << int(keys[i].tcp_flags) << ": acl " << out[i] << ", reference " << want;
       }
     }
   }

@@ -7,24 +7,27 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/annotations.h"
 #include "utils/args.h"
 
 namespace metron {
 
 namespace {
 
-RTE_ACL_RULE_DEF(AclRule, kFields);
+constexpr int kAclFields = kFields + 1;  // the intervals plus the TCP flags bit test
+RTE_ACL_RULE_DEF(AclRule, kAclFields);
 
-// Field layout over FlowKey. rte_acl wants the first field to be one byte and groups inputs in 4-byte words:
-// proto | src | dst | sport+dport.
-const rte_acl_field_def kFieldDefs[kFields] = {
-    {RTE_ACL_FIELD_TYPE_BITMASK, sizeof(uint8_t), 0, 0, offsetof(FlowKey, proto)},
-    {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), 1, 1, offsetof(FlowKey, src)},
-    {RTE_ACL_FIELD_TYPE_MASK, sizeof(uint32_t), 2, 2, offsetof(FlowKey, dst)},
-    {RTE_ACL_FIELD_TYPE_RANGE, sizeof(uint16_t), 3, 3, offsetof(FlowKey, sport)},
-    {RTE_ACL_FIELD_TYPE_RANGE, sizeof(uint16_t), 4, 3, offsetof(FlowKey, dport)},
+// Field layout over FlowKey. rte_acl wants the first field to be one byte, alone in its word, and reads the
+// rest in 4-byte groups (input_index): proto | first_frag ttl tos mf | src | dst | sport dport | icmp tcp_flags.
+#define METRON_ACL_FIELD(type, member, group) \
+  {RTE_ACL_FIELD_TYPE_##type, sizeof(FlowKey::member), 0, group, offsetof(FlowKey, member)}
+const rte_acl_field_def kFieldDefs[kAclFields] = {
+    // In input_index order: rte_acl starts a new 4-byte input whenever input_index changes.
+    METRON_ACL_FIELD(BITMASK, proto, 0), METRON_ACL_FIELD(RANGE, first_frag, 1), METRON_ACL_FIELD(RANGE, ttl, 1),
+    METRON_ACL_FIELD(RANGE, tos, 1),     METRON_ACL_FIELD(RANGE, mf, 1),         METRON_ACL_FIELD(MASK, src, 2),
+    METRON_ACL_FIELD(MASK, dst, 3),      METRON_ACL_FIELD(RANGE, sport, 4),      METRON_ACL_FIELD(RANGE, dport, 4),
+    METRON_ACL_FIELD(RANGE, icmp_type, 5), METRON_ACL_FIELD(BITMASK, tcp_flags, 5),
 };
+#undef METRON_ACL_FIELD
 
 // Splits [lo, hi] into maximal aligned power-of-two blocks: (base, prefix length in `bits`).
 std::vector<std::pair<uint32_t, int>> blocks(Interval iv, int bits) {
@@ -50,23 +53,36 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
   for (size_t i = 0; i < rules.size(); ++i) {
     result_of_.push_back(rules[i].output);
     for (const Term& t : to_terms(*rules[i].expr)) {
-      for (auto [pv, plen] : blocks(t[0], 8))
-        for (auto [sv, slen] : blocks(t[1], 32))
-          for (auto [dv, dlen] : blocks(t[2], 32)) {
+      auto iv = [&](Field f) { return t.iv[static_cast<int>(f)]; };
+      for (auto [pv, plen] : blocks(iv(Field::kProto), 8))
+        for (auto [sv, slen] : blocks(iv(Field::kSrc), 32))
+          for (auto [dv, dlen] : blocks(iv(Field::kDst), 32)) {
             AclRule r{};
             r.data.category_mask = 1;
             r.data.priority = static_cast<int32_t>(rules.size() - i);  // earlier rule = higher priority
             r.data.userdata = static_cast<uint32_t>(i + 1);
             r.field[0].value.u8 = static_cast<uint8_t>(pv);
             r.field[0].mask_range.u8 = static_cast<uint8_t>(plen == 0 ? 0 : 0xff << (8 - plen));
-            r.field[1].value.u32 = sv;
-            r.field[1].mask_range.u32 = static_cast<uint32_t>(slen);
-            r.field[2].value.u32 = dv;
-            r.field[2].mask_range.u32 = static_cast<uint32_t>(dlen);
-            r.field[3].value.u16 = static_cast<uint16_t>(t[3].lo);
-            r.field[3].mask_range.u16 = static_cast<uint16_t>(t[3].hi);
-            r.field[4].value.u16 = static_cast<uint16_t>(t[4].lo);
-            r.field[4].mask_range.u16 = static_cast<uint16_t>(t[4].hi);
+            auto range8 = [&](int k, Field f) {
+              r.field[k].value.u8 = static_cast<uint8_t>(iv(f).lo);
+              r.field[k].mask_range.u8 = static_cast<uint8_t>(iv(f).hi);
+            };
+            range8(1, Field::kFirstFrag);
+            range8(2, Field::kTtl);
+            range8(3, Field::kTos);
+            range8(4, Field::kMf);
+            r.field[5].value.u32 = sv;
+            r.field[5].mask_range.u32 = static_cast<uint32_t>(slen);
+            r.field[6].value.u32 = dv;
+            r.field[6].mask_range.u32 = static_cast<uint32_t>(dlen);
+            r.field[7].value.u16 = static_cast<uint16_t>(iv(Field::kSport).lo);
+            r.field[7].mask_range.u16 = static_cast<uint16_t>(iv(Field::kSport).hi);
+            r.field[8].value.u16 = static_cast<uint16_t>(iv(Field::kDport).lo);
+            r.field[8].mask_range.u16 = static_cast<uint16_t>(iv(Field::kDport).hi);
+            r.field[9].value.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).lo);
+            r.field[9].mask_range.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).hi);
+            r.field[10].value.u16 = t.flags_set;
+            r.field[10].mask_range.u16 = static_cast<uint16_t>(t.flags_set | t.flags_clear);
             acl.push_back(r);
             if (acl.size() > (1u << 20)) throw ConfigError("rules expand to more than 2^20 classifier entries");
           }
@@ -78,15 +94,16 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
   rte_acl_param p{};
   p.name = ctx_name.c_str();
   p.socket_id = socket_id;
-  p.rule_size = RTE_ACL_RULE_SZ(kFields);
+  p.rule_size = RTE_ACL_RULE_SZ(kAclFields);
   p.max_rule_num = static_cast<uint32_t>(acl.size());
   ctx_ = rte_acl_create(&p);
   if (ctx_ == nullptr) throw std::runtime_error(name + ": rte_acl_create: " + rte_strerror(rte_errno));
   int rc = rte_acl_add_rules(ctx_, reinterpret_cast<const rte_acl_rule*>(acl.data()), static_cast<uint32_t>(acl.size()));
   rte_acl_config cfg{};
   cfg.num_categories = 1;
-  cfg.num_fields = kFields;
+  cfg.num_fields = kAclFields;
   std::memcpy(cfg.defs, kFieldDefs, sizeof kFieldDefs);
+  for (int f = 0; f < kAclFields; ++f) cfg.defs[f].field_index = static_cast<uint8_t>(f);
   if (rc == 0) rc = rte_acl_build(ctx_, &cfg);
   if (rc != 0) {
     rte_acl_free(ctx_);
@@ -114,26 +131,6 @@ void AclClassifier::classify(const FlowKey* const* keys, int* out, unsigned n) c
     for (unsigned i = 0; i < chunk; ++i) out[done + i] = result_of_[res[i]];
     done += chunk;
   }
-}
-
-bool flow_key_of(rte_mbuf* m, FlowKey* k) {
-  const PacketAnno a = anno(m);
-  if (a.ip_ver != 4) return false;
-  const uint8_t* ip = ip_header(m);
-  const int left = ip_bytes_left(m);
-  if (left < 20) return false;
-  const int hl = (ip[0] & 0xf) * 4;
-  k->proto = ip[9];
-  std::memcpy(&k->src, ip + 12, 4);
-  std::memcpy(&k->dst, ip + 16, 4);
-  const bool first_frag = (((ip[6] & 0x1f) << 8) | ip[7]) == 0;
-  if (first_frag && (k->proto == 6 || k->proto == 17) && hl >= 20 && left >= hl + 4) {
-    std::memcpy(&k->sport, ip + hl, 2);
-    std::memcpy(&k->dport, ip + hl + 2, 2);
-  } else {
-    k->sport = k->dport = 0;
-  }
-  return true;
 }
 
 }  // namespace metron

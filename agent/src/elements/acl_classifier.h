@@ -1,4 +1,4 @@
-// AclClassifier: first-match IPv4 5-tuple classification compiled to DPDK's rte_acl (a multi-bit trie
+// AclClassifier: first-match IPv4 classification compiled to DPDK's rte_acl (a multi-bit trie
 // classifying a whole burst with SIMD), replacing the linear filter program that made FastClick's 1000-rule
 // IPFilter run at 0.2 Mpps.
 //
@@ -37,7 +37,5 @@ class AclClassifier {
   size_t acl_rules_ = 0;
 };
 
-// Fills a FlowKey from a packet whose IPv4 header is marked; false for anything else (not IPv4, truncated).
-bool flow_key_of(rte_mbuf* m, FlowKey* k);
 
 }  // namespace metron

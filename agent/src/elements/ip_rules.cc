@@ -3,48 +3,73 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cstring>
 #include <map>
 
+#include "core/annotations.h"
 #include "utils/args.h"
+#include "utils/checksum.h"
 
 namespace metron {
 
 namespace {
 
+using K = Expr::Kind;
+
 std::unique_ptr<Expr> leaf(Field f, uint32_t lo, uint32_t hi) {
   auto e = std::make_unique<Expr>();
-  e->kind = Expr::Kind::kField;
+  e->kind = K::kField;
   e->field = f;
   e->iv = {lo, hi};
   return e;
 }
-std::unique_ptr<Expr> node(Expr::Kind k, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b = nullptr) {
+std::unique_ptr<Expr> node(K k, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b = nullptr) {
   auto e = std::make_unique<Expr>();
   e->kind = k;
   e->a = std::move(a);
   e->b = std::move(b);
   return e;
 }
+std::unique_ptr<Expr> all(std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) { return node(K::kAnd, std::move(a), std::move(b)); }
+std::unique_ptr<Expr> any(std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) { return node(K::kOr, std::move(a), std::move(b)); }
 std::unique_ptr<Expr> constant(bool v) {
   auto e = std::make_unique<Expr>();
-  e->kind = v ? Expr::Kind::kTrue : Expr::Kind::kFalse;
+  e->kind = v ? K::kTrue : K::kFalse;
   return e;
 }
+std::unique_ptr<Expr> version(uint32_t v) {
+  auto e = std::make_unique<Expr>();
+  e->kind = K::kVersion;
+  e->iv = {v, v};
+  return e;
+}
+std::unique_ptr<Expr> first_frag() { return leaf(Field::kFirstFrag, 1, 1); }
 
 const std::map<std::string, uint32_t>& proto_names() {
-  static const std::map<std::string, uint32_t> m = {{"icmp", 1}, {"igmp", 2}, {"tcp", 6}, {"udp", 17},
-                                                    {"gre", 47}, {"esp", 50}, {"ah", 51}, {"sctp", 132}};
+  static const std::map<std::string, uint32_t> m = {{"icmp", 1}, {"igmp", 2}, {"tcp", 6},   {"udp", 17},
+                                                    {"gre", 47}, {"esp", 50}, {"ah", 51},   {"icmp6", 58},
+                                                    {"sctp", 132}};
   return m;
 }
 const std::map<std::string, uint32_t>& port_names() {
   static const std::map<std::string, uint32_t> m = {
-      {"ftp", 21}, {"ssh", 22},  {"telnet", 23}, {"smtp", 25}, {"domain", 53}, {"dns", 53},
+      {"ftp", 21},  {"ssh", 22}, {"telnet", 23}, {"smtp", 25}, {"domain", 53}, {"dns", 53},
       {"http", 80}, {"www", 80}, {"pop3", 110},  {"ntp", 123}, {"https", 443}, {"snmp", 161}};
   return m;
 }
+const std::map<std::string, uint8_t>& tcp_flag_names() {
+  static const std::map<std::string, uint8_t> m = {{"fin", 0x01}, {"syn", 0x02}, {"rst", 0x04},
+                                                   {"psh", 0x08}, {"ack", 0x10}, {"urg", 0x20}};
+  return m;
+}
 
-bool looks_like_ipv4(const std::string& w) {
-  return !w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos;
+bool looks_like_address(const std::string& w) {
+  if (w.empty()) return false;
+  if (w.find(':') != std::string::npos) return std::isxdigit(static_cast<unsigned char>(w[0])) || w[0] == ':';
+  return std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos;
+}
+bool is_relation(const std::string& t) {
+  return t == "<" || t == ">" || t == "<=" || t == ">=" || t == "=" || t == "==" || t == "!=";
 }
 
 class ExprParser {
@@ -68,6 +93,11 @@ class ExprParser {
         flush();
         toks_.push_back(std::string(2, c));
         ++i;
+      } else if (c == '<' || c == '>' || c == '=' || c == '!') {  // relations, also written without spaces
+        flush();
+        std::string op(1, c);
+        if (i + 1 < text.size() && text[i + 1] == '=') op += '=', ++i;
+        toks_.push_back(op);
       } else {
         cur += c;
       }
@@ -94,7 +124,7 @@ class ExprParser {
     auto e = parse_and();
     while (at("or") || at("||")) {
       ++i_;
-      e = node(Expr::Kind::kOr, std::move(e), parse_and());
+      e = any(std::move(e), parse_and());
     }
     return e;
   }
@@ -106,13 +136,13 @@ class ExprParser {
       } else if (i_ >= toks_.size() || at(")") || at("or") || at("||")) {
         return e;
       }  // otherwise juxtaposition: an implied `and`
-      e = node(Expr::Kind::kAnd, std::move(e), parse_not());
+      e = all(std::move(e), parse_not());
     }
   }
   std::unique_ptr<Expr> parse_not() {
     if (at("not") || at("!")) {
       ++i_;
-      return node(Expr::Kind::kNot, parse_not());
+      return node(K::kNot, parse_not());
     }
     if (at("(")) {
       ++i_;
@@ -124,40 +154,109 @@ class ExprParser {
     return primitive();
   }
 
-  // [src|dst] host/net/port ... with an optional leading tcp/udp qualifier.
+  // [REL] VALUE for a numeric field, VALUE = number, name (names), or LO-HI when ranges are allowed.
+  std::unique_ptr<Expr> relation(Field f, const std::string& what, const std::map<std::string, uint32_t>* names,
+                                 bool ranges) {
+    std::string op = "=";
+    if (i_ < toks_.size() && is_relation(toks_[i_])) op = toks_[i_++];
+    const std::string v = next(what);
+    const uint32_t max = kFieldMax[static_cast<int>(f)];
+    uint32_t lo, hi;
+    if (names != nullptr && names->count(v)) {
+      lo = hi = names->at(v);
+    } else if (ranges && v.find('-') != std::string::npos) {
+      uint16_t a, b;
+      parse_port_range(v, what, &a, &b);
+      lo = a, hi = b;
+    } else {
+      lo = hi = static_cast<uint32_t>(parse_uint(v, what, max));
+    }
+    if (op == "=" || op == "==") return leaf(f, lo, hi);
+    if (lo != hi) fail("a relation takes one value, got '" + v + "'");
+    if (op == "!=") return node(K::kNot, leaf(f, lo, lo));
+    if (op == "<") {
+      if (lo == 0) fail("'" + what + " < 0' matches nothing");
+      return leaf(f, 0, lo - 1);
+    }
+    if (op == "<=") return leaf(f, 0, lo);
+    if (op == ">") {
+      if (lo == max) fail("'" + what + " > " + std::to_string(max) + "' matches nothing");
+      return leaf(f, lo + 1, max);
+    }
+    return leaf(f, lo, max);  // >=
+  }
+
+  std::unique_ptr<Expr> ip_qualified() {  // after "ip"
+    if (at("proto")) {
+      ++i_;
+      return relation(Field::kProto, "ip proto", &proto_names(), false);
+    }
+    if (at("vers")) {
+      ++i_;
+      const std::string v = next("an IP version");
+      if (v != "4" && v != "6") fail("ip vers: expected 4 or 6, got '" + v + "'");
+      return version(v == "4" ? 4 : 6);
+    }
+    if (at("ttl")) {
+      ++i_;
+      return relation(Field::kTtl, "ip ttl", nullptr, false);
+    }
+    if (at("tos")) {
+      ++i_;
+      return relation(Field::kTos, "ip tos", nullptr, false);
+    }
+    if (at("firstfrag")) {
+      ++i_;
+      return first_frag();
+    }
+    if (at("mf")) {
+      ++i_;
+      return leaf(Field::kMf, 1, 1);
+    }
+    return constant(true);  // plain `ip`
+  }
+
+  std::unique_ptr<Expr> icmp_type() {  // after "icmp type"
+    auto proto = any(all(version(4), leaf(Field::kProto, 1, 1)), all(version(6), leaf(Field::kProto, 58, 58)));
+    return all(std::move(proto), all(first_frag(), relation(Field::kIcmpType, "icmp type", nullptr, false)));
+  }
+
   std::unique_ptr<Expr> primitive() {
     const std::string w = next("a primitive");
-    if (w == "true" || w == "any" || w == "all" || w == "-" || w == "ip") return constant(true);
+    if (w == "true" || w == "any" || w == "all" || w == "-") return constant(true);
     if (w == "false" || w == "none") return constant(false);
-    if (w == "proto") return proto_value();  // "ip proto P" = `ip` (true) and `proto P`
+    if (w == "ip") return ip_qualified();
+    if (w == "proto") return relation(Field::kProto, "ip proto", &proto_names(), false);
+    if (w == "icmp" && at("type")) {
+      ++i_;
+      return icmp_type();
+    }
+    if (w == "tcp" && at("opt")) {
+      ++i_;
+      const std::string f = next("a TCP flag");
+      auto it = tcp_flag_names().find(f);
+      if (it == tcp_flag_names().end()) fail("tcp opt: expected syn, ack, fin, rst, psh or urg, got '" + f + "'");
+      auto flag = std::make_unique<Expr>();
+      flag->kind = K::kTcpFlag;
+      flag->flag = it->second;
+      return all(leaf(Field::kProto, 6, 6), all(first_frag(), std::move(flag)));
+    }
     auto pn = proto_names().find(w);
     if (pn != proto_names().end()) {
       auto p = leaf(Field::kProto, pn->second, pn->second);
       if ((w == "tcp" || w == "udp") && (at("src") || at("dst") || at("port")))
-        return node(Expr::Kind::kAnd, std::move(p), directional());
+        return all(std::move(p), directional());
       return p;
     }
     if (w == "src" || w == "dst" || w == "host" || w == "net" || w == "port") {
       --i_;
       return directional();
     }
-    if (looks_like_ipv4(w)) {
+    if (looks_like_address(w)) {
       --i_;
-      return either(Field::kSrc, Field::kDst, address(true));
+      return address_test(0, true);
     }
     fail("unknown primitive '" + w + "'");
-  }
-
-  std::unique_ptr<Expr> proto_value() {
-    const std::string v = next("a protocol");
-    auto pn = proto_names().find(v);
-    if (pn != proto_names().end()) return leaf(Field::kProto, pn->second, pn->second);
-    const uint32_t p = static_cast<uint32_t>(parse_uint(v, "ip proto", 255));
-    return leaf(Field::kProto, p, p);
-  }
-
-  static std::unique_ptr<Expr> either(Field a, Field b, Interval iv) {
-    return node(Expr::Kind::kOr, leaf(a, iv.lo, iv.hi), leaf(b, iv.lo, iv.hi));
   }
 
   std::unique_ptr<Expr> directional() {
@@ -166,46 +265,50 @@ class ExprParser {
     else if (at("dst")) dir = 2, ++i_;
     if (dir == 1 && at("or") && i_ + 1 < toks_.size() && toks_[i_ + 1] == "dst") {  // "src or dst host X"
       i_ += 2;
-      return directional_body(0);
+      dir = 0;
     }
-    return directional_body(dir);
-  }
-
-  std::unique_ptr<Expr> directional_body(int dir) {
     const std::string kind = i_ < toks_.size() ? toks_[i_] : "";
-    Field fs, fd;
-    Interval iv;
-    bool is_port = false;
-    if (kind == "host") {
+    if (kind == "host" || kind == "net") {
       ++i_;
-      iv = address(true);
-      fs = Field::kSrc, fd = Field::kDst;
-    } else if (kind == "net") {
-      ++i_;
-      iv = address(false);
-      fs = Field::kSrc, fd = Field::kDst;
-    } else if (kind == "port") {
-      ++i_;
-      iv = port_value();
-      fs = Field::kSport, fd = Field::kDport;
-      is_port = true;
-    } else if (dir && i_ < toks_.size() && looks_like_ipv4(kind)) {
-      iv = address(true);
-      fs = Field::kSrc, fd = Field::kDst;
-    } else {
-      fail("expected 'host', 'net' or 'port' after '" + std::string(dir == 1 ? "src" : "dst") + "'");
+      return address_test(dir, kind == "host");
     }
-    std::unique_ptr<Expr> e = dir == 1   ? leaf(fs, iv.lo, iv.hi)
-                              : dir == 2 ? leaf(fd, iv.lo, iv.hi)
-                                         : either(fs, fd, iv);
-    if (is_port)  // ports exist only for TCP and UDP
-      e = node(Expr::Kind::kAnd, node(Expr::Kind::kOr, leaf(Field::kProto, 6, 6), leaf(Field::kProto, 17, 17)),
-               std::move(e));
-    return e;
+    if (kind == "port") {
+      ++i_;
+      auto port = [&](Field f) { return relation(f, "port", &port_names(), true); };
+      std::unique_ptr<Expr> e;
+      if (dir == 0) {
+        const size_t save = i_;
+        auto s = port(Field::kSport);
+        i_ = save;
+        e = any(std::move(s), port(Field::kDport));
+      } else {
+        e = port(dir == 1 ? Field::kSport : Field::kDport);
+      }
+      // Ports exist only for TCP and UDP, and only in first fragments.
+      return all(all(any(leaf(Field::kProto, 6, 6), leaf(Field::kProto, 17, 17)), first_frag()), std::move(e));
+    }
+    if (dir && looks_like_address(kind)) return address_test(dir, true);
+    fail("expected 'host', 'net' or 'port' after '" + std::string(dir == 1 ? "src" : dir == 2 ? "dst" : "") + "'");
   }
 
-  Interval address(bool host) {
-    std::string a = next("an IPv4 address");
+  // host/net A for src (1), dst (2) or either (0); IPv4 gives interval leaves, IPv6 prefix leaves.
+  std::unique_ptr<Expr> address_test(int dir, bool host) {
+    std::string a = next("an address");
+    if (a.find(':') != std::string::npos) {
+      auto e6 = [&](K k) {
+        auto e = std::make_unique<Expr>();
+        e->kind = k;
+        const size_t slash = a.find('/');
+        parse_ipv6(a.substr(0, slash), "address", e->addr6);
+        e->len6 = slash == std::string::npos ? 128 : static_cast<uint8_t>(parse_uint(a.substr(slash + 1), "prefix length", 128));
+        if (host && e->len6 != 128) fail("'host' takes an address, not a prefix: '" + a + "'");
+        for (int bit = e->len6; bit < 128; ++bit) e->addr6[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+        return e;
+      };
+      if (dir == 1) return e6(K::kSrc6);
+      if (dir == 2) return e6(K::kDst6);
+      return any(e6(K::kSrc6), e6(K::kDst6));
+    }
     if (!host && at("mask")) {
       ++i_;
       a += " " + next("a netmask");
@@ -213,36 +316,10 @@ class ExprParser {
     uint32_t addr, mask;
     parse_ipv4_prefix(a, "address", &addr, &mask);
     if (host && mask != 0xffffffff) fail("'host' takes an address, not a prefix: '" + a + "'");
-    return {addr, addr | ~mask};
-  }
-
-  Interval port_value() {
-    std::string op;
-    if (at("<") || at(">") || at("<=") || at(">=") || at("=") || at("==") || at("!=")) op = next("");
-    const std::string v = next("a port");
-    auto pn = port_names().find(v);
-    Interval iv;
-    if (pn != port_names().end()) {
-      iv = {pn->second, pn->second};
-    } else {
-      uint16_t lo, hi;
-      parse_port_range(v, "port", &lo, &hi);
-      iv = {lo, hi};
-    }
-    if (op.empty() || op == "=" || op == "==") return iv;
-    if (iv.lo != iv.hi) fail("a comparison takes one port, got '" + v + "'");
-    const uint32_t p = iv.lo;
-    if (op == "<") {
-      if (p == 0) fail("'port < 0' matches nothing");
-      return {0, p - 1};
-    }
-    if (op == "<=") return {0, p};
-    if (op == ">") {
-      if (p == 65535) fail("'port > 65535' matches nothing");
-      return {p + 1, 65535};
-    }
-    if (op == ">=") return {p, 65535};
-    fail("'!=' is written 'not port N'");
+    const Interval iv{addr, addr | ~mask};
+    if (dir == 1) return leaf(Field::kSrc, iv.lo, iv.hi);
+    if (dir == 2) return leaf(Field::kDst, iv.lo, iv.hi);
+    return any(leaf(Field::kSrc, iv.lo, iv.hi), leaf(Field::kDst, iv.lo, iv.hi));
   }
 
   std::string text_;
@@ -250,49 +327,70 @@ class ExprParser {
   size_t i_ = 0;
 };
 
-uint32_t field_value(const FlowKey& k, Field f) {
-  switch (f) {
-    case Field::kProto: return k.proto;
-    case Field::kSrc: return ntohl(k.src);
-    case Field::kDst: return ntohl(k.dst);
-    case Field::kSport: return ntohs(k.sport);
-    case Field::kDport: return ntohs(k.dport);
+uint32_t field_value(const PacketFacts& f, Field x) {
+  switch (x) {
+    case Field::kProto: return f.proto;
+    case Field::kFirstFrag: return f.first_frag;
+    case Field::kTtl: return f.ttl;
+    case Field::kTos: return f.tos;
+    case Field::kSrc: return load32(f.src);
+    case Field::kDst: return load32(f.dst);
+    case Field::kSport: return f.sport;
+    case Field::kDport: return f.dport;
+    case Field::kMf: return f.mf;
+    case Field::kIcmpType: return f.icmp_type;
   }
   return 0;
 }
 
+bool prefix_match(const uint8_t* a, const uint8_t* p, int len) {
+  for (int bit = 0; bit < len; ++bit) {
+    const uint8_t m = static_cast<uint8_t>(0x80 >> (bit % 8));
+    if ((a[bit / 8] & m) != (p[bit / 8] & m)) return false;
+  }
+  return true;
+}
+
 Term full_term() {
   Term t;
-  for (int f = 0; f < kFields; ++f) t[f] = {0, kFieldMax[f]};
+  for (int f = 0; f < kFields; ++f) t.iv[f] = {0, kFieldMax[f]};
   return t;
 }
 
-// Terms for e (negated when neg), in negation normal form on the fly.
 std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
-  using K = Expr::Kind;
   std::vector<Term> out;
+  auto constant_terms = [&](bool v) {
+    if (v != neg) out.push_back(full_term());
+    return out;
+  };
   switch (e.kind) {
-    case K::kTrue:
-    case K::kFalse:
-      if ((e.kind == K::kTrue) != neg) out.push_back(full_term());
+    case K::kTrue: return constant_terms(true);
+    case K::kFalse: return constant_terms(false);
+    case K::kVersion: return constant_terms(e.iv.lo == 4);  // this classifier only sees IPv4
+    case K::kSrc6:
+    case K::kDst6: return constant_terms(false);
+    case K::kNot: return terms(*e.a, !neg, max);
+    case K::kTcpFlag: {
+      Term t = full_term();
+      (neg ? t.flags_clear : t.flags_set) = e.flag;
+      out.push_back(t);
       return out;
-    case K::kNot:
-      return terms(*e.a, !neg, max);
+    }
     case K::kField: {
       const int f = static_cast<int>(e.field);
       if (!neg) {
         Term t = full_term();
-        t[f] = e.iv;
+        t.iv[f] = e.iv;
         out.push_back(t);
       } else {
         if (e.iv.lo > 0) {
           Term t = full_term();
-          t[f] = {0, e.iv.lo - 1};
+          t.iv[f] = {0, e.iv.lo - 1};
           out.push_back(t);
         }
         if (e.iv.hi < kFieldMax[f]) {
           Term t = full_term();
-          t[f] = {e.iv.hi + 1, kFieldMax[f]};
+          t.iv[f] = {e.iv.hi + 1, kFieldMax[f]};
           out.push_back(t);
         }
       }
@@ -312,9 +410,12 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
           Term t;
           bool empty = false;
           for (int f = 0; f < kFields; ++f) {
-            t[f] = {std::max(x[f].lo, y[f].lo), std::min(x[f].hi, y[f].hi)};
-            if (t[f].lo > t[f].hi) empty = true;
+            t.iv[f] = {std::max(x.iv[f].lo, y.iv[f].lo), std::min(x.iv[f].hi, y.iv[f].hi)};
+            if (t.iv[f].lo > t.iv[f].hi) empty = true;
           }
+          t.flags_set = x.flags_set | y.flags_set;
+          t.flags_clear = x.flags_clear | y.flags_clear;
+          if (t.flags_set & t.flags_clear) empty = true;
           if (!empty) out.push_back(t);
           if (out.size() > max) throw ConfigError("rule expands to more than " + std::to_string(max) + " terms");
         }
@@ -328,16 +429,20 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
 
 std::unique_ptr<Expr> parse_ip_expr(const std::string& text) { return ExprParser(text).parse(); }
 
-bool eval(const Expr& e, const FlowKey& k) {
-  using K = Expr::Kind;
+bool eval(const Expr& e, const PacketFacts& f) {
   switch (e.kind) {
     case K::kTrue: return true;
     case K::kFalse: return false;
-    case K::kNot: return !eval(*e.a, k);
-    case K::kAnd: return eval(*e.a, k) && eval(*e.b, k);
-    case K::kOr: return eval(*e.a, k) || eval(*e.b, k);
+    case K::kNot: return !eval(*e.a, f);
+    case K::kAnd: return eval(*e.a, f) && eval(*e.b, f);
+    case K::kOr: return eval(*e.a, f) || eval(*e.b, f);
+    case K::kVersion: return f.version == e.iv.lo;
+    case K::kTcpFlag: return (f.tcp_flags & e.flag) != 0;
+    case K::kSrc6: return f.version == 6 && prefix_match(f.src, e.addr6, e.len6);
+    case K::kDst6: return f.version == 6 && prefix_match(f.dst, e.addr6, e.len6);
     case K::kField: {
-      const uint32_t v = field_value(k, e.field);
+      if (f.version != 4 && (e.field == Field::kSrc || e.field == Field::kDst)) return false;
+      const uint32_t v = field_value(f, e.field);
       return v >= e.iv.lo && v <= e.iv.hi;
     }
   }
@@ -362,10 +467,82 @@ IpRule parse_ipfilter_rule(const std::string& arg) {
   return r;
 }
 
-int first_match(const std::vector<IpRule>& rules, const FlowKey& k) {
+int first_match(const std::vector<IpRule>& rules, const PacketFacts& f) {
   for (const IpRule& r : rules)
-    if (eval(*r.expr, k)) return r.output;
+    if (eval(*r.expr, f)) return r.output;
   return -1;
+}
+
+bool packet_facts(rte_mbuf* m, PacketFacts* f) {
+  const PacketAnno a = anno(m);
+  if (a.ip_ver != 4 && a.ip_ver != 6) return false;
+  const uint8_t* ip = ip_header(m);
+  const int left = ip_bytes_left(m);
+  const uint8_t* l4;
+  int l4left;
+  f->version = a.ip_ver;
+  f->sport = f->dport = 0;
+  f->icmp_type = f->tcp_flags = 0;
+  if (a.ip_ver == 4) {
+    if (left < 20) return false;
+    const int hl = (ip[0] & 0xf) * 4;
+    f->proto = ip[9];
+    f->ttl = ip[8];
+    f->tos = ip[1];
+    const uint16_t frag = load16(ip + 6);
+    f->first_frag = (frag & 0x1fff) == 0;
+    f->mf = (frag & 0x2000) != 0;
+    std::memcpy(f->src, ip + 12, 4);
+    std::memcpy(f->dst, ip + 16, 4);
+    std::memset(f->src + 4, 0, 12);
+    std::memset(f->dst + 4, 0, 12);
+    l4 = ip + hl;
+    l4left = left - hl;
+  } else {
+    if (left < 40) return false;
+    f->proto = ip[6];
+    f->ttl = ip[7];
+    f->tos = static_cast<uint8_t>(load16(ip) >> 4);
+    f->first_frag = true;
+    f->mf = false;
+    std::memcpy(f->src, ip + 8, 16);
+    std::memcpy(f->dst, ip + 24, 16);
+    l4 = ip + 40;
+    l4left = left - 40;
+    if (f->proto == 44 && l4left >= 8) {  // fragment header: the upper layer follows it
+      f->proto = l4[0];
+      const uint16_t off = load16(l4 + 2);
+      f->first_frag = (off & 0xfff8) == 0;
+      f->mf = (off & 1) != 0;
+      l4 += 8;
+      l4left -= 8;
+    }
+  }
+  if (!f->first_frag) return true;
+  if ((f->proto == 6 || f->proto == 17) && l4left >= 4) {
+    f->sport = load16(l4);
+    f->dport = load16(l4 + 2);
+    if (f->proto == 6 && l4left >= 14) f->tcp_flags = l4[13];
+  } else if ((f->proto == 1 || f->proto == 58) && l4left >= 1) {
+    f->icmp_type = l4[0];
+  }
+  return true;
+}
+
+FlowKey flow_key_of(const PacketFacts& f) {
+  FlowKey k{};
+  k.proto = f.proto;
+  k.first_frag = f.first_frag;
+  k.ttl = f.ttl;
+  k.tos = f.tos;
+  std::memcpy(&k.src, f.src, 4);
+  std::memcpy(&k.dst, f.dst, 4);
+  k.sport = htons(f.sport);
+  k.dport = htons(f.dport);
+  k.mf = f.mf;
+  k.icmp_type = htons(f.icmp_type);
+  k.tcp_flags = htons(f.tcp_flags);
+  return k;
 }
 
 }  // namespace metron

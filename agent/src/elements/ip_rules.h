@@ -1,13 +1,15 @@
 // Click's IP filter language (IPFilter/IPClassifier patterns) parsed into an expression tree, evaluated
-// directly (the naive reference) or flattened to disjunctions of per-field intervals for the compiled
-// classifier (acl_classifier.h).
+// directly on a packet's header facts (the naive reference, and the IPv6 path) or flattened to disjunctions of
+// per-field constraints for the compiled IPv4 classifier (acl_classifier.h).
 //
-// Primitives: `ip`, `true`/`any`/`all`/`-`, `false`/`none`, `tcp`/`udp`/`icmp`, `ip proto P`,
-// `[src|dst] host A`, bare `A` (= host A), `[src|dst] net A/LEN` (or `A mask M`), `[tcp|udp] [src|dst] port N`
-// with N a number, a name (http, https, ssh, domain...), a range `LO-HI` or a comparison (`port < 1024`).
-// `host`/`net`/`port` without src/dst match either. Port primitives only match TCP and UDP. Combinators:
-// `not`/`!`, `and`/`&&` (also implied by juxtaposition), `or`/`||`, parentheses. Non-first IPv4 fragments are
-// matched with ports 0.
+// Primitives: `ip`, `true`/`any`/`all`/`-`, `false`/`none`, `tcp`/`udp`/`icmp`, `ip proto P`, `ip vers 4|6`,
+// `ip ttl N`, `ip tos N`, `ip firstfrag`, `ip mf`, `[src|dst] host A`, bare `A` (= host A), `[src|dst] net
+// A/LEN` (or `A mask M`), IPv6 addresses and prefixes too, `[tcp|udp] [src|dst] port N`, `icmp type N`,
+// `tcp opt syn|ack|fin|rst|psh|urg`. Values are numbers or names (http, https, ssh, domain...), ranges `LO-HI`
+// for ports, or relations `< <= > >= = == !=` before the value (`port < 1024`, `ip ttl != 1`).
+// `host`/`net`/`port` without src/dst match either side. Port tests imply TCP or UDP and a first fragment;
+// `icmp type` implies ICMP (ICMPv6 for IPv6 packets) and a first fragment; `tcp opt` implies TCP and a first
+// fragment. Combinators: `not`/`!`, `and`/`&&` (also implied by juxtaposition), `or`/`||`, parentheses.
 #pragma once
 
 #include <array>
@@ -16,42 +18,67 @@
 #include <string>
 #include <vector>
 
+struct rte_mbuf;
+
 namespace metron {
 
-// The classifier's view of a packet; also the rte_acl input layout (addresses and ports in network order).
-struct FlowKey {
-  uint8_t proto;
-  uint8_t pad[3];
-  uint32_t src;
-  uint32_t dst;
-  uint16_t sport;
-  uint16_t dport;
+// What the filter language can test about a packet (IPv4 or IPv6; addresses in network order).
+struct PacketFacts {
+  uint8_t version = 4;
+  uint8_t proto = 0;  // IPv6: the upper-layer header after a fragment header, if any
+  uint8_t ttl = 0, tos = 0;
+  bool first_frag = true, mf = false;
+  uint8_t src[16] = {}, dst[16] = {};  // IPv4 in the first 4 bytes
+  uint16_t sport = 0, dport = 0;       // host order; 0 unless TCP/UDP first fragment
+  uint8_t icmp_type = 0, tcp_flags = 0;
 };
-static_assert(sizeof(FlowKey) == 16, "rte_acl field offsets assume this layout");
 
-enum class Field : uint8_t { kProto = 0, kSrc, kDst, kSport, kDport };
-constexpr int kFields = 5;
-constexpr uint32_t kFieldMax[kFields] = {0xff, 0xffffffff, 0xffffffff, 0xffff, 0xffff};
+// Reads the facts of a packet whose IP header is marked; false if it is not marked or too short for its header.
+bool packet_facts(rte_mbuf* m, PacketFacts* f);
+
+// The compiled classifier's input (rte_acl reads it in 4-byte groups that fields must fill exactly; see
+// acl_classifier.cc).
+struct FlowKey {
+  uint8_t proto, pad0[3];  // rte_acl handles the first byte on its own
+  uint8_t first_frag, ttl, tos, mf;
+  uint32_t src, dst;      // network order
+  uint16_t sport, dport;  // network order
+  uint16_t icmp_type, tcp_flags;  // network order; widened so the group fills its 4 bytes
+};
+static_assert(sizeof(FlowKey) == 24, "rte_acl field offsets assume this layout");
+FlowKey flow_key_of(const PacketFacts& f);  // IPv4 facts only
+
+// Fields of the compiled (IPv4) classifier; tcp flags are bit tests kept apart from the intervals.
+enum class Field : uint8_t { kProto = 0, kFirstFrag, kTtl, kTos, kSrc, kDst, kSport, kDport, kMf, kIcmpType };
+constexpr int kFields = 10;
+constexpr uint32_t kFieldMax[kFields] = {0xff, 1, 0xff, 0xff, 0xffffffff, 0xffffffff, 0xffff, 0xffff, 1, 0xff};
 
 struct Interval {
   uint32_t lo, hi;
 };
 
 struct Expr {
-  enum class Kind { kTrue, kFalse, kAnd, kOr, kNot, kField };
+  enum class Kind { kTrue, kFalse, kAnd, kOr, kNot, kField, kTcpFlag, kVersion, kSrc6, kDst6 };
   Kind kind = Kind::kTrue;
   Field field = Field::kProto;
-  Interval iv{0, 0};  // kField: value in [lo, hi], host order
+  Interval iv{0, 0};  // kField: value in [lo, hi], host order; kVersion: lo
+  uint8_t flag = 0;   // kTcpFlag
+  uint8_t addr6[16] = {};
+  uint8_t len6 = 0;   // kSrc6/kDst6 prefix length
   std::unique_ptr<Expr> a, b;
 };
 
-// A conjunction of one interval per field (full range = unconstrained).
-using Term = std::array<Interval, kFields>;
+// A conjunction: one interval per field plus required-set / required-clear TCP flag bits.
+struct Term {
+  std::array<Interval, kFields> iv;
+  uint8_t flags_set = 0, flags_clear = 0;
+};
 
 // Throws ConfigError naming the offending word.
 std::unique_ptr<Expr> parse_ip_expr(const std::string& text);
-bool eval(const Expr& e, const FlowKey& k);
-// Disjunctive normal form; throws ConfigError when it would exceed max_terms.
+bool eval(const Expr& e, const PacketFacts& f);
+// Disjunctive normal form for IPv4 packets (IPv6-only tests are false, `ip vers` is 4); throws ConfigError when
+// it would exceed max_terms.
 std::vector<Term> to_terms(const Expr& e, size_t max_terms = 4096);
 
 // One IPFilter/IPClassifier rule: an output (-1 = drop) and its expression.
@@ -63,6 +90,6 @@ struct IpRule {
 // IPFilter argument: "allow EXPR" (output 0), "deny EXPR"/"drop EXPR" (drop), "K EXPR" (output K).
 IpRule parse_ipfilter_rule(const std::string& arg);
 // Reference semantics: the output of the first matching rule, or -1 (drop) when none matches.
-int first_match(const std::vector<IpRule>& rules, const FlowKey& k);
+int first_match(const std::vector<IpRule>& rules, const PacketFacts& f);
 
 }  // namespace metron
