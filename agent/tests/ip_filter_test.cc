@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/annotations.h"
 #include "elements/acl_classifier.h"
 #include "elements/ip_rules.h"
 #include "packets.h"
@@ -275,6 +276,41 @@ void compare(size_t nrules, size_t npackets, uint32_t seed) {
 TEST(AclClassifier, EqualsFirstMatchOnAMillionRandomPackets) { compare(200, 1 << 20, 1); }
 
 TEST(AclClassifier, EqualsFirstMatchWithAThousandRules) { compare(1000, 1 << 17, 2); }
+
+}  // namespace
+}  // namespace metron
+
+namespace metron {
+namespace {
+
+// The per-packet fast path reads the same key the reference facts give, on valid and on mangled packets.
+TEST(IpRules, FastKeyEqualsFactsKey) {
+  std::mt19937 rng(7);
+  test::pool();
+  for (int i = 0; i < 20000; ++i) {
+    Flow f;
+    const uint8_t protos[] = {6, 17, 1, 47};
+    f.proto = protos[rng() % 4];
+    f.payload = static_cast<uint16_t>(rng() % 30);
+    auto bytes = test::frame(f);
+    const int flips = static_cast<int>(rng() % 4);
+    for (int k = 0; k < flips; ++k) bytes[14 + rng() % (bytes.size() - 14)] = static_cast<uint8_t>(rng());
+    bytes.resize(14 + 20 + rng() % (bytes.size() - 33));
+    rte_mbuf* m = test::mbuf_of(bytes);
+    rte_pktmbuf_adj(m, 14);
+    mark_ip(m, rte_pktmbuf_mtod(m, uint8_t*), 4);
+    PacketFacts facts;
+    FlowKey fast{};
+    const bool a = packet_facts(m, &facts);
+    const bool b = ipv4_flow_key(m, &fast);
+    ASSERT_EQ(a, b);
+    if (a) {
+      const FlowKey slow = flow_key_of(facts);
+      ASSERT_EQ(std::memcmp(&slow, &fast, sizeof fast), 0) << "packet " << i;
+    }
+    rte_pktmbuf_free(m);
+  }
+}
 
 }  // namespace
 }  // namespace metron

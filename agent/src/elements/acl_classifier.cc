@@ -90,20 +90,52 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
   }
   acl_rules_ = acl.size();
   if (acl.empty()) return;  // nothing can match
+  // Only the 4-byte groups some rule constrains go into the trie: every group costs a transition per packet,
+  // and most rule sets never test TTL, TOS, fragments, ICMP types or TCP flags.
+  auto unconstrained = [&](int k) {
+    const rte_acl_field_def& d = kFieldDefs[k];
+    for (const AclRule& r : acl) {
+      const rte_acl_field& f = r.field[k];
+      const bool any = d.type == RTE_ACL_FIELD_TYPE_BITMASK ? f.mask_range.u64 == 0
+                       : d.type == RTE_ACL_FIELD_TYPE_MASK  ? f.mask_range.u32 == 0
+                       : d.size == 1 ? (f.value.u8 == 0 && f.mask_range.u8 == kFieldMax[k == 4 ? 8 : k])
+                                     : (f.value.u16 == 0 && f.mask_range.u16 == 0xff);  // icmp_type
+      if (!any) return false;
+    }
+    return true;
+  };
+  std::vector<int> used;
+  for (int k = 0; k < kAclFields;) {
+    int end = k;
+    while (end < kAclFields && kFieldDefs[end].input_index == kFieldDefs[k].input_index) ++end;
+    bool keep = k == 0 || kFieldDefs[k].type == RTE_ACL_FIELD_TYPE_MASK || kFieldDefs[k].input_index == 4;
+    for (int j = k; j < end && !keep; ++j) keep = !unconstrained(j);
+    for (int j = k; j < end && keep; ++j) used.push_back(j);
+    k = end;
+  }
+  const size_t rule_sz = RTE_ACL_RULE_SZ(used.size());
+  std::vector<uint8_t> packed(acl.size() * rule_sz);
+  for (size_t i = 0; i < acl.size(); ++i) {
+    auto* r = reinterpret_cast<rte_acl_rule*>(packed.data() + i * rule_sz);
+    r->data = acl[i].data;
+    for (size_t j = 0; j < used.size(); ++j) r->field[j] = acl[i].field[used[j]];
+  }
   const std::string ctx_name = "acl" + std::to_string(g_ctx_seq++);
   rte_acl_param p{};
   p.name = ctx_name.c_str();
   p.socket_id = socket_id;
-  p.rule_size = RTE_ACL_RULE_SZ(kAclFields);
+  p.rule_size = static_cast<uint32_t>(rule_sz);
   p.max_rule_num = static_cast<uint32_t>(acl.size());
   ctx_ = rte_acl_create(&p);
   if (ctx_ == nullptr) throw std::runtime_error(name + ": rte_acl_create: " + rte_strerror(rte_errno));
-  int rc = rte_acl_add_rules(ctx_, reinterpret_cast<const rte_acl_rule*>(acl.data()), static_cast<uint32_t>(acl.size()));
+  int rc = rte_acl_add_rules(ctx_, reinterpret_cast<const rte_acl_rule*>(packed.data()), static_cast<uint32_t>(acl.size()));
   rte_acl_config cfg{};
   cfg.num_categories = 1;
-  cfg.num_fields = kAclFields;
-  std::memcpy(cfg.defs, kFieldDefs, sizeof kFieldDefs);
-  for (int f = 0; f < kAclFields; ++f) cfg.defs[f].field_index = static_cast<uint8_t>(f);
+  cfg.num_fields = static_cast<uint32_t>(used.size());
+  for (size_t j = 0; j < used.size(); ++j) {
+    cfg.defs[j] = kFieldDefs[used[j]];
+    cfg.defs[j].field_index = static_cast<uint8_t>(j);
+  }
   if (rc == 0) rc = rte_acl_build(ctx_, &cfg);
   if (rc != 0) {
     rte_acl_free(ctx_);

@@ -34,14 +34,12 @@ class IpClassifierBase : public Element {
     PacketFacts f;
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
-      if (!packet_facts(b.pkts[i], &f)) continue;  // not IP: dropped
-      if (f.version == 6 || !compile_) {
-        res[i] = first_match(rules_, f);
+      if (compile_ && ipv4_flow_key(b.pkts[i], &keys[nk])) {
+        ptrs[nk] = &keys[nk];
+        at[nk++] = i;
         continue;
       }
-      keys[nk] = flow_key_of(f);
-      ptrs[nk] = &keys[nk];
-      at[nk++] = i;
+      if (packet_facts(b.pkts[i], &f)) res[i] = first_match(rules_, f);  // not IP: dropped
     }
     if (nk) {
       int out[kBurst];

@@ -545,4 +545,33 @@ FlowKey flow_key_of(const PacketFacts& f) {
   return k;
 }
 
+bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
+  const PacketAnno a = anno(m);
+  if (a.ip_ver != 4) return false;
+  const uint8_t* ip = ip_header(m);
+  const int left = ip_bytes_left(m);
+  if (left < 20) return false;
+  const int hl = (ip[0] & 0xf) * 4;
+  const uint16_t frag = load16(ip + 6);
+  std::memset(k, 0, sizeof *k);
+  k->proto = ip[9];
+  k->first_frag = (frag & 0x1fff) == 0;
+  k->ttl = ip[8];
+  k->tos = ip[1];
+  k->mf = (frag & 0x2000) != 0;
+  std::memcpy(&k->src, ip + 12, 4);
+  std::memcpy(&k->dst, ip + 16, 4);
+  if (!k->first_frag) return true;
+  const uint8_t* l4 = ip + hl;
+  const int l4left = left - hl;
+  if ((k->proto == 6 || k->proto == 17) && l4left >= 4) {
+    std::memcpy(&k->sport, l4, 2);  // both already in network order
+    std::memcpy(&k->dport, l4 + 2, 2);
+    if (k->proto == 6 && l4left >= 14) k->tcp_flags = htons(l4[13]);
+  } else if (k->proto == 1 && l4left >= 1) {
+    k->icmp_type = htons(l4[0]);
+  }
+  return true;
+}
+
 }  // namespace metron

@@ -47,6 +47,9 @@ struct FlowKey {
 };
 static_assert(sizeof(FlowKey) == 24, "rte_acl field offsets assume this layout");
 FlowKey flow_key_of(const PacketFacts& f);  // IPv4 facts only
+// flow_key_of(packet_facts(m)) for a marked IPv4 packet, read straight from the headers (the per-packet fast
+// path); false when the packet is not a marked, long-enough IPv4 packet.
+bool ipv4_flow_key(rte_mbuf* m, FlowKey* k);
 
 // Fields of the compiled (IPv4) classifier; tcp flags are bit tests kept apart from the intervals.
 enum class Field : uint8_t { kProto = 0, kFirstFrag, kTtl, kTos, kSrc, kDst, kSport, kDport, kMf, kIcmpType };
