@@ -40,7 +40,7 @@ import java.util.function.LongSupplier;
  * Decisions run on a small pool, at most one per chain at a time, so chains rebalance independently.
  */
 public final class LoadMonitor implements AutoCloseable {
-    /** Report interval asked of every agent. */
+    /** Report interval asked of every agent, by default. */
     public static final int INTERVAL_MS = 100;
     private static final Logger log = LoggerFactory.getLogger(LoadMonitor.class);
 
@@ -49,6 +49,7 @@ public final class LoadMonitor implements AutoCloseable {
     private final ScalingPolicy policy;
     private final ScalingExecutor executor;
     private final LongSupplier clock;
+    private final int intervalMs;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
             "metron-load-monitor"));
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
@@ -58,8 +59,15 @@ public final class LoadMonitor implements AutoCloseable {
     private final Set<ChainId> busy = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
+    /**
+     * @param intervalMs load report interval asked of every agent (the policy's sustain counts are in these)
+     */
     public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
-                       LongSupplier clock) {
+                       LongSupplier clock, int intervalMs) {
+        if (intervalMs < 10) {
+            throw new IllegalArgumentException("load report interval " + intervalMs + " ms is below 10 ms");
+        }
+        this.intervalMs = intervalMs;
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.policy = Objects.requireNonNull(policy);
@@ -80,7 +88,7 @@ public final class LoadMonitor implements AutoCloseable {
 
     private void subscribeAll() {
         for (MetronServer s : servers.servers()) {
-            subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(INTERVAL_MS,
+            subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(intervalMs,
                     stats -> onReport(id, stats),
                     err -> {
                         log.warn("Load stream of {} failed: {}; resubscribing", id, err.toString());

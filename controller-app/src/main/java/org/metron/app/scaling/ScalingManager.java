@@ -31,11 +31,11 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
 
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
                           Synthesis synthesis, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          LongSupplier clock) {
+                          int intervalMs, LongSupplier clock) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, synthesis, app, timeout, clock);
-        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock);
+        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs);
     }
 
     /** Recovers unfinished operations, then starts the monitor. */

@@ -23,6 +23,29 @@ public final class ScalingPolicy {
     public static final class Params {
         /** Defaults for 100 ms monitoring intervals. */
         public static final Params DEFAULT = new Params(0.80, 0.95, 0.30, 0.60, 0.5, 2, 20, 1000);
+        /**
+         * The original Metron's policy, as a baseline for benchmarks (docs/scaling.md#policy): up 0.75 / down
+         * 0.25 with an EWMA, no saturation fast path, scale-in after 3 s, 1 s per-core cooldown; run it with a
+         * 500 ms monitoring interval (the paper's loop).
+         */
+        public static final Params ORIGINAL = new Params(0.75, 1.0, 0.25, 0.50, 0.5, 1, 6, 1000);
+
+        /**
+         * Parameters by name: "metron" ({@link #DEFAULT}) or "original" ({@link #ORIGINAL}).
+         *
+         * @throws IllegalArgumentException naming the unknown name and the known ones
+         */
+        public static Params named(String name) {
+            switch (name) {
+                case "metron":
+                    return DEFAULT;
+                case "original":
+                    return ORIGINAL;
+                default:
+                    throw new IllegalArgumentException("unknown scaling policy '" + name
+                            + "' (known: metron, original)");
+            }
+        }
 
         final double overload;
         final double saturated;
@@ -43,7 +66,7 @@ public final class ScalingPolicy {
          */
         public Params(double overload, double saturated, double underload, double mergeCeiling, double alpha,
                       int sustainUp, int sustainDown, long cooldownMs) {
-            if (!(0 < underload && underload < overload && overload <= saturated && saturated <= 1)) {
+            if (!(0 < underload && underload < overload && overload <= saturated && saturated <= 1.0)) {
                 throw new IllegalArgumentException("need 0 < underload (" + underload + ") < overload ("
                         + overload + ") <= saturated (" + saturated + ") <= 1");
             }
@@ -138,7 +161,7 @@ public final class ScalingPolicy {
                 .filter(g -> g.splittable() && g.classRates().size() >= 2 && !cooling(c.server(), g.core(), nowMs))
                 .filter(g -> {
                     Track t = byGroup.get(g.groupId());
-                    return g.load() >= params.saturated
+                    return g.load() >= params.saturated && params.saturated < 1.0
                             || t.over >= params.sustainUp && t.ewma >= params.overload;
                 })
                 .max(Comparator.comparingDouble(g -> byGroup.get(g.groupId()).ewma))

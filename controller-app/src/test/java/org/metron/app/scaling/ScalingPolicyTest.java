@@ -148,6 +148,18 @@ public class ScalingPolicyTest {
     }
 
     @Test
+    public void theOriginalPolicyHasNoSaturationFastPath() {
+        ScalingPolicy p = new ScalingPolicy(ScalingPolicy.Params.named("original"));
+        assertFalse(p.evaluate(chain(g("g0", 1, 0.2)), 0).isPresent());
+        // a full core waits for the EWMA to reach 0.75: 0.5 * 1.0 + 0.5 * 0.2 = 0.6, then 0.8
+        assertFalse(p.evaluate(chain(g("g0", 1, 1.0)), 500).isPresent());
+        assertTrue(p.evaluate(chain(g("g0", 1, 1.0)), 1000).isPresent());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ScalingPolicy.Params.named("fast"));
+        assertTrue(e.getMessage(), e.getMessage().contains("unknown scaling policy 'fast' (known: metron, original)"));
+    }
+
+    @Test
     public void badParamsAreRejectedNamingTheRule() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new ScalingPolicy.Params(0.5, 0.9, 0.6, 0.7, 0.5, 2, 20, 1000));

@@ -7,6 +7,7 @@ import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingService;
@@ -80,8 +81,12 @@ public final class EmbeddedHost implements AutoCloseable {
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
+            // benchmarks compare against the original policy: -Dmetron.scaling.policy=original
+            // -Dmetron.scaling.intervalMs=500 (e.g. through JAVA_TOOL_OPTIONS)
             scaler = new ScalingManager(chains, stores, registry, switches, Synthesis.SYNTHESIZER, APP_ID,
-                    STEP_TIMEOUT, ScalingPolicy.Params.DEFAULT, System::currentTimeMillis);
+                    STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
+                    Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
+                    System::currentTimeMillis);
             scaler.start();
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
