@@ -26,10 +26,13 @@ public final class EquivalenceChecker {
         public final long mismatches;
         public final long dropped;
         public final long ipv6;
+        /** Packets the offload device sent to the server unclassified (software classifier). */
+        public final long punted;
         /** Minimal reproducing packet, both outcomes and traces; null if none. */
         public final String firstMismatch;
 
-        Report(long packets, long mismatches, long dropped, long ipv6, String firstMismatch) {
+        Report(long packets, long mismatches, long dropped, long ipv6, long punted, String firstMismatch) {
+            this.punted = punted;
             this.packets = packets;
             this.mismatches = mismatches;
             this.dropped = dropped;
@@ -39,7 +42,8 @@ public final class EquivalenceChecker {
 
         @Override
         public String toString() {
-            return packets + " packets (" + ipv6 + " IPv6, " + dropped + " dropped), " + mismatches + " mismatches"
+            return packets + " packets (" + ipv6 + " IPv6, " + dropped + " dropped, " + punted
+                    + " classified in software), " + mismatches + " mismatches"
                     + (firstMismatch == null ? "" : "\n" + firstMismatch);
         }
     }
@@ -88,6 +92,7 @@ public final class EquivalenceChecker {
     /** Runs n packets. */
     public Report run(long n) {
         long mismatches = 0;
+        long punted0 = syn.punted();
         long dropped = 0;
         long v6 = 0;
         String first = null;
@@ -109,7 +114,7 @@ public final class EquivalenceChecker {
                 }
             }
         }
-        return new Report(n, mismatches, dropped, v6, first);
+        return new Report(n, mismatches, dropped, v6, syn.punted() - punted0, first);
     }
 
     /** Checks one given packet; null if equivalent, else the explanation. */

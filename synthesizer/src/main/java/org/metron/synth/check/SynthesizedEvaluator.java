@@ -41,6 +41,8 @@ public final class SynthesizedEvaluator {
     private final Map<Integer, ClassGroup> groupOfClass = new HashMap<>();
     private final Map<Integer, NfGraph> graphs = new HashMap<>();
     private ClassGroup classifying;
+    /** Packets the device sent to software unclassified (punts and the catch-all), since creation. */
+    private long punted;
 
     public SynthesizedEvaluator(CompiledChain out) {
         this.out = out;
@@ -151,6 +153,9 @@ public final class SynthesizedEvaluator {
                     }
             }
         }
+        if (classBits == TrafficClass.UNCLASSIFIED) {
+            punted++;
+        }
         p.set(Field.ETH_DST, TAG_OUI | ((long) (g.id() + 1) << 16) | classBits);
         NfGraph graph = graphs.get(g.id());
         Device in = graph.source("input");
@@ -179,6 +184,11 @@ public final class SynthesizedEvaluator {
             default:
                 throw new IllegalStateException("device write of " + w.field() + " not modelled");
         }
+    }
+
+    /** Packets run so far that the device could not classify itself. */
+    public long punted() {
+        return punted;
     }
 
     /** Elements of a group graph, for tests. */

@@ -59,10 +59,16 @@ public final class Compiler {
         for (ClassInfo c : syn.classes) {
             classAction[c.id] = action(c, t);
         }
+        // what the device is asked to match per entry: the entry, or a wider cube whose extra packets an
+        // earlier entry already claims (first match makes them unreachable here)
+        List<Cube> device = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            device.add(widen(syn.entries, i));
+        }
         // exact device matches per entry; null = the target cannot hold this entry as it is
         List<List<RuleMatch>> exact = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            exact.add(t.capacity() == 0 ? null : DeviceMatch.of(syn.entries.get(i), t));
+            exact.add(t.capacity() == 0 ? null : DeviceMatch.of(device.get(i), t));
         }
         // priority tiers: consecutive entries that pairwise do not overlap share a priority; an entry the device
         // cannot hold gets a tier of its own (its punt rule below is a superset that may overlap anything)
@@ -73,7 +79,7 @@ public final class Compiler {
             boolean newTier = i > 0 && (i - tierStart >= MAX_TIER || exact.get(i) == null
                     || exact.get(i - 1) == null);
             for (int j = tierStart; j < i && !newTier; j++) {
-                newTier = syn.entries.get(j).overlaps(syn.entries.get(i));
+                newTier = device.get(j).overlaps(device.get(i));
             }
             if (newTier) {
                 cur++;
@@ -107,7 +113,7 @@ public final class Compiler {
                 continue;
             }
             firstPunt = Math.min(firstPunt, i);
-            List<RuleMatch> punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(syn.entries.get(i), t);
+            List<RuleMatch> punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(device.get(i), t);
             if (punt == null || punt.size() > budget) {
                 break;
             }
@@ -150,6 +156,31 @@ public final class Compiler {
                     e.getKey(), false));
         }
         return new Result(classes(syn, egress, text), groups, rules, softwareEntries);
+    }
+
+    /** How far back {@link #widen} looks for an entry that claims the extra packets. */
+    static final int WIDEN_LOOKBACK = 32;
+
+    /**
+     * Entry i without its "first fragment" test when the non-first fragments it would add are all claimed by
+     * one earlier entry j (devices rarely match fragment offsets). Entry j's device rule has a higher
+     * priority (the widened cube overlaps it, so it gets a later tier) or is a punt to software, which
+     * classifies with the original entries: either way those packets never reach entry i's rule.
+     */
+    private static Cube widen(List<Cube> entries, int i) {
+        Cube c = entries.get(i);
+        long[] off = c.get(Field.IP_OFFSET);
+        if (off == null || off[0] != 0) {
+            return c;
+        }
+        Cube wide = c.without(Field.IP_OFFSET);
+        Cube extra = wide.with(Field.IP_OFFSET, org.metron.synth.hs.IntervalSet.point(1));
+        for (int j = i - 1; j >= Math.max(0, i - WIDEN_LOOKBACK); j--) {
+            if (extra.subsetOf(entries.get(j))) {
+                return wide;
+            }
+        }
+        return c;
     }
 
     private static List<Integer> ids(List<ClassInfo> cs) {

@@ -73,6 +73,16 @@ final class DeviceMatch {
      */
     static List<RuleMatch> relaxed(Cube c, TargetProfile t) {
         Cube r = relaxFirstFragment(c);
+        long[] off = r.get(Field.IP_OFFSET);
+        if (off != null && off[0] == 1) {
+            // non-first fragments carry no L4 header: devices (and the packet model) read their ports as 0
+            r = r.without(Field.IP_OFFSET);
+            Cube z = r.with(Field.L4_SRC, IntervalSet.point(0));
+            z = z == null ? null : z.with(Field.L4_DST, IntervalSet.point(0));
+            if (z != null) {
+                r = z;
+            }
+        }
         for (Field f : r.fields()) {
             boolean keep = f == Field.ETH_TYPE || f != Field.ETH_SRC && f != Field.ETH_DST && f != Field.IP_MF
                     && f != Field.IP_OFFSET && t.matchable().contains(f.matchField());

@@ -139,16 +139,21 @@ public final class L2Write extends Element {
             if (s.stripped < unstrip) {
                 throw error("EtherEncap needs the Ethernet header stripped first (Strip(14))");
             }
-            SymState other = restrict(s, Cube.of(Field.ETH_TYPE, IntervalSet.complement(IntervalSet.point(family),
-                    Field.ETH_TYPE)));
-            if (other != null) {
-                out.emit(Out.DROP, other);
-            }
+            // the matching family first; the rest of the state (the other family) after it is dropped
             t = restrict(s, Cube.of(Field.ETH_TYPE, IntervalSet.point(family)));
             if (t == null) {
+                out.emit(Out.DROP, s);
                 return;
             }
-            t = t.strip(-unstrip);
+            SymState match = t.strip(-unstrip);
+            for (Map.Entry<Field, Long> w : writes.entrySet()) {
+                match = match.write(w.getKey(), IntervalSet.point(w.getValue()), false);
+            }
+            out.emit(0, match);
+            if (t != s) {
+                out.emit(Out.DROP, s);
+            }
+            return;
         } else if (!decl.className().startsWith("VLAN")) {
             requireEthernet(s);
         }

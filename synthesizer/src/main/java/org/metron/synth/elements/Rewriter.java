@@ -295,8 +295,20 @@ public final class Rewriter extends Element {
                     + ", whose spec is '" + sp.arg.normalized() + "' (reply traffic, decided by flow state); "
                     + "Metron synthesizes the forward direction only");
         }
-        Expr ok = eligible(sp);
-        for (Cube c : ok.dnf()) {
+        int unhandled = sp.kind == Kind.PASS ? sp.fout : Out.DROP;
+        // Branch order (first match): non-first fragments of the handled protocols, then the handled packets,
+        // then the whole state for the rest, since everything handled was claimed before it. Listing the
+        // fragments first lets the compiler drop the "first fragment" test from the handled entries, and the
+        // last branch needs no "not TCP/UDP" test: devices can express both widened forms.
+        if (protoGuard != 0) {
+            for (Cube c : eligible(sp).dnf()) {
+                SymState t = restrict(s, c.without(Field.IP_OFFSET).with(Field.IP_OFFSET, IntervalSet.point(1)));
+                if (t != null) {
+                    out.emit(unhandled, t);
+                }
+            }
+        }
+        for (Cube c : eligible(sp).dnf()) {
             SymState t = restrict(s, c);
             if (t == null) {
                 continue;
@@ -307,12 +319,7 @@ public final class Rewriter extends Element {
                 out.emit(sp.fout, written(t.step(step(sp, in)), sp.pool));
             }
         }
-        for (Cube c : Expr.not(ok).dnf()) {
-            SymState t = restrict(s, c);
-            if (t != null) {
-                out.emit(sp.kind == Kind.PASS ? sp.fout : Out.DROP, t);
-            }
-        }
+        out.emit(unhandled, s);
     }
 
     /** The state after a pool rewrite: each written field holds one of the pool's values. */
