@@ -49,6 +49,17 @@ TEST(Elements, EtherEncapAndRewrite) {
   EXPECT_EQ(sub(o, 12), sub(test::frame(f), 12));
 }
 
+TEST(Elements, StoreEtherAddressWritesOneAddress) {
+  Flow f;
+  GroupUnderTest g("input -> StoreEtherAddress(0a:0b:0c:0d:0e:0f, src) -> StoreEtherAddress(01:02:03:04:05:06, dst)"
+                   " -> [0]output;");
+  g.push(test::frame(f));
+  Flow expect = f;
+  expect.src_mac = "0a:0b:0c:0d:0e:0f";
+  expect.dst_mac = "01:02:03:04:05:06";
+  EXPECT_EQ(g.sink.out[0][0], test::frame(expect));
+}
+
 TEST(Elements, VlanEncapDecap) {
   Flow f;
   Flow tagged = f;

@@ -88,6 +88,29 @@ class EtherRewrite final : public Element {
   uint8_t macs_[12] = {};
 };
 
+// StoreEtherAddress(ADDR, OFFSET): writes ADDR at OFFSET, which is `src` (6), `dst` (0) or a byte offset.
+class StoreEtherAddress final : public Element {
+ public:
+  const char* class_name() const override { return "StoreEtherAddress"; }
+  void configure(Args& args) override {
+    if (args.positional_count() != 2) throw ConfigError("expected ADDR, OFFSET");
+    parse_mac(args.positional(0), "ADDR", mac_);
+    const std::string& o = args.positional(1);
+    offset_ = o == "src" ? 6 : o == "dst" ? 0 : static_cast<uint16_t>(parse_uint(o, "OFFSET", 1500));
+  }
+  void push(int, PacketBatch& b) override {
+    classify_push(b, [this](rte_mbuf* m) {
+      if (rte_pktmbuf_data_len(m) < offset_ + 6u) return -1;
+      std::memcpy(rte_pktmbuf_mtod_offset(m, uint8_t*, offset_), mac_, 6);
+      return 0;
+    });
+  }
+
+ private:
+  uint8_t mac_[6] = {};
+  uint16_t offset_ = 0;
+};
+
 // VLANEncap(VLAN_TCI tci | VLAN_ID id [, VLAN_PCP pcp] [, ETHERTYPE 0x8100]): inserts an 802.1Q tag.
 class VLANEncap final : public Element {
  public:
@@ -150,6 +173,7 @@ METRON_EXPORT_ELEMENT(Strip)
 METRON_EXPORT_ELEMENT(Unstrip)
 METRON_EXPORT_ELEMENT(EtherEncap)
 METRON_EXPORT_ELEMENT(EtherRewrite)
+METRON_EXPORT_ELEMENT(StoreEtherAddress)
 METRON_EXPORT_ELEMENT(VLANEncap)
 METRON_EXPORT_ELEMENT(VLANDecap)
 

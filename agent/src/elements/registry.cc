@@ -8,7 +8,7 @@ namespace metron {
 
 #define METRON_ELEMENT_FACTORIES(X)                                                                         \
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
-  X(Unstrip) X(EtherEncap) X(EtherRewrite) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
+  X(Unstrip) X(EtherEncap) X(EtherRewrite) X(StoreEtherAddress) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
   X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
   X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI) \
   X(SpinCycles)
@@ -32,6 +32,7 @@ const std::map<std::string, ElementFactory>& classes() {
       {"Unstrip", make_element_Unstrip},
       {"EtherEncap", make_element_EtherEncap},
       {"EtherRewrite", make_element_EtherRewrite},
+      {"StoreEtherAddress", make_element_StoreEtherAddress},
       {"VLANEncap", make_element_VLANEncap},
       {"VLANDecap", make_element_VLANDecap},
       {"CheckIPHeader", make_element_CheckIPHeader},
