@@ -3,7 +3,7 @@
 // The SteeringTable owns what must be dispatched (the controller's NIC rules and the group tags of deployed
 // pipelines) and hands each NIC its complete ordered rule list; a Dispatcher only knows how to make its NIC
 // (or the kernel, in emulation) deliver frames that way. Implementations: FanoutPort (DISPATCH_FANOUT_CBPF,
-// kernel AF_PACKET fanout steered by classic BPF). rte_flow NICs build their rules with rte_flow_rules.h.
+// kernel AF_PACKET fanout steered by classic BPF) and RteFlowDispatcher (DISPATCH_RTE_FLOW, NIC rules).
 #pragma once
 
 #include <cstdint>
