@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Controller benchmarks (run by `make bench` through mk/java.mk): placement quality and query cost (paper
-# figure 8), power of two choices vs uniform random / query-all, in the same run. Needs `mvn install` first.
+# Controller benchmarks (run by `make bench` through mk/java.mk), each against its baseline in the same run:
+#  - placement quality and query cost (paper figure 8): power of two choices vs uniform random / query-all;
+#  - deployment of FW(1000|4000)->NAPT->LB (paper section 7): controller submit path vs synthesis alone.
+# Needs `mvn install` first.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 cd "$here"
 mvn -B -q -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench.classpath >/dev/null
 [ -d target/test-classes ] || mvn -B -q -o test-compile
-exec nice java -cp "target/test-classes:target/classes:$(cat target/bench.classpath)" \
-    org.metron.app.bench.PlacementBench "$root/bench/results"
+cp="target/test-classes:target/classes:$(cat target/bench.classpath)"
+# Kryo needs the same --add-opens as the tests; the root pom's metron.addOpens is their one source
+opens=$(grep -o '<metron.addOpens>[^<]*' "$root/pom.xml" | sed 's/<metron.addOpens>//')
+nice java $opens -cp "$cp" org.metron.app.bench.PlacementBench "$root/bench/results"
+nice java $opens -Xss8m -cp "$cp" org.metron.app.bench.DeployBench "$root/bench/results"

@@ -109,7 +109,6 @@ public final class ChainManager implements MetronService {
     public Chain submit(String json) {
         ParsedChain pc = ChainRequests.parse(json);
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
-        compiler.apply(TargetProfile.NONE); // bad Click fails here, before anything is stored
         synchronized (lock(pc.id())) {
             requireLeader(pc.id());
             Optional<Versioned<Chain>> old = store.chains().get(pc.id());
@@ -283,7 +282,6 @@ public final class ChainManager implements MetronService {
             ServerChoice sc;
             Tag marker;
             synchronized (reservation) {
-                requireFreeIngress(id, d);
                 // a chain the offload device handles completely needs no server at all
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
@@ -294,6 +292,8 @@ public final class ChainManager implements MetronService {
                 List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
                         .collect(Collectors.toList());
                 boolean markerOnly = groupIds.isEmpty();
+                // checked after the first compile so that bad Click is reported as such, not as a conflict
+                requireFreeIngress(id, d);
                 List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
                         sc == null ? "" : sc.nic(), d.tagType(), id,
                         markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
@@ -320,7 +320,12 @@ public final class ChainManager implements MetronService {
             return current;
         } catch (MetronException e) {
             releasePlacement(id);
-            store.chains().put(id, current.withState(ChainState.FAILED, e.getMessage()));
+            if (e.fault() == Fault.INVALID_CHAIN) {
+                // bad Click surfaces at the first compile, inside placement: bad input stores nothing
+                store.chains().remove(id);
+            } else {
+                store.chains().put(id, current.withState(ChainState.FAILED, e.getMessage()));
+            }
             throw e;
         } catch (RuntimeException e) {
             releasePlacement(id);

@@ -173,12 +173,13 @@ public final class Deployer {
     public InstalledState reroute(InstalledState old, DeploymentPlan plan) {
         Deque<Undo> undo = new ArrayDeque<>();
         Set<FlowId> kept = new HashSet<>();
+        Set<FlowId> before = old.switchRules().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
         try {
             for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
                 rules.forEach(r -> kept.add(r.id()));
-                List<FlowRule> added = rules.stream().filter(r -> old.switchRules().stream()
-                        .noneMatch(o -> o.rule().id().equals(r.id()))).collect(Collectors.toList());
+                List<FlowRule> added = rules.stream().filter(r -> !before.contains(r.id()))
+                        .collect(Collectors.toList());
                 step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
                         "installing " + rules.size() + " rerouted rules on " + e.getKey());
                 undo.push(new Undo(added.size() + " rules on " + e.getKey(), () -> switches.remove(e.getKey(), added)));

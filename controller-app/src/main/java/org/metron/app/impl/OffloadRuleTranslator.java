@@ -13,6 +13,8 @@ import org.onlab.packet.VlanId;
 import org.onosproject.net.flow.TrafficSelector;
 import org.onosproject.net.flow.TrafficTreatment;
 
+import java.util.function.Supplier;
+
 /**
  * Maps the synthesizer's device-neutral matches and header writes to ONOS criteria and instructions. The only
  * place that knows how a {@link RuleMatch} field looks as an ONOS criterion.
@@ -27,8 +29,8 @@ final class OffloadRuleTranslator {
     private OffloadRuleTranslator() {
     }
 
-    /** Adds the match's criteria to a selector. */
-    static void match(RuleMatch m, TrafficSelector.Builder sel, String where) {
+    /** Adds the match's criteria to a selector; {@code where} names the rule in errors (built only then). */
+    static void match(RuleMatch m, TrafficSelector.Builder sel, Supplier<String> where) {
         m.ethType().ifPresent(t -> sel.matchEthType(t.shortValue()));
         boolean v6 = m.ethType().map(t -> t == IPV6).orElse(false);
         m.vlan().ifPresent(v -> sel.matchVlanId(VlanId.vlanId(v.shortValue())));
@@ -68,7 +70,7 @@ final class OffloadRuleTranslator {
     }
 
     /** Adds a header write to a treatment; {@code proto} picks TCP/UDP port instructions. */
-    static void write(HeaderWrite w, int proto, TrafficTreatment.Builder t, String where) {
+    static void write(HeaderWrite w, int proto, TrafficTreatment.Builder t, Supplier<String> where) {
         switch (w.field()) {
             case ETH_SRC:
                 t.setEthSrc(MacAddress.valueOf(w.value()));
@@ -114,7 +116,7 @@ final class OffloadRuleTranslator {
         return org.onlab.packet.IpPrefix.valueOf(p.toString());
     }
 
-    private static void port(TrafficSelector.Builder sel, int proto, RangeMatch r, boolean src, String where) {
+    private static void port(TrafficSelector.Builder sel, int proto, RangeMatch r, boolean src, Supplier<String> where) {
         if (!r.isMaskable()) {
             throw unsupported(where, "port range " + r + " that is not one value/mask");
         }
@@ -156,7 +158,7 @@ final class OffloadRuleTranslator {
         }
     }
 
-    private static void tos(TrafficSelector.Builder sel, RangeMatch r, String where) {
+    private static void tos(TrafficSelector.Builder sel, RangeMatch r, Supplier<String> where) {
         // OpenFlow splits the TOS byte into DSCP (6 bits) and ECN (2 bits)
         if (!r.isMaskable() || (r.mask() != 0xff && r.mask() != 0xfc)) {
             throw unsupported(where, "TOS match " + r + " (only exact TOS or exact DSCP)");
@@ -167,8 +169,8 @@ final class OffloadRuleTranslator {
         }
     }
 
-    private static MetronException unsupported(String where, String what) {
-        return new MetronException(Fault.INTERNAL, where + ": " + what + " cannot be expressed as an ONOS "
+    private static MetronException unsupported(Supplier<String> where, String what) {
+        return new MetronException(Fault.INTERNAL, where.get() + ": " + what + " cannot be expressed as an ONOS "
                 + "flow rule; the target profile should not have offloaded it");
     }
 }

@@ -36,6 +36,7 @@ import org.onosproject.net.PortNumber;
 import org.onosproject.net.flow.DefaultFlowRule;
 import org.onosproject.net.flow.DefaultTrafficSelector;
 import org.onosproject.net.flow.DefaultTrafficTreatment;
+import org.onosproject.net.flow.FlowId;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.TrafficSelector;
 import org.onosproject.net.flow.TrafficTreatment;
@@ -50,6 +51,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
@@ -139,7 +141,7 @@ public final class RulePlanner {
         devices.add(d.ingressPoint().deviceId());
         path.forEach(l -> devices.add(l.dst().deviceId()));
         int pos = offload.position();
-        Map<DeviceId, List<InstalledRule>> rules = new LinkedHashMap<>();
+        Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
@@ -180,7 +182,9 @@ public final class RulePlanner {
             ConnectPoint from = new ConnectPoint(od, arrival);
             for (int k = 0; k < offloadRules.size(); k++) {
                 OffloadRule r = offloadRules.get(k);
-                String where = "chain " + chain + " offload rule " + k + " (" + r + ")";
+                int index = k;
+                // built only for an error message: toString of thousands of rules is not free
+                Supplier<String> where = () -> "chain " + chain + " offload rule " + index + " (" + r + ")";
                 TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
                 OffloadRuleTranslator.match(r.match(), sel, where);
                 add(rules, od, Role.OFFLOAD, prio[k], sel,
@@ -188,10 +192,12 @@ public final class RulePlanner {
             }
         }
         // make the offload device's batch the last one installed
-        List<InstalledRule> last = rules.remove(od);
+        Map<FlowId, InstalledRule> last = rules.remove(od);
         rules.put(od, last);
+        Map<DeviceId, List<InstalledRule>> ordered = new LinkedHashMap<>();
+        rules.forEach((dev, byId) -> ordered.put(dev, new ArrayList<>(byId.values())));
 
-        return new DeploymentPlan(chain, server, rules,
+        return new DeploymentPlan(chain, server, ordered,
                 server.isPresent() && nicRules ? nicRules(chain, placement) : List.of(),
                 server.isPresent() ? pipeline(chain, placement, compiled, marker) : null);
     }
@@ -201,10 +207,10 @@ public final class RulePlanner {
                 + " NIC " + nic + " is not cabled"));
     }
 
-    private TrafficTreatment.Builder treatment(OffloadRule r, String where, Map<Integer, GroupAssignment> byClass,
+    private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
                                                GroupAssignment classifier, Tag marker, PortNumber towardServer,
                                                ConnectPoint from, DeploymentSpec d,
-                                               Map<DeviceId, List<InstalledRule>> rules) {
+                                               Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         RuleAction a = r.action();
         switch (a.type()) {
             case DROP:
@@ -213,7 +219,7 @@ public final class RulePlanner {
                 int cls = a.classId();
                 GroupAssignment ga = cls == TrafficClass.UNCLASSIFIED ? classifier : byClass.get(cls);
                 if (ga == null || towardServer == null) {
-                    throw new MetronException(Fault.INTERNAL, where + ": class " + cls + " is in no placed group");
+                    throw new MetronException(Fault.INTERNAL, where.get() + ": class " + cls + " is in no placed group");
                 }
                 return tagTreatment(ga.tag(), cls).setOutput(towardServer);
             }
@@ -235,7 +241,7 @@ public final class RulePlanner {
                 return t.setOutput(out);
             }
             default:
-                throw new MetronException(Fault.INTERNAL, where + ": unknown action " + a.type());
+                throw new MetronException(Fault.INTERNAL, where.get() + ": unknown action " + a.type());
         }
     }
 
@@ -247,7 +253,7 @@ public final class RulePlanner {
      * @return the output port on the first device
      */
     private PortNumber returnRules(ConnectPoint from, ConnectPoint egress, Tag marker, boolean skipFirst,
-                                   Map<DeviceId, List<InstalledRule>> rules) {
+                                   Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         List<Link> path = network.path(from, egress).orElseThrow(() -> new MetronException(
                 Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
         PortNumber in = from.port();
@@ -293,17 +299,14 @@ public final class RulePlanner {
         return t.setEthDst(tag.classMac(classIndex));
     }
 
-    private void add(Map<DeviceId, List<InstalledRule>> rules, DeviceId device, Role role, int priority,
+    private void add(Map<DeviceId, Map<FlowId, InstalledRule>> rules, DeviceId device, Role role, int priority,
                      TrafficSelector.Builder sel, TrafficTreatment.Builder treatment) {
         FlowRule rule = DefaultFlowRule.builder().forDevice(device).forTable(0).withPriority(priority)
                 .withSelector(sel.build()).withTreatment(treatment.build()).fromApp(appId).makePermanent()
                 .build();
-        List<InstalledRule> list = rules.computeIfAbsent(device, k -> new ArrayList<>());
         // two paths may share a hop: the same selector at the same priority is installed once
-        boolean dup = list.stream().anyMatch(r -> r.rule().id().equals(rule.id()));
-        if (!dup) {
-            list.add(new InstalledRule(role, rule));
-        }
+        rules.computeIfAbsent(device, k -> new LinkedHashMap<>())
+                .putIfAbsent(rule.id(), new InstalledRule(role, rule));
     }
 
     private static List<NicRule> nicRules(ChainId chain, Placement p) {

@@ -100,7 +100,7 @@ public final class PlacementBench {
         return new double[]{(double) max / CORES - ideal, (double) queries / chains};
     }
 
-    private static void write(Path dir, String name, double value, String unit, String baseline,
+    static void write(Path dir, String name, double value, String unit, String baseline,
                               double baselineValue, String machine) throws IOException {
         String json = String.format(Locale.ROOT, "{\"name\": \"%s\", \"value\": %.6f, \"unit\": \"%s\", "
                         + "\"baseline\": \"%s\", \"baseline_value\": %.6f, \"ratio\": %.6f, \"machine\": \"%s\"}%n",
@@ -108,7 +108,7 @@ public final class PlacementBench {
         Files.write(dir.resolve(name + ".json"), json.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static String machine() {
+    static String machine() {
         String cpu = "unknown cpu";
         try {
             cpu = Files.readAllLines(Paths.get("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
