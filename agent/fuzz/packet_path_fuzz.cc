@@ -27,7 +27,9 @@ const char* kConfig =
     "f[1] -> [1]rw; rw[1] -> [1]output; chk[1] -> [2]output; t[1] -> [2]output; r[1] -> [3]output; d[1] -> [3]output;"
     "c[1] -> Strip(14) -> CheckIPHeader -> rw6 :: SynthRewriter(PATTERN 2001:db8::1 3000-4000 - -) -> EtherEncap(0x86dd, 02:00:00:00:00:01, 02:00:00:00:00:02) -> [1]output;"
     "c[2] -> m :: MarkIPHeader(14) -> i :: IPRewriter(pattern 6.6.6.6 5000-6000 - - 0 1, drop) -> VLANEncap(VLAN_ID 7) -> [2]output;"
-    "i[1] -> Strip(14) -> MarkIPHeader -> LookupIPRoute(::/0 0) -> [3]output;";
+    "i[1] -> Strip(14) -> MarkIPHeader -> sw :: IPClassifier(ip vers 6 and src net 2001:db8::/32 and icmp type 128,"
+    " tcp opt syn and ip ttl > 3 and ip firstfrag, -) -> LookupIPRoute(::/0 0) -> [3]output;"
+    "sw[1] -> Unstrip(14) -> StoreEtherAddress(02:00:00:00:00:01, src) -> [3]output; sw[2] -> Discard;";
 
 NullSink g_sink;
 std::unique_ptr<metron::Graph> g_graph;

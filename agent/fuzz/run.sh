@@ -11,9 +11,16 @@ for fz in "$BUILD"/*_fuzz; do
   corpus=$BUILD/corpus/$name
   mkdir -p "$corpus"
   echo "fuzz: $name for ${SECS}s"
-  # ASan must not reserve what DPDK maps; leak checks are off because the EAL keeps its memory until exit.
+  log=$BUILD/$name.log
+  # Leak checks are off because the EAL keeps its memory until exit.
+  rc=0
   ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     nice "$fz" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
-      -artifact_prefix="$BUILD/crash-$name-" "$corpus" "$SEEDS/$name" 2>&1 | grep -E "^(#[0-9]+ *DONE|INFO: Running|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)" || true
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "fuzz: $name failed, see $BUILD/crash-$name-*"; exit 1; }
+      -artifact_prefix="$BUILD/crash-$name-" "$corpus" "$SEEDS/$name" >"$log" 2>&1 || rc=$?
+  grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)" "$log" || true
+  if ((rc != 0)); then
+    tail -40 "$log"
+    echo "fuzz: $name failed (exit $rc), reproducer in $BUILD/crash-$name-*"
+    exit 1
+  fi
 done
