@@ -191,6 +191,9 @@ public final class PlacementEngine {
         List<DeviceId> backups = new ArrayList<>();
         List<String> backupProfiles = new ArrayList<>();
         for (boolean fallback : new boolean[]{false, true}) {
+            if (fallback && chosen != null) {
+                break; // backups come from the devices' own profiles: a software-only compile per submit costs
+            }
             for (int pos = 0; pos < devices.size(); pos++) {
                 Optional<NetworkDevice> nd = network.device(devices.get(pos));
                 if (nd.isEmpty() || !nd.get().role().programmable()) {

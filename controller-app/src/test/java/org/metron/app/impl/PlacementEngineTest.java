@@ -127,8 +127,7 @@ public class PlacementEngineTest {
         o = e.chooseOffload(C, IN, at, p -> Fixtures.compiled("c", p));
         assertEquals(Fixtures.D2, o.device());
         assertEquals(1, o.position());
-        assertEquals("the software-only fallback fits on s1", List.of(Fixtures.D1), o.backups());
-        assertEquals(List.of("NONE"), o.backupProfiles());
+        assertEquals("s1 cannot hold the rules: no backup", List.of(), o.backups());
     }
 
     @Test
