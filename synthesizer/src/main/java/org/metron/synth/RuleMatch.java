@@ -93,7 +93,10 @@ public final class RuleMatch {
         return Optional.ofNullable(ttl);
     }
 
-    /** True = only fragments, false = only unfragmented packets. */
+    /**
+     * Fragment offset test: true = only non-first fragments (offset &ne; 0, no L4 header), false = only packets
+     * with offset 0 (unfragmented or first fragments, which carry the L4 header).
+     */
     public Optional<Boolean> fragment() {
         return Optional.ofNullable(fragment);
     }

@@ -82,9 +82,7 @@ public final class SynthesizedEvaluator {
                 }
             }
         });
-        if (m.fragment().isPresent()) {
-            throw new IllegalStateException("fragment matches are not emitted");
-        }
+        m.fragment().ifPresent(later -> s[Field.IP_OFFSET.ordinal()] = IntervalSet.point(later ? 1 : 0));
         return s;
     }
 

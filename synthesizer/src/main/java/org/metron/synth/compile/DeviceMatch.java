@@ -43,8 +43,13 @@ final class DeviceMatch {
                 return null;
             }
         }
+        Boolean laterFragment = null;
         if (cube.get(Field.IP_OFFSET) != null) {
-            return null;
+            if (!t.matchable().contains(MatchField.IP_FRAG)) {
+                return null;
+            }
+            laterFragment = cube.get(Field.IP_OFFSET)[0] == 1;
+            cube = cube.without(Field.IP_OFFSET);
         }
         List<RuleMatch> out = new ArrayList<>();
         long[] eth = cube.get(Field.ETH_TYPE);
@@ -57,6 +62,9 @@ final class DeviceMatch {
                 continue;
             }
             RuleMatch.Builder b = RuleMatch.builder().ethType((int) fam);
+            if (laterFragment != null) {
+                b.fragment(laterFragment);
+            }
             if (!expandProto(fc, fam == Field.ETH_IP6, t, b, out)) {
                 return null;
             }
@@ -74,7 +82,7 @@ final class DeviceMatch {
     static List<RuleMatch> relaxed(Cube c, TargetProfile t) {
         Cube r = relaxFirstFragment(c);
         long[] off = r.get(Field.IP_OFFSET);
-        if (off != null && off[0] == 1) {
+        if (off != null && off[0] == 1 && !t.matchable().contains(MatchField.IP_FRAG)) {
             // non-first fragments carry no L4 header: devices (and the packet model) read their ports as 0
             r = r.without(Field.IP_OFFSET);
             Cube z = r.with(Field.L4_SRC, IntervalSet.point(0));
@@ -85,7 +93,7 @@ final class DeviceMatch {
         }
         for (Field f : r.fields()) {
             boolean keep = f == Field.ETH_TYPE || f != Field.ETH_SRC && f != Field.ETH_DST && f != Field.IP_MF
-                    && f != Field.IP_OFFSET && t.matchable().contains(f.matchField());
+                    && t.matchable().contains(f.matchField());
             if (!keep) {
                 r = r.without(f);
             }

@@ -97,6 +97,7 @@ public final class CompiledChainJson {
         m.tos().ifPresent(v -> o.put("tos", v.toString()));
         m.ttl().ifPresent(v -> o.put("ttl", v.toString()));
         m.icmpType().ifPresent(v -> o.put("icmpType", v.toString()));
+        m.fragment().ifPresent(v -> o.put("laterFragment", v));
         return o;
     }
 

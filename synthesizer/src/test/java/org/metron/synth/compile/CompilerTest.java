@@ -1,0 +1,126 @@
+package org.metron.synth.compile;
+
+import org.junit.Test;
+import org.metron.synth.ChainSpec;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RangeMatch;
+import org.metron.synth.RuleAction;
+import org.metron.synth.Synthesizer;
+import org.metron.synth.TargetProfile;
+import org.metron.synth.TrafficClass;
+import org.metron.synth.check.EquivalenceChecker;
+import org.metron.synth.check.SmallChainsTestAccess;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+/** Split and compile: priorities, partial offload, punts, capacity, range expansion, groups. */
+public class CompilerTest {
+    private static final String IP = "FromDevice(in0) -> Strip(14) -> CheckIPHeader -> ";
+    private static final String OUT = " -> Unstrip(14) -> ToDevice(out0);";
+
+    private static CompiledChain compile(String click, TargetProfile t) {
+        ChainSpec c = SmallChainsTestAccess.chain("c", click);
+        CompiledChain out = Synthesizer.compile(c, t);
+        EquivalenceChecker.Report r = new EquivalenceChecker(c, out, 5).run(5000);
+        assertEquals(r.toString(), 0, r.mismatches);
+        return out;
+    }
+
+    private static void descending(CompiledChain c) {
+        for (int i = 1; i < c.offloadRules().size(); i++) {
+            assertTrue(c.offloadRules().toString(),
+                    c.offloadRules().get(i - 1).priority() >= c.offloadRules().get(i).priority());
+        }
+    }
+
+    @Test
+    public void disjointRulesShareAPriorityOverlappingOnesDecrease() {
+        CompiledChain c = compile(IP + "IPFilter(allow dst net 10.1.0.0/16, deny dst net 10.2.0.0/16, "
+                + "allow dst net 10.0.0.0/8, deny all)" + OUT, TargetProfile.OPENFLOW13);
+        descending(c);
+        List<OffloadRule> r = c.offloadRules();
+        assertEquals(r.get(0).priority(), r.get(1).priority());   // 10.1/16 and 10.2/16 are disjoint
+        assertTrue(r.get(1).priority() > r.get(2).priority());     // 10/8 overlaps both
+        assertEquals(RuleAction.Type.DROP, r.get(1).action().type());
+        assertEquals(RuleAction.Type.TO_EGRESS, r.get(0).action().type());
+    }
+
+    @Test
+    public void ruleTheDeviceCannotHoldBecomesAPuntAndLaterRulesStayOffloaded() {
+        // OpenFlow 1.3 cannot match TCP flags: the SYN rule is punted, the rule after it is still offloaded
+        CompiledChain c = compile(IP + "IPFilter(deny tcp opt syn and dst port 22, allow dst net 10.0.0.0/8, "
+                + "deny all)" + OUT, TargetProfile.OPENFLOW13);
+        descending(c);
+        List<OffloadRule> punts = c.offloadRules().stream()
+                .filter(r -> r.action().classId() == TrafficClass.UNCLASSIFIED).collect(Collectors.toList());
+        assertFalse(punts.isEmpty());
+        assertTrue(punts.get(0).match().l4Dst().isPresent());      // the punt keeps what the switch can match
+        assertTrue(c.offloadRules().stream().anyMatch(r -> r.action().type() == RuleAction.Type.TO_EGRESS
+                && r.match().ipDst().isPresent()));
+        assertTrue(c.groups().stream().anyMatch(ClassGroup::classifies));
+        // the P4 tagging pipeline matches TCP flags: nothing to punt
+        CompiledChain p4 = compile(IP + "IPFilter(deny tcp opt syn and dst port 22, allow dst net 10.0.0.0/8, "
+                + "deny all)" + OUT, TargetProfile.P4_TAGGER);
+        assertTrue(p4.offloadRules().stream().noneMatch(r -> r.action().classId() == TrafficClass.UNCLASSIFIED));
+    }
+
+    @Test
+    public void capacityStopsOffloadWithACatchAllPunt() {
+        String fw = IP + "IPFilter(allow dst net 10.1.0.0/16, allow dst net 10.2.0.0/16, allow dst net "
+                + "10.3.0.0/16, allow dst net 10.4.0.0/16, deny all)" + OUT;
+        CompiledChain c = compile(fw, TargetProfile.OPENFLOW13.withCapacity(3));
+        assertTrue(c.offloadRules().size() <= 3);
+        OffloadRule last = c.offloadRules().get(c.offloadRules().size() - 1);
+        assertEquals(TrafficClass.UNCLASSIFIED, last.action().classId());
+        assertTrue(last.match().fields().isEmpty());
+        assertTrue(c.stats().rulesSoftware() > 0);
+        CompiledChain none = compile(fw, TargetProfile.NONE);
+        assertTrue(none.offloadRules().isEmpty());
+        assertEquals(none.stats().entries(), none.stats().rulesSoftware());
+    }
+
+    @Test
+    public void portRangesBecomePrefixesOnlyWhereTheTargetNeedsThem() {
+        String fw = IP + "IPFilter(allow udp dst port 1000-1999, deny all)" + OUT;
+        List<RangeMatch> of = compile(fw, TargetProfile.OPENFLOW13).offloadRules().stream()
+                .filter(r -> r.match().l4Dst().isPresent()).map(r -> r.match().l4Dst().get())
+                .collect(Collectors.toList());
+        assertTrue(of.size() > 2);
+        assertTrue(of.stream().allMatch(RangeMatch::isMaskable));
+        assertEquals(1000, of.stream().mapToInt(RangeMatch::lo).min().getAsInt());
+        assertEquals(1999, of.stream().mapToInt(RangeMatch::hi).max().getAsInt());
+        List<RangeMatch> p4 = compile(fw, TargetProfile.P4_TAGGER).offloadRules().stream()
+                .filter(r -> r.match().l4Dst().isPresent()).map(r -> r.match().l4Dst().get())
+                .collect(Collectors.toList());
+        assertEquals(List.of(RangeMatch.of(1000, 1999, 16), RangeMatch.of(1000, 1999, 16)), p4);  // v4 and v6
+    }
+
+    @Test
+    public void classesWithTheSameStatefulOperationShareAGroup() {
+        String napt = "FromDevice(in0) -> Strip(14) -> CheckIPHeader -> k :: IPClassifier(dst net 10.1.0.0/16, "
+                + "dst net 10.2.0.0/16, -);\n"
+                + "k[0] -> a :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1) -> Unstrip(14) -> ToDevice(out0);\n"
+                + "k[1] -> b :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1) -> DecIPTTL -> Unstrip(14) -> "
+                + "ToDevice(out0);\n"
+                + "k[2] -> c :: IPRewriter(pattern 192.0.2.9 1024-65535 - - 0 1) -> Unstrip(14) -> ToDevice(out0);";
+        CompiledChain c = compile(napt, TargetProfile.P4_TAGGER);
+        assertEquals(2, c.groups().size());
+        ClassGroup shared = c.groups().stream().filter(g -> g.classIds().size() == 2).findFirst().get();
+        assertTrue(shared.statefulKey().contains("192.0.2.1"));
+        assertTrue(shared.clickConfig(), shared.clickConfig().contains("tag :: Classifier("));
+        assertTrue(shared.clickConfig(), shared.clickConfig().contains("DecIPTTL"));
+        for (ClassGroup g : c.groups()) {
+            assertFalse(g.classifies());
+            for (int id : g.classIds()) {
+                assertEquals(g.statefulKey(), c.classes().get(id).statefulKey());
+            }
+        }
+    }
+}
