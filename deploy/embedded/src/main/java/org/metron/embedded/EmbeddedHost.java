@@ -187,8 +187,9 @@ public final class EmbeddedHost implements AutoCloseable {
             }
             stopped.countDown();
         }, "metron-host-shutdown"));
-        System.out.printf("metron-host: ready: REST %s, dashboard %s, OpenFlow port %d, %d chain(s) in the store%n",
-                host.restUrl(), host.dashboardUrl(), host.openflowPort(), host.metron().chains().size());
+        System.out.printf("metron-host: ready: REST %s, dashboard %s, OpenFlow port %d (%d switch(es) connected), "
+                        + "%d chain(s) in the store%n", host.restUrl(), host.dashboardUrl(), host.openflowPort(),
+                host.openflow.switches().size(), host.metron().chains().size());
         System.out.flush();
         stopped.await();
     }
