@@ -192,7 +192,7 @@ TEST_F(ServerTest, BackendStatusTravelsUnchanged) {
 }
 
 TEST_F(ServerTest, MutationsAreSerialisedAndHealthDoesNotWaitForThem) {
-  backend_.deploy_time = std::chrono::milliseconds(150);
+  backend_.deploy_time = std::chrono::milliseconds(300);
   std::vector<std::thread> clients;
   for (int i = 0; i < 4; ++i) {
     clients.emplace_back([this, i] {
@@ -202,7 +202,7 @@ TEST_F(ServerTest, MutationsAreSerialisedAndHealthDoesNotWaitForThem) {
     });
   }
   while (backend_.in_flight == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // A deployment is running right now; Health must still answer, well before the 4 x 150 ms queue drains.
+  // A deployment is running right now; Health must still answer, well before the 4 x 300 ms queue drains.
   grpc::ClientContext ctx;
   pb::HealthReply h;
   ASSERT_TRUE(stub_->Health(&ctx, pb::HealthRequest(), &h).ok());
@@ -228,8 +228,10 @@ TEST_F(ServerTest, StreamLoadReportsEveryIntervalWithIntervalLoad) {
   EXPECT_DOUBLE_EQ(reports[0].cores(0).load(), 0.99) << "first report has no interval: backend's figure";
   for (size_t i = 1; i < reports.size(); ++i) {
     EXPECT_DOUBLE_EQ(reports[i].cores(0).load(), 0.3) << "report " << i;
-    const uint64_t gap = reports[i].timestamp_ns() - reports[i - 1].timestamp_ns();
-    EXPECT_GE(gap, 35'000'000u) << "reports closer than the 40 ms interval";
+    // Ticks are scheduled from the first report (no drift; a late tick is followed by a quicker one), so
+    // report i comes no earlier than i intervals after report 0.
+    const uint64_t since_first = reports[i].timestamp_ns() - reports[0].timestamp_ns();
+    EXPECT_GE(since_first, i * 40'000'000u - 2'000'000u) << "report " << i << " ahead of the 40 ms schedule";
   }
 }
 
@@ -268,7 +270,7 @@ TEST_F(ServerTest, StreamLoadDefaultsAndRejectsBadIntervals) {
   pb::Stats a, b;
   ASSERT_TRUE(def->Read(&a));
   ASSERT_TRUE(def->Read(&b));
-  EXPECT_GE(b.timestamp_ns() - a.timestamp_ns(), 90'000'000u) << "default interval is 100 ms";
+  EXPECT_GE(b.timestamp_ns() - a.timestamp_ns(), 60'000'000u) << "default interval is 100 ms";
   ctx2.TryCancel();
   while (def->Read(&a)) {
   }
@@ -277,13 +279,13 @@ TEST_F(ServerTest, StreamLoadDefaultsAndRejectsBadIntervals) {
 TEST_F(ServerTest, ShutdownEndsOpenStreams) {
   grpc::ClientContext ctx;
   pb::LoadStreamRequest req;
-  req.set_interval_ms(1000);
+  req.set_interval_ms(10000);
   auto reader = stub_->StreamLoad(&ctx, req);
   pb::Stats s;
   ASSERT_TRUE(reader->Read(&s));
   const auto t0 = std::chrono::steady_clock::now();
   server_->Shutdown();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000))
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(5000))
       << "shutdown waited for the stream's next tick";
   while (reader->Read(&s)) {
   }

@@ -152,12 +152,17 @@ grpc::Status ParseNicRule(const pb::NicRule& rule, const std::string& where, Ste
                                      std::to_string(r.match.ip_src.version) + " ip_src");
   }
   const uint8_t addr_version = r.match.ip_src.version ? r.match.ip_src.version : r.match.ip_dst.version;
-  if (addr_version && r.match.ether_type) {
+  if (addr_version) {
     const uint16_t want = addr_version == 4 ? kEtherTypeIpv4 : kEtherTypeIpv6;
-    if (r.match.ether_type != want) {
+    if (r.match.ether_type && r.match.ether_type != want) {
       return Invalid(mw, "ether_type", std::to_string(r.match.ether_type) + " contradicts the IPv" +
                                            std::to_string(addr_version) + " address");
     }
+    // Canonical form, so equal matches compare equal: the IP version lives in ether_type, and an address
+    // with prefix 0 ("any address") says nothing more.
+    r.match.ether_type = want;
+    if (r.match.ip_src.len == 0) r.match.ip_src = IpPrefix{};
+    if (r.match.ip_dst.len == 0) r.match.ip_dst = IpPrefix{};
   }
   if (m.ip_proto() > 0xff) return Invalid(mw, "ip_proto", std::to_string(m.ip_proto()) + " exceeds 255");
   r.match.ip_proto = static_cast<uint8_t>(m.ip_proto());

@@ -26,7 +26,7 @@ inline constexpr uint32_t kMaxMacGroupTag = 0xffff;
 inline constexpr uint32_t kMaxVlanId = 4094;
 
 struct IpPrefix {
-  uint8_t version = 0;  // 0 = any, 4 or 6
+  uint8_t version = 0;  // 0 = any (also after ParseNicRule for prefix length 0), 4 or 6
   std::array<uint8_t, 16> addr{};  // network order; IPv4 uses the first 4 bytes
   uint8_t len = 0;
 };
@@ -41,7 +41,7 @@ struct SteerMatch {
   MacAddr eth_dst{};
   MacAddr eth_dst_mask{};
   uint16_t vlan = 0;        // 0 = any
-  uint16_t ether_type = 0;  // 0 = any; implied by ip_src/ip_dst when those are set
+  uint16_t ether_type = 0;  // 0 = any; ParseNicRule sets 0x0800/0x86dd whenever an IP field is matched
   IpPrefix ip_src;
   IpPrefix ip_dst;
   uint8_t ip_proto = 0;  // 0 = any

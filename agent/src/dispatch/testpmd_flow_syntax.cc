@@ -293,8 +293,10 @@ grpc::Status ParseTestpmd(const std::string& line, const std::string& nic, uint6
         m->set_ip_proto(static_cast<uint32_t>(ToNumber(fields["proto"].spec, &ok)));
         bad_at = fields["proto"].spec_at;
       }
-      // A bare IP item means "any packet of this IP version".
-      if (m->ip_src().empty() && m->ip_dst().empty()) m->set_ether_type(ip_version == 4 ? 0x0800 : 0x86dd);
+      if (m->ether_type() && m->ether_type() != (ip_version == 4 ? 0x0800u : 0x86ddu)) {
+        return p.error_at(item_at, "'" + item + "' contradicts the ether type given before");
+      }
+      m->set_ether_type(ip_version == 4 ? 0x0800 : 0x86dd);
     } else {
       const uint8_t proto = L4Proto(item);
       if (m->ip_proto() && m->ip_proto() != proto) return p.error_at(item_at, "'" + item + "' contradicts the IP item's proto");
