@@ -30,6 +30,7 @@ class Host:
                 users[name.strip()] = value.strip().split(",")[0]
         if user not in users:
             raise HostError(f"no user '{user}' in {data / 'users.properties'}")
+        self._password = users[user]
         self.auth = "Basic " + base64.b64encode(f"{user}:{users[user]}".encode()).decode()
 
     def call(self, method, path, body=None):
@@ -49,3 +50,7 @@ class Host:
             raise HostError(f"{method} {path} failed ({e.code}) {msg}", e.code, text) from None
         except urllib.error.URLError as e:
             raise HostError(f"host at {self.rest} unreachable: {e.reason}") from None
+
+    def auth_password(self):
+        """The password this client authenticates with (for handing to a browser in tests)."""
+        return self._password

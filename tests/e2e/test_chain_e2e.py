@@ -1,5 +1,6 @@
 """Metron end to end on one machine: paper-fig3, the embedded host, a real agent, real OVS, real packets.
 The same scenario as `make demo` (smaller firewall), then removal, host restart and agent restart."""
+import re
 import subprocess
 import sys
 import time
@@ -52,9 +53,20 @@ def wait_for(predicate, timeout, what):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-def test_chain_runs_end_to_end_with_real_packets(clean):
+def test_chain_runs_end_to_end_with_real_packets(clean, tmp_path):
     out = scenario.run(clean, name="e2e", n_rules=RULES, log=lambda m: None)
     assert out.ok, "\n".join(out.lines)
+    # The dashboard shows the live chain, its classes and tags and the switch counters of the traffic just sent.
+    user = "admin:" + clean.host.auth_password()
+    url = clean.host.rest.replace("/onos/metron", "/metron/ui/").replace("http://", f"http://{user}@")
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                          f"--user-data-dir={tmp_path}", "--dump-dom", url], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert "<td>e2e</td><td>ACTIVE</td>" in dom
+    assert "02:4d:" in dom  # class tags
+    counters = dom[dom.index('<table id="counters">'):]
+    assert re.search(r"<td>e2e</td><td>(OFFLOAD|offload)[^<]*</td><td>of:0000000000000001</td><td>\d+</td><td>[1-9]",
+                     counters), counters[:2000]
 
 
 def test_removing_a_chain_removes_its_rules_and_pipeline(clean):

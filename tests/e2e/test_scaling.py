@@ -2,6 +2,7 @@
 real OVS and real packets: sequence-numbered UDP flows (one per traffic class) ramp up until the group splits
 onto the second core and back down until it merges; active cores follow the load, no packet is lost at the
 sink, and every flow keeps the NAPT translation it had before the split (docs/scaling.md)."""
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -93,5 +94,13 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
             # one translation per flow, from the first packet (before the split) to the last (after the merge)
             assert len(napt) == 1, (flow, napt)
             assert next(iter(napt))[0] == workload.NAPT_ADDRESS
+
+        # operators see the same through the CLI
+        cli = subprocess.run([str(REPO / "deploy" / "embedded" / "metron"), "--data", str(s.data), "scaling",
+                              "elastic"], capture_output=True, text=True, timeout=60)
+        assert cli.returncode == 0, cli.stderr
+        assert "chain elastic: cores [" in cli.stdout
+        done_rows = [l.split()[1] for l in cli.stdout.splitlines() if " DONE " in l]
+        assert done_rows == ["split", "merge"], cli.stdout
 
         s.host.call("DELETE", "/chains/elastic")

@@ -85,7 +85,7 @@ public final class DashboardServlet extends HttpServlet {
     }
 
     private void classes(PrintWriter w, Collection<Chain> chains) {
-        table(w, "classes", "Traffic classes", "chain", "class", "match", "group", "tag", "core");
+        table(w, "classes", "Traffic classes", "chain", "class", "match", "group", "tag", "class MAC", "core");
         for (Chain c : chains) {
             List<TrafficClassInfo> tcs;
             try {
@@ -94,7 +94,9 @@ public final class DashboardServlet extends HttpServlet {
                 continue; // a chain being removed concurrently
             }
             tcs.forEach(tc -> row(w, c.id().name(), tc.classId(), tc.match(), tc.groupId(),
-                                  tc.tag() == null ? "-" : tc.tag(), tc.needsServer() ? tc.core() : "switch only"));
+                                  tc.tag() == null ? "-" : tc.tag(),
+                                  tc.tag() == null ? "-" : tc.tag().classMac(tc.classId()).toString().toLowerCase(),
+                                  tc.needsServer() ? tc.core() : "switch only"));
         }
         w.println("</table>");
     }
