@@ -16,6 +16,7 @@ import org.metron.embedded.net.AgentServerRegistry;
 import org.metron.embedded.net.EmbeddedNetworkView;
 import org.metron.embedded.net.NetworkFile;
 import org.metron.embedded.net.OpenFlowSwitchProgrammer;
+import org.metron.embedded.net.RerouteTrigger;
 import org.metron.embedded.openflow.OpenFlowController;
 import org.metron.embedded.openflow.OpenFlowException;
 import org.metron.embedded.store.DurableStoreFactory;
@@ -58,6 +59,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final WebServer web;
     private final MetronService metron;
     private final ScalingManager scaling;
+    private RerouteTrigger reroutes;
     private final Path hostFile;
     private final String httpHost;
 
@@ -75,11 +77,14 @@ public final class EmbeddedHost implements AutoCloseable {
             OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
             ChainStore chains = new ChainStore(stores);
-            metron = new ChainManager(chains, registry,
+            ChainManager manager = new ChainManager(chains, registry,
                     switches, new SingleInstanceLeadership(),
                     new PlacementEngine(registry, view, switches, new SecureRandom(), STEP_TIMEOUT),
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
+            metron = manager;
+            reroutes = new RerouteTrigger(manager, net);
+            openflow.addListener(reroutes);
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
             // benchmarks compare against the original policy: -Dmetron.scaling.policy=original
             // -Dmetron.scaling.intervalMs=500 (e.g. through JAVA_TOOL_OPTIONS)
@@ -93,6 +98,10 @@ public final class EmbeddedHost implements AutoCloseable {
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, users));
             server.start();
         } catch (Exception | Error e) {
+            if (reroutes != null) {
+                openflow.removeListener(reroutes);
+                reroutes.close();
+            }
             if (server != null) {
                 server.close();
             }
@@ -154,6 +163,9 @@ public final class EmbeddedHost implements AutoCloseable {
     @Override
     public void close() throws Exception {
         Files.deleteIfExists(hostFile);
+        // Stop reacting to the network first: closing the listener disconnects every switch.
+        openflow.removeListener(reroutes);
+        reroutes.close();
         web.close();
         scaling.close();
         servers.close();

@@ -77,6 +77,10 @@ public final class OpenFlowController implements AutoCloseable {
         listeners.add(listener);
     }
 
+    public void removeListener(OfSwitchListener listener) {
+        listeners.remove(listener);
+    }
+
     public Collection<OfSwitch> switches() {
         return List.copyOf(switches.values());
     }

@@ -1,0 +1,89 @@
+package org.metron.embedded.net;
+
+import org.metron.app.api.ChainId;
+import org.metron.app.impl.ChainManager;
+import org.metron.embedded.openflow.OfSwitch;
+import org.metron.embedded.openflow.OfSwitchListener;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.PortNumber;
+import org.projectfloodlight.openflow.protocol.OFPortConfig;
+import org.projectfloodlight.openflow.protocol.OFPortDesc;
+import org.projectfloodlight.openflow.protocol.OFPortReason;
+import org.projectfloodlight.openflow.protocol.OFPortState;
+import org.projectfloodlight.openflow.protocol.OFPortStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What the ONOS component's device and link listeners do, from OpenFlow events: a switch that disconnects, or
+ * a port that goes down (taking its link with it), makes the controller reroute the chains whose rules use the
+ * devices concerned ({@link ChainManager#reroute}). One worker thread, off the switch channels, in event order.
+ */
+public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RerouteTrigger.class);
+    private final ChainManager manager;
+    private final NetworkFile net;
+    private final ExecutorService events = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "metron-reroute");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public RerouteTrigger(ChainManager manager, NetworkFile net) {
+        this.manager = manager;
+        this.net = net;
+    }
+
+    @Override
+    public void switchDisconnected(OfSwitch sw) {
+        reroute(DeviceId.deviceId(sw.deviceId()));
+    }
+
+    @Override
+    public void portStatus(OfSwitch sw, OFPortStatus status) {
+        OFPortDesc d = status.getDesc();
+        boolean down = status.getReason() == OFPortReason.DELETE || d.getState().contains(OFPortState.LINK_DOWN)
+                || d.getConfig().contains(OFPortConfig.PORT_DOWN);
+        if (!down) {
+            return;
+        }
+        ConnectPoint end = new ConnectPoint(DeviceId.deviceId(sw.deviceId()),
+                                            PortNumber.portNumber(d.getPortNo().getPortNumber()));
+        reroute(end.deviceId());
+        // The link's other end may carry rules pointing into it too.
+        for (List<ConnectPoint> link : net.links) {
+            if (link.contains(end)) {
+                ConnectPoint peer = link.get(0).equals(end) ? link.get(1) : link.get(0);
+                if (net.switches.containsValue(peer.deviceId())) {
+                    reroute(peer.deviceId());
+                }
+            }
+        }
+    }
+
+    private void reroute(DeviceId device) {
+        events.execute(() -> {
+            try {
+                List<ChainId> moved = manager.reroute(device);
+                if (!moved.isEmpty()) {
+                    log.info("Rerouted {} around {}", moved, device);
+                }
+            } catch (RuntimeException e) {
+                log.warn("Rerouting around {} failed: {}", device, e.toString());
+            }
+        });
+    }
+
+    /** Lets a reroute in progress finish (stopping halfway would leave rules of two paths); drops the rest. */
+    @Override
+    public void close() throws InterruptedException {
+        events.shutdown();
+        events.awaitTermination(60, TimeUnit.SECONDS);
+    }
+}
