@@ -5,7 +5,11 @@ import org.junit.After;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
+import org.metron.agent.v1.ClassStats;
+import org.metron.agent.v1.CoreStats;
 import org.metron.agent.v1.FiveTuple;
+import org.metron.agent.v1.GroupStats;
+import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.FlowEntry;
 import org.metron.agent.v1.GroupStatus;
 import org.metron.agent.v1.ImportStateRequest;
@@ -62,6 +66,8 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -161,12 +167,21 @@ public class ScalingExecutorTest {
         final ChainId chain;
 
         Rig(String name) {
+            this(name, false);
+        }
+
+        Rig(String name, boolean autoScale) {
             Duration t = Duration.ofSeconds(10);
             manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                     new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
             chain = ChainId.of(name);
-            assertEquals(ChainState.ACTIVE, manager.submit(Fixtures.chainJson(name)).state());
+            String json = Fixtures.chainJson(name);
+            if (autoScale) {
+                json = json.replace("\"nics\": 1}", "\"nics\": 1, \"autoScale\": true}");
+                assertTrue(json, json.contains("autoScale"));
+            }
+            assertEquals(ChainState.ACTIVE, manager.submit(json).state());
             rigs.add(this);
         }
 
@@ -381,6 +396,79 @@ public class ScalingExecutorTest {
         assertEquals(Set.of("g0", "g0.1"), rig.agentGroups().stream().map(GroupStatus::getGroupId)
                 .collect(Collectors.toSet()));
         assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+    }
+
+    /** The agent's load report as the monitor receives it: cumulative counters after {@code step} intervals. */
+    private static Stats report(Placement p, long step, double load, Map<Integer, Long> ratePerClass,
+                                Map<String, long[]> acc) {
+        long cycles = 100_000_000L;
+        Stats.Builder s = Stats.newBuilder().setTimestampNs(step * 100_000_000L);
+        for (int core : p.cores()) {
+            s.addCores(CoreStats.newBuilder().setCore(core).setTotalCycles(step * cycles));
+        }
+        for (GroupAssignment g : p.groups()) {
+            long[] a = acc.computeIfAbsent(g.groupId(), k -> new long[1]);
+            a[0] += (long) (load * cycles);
+            GroupStats.Builder gs = GroupStats.newBuilder().setPipelineId(p.chainId().name())
+                    .setGroupId(g.groupId()).setCore(g.core()).setBusyCycles(a[0]);
+            for (int c : g.classIds()) {
+                gs.addClasses(ClassStats.newBuilder().setClassId(c).setPackets(step * ratePerClass.get(c)));
+            }
+            s.addGroups(gs);
+        }
+        return s.build();
+    }
+
+    private static void await(BooleanSupplier cond, java.util.function.Supplier<String> what)
+            throws InterruptedException {
+        long end = System.currentTimeMillis() + 20_000;
+        while (!cond.getAsBoolean()) {
+            if (System.currentTimeMillis() > end) {
+                throw new AssertionError("timed out waiting for " + what.get());
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    @Test
+    public void theMonitorSplitsASaturatedGroupAndMergesTheIdleHalvesBack() throws Exception {
+        Rig rig = new Rig("monitor", true);
+        AtomicLong now = new AtomicLong(1_000_000);
+        DeviceId server = rig.placement().server().get();
+        Map<Integer, Long> rates = Map.of(0, 40L, 1, 30L, 2, 20L, 3, 10L);  // packets per 100 ms interval
+        Map<String, long[]> busy = new java.util.HashMap<>();
+        try (LoadMonitor monitor = new LoadMonitor(rig.store, rig.servers,
+                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), now::get, 100)) {
+            long step = 1;
+            monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy));
+            monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy));
+            assertEquals(0.2, monitor.latest(rig.chain).get().groups().get(0).load(), 1e-9);
+            assertEquals(400.0, monitor.latest(rig.chain).get().groups().get(0).classRates().get(0), 1e-9);
+            // one saturated interval: split at once
+            now.addAndGet(100);
+            monitor.onReport(server, report(rig.placement(), step++, 0.97, rates, busy));
+            await(() -> rig.placement().groups().size() == 2, () -> "the split: " + rig.scaling.history(rig.chain));
+            await(() -> rig.scaling.history(rig.chain).size() == 1, () -> "the split's history entry");
+            ScalingEvent split = rig.scaling.history(rig.chain).get(0);
+            assertEquals(split.detail(), ScalingEvent.Outcome.DONE, split.outcome());
+            assertEquals("balanced by the measured class rates (400+100 vs 300+200)", List.of(1, 2), split.moved());
+            assertEquals(2, rig.agentGroups().size());
+            // idle: no merge while the cores cool down, then after 20 idle intervals
+            busy.clear();
+            monitor.onReport(server, report(rig.placement(), step++, 0.05, rates, busy));
+            for (int i = 0; i < 40 && rig.placement().groups().size() == 2; i++) {
+                now.addAndGet(100);
+                monitor.onReport(server, report(rig.placement(), step++, 0.05, rates, busy));
+                Thread.sleep(5);
+            }
+            await(() -> rig.placement().groups().size() == 1, () -> "the merge: " + rig.scaling.history(rig.chain));
+            await(() -> rig.scaling.history(rig.chain).size() == 2, () -> "the merge's history entry");
+            ScalingEvent merge = rig.scaling.history(rig.chain).get(1);
+            assertEquals(ScalingDecision.Kind.MERGE, merge.kind());
+            assertEquals(merge.detail(), ScalingEvent.Outcome.DONE, merge.outcome());
+            assertTrue(merge.reason(), merge.reason().contains("for 20 samples"));
+            assertEquals(1, rig.agentGroups().size());
+        }
     }
 
     @Test
