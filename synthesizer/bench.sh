@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 jar="$(ls synthesizer/target/metron-synthesizer-*.jar 2>/dev/null | grep -v -- '-sources\|-tests' | head -1 || true)"
-if [ -z "$jar" ]; then
+if [ -z "$jar" ] || [ -n "$(find synthesizer/src/main -newer "$jar" -type f | head -1)" ]; then
   mvn -B -q -pl synthesizer -DskipTests install
   jar="$(ls synthesizer/target/metron-synthesizer-*.jar | grep -v -- '-sources\|-tests' | head -1)"
 fi
