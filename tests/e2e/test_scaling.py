@@ -86,7 +86,7 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
         assert len(after["cores"]) == 1 and len(after["groups"]) == 1
 
         assert capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
-        assert sum(log["sent"]) > 2000
+        assert min(log["sent"]) > 200, log["sent"]  # every flow kept sending across both operations
         lost = workload.lost(arrivals, log["sent"])
         assert lost == {}, workload.loss_windows(arrivals, log["sent"])[:10]
         for flow in range(CLASSES):
