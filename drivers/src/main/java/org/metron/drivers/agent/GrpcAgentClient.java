@@ -128,6 +128,11 @@ public final class GrpcAgentClient implements AgentClient {
         return endpoint.target();
     }
 
+    /** True when the channel is connected right now (no call is made). */
+    public boolean isReady() {
+        return !closed && channel.getState(false) == ConnectivityState.READY;
+    }
+
     // ---- Reconnection ------------------------------------------------------------------------------------
 
     private void watchConnectivity() {
@@ -236,20 +241,25 @@ public final class GrpcAgentClient implements AgentClient {
     private <Q, R> CompletableFuture<R> call(String name, Q request, Rpc<Q, R> rpc, boolean retry) {
         CompletableFuture<R> result = new CompletableFuture<>();
         long deadlineNanos = System.nanoTime() + endpoint.deadline().toNanos();
-        attempt(name, request, rpc, retry, deadlineNanos, 0, result);
+        attempt(name, request, rpc, retry, deadlineNanos, 0, null, result);
         return result;
     }
 
+    /**
+     * One try of a call. {@code unavailable} is the previous try's UNAVAILABLE status: when the retries then run
+     * out of time, that (the agent is unreachable) is the error to report, not the last try's cut-short deadline.
+     */
     private <Q, R> void attempt(String name, Q request, Rpc<Q, R> rpc, boolean retry, long deadlineNanos,
-                                int attempt, CompletableFuture<R> result) {
+                                int attempt, Status unavailable, CompletableFuture<R> result) {
         if (closed) {
             result.completeExceptionally(error(name, Status.CANCELLED.withDescription("client closed")));
             return;
         }
         long left = deadlineNanos - System.nanoTime();
         if (left <= 0) {
-            result.completeExceptionally(error(name, Status.DEADLINE_EXCEEDED.withDescription(
-                    "no reply within " + endpoint.deadline().toMillis() + " ms")));
+            result.completeExceptionally(error(name, unavailable != null ? unavailable
+                    : Status.DEADLINE_EXCEEDED.withDescription("no reply within " + endpoint.deadline().toMillis()
+                                                                       + " ms")));
             return;
         }
         rpc.call(stub.withDeadlineAfter(left, TimeUnit.NANOSECONDS), request, new StreamObserver<R>() {
@@ -266,8 +276,10 @@ public final class GrpcAgentClient implements AgentClient {
                 long delayNanos = TimeUnit.MILLISECONDS.toNanos(backoff.delayMs(attempt));
                 if (retry && status.getCode() == Status.Code.UNAVAILABLE && !closed
                         && System.nanoTime() + delayNanos < deadlineNanos) {
-                    timer.schedule(() -> attempt(name, request, rpc, true, deadlineNanos, attempt + 1, result),
+                    timer.schedule(() -> attempt(name, request, rpc, true, deadlineNanos, attempt + 1, status, result),
                                    delayNanos, TimeUnit.NANOSECONDS);
+                } else if (status.getCode() == Status.Code.DEADLINE_EXCEEDED && unavailable != null) {
+                    result.completeExceptionally(error(name, unavailable));
                 } else {
                     result.completeExceptionally(error(name, status));
                 }

@@ -4,6 +4,10 @@ import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.agent.GrpcAgentClient;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.MastershipRole;
+import org.onosproject.net.device.DeviceAgentEvent;
+import org.onosproject.net.device.DeviceAgentListener;
+import org.onosproject.net.provider.ProviderId;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -22,6 +26,8 @@ public class DefaultAgentClientService implements AgentClientService {
     private final Logger log = getLogger(getClass());
     private final Map<DeviceId, AgentEndpoint> endpoints = new ConcurrentHashMap<>();
     private final Map<DeviceId, GrpcAgentClient> clients = new ConcurrentHashMap<>();
+    private final Map<DeviceId, MastershipRole> roles = new ConcurrentHashMap<>();
+    private final Map<DeviceId, Map<ProviderId, DeviceAgentListener>> listeners = new ConcurrentHashMap<>();
 
     @Activate
     protected void activate() {
@@ -33,6 +39,8 @@ public class DefaultAgentClientService implements AgentClientService {
         clients.values().forEach(GrpcAgentClient::close);
         clients.clear();
         endpoints.clear();
+        roles.clear();
+        listeners.clear();
         log.info("Stopped");
     }
 
@@ -59,9 +67,46 @@ public class DefaultAgentClientService implements AgentClientService {
     @Override
     public void remove(DeviceId device) {
         endpoints.remove(device);
+        roles.remove(device);
         GrpcAgentClient c = clients.remove(device);
         if (c != null) {
             c.close();
         }
+    }
+
+    @Override
+    public boolean hasClient(DeviceId device) {
+        return clients.containsKey(device);
+    }
+
+    @Override
+    public boolean isReady(DeviceId device) {
+        GrpcAgentClient c = clients.get(device);
+        return c != null && c.isReady();
+    }
+
+    @Override
+    public MastershipRole role(DeviceId device) {
+        return roles.getOrDefault(device, MastershipRole.NONE);
+    }
+
+    @Override
+    public void setRole(DeviceId device, MastershipRole role) {
+        Objects.requireNonNull(role, "role");
+        roles.put(device, role);
+        DeviceAgentEvent.Type type = role == MastershipRole.MASTER ? DeviceAgentEvent.Type.ROLE_MASTER
+                : role == MastershipRole.STANDBY ? DeviceAgentEvent.Type.ROLE_STANDBY : DeviceAgentEvent.Type.ROLE_NONE;
+        DeviceAgentEvent event = new DeviceAgentEvent(type, device);
+        listeners.getOrDefault(device, Map.of()).values().forEach(l -> l.event(event));
+    }
+
+    @Override
+    public void addListener(DeviceId device, ProviderId provider, DeviceAgentListener listener) {
+        listeners.computeIfAbsent(device, d -> new ConcurrentHashMap<>()).put(provider, listener);
+    }
+
+    @Override
+    public void removeListener(DeviceId device, ProviderId provider) {
+        listeners.getOrDefault(device, new ConcurrentHashMap<>()).remove(provider);
     }
 }

@@ -68,7 +68,7 @@ public class AgentTlsTest {
     }
 
     private static AgentEndpoint.Builder endpoint() {
-        return AgentEndpoint.builder().host("127.0.0.1").port(agent.port()).deadline(Duration.ofSeconds(2));
+        return AgentEndpoint.builder().host("127.0.0.1").port(agent.port()).deadline(Duration.ofSeconds(5));
     }
 
     /**
@@ -87,11 +87,11 @@ public class AgentTlsTest {
 
     @Test
     public void controllerWithClientCertificateIsServed() throws Exception {
-        AgentEndpoint ep = endpoint().trustCerts(dir.resolve("ca.pem"))
+        AgentEndpoint ep = endpoint().deadline(AgentProcess.CALL_DEADLINE).trustCerts(dir.resolve("ca.pem"))
                 .clientCertificate(dir.resolve("controller.pem"), dir.resolve("controller.key")).build();
         try (GrpcAgentClient c = GrpcAgentClient.connect(ep)) {
-            assertTrue(c.health().get(10, TimeUnit.SECONDS).getServing());
-            assertTrue(c.getResources().get(10, TimeUnit.SECONDS).getCoresCount() >= 1);
+            assertTrue(c.health().get(2 * AgentProcess.CALL_DEADLINE.toSeconds(), TimeUnit.SECONDS).getServing());
+            assertTrue(c.getResources().get(2 * AgentProcess.CALL_DEADLINE.toSeconds(), TimeUnit.SECONDS).getCoresCount() >= 1);
         }
     }
 

@@ -5,6 +5,7 @@ import org.junit.Test;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.onosproject.net.behaviour.DeviceSystemStatisticsQuery;
 import org.onosproject.net.device.DeviceDescriptionDiscovery;
+import org.onosproject.net.device.DeviceHandshaker;
 import org.onosproject.net.device.PortStatisticsDiscovery;
 import org.onosproject.net.driver.AbstractDriverLoaderTest;
 import org.onosproject.net.driver.Behaviour;
@@ -25,6 +26,7 @@ import static org.junit.Assert.assertTrue;
 public class MetronDriversLoaderTest extends AbstractDriverLoaderTest {
 
     private static final Map<Class<? extends Behaviour>, Class<?>> EXPECTED = Map.of(
+            DeviceHandshaker.class, MetronServerHandshaker.class,
             DeviceDescriptionDiscovery.class, MetronServerDeviceDescription.class,
             PortStatisticsDiscovery.class, MetronServerPortStatistics.class,
             CpuLoadDiscovery.class, MetronServerCpuLoad.class,
