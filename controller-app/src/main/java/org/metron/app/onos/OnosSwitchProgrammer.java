@@ -26,7 +26,7 @@ import java.util.stream.StreamSupport;
  */
 @Component(immediate = true, service = SwitchProgrammer.class)
 public class OnosSwitchProgrammer implements SwitchProgrammer {
-    static final String APP_NAME = "org.metron.app";
+    public static final String APP_NAME = "org.metron.app";
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected FlowRuleService flowRuleService;

@@ -9,6 +9,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
@@ -50,6 +51,7 @@ public final class LoadMonitor implements AutoCloseable {
     private final ScalingExecutor executor;
     private final LongSupplier clock;
     private final int intervalMs;
+    private final Leadership leadership;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
             "metron-load-monitor"));
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
@@ -63,7 +65,8 @@ public final class LoadMonitor implements AutoCloseable {
      * @param intervalMs load report interval asked of every agent (the policy's sustain counts are in these)
      */
     public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
-                       LongSupplier clock, int intervalMs) {
+                       LongSupplier clock, int intervalMs, Leadership leadership) {
+        this.leadership = Objects.requireNonNull(leadership);
         if (intervalMs < 10) {
             throw new IllegalArgumentException("load report interval " + intervalMs + " ms is below 10 ms");
         }
@@ -130,7 +133,8 @@ public final class LoadMonitor implements AutoCloseable {
                 continue;
             }
             Optional<ScalingDecision> d = policy.evaluate(c, now);
-            if (d.isPresent() && busy.add(c.chain())) {
+            // only the instance acting for the chain changes it (every instance measures)
+            if (d.isPresent() && leadership.actsFor(c.chain()) && busy.add(c.chain())) {
                 workers.execute(() -> act(c, d.get()));
             }
         }

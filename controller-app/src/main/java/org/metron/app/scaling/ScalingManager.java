@@ -4,6 +4,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.impl.Synthesis;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
@@ -31,11 +32,12 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
 
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
                           Synthesis synthesis, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          int intervalMs, LongSupplier clock) {
+                          int intervalMs, Leadership leadership, LongSupplier clock) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, synthesis, app, timeout, clock);
-        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs);
+        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
+                leadership);
     }
 
     /** Recovers unfinished operations, then starts the monitor. */

@@ -438,7 +438,8 @@ public class ScalingExecutorTest {
         Map<Integer, Long> rates = Map.of(0, 40L, 1, 30L, 2, 20L, 3, 10L);  // packets per 100 ms interval
         Map<String, long[]> busy = new java.util.HashMap<>();
         try (LoadMonitor monitor = new LoadMonitor(rig.store, rig.servers,
-                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), now::get, 100)) {
+                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), now::get, 100,
+                new SingleInstanceLeadership())) {
             long step = 1;
             monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy));
             monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy));

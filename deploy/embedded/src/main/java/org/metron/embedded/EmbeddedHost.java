@@ -91,7 +91,7 @@ public final class EmbeddedHost implements AutoCloseable {
             scaler = new ScalingManager(chains, stores, registry, switches, Synthesis.SYNTHESIZER, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
-                    System::currentTimeMillis);
+                    new SingleInstanceLeadership(), System::currentTimeMillis);
             scaler.start();
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)

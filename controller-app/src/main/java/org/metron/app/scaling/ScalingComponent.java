@@ -1,0 +1,63 @@
+package org.metron.app.scaling;
+
+import org.metron.app.impl.Synthesis;
+import org.metron.app.onos.OnosSwitchProgrammer;
+import org.metron.app.spi.Leadership;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.spi.StoreFactory;
+import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.store.ChainStore;
+import org.onosproject.core.CoreService;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+
+/**
+ * Scaling inside ONOS: the same {@link ScalingManager} the embedded host runs, over the SPI components and the
+ * chains' maps (the store factory answers the same map for the same name), offered as {@link ScalingService}
+ * to the REST resources and the CLI. Only the instance leading a chain changes it.
+ */
+@Component(immediate = true, service = ScalingService.class)
+public class ScalingComponent extends ScalingServiceDelegate {
+    private static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
+    private final Logger log = LoggerFactory.getLogger(getClass());
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CoreService coreService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected SwitchProgrammer switches;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ServerRegistry servers;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected Leadership leadership;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected StoreFactory storeFactory;
+
+    @Activate
+    protected void activate() {
+        ScalingManager m = new ScalingManager(new ChainStore(storeFactory), storeFactory, servers, switches,
+                Synthesis.SYNTHESIZER, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
+                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis);
+        log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
+        delegate(m);
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        ScalingManager m = delegate(null);
+        if (m != null) {
+            m.close();
+        }
+        log.info("Stopped");
+    }
+}

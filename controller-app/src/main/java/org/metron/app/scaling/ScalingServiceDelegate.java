@@ -1,0 +1,60 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** {@link ScalingService} forwarded to the running manager (an OSGi component is created before it starts). */
+abstract class ScalingServiceDelegate implements ScalingService {
+    private volatile ScalingManager manager;
+
+    /** Sets the manager; answers the previous one. */
+    ScalingManager delegate(ScalingManager m) {
+        ScalingManager old = manager;
+        manager = m;
+        return old;
+    }
+
+    private ScalingManager m() {
+        ScalingManager m = manager;
+        if (m == null) {
+            throw new MetronException(Fault.INTERNAL, "scaling is not running (component not active)");
+        }
+        return m;
+    }
+
+    @Override
+    public List<ScalingEvent> history(ChainId chain) {
+        return m().history(chain);
+    }
+
+    @Override
+    public Map<ChainId, List<ScalingEvent>> history() {
+        return m().history();
+    }
+
+    @Override
+    public Optional<ChainLoad> load(ChainId chain) {
+        return m().load(chain);
+    }
+
+    @Override
+    public Collection<ScalingOperation> inProgress() {
+        return m().inProgress();
+    }
+
+    @Override
+    public ScalingEvent split(ChainId chain, String group) {
+        return m().split(chain, group);
+    }
+
+    @Override
+    public ScalingEvent merge(ChainId chain, String keep, String retire) {
+        return m().merge(chain, keep, retire);
+    }
+}
