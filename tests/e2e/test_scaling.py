@@ -2,9 +2,11 @@
 real OVS and real packets: sequence-numbered UDP flows (one per traffic class) ramp up until the group splits
 onto the second core and back down until it merges; active cores follow the load, no packet is lost at the
 sink, and every flow keeps the NAPT translation it had before the split (docs/scaling.md)."""
+import json
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -102,5 +104,15 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
         assert "chain elastic: cores [" in cli.stdout
         done_rows = [l.split()[1] for l in cli.stdout.splitlines() if " DONE " in l]
         assert done_rows == ["split", "merge"], cli.stdout
+
+        # ... and through the dashboard
+        data = s.data
+        dashboard = json.loads((data / "host.json").read_text())["dashboard"]
+        req = urllib.request.Request(dashboard, headers={"Authorization": s.host.auth})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            html = r.read().decode()
+        table = html[html.index("<table id=scaling>"):]
+        table = table[:table.index("</table>")]
+        assert table.count("DONE") == 2 and "SPLIT" in table and "MERGE" in table, table
 
         s.host.call("DELETE", "/chains/elastic")

@@ -95,7 +95,7 @@ public final class EmbeddedHost implements AutoCloseable {
             scaler.start();
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
-                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, users));
+                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users));
             server.start();
         } catch (Exception | Error e) {
             if (reroutes != null) {

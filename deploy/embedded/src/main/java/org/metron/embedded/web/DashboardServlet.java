@@ -1,5 +1,7 @@
 package org.metron.embedded.web;
 
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingService;
 import org.metron.app.api.Chain;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
@@ -25,10 +27,12 @@ import java.util.Set;
  */
 public final class DashboardServlet extends HttpServlet {
     private final transient MetronService metron;
+    private final transient ScalingService scaling;
     private final transient Credentials credentials;
 
-    public DashboardServlet(MetronService metron, Credentials credentials) {
+    public DashboardServlet(MetronService metron, ScalingService scaling, Credentials credentials) {
         this.metron = metron;
+        this.scaling = scaling;
         this.credentials = credentials;
     }
 
@@ -53,6 +57,7 @@ public final class DashboardServlet extends HttpServlet {
         tags(w, metron.tags());
         placements(w, metron.placements());
         load(w, metron.servers());
+        scaling(w, scaling.history());
         counters(w, metron.rules(null));
         w.println("</body></html>");
     }
@@ -128,6 +133,18 @@ public final class DashboardServlet extends HttpServlet {
                         (int) Math.round(c.load() * 200));
             }
         }
+        w.println("</table>");
+    }
+
+    private static void scaling(PrintWriter w, java.util.Map<org.metron.app.api.ChainId, List<ScalingEvent>> history) {
+        table(w, "scaling", "Scaling history", "time", "chain", "kind", "groups", "cores", "moved classes",
+              "outcome", "reaction ms", "reason");
+        history.values().stream().flatMap(List::stream)
+                .sorted(java.util.Comparator.comparingLong(ScalingEvent::atMs).reversed())
+                .forEach(e -> row(w, java.time.Instant.ofEpochMilli(e.atMs()), e.chain().name(), e.kind(),
+                                  String.join("+", e.groups()), e.coresBefore() + " -> " + e.coresAfter(), e.moved(),
+                                  e.outcome() + (e.detail().isEmpty() ? "" : ": " + e.detail()), e.reactionMs(),
+                                  e.reason()));
         w.println("</table>");
     }
 
