@@ -233,6 +233,22 @@ public final class ChainManager implements MetronService {
         return moved;
     }
 
+    /**
+     * Runs {@code action} holding the chain's lock, when this instance leads the chain: work on a chain from
+     * outside the lifecycle (restart recovery) must not race its removal or update.
+     *
+     * @return false when another instance leads the chain (nothing ran)
+     */
+    public boolean whileLeading(ChainId id, Runnable action) {
+        synchronized (lock(id)) {
+            if (!leadership.actsFor(id)) {
+                return false;
+            }
+            action.run();
+            return true;
+        }
+    }
+
     private void rerouteOne(ChainId id) {
         Chain chain = existing(id);
         DeploymentSpec d = chain.deployment();

@@ -144,13 +144,14 @@ public final class Deployer {
         Deque<Undo> undo = new ArrayDeque<>();
         if (server.isPresent()) {
             AgentClient agent = server.get().agent();
+            // a restarted agent no longer holds what it was given: NOT_FOUND means already removed
             if (!state.nicRuleIds().isEmpty()) {
                 undo.push(new Undo("NIC rules on " + agent.target(),
-                        () -> agent.removeNicRules(state.nicRuleIds())));
+                        () -> AgentCalls.removeNicRulesPresent(agent, state.nicRuleIds())));
             }
             if (state.pipeline()) {
                 undo.push(new Undo("pipeline " + state.chainId() + " on " + agent.target(),
-                        () -> agent.removePipeline(state.chainId().name())));
+                        () -> AgentCalls.goneIsDone(agent.removePipeline(state.chainId().name()))));
             }
         }
         // switch rules were recorded in install order (offload device last): undo pushes make it first

@@ -309,7 +309,7 @@ public final class RulePlanner {
                 .putIfAbsent(rule.id(), new InstalledRule(role, rule));
     }
 
-    private static List<NicRule> nicRules(ChainId chain, Placement p) {
+    static List<NicRule> nicRules(ChainId chain, Placement p) {
         List<NicRule> out = new ArrayList<>();
         for (GroupAssignment ga : p.groups()) {
             NicMatch.Builder m = NicMatch.newBuilder();
@@ -334,7 +334,7 @@ public final class RulePlanner {
         return Hashing.murmur3_128().hashString(chain.name() + "/" + groupId, StandardCharsets.UTF_8).asLong();
     }
 
-    private static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
+    static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
         DeployPipelineRequest.Builder req = DeployPipelineRequest.newBuilder().setPipelineId(chain.name())
                 .setIngressNic(p.nic());
         for (String ignored : compiled.egress()) {

@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * An in-memory agent with agent.proto's semantics (cores owned by pipelines, ALREADY_EXISTS/NOT_FOUND,
@@ -52,6 +53,7 @@ public final class TestAgent implements AgentClient {
     private boolean failDeploy;
     private boolean failNicRules;
     private int resourceQueries;
+    private long bootId = 1;
 
     public TestAgent(String target, int cores, double load) {
         this.target = target;
@@ -62,6 +64,14 @@ public final class TestAgent implements AgentClient {
     public TestAgent nic(String name, boolean linkUp, int maxNicRules) {
         nics.add(Nic.newBuilder().setName(name).setMac("00:00:00:00:00:0" + nics.size()).setLinkUp(linkUp)
                 .setMaxNicRules(maxNicRules).setRxQueues(cores).setTxQueues(cores).build());
+        return this;
+    }
+
+    /** The agent process restarted: every pipeline and NIC rule is gone and Health reports a new boot id. */
+    public synchronized TestAgent restart() {
+        pipelines.clear();
+        nicRules.clear();
+        bootId++;
         return this;
     }
 
@@ -142,7 +152,7 @@ public final class TestAgent implements AgentClient {
         if (down("Health")) {
             return fail("Health", Status.Code.UNAVAILABLE, "connection refused");
         }
-        return CompletableFuture.completedFuture(HealthReply.newBuilder().setServing(true).build());
+        return CompletableFuture.completedFuture(HealthReply.newBuilder().setServing(true).setBootId(bootId).build());
     }
 
     @Override
@@ -190,8 +200,13 @@ public final class TestAgent implements AgentClient {
 
     @Override
     public synchronized CompletableFuture<ListPipelinesReply> listPipelines() {
-        down("ListPipelines");
-        return CompletableFuture.completedFuture(ListPipelinesReply.getDefaultInstance());
+        if (down("ListPipelines")) {
+            return fail("ListPipelines", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        ListPipelinesReply.Builder b = ListPipelinesReply.newBuilder();
+        pipelines.keySet().forEach(id -> b.addPipelines(PipelineStatus.newBuilder().setPipelineId(id)
+                .setState(PipelineState.PIPELINE_RUNNING)));
+        return CompletableFuture.completedFuture(b.build());
     }
 
     @Override
@@ -216,17 +231,25 @@ public final class TestAgent implements AgentClient {
         if (down("RemoveNicRules")) {
             return fail("RemoveNicRules", Status.Code.UNAVAILABLE, "connection refused");
         }
-        int n = 0;
+        int i = 0;
         for (Long id : ids) {
-            n += nicRules.remove(id) != null ? 1 : 0;
+            if (!nicRules.containsKey(id)) { // the agent removes nothing when one id is unknown
+                return fail("RemoveNicRules", Status.Code.NOT_FOUND, "ids[" + i + "]: " + id
+                        + " is not an installed NIC rule");
+            }
+            i++;
         }
-        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(n).build());
+        ids.forEach(nicRules::remove);
+        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(ids.size()).build());
     }
 
     @Override
     public synchronized CompletableFuture<NicRuleList> listNicRules(String nic) {
-        down("ListNicRules");
-        return CompletableFuture.completedFuture(NicRuleList.newBuilder().addAllRules(nicRules.values()).build());
+        if (down("ListNicRules")) {
+            return fail("ListNicRules", Status.Code.UNAVAILABLE, "connection refused");
+        }
+        return CompletableFuture.completedFuture(NicRuleList.newBuilder().addAllRules(nicRules.values()
+                .stream().filter(r -> nic.isEmpty() || r.getNic().equals(nic)).collect(Collectors.toList())).build());
     }
 
     @Override

@@ -1,0 +1,122 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.HealthReply;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.onosproject.net.DeviceId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One watcher for all servers: asks each agent's Health every interval and has {@link ServerRecovery} compare
+ * the agent with the store when the agent may have lost what it was given: its boot id changed (it restarted),
+ * it answers again after failing to (restarted or not, it was out of reach), or it is seen for the first time
+ * (it may have restarted while this controller was down). A recovery that fails is retried every interval
+ * until it succeeds. Servers whose agent answers with the boot id already checked cost one Health call.
+ */
+public final class AgentWatch implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AgentWatch.class);
+
+    private final ServerRegistry servers;
+    private final ServerRecovery recovery;
+    private final Duration timeout;
+    private final Map<DeviceId, Long> bootIds = new HashMap<>();
+    private final Set<DeviceId> unchecked = new HashSet<>();
+    private ScheduledExecutorService timer;
+
+    /**
+     * @param timeout how long one Health call may take
+     */
+    public AgentWatch(ServerRegistry servers, ServerRecovery recovery, Duration timeout) {
+        this.servers = Objects.requireNonNull(servers);
+        this.recovery = Objects.requireNonNull(recovery);
+        this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    /** Checks every {@code interval} on a thread of its own until closed. */
+    public synchronized AgentWatch start(Duration interval) {
+        if (interval.isNegative() || interval.isZero()) {
+            throw new IllegalArgumentException("agent watch interval must be positive, got " + interval);
+        }
+        if (timer != null) {
+            throw new IllegalStateException("agent watch already started");
+        }
+        timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "metron-agent-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.scheduleWithFixedDelay(this::checkQuietly, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /**
+     * One round over all registered servers (the timer's work; tests call it directly).
+     *
+     * @return the servers a recovery ran for and succeeded on
+     */
+    public synchronized Set<DeviceId> check() {
+        Set<DeviceId> recovered = new HashSet<>();
+        Set<DeviceId> present = new HashSet<>();
+        for (MetronServer s : servers.servers()) {
+            present.add(s.id());
+            HealthReply h;
+            try {
+                h = s.agent().health().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return recovered;
+            } catch (Exception e) {
+                unchecked.add(s.id()); // whatever it holds when it answers again must be compared
+                continue;
+            }
+            Long before = bootIds.put(s.id(), h.getBootId());
+            if (before != null && before != h.getBootId()) {
+                log.info("Agent of {} restarted (boot id {} -> {})", s, before, h.getBootId());
+                unchecked.add(s.id());
+            }
+            if (before != null && !unchecked.contains(s.id())) {
+                continue;
+            }
+            try {
+                recovery.restore(s);
+                unchecked.remove(s.id());
+                recovered.add(s.id());
+            } catch (RuntimeException e) {
+                unchecked.add(s.id());
+                log.warn("Recovery of {} failed, retrying next round: {}", s, e.getMessage());
+            }
+        }
+        // forget servers that left the registry; if they come back they are compared again
+        bootIds.keySet().retainAll(present);
+        unchecked.retainAll(present);
+        return recovered;
+    }
+
+    private void checkQuietly() {
+        try {
+            check();
+        } catch (RuntimeException e) {
+            // an exception would cancel the schedule: the watcher must keep running
+            log.warn("Agent watch round failed: {}", e.toString());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (timer != null) {
+            timer.shutdownNow();
+            timer = null;
+        }
+    }
+}

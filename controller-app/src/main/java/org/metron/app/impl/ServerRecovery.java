@@ -1,0 +1,165 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.NicRule;
+import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.PipelineState;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledState;
+import org.metron.drivers.agent.AgentClient;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.TargetProfile;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * Gives a server back what the store says it runs and its agent no longer holds (the agent restarted and lost
+ * its pipelines and NIC rules): the same pipeline (groups, tags, cores) and NIC rules with the same ids, built
+ * from the stored placement exactly as the first deployment built them. Compares against what the agent lists,
+ * so nothing present is installed twice; switch rules are not the agent's and stay as they are.
+ */
+public final class ServerRecovery {
+    private static final Logger log = LoggerFactory.getLogger(ServerRecovery.class);
+
+    private final ChainStore store;
+    private final ChainManager chains;
+    private final Synthesis synthesis;
+    private final Duration timeout;
+
+    /**
+     * @param timeout how long one agent call may take
+     */
+    public ServerRecovery(ChainStore store, ChainManager chains, Synthesis synthesis, Duration timeout) {
+        this.store = Objects.requireNonNull(store);
+        this.chains = Objects.requireNonNull(chains);
+        this.synthesis = Objects.requireNonNull(synthesis);
+        this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    /**
+     * Restores every chain this instance leads on {@code server} whose pipeline or NIC rules the agent lacks.
+     * A chain that cannot be restored does not stop the others.
+     *
+     * @return the chains something was restored for
+     * @throws MetronException AGENT_FAILURE when the agent cannot be asked what it holds, or when some chain
+     *                         could not be restored (named with the reason; the others were restored)
+     */
+    public List<ChainId> restore(MetronServer server) {
+        AgentClient agent = server.agent();
+        Set<String> pipelines = call(agent.listPipelines(), "listing pipelines on " + agent.target())
+                .getPipelinesList().stream().map(PipelineStatus::getPipelineId).collect(Collectors.toSet());
+        Set<Long> nicRules = call(agent.listNicRules(""), "listing NIC rules on " + agent.target())
+                .getRulesList().stream().map(NicRule::getId).collect(Collectors.toSet());
+        List<ChainId> restored = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        for (InstalledState st : store.installed().snapshot().values()) {
+            if (!st.server().equals(Optional.of(server.id()))) {
+                continue;
+            }
+            ChainId id = st.chainId();
+            try {
+                chains.whileLeading(id, () -> {
+                    if (restoreChain(id, server, pipelines, nicRules)) {
+                        restored.add(id);
+                    }
+                });
+            } catch (MetronException e) {
+                log.warn("Could not restore chain {} on {}: {}", id, server, e.getMessage());
+                failed.add(id + ": " + e.getMessage());
+            }
+        }
+        if (!failed.isEmpty()) {
+            throw new MetronException(Fault.AGENT_FAILURE, "server " + server + " restored " + restored
+                    + " but not " + failed);
+        }
+        return restored;
+    }
+
+    /** One chain, under its lock; re-reads the store since the chain may have changed since the snapshot. */
+    private boolean restoreChain(ChainId id, MetronServer server, Set<String> pipelines, Set<Long> nicRules) {
+        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        Optional<Placement> p = store.placements().get(id).map(Versioned::value);
+        // a chain being removed, or left FAILED by an incomplete removal, is not brought back
+        if (st.isEmpty() || chain.isEmpty() || p.isEmpty() || !st.get().server().equals(Optional.of(server.id()))
+                || !(chain.get().state() == ChainState.DEPLOYED || chain.get().state() == ChainState.ACTIVE)) {
+            return false;
+        }
+        AgentClient agent = server.agent();
+        List<Long> missingRules = st.get().nicRuleIds().stream().filter(r -> !nicRules.contains(r))
+                .collect(Collectors.toList());
+        boolean missingPipeline = st.get().pipeline() && !pipelines.contains(id.name());
+        if (missingRules.isEmpty() && !missingPipeline) {
+            return false;
+        }
+        // NIC rules first, as in a deployment: the pipeline's queues are fed from the moment it starts
+        if (!missingRules.isEmpty()) {
+            List<NicRule> rules = RulePlanner.nicRules(id, p.get()).stream()
+                    .filter(r -> missingRules.contains(r.getId())).collect(Collectors.toList());
+            Set<Long> built = rules.stream().map(NicRule::getId).collect(Collectors.toCollection(HashSet::new));
+            if (!built.containsAll(missingRules)) {
+                throw new MetronException(Fault.INTERNAL, "chain " + id + " recorded NIC rules "
+                        + missingRules.stream().filter(r -> !built.contains(r)).collect(Collectors.toList())
+                        + " its placement " + p.get().groups() + " does not produce");
+            }
+            call(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules).build()),
+                    "reinstalling " + rules.size() + " NIC rules of " + id + " on " + agent.target());
+        }
+        if (missingPipeline) {
+            PipelineStatus status = call(agent.deployPipeline(RulePlanner.pipeline(id, p.get(),
+                    compiled(chain.get(), p.get()), p.get().groups().get(0).tag())),
+                    "redeploying pipeline " + id + " on " + agent.target());
+            if (status.getState() == PipelineState.PIPELINE_FAILED) {
+                throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
+                        + " reports redeployed pipeline " + id + " FAILED: " + status.getMessage());
+            }
+        }
+        log.info("Chain {} restored on {}: pipeline {}, NIC rules {}", id, server, missingPipeline ? "redeployed"
+                : "was running", missingRules);
+        return true;
+    }
+
+    /** The chain compiled for the profile it was placed with; its groups must still be the placement's. */
+    private CompiledChain compiled(Chain chain, Placement p) {
+        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis)
+                .apply(TargetProfile.named(p.offloadProfile()));
+        List<String> compiledGroups = cc.groups().stream().map(ChainManager::groupId).collect(Collectors.toList());
+        List<String> placedGroups = p.groups().stream().map(GroupAssignment::groupId).collect(Collectors.toList());
+        if (!compiledGroups.equals(placedGroups)) {
+            throw new MetronException(Fault.INTERNAL, "chain " + chain.id() + " runs groups " + placedGroups
+                    + " (rescaled) but compiles to " + compiledGroups + "; resubmit it");
+        }
+        return cc;
+    }
+
+    private <T> T call(CompletableFuture<T> f, String what) {
+        try {
+            return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MetronException(Fault.AGENT_FAILURE, what + ": interrupted", e);
+        } catch (Exception e) {
+            throw new MetronException(Fault.AGENT_FAILURE, what + " failed: " + Errors.message(e), e);
+        }
+    }
+}
