@@ -25,6 +25,11 @@ import java.util.concurrent.TimeUnit;
  * until it succeeds. Servers whose agent answers with the boot id already checked cost one Health call.
  */
 public final class AgentWatch implements AutoCloseable {
+    /** Default time between two rounds: a restarted agent is back in service within about this long. */
+    public static final int INTERVAL_MS = 2000;
+    /** System property overriding {@link #INTERVAL_MS} in both hosts (ONOS and embedded). */
+    public static final String INTERVAL_PROPERTY = "metron.recovery.intervalMs";
+
     private static final Logger log = LoggerFactory.getLogger(AgentWatch.class);
 
     private final ServerRegistry servers;
@@ -41,6 +46,11 @@ public final class AgentWatch implements AutoCloseable {
         this.servers = Objects.requireNonNull(servers);
         this.recovery = Objects.requireNonNull(recovery);
         this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    /** The interval the hosts start the watch with: {@link #INTERVAL_PROPERTY}, else {@link #INTERVAL_MS}. */
+    public static Duration configuredInterval() {
+        return Duration.ofMillis(Integer.getInteger(INTERVAL_PROPERTY, INTERVAL_MS));
     }
 
     /** Checks every {@code interval} on a thread of its own until closed. */

@@ -9,10 +9,12 @@ import org.metron.app.api.ServerInfo;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
+import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.NetworkView;
@@ -87,17 +89,22 @@ public class MetronComponent implements MetronService {
     private final LinkListener linkListener = new InternalLinkListener();
     private ExecutorService events;
     private ChainManager manager;
+    private AgentWatch watch;
 
     @Activate
     protected void activate() {
         ApplicationId appId = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
-        manager = new ChainManager(new ChainStore(storeFactory), servers, switches, leadership,
+        ChainStore store = new ChainStore(storeFactory);
+        manager = new ChainManager(store, servers, switches, leadership,
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
         events = Executors.newSingleThreadExecutor(Tools.groupedThreads("metron", "reroute", log));
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
+        // restores what restarted agents lost, for the chains this instance leads
+        watch = new AgentWatch(servers, new ServerRecovery(store, manager, Synthesis.SYNTHESIZER, STEP_TIMEOUT),
+                STEP_TIMEOUT).start(AgentWatch.configuredInterval());
         log.info("Started");
     }
 
@@ -105,6 +112,7 @@ public class MetronComponent implements MetronService {
     protected void deactivate() throws InterruptedException {
         deviceService.removeListener(deviceListener);
         linkService.removeListener(linkListener);
+        watch.close();
         // let a reroute in progress finish: stopping it halfway would leave rules of two paths
         events.shutdown();
         events.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);

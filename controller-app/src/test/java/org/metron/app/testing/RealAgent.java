@@ -40,11 +40,16 @@ public final class RealAgent implements AutoCloseable {
         return start(name, List.of(), List.of("-l", "0-1"));
     }
 
+    /** An agent serving on a given loopback port: a restart of an agent that was serving there. */
+    public static RealAgent startOnPort(String name, int port) throws IOException, InterruptedException {
+        return start(name, List.of("--listen", "127.0.0.1:" + port), List.of("-l", "0-1"));
+    }
+
     /**
      * An agent with {@code workers} worker lcores spread over the machine's CPUs (more lcores than CPUs, as
      * the emulated topologies run agents), for tests that need several cores.
      */
-    public static RealAgent start(String name, int workers) throws IOException, InterruptedException {
+    public static RealAgent startWorkers(String name, int workers) throws IOException, InterruptedException {
         int cpus = Runtime.getRuntime().availableProcessors();
         List<String> cores = new java.util.ArrayList<>();
         for (int c = 1; c <= workers; c++) {
@@ -62,8 +67,8 @@ public final class RealAgent implements AutoCloseable {
         }
         String prefix = "metron-ctl-test-" + ProcessHandle.current().pid() + "-" + name;
         Path log = Files.createTempFile(prefix, ".log");
-        List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString(), "--listen", "127.0.0.1:0"));
-        cmd.addAll(options);
+        List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString()));
+        cmd.addAll(options.contains("--listen") ? options : listenAnywhere(options));
         cmd.add("--dpdk");
         cmd.addAll(lcores);
         cmd.addAll(List.of("--vdev", "net_null0", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", prefix,
@@ -83,6 +88,12 @@ public final class RealAgent implements AutoCloseable {
         p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
         removeRuntimeDir(prefix);
         throw new AssertionError("metron-agent did not start (" + String.join(" ", cmd) + "):\n" + out);
+    }
+
+    private static List<String> listenAnywhere(List<String> options) {
+        List<String> out = new java.util.ArrayList<>(List.of("--listen", "127.0.0.1:0"));
+        out.addAll(options);
+        return out;
     }
 
     public GrpcAgentClient client() {

@@ -1,10 +1,12 @@
 package org.metron.embedded;
 
 import org.metron.app.api.MetronService;
+import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.scaling.LoadMonitor;
@@ -59,6 +61,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final WebServer web;
     private final MetronService metron;
     private final ScalingManager scaling;
+    private final AgentWatch watch;
     private RerouteTrigger reroutes;
     private final Path hostFile;
     private final String httpHost;
@@ -70,6 +73,7 @@ public final class EmbeddedHost implements AutoCloseable {
         AgentServerRegistry registry = null;
         WebServer server = null;
         ScalingManager scaler = null;
+        AgentWatch watcher = null;
         try {
             awaitSwitches(net, o.switchWaitMs);
             registry = new AgentServerRegistry(net);
@@ -93,6 +97,9 @@ public final class EmbeddedHost implements AutoCloseable {
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
                     new SingleInstanceLeadership(), System::currentTimeMillis);
             scaler.start();
+            // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
+            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
+                    STEP_TIMEOUT), STEP_TIMEOUT).start(AgentWatch.configuredInterval());
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users));
@@ -108,6 +115,9 @@ public final class EmbeddedHost implements AutoCloseable {
             if (scaler != null) {
                 scaler.close();
             }
+            if (watcher != null) {
+                watcher.close();
+            }
             if (registry != null) {
                 registry.close();
             }
@@ -117,6 +127,7 @@ public final class EmbeddedHost implements AutoCloseable {
         servers = registry;
         web = server;
         scaling = scaler;
+        watch = watcher;
         hostFile = o.data.resolve(HOST_FILE);
         httpHost = o.http.getAddress().getHostAddress();
         String json = String.format("{\"rest\": \"%s\", \"dashboard\": \"%s\", \"openflow_port\": %d, "
@@ -168,6 +179,7 @@ public final class EmbeddedHost implements AutoCloseable {
         reroutes.close();
         web.close();
         scaling.close();
+        watch.close();
         servers.close();
         openflow.close();
     }
