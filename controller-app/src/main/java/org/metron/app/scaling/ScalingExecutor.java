@@ -281,27 +281,29 @@ public final class ScalingExecutor {
         CompiledChain cc = compiledFor(op.chain(), op.before());
         try {
             if (op.step() == Step.PREPARED) {
-                if (op.kind() == Kind.SPLIT && op.nicRuleId() != 0) {
-                    op = record(op, Step.NIC_RULE);
-                    call(agent.installNicRules(NicRuleBatch.newBuilder().addRules(newNicRule(op, agent)).build()),
-                            "installing the NIC rule of " + op.other() + " on " + agent.target());
-                    timer.lap("nic");
+                // The NIC rule and the pipeline update are independent (nothing carries the new tag before the
+                // re-tag), so they run concurrently; both are settled before the switch step or the rollback.
+                // The journal records PIPELINE first, which covers undoing either.
+                NicRule nicRule = op.kind() == Kind.SPLIT && op.nicRuleId() != 0 ? newNicRule(op, agent) : null;
+                op = record(op, Step.PIPELINE);
+                CompletableFuture<?> nic = nicRule == null ? CompletableFuture.completedFuture(null)
+                        : agent.installNicRules(NicRuleBatch.newBuilder().addRules(nicRule).build());
+                CompletableFuture<PipelineStatus> pipe = agent.updatePipeline(firstUpdate(op, cc));
+                MetronException failed = null;
+                try {
+                    call(pipe, "updating pipeline " + op.chain() + " on " + agent.target());
+                } catch (MetronException e) {
+                    failed = e;
                 }
-                op = record(op, Step.PIPELINE);
-            }
-            if (op.step() == Step.NIC_RULE) {
-                op = record(op, Step.PIPELINE);
-            }
-            if (op.step() == Step.PIPELINE) {
-                // split: both halves start from the group's state; merge: the kept group gets both states and
-                // keeps its class list (a class may belong to one group only; packets of classes a group does
-                // not list are processed all the same, only counted as unknown until the sync step)
-                call(agent.updatePipeline(pipeline(op, cc, op.kind() == Kind.SPLIT ? op.after() : op.before(),
-                        op.kind() == Kind.SPLIT
-                                ? Map.of(op.group(), List.of(op.group()), op.other(), List.of(op.group()))
-                                : Map.of(op.group(), List.of(op.group(), op.other())))),
-                        "updating pipeline " + op.chain() + " on " + agent.target());
-                timer.lap("pipeline");
+                try {
+                    call(nic, "installing the NIC rule of " + op.other() + " on " + agent.target());
+                } catch (MetronException e) {
+                    failed = failed == null ? e : failed;
+                }
+                if (failed != null) {
+                    throw failed;
+                }
+                timer.lap("nic+pipeline");
                 op = record(op, Step.SWITCHED);
             }
             if (op.step() == Step.SWITCHED) {
@@ -358,6 +360,18 @@ public final class ScalingExecutor {
                 op.after(), timer.toString());
         journal.record(ev);
         return ev;
+    }
+
+    /**
+     * The first pipeline update: split — both halves start from the group's state; merge — the kept group gets
+     * both states and keeps its class list (a class may belong to one group only; packets of classes a group
+     * does not list are processed all the same, only counted as unknown until the sync step).
+     */
+    private static UpdatePipelineRequest firstUpdate(ScalingOperation op, CompiledChain cc) {
+        return op.kind() == Kind.SPLIT
+                ? pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group()), op.other(),
+                        List.of(op.group())))
+                : pipeline(op, cc, op.before(), Map.of(op.group(), List.of(op.group(), op.other())));
     }
 
     /** Waits until the retired group has stopped receiving frames (its packet counter holds still). */

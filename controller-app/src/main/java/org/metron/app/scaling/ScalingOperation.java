@@ -21,9 +21,12 @@ public final class ScalingOperation {
     public enum Step {
         /** Placement (split: with the new group) and the union of old and new rules recorded; tag claimed. */
         PREPARED,
-        /** NIC rule for the new tag installed (split) — when the chain uses NIC rules. */
+        /** Unused since the NIC rule is installed together with the pipeline update (kept: stored ordinals). */
         NIC_RULE,
-        /** Agent runs the new group set, state cloned (split) or copied into the kept group (merge). */
+        /**
+         * NIC rule for the new tag (split, chains with NIC rules) and the agent's new group set, state cloned
+         * (split) or copied into the kept group (merge), both in flight or done.
+         */
         PIPELINE,
         /** Switch rules re-tagged (one batch on the offload device) and confirmed. */
         SWITCHED,

@@ -91,7 +91,7 @@ public class ScalingExecutorTest {
 
     @BeforeClass
     public static void startAgent() throws Exception {
-        agent = RealAgent.start("scaling", 3);
+        agent = RealAgent.startWorkers("scaling", 3);
         nic = agent.client().getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
     }
 
