@@ -7,7 +7,7 @@ JAVA_MODULES := synthesizer drivers controller-app deploy/embedded
 java-build:
 	$(MVN) -DskipTests install
 java-test:
-	$(MVN) -Dsurefire.printSummary=true install
+	mvn -B -ntp -Dstyle.color=never -Dsurefire.printSummary=true install | grep -E --line-buffered 'Tests run:|FAIL|ERROR|BUILD|Reactor Summary|SUCCESS|metron-' ; exit $${PIPESTATUS[0]}
 java-bench:
 	@for m in $(JAVA_MODULES); do if [ -x $$m/bench.sh ]; then echo "bench: $$m"; $$m/bench.sh || exit 1; fi; done
 java-clean:
