@@ -32,8 +32,9 @@ class NicRuleTable {
   virtual grpc::Status List(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
   // Steers every group tag of one NIC and tag type to an rx queue (= the worker slot of the group's core, see
   // core/port.h). The Engine calls it with the complete map on every pipeline deploy/update/remove, only for
-  // NICs registered as steered (EngineBackend::add_steered_nic), before the new graphs start. On error nothing
-  // changed and the Engine aborts the operation with that status.
+  // NICs registered as steered (EngineBackend::add_steered_nic), after the new groups run on their cores and
+  // before the old ones are retired; it returns only once frames steered under the previous map have been read
+  // from their queues. On error nothing changed and the Engine aborts the operation with that status.
   virtual grpc::Status set_tags(const std::string& nic, pb::TagType type, const std::map<uint32_t, uint16_t>& tags) {
     return grpc::Status::OK;
   }

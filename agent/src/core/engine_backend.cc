@@ -4,6 +4,7 @@
 #include <rte_lcore.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -238,26 +239,43 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
   return Status::OK;
 }
 
-std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core) const {
+std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core, const GroupList* extra) const {
   auto plan = std::make_unique<WorkerPlan>();
+  GroupList mine;
   for (const auto& [id, p] : pipelines_)
-    for (const auto& g : p.groups) {
-      if (g->spec().core != core) continue;
-      plan->groups.push_back(g);
-      IngressBinding* b = nullptr;
-      for (auto& x : plan->ingress)
-        if (x.port == g->spec().ingress) b = &x;
-      if (b == nullptr) {
-        plan->ingress.push_back(IngressBinding{g->spec().ingress, static_cast<uint16_t>(g->spec().slot), {}});
-        b = &plan->ingress.back();
-      }
-      b->groups.push_back(g.get());
+    for (const auto& g : p.groups)
+      if (g->spec().core == core) mine.push_back(g);
+  if (extra != nullptr)
+    for (const auto& g : *extra)
+      if (g->spec().core == core && std::find(mine.begin(), mine.end(), g) == mine.end()) mine.push_back(g);
+  for (const auto& g : mine) {
+    plan->groups.push_back(g);
+    IngressBinding* b = nullptr;
+    for (auto& x : plan->ingress)
+      if (x.port == g->spec().ingress) b = &x;
+    if (b == nullptr) {
+      plan->ingress.push_back(IngressBinding{g->spec().ingress, static_cast<uint16_t>(g->spec().slot), {}});
+      b = &plan->ingress.back();
     }
+    b->groups.push_back(g.get());
+  }
   return plan;
 }
 
 void EngineBackend::publish_cores(const std::set<unsigned>& cores) {
   for (unsigned c : cores) engine_->publish(c, plan_for(c));
+}
+
+Status EngineBackend::publish_then_steer(const GroupList& groups,
+                                         const std::map<std::string, const GroupList*>& replace,
+                                         const std::set<unsigned>& skip) {
+  std::set<unsigned> cores;
+  for (const auto& g : groups)
+    if (!skip.count(g->spec().core)) cores.insert(g->spec().core);
+  for (unsigned c : cores) engine_->publish(c, plan_for(c, &groups));
+  Status s = steer(replace);
+  if (!s.ok()) publish_cores(cores);
+  return s;
 }
 
 void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) const {
@@ -307,15 +325,13 @@ Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::P
   GroupList groups;
   Status s = build_groups(p, req.groups(), nullptr, &groups);
   if (!s.ok()) return s;
-  s = steer({{p.id, &groups}});
+  // The new groups run (alongside their cores' other groups) before their tags are steered to them.
+  s = publish_then_steer(groups, {{p.id, &groups}});
   if (!s.ok()) return s;
   p.groups = std::move(groups);
   p.generation = 1;
-  std::set<unsigned> cores;
-  for (const auto& g : p.groups) cores.insert(g->spec().core);
   const std::string id = p.id;
   pipelines_[id] = std::move(p);
-  publish_cores(cores);
   fill_status(pipelines_[id], out);
   return Status::OK;
 }
@@ -365,7 +381,9 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
         merge = true;
       }
     }
-    s = steer({{cur.id, &groups}});
+    // Old and new groups both run while the NIC switches over; the final publish below retires the old ones.
+    // Paused state sources stay paused (their tables were just copied) until their guards unwind.
+    s = publish_then_steer(groups, {{cur.id, &groups}}, source_cores);
     if (!s.ok()) return s;
     std::set<unsigned> cores;
     for (const auto& g : cur.groups) cores.insert(g->spec().core);

@@ -1,8 +1,11 @@
 // EngineBackend: the AgentBackend (core/backend.h) over a running Engine. Owns the deployed pipelines and turns
 // every change into per-core WorkerPlans:
 //   validate everything -> build the new groups' graphs (off the data path) -> copy flow state if asked ->
-//   steer tags (NicRuleTable::set_tags) -> publish the affected cores' plans -> retire old groups.
-// Any failure before the publish step returns its status with running pipelines and dispatch untouched.
+//   publish transition plans (old and new groups side by side on the affected cores) -> steer tags
+//   (NicRuleTable::set_tags, which returns once the old queues' backlogs are read) -> publish the final plans,
+//   retiring the old groups.
+// A tag that moves from core A to core B is therefore served on both cores while the NIC switches over and no
+// frame of it is dropped. Any failure returns its status with running pipelines and dispatch as they were.
 #pragma once
 
 #include <chrono>
@@ -58,7 +61,13 @@ class EngineBackend final : public AgentBackend {
   // Tags every steered NIC must carry if `replace` (pipeline id -> groups) were in force.
   grpc::Status steer(const std::map<std::string, const GroupList*>& replace);
   void publish_cores(const std::set<unsigned>& cores);
-  std::unique_ptr<WorkerPlan> plan_for(unsigned core) const;
+  // The core's plan from the deployed pipelines, plus `extra` groups (not yet deployed) after them: during a
+  // transition an old group keeps its tag on its core until the final plan drops it.
+  std::unique_ptr<WorkerPlan> plan_for(unsigned core, const GroupList* extra = nullptr) const;
+  // Publishes the transition plans for `groups`, then steers to `replace`; on a steering failure restores
+  // the cores' plans from the (unchanged) pipelines. `skip`: cores left as they are (paused for a state copy).
+  grpc::Status publish_then_steer(const GroupList& groups, const std::map<std::string, const GroupList*>& replace,
+                                  const std::set<unsigned>& skip = {});
   void fill_status(const Pipeline& p, pb::PipelineStatus* out) const;
   // Stops the core's worker from touching any group (packets wait in the rx queue) for the guard's lifetime.
   class CorePause;

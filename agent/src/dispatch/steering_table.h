@@ -9,8 +9,8 @@
 // It implements NicRuleTable (core/backend.h) for the NIC rule RPCs; the Engine calls set_tags() when a
 // pipeline's groups are deployed, updated or removed. Like Dispatcher::apply(), every successful mutation
 // returns only once frames steered under the previous rules have been taken by their queues' readers: when a
-// tag moves from core A to core B, A sees no frame of it after set_tags() returns. For a move without loss the
-// Engine should therefore publish B's plan (with the group) before set_tags(), and retire the group on A
+// tag moves from core A to core B, A sees no frame of it after set_tags() returns. That is what makes moves
+// lossless: EngineBackend publishes B's plan (with the group) before set_tags() and retires the group on A
 // after it.
 #pragma once
 
