@@ -35,9 +35,8 @@ class NicRuleTable {
   // NICs registered as steered (EngineBackend::add_steered_nic), after the new groups run on their cores and
   // before the old ones are retired; it returns only once frames steered under the previous map have been read
   // from their queues. On error nothing changed and the Engine aborts the operation with that status.
-  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type, const std::map<uint32_t, uint16_t>& tags) {
-    return grpc::Status::OK;
-  }
+  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type,
+                                const std::map<uint32_t, uint16_t>& tags) = 0;
 };
 
 class AgentBackend {
