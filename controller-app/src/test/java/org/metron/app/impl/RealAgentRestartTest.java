@@ -41,13 +41,14 @@ import static org.junit.Assert.assertTrue;
 
 /**
  * A real metron-agent process is killed and started again on the same port: the controller's client
- * reconnects, the watch sees the new boot id and the pipeline comes back with the same groups, tags and cores;
- * the chain is then removed cleanly.
+ * reconnects, the watch sees the new boot id and the pipeline comes back with the same groups, tags and cores,
+ * the NIC rules with the same ids and contents; the chain is then removed cleanly.
  */
 public class RealAgentRestartTest {
     private static final DeviceId SERVER = DeviceId.deviceId("metron:real");
     private RealAgent agent;
     private GrpcAgentClient client;
+    private String veth;
 
     @After
     public void stop() throws Exception {
@@ -57,6 +58,17 @@ public class RealAgentRestartTest {
         if (agent != null) {
             agent.close();
         }
+        if (veth != null) {
+            ip("link", "del", veth);
+        }
+    }
+
+    private static void ip(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("ip"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(String.join(" ", cmd) + ": " + out, 0, p.waitFor());
     }
 
     private static CompiledChain compiled(String name) {
@@ -76,15 +88,38 @@ public class RealAgentRestartTest {
                 + g.getClassIdsList())).collect(Collectors.toSet());
     }
 
+    private static Set<String> nicRules(GrpcAgentClient c) throws Exception {
+        return c.listNicRules("").get(10, TimeUnit.SECONDS).getRulesList().stream().map(r -> r.toString())
+                .collect(Collectors.toSet());
+    }
+
     @Test
     public void aKilledAndRestartedAgentGetsItsPipelineBack() throws Exception {
-        agent = RealAgent.start("restart");
+        restartCycle(0);
+    }
+
+    /** A kernel interface the agent steers by tag (AF_PACKET fanout) has a NIC rule table: rules come back. */
+    @Test
+    public void aKilledAndRestartedAgentGetsItsNicRulesBack() throws Exception {
+        String name = "mrt" + (ProcessHandle.current().pid() % 100000);
+        ip("link", "add", name + "a", "type", "veth", "peer", "name", name + "b");
+        veth = name + "a";
+        ip("link", "set", name + "a", "up");
+        ip("link", "set", name + "b", "up");
+        restartCycle(1, "--fanout", veth);
+    }
+
+    /** Deploys a chain, restarts the agent, waits for the watch to restore it, removes it. */
+    private void restartCycle(int nicRuleCount, String... agentOptions) throws Exception {
+        agent = RealAgent.startOnPort("restart", 0, agentOptions);
         String target = agent.client().target();
         int port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
         // the controller's own client: it outlives the agent process, as the server registry's does
         client = GrpcAgentClient.connect(AgentEndpoint.builder().host("127.0.0.1").port(port)
                 .deadline(Duration.ofSeconds(5)).build());
-        String nic = client.getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
+        List<org.metron.agent.v1.Nic> nics = client.getResources().get(10, TimeUnit.SECONDS).getNicsList();
+        // the steered NIC when there is one (it has the rule table), else the null vdev
+        String nic = nics.stream().filter(n -> n.getMaxNicRules() > 0).findFirst().orElse(nics.get(0)).getName();
         TestNetwork net = Fixtures.network(0);
         TestSwitches switches = new TestSwitches();
         TestServers servers = new TestServers().add(new MetronServer(SERVER, client,
@@ -100,12 +135,14 @@ public class RealAgentRestartTest {
         assertEquals(ChainState.ACTIVE, manager.submit(Fixtures.chainJson("real")).state());
         Set<String> before = groups(client);
         assertEquals(agent.log(), 1, before.size());
+        Set<String> rulesBefore = nicRules(client);
+        assertEquals(agent.log(), nicRuleCount, rulesBefore.size());
         long bootBefore = client.health().get(10, TimeUnit.SECONDS).getBootId();
         assertEquals(Set.of(SERVER), watch.check());
         int switchRules = switches.total();
 
         agent.close();
-        agent = RealAgent.startOnPort("restart2", port);
+        agent = RealAgent.startOnPort("restart2", port, agentOptions);
         long deadline = System.currentTimeMillis() + 30_000;
         Set<DeviceId> recovered = Set.of();
         while (recovered.isEmpty() && System.currentTimeMillis() < deadline) {
@@ -115,11 +152,13 @@ public class RealAgentRestartTest {
         assertEquals(agent.log(), Set.of(SERVER), recovered);
         assertNotEquals(bootBefore, client.health().get(10, TimeUnit.SECONDS).getBootId());
         assertEquals(agent.log(), before, groups(client));
+        assertEquals(agent.log(), rulesBefore, nicRules(client));
         assertEquals(switchRules, switches.total());
         assertEquals(Set.of(), watch.check());
 
         manager.remove(ChainId.of("real"));
         assertTrue(groups(client).isEmpty());
+        assertTrue(nicRules(client).isEmpty());
         assertEquals(0, switches.total());
     }
 }

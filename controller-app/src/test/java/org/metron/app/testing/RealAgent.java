@@ -40,9 +40,17 @@ public final class RealAgent implements AutoCloseable {
         return start(name, List.of(), List.of("-l", "0-1"));
     }
 
-    /** An agent serving on a given loopback port: a restart of an agent that was serving there. */
-    public static RealAgent startOnPort(String name, int port) throws IOException, InterruptedException {
-        return start(name, List.of("--listen", "127.0.0.1:" + port), List.of("-l", "0-1"));
+    /**
+     * An agent with two worker lcores serving on a given loopback port (0: a free one; else a restart of an
+     * agent that served there), with further agent options (e.g. {@code --fanout IFACE}: a steered interface
+     * gets one rx queue per worker, and NIC rules name the worker core as queue, so core 1 needs two).
+     */
+    public static RealAgent startOnPort(String name, int port, String... options)
+            throws IOException, InterruptedException {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        List<String> all = new java.util.ArrayList<>(List.of("--listen", "127.0.0.1:" + port, "--cores", "1,2"));
+        all.addAll(List.of(options));
+        return start(name, all, List.of("--lcores", "(0-2)@(0-" + (cpus - 1) + ")"));
     }
 
     /**
