@@ -41,9 +41,9 @@ class EngineApiTest : public ::testing::Test {
 
     ns_ = std::make_unique<test::VethNetns>();
     auto port = FanoutPort::open({"rx0", static_cast<uint16_t>(engine_->slot_count()), 1024, 0}, test::pool());
-    FanoutPort* raw = port.get();
+    port_ = port.get();
     engine_->add_port(std::move(port));
-    ASSERT_TRUE(steering_.add_nic(raw).ok());
+    ASSERT_TRUE(steering_.add_nic(port_).ok());
     backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
     engine_->start();
     sender_ = std::make_unique<test::RawSender>("tx0");
@@ -108,6 +108,7 @@ class EngineApiTest : public ::testing::Test {
   }
 
   SteeringTable steering_;
+  FanoutPort* port_ = nullptr;  // owned by engine_
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<EngineBackend> backend_;
   std::unique_ptr<ControlServer> server_;
@@ -192,6 +193,7 @@ TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {
     ASSERT_NE(rx0, nullptr) << res.DebugString();
     EXPECT_EQ(rx0->active_mode(), pb::DISPATCH_FANOUT_CBPF);
     EXPECT_EQ(rx0->rx_queues(), engine_->slot_count());
+    EXPECT_EQ(rx0->max_nic_rules(), port_->max_rules()) << "capacity must be the dispatcher's own";
     ASSERT_EQ(res.tags_in_use_size(), 1);
     EXPECT_EQ(res.tags_in_use(0), 7u);
   }

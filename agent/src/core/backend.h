@@ -37,6 +37,8 @@ class NicRuleTable {
   // from their queues. On error nothing changed and the Engine aborts the operation with that status.
   virtual grpc::Status set_tags(const std::string& nic, pb::TagType type,
                                 const std::map<uint32_t, uint16_t>& tags) = 0;
+  // How many NIC rules `nic` holds (its dispatcher's capacity); 0 if this table does not steer it.
+  virtual uint32_t max_rules(const std::string& nic) const = 0;
 };
 
 class AgentBackend {

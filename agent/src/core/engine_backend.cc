@@ -103,7 +103,7 @@ Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerRes
     n->set_active_mode(mode);
     n->add_tag_types(pb::TAG_MAC);
     n->add_tag_types(pb::TAG_VLAN);
-    n->set_max_nic_rules(it != steered_.end() && nic_rules_ != nullptr ? 1024 : 0);
+    n->set_max_nic_rules(nic_rules_ != nullptr ? nic_rules_->max_rules(p->name()) : 0);
     n->set_link_up(p->link_up());
   }
   for (uint32_t t : tags) out->add_tags_in_use(t);

@@ -171,6 +171,12 @@ grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, c
   return commit({nic}, rules_, {{nic, new_tags}});
 }
 
+uint32_t SteeringTable::max_rules(const std::string& nic) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nics_.find(nic);
+  return it == nics_.end() ? 0 : it->second.dispatcher->max_rules();
+}
+
 SteeringTable::TagMap SteeringTable::tags(const std::string& nic, pb::TagType type) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nics_.find(nic);

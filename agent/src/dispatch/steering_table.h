@@ -37,6 +37,7 @@ class SteeringTable final : public NicRuleTable {
   // Replaces the group tags steered on `nic`. Used by the Engine on deploy/update/remove of pipelines.
   grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) override;
   TagMap tags(const std::string& nic, pb::TagType type) const;
+  uint32_t max_rules(const std::string& nic) const override;
 
   grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) override;
   grpc::Status Remove(const pb::NicRuleIds& ids, pb::NicRuleReply* reply) override;

@@ -134,6 +134,20 @@ TEST_F(SteeringTableTest, RulesApplyInPriorityOrderAheadOfTags) {
   EXPECT_EQ(QueueOf(5), 0);
 }
 
+TEST_F(SteeringTableTest, ReportedCapacityIsTheDispatchersAndIsEnforced) {
+  EXPECT_EQ(table_.max_rules("rx0"), a_->max_rules());
+  EXPECT_EQ(table_.max_rules("rx9"), 0u) << "a NIC the table does not steer holds no rules";
+  const uint32_t max = table_.max_rules("rx0");
+  ASSERT_GT(max, 0u);
+  pb::NicRuleBatch batch;
+  for (uint32_t i = 0; i <= max; ++i) *batch.add_rules() = MacRule(i + 1, "rx0", static_cast<uint16_t>(i + 1), 1);
+  pb::NicRuleReply reply;
+  grpc::Status s = table_.Install(batch, &reply);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(s.error_message().find("holds " + std::to_string(max)), std::string::npos) << s.error_message();
+  EXPECT_EQ(Count(), 0);
+}
+
 TEST_F(SteeringTableTest, CapacityIsEnforcedByTheKernelProgramLimit) {
   // Each 5-tuple rule here compiles to ~17 instructions; 300 of them exceed BPF_MAXINSNS (4096).
   pb::NicRuleBatch batch;
