@@ -67,7 +67,7 @@ def run(policy, work):
             net = s.network()
             cycles = int(workload.tsc_hz() / CAPACITY_PPS)
             body = workload.chain_json("bench", net["ingress"][0], net["egress"][0], CLASSES, cycles)
-            assert s.host.call("POST", "/chains", body.encode())["state"] == "ACTIVE"
+            assert workload.submit(s.host, body)["state"] == "ACTIVE"
             capture = workload.Capture(s.netns("sink"), work / f"{policy}.pcap")
             timeline = workload.Timeline(s.host, "bench", interval=0.05)
             timeline.start()

@@ -56,6 +56,18 @@ def chain_json(name, ingress, egress, classes, cycles, cores=1, max_cores=2, aut
     return json.dumps(chain)
 
 
+def submit(host, body, attempts=15):
+    """POST /chains, retried while the host's network view is still incomplete (a switch reconnecting under
+    load makes placement find no path for a moment); answers the chain."""
+    for i in range(attempts):
+        try:
+            return host.call("POST", "/chains", body.encode())
+        except Exception as e:  # metron_client.HostError
+            if "IMPOSSIBLE_PLACEMENT" not in str(e) or i == attempts - 1:
+                raise
+            time.sleep(2.0)
+
+
 # Runs inside the source namespace: sends K flows round-robin at the current rate, which the controlling process
 # changes by writing "<pps>" lines to stdin ("0" stops); prints a JSON log of rate changes and counts at the end.
 SENDER = r"""

@@ -43,7 +43,7 @@ def run_scenario(s, tmp_path, chain="elastic"):
     net = s.network()
     cycles = int(workload.tsc_hz() / CAPACITY_PPS)
     body = workload.chain_json(chain, net["ingress"][0], net["egress"][0], CLASSES, cycles)
-    assert s.host.call("POST", "/chains", body.encode())["state"] == "ACTIVE"
+    assert workload.submit(s.host, body)["state"] == "ACTIVE"
     before = s.host.call("GET", "/scaling/" + chain)
     assert len(before["cores"]) == 1
     assert [sorted(g["classes"]) for g in before["groups"]] == [list(range(CLASSES))]
