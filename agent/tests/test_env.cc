@@ -1,12 +1,68 @@
 #include "test_env.h"
 
+#include <rte_eal.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
 #include "core/annotations.h"
 #include "core/eal.h"
 
 namespace metron::test {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kEalTag = "test";
+
+// Removes the EAL runtime directory when the process that created it exits normally. A forked child that
+// exits through exit() runs static destructors too: it must not take its parent's directory with it.
+class RuntimeDirGuard {
+ public:
+  explicit RuntimeDirGuard(std::string dir) : dir_(std::move(dir)), owner_(getpid()) {}
+  ~RuntimeDirGuard() {
+    if (getpid() != owner_) return;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  RuntimeDirGuard(const RuntimeDirGuard&) = delete;
+  RuntimeDirGuard& operator=(const RuntimeDirGuard&) = delete;
+
+ private:
+  const std::string dir_;
+  const pid_t owner_;
+};
+
+}  // namespace
+
+int remove_stale_runtime_dirs(const std::string& root) {
+  const std::string prefix = eal_file_prefix_stem(kEalTag);
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) continue;  // alive
+    std::error_code rm;
+    if (fs::remove_all(entry.path(), rm) > 0 && !rm) ++removed;
+  }
+  return removed;
+}
+
 void eal() {
-  eal_init(eal_default_args("test", "0-1"));
+  static const bool up = [] {
+    remove_stale_runtime_dirs();
+    eal_init(eal_default_args(kEalTag, "0-1"));
+    static RuntimeDirGuard guard(rte_eal_get_runtime_dir());
+    return true;
+  }();
+  (void)up;
   register_annotations();
 }
 

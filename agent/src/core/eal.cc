@@ -41,9 +41,11 @@ bool eal_ready() {
   return g_eal_up;
 }
 
+std::string eal_file_prefix_stem(const std::string& tag) { return "metron-" + tag + "-"; }
+
 std::vector<std::string> eal_default_args(const std::string& tag, const std::string& lcores) {
   return {"--no-huge", "-m", "512", "--no-pci", "--file-prefix",
-          "metron-" + tag + "-" + std::to_string(getpid()), "-l", lcores, "--log-level", "lib.eal:error"};
+          eal_file_prefix_stem(tag) + std::to_string(getpid()), "-l", lcores, "--log-level", "lib.eal:error"};
 }
 
 rte_mempool* packed_pktmbuf_pool(const std::string& name, unsigned n, int socket_id) {

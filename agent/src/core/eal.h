@@ -16,6 +16,9 @@ bool eal_ready();
 // The args every test, bench and emulated deployment uses on this class of machine (no hugepages, no PCI):
 // a file prefix unique to this process so parallel runs never share /var/run/dpdk state.
 std::vector<std::string> eal_default_args(const std::string& tag, const std::string& lcores = "0");
+// The --file-prefix of eal_default_args() without the pid: "metron-<tag>-". The EAL's runtime directory
+// (/var/run/dpdk/<prefix><pid> as root) carries that name.
+std::string eal_file_prefix_stem(const std::string& tag);
 
 // A packet mempool of n mbufs (2 KB data room) packed densely in memory. With --no-huge a default
 // rte_pktmbuf_pool_create puts one mbuf per 4 KB page at the same page offset (cache-set conflicts, 40% waste);
