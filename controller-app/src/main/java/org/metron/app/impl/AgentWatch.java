@@ -10,9 +10,11 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -78,15 +80,19 @@ public final class AgentWatch implements AutoCloseable {
     public synchronized Set<DeviceId> check() {
         Set<DeviceId> recovered = new HashSet<>();
         Set<DeviceId> present = new HashSet<>();
-        for (MetronServer s : servers.servers()) {
+        // ask every agent at once, so an unreachable one costs one timeout per round, not one per server
+        Map<MetronServer, CompletableFuture<HealthReply>> health = new LinkedHashMap<>();
+        servers.servers().forEach(s -> health.put(s, s.agent().health()));
+        for (Map.Entry<MetronServer, CompletableFuture<HealthReply>> e : health.entrySet()) {
+            MetronServer s = e.getKey();
             present.add(s.id());
             HealthReply h;
             try {
-                h = s.agent().health().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
+                h = e.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 return recovered;
-            } catch (Exception e) {
+            } catch (Exception ex) {
                 unchecked.add(s.id()); // whatever it holds when it answers again must be compared
                 continue;
             }
@@ -102,9 +108,9 @@ public final class AgentWatch implements AutoCloseable {
                 recovery.restore(s);
                 unchecked.remove(s.id());
                 recovered.add(s.id());
-            } catch (RuntimeException e) {
+            } catch (RuntimeException ex) {
                 unchecked.add(s.id());
-                log.warn("Recovery of {} failed, retrying next round: {}", s, e.getMessage());
+                log.warn("Recovery of {} failed, retrying next round: {}", s, ex.getMessage());
             }
         }
         // forget servers that left the registry; if they come back they are compared again

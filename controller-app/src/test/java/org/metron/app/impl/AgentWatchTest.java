@@ -145,6 +145,16 @@ public class AgentWatchTest {
     }
 
     @Test
+    public void anUnreachableServerDoesNotHoldUpTheOthers() {
+        w.manager.submit(Fixtures.chainJson("web"));
+        watch.check();
+        agent1.unreachable(true);
+        agent0.restart();
+        assertEquals(Set.of(SERVER0), watch.check());
+        assertTrue(agent0.pipelines().containsKey("web"));
+    }
+
+    @Test
     public void aNonPositiveIntervalIsRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> watch.start(Duration.ZERO));
