@@ -115,3 +115,8 @@ read -r rss base cyc < <("$BUILD/napt_memory_bench" 1048576 2>/dev/null | awk '/
 write agent_napt_1m_flows_rss "RSS growth of the process when one core's NAPT table holds 1M flows (target <= 256 MB)" \
   "$(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}')" MB "target" 256 \
   "\"process_rss_mb\": $rss, \"process_rss_before_mb\": $base, \"insert_cycles_per_flow\": $cyc"
+
+# Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
+# same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
+"$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"
+"$BUILD/src/control/control_deploy_bench" "$RESULTS" "$AGENT"
