@@ -19,6 +19,8 @@ class RecordingBackend : public AgentBackend {
   std::atomic<int> deploys{0};
   std::atomic<int> mutations{0};
   std::atomic<int> stats_calls{0};
+  // The first GetStats stalls this long before taking its timestamp, as a descheduled thread would.
+  std::chrono::milliseconds first_stats_stall{0};
   std::atomic<int> in_flight{0};
   std::atomic<int> max_in_flight{0};
   std::chrono::milliseconds deploy_time{0};
@@ -68,6 +70,7 @@ class RecordingBackend : public AgentBackend {
   // Cumulative counters: core 0 is busy 30 of every 100 cycles between two calls.
   grpc::Status GetStats(const pb::StatsRequest&, pb::Stats* out) override {
     const int n = ++stats_calls;
+    if (n == 1) std::this_thread::sleep_for(first_stats_stall);
     out->set_timestamp_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
                               std::chrono::steady_clock::now().time_since_epoch()).count());
     pb::CoreStats* c = out->add_cores();
