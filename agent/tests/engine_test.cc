@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "core/engine_backend.h"
@@ -201,6 +203,60 @@ TEST_F(EngineTest, RemovedPipelineStopsReceiving) {
   pb::RemovePipelineRequest again;
   again.set_pipeline_id("p");
   EXPECT_EQ(backend_->RemovePipeline(again, &rr).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Reads must not wait behind a deployment: while DeployPipeline compiles a 2000-rule filter (~0.1 s idle,
+// longer on a loaded machine),
+// GetStats (the load monitor's call) keeps answering and sees the running pipeline.
+TEST_F(EngineTest, StatsDoNotWaitBehindADeployment) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(backend_->DeployPipeline(pipeline("running", "input -> [0]output;", 7), &st).ok());
+  // Rules shaped like the benchmark firewall's (mixed fields make the classifier's build the slow part).
+  std::string rules;
+  uint32_t x = 4242;
+  auto rnd = [&x](uint32_t n) {
+    x = x * 1103515245u + 12345u;
+    return (x >> 8) % n;
+  };
+  for (int i = 0; i < 2000; ++i) {
+    std::string r = "src net 10." + std::to_string(rnd(64)) + "." + std::to_string(rnd(256)) + ".0/24";
+    if (rnd(2)) r += " && dst net 192.168." + std::to_string(rnd(256)) + ".0/24";
+    if (rnd(5) < 3) r = (rnd(2) ? "tcp && " : "udp && ") + r + " && dst port " + std::to_string(1024 + rnd(60000));
+    rules += (rnd(3) ? "deny " : "allow ") + r + ", ";
+  }
+  const std::string click =
+      "input -> Strip(14) -> CheckIPHeader -> IPFilter(" + rules + "allow all) -> Unstrip(14) -> [0]output;";
+  std::atomic<bool> started{false}, done{false};
+  grpc::Status deployed;
+  std::thread deploy([&] {
+    pb::PipelineStatus out;
+    const pb::DeployPipelineRequest req = pipeline("big", click, 8);
+    started = true;
+    deployed = backend_->DeployPipeline(req, &out);
+    done = true;
+  });
+  while (!started) std::this_thread::yield();
+  const auto t0 = std::chrono::steady_clock::now();
+  // Reads answered while the deployment was still in progress (counted only if it had not finished when the
+  // read returned).
+  int during = 0, seen_running = 0;
+  while (!done) {
+    pb::Stats stats;
+    const bool ok = backend_->GetStats(pb::StatsRequest(), &stats).ok();
+    EXPECT_TRUE(ok);
+    if (done || !ok) break;
+    ++during;
+    for (const auto& g : stats.groups()) seen_running += g.pipeline_id() == "running";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  deploy.join();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  ASSERT_TRUE(deployed.ok()) << deployed.error_message();
+  EXPECT_GE(during, 10) << "GetStats waited behind the deployment (" << ms.count() << " ms)";
+  EXPECT_EQ(seen_running, during) << "a read during the deployment missed the running pipeline";
+  pb::Stats after;
+  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &after).ok());
+  EXPECT_EQ(after.groups_size(), 2) << "the new pipeline is visible once deployed";
 }
 
 }  // namespace

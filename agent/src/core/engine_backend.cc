@@ -60,6 +60,7 @@ EngineBackend::EngineBackend(Engine* engine, std::string version)
       started_(std::chrono::steady_clock::now()) {}
 
 void EngineBackend::add_steered_nic(const std::string& nic, pb::DispatchMode mode) {
+  std::lock_guard<std::mutex> change(change_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   steered_[nic] = mode;
 }
@@ -293,7 +294,7 @@ void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) cons
 }
 
 Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> change(change_mu_);
   if (req.pipeline_id().empty()) return invalid("pipeline_id: empty");
   if (pipelines_.count(req.pipeline_id()))
     return Status(StatusCode::ALREADY_EXISTS, "pipeline_id: '" + req.pipeline_id() + "' already deployed");
@@ -330,14 +331,15 @@ Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::P
   if (!s.ok()) return s;
   p.groups = std::move(groups);
   p.generation = 1;
+  fill_status(p, out);
+  std::lock_guard<std::mutex> lock(mu_);
   const std::string id = p.id;
   pipelines_[id] = std::move(p);
-  fill_status(pipelines_[id], out);
   return Status::OK;
 }
 
 Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::PipelineStatus* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> change(change_mu_);
   auto it = pipelines_.find(req.pipeline_id());
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
   Pipeline& cur = it->second;
@@ -388,8 +390,13 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     std::set<unsigned> cores;
     for (const auto& g : cur.groups) cores.insert(g->spec().core);
     for (const auto& g : groups) cores.insert(g->spec().core);
-    cur.groups = std::move(groups);
-    ++cur.generation;
+    GroupList old;  // the cores' plans still hold them; they go with the final publish, not under mu_
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      old.swap(cur.groups);
+      cur.groups = std::move(groups);
+      ++cur.generation;
+    }
     publish_cores(cores);  // paused cores are republished again (same plan) as the guards unwind
   }
   fill_status(cur, out);
@@ -397,7 +404,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
 }
 
 Status EngineBackend::RemovePipeline(const pb::RemovePipelineRequest& req, pb::RemovePipelineReply*) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> change(change_mu_);
   auto it = pipelines_.find(req.pipeline_id());
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
   GroupList none;
@@ -405,7 +412,12 @@ Status EngineBackend::RemovePipeline(const pb::RemovePipelineRequest& req, pb::R
   if (!s.ok()) return s;
   std::set<unsigned> cores;
   for (const auto& g : it->second.groups) cores.insert(g->spec().core);
-  pipelines_.erase(it);
+  Pipeline gone;  // its groups are freed after the publish, not under mu_
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    gone = std::move(it->second);
+    pipelines_.erase(it);
+  }
   publish_cores(cores);
   return Status::OK;
 }
@@ -496,7 +508,7 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
 // ---- Flow state ------------------------------------------------------------------------------------------------
 
 Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> change(change_mu_);
   auto it = pipelines_.find(req.pipeline_id());
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
   for (const auto& g : it->second.groups) {
@@ -517,7 +529,7 @@ Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSn
 }
 
 Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> change(change_mu_);
   const pb::StateSnapshot& snap = req.snapshot();
   auto it = pipelines_.find(snap.pipeline_id());
   if (it == pipelines_.end())

@@ -78,7 +78,12 @@ class EngineBackend final : public AgentBackend {
   const std::chrono::steady_clock::time_point started_;
   NicRuleTable* nic_rules_ = nullptr;
   std::map<std::string, pb::DispatchMode> steered_;
-  mutable std::mutex mu_;  // pipelines_ and the publish sequence
+  // Two locks so that reads never wait behind a deployment (building a large filter takes ~1 s):
+  // change_mu_ serialises every change (validate, build, copy state, publish, steer) from start to end, so a
+  // change sees pipelines_ stable without mu_; mu_ is held only to read pipelines_ from outside a change and,
+  // by a change, for the short swap that makes its result visible.
+  std::mutex change_mu_;
+  mutable std::mutex mu_;
   std::map<std::string, Pipeline> pipelines_;
   std::mutex stats_mu_;
   std::map<unsigned, CoreSample> last_sample_;
