@@ -179,6 +179,47 @@ TEST_F(EngineApiTest, UpdateMovesTheGroupToANewTag) {
   EXPECT_EQ(stub_->RemovePipeline(&ctx3, rm, &rr).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// NicAction.queue names a worker core (agent.proto); the worker here is core 1 polling queue 0 of a
+// one-queue NIC, so the rule must be accepted, listed back with the core id, and a non-worker core refused.
+TEST_F(EngineApiTest, NicRuleQueuesNameWorkerCoresNotQueueIndexes) {
+  auto rule = [](uint64_t id, uint32_t core) {
+    pb::NicRule r;
+    r.set_id(id);
+    r.set_nic("rx0");
+    r.mutable_match()->set_eth_dst("02:4d:00:09:00:00");
+    r.mutable_match()->set_eth_dst_mask("ff:ff:ff:ff:00:00");
+    r.mutable_action()->set_queue(core);
+    return r;
+  };
+  {
+    pb::NicRuleBatch b;
+    *b.add_rules() = rule(0x1234567890abcdefULL, kWorkerCore);
+    grpc::ClientContext ctx;
+    pb::NicRuleReply reply;
+    const grpc::Status s = stub_->InstallNicRules(&ctx, b, &reply);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::ListNicRulesRequest req;
+    req.set_nic("rx0");
+    pb::NicRuleList list;
+    ASSERT_TRUE(stub_->ListNicRules(&ctx, req, &list).ok());
+    ASSERT_EQ(list.rules_size(), 1) << list.DebugString();
+    EXPECT_EQ(list.rules(0).id(), 0x1234567890abcdefULL);
+    EXPECT_EQ(list.rules(0).action().queue(), kWorkerCore);
+  }
+  {
+    pb::NicRuleBatch b;
+    *b.add_rules() = rule(2, 0);  // core 0 runs no worker here
+    grpc::ClientContext ctx;
+    pb::NicRuleReply reply;
+    const grpc::Status s = stub_->InstallNicRules(&ctx, b, &reply);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("core 0"), std::string::npos) << s.error_message();
+  }
+}
+
 TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {
   pb::PipelineStatus st;
   ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> [0]output;"), &st).ok());

@@ -430,9 +430,21 @@ Status EngineBackend::ListPipelines(const pb::ListPipelinesRequest&, pb::ListPip
 
 // ---- NIC rules -------------------------------------------------------------------------------------------------
 
+// The controller names worker cores (agent.proto NicAction.queue); the dispatchers index rx queues, and worker
+// core c polls queue slot_of_core(c). Translate at this one boundary, both ways, so ids never leak across it.
 Status EngineBackend::InstallNicRules(const pb::NicRuleBatch& req, pb::NicRuleReply* out) {
   if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
-  return nic_rules_->Install(req, out);
+  pb::NicRuleBatch by_queue = req;
+  for (int i = 0; i < by_queue.rules_size(); ++i) {
+    pb::NicAction* a = by_queue.mutable_rules(i)->mutable_action();
+    if (a->action_case() != pb::NicAction::kQueue) continue;
+    const int slot = engine_->slot_of_core(a->queue());
+    if (slot < 0)
+      return Status(StatusCode::INVALID_ARGUMENT, "rules[" + std::to_string(i) + "].action.queue: core " +
+                                                      std::to_string(a->queue()) + " is not a worker core of this agent");
+    a->set_queue(static_cast<uint32_t>(slot));
+  }
+  return nic_rules_->Install(by_queue, out);
 }
 Status EngineBackend::RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply* out) {
   if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
@@ -440,7 +452,14 @@ Status EngineBackend::RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply
 }
 Status EngineBackend::ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) {
   if (nic_rules_ == nullptr) return Status(StatusCode::FAILED_PRECONDITION, "no NIC rule table on this agent");
-  return nic_rules_->List(req, out);
+  Status s = nic_rules_->List(req, out);
+  if (!s.ok()) return s;
+  const std::vector<unsigned>& cores = engine_->cores();
+  for (pb::NicRule& r : *out->mutable_rules()) {
+    pb::NicAction* a = r.mutable_action();
+    if (a->action_case() == pb::NicAction::kQueue && a->queue() < cores.size()) a->set_queue(cores[a->queue()]);
+  }
+  return Status::OK;
 }
 
 // ---- Statistics ------------------------------------------------------------------------------------------------

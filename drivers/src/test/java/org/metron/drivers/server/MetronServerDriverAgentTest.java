@@ -223,7 +223,10 @@ public class MetronServerDriverAgentTest {
                 .withSelector(DefaultTrafficSelector.builder().matchInPort(fanoutPort())
                                       .matchEthDstMasked(MacAddress.valueOf("02:4d:00:09:00:00"),
                                                          MacAddress.valueOf("ff:ff:ff:ff:00:00")).build())
-                .withTreatment(DefaultTrafficTreatment.builder().add(Instructions.setQueue(0, null)).build())
+                // the queue names a worker core (agent.proto NicAction.queue), here the agent's only worker
+                .withTreatment(DefaultTrafficTreatment.builder()
+                                       .add(Instructions.setQueue(client().getResources().join().getCores(0).getId(),
+                                                                  null)).build())
                 .makePermanent().build();
         assertEquals(List.of(rule), List.copyOf(nicRules.applyFlowRules(List.of(rule))));
         try {
@@ -240,7 +243,7 @@ public class MetronServerDriverAgentTest {
             assertEquals(rule.treatment(), e.treatment());
             assertEquals(rule.priority(), e.priority());
 
-            // a batch the agent refuses (queue it does not have) installs nothing, keeps the installed rule
+            // a batch the agent refuses (a core it does not run) installs nothing, keeps the installed rule
             FlowRule badQueue = DefaultFlowRule.builder().forDevice(device).withCookie(id + 1).withPriority(10)
                     .withSelector(DefaultTrafficSelector.builder().matchInPort(fanoutPort()).build())
                     .withTreatment(DefaultTrafficTreatment.builder().add(Instructions.setQueue(999, null)).build())
