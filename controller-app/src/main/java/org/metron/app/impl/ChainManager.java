@@ -73,8 +73,6 @@ public final class ChainManager implements MetronService {
     private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
-    private final Map<ChainId, Object> locks = new ConcurrentHashMap<>();
-    private final Object reservation = new Object();
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
 
     /** A chain's compiled form for the version and profile it was placed with. */
@@ -297,7 +295,7 @@ public final class ChainManager implements MetronService {
             OffloadChoice oc;
             ServerChoice sc;
             Tag marker;
-            synchronized (reservation) {
+            synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
@@ -427,7 +425,7 @@ public final class ChainManager implements MetronService {
     }
 
     private Object lock(ChainId id) {
-        return locks.computeIfAbsent(id, k -> new Object());
+        return store.lockFor(id);
     }
 
     private void requireLeader(ChainId id) {

@@ -73,8 +73,9 @@ import java.util.stream.Collectors;
  * everything back; from the re-tag on, the operation is completed (the switch already sends the moved classes
  * to their new tag). {@link #recover()} does the same for operations a previous controller left unfinished.
  *
- * <p>Concurrency: one operation per chain at a time (per-chain lock); chains proceed in parallel except for the
- * short core/tag reservation. Store writes of the chain's placement and rules are compare-and-swap, so an
+ * <p>Concurrency: one operation per chain at a time, on the same per-chain monitor as the chain's lifecycle
+ * operations and recovery ({@link ChainStore#lockFor}); chains proceed in parallel except for the short core/tag
+ * reservation, shared with placement ({@link ChainStore#reservationLock}). Store writes of the chain's placement and rules are compare-and-swap, so an
  * operator's remove/update that ran meanwhile is never overwritten.
  */
 public final class ScalingExecutor {
@@ -92,8 +93,6 @@ public final class ScalingExecutor {
     private final Duration timeout;
     private final LongSupplier clock;
     private final TagAllocator tags;
-    private final Map<ChainId, Object> locks = new ConcurrentHashMap<>();
-    private final Object reservation = new Object();
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
 
     private static final class Compiled {
@@ -160,7 +159,7 @@ public final class ScalingExecutor {
             GroupSplitter.Halves halves = GroupSplitter.split(g.classIds(), classRates);
             String newId = childId(c.placement.value(), base);
             ScalingOperation op;
-            synchronized (reservation) {
+            synchronized (store.reservationLock()) {
                 int core = freeCore(c);
                 if (core < 0) {
                     throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
@@ -790,7 +789,7 @@ public final class ScalingExecutor {
     }
 
     private Object lock(ChainId id) {
-        return locks.computeIfAbsent(id, k -> new Object());
+        return store.lockFor(id);
     }
 
     private <T> T call(CompletableFuture<T> f, String what) {

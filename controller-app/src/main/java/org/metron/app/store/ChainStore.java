@@ -7,6 +7,9 @@ import org.metron.app.api.TagAllocation;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.StoreFactory;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * Metron's distributed state: one strongly consistent map per kind, all with {@link MetronSerializers}.
  * Holds no logic; the managers own the rules about what may be written when.
@@ -23,6 +26,8 @@ public final class ChainStore {
     private final MetronMap<TagKey, TagAllocation> tags;
     private final MetronMap<ChainId, InstalledState> installed;
     private final MetronMap<ChainId, BackupConfiguration> backups;
+    private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
+    private final Object reservationLock = new Object();
 
     public ChainStore(StoreFactory factory) {
         this.chains = factory.map(CHAINS, MetronSerializers.NAMESPACE);
@@ -30,6 +35,20 @@ public final class ChainStore {
         this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
         this.installed = factory.map(INSTALLED, MetronSerializers.NAMESPACE);
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
+    }
+
+    /**
+     * The node-local monitor for one chain. Every component that changes a chain on this instance (lifecycle,
+     * scaling, recovery) shares this store, so they serialize on the same monitor; leadership serializes across
+     * instances.
+     */
+    public Object lockFor(ChainId id) {
+        return chainLocks.computeIfAbsent(id, k -> new Object());
+    }
+
+    /** Held (after, never before, a chain's monitor) while choosing and claiming free cores and tags. */
+    public Object reservationLock() {
+        return reservationLock;
     }
 
     public MetronMap<ChainId, Chain> chains() {
