@@ -54,6 +54,9 @@ const char* kUsage =
     "  --mbufs N            mbufs in the packet pool (default 32767)\n"
     "  --duration SECS      standalone: stop after SECS seconds\n"
     "  --idle-exit MS       standalone: stop once no packet arrived for MS milliseconds (finite pcap input)\n"
+    "  --idle-sleep US      a worker that found no packet 1024 polls in a row sleeps US microseconds per empty\n"
+    "                       poll (default 0: busy-poll, for dedicated cores and real NICs; emulated servers\n"
+    "                       sharing a few CPUs want ~1000)\n"
     "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
     "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
     "  --listen, --tls-*    agent: control API options (below)\n";
@@ -71,6 +74,7 @@ struct Options {
   unsigned mbufs = 32767;
   double duration = 0;
   unsigned idle_exit_ms = 0;
+  unsigned idle_sleep_us = 0;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -119,6 +123,8 @@ Options parse_args(int argc, char** argv) {
       o.duration = metron::parse_double(value(a), "--duration");
     } else if (a == "--idle-exit") {
       o.idle_exit_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-exit", 1u << 30));
+    } else if (a == "--idle-sleep") {
+      o.idle_sleep_us = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-sleep", 1000000));
     } else if (a == "--listen" || a.rfind("--tls-", 0) == 0) {
       o.control.emplace_back(a, value(a));
     } else {
@@ -278,6 +284,7 @@ int main(int argc, char** argv) {
     try {
       pool = metron::packed_pktmbuf_pool("metron_pkts", o.mbufs);
       metron::Engine engine(cores, pool);
+      engine.set_idle_sleep_us(o.idle_sleep_us);
       const uint16_t q = static_cast<uint16_t>(engine.slot_count());
       for (const std::string& spec : o.ports) engine.add_port(metron::DpdkPort::open(spec, q, q, pool));
       uint16_t pid;

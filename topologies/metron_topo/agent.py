@@ -4,6 +4,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 GRPC_PORT = 50051
+IDLE_SLEEP_US = 1000
 
 
 def binary():
@@ -30,6 +31,8 @@ def command(binary_path, server, listen_ip, file_prefix):
             "--cores", ",".join(str(c) for c in range(0, server.cores))]
     for nic in server.nics:
         argv += ["--fanout", nic.name]
+    # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
+    argv += ["--idle-sleep", str(IDLE_SLEEP_US)]
     argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
              "--file-prefix", file_prefix, "--"]
     return argv

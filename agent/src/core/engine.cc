@@ -124,6 +124,7 @@ void Engine::loop(Worker& w) {
   PacketBatch in;
   // Per-group batches, reused every iteration; groups per core are few.
   std::vector<PacketBatch> per_group;
+  unsigned empty_polls = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     const WorkerPlan* plan = w.plan.load(std::memory_order_acquire);
     const uint64_t t0 = rte_rdtsc();
@@ -179,6 +180,11 @@ void Engine::loop(Worker& w) {
     if (handled) c.busy_cycles.add(t1 - t0);
     c.total_cycles.v.store(t1 - start, std::memory_order_relaxed);
     c.epoch.store(c.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    empty_polls = handled ? 0 : empty_polls + 1;
+    if (empty_polls > kIdleSpins) {
+      const uint32_t us = idle_sleep_us_.load(std::memory_order_relaxed);
+      if (us) std::this_thread::sleep_for(std::chrono::microseconds(us));
+    }
   }
   w.in_loop = false;
 }

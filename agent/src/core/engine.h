@@ -82,6 +82,11 @@ class Engine {
   // Asks every worker to leave its loop at its next batch boundary; returns at once (any thread).
   void request_stop() { stop_.store(true); }
   bool running() const { return running_.load(); }
+  // Idle backoff: after kIdleSpins empty polls in a row a worker sleeps `us` microseconds per empty poll.
+  // 0 (the default) busy-polls, right for dedicated cores and real NICs, whose rings would overflow during a
+  // sleep. Emulated servers share a few CPUs among many workers: there, spinning idle workers starve everyone.
+  void set_idle_sleep_us(uint32_t us) { idle_sleep_us_.store(us, std::memory_order_relaxed); }
+  static constexpr unsigned kIdleSpins = 1024;
 
   // Publishes a new plan for a core and returns once the worker no longer uses the previous one (which is
   // freed here). Never blocks the data path. Serialised by the caller (one control thread at a time).
@@ -116,6 +121,7 @@ class Engine {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
+  std::atomic<uint32_t> idle_sleep_us_{0};
   mutable std::mutex publish_mu_;  // guards each worker's `owned` plan
   struct LaunchArg {
     Engine* engine;
