@@ -32,7 +32,13 @@ def deploy(session, name, n_rules, cores=1):
     return chain, plan, t0, (time.time_ns() - t0) / 1e6
 
 
-def switch_drops(session, switch="s1"):
+def ingress_switch(session):
+    """Name of the switch where the chain's traffic enters (the firewall is offloaded there)."""
+    device = session.network()["ingress"][0].split("/")[0]
+    return next(n for n, v in session.state["nodes"].items() if v.get("device_id") == device)
+
+
+def switch_drops(session, switch):
     """Packets OVS dropped by Metron's rules on a switch (its own counters)."""
     total = 0
     for line in session.flows(switch):
@@ -54,7 +60,8 @@ def run(session, name="fw-napt-lb", n_rules=1000, allowed=12, denied=12, packets
     try:
         _, plan = chains.fw_napt_lb(name, n_rules, "x", "y")
         probe = traffic.Probe(session.netns("src"), plan).start()
-        drops_before = switch_drops(session) if metron_rule_count(session, "s1") else 0
+        sw = ingress_switch(session)
+        drops_before = switch_drops(session, sw) if metron_rule_count(session, sw) else 0
         log(f"submitting {name}: firewall with {n_rules} rules -> NAPT -> LB over REST ...")
         chain, plan, t_submit, out.submit_ms = deploy(session, name, n_rules)
         log(f"  {chain['name']} {chain['state']} after {out.submit_ms:.0f} ms")
@@ -74,7 +81,7 @@ def run(session, name="fw-napt-lb", n_rules=1000, allowed=12, denied=12, packets
     out.submit_to_traffic_ms = None if first is None else (first - t_submit) / 1e6
     ok, lines = traffic.check(arrivals, flow_list)
     denied_sent = sum(1 for f in flow_list if f.kind == "deny") * packets_per_flow
-    dropped = switch_drops(session) - drops_before
+    dropped = switch_drops(session, sw) - drops_before
     fw_on_switch = dropped >= denied_sent
     ok &= fw_on_switch
     lines.append(f"firewall ran on the switch  OVS drop-rule counters +{dropped} for {denied_sent} denied packets"
@@ -82,7 +89,7 @@ def run(session, name="fw-napt-lb", n_rules=1000, allowed=12, denied=12, packets
     core_ok, core_lines = per_core(session, name)
     ok &= core_ok
     lines += core_lines
-    lines.append(f"offload rules on s1        {metron_rule_count(session, 's1')}")
+    lines.append(f"offload rules on {sw:<10} {metron_rule_count(session, sw)}")
     out.ok, out.lines = ok and out.submit_to_traffic_ms is not None, lines
     lines.append("submit -> traffic flowing " + (f"{out.submit_to_traffic_ms:.0f} ms" if out.submit_to_traffic_ms
                                                  is not None else "NEVER (no probe reached the sink)"))
