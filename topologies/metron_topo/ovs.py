@@ -60,8 +60,20 @@ class Ovs:
         for iface, ofport in ports:
             args += ["--", "add-port", bridge, iface, "--", "set", "interface", iface, f"ofport_request={ofport}"]
         self.vsctl(*args)
+        self._wait_for_mgmt(bridge)
         if controller:
             self.set_controller(bridge, controller)
+
+    def _wait_for_mgmt(self, bridge, timeout=20.0):
+        # ovs-vsctl returns once ovsdb committed the bridge; ovs-vswitchd creates the bridge's management socket
+        # a little later, and on a loaded machine ovs-ofctl calls right after `up` found it missing.
+        sock = self.dir / f"{bridge}.mgmt"
+        deadline = time.monotonic() + timeout
+        while not sock.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s; "
+                                   f"see {self.dir}/ovs-vswitchd.log")
+            time.sleep(0.02)
 
     def set_controller(self, bridge, target):
         # max_backoff 1 s: a restarted controller gets its switches back within a second, not OVS's default 8 s.
