@@ -13,6 +13,7 @@ public final class CompiledChain {
     private final List<TrafficClass> classes;
     private final List<ClassGroup> groups;
     private final List<OffloadRule> offloadRules;
+    private final List<OffloadRule> replyRules;
     private final List<String> egress;
     private final SynthStats stats;
 
@@ -29,6 +30,18 @@ public final class CompiledChain {
      */
     public CompiledChain(String name, TargetProfile target, List<TrafficClass> classes, List<ClassGroup> groups,
                          List<OffloadRule> offloadRules, List<String> egress, SynthStats stats) {
+        this(name, target, classes, groups, offloadRules, List.of(), egress, stats);
+    }
+
+    /**
+     * Creates the result of a chain with a reply ingress.
+     *
+     * @param replyRules offload rules for reply traffic at the reply ingress, highest priority first
+     */
+    public CompiledChain(String name, TargetProfile target, List<TrafficClass> classes, List<ClassGroup> groups,
+                         List<OffloadRule> offloadRules, List<OffloadRule> replyRules, List<String> egress,
+                         SynthStats stats) {
+        this.replyRules = List.copyOf(replyRules);
         this.name = Objects.requireNonNull(name, "name");
         this.target = Objects.requireNonNull(target, "target");
         this.classes = List.copyOf(classes);
@@ -58,6 +71,15 @@ public final class CompiledChain {
     /** Offload rules in priority order, highest first. */
     public List<OffloadRule> offloadRules() {
         return offloadRules;
+    }
+
+    /**
+     * Offload rules for reply traffic, to be installed where replies enter (the chain's reply ingress, the
+     * second {@code ingress} entry), in priority order; empty for a chain without one. Their TO_SERVER
+     * actions name reply classes or {@link TrafficClass#REPLY_UNCLASSIFIED}.
+     */
+    public List<OffloadRule> replyRules() {
+        return replyRules;
     }
 
     /** Egress interface names ({@code nf.iface}); index = {@code [k]output} of group configs. */

@@ -13,6 +13,8 @@ import java.util.Objects;
 public final class TrafficClass {
     /** Class id used by TO_SERVER for packets the offload device could not classify. */
     public static final int UNCLASSIFIED = 0xFFFF;
+    /** Class id used by TO_SERVER in reply rules for reply packets the device could not classify. */
+    public static final int REPLY_UNCLASSIFIED = 0xFFFD;
 
     private final int id;
     private final List<String> filters;

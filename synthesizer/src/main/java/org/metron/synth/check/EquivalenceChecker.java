@@ -4,6 +4,7 @@ import org.metron.synth.ChainSpec;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.metron.synth.core.ChainModel;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.core.Synthesis;
 import org.metron.synth.hs.Field;
 import org.metron.synth.packet.Packet;
@@ -18,6 +19,12 @@ import java.util.SplittableRandom;
  * the emitted rules + group configs on the same packets; verdict, every header field, allocated ports and the
  * stateful operation must agree. The first mismatch is shrunk to a minimal packet and reported with both
  * traces.
+ * <p>
+ * For a chain with a reply ingress every forward packet is followed by a reply at that ingress, run by each
+ * side against the flow tables its own forward run left (reference: one per rewriter element; synthesized:
+ * the group's SynthRewriter): mostly the mirror of the forward packet's egress headers (it finds the
+ * mapping), sometimes that mirror with one field moved to a boundary, sometimes a packet aimed at the reply
+ * entries. A reply's fate depends on state, so this is the only way to check it.
  */
 public final class EquivalenceChecker {
     /** Result of a check. */
@@ -28,10 +35,17 @@ public final class EquivalenceChecker {
         public final long ipv6;
         /** Packets the offload device sent to the server unclassified (software classifier). */
         public final long punted;
+        /** Reply packets run after forward ones (0 without a reply ingress). */
+        public final long replies;
+        /** Replies the reference delivered (found their mapping and passed the reply path). */
+        public final long repliesDelivered;
         /** Minimal reproducing packet, both outcomes and traces; null if none. */
         public final String firstMismatch;
 
-        Report(long packets, long mismatches, long dropped, long ipv6, long punted, String firstMismatch) {
+        Report(long packets, long mismatches, long dropped, long ipv6, long punted, long replies,
+               long repliesDelivered, String firstMismatch) {
+            this.replies = replies;
+            this.repliesDelivered = repliesDelivered;
             this.punted = punted;
             this.packets = packets;
             this.mismatches = mismatches;
@@ -43,7 +57,9 @@ public final class EquivalenceChecker {
         @Override
         public String toString() {
             return packets + " packets (" + ipv6 + " IPv6, " + dropped + " dropped, " + punted
-                    + " classified in software), " + mismatches + " mismatches"
+                    + " classified in software)"
+                    + (replies == 0 ? "" : ", " + replies + " replies (" + repliesDelivered + " delivered)")
+                    + ", " + mismatches + " mismatches"
                     + (firstMismatch == null ? "" : "\n" + firstMismatch);
         }
     }
@@ -51,6 +67,8 @@ public final class EquivalenceChecker {
     private final ReferenceInterpreter ref;
     private final SynthesizedEvaluator syn;
     private final PacketGenerator gen;
+    /** Packets aimed at the reply entries; null without a reply ingress. */
+    private final PacketGenerator replyGen;
     private final SplittableRandom choices;
 
     /**
@@ -66,6 +84,7 @@ public final class EquivalenceChecker {
         this.syn = new SynthesizedEvaluator(out);
         Synthesis s = Synthesis.of(model);
         this.gen = new PacketGenerator(seed, s.entries, dpiLiterals(chain));
+        this.replyGen = model.ingresses() > 1 ? new PacketGenerator(seed ^ 0x7e91, s.reply.cubes, List.of()) : null;
         this.choices = new SplittableRandom(seed ^ 0x5eed);
     }
 
@@ -95,12 +114,16 @@ public final class EquivalenceChecker {
         long punted0 = syn.punted();
         long dropped = 0;
         long v6 = 0;
+        long replies = 0;
+        long delivered = 0;
         String first = null;
         for (long i = 0; i < n; i++) {
             Packet p = gen.next();
             long choice = choices.nextLong();
-            Outcome a = ref.run(p, choice, false);
-            Outcome b = syn.run(p, choice, false);
+            FlowState refState = replyGen == null ? null : new FlowState();
+            FlowState synState = replyGen == null ? null : new FlowState();
+            Outcome a = ref.run(p, choice, false, 0, refState);
+            Outcome b = syn.run(p, choice, false, 0, synState);
             if (p.isIp6()) {
                 v6++;
             }
@@ -112,9 +135,67 @@ public final class EquivalenceChecker {
                 if (first == null) {
                     first = explain(shrink(p, choice), choice);
                 }
+                continue;
+            }
+            if (replyGen == null) {
+                continue;
+            }
+            Packet q = replyTo(a);
+            Outcome ra = ref.run(q, choice, false, 1, refState);
+            Outcome rb = syn.run(q, choice, false, 1, synState);
+            replies++;
+            if (ra.egress >= 0) {
+                delivered++;
+            }
+            if (Outcome.diff(q, ra, rb) != null) {
+                mismatches++;
+                if (first == null) {
+                    first = explainReply(p, q, choice);
+                }
             }
         }
-        return new Report(n, mismatches, dropped, v6, syn.punted() - punted0, first);
+        return new Report(n, mismatches, dropped, v6, syn.punted() - punted0, replies, delivered, first);
+    }
+
+    /**
+     * A reply for a forward outcome: the mirror of its egress headers (half the time exactly, a quarter with
+     * one field moved to a boundary), or, for dropped packets and the last quarter, a packet aimed at the
+     * reply entries.
+     */
+    private Packet replyTo(Outcome fwd) {
+        int mode = replyGen.nextInt(4);
+        if (fwd.egress < 0 || mode == 3) {
+            return replyGen.next();
+        }
+        long[] v = fwd.packet.v.clone();
+        swap(v, Field.IP4_SRC, Field.IP4_DST);
+        swap(v, Field.IP6_SRC_HI, Field.IP6_DST_HI);
+        swap(v, Field.IP6_SRC_LO, Field.IP6_DST_LO);
+        swap(v, Field.L4_SRC, Field.L4_DST);
+        Packet mirror = PacketGenerator.wellFormed(v, fwd.packet.payload);
+        return mode == 2 ? replyGen.nudge(mirror) : replyGen.freshen(mirror);
+    }
+
+    private static void swap(long[] v, Field a, Field b) {
+        long t = v[a.ordinal()];
+        v[a.ordinal()] = v[b.ordinal()];
+        v[b.ordinal()] = t;
+    }
+
+    private String explainReply(Packet fwd, Packet reply, long choice) {
+        FlowState rs = new FlowState();
+        FlowState ss = new FlowState();
+        Outcome fa = ref.run(fwd, choice, true, 0, rs);
+        Outcome fb = syn.run(fwd, choice, true, 0, ss);
+        Outcome a = ref.run(reply, choice, true, 1, rs);
+        Outcome b = syn.run(reply, choice, true, 1, ss);
+        return "MISMATCH on reply: " + PacketText.format(reply) + " after forward packet " + PacketText.format(fwd)
+                + " (choice " + choice + ")\n  " + Outcome.diff(reply, a, b)
+                + "\n  forward traces: reference " + fa.trace + ", synthesized " + fb.trace
+                + "\n  reference reply trace: " + a.trace + " -> "
+                + (a.egress < 0 ? "drop by " + a.droppedBy : "egress " + a.egress + " " + a.stateful)
+                + "\n  synthesized reply trace: " + b.trace + " -> "
+                + (b.egress < 0 ? "drop by " + b.droppedBy : "egress " + b.egress + " " + b.stateful);
     }
 
     /** Checks one given packet; null if equivalent, else the explanation. */

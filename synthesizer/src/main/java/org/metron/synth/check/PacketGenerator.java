@@ -89,6 +89,31 @@ public final class PacketGenerator {
         return wellFormed(v, payload());
     }
 
+    /** A random int in [0, bound) from this generator's stream. */
+    public int nextInt(int bound) {
+        return rnd.nextInt(bound);
+    }
+
+    /** The packet with the fields a reply's sender chooses freely redrawn (TTL, TOS, TCP flags, payload). */
+    public Packet freshen(Packet p) {
+        long[] v = p.v.clone();
+        for (Field f : Field.values()) {
+            if (f == Field.TTL || f == Field.TOS || f.tcpFlagBit() != 0) {
+                v[f.ordinal()] = random(f);
+            }
+        }
+        return wellFormed(v, payload());
+    }
+
+    /** The packet with one field moved to one of the boundaries of this generator's entries. */
+    public Packet nudge(Packet p) {
+        long[] v = p.v.clone();
+        Field f = Field.values()[rnd.nextInt(Field.COUNT)];
+        long[] b = boundaries[f.ordinal()];
+        v[f.ordinal()] = b.length > 0 ? b[rnd.nextInt(b.length)] : random(f);
+        return wellFormed(v, p.payload);
+    }
+
     private long between(long lo, long hi) {
         if (lo == hi) {
             return lo;

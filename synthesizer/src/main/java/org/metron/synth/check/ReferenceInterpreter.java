@@ -2,6 +2,7 @@ package org.metron.synth.check;
 
 import org.metron.synth.InterfaceRef;
 import org.metron.synth.core.ChainModel;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.core.NfGraph;
 import org.metron.synth.core.Run;
 import org.metron.synth.core.SynthOps;
@@ -19,16 +20,26 @@ public final class ReferenceInterpreter {
     }
 
     /**
-     * Runs a packet (the input is not modified).
+     * Runs a forward packet on fresh state (the input is not modified).
      *
      * @param choice  pool-choice seed (see {@link Run#choose})
      * @param tracing whether to record the element trace
      */
     public Outcome run(Packet input, long choice, boolean tracing) {
+        return run(input, choice, tracing, 0, null);
+    }
+
+    /**
+     * Runs a packet entering at an ingress (0 forward, 1 replies) against flow tables.
+     *
+     * @param state flow tables the rewriters read and record in; null = fresh, unrecorded
+     */
+    public Outcome run(Packet input, long choice, boolean tracing, int ingress, FlowState state) {
         Packet p = input.copy();
         Run run = new Run(choice, tracing);
-        NfGraph g = chain.ingressNf();
-        Device src = chain.ingress();
+        run.state = state;
+        NfGraph g = chain.ingressNf(ingress);
+        Device src = chain.ingress(ingress);
         for (int nfs = 0; nfs < 1000; nfs++) {
             run.trace("enter " + g.nf + "." + src.iface());
             run.stripped = 0;

@@ -9,6 +9,7 @@ import org.metron.synth.RangeMatch;
 import org.metron.synth.RuleAction;
 import org.metron.synth.RuleMatch;
 import org.metron.synth.TrafficClass;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.core.NfGraph;
 import org.metron.synth.core.Run;
 import org.metron.synth.core.SynthOps;
@@ -38,6 +39,9 @@ public final class SynthesizedEvaluator {
     /** Device rules by decreasing priority (stable), as the device evaluates them. */
     private final List<OffloadRule> ordered;
     private final RuleIndex rules;
+    /** The same for the reply ingress's rules. */
+    private final List<OffloadRule> replyOrdered;
+    private final RuleIndex replyRules;
     private final Map<Integer, ClassGroup> groupOfClass = new HashMap<>();
     private final Map<Integer, NfGraph> graphs = new HashMap<>();
     private ClassGroup classifying;
@@ -46,13 +50,10 @@ public final class SynthesizedEvaluator {
 
     public SynthesizedEvaluator(CompiledChain out) {
         this.out = out;
-        ordered = new ArrayList<>(out.offloadRules());
-        ordered.sort((a, b) -> Integer.compare(b.priority(), a.priority()));
-        List<long[][]> sets = new ArrayList<>();
-        for (OffloadRule r : ordered) {
-            sets.add(sets(r.match()));
-        }
-        rules = new RuleIndex(sets);
+        ordered = byPriority(out.offloadRules());
+        rules = index(ordered);
+        replyOrdered = byPriority(out.replyRules());
+        replyRules = index(replyOrdered);
         for (ClassGroup g : out.groups()) {
             g.classIds().forEach(c -> groupOfClass.put(c, g));
             if (g.classifies()) {
@@ -60,6 +61,20 @@ public final class SynthesizedEvaluator {
             }
             graphs.put(g.id(), new NfGraph("group" + g.id(), g.clickConfig()));
         }
+    }
+
+    private static List<OffloadRule> byPriority(List<OffloadRule> rules) {
+        List<OffloadRule> o = new ArrayList<>(rules);
+        o.sort((a, b) -> Integer.compare(b.priority(), a.priority()));
+        return o;
+    }
+
+    private static RuleIndex index(List<OffloadRule> ordered) {
+        List<long[][]> sets = new ArrayList<>();
+        for (OffloadRule r : ordered) {
+            sets.add(sets(r.match()));
+        }
+        return new RuleIndex(sets);
     }
 
     /** The packets a device rule matches, as per-field sets over the packet model. */
@@ -107,23 +122,34 @@ public final class SynthesizedEvaluator {
         }
     }
 
-    /** Runs one packet (the input is not modified). */
+    /** Runs one forward packet on fresh state (the input is not modified). */
     public Outcome run(Packet input, long choice, boolean tracing) {
+        return run(input, choice, tracing, 0, null);
+    }
+
+    /**
+     * Runs one packet entering at an ingress (0 forward: the offload rules; 1 replies: the reply rules)
+     * against flow tables (null = fresh, unrecorded).
+     */
+    public Outcome run(Packet input, long choice, boolean tracing, int ingress, FlowState state) {
         Packet p = input.copy();
         Run run = new Run(choice, tracing);
-        long[] cand = rules.scratch();
-        rules.candidates(p.v, cand);
+        run.state = state;
+        RuleIndex index = ingress == 0 ? rules : replyRules;
+        List<OffloadRule> rulesInOrder = ingress == 0 ? ordered : replyOrdered;
+        long[] cand = index.scratch();
+        index.candidates(p.v, cand);
         int r = RuleIndex.next(cand, 0);
         ClassGroup g;
         int classBits;
         if (r < 0) {
-            if (classifying == null || !out.offloadRules().isEmpty()) {
+            if (classifying == null || !rulesInOrder.isEmpty()) {
                 return new Outcome(-1, p, new EnumMap<>(Field.class), "", "no offload rule matched", run.trace);
             }
             g = classifying;
-            classBits = TrafficClass.UNCLASSIFIED;
+            classBits = ingress == 0 ? TrafficClass.UNCLASSIFIED : TrafficClass.REPLY_UNCLASSIFIED;
         } else {
-            OffloadRule rule = ordered.get(r);
+            OffloadRule rule = rulesInOrder.get(r);
             run.trace("device rule " + r + ": " + rule);
             RuleAction a = rule.action();
             switch (a.type()) {
@@ -144,14 +170,15 @@ public final class SynthesizedEvaluator {
                     return new Outcome(a.egress(), p, new EnumMap<>(Field.class), "", null, run.trace);
                 default:
                     classBits = a.classId();
-                    g = classBits == TrafficClass.UNCLASSIFIED ? classifying : groupOfClass.get(classBits);
+                    g = classBits == TrafficClass.UNCLASSIFIED || classBits == TrafficClass.REPLY_UNCLASSIFIED
+                            ? classifying : groupOfClass.get(classBits);
                     if (g == null) {
                         return new Outcome(-1, p, new EnumMap<>(Field.class), "", "TO_SERVER(" + classBits
                                 + ") names no group", run.trace);
                     }
             }
         }
-        if (classBits == TrafficClass.UNCLASSIFIED) {
+        if (classBits == TrafficClass.UNCLASSIFIED || classBits == TrafficClass.REPLY_UNCLASSIFIED) {
             punted++;
         }
         p.set(Field.ETH_DST, TAG_OUI | ((long) (g.id() + 1) << 16) | classBits);

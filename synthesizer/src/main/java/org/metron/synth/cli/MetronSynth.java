@@ -93,9 +93,11 @@ public final class MetronSynth {
                 Files.write(d.resolve("group-" + g.id() + ".click"), g.clickConfig().getBytes(StandardCharsets.UTF_8));
             }
             long stateful = c.classes().stream().filter(TrafficClass::stateful).count();
-            out.printf("%s on %s: %d traffic classes (%d stateful), %d filter entries, %d rules offloaded, "
+            out.printf("%s on %s: %d traffic classes (%d stateful), %d filter entries, %d rules offloaded%s, "
                     + "%d entries in software, %d groups%n", chain.name(), t.name(), c.classes().size(), stateful,
-                    c.stats().entries(), c.stats().rulesOffloaded(), c.stats().rulesSoftware(), c.groups().size());
+                    c.stats().entries(), c.stats().rulesOffloaded(), c.replyRules().isEmpty() ? ""
+                            : " (" + c.replyRules().size() + " for replies)", c.stats().rulesSoftware(),
+                    c.groups().size());
             StringBuilder ph = new StringBuilder();
             c.stats().phaseNanos().forEach((k, v) -> ph.append(String.format("%s %.1f ms, ", k, v / 1e6)));
             out.printf("time: %stotal %.1f ms%nwrote %s%n", ph, c.stats().totalNanos() / 1e6, d);

@@ -1,14 +1,17 @@
 package org.metron.synth.compile;
 
-import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Synthesis.ClassInfo;
 import org.metron.synth.core.SynthOps;
 import org.metron.synth.hs.Cube;
 import org.metron.synth.hs.CubeText;
 import org.metron.synth.hs.Field;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes group configs in the dialect of docs/contracts.md: packets enter at {@code input} as Ethernet frames
@@ -27,6 +30,25 @@ final class ClickEmitter {
         sb.append("// classes ").append(ids(classes)).append(first.stateful.isEmpty() ? "" : ": " + first.stateful)
                 .append('\n');
         StringBuilder extra = new StringBuilder();
+        if (classes.stream().anyMatch(c -> c.reply)) {
+            List<ClassInfo> fwd = direction(classes, false);
+            List<ClassInfo> rep = direction(classes, true);
+            sb.append("rw :: SynthRewriter(").append(rewriterArgs(fwd.get(0))).append(");\n");
+            sb.append("input -> dir :: Classifier(");
+            for (ClassInfo c : rep) {
+                sb.append(tagPattern(c.id)).append(", ");
+            }
+            sb.append("-);\n");
+            for (int i = 0; i < rep.size(); i++) {
+                sb.append("dir[").append(i).append("] -> Strip(14) -> CheckIPHeader -> [1]rw;\n");
+            }
+            sb.append("dir[").append(rep.size()).append("] -> Strip(14) -> CheckIPHeader");
+            beforeRewrite(sb, fwd.get(0), "", extra);
+            sb.append(" -> [0]rw;\n");
+            demux(sb, "rw[0]", "fwd", fwd, egress);
+            demux(sb, "rw[1]", "rep", rep, egress);
+            return sb.append(extra).toString();
+        }
         sb.append("input -> Strip(14) -> CheckIPHeader");
         stateful(sb, first, "", extra);
         boolean same = classes.stream().allMatch(c -> tail(c, egress, false).equals(tail(first, egress, false)));
@@ -55,38 +77,125 @@ final class ClickEmitter {
 
     /**
      * The classifying group: tagged classes go straight to their pipelines, unclassified packets
-     * ({@link org.metron.synth.TrafficClass#UNCLASSIFIED}) through the software classifier.
+     * ({@link org.metron.synth.TrafficClass#UNCLASSIFIED}, replies
+     * {@link org.metron.synth.TrafficClass#REPLY_UNCLASSIFIED}) through the software classifiers. Classes of
+     * an operation that replies use ({@code answered}) share one SynthRewriter, forward at input 0 and replies
+     * at input 1; packets the software classified are tagged with their class first, so the tails after the
+     * shared rewriter can be told apart.
      */
     static String classifying(List<ClassInfo> classes, List<String> swEntries, List<Integer> swClass,
+                              List<String> swReplyEntries, List<Integer> swReplyClass, Set<String> answered,
                               List<String> egress) {
         StringBuilder sb = new StringBuilder();
         sb.append("// software classifier group: classes ").append(ids(classes)).append('\n');
         // class pipelines first: Click names must be declared before use
         StringBuilder extra = new StringBuilder();
+        Map<String, List<ClassInfo>> shared = new LinkedHashMap<>();
         for (ClassInfo c : classes) {
+            if (!c.drops() && answered.contains(c.stateful)) {
+                shared.computeIfAbsent(c.stateful, k -> new ArrayList<>()).add(c);
+                continue;
+            }
             sb.append("c").append(c.id).append(" :: Counter");
             stateful(sb, c, "_" + c.id, extra);
             sb.append(tail(c, egress, true)).append(";\n");
+        }
+        Set<Integer> retag = new HashSet<>();
+        int k = 0;
+        for (List<ClassInfo> op : shared.values()) {
+            List<ClassInfo> fwd = direction(op, false);
+            List<ClassInfo> rep = direction(op, true);
+            String rw = "rw_op" + k;
+            sb.append(rw).append(" :: SynthRewriter(").append(rewriterArgs(fwd.get(0))).append(");\n");
+            for (ClassInfo c : fwd) {
+                sb.append("c").append(c.id).append(" :: Counter");
+                beforeRewrite(sb, c, "_" + c.id, extra);
+                sb.append(" -> [0]").append(rw).append(";\n");
+            }
+            for (ClassInfo c : rep) {
+                sb.append("c").append(c.id).append(" :: Counter -> [1]").append(rw).append(";\n");
+            }
+            demux(sb, rw + "[0]", rw + "_fwd", fwd, egress);
+            demux(sb, rw + "[1]", rw + "_rep", rep, egress);
+            op.forEach(c -> retag.add(c.id));
+            k++;
         }
         sb.append(extra);
         sb.append("input -> tag :: Classifier(");
         for (ClassInfo c : classes) {
             sb.append(tagPattern(c.id)).append(", ");
         }
+        if (!swReplyEntries.isEmpty()) {
+            sb.append(tagPattern(org.metron.synth.TrafficClass.REPLY_UNCLASSIFIED)).append(", ");
+        }
         sb.append("-);\n");
         for (int i = 0; i < classes.size(); i++) {
             ClassInfo c = classes.get(i);
             sb.append("tag[").append(i).append("] -> Strip(14) -> CheckIPHeader -> c").append(c.id).append(";\n");
         }
-        sb.append("tag[").append(classes.size()).append("] -> Strip(14) -> CheckIPHeader -> sw :: IPClassifier(");
-        for (int j = 0; j < swEntries.size(); j++) {
-            sb.append(j > 0 ? ",\n    " : "\n    ").append(swEntries.get(j));
+        int next = classes.size();
+        if (!swReplyEntries.isEmpty()) {
+            softwareClassifier(sb, "tag[" + next++ + "]", "swr", swReplyEntries, swReplyClass, retag);
         }
-        sb.append(");\n");
-        for (int j = 0; j < swEntries.size(); j++) {
-            sb.append("sw[").append(j).append("] -> c").append(swClass.get(j)).append(";\n");
+        if (swEntries.isEmpty()) {
+            sb.append("tag[").append(next).append("] -> Discard;\n");
+        } else {
+            softwareClassifier(sb, "tag[" + next + "]", "sw", swEntries, swClass, retag);
         }
         return sb.toString();
+    }
+
+    private static void softwareClassifier(StringBuilder sb, String from, String name, List<String> entries,
+                                           List<Integer> cls, Set<Integer> retag) {
+        sb.append(from).append(" -> Strip(14) -> CheckIPHeader -> ").append(name).append(" :: IPClassifier(");
+        for (int j = 0; j < entries.size(); j++) {
+            sb.append(j > 0 ? ",\n    " : "\n    ").append(entries.get(j));
+        }
+        sb.append(");\n");
+        for (int j = 0; j < entries.size(); j++) {
+            int c = cls.get(j);
+            sb.append(name).append('[').append(j).append("]");
+            if (retag.contains(c)) {
+                sb.append(" -> Unstrip(14) -> StoreEtherAddress(").append(mac(0x024d00000000L | c))
+                        .append(", dst) -> Strip(14) -> CheckIPHeader");
+            }
+            sb.append(" -> c").append(c).append(";\n");
+        }
+    }
+
+    private static List<ClassInfo> direction(List<ClassInfo> classes, boolean reply) {
+        List<ClassInfo> out = new ArrayList<>();
+        classes.stream().filter(c -> c.reply == reply).forEach(out::add);
+        return out;
+    }
+
+    /** From an IP-marked rewriter output, each class's tail: straight if they share one, else by class tag. */
+    private static void demux(StringBuilder sb, String from, String name, List<ClassInfo> classes,
+                              List<String> egress) {
+        if (classes.isEmpty()) {
+            sb.append(from).append(" -> Discard;\n");
+            return;
+        }
+        ClassInfo first = classes.get(0);
+        if (classes.stream().allMatch(c -> tail(c, egress, false).equals(tail(first, egress, false)))) {
+            sb.append(from).append(tail(first, egress, true)).append(";\n");
+            return;
+        }
+        sb.append(from).append(" -> Unstrip(14) -> ").append(name).append(" :: Classifier(");
+        for (int i = 0; i < classes.size(); i++) {
+            sb.append(i > 0 ? ", " : "").append(tagPattern(classes.get(i).id));
+        }
+        sb.append(");\n");
+        for (int i = 0; i < classes.size(); i++) {
+            ClassInfo c = classes.get(i);
+            sb.append(name).append('[').append(i).append("]");
+            if (needsIp(c)) {
+                sb.append(" -> Strip(14) -> CheckIPHeader").append(tail(c, egress, true));
+            } else {
+                sb.append(tail(c, egress, false));
+            }
+            sb.append(";\n");
+        }
     }
 
     private static String ids(List<ClassInfo> classes) {
@@ -107,6 +216,19 @@ final class ClickEmitter {
         if (c.drops()) {
             return;
         }
+        beforeRewrite(sb, c, suffix, extra);
+        if (!SynthOps.pool(c.steps).isEmpty()) {
+            sb.append(" -> rw").append(suffix).append(" :: SynthRewriter(").append(rewriterArgs(c)).append(")");
+        }
+    }
+
+    /** SynthRewriter arguments of a forward class's composed pool. */
+    private static String rewriterArgs(ClassInfo c) {
+        return SynthOps.rewriterArgs(SynthOps.pool(c.steps), SynthOps.select(c.steps));
+    }
+
+    /** The stateful work of a forward class before its rewriter (SpinCycles, DPI). */
+    private static void beforeRewrite(StringBuilder sb, ClassInfo c, String suffix, StringBuilder extra) {
         long spin = SynthOps.spinCycles(c.steps);
         if (spin > 0) {
             sb.append(" -> spin").append(suffix).append(" :: SpinCycles(CYCLES ").append(spin).append(")");
@@ -119,11 +241,6 @@ final class ClickEmitter {
             }
             sb.append(")");
             extra.append("dpi").append(suffix).append("[1] -> Discard;\n");
-        }
-        List<RewritePattern> pool = SynthOps.pool(c.steps);
-        if (!pool.isEmpty()) {
-            sb.append(" -> rw").append(suffix).append(" :: SynthRewriter(")
-                    .append(SynthOps.rewriterArgs(pool, SynthOps.select(c.steps))).append(")");
         }
     }
 

@@ -15,9 +15,11 @@ import org.metron.synth.hs.CubeText;
 import org.metron.synth.hs.Field;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Split and compile: decides which filter entries the target holds (the paper's partial-offload rule over
@@ -35,12 +37,16 @@ public final class Compiler {
         public final List<TrafficClass> classes;
         public final List<ClassGroup> groups;
         public final List<OffloadRule> rules;
+        /** Rules for the reply ingress's device (empty without one). */
+        public final List<OffloadRule> replyRules;
         public final int softwareEntries;
 
-        Result(List<TrafficClass> classes, List<ClassGroup> groups, List<OffloadRule> rules, int softwareEntries) {
+        Result(List<TrafficClass> classes, List<ClassGroup> groups, List<OffloadRule> rules,
+               List<OffloadRule> replyRules, int softwareEntries) {
             this.classes = classes;
             this.groups = groups;
             this.rules = rules;
+            this.replyRules = replyRules;
             this.softwareEntries = softwareEntries;
         }
     }
@@ -48,22 +54,96 @@ public final class Compiler {
     private Compiler() {
     }
 
+    /** Device rules of one ingress's entries and the first entry left to software (size() if none). */
+    private static final class Offload {
+        final List<OffloadRule> rules = new ArrayList<>();
+        int firstPunt;
+    }
+
     /** Compiles a synthesis for a target. */
     public static Result compile(Synthesis syn, TargetProfile t, List<String> egress) {
-        int n = syn.entries.size();
-        String[] text = new String[n];
-        for (int i = 0; i < n; i++) {
-            text[i] = CubeText.format(syn.entries.get(i));
-        }
         RuleAction[] classAction = new RuleAction[syn.classes.size()];
         for (ClassInfo c : syn.classes) {
             classAction[c.id] = action(c, t);
         }
+        String[] fwdText = text(syn.forward);
+        String[] replyText = text(syn.reply);
+        Offload fwd = offload(syn.forward, classAction, t, TrafficClass.UNCLASSIFIED);
+        Offload rep = offload(syn.reply, classAction, t, TrafficClass.REPLY_UNCLASSIFIED);
+        boolean[] viaSoftware = new boolean[syn.classes.size()];
+        List<String> swEntries = new ArrayList<>();
+        List<Integer> swClass = new ArrayList<>();
+        software(syn.forward, fwd.firstPunt, fwdText, viaSoftware, swEntries, swClass);
+        List<String> swReplyEntries = new ArrayList<>();
+        List<Integer> swReplyClass = new ArrayList<>();
+        software(syn.reply, rep.firstPunt, replyText, viaSoftware, swReplyEntries, swReplyClass);
+        // a reply is answered by the flow table of its forward operation, so all classes of an operation that
+        // replies use live where any of them must: in the classifying group if one is classified in software
+        Set<String> answered = new HashSet<>();
+        for (ClassInfo c : syn.classes) {
+            if (c.repliesThroughRewriter()) {
+                answered.add(c.stateful);
+            }
+        }
+        Set<String> answeredInSoftware = new HashSet<>();
+        for (ClassInfo c : syn.classes) {
+            if (viaSoftware[c.id] && answered.contains(c.stateful) && !c.drops()) {
+                answeredInSoftware.add(c.stateful);
+            }
+        }
+        // groups
+        List<ClassGroup> groups = new ArrayList<>();
+        List<ClassInfo> swClasses = new ArrayList<>();
+        Map<String, List<ClassInfo>> byKey = new LinkedHashMap<>();
+        for (ClassInfo c : syn.classes) {
+            boolean toServer = classAction[c.id].type() == RuleAction.Type.TO_SERVER;
+            if (viaSoftware[c.id] || toServer && answeredInSoftware.contains(c.stateful)) {
+                swClasses.add(c);
+            } else if (toServer) {
+                byKey.computeIfAbsent(c.stateful, k -> new ArrayList<>()).add(c);
+            }
+        }
+        if (!swClasses.isEmpty()) {
+            String key = swClasses.stream().allMatch(c -> c.stateful.equals(swClasses.get(0).stateful))
+                    ? swClasses.get(0).stateful : "";
+            groups.add(new ClassGroup(0, ids(swClasses), ClickEmitter.classifying(swClasses, swEntries, swClass,
+                    swReplyEntries, swReplyClass, answered, egress), key, true));
+        }
+        for (Map.Entry<String, List<ClassInfo>> e : byKey.entrySet()) {
+            groups.add(new ClassGroup(groups.size(), ids(e.getValue()), ClickEmitter.group(e.getValue(), egress),
+                    e.getKey(), false));
+        }
+        int softwareEntries = swEntries.size() + swReplyEntries.size();
+        return new Result(classes(syn, egress, fwdText, replyText), groups, fwd.rules, rep.rules, softwareEntries);
+    }
+
+    private static String[] text(Synthesis.Entries e) {
+        String[] text = new String[e.size()];
+        for (int i = 0; i < text.length; i++) {
+            text[i] = CubeText.format(e.cubes.get(i));
+        }
+        return text;
+    }
+
+    /** Marks the classes of entries from the first punt on and lists those entries for the software classifier. */
+    private static void software(Synthesis.Entries e, int firstPunt, String[] text, boolean[] viaSoftware,
+                                 List<String> swEntries, List<Integer> swClass) {
+        for (int i = firstPunt; i < e.size(); i++) {
+            viaSoftware[e.classOf(i)] = true;
+            swEntries.add(text[i]);
+            swClass.add(e.classOf(i));
+        }
+    }
+
+    /** Splits one ingress's entries into device rules (punts tagged {@code unclassified}) and the software rest. */
+    private static Offload offload(Synthesis.Entries e, RuleAction[] classAction, TargetProfile t, int unclassified) {
+        int n = e.size();
+        Offload o = new Offload();
         // what the device is asked to match per entry: the entry, or a wider cube whose extra packets an
         // earlier entry already claims (first match makes them unreachable here)
         List<Cube> device = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            device.add(widen(syn.entries, i));
+            device.add(widen(e.cubes, i));
         }
         // exact device matches per entry; null = the target cannot hold this entry as it is
         List<List<RuleMatch>> exact = new ArrayList<>(n);
@@ -96,66 +176,33 @@ public final class Compiler {
         // its matchable superset sent to the server unclassified, and later entries are still offloaded; the
         // software classifier holds every entry from the first punt on, so a punted packet still finds its first
         // matching entry (it matched none of the earlier ones). Out of capacity or nothing matchable: stop.
-        List<OffloadRule> rules = new ArrayList<>();
-        boolean[] offloaded = new boolean[n];
         int budget = t.capacity() - 1;
-        int firstPunt = n;
+        o.firstPunt = n;
         for (int i = 0; i < n; i++) {
             int prio = TOP_PRIORITY - tier[i];
             List<RuleMatch> m = exact.get(i);
             if (m != null && m.size() <= budget) {
-                RuleAction a = classAction[syn.entryClass(i)];
+                RuleAction a = classAction[e.classOf(i)];
                 for (RuleMatch rm : m) {
-                    rules.add(OffloadRule.of(prio, rm, a));
+                    o.rules.add(OffloadRule.of(prio, rm, a));
                 }
                 budget -= m.size();
-                offloaded[i] = true;
                 continue;
             }
-            firstPunt = Math.min(firstPunt, i);
+            o.firstPunt = Math.min(o.firstPunt, i);
             List<RuleMatch> punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(device.get(i), t);
             if (punt == null || punt.size() > budget) {
                 break;
             }
             for (RuleMatch rm : punt) {
-                rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
+                o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified)));
             }
             budget -= punt.size();
         }
-        if (firstPunt < n && t.capacity() > 0) {
-            rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(TrafficClass.UNCLASSIFIED)));
+        if (o.firstPunt < n && t.capacity() > 0) {
+            o.rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(unclassified)));
         }
-        int softwareEntries = n - firstPunt;
-        boolean[] viaSoftware = new boolean[syn.classes.size()];
-        List<String> swEntries = new ArrayList<>();
-        List<Integer> swClass = new ArrayList<>();
-        for (int i = firstPunt; i < n; i++) {
-            viaSoftware[syn.entryClass(i)] = true;
-            swEntries.add(text[i]);
-            swClass.add(syn.entryClass(i));
-        }
-        // groups
-        List<ClassGroup> groups = new ArrayList<>();
-        List<ClassInfo> swClasses = new ArrayList<>();
-        Map<String, List<ClassInfo>> byKey = new LinkedHashMap<>();
-        for (ClassInfo c : syn.classes) {
-            if (viaSoftware[c.id]) {
-                swClasses.add(c);
-            } else if (classAction[c.id].type() == RuleAction.Type.TO_SERVER) {
-                byKey.computeIfAbsent(c.stateful, k -> new ArrayList<>()).add(c);
-            }
-        }
-        if (!swClasses.isEmpty()) {
-            String key = swClasses.stream().allMatch(c -> c.stateful.equals(swClasses.get(0).stateful))
-                    ? swClasses.get(0).stateful : "";
-            groups.add(new ClassGroup(0, ids(swClasses), ClickEmitter.classifying(swClasses, swEntries, swClass,
-                    egress), key, true));
-        }
-        for (Map.Entry<String, List<ClassInfo>> e : byKey.entrySet()) {
-            groups.add(new ClassGroup(groups.size(), ids(e.getValue()), ClickEmitter.group(e.getValue(), egress),
-                    e.getKey(), false));
-        }
-        return new Result(classes(syn, egress, text), groups, rules, softwareEntries);
+        return o;
     }
 
     /** How far back {@link #widen} looks for an entry that claims the extra packets. */
@@ -212,21 +259,27 @@ public final class Compiler {
         return out;
     }
 
-    private static List<TrafficClass> classes(Synthesis syn, List<String> egress, String[] text) {
+    private static List<TrafficClass> classes(Synthesis syn, List<String> egress, String[] fwdText,
+                                              String[] replyText) {
         List<List<String>> filters = new ArrayList<>();
         for (int i = 0; i < syn.classes.size(); i++) {
             filters.add(new ArrayList<>());
         }
-        for (int i = 0; i < syn.entries.size(); i++) {
-            filters.get(syn.entryClass(i)).add(text[i]);
+        for (int i = 0; i < syn.forward.size(); i++) {
+            filters.get(syn.forward.classOf(i)).add(fwdText[i]);
+        }
+        for (int i = 0; i < syn.reply.size(); i++) {
+            filters.get(syn.reply.classOf(i)).add(replyText[i]);
         }
         List<TrafficClass> out = new ArrayList<>();
         for (ClassInfo c : syn.classes) {
-            StringBuilder ops = new StringBuilder();
+            StringBuilder ops = new StringBuilder(c.reply ? "reply: " : "");
             if (c.drops()) {
                 ops.append("drop");
             } else {
-                if (!c.stateful.isEmpty()) {
+                if (c.repliesThroughRewriter()) {
+                    ops.append("restore by input 1 of the SynthRewriter of '").append(c.stateful).append("'; ");
+                } else if (!c.stateful.isEmpty()) {
                     ops.append(c.stateful).append("; ");
                 }
                 c.writes.forEach((f, v) -> ops.append("set ").append(f.matchField()).append(' ')

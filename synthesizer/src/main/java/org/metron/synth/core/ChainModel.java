@@ -33,9 +33,10 @@ public final class ChainModel {
         for (NfSpec nf : spec.nfs()) {
             nfs.put(nf.name(), new NfGraph(nf.name(), nf.click()));
         }
-        if (spec.ingress().size() != 1) {
+        if (spec.ingress().size() > 2) {
             throw new SynthesisException("unsupported construct: chain '" + spec.name() + "' has "
-                    + spec.ingress().size() + " ingress interfaces; Metron synthesizes one ingress per chain");
+                    + spec.ingress().size() + " ingress interfaces; Metron synthesizes one forward ingress and "
+                    + "at most one reply ingress (the second entry)");
         }
         for (ChainLink l : spec.links()) {
             requireSink(l.from(), "link from");
@@ -75,14 +76,19 @@ public final class ChainModel {
         return nfs.get(name);
     }
 
-    /** The chain's single ingress source element. */
-    public Device ingress() {
-        InterfaceRef r = spec.ingress().get(0);
+    /** Number of ingresses: 1, or 2 when the chain has a reply ingress (index 1). */
+    public int ingresses() {
+        return spec.ingress().size();
+    }
+
+    /** The source element of ingress i (0 = forward traffic, 1 = replies entering from the egress side). */
+    public Device ingress(int i) {
+        InterfaceRef r = spec.ingress().get(i);
         return nfs.get(r.nf()).source(r.iface());
     }
 
-    public NfGraph ingressNf() {
-        return nfs.get(spec.ingress().get(0).nf());
+    public NfGraph ingressNf(int i) {
+        return nfs.get(spec.ingress().get(i).nf());
     }
 
     /** Where packets leaving nf.iface go next: the next NF's input, or null. */

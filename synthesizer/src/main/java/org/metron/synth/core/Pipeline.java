@@ -28,8 +28,9 @@ public final class Pipeline {
         phases.put("parse", t1 - t0);
         phases.put("synthesize", t2 - t1);
         phases.put("split+compile", t3 - t2);
-        SynthStats stats = new SynthStats(r.classes.size(), syn.entries.size(), r.rules.size(), r.softwareEntries,
-                phases);
-        return new CompiledChain(chain.name(), target, r.classes, r.groups, r.rules, model.egressNames(), stats);
+        SynthStats stats = new SynthStats(r.classes.size(), syn.forward.size() + syn.reply.size(),
+                r.rules.size() + r.replyRules.size(), r.softwareEntries, phases);
+        return new CompiledChain(chain.name(), target, r.classes, r.groups, r.rules, r.replyRules, model.egressNames(),
+                stats);
     }
 }

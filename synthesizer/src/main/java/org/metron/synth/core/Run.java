@@ -20,6 +20,8 @@ public final class Run {
     public final List<StatefulStep> steps = new ArrayList<>();
     /** Fields set from a port range (value = "lo-hi"): compared by range, not by the concrete value. */
     public final Map<Field, String> allocated = new EnumMap<>(Field.class);
+    /** Flow tables this run reads and records mappings in; null = fresh state, nothing recorded. */
+    public FlowState state;
     /** Element that dropped the packet, for traces. */
     public String droppedBy;
     /** Element-by-element trace, when enabled. */

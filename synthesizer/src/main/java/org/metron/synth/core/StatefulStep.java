@@ -4,16 +4,17 @@ import java.util.List;
 
 /**
  * One stateful element a class passes through: a flow rewriter with its pattern pool (NAPT, LB: one pattern
- * is chosen per new flow) or a DPI element with its signatures. Immutable.
+ * is chosen per new flow), a rewriter's reply input undoing that pool's mapping for replies, or a DPI element
+ * with its signatures. Immutable.
  */
 public final class StatefulStep {
     /** Kinds of stateful work. */
-    public enum Kind { REWRITE, DPI, SPIN }
+    public enum Kind { REWRITE, REPLY, DPI, SPIN }
 
     public final Kind kind;
     /** {@code nf/element[input]}: which element, for traces. */
     public final String where;
-    /** Rewrite pool (REWRITE), in the element's order; one entry = no choice. */
+    /** Rewrite pool (REWRITE; REPLY: the forward pool whose mappings it undoes), in the element's order. */
     public final List<RewritePattern> pool;
     /** "roundrobin" or "maglev" for pools. */
     public final String select;
@@ -40,6 +41,11 @@ public final class StatefulStep {
         return new StatefulStep(Kind.REWRITE, where, pool, select, List.of());
     }
 
+    /** A reply input of a rewriter: restores the tuple of the flow that {@code pool} rewrote. */
+    public static StatefulStep reply(String where, List<RewritePattern> pool, String select) {
+        return new StatefulStep(Kind.REPLY, where, pool, select, List.of());
+    }
+
     public static StatefulStep dpi(String where, List<String> signatures) {
         return new StatefulStep(Kind.DPI, where, List.of(), "", signatures);
     }
@@ -52,6 +58,9 @@ public final class StatefulStep {
     public String toString() {
         if (kind == Kind.SPIN) {
             return "spin@" + where + "(" + cycles + ")";
+        }
+        if (kind == Kind.REPLY) {
+            return "reply@" + where + pool;
         }
         return kind == Kind.REWRITE ? "rewrite@" + where + pool + (pool.size() > 1 ? " " + select : "")
                 : "dpi@" + where + signatures;

@@ -24,9 +24,12 @@ public final class SymState {
     public final int stripped;
     public final boolean ipMarked;
     public final List<StatefulStep> steps;
+    /** True for replies (from the reply ingress); false for forward traffic, each packet a new flow's first. */
+    public final boolean reply;
 
     private SymState(Cube filter, long[][] cur, boolean[] stateful, int ttlDec, int stripped, boolean ipMarked,
-                     List<StatefulStep> steps) {
+                     List<StatefulStep> steps, boolean reply) {
+        this.reply = reply;
         this.filter = filter;
         this.cur = cur;
         this.stateful = stateful;
@@ -47,9 +50,10 @@ public final class SymState {
         }
     }
 
-    /** All packets entering at an ingress (Ethernet frames, nothing done yet). */
-    public static SymState initial(Cube filter) {
-        return new SymState(filter, new long[Field.COUNT][], new boolean[Field.COUNT], 0, 0, false, List.of());
+    /** All packets entering at an ingress (Ethernet frames, nothing done yet); reply = the reply ingress. */
+    public static SymState initial(Cube filter, boolean reply) {
+        return new SymState(filter, new long[Field.COUNT][], new boolean[Field.COUNT], 0, 0, false, List.of(),
+                reply);
     }
 
     /** Current value set of f, or null if f still holds the original value. */
@@ -91,7 +95,7 @@ public final class SymState {
                 return null;
             }
         }
-        return f == filter ? this : new SymState(f, cur, stateful, ttlDec, stripped, ipMarked, steps);
+        return f == filter ? this : new SymState(f, cur, stateful, ttlDec, stripped, ipMarked, steps, reply);
     }
 
     private static long[] shift(long[] s, int by) {
@@ -119,29 +123,29 @@ public final class SymState {
         boolean[] s = stateful.clone();
         c[f.ordinal()] = values;
         s[f.ordinal()] = byStatefulElement;
-        return new SymState(filter, c, s, ttlDec, stripped, ipMarked, steps);
+        return new SymState(filter, c, s, ttlDec, stripped, ipMarked, steps, reply);
     }
 
     public SymState decTtl() {
-        return new SymState(filter, cur, stateful, ttlDec + 1, stripped, ipMarked, steps);
+        return new SymState(filter, cur, stateful, ttlDec + 1, stripped, ipMarked, steps, reply);
     }
 
     public SymState strip(int bytes) {
-        return new SymState(filter, cur, stateful, ttlDec, stripped + bytes, ipMarked, steps);
+        return new SymState(filter, cur, stateful, ttlDec, stripped + bytes, ipMarked, steps, reply);
     }
 
     /** The same packets at the entry of the next NF: its own elements must mark the IP header again. */
     public SymState withIpUnmarked() {
-        return new SymState(filter, cur, stateful, ttlDec, stripped, false, steps);
+        return new SymState(filter, cur, stateful, ttlDec, stripped, false, steps, reply);
     }
 
     public SymState markIp() {
-        return new SymState(filter, cur, stateful, ttlDec, stripped, true, steps);
+        return new SymState(filter, cur, stateful, ttlDec, stripped, true, steps, reply);
     }
 
     public SymState step(StatefulStep st) {
         List<StatefulStep> n = new ArrayList<>(steps);
         n.add(st);
-        return new SymState(filter, cur, stateful, ttlDec, stripped, ipMarked, Collections.unmodifiableList(n));
+        return new SymState(filter, cur, stateful, ttlDec, stripped, ipMarked, Collections.unmodifiableList(n), reply);
     }
 }

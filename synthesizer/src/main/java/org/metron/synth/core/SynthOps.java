@@ -7,6 +7,8 @@ import java.util.List;
  * The one definition of how a class's stateful steps collapse into a single {@code SynthRewriter}: rewrite
  * pools are multiplied (later steps override earlier fields; the first step's choice varies fastest, which
  * is how {@link Run#choose} splits one choice into per-element digits), DPI signatures are concatenated.
+ * Reply steps (rewriters' reply inputs, met in reverse chain order) undo the composition of their pools in
+ * forward order: one lookup in input 1 of the SynthRewriter that made the forward mapping.
  */
 public final class SynthOps {
     private SynthOps() {
@@ -14,9 +16,35 @@ public final class SynthOps {
 
     /** The composed pattern pool of the rewrite steps, or an empty list if there are none. */
     public static List<RewritePattern> pool(List<StatefulStep> steps) {
+        return compose(steps, StatefulStep.Kind.REWRITE);
+    }
+
+    /** The forward pool whose mappings reply steps undo (their pools composed in forward order). */
+    public static List<RewritePattern> replyPool(List<StatefulStep> steps) {
+        List<StatefulStep> forward = new ArrayList<>(steps);
+        java.util.Collections.reverse(forward);
+        return compose(forward, StatefulStep.Kind.REPLY);
+    }
+
+    /** True if the steps include a rewriter's reply input. */
+    public static boolean isReply(List<StatefulStep> steps) {
+        return steps.stream().anyMatch(s -> s.kind == StatefulStep.Kind.REPLY);
+    }
+
+    /**
+     * The rewriter a class's flows are kept in, as {@code SynthRewriter(...)} text: for forward steps their
+     * composed pool, for reply steps the pool they undo. Empty if there is no rewrite. A reply class is
+     * answered by the SynthRewriter of the forward classes with the same text.
+     */
+    public static String rewriter(List<StatefulStep> steps) {
+        List<RewritePattern> pool = isReply(steps) ? replyPool(steps) : pool(steps);
+        return pool.isEmpty() ? "" : "SynthRewriter(" + rewriterArgs(pool, select(steps)) + ")";
+    }
+
+    private static List<RewritePattern> compose(List<StatefulStep> steps, StatefulStep.Kind kind) {
         List<RewritePattern> acc = null;
         for (StatefulStep s : steps) {
-            if (s.kind != StatefulStep.Kind.REWRITE) {
+            if (s.kind != kind) {
                 continue;
             }
             if (acc == null) {
@@ -38,7 +66,7 @@ public final class SynthOps {
     public static String select(List<StatefulStep> steps) {
         String sel = "roundrobin";
         for (StatefulStep s : steps) {
-            if (s.kind == StatefulStep.Kind.REWRITE && s.pool.size() > 1) {
+            if (s.kind != StatefulStep.Kind.DPI && s.kind != StatefulStep.Kind.SPIN && s.pool.size() > 1) {
                 sel = s.select;
             }
         }
@@ -81,6 +109,9 @@ public final class SynthOps {
         if (steps.isEmpty()) {
             return "";
         }
+        if (isReply(steps)) {
+            return "reply " + rewriter(steps);
+        }
         StringBuilder sb = new StringBuilder();
         if (spinCycles(steps) > 0) {
             sb.append("SpinCycles(CYCLES ").append(spinCycles(steps)).append(")");
@@ -89,10 +120,9 @@ public final class SynthOps {
         if (!sigs.isEmpty()) {
             sb.append(sb.length() > 0 ? " " : "").append("DPI(").append(String.join(", ", sigs)).append(")");
         }
-        List<RewritePattern> pool = pool(steps);
-        if (!pool.isEmpty()) {
-            sb.append(sb.length() > 0 ? " " : "").append("SynthRewriter(").append(rewriterArgs(pool, select(steps)))
-                    .append(")");
+        String rw = rewriter(steps);
+        if (!rw.isEmpty()) {
+            sb.append(sb.length() > 0 ? " " : "").append(rw);
         }
         return sb.toString();
     }

@@ -20,6 +20,10 @@ import java.util.Map;
  * first-match order. Every leaf (egress or drop) becomes one filter entry; the entries' order is the global
  * first-match order, so a packet belongs to the class of the first entry it matches. Leaves with the same
  * operations (egress, stateless writes, TTL decrements, stateful operation) share a class.
+ * <p>
+ * A chain with a reply ingress (its second ingress) is walked again from there, after the forward walk, into
+ * a second entry list: reply classes, whose stateful part is input 1 of the SynthRewriter that holds the
+ * forward flows they answer (the forward classes whose composed pool the reply's steps undo).
  */
 public final class Synthesis {
     /** What a class does; equal keys = same class. */
@@ -29,17 +33,27 @@ public final class Synthesis {
         public final Map<Field, Long> writes;
         public final int ttlDec;
         public final List<StatefulStep> steps;
+        /** The stateful operation; for a reply class, that of the forward classes whose flows it answers. */
         public final String stateful;
+        /** True for a class of the reply ingress. */
+        public final boolean reply;
         final String key;
 
-        ClassInfo(int id, int egress, Map<Field, Long> writes, int ttlDec, List<StatefulStep> steps, String key) {
+        ClassInfo(int id, int egress, Map<Field, Long> writes, int ttlDec, List<StatefulStep> steps, String stateful,
+                  boolean reply, String key) {
             this.id = id;
             this.egress = egress;
             this.writes = writes;
             this.ttlDec = ttlDec;
             this.steps = steps;
-            this.stateful = egress < 0 ? "" : SynthOps.canonical(steps);
+            this.stateful = stateful;
+            this.reply = reply;
             this.key = key;
+        }
+
+        /** True for a reply class answered by a SynthRewriter's input 1. */
+        public boolean repliesThroughRewriter() {
+            return reply && !steps.isEmpty() && egress >= 0;
         }
 
         public boolean drops() {
@@ -47,8 +61,37 @@ public final class Synthesis {
         }
     }
 
-    public final List<Cube> entries = new ArrayList<>();
-    private int[] entryClass = new int[1024];
+    /** Filter entries of one ingress in first-match order, each with its class. */
+    public static final class Entries {
+        public final List<Cube> cubes = new ArrayList<>();
+        private int[] cls = new int[1024];
+
+        void add(Cube c, int classId) {
+            int i = cubes.size();
+            if (i == cls.length) {
+                cls = java.util.Arrays.copyOf(cls, i * 2);
+            }
+            cls[i] = classId;
+            cubes.add(c);
+        }
+
+        /** Class of entry i. */
+        public int classOf(int i) {
+            return cls[i];
+        }
+
+        public int size() {
+            return cubes.size();
+        }
+    }
+
+    /** Forward entries (ingress 0). */
+    public final Entries forward = new Entries();
+    /** Reply entries (ingress 1; empty without a reply ingress). */
+    public final Entries reply = new Entries();
+    /** Forward entries' cubes (= forward.cubes). */
+    public final List<Cube> entries = forward.cubes;
+    private Entries current = forward;
     public final List<ClassInfo> classes = new ArrayList<>();
     private final Map<String, ClassInfo> byKey = new HashMap<>();
     private final ChainModel chain;
@@ -63,13 +106,17 @@ public final class Synthesis {
         Synthesis s = new Synthesis(chain);
         Cube ip = Cube.of(Field.ETH_TYPE, IntervalSet.union(IntervalSet.point(Field.ETH_IP4),
                 IntervalSet.point(Field.ETH_IP6)));
-        s.enter(chain.ingressNf(), chain.ingress(), SymState.initial(ip));
+        s.enter(chain.ingressNf(0), chain.ingress(0), SymState.initial(ip, false));
+        if (chain.ingresses() > 1) {
+            s.current = s.reply;
+            s.enter(chain.ingressNf(1), chain.ingress(1), SymState.initial(ip, true));
+        }
         return s;
     }
 
-    /** Class of entry i. */
+    /** Class of forward entry i. */
     public int entryClass(int i) {
-        return entryClass[i];
+        return forward.classOf(i);
     }
 
     private void enter(NfGraph nf, Device source, SymState s) {
@@ -132,6 +179,17 @@ public final class Synthesis {
         StringBuilder key = new StringBuilder();
         int ttl = 0;
         List<StatefulStep> steps = List.of();
+        boolean reply = current == this.reply;
+        String stateful = "";
+        if (reply && egress >= 0 && !s.steps.isEmpty()) {
+            stateful = home(s.steps);
+            if (stateful == null) {
+                egress = -1;  // no forward flow is rewritten this way: no reply can find a mapping
+            }
+        }
+        if (reply) {
+            key.append("reply|");
+        }
         if (egress >= 0) {
             for (Field f : Field.values()) {
                 long[] v = s.current(f);
@@ -141,32 +199,60 @@ public final class Synthesis {
             }
             ttl = s.ttlDec;
             steps = s.steps;
-            key.append(egress).append('|').append(writes).append('|').append(ttl).append('|')
-                    .append(SynthOps.canonical(steps));
+            if (!reply) {
+                stateful = SynthOps.canonical(steps);
+            }
+            key.append(egress).append('|').append(writes).append('|').append(ttl).append('|').append(stateful);
         } else {
             key.append("drop");
         }
         String k = key.toString();
         ClassInfo c = byKey.get(k);
         if (c == null) {
-            c = new ClassInfo(classes.size(), egress, writes, ttl, steps, k);
+            c = new ClassInfo(classes.size(), egress, writes, ttl, steps, stateful, reply, k);
             classes.add(c);
             byKey.put(k, c);
         }
-        int i = entries.size();
-        if (i == entryClass.length) {
-            entryClass = java.util.Arrays.copyOf(entryClass, i * 2);
+        current.add(s.filter, c.id);
+    }
+
+    /**
+     * The stateful operation of the forward classes whose flows replies with these steps answer, or null if
+     * no forward class rewrites that way.
+     *
+     * @throws SynthesisException if the reply path meets other stateful work, or two forward operations keep
+     *                            such flows (the reply could not tell whose flow table to look in)
+     */
+    private String home(List<StatefulStep> steps) {
+        for (StatefulStep st : steps) {
+            if (st.kind != StatefulStep.Kind.REPLY) {
+                throw new SynthesisException("unsupported construct: chain '" + chain.spec.name() + "': reply "
+                        + "traffic passes " + st.where + " (" + st.kind.name().toLowerCase(java.util.Locale.ROOT)
+                        + ") as well as rewriter reply inputs; reply paths may only undo rewrites");
+            }
         }
-        entryClass[i] = c.id;
-        entries.add(s.filter);
+        String rw = SynthOps.rewriter(steps);
+        String found = null;
+        for (ClassInfo c : classes) {
+            if (!c.reply && !c.drops() && SynthOps.rewriter(c.steps).equals(rw)) {
+                if (found != null && !found.equals(c.stateful)) {
+                    throw new SynthesisException("unsupported construct: chain '" + chain.spec.name() + "': "
+                            + "replies undoing " + rw + " could belong to flows of '" + found + "' or of '"
+                            + c.stateful + "', which keep separate flow tables");
+                }
+                found = c.stateful;
+            }
+        }
+        return found;
     }
 
     /** Throws if the chain produced more classes than tags can carry. */
     public void checkLimits() {
-        // class indices ffff (unclassified) and fffe (egress marker) are reserved (docs/contracts.md#tags)
-        if (classes.size() > 0xFFFE) {
+        // class indices ffff/fffd (unclassified forward/reply) and fffe (egress marker) are reserved
+        // (docs/contracts.md#tags)
+        if (classes.size() > 0xFFFD) {
             throw new SynthesisException("chain '" + chain.spec.name() + "' has " + classes.size()
-                    + " traffic classes; tags carry at most 65534 (0..65533)");
+                    + " traffic classes; tags carry at most 65533 (0..65532)");
         }
     }
 }

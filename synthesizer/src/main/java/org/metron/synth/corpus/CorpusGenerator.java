@@ -175,6 +175,14 @@ public final class CorpusGenerator {
                 + "fam[1] -> nat6 :: IPRewriter(pattern 2001:db8:ffff::1 1024-65535 - - 0 1, drop) -> out;\n";
     }
 
+    /** The NAPT with its reply direction: replies enter at in1, meet the mappings (input 1), leave at out1. */
+    public static String naptWithReplies() {
+        return napt() + "// replies: restored by the mappings, dropped without one\n"
+                + "back :: Unstrip(14) -> ToDevice(out1);\n"
+                + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> rfam :: IPClassifier(ip vers 4, ip vers 6);\n"
+                + "rfam[0] -> [1]nat4[1] -> back;\nrfam[1] -> [1]nat6[1] -> back;\n";
+    }
+
     /** Round-robin LB of web traffic over three backends per family; other traffic passes. */
     public static String lb() {
         return "// round-robin load balancer for tcp/80\n"
@@ -187,6 +195,22 @@ public final class CorpusGenerator {
                 + "web[0] -> lb4 :: IPRewriter(rr4, drop) -> out;\n"
                 + "web[1] -> lb6 :: IPRewriter(rr6, drop) -> out;\n"
                 + "web[2] -> out;\n";
+    }
+
+    /** The LB with its reply direction: backend replies meet the LB mappings, other replies pass. */
+    public static String lbWithReplies() {
+        return lb() + "// replies: from a backend's 8080 to the LB mappings, the rest passes\n"
+                + "back :: Unstrip(14) -> ToDevice(out1);\n"
+                + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> rweb :: IPClassifier(\n"
+                + "  ip vers 4 and src net 10.10.0.0/24 and tcp src port 8080,\n"
+                + "  ip vers 6 and src net 2001:db8:10::/64 and tcp src port 8080, -);\n"
+                + "rweb[0] -> [1]lb4[1] -> back;\nrweb[1] -> [1]lb6[1] -> back;\nrweb[2] -> back;\n";
+    }
+
+    /** A firewall whose reply direction (in1 -> out1) drops replies with a reserved TOS. */
+    public static String firewallWithReplies(int n, long seed) {
+        return firewall(n, seed) + "// replies\nFromDevice(in1) -> Strip(14) -> CheckIPHeader\n"
+                + "  -> IPFilter(deny ip tos 255, allow all) -> Unstrip(14) -> ToDevice(out1);\n";
     }
 
     /** DPI with Snort-like content strings and regular expressions; matches are dropped. */
@@ -232,6 +256,23 @@ public final class CorpusGenerator {
                 new String[] {firewall(rules, seed), napt(), lb()});
     }
 
+    /**
+     * FW(n) -> NAPT -> LB with replies: forward traffic enters fw.in0 and leaves lb.out0; replies enter lb.in1,
+     * pass lb, napt and fw back to front (through the rewriters' reply inputs) and leave fw.out1.
+     */
+    public static ChainSpec fwNaptLbReplies(int rules, long seed) {
+        List<NfSpec> nfs = List.of(NfSpec.of("fw", firewallWithReplies(rules, seed)),
+                NfSpec.of("napt", naptWithReplies()), NfSpec.of("lb", lbWithReplies()));
+        List<ChainLink> links = List.of(
+                ChainLink.of(InterfaceRef.of("fw", "out0"), InterfaceRef.of("napt", "in0")),
+                ChainLink.of(InterfaceRef.of("napt", "out0"), InterfaceRef.of("lb", "in0")),
+                ChainLink.of(InterfaceRef.of("lb", "out1"), InterfaceRef.of("napt", "in1")),
+                ChainLink.of(InterfaceRef.of("napt", "out1"), InterfaceRef.of("fw", "in1")));
+        return new ChainSpec("fw" + rules + "-napt-lb-replies", nfs, links,
+                List.of(InterfaceRef.of("fw", "in0"), InterfaceRef.of("lb", "in1")),
+                List.of(InterfaceRef.of("lb", "out0"), InterfaceRef.of("fw", "out1")), Deployment.DEFAULT);
+    }
+
     /** The corpus: name -> chain. */
     public static List<ChainSpec> corpus() {
         List<ChainSpec> out = new ArrayList<>();
@@ -242,6 +283,7 @@ public final class CorpusGenerator {
         out.add(linear("router-napt-lb", new String[] {"router", "napt", "lb"},
                 new String[] {router(3117, 6), napt(), lb()}));
         out.add(linear("acl-napt", new String[] {"acl", "napt"}, new String[] {acl(725, 7), napt()}));
+        out.add(fwNaptLbReplies(500, 8));
         return out;
     }
 

@@ -4,6 +4,7 @@ import org.metron.synth.IpPrefix;
 import org.metron.synth.click.Arg;
 import org.metron.synth.click.ClickConfig;
 import org.metron.synth.click.ElementDecl;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.core.Out;
 import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Run;
@@ -25,10 +26,15 @@ import java.util.Set;
  * {@code MAPPER} (a RoundRobinIPMapper element: a pool, one pattern per new flow), {@code keep FOUT ROUT},
  * {@code pass OUT} / {@code nochange OUT}, {@code drop} / {@code discard}.
  * <p>
- * Forward traffic only: every packet is the first of a new flow, as the equivalence checker runs each packet
- * on fresh state. Packets the element does not handle (not TCP/UDP or a non-first fragment for the port
- * rewriters, other IP family than the pattern's) are passed by {@code pass} inputs and dropped otherwise.
- * Traffic reaching a {@code drop} input (reply traffic) is refused as unsupported: its fate depends on state.
+ * Forward traffic: every packet is the first of a new flow (a mapping is created; the checker runs each
+ * forward packet on fresh state). Packets the element does not handle (not TCP/UDP or a non-first fragment for
+ * the port rewriters, other IP family than the pattern's) are passed by {@code pass} inputs and dropped
+ * otherwise. Traffic reaching a {@code drop} input is reply traffic: a packet whose tuple is the reverse of a
+ * mapping's rewritten tuple is restored to the reverse of the flow's original tuple and leaves at that input
+ * spec's ROUTPUT; anything else is dropped. Symbolically a reply input splits its state into the reply shapes
+ * of the forward specs (the tuples their patterns can produce, reversed) and the rest (dropped: no mapping
+ * can match it); which mapping, if any, a packet of a reply shape hits is flow state, decided in software by
+ * the SynthRewriter's input 1. Replies match reverse mappings only (not Click's forward lookup on every input).
  */
 public final class Rewriter extends Element {
     private enum Kind { POOL, KEEP, PASS, DROP }
@@ -37,13 +43,15 @@ public final class Rewriter extends Element {
         final Kind kind;
         final List<RewritePattern> pool;
         final int fout;
+        final int rout;
         final String select;
         final Arg arg;
 
-        Spec(Kind kind, List<RewritePattern> pool, int fout, String select, Arg arg) {
+        Spec(Kind kind, List<RewritePattern> pool, int fout, int rout, String select, Arg arg) {
             this.kind = kind;
             this.pool = pool;
             this.fout = fout;
+            this.rout = rout;
             this.select = select;
             this.arg = arg;
         }
@@ -70,7 +78,7 @@ public final class Rewriter extends Element {
         for (Arg a : args.positional) {
             Spec s = spec(a, cfg);
             specs.add(s);
-            max = Math.max(max, s.fout);
+            max = Math.max(max, Math.max(s.fout, s.rout));
         }
         outputs = max + 1;
     }
@@ -83,11 +91,11 @@ public final class Rewriter extends Element {
                     if (w.length == 7) {
                         RewritePattern p = RewritePattern.parse(w[1], w[2], w[3], w[4]);
                         checkAddrOnly(a, p);
-                        return new Spec(Kind.POOL, List.of(p), port(w[5], a), "roundrobin", a);
+                        return new Spec(Kind.POOL, List.of(p), port(w[5], a), port(w[6], a), "roundrobin", a);
                     }
                     if (w.length == 4) {
-                        return new Spec(Kind.POOL, List.of(namedPattern(w[1], a, cfg)), port(w[2], a), "roundrobin",
-                                a);
+                        return new Spec(Kind.POOL, List.of(namedPattern(w[1], a, cfg)), port(w[2], a), port(w[3], a),
+                                "roundrobin", a);
                     }
                     throw error(a, "expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT' or "
                             + "'pattern NAME FOUTPUT ROUTPUT', found '" + a.normalized() + "'");
@@ -96,17 +104,17 @@ public final class Rewriter extends Element {
                         throw error(a, "expected 'keep FOUTPUT ROUTPUT'");
                     }
                     return new Spec(Kind.KEEP, List.of(new RewritePattern(null, null, null, null)), port(w[1], a),
-                            "roundrobin", a);
+                            port(w[2], a), "roundrobin", a);
                 case "pass": case "nochange":
                     if (w.length != 2) {
                         throw error(a, "expected '" + w[0] + " OUTPUT'");
                     }
-                    return new Spec(Kind.PASS, List.of(), port(w[1], a), "", a);
+                    return new Spec(Kind.PASS, List.of(), port(w[1], a), 0, "", a);
                 case "drop": case "discard":
                     if (w.length != 1) {
                         throw error(a, "'" + w[0] + "' takes no further words");
                     }
-                    return new Spec(Kind.DROP, List.of(), 0, "", a);
+                    return new Spec(Kind.DROP, List.of(), 0, 0, "", a);
                 default:
                     if (w.length == 1) {
                         return mapper(w[0], a, cfg);
@@ -162,6 +170,7 @@ public final class Rewriter extends Element {
         String select = d.className().equals("MaglevIPMapper") ? "maglev" : "roundrobin";
         List<RewritePattern> pool = new ArrayList<>();
         int fout = -1;
+        int rout = -1;
         for (Arg p : d.args()) {
             String[] w = Args.words(p);
             if (w.length != 6) {
@@ -171,11 +180,13 @@ public final class Rewriter extends Element {
             RewritePattern rp = RewritePattern.parse(w[0], w[1], w[2], w[3]);
             checkAddrOnly(a, rp);
             int fo = port(w[4], p);
-            if (fout >= 0 && fo != fout) {
+            int ro = port(w[5], p);
+            if (fout >= 0 && (fo != fout || ro != rout)) {
                 throw new org.metron.synth.SynthesisException(nf, name, p.line(), p.column(),
-                        "unsupported construct: RoundRobinIPMapper patterns with different forward outputs");
+                        "unsupported construct: RoundRobinIPMapper patterns with different outputs");
             }
             fout = fo;
+            rout = ro;
             pool.add(rp);
         }
         if (pool.isEmpty()) {
@@ -192,7 +203,7 @@ public final class Rewriter extends Element {
                         + "patterns and rewrites it in others");
             }
         }
-        return new Spec(Kind.POOL, pool, fout, select, a);
+        return new Spec(Kind.POOL, pool, fout, rout, select, a);
     }
 
     @Override
@@ -224,10 +235,18 @@ public final class Rewriter extends Element {
     public int push(Packet p, int in, Run run) {
         Spec s = specs.get(in);
         if (s.kind == Kind.DROP) {
-            if (run.trace != null) {
-                run.droppedBy = id() + " (input " + in + " spec drop, no mapping)";
+            FlowState.Mapping m = run.state == null || !eligible(s).eval(p.v) ? null : run.state.lookup(id(), p);
+            if (m == null) {
+                if (run.trace != null) {
+                    run.droppedBy = id() + " (input " + in + " spec drop, no mapping)";
+                }
+                return Out.DROP;
             }
-            return Out.DROP;
+            Spec fwd = specs.get(m.spec);
+            FlowState.restore(p, m);
+            run.steps.add(StatefulStep.reply(id() + "[" + m.spec + "]", fwd.pool, fwd.select));
+            run.trace(id() + " reply restored by the mapping of input " + m.spec);
+            return m.output;
         }
         if (!eligible(s).eval(p.v)) {
             if (s.kind == Kind.PASS) {
@@ -242,7 +261,11 @@ public final class Rewriter extends Element {
             return s.fout;
         }
         int c = run.choose(s.pool.size());
+        long[] orig = run.state == null ? null : FlowState.tuple(p);
         apply(s.pool.get(c), p, run);
+        if (orig != null) {
+            run.state.record(id(), orig, FlowState.tuple(p), in, s.rout);
+        }
         run.steps.add(step(s, in));
         run.trace(id() + " rewrite with " + s.pool.get(c));
         return s.fout;
@@ -291,9 +314,14 @@ public final class Rewriter extends Element {
         requireIp(s);
         Spec sp = specs.get(in);
         if (sp.kind == Kind.DROP) {
-            throw error(sp.arg, "unsupported construct: chain traffic reaches input " + in + " of " + decl.name()
-                    + ", whose spec is '" + sp.arg.normalized() + "' (reply traffic, decided by flow state); "
-                    + "Metron synthesizes the forward direction only");
+            if (!s.reply) {
+                throw error(sp.arg, "unsupported construct: forward traffic reaches input " + in + " of "
+                        + decl.name() + ", whose spec is '" + sp.arg.normalized() + "' (replies only: a forward "
+                        + "packet, a new flow, finds no mapping there); send replies in at the chain's reply "
+                        + "ingress (its second 'ingress' entry)");
+            }
+            walkReply(s, in, out);
+            return;
         }
         int unhandled = sp.kind == Kind.PASS ? sp.fout : Out.DROP;
         // Branch order (first match): non-first fragments of the handled protocols, then the handled packets,
@@ -320,6 +348,103 @@ public final class Rewriter extends Element {
             }
         }
         out.emit(unhandled, s);
+    }
+
+    /**
+     * Reply traffic at a {@code drop} input: per forward spec, the packets of its reply shape leave at its
+     * ROUTPUT with the fields the mapping restores unknown (flow state), then the rest is dropped.
+     */
+    private void walkReply(SymState s, int in, Out out) {
+        if (protoGuard == 0) {
+            throw error(specs.get(in).arg, "unsupported construct: reply traffic reaches input " + in + " of "
+                    + decl.name() + "; IPAddrRewriter replies (mapped by address alone) are not synthesized");
+        }
+        List<List<Cube>> shapes = new ArrayList<>();
+        for (int j = 0; j < specs.size(); j++) {
+            Spec f = specs.get(j);
+            List<Cube> shape = f.kind == Kind.POOL || f.kind == Kind.KEEP ? replyShape(f).dnf() : List.of();
+            for (int k = 0; k < j; k++) {
+                for (Cube a : shapes.get(k)) {
+                    for (Cube b : shape) {
+                        if (a.overlaps(b)) {
+                            throw error(specs.get(in).arg, "unsupported construct: replies to flows of input " + k
+                                    + " and of input " + j + " of " + decl.name() + " can look alike, so the reply "
+                                    + "output depends on which mapping a packet hits");
+                        }
+                    }
+                }
+            }
+            shapes.add(shape);
+        }
+        // no fragments-first branch as in walk: a reply shape tests a port that excludes 0 (allocated or
+        // rewritten ports), which already excludes non-first fragments on devices (their ports read 0)
+        for (int j = 0; j < specs.size(); j++) {
+            Spec f = specs.get(j);
+            for (Cube c : shapes.get(j)) {
+                SymState t = restrict(s, c);
+                if (t != null) {
+                    out.emit(f.rout, restored(t.step(StatefulStep.reply(id() + "[" + j + "]", f.pool, f.select)),
+                            f.pool));
+                }
+            }
+        }
+        out.emit(Out.DROP, s);
+    }
+
+    /** Reply packets a forward spec's mappings can answer: its rewritten tuples, reversed. */
+    private Expr replyShape(Spec f) {
+        Expr any = Expr.constant(false);
+        for (RewritePattern rp : f.pool) {
+            Expr e = Expr.constant(true);
+            if (rp.saddr != null) {
+                e = Expr.and(e, addrIs(rp.saddr, false));
+            }
+            if (rp.daddr != null) {
+                e = Expr.and(e, addrIs(rp.daddr, true));
+            }
+            if (rp.sport != null) {
+                e = Expr.and(e, Expr.atom(Field.L4_DST, IntervalSet.range(rp.sport[0], rp.sport[1])));
+            }
+            if (rp.dport != null) {
+                e = Expr.and(e, Expr.atom(Field.L4_SRC, IntervalSet.range(rp.dport[0], rp.dport[1])));
+            }
+            any = Expr.or(any, e);
+        }
+        return Expr.and(eligible(f), any);
+    }
+
+    private static Expr addrIs(IpPrefix a, boolean src) {
+        if (a.isIp6()) {
+            return Expr.and(Expr.atom(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI,
+                    IntervalSet.point(a.address().shiftRight(64).longValue())),
+                    Expr.atom(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, IntervalSet.point(a.address().longValue())));
+        }
+        return Expr.atom(src ? Field.IP4_SRC : Field.IP4_DST, IntervalSet.point(a.address().longValue()));
+    }
+
+    /** The state after a reply restore: each field a pattern rewrote holds, reversed, some flow's original value. */
+    private static SymState restored(SymState t, List<RewritePattern> pool) {
+        int fam = pool.get(0).family();
+        List<Field> fields = new ArrayList<>();
+        for (RewritePattern rp : pool) {
+            if (rp.saddr != null) {
+                fields.addAll(fam == 6 ? List.of(Field.IP6_DST_HI, Field.IP6_DST_LO) : List.of(Field.IP4_DST));
+            }
+            if (rp.daddr != null) {
+                fields.addAll(fam == 6 ? List.of(Field.IP6_SRC_HI, Field.IP6_SRC_LO) : List.of(Field.IP4_SRC));
+            }
+            if (rp.sport != null) {
+                fields.add(Field.L4_DST);
+            }
+            if (rp.dport != null) {
+                fields.add(Field.L4_SRC);
+            }
+        }
+        SymState r = t;
+        for (Field f : fields) {
+            r = r.write(f, IntervalSet.range(0, f.max()), true);
+        }
+        return r;
     }
 
     /** The state after a pool rewrite: each written field holds one of the pool's values. */

@@ -2,6 +2,7 @@ package org.metron.synth.elements;
 
 import org.metron.synth.click.Arg;
 import org.metron.synth.click.ElementDecl;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.core.Out;
 import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Run;
@@ -16,7 +17,8 @@ import java.util.Set;
 
 /**
  * SynthRewriter (docs/contracts.md), as the synthesized-side evaluator runs it from an emitted group config:
- * a new flow picks one pattern of the pool and is rewritten. Only the forward input is modelled (see
+ * a new flow at input 0 picks one pattern of the pool and is rewritten (its mapping recorded in the run's flow
+ * state); a reply at input 1 that hits a mapping is restored and leaves at output 1, others are dropped (see
  * {@link Rewriter}). Never appears in operator NFs' synthesis: it has no symbolic semantics.
  */
 public final class SynthRewriterElement extends Element {
@@ -69,12 +71,6 @@ public final class SynthRewriterElement extends Element {
 
     @Override
     public int push(Packet p, int in, Run run) {
-        if (in != 0) {
-            if (run.trace != null) {
-                run.droppedBy = id() + " (reply without mapping)";
-            }
-            return Out.DROP;
-        }
         RewritePattern first = pool.get(0);
         int fam = first.family();
         boolean tcpUdp = (p.get(Field.IP_PROTO) == 6 || p.get(Field.IP_PROTO) == 17) && p.get(Field.IP_OFFSET) == 0;
@@ -84,8 +80,24 @@ public final class SynthRewriterElement extends Element {
             }
             return Out.DROP;
         }
+        if (in != 0) {
+            FlowState.Mapping m = run.state == null ? null : run.state.lookup(id(), p);
+            if (m == null) {
+                if (run.trace != null) {
+                    run.droppedBy = id() + " (reply without mapping)";
+                }
+                return Out.DROP;
+            }
+            FlowState.restore(p, m);
+            run.steps.add(StatefulStep.reply(id(), pool, select));
+            return 1;
+        }
         int c = run.choose(pool.size());
+        long[] orig = run.state == null ? null : FlowState.tuple(p);
         Rewriter.apply(pool.get(c), p, run);
+        if (orig != null) {
+            run.state.record(id(), orig, FlowState.tuple(p), 0, 1);
+        }
         run.steps.add(StatefulStep.rewrite(id(), pool, select));
         return 0;
     }

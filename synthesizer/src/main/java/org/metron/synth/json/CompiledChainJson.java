@@ -67,21 +67,28 @@ public final class CompiledChainJson {
         return JsonWriter.write(top);
     }
 
-    /** Offload rules, highest priority first. */
+    /** Offload rules, highest priority first; {@code replyRules} too when the chain has a reply ingress. */
     public static String rules(CompiledChain c) {
+        Map<String, Object> top = new LinkedHashMap<>();
+        top.put("chain", c.name());
+        top.put("target", c.target().name());
+        top.put("rules", rules(c.offloadRules()));
+        if (!c.replyRules().isEmpty()) {
+            top.put("replyRules", rules(c.replyRules()));
+        }
+        return JsonWriter.write(top);
+    }
+
+    private static List<Object> rules(List<OffloadRule> rules) {
         List<Object> out = new ArrayList<>();
-        for (OffloadRule r : c.offloadRules()) {
+        for (OffloadRule r : rules) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("priority", r.priority());
             m.put("match", match(r.match()));
             m.put("action", action(r.action()));
             out.add(m);
         }
-        Map<String, Object> top = new LinkedHashMap<>();
-        top.put("chain", c.name());
-        top.put("target", c.target().name());
-        top.put("rules", out);
-        return JsonWriter.write(top);
+        return out;
     }
 
     private static Map<String, Object> match(RuleMatch m) {
