@@ -1,6 +1,10 @@
-// Resident memory of one core's NAPT table holding N flows (default 1M): builds the SynthRewriter group graph a
-// worker would run, feeds it N distinct new flows in 32-packet batches, and reports the process RSS before and
-// after, plus the CPU cycles per flow creation.
+// Resident memory of a one-core agent process whose NAPT table holds N flows (default 1M): brings up the EAL
+// with the agent's default arguments and the packet pool the agent sizes for one worker and two DPDK ports,
+// builds the SynthRewriter group graph a worker would run, feeds it N distinct new flows in 32-packet batches,
+// and reports the process RSS before and after, plus the CPU cycles per flow creation.
+//   usage: napt_memory_bench [N] [v4|any]   v4: the NAPT pattern sets an IPv4 source, so the table is
+//          IPv4-only (compact); any: a pattern that keeps addresses, so the table takes IPv6 flows too
+//          (full-width keys, the layout every table had before)
 //   output: "result <rss_mb> <rss_before_mb> <insert_cycles_per_flow>"; exit 1 if not every flow got a mapping
 #include <rte_cycles.h>
 #include <sys/resource.h>
@@ -15,6 +19,7 @@
 #include "core/annotations.h"
 #include "core/eal.h"
 #include "core/graph.h"
+#include "drivers/dpdk_port.h"
 #include "utils/checksum.h"
 
 namespace {
@@ -37,16 +42,20 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
   const uint32_t flows = argc > 1 ? static_cast<uint32_t>(std::stoul(argv[1])) : (1u << 20);
-  auto args = metron::eal_default_args("nmem", "0");
-  args[2] = "1024";  // -m: the flow table lives in DPDK memory
-  metron::eal_init(args);
+  const std::string layout = argc > 2 ? argv[2] : "v4";
+  if (layout != "v4" && layout != "any") {
+    std::fprintf(stderr, "napt_memory_bench: layout must be v4 or any, got '%s'\n", layout.c_str());
+    return 2;
+  }
+  metron::eal_init(metron::eal_default_args("nmem", "0"));
   metron::register_annotations();
-  rte_mempool* pool = metron::packed_pktmbuf_pool("nmem_pool", 4095);
+  rte_mempool* pool = metron::packed_pktmbuf_pool("nmem_pool", metron::pool_mbufs_for(2, 1, 1));
   metron::GraphEnv env;
   metron::Graph* g0 = nullptr;
   const double before = rss_mb();
-  auto graph = metron::Graph::build("input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
-                                    "CAPACITY " + std::to_string(flows) + ") -> Discard;", env);
+  const std::string pattern = layout == "v4" ? "5.5.5.5 1024-65535 - -" : "- 1024-65535 - -";
+  auto graph = metron::Graph::build("input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN " + pattern +
+                                    ", CAPACITY " + std::to_string(flows) + ") -> Discard;", env);
   g0 = graph.get();
   // A 64-byte UDP frame; each flow differs in source address and port.
   uint8_t frame[60] = {0x02, 0x4d, 0, 1, 0, 0, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17};

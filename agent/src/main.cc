@@ -31,15 +31,18 @@
 #endif
 #ifdef METRON_HAVE_DISPATCH
 #include "dispatch/fanout_port.h"
+#include "dispatch/rte_flow_dispatcher.h"
 #include "dispatch/steering_table.h"
 #endif
 
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+// Rule table size assumed for an --rte-flow port when none is given: rte_flow has no way to ask a NIC.
+constexpr uint32_t kRteFlowRules = 1024;
 
-const char* kUsage =
-    "usage: metron-agent [options] --dpdk <EAL args> -- [config.click]\n"
+const std::string kUsage =
+    std::string("usage: metron-agent [options] --dpdk <EAL args> -- [config.click]\n"
     "\n"
     "With a Click file, runs it standalone on every worker core and prints the counters at exit; without one,\n"
     "serves the gRPC control API and runs the pipelines the Metron controller deploys.\n"
@@ -51,7 +54,9 @@ const char* kUsage =
     "  --cores LIST         worker lcores, comma-separated (default: standalone all EAL lcores; agent all but\n"
     "                       the main lcore, or the main lcore if it is the only one)\n"
     "  --port DEVARGS       probe one more DPDK vdev (e.g. net_pcap0,rx_pcap=in.pcap); repeatable\n"
-    "  --mbufs N            mbufs in the packet pool (default 32767)\n"
+    "  --mbufs N            mbufs in the packet pool (default: enough for every descriptor of the DPDK ports\n"
+    "                       plus per-core caches and 4096 spare: 8576 for 2 ports and 1 worker; an in-memory\n"
+    "                       pcap vdev needs one more per frame of its trace)\n"
     "  --duration SECS      standalone: stop after SECS seconds\n"
     "  --idle-exit MS       standalone: stop once no packet arrived for MS milliseconds (finite pcap input)\n"
     "  --idle-sleep US      a worker that found no packet 1024 polls in a row sleeps US microseconds per empty\n"
@@ -59,6 +64,11 @@ const char* kUsage =
     "                       sharing a few CPUs want ~1000)\n"
     "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
     "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
+    "  --rte-flow PORT[:RULES]  agent: the DPDK port PORT (from the EAL args or --port) dispatches group tags\n"
+    "                       and NIC rules to worker rx queues with rte_flow rules the NIC runs; RULES is the\n"
+    "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
+    "                       rule is created and removed: a port that cannot (no rte_flow, or e.g. net_tap without\n"
+    "                       kernel tc flower) stops the agent with an error; repeatable\n"
     "  --listen, --tls-*    agent: control API options (below)\n";
 
 std::atomic<bool> g_stop{false};
@@ -69,9 +79,10 @@ struct Options {
   std::vector<unsigned> cores;
   std::vector<std::string> ports;
   std::vector<std::string> fanout;
+  std::vector<std::string> rte_flow;
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
-  unsigned mbufs = 32767;
+  unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
   double duration = 0;
   unsigned idle_exit_ms = 0;
   unsigned idle_sleep_us = 0;
@@ -117,8 +128,11 @@ Options parse_args(int argc, char** argv) {
       o.ports.push_back(value(a));
     } else if (a == "--fanout") {
       o.fanout.push_back(value(a));
+    } else if (a == "--rte-flow") {
+      o.rte_flow.push_back(value(a));
     } else if (a == "--mbufs") {
       o.mbufs = static_cast<unsigned>(metron::parse_uint(value(a), "--mbufs", 1u << 24));
+      if (o.mbufs == 0) die("--mbufs: must be at least 1");
     } else if (a == "--duration") {
       o.duration = metron::parse_double(value(a), "--duration");
     } else if (a == "--idle-exit") {
@@ -235,8 +249,32 @@ int run_agent(const Options& o, metron::Engine& engine) {
       die(std::string("--fanout: ") + e.what());
     }
   }
+  // Declared after `steering`, so destroyed first: each removes its rules while its port is still open.
+  std::vector<std::unique_ptr<metron::RteFlowDispatcher>> rte_flow;
+  for (const std::string& spec : o.rte_flow) {
+    const size_t colon = spec.find(':');
+    const std::string name = spec.substr(0, colon);
+    uint32_t rules = kRteFlowRules;
+    try {
+      if (colon != std::string::npos)
+        rules = static_cast<uint32_t>(metron::parse_uint(spec.substr(colon + 1), "RULES", 1u << 20));
+    } catch (const std::exception& e) {
+      die("--rte-flow " + spec + ": " + e.what());
+    }
+    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
+    if (port == nullptr)
+      die("--rte-flow " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
+    auto d = std::make_unique<metron::RteFlowDispatcher>(name, port->port_id(),
+                                                         static_cast<uint16_t>(engine.slot_count()), 0, rules);
+    grpc::Status s = d->probe();
+    if (s.ok()) s = steering.add_nic(d.get());
+    if (!s.ok()) die("--rte-flow " + name + ": the port cannot dispatch with rte_flow: " + s.error_message());
+    backend.add_steered_nic(name, metron::pb::DISPATCH_RTE_FLOW);
+    rte_flow.push_back(std::move(d));
+  }
 #else
-  if (!o.fanout.empty()) die("this build has no dispatch (src/dispatch): --fanout unavailable");
+  if (!o.fanout.empty() || !o.rte_flow.empty())
+    die("this build has no dispatch (src/dispatch): --fanout and --rte-flow unavailable");
 #endif
   std::unique_ptr<metron::ControlServer> server;
   try {
@@ -282,7 +320,11 @@ int main(int argc, char** argv) {
   {
     rte_mempool* pool = nullptr;
     try {
-      pool = metron::packed_pktmbuf_pool("metron_pkts", o.mbufs);
+      const unsigned dpdk_ports = rte_eth_dev_count_avail() + static_cast<unsigned>(o.ports.size());
+      const unsigned mbufs = o.mbufs ? o.mbufs
+                                     : metron::pool_mbufs_for(dpdk_ports, static_cast<unsigned>(cores.size()),
+                                                              rte_lcore_count());
+      pool = metron::packed_pktmbuf_pool("metron_pkts", mbufs);
       metron::Engine engine(cores, pool);
       engine.set_idle_sleep_us(o.idle_sleep_us);
       const uint16_t q = static_cast<uint16_t>(engine.slot_count());

@@ -1,11 +1,12 @@
 // metron-agent standalone mode, run as a real process: a Click file over pcap vdevs, counters printed at exit,
-// config errors reported with file:line:col and a non-zero exit.
+// config errors reported with file:line:col and a non-zero exit, and no EAL runtime directory left behind either way.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -58,10 +59,13 @@ class Standalone : public ::testing::Test {
     mkdir(dir_.c_str(), 0700);
   }
   void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string prefix() const { return "sa" + std::to_string(getpid()); }
   std::string eal(const std::string& vdevs) {
-    return "--dpdk -l 0 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix sa" +
-           std::to_string(getpid()) + " " + vdevs + " --";
+    return "--dpdk -l 0 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " + prefix() + " " +
+           vdevs + " --";
   }
+  // The EAL of a root process keeps its runtime state here; the agent removes it when it exits.
+  bool runtime_dir_left() const { return std::filesystem::exists("/var/run/dpdk/" + prefix()); }
   std::string dir_;
 };
 
@@ -91,6 +95,7 @@ TEST_F(Standalone, RunsAClickFileOverPcapAndPrintsCounters) {
   expect.sport = 1001;
   expect.ttl = 63;
   EXPECT_EQ(sent[0], test::frame(expect));
+  EXPECT_FALSE(runtime_dir_left()) << "/var/run/dpdk/" << prefix();
 }
 
 TEST_F(Standalone, ConfigErrorsNameFileLineAndColumn) {
@@ -101,12 +106,14 @@ TEST_F(Standalone, ConfigErrorsNameFileLineAndColumn) {
   EXPECT_NE(out.find(dir_ + "/bad.click:2:12: element 'Strip@2' (Strip): LENGTH: expected an unsigned integer, got 'x'"),
             std::string::npos)
       << out;
+  EXPECT_FALSE(runtime_dir_left()) << "an error exit after EAL init left /var/run/dpdk/" << prefix();
 }
 
 TEST_F(Standalone, HelpExplainsEveryOption) {
   std::string out;
   EXPECT_EQ(run("--help", &out), 0);
-  for (const char* opt : {"--dpdk", "--cores", "--port", "--mbufs", "--duration", "--idle-exit", "--fanout", "--listen"})
+  for (const char* opt : {"--dpdk", "--cores", "--port", "--mbufs", "--duration", "--idle-exit", "--fanout", "--rte-flow",
+                          "--listen"})
     EXPECT_NE(out.find(opt), std::string::npos) << opt;
 }
 

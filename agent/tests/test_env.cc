@@ -18,24 +18,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kEalTag = "test";
 
-// Removes the EAL runtime directory when the process that created it exits normally. A forked child that
-// exits through exit() runs static destructors too: it must not take its parent's directory with it.
-class RuntimeDirGuard {
- public:
-  explicit RuntimeDirGuard(std::string dir) : dir_(std::move(dir)), owner_(getpid()) {}
-  ~RuntimeDirGuard() {
-    if (getpid() != owner_) return;
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  RuntimeDirGuard(const RuntimeDirGuard&) = delete;
-  RuntimeDirGuard& operator=(const RuntimeDirGuard&) = delete;
-
- private:
-  const std::string dir_;
-  const pid_t owner_;
-};
-
 }  // namespace
 
 int remove_stale_runtime_dirs(const std::string& root) {
@@ -58,8 +40,7 @@ int remove_stale_runtime_dirs(const std::string& root) {
 void eal() {
   static const bool up = [] {
     remove_stale_runtime_dirs();
-    eal_init(eal_default_args(kEalTag, "0-1"));
-    static RuntimeDirGuard guard(rte_eal_get_runtime_dir());
+    eal_init(eal_default_args(kEalTag, "0-1"));  // removes its runtime directory at exit (eal.h)
     return true;
   }();
   (void)up;

@@ -7,14 +7,37 @@
 #include <rte_mempool.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 
 namespace metron {
 
 namespace {
+
 std::mutex g_eal_mu;
 bool g_eal_up = false;
+
+// The EAL never removes its runtime directory (/var/run/dpdk/<file-prefix> as root: the shared config and, with
+// --no-huge, the fbarray files backing its memory map, megabytes of tmpfs each), so every process with a unique
+// prefix would leave one behind. The primary process that created it removes it when it exits normally; a
+// forked child that exits through exit() runs static destructors too and must not take its parent's directory.
+class RuntimeDirGuard {
+ public:
+  explicit RuntimeDirGuard(std::string dir) : dir_(std::move(dir)), owner_(getpid()) {}
+  ~RuntimeDirGuard() {
+    if (getpid() != owner_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  RuntimeDirGuard(const RuntimeDirGuard&) = delete;
+  RuntimeDirGuard& operator=(const RuntimeDirGuard&) = delete;
+
+ private:
+  const std::string dir_;
+  const pid_t owner_;
+};
+
 }  // namespace
 
 void eal_init(const std::vector<std::string>& args) {
@@ -34,6 +57,8 @@ void eal_init(const std::vector<std::string>& args) {
                              joined);
   }
   g_eal_up = true;
+  // A secondary process shares the primary's directory: not ours to remove.
+  if (rte_eal_process_type() == RTE_PROC_PRIMARY) static RuntimeDirGuard guard(rte_eal_get_runtime_dir());
 }
 
 bool eal_ready() {
@@ -50,7 +75,7 @@ std::vector<std::string> eal_default_args(const std::string& tag, const std::str
 
 rte_mempool* packed_pktmbuf_pool(const std::string& name, unsigned n, int socket_id) {
   const unsigned elt = sizeof(rte_mbuf) + RTE_PKTMBUF_HEADROOM + RTE_MBUF_DEFAULT_DATAROOM;
-  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt, 256, sizeof(rte_pktmbuf_pool_private),
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt, kPoolCache, sizeof(rte_pktmbuf_pool_private),
                                              socket_id < 0 ? SOCKET_ID_ANY : socket_id,
                                              RTE_MEMPOOL_F_NO_IOVA_CONTIG);
   if (mp == nullptr) throw std::runtime_error("mempool " + name + ": " + rte_strerror(rte_errno));

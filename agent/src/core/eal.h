@@ -9,7 +9,8 @@ struct rte_mempool;
 namespace metron {
 
 // Initialises the EAL with args (without argv[0]). Throws std::runtime_error naming the failing argument list.
-// A second call with the EAL already up is a no-op (tests share one EAL per process).
+// A second call with the EAL already up is a no-op (tests share one EAL per process). A primary process removes
+// the EAL's runtime directory (/var/run/dpdk/<file-prefix>) when it exits normally (return from main, exit()).
 void eal_init(const std::vector<std::string>& args);
 bool eal_ready();
 
@@ -19,6 +20,9 @@ std::vector<std::string> eal_default_args(const std::string& tag, const std::str
 // The --file-prefix of eal_default_args() without the pid: "metron-<tag>-". The EAL's runtime directory
 // (/var/run/dpdk/<prefix><pid> as root) carries that name.
 std::string eal_file_prefix_stem(const std::string& tag);
+
+// Mbufs each lcore caches from a packet pool (rte_mempool per-lcore cache).
+constexpr unsigned kPoolCache = 256;
 
 // A packet mempool of n mbufs (2 KB data room) packed densely in memory. With --no-huge a default
 // rte_pktmbuf_pool_create puts one mbuf per 4 KB page at the same page offset (cache-set conflicts, 40% waste);

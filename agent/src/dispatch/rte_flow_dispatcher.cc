@@ -78,4 +78,14 @@ grpc::Status RteFlowDispatcher::apply(const std::vector<SteerRule>& ordered_rule
   return grpc::Status::OK;
 }
 
+grpc::Status RteFlowDispatcher::probe() {
+  SteerRule r;
+  grpc::Status s = TagRule(pb::TAG_MAC, 1, static_cast<uint32_t>(queues_ - 1), "probe", &r);
+  if (!s.ok()) return s;
+  r.nic = nic_;
+  s = apply({r});
+  if (!s.ok()) return s;
+  return apply({});
+}
+
 }  // namespace metron

@@ -32,6 +32,12 @@ class RteFlowDispatcher final : public Dispatcher {
   grpc::Status check(const std::vector<SteerRule>& ordered_rules) const override;
   grpc::Status apply(const std::vector<SteerRule>& ordered_rules) override;
 
+  // Whether the NIC can really steer: creates and removes one group-tag rule (dst MAC tag -> last queue); call
+  // before handing the dispatcher to a SteeringTable (it replaces the whole list).
+  // Validation alone proves little: net_tap validates rules its kernel then refuses to create. Run at startup
+  // so a port that cannot dispatch is refused there, not at the controller's first deployment.
+  grpc::Status probe();
+
   size_t installed() const { return flows_.size(); }
 
  private:

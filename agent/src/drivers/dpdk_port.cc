@@ -4,8 +4,12 @@
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_mempool.h>
 
 #include <stdexcept>
+
+#include "core/eal.h"
+#include "core/packet_batch.h"
 
 namespace metron {
 
@@ -40,18 +44,23 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, 
   }
   rte_eth_conf conf{};
   if ((rc = rte_eth_dev_configure(pid, rxq, txq, &conf)) != 0) fail(name, "configure", rc);
-  uint16_t nrx = 1024, ntx = 1024;
+  uint16_t nrx = kRxDesc, ntx = kTxDesc;
   rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
   const int socket = rte_eth_dev_socket_id(pid);
   for (uint16_t q = 0; q < rxq; ++q)
     if ((rc = rte_eth_rx_queue_setup(pid, q, nrx, socket < 0 ? 0 : socket, nullptr, pool)) != 0)
-      fail(name, "rx queue " + std::to_string(q) + " setup", rc);
+      fail(name, "rx queue " + std::to_string(q) + " setup (pool of " + std::to_string(pool->size) + " mbufs)", rc);
   for (uint16_t q = 0; q < txq; ++q)
     if ((rc = rte_eth_tx_queue_setup(pid, q, ntx, socket < 0 ? 0 : socket, nullptr)) != 0)
       fail(name, "tx queue " + std::to_string(q) + " setup", rc);
   if ((rc = rte_eth_dev_start(pid)) != 0) fail(name, "start", rc);
   rte_eth_promiscuous_enable(pid);  // vdevs without promiscuous support just refuse; not an error
   return port;
+}
+
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores) {
+  constexpr unsigned kSlack = 4096;
+  return ports * queues * (DpdkPort::kRxDesc + DpdkPort::kTxDesc) + lcores * (kPoolCache + 4 * kBurst) + kSlack;
 }
 
 DpdkPort::~DpdkPort() {

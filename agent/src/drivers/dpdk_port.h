@@ -14,6 +14,10 @@ namespace metron {
 
 class DpdkPort final : public Port {
  public:
+  // Descriptors per rx and per tx queue (fewer if the device allows less).
+  static constexpr uint16_t kRxDesc = 1024;
+  static constexpr uint16_t kTxDesc = 1024;
+
   // Opens `spec`: an ethdev name already known to the EAL ("net_null0", "0000:01:00.0", from --vdev/-a) or a
   // vdev devargs string ("net_pcap0,rx_pcap=in.pcap") probed now. Configures rxq/txq queues with mbufs from
   // pool and starts the port. Throws std::runtime_error naming the device and the failing step.
@@ -41,5 +45,12 @@ class DpdkPort final : public Port {
   uint16_t txq_;
   bool probed_;  // we hot-plugged it, so we unplug it on close
 };
+
+// Mbufs a packet pool needs when `ports` DPDK ports with `queues` rx/tx queues each are polled by `lcores`
+// lcores: every rx and tx descriptor holding one, each lcore's mempool cache full, and slack for bursts in
+// flight, kernel (fanout) ports and replies. Sizing the pool from the ports instead of one large default keeps
+// a small agent small: each mbuf is 2.4 KB of resident memory. (An in-memory pcap vdev holds its whole trace
+// in mbufs on top of this: give --mbufs.)
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores);
 
 }  // namespace metron

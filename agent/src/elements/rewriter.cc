@@ -66,10 +66,10 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
     }
     const uint32_t idx = static_cast<uint32_t>(r) >> 1;
     const bool reply = r & 1;
-    FlowRecord& rec = rw.table().record(idx);
-    rec.last_tsc = now;
-    rewrite_packet(b.pkts[idx_of[j]], keys[j], reply ? reversed(rec.orig) : rec.mapped, l4s[j]);
-    res[idx_of[j]] = out_of(rec, reply);
+    FlowMeta& meta = rw.table().meta(idx);
+    meta.last_tsc = now;
+    rewrite_packet(b.pkts[idx_of[j]], keys[j], rw.table().rewrite_target(idx, reply), l4s[j]);
+    res[idx_of[j]] = out_of(meta, reply);
   }
   (void)self;
 }
@@ -94,7 +94,7 @@ class SynthRewriter final : public Element {
     opts_ = FlowRewriter::parse_options(args);
     pool_ = std::make_unique<PatternPool>(std::move(pats), how);
   }
-  void initialize(const GraphEnv& env) override { rw_.initialize(name(), opts_, env); }
+  void initialize(const GraphEnv& env) override { rw_.initialize(name(), opts_, env, pool_->patterns()); }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     process_batch(
@@ -104,10 +104,10 @@ class SynthRewriter final : public Element {
           const uint32_t k = pool_->select(t, flow_hash(t));
           const int32_t idx = rw_.create(t, pool_->patterns()[k], k, now);
           if (idx < 0) return ++failed_, -1;
-          rewrite_packet(m, t, rw_.table().record(idx).mapped, l4);
+          rewrite_packet(m, t, rw_.table().mapped(idx), l4);
           return 0;
         },
-        [](const FlowRecord&, bool reply) { return reply ? 1 : 0; });
+        [](const FlowMeta&, bool reply) { return reply ? 1 : 0; });
     uint16_t i = 0;
     classify_push(b, [&](rte_mbuf*) { return res[i++]; });
   }
@@ -213,7 +213,7 @@ class IPRewriter final : public Element {
     for (const Spec& s : specs_)
       if (s.kind == Spec::kPass && s.pass_out >= noutputs())
         throw ConfigError("pass " + std::to_string(s.pass_out) + ": output not connected");
-    rw_.initialize(name(), opts_, env);
+    rw_.initialize(name(), opts_, env, all_);
   }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
@@ -230,10 +230,10 @@ class IPRewriter final : public Element {
           }
           const int32_t idx = rw_.create(t, all_[k], k, now);
           if (idx < 0) return ++failed_, -1;
-          rewrite_packet(m, t, rw_.table().record(idx).mapped, l4);
+          rewrite_packet(m, t, rw_.table().mapped(idx), l4);
           return all_[k].fout;
         },
-        [](const FlowRecord& r, bool reply) { return reply ? r.rout : r.fout; });
+        [](const FlowMeta& r, bool reply) { return reply ? r.rout : r.fout; });
     uint16_t i = 0;
     classify_push(b, [&](rte_mbuf*) { return res[i++]; });
   }
@@ -247,10 +247,11 @@ class IPRewriter final : public Element {
         throw ConfigError("backend " + std::to_string(e.backend()) + " but only " + std::to_string(all_.size()) +
                           " patterns");
     const uint64_t n = rw_.import_state(in, merge);
-    for (uint32_t i = 0; i < rw_.table().capacity(); ++i) {  // outputs follow from the flow's pattern
-      FlowRecord& r = rw_.table().record(i);
-      if (r.live) r.fout = all_[r.backend].fout, r.rout = all_[r.backend].rout;
-    }
+    FlowTable& t = rw_.table();
+    t.for_each([&](uint32_t i) {  // outputs follow from the flow's pattern
+      FlowMeta& r = t.meta(i);
+      r.fout = all_[r.backend].fout, r.rout = all_[r.backend].rout;
+    });
     return n;
   }
   void report(std::ostream& os) const override {

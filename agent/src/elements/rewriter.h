@@ -28,6 +28,9 @@ struct RewritePattern {
 // Parses "SADDR SPORT DADDR DPORT" (4 words). Throws ConfigError.
 RewritePattern parse_rewrite_pattern(const std::vector<std::string>& words, const std::string& what);
 
+// Whether any of these patterns can map an IPv6 flow.
+bool maps_ipv6(const std::vector<RewritePattern>& patterns);
+
 enum class Select { kRoundRobin, kMaglev };
 
 // Maglev consistent hashing (Eisenbud et al., NSDI'16): a lookup table of prime size in which each backend
@@ -82,13 +85,16 @@ class FlowRewriter {
   // Parses TIMEOUT, TCP_TIMEOUT, UDP_TIMEOUT, CAPACITY.
   static Options parse_options(Args& args);
 
-  void initialize(const std::string& name, const Options& o, const GraphEnv& env);
+  // patterns: every pattern the element may map new flows with; they decide whether the table must hold IPv6
+  // flows (compact IPv4-only tables take half the memory per flow).
+  void initialize(const std::string& name, const Options& o, const GraphEnv& env,
+                  const std::vector<RewritePattern>& patterns);
   FlowTable& table() { return *table_; }
   const FlowTable& table() const { return *table_; }
 
   // Creates the mapping of a new forward flow from pattern p (index `backend`); -1 if no port is free.
   int32_t create(const Tuple& t, const RewritePattern& p, uint32_t backend, uint64_t now);
-  void touch(uint32_t idx, uint64_t now) { table_->record(idx).last_tsc = now; }
+  void touch(uint32_t idx, uint64_t now) { table_->meta(idx).last_tsc = now; }
   void expire(uint64_t now);
 
   void export_state(agent::v1::StateTable* out, const std::string& allocator) const;

@@ -187,8 +187,15 @@ FlowRewriter::Options FlowRewriter::parse_options(Args& args) {
   return o;
 }
 
-void FlowRewriter::initialize(const std::string& name, const Options& o, const GraphEnv& env) {
-  table_ = std::make_unique<FlowTable>(name, o.capacity, env.socket_id);
+bool maps_ipv6(const std::vector<RewritePattern>& patterns) {
+  for (const RewritePattern& p : patterns)
+    if (p.v6 || !(p.set_src || p.set_dst)) return true;  // a pattern setting no address keeps the flow's family
+  return false;
+}
+
+void FlowRewriter::initialize(const std::string& name, const Options& o, const GraphEnv& env,
+                              const std::vector<RewritePattern>& patterns) {
+  table_ = std::make_unique<FlowTable>(name, o.capacity, env.socket_id, maps_ipv6(patterns));
   tsc_hz_ = rte_get_tsc_hz();
   tcp_timeout_ = static_cast<uint64_t>((o.tcp_timeout_s > 0 ? o.tcp_timeout_s : o.timeout_s) * tsc_hz_);
   udp_timeout_ = static_cast<uint64_t>((o.udp_timeout_s > 0 ? o.udp_timeout_s : o.timeout_s) * tsc_hz_);
@@ -224,7 +231,7 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
 }
 
 void FlowRewriter::expire(uint64_t now) {
-  table_->expire(now, 8, [this](const FlowRecord& r) { return r.orig.proto == 6 ? tcp_timeout_ : udp_timeout_; });
+  table_->expire(now, 8, [this](const FlowMeta& m) { return m.proto == 6 ? tcp_timeout_ : udp_timeout_; });
 }
 
 namespace {
@@ -255,15 +262,14 @@ Tuple from_pb(const agent::v1::FiveTuple& in, const std::string& what) {
 
 void FlowRewriter::export_state(agent::v1::StateTable* out, const std::string& allocator) const {
   const uint64_t now = rte_rdtsc();
-  for (uint32_t i = 0; i < table_->capacity(); ++i) {
-    const FlowRecord& r = table_->record(i);
-    if (!r.live) continue;
+  table_->for_each([&](uint32_t i) {
+    const FlowMeta& m = table_->meta(i);
     agent::v1::FlowEntry* e = out->add_entries();
-    to_pb(r.orig, e->mutable_key());
-    to_pb(r.mapped, e->mutable_mapped());
-    e->set_backend(r.backend);
-    e->set_idle_ms((now - r.last_tsc) * 1000 / tsc_hz_);
-  }
+    to_pb(table_->orig(i), e->mutable_key());
+    to_pb(table_->mapped(i), e->mutable_mapped());
+    e->set_backend(m.backend);
+    e->set_idle_ms((now - m.last_tsc) * 1000 / tsc_hz_);
+  });
   out->set_allocator_state(allocator);
 }
 
@@ -281,6 +287,8 @@ uint64_t FlowRewriter::import_state(const agent::v1::StateTable& in, bool merge)
     Item it{from_pb(e.key(), f + ".key"), from_pb(e.mapped(), f + ".mapped"), e.backend(), e.idle_ms()};
     if (it.orig.v6 != it.mapped.v6 || it.orig.proto != it.mapped.proto)
       throw ConfigError(f + ": key and mapped differ in address family or protocol");
+    if (it.orig.v6 && !table_->ipv6())
+      throw ConfigError(f + ".key: an IPv6 flow, but this element's patterns only map IPv4 flows");
     items.push_back(it);
   }
   const uint32_t room = merge ? table_->free_slots() : table_->capacity();
