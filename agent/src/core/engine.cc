@@ -126,6 +126,14 @@ void Engine::loop(Worker& w) {
   std::vector<PacketBatch> per_group;
   unsigned empty_polls = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
+    // One load per iteration (not per packet): a control thread may be waiting for this boundary.
+    if (Handoff* h = w.handoff.load(std::memory_order_acquire)) {
+      if (w.handoff.compare_exchange_strong(h, nullptr, std::memory_order_acq_rel)) {
+        if (h->fn != nullptr) (*h->fn)();
+        if (h->plan != nullptr) w.plan.store(h->plan, std::memory_order_release);
+        h->done.store(true, std::memory_order_release);
+      }
+    }
     const WorkerPlan* plan = w.plan.load(std::memory_order_acquire);
     const uint64_t t0 = rte_rdtsc();
     unsigned handled = 0;
@@ -179,7 +187,6 @@ void Engine::loop(Worker& w) {
     const uint64_t t1 = rte_rdtsc();
     if (handled) c.busy_cycles.add(t1 - t0);
     c.total_cycles.v.store(t1 - start, std::memory_order_relaxed);
-    c.epoch.store(c.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     empty_polls = handled ? 0 : empty_polls + 1;
     if (empty_polls > kIdleSpins) {
       const uint32_t us = idle_sleep_us_.load(std::memory_order_relaxed);
@@ -189,17 +196,43 @@ void Engine::loop(Worker& w) {
   w.in_loop = false;
 }
 
-void Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan) {
+void Engine::hand_over(Worker& w, Handoff& h) {
+  w.handoff.store(&h, std::memory_order_release);
+  // A worker in its loop takes it within one batch. One that is not (not started, stopping, stopped) may never:
+  // take the request back and carry it out here; whoever wins the exchange does it, exactly once.
+  for (unsigned spins = 0; !h.done.load(std::memory_order_acquire); ++spins) {
+    if (!w.in_loop.load()) {
+      Handoff* mine = &h;
+      if (w.handoff.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel)) {
+        if (h.fn != nullptr) (*h.fn)();
+        if (h.plan != nullptr) w.plan.store(h.plan, std::memory_order_release);
+        return;
+      }
+    }
+    // The worker may share a CPU with this thread (2-CPU hosts): spin briefly, then yield it the CPU.
+    if (spins < 64) rte_pause();
+    else std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+void Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<void()>& handoff) {
   std::lock_guard<std::mutex> lock(publish_mu_);
   Worker& w = worker(core);
-  const uint64_t e0 = w.counters.epoch.load(std::memory_order_acquire);
-  w.plan.store(plan.get(), std::memory_order_release);
+  Handoff h;
+  h.plan = plan.get();
+  h.fn = handoff ? &handoff : nullptr;
+  hand_over(w, h);
+  // The worker re-reads its plan after every handoff, so it no longer holds the old one.
   std::unique_ptr<WorkerPlan> old = std::move(w.owned);
   w.owned = std::move(plan);
-  // Quiescence: the worker re-reads the plan at the top of every iteration, so once its epoch moved past e0
-  // plus one full iteration it cannot hold the old pointer. A stopped worker holds nothing.
-  while (w.in_loop.load() && w.counters.epoch.load(std::memory_order_acquire) < e0 + 2) rte_pause();
   old.reset();
+}
+
+void Engine::between_batches(unsigned core, const std::function<void()>& fn) {
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  Handoff h;
+  h.fn = &fn;
+  hand_over(worker(core), h);
 }
 
 const WorkerPlan* Engine::plan(unsigned core) const { return worker(core).plan.load(std::memory_order_acquire); }

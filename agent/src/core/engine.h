@@ -2,12 +2,14 @@
 //
 // Each worker executes an immutable WorkerPlan: poll my rx queue (= my slot) of each ingress port, demultiplex
 // frames by tag to the groups this core runs, run each group's graph, transmit. Reconfiguration builds a new
-// plan off the data path and publishes it; the worker picks it up at its next batch boundary. The old plan (and
-// any group it alone referenced) is freed only after the worker has passed a boundary (epoch-based
-// quiescence), so no packet is ever inside a graph that is being destroyed and no packet is dropped by a swap.
+// plan off the data path and hands it over; the worker adopts it at its next batch boundary, optionally after
+// running a handoff step there (e.g. copying flow state out of the groups it is about to stop running). Once
+// the worker took the plan it can no longer hold the old one, which is freed then: no packet is ever inside a
+// graph that is being destroyed, none is dropped by a swap, and the worker never stops polling.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,7 +43,6 @@ struct alignas(64) CoreCounters {
   RelaxedCounter drops;         // frames with no tag / a tag this core does not run
   RelaxedCounter busy_cycles;   // cycles of loop iterations that handled packets
   RelaxedCounter total_cycles;  // cycles since the worker started
-  std::atomic<uint64_t> epoch{0};
 };
 
 struct CoreSample {
@@ -88,9 +89,13 @@ class Engine {
   void set_idle_sleep_us(uint32_t us) { idle_sleep_us_.store(us, std::memory_order_relaxed); }
   static constexpr unsigned kIdleSpins = 1024;
 
-  // Publishes a new plan for a core and returns once the worker no longer uses the previous one (which is
-  // freed here). Never blocks the data path. Serialised by the caller (one control thread at a time).
-  void publish(unsigned core, std::unique_ptr<WorkerPlan> plan);
+  // Publishes a new plan for a core and returns once the worker uses it (the previous one is freed here). If
+  // given, `handoff` runs on the worker between two batches, right before it adopts the plan: nothing of the
+  // core runs meanwhile, so it may read or write the state of the groups of either plan. A worker that is not
+  // running has both done here. Never blocks the data path beyond the handoff itself.
+  void publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<void()>& handoff = {});
+  // Runs `fn` on the core's worker between two batches (here if the worker is not running); returns after it.
+  void between_batches(unsigned core, const std::function<void()>& fn);
   const WorkerPlan* plan(unsigned core) const;
 
   // Standalone mode: builds the Click config once per worker core (slot i polls rx queue i of its
@@ -101,14 +106,23 @@ class Engine {
   CoreSample sample(unsigned core) const;
 
  private:
+  // A request the worker takes at its next batch boundary: run `fn` (if any), then adopt `plan` (if any).
+  struct Handoff {
+    WorkerPlan* plan = nullptr;
+    const std::function<void()>* fn = nullptr;
+    std::atomic<bool> done{false};
+  };
   struct Worker {
     unsigned core = 0;
     unsigned slot = 0;
     std::atomic<WorkerPlan*> plan{nullptr};
     std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
+    std::atomic<Handoff*> handoff{nullptr};
     CoreCounters counters;
     std::atomic<bool> in_loop{false};
   };
+  // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.
+  void hand_over(Worker& w, Handoff& h);
   static int launch(void* arg);
   void loop(Worker& w);
   Worker& worker(unsigned core);
@@ -122,7 +136,7 @@ class Engine {
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> idle_sleep_us_{0};
-  mutable std::mutex publish_mu_;  // guards each worker's `owned` plan
+  mutable std::mutex publish_mu_;  // guards each worker's `owned` plan and serialises handoffs
   struct LaunchArg {
     Engine* engine;
     Worker* worker;

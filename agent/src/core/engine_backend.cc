@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -39,19 +40,43 @@ pb::TagType type_of(TagKind k) { return k == TagKind::kVlan ? pb::TAG_VLAN : pb:
 
 }  // namespace
 
-// Publishes an empty plan on a core for the guard's lifetime; the destructor republishes the core's plan from
-// the pipelines as they are then.
-class EngineBackend::CorePause {
- public:
-  CorePause(EngineBackend* b, unsigned core) : b_(b), core_(core) {
-    b_->engine_->publish(core_, std::make_unique<WorkerPlan>());
-  }
-  ~CorePause() { b_->engine_->publish(core_, b_->plan_for(core_)); }
+namespace {
 
- private:
-  EngineBackend* b_;
-  unsigned core_;
-};
+// A group's flow state: one table per stateful element, named and typed so it can be imported elsewhere.
+using Snapshot = std::vector<pb::StateTable>;
+
+Snapshot snapshot_of(const GroupRuntime& g) {
+  Snapshot out;
+  for (const auto& e : g.graph().elements()) {
+    if (!e->has_state()) continue;
+    out.emplace_back();
+    out.back().set_element(e->name());
+    out.back().set_kind(e->class_name());
+    e->export_state(&out.back());
+  }
+  return out;
+}
+
+// Fills `dst` from `from` in order: the first snapshot replaces its tables, later ones merge in (a flow already
+// there keeps its mapping). Tables go to the element of the same name and kind; others are ignored (the group's
+// config may have dropped an element). `where` prefixes error messages.
+Status copy_state(GroupRuntime& dst, const std::vector<const Snapshot*>& from, const std::vector<std::string>& names,
+                  const std::string& where) {
+  for (size_t k = 0; k < from.size(); ++k) {
+    for (const pb::StateTable& t : *from[k]) {
+      Element* e = dst.graph().find(t.element());
+      if (e == nullptr || !e->has_state() || t.kind() != e->class_name()) continue;
+      try {
+        e->import_state(t, /*merge=*/k > 0);
+      } catch (const std::exception& err) {
+        return invalid(where + ": " + names[k] + "/" + t.element() + ": " + err.what());
+      }
+    }
+  }
+  return Status::OK;
+}
+
+}  // namespace
 
 EngineBackend::EngineBackend(Engine* engine, std::string version)
     : engine_(engine),
@@ -268,15 +293,20 @@ void EngineBackend::publish_cores(const std::set<unsigned>& cores) {
 }
 
 Status EngineBackend::publish_then_steer(const GroupList& groups,
-                                         const std::map<std::string, const GroupList*>& replace,
-                                         const std::set<unsigned>& skip) {
+                                         const std::map<std::string, const GroupList*>& replace) {
   std::set<unsigned> cores;
-  for (const auto& g : groups)
-    if (!skip.count(g->spec().core)) cores.insert(g->spec().core);
+  for (const auto& g : groups) cores.insert(g->spec().core);
   for (unsigned c : cores) engine_->publish(c, plan_for(c, &groups));
   Status s = steer(replace);
   if (!s.ok()) publish_cores(cores);
   return s;
+}
+
+bool EngineBackend::same_groups(const WorkerPlan& a, const WorkerPlan& b) {
+  if (a.groups.size() != b.groups.size() || !a.standalone.empty() || !b.standalone.empty()) return false;
+  for (size_t i = 0; i < a.groups.size(); ++i)
+    if (a.groups[i] != b.groups[i]) return false;
+  return true;
 }
 
 void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) const {
@@ -345,59 +375,94 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   Pipeline& cur = it->second;
   if (req.groups().empty()) return invalid("groups: a pipeline needs at least one group (use RemovePipeline)");
   // Validate state sources before touching anything.
-  std::set<unsigned> source_cores;
+  std::vector<GroupList> sources(req.groups().size());
   for (int i = 0; i < req.groups().size(); ++i)
     for (const std::string& src : req.groups(i).state_from()) {
-      bool found = false;
       for (const auto& g : cur.groups)
-        if (g->spec().group_id == src) found = true, source_cores.insert(g->spec().core);
-      if (!found)
+        if (g->spec().group_id == src) sources[i].push_back(g);
+      if (sources[i].empty() || sources[i].back()->spec().group_id != src)
         return invalid("groups[" + std::to_string(i) + "].state_from: no group '" + src + "' in pipeline '" + cur.id + "'");
     }
   GroupList groups;
   Status s = build_groups(cur, req.groups(), &cur, &groups);
   if (!s.ok()) return s;
-  {
-    // Sources stop for the copy so their tables are quiescent; their packets wait in the rx queues.
-    std::vector<std::unique_ptr<CorePause>> paused;
-    for (unsigned c : source_cores) paused.push_back(std::make_unique<CorePause>(this, c));
-    for (int i = 0; i < req.groups().size(); ++i) {
-      const pb::GroupSpec& gs = req.groups(i);
-      bool merge = false;
-      for (const std::string& src : gs.state_from()) {
-        for (const auto& g : cur.groups) {
-          if (g->spec().group_id != src) continue;
-          for (const auto& e : g->graph().elements()) {
-            if (!e->has_state()) continue;
-            Element* dst = groups[i]->graph().find(e->name());
-            if (dst == nullptr || std::string(dst->class_name()) != e->class_name()) continue;
-            pb::StateTable t;
-            e->export_state(&t);
-            try {
-              dst->import_state(t, merge);
-            } catch (const std::exception& err) {
-              return invalid("groups[" + std::to_string(i) + "].state_from: " + src + "/" + e->name() + ": " + err.what());
-            }
-          }
-        }
-        merge = true;
-      }
+
+  // 1. Snapshot every source between two batches of its own core: the worker never stops polling (a paused
+  //    saturated core would overflow its rx ring), and its tables are consistent because nothing else writes them.
+  std::map<const GroupRuntime*, Snapshot> snaps;
+  std::map<unsigned, std::vector<const GroupRuntime*>> by_core;
+  for (const auto& list : sources)
+    for (const auto& g : list)
+      if (!snaps.count(g.get())) snaps[g.get()], by_core[g->spec().core].push_back(g.get());
+  for (const auto& [core, list] : by_core)
+    engine_->between_batches(core, [&, &list = list] {
+      for (const GroupRuntime* g : list) snaps[g] = snapshot_of(*g);
+    });
+  auto fill = [&](size_t i, const GroupRuntime* fresh_src, const Snapshot* fresh) {
+    std::vector<const Snapshot*> from;
+    std::vector<std::string> names;
+    for (const auto& g : sources[i]) {
+      from.push_back(g.get() == fresh_src ? fresh : &snaps[g.get()]);
+      names.push_back(g->spec().group_id);
     }
-    // Old and new groups both run while the NIC switches over; the final publish below retires the old ones.
-    // Paused state sources stay paused (their tables were just copied) until their guards unwind.
-    s = publish_then_steer(groups, {{cur.id, &groups}}, source_cores);
+    return copy_state(*groups[i], from, names, "groups[" + std::to_string(i) + "].state_from");
+  };
+  // 2. Fill the new groups before any of them can see a frame; a table that does not fit fails here, with
+  //    nothing changed.
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (sources[i].empty()) continue;
+    s = fill(i, nullptr, nullptr);
     if (!s.ok()) return s;
-    std::set<unsigned> cores;
-    for (const auto& g : cur.groups) cores.insert(g->spec().core);
-    for (const auto& g : groups) cores.insert(g->spec().core);
-    GroupList old;  // the cores' plans still hold them; they go with the final publish, not under mu_
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      old.swap(cur.groups);
-      cur.groups = std::move(groups);
-      ++cur.generation;
-    }
-    publish_cores(cores);  // paused cores are republished again (same plan) as the guards unwind
+  }
+  // A new group that takes over the tag and core of one of its sources (a split's kept half, a merge's kept
+  // group) gets that source's latest state in the handoff of that core: between the worker's last batch on the
+  // old group and its first on the new one, so no flow the old group mapped after the snapshot is lost.
+  std::map<unsigned, std::vector<std::pair<size_t, const GroupRuntime*>>> takeovers;
+  std::set<const GroupRuntime*> kept;
+  for (const auto& g : groups) kept.insert(g.get());
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (const auto& src : sources[i])
+      if (src->key() == groups[i]->key() && src->spec().core == groups[i]->spec().core && !kept.count(src.get()))
+        takeovers[groups[i]->spec().core].emplace_back(i, src.get());
+
+  // 3. New groups whose tag their core does not serve yet start next to the old ones before the tags are
+  //    steered; a core where every new group takes over a tag it already serves needs no such transition.
+  GroupList arriving;
+  for (const auto& g : groups) {
+    if (std::find(cur.groups.begin(), cur.groups.end(), g) != cur.groups.end()) continue;  // unchanged
+    bool served = false;
+    for (const auto& o : cur.groups) served |= o->key() == g->key() && o->spec().core == g->spec().core;
+    if (!served) arriving.push_back(g);
+  }
+  s = publish_then_steer(arriving, {{cur.id, &groups}});
+  if (!s.ok()) return s;
+  std::set<unsigned> cores;
+  for (const auto& g : cur.groups) cores.insert(g->spec().core);
+  for (const auto& g : groups) cores.insert(g->spec().core);
+  GroupList old;  // the cores' plans still hold them; they go with the final publish, not under mu_
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    old.swap(cur.groups);
+    cur.groups = groups;
+    ++cur.generation;
+  }
+  // 4. Final plans: old groups retire, take-overs happen at their core's batch boundary.
+  for (unsigned c : cores) {
+    auto plan = plan_for(c);
+    if (!takeovers.count(c) && same_groups(*engine_->plan(c), *plan)) continue;
+    std::function<void()> handoff;
+    if (takeovers.count(c))
+      handoff = [&, &list = takeovers[c]] {
+        for (const auto& [i, src] : list) {
+          const Snapshot latest = snapshot_of(*src);
+          // Checked with the snapshot of step 2; a table that grew past the new group's capacity since keeps
+          // that snapshot's state (import checks room before it clears anything).
+          const Status r = fill(i, src, &latest);
+          if (!r.ok()) std::fprintf(stderr, "metron-agent: state handoff to %s: %s\n",
+                                    groups[i]->spec().group_id.c_str(), r.error_message().c_str());
+        }
+      };
+    engine_->publish(c, std::move(plan), handoff);
   }
   fill_status(cur, out);
   return Status::OK;
@@ -532,16 +597,11 @@ Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSn
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
   for (const auto& g : it->second.groups) {
     if (g->spec().group_id != req.group_id()) continue;
-    CorePause pause(this, g->spec().core);
     out->set_pipeline_id(req.pipeline_id());
     out->set_group_id(req.group_id());
-    for (const auto& e : g->graph().elements()) {
-      if (!e->has_state()) continue;
-      pb::StateTable* t = out->add_tables();
-      t->set_element(e->name());
-      t->set_kind(e->class_name());
-      e->export_state(t);
-    }
+    Snapshot snap;
+    engine_->between_batches(g->spec().core, [&] { snap = snapshot_of(*g); });
+    for (pb::StateTable& t : snap) *out->add_tables() = std::move(t);
     return Status::OK;
   }
   return Status(StatusCode::NOT_FOUND, "group_id: no group '" + req.group_id() + "' in pipeline '" + req.pipeline_id() + "'");
@@ -568,15 +628,18 @@ Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportS
         return invalid(f + ".kind: '" + t.kind() + "' but element '" + t.element() + "' is a " + e->class_name());
       dst.push_back(e);
     }
-    CorePause pause(this, g->spec().core);
     uint64_t n = 0;
-    for (int i = 0; i < snap.tables().size(); ++i) {
-      try {
-        n += dst[i]->import_state(snap.tables(i), req.merge());
-      } catch (const std::exception& e) {
-        return invalid("snapshot.tables[" + std::to_string(i) + "]: " + e.what());
+    Status st = Status::OK;
+    engine_->between_batches(g->spec().core, [&] {
+      for (int i = 0; i < snap.tables().size() && st.ok(); ++i) {
+        try {
+          n += dst[i]->import_state(snap.tables(i), req.merge());
+        } catch (const std::exception& e) {
+          st = invalid("snapshot.tables[" + std::to_string(i) + "]: " + e.what());
+        }
       }
-    }
+    });
+    if (!st.ok()) return st;
     out->set_entries(n);
     return Status::OK;
   }

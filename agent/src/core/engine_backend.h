@@ -1,11 +1,14 @@
 // EngineBackend: the AgentBackend (core/backend.h) over a running Engine. Owns the deployed pipelines and turns
 // every change into per-core WorkerPlans:
-//   validate everything -> build the new groups' graphs (off the data path) -> copy flow state if asked ->
-//   publish transition plans (old and new groups side by side on the affected cores) -> steer tags
-//   (NicRuleTable::set_tags, which returns once the old queues' backlogs are read) -> publish the final plans,
-//   retiring the old groups.
+//   validate everything -> build the new groups' graphs (off the data path) -> snapshot the state sources
+//   between batches of their cores and fill the new groups -> publish transition plans (old and new groups
+//   side by side on cores that get a new tag) -> steer tags (NicRuleTable::set_tags, which returns once the
+//   queues that lost a tag have handed over their backlog) -> publish the final plans, retiring the old groups;
+//   a new group taking over its source's tag on the same core gets the source's latest state in that core's
+//   handoff (Engine::publish), between the last batch of the one and the first of the other.
 // A tag that moves from core A to core B is therefore served on both cores while the NIC switches over and no
-// frame of it is dropped. Any failure returns its status with running pipelines and dispatch as they were.
+// frame of it is dropped; no worker ever stops polling. Any failure before the steering returns its status with
+// running pipelines and dispatch as they were.
 #pragma once
 
 #include <chrono>
@@ -65,12 +68,11 @@ class EngineBackend final : public AgentBackend {
   // transition an old group keeps its tag on its core until the final plan drops it.
   std::unique_ptr<WorkerPlan> plan_for(unsigned core, const GroupList* extra = nullptr) const;
   // Publishes the transition plans for `groups`, then steers to `replace`; on a steering failure restores
-  // the cores' plans from the (unchanged) pipelines. `skip`: cores left as they are (paused for a state copy).
-  grpc::Status publish_then_steer(const GroupList& groups, const std::map<std::string, const GroupList*>& replace,
-                                  const std::set<unsigned>& skip = {});
+  // the cores' plans from the (unchanged) pipelines.
+  grpc::Status publish_then_steer(const GroupList& groups, const std::map<std::string, const GroupList*>& replace);
+  // Whether two plans run the same groups in the same order (publishing one over the other changes nothing).
+  static bool same_groups(const WorkerPlan& a, const WorkerPlan& b);
   void fill_status(const Pipeline& p, pb::PipelineStatus* out) const;
-  // Stops the core's worker from touching any group (packets wait in the rx queue) for the guard's lifetime.
-  class CorePause;
 
   Engine* const engine_;
   const std::string version_;

@@ -140,6 +140,62 @@ FanoutPort::~FanoutPort() {
   }
 }
 
+namespace {
+
+bool SameMatch(const SteerMatch& a, const SteerMatch& b) {
+  auto same_prefix = [](const IpPrefix& x, const IpPrefix& y) {
+    return x.version == y.version && x.len == y.len && x.addr == y.addr;
+  };
+  return a.has_eth_dst == b.has_eth_dst && (!a.has_eth_dst || (a.eth_dst == b.eth_dst && a.eth_dst_mask == b.eth_dst_mask)) &&
+         a.vlan == b.vlan && a.ether_type == b.ether_type && same_prefix(a.ip_src, b.ip_src) &&
+         same_prefix(a.ip_dst, b.ip_dst) && a.ip_proto == b.ip_proto && a.l4_src.value == b.l4_src.value &&
+         a.l4_src.mask == b.l4_src.mask && a.l4_dst.value == b.l4_dst.value && a.l4_dst.mask == b.l4_dst.mask;
+}
+
+bool SameRule(const SteerRule& a, const SteerRule& b) {
+  return a.priority == b.priority && a.action.kind == b.action.kind && a.action.value == b.action.value &&
+         SameMatch(a.match, b.match);
+}
+
+// True only when no frame can match both (different group tags, VLANs or protocols); false when unsure.
+bool Disjoint(const SteerMatch& a, const SteerMatch& b) {
+  if (a.has_eth_dst && b.has_eth_dst)
+    for (size_t i = 0; i < a.eth_dst.size(); ++i) {
+      const uint8_t m = a.eth_dst_mask[i] & b.eth_dst_mask[i];
+      if ((a.eth_dst[i] & m) != (b.eth_dst[i] & m)) return true;
+    }
+  if (a.vlan && b.vlan && a.vlan != b.vlan) return true;
+  return a.ip_proto && b.ip_proto && a.ip_proto != b.ip_proto;
+}
+
+}  // namespace
+
+std::vector<bool> QueuesLosingFrames(const std::vector<SteerRule>& prev, const std::vector<SteerRule>& next,
+                                     uint16_t queues, uint16_t default_queue) {
+  std::vector<bool> out(queues, false);
+  // Where each rule of `next` was in `prev` (-1: new).
+  std::vector<long> was(next.size(), -1);
+  for (size_t k = 0; k < next.size(); ++k)
+    for (size_t i = 0; i < prev.size() && was[k] < 0; ++i)
+      if (SameRule(next[k], prev[i])) was[k] = static_cast<long>(i);
+  for (size_t i = 0; i < prev.size(); ++i) {
+    const SteerRule& r = prev[i];
+    if (r.action.kind == SteerActionKind::kDrop) continue;  // its frames never reached a ring
+    const uint16_t q = r.action.kind == SteerActionKind::kQueue ? static_cast<uint16_t>(r.action.value) : default_queue;
+    if (q >= queues) continue;
+    size_t j = 0;
+    while (j < next.size() && !(was[j] >= 0 && SameRule(next[j], r))) ++j;
+    bool loses = j == next.size();  // the rule is gone
+    // A rule now ahead of it that was not before may match some of its frames.
+    for (size_t k = 0; k < j && !loses; ++k)
+      loses = (was[k] < 0 || was[k] > static_cast<long>(i)) && !Disjoint(next[k].match, r.match);
+    if (loses) out[q] = true;
+  }
+  // Frames that matched no rule went to the default queue, whose worker ran no group for them (they count as
+  // misrouted there): waiting for them would not deliver them anywhere else.
+  return out;
+}
+
 uint32_t FanoutPort::max_rules() const {
   // A typical tag or 5-tuple rule compiles to at most 8 instructions; apply() reports the exact limit.
   return BPF_MAXINSNS / 8;
@@ -155,7 +211,11 @@ grpc::Status FanoutPort::check(const std::vector<SteerRule>& ordered_rules) cons
 grpc::Status FanoutPort::apply(const std::vector<SteerRule>& ordered_rules) {
   std::lock_guard<std::mutex> lock(apply_mu_);
   grpc::Status s = install_programs(ordered_rules);
-  if (s.ok()) drain_rings();
+  if (!s.ok()) return s;
+  // Only queues the change may take frames from wait for their backlog: adding a tag for one core must not
+  // wait for another, saturated core to work through its ring.
+  drain_rings(QueuesLosingFrames(applied_, ordered_rules, options_.queues, options_.default_queue));
+  applied_ = ordered_rules;
   return s;
 }
 
@@ -193,7 +253,8 @@ grpc::Status FanoutPort::install_programs(const std::vector<SteerRule>& ordered_
   return grpc::Status::OK;
 }
 
-void FanoutPort::drain_rings() {
+void FanoutPort::drain_rings(const std::vector<bool>& queues) {
+  if (std::find(queues.begin(), queues.end(), true) == queues.end()) return;
   // A frame the old program steered may still be on its way into a ring (softirq on another CPU): give
   // those a moment, then wait for every slot that holds a frame now to be released by its reader. The reader
   // releases in ring order and the kernel refills in ring order, so a slot cannot be released and refilled
@@ -207,6 +268,7 @@ void FanoutPort::drain_rings() {
   std::vector<Pending> pending;
   std::vector<uint64_t> polls(options_.queues);
   for (uint16_t q = 0; q < options_.queues; ++q) {
+    if (!queues[q]) continue;
     polls[q] = queues_[q].counters.rx_polls.load(std::memory_order_relaxed);
     Ring& rx = queues_[q].rx;
     for (uint32_t i = 0; i < rx.frames; ++i) {

@@ -34,6 +34,11 @@ struct FanoutPortOptions {
   uint32_t drain_timeout_ms = 200;
 };
 
+// The rx queues that switching from rules `prev` to `next` may take frames from (a rule steering to them is gone,
+// or a rule now ahead of it may match the same frames): after a change, only their backlog is waited for.
+std::vector<bool> QueuesLosingFrames(const std::vector<SteerRule>& prev, const std::vector<SteerRule>& next,
+                                     uint16_t queues, uint16_t default_queue);
+
 class FanoutPort final : public Port, public Dispatcher {
  public:
   // Throws std::runtime_error naming the interface and the failing step.
@@ -86,9 +91,9 @@ class FanoutPort final : public Port, public Dispatcher {
   void open_queue(Queue& q, int ifindex);
   void join_fanout();
   grpc::Status install_programs(const std::vector<SteerRule>& ordered_rules);
-  // Waits until every frame waiting in an rx ring now has been released by the queue's reader; queues nobody
-  // polls (no worker bound to them) are not waited for.
-  void drain_rings();
+  // Waits until every frame waiting now in the rx ring of a queue marked in `queues` has been released by the
+  // queue's reader; queues nobody polls (no worker bound to them) are not waited for.
+  void drain_rings(const std::vector<bool>& queues);
 
   FanoutPortOptions options_;
   rte_mempool* pool_;
@@ -96,6 +101,7 @@ class FanoutPort final : public Port, public Dispatcher {
   uint16_t fanout_id_ = 0;
   std::mutex apply_mu_;
   bool socket_filter_ = false;
+  std::vector<SteerRule> applied_;  // the rules in force, to tell which queues a change takes frames from
   // Kernel-side drops (ring full) are read-and-reset by PACKET_STATISTICS, so they accumulate here.
   mutable std::mutex stats_mu_;
   mutable uint64_t kernel_drops_ = 0;

@@ -1,0 +1,248 @@
+// Splitting a saturated stateful group (docs/scaling.md#steps, issue 6): UpdatePipeline keeps the group's tag and
+// core for half of its classes and starts the other half on a second core, both with the group's NAPT table.
+// Real parts: EngineBackend over a running Engine with two workers, tags dispatched by the kernel (FanoutPort on
+// a veth in a private netns), SynthRewriter translating UDP flows, frames counted by sequence number and their
+// translation read as they leave the pipeline's egress.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <rte_cycles.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/engine_backend.h"
+#include "dispatch/fanout_port.h"
+#include "dispatch/steering_table.h"
+#include "dispatch/veth_fixture.h"
+#include "test_env.h"
+
+namespace metron {
+namespace {
+
+constexpr unsigned kCoreA = 0;  // the main lcore, run on a thread of ours
+constexpr unsigned kCoreB = 1;
+constexpr uint16_t kTagG = 7;  // the split group's tag
+constexpr uint16_t kTagN = 8;  // the new half's tag
+constexpr uint32_t kFlows = 32;
+constexpr uint32_t kClasses = 4;
+constexpr uint32_t kBacklog = 300;  // frames queued on the saturated core when the split starts
+
+// What leaves the pipeline: per sequence number, how often, and each frame's translated source.
+class Capture {
+ public:
+  explicit Capture(const std::string& ifname) {
+    fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+    if (fd_ < 0) throw std::runtime_error("capture socket");
+    const int buf = 32 << 20;
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
+    sockaddr_ll a{};
+    a.sll_family = AF_PACKET;
+    a.sll_protocol = htons(ETH_P_ALL);
+    a.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("capture bind");
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Capture() {
+    stop_ = true;
+    thread_.join();
+    close(fd_);
+  }
+  struct Frame {
+    uint32_t src_ip;
+    uint16_t sport;
+  };
+  // Frames by sequence number once `n` arrived (or 10 s passed).
+  std::map<uint32_t, std::vector<Frame>> WaitFor(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (total_.load() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // strays and duplicates
+    std::lock_guard<std::mutex> lock(mu_);
+    return frames_;
+  }
+
+ private:
+  void Loop() {
+    uint8_t b[2048];
+    pollfd p{fd_, POLLIN, 0};
+    while (!stop_) {
+      if (poll(&p, 1, 20) <= 0) continue;
+      sockaddr_ll from{};
+      socklen_t len = sizeof from;
+      const ssize_t n = recvfrom(fd_, b, sizeof b, 0, reinterpret_cast<sockaddr*>(&from), &len);
+      if (n < 46 || from.sll_pkttype == PACKET_OUTGOING) continue;
+      Frame f{ntohl(*reinterpret_cast<const uint32_t*>(b + 26)), ntohs(*reinterpret_cast<const uint16_t*>(b + 34))};
+      const uint32_t seq = ntohl(*reinterpret_cast<const uint32_t*>(b + 42));
+      std::lock_guard<std::mutex> lock(mu_);
+      frames_[seq].push_back(f);
+      ++total_;
+    }
+  }
+  int fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> total_{0};
+  std::mutex mu_;
+  std::map<uint32_t, std::vector<Frame>> frames_;
+  std::thread thread_;
+};
+
+class StateSplitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
+    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, test::pool());
+    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
+    backend_->set_nic_rules(&steering_);
+    ns_ = std::make_unique<test::VethNetns>();
+    // A drain bound far above the backlog's processing time: waiting for the saturated core's ring would show.
+    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
+    o.drain_timeout_ms = 10000;
+    auto port = FanoutPort::open(o, test::pool());
+    FanoutPort* raw = port.get();
+    engine_->add_port(std::move(port));
+    ASSERT_TRUE(steering_.add_nic(raw).ok());
+    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
+    engine_->start();
+    main_worker_ = std::thread([this] { engine_->run_main_worker(); });
+    capture_ = std::make_unique<Capture>("tx0");
+    sender_ = std::make_unique<test::RawSender>("tx0");
+  }
+  void TearDown() override {
+    sender_.reset();
+    capture_.reset();
+    if (engine_) engine_->stop();
+    if (main_worker_.joinable()) main_worker_.join();
+    backend_.reset();
+    engine_.reset();
+    ns_.reset();
+  }
+
+  // NAPT behind a per-packet cost of 2 ms: the core saturates with a few hundred frames per second.
+  static pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core, std::vector<uint32_t> classes) {
+    pb::GroupSpec g;
+    g.set_group_id(id);
+    g.set_click_config("input -> SpinCycles(CYCLES " + std::to_string(rte_get_tsc_hz() / 500) +
+                       ") -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> rw :: SynthRewriter(PATTERN 192.0.2.1 "
+                       "20000-29999 - -) -> Unstrip(14) -> [0]output;");
+    g.mutable_tag()->set_type(pb::TAG_MAC);
+    g.mutable_tag()->set_value(tag);
+    g.set_core(core);
+    for (uint32_t c : classes) g.add_class_ids(c);
+    return g;
+  }
+  void Send(uint32_t flow, uint16_t tag) {
+    test::FrameSpec f = test::MacTagged(tag, flow % kClasses, seq_++);
+    f.sport = static_cast<uint16_t>(1000 + flow);
+    sender_->Send(f);
+    flow_of_[f.seq] = flow;
+  }
+
+  SteeringTable steering_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EngineBackend> backend_;
+  std::unique_ptr<test::VethNetns> ns_;
+  std::thread main_worker_;
+  std::unique_ptr<Capture> capture_;
+  std::unique_ptr<test::RawSender> sender_;
+  uint32_t seq_ = 0;
+  std::map<uint32_t, uint32_t> flow_of_;
+};
+
+TEST_F(StateSplitTest, SplitUnderBacklogKeepsEveryMappingLosesNothingAndDoesNotWaitForTheBusyCore) {
+  pb::DeployPipelineRequest d;
+  d.set_pipeline_id("chain");
+  d.set_ingress_nic("rx0");
+  d.add_egress()->set_nic("rx0");
+  *d.add_groups() = Group("g0", kTagG, kCoreA, {0, 1, 2, 3});
+  pb::PipelineStatus st;
+  grpc::Status s = backend_->DeployPipeline(d, &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  // Every flow is mapped before the split ...
+  for (uint32_t f = 0; f < kFlows; ++f) Send(f, kTagG);
+  ASSERT_EQ(capture_->WaitFor(kFlows).size(), kFlows) << "flows not established before the split";
+  // ... and the group's core has a backlog of ~0.6 s of work when it starts.
+  for (uint32_t i = 0; i < kBacklog; ++i) Send(i % kFlows, kTagG);
+
+  pb::UpdatePipelineRequest u;
+  u.set_pipeline_id("chain");
+  *u.add_groups() = Group("g0", kTagG, kCoreA, {0, 1});
+  *u.add_groups() = Group("g0.1", kTagN, kCoreB, {2, 3});
+  u.mutable_groups(0)->add_state_from("g0");
+  u.mutable_groups(1)->add_state_from("g0");
+  s = backend_->UpdatePipeline(u, &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  const uint64_t rx_a_at_return = engine_->sample(kCoreA).rx;
+  // Steering the new tag to core B takes no frame from core A: the update did not wait for A's backlog.
+  EXPECT_LT(rx_a_at_return, kFlows + kBacklog - 50)
+      << "UpdatePipeline returned only after the saturated core had worked through (almost) its whole backlog";
+
+  // The switch's re-tag: the moved classes now carry the new tag.
+  for (int round = 0; round < 2; ++round)
+    for (uint32_t f = 0; f < kFlows; ++f) Send(f, f % kClasses >= 2 ? kTagN : kTagG);
+  const uint32_t n = seq_;
+  const auto frames = capture_->WaitFor(n);
+
+  uint32_t lost = 0, dup = 0;
+  std::map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>> translations;  // per flow, in send order
+  for (uint32_t q = 0; q < n; ++q) {
+    auto it = frames.find(q);
+    if (it == frames.end()) {
+      ++lost;
+      continue;
+    }
+    if (it->second.size() > 1) ++dup;
+    translations[flow_of_[q]].emplace_back(it->second[0].src_ip, it->second[0].sport);
+  }
+  EXPECT_EQ(lost, 0u) << "of " << n << " frames";
+  EXPECT_EQ(dup, 0u);
+  for (const auto& [flow, seen] : translations) {
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.front().first, 0xc0000201u) << "flow " << flow << " not translated";
+    for (const auto& t : seen)
+      EXPECT_EQ(t, seen.front()) << "flow " << flow << " (class " << flow % kClasses
+                                 << ") changed its translation across the split: port " << seen.front().second
+                                 << " then " << t.second;
+  }
+  // The moved classes' last frames were served by the new core, with the state it got from the split.
+  EXPECT_GE(engine_->sample(kCoreB).rx, 2u * kFlows / 2);
+  pb::Stats stats;
+  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+  for (const auto& c : stats.cores()) EXPECT_EQ(c.drops(), 0u) << "core " << c.core() << " dropped frames";
+}
+
+// Which queues a dispatch change makes wait for their backlog (FanoutPort::apply).
+SteerRule TagTo(uint32_t tag, uint32_t queue) {
+  SteerRule r;
+  EXPECT_TRUE(TagRule(pb::TAG_MAC, tag, queue, "t", &r).ok());
+  return r;
+}
+
+TEST(DrainScope, OnlyQueuesThatMayLoseFramesWait) {
+  const std::vector<SteerRule> before{TagTo(7, 0), TagTo(9, 1)};
+  // Adding a tag for queue 1 takes nothing from queue 0 (tags are disjoint).
+  EXPECT_EQ(QueuesLosingFrames(before, {TagTo(7, 0), TagTo(9, 1), TagTo(8, 1)}, 2, 0),
+            (std::vector<bool>{false, false}));
+  EXPECT_EQ(QueuesLosingFrames(before, {TagTo(8, 1), TagTo(7, 0), TagTo(9, 1)}, 2, 0),
+            (std::vector<bool>{false, false}));
+  // Moving tag 7 from queue 0 to 1: queue 0 hands over its backlog.
+  EXPECT_EQ(QueuesLosingFrames(before, {TagTo(7, 1), TagTo(9, 1)}, 2, 0), (std::vector<bool>{true, false}));
+  // Removing a tag: its queue waits.
+  EXPECT_EQ(QueuesLosingFrames(before, {TagTo(7, 0)}, 2, 0), (std::vector<bool>{false, true}));
+  // A new rule ahead that may overlap (a UDP port rule to queue 1 before tag 7's rule) takes from queue 0.
+  SteerRule udp;
+  udp.match.ip_proto = 17;
+  udp.match.ether_type = 0x0800;
+  udp.match.l4_dst = {53, 0xffff};
+  udp.action = {SteerActionKind::kQueue, 1};
+  EXPECT_EQ(QueuesLosingFrames(before, {udp, TagTo(7, 0), TagTo(9, 1)}, 2, 0), (std::vector<bool>{true, true}));
+  // Nothing changed: nobody waits.
+  EXPECT_EQ(QueuesLosingFrames(before, before, 2, 0), (std::vector<bool>{false, false}));
+}
+
+}  // namespace
+}  // namespace metron
