@@ -1,4 +1,4 @@
-// Metron view: three tables served by MetronViewMessageHandler (ONOS table protocol), refreshed by the
+// Metron view: five tables served by MetronViewMessageHandler (ONOS table protocol), refreshed by the
 // table builder's periodic polling so core load stays current.
 (function () {
     'use strict';
@@ -12,5 +12,7 @@
     angular.module('ovMetron', [])
         .controller('OvMetronCtrl', table('metronChain'))
         .controller('OvMetronClassCtrl', table('metronClass'))
-        .controller('OvMetronCoreCtrl', table('metronCore'));
+        .controller('OvMetronCoreCtrl', table('metronCore'))
+        .controller('OvMetronGroupCtrl', table('metronGroup'))
+        .controller('OvMetronScalingCtrl', table('metronScaling'));
 }());

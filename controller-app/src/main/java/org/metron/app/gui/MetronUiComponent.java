@@ -2,6 +2,7 @@ package org.metron.app.gui;
 
 import com.google.common.collect.ImmutableList;
 import org.metron.app.api.MetronService;
+import org.metron.app.scaling.ScalingService;
 import org.onosproject.ui.UiExtension;
 import org.onosproject.ui.UiExtensionService;
 import org.onosproject.ui.UiMessageHandlerFactory;
@@ -23,11 +24,14 @@ public class MetronUiComponent {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected MetronService metron;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ScalingService scaling;
+
     private UiExtension extension;
 
     @Activate
     protected void activate() {
-        UiMessageHandlerFactory handlers = () -> ImmutableList.of(new MetronViewMessageHandler(metron));
+        UiMessageHandlerFactory handlers = () -> ImmutableList.of(new MetronViewMessageHandler(metron, scaling));
         extension = new UiExtension.Builder(getClass().getClassLoader(),
                 ImmutableList.of(new UiView(UiView.Category.NETWORK, VIEW_ID, "Metron", "nav_apps")))
                 .resourcePath(VIEW_ID).messageHandlerFactory(handlers).build();

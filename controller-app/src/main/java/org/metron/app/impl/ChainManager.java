@@ -60,7 +60,7 @@ import java.util.stream.Collectors;
  * <p>Concurrency: operations on one chain are serialized (per-chain lock here, leadership across instances);
  * different chains proceed in parallel except for the short server/core reservation step.
  */
-public final class ChainManager implements MetronService {
+public final class ChainManager implements MetronService, CompiledChains {
     private static final Logger log = LoggerFactory.getLogger(ChainManager.class);
 
     private final ChainStore store;
@@ -470,6 +470,11 @@ public final class ChainManager implements MetronService {
                     g == null ? null : g.tag(), g == null ? -1 : g.core(), grouped.contains(tc.id())));
         }
         return out;
+    }
+
+    @Override
+    public CompiledChain compiled(ChainId id) {
+        return compiledFor(existing(id), placement(id));
     }
 
     private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {

@@ -52,6 +52,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
@@ -309,7 +310,8 @@ public final class RulePlanner {
                 .putIfAbsent(rule.id(), new InstalledRule(role, rule));
     }
 
-    static List<NicRule> nicRules(ChainId chain, Placement p) {
+    /** The NIC rule of every placed group (split ones too): its tag to its core's queue. */
+    public static List<NicRule> nicRules(ChainId chain, Placement p) {
         List<NicRule> out = new ArrayList<>();
         for (GroupAssignment ga : p.groups()) {
             NicMatch.Builder m = NicMatch.newBuilder();
@@ -330,8 +332,23 @@ public final class RulePlanner {
     }
 
     /** Stable 64-bit id of a group's NIC rule: the same chain and group always get the same id. */
-    static long nicRuleId(ChainId chain, String groupId) {
+    public static long nicRuleId(ChainId chain, String groupId) {
         return Hashing.murmur3_128().hashString(chain.name() + "/" + groupId, StandardCharsets.UTF_8).asLong();
+    }
+
+    /**
+     * The compiled group a placed group runs: "g3" and the groups scaling split from it ("g3.1", "g3.2", ...)
+     * all run compiled group 3 (docs/scaling.md#split).
+     *
+     * @throws MetronException naming the group when it comes from no compiled group
+     */
+    public static ClassGroup compiledGroup(CompiledChain compiled, String placedGroupId) {
+        int dot = placedGroupId.indexOf('.');
+        String base = dot < 0 ? placedGroupId : placedGroupId.substring(0, dot);
+        return compiled.groups().stream().filter(g -> ChainManager.groupId(g).equals(base)).findFirst()
+                .orElseThrow(() -> new MetronException(Fault.INTERNAL, "group " + placedGroupId
+                        + " comes from no compiled group (compiled: " + compiled.groups().stream()
+                        .map(ChainManager::groupId).collect(Collectors.toList()) + ")"));
     }
 
     static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
@@ -345,9 +362,8 @@ public final class RulePlanner {
             }
             req.addEgress(e);
         }
-        for (int g = 0; g < compiled.groups().size(); g++) {
-            ClassGroup cg = compiled.groups().get(g);
-            GroupAssignment ga = p.groups().get(g);
+        for (GroupAssignment ga : p.groups()) {
+            ClassGroup cg = compiledGroup(compiled, ga.groupId());
             req.addGroups(GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
                     .setTag(org.metron.agent.v1.Tag.newBuilder().setType(ga.tag().type() == TagType.MAC
                             ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)

@@ -7,7 +7,6 @@ import org.metron.agent.v1.PipelineStatus;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -139,16 +138,15 @@ public final class ServerRecovery {
         return true;
     }
 
-    /** The chain compiled for the profile it was placed with; its groups must still be the placement's. */
+    /**
+     * The chain compiled for the profile it was placed with. A chain scaling split or merged runs more or fewer
+     * groups than it compiles to; each placed group runs the compiled group it comes from
+     * ({@link RulePlanner#compiledGroup}), so the pipeline comes back as it was, scaled.
+     */
     private CompiledChain compiled(Chain chain, Placement p) {
         CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis)
                 .apply(TargetProfile.named(p.offloadProfile()));
-        List<String> compiledGroups = cc.groups().stream().map(ChainManager::groupId).collect(Collectors.toList());
-        List<String> placedGroups = p.groups().stream().map(GroupAssignment::groupId).collect(Collectors.toList());
-        if (!compiledGroups.equals(placedGroups)) {
-            throw new MetronException(Fault.INTERNAL, "chain " + chain.id() + " runs groups " + placedGroups
-                    + " (rescaled) but compiles to " + compiledGroups + "; resubmit it");
-        }
+        p.groups().forEach(g -> RulePlanner.compiledGroup(cc, g.groupId()));
         return cc;
     }
 

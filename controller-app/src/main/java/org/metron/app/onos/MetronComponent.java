@@ -11,6 +11,7 @@ import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
@@ -22,6 +23,7 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
+import org.metron.synth.CompiledChain;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onlab.util.Tools;
@@ -54,8 +56,8 @@ import java.util.concurrent.TimeUnit;
  * a device going unavailable or a link going away reroutes the chains using it (on one worker thread, off the
  * event thread). Deactivation keeps chains deployed (they are persistent state in the store, not session state).
  */
-@Component(immediate = true, service = MetronService.class)
-public class MetronComponent implements MetronService {
+@Component(immediate = true, service = {MetronService.class, CompiledChains.class})
+public class MetronComponent implements MetronService, CompiledChains {
     /** Per agent call / per device batch. */
     static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -118,6 +120,11 @@ public class MetronComponent implements MetronService {
         events.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
         manager = null;
         log.info("Stopped");
+    }
+
+    @Override
+    public CompiledChain compiled(ChainId id) {
+        return manager.compiled(id);
     }
 
     private void reroute(DeviceId device) {

@@ -41,8 +41,12 @@ import java.util.function.LongSupplier;
  * Decisions run on a small pool, at most one per chain at a time, so chains rebalance independently.
  */
 public final class LoadMonitor implements AutoCloseable {
-    /** Report interval asked of every agent, by default. */
-    public static final int INTERVAL_MS = 100;
+    /**
+     * Report interval asked of every agent, by default: the decision path reacts on the first overloaded report,
+     * so this bounds detection; a report costs the agent one counter sweep and the controller one pass over the
+     * server's chains.
+     */
+    public static final int INTERVAL_MS = 50;
     private static final Logger log = LoggerFactory.getLogger(LoadMonitor.class);
 
     private final ChainStore store;
@@ -62,7 +66,7 @@ public final class LoadMonitor implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param intervalMs load report interval asked of every agent (the policy's sustain counts are in these)
+     * @param intervalMs load report interval asked of every agent
      */
     public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
                        LongSupplier clock, int intervalMs, Leadership leadership) {

@@ -1,6 +1,6 @@
 package org.metron.app.scaling;
 
-import org.metron.app.impl.Synthesis;
+import org.metron.app.impl.CompiledChains;
 import org.metron.app.onos.OnosSwitchProgrammer;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
@@ -43,10 +43,13 @@ public class ScalingComponent extends ScalingServiceDelegate {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected StoreFactory storeFactory;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CompiledChains compiled;
+
     @Activate
     protected void activate() {
         ScalingManager m = new ScalingManager(new ChainStore(storeFactory), storeFactory, servers, switches,
-                Synthesis.SYNTHESIZER, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
+                compiled, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
                 ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis);
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
         delegate(m);

@@ -1,11 +1,8 @@
 package org.metron.app.scaling;
 
-import com.google.common.hash.Hashing;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.GroupStats;
-import org.metron.agent.v1.NicAction;
-import org.metron.agent.v1.NicMatch;
 import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineStatus;
@@ -22,8 +19,8 @@ import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TagType;
-import org.metron.app.impl.ChainRequests;
-import org.metron.app.impl.Synthesis;
+import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.TagAllocator;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingEvent.Outcome;
@@ -38,7 +35,6 @@ import org.metron.app.store.TagKey;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
-import org.metron.synth.TargetProfile;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowRule;
@@ -46,21 +42,18 @@ import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -88,35 +81,25 @@ public final class ScalingExecutor {
     private final ScalingStore journal;
     private final ServerRegistry servers;
     private final SwitchProgrammer switches;
-    private final Synthesis synthesis;
+    private final CompiledChains compiled;
     private final ApplicationId app;
     private final Duration timeout;
     private final LongSupplier clock;
     private final TagAllocator tags;
-    private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
-
-    private static final class Compiled {
-        final long version;
-        final CompiledChain chain;
-
-        Compiled(long version, CompiledChain chain) {
-            this.version = version;
-            this.chain = chain;
-        }
-    }
 
     /**
+     * @param compiled the chains' compiled form (the chain manager's: one cache)
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
      * @param clock   wall-clock milliseconds
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
-                           Synthesis synthesis, ApplicationId app, Duration timeout, LongSupplier clock) {
+                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock) {
         this.store = Objects.requireNonNull(store);
         this.journal = Objects.requireNonNull(journal);
         this.servers = Objects.requireNonNull(servers);
         this.switches = Objects.requireNonNull(switches);
-        this.synthesis = Objects.requireNonNull(synthesis);
+        this.compiled = Objects.requireNonNull(compiled);
         this.app = Objects.requireNonNull(app);
         this.timeout = Objects.requireNonNull(timeout);
         this.clock = Objects.requireNonNull(clock);
@@ -160,7 +143,9 @@ public final class ScalingExecutor {
             String newId = childId(c.placement.value(), base);
             ScalingOperation op;
             synchronized (store.reservationLock()) {
-                int core = freeCore(c);
+                ServerResources res = call(c.server.agent().getResources(), "reading resources of "
+                        + c.server.agent().target());
+                int core = freeCore(c, res);
                 if (core < 0) {
                     throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
                             + c.server.id() + " for a new group of chain " + chainId);
@@ -168,7 +153,7 @@ public final class ScalingExecutor {
                 Tag tag;
                 try {
                     tag = tags.allocate(c.server.id(), c.placement.value().nic(), g.tag().type(), chainId,
-                            List.of(newId), tagsInUse(c)).get(0);
+                            List.of(newId), new HashSet<>(res.getTagsInUseList())).get(0);
                 } catch (MetronException e) {
                     throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage());
                 }
@@ -188,7 +173,7 @@ public final class ScalingExecutor {
                         .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
                         .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, app)))
                         .collect(Collectors.toList());
-                long nicRule = installed.nicRuleIds().isEmpty() ? 0 : nicRuleId(chainId, newId);
+                long nicRule = installed.nicRuleIds().isEmpty() ? 0 : RulePlanner.nicRuleId(chainId, newId);
                 op = new ScalingOperation(Kind.SPLIT, chainId, Step.PREPARED, groupId, newId, tag, core,
                         halves.move(), c.placement.value(), after, installed, retagged, transit, List.of(), nicRule,
                         reason, onsetMs, start);
@@ -205,7 +190,7 @@ public final class ScalingExecutor {
             }
             log.info("Splitting {} group {}: classes {} move to {} ({}, core {})", chainId, groupId, halves.move(),
                     newId, op.otherTag(), op.otherCore());
-            return run(op, c.server);
+            return run(op, c.server, true);
         }
     }
 
@@ -260,30 +245,39 @@ public final class ScalingExecutor {
             List<InstalledRule> transit = installed.switchRules().stream()
                     .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), retiredTag))
                     .collect(Collectors.toList());
-            long nicRule = installed.nicRuleIds().isEmpty() ? 0 : nicRuleOf(c, b);
+            long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
+            long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
             ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PREPARED, a.groupId(), b.groupId(),
                     b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
                     transit, nicRule, reason, onsetMs, start);
             journal.operations().put(chainId, op);
             store.installed().put(chainId, union(installed, List.of(), retagged, 0));
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return run(op, c.server);
+            return run(op, c.server, true);
         }
     }
 
     // ---- steps -----------------------------------------------------------------------------------------------
 
-    /** Runs an operation from its recorded step to the end, rolling back on failure before the re-tag. */
-    private ScalingEvent run(ScalingOperation op, MetronServer server) {
+    /**
+     * Runs an operation from its recorded step to the end, rolling back on failure before the re-tag.
+     *
+     * @param fresh just prepared (not recovered): its steps start with the detection and preparation times
+     */
+    private ScalingEvent run(ScalingOperation op, MetronServer server, boolean fresh) {
         StepTimer timer = new StepTimer();
+        if (fresh) {
+            timer.add("detect", op.startMs() - op.onsetMs());
+            timer.add("prepare", clock.getAsLong() - op.startMs());
+        }
         AgentClient agent = server.agent();
-        CompiledChain cc = compiledFor(op.chain(), op.before());
+        CompiledChain cc = compiled.compiled(op.chain());
         try {
             if (op.step() == Step.PREPARED) {
                 // The NIC rule and the pipeline update are independent (nothing carries the new tag before the
                 // re-tag), so they run concurrently; both are settled before the switch step or the rollback.
                 // The journal records PIPELINE first, which covers undoing either.
-                NicRule nicRule = op.kind() == Kind.SPLIT && op.nicRuleId() != 0 ? newNicRule(op, agent) : null;
+                NicRule nicRule = op.kind() == Kind.SPLIT && op.nicRuleId() != 0 ? newNicRule(op) : null;
                 op = record(op, Step.PIPELINE);
                 CompletableFuture<?> nic = nicRule == null ? CompletableFuture.completedFuture(null)
                         : agent.installNicRules(NicRuleBatch.newBuilder().addRules(nicRule).build());
@@ -474,12 +468,12 @@ public final class ScalingExecutor {
                 log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
                 if (op.step().compareTo(Step.SWITCHED) >= 0) {
                     try {
-                        out.add(run(op, server.get()));
+                        out.add(run(op, server.get(), false));
                     } catch (MetronException e) {
                         log.warn("Recovery of {} failed: {}", op, e.getMessage());
                     }
                 } else {
-                    CompiledChain cc = compiledFor(op.chain(), op.before());
+                    CompiledChain cc = compiled.compiled(op.chain());
                     List<String> left = rollback(op, server.get().agent(), cc);
                     ScalingEvent ev = event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
                             "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
@@ -536,20 +530,7 @@ public final class ScalingExecutor {
                 "chain " + id + " is fully offloaded: it has no groups to scale"));
         MetronServer server = servers.server(sid).orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE,
                 "server " + sid + " of chain " + id + " is not registered"));
-        return new Ctx(p, inst, server, compiledFor(id, p.value()));
-    }
-
-    private CompiledChain compiledFor(ChainId id, Placement p) {
-        Chain chain = store.chains().get(id).map(Versioned::value).orElseThrow(() ->
-                new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
-        Compiled c = compiled.get(id);
-        if (c != null && c.version == chain.version()) {
-            return c.chain;
-        }
-        CompiledChain cc = synthesis.compile(ChainRequests.parse(chain.json()).spec(),
-                TargetProfile.named(p.offloadProfile()));
-        compiled.put(id, new Compiled(chain.version(), cc));
-        return cc;
+        return new Ctx(p, inst, server, compiled.compiled(id));
     }
 
     /**
@@ -557,22 +538,14 @@ public final class ScalingExecutor {
      * placed group id.
      */
     public Map<String, ClassGroup> baseGroups(ChainId id, Placement p) {
-        CompiledChain cc = compiledFor(id, p);
+        CompiledChain cc = compiled.compiled(id);
         Map<String, ClassGroup> out = new LinkedHashMap<>();
         p.groups().forEach(g -> out.put(g.groupId(), base(cc, g.groupId())));
         return out;
     }
 
-    /** The compiled group a placed group comes from: "g3" and the groups split from it ("g3.1", ...). */
-    static ClassGroup base(CompiledChain cc, String groupId) {
-        String b = baseId(groupId);
-        return cc.groups().stream().filter(g -> ("g" + g.id()).equals(b)).findFirst().orElseThrow(() ->
-                new MetronException(Fault.INTERNAL, "group " + groupId + " comes from no compiled group"));
-    }
-
-    static String baseId(String groupId) {
-        int dot = groupId.indexOf('.');
-        return dot < 0 ? groupId : groupId.substring(0, dot);
+    private static ClassGroup base(CompiledChain cc, String groupId) {
+        return RulePlanner.compiledGroup(cc, groupId);
     }
 
     /** "g3.1", "g3.2", ...: the lowest number free in the placement. */
@@ -587,9 +560,7 @@ public final class ScalingExecutor {
     }
 
     /** Lowest core the agent offers that no placement holds (caller holds the reservation lock). */
-    private int freeCore(Ctx c) {
-        ServerResources res = call(c.server.agent().getResources(), "reading resources of "
-                + c.server.agent().target());
+    private int freeCore(Ctx c, ServerResources res) {
         Set<Integer> taken = new HashSet<>();
         store.placements().snapshot().values().stream()
                 .filter(p -> p.server().map(c.server.id()::equals).orElse(false))
@@ -602,10 +573,6 @@ public final class ScalingExecutor {
         return res.getCoresList().stream().filter(Core::getAvailable)
                 .filter(k -> k.getPipelineId().isEmpty() && !taken.contains(k.getId())).mapToInt(Core::getId)
                 .min().orElse(-1);
-    }
-
-    private Set<Integer> tagsInUse(Ctx c) {
-        return new HashSet<>(call(c.server.agent().getResources(), "reading resources").getTagsInUseList());
     }
 
     private static Placement withGroups(Placement p, List<GroupAssignment> groups) {
@@ -664,41 +631,11 @@ public final class ScalingExecutor {
         return new InstalledState(s.chainId(), s.server(), rules, nic, s.pipeline());
     }
 
-    /** Id of a NIC rule a split adds: its own namespace, stable per chain and group. */
-    static long nicRuleId(ChainId chain, String groupId) {
-        return Hashing.murmur3_128().hashString("scaling/" + chain.name() + "/" + groupId, StandardCharsets.UTF_8)
-                .asLong();
-    }
-
-    /** The id of the NIC rule steering a group's tag, as installed (found by its match). */
-    private long nicRuleOf(Ctx c, GroupAssignment g) {
-        return call(c.server.agent().listNicRules(c.placement.value().nic()), "listing NIC rules").getRulesList()
-                .stream().filter(r -> c.installed.value().nicRuleIds().contains(r.getId()))
-                .filter(r -> steers(r, g.tag())).mapToLong(NicRule::getId).findFirst().orElse(0);
-    }
-
-    private static boolean steers(NicRule r, Tag t) {
-        return t.type() == TagType.VLAN ? r.getMatch().getVlan() == t.group()
-                : r.getMatch().getEthDst().equalsIgnoreCase(t.groupMac().toString());
-    }
-
-    /** The new group's NIC rule: the split group's rule with the new tag and queue. */
-    private NicRule newNicRule(ScalingOperation op, AgentClient agent) {
-        Tag from = op.before().groups().stream().filter(g -> g.groupId().equals(op.group())).findFirst().get()
-                .tag();
-        NicRule old = call(agent.listNicRules(op.before().nic()), "listing NIC rules").getRulesList().stream()
-                .filter(r -> op.installedBefore().nicRuleIds().contains(r.getId()) && steers(r, from)).findFirst()
-                .orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
-                        + " has no NIC rule for " + op.chain() + " group " + op.group()));
-        Tag to = op.otherTag();
-        NicMatch.Builder m = old.getMatch().toBuilder();
-        if (to.type() == TagType.VLAN) {
-            m.setVlan(to.group());
-        } else {
-            m.setEthDst(to.groupMac().toString().toLowerCase(Locale.ROOT));
-        }
-        return old.toBuilder().setId(op.nicRuleId()).setMatch(m)
-                .setAction(NicAction.newBuilder().setQueue(op.otherCore())).build();
+    /** The new group's NIC rule, as a deployment of the split placement would install it. */
+    private static NicRule newNicRule(ScalingOperation op) {
+        return RulePlanner.nicRules(op.chain(), op.after()).stream().filter(r -> r.getId() == op.nicRuleId())
+                .findFirst().orElseThrow(() -> new MetronException(Fault.INTERNAL, "placement " + op.after()
+                        + " has no NIC rule for group " + op.other()));
     }
 
     /** The full group set of {@code p} as an UpdatePipeline request, with state sources per group. */
@@ -763,8 +700,13 @@ public final class ScalingExecutor {
 
         void lap(String step) {
             long now = System.nanoTime();
-            out.append(out.length() > 0 ? ", " : "").append(step).append(' ').append((now - last) / 1_000_000);
+            add(step, (now - last) / 1_000_000);
             last = now;
+        }
+
+        /** A step timed elsewhere (before this run started). */
+        void add(String step, long ms) {
+            out.append(out.length() > 0 ? ", " : "").append(step).append(' ').append(ms);
         }
 
         @Override

@@ -2,6 +2,8 @@ package org.metron.app.scaling;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronService;
 import org.metron.app.rest.MetronJson;
 
 import java.util.Locale;
@@ -9,6 +11,23 @@ import java.util.Locale;
 /** JSON of scaling's types for REST and the CLI: the one place their field names are chosen. */
 public final class ScalingJson {
     private ScalingJson() {
+    }
+
+    /** One chain's scaling view: groups (tag, core, classes), cores, latest load, operation in progress, history. */
+    public static ObjectNode chain(MetronService metron, ScalingService scaling, ChainId id) {
+        ObjectNode n = MetronJson.MAPPER.createObjectNode();
+        n.put("chain", id.name());
+        metron.placement(id).ifPresent(p -> {
+            n.set("groups", MetronJson.placement(p).get("groups"));
+            ArrayNode cores = n.putArray("cores");
+            p.cores().forEach(cores::add);
+        });
+        scaling.load(id).ifPresent(l -> n.set("load", load(l)));
+        ArrayNode ops = n.putArray("inProgress");
+        scaling.inProgress().stream().filter(op -> op.chain().equals(id)).forEach(op -> ops.add(operation(op)));
+        ArrayNode h = n.putArray("history");
+        scaling.history(id).forEach(e -> h.add(event(e)));
+        return n;
     }
 
     public static ObjectNode event(ScalingEvent e) {

@@ -3,7 +3,7 @@ package org.metron.app.scaling;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
-import org.metron.app.impl.Synthesis;
+import org.metron.app.impl.CompiledChains;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
@@ -31,11 +31,11 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     private final LongSupplier clock;
 
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
-                          Synthesis synthesis, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
+                          CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
                           int intervalMs, Leadership leadership, LongSupplier clock) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
-        this.executor = new ScalingExecutor(chains, store, servers, switches, synthesis, app, timeout, clock);
+        this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock);
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership);
     }

@@ -14,21 +14,25 @@ import java.util.stream.Collectors;
 
 /**
  * Decides when a chain's groups split or merge (docs/scaling.md#policy). No I/O: it sees one {@link ChainLoad}
- * per monitoring interval and the time, keeps an EWMA and sustain counters per group and a cooldown per core,
+ * per load report and the time, keeps an EWMA and how long each group has been over/under per group and a
+ * cooldown per core,
  * and answers at most one decision per chain and interval. Thread-safe; one instance serves every chain.
  */
 public final class ScalingPolicy {
 
     /** Thresholds; see docs/scaling.md#policy for why these values. Immutable. */
     public static final class Params {
-        /** Defaults for 100 ms monitoring intervals. */
-        public static final Params DEFAULT = new Params(0.80, 0.95, 0.30, 0.60, 0.5, 2, 20, 1000);
         /**
-         * The original Metron's policy, as a baseline for benchmarks (docs/scaling.md#policy): up 0.75 / down
-         * 0.25 with an EWMA, no saturation fast path, scale-in after 3 s, 1 s per-core cooldown; run it with a
-         * 500 ms monitoring interval (the paper's loop).
+         * Metron's policy: a group splits on the first report at or above 0.8 (reports every 50 ms); the way back
+         * has the hysteresis: groups merge after 2 s at or below 0.3, into at most 0.6.
          */
-        public static final Params ORIGINAL = new Params(0.75, 1.0, 0.25, 0.50, 0.5, 1, 6, 1000);
+        public static final Params DEFAULT = new Params(0.80, 0.30, 0.60, 0.5, 1, false, 2000, 1000);
+        /**
+         * The original Metron's policy, as a baseline for benchmarks (docs/scaling.md#policy): up when the EWMA
+         * reaches 0.75, down at 0.25, scale-in after 3 s, 1 s per-core cooldown; run it with a 500 ms monitoring
+         * interval (the paper's loop).
+         */
+        public static final Params ORIGINAL = new Params(0.75, 0.25, 0.50, 0.5, 1, true, 3000, 1000);
 
         /**
          * Parameters by name: "metron" ({@link #DEFAULT}) or "original" ({@link #ORIGINAL}).
@@ -48,44 +52,44 @@ public final class ScalingPolicy {
         }
 
         final double overload;
-        final double saturated;
         final double underload;
         final double mergeCeiling;
         final double alpha;
         final int sustainUp;
-        final int sustainDown;
+        final boolean smoothedUp;
+        final long scaleInMs;
         final long cooldownMs;
 
         /**
-         * @param overload     a group at or above this load (raw sample and EWMA) for {@code sustainUp} samples splits
-         * @param saturated    a raw sample at or above this splits at once (the core is about to drop packets)
-         * @param underload    groups at or below this EWMA for {@code sustainDown} samples may merge ...
+         * @param overload     a group whose load reaches this in {@code sustainUp} reports in a row splits ...
+         * @param smoothedUp   ... if its EWMA has too, when set (the original policy); else on the raw reports
+         * @param underload    groups at or below this (raw and EWMA) for {@code scaleInMs} may merge ...
          * @param mergeCeiling ... when their EWMAs sum to at most this (below {@code overload}: no flapping)
-         * @param alpha        EWMA weight of the newest sample
+         * @param alpha        EWMA weight of the newest report
          * @param cooldownMs   a core touched by a split or merge takes part in no other for this long
          */
-        public Params(double overload, double saturated, double underload, double mergeCeiling, double alpha,
-                      int sustainUp, int sustainDown, long cooldownMs) {
-            if (!(0 < underload && underload < overload && overload <= saturated && saturated <= 1.0)) {
+        public Params(double overload, double underload, double mergeCeiling, double alpha, int sustainUp,
+                      boolean smoothedUp, long scaleInMs, long cooldownMs) {
+            if (!(0 < underload && underload < overload && overload <= 1.0)) {
                 throw new IllegalArgumentException("need 0 < underload (" + underload + ") < overload ("
-                        + overload + ") <= saturated (" + saturated + ") <= 1");
+                        + overload + ") <= 1");
             }
             if (!(2 * underload <= mergeCeiling && mergeCeiling < overload)) {
                 throw new IllegalArgumentException("need 2 * underload (" + underload + ") <= mergeCeiling ("
                         + mergeCeiling + ") < overload (" + overload + "): a merged group must not overload");
             }
-            if (!(0 < alpha && alpha <= 1) || sustainUp < 1 || sustainDown < 1 || cooldownMs < 0) {
+            if (!(0 < alpha && alpha <= 1) || sustainUp < 1 || scaleInMs < 0 || cooldownMs < 0) {
                 throw new IllegalArgumentException("need 0 < alpha (" + alpha + ") <= 1, sustainUp ("
-                        + sustainUp + ") >= 1, sustainDown (" + sustainDown + ") >= 1, cooldownMs ("
+                        + sustainUp + ") >= 1, scaleInMs (" + scaleInMs + ") >= 0, cooldownMs ("
                         + cooldownMs + ") >= 0");
             }
             this.overload = overload;
-            this.saturated = saturated;
             this.underload = underload;
             this.mergeCeiling = mergeCeiling;
             this.alpha = alpha;
             this.sustainUp = sustainUp;
-            this.sustainDown = sustainDown;
+            this.smoothedUp = smoothedUp;
+            this.scaleInMs = scaleInMs;
             this.cooldownMs = cooldownMs;
         }
 
@@ -99,7 +103,7 @@ public final class ScalingPolicy {
         double ewma;
         int over;
         long overSince;
-        int under;
+        boolean under;
         long underSince;
     }
 
@@ -140,10 +144,10 @@ public final class ScalingPolicy {
                 t.over = 0;
             }
             if (t.ewma <= params.underload && g.load() <= params.underload) {
-                t.underSince = t.under == 0 ? nowMs : t.underSince;
-                t.under++;
+                t.underSince = t.under ? t.underSince : nowMs;
+                t.under = true;
             } else {
-                t.under = 0;
+                t.under = false;
             }
         }
         if (!c.autoScale()) {
@@ -161,23 +165,21 @@ public final class ScalingPolicy {
                 .filter(g -> g.splittable() && g.classRates().size() >= 2 && !cooling(c.server(), g.core(), nowMs))
                 .filter(g -> {
                     Track t = byGroup.get(g.groupId());
-                    return g.load() >= params.saturated && params.saturated < 1.0
-                            || t.over >= params.sustainUp && t.ewma >= params.overload;
+                    return t.over >= params.sustainUp && (!params.smoothedUp || t.ewma >= params.overload);
                 })
-                .max(Comparator.comparingDouble(g -> byGroup.get(g.groupId()).ewma))
+                .max(Comparator.comparingDouble(g -> byGroup.get(g.groupId()).ewma + g.load()))
                 .map(g -> {
                     Track t = byGroup.get(g.groupId());
-                    String why = String.format(Locale.ROOT, "group %s on core %d: load %.2f (ewma %.2f) %s",
-                            g.groupId(), g.core(), g.load(), t.ewma, g.load() >= params.saturated
-                                    ? ">= saturation " + params.saturated
-                                    : ">= " + params.overload + " for " + t.over + " samples");
+                    String why = String.format(Locale.ROOT, "group %s on core %d: load %.2f (ewma %.2f) >= %.2f"
+                            + " in %d report(s)", g.groupId(), g.core(), g.load(), t.ewma, params.overload, t.over);
                     return ScalingDecision.split(c.chain(), g.groupId(), why, t.overSince);
                 });
     }
 
     private Optional<ScalingDecision> merge(ChainLoad c, Map<String, Track> byGroup, long nowMs) {
         List<GroupLoad> idle = c.groups().stream()
-                .filter(g -> byGroup.get(g.groupId()).under >= params.sustainDown)
+                .filter(g -> byGroup.get(g.groupId()).under
+                        && nowMs - byGroup.get(g.groupId()).underSince >= params.scaleInMs)
                 .filter(g -> !cooling(c.server(), g.core(), nowMs))
                 .collect(Collectors.toList());
         ScalingDecision best = null;
@@ -207,10 +209,10 @@ public final class ScalingPolicy {
                 long since = Math.max(byGroup.get(a.groupId()).underSince, byGroup.get(b.groupId()).underSince);
                 bestSum = sum;
                 best = ScalingDecision.merge(c.chain(), keep.groupId(), retire.groupId(), String.format(Locale.ROOT,
-                        "groups %s (core %d) and %s (core %d): ewma %.2f + %.2f <= %.2f, each <= %.2f for %d samples",
+                        "groups %s (core %d) and %s (core %d): ewma %.2f + %.2f <= %.2f, each <= %.2f for %d ms",
                         keep.groupId(), keep.core(), retire.groupId(), retire.core(),
                         byGroup.get(keep.groupId()).ewma, byGroup.get(retire.groupId()).ewma, params.mergeCeiling,
-                        params.underload, params.sustainDown), since);
+                        params.underload, params.scaleInMs), since);
             }
         }
         return Optional.ofNullable(best);

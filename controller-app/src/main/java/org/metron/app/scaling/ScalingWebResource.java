@@ -17,8 +17,6 @@ import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
-import java.util.List;
-import java.util.Map;
 
 /**
  * Scaling under /onos/metron/scaling: each chain's groups (tag, core, classes), latest load and history of
@@ -45,9 +43,8 @@ public class ScalingWebResource extends MetronWebResource {
     public Response all() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("chains");
-        Map<ChainId, List<ScalingEvent>> history = scaling().history();
         metron().placements().stream().map(Placement::chainId).sorted()
-                .forEach(id -> a.add(chain(id, history.getOrDefault(id, List.of()))));
+                .forEach(id -> a.add(ScalingJson.chain(metron(), scaling(), id)));
         ArrayNode ops = root.putArray("inProgress");
         scaling().inProgress().forEach(op -> ops.add(ScalingJson.operation(op)));
         return ok(root).build();
@@ -62,8 +59,7 @@ public class ScalingWebResource extends MetronWebResource {
     @Path("{chain}")
     @Produces(MediaType.APPLICATION_JSON)
     public Response one(@PathParam("chain") String chain) {
-        ChainId id = existing(chain);
-        return ok(chain(id, scaling().history(id))).build();
+        return ok(ScalingJson.chain(metron(), scaling(), existing(chain))).build();
     }
 
     /**
@@ -104,22 +100,5 @@ public class ScalingWebResource extends MetronWebResource {
             throw new MetronException(MetronException.Fault.UNKNOWN_CHAIN, "no chain named '" + name + "'");
         }
         return id;
-    }
-
-    private ObjectNode chain(ChainId id, List<ScalingEvent> history) {
-        ObjectNode n = mapper().createObjectNode();
-        n.put("chain", id.name());
-        metron().placement(id).ifPresent(p -> {
-            n.set("groups", MetronJson.placement(p).get("groups"));
-            ArrayNode cores = n.putArray("cores");
-            p.cores().forEach(cores::add);
-        });
-        scaling().load(id).ifPresent(l -> n.set("load", ScalingJson.load(l)));
-        ArrayNode ops = n.putArray("inProgress");
-        scaling().inProgress().stream().filter(op -> op.chain().equals(id))
-                .forEach(op -> ops.add(ScalingJson.operation(op)));
-        ArrayNode h = n.putArray("history");
-        history.forEach(e -> h.add(ScalingJson.event(e)));
-        return n;
     }
 }

@@ -27,6 +27,7 @@ import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
@@ -186,7 +187,7 @@ public class ScalingExecutorTest {
         }
 
         ScalingExecutor executor() {
-            return new ScalingExecutor(store, scaling, servers, crashing, synthesis, Fixtures.APP,
+            return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
                     Duration.ofSeconds(10), System::currentTimeMillis);
         }
 
@@ -431,6 +432,36 @@ public class ScalingExecutorTest {
     }
 
     @Test
+    public void aSplitChainComesBackSplitWhenItsAgentLostItsPipeline() throws Exception {
+        Rig rig = new Rig("restore");
+        rig.importFlow("g0", 5000, 2000, false);
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 4.0, 1, 3.0, 2, 2.0, 3, 1.0), "test",
+                System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        Placement split = rig.placement();
+        assertEquals(2, split.groups().size());
+        // the agent restarted: it runs nothing of the chain any more
+        agent.client().removePipeline(rig.chain.name()).get(10, TimeUnit.SECONDS);
+        assertTrue(rig.agentGroups().isEmpty());
+
+        MetronServer server = rig.servers.server(split.server().get()).get();
+        assertEquals(List.of(rig.chain), new ServerRecovery(rig.store, rig.manager, rig.synthesis,
+                Duration.ofSeconds(10)).restore(server));
+
+        // back as placed: both halves, with their tags, cores and classes (not the chain as compiled)
+        Map<String, GroupStatus> running = rig.agentGroups().stream()
+                .collect(Collectors.toMap(GroupStatus::getGroupId, x -> x));
+        assertEquals(Set.of("g0", "g0.1"), running.keySet());
+        for (GroupAssignment g : split.groups()) {
+            GroupStatus st = running.get(g.groupId());
+            assertEquals(g.groupId(), g.core(), st.getCore());
+            assertEquals(g.groupId(), g.tag().group(), st.getTag().getValue());
+            assertEquals(g.groupId(), g.classIds(), st.getClassIdsList());
+        }
+        assertEquals("the placement is untouched", split, rig.placement());
+    }
+
+    @Test
     public void theMonitorSplitsASaturatedGroupAndMergesTheIdleHalvesBack() throws Exception {
         Rig rig = new Rig("monitor", true);
         AtomicLong now = new AtomicLong(1_000_000);
@@ -445,7 +476,7 @@ public class ScalingExecutorTest {
             monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy));
             assertEquals(0.2, monitor.latest(rig.chain).get().groups().get(0).load(), 1e-9);
             assertEquals(400.0, monitor.latest(rig.chain).get().groups().get(0).classRates().get(0), 1e-9);
-            // one saturated interval: split at once
+            // the first overloaded report splits
             now.addAndGet(100);
             monitor.onReport(server, report(rig.placement(), step++, 0.97, rates, busy));
             await(() -> rig.placement().groups().size() == 2, () -> "the split: " + rig.scaling.history(rig.chain));
@@ -454,7 +485,7 @@ public class ScalingExecutorTest {
             assertEquals(split.detail(), ScalingEvent.Outcome.DONE, split.outcome());
             assertEquals("balanced by the measured class rates (400+100 vs 300+200)", List.of(1, 2), split.moved());
             assertEquals(2, rig.agentGroups().size());
-            // idle: no merge while the cores cool down, then after 20 idle intervals
+            // idle: no merge while the cores cool down, then after 2 s idle
             busy.clear();
             monitor.onReport(server, report(rig.placement(), step++, 0.05, rates, busy));
             for (int i = 0; i < 40 && rig.placement().groups().size() == 2; i++) {
@@ -467,7 +498,7 @@ public class ScalingExecutorTest {
             ScalingEvent merge = rig.scaling.history(rig.chain).get(1);
             assertEquals(ScalingDecision.Kind.MERGE, merge.kind());
             assertEquals(merge.detail(), ScalingEvent.Outcome.DONE, merge.outcome());
-            assertTrue(merge.reason(), merge.reason().contains("for 20 samples"));
+            assertTrue(merge.reason(), merge.reason().contains("for 2000 ms"));
             assertEquals(1, rig.agentGroups().size());
         }
     }

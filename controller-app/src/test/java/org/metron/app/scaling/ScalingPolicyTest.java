@@ -33,30 +33,22 @@ public class ScalingPolicyTest {
     private final ScalingPolicy policy = new ScalingPolicy(ScalingPolicy.Params.DEFAULT);
 
     @Test
-    public void saturationSplitsAtOnce() {
-        Optional<ScalingDecision> d = policy.evaluate(chain(g("g0", 1, 0.97)), 0);
+    public void theFirstOverloadedReportSplits() {
+        assertFalse(policy.evaluate(chain(g("g0", 1, 0.3)), 0).isPresent());
+        Optional<ScalingDecision> d = policy.evaluate(chain(g("g0", 1, 0.9)), 50);
         assertTrue(d.isPresent());
         assertEquals(ScalingDecision.Kind.SPLIT, d.get().kind());
         assertEquals(List.of("g0"), d.get().groups());
-        assertTrue(d.get().reason(), d.get().reason().contains("saturation"));
-        assertEquals(0, d.get().onsetMs());
+        assertTrue(d.get().reason(), d.get().reason().contains("load 0.90 (ewma 0.60) >= 0.80 in 1 report(s)"));
+        assertEquals("onset is the first overloaded report", 50, d.get().onsetMs());
     }
 
     @Test
-    public void overloadMustBeSustainedAndSmoothed() {
-        assertFalse(policy.evaluate(chain(g("g0", 1, 0.3)), 0).isPresent());
-        // one sample above 0.8 is a blip
-        assertFalse(policy.evaluate(chain(g("g0", 1, 0.85)), 100).isPresent());
-        // second sample: raw >= 0.8 twice, but the EWMA (0.25*0.3 + 0.25*0.85 + 0.5*0.9 = 0.74) lags
-        assertFalse(policy.evaluate(chain(g("g0", 1, 0.9)), 200).isPresent());
-        Optional<ScalingDecision> d = policy.evaluate(chain(g("g0", 1, 0.9)), 300);
-        assertTrue(d.isPresent());
-        assertEquals("onset is the first overloaded sample", 100, d.get().onsetMs());
-        // a dip resets the sustain count
+    public void justBelowTheThresholdNeverSplits() {
         ScalingPolicy p = new ScalingPolicy(ScalingPolicy.Params.DEFAULT);
-        p.evaluate(chain(g("g0", 1, 0.9)), 0);
-        p.evaluate(chain(g("g0", 1, 0.5)), 100);
-        assertFalse(p.evaluate(chain(g("g0", 1, 0.9)), 200).isPresent());
+        for (int i = 0; i < 100; i++) {
+            assertFalse(p.evaluate(chain(g("g0", 1, 0.79)), i * 50L).isPresent());
+        }
     }
 
     @Test
@@ -103,10 +95,15 @@ public class ScalingPolicyTest {
     @Test
     public void twoIdleGroupsWithTheSameStatefulKeyMergeAfterTwoSeconds() {
         ScalingPolicy p = new ScalingPolicy(ScalingPolicy.Params.DEFAULT);
-        for (int i = 0; i < 19; i++) {
-            assertFalse(p.evaluate(chain(g("g0.1", 2, 0.1), g("g0", 1, 0.1)), i * 100L).isPresent());
+        for (int i = 0; i < 40; i++) {
+            assertFalse(p.evaluate(chain(g("g0.1", 2, 0.1), g("g0", 1, 0.1)), i * 50L).isPresent());
         }
-        Optional<ScalingDecision> d = p.evaluate(chain(g("g0.1", 2, 0.1), g("g0", 1, 0.1)), 1900);
+        // one busier report restarts the wait: scale-in is lazy
+        assertFalse(p.evaluate(chain(g("g0.1", 2, 0.5), g("g0", 1, 0.1)), 2000).isPresent());
+        for (int i = 1; i < 40; i++) {
+            assertFalse(p.evaluate(chain(g("g0.1", 2, 0.1), g("g0", 1, 0.1)), 2000 + i * 50L).isPresent());
+        }
+        Optional<ScalingDecision> d = p.evaluate(chain(g("g0.1", 2, 0.1), g("g0", 1, 0.1)), 4050);
         assertTrue(d.isPresent());
         assertEquals(ScalingDecision.Kind.MERGE, d.get().kind());
         assertEquals("the original absorbs its split-off half", List.of("g0", "g0.1"), d.get().groups());
@@ -148,7 +145,7 @@ public class ScalingPolicyTest {
     }
 
     @Test
-    public void theOriginalPolicyHasNoSaturationFastPath() {
+    public void theOriginalPolicyWaitsForItsEwma() {
         ScalingPolicy p = new ScalingPolicy(ScalingPolicy.Params.named("original"));
         assertFalse(p.evaluate(chain(g("g0", 1, 0.2)), 0).isPresent());
         // a full core waits for the EWMA to reach 0.75: 0.5 * 1.0 + 0.5 * 0.2 = 0.6, then 0.8
@@ -162,10 +159,10 @@ public class ScalingPolicyTest {
     @Test
     public void badParamsAreRejectedNamingTheRule() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new ScalingPolicy.Params(0.5, 0.9, 0.6, 0.7, 0.5, 2, 20, 1000));
+                () -> new ScalingPolicy.Params(0.5, 0.6, 0.7, 0.5, 1, false, 2000, 1000));
         assertTrue(e.getMessage(), e.getMessage().contains("underload (0.6) < overload (0.5)"));
         e = assertThrows(IllegalArgumentException.class,
-                () -> new ScalingPolicy.Params(0.8, 0.9, 0.3, 0.85, 0.5, 2, 20, 1000));
+                () -> new ScalingPolicy.Params(0.8, 0.3, 0.85, 0.5, 1, false, 2000, 1000));
         assertTrue(e.getMessage(), e.getMessage().contains("a merged group must not overload"));
         e = assertThrows(IllegalArgumentException.class,
                 () -> new ChainLoad(C, "s", true, 3, 2, List.of()));

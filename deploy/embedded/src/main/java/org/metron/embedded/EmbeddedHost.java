@@ -92,7 +92,7 @@ public final class EmbeddedHost implements AutoCloseable {
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
             // benchmarks compare against the original policy: -Dmetron.scaling.policy=original
             // -Dmetron.scaling.intervalMs=500 (e.g. through JAVA_TOOL_OPTIONS)
-            scaler = new ScalingManager(chains, stores, registry, switches, Synthesis.SYNTHESIZER, APP_ID,
+            scaler = new ScalingManager(chains, stores, registry, switches, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
                     new SingleInstanceLeadership(), System::currentTimeMillis);

@@ -56,6 +56,7 @@ public final class DashboardServlet extends HttpServlet {
         classes(w, metron.chains());
         tags(w, metron.tags());
         placements(w, metron.placements());
+        groups(w, metron.placements());
         load(w, metron.servers());
         scaling(w, scaling.history());
         counters(w, metron.rules(null));
@@ -119,6 +120,18 @@ public final class DashboardServlet extends HttpServlet {
         w.println("</table>");
     }
 
+    /** Each placed group with its tag, core, classes and latest measured load: what scaling splits and merges. */
+    private void groups(PrintWriter w, Collection<Placement> placements) {
+        table(w, "groups", "Groups", "chain", "group", "tag", "core", "classes", "load");
+        for (Placement p : placements) {
+            Optional<org.metron.app.scaling.ChainLoad> load = scaling.load(p.chainId());
+            p.groups().forEach(g -> row(w, p.chainId().name(), g.groupId(), g.tag(), g.core(), g.classIds(),
+                    load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId())).findFirst())
+                            .map(x -> String.format(java.util.Locale.ROOT, "%.2f", x.load())).orElse("-")));
+        }
+        w.println("</table>");
+    }
+
     private static void load(PrintWriter w, List<ServerInfo> servers) {
         w.print("<h2>Per-core load</h2><table id=load><tr><th>server</th><th>core</th><th>pipeline</th>"
                 + "<th>load</th><th></th></tr>");
@@ -138,13 +151,13 @@ public final class DashboardServlet extends HttpServlet {
 
     private static void scaling(PrintWriter w, java.util.Map<org.metron.app.api.ChainId, List<ScalingEvent>> history) {
         table(w, "scaling", "Scaling history", "time", "chain", "kind", "groups", "cores", "moved classes",
-              "outcome", "reaction ms", "reason");
+              "outcome", "reaction ms", "steps (ms)", "reason");
         history.values().stream().flatMap(List::stream)
                 .sorted(java.util.Comparator.comparingLong(ScalingEvent::atMs).reversed())
                 .forEach(e -> row(w, java.time.Instant.ofEpochMilli(e.atMs()), e.chain().name(), e.kind(),
                                   String.join("+", e.groups()), e.coresBefore() + " -> " + e.coresAfter(), e.moved(),
                                   e.outcome() + (e.detail().isEmpty() ? "" : ": " + e.detail()), e.reactionMs(),
-                                  e.reason()));
+                                  e.steps(), e.reason()));
         w.println("</table>");
     }
 

@@ -1,0 +1,91 @@
+package org.metron.app.cli;
+
+import org.apache.karaf.shell.api.action.Argument;
+import org.apache.karaf.shell.api.action.Command;
+import org.apache.karaf.shell.api.action.Completion;
+import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.Placement;
+import org.metron.app.scaling.ChainLoad;
+import org.metron.app.scaling.GroupLoad;
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingJson;
+import org.metron.app.scaling.ScalingOperation;
+import org.metron.app.scaling.ScalingService;
+
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * Each chain's groups (tag, core, classes, latest load) and its history of scaling decisions
+ * (docs/scaling.md#operator-view); the same content as GET /onos/metron/scaling with -j.
+ */
+@Service
+@Command(scope = "onos", name = "metron-scaling",
+        description = "Shows Metron chains' groups, tags, cores and scaling history")
+public class ScalingCommand extends MetronCommand {
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
+            .withZone(ZoneOffset.UTC);
+
+    @Argument(index = 0, name = "name", description = "chain name (all placed chains when absent)")
+    @Completion(ChainNameCompleter.class)
+    String name = null;
+
+    private ScalingService scaling;
+
+    /** For hosts without OSGi (tests): the scaling service to use. */
+    public void setScaling(ScalingService scaling) {
+        this.scaling = scaling;
+    }
+
+    private ScalingService scaling() {
+        return scaling != null ? scaling : get(ScalingService.class);
+    }
+
+    @Override
+    protected void run() {
+        List<ChainId> ids = name != null ? List.of(ChainId.of(name))
+                : metron().placements().stream().map(Placement::chainId).sorted().collect(Collectors.toList());
+        if (name != null && metron().chain(ChainId.of(name)).isEmpty()) {
+            error("no chain named '%s'", name);
+            return;
+        }
+        for (ChainId id : ids) {
+            if (outputJson()) {
+                print("%s", ScalingJson.chain(metron(), scaling(), id));
+                continue;
+            }
+            Optional<Placement> p = metron().placement(id);
+            Optional<ChainLoad> load = scaling().load(id);
+            String ops = scaling().inProgress().stream().filter(op -> op.chain().equals(id))
+                    .map(ScalingCommand::describe)
+                    .collect(Collectors.joining(", "));
+            print("chain=%s cores=%s inProgress=%s", id, p.map(Placement::cores).map(Object::toString).orElse("-"),
+                    ops.isEmpty() ? "none" : ops);
+            for (GroupAssignment g : p.map(Placement::groups).orElse(List.of())) {
+                String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))
+                        .findFirst()).map(GroupLoad::load)
+                        .map(x -> String.format(Locale.ROOT, "%.0f%%", 100 * x)).orElse("-");
+                print("    group=%s tag=%s core=%d classes=%s load=%s", g.groupId(), g.tag(), g.core(), g.classIds(),
+                        l);
+            }
+            for (ScalingEvent e : scaling().history(id)) {
+                print("    %s %s %s cores %s -> %s moved %s %s reaction=%dms duration=%dms steps=[%s] %s%s",
+                        TIME.format(Instant.ofEpochMilli(e.atMs())), e.kind().name().toLowerCase(Locale.ROOT),
+                        String.join("+", e.groups()), e.coresBefore(), e.coresAfter(), e.moved(), e.outcome(),
+                        e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
+                        e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
+            }
+        }
+    }
+
+    private static String describe(ScalingOperation op) {
+        return op.kind() + " " + op.group() + "/" + op.other() + " at " + op.step();
+    }
+}
