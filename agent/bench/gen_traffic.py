@@ -4,6 +4,8 @@
   gen_traffic.py rules N OUT            N random IPFilter rules (the firewall of the FW->NAPT->LB chain)
   gen_traffic.py pcap FRAMES FLOWS OUT  FRAMES 64-byte UDP/TCP frames cycling over FLOWS distinct 5-tuples,
                                         tagged for group 1 (dst MAC 02:4d:00:01:00:00)
+  gen_traffic.py rules6 N OUT           the same rule shapes over IPv6 prefixes (2001:db8:A:B::/64 sources)
+  gen_traffic.py pcap6 FRAMES FLOWS OUT 62-byte IPv6/UDP frames (the smallest IPv6 UDP frame) over FLOWS flows
 
 Addresses are drawn from the same pools as the rules so that rules match realistically; a fixed seed makes
 every run use the same inputs.
@@ -12,7 +14,7 @@ import random
 import struct
 import sys
 
-from scapy.all import Ether, IP, TCP, UDP, Raw, wrpcap  # noqa: E402
+from scapy.all import Ether, IP, IPv6, TCP, UDP, Raw, wrpcap  # noqa: E402
 
 SEED = 4242
 NETS = [f"10.{a}.0.0" for a in range(0, 64)]
@@ -33,6 +35,58 @@ def rules(n, out):
     lines.append("allow all")
     with open(out, "w") as f:
         f.write(",\n".join(lines) + "\n")
+
+
+def rules6(n, out):
+    """rules() with each IPv4 /24 replaced by an IPv6 /64 from the pools pcap6() draws from."""
+    rnd = random.Random(SEED)
+    lines = []
+    for _ in range(n - 1):
+        a = rnd.randrange(64)
+        parts = [f"src net 2001:db8:{a:x}:{rnd.randrange(256):x}::/64"]
+        if rnd.random() < 0.5:
+            parts.append(f"dst net 2001:db8:ff:{rnd.randrange(256):x}::/64")
+        if rnd.random() < 0.6:
+            parts.insert(0, rnd.choice(["tcp", "udp"]))
+            parts.append(f"dst port {rnd.choice([22, 23, 25, 53, 80, 443, 8080, rnd.randrange(1024, 65535)])}")
+        lines.append(f"{rnd.choice(['deny', 'deny', 'allow'])} {' && '.join(parts)}")
+    lines.append("allow all")
+    with open(out, "w") as f:
+        f.write(",\n".join(lines) + "\n")
+
+
+def _write_pcap(out, cache, frames):
+    with open(out, "wb") as w:
+        w.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i in range(frames):
+            f = cache[i % len(cache)]
+            w.write(struct.pack("<IIII", i // 1000000, i % 1000000, len(f), len(f)))
+            w.write(f)
+
+
+def pcap6(frames, flows, out):
+    rnd = random.Random(SEED + flows + 6)
+    template = bytes(Ether(src="02:00:00:00:00:01", dst="02:4d:00:01:00:00") /
+                     IPv6(src="2001:db8::1", dst="2001:db8::2", hlim=64) / UDP(sport=1, dport=1))
+    cache = []
+    for _ in range(flows):
+        src = bytes([0x20, 0x01, 0x0d, 0xb8, 0, rnd.randrange(64), 0, rnd.randrange(256)]) + rnd.randbytes(8)
+        dst = bytes([0x20, 0x01, 0x0d, 0xb8, 0, 0xff, 0, rnd.randrange(256)]) + rnd.randbytes(8)
+        sport, dport = rnd.randrange(1024, 65535), rnd.choice([53, 80, 443, 8080])
+        f = bytearray(template)
+        ip, l4 = 14, 54
+        f[ip + 8:ip + 24], f[ip + 24:ip + 40] = src, dst
+        f[l4:l4 + 4] = struct.pack("!HH", sport, dport)
+        f[l4 + 6:l4 + 8] = b"\x00\x00"
+        pseudo = src + dst + struct.pack("!IxxxB", 8, 17)
+        c = _csum(pseudo + bytes(f[l4:l4 + 8]))
+        f[l4 + 6:l4 + 8] = struct.pack("!H", c or 0xFFFF)
+        cache.append(bytes(f))
+    for raw_frame in cache[:4]:
+        again = Ether(raw_frame)
+        del again[UDP].chksum
+        assert bytes(Ether(bytes(again))) == raw_frame, "checksum mismatch in generated IPv6 frame"
+    _write_pcap(out, cache, frames)
 
 
 def _csum(data):
@@ -79,12 +133,7 @@ def pcap(frames, flows, out):
         del again[IP].chksum
         del again[IP].payload.chksum
         assert bytes(Ether(bytes(again))) == bytes(chk), "checksum mismatch in generated frame"
-    with open(out, "wb") as w:
-        w.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i in range(frames):
-            f = cache[i % flows]
-            w.write(struct.pack("<IIII", i // 1000000, i % 1000000, len(f), len(f)))
-            w.write(f)
+    _write_pcap(out, cache, frames)
 
 
 if __name__ == "__main__":
@@ -92,5 +141,9 @@ if __name__ == "__main__":
         rules(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1] == "pcap":
         pcap(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "rules6":
+        rules6(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "pcap6":
+        pcap6(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     else:
         sys.exit(__doc__)

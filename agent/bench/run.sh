@@ -25,7 +25,10 @@ EAL=(--no-huge -m 1024 --no-pci --log-level lib.eal:error --log-level pmd:error)
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows10k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 10000 "$DATA/flows10k.pcap"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
+[[ -f $DATA/rules1000_v6.txt ]] || $PY "$HERE/gen_traffic.py" rules6 1000 "$DATA/rules1000_v6.txt"
+[[ -f $DATA/flows10k_v6.pcap ]] || $PY "$HERE/gen_traffic.py" pcap6 100000 10000 "$DATA/flows10k_v6.pcap"
 RULES=$(cat "$DATA/rules1000.txt")
+RULES6=$(cat "$DATA/rules1000_v6.txt")
 LB='PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, PATTERN 5.5.5.5 1024-65535 10.0.0.11 80, PATTERN 5.5.5.5 1024-65535 10.0.0.12 80, PATTERN 5.5.5.5 1024-65535 10.0.0.13 80'
 
 cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
@@ -33,6 +36,8 @@ FWD=$(cfg fwd 'a :: FromDevice(net_null0) -> ToDevice(net_null1); b :: FromDevic
 IO=$(cfg io 'src :: FromDevice(net_pcap0) -> ToDevice(net_null0);')
 FILTER=$(cfg filter "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> Unstrip(14) -> ToDevice(net_null0);")
 FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
+FILTER6=$(cfg filter6 "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6) -> Unstrip(14) -> ToDevice(net_null0);")
+FILTER6_LINEAR=$(cfg filter6_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
 NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
 # The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
 CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
@@ -69,6 +74,7 @@ testpmd() {
   c1=$(cpu); t1=$(date +%s.%N); echo stop >&3
   sleep 1; echo quit >&3; exec 3>&-
   wait "$pid" || true
+  rm -rf "/var/run/dpdk/tp$$"  # testpmd leaves its EAL runtime directory behind
   n=$(grep -A1 "Accumulated forward statistics" "$log" | sed -n 's/.*RX-packets: *\([0-9]*\).*/\1/p')
   awk -v n="$n" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
     'BEGIN{printf "%.3f %.3f\n", n/((c1-c0)/hz)/1e6, n/(t1-t0)/1e6}'
@@ -103,6 +109,8 @@ compare forwarding "FromDevice->ToDevice between two net_null ports, 64 B" "dpdk
   "metron $FWD | cut -d' ' -f1,2" "testpmd"
 compare ipfilter1000 "IPFilter, 1000 rules (rte_acl), pcap trace of 10k flows" "same rules, linear first-match" \
   "metron $FILTER $DATA/flows10k.pcap" "metron $FILTER_LINEAR $DATA/flows10k.pcap"
+compare ipfilter1000_v6 "IPFilter, 1000 IPv6 rules (rte_acl, addresses as 4x32-bit fields), pcap of 10k IPv6/UDP flows, 62 B" \
+  "same rules, linear first-match" "metron $FILTER6 $DATA/flows10k_v6.pcap" "metron $FILTER6_LINEAR $DATA/flows10k_v6.pcap"
 compare napt_10k "NAPT (SynthRewriter), 10k flows" "I/O only, same trace" \
   "metron $NAPT $DATA/flows10k.pcap" "metron $IO $DATA/flows10k.pcap"
 compare napt_100k "NAPT (SynthRewriter), 100k flows" "I/O only, same trace" \
@@ -110,11 +118,15 @@ compare napt_100k "NAPT (SynthRewriter), 100k flows" "I/O only, same trace" \
 compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynthesized chain, linear FW" \
   "metron $CHAIN $DATA/flows10k.pcap" "metron $CHAIN_NAIVE $DATA/flows10k.pcap"
 
-# Resident memory with 1M NAPT flows on one core.
-read -r rss base cyc < <("$BUILD/napt_memory_bench" 1048576 2>/dev/null | awk '/^result/{print $2, $3, $4}')
-write agent_napt_1m_flows_rss "RSS growth of the process when one core's NAPT table holds 1M flows (target <= 256 MB)" \
-  "$(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}')" MB "target" 256 \
-  "\"process_rss_mb\": $rss, \"process_rss_before_mb\": $base, \"insert_cycles_per_flow\": $cyc"
+# Resident memory of a one-core agent process with 1M NAPT flows (the agent's default EAL memory and packet
+# pool), against the same flows in a full-width table (a pattern that keeps addresses may meet IPv6 flows; every
+# table had that layout before the compact IPv4 one).
+mem() { "$BUILD/napt_memory_bench" 1048576 "$1" 2>/dev/null | awk '/^result/{print $2, $3, $4}'; }
+read -r rss base cyc < <(mem v4)
+read -r rss_any base_any cyc_any < <(mem any)
+write agent_napt_1m_flows_rss "Resident memory of the whole one-core agent process holding 1M NAPT flows (target <= 256 MB)" \
+  "$rss" MB "same flows, full-width IPv6-capable table" "$rss_any" \
+  "\"target_mb\": 256, \"process_rss_before_mb\": $base, \"growth_mb\": $(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}'), \"insert_cycles_per_flow\": $cyc, \"baseline_insert_cycles_per_flow\": $cyc_any"
 
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 
@@ -161,19 +162,38 @@ TEST(IPFilterElement, RuleToUnconnectedOutputIsAConfigError) {
 
 // ---- compiled classifier == first-match reference --------------------------------------------------------------
 
+// Random rules and packets of one IP version. IPv6 addresses come from 64 bases that differ in every 32-bit word,
+// so prefixes of any length (up to /128) split them in any of the four words rte_acl reads.
 class RandomRules {
  public:
-  explicit RandomRules(uint32_t seed) : rng_(seed) {
-    for (int i = 0; i < 64; ++i) bases_.push_back(static_cast<uint32_t>(rng_()));
+  explicit RandomRules(uint32_t seed, uint8_t version = 4) : rng_(seed), v6_(version == 6) {
+    for (int i = 0; i < 64; ++i) {
+      bases_.push_back(static_cast<uint32_t>(rng_()));
+      std::array<uint8_t, 16> b;
+      for (uint8_t& x : b) x = static_cast<uint8_t>(rng_() % 4 ? rng_() % 4 : rng_());  // shared bits are common
+      bases6_.push_back(b);
+    }
   }
   std::string addr() {
+    if (v6_) {
+      auto a = near6();
+      char s[INET6_ADDRSTRLEN];
+      inet_ntop(AF_INET6, a.data(), s, sizeof s);
+      return s;
+    }
     uint32_t a = bases_[rng_() % bases_.size()] ^ (static_cast<uint32_t>(rng_()) & 0xff);
     in_addr x{htonl(a)};
     return inet_ntoa(x);
   }
   std::string net() {
-    const int len = 8 + static_cast<int>(rng_() % 25);
+    const int len = v6_ ? static_cast<int>(rng_() % 129) : 8 + static_cast<int>(rng_() % 25);
     return addr() + "/" + std::to_string(len);
+  }
+  // A base address with a few low bits of one word changed.
+  std::array<uint8_t, 16> near6() {
+    auto a = bases6_[rng_() % bases6_.size()];
+    if (rng_() % 2) a[4 * (rng_() % 4) + 3] ^= static_cast<uint8_t>(rng_() & 0x7);
+    return a;
   }
   uint16_t port() { return rng_() % 4 ? kPorts[rng_() % 8] : static_cast<uint16_t>(rng_()); }
   std::string primitive() {
@@ -184,13 +204,15 @@ class RandomRules {
       case 14: return "icmp type " + std::string(kRel[rng_() % 5]) + " " + std::to_string(1 + rng_() % 16);
       case 15: return std::string("tcp opt ") + kFlags[rng_() % 6];
       case 16: return "dst port != " + std::to_string(port());
-      case 17: return rng_() % 2 ? "ip vers 4" : "src net 2001:db8::/32";
+      case 17:
+        if (v6_) return rng_() % 2 ? "ip vers 6" : "src net 10.0.0.0/8";  // an IPv4 test: false on IPv6
+        return rng_() % 2 ? "ip vers 4" : "src net 2001:db8::/32";
       case 0: return "tcp";
       case 1: return "udp";
       case 2: return "icmp";
       case 3: return "src net " + net();
       case 4: return "dst net " + net();
-      case 5: return "dst host " + addr();
+      case 5: return (rng_() % 2 ? "dst host " : "src host ") + addr();
       case 6: return "dst port " + std::to_string(port());
       case 7: {
         uint16_t a = port(), b = port();
@@ -216,21 +238,27 @@ class RandomRules {
   }
   PacketFacts packet() {
     PacketFacts k;
-    const uint8_t protos[] = {6, 17, 1, 47, 6, 17};
+    if (v6_) {
+      k.version = 6;
+      const auto s = near6(), d = near6();
+      std::memcpy(k.src, s.data(), 16);
+      std::memcpy(k.dst, d.data(), 16);
+      if (rng_() % 8 == 0) k.src[rng_() % 16] ^= static_cast<uint8_t>(1 << (rng_() % 8));
+    }
+    const uint8_t protos[] = {6, 17, static_cast<uint8_t>(v6_ ? 58 : 1), 47, 6, 17};
     k.proto = protos[rng_() % 6];
     auto host = [&](uint8_t* out) {
       const uint32_t a = htonl(bases_[rng_() % bases_.size()] ^ (static_cast<uint32_t>(rng_()) & (rng_() % 2 ? 0xff : 0xffffff)));
       std::memcpy(out, &a, 4);
     };
-    host(k.src);
-    host(k.dst);
+    if (!v6_) host(k.src), host(k.dst);
     k.ttl = static_cast<uint8_t>(rng_() % 4 ? 64 : rng_());
     k.tos = static_cast<uint8_t>(rng_() % 2 ? 0 : rng_());
     k.first_frag = rng_() % 8 != 0;
     k.mf = rng_() % 8 == 0;
     if (k.first_frag && (k.proto == 6 || k.proto == 17)) k.sport = port(), k.dport = port();
     if (k.first_frag && k.proto == 6) k.tcp_flags = static_cast<uint8_t>(rng_() & 0x3f);
-    if (k.first_frag && k.proto == 1) k.icmp_type = static_cast<uint8_t>(rng_() % 20);
+    if (k.first_frag && (k.proto == 1 || k.proto == 58)) k.icmp_type = static_cast<uint8_t>(rng_() % 20);
     return k;
   }
 
@@ -239,7 +267,9 @@ class RandomRules {
   static constexpr const char* kRel[5] = {"<", "<=", ">", ">=", "!="};
   static constexpr const char* kFlags[6] = {"syn", "ack", "fin", "rst", "psh", "urg"};
   std::mt19937 rng_;
+  bool v6_;
   std::vector<uint32_t> bases_;
+  std::vector<std::array<uint8_t, 16>> bases6_;
 };
 
 void compare(size_t nrules, size_t npackets, uint32_t seed) {
@@ -276,6 +306,99 @@ void compare(size_t nrules, size_t npackets, uint32_t seed) {
 TEST(AclClassifier, EqualsFirstMatchOnAMillionRandomPackets) { compare(200, 1 << 20, 1); }
 
 TEST(AclClassifier, EqualsFirstMatchWithAThousandRules) { compare(1000, 1 << 17, 2); }
+
+void compare6(size_t nrules, size_t npackets, uint32_t seed) {
+  test::eal();
+  RandomRules gen(seed, 6);
+  std::vector<IpRule> rules;
+  // A rule negating both a source and a destination prefix is their product in DNF; the few whose IPv6 form
+  // exceeds the term limit are not compilable (IPFilter keeps first match for IPv6 then: see
+  // Ipv6RulesTooBigToCompileStillClassify), so they are left out here.
+  size_t skipped = 0;
+  while (rules.size() < nrules) {
+    try {
+      IpRule r = parse_ipfilter_rule(gen.rule());  // the generator can write an empty relation ('ip tos < 0')
+      to_terms(*r.expr, 4096, 6);
+      rules.push_back(std::move(r));
+    } catch (const ConfigError&) {
+      ++skipped;
+    }
+  }
+  EXPECT_LT(skipped, nrules / 10);
+  AclClassifier acl("random6", rules, 0, 6);
+  std::vector<PacketFacts> facts(1024);
+  std::vector<FlowKey6> keys(facts.size());
+  std::vector<const FlowKey6*> ptrs(keys.size());
+  std::vector<int> out(keys.size());
+  size_t matched = 0, mismatches = 0;
+  for (size_t done = 0; done < npackets; done += keys.size()) {
+    for (size_t i = 0; i < keys.size(); ++i) facts[i] = gen.packet(), keys[i] = flow_key6_of(facts[i]), ptrs[i] = &keys[i];
+    acl.classify(ptrs.data(), out.data(), static_cast<unsigned>(keys.size()));
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const int want = first_match(rules, facts[i]);
+      matched += want >= 0;
+      if (out[i] != want && ++mismatches <= 5) {
+        char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+        inet_ntop(AF_INET6, keys[i].src, s, sizeof s);
+        inet_ntop(AF_INET6, keys[i].dst, d, sizeof d);
+        ADD_FAILURE() << "packet proto " << int(keys[i].proto) << " " << s << " -> " << d << " "
+                      << ntohs(keys[i].sport) << " -> " << ntohs(keys[i].dport) << " ttl " << int(keys[i].ttl)
+                      << " tos " << int(keys[i].tos) << " icmp " << ntohs(keys[i].icmp_type) << " flags "
+                      << ntohs(keys[i].tcp_flags) << ": acl " << out[i] << ", reference " << want;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_GT(matched, npackets / 10) << "random packets hardly match the random rules";
+}
+
+TEST(AclClassifier, Ipv6EqualsFirstMatchOnAMillionRandomPackets) { compare6(200, 1 << 20, 3); }
+
+TEST(AclClassifier, Ipv6EqualsFirstMatchWithAThousandRules) { compare6(1000, 1 << 17, 7); }
+
+TEST(IPFilterElement, Ipv6RulesTooBigToCompileStillClassify) {
+  // 128 x 128 terms in DNF: over the limit, so IPv6 packets go through the rules in order.
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> IPFilter(allow not src host 2001:db8::1 and not dst host "
+                   "2001:db8::2 and udp, deny all) -> Unstrip(14) -> [0]output;");
+  Flow a;
+  a.ipv6 = true;
+  a.src = "2001:db8::5";
+  a.dst = "2001:db8::6";
+  Flow b = a;
+  b.src = "2001:db8::1";
+  Flow c = a;
+  c.proto = 6;
+  Flow v4;
+  g.push({test::frame(a), test::frame(b), test::frame(c), test::frame(v4)});
+  EXPECT_EQ(g.sink.out[0].size(), 2u);  // a and the IPv4 flow (no IPv6 address to exclude it)
+  EXPECT_EQ(g.graph->drops(), 2u);
+}
+
+// A negated prefix is up to 128 sibling prefixes: check the boundaries in every word on an exhaustive-ish set.
+TEST(AclClassifier, Ipv6NegatedPrefixesAtEveryLength) {
+  test::eal();
+  std::vector<IpRule> rules;
+  for (int len : {1, 31, 32, 33, 64, 95, 96, 127, 128})
+    rules.push_back(parse_ipfilter_rule(std::to_string(len % 3) + " not src net 2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff/" +
+                                        std::to_string(len) + " and dst net 2001:db8::/32"));
+  AclClassifier acl("neg6", rules, 0, 6);
+  std::mt19937 rng(5);
+  uint8_t base[16];
+  inet_pton(AF_INET6, "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff", base);
+  for (int bit = 0; bit < 128; ++bit)
+    for (int v = 0; v < 4; ++v) {
+      PacketFacts f = key("2001:db8::1", "2001:db8::2", 17, 1, 2);
+      std::memcpy(f.src, base, 16);
+      f.src[bit / 8] ^= static_cast<uint8_t>(0x80 >> (bit % 8));  // differs from the prefix exactly at `bit`
+      if (v & 1) f.src[15] ^= static_cast<uint8_t>(rng());
+      if (v & 2) f.dst[0] ^= 0x40;  // outside 2001:db8::/32
+      const FlowKey6 k = flow_key6_of(f);
+      const FlowKey6* p = &k;
+      int out;
+      acl.classify(&p, &out, 1);
+      ASSERT_EQ(out, first_match(rules, f)) << "bit " << bit << " variant " << v;
+    }
+}
 
 }  // namespace
 }  // namespace metron

@@ -3,6 +3,7 @@
 #include <rte_acl.h>
 #include <rte_errno.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -13,20 +14,41 @@ namespace metron {
 
 namespace {
 
-constexpr int kAclFields = kFields + 1;  // the intervals plus the TCP flags bit test
-RTE_ACL_RULE_DEF(AclRule, kAclFields);
+constexpr int kMaxAclFields = 17;  // the IPv6 layout: 5 header fields, 8 address words, 2 ports, icmp, tcp flags
+RTE_ACL_RULE_DEF(AclRule, kMaxAclFields);
 
-// Field layout over FlowKey. rte_acl wants the first field to be one byte, alone in its word, and reads the
-// rest in 4-byte groups (input_index): proto | first_frag ttl tos mf | src | dst | sport dport | icmp tcp_flags.
-#define METRON_ACL_FIELD(type, member, group) \
-  {RTE_ACL_FIELD_TYPE_##type, sizeof(FlowKey::member), 0, group, offsetof(FlowKey, member)}
-const rte_acl_field_def kFieldDefs[kAclFields] = {
-    // In input_index order: rte_acl starts a new 4-byte input whenever input_index changes.
-    METRON_ACL_FIELD(BITMASK, proto, 0), METRON_ACL_FIELD(RANGE, first_frag, 1), METRON_ACL_FIELD(RANGE, ttl, 1),
-    METRON_ACL_FIELD(RANGE, tos, 1),     METRON_ACL_FIELD(RANGE, mf, 1),         METRON_ACL_FIELD(MASK, src, 2),
-    METRON_ACL_FIELD(MASK, dst, 3),      METRON_ACL_FIELD(RANGE, sport, 4),      METRON_ACL_FIELD(RANGE, dport, 4),
-    METRON_ACL_FIELD(RANGE, icmp_type, 5), METRON_ACL_FIELD(BITMASK, tcp_flags, 5),
+// Field layouts over FlowKey and FlowKey6. rte_acl wants the first field to be one byte, alone in its word, and
+// reads the rest in 4-byte groups (input_index): proto | first_frag ttl tos mf | addresses (one group per 32 bits)
+// | sport dport | icmp tcp_flags. Both layouts share the order, so rules fill them alike: header fields 0-4, the
+// address words, then ports, icmp type and flags.
+#define METRON_ACL_FIELD(key, type, member, size, off, group) \
+  {RTE_ACL_FIELD_TYPE_##type, size, 0, group, static_cast<uint32_t>(offsetof(key, member) + (off))}
+#define METRON_ACL_COMMON(key, ports_group)                                                                 \
+  METRON_ACL_FIELD(key, BITMASK, proto, 1, 0, 0), METRON_ACL_FIELD(key, RANGE, first_frag, 1, 0, 1),        \
+      METRON_ACL_FIELD(key, RANGE, ttl, 1, 0, 1), METRON_ACL_FIELD(key, RANGE, tos, 1, 0, 1),               \
+      METRON_ACL_FIELD(key, RANGE, mf, 1, 0, 1)
+#define METRON_ACL_TAIL(key, ports_group)                                                                   \
+  METRON_ACL_FIELD(key, RANGE, sport, 2, 0, ports_group), METRON_ACL_FIELD(key, RANGE, dport, 2, 0, ports_group), \
+      METRON_ACL_FIELD(key, RANGE, icmp_type, 2, 0, ports_group + 1),                                        \
+      METRON_ACL_FIELD(key, BITMASK, tcp_flags, 2, 0, ports_group + 1)
+
+struct Layout {
+  int fields;
+  int addr_words;  // per address: 1 (IPv4) or 4 (IPv6)
+  rte_acl_field_def defs[kMaxAclFields];
 };
+
+const Layout kLayout4 = {11, 1, {METRON_ACL_COMMON(FlowKey, 4), METRON_ACL_FIELD(FlowKey, MASK, src, 4, 0, 2),
+                                 METRON_ACL_FIELD(FlowKey, MASK, dst, 4, 0, 3), METRON_ACL_TAIL(FlowKey, 4)}};
+const Layout kLayout6 = {
+    17, 4,
+    {METRON_ACL_COMMON(FlowKey6, 10), METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 0, 2),
+     METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 4, 3), METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 8, 4),
+     METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 12, 5), METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 0, 6),
+     METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 4, 7), METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 8, 8),
+     METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 12, 9), METRON_ACL_TAIL(FlowKey6, 10)}};
+#undef METRON_ACL_TAIL
+#undef METRON_ACL_COMMON
 #undef METRON_ACL_FIELD
 
 // Splits [lo, hi] into maximal aligned power-of-two blocks: (base, prefix length in `bits`).
@@ -43,20 +65,50 @@ std::vector<std::pair<uint32_t, int>> blocks(Interval iv, int bits) {
   return out;
 }
 
+// Word w (0-3) of an IPv6 prefix as an rte_acl MASK field: host-order value and the prefix length inside it.
+void prefix_word(const Prefix6& p, int w, rte_acl_field* f) {
+  f->value.u32 = static_cast<uint32_t>(p.addr[4 * w]) << 24 | p.addr[4 * w + 1] << 16 | p.addr[4 * w + 2] << 8 |
+                 p.addr[4 * w + 3];
+  f->mask_range.u32 = static_cast<uint32_t>(std::clamp(static_cast<int>(p.len) - 32 * w, 0, 32));
+}
+
+// Whether field k of layout L is unconstrained in every rule (a full range, an empty mask).
+bool unconstrained(const Layout& L, const std::vector<AclRule>& acl, int k) {
+  const rte_acl_field_def& d = L.defs[k];
+  for (const AclRule& r : acl) {
+    const rte_acl_field& f = r.field[k];
+    bool any;
+    if (d.type == RTE_ACL_FIELD_TYPE_BITMASK) any = f.mask_range.u64 == 0;
+    else if (d.type == RTE_ACL_FIELD_TYPE_MASK) any = f.mask_range.u32 == 0;
+    else if (d.size == 1) any = f.value.u8 == 0 && f.mask_range.u8 == (k == 1 || k == 4 ? 1 : 0xff);  // ff, mf
+    else any = f.value.u16 == 0 && f.mask_range.u16 == 0xff;  // icmp type (ports are always kept)
+    if (!any) return false;
+  }
+  return true;
+}
+
 std::atomic<unsigned> g_ctx_seq{0};
 
 }  // namespace
 
-AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>& rules, int socket_id) {
+AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>& rules, int socket_id,
+                             uint8_t version)
+    : version_(version) {
+  const Layout& L = version == 6 ? kLayout6 : kLayout4;
+  const int a = 5;                          // first address field
+  const int p = a + 2 * L.addr_words;       // sport; dport, icmp type and flags follow
   std::vector<AclRule> acl;
   result_of_.push_back(-1);
   for (size_t i = 0; i < rules.size(); ++i) {
     result_of_.push_back(rules[i].output);
-    for (const Term& t : to_terms(*rules[i].expr)) {
+    for (const Term& t : to_terms(*rules[i].expr, 4096, version)) {
       auto iv = [&](Field f) { return t.iv[static_cast<int>(f)]; };
+      // IPv4 addresses are intervals split into prefixes; IPv6 ones are prefixes already (one block each).
+      const auto src_blocks = version == 6 ? std::vector<std::pair<uint32_t, int>>{{0, 0}} : blocks(iv(Field::kSrc), 32);
+      const auto dst_blocks = version == 6 ? std::vector<std::pair<uint32_t, int>>{{0, 0}} : blocks(iv(Field::kDst), 32);
       for (auto [pv, plen] : blocks(iv(Field::kProto), 8))
-        for (auto [sv, slen] : blocks(iv(Field::kSrc), 32))
-          for (auto [dv, dlen] : blocks(iv(Field::kDst), 32)) {
+        for (auto [sv, slen] : src_blocks)
+          for (auto [dv, dlen] : dst_blocks) {
             AclRule r{};
             r.data.category_mask = 1;
             r.data.priority = static_cast<int32_t>(rules.size() - i);  // earlier rule = higher priority
@@ -71,18 +123,22 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
             range8(2, Field::kTtl);
             range8(3, Field::kTos);
             range8(4, Field::kMf);
-            r.field[5].value.u32 = sv;
-            r.field[5].mask_range.u32 = static_cast<uint32_t>(slen);
-            r.field[6].value.u32 = dv;
-            r.field[6].mask_range.u32 = static_cast<uint32_t>(dlen);
-            r.field[7].value.u16 = static_cast<uint16_t>(iv(Field::kSport).lo);
-            r.field[7].mask_range.u16 = static_cast<uint16_t>(iv(Field::kSport).hi);
-            r.field[8].value.u16 = static_cast<uint16_t>(iv(Field::kDport).lo);
-            r.field[8].mask_range.u16 = static_cast<uint16_t>(iv(Field::kDport).hi);
-            r.field[9].value.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).lo);
-            r.field[9].mask_range.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).hi);
-            r.field[10].value.u16 = t.flags_set;
-            r.field[10].mask_range.u16 = static_cast<uint16_t>(t.flags_set | t.flags_clear);
+            if (version == 6) {
+              for (int w = 0; w < 4; ++w) prefix_word(t.src6, w, &r.field[a + w]), prefix_word(t.dst6, w, &r.field[a + 4 + w]);
+            } else {
+              r.field[a].value.u32 = sv;
+              r.field[a].mask_range.u32 = static_cast<uint32_t>(slen);
+              r.field[a + 1].value.u32 = dv;
+              r.field[a + 1].mask_range.u32 = static_cast<uint32_t>(dlen);
+            }
+            r.field[p].value.u16 = static_cast<uint16_t>(iv(Field::kSport).lo);
+            r.field[p].mask_range.u16 = static_cast<uint16_t>(iv(Field::kSport).hi);
+            r.field[p + 1].value.u16 = static_cast<uint16_t>(iv(Field::kDport).lo);
+            r.field[p + 1].mask_range.u16 = static_cast<uint16_t>(iv(Field::kDport).hi);
+            r.field[p + 2].value.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).lo);
+            r.field[p + 2].mask_range.u16 = static_cast<uint16_t>(iv(Field::kIcmpType).hi);
+            r.field[p + 3].value.u16 = t.flags_set;
+            r.field[p + 3].mask_range.u16 = static_cast<uint16_t>(t.flags_set | t.flags_clear);
             acl.push_back(r);
             if (acl.size() > (1u << 20)) throw ConfigError("rules expand to more than 2^20 classifier entries");
           }
@@ -91,25 +147,14 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
   acl_rules_ = acl.size();
   if (acl.empty()) return;  // nothing can match
   // Only the 4-byte groups some rule constrains go into the trie: every group costs a transition per packet,
-  // and most rule sets never test TTL, TOS, fragments, ICMP types or TCP flags.
-  auto unconstrained = [&](int k) {
-    const rte_acl_field_def& d = kFieldDefs[k];
-    for (const AclRule& r : acl) {
-      const rte_acl_field& f = r.field[k];
-      const bool any = d.type == RTE_ACL_FIELD_TYPE_BITMASK ? f.mask_range.u64 == 0
-                       : d.type == RTE_ACL_FIELD_TYPE_MASK  ? f.mask_range.u32 == 0
-                       : d.size == 1 ? (f.value.u8 == 0 && f.mask_range.u8 == kFieldMax[k == 4 ? 8 : k])
-                                     : (f.value.u16 == 0 && f.mask_range.u16 == 0xff);  // icmp_type
-      if (!any) return false;
-    }
-    return true;
-  };
+  // and most rule sets never test TTL, TOS, fragments, ICMP types, TCP flags or the low words of IPv6 addresses.
+  // The ports group always stays (rte_acl wants a field past the first byte).
   std::vector<int> used;
-  for (int k = 0; k < kAclFields;) {
+  for (int k = 0; k < L.fields;) {
     int end = k;
-    while (end < kAclFields && kFieldDefs[end].input_index == kFieldDefs[k].input_index) ++end;
-    bool keep = k == 0 || kFieldDefs[k].type == RTE_ACL_FIELD_TYPE_MASK || kFieldDefs[k].input_index == 4;
-    for (int j = k; j < end && !keep; ++j) keep = !unconstrained(j);
+    while (end < L.fields && L.defs[end].input_index == L.defs[k].input_index) ++end;
+    bool keep = k == 0 || k == p || (version != 6 && L.defs[k].type == RTE_ACL_FIELD_TYPE_MASK);
+    for (int j = k; j < end && !keep; ++j) keep = !unconstrained(L, acl, j);
     for (int j = k; j < end && keep; ++j) used.push_back(j);
     k = end;
   }
@@ -121,19 +166,19 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
     for (size_t j = 0; j < used.size(); ++j) r->field[j] = acl[i].field[used[j]];
   }
   const std::string ctx_name = "acl" + std::to_string(g_ctx_seq++);
-  rte_acl_param p{};
-  p.name = ctx_name.c_str();
-  p.socket_id = socket_id;
-  p.rule_size = static_cast<uint32_t>(rule_sz);
-  p.max_rule_num = static_cast<uint32_t>(acl.size());
-  ctx_ = rte_acl_create(&p);
+  rte_acl_param prm{};
+  prm.name = ctx_name.c_str();
+  prm.socket_id = socket_id;
+  prm.rule_size = static_cast<uint32_t>(rule_sz);
+  prm.max_rule_num = static_cast<uint32_t>(acl.size());
+  ctx_ = rte_acl_create(&prm);
   if (ctx_ == nullptr) throw std::runtime_error(name + ": rte_acl_create: " + rte_strerror(rte_errno));
   int rc = rte_acl_add_rules(ctx_, reinterpret_cast<const rte_acl_rule*>(packed.data()), static_cast<uint32_t>(acl.size()));
   rte_acl_config cfg{};
   cfg.num_categories = 1;
   cfg.num_fields = static_cast<uint32_t>(used.size());
   for (size_t j = 0; j < used.size(); ++j) {
-    cfg.defs[j] = kFieldDefs[used[j]];
+    cfg.defs[j] = L.defs[used[j]];
     cfg.defs[j].field_index = static_cast<uint8_t>(j);
   }
   if (rc == 0) rc = rte_acl_build(ctx_, &cfg);
@@ -152,6 +197,14 @@ AclClassifier::~AclClassifier() {
 }
 
 void AclClassifier::classify(const FlowKey* const* keys, int* out, unsigned n) const {
+  classify_bytes(reinterpret_cast<const uint8_t* const*>(keys), out, n);
+}
+
+void AclClassifier::classify(const FlowKey6* const* keys, int* out, unsigned n) const {
+  classify_bytes(reinterpret_cast<const uint8_t* const*>(keys), out, n);
+}
+
+void AclClassifier::classify_bytes(const uint8_t* const* keys, int* out, unsigned n) const {
   if (ctx_ == nullptr) {
     for (unsigned i = 0; i < n; ++i) out[i] = -1;
     return;
@@ -159,7 +212,7 @@ void AclClassifier::classify(const FlowKey* const* keys, int* out, unsigned n) c
   uint32_t res[256];
   for (unsigned done = 0; done < n;) {
     const unsigned chunk = std::min(n - done, 256u);
-    rte_acl_classify(ctx_, reinterpret_cast<const uint8_t**>(const_cast<const FlowKey**>(keys + done)), res, chunk, 1);
+    rte_acl_classify(ctx_, const_cast<const uint8_t**>(keys + done), res, chunk, 1);
     for (unsigned i = 0; i < chunk; ++i) out[done + i] = result_of_[res[i]];
     done += chunk;
   }

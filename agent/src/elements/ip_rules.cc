@@ -357,7 +357,16 @@ Term full_term() {
   return t;
 }
 
-std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
+// The longer of two prefixes if one contains the other; false if they are disjoint.
+bool intersect(const Prefix6& a, const Prefix6& b, Prefix6* out) {
+  const Prefix6& shorter = a.len <= b.len ? a : b;
+  const Prefix6& longer = a.len <= b.len ? b : a;
+  if (!prefix_match(longer.addr, shorter.addr, shorter.len)) return false;
+  *out = longer;
+  return true;
+}
+
+std::vector<Term> terms(const Expr& e, bool neg, size_t max, uint8_t version) {
   std::vector<Term> out;
   auto constant_terms = [&](bool v) {
     if (v != neg) out.push_back(full_term());
@@ -366,10 +375,34 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
   switch (e.kind) {
     case K::kTrue: return constant_terms(true);
     case K::kFalse: return constant_terms(false);
-    case K::kVersion: return constant_terms(e.iv.lo == 4);  // this classifier only sees IPv4
+    case K::kVersion: return constant_terms(e.iv.lo == version);
     case K::kSrc6:
-    case K::kDst6: return constant_terms(false);
-    case K::kNot: return terms(*e.a, !neg, max);
+    case K::kDst6: {
+      if (version != 6) return constant_terms(false);
+      Prefix6 p;
+      std::memcpy(p.addr, e.addr6, 16);
+      p.len = e.len6;
+      auto with = [&](const Prefix6& q) {
+        Term t = full_term();
+        (e.kind == K::kSrc6 ? t.src6 : t.dst6) = q;
+        out.push_back(t);
+      };
+      if (!neg) {
+        with(p);
+        return out;
+      }
+      // Not in P/len: agrees with P on the first b bits and differs at bit b, for some b < len.
+      for (int b = 0; b < p.len; ++b) {
+        Prefix6 q;
+        std::memcpy(q.addr, p.addr, 16);
+        for (int bit = b + 1; bit < 128; ++bit) q.addr[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+        q.addr[b / 8] ^= static_cast<uint8_t>(0x80 >> (b % 8));
+        q.len = static_cast<uint8_t>(b + 1);
+        with(q);
+      }
+      return out;
+    }
+    case K::kNot: return terms(*e.a, !neg, max, version);
     case K::kTcpFlag: {
       Term t = full_term();
       (neg ? t.flags_clear : t.flags_set) = e.flag;
@@ -378,6 +411,8 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
     }
     case K::kField: {
       const int f = static_cast<int>(e.field);
+      // IPv4 address tests are false on IPv6 packets (eval), whatever the interval.
+      if (version != 4 && (e.field == Field::kSrc || e.field == Field::kDst)) return constant_terms(false);
       if (!neg) {
         Term t = full_term();
         t.iv[f] = e.iv;
@@ -399,7 +434,7 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
     case K::kAnd:
     case K::kOr: {
       const bool conj = (e.kind == K::kAnd) != neg;  // De Morgan
-      std::vector<Term> l = terms(*e.a, neg, max), r = terms(*e.b, neg, max);
+      std::vector<Term> l = terms(*e.a, neg, max, version), r = terms(*e.b, neg, max, version);
       if (!conj) {
         l.insert(l.end(), r.begin(), r.end());
         if (l.size() > max) throw ConfigError("rule expands to more than " + std::to_string(max) + " terms");
@@ -416,6 +451,7 @@ std::vector<Term> terms(const Expr& e, bool neg, size_t max) {
           t.flags_set = x.flags_set | y.flags_set;
           t.flags_clear = x.flags_clear | y.flags_clear;
           if (t.flags_set & t.flags_clear) empty = true;
+          if (!intersect(x.src6, y.src6, &t.src6) || !intersect(x.dst6, y.dst6, &t.dst6)) empty = true;
           if (!empty) out.push_back(t);
           if (out.size() > max) throw ConfigError("rule expands to more than " + std::to_string(max) + " terms");
         }
@@ -449,7 +485,9 @@ bool eval(const Expr& e, const PacketFacts& f) {
   return false;
 }
 
-std::vector<Term> to_terms(const Expr& e, size_t max_terms) { return terms(e, false, max_terms); }
+std::vector<Term> to_terms(const Expr& e, size_t max_terms, uint8_t version) {
+  return terms(e, false, max_terms, version);
+}
 
 IpRule parse_ipfilter_rule(const std::string& arg) {
   const size_t sp = arg.find_first_of(" \t\n");
@@ -540,6 +578,22 @@ FlowKey flow_key_of(const PacketFacts& f) {
   k.sport = htons(f.sport);
   k.dport = htons(f.dport);
   k.mf = f.mf;
+  k.icmp_type = htons(f.icmp_type);
+  k.tcp_flags = htons(f.tcp_flags);
+  return k;
+}
+
+FlowKey6 flow_key6_of(const PacketFacts& f) {
+  FlowKey6 k{};
+  k.proto = f.proto;
+  k.first_frag = f.first_frag;
+  k.ttl = f.ttl;
+  k.tos = f.tos;
+  k.mf = f.mf;
+  std::memcpy(k.src, f.src, 16);
+  std::memcpy(k.dst, f.dst, 16);
+  k.sport = htons(f.sport);
+  k.dport = htons(f.dport);
   k.icmp_type = htons(f.icmp_type);
   k.tcp_flags = htons(f.tcp_flags);
   return k;

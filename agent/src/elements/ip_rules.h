@@ -1,6 +1,6 @@
 // Click's IP filter language (IPFilter/IPClassifier patterns) parsed into an expression tree, evaluated
-// directly on a packet's header facts (the naive reference, and the IPv6 path) or flattened to disjunctions of
-// per-field constraints for the compiled IPv4 classifier (acl_classifier.h).
+// directly on a packet's header facts (the naive reference) or flattened, per IP version, to disjunctions of
+// per-field constraints for the compiled classifiers (acl_classifier.h).
 //
 // Primitives: `ip`, `true`/`any`/`all`/`-`, `false`/`none`, `tcp`/`udp`/`icmp`, `ip proto P`, `ip vers 4|6`,
 // `ip ttl N`, `ip tos N`, `ip firstfrag`, `ip mf`, `[src|dst] host A`, bare `A` (= host A), `[src|dst] net
@@ -51,7 +51,19 @@ FlowKey flow_key_of(const PacketFacts& f);  // IPv4 facts only
 // path); false when the packet is not a marked, long-enough IPv4 packet.
 bool ipv4_flow_key(rte_mbuf* m, FlowKey* k);
 
-// Fields of the compiled (IPv4) classifier; tcp flags are bit tests kept apart from the intervals.
+// The compiled IPv6 classifier's input: FlowKey with 128-bit addresses (rte_acl reads them as four 4-byte groups).
+struct FlowKey6 {
+  uint8_t proto, pad0[3];
+  uint8_t first_frag, ttl, tos, mf;
+  uint8_t src[16], dst[16];  // network order
+  uint16_t sport, dport;     // network order
+  uint16_t icmp_type, tcp_flags;
+};
+static_assert(sizeof(FlowKey6) == 48, "rte_acl field offsets assume this layout");
+FlowKey6 flow_key6_of(const PacketFacts& f);  // IPv6 facts only
+
+// Fields of the compiled classifiers (IPv4 addresses as intervals; IPv6 addresses are prefixes, kept apart
+// like the tcp flags, which are bit tests).
 enum class Field : uint8_t { kProto = 0, kFirstFrag, kTtl, kTos, kSrc, kDst, kSport, kDport, kMf, kIcmpType };
 constexpr int kFields = 10;
 constexpr uint32_t kFieldMax[kFields] = {0xff, 1, 0xff, 0xff, 0xffffffff, 0xffffffff, 0xffff, 0xffff, 1, 0xff};
@@ -71,18 +83,26 @@ struct Expr {
   std::unique_ptr<Expr> a, b;
 };
 
-// A conjunction: one interval per field plus required-set / required-clear TCP flag bits.
+struct Prefix6 {
+  uint8_t addr[16] = {};  // bits beyond len are zero
+  uint8_t len = 0;        // 0: any address
+};
+
+// A conjunction: one interval per field, required-set / required-clear TCP flag bits, and (IPv6 terms) one
+// prefix per address.
 struct Term {
   std::array<Interval, kFields> iv;
   uint8_t flags_set = 0, flags_clear = 0;
+  Prefix6 src6, dst6;
 };
 
 // Throws ConfigError naming the offending word.
 std::unique_ptr<Expr> parse_ip_expr(const std::string& text);
 bool eval(const Expr& e, const PacketFacts& f);
-// Disjunctive normal form for IPv4 packets (IPv6-only tests are false, `ip vers` is 4); throws ConfigError when
-// it would exceed max_terms.
-std::vector<Term> to_terms(const Expr& e, size_t max_terms = 4096);
+// Disjunctive normal form for packets of one IP version (4 or 6): tests of the other version's addresses are
+// false, `ip vers` is constant, and IPv6 address tests become prefixes (a negated one, up to 128 sibling
+// prefixes). Throws ConfigError when it would exceed max_terms.
+std::vector<Term> to_terms(const Expr& e, size_t max_terms = 4096, uint8_t version = 4);
 
 // One IPFilter/IPClassifier rule: an output (-1 = drop) and its expression.
 struct IpRule {
