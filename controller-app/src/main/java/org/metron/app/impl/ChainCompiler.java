@@ -27,6 +27,17 @@ final class ChainCompiler implements Function<TargetProfile, CompiledChain> {
      */
     @Override
     public CompiledChain apply(TargetProfile profile) {
+        CompiledChain done = byProfile.get(profile);
+        if (done != null) {
+            return done;
+        }
+        // placement asks once per candidate device, each with its own free capacity; a compile that left nothing
+        // to software never ran out of capacity, so it is also the compile for any capacity that holds its rules
+        for (Map.Entry<TargetProfile, CompiledChain> e : byProfile.entrySet()) {
+            if (standsFor(e.getKey(), e.getValue(), profile)) {
+                return e.getValue();
+            }
+        }
         return byProfile.computeIfAbsent(profile, p -> {
             try {
                 return synthesis.compile(spec, p);
@@ -34,5 +45,16 @@ final class ChainCompiler implements Function<TargetProfile, CompiledChain> {
                 throw new MetronException(Fault.INVALID_CHAIN, e.getMessage(), e);
             }
         });
+    }
+
+    /**
+     * Whether {@code compiled}, the chain compiled for {@code done}, is also what compiling for {@code wanted}
+     * gives: same profile but for the capacity, every filter entry offloaded (none left to software), and the
+     * rules it emitted within {@code wanted}'s capacity (the synthesizer stops offloading only when the next
+     * entry does not fit; ChainCompilerTest pins this on the synthesizer itself).
+     */
+    static boolean standsFor(TargetProfile done, CompiledChain compiled, TargetProfile wanted) {
+        return done.capacity() > 0 && wanted.capacity() > 0 && wanted.withCapacity(done.capacity()).equals(done)
+                && compiled.stats().rulesSoftware() == 0 && compiled.stats().rulesOffloaded() < wanted.capacity();
     }
 }

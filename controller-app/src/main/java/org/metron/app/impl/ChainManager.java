@@ -289,6 +289,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         ChainId id = chain.id();
         DeploymentSpec d = chain.deployment();
         Chain current = chain;
+        long t0 = System.nanoTime();
         try {
             current = transition(current, ChainState.SYNTHESIZED);
             Placement p;
@@ -323,14 +324,22 @@ public final class ChainManager implements MetronService, CompiledChains {
                     p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
                     sc == null ? 0 : sc.queried());
 
+            long tPlaced = System.nanoTime();
             DeploymentPlan plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
                     sc != null && sc.nicRules(), oc, marker);
+            long tPlanned = System.nanoTime();
             Deployer.Result result = deployer.deploy(plan);
+            long tDeployed = System.nanoTime();
             store.installed().put(id, result.installed());
             current = transition(current, ChainState.DEPLOYED);
             if (result.running()) {
                 current = transition(current, ChainState.ACTIVE);
             }
+            // where a submission's time goes (the submit->traffic figure is measured from outside)
+            log.info("Chain {} {} in {} ms: synthesis+placement {}, rule planning {}, deployment {}, store {} "
+                            + "({} switch rules)", id, current.state(), ms(t0, System.nanoTime()), ms(t0, tPlaced),
+                    ms(tPlaced, tPlanned), ms(tPlanned, tDeployed), ms(tDeployed, System.nanoTime()),
+                    plan.ruleCount());
             return current;
         } catch (MetronException e) {
             releasePlacement(id);
@@ -346,6 +355,10 @@ public final class ChainManager implements MetronService, CompiledChains {
             store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
             throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
         }
+    }
+
+    private static long ms(long from, long to) {
+        return (to - from) / 1_000_000;
     }
 
     /** Removes what the chain installed and releases what it holds; answers what could not be removed. */

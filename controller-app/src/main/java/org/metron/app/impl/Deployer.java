@@ -92,16 +92,23 @@ public final class Deployer {
         ChainId chain = plan.chainId();
         try {
             boolean running = true;
+            long t0 = System.nanoTime();
             if (plan.server().isPresent()) {
                 running = deployOnServer(plan, plan.server().get().agent(), undo);
             }
+            StringBuilder timing = new StringBuilder("agent ").append((System.nanoTime() - t0) / 1_000_000)
+                    .append(" ms");
             for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
+                long t1 = System.nanoTime();
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
                 step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
                         "installing " + rules.size() + " rules on " + e.getKey());
                 undo.push(new Undo(rules.size() + " rules on " + e.getKey(),
                         () -> switches.remove(e.getKey(), rules)));
+                timing.append(", ").append(e.getKey()).append(' ').append(rules.size()).append(" rules ")
+                        .append((System.nanoTime() - t1) / 1_000_000).append(" ms");
             }
+            log.info("Chain {} deployed: {}", chain, timing);
             return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
                     plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()),
                     plan.server().isPresent()), running);

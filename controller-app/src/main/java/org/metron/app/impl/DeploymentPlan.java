@@ -56,6 +56,11 @@ public final class DeploymentPlan {
         return pipeline;
     }
 
+    /** How many switch rules the plan installs. */
+    public int ruleCount() {
+        return switchRules.values().stream().mapToInt(List::size).sum();
+    }
+
     /** All switch rules, install order. */
     public List<InstalledRule> allSwitchRules() {
         return switchRules.values().stream().flatMap(List::stream).collect(ImmutableList.toImmutableList());

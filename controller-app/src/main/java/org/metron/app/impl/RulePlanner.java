@@ -302,12 +302,17 @@ public final class RulePlanner {
 
     private void add(Map<DeviceId, Map<FlowId, InstalledRule>> rules, DeviceId device, Role role, int priority,
                      TrafficSelector.Builder sel, TrafficTreatment.Builder treatment) {
+        TrafficSelector selector = sel.build();
         FlowRule rule = DefaultFlowRule.builder().forDevice(device).forTable(0).withPriority(priority)
-                .withSelector(sel.build()).withTreatment(treatment.build()).fromApp(appId).makePermanent()
-                .build();
+                .withSelector(selector).withTreatment(treatment.build())
+                .withCookie(FlowIds.of(appId, device, 0, priority, selector)).makePermanent().build();
         // two paths may share a hop: the same selector at the same priority is installed once
-        rules.computeIfAbsent(device, k -> new LinkedHashMap<>())
+        InstalledRule before = rules.computeIfAbsent(device, k -> new LinkedHashMap<>())
                 .putIfAbsent(rule.id(), new InstalledRule(role, rule));
+        if (before != null && (before.rule().priority() != priority || !before.rule().selector().equals(selector))) {
+            throw new MetronException(Fault.INTERNAL, "rules " + before.rule().selector() + " and " + selector
+                    + " on " + device + " hash to the same flow id " + rule.id() + "; not installing either");
+        }
     }
 
     /** The NIC rule of every placed group (split ones too): its tag to its core's queue. */

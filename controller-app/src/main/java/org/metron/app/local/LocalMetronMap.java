@@ -27,12 +27,33 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
         }
     }
 
+    /**
+     * Told of every change before it is applied, with the map's lock held, in the encoded form the map keeps:
+     * a durable copy (the embedded host's store) writes these bytes as they are instead of encoding the value
+     * again. A listener that throws vetoes the change (the map stays as it was).
+     */
+    public interface WriteListener {
+        /**
+         * @param key   the encoded key
+         * @param value the encoded new value; null when the key was removed
+         */
+        void written(byte[] key, byte[] value);
+    }
+
+    private static final WriteListener NONE = (k, v) -> { };
+
     private final KryoNamespace namespace;
+    private final WriteListener listener;
     private final Map<KeyBytes, Entry> entries = new HashMap<>();
     private long nextVersion = 1;
 
     public LocalMetronMap(KryoNamespace namespace) {
+        this(namespace, NONE);
+    }
+
+    public LocalMetronMap(KryoNamespace namespace, WriteListener listener) {
         this.namespace = Objects.requireNonNull(namespace);
+        this.listener = Objects.requireNonNull(listener);
     }
 
     /** Encoded key with value equality. */
@@ -70,7 +91,7 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
         if (entries.containsKey(k)) {
             return false;
         }
-        entries.put(k, new Entry(namespace.serialize(Objects.requireNonNull(value)), nextVersion++));
+        store(k, value);
         return true;
     }
 
@@ -81,19 +102,31 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
         if (e == null || e.version != version) {
             return false;
         }
-        entries.put(k, new Entry(namespace.serialize(Objects.requireNonNull(value)), nextVersion++));
+        store(k, value);
         return true;
     }
 
     @Override
     public synchronized void put(K key, V value) {
-        entries.put(key(key), new Entry(namespace.serialize(Objects.requireNonNull(value)), nextVersion++));
+        store(key(key), value);
+    }
+
+    private void store(KeyBytes k, V value) {
+        byte[] bytes = namespace.serialize(Objects.requireNonNull(value));
+        listener.written(k.bytes, bytes);
+        entries.put(k, new Entry(bytes, nextVersion++));
     }
 
     @Override
     public synchronized Optional<V> remove(K key) {
-        Entry e = entries.remove(key(key));
-        return e == null ? Optional.empty() : Optional.of(namespace.deserialize(e.value));
+        KeyBytes k = key(key);
+        Entry e = entries.get(k);
+        if (e == null) {
+            return Optional.empty();
+        }
+        listener.written(k.bytes, null);
+        entries.remove(k);
+        return Optional.of(namespace.deserialize(e.value));
     }
 
     @Override

@@ -106,7 +106,9 @@ public final class RuleRetagger {
 
     private static FlowRule copy(FlowRule rule, TrafficSelector sel, TrafficTreatment t, ApplicationId app) {
         FlowRule.Builder b = DefaultFlowRule.builder().forDevice(rule.deviceId()).forTable(rule.tableId())
-                .withPriority(rule.priority()).withSelector(sel).withTreatment(t).fromApp(app);
+                .withPriority(rule.priority()).withSelector(sel).withTreatment(t);
+        // same match and priority = the same table entry, so the same id, however the original's was made
+        b = sel.equals(rule.selector()) ? b.withCookie(rule.id().value()) : b.fromApp(app);
         return (rule.isPermanent() ? b.makePermanent() : b.makeTemporary(rule.timeout())).build();
     }
 }

@@ -24,7 +24,10 @@ public final class MetronSerializers {
             .nextId(KryoNamespaces.BEGIN_USER_CUSTOM_ID)
             .register(ChainId.class, ChainState.class, TagType.class, Tag.class, DeploymentSpec.class,
                     Chain.class, GroupAssignment.class, Placement.class, TagAllocation.class, TagKey.class,
-                    RuleInfo.Role.class, InstalledRule.class, InstalledState.class, BackupConfiguration.class)
+                    RuleInfo.Role.class)
+            // tens of thousands per chain: written as numbers, not as object graphs
+            .register(new InstalledRuleSerializer(), InstalledRule.class)
+            .register(InstalledState.class, BackupConfiguration.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -39,14 +39,23 @@ final class OnfBundle {
         return b;
     }
 
-    /** Adds one message (a flow mod) to an open bundle; the inner message keeps its own xid for errors. */
-    static ByteBuf add(ByteBufAllocator alloc, int xid, int bundleId, int flags, OFMessage inner) {
-        ByteBuf body = alloc.buffer();
-        inner.writeTo(body);
-        ByteBuf b = header(alloc, 24 + body.readableBytes(), xid, ADD_MESSAGE);
-        b.writeInt(bundleId).writeShort(0).writeShort(flags).writeBytes(body);
-        body.release();
-        return b;
+    /**
+     * Appends one bundle-add carrying {@code inner} to {@code out}, with {@code xid} as the xid of both the add
+     * and the inner message (OVS requires them equal; errors name it). Writes in place, no intermediate copy.
+     */
+    static void writeAdd(ByteBuf out, int xid, int bundleId, int flags, OFMessage inner) {
+        int start = out.writerIndex();
+        out.writeByte(OF13).writeByte(OFPT_EXPERIMENTER).writeShort(0).writeInt(xid);
+        out.writeInt(ONF_EXPERIMENTER).writeInt(ADD_MESSAGE);
+        out.writeInt(bundleId).writeShort(0).writeShort(flags);
+        int innerStart = out.writerIndex();
+        inner.writeTo(out);
+        out.setInt(innerStart + 4, xid);
+        int length = out.writerIndex() - start;
+        if (length > 0xffff) {
+            throw new IllegalArgumentException("bundled message of " + length + " bytes exceeds OpenFlow's 65535");
+        }
+        out.setShort(start + 2, length);
     }
 
     private static ByteBuf header(ByteBufAllocator alloc, int length, int xid, int expType) {

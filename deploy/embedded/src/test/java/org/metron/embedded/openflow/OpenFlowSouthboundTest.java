@@ -185,9 +185,50 @@ public class OpenFlowSouthboundTest {
         List<OFFlowStatsEntry> left = sw.flowStats().join();
         assertEquals("only the rule installed before the failed bundle remains", 1, left.size());
         assertEquals(kept.id().value(), left.get(0).getCookie().getValue());
+        assertEquals(1L, (long) sw.activeFlows().join());
         // The channel is still usable after a discarded bundle.
         sw.sendAtomically(List.of(translator.add(everyCriterionAndAction().get(0)))).join();
         assertEquals(2, sw.flowStats().join().size());
+        assertEquals(2L, (long) sw.activeFlows().join());
+    }
+
+    private static List<FlowRule> firewall(int n) {
+        List<FlowRule> rules = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            rules.add(rule(1000 + i % 7, DefaultTrafficSelector.builder().matchInPort(PortNumber.portNumber(1))
+                            .matchEthType(Ethernet.TYPE_IPV4).matchIPProtocol(IPv4.PROTOCOL_TCP)
+                            .matchIPSrc(IpPrefix.valueOf(org.onlab.packet.Ip4Address.valueOf(0x0a000000 + i), 32))
+                            .matchTcpDst(TpPort.tpPort(80)).build(),
+                    DefaultTrafficTreatment.builder().setEthDst(MacAddress.valueOf("02:4d:00:01:00:07"))
+                            .setOutput(PortNumber.portNumber(2)).build()));
+        }
+        return rules;
+    }
+
+    @Test
+    public void thousandsOfRulesInOneBundleGoLiveWhole() {
+        List<FlowRule> rules = firewall(5000);
+        sw.sendAtomically(rules.stream().map(translator::add).collect(Collectors.toList())).join();
+        List<OFFlowStatsEntry> live = sw.flowStats().join();
+        assertEquals(5000, live.size());
+        assertEquals(rules.stream().map(r -> r.id().value()).collect(Collectors.toSet()),
+                live.stream().map(e -> e.getCookie().getValue()).collect(Collectors.toSet()));
+        assertEquals(5000L, (long) sw.activeFlows().join());
+    }
+
+    @Test
+    public void aRejectedRuleDeepInALargeBundleIsNamedByItsPosition() {
+        List<FlowRule> batch = new ArrayList<>(firewall(4000));
+        batch.add(3500, rule(50, DefaultTrafficSelector.builder().matchIPProtocol(IPv4.PROTOCOL_TCP).build(),
+                          DefaultTrafficTreatment.builder().drop().build()));
+        try {
+            sw.sendAtomically(batch.stream().map(translator::add).collect(Collectors.toList())).join();
+            fail("the bundle must be refused");
+        } catch (CompletionException e) {
+            assertThat(e.getCause().getMessage(), containsString("rejected bundled flow mod #3500"));
+        }
+        assertEquals(0L, (long) sw.activeFlows().join());
+        assertEquals(0, sw.flowStats().join().size());
     }
 
     @Test

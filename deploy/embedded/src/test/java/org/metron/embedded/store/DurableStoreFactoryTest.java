@@ -82,6 +82,90 @@ public class DurableStoreFactoryTest {
     }
 
     @Test
+    public void aCorruptEntryIsReportedByName() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        new DurableStoreFactory(dir).map("chains", NS).put("a", "1");
+        Path entry;
+        try (var files = Files.list(dir.resolve("chains"))) {
+            entry = files.filter(f -> f.toString().endsWith(".entry")).findFirst().orElseThrow();
+        }
+        Files.write(entry, new byte[]{0x4d, 0x54, 0x4d, 0x32, 0, 0, 0, 9});
+        try {
+            new DurableStoreFactory(dir).map("chains", NS);
+            fail("truncated entry must not load");
+        } catch (IllegalStateException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(entry.toString()));
+        }
+    }
+
+    @Test
+    public void aWriteRewritesOnlyItsOwnEntry() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        MetronMap<String, String> m = new DurableStoreFactory(dir).map("installed", NS);
+        m.put("big", "x".repeat(100_000));
+        Path big;
+        try (var files = Files.list(dir.resolve("installed"))) {
+            big = files.filter(f -> f.toString().endsWith(".entry")).findFirst().orElseThrow();
+        }
+        Object inode = Files.readAttributes(big, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        m.put("small", "1");
+        m.put("small", "2");
+        m.remove("small");
+        assertEquals(inode, Files.readAttributes(big, java.nio.file.attribute.BasicFileAttributes.class).fileKey());
+        try (var files = Files.list(dir.resolve("installed"))) {
+            assertEquals(1, files.count());
+        }
+        assertEquals(Map.of("big", "x".repeat(100_000)), new DurableStoreFactory(dir).map("installed", NS).snapshot());
+    }
+
+    @Test
+    public void aWriteTheDiskRefusesChangesNothing() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        MetronMap<String, String> m = new DurableStoreFactory(dir).map("chains", NS);
+        m.put("a", "1");
+        // the map's directory replaced by a plain file: no entry can be written there any more
+        Path maps = dir.resolve("chains");
+        try (var files = Files.list(maps)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.delete(f);
+            }
+        }
+        Files.delete(maps);
+        Files.write(maps, new byte[0]);
+        try {
+            m.put("a", "2");
+            fail("write must fail");
+        } catch (java.io.UncheckedIOException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(maps.toString()));
+        }
+        try {
+            m.remove("a");
+            fail("removal must fail");
+        } catch (java.io.UncheckedIOException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains(maps.toString()));
+        }
+        assertEquals(Map.of("a", "1"), m.snapshot());
+    }
+
+    @Test
+    public void aSnapshotFromAnEarlierHostIsConvertedToEntries() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        java.io.ByteArrayOutputStream raw = new java.io.ByteArrayOutputStream();
+        java.io.DataOutputStream out = new java.io.DataOutputStream(raw);
+        out.writeInt(0x4d544d31);
+        out.writeInt(2);
+        for (String kv : new String[]{"a", "1", "b", "2"}) {
+            byte[] b = NS.serialize(kv);
+            out.writeInt(b.length);
+            out.write(b);
+        }
+        Files.write(dir.resolve("chains.map"), raw.toByteArray());
+        assertEquals(Map.of("a", "1", "b", "2"), new DurableStoreFactory(dir).map("chains", NS).snapshot());
+        assertFalse(Files.exists(dir.resolve("chains.map")));
+        assertEquals(Map.of("a", "1", "b", "2"), new DurableStoreFactory(dir).map("chains", NS).snapshot());
+    }
+
+    @Test
     public void badMapNamesAreRejected() {
         try {
             new DurableStoreFactory(tmp.getRoot().toPath()).map("../etc", NS);
