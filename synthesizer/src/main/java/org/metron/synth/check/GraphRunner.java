@@ -37,7 +37,9 @@ final class GraphRunner {
             if (out == Out.DROP) {
                 return new Stop(null, -1);
             }
-            run.trace(e.id() + " -> out " + out);
+            if (run.trace != null) {
+                run.trace(e.id() + " -> out " + out);
+            }
             h = g.next(e, out);
             if (h == null && run.trace != null) {
                 run.droppedBy = e.id() + " (output " + out + " unconnected)";

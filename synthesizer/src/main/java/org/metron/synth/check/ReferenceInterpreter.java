@@ -41,7 +41,9 @@ public final class ReferenceInterpreter {
         NfGraph g = chain.ingressNf(ingress);
         Device src = chain.ingress(ingress);
         for (int nfs = 0; nfs < 1000; nfs++) {
-            run.trace("enter " + g.nf + "." + src.iface());
+            if (run.trace != null) {
+                run.trace("enter " + g.nf + "." + src.iface());
+            }
             run.stripped = 0;
             run.ipMarked = false;
             GraphRunner.Stop stop = GraphRunner.run(g, src, p, run);

@@ -150,7 +150,9 @@ public final class SynthesizedEvaluator {
             classBits = ingress == 0 ? TrafficClass.UNCLASSIFIED : TrafficClass.REPLY_UNCLASSIFIED;
         } else {
             OffloadRule rule = rulesInOrder.get(r);
-            run.trace("device rule " + r + ": " + rule);
+            if (run.trace != null) {
+                run.trace("device rule " + r + ": " + rule);
+            }
             RuleAction a = rule.action();
             switch (a.type()) {
                 case DROP:

@@ -118,11 +118,7 @@ public final class Compiler {
     }
 
     private static String[] text(Synthesis.Entries e) {
-        String[] text = new String[e.size()];
-        for (int i = 0; i < text.length; i++) {
-            text[i] = CubeText.format(e.cubes.get(i));
-        }
-        return text;
+        return CubeText.formatAll(e.cubes);
     }
 
     /** Marks the classes of entries from the first punt on and lists those entries for the software classifier. */
@@ -223,6 +219,10 @@ public final class Compiler {
         Cube wide = c.without(Field.IP_OFFSET);
         Cube extra = wide.with(Field.IP_OFFSET, org.metron.synth.hs.IntervalSet.point(1));
         for (int j = i - 1; j >= Math.max(0, i - WIDEN_LOOKBACK); j--) {
+            long[] jOff = entries.get(j).get(Field.IP_OFFSET);
+            if (jOff != null && jOff[jOff.length - 1] < 1) {
+                continue;  // entry j holds first fragments only: cannot claim the extra (quick reject)
+            }
             if (extra.subsetOf(entries.get(j))) {
                 return wide;
             }

@@ -3,7 +3,6 @@ package org.metron.synth.core;
 import org.metron.synth.IpPrefix;
 
 import java.math.BigInteger;
-import java.util.Objects;
 
 /**
  * One rewrite pattern {@code SADDR SPORT DADDR DPORT}: each address is a host address or null ('-', keep),
@@ -17,12 +16,16 @@ public final class RewritePattern {
     public final int[] sport;
     public final IpPrefix daddr;
     public final int[] dport;
+    /** The pattern's text, also its identity (equals/hashCode): computed once, compared per packet. */
+    private final String text;
 
     public RewritePattern(IpPrefix saddr, int[] sport, IpPrefix daddr, int[] dport) {
         this.saddr = saddr;
         this.sport = sport;
         this.daddr = daddr;
         this.dport = dport;
+        this.text = (saddr == null ? "-" : saddr.addressString()) + " " + portText(sport) + " "
+                + (daddr == null ? "-" : daddr.addressString()) + " " + portText(dport);
     }
 
     /** The IP family the pattern's addresses belong to: 4, 6, or 0 if it rewrites no address. */
@@ -82,8 +85,7 @@ public final class RewritePattern {
 
     @Override
     public String toString() {
-        return (saddr == null ? "-" : saddr.addressString()) + " " + portText(sport) + " "
-                + (daddr == null ? "-" : daddr.addressString()) + " " + portText(dport);
+        return text;
     }
 
     private static String portText(int[] p) {
@@ -92,11 +94,11 @@ public final class RewritePattern {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof RewritePattern && toString().equals(o.toString());
+        return o instanceof RewritePattern && text.equals(((RewritePattern) o).text);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(toString());
+        return text.hashCode();
     }
 }

@@ -22,6 +22,7 @@ public final class StatefulStep {
     public final List<String> signatures;
     /** Cycles spent per packet (SPIN: software-only, stateless work kept in the group config). */
     public final long cycles;
+    private final int hash;
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs) {
         this(kind, where, pool, select, sigs, 0);
@@ -35,6 +36,26 @@ public final class StatefulStep {
         this.pool = List.copyOf(pool);
         this.select = select;
         this.signatures = List.copyOf(sigs);
+        this.hash = java.util.Objects.hash(kind, this.pool, select, this.signatures, cycles);
+    }
+
+    /** Equal = the same stateful work (where it happens is left out: it does not change the operation). */
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (!(o instanceof StatefulStep)) {
+            return false;
+        }
+        StatefulStep s = (StatefulStep) o;
+        return hash == s.hash && kind == s.kind && cycles == s.cycles && select.equals(s.select)
+                && pool.equals(s.pool) && signatures.equals(s.signatures);
+    }
+
+    @Override
+    public int hashCode() {
+        return hash;
     }
 
     public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select) {

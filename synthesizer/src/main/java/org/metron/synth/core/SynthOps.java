@@ -109,6 +109,23 @@ public final class SynthOps {
         if (steps.isEmpty()) {
             return "";
         }
+        // the checker asks this for every packet; chains have few distinct operations
+        String known = CANONICAL.get(steps);
+        if (known != null) {
+            return known;
+        }
+        String c = canonicalText(steps);
+        if (CANONICAL.size() > 65536) {
+            CANONICAL.clear();
+        }
+        CANONICAL.put(List.copyOf(steps), c);
+        return c;
+    }
+
+    private static final java.util.Map<List<StatefulStep>, String> CANONICAL =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static String canonicalText(List<StatefulStep> steps) {
         if (isReply(steps)) {
             return "reply " + rewriter(steps);
         }

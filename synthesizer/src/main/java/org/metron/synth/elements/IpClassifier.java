@@ -128,7 +128,9 @@ public final class IpClassifier extends Element {
         for (int k = RuleIndex.next(cand, 0); k >= 0; k = RuleIndex.next(cand, k + 1)) {
             int r = altRule[k];
             if (alts[k].eval(p.v)) {
-                run.trace(id() + " rule " + r);
+                if (run.trace != null) {
+                    run.trace(id() + " rule " + r);
+                }
                 if (outs[r] == Out.DROP) {
                     if (run.trace != null) {
                         run.droppedBy = id() + " rule " + r;

@@ -62,6 +62,9 @@ public final class Rewriter extends Element {
             "REAP_TIME", "REAP_TCP", "MAPPING_CAPACITY", "CAPACITY", "DST_ANNO", "SET_DST_ANNO", "HANDLE_ICMP");
 
     private final List<Spec> specs = new ArrayList<>();
+    /** Per input spec: its forward step and the reply step undoing it (made once: the checker runs millions). */
+    private final List<StatefulStep> forwardSteps = new ArrayList<>();
+    private final List<StatefulStep> replySteps = new ArrayList<>();
     private final int outputs;
     private final int protoGuard;
 
@@ -81,6 +84,11 @@ public final class Rewriter extends Element {
             max = Math.max(max, Math.max(s.fout, s.rout));
         }
         outputs = max + 1;
+        for (int i = 0; i < specs.size(); i++) {
+            Spec sp = specs.get(i);
+            forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select));
+            replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select));
+        }
     }
 
     private Spec spec(Arg a, ClickConfig cfg) {
@@ -242,10 +250,11 @@ public final class Rewriter extends Element {
                 }
                 return Out.DROP;
             }
-            Spec fwd = specs.get(m.spec);
             FlowState.restore(p, m);
-            run.steps.add(StatefulStep.reply(id() + "[" + m.spec + "]", fwd.pool, fwd.select));
-            run.trace(id() + " reply restored by the mapping of input " + m.spec);
+            run.steps.add(replySteps.get(m.spec));
+            if (run.trace != null) {
+                run.trace(id() + " reply restored by the mapping of input " + m.spec);
+            }
             return m.output;
         }
         if (!eligible(s).eval(p.v)) {
@@ -266,13 +275,11 @@ public final class Rewriter extends Element {
         if (orig != null) {
             run.state.record(id(), orig, FlowState.tuple(p), in, s.rout);
         }
-        run.steps.add(step(s, in));
-        run.trace(id() + " rewrite with " + s.pool.get(c));
+        run.steps.add(forwardSteps.get(in));
+        if (run.trace != null) {
+            run.trace(id() + " rewrite with " + s.pool.get(c));
+        }
         return s.fout;
-    }
-
-    private StatefulStep step(Spec s, int in) {
-        return StatefulStep.rewrite(id() + "[" + in + "]", s.pool, s.select);
     }
 
     /** Applies one pattern to a concrete packet; port ranges allocate their lowest port (see Run.allocated). */
@@ -344,7 +351,7 @@ public final class Rewriter extends Element {
             if (sp.kind == Kind.PASS) {
                 out.emit(sp.fout, t);
             } else {
-                out.emit(sp.fout, written(t.step(step(sp, in)), sp.pool));
+                out.emit(sp.fout, written(t.step(forwardSteps.get(in)), sp.pool));
             }
         }
         out.emit(unhandled, s);
@@ -383,8 +390,7 @@ public final class Rewriter extends Element {
             for (Cube c : shapes.get(j)) {
                 SymState t = restrict(s, c);
                 if (t != null) {
-                    out.emit(f.rout, restored(t.step(StatefulStep.reply(id() + "[" + j + "]", f.pool, f.select)),
-                            f.pool));
+                    out.emit(f.rout, restored(t.step(replySteps.get(j)), f.pool));
                 }
             }
         }

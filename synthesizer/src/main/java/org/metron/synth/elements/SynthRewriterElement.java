@@ -24,6 +24,8 @@ import java.util.Set;
 public final class SynthRewriterElement extends Element {
     private final List<RewritePattern> pool = new ArrayList<>();
     private final String select;
+    private final StatefulStep forwardStep;
+    private final StatefulStep replyStep;
 
     SynthRewriterElement(String nf, ElementDecl decl) {
         super(nf, decl);
@@ -57,6 +59,8 @@ public final class SynthRewriterElement extends Element {
             throw error("SynthRewriter needs at least one PATTERN");
         }
         select = sel;
+        forwardStep = StatefulStep.rewrite(id(), pool, select);
+        replyStep = StatefulStep.reply(id(), pool, select);
     }
 
     @Override
@@ -89,7 +93,7 @@ public final class SynthRewriterElement extends Element {
                 return Out.DROP;
             }
             FlowState.restore(p, m);
-            run.steps.add(StatefulStep.reply(id(), pool, select));
+            run.steps.add(replyStep);
             return 1;
         }
         int c = run.choose(pool.size());
@@ -98,7 +102,7 @@ public final class SynthRewriterElement extends Element {
         if (orig != null) {
             run.state.record(id(), orig, FlowState.tuple(p), 0, 1);
         }
-        run.steps.add(StatefulStep.rewrite(id(), pool, select));
+        run.steps.add(forwardStep);
         return 0;
     }
 

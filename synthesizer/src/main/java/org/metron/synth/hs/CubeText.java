@@ -2,7 +2,9 @@ package org.metron.synth.hs;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.metron.synth.IpPrefix;
 
@@ -17,33 +19,65 @@ public final class CubeText {
 
     /** The pattern text; {@code true} for the cube matching everything. */
     public static String format(Cube c) {
+        return format(c, new Texts());
+    }
+
+    /** Texts of per-field sets made so far, by field and array identity. */
+    private static final class Texts {
+        @SuppressWarnings("unchecked")
+        private final Map<long[], String>[] byField = new Map[Field.COUNT];
+
+        Map<long[], String> of(Field f) {
+            Map<long[], String> m = byField[f.ordinal()];
+            if (m == null) {
+                m = new IdentityHashMap<>();
+                byField[f.ordinal()] = m;
+            }
+            return m;
+        }
+    }
+
+    /**
+     * The texts of many cubes. Cubes derived from one another share their per-field sets (the same arrays), so
+     * each set's text is made once: synthesis entries of one firewall rule repeat its addresses and ports.
+     */
+    public static String[] formatAll(List<Cube> cubes) {
+        Texts seen = new Texts();
+        String[] out = new String[cubes.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = format(cubes.get(i), seen);
+        }
+        return out;
+    }
+
+    private static String format(Cube c, Texts seen) {
         List<String> terms = new ArrayList<>();
         long[] eth = c.get(Field.ETH_TYPE);
         if (eth != null) {
             terms.add(set(eth, Field.ETH_TYPE, v -> v == Field.ETH_IP4 ? "ip vers 4"
                     : v == Field.ETH_IP6 ? "ip vers 6" : "ether type " + v, null));
         }
-        addNumeric(terms, c, Field.IP_PROTO, "ip proto");
-        addAddr(terms, c, Field.IP4_SRC, null, "src");
-        addAddr(terms, c, Field.IP4_DST, null, "dst");
-        addAddr(terms, c, Field.IP6_SRC_HI, Field.IP6_SRC_LO, "src");
-        addAddr(terms, c, Field.IP6_DST_HI, Field.IP6_DST_LO, "dst");
-        addNumeric(terms, c, Field.TOS, "ip tos");
-        addNumeric(terms, c, Field.TTL, "ip ttl");
+        addNumeric(terms, c, Field.IP_PROTO, "ip proto", seen);
+        addAddr(terms, c, Field.IP4_SRC, null, "src", seen);
+        addAddr(terms, c, Field.IP4_DST, null, "dst", seen);
+        addAddr(terms, c, Field.IP6_SRC_HI, Field.IP6_SRC_LO, "src", seen);
+        addAddr(terms, c, Field.IP6_DST_HI, Field.IP6_DST_LO, "dst", seen);
+        addNumeric(terms, c, Field.TOS, "ip tos", seen);
+        addNumeric(terms, c, Field.TTL, "ip ttl", seen);
         addBit(terms, c, Field.IP_MF, "ip mf");
         long[] off = c.get(Field.IP_OFFSET);
         if (off != null) {
             terms.add(off[0] == 0 ? "ip firstfrag" : "not ip firstfrag");
         }
-        addNumeric(terms, c, Field.L4_SRC, "src port");
-        addNumeric(terms, c, Field.L4_DST, "dst port");
+        addNumeric(terms, c, Field.L4_SRC, "src port", seen);
+        addNumeric(terms, c, Field.L4_DST, "dst port", seen);
         addBit(terms, c, Field.TCP_FIN, "tcp opt fin");
         addBit(terms, c, Field.TCP_SYN, "tcp opt syn");
         addBit(terms, c, Field.TCP_RST, "tcp opt rst");
         addBit(terms, c, Field.TCP_PSH, "tcp opt psh");
         addBit(terms, c, Field.TCP_ACK, "tcp opt ack");
         addBit(terms, c, Field.TCP_URG, "tcp opt urg");
-        addNumeric(terms, c, Field.ICMP_TYPE, "icmp type");
+        addNumeric(terms, c, Field.ICMP_TYPE, "icmp type", seen);
         for (Field f : new Field[] {Field.ETH_SRC, Field.ETH_DST, Field.VLAN}) {
             if (c.get(f) != null) {
                 throw new IllegalStateException("no IPClassifier syntax for a test on " + f);
@@ -67,11 +101,11 @@ public final class CubeText {
         }
     }
 
-    private static void addNumeric(List<String> terms, Cube c, Field f, String word) {
+    private static void addNumeric(List<String> terms, Cube c, Field f, String word, Texts seen) {
         long[] s = c.get(f);
         if (s != null) {
-            terms.add(set(s, f, v -> word + " " + v, (lo, hi) -> "(" + word + " >= " + lo + " and " + word + " <= "
-                    + hi + ")"));
+            terms.add(seen.of(f).computeIfAbsent(s, k -> set(k, f, v -> word + " " + v, (lo, hi) -> "(" + word + " >= "
+                    + lo + " and " + word + " <= " + hi + ")")));
         }
     }
 
@@ -99,12 +133,28 @@ public final class CubeText {
         return negate ? "not " + body : body;
     }
 
-    private static void addAddr(List<String> terms, Cube c, Field hiField, Field loField, String dir) {
+    private static void addAddr(List<String> terms, Cube c, Field hiField, Field loField, String dir,
+                                Texts seen) {
         long[] hi = c.get(hiField);
         long[] lo = loField == null ? null : c.get(loField);
         if (hi == null && lo == null) {
             return;
         }
+        if (lo == null) {
+            String known = seen.of(hiField).get(hi);
+            if (known == null) {
+                List<String> one = new ArrayList<>(1);
+                addAddr(one, hi, null, hiField, loField, dir);
+                known = one.get(0);
+                seen.of(hiField).put(hi, known);
+            }
+            terms.add(known);
+            return;
+        }
+        addAddr(terms, hi, lo, hiField, loField, dir);
+    }
+
+    private static void addAddr(List<String> terms, long[] hi, long[] lo, Field hiField, Field loField, String dir) {
         List<String> nets = new ArrayList<>();
         if (loField == null) {
             for (Prefixes.Block b : Prefixes.of(hi, 32)) {

@@ -193,7 +193,8 @@ public class ReplySynthesisTest {
         assertTrue(e.getMessage(), e.getMessage().contains("IPAddrRewriter replies"));
 
         e = reject(bothWays("dpi", "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n"
-                + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop) -> Unstrip(14) -> ToDevice(out0);\n"
+                + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop)\n"
+                + "  -> Unstrip(14) -> ToDevice(out0);\n"
                 + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> d :: DPI(\"evil\") -> [1]rw[1] -> Unstrip(14)\n"
                 + "  -> ToDevice(out1);\nd[1] -> Discard;"));
         assertTrue(e.getMessage(), e.getMessage().contains("reply traffic passes nat/d"));
