@@ -64,8 +64,8 @@ const std::string kUsage =
     "                       sharing a few CPUs want ~1000)\n"
     "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
     "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
-    "  --rte-flow PORT[:RULES]  agent: the DPDK port PORT (from the EAL args or --port) dispatches group tags\n"
-    "                       and NIC rules to worker rx queues with rte_flow rules the NIC runs; RULES is the\n"
+    "  --rte-flow PORT[,rules=N]  agent: the DPDK port PORT (from the EAL args or --port) dispatches group\n"
+    "                       tags and NIC rules to worker rx queues with rte_flow rules the NIC runs; N is the\n"
     "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
     "                       rule is created and removed: a port that cannot (no rte_flow, or e.g. net_tap without\n"
     "                       kernel tc flower) stops the agent with an error; repeatable\n"
@@ -252,14 +252,19 @@ int run_agent(const Options& o, metron::Engine& engine) {
   // Declared after `steering`, so destroyed first: each removes its rules while its port is still open.
   std::vector<std::unique_ptr<metron::RteFlowDispatcher>> rte_flow;
   for (const std::string& spec : o.rte_flow) {
-    const size_t colon = spec.find(':');
-    const std::string name = spec.substr(0, colon);
+    // PORT[,rules=N]: a comma, since PCI port names have colons.
+    const size_t comma = spec.find(',');
+    const std::string name = spec.substr(0, comma);
     uint32_t rules = kRteFlowRules;
-    try {
-      if (colon != std::string::npos)
-        rules = static_cast<uint32_t>(metron::parse_uint(spec.substr(colon + 1), "RULES", 1u << 20));
-    } catch (const std::exception& e) {
-      die("--rte-flow " + spec + ": " + e.what());
+    if (comma != std::string::npos) {
+      const std::string opt = spec.substr(comma + 1);
+      if (opt.rfind("rules=", 0) != 0)
+        die("--rte-flow " + spec + ": expected PORT or PORT,rules=N after the port, got '" + opt + "'");
+      try {
+        rules = static_cast<uint32_t>(metron::parse_uint(opt.substr(6), "rules", 1u << 20));
+      } catch (const std::exception& e) {
+        die("--rte-flow " + spec + ": " + e.what());
+      }
     }
     auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
     if (port == nullptr)
@@ -309,6 +314,8 @@ int main(int argc, char** argv) {
     die(e.what());
   }
   const bool standalone = !o.config_file.empty();
+  if (standalone && (!o.fanout.empty() || !o.rte_flow.empty()))
+    die("--fanout and --rte-flow steer group tags deployed by the controller: agent mode only (no Click file)");
   std::vector<unsigned> cores = o.cores;
   if (cores.empty()) {
     unsigned lc;

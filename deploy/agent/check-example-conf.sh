@@ -2,7 +2,7 @@
 # Checks deploy/agent against the binary it documents:
 #  1. every option in README.md's option table appears in `metron-agent --help`;
 #  2. metron-agent started exactly as metron-agent.service starts it, with the example metron-agent.conf, serves
-#     the control API and exits 0 on SIGTERM. It runs in a private netns holding the conf's --fanout interface
+#     the control API, exits 0 on SIGTERM and leaves no EAL runtime directory behind. It runs in a private netns holding the conf's --fanout interface
 #     (a veth), with the core list and EAL file prefix shrunk to this machine and this run.
 # usage: check-example-conf.sh path/to/metron-agent        (root: creates and deletes a netns)
 set -euo pipefail
@@ -21,7 +21,7 @@ PID=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
-  rm -rf "/var/run/dpdk/metron-conf-$$"  # DPDK leaves its runtime directory behind
+  rm -rf "/var/run/dpdk/metron-conf-$$"  # only if the agent failed before removing it
   rm -f "$LOG"
 }
 trap cleanup EXIT
@@ -57,4 +57,5 @@ rc=0
 wait "$PID" || rc=$?
 PID=
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc after SIGTERM"; cat "$LOG"; exit 1; }
+[ ! -e "/var/run/dpdk/metron-conf-$$" ] || { echo "FAIL: /var/run/dpdk/metron-conf-$$ left behind"; exit 1; }
 echo "OK: example conf starts the agent on $METRON_LISTEN with --fanout $FANOUT; clean exit on SIGTERM"

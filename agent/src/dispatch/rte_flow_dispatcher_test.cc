@@ -119,8 +119,11 @@ TEST_F(RteFlowDispatcherTest, AgentRefusesToStartOnAPortThatCannotDispatch) {
   EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rte-flow eth9 " + eal, &out), 2) << out;
   EXPECT_NE(out.find("--rte-flow eth9: no DPDK port of that name"), std::string::npos) << out;
   out.clear();
-  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rte-flow net_tap_cli:many " + eal, &out), 2) << out;
-  EXPECT_NE(out.find("--rte-flow net_tap_cli:many: RULES"), std::string::npos) << out;
+  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rte-flow net_tap_cli,rules=many " + eal, &out), 2) << out;
+  EXPECT_NE(out.find("--rte-flow net_tap_cli,rules=many: rules: expected"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rte-flow net_tap_cli,queues=2 " + eal, &out), 2) << out;
+  EXPECT_NE(out.find("--rte-flow net_tap_cli,queues=2: expected PORT or PORT,rules=N"), std::string::npos) << out;
 }
 
 }  // namespace
