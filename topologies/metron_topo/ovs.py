@@ -71,8 +71,9 @@ class Ovs:
         deadline = time.monotonic() + timeout
         while not sock.exists():
             if time.monotonic() > deadline:
-                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s; "
-                                   f"see {self.dir}/ovs-vswitchd.log")
+                log = (self.dir / "ovs-vswitchd.log").read_text(errors="replace").splitlines()[-8:]
+                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s; its log ends: "
+                                   + " | ".join(log))
             time.sleep(0.02)
 
     def set_controller(self, bridge, target):
