@@ -134,19 +134,21 @@ final class ClickEmitter {
             sb.append("tag[").append(i).append("] -> Strip(14) -> CheckIPHeader -> c").append(c.id).append(";\n");
         }
         int next = classes.size();
+        Set<Integer> here = new HashSet<>();
+        classes.forEach(c -> here.add(c.id));
         if (!swReplyEntries.isEmpty()) {
-            softwareClassifier(sb, "tag[" + next++ + "]", "swr", swReplyEntries, swReplyClass, retag);
+            softwareClassifier(sb, "tag[" + next++ + "]", "swr", swReplyEntries, swReplyClass, here, retag);
         }
         if (swEntries.isEmpty()) {
             sb.append("tag[").append(next).append("] -> Discard;\n");
         } else {
-            softwareClassifier(sb, "tag[" + next + "]", "sw", swEntries, swClass, retag);
+            softwareClassifier(sb, "tag[" + next + "]", "sw", swEntries, swClass, here, retag);
         }
         return sb.toString();
     }
 
     private static void softwareClassifier(StringBuilder sb, String from, String name, List<String> entries,
-                                           List<Integer> cls, Set<Integer> retag) {
+                                           List<Integer> cls, Set<Integer> here, Set<Integer> retag) {
         sb.append(from).append(" -> Strip(14) -> CheckIPHeader -> ").append(name).append(" :: IPClassifier(");
         for (int j = 0; j < entries.size(); j++) {
             sb.append(j > 0 ? ",\n    " : "\n    ").append(entries.get(j));
@@ -155,6 +157,11 @@ final class ClickEmitter {
         for (int j = 0; j < entries.size(); j++) {
             int c = cls.get(j);
             sb.append(name).append('[').append(j).append("]");
+            if (!here.contains(c)) {
+                // a class settled on the device: no punted packet belongs to it (Compiler.software)
+                sb.append(" -> Discard;\n");
+                continue;
+            }
             if (retag.contains(c)) {
                 sb.append(" -> Unstrip(14) -> StoreEtherAddress(").append(mac(0x024d00000000L | c))
                         .append(", dst) -> Strip(14) -> CheckIPHeader");

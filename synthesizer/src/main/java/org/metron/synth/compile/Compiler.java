@@ -56,9 +56,17 @@ public final class Compiler {
 
     /** Device rules of one ingress's entries and the first entry left to software (size() if none). */
     private static final class Offload {
-        final List<OffloadRule> rules = new ArrayList<>();
+        final List<OffloadRule> rules = new ArrayList<>(4096);
         int firstPunt;
+        /**
+         * Per entry: the device classifies its packets itself, whatever came before: it holds the entry exactly
+         * and no earlier punt rule overlaps it, so none of its packets is ever punted.
+         */
+        boolean[] settled;
     }
+
+    /** Earlier punt rules an entry is checked against at most before it counts as possibly punted. */
+    static final int MAX_PUNTS_CHECKED = 256;
 
     /** Compiles a synthesis for a target. */
     public static Result compile(Synthesis syn, TargetProfile t, List<String> egress) {
@@ -73,10 +81,10 @@ public final class Compiler {
         boolean[] viaSoftware = new boolean[syn.classes.size()];
         List<String> swEntries = new ArrayList<>();
         List<Integer> swClass = new ArrayList<>();
-        software(syn.forward, fwd.firstPunt, fwdText, viaSoftware, swEntries, swClass);
+        software(syn.forward, fwd, fwdText, viaSoftware, swEntries, swClass);
         List<String> swReplyEntries = new ArrayList<>();
         List<Integer> swReplyClass = new ArrayList<>();
-        software(syn.reply, rep.firstPunt, replyText, viaSoftware, swReplyEntries, swReplyClass);
+        software(syn.reply, rep, replyText, viaSoftware, swReplyEntries, swReplyClass);
         // a reply is answered by the flow table of its forward operation, so all classes of an operation that
         // replies use live where any of them must: in the classifying group if one is classified in software
         Set<String> answered = new HashSet<>();
@@ -117,15 +125,31 @@ public final class Compiler {
         return new Result(classes(syn, egress, fwdText, replyText), groups, fwd.rules, rep.rules, softwareEntries);
     }
 
+    private static boolean overlapsAny(Cube c, List<Cube> cubes) {
+        for (Cube d : cubes) {
+            if (c.overlaps(d)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static String[] text(Synthesis.Entries e) {
         return CubeText.formatAll(e.cubes);
     }
 
-    /** Marks the classes of entries from the first punt on and lists those entries for the software classifier. */
-    private static void software(Synthesis.Entries e, int firstPunt, String[] text, boolean[] viaSoftware,
+    /**
+     * Lists the entries from the first punt on for the software classifier (all of them: first match among
+     * them decides a punted packet's class) and marks the classes a punted packet can belong to: those with
+     * an entry there that is not settled. A class whose entries there are all settled keeps its own group;
+     * the software classifier's outputs for it are never taken.
+     */
+    private static void software(Synthesis.Entries e, Offload o, String[] text, boolean[] viaSoftware,
                                  List<String> swEntries, List<Integer> swClass) {
-        for (int i = firstPunt; i < e.size(); i++) {
-            viaSoftware[e.classOf(i)] = true;
+        for (int i = o.firstPunt; i < e.size(); i++) {
+            if (!o.settled[i]) {
+                viaSoftware[e.classOf(i)] = true;
+            }
             swEntries.add(text[i]);
             swClass.add(e.classOf(i));
         }
@@ -172,8 +196,12 @@ public final class Compiler {
         // its matchable superset sent to the server unclassified, and later entries are still offloaded; the
         // software classifier holds every entry from the first punt on, so a punted packet still finds its first
         // matching entry (it matched none of the earlier ones). Out of capacity or nothing matchable: stop.
+        // A later entry disjoint from every punt rule above it is settled: a punted packet never belongs to it
+        // (it would have matched the entry's own, higher rule first), so its class need not be in software.
         int budget = t.capacity() - 1;
         o.firstPunt = n;
+        o.settled = new boolean[n];
+        List<Cube> punts = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             int prio = TOP_PRIORITY - tier[i];
             List<RuleMatch> m = exact.get(i);
@@ -183,17 +211,19 @@ public final class Compiler {
                     o.rules.add(OffloadRule.of(prio, rm, a));
                 }
                 budget -= m.size();
+                o.settled[i] = punts.size() <= MAX_PUNTS_CHECKED && !overlapsAny(device.get(i), punts);
                 continue;
             }
             o.firstPunt = Math.min(o.firstPunt, i);
-            List<RuleMatch> punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(device.get(i), t);
-            if (punt == null || punt.size() > budget) {
+            DeviceMatch.Relaxed punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(device.get(i), t);
+            if (punt == null || punt.rules.size() > budget) {
                 break;
             }
-            for (RuleMatch rm : punt) {
+            for (RuleMatch rm : punt.rules) {
                 o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified)));
             }
-            budget -= punt.size();
+            punts.add(punt.cube);
+            budget -= punt.rules.size();
         }
         if (o.firstPunt < n && t.capacity() > 0) {
             o.rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(unclassified)));

@@ -75,11 +75,22 @@ final class DeviceMatch {
         return out;
     }
 
+    /** A superset of a cube the device can match, and its device matches. */
+    static final class Relaxed {
+        final Cube cube;
+        final List<RuleMatch> rules;
+
+        Relaxed(Cube cube, List<RuleMatch> rules) {
+            this.cube = cube;
+            this.rules = rules;
+        }
+    }
+
     /**
      * Device matches for a superset of the cube: constraints the target cannot match are dropped. Null if
      * nothing matchable is left (the superset is every packet).
      */
-    static List<RuleMatch> relaxed(Cube c, TargetProfile t) {
+    static Relaxed relaxed(Cube c, TargetProfile t) {
         Cube r = relaxFirstFragment(c);
         long[] off = r.get(Field.IP_OFFSET);
         if (off != null && off[0] == 1 && !t.matchable().contains(MatchField.IP_FRAG)) {
@@ -104,7 +115,7 @@ final class DeviceMatch {
             }
             List<RuleMatch> m = of(r, t);
             if (m != null) {
-                return m;
+                return new Relaxed(r, m);
             }
             // too many device rules: widen further, dropping the field with the most intervals
             Field widest = null;

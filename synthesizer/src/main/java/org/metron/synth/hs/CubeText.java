@@ -2,7 +2,8 @@ package org.metron.synth.hs;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,24 +23,45 @@ public final class CubeText {
         return format(c, new Texts());
     }
 
-    /** Texts of per-field sets made so far, by field and array identity. */
+    /** Texts of per-field sets made so far, by field and set contents. */
     private static final class Texts {
         @SuppressWarnings("unchecked")
-        private final Map<long[], String>[] byField = new Map[Field.COUNT];
+        private final Map<SetKey, String>[] byField = new Map[Field.COUNT];
 
-        Map<long[], String> of(Field f) {
-            Map<long[], String> m = byField[f.ordinal()];
+        Map<SetKey, String> of(Field f) {
+            Map<SetKey, String> m = byField[f.ordinal()];
             if (m == null) {
-                m = new IdentityHashMap<>();
+                m = new HashMap<>();
                 byField[f.ordinal()] = m;
             }
             return m;
         }
     }
 
+    /** An interval set as a hash key (by contents). */
+    private static final class SetKey {
+        final long[] set;
+        final int hash;
+
+        SetKey(long[] set) {
+            this.set = set;
+            this.hash = Arrays.hashCode(set);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SetKey && Arrays.equals(set, ((SetKey) o).set);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+    }
+
     /**
-     * The texts of many cubes. Cubes derived from one another share their per-field sets (the same arrays), so
-     * each set's text is made once: synthesis entries of one firewall rule repeat its addresses and ports.
+     * The texts of many cubes, each distinct per-field set's text made once: synthesis entries of one firewall
+     * rule repeat its addresses and ports.
      */
     public static String[] formatAll(List<Cube> cubes) {
         Texts seen = new Texts();
@@ -104,7 +126,7 @@ public final class CubeText {
     private static void addNumeric(List<String> terms, Cube c, Field f, String word, Texts seen) {
         long[] s = c.get(f);
         if (s != null) {
-            terms.add(seen.of(f).computeIfAbsent(s, k -> set(k, f, v -> word + " " + v, (lo, hi) -> "(" + word + " >= "
+            terms.add(seen.of(f).computeIfAbsent(new SetKey(s), k -> set(k.set, f, v -> word + " " + v, (lo, hi) -> "(" + word + " >= "
                     + lo + " and " + word + " <= " + hi + ")")));
         }
     }
@@ -141,12 +163,13 @@ public final class CubeText {
             return;
         }
         if (lo == null) {
-            String known = seen.of(hiField).get(hi);
+            SetKey key = new SetKey(hi);
+            String known = seen.of(hiField).get(key);
             if (known == null) {
                 List<String> one = new ArrayList<>(1);
                 addAddr(one, hi, null, hiField, loField, dir);
                 known = one.get(0);
-                seen.of(hiField).put(hi, known);
+                seen.of(hiField).put(key, known);
             }
             terms.add(known);
             return;

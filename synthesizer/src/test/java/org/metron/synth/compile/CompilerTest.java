@@ -123,4 +123,21 @@ public class CompilerTest {
             }
         }
     }
+
+    @Test
+    public void classesDisjointFromEveryEarlierPuntKeepTheirOwnGroup() {
+        // OpenFlow 1.3 cannot match the TTL: entry 0 is punted as "src net 10/8"; the address rewrite of
+        // 172.16/12 comes later but is disjoint from that punt, so no punted packet is ever of its class
+        CompiledChain c = compile(IP + "c :: IPClassifier(src net 10.0.0.0/8 and ip ttl < 5,\n"
+                + "  src net 172.16.0.0/12, -);\nc[0] -> Discard;\n"
+                + "c[1] -> rw :: IPAddrRewriter(pattern 203.0.113.1 - - - 0 1)" + OUT + "\nc[2]" + OUT,
+                TargetProfile.OPENFLOW13);
+        ClassGroup classifying = c.groups().stream().filter(ClassGroup::classifies).findFirst().orElseThrow();
+        ClassGroup own = c.groups().stream().filter(g -> !g.classifies()).findFirst().orElseThrow();
+        assertTrue(own.statefulKey(), own.statefulKey().contains("203.0.113.1"));
+        assertTrue(classifying.clickConfig(), !classifying.clickConfig().contains("203.0.113.1"));
+        // its entry is still in the software classifier (first-match order) but leads nowhere
+        assertTrue(classifying.clickConfig(), classifying.clickConfig().contains("src net 172.16.0.0/12"));
+        assertTrue(classifying.clickConfig(), classifying.clickConfig().contains("-> Discard;"));
+    }
 }
