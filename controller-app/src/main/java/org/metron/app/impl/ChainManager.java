@@ -325,10 +325,20 @@ public final class ChainManager implements MetronService, CompiledChains {
                     sc == null ? 0 : sc.queried());
 
             long tPlaced = System.nanoTime();
-            DeploymentPlan plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
-                    sc != null && sc.nicRules(), oc, marker);
+            // the agent starts the pipeline while the switch rules are planned and staged
+            Optional<Deployer.ServerStart> started = Optional.ofNullable(sc).map(c -> deployer.start(id, c.server(),
+                    c.nicRules() ? RulePlanner.nicRules(id, p) : List.of(), RulePlanner.pipeline(id, p,
+                    oc.compiled(), marker)));
+            DeploymentPlan plan;
+            try {
+                plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
+                        sc != null && sc.nicRules(), oc, marker);
+            } catch (RuntimeException e) {
+                started.ifPresent(Deployer.ServerStart::abandon);
+                throw e;
+            }
             long tPlanned = System.nanoTime();
-            Deployer.Result result = deployer.deploy(plan);
+            Deployer.Result result = deployer.deploy(plan, started);
             long tDeployed = System.nanoTime();
             store.installed().put(id, result.installed());
             current = transition(current, ChainState.DEPLOYED);

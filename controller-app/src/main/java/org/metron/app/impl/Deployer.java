@@ -1,5 +1,7 @@
 package org.metron.app.impl;
 
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineState;
 import org.metron.agent.v1.PipelineStatus;
@@ -83,37 +85,81 @@ public final class Deployer {
     }
 
     /**
-     * Deploys everything or nothing.
+     * Deploys everything or nothing. The agent calls go out first; while the agent starts the pipeline, each
+     * device's switch rules are staged (translated, shipped and checked by the device, not yet live); once the
+     * pipeline runs they are committed device by device in plan order, so no packet is steered toward the server
+     * before its pipeline and the path to it exist.
      *
      * @throws MetronException AGENT_FAILURE or SWITCH_FAILURE naming the step; everything was rolled back
      */
     public Result deploy(DeploymentPlan plan) {
+        return deploy(plan, plan.server().map(s -> start(plan.chainId(), s, plan.nicRules(), plan.pipeline())));
+    }
+
+    /**
+     * Starts the agent's part of a deployment (NIC rules, then the pipeline) without waiting for it, so the
+     * caller can plan switch rules meanwhile; hand it to {@link #deploy(DeploymentPlan, Optional)} with the plan
+     * built for the same rules and pipeline, or {@link ServerStart#abandon} it.
+     */
+    public ServerStart start(ChainId chain, MetronServer server, List<NicRule> nicRules,
+                             DeployPipelineRequest pipeline) {
+        return new ServerStart(chain, server.agent(), nicRules, pipeline);
+    }
+
+    /**
+     * {@link #deploy(DeploymentPlan)} with the agent's part already started by {@link #start} for the plan's
+     * NIC rules and pipeline (empty for a chain without server).
+     */
+    public Result deploy(DeploymentPlan plan, Optional<ServerStart> started) {
         Deque<Undo> undo = new ArrayDeque<>();
+        List<SwitchProgrammer.Staged> staged = new ArrayList<>();
         ChainId chain = plan.chainId();
+        ServerStart server = started.orElse(null);
         try {
-            boolean running = true;
             long t0 = System.nanoTime();
-            if (plan.server().isPresent()) {
-                running = deployOnServer(plan, plan.server().get().agent(), undo);
-            }
-            StringBuilder timing = new StringBuilder("agent ").append((System.nanoTime() - t0) / 1_000_000)
-                    .append(" ms");
+            List<Map.Entry<DeviceId, List<FlowRule>>> batches = new ArrayList<>();
+            List<CompletableFuture<SwitchProgrammer.Staged>> staging = new ArrayList<>();
             for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
-                long t1 = System.nanoTime();
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
-                step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
-                        "installing " + rules.size() + " rules on " + e.getKey());
-                undo.push(new Undo(rules.size() + " rules on " + e.getKey(),
-                        () -> switches.remove(e.getKey(), rules)));
-                timing.append(", ").append(e.getKey()).append(' ').append(rules.size()).append(" rules ")
-                        .append((System.nanoTime() - t1) / 1_000_000).append(" ms");
+                batches.add(Map.entry(e.getKey(), rules));
+                staging.add(stageOn(e.getKey(), rules));
+            }
+            MetronException stageFailure = null;
+            for (int i = 0; i < staging.size(); i++) {
+                try {
+                    staged.add(step(staging.get(i), Fault.SWITCH_FAILURE, "staging " + batches.get(i).getValue().size()
+                            + " rules on " + batches.get(i).getKey()));
+                } catch (MetronException e) {
+                    stageFailure = stageFailure == null ? e : stageFailure;
+                    staged.add(null);
+                }
+            }
+            long t1 = System.nanoTime();
+            ServerStart waiting = server;
+            server = null; // from here on its steps are in undo
+            boolean running = waiting == null || waiting.finish(undo);
+            if (stageFailure != null) {
+                throw stageFailure;
+            }
+            StringBuilder timing = new StringBuilder("switch rules staged ").append(ms(t0, t1))
+                    .append(" ms, agent ready ").append(ms(t0, System.nanoTime())).append(" ms");
+            for (int i = 0; i < batches.size(); i++) {
+                long t2 = System.nanoTime();
+                DeviceId device = batches.get(i).getKey();
+                List<FlowRule> rules = batches.get(i).getValue();
+                SwitchProgrammer.Staged s = staged.set(i, null);
+                step(s.commit(), Fault.SWITCH_FAILURE, "installing " + rules.size() + " rules on " + device);
+                undo.push(new Undo(rules.size() + " rules on " + device, () -> switches.remove(device, rules)));
+                timing.append(", ").append(device).append(' ').append(rules.size()).append(" rules live ")
+                        .append(ms(t2, System.nanoTime())).append(" ms");
             }
             log.info("Chain {} deployed: {}", chain, timing);
             return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
                     plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()),
                     plan.server().isPresent()), running);
         } catch (MetronException e) {
-            List<String> failedUndo = rollback(undo);
+            discard(staged);
+            List<String> failedUndo = server == null ? rollback(undo) : server.abandon();
             if (failedUndo.isEmpty()) {
                 throw new MetronException(e.fault(), e.getMessage() + " (rolled back)", e);
             }
@@ -121,24 +167,93 @@ public final class Deployer {
         }
     }
 
-    /** NIC rules then the pipeline; answers whether the agent reports it RUNNING. */
-    private boolean deployOnServer(DeploymentPlan plan, AgentClient agent, Deque<Undo> undo) {
-        ChainId chain = plan.chainId();
-        if (!plan.nicRules().isEmpty()) {
-            step(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(plan.nicRules()).build()),
-                    Fault.AGENT_FAILURE, "installing " + plan.nicRules().size() + " NIC rules on agent "
-                            + agent.target());
-            List<Long> ids = plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList());
-            undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
+    private CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules) {
+        try {
+            return switches.stage(device, rules);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        PipelineStatus status = step(agent.deployPipeline(plan.pipeline()), Fault.AGENT_FAILURE,
-                "deploying pipeline " + chain + " on agent " + agent.target());
-        undo.push(new Undo("pipeline " + chain + " on " + agent.target(), () -> agent.removePipeline(chain.name())));
-        if (status.getState() == PipelineState.PIPELINE_FAILED) {
-            throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target() + " reports pipeline "
-                    + chain + " FAILED: " + status.getMessage());
+    }
+
+    /** Drops what was staged and never committed; the devices time such bundles out anyway. */
+    private void discard(List<SwitchProgrammer.Staged> staged) {
+        for (SwitchProgrammer.Staged s : staged) {
+            if (s != null) {
+                try {
+                    s.discard().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (Exception ex) {
+                    log.warn("Could not discard staged rules: {}", Errors.message(ex));
+                }
+            }
         }
-        return status.getState() == PipelineState.PIPELINE_RUNNING;
+    }
+
+    private static long ms(long from, long to) {
+        return (to - from) / 1_000_000;
+    }
+
+    /**
+     * The agent's part of one deployment, started at once: NIC rules then the pipeline, as chained agent calls
+     * that run while the caller plans and stages switch rules.
+     */
+    public final class ServerStart {
+        private final ChainId chain;
+        private final AgentClient agent;
+        private final List<NicRule> rules;
+        private final CompletableFuture<?> nicRules;
+        private final CompletableFuture<PipelineStatus> pipeline;
+
+        private ServerStart(ChainId chain, AgentClient agent, List<NicRule> rules, DeployPipelineRequest request) {
+            this.chain = chain;
+            this.agent = agent;
+            this.rules = List.copyOf(rules);
+            this.nicRules = rules.isEmpty() ? CompletableFuture.completedFuture(null)
+                    : call(() -> agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules).build()));
+            this.pipeline = nicRules.thenCompose(v -> agent.deployPipeline(request));
+        }
+
+        /** Waits for the agent; records the undo of each step that succeeded; answers whether it is RUNNING. */
+        boolean finish(Deque<Undo> undo) {
+            if (!rules.isEmpty()) {
+                step(nicRules, Fault.AGENT_FAILURE, "installing " + rules.size() + " NIC rules on agent "
+                        + agent.target());
+                List<Long> ids = rules.stream().map(r -> r.getId()).collect(Collectors.toList());
+                undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
+            }
+            PipelineStatus status = step(pipeline, Fault.AGENT_FAILURE, "deploying pipeline " + chain
+                    + " on agent " + agent.target());
+            undo.push(new Undo("pipeline " + chain + " on " + agent.target(),
+                    () -> agent.removePipeline(chain.name())));
+            if (status.getState() == PipelineState.PIPELINE_FAILED) {
+                throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target() + " reports pipeline "
+                        + chain + " FAILED: " + status.getMessage());
+            }
+            return status.getState() == PipelineState.PIPELINE_RUNNING;
+        }
+
+        /**
+         * Undoes whatever of it succeeded (after waiting for it): for a deployment given up before its switch
+         * rules were planned.
+         *
+         * @return what could not be undone
+         */
+        public List<String> abandon() {
+            Deque<Undo> undo = new ArrayDeque<>();
+            try {
+                finish(undo);
+            } catch (MetronException e) {
+                log.debug("Abandoned agent start of {} had failed anyway: {}", chain, e.getMessage());
+            }
+            return rollback(undo);
+        }
+    }
+
+    private static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> c) {
+        try {
+            return c.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**

@@ -22,6 +22,36 @@ public interface SwitchProgrammer {
     /** Adds all rules to one device, all or nothing. */
     CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules);
 
+    /**
+     * Stages rules on one device without making them live: the device checks them now (a rule it refuses fails
+     * the future and nothing stays staged); {@link Staged#commit} then makes all of them live at once and
+     * {@link Staged#discard} drops them. A deployment ships and checks its switch rules while the agent is still
+     * starting the pipeline they steer traffic to, and commits them once it runs. The default stages nothing
+     * and installs on commit (same guarantees as {@link #install}, checked later).
+     */
+    default CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
+        return CompletableFuture.completedFuture(new Staged() {
+            @Override
+            public CompletableFuture<Void> commit() {
+                return install(device, rules);
+            }
+
+            @Override
+            public CompletableFuture<Void> discard() {
+                return CompletableFuture.completedFuture(null);
+            }
+        });
+    }
+
+    /** Rules staged on one device by {@link #stage}: exactly one of the two is called, once. */
+    interface Staged {
+        /** Makes every staged rule live at once (all or nothing, as {@link #install}). */
+        CompletableFuture<Void> commit();
+
+        /** Drops the staged rules; none of them was ever live. */
+        CompletableFuture<Void> discard();
+    }
+
     /** Removes rules from one device. */
     CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules);
 

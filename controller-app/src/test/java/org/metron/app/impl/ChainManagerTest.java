@@ -104,11 +104,62 @@ public class ChainManagerTest {
         assertFalse(w.manager.placement(ChainId.of("broken")).isPresent());
         assertEquals(2, w.manager.tags().size()); // only "keep"'s
         assertEquals(rulesBefore, w.switches.total());
+        assertEquals("the other device's staged rules were dropped", 0, w.switches.openStages());
         for (TestAgent a : w.agents) {
             assertFalse(a.pipelines().containsKey("broken"));
             assertEquals(a.pipelines().containsKey("keep") ? 2 : 0, a.nicRules().size());
         }
         assertEquals(ChainState.ACTIVE, w.manager.chain(ChainId.of("keep")).get().state());
+    }
+
+    @Test
+    public void switchRulesAreStagedWhileTheAgentDeploysAndGoLiveOnlyOnceItRuns() {
+        List<String> commits = new java.util.ArrayList<>();
+        w.switches.beforeCommit(d -> commits.add(d + (w.agents.stream()
+                .anyMatch(a -> a.pipelines().containsKey("web")) ? " after pipeline" : " BEFORE PIPELINE")));
+        w.manager.submit(Fixtures.chainJson("web"));
+        // server side first, the offload device (s1, which tags traffic toward the server) last
+        assertEquals(List.of(Fixtures.S2 + " after pipeline", Fixtures.S1 + " after pipeline"), commits);
+        List<String> log = w.switches.log();
+        assertEquals(List.of("stage " + Fixtures.S2, "stage " + Fixtures.S1, "commit " + Fixtures.S2,
+                "commit " + Fixtures.S1), log.stream().map(l -> l.substring(0, l.lastIndexOf(' ')))
+                .collect(java.util.stream.Collectors.toList()));
+        assertEquals(0, w.switches.openStages());
+    }
+
+    @Test
+    public void aPlanThatFailsAfterTheAgentStartedTakesThePipelineAndNicRulesBackOff() {
+        // a rule no OpenFlow selector can express: planning fails while the agent already deploys
+        Synthesis broken = (spec, profile) -> {
+            org.metron.synth.CompiledChain c = Fixtures.compiled(spec.name(), profile);
+            List<org.metron.synth.OffloadRule> rules = new java.util.ArrayList<>(c.offloadRules());
+            rules.add(org.metron.synth.OffloadRule.of(5, org.metron.synth.RuleMatch.builder().ethType(0x0800)
+                    .ipProto(6).tcpFlags(org.metron.synth.BitMatch.of(2, 2)).build(),
+                    org.metron.synth.RuleAction.drop()));
+            return new org.metron.synth.CompiledChain(c.name(), profile, c.classes(), c.groups(), rules, c.egress(),
+                    c.stats());
+        };
+        World b = new World(1, broken, 1);
+        MetronException e = assertThrows(MetronException.class, () -> b.manager.submit(Fixtures.chainJson("t")));
+        assertEquals(Fault.INTERNAL, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("TCP flags"));
+        TestAgent agent = b.agents.get(0);
+        assertTrue(agent.calls().toString(), agent.calls().containsAll(List.of("DeployPipeline", "RemovePipeline")));
+        assertTrue(agent.pipelines().isEmpty());
+        assertTrue(agent.nicRules().isEmpty());
+        assertEquals(0, b.switches.total());
+        assertTrue(b.manager.tags().isEmpty());
+        assertEquals(ChainState.FAILED, b.manager.chain(ChainId.of("t")).get().state());
+    }
+
+    @Test
+    public void aPipelineThatFailsDiscardsTheStagedSwitchRules() {
+        w.agents.forEach(a -> a.failDeploy(true));
+        assertThrows(MetronException.class, () -> w.manager.submit(Fixtures.chainJson("x")));
+        assertTrue(w.switches.log().toString(), w.switches.log().stream().noneMatch(l -> l.startsWith("commit")));
+        assertTrue(w.switches.log().toString(), w.switches.log().stream().anyMatch(l -> l.startsWith("discard")));
+        assertEquals(0, w.switches.openStages());
+        assertEquals(0, w.switches.total());
     }
 
     @Test

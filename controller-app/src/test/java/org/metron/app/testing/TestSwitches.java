@@ -26,6 +26,8 @@ public final class TestSwitches implements SwitchProgrammer {
     private final Set<DeviceId> rejecting = new HashSet<>();
     private final Map<DeviceId, Integer> otherRules = new HashMap<>();
     private final List<String> log = new ArrayList<>();
+    private java.util.function.Consumer<DeviceId> beforeCommit = d -> { };
+    private int openStages;
 
     public synchronized TestSwitches reject(DeviceId d) {
         rejecting.add(d);
@@ -45,7 +47,7 @@ public final class TestSwitches implements SwitchProgrammer {
         return tables.values().stream().mapToInt(Map::size).sum();
     }
 
-    /** "install dev n" / "remove dev n" in call order. */
+    /** "install|stage|commit|discard|remove dev n" in call order. */
     public synchronized List<String> log() {
         return new ArrayList<>(log);
     }
@@ -60,6 +62,50 @@ public final class TestSwitches implements SwitchProgrammer {
         Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
         rules.forEach(r -> t.put(r.id(), r));
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** Called with the device when staged rules are committed, before they go live. */
+    public synchronized TestSwitches beforeCommit(java.util.function.Consumer<DeviceId> hook) {
+        beforeCommit = hook;
+        return this;
+    }
+
+    /** Batches staged and neither committed nor discarded yet. */
+    public synchronized int openStages() {
+        return openStages;
+    }
+
+    /** Checks the rules when staged (a rejecting device refuses them then, as a real one does). */
+    @Override
+    public synchronized CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
+        log.add("stage " + device + " " + rules.size());
+        if (rejecting.contains(device)) {
+            return CompletableFuture.failedFuture(new IllegalStateException(device + " rejected rule "
+                    + rules.get(0).id() + ": OFPET_BAD_MATCH"));
+        }
+        openStages++;
+        return CompletableFuture.completedFuture(new Staged() {
+            @Override
+            public CompletableFuture<Void> commit() {
+                synchronized (TestSwitches.this) {
+                    openStages--;
+                    beforeCommit.accept(device);
+                    log.add("commit " + device + " " + rules.size());
+                    Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
+                    rules.forEach(r -> t.put(r.id(), r));
+                    return CompletableFuture.completedFuture(null);
+                }
+            }
+
+            @Override
+            public CompletableFuture<Void> discard() {
+                synchronized (TestSwitches.this) {
+                    openStages--;
+                    log.add("discard " + device + " " + rules.size());
+                    return CompletableFuture.completedFuture(null);
+                }
+            }
+        });
     }
 
     @Override

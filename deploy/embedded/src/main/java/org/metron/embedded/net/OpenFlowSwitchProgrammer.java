@@ -1,6 +1,7 @@
 package org.metron.embedded.net;
 
 import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.spi.SwitchProgrammer.Staged;
 import org.metron.embedded.openflow.FlowRuleTranslator;
 import org.metron.embedded.openflow.OfSwitch;
 import org.metron.embedded.openflow.OpenFlowController;
@@ -52,6 +53,12 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
 
     @Override
     public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+        return stage(device, rules).thenCompose(Staged::commit);
+    }
+
+    /** One ONF bundle: opened, filled and validated by the switch now, applied on commit. */
+    @Override
+    public CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
         try {
             OfSwitch sw = connected(device);
             FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
@@ -63,10 +70,21 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
                 mods.add(tr.add(r));
             }
             long t0 = System.nanoTime();
-            return sw.sendAtomically(mods).thenRun(() -> {
-                rules.forEach(r -> installed.put(r.id().value(), r));
-                log.info("{}: {} rules live in {} ms (one bundle)", device, rules.size(),
-                         (System.nanoTime() - t0) / 1_000_000);
+            return sw.stageAtomically(mods).thenApply(bundle -> new Staged() {
+                @Override
+                public CompletableFuture<Void> commit() {
+                    long t1 = System.nanoTime();
+                    return bundle.commit().thenRun(() -> {
+                        rules.forEach(r -> installed.put(r.id().value(), r));
+                        log.info("{}: {} rules shipped and checked {} ms before commit, live {} ms after it (one bundle)", device,
+                                 rules.size(), (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
+                    });
+                }
+
+                @Override
+                public CompletableFuture<Void> discard() {
+                    return bundle.discard();
+                }
             });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);

@@ -124,11 +124,19 @@ public final class OfSwitch {
     }
 
     /**
-     * Installs flow mods atomically through an ONF bundle: open, add each, then a barrier so every add has
-     * been validated; any add error discards the bundle (an OVS bundle with a rejected add would otherwise
-     * commit the rest); else commit. Completes when the commit is acknowledged.
+     * Installs flow mods atomically through an ONF bundle: {@link #stageAtomically} then commit. Completes when
+     * the commit is acknowledged.
      */
     public CompletableFuture<Void> sendAtomically(List<OFFlowMod> mods) {
+        return stageAtomically(mods).thenCompose(Bundle::commit);
+    }
+
+    /**
+     * Stages flow mods in an ONF bundle without applying them: open, add each, then a barrier so every add has
+     * been validated; any add error discards the bundle (an OVS bundle with a rejected add would otherwise
+     * commit the rest) and fails the future naming the flow mod. Completes with the open, validated bundle.
+     */
+    public CompletableFuture<Bundle> stageAtomically(List<OFFlowMod> mods) {
         int bundle = bundleIds.getAndIncrement();
         int flags = OnfBundle.FLAGS_ATOMIC_ORDERED;
         CompletableFuture<List<Object>> opened = request(nextXid(), "bundle open",
@@ -157,8 +165,27 @@ public final class OfSwitch {
                     throw e;
                 });
             }
-            return control(bundle, OnfBundle.COMMIT_REQUEST, "bundle commit").thenApply(r -> null);
+            return CompletableFuture.completedFuture(new Bundle(bundle));
         });
+    }
+
+    /** An open ONF bundle whose flow mods the switch has validated but not applied. */
+    public final class Bundle {
+        private final int id;
+
+        private Bundle(int id) {
+            this.id = id;
+        }
+
+        /** Applies every staged flow mod at once. */
+        public CompletableFuture<Void> commit() {
+            return control(id, OnfBundle.COMMIT_REQUEST, "bundle commit").thenApply(r -> null);
+        }
+
+        /** Drops the staged flow mods; none was ever applied. */
+        public CompletableFuture<Void> discard() {
+            return control(id, OnfBundle.DISCARD_REQUEST, "bundle discard").thenApply(r -> null);
+        }
     }
 
     private CompletableFuture<List<Object>> control(int bundle, int type, String what) {
