@@ -128,11 +128,7 @@ void Engine::loop(Worker& w) {
   while (!stop_.load(std::memory_order_relaxed)) {
     // One load per iteration (not per packet): a control thread may be waiting for this boundary.
     if (Handoff* h = w.handoff.load(std::memory_order_acquire)) {
-      if (w.handoff.compare_exchange_strong(h, nullptr, std::memory_order_acq_rel)) {
-        if (h->fn != nullptr) (*h->fn)();
-        if (h->plan != nullptr) w.plan.store(h->plan, std::memory_order_release);
-        h->done.store(true, std::memory_order_release);
-      }
+      if (w.handoff.compare_exchange_strong(h, nullptr, std::memory_order_acq_rel)) carry_out(w, *h);
     }
     const WorkerPlan* plan = w.plan.load(std::memory_order_acquire);
     const uint64_t t0 = rte_rdtsc();
@@ -196,6 +192,12 @@ void Engine::loop(Worker& w) {
   w.in_loop = false;
 }
 
+void Engine::carry_out(Worker& w, Handoff& h) {
+  h.adopted = h.fn == nullptr || (*h.fn)();
+  if (h.adopted && h.plan != nullptr) w.plan.store(h.plan, std::memory_order_release);
+  h.done.store(true, std::memory_order_release);
+}
+
 void Engine::hand_over(Worker& w, Handoff& h) {
   w.handoff.store(&h, std::memory_order_release);
   // A worker in its loop takes it within one batch. One that is not (not started, stopping, stopped) may never:
@@ -204,8 +206,7 @@ void Engine::hand_over(Worker& w, Handoff& h) {
     if (!w.in_loop.load()) {
       Handoff* mine = &h;
       if (w.handoff.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel)) {
-        if (h.fn != nullptr) (*h.fn)();
-        if (h.plan != nullptr) w.plan.store(h.plan, std::memory_order_release);
+        carry_out(w, h);
         return;
       }
     }
@@ -215,23 +216,29 @@ void Engine::hand_over(Worker& w, Handoff& h) {
   }
 }
 
-void Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<void()>& handoff) {
+bool Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<bool()>& handoff) {
   std::lock_guard<std::mutex> lock(publish_mu_);
   Worker& w = worker(core);
   Handoff h;
   h.plan = plan.get();
   h.fn = handoff ? &handoff : nullptr;
   hand_over(w, h);
+  if (!h.adopted) return false;
   // The worker re-reads its plan after every handoff, so it no longer holds the old one.
   std::unique_ptr<WorkerPlan> old = std::move(w.owned);
   w.owned = std::move(plan);
   old.reset();
+  return true;
 }
 
 void Engine::between_batches(unsigned core, const std::function<void()>& fn) {
   std::lock_guard<std::mutex> lock(publish_mu_);
+  const std::function<bool()> run = [&fn] {
+    fn();
+    return true;
+  };
   Handoff h;
-  h.fn = &fn;
+  h.fn = &run;
   hand_over(worker(core), h);
 }
 

@@ -91,9 +91,10 @@ class Engine {
 
   // Publishes a new plan for a core and returns once the worker uses it (the previous one is freed here). If
   // given, `handoff` runs on the worker between two batches, right before it adopts the plan: nothing of the
-  // core runs meanwhile, so it may read or write the state of the groups of either plan. A worker that is not
-  // running has both done here. Never blocks the data path beyond the handoff itself.
-  void publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<void()>& handoff = {});
+  // core runs meanwhile, so it may read or write the state of the groups of either plan; when it answers false
+  // the worker keeps its plan (and publish answers false). A worker that is not running has both done here.
+  // Never blocks the data path beyond the handoff itself.
+  bool publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<bool()>& handoff = {});
   // Runs `fn` on the core's worker between two batches (here if the worker is not running); returns after it.
   void between_batches(unsigned core, const std::function<void()>& fn);
   const WorkerPlan* plan(unsigned core) const;
@@ -106,10 +107,12 @@ class Engine {
   CoreSample sample(unsigned core) const;
 
  private:
-  // A request the worker takes at its next batch boundary: run `fn` (if any), then adopt `plan` (if any).
+  // A request the worker takes at its next batch boundary: run `fn` (if any), then adopt `plan` (if any and
+  // `fn` agreed).
   struct Handoff {
     WorkerPlan* plan = nullptr;
-    const std::function<void()>* fn = nullptr;
+    const std::function<bool()>* fn = nullptr;
+    bool adopted = false;
     std::atomic<bool> done{false};
   };
   struct Worker {
@@ -122,7 +125,8 @@ class Engine {
     std::atomic<bool> in_loop{false};
   };
   // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.
-  void hand_over(Worker& w, Handoff& h);
+  static void hand_over(Worker& w, Handoff& h);
+  static void carry_out(Worker& w, Handoff& h);
   static int launch(void* arg);
   void loop(Worker& w);
   Worker& worker(unsigned core);

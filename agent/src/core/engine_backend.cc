@@ -265,12 +265,13 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
   return Status::OK;
 }
 
-std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core, const GroupList* extra) const {
+std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core, const GroupList* extra,
+                                                    const std::set<const GroupRuntime*>* without) const {
   auto plan = std::make_unique<WorkerPlan>();
   GroupList mine;
   for (const auto& [id, p] : pipelines_)
     for (const auto& g : p.groups)
-      if (g->spec().core == core) mine.push_back(g);
+      if (g->spec().core == core && (without == nullptr || !without->count(g.get()))) mine.push_back(g);
   if (extra != nullptr)
     for (const auto& g : *extra)
       if (g->spec().core == core && std::find(mine.begin(), mine.end(), g) == mine.end()) mine.push_back(g);
@@ -386,83 +387,129 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   GroupList groups;
   Status s = build_groups(cur, req.groups(), &cur, &groups);
   if (!s.ok()) return s;
+  auto is_old = [&](const std::shared_ptr<GroupRuntime>& g) {
+    return std::find(cur.groups.begin(), cur.groups.end(), g) != cur.groups.end();
+  };
 
-  // 1. Snapshot every source between two batches of its own core: the worker never stops polling (a paused
-  //    saturated core would overflow its rx ring), and its tables are consistent because nothing else writes them.
+  // A new group that takes over the tag and core of one of its (retired) sources - a split's kept half, a merge's
+  // kept group - swaps in at a batch boundary of that core: the worker copies the source's tables into it and
+  // goes on with it, so no flow the source mapped is lost and the core never stops polling. Other sources are
+  // snapshotted between two batches of their own core; a source on a take-over core, in that core's handoff.
+  std::map<unsigned, std::vector<size_t>> takeovers;  // core -> indexes of the groups taking over there
+  std::set<const GroupRuntime*> taken_over;
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (const auto& src : sources[i])
+      if (src->key() == groups[i]->key() && src->spec().core == groups[i]->spec().core &&
+          std::find(groups.begin(), groups.end(), src) == groups.end() && taken_over.insert(src.get()).second)
+        takeovers[src->spec().core].push_back(i);
+  auto taking_over = [&](size_t i) {
+    auto t = takeovers.find(groups[i]->spec().core);
+    return t != takeovers.end() && std::find(t->second.begin(), t->second.end(), i) != t->second.end();
+  };
   std::map<const GroupRuntime*, Snapshot> snaps;
-  std::map<unsigned, std::vector<const GroupRuntime*>> by_core;
-  for (const auto& list : sources)
-    for (const auto& g : list)
-      if (!snaps.count(g.get())) snaps[g.get()], by_core[g->spec().core].push_back(g.get());
-  for (const auto& [core, list] : by_core)
-    engine_->between_batches(core, [&, &list = list] {
-      for (const GroupRuntime* g : list) snaps[g] = snapshot_of(*g);
-    });
-  auto fill = [&](size_t i, const GroupRuntime* fresh_src, const Snapshot* fresh) {
+  auto fill = [&](size_t i) {
     std::vector<const Snapshot*> from;
     std::vector<std::string> names;
     for (const auto& g : sources[i]) {
-      from.push_back(g.get() == fresh_src ? fresh : &snaps[g.get()]);
+      from.push_back(&snaps.at(g.get()));
       names.push_back(g->spec().group_id);
     }
     return copy_state(*groups[i], from, names, "groups[" + std::to_string(i) + "].state_from");
   };
-  // 2. Fill the new groups before any of them can see a frame; a table that does not fit fails here, with
+  // 1. Sources outside take-over cores, and those a take-over on another core needs, now.
+  std::map<unsigned, std::vector<const GroupRuntime*>> early;
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (const auto& src : sources[i]) {
+      const unsigned c = src->spec().core;
+      if ((!takeovers.count(c) || (taking_over(i) && c != groups[i]->spec().core)) && !snaps.count(src.get()))
+        snaps[src.get()], early[c].push_back(src.get());
+    }
+  for (const auto& [core, list] : early)
+    engine_->between_batches(core, [&, &list = list] {
+      for (const GroupRuntime* g : list) snaps[g] = snapshot_of(*g);
+    });
+  // 2. Groups that need no take-over core's state are filled now; a table that does not fit fails here, with
   //    nothing changed.
+  std::vector<size_t> late;  // filled after the take-overs: they need a take-over core's sources
   for (size_t i = 0; i < groups.size(); ++i) {
-    if (sources[i].empty()) continue;
-    s = fill(i, nullptr, nullptr);
+    if (sources[i].empty() || taking_over(i)) continue;
+    bool ready = true;
+    for (const auto& src : sources[i]) ready &= snaps.count(src.get()) > 0;
+    if (!ready) {
+      late.push_back(i);
+      continue;
+    }
+    s = fill(i);
     if (!s.ok()) return s;
   }
-  // A new group that takes over the tag and core of one of its sources (a split's kept half, a merge's kept
-  // group) gets that source's latest state in the handoff of that core: between the worker's last batch on the
-  // old group and its first on the new one, so no flow the old group mapped after the snapshot is lost.
-  std::map<unsigned, std::vector<std::pair<size_t, const GroupRuntime*>>> takeovers;
-  std::set<const GroupRuntime*> kept;
-  for (const auto& g : groups) kept.insert(g.get());
-  for (size_t i = 0; i < groups.size(); ++i)
-    for (const auto& src : sources[i])
-      if (src->key() == groups[i]->key() && src->spec().core == groups[i]->spec().core && !kept.count(src.get()))
-        takeovers[groups[i]->spec().core].emplace_back(i, src.get());
-
-  // 3. New groups whose tag their core does not serve yet start next to the old ones before the tags are
-  //    steered; a core where every new group takes over a tag it already serves needs no such transition.
-  GroupList arriving;
-  for (const auto& g : groups) {
-    if (std::find(cur.groups.begin(), cur.groups.end(), g) != cur.groups.end()) continue;  // unchanged
-    bool served = false;
-    for (const auto& o : cur.groups) served |= o->key() == g->key() && o->spec().core == g->spec().core;
-    if (!served) arriving.push_back(g);
+  // Until the pipelines are swapped, a core's plan is its old groups without those taken over, plus `extra`.
+  std::set<unsigned> touched;
+  auto restore = [&] {
+    for (unsigned c : touched) engine_->publish(c, plan_for(c));
+  };
+  GroupList switched_in;  // take-over groups already running
+  // 3. Take-overs, one handoff per core.
+  for (const auto& [core, idx] : takeovers) {
+    GroupList mine;
+    for (size_t i : idx) mine.push_back(groups[i]);
+    Status st = Status::OK;
+    const std::function<bool()> handoff = [&, &idx = idx, core = core] {
+      for (const auto& list : sources)
+        for (const auto& src : list)
+          if (src->spec().core == core) snaps[src.get()] = snapshot_of(*src);
+      for (size_t i : idx) {
+        st = fill(i);
+        if (!st.ok()) return false;
+      }
+      return true;
+    };
+    GroupList extra = switched_in;
+    extra.insert(extra.end(), mine.begin(), mine.end());
+    touched.insert(core);
+    if (!engine_->publish(core, plan_for(core, &extra, &taken_over), handoff)) {
+      restore();
+      return st;
+    }
+    switched_in = extra;
   }
-  s = publish_then_steer(arriving, {{cur.id, &groups}});
-  if (!s.ok()) return s;
+  for (size_t i : late) {
+    s = fill(i);
+    if (!s.ok()) {
+      restore();
+      return s;
+    }
+  }
+  // 4. Groups whose tag their core does not serve yet start next to the old ones before the tags are steered.
+  GroupList extra = switched_in;
+  std::set<unsigned> arriving;
+  for (const auto& g : groups) {
+    if (is_old(g) || std::find(switched_in.begin(), switched_in.end(), g) != switched_in.end()) continue;
+    extra.push_back(g);
+    arriving.insert(g->spec().core);
+  }
+  for (unsigned c : arriving) {
+    touched.insert(c);
+    engine_->publish(c, plan_for(c, &extra, &taken_over));
+  }
+  s = steer({{cur.id, &groups}});
+  if (!s.ok()) {
+    restore();
+    return s;
+  }
   std::set<unsigned> cores;
   for (const auto& g : cur.groups) cores.insert(g->spec().core);
   for (const auto& g : groups) cores.insert(g->spec().core);
-  GroupList old;  // the cores' plans still hold them; they go with the final publish, not under mu_
+  GroupList old;  // the cores' plans may still hold them; they go with the final publish, not under mu_
   {
     std::lock_guard<std::mutex> lock(mu_);
     old.swap(cur.groups);
     cur.groups = groups;
     ++cur.generation;
   }
-  // 4. Final plans: old groups retire, take-overs happen at their core's batch boundary.
+  // 5. Final plans: groups that lost their tag retire (the steering handed over their backlog).
   for (unsigned c : cores) {
     auto plan = plan_for(c);
-    if (!takeovers.count(c) && same_groups(*engine_->plan(c), *plan)) continue;
-    std::function<void()> handoff;
-    if (takeovers.count(c))
-      handoff = [&, &list = takeovers[c]] {
-        for (const auto& [i, src] : list) {
-          const Snapshot latest = snapshot_of(*src);
-          // Checked with the snapshot of step 2; a table that grew past the new group's capacity since keeps
-          // that snapshot's state (import checks room before it clears anything).
-          const Status r = fill(i, src, &latest);
-          if (!r.ok()) std::fprintf(stderr, "metron-agent: state handoff to %s: %s\n",
-                                    groups[i]->spec().group_id.c_str(), r.error_message().c_str());
-        }
-      };
-    engine_->publish(c, std::move(plan), handoff);
+    if (!same_groups(*engine_->plan(c), *plan)) engine_->publish(c, std::move(plan));
   }
   fill_status(cur, out);
   return Status::OK;

@@ -1,14 +1,15 @@
 // EngineBackend: the AgentBackend (core/backend.h) over a running Engine. Owns the deployed pipelines and turns
 // every change into per-core WorkerPlans:
 //   validate everything -> build the new groups' graphs (off the data path) -> snapshot the state sources
-//   between batches of their cores and fill the new groups -> publish transition plans (old and new groups
-//   side by side on cores that get a new tag) -> steer tags (NicRuleTable::set_tags, which returns once the
-//   queues that lost a tag have handed over their backlog) -> publish the final plans, retiring the old groups;
-//   a new group taking over its source's tag on the same core gets the source's latest state in that core's
-//   handoff (Engine::publish), between the last batch of the one and the first of the other.
+//   between batches of their cores and fill the new groups -> a new group taking over its source's tag on the
+//   same core swaps in at that core's batch boundary with the source's tables (Engine::publish handoff: one
+//   wait for the busy core) -> publish transition plans (old and new groups side by side on cores that get a
+//   new tag) -> steer tags (NicRuleTable::set_tags, which returns once the queues that lost a tag have handed
+//   over their backlog) -> publish the final plans, retiring the old groups.
 // A tag that moves from core A to core B is therefore served on both cores while the NIC switches over and no
-// frame of it is dropped; no worker ever stops polling. Any failure before the steering returns its status with
-// running pipelines and dispatch as they were.
+// frame of it is dropped; no worker ever stops polling. Any failure returns its status with the pipelines and the
+// dispatch as they were (a group that had already taken over goes back to its source, which did not see the
+// flows mapped in between).
 #pragma once
 
 #include <chrono>
@@ -66,7 +67,9 @@ class EngineBackend final : public AgentBackend {
   void publish_cores(const std::set<unsigned>& cores);
   // The core's plan from the deployed pipelines, plus `extra` groups (not yet deployed) after them: during a
   // transition an old group keeps its tag on its core until the final plan drops it.
-  std::unique_ptr<WorkerPlan> plan_for(unsigned core, const GroupList* extra = nullptr) const;
+  // `without`: deployed groups left out (taken over by a new group during an update).
+  std::unique_ptr<WorkerPlan> plan_for(unsigned core, const GroupList* extra = nullptr,
+                                       const std::set<const GroupRuntime*>* without = nullptr) const;
   // Publishes the transition plans for `groups`, then steers to `replace`; on a steering failure restores
   // the cores' plans from the (unchanged) pipelines.
   grpc::Status publish_then_steer(const GroupList& groups, const std::map<std::string, const GroupList*>& replace);
