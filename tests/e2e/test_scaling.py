@@ -114,5 +114,10 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
         table = html[html.index("<table id=scaling>"):]
         table = table[:table.index("</table>")]
         assert table.count("DONE") == 2 and "SPLIT" in table and "MERGE" in table, table
+        # the groups table shows the chain merged back: one group, on the chain's one core
+        groups = html[html.index("<table id=groups>"):]
+        groups = groups[:groups.index("</table>")]
+        rows = [r for r in groups.split("<tr>") if r.startswith("<td>elastic</td>")]
+        assert len(rows) == 1 and f"<td>{after['cores'][0]}</td>" in rows[0], groups
 
         s.host.call("DELETE", "/chains/elastic")

@@ -127,6 +127,8 @@ public final class ScalingExecutor {
                               long onsetMs) {
         synchronized (lock(chainId)) {
             long start = clock.getAsLong();
+            StepTimer timer = new StepTimer();
+            timer.add("detect", start - onsetMs);
             Ctx c = context(chainId);
             GroupAssignment g = c.group(groupId);
             ClassGroup base = base(c.compiled, groupId);
@@ -145,6 +147,7 @@ public final class ScalingExecutor {
             synchronized (store.reservationLock()) {
                 ServerResources res = call(c.server.agent().getResources(), "reading resources of "
                         + c.server.agent().target());
+                timer.lap("resources");
                 int core = freeCore(c, res);
                 if (core < 0) {
                     throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
@@ -177,8 +180,7 @@ public final class ScalingExecutor {
                 op = new ScalingOperation(Kind.SPLIT, chainId, Step.PREPARED, groupId, newId, tag, core,
                         halves.move(), c.placement.value(), after, installed, retagged, transit, List.of(), nicRule,
                         reason, onsetMs, start);
-                // write-ahead: whoever tears the chain down meanwhile removes the new rules too, and the new
-                // core counts as reserved for every other placement from now on
+                // write-ahead; from now on the new core counts as reserved for every other placement
                 journal.operations().put(chainId, op);
                 if (!store.placements().replace(chainId, c.placement.version(), after)) {
                     journal.operations().remove(chainId);
@@ -186,11 +188,11 @@ public final class ScalingExecutor {
                     throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start,
                             "chain " + chainId + " changed while the split was prepared");
                 }
-                store.installed().put(chainId, union(installed, transit, retagged, nicRule));
+                timer.lap("reserve");
             }
             log.info("Splitting {} group {}: classes {} move to {} ({}, core {})", chainId, groupId, halves.move(),
                     newId, op.otherTag(), op.otherCore());
-            return run(op, c.server, true);
+            return run(op, c.server, timer);
         }
     }
 
@@ -204,6 +206,8 @@ public final class ScalingExecutor {
     public ScalingEvent merge(ChainId chainId, String keepId, String retireId, String reason, long onsetMs) {
         synchronized (lock(chainId)) {
             long start = clock.getAsLong();
+            StepTimer timer = new StepTimer();
+            timer.add("detect", start - onsetMs);
             Ctx c = context(chainId);
             GroupAssignment a = c.group(keepId);
             GroupAssignment b = c.group(retireId);
@@ -251,9 +255,9 @@ public final class ScalingExecutor {
                     b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
                     transit, nicRule, reason, onsetMs, start);
             journal.operations().put(chainId, op);
-            store.installed().put(chainId, union(installed, List.of(), retagged, 0));
+            timer.lap("reserve");
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return run(op, c.server, true);
+            return run(op, c.server, timer);
         }
     }
 
@@ -262,16 +266,12 @@ public final class ScalingExecutor {
     /**
      * Runs an operation from its recorded step to the end, rolling back on failure before the re-tag.
      *
-     * @param fresh just prepared (not recovered): its steps start with the detection and preparation times
+     * @param timer the operation's step times so far
      */
-    private ScalingEvent run(ScalingOperation op, MetronServer server, boolean fresh) {
-        StepTimer timer = new StepTimer();
-        if (fresh) {
-            timer.add("detect", op.startMs() - op.onsetMs());
-            timer.add("prepare", clock.getAsLong() - op.startMs());
-        }
+    private ScalingEvent run(ScalingOperation op, MetronServer server, StepTimer timer) {
         AgentClient agent = server.agent();
         CompiledChain cc = compiled.compiled(op.chain());
+        boolean transitInstalled = false;
         try {
             if (op.step() == Step.PREPARED) {
                 // The NIC rule and the pipeline update are independent (nothing carries the new tag before the
@@ -282,11 +282,27 @@ public final class ScalingExecutor {
                 CompletableFuture<?> nic = nicRule == null ? CompletableFuture.completedFuture(null)
                         : agent.installNicRules(NicRuleBatch.newBuilder().addRules(nicRule).build());
                 CompletableFuture<PipelineStatus> pipe = agent.updatePipeline(firstUpdate(op, cc));
+                // While the agent works: record the union of old and new rules (so that a teardown after a crash
+                // removes the new ones too; the chain's lock keeps this instance's teardown out meanwhile), then
+                // install the new group's transit rules (server side first; no frame carries its tag before the
+                // re-tag, so they change nothing yet).
+                ScalingOperation prepared = op;
+                CompletableFuture<Void> transit = CompletableFuture.runAsync(() -> {
+                    store.installed().put(prepared.chain(), union(prepared));
+                    installByDevice(prepared.transitAdded());
+                });
                 MetronException failed = null;
+                try {
+                    call(transit, "recording the rules of " + op.chain() + " and installing its transit rules",
+                            Fault.SWITCH_FAILURE);
+                    transitInstalled = true;
+                } catch (MetronException e) {
+                    failed = e;
+                }
                 try {
                     call(pipe, "updating pipeline " + op.chain() + " on " + agent.target());
                 } catch (MetronException e) {
-                    failed = e;
+                    failed = failed == null ? e : failed;
                 }
                 try {
                     call(nic, "installing the NIC rule of " + op.other() + " on " + agent.target());
@@ -300,10 +316,12 @@ public final class ScalingExecutor {
                 op = record(op, Step.SWITCHED);
             }
             if (op.step() == Step.SWITCHED) {
-                // server-side transit first, then the offload device's re-tag as one batch: the barrier is the
-                // switch programmer's confirmation (SwitchProgrammer#install). Idempotent, so a recovery that
-                // finds this step recorded simply does it again.
-                installByDevice(op.transitAdded());
+                // the offload device's re-tag as one batch: the barrier is the switch programmer's confirmation
+                // (SwitchProgrammer#install). Idempotent, so a recovery that finds this step recorded simply does
+                // it again (transit rules too).
+                if (!transitInstalled) {
+                    installByDevice(op.transitAdded());
+                }
                 installByDevice(op.retagged());
                 timer.lap("switch");
             }
@@ -468,7 +486,7 @@ public final class ScalingExecutor {
                 log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
                 if (op.step().compareTo(Step.SWITCHED) >= 0) {
                     try {
-                        out.add(run(op, server.get(), false));
+                        out.add(run(op, server.get(), new StepTimer()));
                     } catch (MetronException e) {
                         log.warn("Recovery of {} failed: {}", op, e.getMessage());
                     }
@@ -593,6 +611,11 @@ public final class ScalingExecutor {
             }
         }
         return out;
+    }
+
+    private static InstalledState union(ScalingOperation op) {
+        return op.kind() == Kind.SPLIT ? union(op.installedBefore(), op.transitAdded(), op.retagged(), op.nicRuleId())
+                : union(op.installedBefore(), List.of(), op.retagged(), 0);
     }
 
     /** The old rules plus every rule the operation may install: what a teardown meanwhile must remove. */
