@@ -330,6 +330,12 @@ public final class Rewriter extends Element {
             walkReply(s, in, out);
             return;
         }
+        if (s.reply && specs.stream().anyMatch(f -> f.kind == Kind.POOL || f.kind == Kind.KEEP)) {
+            // Click looks every packet up first: a reply here could hit a mapping, or make one
+            throw error(sp.arg, "unsupported construct: reply traffic reaches input " + in + " of " + decl.name()
+                    + ", whose spec is '" + sp.arg.normalized() + "'; replies must enter a rewriter at a 'drop' "
+                    + "input (restored by their flow's mapping, dropped without one)");
+        }
         int unhandled = sp.kind == Kind.PASS ? sp.fout : Out.DROP;
         // Branch order (first match): non-first fragments of the handled protocols, then the handled packets,
         // then the whole state for the rest, since everything handled was claimed before it. Listing the

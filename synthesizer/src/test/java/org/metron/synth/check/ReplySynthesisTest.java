@@ -186,6 +186,13 @@ public class ReplySynthesisTest {
         assertEquals(3, e.line());
         assertTrue(e.getMessage(), e.getMessage().contains("replies to flows of input 0 and of input 1"));
 
+        e = reject(bothWays("pass", "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n"
+                + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, pass 1)\n"
+                + "  -> Unstrip(14) -> ToDevice(out0);\n"
+                + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]rw[1] -> Unstrip(14) -> ToDevice(out1);"));
+        assertEquals("rw", e.element());
+        assertTrue(e.getMessage(), e.getMessage().contains("replies must enter a rewriter at a 'drop' input"));
+
         e = reject(bothWays("addr", "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n"
                 + "  -> rw :: IPAddrRewriter(pattern 192.0.2.1 - - - 0 1, drop) -> Unstrip(14) -> ToDevice(out0);\n"
                 + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]rw[1] -> Unstrip(14) -> ToDevice(out1);"));
