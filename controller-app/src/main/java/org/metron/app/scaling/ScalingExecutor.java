@@ -177,7 +177,7 @@ public final class ScalingExecutor {
                         .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, app)))
                         .collect(Collectors.toList());
                 long nicRule = installed.nicRuleIds().isEmpty() ? 0 : RulePlanner.nicRuleId(chainId, newId);
-                op = new ScalingOperation(Kind.SPLIT, chainId, Step.PREPARED, groupId, newId, tag, core,
+                op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, groupId, newId, tag, core,
                         halves.move(), c.placement.value(), after, installed, retagged, transit, List.of(), nicRule,
                         reason, onsetMs, start);
                 // write-ahead; from now on the new core counts as reserved for every other placement
@@ -251,7 +251,7 @@ public final class ScalingExecutor {
                     .collect(Collectors.toList());
             long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
             long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
-            ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PREPARED, a.groupId(), b.groupId(),
+            ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PIPELINE, a.groupId(), b.groupId(),
                     b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
                     transit, nicRule, reason, onsetMs, start);
             journal.operations().put(chainId, op);
@@ -273,12 +273,12 @@ public final class ScalingExecutor {
         CompiledChain cc = compiled.compiled(op.chain());
         boolean transitInstalled = false;
         try {
-            if (op.step() == Step.PREPARED) {
+            if (op.step().compareTo(Step.SWITCHED) < 0) {
                 // The NIC rule and the pipeline update are independent (nothing carries the new tag before the
                 // re-tag), so they run concurrently; both are settled before the switch step or the rollback.
-                // The journal records PIPELINE first, which covers undoing either.
+                // The journal entry, written at PIPELINE before anything outside the store changed, covers
+                // undoing either (rollback asks the agent what it holds).
                 NicRule nicRule = op.kind() == Kind.SPLIT && op.nicRuleId() != 0 ? newNicRule(op) : null;
-                op = record(op, Step.PIPELINE);
                 CompletableFuture<?> nic = nicRule == null ? CompletableFuture.completedFuture(null)
                         : agent.installNicRules(NicRuleBatch.newBuilder().addRules(nicRule).build());
                 CompletableFuture<PipelineStatus> pipe = agent.updatePipeline(firstUpdate(op, cc));
@@ -444,9 +444,15 @@ public final class ScalingExecutor {
             }
         }
         if (op.kind() == Kind.SPLIT) {
-            if (op.nicRuleId() != 0 && op.step().compareTo(Step.NIC_RULE) >= 0) {
+            if (op.nicRuleId() != 0) {
                 try {
-                    call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of " + op.other());
+                    // the operation may have stopped before installing it
+                    boolean installed = call(agent.listNicRules(op.before().nic()), "listing NIC rules")
+                            .getRulesList().stream().anyMatch(r -> r.getId() == op.nicRuleId());
+                    if (installed) {
+                        call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of "
+                                + op.other());
+                    }
                 } catch (MetronException e) {
                     left.add(e.getMessage());
                 }

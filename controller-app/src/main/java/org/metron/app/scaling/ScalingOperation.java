@@ -19,13 +19,15 @@ import java.util.Objects;
 public final class ScalingOperation {
     /** Steps in the order they are taken; each is recorded before it starts. */
     public enum Step {
-        /** Placement (split: with the new group) and the union of old and new rules recorded; tag claimed. */
+        /** Unused since the journal entry is first written at PIPELINE (kept: stored ordinals). */
         PREPARED,
         /** Unused since the NIC rule is installed together with the pipeline update (kept: stored ordinals). */
         NIC_RULE,
         /**
-         * NIC rule for the new tag (split, chains with NIC rules) and the agent's new group set, state cloned
-         * (split) or copied into the kept group (merge), both in flight or done.
+         * The first entry of an operation, written once its tag is claimed and before its placement is: the NIC
+         * rule for the new tag (split, chains with NIC rules), the union of old and new rules and the new
+         * transit rules, and the agent's new group set (state cloned for a split, copied into the kept group for
+         * a merge) are in flight or done. Rolled back by asking the agent and the store what they hold.
          */
         PIPELINE,
         /** Switch rules re-tagged (one batch on the offload device) and confirmed. */
