@@ -45,6 +45,26 @@ public class CliTest {
     }
 
     @Test
+    public void replyRulesAreWrittenForAChainWithReplies() throws Exception {
+        Path dir = Files.createTempDirectory("metron-synth");
+        Path chain = Paths.get(System.getProperty("basedir", "."), "corpus", "fw500-napt-lb-replies.json");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int rc = MetronSynth.run(new String[] {chain.toString(), "--target", "OPENFLOW13", "-o", dir.toString(),
+            "--check", "2000"}, new PrintStream(out, true, "UTF-8"), System.err);
+        String text = out.toString("UTF-8");
+        assertEquals(text, 0, rc);
+        CompiledChain c = Synthesizer.compile(ChainSpec.fromJson(new String(Files.readAllBytes(chain),
+                StandardCharsets.UTF_8)), TargetProfile.OPENFLOW13);
+        assertTrue(text, text.contains("(" + c.replyRules().size() + " for replies)"));
+        assertTrue(text, text.contains("2000 replies ("));
+        Map<?, ?> rules = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("rules.json")),
+                StandardCharsets.UTF_8));
+        assertEquals(c.offloadRules().size(), ((List<?>) rules.get("rules")).size());
+        assertEquals(c.replyRules().size(), ((List<?>) rules.get("replyRules")).size());
+        assertTrue(c.replyRules().size() > 0);
+    }
+
+    @Test
     public void usageErrorsExit64() throws Exception {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertEquals(64, MetronSynth.run(new String[] {"a.json", "--target"}, System.out,
