@@ -317,7 +317,6 @@ public final class ChainManager implements MetronService, CompiledChains {
                 p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
                 store.placements().put(id, p);
             }
-            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
             compiled.put(id, new Compiled(current.version(), oc.compiled()));
             current = transition(current, ChainState.PLACED);
             log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
@@ -341,6 +340,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             Deployer.Result result = deployer.deploy(plan, started);
             long tDeployed = System.nanoTime();
             store.installed().put(id, result.installed());
+            // only rerouting a deployed chain reads it: written once traffic flows, not before
+            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
             current = transition(current, ChainState.DEPLOYED);
             if (result.running()) {
                 current = transition(current, ChainState.ACTIVE);

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
-/** The embedded host's stores: one durable map per name, its entries in {@code <dir>/<name>/}. */
+/** The embedded host's stores: one durable map per name, journaled in {@code <dir>/<name>.journal}. */
 public final class DurableStoreFactory implements StoreFactory {
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9-]{0,63}");
     private final Path dir;
@@ -33,6 +33,6 @@ public final class DurableStoreFactory implements StoreFactory {
             throw new IllegalArgumentException("map name '" + name + "' must match " + NAME.pattern());
         }
         return (MetronMap<K, V>) maps.computeIfAbsent(name, n -> new DurableMetronMap<K, V>(
-                dir.resolve(n), dir.resolve(n + ".map"), namespace));
+                dir.resolve(n + ".journal"), dir.resolve(n + ".map"), namespace));
     }
 }

@@ -82,69 +82,56 @@ public class DurableStoreFactoryTest {
     }
 
     @Test
-    public void aCorruptEntryIsReportedByName() throws Exception {
+    public void aCorruptJournalIsReportedByName() throws Exception {
         Path dir = tmp.getRoot().toPath();
         new DurableStoreFactory(dir).map("chains", NS).put("a", "1");
-        Path entry;
-        try (var files = Files.list(dir.resolve("chains"))) {
-            entry = files.filter(f -> f.toString().endsWith(".entry")).findFirst().orElseThrow();
-        }
-        Files.write(entry, new byte[]{0x4d, 0x54, 0x4d, 0x32, 0, 0, 0, 9});
+        Path journal = dir.resolve("chains.journal");
+        byte[] bytes = Files.readAllBytes(journal);
+        bytes[0] ^= 0x55;
+        Files.write(journal, bytes);
         try {
             new DurableStoreFactory(dir).map("chains", NS);
-            fail("truncated entry must not load");
+            fail("corrupt journal must not load");
         } catch (IllegalStateException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains(entry.toString()));
+            assertTrue(e.getMessage(), e.getMessage().contains(journal.toString()));
         }
     }
 
     @Test
-    public void aWriteRewritesOnlyItsOwnEntry() throws Exception {
-        Path dir = tmp.getRoot().toPath();
-        MetronMap<String, String> m = new DurableStoreFactory(dir).map("installed", NS);
-        m.put("big", "x".repeat(100_000));
-        Path big;
-        try (var files = Files.list(dir.resolve("installed"))) {
-            big = files.filter(f -> f.toString().endsWith(".entry")).findFirst().orElseThrow();
-        }
-        Object inode = Files.readAttributes(big, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-        m.put("small", "1");
-        m.put("small", "2");
-        m.remove("small");
-        assertEquals(inode, Files.readAttributes(big, java.nio.file.attribute.BasicFileAttributes.class).fileKey());
-        try (var files = Files.list(dir.resolve("installed"))) {
-            assertEquals(1, files.count());
-        }
-        assertEquals(Map.of("big", "x".repeat(100_000)), new DurableStoreFactory(dir).map("installed", NS).snapshot());
-    }
-
-    @Test
-    public void aWriteTheDiskRefusesChangesNothing() throws Exception {
+    public void aRecordTornByACrashIsCutOffAndEverythingBeforeItSurvives() throws Exception {
         Path dir = tmp.getRoot().toPath();
         MetronMap<String, String> m = new DurableStoreFactory(dir).map("chains", NS);
         m.put("a", "1");
-        // the map's directory replaced by a plain file: no entry can be written there any more
-        Path maps = dir.resolve("chains");
-        try (var files = Files.list(maps)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                Files.delete(f);
-            }
+        m.put("b", "2");
+        Path journal = dir.resolve("chains.journal");
+        long whole = Files.size(journal);
+        m.put("c", "x".repeat(1000));
+        // the host died while appending c's record: half of it reached the disk
+        byte[] bytes = Files.readAllBytes(journal);
+        Files.write(journal, java.util.Arrays.copyOf(bytes, (int) (whole + (bytes.length - whole) / 2)));
+        MetronMap<String, String> reopened = new DurableStoreFactory(dir).map("chains", NS);
+        assertEquals(Map.of("a", "1", "b", "2"), reopened.snapshot());
+        assertEquals(whole, Files.size(journal));
+        reopened.put("d", "4");
+        assertEquals(Map.of("a", "1", "b", "2", "d", "4"), new DurableStoreFactory(dir).map("chains", NS).snapshot());
+    }
+
+    @Test
+    public void aWriteAppendsOneRecordAndTheJournalIsCompactedWhenMostlyDead() throws Exception {
+        Path dir = tmp.getRoot().toPath();
+        MetronMap<String, String> m = new DurableStoreFactory(dir).map("installed", NS);
+        Path journal = dir.resolve("installed.journal");
+        m.put("big", "x".repeat(100_000));
+        long one = Files.size(journal);
+        m.put("small", "1");
+        assertTrue("a small write appends a small record", Files.size(journal) - one < 100);
+        for (int i = 0; i < 60; i++) {
+            m.put("big", i + "x".repeat(100_000)); // 6 MB of dead records: compacted on the way
         }
-        Files.delete(maps);
-        Files.write(maps, new byte[0]);
-        try {
-            m.put("a", "2");
-            fail("write must fail");
-        } catch (java.io.UncheckedIOException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains(maps.toString()));
-        }
-        try {
-            m.remove("a");
-            fail("removal must fail");
-        } catch (java.io.UncheckedIOException e) {
-            assertTrue(e.getMessage(), e.getMessage().contains(maps.toString()));
-        }
-        assertEquals(Map.of("a", "1"), m.snapshot());
+        m.remove("small");
+        assertTrue("compacted: " + Files.size(journal), Files.size(journal) < 5 * one);
+        assertEquals(Map.of("big", "59" + "x".repeat(100_000)),
+                new DurableStoreFactory(dir).map("installed", NS).snapshot());
     }
 
     @Test
