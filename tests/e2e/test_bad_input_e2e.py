@@ -1,0 +1,309 @@
+"""Bad input on the real system (paper-fig3, the embedded host, a real agent, real OVS, real packets): every kind of
+bad submission is refused with a status and a message naming what and where, and the chain already running keeps
+its state, its switch rules, its agent pipeline and its traffic. The same holds with the agent down, and the chain
+comes back once the agent does."""
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "deploy" / "demo"))
+
+from metron_demo import chains, scenario, traffic  # noqa: E402
+from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402  (puts deploy/embedded on the path)
+from metron_client import HostError  # noqa: E402
+from metron_topo import agent, launcher, model  # noqa: E402
+
+RULES = 100
+GOOD = "good"
+SWITCHES = ("s1", "s2")
+FLOW_COUNTERS = re.compile(r"(duration|n_packets|n_bytes|idle_age|hard_age)=[^,]*, ?")
+
+pytestmark = [
+    pytest.mark.skipif(not EMBEDDED_JAR.exists(), reason="embedded host not built (make build)"),
+    pytest.mark.skipif(agent.binary() is None, reason="agent not built (make build)"),
+]
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
+    with s:
+        yield s
+    # Session exit ran launcher.down, which raises if anything it recorded (host and agents included) is left.
+
+
+@pytest.fixture(scope="module")
+def good(session):
+    """The running chain every bad input must leave alone, with traffic checked once; answers its snapshot."""
+    assert session.network()["ingress"] == [INGRESS] and session.network()["egress"] == [EGRESS]
+    chain, _, _, _ = scenario.deploy(session, GOOD, RULES)
+    assert chain["state"] == "ACTIVE"
+    assert_traffic_flows(session, "before")
+    before = snapshot(session)
+    assert scenario.metron_rule_count(session, "s1") >= RULES
+    assert before["pipelines"], "the agent runs no group of the good chain"
+    return before
+
+
+def snapshot(session, version=True):
+    """What a refused request must not change: the chain as the host stores it, the placements, tags and rules it
+    records, the rules OVS itself holds and the pipelines the agent runs (counters left out: traffic moves them)."""
+    chain = session.host.call("GET", "/chains/" + GOOD)
+    if not version:
+        chain.pop("version")
+    rules = [{k: v for k, v in r.items() if k not in ("packets", "bytes")}
+             for r in session.host.call("GET", "/rules")["rules"]]
+    return {
+        "chain": chain,
+        "placements": session.host.call("GET", "/placements")["placements"],
+        "tags": session.host.call("GET", "/tags")["tags"],
+        "rules": sorted(rules, key=lambda r: (r["device"], r["id"])),
+        "ovs": {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES},
+        "pipelines": sorted((g["pipelineId"], g["groupId"], g["core"], tuple(c["classId"] for c in g["classes"]))
+                            for g in session.agent_stats()["groups"]),
+    }
+
+
+def assert_traffic_flows(session, tag):
+    """Allowed flows reach the sink translated and balanced, denied ones do not (the demo's own verdicts)."""
+    run = Path(session.state["run_dir"])
+    flow_list = traffic.flows(chains.firewall(RULES)[1], allowed=6, denied=6)
+    pcap = run / f"bad-input-{tag}.pcap"
+    traffic.write_pcap(pcap, flow_list, 3)
+    capture = traffic.Capture(session.netns("sink"), run / f"bad-input-{tag}-sink.pcap")
+    try:
+        traffic.replay(session.netns("src"), pcap)
+        time.sleep(0.7)
+    finally:
+        packets = capture.stop()
+    ok, lines = traffic.check(traffic.analyze(packets), flow_list)
+    assert ok, f"traffic {tag}:\n" + "\n".join(lines)
+
+
+INGRESS, EGRESS = "of:0000000000000001/1", "of:0000000000000002/1"  # paper-fig3's, as the session reports them
+
+
+def chain_body(name=GOOD, **deployment):
+    """The good chain's definition as a dict (to break it one way or another)."""
+    body = json.loads(chains.fw_napt_lb(name, RULES, INGRESS, EGRESS)[0])
+    body["deployment"].update(deployment)
+    return body
+
+
+def refused(session, method, path, body, status, fault, *naming):
+    """Sends a request that must fail; checks the status, the fault and that the message names each of naming."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    with pytest.raises(HostError) as e:
+        session.host.call(method, path, data)
+    assert e.value.status == status, e.value
+    err = json.loads(e.value.body)
+    assert err["error"] == fault and err["status"] == status, err
+    for what in naming:
+        assert what in err["message"], f"{what!r} not named in {err['message']!r}"
+    return err["message"]
+
+
+def chain_names(session):
+    return {c["name"]: c for c in session.host.call("GET", "/chains")["chains"]}
+
+
+def with_click(nf, click):
+    body = chain_body("broken")
+    next(n for n in body["nfs"] if n["name"] == nf)["click"] = click
+    return body
+
+
+# ---- bad input: nothing stored, nothing touched ----------------------------------------------------------------
+
+def test_truncated_json_is_refused_naming_line_and_column(session, good):
+    text = json.dumps(chain_body("truncated"))
+    cut = len(text) // 2
+    message = refused(session, "POST", "/chains", text[:cut].encode(), 400, "INVALID_JSON", f"line 1:{cut + 1}")
+    assert "end-of-input" in message
+    refused(session, "POST", "/chains", b"", 400, "INVALID_JSON", "empty")
+    assert set(chain_names(session)) == {GOOD}
+    assert snapshot(session) == good
+
+
+WRONG_FIELDS = [
+    ("cpuCores a string", lambda b: b["deployment"].update(cpuCores="two"), "deployment.cpuCores"),
+    ("nfs an object", lambda b: b.update(nfs={"fw": b["nfs"][0]}), "nfs must be an array"),
+    ("ingress missing", lambda b: b.pop("ingress"), "'ingress'"),
+    ("name missing", lambda b: b.pop("name"), "'name'"),
+    ("unknown top-level key", lambda b: b.update(colour="blue"), "colour"),
+    ("link to an unknown NF", lambda b: b["links"][0].update(to="nosuch.in0"), "nosuch"),
+]
+
+
+@pytest.mark.parametrize("case,mutate,naming", WRONG_FIELDS, ids=[c[0] for c in WRONG_FIELDS])
+def test_wrong_types_and_missing_fields_name_the_field(session, good, case, mutate, naming):
+    body = chain_body("wrong")
+    mutate(body)
+    refused(session, "POST", "/chains", body, 422, "INVALID_CHAIN", naming)
+    assert set(chain_names(session)) == {GOOD}
+    assert snapshot(session) == good
+
+
+def test_invalid_click_syntax_names_the_nf_line_and_column(session, good):
+    napt = "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, " \
+           "drop -> ToDevice(out0);"
+    message = refused(session, "POST", "/chains", with_click("napt", napt), 422, "INVALID_CHAIN", "nf 'napt'", "2:21")
+    assert "missing ')'" in message
+    assert set(chain_names(session)) == {GOOD}
+    assert snapshot(session) == good
+
+
+def test_unknown_element_names_the_element_and_where(session, good):
+    napt = "FromDevice(in0) -> Strip(14) -> CheckIPHeader -> Frobnicate(1) -> Unstrip(14) -> ToDevice(out0);"
+    refused(session, "POST", "/chains", with_click("napt", napt), 422, "INVALID_CHAIN", "nf 'napt'",
+            "unknown element class 'Frobnicate'", "1:50")
+    assert set(chain_names(session)) == {GOOD}
+    assert snapshot(session) == good
+
+
+def test_duplicate_name_is_refused_naming_the_chain(session, good):
+    refused(session, "POST", "/chains", chain_body(GOOD), 409, "DUPLICATE_CHAIN", "chain good", "ACTIVE", "PUT")
+    assert snapshot(session) == good
+
+
+def test_removing_an_unknown_chain_names_it(session, good):
+    refused(session, "DELETE", "/chains/nosuch", None, 404, "UNKNOWN_CHAIN", "'nosuch'")
+    assert snapshot(session) == good
+
+
+def test_broken_update_keeps_the_running_definition(session, good):
+    body = chain_body(GOOD)
+    body["nfs"][0]["click"] = ("FromDevice(in0) -> Strip(14) -> CheckIPHeader -> fw :: IPFilter(allow udp dst port "
+                               "5000, deny all -> Unstrip(14) -> ToDevice(out0);")
+    refused(session, "PUT", "/chains/" + GOOD, body, 422, "INVALID_CHAIN", "nf 'fw'", "1:64", "missing ')'")
+    other = chain_body("other")
+    refused(session, "PUT", "/chains/" + GOOD, other, 422, "INVALID_CHAIN", "'other'", "'good'")
+    assert snapshot(session) == good
+
+
+# ---- accepted, then impossible: recorded FAILED holding nothing -------------------------------------------------
+
+def test_impossible_placement_names_the_servers_and_holds_nothing(session, good):
+    server = "metron:srv1"
+    message = refused(session, "POST", "/chains", chain_body("huge", cpuCores=64, maxCpuCores=64), 409,
+                      "IMPOSSIBLE_PLACEMENT", "64 free cores", INGRESS, server)
+    huge = chain_names(session)["huge"]
+    assert huge["state"] == "FAILED" and huge["reason"] == message
+    assert snapshot(session) == good  # no placement, tag, rule or pipeline of "huge" anywhere
+    session.host.call("DELETE", "/chains/huge")
+    assert set(chain_names(session)) == {GOOD}
+
+
+def test_second_chain_on_a_busy_ingress_names_the_chain_holding_it(session, good):
+    refused(session, "POST", "/chains", chain_body("second"), 409, "IMPOSSIBLE_PLACEMENT",
+            f"ingress point {INGRESS}", "chain good")
+    assert snapshot(session) == good
+    session.host.call("DELETE", "/chains/second")
+    assert set(chain_names(session)) == {GOOD}
+
+
+def test_bad_input_and_refusals_leave_traffic_flowing(session, good):
+    assert_traffic_flows(session, "after-bad-input")
+
+
+# ---- the same errors through the metron CLI --------------------------------------------------------------------
+
+def metron_cli(session, *args):
+    return subprocess.run([str(REPO / "deploy" / "embedded" / "metron"), "--data", str(session.data), *args],
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
+    text = json.dumps(chain_body("cli"))
+    cases = {
+        "truncated.json": (text[:200], ["(400) INVALID_JSON", "line 1:201"]),
+        "unknown.json": (json.dumps(with_click("napt", "FromDevice(in0) -> Frobnicate -> ToDevice(out0);")),
+                         ["(422) INVALID_CHAIN", "nf 'napt'", "Frobnicate"]),
+        "huge.json": (json.dumps(chain_body("huge", cpuCores=64, maxCpuCores=64)),
+                      ["(409) IMPOSSIBLE_PLACEMENT", "metron:srv1"]),
+    }
+    for file, (content, naming) in cases.items():
+        (tmp_path / file).write_text(content)
+        r = metron_cli(session, "chain-add", str(tmp_path / file))
+        assert r.returncode == 1, (file, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and r.stdout == "", (file, r.stderr)
+        error = [line for line in r.stderr.splitlines() if line.startswith("metron: ")]
+        assert len(error) == 1, (file, r.stderr)
+        for what in naming:
+            assert what in error[0], (file, what, error[0])
+    r = metron_cli(session, "chain-add", str(tmp_path / "missing.json"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "missing.json" in r.stderr, r.stderr
+    r = metron_cli(session, "chain-remove", "nosuch")
+    assert r.returncode == 1 and "(404) UNKNOWN_CHAIN" in r.stderr and "'nosuch'" in r.stderr, r.stderr
+    session.host.call("DELETE", "/chains/huge")
+    assert set(chain_names(session)) == {GOOD}
+    assert snapshot(session) == good
+
+
+# ---- refusals that did touch the chain, and put it back (the chain's version moves) --------------------------
+
+def without_version(snap):
+    return dict(snap, chain={k: v for k, v in snap["chain"].items() if k != "version"})
+
+
+def test_impossible_update_brings_the_old_definition_back(session, good):
+    refused(session, "PUT", "/chains/" + GOOD, chain_body(GOOD, cpuCores=64, maxCpuCores=64), 409,
+            "IMPOSSIBLE_PLACEMENT", "64 free cores", "metron:srv1")
+    # The update took the old deployment down first (documented: MetronService.update), so only the version moved.
+    assert snapshot(session, version=False) == without_version(good)
+    assert_traffic_flows(session, "after-update")
+
+
+# ---- the agent down ---------------------------------------------------------------------------------------------
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+# Last: it stops and restarts the agent.
+def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good):
+    server = next(s for s in model.load(session.state["topology_file"]).servers if s.name == "srv1")
+    address = session.state["nodes"]["srv1"]["agent"]
+    process = [p for p in session.state["processes"] if p["name"] == "agent-srv1"][-1]
+    launcher.stop_process(process)
+    try:
+        with pytest.raises(RuntimeError):
+            session.agent_stats()  # really down
+        message = refused(session, "POST", "/chains", chain_body("second"), 502, "AGENT_FAILURE",
+                          f"agent {address}", "metron:srv1")
+        second = chain_names(session)["second"]
+        assert second["state"] == "FAILED" and second["reason"] == message
+        # Nothing of "second" went anywhere; the good chain keeps its state, placement, tags and switch rules.
+        assert session.host.call("GET", "/chains/" + GOOD)["state"] == "ACTIVE"
+        for key in ("placements", "tags", "rules"):
+            assert [x for x in session.host.call("GET", "/" + key)[key] if x["chain"] != GOOD] == []
+        unreachable = session.host.call("GET", "/servers")["servers"][0]
+        assert not unreachable["reachable"] and address in unreachable["error"]
+        ovs = {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES}
+        assert ovs == good["ovs"]
+    finally:
+        launcher.start_agent(session.state, server)
+
+    def redeployed():
+        try:
+            return any(g["pipelineId"] == GOOD for g in session.agent_stats()["groups"])
+        except RuntimeError:  # the agent is still starting
+            return False
+
+    wait_for(redeployed, 60, "the controller to redeploy chain 'good' on the restarted agent")
+    assert snapshot(session, version=False) == without_version(good)
+    assert_traffic_flows(session, "after-agent-restart")
+    session.host.call("DELETE", "/chains/second")
+    assert set(chain_names(session)) == {GOOD}
