@@ -281,7 +281,10 @@ public final class ScalingExecutor {
                 NicRule nicRule = op.kind() == Kind.SPLIT && op.nicRuleId() != 0 ? newNicRule(op) : null;
                 CompletableFuture<?> nic = nicRule == null ? CompletableFuture.completedFuture(null)
                         : agent.installNicRules(NicRuleBatch.newBuilder().addRules(nicRule).build());
+                long asked = System.nanoTime();
                 CompletableFuture<PipelineStatus> pipe = agent.updatePipeline(firstUpdate(op, cc));
+                // how long the agent's own part takes, reported next to the step (where the step's time went)
+                CompletableFuture<Long> agentMs = pipe.handle((v, e) -> (System.nanoTime() - asked) / 1_000_000);
                 // While the agent works: record the union of old and new rules (so that a teardown after a crash
                 // removes the new ones too; the chain's lock keeps this instance's teardown out meanwhile), then
                 // install the new group's transit rules (server side first; no frame carries its tag before the
@@ -313,6 +316,7 @@ public final class ScalingExecutor {
                     throw failed;
                 }
                 timer.lap("nic+pipeline");
+                timer.note("agent " + agentMs.getNow(-1L));
                 op = record(op, Step.SWITCHED);
             }
             if (op.step() == Step.SWITCHED) {
@@ -736,6 +740,11 @@ public final class ScalingExecutor {
         /** A step timed elsewhere (before this run started). */
         void add(String step, long ms) {
             out.append(out.length() > 0 ? ", " : "").append(step).append(' ').append(ms);
+        }
+
+        /** A detail of the last step, in parentheses after its time. */
+        void note(String detail) {
+            out.append(" (").append(detail).append(')');
         }
 
         @Override
