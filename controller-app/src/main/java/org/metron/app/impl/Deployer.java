@@ -14,7 +14,6 @@ import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.drivers.agent.AgentClient;
 import org.onosproject.net.DeviceId;
-import org.onosproject.net.flow.FlowId;
 import org.onosproject.net.flow.FlowRule;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -295,13 +294,15 @@ public final class Deployer {
      */
     public InstalledState reroute(InstalledState old, DeploymentPlan plan) {
         Deque<Undo> undo = new ArrayDeque<>();
-        Set<FlowId> kept = new HashSet<>();
-        Set<FlowId> before = old.switchRules().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
+        // compared as table entries, not by id: a rule installed by an earlier version under another id scheme
+        // is the same entry, and a strict delete of the "stale" old one would take the new one away
+        Set<Object> kept = new HashSet<>();
+        Set<Object> before = old.switchRules().stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
         try {
             for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
-                rules.forEach(r -> kept.add(r.id()));
-                List<FlowRule> added = rules.stream().filter(r -> !before.contains(r.id()))
+                rules.forEach(r -> kept.add(entry(r)));
+                List<FlowRule> added = rules.stream().filter(r -> !before.contains(entry(r)))
                         .collect(Collectors.toList());
                 step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
                         "installing " + rules.size() + " rerouted rules on " + e.getKey());
@@ -313,7 +314,7 @@ public final class Deployer {
                     : " (rollback incomplete: " + failedUndo + ")"), e);
         }
         Map<DeviceId, List<FlowRule>> stale = new java.util.LinkedHashMap<>();
-        old.switchRules().stream().map(InstalledRule::rule).filter(r -> !kept.contains(r.id()))
+        old.switchRules().stream().map(InstalledRule::rule).filter(r -> !kept.contains(entry(r)))
                 .forEach(r -> stale.computeIfAbsent(r.deviceId(), k -> new ArrayList<>()).add(r));
         Deque<Undo> removals = new ArrayDeque<>();
         stale.forEach((dev, rules) -> removals.push(new Undo(rules.size() + " stale rules on " + dev,
@@ -321,6 +322,11 @@ public final class Deployer {
         rollback(removals); // failures are logged: a failed device's rules die with it
         return new InstalledState(old.chainId(), old.server(), plan.allSwitchRules(), old.nicRuleIds(),
                 old.pipeline());
+    }
+
+    /** What identifies a rule's entry in a switch table (what a strict delete matches). */
+    private static Object entry(FlowRule r) {
+        return List.of(r.deviceId(), r.tableId(), r.priority(), r.selector());
     }
 
     private List<String> rollback(Deque<Undo> undo) {

@@ -31,10 +31,12 @@ final class FlowIds {
 
     /** The id of the entry with this match and priority in this device's table. */
     static long of(ApplicationId app, DeviceId device, int table, int priority, TrafficSelector selector) {
-        Hasher h = Hashing.murmur3_128().newHasher().putUnencodedChars(device.toString()).putInt(table)
+        // String hash codes are cached: hashing the device's and the criterion types' text char by char was
+        // most of the cost; ids need only be unique per device, the device merely seeds them
+        Hasher h = Hashing.murmur3_128().newHasher().putInt(device.toString().hashCode()).putInt(table)
                 .putInt(priority);
         for (Criterion c : selector.criteria()) { // a set sorted by type: the same order every time
-            h.putUnencodedChars(c.type().name());
+            h.putInt(c.type().name().hashCode());
             put(h, c);
         }
         return ((long) app.id() << 48) | (h.hash().asLong() & HASH_BITS);

@@ -18,6 +18,10 @@ import org.metron.app.testing.TestSwitches;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 
+import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
+import org.onosproject.net.flow.DefaultFlowRule;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +48,8 @@ public class RerouteTest {
                 Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
         TestSwitches switches = new TestSwitches();
         Duration t = Duration.ofSeconds(2);
-        ChainManager m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+        ChainStore store = new ChainStore(new LocalStoreFactory());
+        ChainManager m = new ChainManager(store, servers, switches,
                 new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
                 new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t, Fixtures.synthesis());
         String json = Fixtures.chainJson("r").replace(Fixtures.S1 + "/3", S4 + "/20");
@@ -65,6 +70,24 @@ public class RerouteTest {
         // the server part was not redeployed: same tags, one DeployPipeline call in total
         assertEquals(1, agent.calls().stream().filter(c -> c.equals("DeployPipeline")).count());
         assertEquals(ChainState.ACTIVE, m.chain(id).get().state());
+
+        // a chain stored by an earlier version carries other flow ids for the same table entries: rerouting it
+        // again must keep s4's entries (the same in both plans), not delete them as stale
+        InstalledState st = store.installed().get(id).get().value();
+        List<InstalledRule> otherIds = new java.util.ArrayList<>();
+        for (InstalledRule r : st.switchRules()) {
+            otherIds.add(new InstalledRule(r.role(), DefaultFlowRule.builder().forDevice(r.rule().deviceId())
+                    .forTable(r.rule().tableId()).withPriority(r.rule().priority()).withSelector(r.rule().selector())
+                    .withTreatment(r.rule().treatment()).fromApp(Fixtures.APP).makePermanent().build()));
+        }
+        store.installed().put(id, new InstalledState(id, st.server(), otherIds, st.nicRuleIds(), st.pipeline()));
+        int s4Rules = switches.rules(DeviceId.deviceId(S4)).size();
+        net.device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).cable(Fixtures.S1, 2, Fixtures.S2, 1)
+                .cable(Fixtures.S2, 2, S4, 1).down(S3);
+        assertEquals(List.of(id), m.reroute(DeviceId.deviceId(S3)));
+        assertEquals(s4Rules, switches.rules(DeviceId.deviceId(S4)).size());
+        assertEquals(4, switches.rules(Fixtures.D2).size());
+        assertEquals(0, switches.rules(DeviceId.deviceId(S3)).size());
 
         // nothing else uses s3's neighbour s1 rules: rerouting an unrelated device moves nothing
         assertTrue(m.reroute(DeviceId.deviceId("of:00000000000000aa")).isEmpty());

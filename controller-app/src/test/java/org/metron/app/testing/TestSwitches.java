@@ -60,8 +60,13 @@ public final class TestSwitches implements SwitchProgrammer {
                     + rules.get(0).id() + ": OFPET_BAD_MATCH"));
         }
         Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
-        rules.forEach(r -> t.put(r.id(), r));
+        rules.forEach(r -> t.put(entry(r), r));
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** A table entry is its table, priority and match, as in an OpenFlow switch (an add replaces it). */
+    private static Object entry(FlowRule r) {
+        return List.of(r.tableId(), r.priority(), r.selector());
     }
 
     /** Called with the device when staged rules are committed, before they go live. */
@@ -92,7 +97,7 @@ public final class TestSwitches implements SwitchProgrammer {
                     beforeCommit.accept(device);
                     log.add("commit " + device + " " + rules.size());
                     Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
-                    rules.forEach(r -> t.put(r.id(), r));
+                    rules.forEach(r -> t.put(entry(r), r));
                     return CompletableFuture.completedFuture(null);
                 }
             }
@@ -112,7 +117,7 @@ public final class TestSwitches implements SwitchProgrammer {
     public synchronized CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
         log.add("remove " + device + " " + rules.size());
         Map<Object, FlowRule> t = tables.getOrDefault(device, new HashMap<>());
-        rules.forEach(r -> t.remove(r.id()));
+        rules.forEach(r -> t.remove(entry(r))); // a strict delete: by match and priority
         return CompletableFuture.completedFuture(null);
     }
 
