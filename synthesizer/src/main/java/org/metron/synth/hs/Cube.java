@@ -13,6 +13,8 @@ public final class Cube {
     public static final Cube ALL = new Cube(new long[Field.COUNT][]);
 
     private final long[][] sets;
+    /** fields(), made on first use (cubes are immutable; a racing second copy is equal). */
+    private List<Field> fields;
 
     private Cube(long[][] sets) {
         this.sets = sets;
@@ -105,7 +107,7 @@ public final class Cube {
         for (int i = 0; i < sets.length; i++) {
             long[] a = sets[i];
             long[] b = other.sets[i];
-            if (a != null && b != null && IntervalSet.intersect(a, b).length == 0) {
+            if (a != null && b != null && !IntervalSet.overlaps(a, b)) {
                 return false;
             }
         }
@@ -151,13 +153,18 @@ public final class Cube {
 
     /** Constrained fields, in field order. */
     public List<Field> fields() {
-        List<Field> out = new ArrayList<>();
-        for (int i = 0; i < sets.length; i++) {
-            if (sets[i] != null) {
-                out.add(Field.of(i));
+        List<Field> f = fields;
+        if (f == null) {
+            List<Field> out = new ArrayList<>();
+            for (int i = 0; i < sets.length; i++) {
+                if (sets[i] != null) {
+                    out.add(Field.of(i));
+                }
             }
+            f = java.util.Collections.unmodifiableList(out);
+            fields = f;
         }
-        return out;
+        return f;
     }
 
     @Override

@@ -81,7 +81,33 @@ public final class IntervalSet {
                 j += 2;
             }
         }
-        return n == 0 ? EMPTY : Arrays.copyOf(out, n);
+        if (n == 0) {
+            return EMPTY;
+        }
+        // callers keep the operand when nothing was cut off (Cube.with: no new cube)
+        if (n == a.length && Arrays.equals(out, 0, n, a, 0, n)) {
+            return a;
+        }
+        if (n == b.length && Arrays.equals(out, 0, n, b, 0, n)) {
+            return b;
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    /** True if a ∩ b is not empty (no allocation). */
+    public static boolean overlaps(long[] a, long[] b) {
+        int i = 0;
+        int j = 0;
+        while (i < a.length && j < b.length) {
+            if (Long.compareUnsigned(a[i + 1], b[j]) < 0) {
+                i += 2;
+            } else if (Long.compareUnsigned(b[j + 1], a[i]) < 0) {
+                j += 2;
+            } else {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** a ∪ b. */
