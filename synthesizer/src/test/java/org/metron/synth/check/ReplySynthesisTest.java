@@ -131,6 +131,24 @@ public class ReplySynthesisTest {
         }
     }
 
+    @Test
+    public void repliesSkipTheDpiTheirForwardFlowsPassed() {
+        // the forward operation is DPI + NAPT; replies share its SynthRewriter but not the DPI
+        ChainSpec dpi = bothWays("dpi-nat", "FromDevice(in0) -> Strip(14) -> CheckIPHeader -> d :: DPI(\"evil\")\n"
+                + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop) -> Unstrip(14)\n"
+                + "  -> ToDevice(out0);\nd[1] -> Discard;\n"
+                + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]rw[1] -> Unstrip(14) -> ToDevice(out1);");
+        for (TargetProfile t : TARGETS) {
+            CompiledChain out = Synthesizer.compile(dpi, t);
+            EquivalenceChecker.Report r = new EquivalenceChecker(dpi, out, 13).run(20000);
+            assertNull(t + ": " + r, r.firstMismatch);
+            assertTrue("too few replies found their mapping: " + r, r.repliesDelivered > 2000);
+            ClassGroup g = out.groups().stream().filter(x -> x.clickConfig().contains("HyperscanDPI"))
+                    .findFirst().orElseThrow();
+            assertTrue(g.clickConfig(), g.clickConfig().contains("[1]rw"));
+        }
+    }
+
     private static CompiledChain withGroups(CompiledChain c, java.util.function.UnaryOperator<String> edit) {
         List<ClassGroup> groups = new ArrayList<>();
         for (ClassGroup g : c.groups()) {
