@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * the wall-clock median is a figure of its own, printed with the load average; the cold first run is printed.
  */
 public final class SynthBench {
-    private static final int WARMUP = 5;
+    /** Warm-up runs: the controller synthesizes in a long-lived JVM, so the figure is after JIT settles. */
+    private static final int WARMUP = 20;
     private static final int RUNS = 15;
 
     private SynthBench() {
