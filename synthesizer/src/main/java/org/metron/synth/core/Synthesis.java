@@ -96,6 +96,8 @@ public final class Synthesis {
     private final Map<String, ClassInfo> byKey = new HashMap<>();
     private final ChainModel chain;
     private final Map<Element, Boolean> onPath = new IdentityHashMap<>();
+    /** Reply rewriter text -> stateful operation of the forward classes it answers (null: none). */
+    private final Map<String, String> homes = new HashMap<>();
 
     private Synthesis(ChainModel chain) {
         this.chain = chain;
@@ -232,6 +234,9 @@ public final class Synthesis {
             }
         }
         String rw = SynthOps.rewriter(steps);
+        if (homes.containsKey(rw)) {
+            return homes.get(rw);
+        }
         String found = null;
         for (ClassInfo c : classes) {
             if (!c.reply && !c.drops() && SynthOps.rewriter(c.steps).equals(rw)) {
@@ -243,6 +248,7 @@ public final class Synthesis {
                 found = c.stateful;
             }
         }
+        homes.put(rw, found);  // forward classes are all known: the reply walk comes after the forward one
         return found;
     }
 
