@@ -88,13 +88,17 @@ public final class LoadMonitor implements AutoCloseable {
         return t;
     }
 
-    /** Subscribes to every registered server now and to servers registered later (checked every second). */
+    /**
+     * Subscribes to every registered server now and to servers registered later (checked every second, when each
+     * server's resources are read again for the executor too).
+     */
     public void start() {
         timer.scheduleWithFixedDelay(this::subscribeAll, 0, 1, TimeUnit.SECONDS);
     }
 
     private void subscribeAll() {
         for (MetronServer s : servers.servers()) {
+            executor.resources().refresh(s);
             subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(intervalMs,
                     stats -> onReport(id, stats),
                     err -> {

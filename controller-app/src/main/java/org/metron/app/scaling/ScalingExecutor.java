@@ -86,6 +86,7 @@ public final class ScalingExecutor {
     private final Duration timeout;
     private final LongSupplier clock;
     private final TagAllocator tags;
+    private final ResourceCache resources;
 
     /**
      * @param compiled the chains' compiled form (the chain manager's: one cache)
@@ -104,6 +105,12 @@ public final class ScalingExecutor {
         this.timeout = Objects.requireNonNull(timeout);
         this.clock = Objects.requireNonNull(clock);
         this.tags = new TagAllocator(store.tags());
+        this.resources = new ResourceCache(clock);
+    }
+
+    /** The servers' resources as last read in the background (the load monitor refreshes them). */
+    ResourceCache resources() {
+        return resources;
     }
 
     /** Carries out a policy decision. */
@@ -145,8 +152,8 @@ public final class ScalingExecutor {
             String newId = childId(c.placement.value(), base);
             ScalingOperation op;
             synchronized (store.reservationLock()) {
-                ServerResources res = call(c.server.agent().getResources(), "reading resources of "
-                        + c.server.agent().target());
+                ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> call(
+                        c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
                 timer.lap("resources");
                 int core = freeCore(c, res);
                 if (core < 0) {

@@ -462,6 +462,23 @@ public class ScalingExecutorTest {
     }
 
     @Test
+    public void resourcesReadInTheBackgroundServeOnlyWhileFresh() throws Exception {
+        Rig rig = new Rig("resources");
+        AtomicLong now = new AtomicLong(1_000);
+        ResourceCache cache = new ResourceCache(now::get);
+        MetronServer server = rig.servers.server(rig.placement().server().get()).get();
+        assertTrue("nothing read yet", cache.fresh(server.id()).isEmpty());
+        cache.refresh(server);
+        await(() -> cache.fresh(server.id()).isPresent(), () -> "the agent's resources");
+        assertEquals(agent.client().getResources().get(10, TimeUnit.SECONDS).getCoresList(),
+                cache.fresh(server.id()).get().getCoresList());
+        now.addAndGet(ResourceCache.MAX_AGE_MS);
+        assertTrue(cache.fresh(server.id()).isPresent());
+        now.incrementAndGet();
+        assertTrue("too old: the split asks the agent", cache.fresh(server.id()).isEmpty());
+    }
+
+    @Test
     public void theMonitorSplitsASaturatedGroupAndMergesTheIdleHalvesBack() throws Exception {
         Rig rig = new Rig("monitor", true);
         AtomicLong now = new AtomicLong(1_000_000);
