@@ -149,6 +149,39 @@ public class ReplySynthesisTest {
         }
     }
 
+    @Test
+    public void replyClassesWithDifferentTailsAreToldApartAfterTheSharedRewriter() {
+        // two reply classes of one forward operation (TOS 0 replies to egress 1 with new MACs and a TTL
+        // decrement, the rest to egress 2), and two forward classes (UDP to egress 0, TCP with a TTL decrement):
+        // after the shared SynthRewriter the tails are picked by class tag, also for packets the software
+        // classified (their tag is written first)
+        String click = "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n"
+                + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop)\n"
+                + "  -> p :: IPClassifier(udp, -);\n"
+                + "p[0] -> Unstrip(14) -> ToDevice(out0);\np[1] -> DecIPTTL -> Unstrip(14) -> ToDevice(out0);\n"
+                + "FromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]rw[1] -> t :: IPClassifier(ip tos 0, -);\n"
+                + "t[0] -> DecIPTTL -> Unstrip(14) -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:00:02)\n"
+                + "  -> ToDevice(out1);\nt[1] -> Unstrip(14) -> ToDevice(out2);";
+        ChainSpec c = new ChainSpec("tails", List.of(NfSpec.of("nat", click)), List.<ChainLink>of(),
+                List.of(InterfaceRef.of("nat", "in0"), InterfaceRef.of("nat", "in1")),
+                List.of(InterfaceRef.of("nat", "out0"), InterfaceRef.of("nat", "out1"), InterfaceRef.of("nat", "out2")),
+                Deployment.DEFAULT);
+        for (TargetProfile t : TARGETS) {
+            CompiledChain out = Synthesizer.compile(c, t);
+            EquivalenceChecker.Report r = new EquivalenceChecker(c, out, 17).run(30000);
+            assertNull(t + ": " + r, r.firstMismatch);
+            assertTrue("too few replies found their mapping: " + r, r.repliesDelivered > 2000);
+            ClassGroup g = out.groups().stream().filter(x -> x.clickConfig().contains("SynthRewriter"))
+                    .findFirst().orElseThrow();
+            assertTrue(t + "\n" + g.clickConfig(), g.clickConfig().matches("(?s).*rw(_op0)?\\[1\\] -> "
+                    + "Unstrip\\(14\\) -> \\w+ :: Classifier\\(4/[0-9a-f]{4}, 4/[0-9a-f]{4}\\).*"));
+            if (t == TargetProfile.NONE) {
+                // classified in software, then tagged for the tails after the shared rewriter
+                assertTrue(g.clickConfig(), g.clickConfig().contains("-> StoreEtherAddress(02:4d:00:00:00:"));
+            }
+        }
+    }
+
     private static CompiledChain withGroups(CompiledChain c, java.util.function.UnaryOperator<String> edit) {
         List<ClassGroup> groups = new ArrayList<>();
         for (ClassGroup g : c.groups()) {
