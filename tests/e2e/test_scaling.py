@@ -121,3 +121,59 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
         assert len(rows) == 1 and f"<td>{after['cores'][0]}</td>" in rows[0], groups
 
         s.host.call("DELETE", "/chains/elastic")
+
+
+def test_a_split_chain_comes_back_split_after_an_agent_restart_and_a_host_restart(tmp_path):
+    """Scaling's placement is the chain's truth: a restarted agent gets both halves back (AgentWatch ->
+    ServerRecovery), and so does a restarted host, and traffic of every class flows through them."""
+    with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
+        net = s.network()
+        # no autoScale: the idle halves must not merge back while the test restarts things
+        body = workload.chain_json("kept", net["ingress"][0], net["egress"][0], CLASSES, 1000, auto_scale=False)
+        assert workload.submit(s.host, body)["state"] == "ACTIVE"
+        split = s.host.call("POST", "/scaling/kept/split?group=g0")
+        assert split["outcome"] == "DONE", split
+        want = sorted((g["id"], g["core"], g["tag"]["group"]) for g in s.host.call("GET", "/scaling/kept")["groups"])
+        assert len(want) == 2 and want[0][1] != want[1][1], want
+
+        def running():
+            return sorted((g["groupId"], g["core"]) for g in s.agent_stats().get("groups", [])
+                          if g["pipelineId"] == "kept")
+
+        def placed():
+            return sorted((g["id"], g["core"], g["tag"]["group"])
+                          for g in s.host.call("GET", "/scaling/kept")["groups"])
+
+        assert running() == [(g, c) for g, c, _ in want]
+        s.restart_agent()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if running() == [(g, c) for g, c, _ in want]:
+                    break
+            except RuntimeError:
+                pass  # the agent is still starting
+            time.sleep(0.5)
+        assert running() == [(g, c) for g, c, _ in want], "the agent did not get both halves back"
+
+        s.stop_host()
+        s.start_host()
+        assert placed() == want
+        assert running() == [(g, c) for g, c, _ in want]
+
+        # every class (both halves) still reaches the sink
+        capture = workload.Capture(s.netns("sink"), tmp_path / "sink.pcap")
+        sender = workload.Sender(s.netns("src"), CLASSES)
+        try:
+            sender.rate(LOW_PPS)
+            time.sleep(2.0)
+            log = sender.finish()
+            time.sleep(1.0)
+        finally:
+            sender.kill()
+            pcap, capture_drops = capture.stop()
+        arrivals = workload.read_pcap(pcap)
+        assert capture_drops == 0
+        assert min(log["sent"]) > 10, log["sent"]
+        assert workload.lost(arrivals, log["sent"]) == {}, workload.loss_windows(arrivals, log["sent"])[:10]
+        s.host.call("DELETE", "/chains/kept")
