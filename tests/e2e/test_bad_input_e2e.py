@@ -1,7 +1,8 @@
 """Bad input on the real system (paper-fig3, the embedded host, a real agent, real OVS, real packets): every kind of
 bad submission is refused with a status and a message naming what and where, and the chain already running keeps
 its state, its switch rules, its agent pipeline and its traffic. The same holds with the agent down, and the chain
-comes back once the agent does."""
+comes back once the agent does. Cases where the system does not keep that promise yet are xfail(strict) with the bug
+as the reason."""
 import json
 import re
 import subprocess
@@ -23,6 +24,7 @@ RULES = 100
 GOOD = "good"
 SWITCHES = ("s1", "s2")
 FLOW_COUNTERS = re.compile(r"(duration|n_packets|n_bytes|idle_age|hard_age)=[^,]*, ?")
+INGRESS, EGRESS = "of:0000000000000001/1", "of:0000000000000002/1"  # paper-fig3's, as the session reports them
 
 pytestmark = [
     pytest.mark.skipif(not EMBEDDED_JAR.exists(), reason="embedded host not built (make build)"),
@@ -51,23 +53,29 @@ def good(session):
     return before
 
 
-def snapshot(session, version=True):
+def snapshot(session):
     """What a refused request must not change: the chain as the host stores it, the placements, tags and rules it
     records, the rules OVS itself holds and the pipelines the agent runs (counters left out: traffic moves them)."""
-    chain = session.host.call("GET", "/chains/" + GOOD)
-    if not version:
-        chain.pop("version")
     rules = [{k: v for k, v in r.items() if k not in ("packets", "bytes")}
              for r in session.host.call("GET", "/rules")["rules"]]
     return {
-        "chain": chain,
+        "chain": session.host.call("GET", "/chains/" + GOOD),
         "placements": session.host.call("GET", "/placements")["placements"],
         "tags": session.host.call("GET", "/tags")["tags"],
         "rules": sorted(rules, key=lambda r: (r["device"], r["id"])),
-        "ovs": {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES},
+        "ovs": ovs_flows(session),
         "pipelines": sorted((g["pipelineId"], g["groupId"], g["core"], tuple(c["classId"] for c in g["classes"]))
                             for g in session.agent_stats()["groups"]),
     }
+
+
+def without_version(snap):
+    """A snapshot of a chain that was taken down and brought back: only its version may have moved."""
+    return dict(snap, chain={k: v for k, v in snap["chain"].items() if k != "version"})
+
+
+def ovs_flows(session):
+    return {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES}
 
 
 def assert_traffic_flows(session, tag):
@@ -86,9 +94,6 @@ def assert_traffic_flows(session, tag):
     assert ok, f"traffic {tag}:\n" + "\n".join(lines)
 
 
-INGRESS, EGRESS = "of:0000000000000001/1", "of:0000000000000002/1"  # paper-fig3's, as the session reports them
-
-
 def chain_body(name=GOOD, **deployment):
     """The good chain's definition as a dict (to break it one way or another)."""
     body = json.loads(chains.fw_napt_lb(name, RULES, INGRESS, EGRESS)[0])
@@ -98,7 +103,7 @@ def chain_body(name=GOOD, **deployment):
 
 def refused(session, method, path, body, status, fault, *naming):
     """Sends a request that must fail; checks the status, the fault and that the message names each of naming."""
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
     with pytest.raises(HostError) as e:
         session.host.call(method, path, data)
     assert e.value.status == status, e.value
@@ -154,8 +159,8 @@ def test_wrong_types_and_missing_fields_name_the_field(session, good):
 
 
 def test_invalid_click_syntax_names_the_nf_line_and_column(session, good):
-    napt = "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, " \
-           "drop -> ToDevice(out0);"
+    napt = ("FromDevice(in0) -> Strip(14) -> CheckIPHeader\n -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, "
+            "drop -> ToDevice(out0);")
     message = refused(session, "POST", "/chains", with_click("napt", napt), 422, "INVALID_CHAIN", "nf 'napt'", "2:21")
     assert "missing ')'" in message
     assert set(chain_names(session)) == {GOOD}
@@ -302,15 +307,11 @@ def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
 
 # ---- refusals that did touch the chain, and put it back (the chain's version moves) --------------------------
 
-def without_version(snap):
-    return dict(snap, chain={k: v for k, v in snap["chain"].items() if k != "version"})
-
-
 def test_impossible_update_brings_the_old_definition_back(session, good):
     refused(session, "PUT", "/chains/" + GOOD, chain_body(GOOD, cpuCores=64, maxCpuCores=64), 409,
             "IMPOSSIBLE_PLACEMENT", "64 free cores", "metron:srv1")
     # The update took the old deployment down first (documented: MetronService.update), so only the version moved.
-    assert snapshot(session, version=False) == without_version(good)
+    assert without_version(snapshot(session)) == without_version(good)
     assert_traffic_flows(session, "after-update")
 
 
@@ -342,7 +343,7 @@ def redeployed(session):
         return False
 
 
-def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good):
+def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good, tmp_path):
     address = session.state["nodes"]["srv1"]["agent"]
     stop_agent(session)
     try:
@@ -358,12 +359,14 @@ def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good):
             assert [x for x in session.host.call("GET", "/" + key)[key] if x["chain"] != GOOD] == []
         unreachable = session.host.call("GET", "/servers")["servers"][0]
         assert not unreachable["reachable"] and address in unreachable["error"]
-        ovs = {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES}
-        assert ovs == good["ovs"]
+        (tmp_path / "second.json").write_text(json.dumps(chain_body("second")))
+        r = metron_cli(session, "chain-add", str(tmp_path / "second.json"))
+        assert r.returncode == 1 and "(502) AGENT_FAILURE" in r.stderr and f"agent {address}" in r.stderr, r.stderr
+        assert ovs_flows(session) == good["ovs"]
     finally:
         start_agent(session)
     wait_for(lambda: redeployed(session), 60, "the controller to redeploy chain 'good' on the restarted agent")
-    assert snapshot(session, version=False) == without_version(good)
+    assert without_version(snapshot(session)) == without_version(good)
     assert_traffic_flows(session, "after-agent-restart")
     session.host.call("DELETE", "/chains/second")
     assert set(chain_names(session)) == {GOOD}
@@ -384,8 +387,7 @@ def test_update_with_the_agent_down_keeps_the_running_chain(session, good):
         body["deployment"]["maxCpuCores"] = 1  # a valid, different definition
         refused(session, "PUT", "/chains/" + GOOD, body, 502, "AGENT_FAILURE", f"agent {address}")
         assert session.host.call("GET", "/chains/" + GOOD)["state"] == "ACTIVE"
-        ovs = {sw: sorted(FLOW_COUNTERS.sub("", line) for line in session.flows(sw)) for sw in SWITCHES}
-        assert ovs == good["ovs"]
+        assert ovs_flows(session) == good["ovs"]
     finally:
         start_agent(session)
     wait_for(lambda: redeployed(session), 60, "the controller to redeploy chain 'good' on the restarted agent")
