@@ -82,6 +82,55 @@ TEST(IpRules, ContractExtensions) {
   EXPECT_TRUE(matches("not src net 2001:db8::/32", key("10.1.2.3", "192.168.0.9", 6, 1, 2)));
 }
 
+// What the synthesizer's pattern parser also reads (its corpus firewalls and users' NF configs use these; the
+// cross-implementation test, tests/e2e/test_classifier_agreement.py, checks both agree packet by packet).
+TEST(IpRules, SynthesizerSyntax) {
+  PacketFacts icmp4 = key("10.0.0.1", "10.0.0.2", 1, 0, 0);
+  icmp4.icmp_type = 8;
+  PacketFacts icmp6 = key("2001:db8::1", "2001:db8::2", 58, 0, 0);
+  icmp6.icmp_type = 8;
+  EXPECT_TRUE(matches("icmp type echo", icmp4));
+  EXPECT_TRUE(matches("icmp type echo", icmp6)) << "the same numbers for ICMPv6";
+  EXPECT_TRUE(matches("icmp", icmp6)) << "icmp means ICMPv6 on IPv6 packets";
+  EXPECT_TRUE(matches("ip proto icmp", icmp6));
+  EXPECT_FALSE(matches("ip proto 1", icmp6));
+  EXPECT_FALSE(matches("icmp", key("2001:db8::1", "2001:db8::2", 1, 0, 0)));
+  EXPECT_TRUE(matches("ip proto icmpv6", icmp6));
+  EXPECT_TRUE(matches("icmp type 5-9 and icmp type != unreachable", icmp4));
+  icmp4.first_frag = false;
+  EXPECT_FALSE(matches("icmp type echo", icmp4)) << "no ICMP header in a later fragment";
+
+  const PacketFacts k = key("10.1.2.3", "192.168.0.9", 6, 179, 143);
+  EXPECT_TRUE(matches("src port bgp and dst port imap", k));
+  EXPECT_TRUE(matches("dst port 80 or 143", k)) << "a bare value repeats the port test";
+  EXPECT_TRUE(matches("dst port 80 or > 100", k));
+  EXPECT_FALSE(matches("src port 80 or 443", k));
+  EXPECT_TRUE(matches("src host 1.1.1.1 or 10.1.2.3", k)) << "a bare address repeats the address test";
+  EXPECT_FALSE(matches("dst host 1.1.1.1 or 10.1.2.3", k));
+  EXPECT_TRUE(matches("src or dst net 192.168.0.0/16", k));
+  EXPECT_FALSE(matches("src and dst net 192.168.0.0/16", k));
+  EXPECT_FALSE(matches("src and dst net 0.0.0.0/1 or 192.168.0.0/16", k)) << "each repeat tests both sides";
+  EXPECT_TRUE(matches("src and dst net 0.0.0.0/0 or 192.168.0.0/16", k));
+  EXPECT_TRUE(matches("src tcp port 179 and tcp src port 179", k));
+  EXPECT_FALSE(matches("udp src port 179", k));
+  EXPECT_TRUE(matches("tcp src host 10.1.2.3", k));
+  EXPECT_TRUE(matches("ip ttl 60-70 and ip hlim 0x40 and ip ttl 064", k)) << "hex, and decimal despite a 0";
+  EXPECT_FALSE(matches("ip ttl < 0", k)) << "an empty relation matches nothing";
+  EXPECT_TRUE(matches("ip proto 5-7", k));
+
+  PacketFacts t = k;
+  t.tos = 0xb9;  // DSCP 46 (EF), ECN 1
+  EXPECT_TRUE(matches("ip dscp 46", t));
+  EXPECT_TRUE(matches("ip dscp > 45 and not ip dscp != 46", t));
+  EXPECT_FALSE(matches("ip dscp 47", t));
+  EXPECT_TRUE(matches("ip unfrag and not ip frag", t));
+  t.mf = true;
+  EXPECT_TRUE(matches("ip frag and not ip unfrag", t));
+  t.mf = false;
+  t.first_frag = false;
+  EXPECT_TRUE(matches("ip frag", t));
+}
+
 TEST(IpRules, ErrorsNameTheWord) {
   auto err = [](const std::string& e) {
     try {
@@ -94,8 +143,11 @@ TEST(IpRules, ErrorsNameTheWord) {
   EXPECT_EQ(err("tcp and frobnicate"), "in 'tcp and frobnicate': unknown primitive 'frobnicate'");
   EXPECT_EQ(err("(tcp"), "in '(tcp': missing ')'");
   EXPECT_EQ(err("src host 10.0.0.0/8"), "in 'src host 10.0.0.0/8': 'host' takes an address, not a prefix: '10.0.0.0/8'");
-  EXPECT_EQ(err("dst port 70000"), "port: expected an integer <= 65535, got '70000'");
+  EXPECT_EQ(err("dst port 70000"), "in 'dst port 70000': port: expected a number 0..65535 or a name, got '70000'");
   EXPECT_EQ(err(""), "in '': empty expression");
+  EXPECT_EQ(err("ip ttl 70-60"), "in 'ip ttl 70-60': ip ttl: empty range '70-60'");
+  EXPECT_EQ(err("icmp type echoes"), "in 'icmp type echoes': icmp type: expected a number 0..255 or a name, got 'echoes'");
+  EXPECT_EQ(err("ip dscp 64"), "in 'ip dscp 64': ip dscp: expected a number 0..63, got '64'");
 }
 
 TEST(IPFilterElement, GoldenPackets) {

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "core/annotations.h"
@@ -46,15 +47,22 @@ std::unique_ptr<Expr> version(uint32_t v) {
 std::unique_ptr<Expr> first_frag() { return leaf(Field::kFirstFrag, 1, 1); }
 
 const std::map<std::string, uint32_t>& proto_names() {
-  static const std::map<std::string, uint32_t> m = {{"icmp", 1}, {"igmp", 2}, {"tcp", 6},   {"udp", 17},
-                                                    {"gre", 47}, {"esp", 50}, {"ah", 51},   {"icmp6", 58},
-                                                    {"sctp", 132}};
+  static const std::map<std::string, uint32_t> m = {{"icmp", 1},   {"igmp", 2},    {"tcp", 6},  {"udp", 17},
+                                                    {"gre", 47},   {"esp", 50},    {"ah", 51},  {"icmp6", 58},
+                                                    {"icmpv6", 58}, {"sctp", 132}};
   return m;
 }
 const std::map<std::string, uint32_t>& port_names() {
   static const std::map<std::string, uint32_t> m = {
       {"ftp", 21},  {"ssh", 22}, {"telnet", 23}, {"smtp", 25}, {"domain", 53}, {"dns", 53},
-      {"http", 80}, {"www", 80}, {"pop3", 110},  {"ntp", 123}, {"https", 443}, {"snmp", 161}};
+      {"http", 80}, {"www", 80}, {"pop3", 110},  {"ntp", 123}, {"imap", 143}, {"snmp", 161},
+      {"bgp", 179}, {"https", 443}};
+  return m;
+}
+// The same numbers for ICMP and ICMPv6 packets, as the synthesizer's pattern parser reads them.
+const std::map<std::string, uint32_t>& icmp_type_names() {
+  static const std::map<std::string, uint32_t> m = {
+      {"echo-reply", 0}, {"unreachable", 3}, {"redirect", 5}, {"echo", 8}, {"time-exceeded", 11}};
   return m;
 }
 const std::map<std::string, uint8_t>& tcp_flag_names() {
@@ -154,71 +162,89 @@ class ExprParser {
     return primitive();
   }
 
-  // [REL] VALUE for a numeric field, VALUE = number, name (names), or LO-HI when ranges are allowed.
+  // A decimal or 0x-hexadecimal number (a leading zero is not octal), or a name from `names`.
+  uint32_t value(const std::string& v, const std::string& what, uint32_t max,
+                 const std::map<std::string, uint32_t>* names) const {
+    if (names != nullptr && names->count(v)) return names->at(v);
+    const bool hex = v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+    const std::string digits = hex ? v.substr(2) : v;
+    uint64_t x = 0;
+    bool ok = !digits.empty() && digits.size() <= 10;
+    for (char c : digits) {
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                    : hex && std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(c) - 'a' + 10
+                                                                          : -1;
+      ok = ok && d >= 0;
+      x = x * (hex ? 16 : 10) + static_cast<uint64_t>(std::max(d, 0));
+    }
+    if (!ok || x > max)
+      fail(what + ": expected a number 0.." + std::to_string(max) + (names != nullptr ? " or a name" : "") +
+           ", got '" + v + "'");
+    return static_cast<uint32_t>(x);
+  }
+
+  // [REL] VALUE or LO-HI over 0..max: the allowed values of field f as a leaf (or the negation of one).
   std::unique_ptr<Expr> relation(Field f, const std::string& what, const std::map<std::string, uint32_t>* names,
-                                 bool ranges) {
+                                 uint32_t max) {
     std::string op = "=";
     if (i_ < toks_.size() && is_relation(toks_[i_])) op = toks_[i_++];
     const std::string v = next(what);
-    const uint32_t max = kFieldMax[static_cast<int>(f)];
     uint32_t lo, hi;
-    if (names != nullptr && names->count(v)) {
-      lo = hi = names->at(v);
-    } else if (ranges && v.find('-') != std::string::npos) {
-      uint16_t a, b;
-      parse_port_range(v, what, &a, &b);
-      lo = a, hi = b;
+    const size_t dash = v.find('-', 1);
+    if ((op == "=" || op == "==") && dash != std::string::npos && (names == nullptr || !names->count(v))) {
+      lo = value(v.substr(0, dash), what, max, names);
+      hi = value(v.substr(dash + 1), what, max, names);
+      if (lo > hi) fail(what + ": empty range '" + v + "'");
     } else {
-      lo = hi = static_cast<uint32_t>(parse_uint(v, what, max));
+      lo = hi = value(v, what, max, names);
     }
     if (op == "=" || op == "==") return leaf(f, lo, hi);
-    if (lo != hi) fail("a relation takes one value, got '" + v + "'");
     if (op == "!=") return node(K::kNot, leaf(f, lo, lo));
-    if (op == "<") {
-      if (lo == 0) fail("'" + what + " < 0' matches nothing");
-      return leaf(f, 0, lo - 1);
-    }
+    if (op == "<") return lo == 0 ? constant(false) : leaf(f, 0, lo - 1);
     if (op == "<=") return leaf(f, 0, lo);
-    if (op == ">") {
-      if (lo == max) fail("'" + what + " > " + std::to_string(max) + "' matches nothing");
-      return leaf(f, lo + 1, max);
-    }
+    if (op == ">") return lo == max ? constant(false) : leaf(f, lo + 1, max);
     return leaf(f, lo, max);  // >=
+  }
+  std::unique_ptr<Expr> relation(Field f, const std::string& what, const std::map<std::string, uint32_t>* names) {
+    return relation(f, what, names, kFieldMax[static_cast<int>(f)]);
+  }
+
+  // ICMP for IPv4 packets, ICMPv6 for IPv6 ones: what `icmp`, `proto icmp` and `icmp type` test.
+  static std::unique_ptr<Expr> icmp() {
+    return any(all(version(4), leaf(Field::kProto, 1, 1)), all(version(6), leaf(Field::kProto, 58, 58)));
+  }
+
+  // `ip proto`/`proto` VALUE: the name `icmp` (without a relation) means either ICMP version, as above.
+  std::unique_ptr<Expr> proto() {
+    if (at("icmp")) {
+      ++i_;
+      return icmp();
+    }
+    return relation(Field::kProto, "ip proto", &proto_names());
   }
 
   std::unique_ptr<Expr> ip_qualified() {  // after "ip"
-    if (at("proto")) {
-      ++i_;
-      return relation(Field::kProto, "ip proto", &proto_names(), false);
-    }
-    if (at("vers")) {
-      ++i_;
+    const std::string w = i_ < toks_.size() ? toks_[i_] : "";
+    auto take = [&] { return ++i_, true; };
+    if (w == "proto" && take()) return proto();
+    if (w == "vers" && take()) {
       const std::string v = next("an IP version");
       if (v != "4" && v != "6") fail("ip vers: expected 4 or 6, got '" + v + "'");
       return version(v == "4" ? 4 : 6);
     }
-    if (at("ttl")) {
-      ++i_;
-      return relation(Field::kTtl, "ip ttl", nullptr, false);
+    if ((w == "ttl" || w == "hlim") && take()) return relation(Field::kTtl, "ip " + w, nullptr);
+    if (w == "tos" && take()) return relation(Field::kTos, "ip tos", nullptr);
+    if (w == "dscp" && take()) {  // the TOS byte's upper six bits
+      std::unique_ptr<Expr> d = relation(Field::kTos, "ip dscp", nullptr, 63);
+      Expr* l = d->kind == K::kNot ? d->a.get() : d.get();
+      if (l->kind == K::kField) l->iv = {l->iv.lo << 2, l->iv.hi << 2 | 3};
+      return d;
     }
-    if (at("tos")) {
-      ++i_;
-      return relation(Field::kTos, "ip tos", nullptr, false);
-    }
-    if (at("firstfrag")) {
-      ++i_;
-      return first_frag();
-    }
-    if (at("mf")) {
-      ++i_;
-      return leaf(Field::kMf, 1, 1);
-    }
+    if (w == "firstfrag" && take()) return first_frag();
+    if (w == "mf" && take()) return leaf(Field::kMf, 1, 1);
+    if (w == "frag" && take()) return any(leaf(Field::kMf, 1, 1), node(K::kNot, first_frag()));
+    if (w == "unfrag" && take()) return all(leaf(Field::kMf, 0, 0), first_frag());
     return constant(true);  // plain `ip`
-  }
-
-  std::unique_ptr<Expr> icmp_type() {  // after "icmp type"
-    auto proto = any(all(version(4), leaf(Field::kProto, 1, 1)), all(version(6), leaf(Field::kProto, 58, 58)));
-    return all(std::move(proto), all(first_frag(), relation(Field::kIcmpType, "icmp type", nullptr, false)));
   }
 
   std::unique_ptr<Expr> primitive() {
@@ -226,10 +252,11 @@ class ExprParser {
     if (w == "true" || w == "any" || w == "all" || w == "-") return constant(true);
     if (w == "false" || w == "none") return constant(false);
     if (w == "ip") return ip_qualified();
-    if (w == "proto") return relation(Field::kProto, "ip proto", &proto_names(), false);
-    if (w == "icmp" && at("type")) {
+    if (w == "proto") return proto();
+    if (w == "icmp") {
+      if (!at("type")) return icmp();
       ++i_;
-      return icmp_type();
+      return all(icmp(), all(first_frag(), relation(Field::kIcmpType, "icmp type", &icmp_type_names())));
     }
     if (w == "tcp" && at("opt")) {
       ++i_;
@@ -241,16 +268,18 @@ class ExprParser {
       flag->flag = it->second;
       return all(leaf(Field::kProto, 6, 6), all(first_frag(), std::move(flag)));
     }
+    if ((w == "tcp" || w == "udp") && port_follows()) return directional(w);
     auto pn = proto_names().find(w);
-    if (pn != proto_names().end()) {
-      auto p = leaf(Field::kProto, pn->second, pn->second);
-      if ((w == "tcp" || w == "udp") && (at("src") || at("dst") || at("port")))
-        return all(std::move(p), directional());
-      return p;
-    }
+    if (pn != proto_names().end()) return leaf(Field::kProto, pn->second, pn->second);
     if (w == "src" || w == "dst" || w == "host" || w == "net" || w == "port") {
       --i_;
-      return directional();
+      return directional("");
+    }
+    // A bare value repeats the previous address or port primitive (`dst port 80 or 443`, `src host A or B`).
+    if (repeat_ && (std::isdigit(static_cast<unsigned char>(w[0])) || w.find(':') != std::string::npos ||
+                    is_relation(w) || port_names().count(w))) {
+      --i_;
+      return repeat_();
     }
     if (looks_like_address(w)) {
       --i_;
@@ -259,13 +288,28 @@ class ExprParser {
     fail("unknown primitive '" + w + "'");
   }
 
-  std::unique_ptr<Expr> directional() {
-    int dir = 0;  // 0 either, 1 src, 2 dst
+  // Whether a port test follows: [src|dst|src or dst|src and dst] port.
+  bool port_follows() const {
+    size_t j = i_;
+    if (j < toks_.size() && (toks_[j] == "src" || toks_[j] == "dst")) ++j;
+    if (j > i_ && toks_[j - 1] == "src" && j + 1 < toks_.size() && (toks_[j] == "or" || toks_[j] == "and") &&
+        toks_[j + 1] == "dst")
+      j += 2;
+    return j < toks_.size() && toks_[j] == "port";
+  }
+
+  // [src|dst|src or dst|src and dst] [tcp|udp] port ... | host ... | net ... | ADDRESS; proto: tcp/udp before.
+  std::unique_ptr<Expr> directional(std::string proto) {
+    int dir = 0;  // 0 either, 1 src, 2 dst, 3 both
     if (at("src")) dir = 1, ++i_;
     else if (at("dst")) dir = 2, ++i_;
-    if (dir == 1 && at("or") && i_ + 1 < toks_.size() && toks_[i_ + 1] == "dst") {  // "src or dst host X"
+    if (dir == 1 && (at("or") || at("and")) && i_ + 1 < toks_.size() && toks_[i_ + 1] == "dst") {
+      dir = at("or") ? 0 : 3;
       i_ += 2;
-      dir = 0;
+    }
+    if (proto.empty() && (at("tcp") || at("udp"))) {
+      proto = toks_[i_++];
+      if (!at("port")) fail("expected 'port' after '" + proto + "'");
     }
     const std::string kind = i_ < toks_.size() ? toks_[i_] : "";
     if (kind == "host" || kind == "net") {
@@ -274,26 +318,46 @@ class ExprParser {
     }
     if (kind == "port") {
       ++i_;
-      auto port = [&](Field f) { return relation(f, "port", &port_names(), true); };
-      std::unique_ptr<Expr> e;
-      if (dir == 0) {
-        const size_t save = i_;
-        auto s = port(Field::kSport);
-        i_ = save;
-        e = any(std::move(s), port(Field::kDport));
-      } else {
-        e = port(dir == 1 ? Field::kSport : Field::kDport);
-      }
-      // Ports exist only for TCP and UDP, and only in first fragments.
-      return all(all(any(leaf(Field::kProto, 6, 6), leaf(Field::kProto, 17, 17)), first_frag()), std::move(e));
+      auto e = port_test(dir, proto);
+      repeat_ = [this, dir, proto] { return port_test(dir, proto); };
+      return e;
     }
     if (dir && looks_like_address(kind)) return address_test(dir, true);
-    fail("expected 'host', 'net' or 'port' after '" + std::string(dir == 1 ? "src" : dir == 2 ? "dst" : "") + "'");
+    fail("expected 'host', 'net' or 'port' after '" +
+         std::string(dir == 1 ? "src" : dir == 2 ? "dst" : dir == 3 ? "src and dst" : "") + "'");
   }
 
-  // host/net A for src (1), dst (2) or either (0); IPv4 gives interval leaves, IPv6 prefix leaves.
+  // Ports exist only for TCP and UDP (`tcp`/`udp` before the test: that one), and only in first fragments.
+  std::unique_ptr<Expr> port_test(int dir, const std::string& proto) {
+    auto port = [&](Field f) { return relation(f, "port", &port_names()); };
+    std::unique_ptr<Expr> e;
+    if (dir == 1 || dir == 2) {
+      e = port(dir == 1 ? Field::kSport : Field::kDport);
+    } else {
+      const size_t save = i_;
+      auto s = port(Field::kSport);
+      i_ = save;
+      e = node(dir == 0 ? K::kOr : K::kAnd, std::move(s), port(Field::kDport));
+    }
+    auto p = proto == "tcp"   ? leaf(Field::kProto, 6, 6)
+             : proto == "udp" ? leaf(Field::kProto, 17, 17)
+                              : any(leaf(Field::kProto, 6, 6), leaf(Field::kProto, 17, 17));
+    return all(all(std::move(p), first_frag()), std::move(e));
+  }
+
+  // host/net A for src (1), dst (2), either (0) or both (3); IPv4 gives interval leaves, IPv6 prefix leaves.
   std::unique_ptr<Expr> address_test(int dir, bool host) {
+    auto e = one_address(dir, host);
+    repeat_ = [this, dir, host] { return one_address(dir, host); };
+    return e;
+  }
+  std::unique_ptr<Expr> one_address(int dir, bool host) {
     std::string a = next("an address");
+    auto sides = [dir](std::unique_ptr<Expr> s, std::unique_ptr<Expr> d) {
+      if (dir == 1) return s;
+      if (dir == 2) return d;
+      return node(dir == 3 ? K::kAnd : K::kOr, std::move(s), std::move(d));
+    };
     if (a.find(':') != std::string::npos) {
       auto e6 = [&](K k) {
         auto e = std::make_unique<Expr>();
@@ -305,9 +369,7 @@ class ExprParser {
         for (int bit = e->len6; bit < 128; ++bit) e->addr6[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
         return e;
       };
-      if (dir == 1) return e6(K::kSrc6);
-      if (dir == 2) return e6(K::kDst6);
-      return any(e6(K::kSrc6), e6(K::kDst6));
+      return sides(e6(K::kSrc6), e6(K::kDst6));
     }
     if (!host && at("mask")) {
       ++i_;
@@ -317,10 +379,10 @@ class ExprParser {
     parse_ipv4_prefix(a, "address", &addr, &mask);
     if (host && mask != 0xffffffff) fail("'host' takes an address, not a prefix: '" + a + "'");
     const Interval iv{addr, addr | ~mask};
-    if (dir == 1) return leaf(Field::kSrc, iv.lo, iv.hi);
-    if (dir == 2) return leaf(Field::kDst, iv.lo, iv.hi);
-    return any(leaf(Field::kSrc, iv.lo, iv.hi), leaf(Field::kDst, iv.lo, iv.hi));
+    return sides(leaf(Field::kSrc, iv.lo, iv.hi), leaf(Field::kDst, iv.lo, iv.hi));
   }
+
+  std::function<std::unique_ptr<Expr>()> repeat_;  // the last address or port primitive, for bare values
 
   std::string text_;
   std::vector<std::string> toks_;
