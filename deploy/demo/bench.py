@@ -2,7 +2,7 @@
 """End-to-end benchmarks of the single-machine Metron (bench/results/*.json, one per figure, baseline measured
 side by side in the same run):
   e2e-submit-to-traffic-4000: FW(4000)->NAPT->LB submitted over REST until the first probe packet reaches the
-      sink, median of three rounds on a warm host; baseline: `ovs-ofctl --bundle add-flows` of the same chain's offload rules on the same switch
+      sink, median of five rounds on a warm host; baseline: `ovs-ofctl --bundle add-flows` of the same chain's offload rules on the same switch
       (installing the switch rules alone, with OVS's own tool).
   e2e-host-rss-10-chains: resident memory of the host with 10 chains deployed; baseline: the same host with
       no chain, measured just before."""
@@ -51,7 +51,7 @@ def ofctl_baseline(session, switch="s1"):
     return ms, len(lines)
 
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def submit_to_traffic(out_dir, rules, rounds=ROUNDS):
