@@ -65,6 +65,35 @@ public class CliTest {
     }
 
     @Test
+    public void classifierVectorsGiveEveryNamedClassifiersOutputPerPacket() throws Exception {
+        Path dir = Files.createTempDirectory("metron-synth");
+        Path chain = Paths.get(System.getProperty("basedir", "."), "corpus", "fw500-napt-lb-replies.json");
+        assertEquals(0, MetronSynth.run(new String[] {chain.toString(), "--target", "NONE", "-o", dir.toString(),
+            "--classifier-vectors", "3000", "--seed", "5"}, new PrintStream(new ByteArrayOutputStream(), true,
+                "UTF-8"), System.err));
+        List<String> lines = Files.readAllLines(dir.resolve("classifier-vectors.tsv"));
+        assertEquals(3001, lines.size());
+        List<String> head = List.of(lines.get(0).split("\t"));
+        assertEquals(List.of("family", "src", "dst", "proto", "sport", "dport", "tcpflags", "ttl", "tos", "mf",
+                "offset", "icmp", "g0.sw", "g0.swr", "nf.fw.fw", "nf.napt.fam", "nf.napt.rfam", "nf.lb.rweb",
+                "nf.lb.web"), head);
+        int fam = head.indexOf("nf.napt.fam");
+        int sw = head.indexOf("g0.sw");
+        java.util.Set<String> swOutputs = new java.util.HashSet<>();
+        int v6 = 0;
+        for (String line : lines.subList(1, lines.size())) {
+            String[] f = line.split("\t");
+            // fam :: IPClassifier(ip vers 4, ip vers 6): the family column decides it on its own
+            assertEquals(line, f[0].equals("6") ? "1" : "0", f[fam]);
+            assertTrue(line, !(f[0].equals("6") && f[3].equals("44")));
+            v6 += f[0].equals("6") ? 1 : 0;
+            swOutputs.add(f[sw]);
+        }
+        assertTrue("IPv6 packets: " + v6, v6 > 300 && v6 < 2700);
+        assertTrue("sw outputs reached: " + swOutputs.size(), swOutputs.size() > 100);
+    }
+
+    @Test
     public void usageErrorsExit64() throws Exception {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertEquals(64, MetronSynth.run(new String[] {"a.json", "--target"}, System.out,

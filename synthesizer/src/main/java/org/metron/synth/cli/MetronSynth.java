@@ -18,14 +18,15 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 
 /**
- * {@code metron-synth CHAIN.json [--target PROFILE] [--capacity N] [-o DIR] [--check PACKETS] [--seed S]}:
- * synthesizes a chain, writes classes.json, rules.json and one group-K.click per class group into DIR
- * (default {@code ./NAME.synth}), and prints a summary. Bad input prints one error line (NF, element, line:col)
+ * {@code metron-synth CHAIN.json [--target PROFILE] [--capacity N] [-o DIR] [--check PACKETS]
+ * [--classifier-vectors PACKETS] [--seed S]}: synthesizes a chain, writes classes.json, rules.json and one
+ * group-K.click per class group into DIR (default {@code ./NAME.synth}), and prints a summary;
+ * {@code --classifier-vectors} also writes classifier-vectors.tsv ({@link ClassifierVectors}). Bad input prints one error line (NF, element, line:col)
  * and exits 2; bad usage exits 64.
  */
 public final class MetronSynth {
     static final String USAGE = "usage: metron-synth CHAIN.json [--target OPENFLOW13|P4_TAGGER|NIC_RTE_FLOW|NONE]"
-            + " [--capacity N] [-o DIR] [--check PACKETS] [--seed S]";
+            + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]";
 
     private MetronSynth() {
     }
@@ -41,6 +42,7 @@ public final class MetronSynth {
         String dir = null;
         Integer capacity = null;
         long check = 0;
+        long vectors = 0;
         long seed = 1;
         try {
             for (int i = 0; i < args.length; i++) {
@@ -56,6 +58,9 @@ public final class MetronSynth {
                         break;
                     case "--check":
                         check = Long.parseLong(value(args, ++i));
+                        break;
+                    case "--classifier-vectors":
+                        vectors = Long.parseLong(value(args, ++i));
                         break;
                     case "--seed":
                         seed = Long.parseLong(value(args, ++i));
@@ -91,6 +96,10 @@ public final class MetronSynth {
             Files.write(d.resolve("rules.json"), CompiledChainJson.rules(c).getBytes(StandardCharsets.UTF_8));
             for (ClassGroup g : c.groups()) {
                 Files.write(d.resolve("group-" + g.id() + ".click"), g.clickConfig().getBytes(StandardCharsets.UTF_8));
+            }
+            if (vectors > 0) {
+                Files.write(d.resolve("classifier-vectors.tsv"),
+                        ClassifierVectors.tsv(chain, c, vectors, seed).getBytes(StandardCharsets.UTF_8));
             }
             long stateful = c.classes().stream().filter(TrafficClass::stateful).count();
             out.printf("%s on %s: %d traffic classes (%d stateful), %d filter entries, %d rules offloaded%s, "
