@@ -110,6 +110,11 @@ public final class Deployer {
      * NIC rules and pipeline (empty for a chain without server).
      */
     public Result deploy(DeploymentPlan plan, Optional<ServerStart> started) {
+        if (plan.server().isPresent() != started.isPresent()) {
+            started.ifPresent(ServerStart::abandon);
+            throw new MetronException(Fault.INTERNAL, "chain " + plan.chainId() + ": the agent's part was "
+                    + (started.isPresent() ? "started for a plan without server" : "not started for a plan with one"));
+        }
         Deque<Undo> undo = new ArrayDeque<>();
         List<SwitchProgrammer.Staged> staged = new ArrayList<>();
         ChainId chain = plan.chainId();
