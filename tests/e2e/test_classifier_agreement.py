@@ -205,6 +205,7 @@ def pattern(patterns, k):
 # Every extension docs/contracts.md lists, written as users write them (the corpus's group configs use only some:
 # CubeText prints `not`/`>= and <=` forms, never `ip mf` alone, `!=`, `<`, `>` or most TCP flags).
 EXTENSIONS = """FromDevice(in0) -> Strip(14) -> CheckIPHeader -> ext :: IPClassifier(
+    icmp type < 4 or icmp type echo,
     ip vers 6 and icmp type 128,
     icmp type >= 3 and icmp type < 6,
     icmp type != 0 and ip ttl <= 3,
@@ -221,13 +222,21 @@ EXTENSIONS = """FromDevice(in0) -> Strip(14) -> CheckIPHeader -> ext :: IPClassi
     udp src port != 53 and dst port 53,
     tcp dst port 80-90 and src net 10.0.0.0/8 and not src host 10.1.2.3,
     dst net 2001:db8:8000::/33 or src net 192.168.0.0/16 and ip ttl < 64,
+    dst port 22 or 443 or >= 60000,
+    src host 10.1.2.3 or 10.1.2.4 or 2001:db8::5,
+    src and dst net 10.0.0.0/8,
+    ip dscp 46 or ip dscp 61-63,
+    ip frag and ip proto 6,
+    ip unfrag and udp,
+    ip hlim 1-2,
+    icmp and ip tos 0x10-0x1f,
     -);
 """
 
 
 def extensions_chain(tmp_path):
     lines = EXTENSIONS + "".join("ext[%d] -> %sUnstrip(14) -> ToDevice(out%d);\n" % (k, "" if k % 4 else "DecIPTTL -> ",
-                                                                                  k % 3) for k in range(17))
+                                                                                  k % 3) for k in range(26))
     f = tmp_path / "extensions.json"
     f.write_text(json.dumps({"name": "extensions", "nfs": [{"name": "ext", "click": lines}], "links": [],
                              "ingress": ["ext.in0"], "egress": ["ext.out0", "ext.out1", "ext.out2"]}))

@@ -256,7 +256,9 @@ class ExprParser {
     if (w == "icmp") {
       if (!at("type")) return icmp();
       ++i_;
-      return all(icmp(), all(first_frag(), relation(Field::kIcmpType, "icmp type", &icmp_type_names())));
+      // No first-fragment test: a later fragment's type reads as 0 (it has no ICMP header), as in the
+      // synthesizer's packet model and on OpenFlow switches, which classify the same packets (docs/contracts.md).
+      return all(icmp(), relation(Field::kIcmpType, "icmp type", &icmp_type_names()));
     }
     if (w == "tcp" && at("opt")) {
       ++i_;

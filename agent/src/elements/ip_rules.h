@@ -3,13 +3,17 @@
 // per-field constraints for the compiled classifiers (acl_classifier.h).
 //
 // Primitives: `ip`, `true`/`any`/`all`/`-`, `false`/`none`, `tcp`/`udp`/`icmp`, `ip proto P`, `ip vers 4|6`,
-// `ip ttl N`, `ip tos N`, `ip firstfrag`, `ip mf`, `[src|dst] host A`, bare `A` (= host A), `[src|dst] net
-// A/LEN` (or `A mask M`), IPv6 addresses and prefixes too, `[tcp|udp] [src|dst] port N`, `icmp type N`,
-// `tcp opt syn|ack|fin|rst|psh|urg`. Values are numbers or names (http, https, ssh, domain...), ranges `LO-HI`
-// for ports, or relations `< <= > >= = == !=` before the value (`port < 1024`, `ip ttl != 1`).
-// `host`/`net`/`port` without src/dst match either side. Port tests imply TCP or UDP and a first fragment;
-// `icmp type` implies ICMP (ICMPv6 for IPv6 packets) and a first fragment; `tcp opt` implies TCP and a first
-// fragment. Combinators: `not`/`!`, `and`/`&&` (also implied by juxtaposition), `or`/`||`, parentheses.
+// `ip ttl|hlim N`, `ip tos N`, `ip dscp N`, `ip firstfrag`, `ip mf`, `ip frag`, `ip unfrag`, `[src|dst] host A`,
+// bare `A` (= host A), `[src|dst] net A/LEN` (or `A mask M`), IPv6 addresses and prefixes too, `[tcp|udp]
+// [src|dst] port N`, `icmp type N`, `tcp opt syn|ack|fin|rst|psh|urg`. Values are decimal or 0x numbers, names
+// (http, ssh, bgp...; echo, unreachable...; icmp, icmpv6...), ranges `LO-HI`, or relations `< <= > >= = == !=`
+// before the value (`port < 1024`, `ip ttl != 1`). `host`/`net`/`port` without src/dst match either side, `src
+// and dst` both; a bare value repeats the last address or port test (`dst port 80 or 443`). `icmp`, `proto
+// icmp` and `icmp type` mean ICMP for IPv4 packets and ICMPv6 for IPv6 ones. Port tests imply TCP or UDP (the
+// one named before `port`) and a first fragment; `tcp opt` implies TCP and a first fragment; `icmp type` reads
+// 0 in later fragments. This is the synthesizer's language (docs/contracts.md): tests/e2e/
+// test_classifier_agreement.py checks that both implementations classify packets alike.
+// Combinators: `not`/`!`, `and`/`&&` (also implied by juxtaposition), `or`/`||`, parentheses.
 #pragma once
 
 #include <array>
