@@ -46,7 +46,8 @@ class Host:
                 err = json.loads(text)
                 msg = f"{err.get('error', e.code)}: {err.get('message', text)}"
             except ValueError:
-                msg = text or e.reason
+                # not the host's own error body: a servlet container's HTML page is noise, its status line is not
+                msg = e.reason if text.lstrip().startswith("<") else (text or e.reason)
             raise HostError(f"{method} {path} failed ({e.code}) {msg}", e.code, text) from None
         except urllib.error.URLError as e:
             raise HostError(f"host at {self.rest} unreachable: {e.reason}") from None

@@ -202,6 +202,7 @@ def test_deeply_nested_json_leaves_the_host_and_state_alone(session, good):
     with pytest.raises(HostError) as e:
         session.host.call("POST", "/chains", DEEP)
     assert e.value.status is not None  # the host answered, and goes on answering
+    assert "<" not in str(e.value)  # the client names the status, not a servlet container's HTML page
     assert set(chain_names(session)) == {GOOD}
     assert snapshot(session) == good
 
@@ -294,6 +295,7 @@ def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
         assert "Traceback" not in r.stderr and r.stdout == "", (file, r.stderr)
         error = [line for line in r.stderr.splitlines() if line.startswith("metron: ")]
         assert len(error) == 1, (file, r.stderr)
+        assert "<" not in error[0] and "<html" not in r.stderr, (file, r.stderr)
         for what in naming:
             assert what in error[0], (file, what, error[0])
     r = metron_cli(session, "chain-add", str(tmp_path / "missing.json"))
@@ -303,6 +305,18 @@ def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
     session.host.call("DELETE", "/chains/huge")
     assert set(chain_names(session)) == {GOOD}
     assert snapshot(session) == good
+
+
+@pytest.mark.xfail(strict=True, reason="metron chain-add of a deeply nested file dies with a Python traceback "
+                   "(RecursionError from the json.loads that only labels the progress line; it catches ValueError and "
+                   "AttributeError) before the host is asked")
+def test_cli_reports_a_deeply_nested_file_in_one_line(session, good, tmp_path):
+    (tmp_path / "deep.json").write_bytes(DEEP)
+    r = metron_cli(session, "chain-add", str(tmp_path / "deep.json"))
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    error = [line for line in r.stderr.splitlines() if line.startswith("metron: ")]
+    assert len(error) == 1 and "<" not in r.stderr, r.stderr
+    assert set(chain_names(session)) == {GOOD}
 
 
 # ---- refusals that did touch the chain, and put it back (the chain's version moves) --------------------------
