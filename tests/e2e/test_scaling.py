@@ -167,6 +167,8 @@ def test_a_split_chain_comes_back_split_after_an_agent_restart_and_a_host_restar
         try:
             sender.rate(LOW_PPS)
             time.sleep(2.0)
+            # the switch's port counters see the offered rate at the chain's ingress (the ingress trigger)
+            ingress = s.host.call("GET", "/scaling/kept").get("ingressPps")
             log = sender.finish()
             time.sleep(1.0)
         finally:
@@ -176,4 +178,5 @@ def test_a_split_chain_comes_back_split_after_an_agent_restart_and_a_host_restar
         assert capture_drops == 0
         assert min(log["sent"]) > 10, log["sent"]
         assert workload.lost(arrivals, log["sent"]) == {}, workload.loss_windows(arrivals, log["sent"])[:10]
+        assert ingress is not None and 0.5 * LOW_PPS <= ingress <= 2 * LOW_PPS, ingress
         s.host.call("DELETE", "/chains/kept")

@@ -66,7 +66,9 @@ public class ScalingCommand extends MetronCommand {
             String ops = scaling().inProgress().stream().filter(op -> op.chain().equals(id))
                     .map(ScalingCommand::describe)
                     .collect(Collectors.joining(", "));
-            print("chain=%s cores=%s inProgress=%s", id, p.map(Placement::cores).map(Object::toString).orElse("-"),
+            print("chain=%s cores=%s ingressPps=%s inProgress=%s", id,
+                    p.map(Placement::cores).map(Object::toString).orElse("-"),
+                    scaling().ingressPps(id).map(r -> String.format(Locale.ROOT, "%.0f", r)).orElse("-"),
                     ops.isEmpty() ? "none" : ops);
             for (GroupAssignment g : p.map(Placement::groups).orElse(List.of())) {
                 String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))

@@ -61,6 +61,7 @@ public final class LoadMonitor implements AutoCloseable {
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
     private final Map<DeviceId, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
     private final Map<DeviceId, Stats> last = new HashMap<>();
+    private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
     private final Map<ChainId, ChainLoad> latest = new ConcurrentHashMap<>();
     private final Set<ChainId> busy = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -119,8 +120,13 @@ public final class LoadMonitor implements AutoCloseable {
         }
         List<ChainLoad> loads = new ArrayList<>();
         synchronized (this) {
-            Stats prev = last.put(server, stats);
-            if (prev == null || stats.getTimestampNs() <= prev.getTimestampNs()) {
+            Stats prev = last.get(server);
+            if (prev != null && stats.getTimestampNs() <= prev.getTimestampNs()) {
+                return; // an older report overtaken by a sample taken on demand
+            }
+            last.put(server, stats);
+            lastAtMs.put(server, clock.getAsLong());
+            if (prev == null) {
                 return;
             }
             for (Placement p : store.placements().snapshot().values()) {
@@ -146,6 +152,18 @@ public final class LoadMonitor implements AutoCloseable {
                 workers.execute(() -> act(c, d.get()));
             }
         }
+    }
+
+    /**
+     * Samples a server now instead of at its next report (a switch saw one of its chains' ingress rate jump),
+     * unless its last report is too recent to measure a load against (busy cycles are counted per batch).
+     */
+    void sampleNow(DeviceId server) {
+        Long at = lastAtMs.get(server);
+        if (closed || at == null || clock.getAsLong() - at < intervalMs / 2) {
+            return;
+        }
+        servers.server(server).ifPresent(s -> s.agent().getStats("").thenAccept(stats -> onReport(server, stats)));
     }
 
     private void act(ChainLoad c, ScalingDecision d) {

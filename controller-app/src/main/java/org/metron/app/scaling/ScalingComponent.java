@@ -8,6 +8,8 @@ import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.onosproject.core.CoreService;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.device.DeviceService;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -17,6 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Scaling inside ONOS: the same {@link ScalingManager} the embedded host runs, over the SPI components and the
@@ -46,13 +52,24 @@ public class ScalingComponent extends ScalingServiceDelegate {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected CompiledChains compiled;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+
     @Activate
     protected void activate() {
         ScalingManager m = new ScalingManager(new ChainStore(storeFactory), storeFactory, servers, switches,
                 compiled, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
-                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis);
+                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis,
+                Optional.of(this::rxPackets));
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
         delegate(m);
+    }
+
+    /** ONOS's own port statistics (collected by its device providers' polling). */
+    private CompletableFuture<Map<Long, Long>> rxPackets(DeviceId device) {
+        Map<Long, Long> out = new HashMap<>();
+        deviceService.getPortStatistics(device).forEach(p -> out.put(p.portNumber().toLong(), p.packetsReceived()));
+        return CompletableFuture.completedFuture(out);
     }
 
     @Deactivate

@@ -23,6 +23,7 @@ public final class ScalingJson {
             p.cores().forEach(cores::add);
         });
         scaling.load(id).ifPresent(l -> n.set("load", load(l)));
+        scaling.ingressPps(id).ifPresent(r -> n.put("ingressPps", r));
         ArrayNode ops = n.putArray("inProgress");
         scaling.inProgress().stream().filter(op -> op.chain().equals(id)).forEach(op -> ops.add(operation(op)));
         ArrayNode h = n.putArray("history");

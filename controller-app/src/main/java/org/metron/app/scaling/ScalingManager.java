@@ -28,22 +28,28 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     private final ScalingStore store;
     private final ScalingExecutor executor;
     private final LoadMonitor monitor;
+    private final Optional<IngressWatch> ingress;
     private final LongSupplier clock;
 
+    /**
+     * @param ports switch port counters for the ingress trigger (empty: agents' load reports only)
+     */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
                           CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          int intervalMs, Leadership leadership, LongSupplier clock) {
+                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock);
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership);
+        this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, IngressWatch.INTERVAL_MS));
     }
 
     /** Recovers unfinished operations, then starts the monitor. */
     public List<ScalingEvent> start() {
         List<ScalingEvent> recovered = executor.recover();
         monitor.start();
+        ingress.ifPresent(IngressWatch::start);
         return recovered;
     }
 
@@ -64,6 +70,11 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     @Override
     public Optional<ChainLoad> load(ChainId chain) {
         return monitor.latest(chain);
+    }
+
+    @Override
+    public Optional<Double> ingressPps(ChainId chain) {
+        return ingress.flatMap(w -> w.ingressPps(chain));
     }
 
     @Override
@@ -89,6 +100,7 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
 
     @Override
     public void close() {
+        ingress.ifPresent(IngressWatch::close);
         monitor.close();
     }
 }

@@ -21,6 +21,9 @@ public interface ScalingService {
     /** The latest measurement of a chain's groups (load per group and per class), empty before the first. */
     Optional<ChainLoad> load(ChainId chain);
 
+    /** A chain's packet rate at its ingress switch port (switch port statistics), once measured. */
+    Optional<Double> ingressPps(ChainId chain);
+
     /** Operations in progress (at most one per chain). */
     Collection<ScalingOperation> inProgress();
 

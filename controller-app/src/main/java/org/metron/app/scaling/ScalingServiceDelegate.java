@@ -44,6 +44,11 @@ abstract class ScalingServiceDelegate implements ScalingService {
     }
 
     @Override
+    public Optional<Double> ingressPps(ChainId chain) {
+        return m().ingressPps(chain);
+    }
+
+    @Override
     public Collection<ScalingOperation> inProgress() {
         return m().inProgress();
     }

@@ -21,6 +21,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import static org.junit.Assert.assertTrue;
 
@@ -38,7 +39,7 @@ public class ScalingCommandTest {
         LocalStoreFactory factory = new LocalStoreFactory();
         scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, Fixtures.APP,
                 Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis);
+                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty());
         w.manager.submit(Fixtures.chainJson("web"));
         // a decision as the executor records it
         new ScalingStore(factory).record(new ScalingEvent(1_000, ChainId.of("web"), ScalingDecision.Kind.SPLIT,
@@ -71,7 +72,7 @@ public class ScalingCommandTest {
     public void showsGroupsTagsCoresAndHistory() throws Exception {
         String text = run("web");
         assertTrue(text, text.contains("chain=web cores=" + w.manager.placement(ChainId.of("web")).get().cores()
-                + " inProgress=none"));
+                + " ingressPps=- inProgress=none"));
         for (GroupAssignment g : w.manager.placement(ChainId.of("web")).get().groups()) {
             assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + g.tag() + " core=" + g.core()
                     + " classes=" + g.classIds() + " load=-"));

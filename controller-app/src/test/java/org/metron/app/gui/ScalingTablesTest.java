@@ -17,6 +17,7 @@ import org.onosproject.ui.table.TableModel;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import static org.junit.Assert.assertEquals;
 
@@ -28,7 +29,7 @@ public class ScalingTablesTest {
         LocalStoreFactory factory = new LocalStoreFactory();
         try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager,
                 Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis)) {
+                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty())) {
             w.manager.submit(Fixtures.chainJson("gui"));
             ScalingStore history = new ScalingStore(factory);
             history.record(new ScalingEvent(2_000, ChainId.of("gui"), ScalingDecision.Kind.MERGE,

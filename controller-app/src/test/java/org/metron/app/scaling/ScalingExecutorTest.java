@@ -479,6 +479,29 @@ public class ScalingExecutorTest {
     }
 
     @Test
+    public void aFlaggedServerIsSampledAtOnceButNotRightAfterAReport() throws Exception {
+        Rig rig = new Rig("sample");
+        AtomicLong now = new AtomicLong(1_000_000);
+        DeviceId server = rig.placement().server().get();
+        try (LoadMonitor monitor = new LoadMonitor(rig.store, rig.servers,
+                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), now::get, 100,
+                new SingleInstanceLeadership())) {
+            monitor.sampleNow(server);
+            Thread.sleep(300);
+            assertTrue("no report to measure against yet", monitor.latest(rig.chain).isEmpty());
+            monitor.onReport(server, agent.client().getStats("").get(10, TimeUnit.SECONDS));
+            monitor.sampleNow(server);
+            Thread.sleep(300);
+            assertTrue("the last report is too recent", monitor.latest(rig.chain).isEmpty());
+            now.addAndGet(50);
+            monitor.sampleNow(server);
+            await(() -> monitor.latest(rig.chain).isPresent(), () -> "a measurement from the on-demand sample");
+            assertEquals(List.of("g0"), monitor.latest(rig.chain).get().groups().stream().map(GroupLoad::groupId)
+                    .collect(Collectors.toList()));
+        }
+    }
+
+    @Test
     public void theMonitorSplitsASaturatedGroupAndMergesTheIdleHalvesBack() throws Exception {
         Rig rig = new Rig("monitor", true);
         AtomicLong now = new AtomicLong(1_000_000);

@@ -10,6 +10,7 @@ import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.scaling.LoadMonitor;
+import org.metron.app.scaling.PortCounters;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingService;
@@ -38,6 +39,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 
 /**
@@ -95,7 +97,7 @@ public final class EmbeddedHost implements AutoCloseable {
             scaler = new ScalingManager(chains, stores, registry, switches, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
-                    new SingleInstanceLeadership(), System::currentTimeMillis);
+                    new SingleInstanceLeadership(), System::currentTimeMillis, Optional.<PortCounters>of(switches));
             scaler.start();
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,

@@ -1,5 +1,6 @@
 package org.metron.embedded.net;
 
+import org.metron.app.scaling.PortCounters;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.spi.SwitchProgrammer.Staged;
 import org.metron.embedded.openflow.FlowRuleTranslator;
@@ -19,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -29,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * are strict deletes followed by a barrier. Rules are recognised as Metron's by the application id that ONOS
  * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
  */
-public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
+public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
     private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
     private final OpenFlowController openflow;
     private final short appId;
@@ -49,6 +51,22 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer {
         return openflow.get(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)))
                 .filter(OfSwitch::isConnected)
                 .orElseThrow(() -> new OpenFlowException(device + " is not connected"));
+    }
+
+    /** OpenFlow port statistics of a connected switch: what scaling's ingress trigger reads. */
+    @Override
+    public CompletableFuture<Map<Long, Long>> rxPackets(DeviceId device) {
+        OfSwitch sw;
+        try {
+            sw = connected(device);
+        } catch (OpenFlowException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return sw.portStats().thenApply(entries -> {
+            Map<Long, Long> out = new HashMap<>();
+            entries.forEach(e -> out.put((long) e.getPortNo().getPortNumber(), e.getRxPackets().getValue()));
+            return out;
+        });
     }
 
     @Override
