@@ -1,8 +1,9 @@
 """The agent's IPClassifier decides like the synthesizer on the synthesizer's own software classifiers.
 
 For corpus chains the synthesizer writes its group configs and, with --classifier-vectors, seeded packets aimed
-at the boundaries of every IPClassifier in them (the classifying group's `sw`, the reply group's `swr`), each
-with the output its own element semantics give. Every such classifier is cut out of its group config verbatim
+at the boundaries of every named IPClassifier/IPFilter in them (the classifying group's `sw`, the reply group's
+`swr`) and in the chain's NF configs (the corpus firewalls), each with the output its own element semantics
+give. Every such classifier is cut out of its config verbatim
 and run in a real standalone agent over a pcap vdev behind the same `Strip(14) -> CheckIPHeader` as in the
 group, each output k marking the frame's dst MAC; the frame's src MAC carries the packet's index. Each packet
 must come out exactly once at the synthesizer's output, or not at all where it drops. Two implementations of
@@ -182,6 +183,7 @@ def check_chain(tmp_path, chain_file, target, expect_columns):
         sent = run_probe(tmp_path, column, probe_config(decl, name, outputs), pcap)
         got = {}
         for fr in sent:
+            assert fr[:4] == b"\x02\x00\x00\x00", "a frame left without an output mark: %s" % fr[:14].hex()
             i = struct.unpack("!I", fr[8:12])[0]
             assert i not in got, "packet %d left the agent twice" % i
             got[i] = (fr[4] << 8) | fr[5]
@@ -193,7 +195,7 @@ def check_chain(tmp_path, chain_file, target, expect_columns):
                 "  %s: synthesizer %d (%s), agent %d (%s)" % (describe(rows[i]), w, pattern(patterns, w), a,
                                                             pattern(patterns, a))
                 for i, w, a in mismatches[:5]))
-        # Not an agreement by accident: the packets reach many of the classifier's outputs and some drop.
+        # Not an agreement by accident: the packets reach many of the classifier's outputs.
         hit = {w for w in want if w >= 0}
         assert len(hit) >= min(outputs, 20), "%s: only outputs %s reached" % (column, sorted(hit))
 
