@@ -2,7 +2,6 @@
 direct s1-s3 link; when that link goes down (a real veth, reported by OVS as PORT_STATUS) the host has the
 controller reroute the chain over s2, and traffic flows again with the same server, groups and flow state."""
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import scenario, traffic  # noqa: E402
 from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402
-from metron_topo import agent  # noqa: E402
+from metron_topo import agent, launcher  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(not EMBEDDED_JAR.exists(), reason="embedded host not built (make build)"),
@@ -46,8 +45,7 @@ def test_a_failed_link_reroutes_the_chain_and_traffic_flows_again(tmp_path):
         ok, lines = send_and_check(s, plan, "before")
         assert ok, "\n".join(lines)
 
-        veth = s.state["nodes"]["s1"]["ports"]["2"]
-        subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+        launcher.set_port(s.state, "s1", 2, up=False)
         deadline = time.monotonic() + 60
         while outputs_of_tagging_rules(s) != {"3"} and time.monotonic() < deadline:
             time.sleep(0.2)

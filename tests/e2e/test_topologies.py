@@ -87,6 +87,28 @@ def test_two_instances_of_one_topology_run_side_by_side(topology):
     assert a["id"] != b["id"]
     assert a["nodes"]["srv1"]["mgmt_ip"] != b["nodes"]["srv1"]["mgmt_ip"]
     assert launcher.status(a.path)[1] and launcher.status(b.path)[1]
+    # Both really switch packets: two userspace datapaths in one namespace would collide on their "ovs-netdev"
+    # tap, and the second instance's bridge would exist in its database only.
+    for state in (a, b):
+        Ovs(state["run_dir"]).ofctl(state["nodes"]["s1"]["bridge"], "add-flow", "actions=NORMAL")
+    for state in (a, b):
+        assert udp_reaches(state["nodes"]["src"]["netns"], state["nodes"]["sink"]["netns"]), state["id"]
+
+
+def test_switches_reach_the_controller_through_the_relay(topology):
+    """The bridges live in the topology's OVS namespace; their OpenFlow connection to a controller listening
+    on the root namespace's loopback goes through the recorded relay, reconnecting when the controller returns."""
+    with socket.create_server(("127.0.0.1", 0)) as ctl:
+        ctl.settimeout(20)
+        state = topology("single", controller=f"tcp:127.0.0.1:{ctl.getsockname()[1]}")
+        assert any(p["name"] == "of-relay" for p in state["processes"])
+        conn, _ = ctl.accept()
+        with conn:
+            conn.settimeout(20)
+            hello = conn.recv(8)
+            assert hello[0] == 0x04 and hello[1] == 0, f"expected an OpenFlow 1.3 HELLO, got {hello!r}"
+        conn, _ = ctl.accept()  # OVS reconnects (through the relay) after the controller dropped it
+        conn.close()
 
 
 def test_down_removes_the_rest_when_something_was_already_removed_by_hand(topology):

@@ -70,9 +70,16 @@ def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, top
 
 def _build(topo, state, controller, agents, log):
     tid = state["id"]
+    # The switches live in a namespace of their own (see relay.py for why), with their OVS daemon.
+    ovs_ns = f"{tid}-ovs"
+    state.record("namespaces", ovs_ns)
+    run(["ip", "netns", "add", ovs_ns])
+    ip_batch(["link set lo up"], netns=ovs_ns)
+    state.data["ovs_netns"] = ovs_ns
     ovs = Ovs(state["run_dir"])
     state.data["ovs_dir"] = str(ovs.dir)
-    ovs.start(state)
+    ovs.start(state, netns=ovs_ns)
+    switch_controller = _start_relay(state, ovs_ns, controller) if controller else None
 
     # Namespaces for hosts and servers.
     for node in topo.hosts + topo.servers:
@@ -86,7 +93,7 @@ def _build(topo, state, controller, agents, log):
     macs = {(s.name, n.name): n.mac for s in topo.servers for n in s.nics}
     macs.update({(h.name, "eth0"): h.mac for h in topo.hosts})
 
-    # Links: one veth pair each. Switch ends stay in the root namespace and join the bridge; host/server ends
+    # Links: one veth pair each. Switch ends move into the OVS namespace and join the bridge; host/server ends
     # move into the node's namespace and take the interface name the topology declares.
     bridge_ports = {s.name: [] for s in topo.switches}
     root_cmds, ns_cmds, offload_off = [], {}, []
@@ -98,8 +105,9 @@ def _build(topo, state, controller, agents, log):
         for end, ep in zip(ends, (a, b)):
             if ep.node in bridge_ports:
                 bridge_ports[ep.node].append((end, int(ep.port)))
-                root_cmds.append(f"link set {end} up")
-                offload_off.append((None, end))
+                root_cmds.append(f"link set {end} netns {ovs_ns}")
+                ns_cmds.setdefault(ovs_ns, []).append(f"link set {end} up")
+                offload_off.append((ovs_ns, end))
                 state.node(ep.node).setdefault("ports", {})[ep.port] = end
             else:
                 ns = state.node(ep.node)["netns"]
@@ -124,8 +132,8 @@ def _build(topo, state, controller, agents, log):
     for sw in topo.switches:
         br = f"{tid}{sw.name}"
         state.record("bridges", br)
-        ovs.add_bridge(br, sw.dpid, bridge_ports[sw.name], controller)
-        state.node(sw.name).update(bridge=br, dpid=sw.dpid, device_id=sw.device_id)
+        ovs.add_bridge(br, sw.dpid, bridge_ports[sw.name], switch_controller)
+        state.node(sw.name).update(bridge=br, dpid=sw.dpid, device_id=sw.device_id, netns=ovs_ns)
     state.save()
 
     # Management links for the agents' gRPC, then the agents.
@@ -155,6 +163,32 @@ def _build(topo, state, controller, agents, log):
             start_agent(state, srv, binary)
     log(f"topology {topo.name} is up as {tid}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
         f"{len(topo.servers)} servers; state {state.path}")
+
+
+def _start_relay(state, ovs_ns, controller):
+    """Starts the OpenFlow relay for `controller` (tcp:HOST:PORT); returns the target the switches use."""
+    kind, host, port = controller.split(":")
+    if kind != "tcp":
+        raise ValueError(f"controller {controller!r}: only tcp:HOST:PORT is supported")
+    port_file = Path(state["run_dir"]) / "of-relay.port"
+    argv = ["/usr/bin/python3", "-m", "metron_topo.relay", ovs_ns, host, port, str(port_file)]
+    logf = open(Path(state["run_dir"]) / "of-relay.log", "ab")
+    p = subprocess.Popen(argv, cwd=str(REPO / "topologies"), stdout=logf, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    logf.close()
+    state.record_process("of-relay", p.pid, argv)
+    deadline = time.monotonic() + 20
+    while not port_file.exists():
+        if p.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"OpenFlow relay did not start; see {state['run_dir']}/of-relay.log")
+        time.sleep(0.02)
+    return f"tcp:127.0.0.1:{port_file.read_text().strip()}"
+
+
+def set_port(state, switch, port, up):
+    """Sets a switch port's link up or down (its veth lives in the OVS namespace), as a cable pull would."""
+    node = state["nodes"][switch]
+    run(["ip", "link", "set", node["ports"][str(port)], "up" if up else "down"], netns=node["netns"])
 
 
 def server_device_id(name):

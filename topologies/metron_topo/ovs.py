@@ -1,6 +1,7 @@
 """A private Open vSwitch instance (its own ovsdb-server and ovs-vswitchd, userspace datapath) per topology, so
 parallel topologies and other users' OVS never share a database or a bridge (shared/notes/dataplane.md)."""
 import os
+import random
 import time
 from pathlib import Path
 
@@ -37,7 +38,7 @@ class Ovs:
             time.sleep(0.05)
         raise RuntimeError(f"{name} did not write {pidfile}; see {self.dir}/{name}.log")
 
-    def start(self, state):
+    def start(self, state, netns=None):
         self.dir.mkdir(parents=True, exist_ok=True)
         run(["ovsdb-tool", "create", str(self.dir / "conf.db"), SCHEMA], env=self.env)
         argv = ["ovsdb-server", str(self.dir / "conf.db"), f"--remote=punix:{self.sock}",
@@ -48,7 +49,7 @@ class Ovs:
         self.vsctl("--no-wait", "init")
         argv = ["ovs-vswitchd", f"unix:{self.sock}", f"--pidfile={self.dir}/ovs-vswitchd.pid",
                 f"--unixctl={self.dir}/ovs-vswitchd.ctl", f"--log-file={self.dir}/ovs-vswitchd.log", "--detach"]
-        run(argv, env=self.env)
+        run(argv, env=self.env, netns=netns)
         state.record_process("ovs-vswitchd", self._pid("ovs-vswitchd"), argv)
 
     def add_bridge(self, bridge, dpid, ports, controller=None):
@@ -64,16 +65,28 @@ class Ovs:
         if controller:
             self.set_controller(bridge, controller)
 
-    def _wait_for_mgmt(self, bridge, timeout=20.0):
+    def _wait_for_mgmt(self, bridge, timeout=20.0, retries=5):
         # ovs-vsctl returns once ovsdb committed the bridge; ovs-vswitchd creates the bridge's management socket
-        # a little later, and on a loaded machine ovs-ofctl calls right after `up` found it missing.
+        # a little later (on a loaded machine ovs-ofctl calls right after `up` found it missing). Every userspace
+        # datapath opens a tap named "ovs-netdev" in the root namespace: when another topology's ovs-vswitchd holds
+        # it at that moment, creating the bridge fails with EBUSY. Any change to the bridge's record makes
+        # ovs-vswitchd try again, so retry a few times after a random pause.
         sock = self.dir / f"{bridge}.mgmt"
+        failure = f"failed to create bridge {bridge}:"
+        logfile = self.dir / "ovs-vswitchd.log"
         deadline = time.monotonic() + timeout
+        seen = 0
         while not sock.exists():
-            if time.monotonic() > deadline:
-                log = (self.dir / "ovs-vswitchd.log").read_text(errors="replace").splitlines()[-8:]
-                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s; its log ends: "
-                                   + " | ".join(log))
+            log = logfile.read_text(errors="replace")
+            failures = log.count(failure)
+            if failures > seen and seen < retries:
+                seen = failures
+                time.sleep(random.uniform(0.05, 0.5))
+                self.vsctl("set", "bridge", bridge, f"external_ids:metron-create-attempt={seen + 1}")
+                continue
+            if time.monotonic() > deadline or failures > retries:
+                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s ({failures} failed "
+                                   f"attempts); its log ends: " + " | ".join(log.splitlines()[-8:]))
             time.sleep(0.02)
 
     def set_controller(self, bridge, target):

@@ -74,9 +74,14 @@ public final class EmulatedNetwork implements AutoCloseable {
         return node(switchName).get("bridge").asText();
     }
 
-    /** The root-namespace veth that is OpenFlow port {@code port} of the switch. */
-    public String portInterface(String switchName, int port) {
-        return node(switchName).get("ports").get(Integer.toString(port)).asText();
+    /**
+     * Sets the link of OpenFlow port {@code port} of a switch up or down, as pulling its cable would. The port's
+     * veth lives in the topology's OVS namespace (topologies/metron_topo/relay.py says why).
+     */
+    public void setPortUp(String switchName, int port, boolean up) throws IOException {
+        JsonNode sw = node(switchName);
+        run(List.of("ip", "-n", sw.get("netns").asText(), "link", "set",
+                    sw.get("ports").get(Integer.toString(port)).asText(), up ? "up" : "down"));
     }
 
     /** ovs-ofctl against one of this topology's bridges. */

@@ -68,8 +68,7 @@ public class EmbeddedNetworkViewTest {
     public void aLinkThatGoesDownMovesThePathToTheBackupAndBack() throws Exception {
         assertEquals(List.of("of:0000000000000001/2>of:0000000000000003/2", "of:0000000000000003/4>metron:srv1/1"),
                      path());
-        String veth = net.portInterface("s1", 2);
-        EmulatedNetwork.run(List.of("ip", "link", "set", veth, "down"));
+        net.setPortUp("s1", 2, false);
         try {
             long end = System.currentTimeMillis() + 10_000;
             while (path().size() == 2 && System.currentTimeMillis() < end) {
@@ -79,7 +78,7 @@ public class EmbeddedNetworkViewTest {
                                  "of:0000000000000002/2>of:0000000000000003/3",
                                  "of:0000000000000003/4>metron:srv1/1"), path());
         } finally {
-            EmulatedNetwork.run(List.of("ip", "link", "set", veth, "up"));
+            net.setPortUp("s1", 2, true);
         }
         long end = System.currentTimeMillis() + 10_000;
         while (path().size() != 2 && System.currentTimeMillis() < end) {

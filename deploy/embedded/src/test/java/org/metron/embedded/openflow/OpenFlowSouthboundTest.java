@@ -261,8 +261,7 @@ public class OpenFlowSouthboundTest {
     @Test
     public void linkDownAndUpArriveAsPortStatus() throws Exception {
         PORT_EVENTS.clear();
-        String veth = net.portInterface("s1", 2);
-        EmulatedNetwork.run(List.of("ip", "link", "set", veth, "down"));
+        net.setPortUp("s1", 2, false);
         try {
             OFPortStatus down = PORT_EVENTS.poll(10, TimeUnit.SECONDS);
             assertNotNull("no PORT_STATUS after link down", down);
@@ -270,7 +269,7 @@ public class OpenFlowSouthboundTest {
             assertTrue(down.getDesc().getState().contains(OFPortState.LINK_DOWN)
                                || !sw.ports().get(2).getState().contains(OFPortState.LIVE));
         } finally {
-            EmulatedNetwork.run(List.of("ip", "link", "set", veth, "up"));
+            net.setPortUp("s1", 2, true);
         }
         OFPortStatus up = PORT_EVENTS.poll(10, TimeUnit.SECONDS);
         assertNotNull("no PORT_STATUS after link up", up);
