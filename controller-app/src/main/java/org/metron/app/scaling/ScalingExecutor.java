@@ -137,6 +137,7 @@ public final class ScalingExecutor {
             StepTimer timer = new StepTimer();
             timer.add("detect", start - onsetMs);
             Ctx c = context(chainId);
+            timer.lap("context");
             GroupAssignment g = c.group(groupId);
             ClassGroup base = base(c.compiled, groupId);
             if (base.classifies()) {
