@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """End-to-end benchmarks of the single-machine Metron (bench/results/*.json, one per figure, baseline measured
 side by side in the same run):
-  e2e-submit-to-traffic-4000: FW(4000)->NAPT->LB submitted over REST until the first probe packet reaches the
+  e2e_submit_to_traffic_fw4000_napt_lb: FW(4000)->NAPT->LB submitted over REST until the first probe packet reaches the
       sink, median of five rounds on a warm host; baseline: `ovs-ofctl --bundle add-flows` of the same chain's offload rules on the same switch
       (installing the switch rules alone, with OVS's own tool).
-  e2e-host-rss-10-chains: resident memory of the host with 10 chains deployed; baseline: the same host with
+  e2e_host_rss_10_chains: resident memory of the host with 10 chains deployed; baseline: the same host with
       no chain, measured just before."""
 import argparse
 import json
@@ -29,6 +29,7 @@ def machine():
 
 def write(out_dir, name, result):
     out_dir.mkdir(parents=True, exist_ok=True)
+    result = {"name": name, **result}  # the figure's name is its file's name, as for every other bench
     (out_dir / f"{name}.json").write_text(json.dumps(result) + "\n")
     print(json.dumps(result))
 
@@ -72,8 +73,8 @@ def submit_to_traffic(out_dir, rules, rounds=ROUNDS):
                 s.host.call("DELETE", f"/chains/bench{i}")
         base_ms, n = ofctl_baseline(s)
     value = sorted(values)[len(values) // 2] if values else None
-    write(out_dir, f"e2e-submit-to-traffic-{rules}", {
-        "name": f"submit FW({rules})->NAPT->LB until traffic flows",
+    write(out_dir, f"e2e_submit_to_traffic_fw{rules}_napt_lb", {
+        "description": f"submit FW({rules})->NAPT->LB until traffic flows",
         "value": None if value is None else round(value, 1), "unit": "ms",
         "baseline": f"ovs-ofctl --bundle add-flows of its {n} switch rules",
         "baseline_value": round(base_ms, 1),
@@ -94,8 +95,8 @@ def rss(out_dir, chains=10):
             s.host.call("POST", "/chains", body.encode())
         active = sum(1 for c in s.host.call("GET", "/chains")["chains"] if c["state"] == "ACTIVE")
         value = s.rss_mb()
-    write(out_dir, f"e2e-host-rss-{chains}-chains", {
-        "name": f"embedded host resident memory, {chains} chains", "value": round(value, 1), "unit": "MB",
+    write(out_dir, f"e2e_host_rss_{chains}_chains", {
+        "description": f"embedded host resident memory, {chains} chains", "value": round(value, 1), "unit": "MB",
         "baseline": "same host, no chain", "baseline_value": round(base, 1), "ratio": round(value / base, 2),
         "machine": machine(), "active_chains": active})
 

@@ -111,11 +111,12 @@ public final class RuleInstallBench {
                 }
                 double v = median(ours);
                 double b = median(base);
-                String json = String.format("{\"name\": \"offload %d rules live on OVS\", \"value\": %.1f, "
+                String json = String.format("{\"name\": \"e2e_offload_rules_%d\", "
+                        + "\"description\": \"offload %d rules live on OVS\", \"value\": %.1f, "
                         + "\"unit\": \"ms\", \"baseline\": \"ovs-ofctl --bundle add-flows\", \"baseline_value\": %.1f, "
                         + "\"ratio\": %.2f, \"machine\": \"%s\", \"samples\": %s, \"baseline_samples\": %s}%n",
-                        n, v, b, v / b, Machine.describe(), fmt(ours), fmt(base));
-                Files.writeString(out.resolve("e2e-offload-rules-" + n + ".json"), json);
+                        n, n, v, b, v / b, Machine.describe(), fmt(ours), fmt(base));
+                Files.writeString(out.resolve("e2e_offload_rules_" + n + ".json"), json);
                 System.out.print(json);
             }
             clear(sw, tr);
