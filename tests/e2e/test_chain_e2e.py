@@ -144,8 +144,8 @@ def test_a_session_leaves_nothing_behind(tmp_path):
     s = Session("single", run_root=tmp_path, log=lambda m: None)
     with s:
         state, pid = s.state, s.host_pid()
-        assert [p["name"] for p in state["processes"]] == ["ovsdb-server", "ovs-vswitchd", "agent-srv1",
-                                                           "metron-host"]
+        assert [p["name"] for p in state["processes"]] == ["ovsdb-server", "ovs-vswitchd", "of-relay",
+                                                           "agent-srv1", "metron-host"]
     assert launcher.leaks(state) == []
     assert not Path(f"/proc/{pid}").exists()
     assert not Path(state["run_dir"]).exists()
