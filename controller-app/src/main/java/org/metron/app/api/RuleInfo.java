@@ -12,8 +12,10 @@ public final class RuleInfo {
         OFFLOAD,
         /** Carries tagged traffic from the offload device toward the server. */
         TRANSIT,
-        /** Carries the server's output toward the chain's egress point. */
-        RETURN
+        /** Carries the server's output toward the chain's egress point (replies: toward its ingress point). */
+        RETURN,
+        /** A synthesized stateless rule classifying reply traffic where it enters: the chain's egress point. */
+        REPLY
     }
 
     private final ChainId chainId;

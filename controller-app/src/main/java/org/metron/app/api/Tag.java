@@ -18,6 +18,14 @@ public final class Tag {
      * leaving toward the chain's egress point, return-path rules forward on it. Never a traffic class.
      */
     public static final int EGRESS_CLASS = 0xFFFE;
+    /** Class index of reply packets the reply device could not classify (the synthesizer's REPLY_UNCLASSIFIED). */
+    public static final int REPLY_UNCLASSIFIED_CLASS = 0xFFFD;
+    /**
+     * Class index reserved for a chain's reply egress marker (02:4d:GG:GG:ff:fc): the agent writes it on replies
+     * leaving toward the chain's ingress point (the source side), reply return-path rules forward on it. Never a
+     * traffic class.
+     */
+    public static final int REPLY_EGRESS_CLASS = 0xFFFC;
     /** Mask a NIC uses to dispatch on the group bits only. */
     public static final MacAddress GROUP_MASK = MacAddress.valueOf("ff:ff:ff:ff:00:00");
 
@@ -58,13 +66,15 @@ public final class Tag {
     /**
      * dst MAC the offload device writes for one class of this group.
      *
-     * @param classIndex traffic class index in the chain, 0..65533, or {@link #UNCLASSIFIED_CLASS}
+     * @param classIndex traffic class index in the chain, 0..65531, {@link #REPLY_UNCLASSIFIED_CLASS} or
+     *                   {@link #UNCLASSIFIED_CLASS}
      * @return 02:4d:GG:GG:CC:CC (MAC) or 02:4d:00:00:CC:CC (VLAN)
      */
     public MacAddress classMac(int classIndex) {
-        if (classIndex < 0 || classIndex > UNCLASSIFIED_CLASS || classIndex == EGRESS_CLASS) {
-            throw new IllegalArgumentException("class index " + classIndex + " outside 0.." + (EGRESS_CLASS - 1)
-                    + " and not " + UNCLASSIFIED_CLASS);
+        if (classIndex < 0 || classIndex > UNCLASSIFIED_CLASS || classIndex == EGRESS_CLASS
+                || classIndex == REPLY_EGRESS_CLASS) {
+            throw new IllegalArgumentException("class index " + classIndex + " outside 0.." + (REPLY_EGRESS_CLASS - 1)
+                    + " and not " + REPLY_UNCLASSIFIED_CLASS + " or " + UNCLASSIFIED_CLASS);
         }
         return mac(classIndex);
     }
@@ -72,6 +82,11 @@ public final class Tag {
     /** dst MAC the agent writes on packets of this group leaving toward the chain's egress. */
     public MacAddress egressMac() {
         return mac(EGRESS_CLASS);
+    }
+
+    /** dst MAC the agent writes on replies of this group leaving toward the chain's ingress point. */
+    public MacAddress replyEgressMac() {
+        return mac(REPLY_EGRESS_CLASS);
     }
 
     /** dst MAC whose group bits (under {@link #GROUP_MASK}) identify this group. */

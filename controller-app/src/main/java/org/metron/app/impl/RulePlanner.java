@@ -58,7 +58,10 @@ import java.util.stream.Collectors;
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
  * priorities that keep the synthesizer's first-match order, transit rules along the path to the server,
  * return rules from the server (and from the offload device, for classes that need no server) to the egress
- * point, NIC rules tag → queue, and the pipeline request. Pure: touches no device.
+ * point, NIC rules tag → queue, and the pipeline request. A chain with a reply ingress also gets its reply
+ * rules where replies enter (the egress point), transit rules from there to the server NIC the pipeline reads
+ * (same group tags, so a reply reaches the core holding its flow's state) and reply return rules from the
+ * server to the ingress point, matching the reply marker. Pure: touches no device.
  */
 public final class RulePlanner {
     /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
@@ -121,6 +124,12 @@ public final class RulePlanner {
     public DeploymentPlan plan(ChainId chain, DeploymentSpec d, Placement placement, Optional<MetronServer> server,
                                boolean nicRules, OffloadChoice offload, Tag marker) {
         CompiledChain compiled = offload.compiled();
+        ReplyTraffic replies = ReplyTraffic.of(compiled);
+        if (replies.present() && d.ingressPoint().equals(d.egressPoint())) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + " has a reply ingress but its "
+                    + "ingress and egress point are both " + d.ingressPoint() + ": replies could not be told from "
+                    + "forward traffic");
+        }
         if (server.isEmpty() && !compiled.groups().isEmpty()) {
             throw new MetronException(Fault.INTERNAL, "chain " + chain + " has server groups but no server");
         }
@@ -146,7 +155,10 @@ public final class RulePlanner {
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
-            returnRules(egressAttachment, d.egressPoint(), marker, false, rules);
+            returnRules(egressAttachment, d.egressPoint(), marker, marker.egressMac(), false, rules);
+        }
+        if (replies.present() && attachment != null) {
+            returnRules(attachment, d.ingressPoint(), marker, marker.replyEgressMac(), false, rules);
         }
         for (int i = devices.size() - 1; i > pos; i--) {
             PortNumber in = path.get(i - 1).dst().port();
@@ -164,6 +176,10 @@ public final class RulePlanner {
                         DefaultTrafficTreatment.builder().setOutput(path.get(i).src().port()));
             }
         }
+
+        DeviceId replyDevice = replies.present()
+                ? replyRules(chain, d, compiled, replies, attachment, placement, byClass, classifier, marker, rules)
+                : null;
 
         // offload device, last
         DeviceId od = devices.get(pos);
@@ -189,10 +205,14 @@ public final class RulePlanner {
                 TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
                 OffloadRuleTranslator.match(r.match(), sel, where);
                 add(rules, od, Role.OFFLOAD, prio[k], sel,
-                        treatment(r, where, byClass, classifier, marker, towardServer, from, d, rules));
+                        treatment(r, where, byClass, classifier, marker, towardServer, from, d, replies, rules));
             }
         }
-        // make the offload device's batch the last one installed
+        // the reply device's batch just before the offload device's, which is installed last: replies exist only
+        // once forward traffic is tagged
+        if (replyDevice != null && !replyDevice.equals(od)) {
+            rules.put(replyDevice, rules.remove(replyDevice));
+        }
         Map<FlowId, InstalledRule> last = rules.remove(od);
         rules.put(od, last);
         Map<DeviceId, List<InstalledRule>> ordered = new LinkedHashMap<>();
@@ -203,6 +223,66 @@ public final class RulePlanner {
                 server.isPresent() ? pipeline(chain, placement, compiled, marker) : null);
     }
 
+    /**
+     * Adds the reply rules on the egress point's device (they match what arrives on the egress port) and the
+     * transit rules carrying tagged replies from there to the server NIC the pipeline reads.
+     *
+     * @return the reply device
+     */
+    private DeviceId replyRules(ChainId chain, DeploymentSpec d, CompiledChain compiled, ReplyTraffic replies,
+                                ConnectPoint attachment, Placement placement, Map<Integer, GroupAssignment> byClass,
+                                GroupAssignment classifier, Tag marker,
+                                Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
+        ConnectPoint entry = d.egressPoint();
+        DeviceId rd = entry.deviceId();
+        if (!network.device(rd).map(n -> n.role().programmable()).orElse(false)) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + " has a reply ingress but its "
+                    + "egress point " + entry + " is on a device that cannot hold flow rules: replies entering "
+                    + "there cannot be classified");
+        }
+        PortNumber towardServer = null;
+        if (attachment != null) {
+            List<Link> path = network.path(entry, attachment).orElseThrow(() -> new MetronException(
+                    Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point " + entry
+                    + " to server NIC " + placement.nic() + " at " + attachment));
+            towardServer = path.isEmpty() ? attachment.port() : path.get(0).src().port();
+            for (int i = 0; i < path.size(); i++) {
+                DeviceId dev = path.get(i).dst().deviceId();
+                if (!network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
+                    continue;
+                }
+                PortNumber in = path.get(i).dst().port();
+                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : attachment.port();
+                for (GroupAssignment ga : placement.groups()) {
+                    add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
+                            DefaultTrafficTreatment.builder().setOutput(out));
+                }
+            }
+        }
+        List<OffloadRule> replyRules = compiled.replyRules();
+        if (replyRules.isEmpty()) {
+            // a profile that offloads nothing: every reply goes to the classifying group's reply classifier
+            if (classifier == null || towardServer == null) {
+                throw new MetronException(Fault.INTERNAL, "chain " + chain + " has a reply ingress, no reply rules "
+                        + "and no classifying group");
+            }
+            add(rules, rd, Role.REPLY, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(entry.port()),
+                    tagTreatment(classifier.tag(), Tag.REPLY_UNCLASSIFIED_CLASS).setOutput(towardServer));
+            return rd;
+        }
+        int[] prio = priorities(replyRules);
+        for (int k = 0; k < replyRules.size(); k++) {
+            OffloadRule r = replyRules.get(k);
+            int index = k;
+            Supplier<String> where = () -> "chain " + chain + " reply rule " + index + " (" + r + ")";
+            TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(entry.port());
+            OffloadRuleTranslator.match(r.match(), sel, where);
+            add(rules, rd, Role.REPLY, prio[k], sel,
+                    treatment(r, where, byClass, classifier, marker, towardServer, entry, d, replies, rules));
+        }
+        return rd;
+    }
+
     private static ConnectPoint cabled(MetronServer s, String nic) {
         return s.attachment(nic).orElseThrow(() -> new MetronException(Fault.INTERNAL, "server " + s.id()
                 + " NIC " + nic + " is not cabled"));
@@ -210,7 +290,7 @@ public final class RulePlanner {
 
     private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
                                                GroupAssignment classifier, Tag marker, PortNumber towardServer,
-                                               ConnectPoint from, DeploymentSpec d,
+                                               ConnectPoint from, DeploymentSpec d, ReplyTraffic replies,
                                                Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         RuleAction a = r.action();
         switch (a.type()) {
@@ -218,19 +298,24 @@ public final class RulePlanner {
                 return DefaultTrafficTreatment.builder().drop();
             case TO_SERVER: {
                 int cls = a.classId();
-                GroupAssignment ga = cls == TrafficClass.UNCLASSIFIED ? classifier : byClass.get(cls);
+                GroupAssignment ga = cls == TrafficClass.UNCLASSIFIED || cls == TrafficClass.REPLY_UNCLASSIFIED
+                        ? classifier : byClass.get(cls);
                 if (ga == null || towardServer == null) {
                     throw new MetronException(Fault.INTERNAL, where.get() + ": class " + cls + " is in no placed group");
                 }
                 return tagTreatment(ga.tag(), cls).setOutput(towardServer);
             }
             case TO_EGRESS: {
+                // a reply egress leads back to the ingress point, under the reply marker
+                boolean reply = replies.isReplyEgress(a.egress());
+                MacAddress markerMac = reply ? marker.replyEgressMac() : marker.egressMac();
+                ConnectPoint to = reply ? d.ingressPoint() : d.egressPoint();
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 // the marker first: a rule's own dst MAC write (rare) then wins and the path rules don't apply
                 if (marker.type() == TagType.VLAN) {
                     t.pushVlan().setVlanId(VlanId.vlanId((short) marker.group()));
                 }
-                t.setEthDst(marker.egressMac());
+                t.setEthDst(markerMac);
                 int proto = r.match().ipProto().orElse(-1);
                 for (HeaderWrite w : a.writes()) {
                     OffloadRuleTranslator.write(w, proto, t, where);
@@ -238,7 +323,7 @@ public final class RulePlanner {
                 if (a.decTtl()) {
                     t.decNwTtl();
                 }
-                PortNumber out = returnRules(from, d.egressPoint(), marker, true, rules);
+                PortNumber out = returnRules(from, to, marker, markerMac, true, rules);
                 return t.setOutput(out);
             }
             default:
@@ -247,13 +332,14 @@ public final class RulePlanner {
     }
 
     /**
-     * Adds RETURN rules forwarding marked packets from {@code from} to {@code egress} on every programmable
-     * device of the path.
+     * Adds RETURN rules forwarding packets marked with {@code markerMac} (and the marker's VLAN) from
+     * {@code from} to {@code egress} on every programmable device of the path.
      *
      * @param skipFirst the first device is the offload device, whose own rule outputs the packet
      * @return the output port on the first device
      */
-    private PortNumber returnRules(ConnectPoint from, ConnectPoint egress, Tag marker, boolean skipFirst,
+    private PortNumber returnRules(ConnectPoint from, ConnectPoint egress, Tag marker, MacAddress markerMac,
+                                   boolean skipFirst,
                                    Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         List<Link> path = network.path(from, egress).orElseThrow(() -> new MetronException(
                 Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
@@ -264,7 +350,7 @@ public final class RulePlanner {
             PortNumber out = i < path.size() ? path.get(i).src().port() : egress.port();
             boolean programmable = network.device(dev).map(n -> n.role().programmable()).orElse(false);
             if (programmable && !(skipFirst && i == 0)) {
-                TrafficSelector.Builder sel = markerSelector(marker).matchInPort(in);
+                TrafficSelector.Builder sel = markerSelector(marker, markerMac).matchInPort(in);
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 if (i == path.size() && marker.type() == TagType.VLAN) {
                     t.popVlan();
@@ -284,12 +370,12 @@ public final class RulePlanner {
                 : sel.matchEthDstMasked(tag.groupMac(), Tag.GROUP_MASK);
     }
 
-    private static TrafficSelector.Builder markerSelector(Tag marker) {
+    private static TrafficSelector.Builder markerSelector(Tag marker, MacAddress markerMac) {
         TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
         if (marker.type() == TagType.VLAN) {
             sel.matchVlanId(VlanId.vlanId((short) marker.group()));
         }
-        return sel.matchEthDst(marker.egressMac());
+        return sel.matchEthDst(markerMac);
     }
 
     private static TrafficTreatment.Builder tagTreatment(Tag tag, int classIndex) {
@@ -359,9 +445,12 @@ public final class RulePlanner {
     static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
         DeployPipelineRequest.Builder req = DeployPipelineRequest.newBuilder().setPipelineId(chain.name())
                 .setIngressNic(p.nic());
-        for (String ignored : compiled.egress()) {
-            Egress.Builder e = Egress.newBuilder().setNic(p.egressNic());
-            e.setDstMac(text(marker.egressMac()));
+        ReplyTraffic replies = ReplyTraffic.of(compiled);
+        for (int k = 0; k < compiled.egress().size(); k++) {
+            // replies leave through the NIC facing the ingress point, where the reply return path starts
+            boolean reply = replies.isReplyEgress(k);
+            Egress.Builder e = Egress.newBuilder().setNic(reply ? p.nic() : p.egressNic());
+            e.setDstMac(text(reply ? marker.replyEgressMac() : marker.egressMac()));
             if (marker.type() == TagType.VLAN) {
                 e.setVlan(marker.group());
             }

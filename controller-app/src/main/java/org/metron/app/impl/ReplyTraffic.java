@@ -1,0 +1,91 @@
+package org.metron.app.impl;
+
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Tag;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RuleAction;
+import org.metron.synth.TrafficClass;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What a compiled chain's reply ingress means for deployment (docs/contracts.md "Replies"): whether the chain
+ * has one, and which of its egresses lead replies back toward the source. Replies enter at the chain's egress
+ * point and leave at its ingress point, so a reply egress gets the reply marker and the reply return path.
+ * The single place that tells reply classes and reply egresses from forward ones. Immutable.
+ */
+final class ReplyTraffic {
+    /**
+     * How the synthesizer's {@link TrafficClass#operations()} starts for a reply class (its Compiler writes
+     * it; the class type has no flag of its own).
+     */
+    static final String REPLY_OPERATIONS_PREFIX = "reply: ";
+    static final ReplyTraffic NONE = new ReplyTraffic(false, Set.of());
+
+    private final boolean present;
+    private final Set<Integer> egresses;
+
+    private ReplyTraffic(boolean present, Set<Integer> egresses) {
+        this.present = present;
+        this.egresses = Set.copyOf(egresses);
+    }
+
+    /**
+     * Reads a compiled chain.
+     *
+     * @throws MetronException (INVALID_CHAIN) when one egress carries both forward traffic and replies: the
+     *                         controller could not tell which way to send it
+     */
+    static ReplyTraffic of(CompiledChain c) {
+        Set<Integer> reply = new TreeSet<>();
+        Set<Integer> forward = new TreeSet<>();
+        boolean present = !c.replyRules().isEmpty();
+        for (TrafficClass tc : c.classes()) {
+            boolean isReply = tc.operations().startsWith(REPLY_OPERATIONS_PREFIX);
+            present |= isReply;
+            if (!tc.drops()) {
+                (isReply ? reply : forward).add(tc.egress());
+            }
+        }
+        for (OffloadRule r : c.replyRules()) {
+            if (r.action().type() == RuleAction.Type.TO_EGRESS) {
+                reply.add(r.action().egress());
+            }
+        }
+        for (OffloadRule r : c.offloadRules()) {
+            if (r.action().type() == RuleAction.Type.TO_EGRESS) {
+                forward.add(r.action().egress());
+            }
+        }
+        if (!present) {
+            return NONE;
+        }
+        for (int k : reply) {
+            if (forward.contains(k)) {
+                throw new MetronException(Fault.INVALID_CHAIN, "chain " + c.name() + ": egress " + k + " ("
+                        + c.egress().get(k) + ") carries both forward traffic and replies; replies need an egress "
+                        + "of their own (e.g. fw.out1) so they can be sent back toward the ingress point");
+            }
+        }
+        if (c.classes().size() > Tag.REPLY_EGRESS_CLASS) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + c.name() + " has "
+                    + c.classes().size() + " traffic classes; with a reply ingress class index "
+                    + Tag.REPLY_EGRESS_CLASS + " is the reply egress marker (at most " + Tag.REPLY_EGRESS_CLASS
+                    + " classes)");
+        }
+        return new ReplyTraffic(true, reply);
+    }
+
+    /** Whether the chain has a reply ingress. */
+    boolean present() {
+        return present;
+    }
+
+    /** Whether egress {@code k} leads replies toward the chain's ingress point. */
+    boolean isReplyEgress(int k) {
+        return egresses.contains(k);
+    }
+}
