@@ -315,9 +315,6 @@ def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
     assert snapshot(session) == good
 
 
-@pytest.mark.xfail(strict=True, reason="metron chain-add of a deeply nested file dies with a Python traceback "
-                   "(RecursionError from the json.loads that only labels the progress line; it catches ValueError and "
-                   "AttributeError) before the host is asked")
 def test_cli_reports_a_deeply_nested_file_in_one_line(session, good, tmp_path):
     (tmp_path / "deep.json").write_bytes(DEEP)
     r = metron_cli(session, "chain-add", str(tmp_path / "deep.json"))
