@@ -139,6 +139,8 @@ def test_truncated_json_is_refused_naming_line_and_column(session, good):
     message = refused(session, "POST", "/chains", text[:cut].encode(), 400, "INVALID_JSON", f"line 1:{cut + 1}")
     assert "end-of-input" in message
     refused(session, "POST", "/chains", b"", 400, "INVALID_JSON", "empty")
+    refused(session, "PUT", "/chains/" + GOOD, text[:cut].encode(), 400, "INVALID_JSON", f"line 1:{cut + 1}")
+    refused(session, "POST", "/chains/validate", text[:cut].encode(), 400, "INVALID_JSON", f"line 1:{cut + 1}")
     assert set(chain_names(session)) == {GOOD}
     assert_host_and_switches_unchanged(session, good)
 
@@ -150,6 +152,9 @@ WRONG_FIELDS = [
     ("name missing", lambda b: b.pop("name"), "'name'"),
     ("unknown top-level key", lambda b: b.update(colour="blue"), "colour"),
     ("link to an unknown NF", lambda b: b["links"][0].update(to="nosuch.in0"), "nosuch"),
+    ("netcfg without processors", lambda b: b.clear() or b.update(
+        apps={"org.onosproject.metron.apps": {"add": {"serviceChains": [{"name": "nc", "processors": []}]}}}),
+     "netcfg serviceChains[0].processors"),
 ]
 
 
