@@ -1,0 +1,229 @@
+"""Replies end to end: a real TCP connection through FW -> NAPT -> LB on paper-fig3 (embedded host, real OVS, a real
+agent). The source connects to a virtual service address nobody owns; the firewall and the first packets' tags are
+on s1, the NAPT and the LB run on the server's core, and the backends (addresses the sink owns) answer the NAPT's
+public address. Their replies enter at the chain's egress point (s2), are classified there by the chain's reply
+rules, reach the core that holds the flow's mapping and come back to the source restored to the virtual service."""
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "deploy" / "demo"))
+
+from metron_demo import chains, scenario, traffic  # noqa: E402
+from metron_demo.session import EMBEDDED_JAR, Session  # noqa: E402  (puts deploy/embedded on the path)
+from metron_topo import agent  # noqa: E402
+
+NAME = "replies"
+RULES = 50
+VIP = "10.0.3.100"            # the virtual service: no host owns it
+CONNECTIONS = 6               # two per backend under round robin
+S2 = "of:0000000000000002"
+
+pytestmark = [
+    pytest.mark.skipif(not EMBEDDED_JAR.exists(), reason="embedded host not built (make build)"),
+    pytest.mark.skipif(agent.binary() is None, reason="agent not built (make build)"),
+]
+
+# One connection per accept: reads a line, answers with it and what the server saw, logs one JSON line per peer.
+SERVER = """
+import json, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", %d)); s.listen(16)
+print("ready", flush=True)
+while True:
+    c, peer = s.accept()
+    c.settimeout(10)
+    data = b""
+    while not data.endswith(b"\\n"):
+        chunk = c.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    local = c.getsockname()
+    c.sendall(b"echo:" + data)
+    c.close()
+    print(json.dumps({"peer": list(peer), "local": list(local), "got": data.decode()}), flush=True)
+""" % chains.BACKEND_PORT
+
+CLIENT = """
+import json, socket, sys
+out = []
+for i in range(%d):
+    c = socket.create_connection((%r, %d), timeout=10)
+    c.sendall(b"hello-%%d\\n" %% i)
+    data = b""
+    while True:
+        chunk = c.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    out.append({"local": list(c.getsockname()), "reply": data.decode()})
+    c.close()
+print(json.dumps(out))
+""" % (CONNECTIONS, VIP, chains.SERVICE_PORT)
+
+
+TCP_LINE = re.compile(r" IP (\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): Flags")
+
+
+class TcpSeen:
+    """tcpdump's text lines of the TCP packets on a namespace's eth0, as (src, sport, dst, dport), until stopped."""
+
+    def __init__(self, netns):
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-n", "-l", "tcp"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        if "verbose output suppressed" in line:
+            line = self.proc.stderr.readline()  # "listening on ..." once the socket is bound: nothing is missed after
+        if "listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"tcpdump in {netns} did not start: {line.strip()}")
+
+    def stop(self):
+        time.sleep(0.5)
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=10)
+        return [(m.group(1), int(m.group(2)), m.group(3), int(m.group(4)))
+                for m in map(TCP_LINE.search, out.splitlines()) if m]
+
+
+def sh(netns, *argv):
+    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
+
+
+def marker_macs(session):
+    """The chain's egress and reply egress markers (docs/contracts.md#tags): its first group's tag."""
+    placement = next(p for p in session.host.call("GET", "/placements")["placements"] if p["chain"] == NAME)
+    group = placement["groups"][0]["tag"]["group"]
+    return "02:4d:%02x:%02x:ff:fe" % (group >> 8, group & 0xff), "02:4d:%02x:%02x:ff:fc" % (group >> 8, group & 0xff)
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory):
+    s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
+    with s:
+        net = s.network()
+        body, plan = chains.fw_napt_lb_replies(NAME, RULES, net["ingress"][0], net["egress"][0])
+        chain = s.host.call("POST", "/chains", body.encode())
+        assert chain["state"] == "ACTIVE", chain
+        egress_mark, reply_mark = marker_macs(s)
+        src, sink = s.netns("src"), s.netns("sink")
+        for ns in (src, sink):
+            # The agent rewrites addresses and ports with incremental checksum updates: the kernel must put full
+            # TCP checksums on the wire, not leave them to a (virtual) NIC offload that the veth never performs.
+            sh(ns, "ethtool", "-K", "eth0", "tx", "off")
+        # Frames reach the far end carrying the marker the return path forwards on (no hop writes the host's MAC
+        # back), and a kernel accepts only frames to its own address: each end host takes its marker as its MAC.
+        sh(sink, "ip", "link", "set", "eth0", "address", egress_mark)
+        sh(src, "ip", "link", "set", "eth0", "address", reply_mark)
+        # The sink owns the LB's backends; nobody owns the NAPT's public address or the virtual service, so the
+        # hosts get a route and a neighbour entry for them (any MAC: the switches classify on IP and ports).
+        for backend in chains.BACKENDS:
+            sh(sink, "ip", "addr", "add", backend + "/32", "dev", "eth0")
+        sh(sink, "ip", "route", "add", chains.NAPT_ADDRESS + "/32", "dev", "eth0")
+        sh(sink, "ip", "neigh", "replace", chains.NAPT_ADDRESS, "lladdr", traffic.SRC_MAC, "dev", "eth0")
+        sh(src, "ip", "route", "add", VIP + "/32", "dev", "eth0")
+        sh(src, "ip", "neigh", "replace", VIP, "lladdr", traffic.SINK_MAC, "dev", "eth0")
+        yield s, plan
+
+
+@pytest.fixture(scope="module")
+def exchanged(deployed):
+    """Runs the TCP server at the sink and the client at the source once; returns what each side saw."""
+    s, plan = deployed
+    capture = TcpSeen(s.netns("src"))
+    server = subprocess.Popen(["ip", "netns", "exec", s.netns("sink"), "/usr/bin/python3", "-u", "-c", SERVER],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().strip() == "ready", server.stderr.read()
+        client = subprocess.run(["ip", "netns", "exec", s.netns("src"), "/usr/bin/python3", "-c", CLIENT],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        server.kill()
+        server.wait()
+        packets = capture.stop()
+    assert client.returncode == 0, client.stderr
+    seen = [json.loads(line) for line in server.stdout.read().splitlines() if line.startswith("{")]
+    return json.loads(client.stdout), seen, packets
+
+
+def test_bytes_flow_both_ways_through_napt_and_lb(exchanged):
+    client, seen, _ = exchanged
+    assert [c["reply"] for c in client] == [f"echo:hello-{i}\n" for i in range(CONNECTIONS)]
+    assert [c["got"] for c in seen] == [f"hello-{i}\n" for i in range(CONNECTIONS)]
+    # the sink saw the NAPT's public address with an allocated port, at the backend the LB chose, round robin
+    for c in seen:
+        assert c["peer"][0] == chains.NAPT_ADDRESS and 1024 <= c["peer"][1] <= 65535, c
+        assert c["local"] == [c["local"][0], chains.BACKEND_PORT] and c["local"][0] in chains.BACKENDS, c
+    assert {c["local"][0] for c in seen} == set(chains.BACKENDS)
+    # the source's own ports do not survive the NAPT
+    assert not {c["local"][1] for c in client} & {c["peer"][1] for c in seen} - {0}
+
+
+def test_the_source_sees_replies_only_from_the_virtual_service(exchanged):
+    _, _, packets = exchanged
+    inbound = [p for p in packets if p[2] == traffic.SRC_IP]
+    assert len(inbound) >= 3 * CONNECTIONS, packets  # SYN-ACK, data, FIN at least
+    assert {(src, sport) for src, sport, _, _ in inbound} == {(VIP, chains.SERVICE_PORT)}
+    assert not [p for p in packets if p[0] in (chains.NAPT_ADDRESS, *chains.BACKENDS)]
+
+
+def test_replies_are_classified_on_the_egress_switch(deployed, exchanged):
+    s, _ = deployed
+    replies = [r for r in s.host.call("GET", "/rules?device=" + S2)["rules"] if r["role"] == "reply"]
+    assert replies and {r["chain"] for r in replies} == {NAME}
+    # OVS's own counters: the rules tagging replies to the NAPT address matched the backends' packets
+    tagged = [line for line in s.flows("s2") if scenario.METRON_COOKIE.search(line)
+              and f"nw_dst={chains.NAPT_ADDRESS}" in line and re.search(r"set_field:02:4d:[0-9a-f:]+->eth_dst", line)]
+    assert tagged, s.flows("s2")
+    assert sum(int(re.search(r"n_packets=(\d+)", line).group(1)) for line in tagged) >= 3 * CONNECTIONS
+
+
+def test_reply_class_runs_on_the_core_of_its_forward_class(deployed, exchanged):
+    s, _ = deployed
+    classes = s.host.call("GET", f"/chains/{NAME}/classes")["classes"]
+    forward = [c["id"] for c in classes if f"dst port {chains.SERVICE_PORT}" in c["match"] and c["needsServer"]]
+    reply = [c["id"] for c in classes if f"dst host {chains.NAPT_ADDRESS}" in c["match"] and c["needsServer"]]
+    assert len(forward) == 1 and len(reply) == 1, classes
+    groups = [g for g in s.agent_stats()["groups"] if g["pipelineId"] == NAME]
+    counted = {(g["groupId"], g["core"], int(c["classId"])): int(c["packets"]) for g in groups
+               for c in g.get("classes", [])}
+    fwd = [(g, core) for (g, core, cls), n in counted.items() if cls == forward[0] and n >= 3 * CONNECTIONS]
+    rep = [(g, core) for (g, core, cls), n in counted.items() if cls == reply[0] and n >= 3 * CONNECTIONS]
+    assert fwd and fwd == rep, counted
+    ok, lines = scenario.per_core(s, NAME)
+    assert ok, "\n".join(lines)
+
+
+def test_the_firewall_still_drops_denied_sources_on_the_switch(deployed, exchanged, tmp_path):
+    from scapy.all import IP, TCP, Ether, wrpcap
+    s, plan = deployed
+    before = scenario.switch_drops(s, "s1")
+    frames = [Ether(src=traffic.SRC_MAC, dst=traffic.SINK_MAC) / IP(src=ip, dst=VIP) /
+              TCP(sport=40000 + i, dport=chains.SERVICE_PORT, flags="S")
+              for i, ip in enumerate(plan.denied_sources[:20])]
+    # and the final 'deny all': TCP from the source to another port
+    frames += [Ether(src=traffic.SRC_MAC, dst=traffic.SINK_MAC) / IP(src=traffic.SRC_IP, dst=VIP) /
+               TCP(sport=41000 + i, dport=chains.SERVICE_PORT + 1, flags="S") for i in range(10)]
+    wrpcap(str(tmp_path / "denied.pcap"), frames)
+    capture = TcpSeen(s.netns("sink"))
+    try:
+        assert traffic.replay(s.netns("src"), tmp_path / "denied.pcap") == len(frames)
+    finally:
+        arrived = capture.stop()
+    assert scenario.switch_drops(s, "s1") - before >= len(frames)
+    assert not [p for p in arrived if p[1] >= 40000], arrived
+
+
+def test_removing_the_chain_removes_its_reply_rules(deployed, exchanged):
+    s, _ = deployed
+    s.host.call("DELETE", "/chains/" + NAME)
+    assert scenario.metron_rule_count(s, "s1") == 0
+    assert scenario.metron_rule_count(s, "s2") == 0
+    assert not any(g["pipelineId"] == NAME for g in s.agent_stats()["groups"])
