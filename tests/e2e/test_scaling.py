@@ -166,7 +166,7 @@ def test_a_split_chain_comes_back_split_after_an_agent_restart_and_a_host_restar
         sender = workload.Sender(s.netns("src"), CLASSES)
         try:
             sender.rate(LOW_PPS)
-            time.sleep(2.0)
+            time.sleep(3.0)  # two full port-statistics intervals (1 s) of steady traffic
             # the switch's port counters see the offered rate at the chain's ingress (the ingress trigger)
             ingress = s.host.call("GET", "/scaling/kept").get("ingressPps")
             log = sender.finish()

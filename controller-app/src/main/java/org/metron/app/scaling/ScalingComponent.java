@@ -60,7 +60,7 @@ public class ScalingComponent extends ScalingServiceDelegate {
         ScalingManager m = new ScalingManager(new ChainStore(storeFactory), storeFactory, servers, switches,
                 compiled, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
                 ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis,
-                Optional.of(this::rxPackets));
+                Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS);
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
         delegate(m);
     }

@@ -32,17 +32,19 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     private final LongSupplier clock;
 
     /**
-     * @param ports switch port counters for the ingress trigger (empty: agents' load reports only)
+     * @param ports       switch port counters for the ingress trigger (empty: agents' load reports only)
+     * @param portStatsMs how often the ingress trigger asks the switches
      */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
                           CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports) {
+                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
+                          int portStatsMs) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock);
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership);
-        this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, IngressWatch.INTERVAL_MS));
+        this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
     }
 
     /** Recovers unfinished operations, then starts the monitor. */

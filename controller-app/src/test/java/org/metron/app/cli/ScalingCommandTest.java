@@ -7,6 +7,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.IngressWatch;
 import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
@@ -39,7 +40,8 @@ public class ScalingCommandTest {
         LocalStoreFactory factory = new LocalStoreFactory();
         scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, Fixtures.APP,
                 Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty());
+                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
+                IngressWatch.INTERVAL_MS);
         w.manager.submit(Fixtures.chainJson("web"));
         // a decision as the executor records it
         new ScalingStore(factory).record(new ScalingEvent(1_000, ChainId.of("web"), ScalingDecision.Kind.SPLIT,

@@ -5,6 +5,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.IngressWatch;
 import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
@@ -29,7 +30,8 @@ public class ScalingTablesTest {
         LocalStoreFactory factory = new LocalStoreFactory();
         try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager,
                 Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty())) {
+                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
+                IngressWatch.INTERVAL_MS)) {
             w.manager.submit(Fixtures.chainJson("gui"));
             ScalingStore history = new ScalingStore(factory);
             history.record(new ScalingEvent(2_000, ChainId.of("gui"), ScalingDecision.Kind.MERGE,

@@ -9,6 +9,7 @@ import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.IngressWatch;
 import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.PortCounters;
 import org.metron.app.scaling.ScalingManager;
@@ -97,7 +98,8 @@ public final class EmbeddedHost implements AutoCloseable {
             scaler = new ScalingManager(chains, stores, registry, switches, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
-                    new SingleInstanceLeadership(), System::currentTimeMillis, Optional.<PortCounters>of(switches));
+                    new SingleInstanceLeadership(), System::currentTimeMillis, Optional.<PortCounters>of(switches),
+                    Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS));
             scaler.start();
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
