@@ -29,6 +29,7 @@ import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.metron.synth.TrafficClass;
+import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowId;
@@ -308,7 +309,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                         .collect(Collectors.toList());
                 boolean markerOnly = groupIds.isEmpty();
                 // checked after the first compile so that bad Click is reported as such, not as a conflict
-                requireFreeIngress(id, d);
+                requireFreeIngress(id, d, current.json());
                 List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
                         sc == null ? "" : sc.nic(), d.tagType(), id,
                         markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
@@ -435,15 +436,24 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
-     * Offload rules of a chain match everything arriving on its ingress point: two chains on one ingress
-     * point would classify each other's traffic, so a second one is refused.
+     * Offload rules of a chain match everything arriving on its ingress point, and reply rules everything
+     * arriving on its egress point when it has a reply ingress: two chains classifying one point would classify
+     * each other's traffic, so a second one is refused.
      */
-    private void requireFreeIngress(ChainId id, DeploymentSpec d) {
+    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json) {
+        List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
         for (Chain other : store.chains().snapshot().values()) {
-            if (!other.id().equals(id) && other.state().holdsResources()
-                    && other.deployment().ingressPoint().equals(d.ingressPoint())) {
-                throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "ingress point " + d.ingressPoint()
-                        + " already carries chain " + other.id());
+            if (other.id().equals(id) || !other.state().holdsResources()) {
+                continue;
+            }
+            List<ConnectPoint> theirs = ReplyTraffic.entryPoints(other.deployment(), other.json());
+            for (ConnectPoint p : mine) {
+                if (theirs.contains(p)) {
+                    throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, (p.equals(d.ingressPoint())
+                            ? "ingress point " : "egress point (where its replies enter) ") + p
+                            + " already carries chain " + other.id()
+                            + (p.equals(other.deployment().ingressPoint()) ? "" : " (its replies enter there)"));
+                }
             }
         }
     }

@@ -1,5 +1,8 @@
 package org.metron.app.impl;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Tag;
@@ -7,7 +10,10 @@ import org.metron.synth.CompiledChain;
 import org.metron.synth.OffloadRule;
 import org.metron.synth.RuleAction;
 import org.metron.synth.TrafficClass;
+import org.onosproject.net.ConnectPoint;
 
+import java.io.IOException;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -24,6 +30,7 @@ final class ReplyTraffic {
      */
     static final String REPLY_OPERATIONS_PREFIX = "reply: ";
     static final ReplyTraffic NONE = new ReplyTraffic(false, Set.of());
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final boolean present;
     private final Set<Integer> egresses;
@@ -77,6 +84,21 @@ final class ReplyTraffic {
                     + " classes)");
         }
         return new ReplyTraffic(true, reply);
+    }
+
+    /**
+     * The points where a chain's rules classify arriving traffic: its ingress point, and its egress point when
+     * its chain JSON declares a reply ingress (a second {@code ingress} entry, docs/contracts.md). Read from the
+     * stored JSON so that no chain has to be compiled to learn it.
+     */
+    static List<ConnectPoint> entryPoints(DeploymentSpec d, String chainJson) {
+        JsonNode ingress;
+        try {
+            ingress = JSON.readTree(chainJson).path("ingress");
+        } catch (IOException e) {
+            throw new MetronException(Fault.INTERNAL, "stored chain JSON does not parse: " + e.getMessage());
+        }
+        return ingress.size() > 1 ? List.of(d.ingressPoint(), d.egressPoint()) : List.of(d.ingressPoint());
     }
 
     /** Whether the chain has a reply ingress. */

@@ -258,4 +258,37 @@ public class ReplyRulesTest {
         assertEquals(0, w.switches.total());
         assertFalse(w.agents.get(0).pipelines().containsKey("c"));
     }
+
+    /** {@link Fixtures#chainJsonAt} with a reply ingress: the firewall passes replies from in1 to out1. */
+    private static String withReplies(String json) {
+        return json.replace("-> ToDevice(out0);", "-> ToDevice(out0); FromDevice(in1) -> ToDevice(out1);")
+                .replace("\"ingress\": [\"fw.in0\"]", "\"ingress\": [\"fw.in0\", \"fw.in1\"]")
+                .replace("\"egress\": [\"fw.out0\"]", "\"egress\": [\"fw.out0\", \"fw.out1\"]");
+    }
+
+    @Test
+    public void aChainsRepliesHoldItsEgressPointAgainstOtherChainsArrivals() {
+        World w = new World(1, (spec, profile) -> spec.ingress().size() > 1
+                ? naptWithReplies(replyRules(), List.of("fw.out0", "fw.out1")) : Fixtures.compiled(spec.name(), profile),
+                3);
+        assertEquals(ChainState.ACTIVE, w.manager.submit(withReplies(Fixtures.chainJsonAt("a", 1))).state());
+        int rules = w.switches.total();
+
+        // a chain entering where a's replies enter would classify them (and a's reply rules its traffic)
+        MetronException in = assertThrows(MetronException.class,
+                () -> w.manager.submit(Fixtures.chainJsonAt("b", 3)));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, in.fault());
+        assertEquals("ingress point " + Fixtures.S1 + "/3 already carries chain a (its replies enter there)",
+                in.getMessage());
+        // so would a second chain whose replies enter there
+        MetronException out = assertThrows(MetronException.class,
+                () -> w.manager.submit(withReplies(Fixtures.chainJsonAt("c", 4))));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, out.fault());
+        assertEquals("egress point (where its replies enter) " + Fixtures.S1 + "/3 already carries chain a (its "
+                + "replies enter there)", out.getMessage());
+        assertEquals(rules, w.switches.total());
+
+        // leaving through a's egress point without replies is fine, as before
+        assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJsonAt("d", 4)).state());
+    }
 }
