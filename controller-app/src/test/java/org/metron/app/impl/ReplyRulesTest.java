@@ -15,6 +15,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagType;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
+import org.metron.app.store.MetronSerializers;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.metron.app.testing.TestAgent;
@@ -41,12 +42,14 @@ import org.onosproject.net.flow.criteria.PortCriterion;
 import org.onosproject.net.flow.criteria.VlanIdCriterion;
 import org.onosproject.net.flow.instructions.Instruction;
 import org.onosproject.net.flow.instructions.Instructions;
+import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -290,5 +293,46 @@ public class ReplyRulesTest {
 
         // leaving through a's egress point without replies is fine, as before
         assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJsonAt("d", 4)).state());
+    }
+
+    @Test
+    public void replyPlanRulesSurviveTheStoresEncoding() {
+        DeploymentPlan p = plan(TagType.VLAN, naptWithReplies(replyRules(), List.of("napt.out0", "fw.out1")), IN,
+                OUT);
+        for (InstalledRule r : p.allSwitchRules()) {
+            InstalledRule back = MetronSerializers.NAMESPACE.deserialize(MetronSerializers.NAMESPACE.serialize(r));
+            assertEquals(r.role(), back.role());
+            assertTrue("exact match for " + r, back.rule().exactMatch(r.rule()));
+            assertEquals(r.rule().treatment(), back.rule().treatment());
+        }
+    }
+
+    @Test
+    public void theRealSynthesizersReplyRulesBecomeSwitchRules() {
+        String json = "{\"name\": \"nat\", \"nfs\": [{\"name\": \"napt\", \"click\": "
+                + "\"FromDevice(in0) -> Strip(14) -> CheckIPHeader -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - "
+                + "0 1, drop) -> Unstrip(14) -> ToDevice(out0); FromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]rw[1]"
+                + " -> Unstrip(14) -> ToDevice(out1);\"}], \"links\": [], \"ingress\": [\"napt.in0\", \"napt.in1\"],"
+                + " \"egress\": [\"napt.out0\", \"napt.out1\"], \"deployment\": {\"tagType\": \"mac\", \"cpuCores\": 1,"
+                + " \"ingressPoint\": \"" + Fixtures.S1 + "/1\", \"egressPoint\": \"" + Fixtures.S1 + "/3\"}}";
+        World w = new World(1, Synthesis.SYNTHESIZER, 3);
+        assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
+        Placement p = w.manager.placement(ChainId.of("nat")).get();
+        List<FlowRule> reply = w.manager.rules(Fixtures.D1).stream().filter(r -> r.role() == Role.REPLY)
+                .map(RuleInfo::rule).collect(Collectors.toList());
+        assertTrue(reply.toString(), !reply.isEmpty());
+        reply.forEach(r -> assertEquals(OUT.port(), inPort(r)));
+        // replies to the NAPT address are tagged for a group of the chain (the one with the forward mapping)
+        Set<Long> groupBits = p.groups().stream().map(g -> g.tag().groupMac().toLong() >>> 16)
+                .collect(Collectors.toSet());
+        assertTrue(reply.toString(), reply.stream().anyMatch(r -> r.selector().toString().contains("192.0.2.1/32")
+                && r.treatment().allInstructions().stream().anyMatch(i -> i instanceof ModEtherInstruction
+                && groupBits.contains(((ModEtherInstruction) i).mac().toLong() >>> 16))));
+        DeployPipelineRequest pipe = w.agents.get(0).pipelines().get("nat");
+        assertEquals(List.of(p.egressNic(), p.nic()), pipe.getEgressList().stream().map(e -> e.getNic())
+                .collect(Collectors.toList()));
+        assertTrue(pipe.getEgress(1).getDstMac(), pipe.getEgress(1).getDstMac().endsWith(":ff:fc"));
+        w.manager.remove(ChainId.of("nat"));
+        assertEquals(0, w.switches.total());
     }
 }
