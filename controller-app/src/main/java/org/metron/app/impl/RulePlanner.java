@@ -160,7 +160,8 @@ public final class RulePlanner {
         if (replies.present() && attachment != null) {
             returnRules(attachment, d.ingressPoint(), marker, marker.replyEgressMac(), false, rules);
         }
-        for (int i = devices.size() - 1; i > pos; i--) {
+        // without a server the path runs on to the egress point and no tag travels it
+        for (int i = devices.size() - 1; attachment != null && i > pos; i--) {
             PortNumber in = path.get(i - 1).dst().port();
             PortNumber out = i < devices.size() - 1 ? path.get(i).src().port() : attachment.port();
             for (GroupAssignment ga : placement.groups()) {

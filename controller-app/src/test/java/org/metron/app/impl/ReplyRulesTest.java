@@ -335,4 +335,38 @@ public class ReplyRulesTest {
         w.manager.remove(ChainId.of("nat"));
         assertEquals(0, w.switches.total());
     }
+
+    @Test
+    public void aChainWithoutServerSendsItsRepliesStraightBackUnderTheReplyMarker() {
+        // forward UDP leaves at egress 0, UDP replies (from port 53) at egress 1; both handled by the switches
+        List<TrafficClass> classes = List.of(
+                new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "fw: allow"),
+                new TrafficClass(1, List.of("udp src port 53"), 1, List.of(), false, "", "reply: egress 1"));
+        RuleMatch udp = RuleMatch.builder().ethType(0x0800).ipProto(17).build();
+        CompiledChain c = new CompiledChain("c", TargetProfile.OPENFLOW13, classes, List.of(),
+                List.of(OffloadRule.of(2, udp, RuleAction.toEgress(0, List.of(), false)),
+                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                List.of(OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).l4Src(RangeMatch.exact(53,
+                        16)).build(), RuleAction.toEgress(1, List.of(), false)),
+                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                List.of("fw.out0", "fw.out1"), new SynthStats(2, 2, 4, 0, Map.of()));
+        ConnectPoint out = ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/5");
+        Tag marker = Tag.of(TagType.MAC, 9);
+        Placement p = new Placement(C, Optional.empty(), "", "", Optional.of(Fixtures.D1), "OPENFLOW13", List.of());
+        DeploymentSpec d = new DeploymentSpec(TagType.MAC, 1, 1, false, IN, out, 1);
+        OffloadChoice o = new OffloadChoice(Fixtures.D1, c.target(), c, net.path(IN, out).get(), 0, List.of(),
+                List.of());
+        DeploymentPlan plan = new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.empty(), false, o, marker);
+
+        FlowRule reply = role(plan, Fixtures.D2, Role.REPLY).get(0);
+        assertEquals(out.port(), inPort(reply));
+        assertEquals(List.of(Instructions.modL2Dst(MacAddress.valueOf("02:4d:00:09:ff:fc")),
+                Instructions.createOutput(PortNumber.portNumber(1))), instr(reply));
+        assertEquals(List.of(Instructions.createOutput(IN.port())),
+                instr(returnFrom(plan, Fixtures.D1, 2, MacAddress.valueOf("02:4d:00:09:ff:fc"))));
+        // forward traffic still leaves under the egress marker toward s2:5
+        assertEquals(List.of(Instructions.createOutput(out.port())),
+                instr(returnFrom(plan, Fixtures.D2, 1, MacAddress.valueOf("02:4d:00:09:ff:fe"))));
+        assertEquals(null, plan.pipeline());
+    }
 }
