@@ -121,7 +121,15 @@ public final class ChainManager implements MetronService, CompiledChains {
                         + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
                         + "update it");
             }
-            return bringUp(chain, compiler);
+            try {
+                return bringUp(chain, compiler);
+            } catch (MetronException e) {
+                if (e.fault() == Fault.INVALID_CHAIN && old.isPresent()) {
+                    // bad input stores nothing: the FAILED record it replaced (and its reason) stays
+                    store.chains().put(pc.id(), old.get().value());
+                }
+                throw e;
+            }
         }
     }
 
@@ -137,6 +145,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         synchronized (lock(id)) {
             requireLeader(id);
             Chain old = existing(id);
+            requireAgentAnswers(old);
             tearDown(old);
             Chain next = old.withDefinition(pc.json(), pc.deployment());
             store.chains().put(id, next);
@@ -371,6 +380,31 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     private static long ms(long from, long to) {
         return (to - from) / 1_000_000;
+    }
+
+    /**
+     * An update tears the running chain down before it brings the new definition up: with its agent down it
+     * could do neither, nor restore the old one, so it is refused while the running chain is still whole.
+     */
+    private void requireAgentAnswers(Chain chain) {
+        Optional<DeviceId> serverId = store.installed().get(chain.id()).map(Versioned::value)
+                .flatMap(InstalledState::server);
+        if (serverId.isEmpty()) {
+            return;
+        }
+        MetronServer server = servers.server(serverId.get()).orElseThrow(() -> new MetronException(
+                Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: its server " + serverId.get()
+                + " is no longer registered; the running chain is untouched"));
+        try {
+            server.agent().health().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: interrupted");
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: the agent "
+                    + server.agent().target() + " of " + server.id() + " does not answer (" + e + "); the "
+                    + "running chain is untouched", e);
+        }
     }
 
     /** Removes what the chain installed and releases what it holds; answers what could not be removed. */

@@ -60,6 +60,7 @@ public final class ChainRequests {
         if (body == null || body.isBlank()) {
             throw new MetronException(Fault.INVALID_JSON, "request body is empty, expected a chain JSON object");
         }
+        requireShallow(body);
         try {
             JsonNode root = MAPPER.readTree(body);
             if (root == null || !root.isObject()) {
@@ -70,6 +71,43 @@ public final class ChainRequests {
             JsonLocation at = e.getLocation();
             String where = at == null ? "" : " at line " + at.getLineNr() + ":" + at.getColumnNr();
             throw new MetronException(Fault.INVALID_JSON, "invalid JSON" + where + ": " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** Deeper than any chain could be; Jackson's recursive tree reader overflows the stack on ~10^4 levels. */
+    static final int MAX_DEPTH = 64;
+
+    /** Rejects nesting deeper than {@link #MAX_DEPTH}, naming where it gets too deep, before Jackson reads it. */
+    private static void requireShallow(String body) {
+        int depth = 0;
+        int line = 1;
+        int col = 0;
+        boolean inString = false;
+        boolean escaped = false;
+        for (int i = 0; i < body.length(); i++) {
+            char c = body.charAt(i);
+            col++;
+            if (c == '\n') {
+                line++;
+                col = 0;
+            } else if (inString) {
+                if (escaped) {
+                    escaped = false;
+                } else if (c == '\\') {
+                    escaped = true;
+                } else if (c == '"') {
+                    inString = false;
+                }
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                if (++depth > MAX_DEPTH) {
+                    throw new MetronException(Fault.INVALID_JSON, "invalid JSON at line " + line + ":" + col
+                            + ": nested deeper than " + MAX_DEPTH + " levels");
+                }
+            } else if (c == '}' || c == ']') {
+                depth--;
+            }
         }
     }
 

@@ -103,13 +103,13 @@ final class NetcfgTranslator {
 
         ObjectNode dep = out.putObject("deployment");
         dep.put("tagType", tagType(sc.path("scope").asText("network-mac"), where));
-        int cores = sc.path("cpuCores").asInt(1);
+        int cores = intOr(sc, "cpuCores", 1, where);
         dep.put("cpuCores", cores);
-        dep.put("maxCpuCores", sc.path("maxCpuCores").asInt(cores));
-        dep.put("autoScale", sc.path("autoScale").asBoolean(false));
+        dep.put("maxCpuCores", intOr(sc, "maxCpuCores", cores, where));
+        dep.put("autoScale", boolOr(sc, "autoScale", false, where));
         dep.put("ingressPoint", point(ins.get(0), where + ".topology.ingressPoints[0]"));
         dep.put("egressPoint", point(outs.get(0), where + ".topology.egressPoints[0]"));
-        dep.put("nics", sc.path("nics").asInt(1));
+        dep.put("nics", intOr(sc, "nics", 1, where));
         return out;
     }
 
@@ -159,6 +159,29 @@ final class NetcfgTranslator {
                 throw bad(where + ".scope", "'" + scope + "' is not one of network-mac, network-vlan, "
                         + "server-rules, server-rss");
         }
+    }
+
+    // Absent means the default; present with the wrong type is an error (asInt would read "two" as the default).
+    private static int intOr(JsonNode n, String key, int dflt, String where) {
+        JsonNode v = n.get(key);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw bad(where + "." + key, "must be an integer, got " + v);
+        }
+        return v.intValue();
+    }
+
+    private static boolean boolOr(JsonNode n, String key, boolean dflt, String where) {
+        JsonNode v = n.get(key);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw bad(where + "." + key, "must be true or false, got " + v);
+        }
+        return v.booleanValue();
     }
 
     private static String text(JsonNode n, String key, String where) {

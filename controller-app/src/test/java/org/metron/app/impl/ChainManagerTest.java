@@ -197,6 +197,47 @@ public class ChainManagerTest {
     }
 
     @Test
+    public void deeplyNestedJsonIsInvalidJsonNotAStackOverflow() {
+        String deep = "{\"name\": " + "[".repeat(100_000) + "]".repeat(100_000) + "}";
+        MetronException e = assertThrows(MetronException.class, () -> w.manager.submit(deep));
+        assertEquals(Fault.INVALID_JSON, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("line 1:") && e.getMessage().contains("nested deeper"));
+        // brackets inside strings (escaped quotes too) are text, not nesting
+        assertTrue(ChainRequests.readTree("{\"a\": \"\\\"" + "[".repeat(200) + "\"}").isObject());
+        assertTrue(w.manager.chains().isEmpty());
+    }
+
+    @Test
+    public void badInputOverAFailedChainKeepsItsRecordAndReason() {
+        MetronException big = assertThrows(MetronException.class,
+                () -> w.manager.submit(Fixtures.chainJson("f", "mac", 8, 1)));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, big.fault());
+        Chain failed = w.manager.chain(ChainId.of("f")).get();
+        assertEquals(ChainState.FAILED, failed.state());
+        MetronException bad = assertThrows(MetronException.class, () -> w.manager.submit(
+                Fixtures.chainJson("f").replace("IPFilter", "Bogus")));
+        assertEquals(Fault.INVALID_CHAIN, bad.fault());
+        assertEquals(failed, w.manager.chain(ChainId.of("f")).get());
+    }
+
+    @Test
+    public void anUpdateWhileTheAgentIsDownLeavesTheRunningChainWhole() {
+        w.manager.submit(Fixtures.chainJson("a"));
+        Placement before = w.manager.placement(ChainId.of("a")).get();
+        TestAgent agent = agentOf(before);
+        int rules = w.switches.total();
+        agent.unreachable(true);
+        MetronException e = assertThrows(MetronException.class,
+                () -> w.manager.update(ChainId.of("a"), Fixtures.chainJson("a", "vlan", 2, 2)));
+        assertEquals(Fault.AGENT_FAILURE, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("10.0.0.") && e.getMessage().contains("untouched"));
+        assertEquals(ChainState.ACTIVE, w.manager.chain(ChainId.of("a")).get().state());
+        assertEquals(before, w.manager.placement(ChainId.of("a")).get());
+        assertEquals(rules, w.switches.total());
+        assertTrue(agent.pipelines().containsKey("a"));
+    }
+
+    @Test
     public void impossiblePlacementNamesEveryServer() {
         MetronException e = assertThrows(MetronException.class,
                 () -> w.manager.submit(Fixtures.chainJson("big", "mac", 8, 1)));

@@ -52,4 +52,15 @@ public class NetcfgTranslatorTest {
                 NETCFG.replace("\"processors\"", "\"procs\"")));
         assertTrue(p.getMessage(), p.getMessage().contains("serviceChains[0].processors"));
     }
+
+    @Test
+    public void wrongTypesAreErrorsNotDefaults() {
+        MetronException cores = assertThrows(MetronException.class, () -> ChainRequests.parse(
+                NETCFG.replace("\"cpuCores\": 2", "\"cpuCores\": \"two\"")));
+        assertEquals(MetronException.Fault.INVALID_CHAIN, cores.fault());
+        assertTrue(cores.getMessage(), cores.getMessage().contains("serviceChains[0].cpuCores must be an integer"));
+        MetronException max = assertThrows(MetronException.class, () -> ChainRequests.parse(
+                NETCFG.replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 4.5")));
+        assertTrue(max.getMessage(), max.getMessage().contains("maxCpuCores must be an integer"));
+    }
 }
