@@ -1,8 +1,7 @@
 """Bad input on the real system (paper-fig3, the embedded host, a real agent, real OVS, real packets): every kind of
 bad submission is refused with a status and a message naming what and where, and the chain already running keeps
 its state, its switch rules, its agent pipeline and its traffic. The same holds with the agent down, and the chain
-comes back once the agent does. Cases where the system does not keep that promise yet are xfail(strict) with the bug
-as the reason."""
+comes back once the agent does."""
 import json
 import re
 import subprocess
@@ -219,10 +218,6 @@ def test_deeply_nested_json_leaves_the_host_and_state_alone(session, good):
     assert_host_and_switches_unchanged(session, good)
 
 
-@pytest.mark.xfail(strict=True, reason="a deeply nested body (100000 '[') overflows Jackson's recursive tree reader "
-                   "in ChainRequests.parse: StackOverflowError escapes as Jetty's HTML 500 'Request failed.' instead "
-                   "of a 400 INVALID_JSON JSON body (fix belongs in controller-app impl/ChainRequests: bound the "
-                   "nesting depth before readTree)")
 def test_deeply_nested_json_is_refused_as_invalid_json(session, good):
     refused(session, "POST", "/chains", DEEP, 400, "INVALID_JSON")
 
@@ -240,10 +235,6 @@ def test_impossible_placement_names_the_servers_and_holds_nothing(session, good)
     assert set(chain_names(session)) == {GOOD}
 
 
-@pytest.mark.xfail(strict=True, reason="a bad resubmission of a FAILED chain's name deletes the FAILED record and its "
-                   "reason: ChainManager.submit replaces the FAILED record with a SUBMITTED one, and bringUp's "
-                   "INVALID_CHAIN branch (bad Click surfaces at the first compile) then removes the chain outright "
-                   "instead of putting the FAILED record back")
 def test_bad_resubmission_keeps_the_failed_record(session, good):
     try:
         reason = refused(session, "POST", "/chains", chain_body("failed", cpuCores=64, maxCpuCores=64), 409,
@@ -260,10 +251,6 @@ def test_bad_resubmission_keeps_the_failed_record(session, good):
             session.host.call("DELETE", "/chains/failed")
 
 
-@pytest.mark.xfail(strict=True, reason="the netcfg format coerces wrong types silently: NetcfgTranslator reads "
-                   "cpuCores/maxCpuCores/nics with JsonNode.asInt(default), so cpuCores \"two\" becomes 1 core and "
-                   "the chain is accepted (it then fails placement on the busy ingress and is recorded FAILED) "
-                   "instead of a 422 naming serviceChains[0].cpuCores")
 def test_netcfg_wrong_type_names_the_field(session, good):
     netcfg = {"apps": {"org.onosproject.metron.apps": {"add": {"serviceChains": [{
         "name": "nc", "cpuCores": "two",
@@ -418,12 +405,6 @@ def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good, tmp_
 
 
 # Last of all: while this bug stands, the good chain does not survive it.
-@pytest.mark.xfail(strict=True, reason="an update (PUT) while the chain's agent is down destroys the running chain: "
-                   "ChainManager.update tears the old deployment down first (its switch rules and tags go), the new "
-                   "definition cannot be placed (agent unreachable), restoring the old one fails for the same reason, "
-                   "and the chain is left FAILED holding nothing - so AgentWatch/ServerRecovery do not bring it back "
-                   "when the agent returns (fix belongs in impl/ChainManager.update: reach the agent, or place, before "
-                   "tearing down)")
 def test_update_with_the_agent_down_keeps_the_running_chain(session, good):
     address = session.state["nodes"]["srv1"]["agent"]
     stop_agent(session)
