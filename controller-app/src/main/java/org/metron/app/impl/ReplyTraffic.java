@@ -23,7 +23,7 @@ import java.util.TreeSet;
  * point and leave at its ingress point, so a reply egress gets the reply marker and the reply return path.
  * The single place that tells reply classes and reply egresses from forward ones. Immutable.
  */
-final class ReplyTraffic {
+public final class ReplyTraffic {
     /**
      * How the synthesizer's {@link TrafficClass#operations()} starts for a reply class (its Compiler writes
      * it; the class type has no flag of its own).
@@ -46,7 +46,7 @@ final class ReplyTraffic {
      * @throws MetronException (INVALID_CHAIN) when one egress carries both forward traffic and replies: the
      *                         controller could not tell which way to send it
      */
-    static ReplyTraffic of(CompiledChain c) {
+    public static ReplyTraffic of(CompiledChain c) {
         Set<Integer> reply = new TreeSet<>();
         Set<Integer> forward = new TreeSet<>();
         boolean present = !c.replyRules().isEmpty();
@@ -102,7 +102,7 @@ final class ReplyTraffic {
     }
 
     /** Whether the chain has a reply ingress. */
-    boolean present() {
+    public boolean present() {
         return present;
     }
 
