@@ -20,6 +20,12 @@ import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.DeviceRole;
+import org.metron.app.store.ChainStore;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.IpPrefix;
@@ -45,10 +51,12 @@ import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
 
 import java.math.BigInteger;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -368,5 +376,50 @@ public class ReplyRulesTest {
         assertEquals(List.of(Instructions.createOutput(out.port())),
                 instr(returnFrom(plan, Fixtures.D2, 1, MacAddress.valueOf("02:4d:00:09:ff:fe"))));
         assertEquals(null, plan.pipeline());
+    }
+
+    @Test
+    public void aRerouteMovesTheReplyReturnPathToo() {
+        // as RerouteTest: ingress on a non-programmable s1, paths s1-s2-s4 and s1-s3-s4, server on s4:10, and the
+        // egress point (where replies enter) on s4:20
+        String s3 = "of:0000000000000003";
+        String s4 = "of:0000000000000004";
+        DeviceId d3 = DeviceId.deviceId(s3);
+        DeviceId d4 = DeviceId.deviceId(s4);
+        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OTHER, 0)
+                .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).device(s3, DeviceRole.OPENFLOW_SWITCH, 1000)
+                .device(s4, DeviceRole.OPENFLOW_SWITCH, 1000)
+                .cable(Fixtures.S1, 2, Fixtures.S2, 1).cable(Fixtures.S1, 3, s3, 1)
+                .cable(Fixtures.S2, 2, s4, 1).cable(s3, 2, s4, 2);
+        TestAgent agent = new TestAgent("a:1", 4, 0.1).nic("eth0", true, 64);
+        TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
+                Map.of("eth0", ConnectPoint.deviceConnectPoint(s4 + "/10"))));
+        TestSwitches switches = new TestSwitches();
+        Duration t = Duration.ofSeconds(2);
+        ChainManager m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+                new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
+                new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t,
+                (spec, profile) -> naptWithReplies(replyRules(), List.of("napt.out0", "fw.out1")));
+        m.submit(withReplies(Fixtures.chainJson("r")).replace(Fixtures.S1 + "/3", s4 + "/20"));
+        ChainId id = ChainId.of("r");
+        MacAddress back = Tag.of(TagType.MAC, 1).replyEgressMac();
+        assertEquals(3, switches.rules(d4).stream().filter(r -> r.priority() < RulePlanner.TRANSIT_PRIORITY
+                && inPort(r).toLong() == 20).count());
+        assertTrue(switches.rules(Fixtures.D2).stream().anyMatch(r -> back.equals(ethDstOrNull(r))));
+
+        net.down(Fixtures.S2);
+        assertEquals(List.of(id), m.reroute(Fixtures.D2));
+        assertEquals(0, switches.rules(Fixtures.D2).size());
+        // replies from eth0 (s4:10) now return through s3 to s1
+        assertTrue(switches.rules(d3).stream().anyMatch(r -> back.equals(ethDstOrNull(r)) && inPort(r).toLong() == 2
+                && instr(r).equals(List.of(Instructions.createOutput(PortNumber.portNumber(1))))));
+        assertEquals(1, agent.calls().stream().filter(c -> c.equals("DeployPipeline")).count());
+        m.remove(id);
+        assertEquals(0, switches.total());
+    }
+
+    private static MacAddress ethDstOrNull(FlowRule r) {
+        EthCriterion c = (EthCriterion) r.selector().getCriterion(Criterion.Type.ETH_DST);
+        return c == null ? null : c.mac();
     }
 }
