@@ -135,8 +135,11 @@ def deployed(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def exchanged(deployed):
+    return exchange(deployed[0])
+
+
+def exchange(s):
     """Runs the TCP server at the sink and the client at the source once; returns what each side saw."""
-    s, plan = deployed
     capture = TcpSeen(s.netns("src"))
     server = subprocess.Popen(["ip", "netns", "exec", s.netns("sink"), "/usr/bin/python3", "-u", "-c", SERVER],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -219,6 +222,27 @@ def test_the_firewall_still_drops_denied_sources_on_the_switch(deployed, exchang
         arrived = capture.stop()
     assert scenario.switch_drops(s, "s1") - before >= len(frames)
     assert not [p for p in arrived if p[1] >= 40000], arrived
+
+
+def test_a_restarted_agent_gets_the_reply_steering_back(deployed, exchanged):
+    """The agent loses its pipeline and flow tables; the controller redeploys the pipeline with its reply egress
+    marker, and new connections work both ways again (switch rules were never touched)."""
+    s, _ = deployed
+    s.restart_agent("srv1")
+
+    def redeployed():
+        try:
+            return any(g["pipelineId"] == NAME for g in s.agent_stats()["groups"])
+        except RuntimeError:  # the agent is still starting
+            return False
+
+    deadline = time.monotonic() + 60
+    while not redeployed():
+        assert time.monotonic() < deadline, "the controller did not redeploy the chain on the restarted agent"
+        time.sleep(0.5)
+    client, seen, _ = exchange(s)
+    assert [c["reply"] for c in client] == [f"echo:hello-{i}\n" for i in range(CONNECTIONS)]
+    assert {c["peer"][0] for c in seen} == {chains.NAPT_ADDRESS}
 
 
 def test_removing_the_chain_removes_its_reply_rules(deployed, exchanged):
