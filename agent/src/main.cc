@@ -64,6 +64,10 @@ const std::string kUsage =
     "                       sharing a few CPUs want ~1000)\n"
     "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
     "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
+    "  --rss-fanout IFACE   agent: attach a kernel interface in RSS compatibility mode: one AF_PACKET socket per\n"
+    "                       worker, frames spread by flow hash (PACKET_FANOUT_HASH) with no tag affinity, so\n"
+    "                       every group of a pipeline entering there runs on every worker core, each with its\n"
+    "                       own flow state (GroupSpec.core is ignored); repeatable\n"
     "  --rte-flow PORT[,rules=N]  agent: the DPDK port PORT (from the EAL args or --port) dispatches group\n"
     "                       tags and NIC rules to worker rx queues with rte_flow rules the NIC runs; N is the\n"
     "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
@@ -79,6 +83,7 @@ struct Options {
   std::vector<unsigned> cores;
   std::vector<std::string> ports;
   std::vector<std::string> fanout;
+  std::vector<std::string> rss_fanout;
   std::vector<std::string> rte_flow;
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
@@ -128,6 +133,8 @@ Options parse_args(int argc, char** argv) {
       o.ports.push_back(value(a));
     } else if (a == "--fanout") {
       o.fanout.push_back(value(a));
+    } else if (a == "--rss-fanout") {
+      o.rss_fanout.push_back(value(a));
     } else if (a == "--rte-flow") {
       o.rte_flow.push_back(value(a));
     } else if (a == "--mbufs") {
@@ -249,6 +256,18 @@ int run_agent(const Options& o, metron::Engine& engine) {
       die(std::string("--fanout: ") + e.what());
     }
   }
+  for (const std::string& ifname : o.rss_fanout) {
+    metron::FanoutPortOptions fo;
+    fo.ifname = ifname;
+    fo.queues = static_cast<uint16_t>(engine.slot_count());
+    fo.hash = true;
+    try {
+      engine.add_port(metron::FanoutPort::open(fo, engine.pool()));
+    } catch (const std::exception& e) {
+      die(std::string("--rss-fanout: ") + e.what());
+    }
+    backend.add_rss_nic(ifname);
+  }
   // Declared after `steering`, so destroyed first: each removes its rules while its port is still open.
   std::vector<std::unique_ptr<metron::RteFlowDispatcher>> rte_flow;
   for (const std::string& spec : o.rte_flow) {
@@ -278,8 +297,8 @@ int run_agent(const Options& o, metron::Engine& engine) {
     rte_flow.push_back(std::move(d));
   }
 #else
-  if (!o.fanout.empty() || !o.rte_flow.empty())
-    die("this build has no dispatch (src/dispatch): --fanout and --rte-flow unavailable");
+  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty())
+    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout and --rte-flow unavailable");
 #endif
   std::unique_ptr<metron::ControlServer> server;
   try {
@@ -314,8 +333,9 @@ int main(int argc, char** argv) {
     die(e.what());
   }
   const bool standalone = !o.config_file.empty();
-  if (standalone && (!o.fanout.empty() || !o.rte_flow.empty()))
-    die("--fanout and --rte-flow steer group tags deployed by the controller: agent mode only (no Click file)");
+  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty()))
+    die("--fanout, --rss-fanout and --rte-flow dispatch to groups deployed by the controller: agent mode only (no "
+        "Click file)");
   std::vector<unsigned> cores = o.cores;
   if (cores.empty()) {
     unsigned lc;

@@ -18,6 +18,7 @@
 #include "dispatch/fanout_port.h"
 #include "dispatch/steering_table.h"
 #include "dispatch/veth_fixture.h"
+#include "egress_capture.h"
 #include "test_env.h"
 
 namespace metron {
@@ -30,65 +31,6 @@ constexpr uint16_t kTagN = 8;  // the new half's tag
 constexpr uint32_t kFlows = 32;
 constexpr uint32_t kClasses = 4;
 constexpr uint32_t kBacklog = 300;  // frames queued on the saturated core when the split starts
-
-// What leaves the pipeline: per sequence number, how often, and each frame's translated source.
-class Capture {
- public:
-  explicit Capture(const std::string& ifname) {
-    fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (fd_ < 0) throw std::runtime_error("capture socket");
-    const int buf = 32 << 20;
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
-    sockaddr_ll a{};
-    a.sll_family = AF_PACKET;
-    a.sll_protocol = htons(ETH_P_ALL);
-    a.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("capture bind");
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Capture() {
-    stop_ = true;
-    thread_.join();
-    close(fd_);
-  }
-  struct Frame {
-    uint32_t src_ip;
-    uint16_t sport;
-  };
-  // Frames by sequence number once `n` arrived (or 10 s passed).
-  std::map<uint32_t, std::vector<Frame>> WaitFor(size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (total_.load() < n && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // strays and duplicates
-    std::lock_guard<std::mutex> lock(mu_);
-    return frames_;
-  }
-
- private:
-  void Loop() {
-    uint8_t b[2048];
-    pollfd p{fd_, POLLIN, 0};
-    while (!stop_) {
-      if (poll(&p, 1, 20) <= 0) continue;
-      sockaddr_ll from{};
-      socklen_t len = sizeof from;
-      const ssize_t n = recvfrom(fd_, b, sizeof b, 0, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n < 46 || from.sll_pkttype == PACKET_OUTGOING) continue;
-      Frame f{ntohl(*reinterpret_cast<const uint32_t*>(b + 26)), ntohs(*reinterpret_cast<const uint16_t*>(b + 34))};
-      const uint32_t seq = ntohl(*reinterpret_cast<const uint32_t*>(b + 42));
-      std::lock_guard<std::mutex> lock(mu_);
-      frames_[seq].push_back(f);
-      ++total_;
-    }
-  }
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::atomic<size_t> total_{0};
-  std::mutex mu_;
-  std::map<uint32_t, std::vector<Frame>> frames_;
-  std::thread thread_;
-};
 
 class StateSplitTest : public ::testing::Test {
  protected:
@@ -108,7 +50,7 @@ class StateSplitTest : public ::testing::Test {
     backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
     engine_->start();
     main_worker_ = std::thread([this] { engine_->run_main_worker(); });
-    capture_ = std::make_unique<Capture>("tx0");
+    capture_ = std::make_unique<test::EgressCapture>("tx0");
     sender_ = std::make_unique<test::RawSender>("tx0");
   }
   void TearDown() override {
@@ -146,7 +88,7 @@ class StateSplitTest : public ::testing::Test {
   std::unique_ptr<EngineBackend> backend_;
   std::unique_ptr<test::VethNetns> ns_;
   std::thread main_worker_;
-  std::unique_ptr<Capture> capture_;
+  std::unique_ptr<test::EgressCapture> capture_;
   std::unique_ptr<test::RawSender> sender_;
   uint32_t seq_ = 0;
   std::map<uint32_t, uint32_t> flow_of_;

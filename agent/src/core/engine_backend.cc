@@ -90,6 +90,19 @@ void EngineBackend::add_steered_nic(const std::string& nic, pb::DispatchMode mod
   steered_[nic] = mode;
 }
 
+void EngineBackend::add_rss_nic(const std::string& nic) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  rss_nics_.insert(nic);
+}
+
+Status EngineBackend::rss_refusal(const Pipeline& p, const std::string& what) const {
+  return Status(StatusCode::FAILED_PRECONDITION,
+                what + ": pipeline '" + p.id + "' enters at NIC '" + p.ingress +
+                    "', which dispatches by flow hash (RSS compatibility mode): each group runs on every worker core "
+                    "with its own per-core flow state, so a group's state is not one table to copy");
+}
+
 // ---- System ------------------------------------------------------------------------------------------------
 
 Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerResources* out) {
@@ -123,8 +136,9 @@ Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerRes
     n->set_rx_queues(p->rx_queues());
     n->set_tx_queues(p->tx_queues());
     auto it = steered_.find(p->name());
-    const pb::DispatchMode mode =
-        it != steered_.end() ? it->second : (p->rx_queues() == 1 ? pb::DISPATCH_SINGLE : pb::DISPATCH_RSS);
+    const pb::DispatchMode mode = it != steered_.end() ? it->second
+                                  : rss(p->name()) || p->rx_queues() > 1 ? pb::DISPATCH_RSS
+                                                                          : pb::DISPATCH_SINGLE;
     n->add_dispatch_modes(mode);
     n->set_active_mode(mode);
     n->add_tag_types(pb::TAG_MAC);
@@ -149,7 +163,6 @@ Status EngineBackend::Health(const pb::HealthRequest&, pb::HealthReply* out) {
 
 Status EngineBackend::build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
                                    const Pipeline* current, GroupList* out) {
-  Port* ingress = engine_->port(p.ingress);
   std::set<std::string> ids;
   std::map<uint32_t, std::string> keys;
   for (int i = 0; i < specs.size(); ++i) {
@@ -176,58 +189,69 @@ Status EngineBackend::build_groups(const Pipeline& p, const google::protobuf::Re
           return Status(StatusCode::ALREADY_EXISTS, f + ".tag.value: " + std::to_string(s.tag().value()) +
                                                         " already dispatched to pipeline '" + pid + "'");
     }
-    const int slot = engine_->slot_of_core(s.core());
-    if (slot < 0) {
-      std::string list;
-      for (unsigned c : engine_->cores()) list += (list.empty() ? "" : ",") + std::to_string(c);
-      return invalid(f + ".core: " + std::to_string(s.core()) + " is not a worker core (workers: " + list + ")");
-    }
-    if (slot >= ingress->rx_queues())
-      return Status(StatusCode::RESOURCE_EXHAUSTED,
-                    f + ".core: " + std::to_string(s.core()) + " needs rx queue " + std::to_string(slot) + " but NIC '" +
-                        p.ingress + "' has " + std::to_string(ingress->rx_queues()));
-    for (size_t k = 0; k < p.egress.size(); ++k)
-      if (slot >= p.egress[k].port->tx_queues())
-        return Status(StatusCode::RESOURCE_EXHAUSTED, f + ".core: " + std::to_string(s.core()) + " needs tx queue " +
-                                                          std::to_string(slot) + " on egress NIC '" +
-                                                          p.egress[k].port->name() + "'");
     for (uint32_t c : s.class_ids())
       if (c > 65535) return invalid(f + ".class_ids: " + std::to_string(c) + " outside 0..65535");
-
-    GroupRuntime::Spec spec;
-    spec.pipeline_id = p.id;
-    spec.group_id = s.group_id();
-    spec.click = s.click_config();
-    spec.tag_kind = kind_of(tt);
-    spec.tag = s.tag().value();
-    spec.core = s.core();
-    spec.slot = static_cast<unsigned>(slot);
-    spec.slots = engine_->slot_count();
-    spec.socket_id = engine_->socket_of_core(s.core());
-    spec.ingress = ingress;
-    spec.egress = p.egress;
-    spec.class_ids.assign(s.class_ids().begin(), s.class_ids().end());
-
-    // Unchanged groups keep running with their state.
-    std::shared_ptr<GroupRuntime> reuse;
-    if (current != nullptr && s.state_from().empty())
-      for (const auto& g : current->groups) {
-        const auto& o = g->spec();
-        if (o.group_id == spec.group_id && o.click == spec.click && o.tag_kind == spec.tag_kind &&
-            o.tag == spec.tag && o.core == spec.core && o.class_ids == spec.class_ids)
-          reuse = g;
-      }
-    if (reuse) {
-      out->push_back(reuse);
-      continue;
+    // Tag affinity: the group runs on its core. RSS: on every worker core, the spec's core ignored.
+    const std::vector<unsigned> cores = rss(p.ingress) ? engine_->cores() : std::vector<unsigned>{s.core()};
+    for (unsigned core : cores) {
+      Status st = build_group(p, s, tt, core, f, current, out);
+      if (!st.ok()) return st;
     }
-    try {
-      out->push_back(std::make_shared<GroupRuntime>(std::move(spec)));
-    } catch (const ClickError& e) {
-      return invalid(f + ".click_config: " + e.what());
-    } catch (const std::exception& e) {
-      return Status(StatusCode::RESOURCE_EXHAUSTED, f + ": " + e.what());
+  }
+  return Status::OK;
+}
+
+Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb::TagType tt, unsigned core,
+                                  const std::string& f, const Pipeline* current, GroupList* out) {
+  Port* ingress = engine_->port(p.ingress);
+  const int slot = engine_->slot_of_core(core);
+  if (slot < 0) {
+    std::string list;
+    for (unsigned c : engine_->cores()) list += (list.empty() ? "" : ",") + std::to_string(c);
+    return invalid(f + ".core: " + std::to_string(core) + " is not a worker core (workers: " + list + ")");
+  }
+  if (slot >= ingress->rx_queues())
+    return Status(StatusCode::RESOURCE_EXHAUSTED,
+                  f + ".core: " + std::to_string(core) + " needs rx queue " + std::to_string(slot) + " but NIC '" +
+                      p.ingress + "' has " + std::to_string(ingress->rx_queues()));
+  for (size_t k = 0; k < p.egress.size(); ++k)
+    if (slot >= p.egress[k].port->tx_queues())
+      return Status(StatusCode::RESOURCE_EXHAUSTED, f + ".core: " + std::to_string(core) + " needs tx queue " +
+                                                        std::to_string(slot) + " on egress NIC '" +
+                                                        p.egress[k].port->name() + "'");
+  GroupRuntime::Spec spec;
+  spec.pipeline_id = p.id;
+  spec.group_id = s.group_id();
+  spec.click = s.click_config();
+  spec.tag_kind = kind_of(tt);
+  spec.tag = s.tag().value();
+  spec.core = core;
+  spec.slot = static_cast<unsigned>(slot);
+  spec.slots = engine_->slot_count();
+  spec.socket_id = engine_->socket_of_core(core);
+  spec.ingress = ingress;
+  spec.egress = p.egress;
+  spec.class_ids.assign(s.class_ids().begin(), s.class_ids().end());
+
+  // Unchanged groups keep running with their state.
+  std::shared_ptr<GroupRuntime> reuse;
+  if (current != nullptr && s.state_from().empty())
+    for (const auto& g : current->groups) {
+      const auto& o = g->spec();
+      if (o.group_id == spec.group_id && o.click == spec.click && o.tag_kind == spec.tag_kind &&
+          o.tag == spec.tag && o.core == spec.core && o.class_ids == spec.class_ids)
+        reuse = g;
     }
+  if (reuse) {
+    out->push_back(reuse);
+    return Status::OK;
+  }
+  try {
+    out->push_back(std::make_shared<GroupRuntime>(std::move(spec)));
+  } catch (const ClickError& e) {
+    return invalid(f + ".click_config: " + e.what());
+  } catch (const std::exception& e) {
+    return Status(StatusCode::RESOURCE_EXHAUSTED, f + ": " + e.what());
   }
   return Status::OK;
 }
@@ -314,7 +338,9 @@ void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) cons
   out->set_pipeline_id(p.id);
   out->set_state(pb::PIPELINE_RUNNING);
   out->set_generation(p.generation);
+  std::set<std::string> reported;  // an RSS pipeline's group is reported once, with its first core
   for (const auto& g : p.groups) {
+    if (!reported.insert(g->spec().group_id).second) continue;
     pb::GroupStatus* gs = out->add_groups();
     gs->set_group_id(g->spec().group_id);
     gs->mutable_tag()->set_type(type_of(g->spec().tag_kind));
@@ -379,6 +405,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   std::vector<GroupList> sources(req.groups().size());
   for (int i = 0; i < req.groups().size(); ++i)
     for (const std::string& src : req.groups(i).state_from()) {
+      if (rss(cur.ingress)) return rss_refusal(cur, "groups[" + std::to_string(i) + "].state_from");
       for (const auto& g : cur.groups)
         if (g->spec().group_id == src) sources[i].push_back(g);
       if (sources[i].empty() || sources[i].back()->spec().group_id != src)
@@ -387,6 +414,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   GroupList groups;
   Status s = build_groups(cur, req.groups(), &cur, &groups);
   if (!s.ok()) return s;
+  sources.resize(groups.size());  // RSS: one runtime per spec and core, none with a source
   auto is_old = [&](const std::shared_ptr<GroupRuntime>& g) {
     return std::find(cur.groups.begin(), cur.groups.end(), g) != cur.groups.end();
   };
@@ -642,6 +670,7 @@ Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSn
   std::lock_guard<std::mutex> change(change_mu_);
   auto it = pipelines_.find(req.pipeline_id());
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
+  if (rss(it->second.ingress)) return rss_refusal(it->second, "ExportState");
   for (const auto& g : it->second.groups) {
     if (g->spec().group_id != req.group_id()) continue;
     out->set_pipeline_id(req.pipeline_id());
@@ -660,6 +689,7 @@ Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportS
   auto it = pipelines_.find(snap.pipeline_id());
   if (it == pipelines_.end())
     return Status(StatusCode::NOT_FOUND, "snapshot.pipeline_id: no pipeline '" + snap.pipeline_id() + "'");
+  if (rss(it->second.ingress)) return rss_refusal(it->second, "ImportState");
   const std::string target = req.target_group_id().empty() ? snap.group_id() : req.target_group_id();
   for (const auto& g : it->second.groups) {
     if (g->spec().group_id != target) continue;

@@ -34,6 +34,10 @@ class EngineBackend final : public AgentBackend {
   // NICs whose rx queues are filled by tag steering (FanoutPort, rte_flow NICs): their group tags are pushed to
   // the NicRuleTable on every change.
   void add_steered_nic(const std::string& nic, pb::DispatchMode mode);
+  // NICs in RSS compatibility mode (DISPATCH_RSS): their rx queues are filled by a flow hash, with no tag
+  // affinity, so every group of a pipeline entering there runs on every worker core, each copy with its own flow
+  // state (a flow stays on one core because the hash is per flow). GroupSpec.core is ignored for them.
+  void add_rss_nic(const std::string& nic);
 
   grpc::Status GetResources(const pb::GetResourcesRequest& req, pb::ServerResources* out) override;
   grpc::Status Health(const pb::HealthRequest& req, pb::HealthReply* out) override;
@@ -62,6 +66,9 @@ class EngineBackend final : public AgentBackend {
   // Builds (or reuses, when unchanged) the runtime of each requested group. Status names the field.
   grpc::Status build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
                             const Pipeline* current, GroupList* out);
+  // One runtime of spec `s` (field path `f`) on `core`, appended to `out`.
+  grpc::Status build_group(const Pipeline& p, const pb::GroupSpec& s, pb::TagType tt, unsigned core,
+                           const std::string& f, const Pipeline* current, GroupList* out);
   // Tags every steered NIC must carry if `replace` (pipeline id -> groups) were in force.
   grpc::Status steer(const std::map<std::string, const GroupList*>& replace);
   void publish_cores(const std::set<unsigned>& cores);
@@ -76,6 +83,9 @@ class EngineBackend final : public AgentBackend {
   // Whether two plans run the same groups in the same order (publishing one over the other changes nothing).
   static bool same_groups(const WorkerPlan& a, const WorkerPlan& b);
   void fill_status(const Pipeline& p, pb::PipelineStatus* out) const;
+  bool rss(const std::string& ingress) const { return rss_nics_.count(ingress) > 0; }
+  // FAILED_PRECONDITION naming the pipeline's RSS NIC and what it cannot do there (per-core copies of a group).
+  grpc::Status rss_refusal(const Pipeline& p, const std::string& what) const;
 
   Engine* const engine_;
   const std::string version_;
@@ -83,6 +93,7 @@ class EngineBackend final : public AgentBackend {
   const std::chrono::steady_clock::time_point started_;
   NicRuleTable* nic_rules_ = nullptr;
   std::map<std::string, pb::DispatchMode> steered_;
+  std::set<std::string> rss_nics_;
   // Two locks so that reads never wait behind a deployment (building a large filter takes ~1 s):
   // change_mu_ serialises every change (validate, build, copy state, publish, steer) from start to end, so a
   // change sees pipelines_ stable without mu_; mu_ is held only to read pipelines_ from outside a change and,

@@ -75,8 +75,10 @@ std::unique_ptr<FanoutPort> FanoutPort::open(const FanoutPortOptions& options, r
   std::unique_ptr<FanoutPort> port(new FanoutPort(options, pool));
   for (uint16_t q = 0; q < options.queues; ++q) port->open_queue(port->queues_[q], ifindex);
   port->join_fanout();
-  grpc::Status s = port->install_programs({});
-  if (!s.ok()) throw std::runtime_error("FanoutPort " + options.ifname + ": " + s.error_message());
+  if (!options.hash) {
+    grpc::Status s = port->install_programs({});
+    if (!s.ok()) throw std::runtime_error("FanoutPort " + options.ifname + ": " + s.error_message());
+  }
   // Frames that reached a socket before the group and its program existed were not steered: discard them.
   for (uint16_t q = 0; q < options.queues; ++q) {
     Ring& rx = port->queues_[q].rx;
@@ -118,14 +120,15 @@ void FanoutPort::open_queue(Queue& q, int ifindex) {
 
 void FanoutPort::join_fanout() {
   // The kernel picks a group id unused in this namespace, so agents (and tests) never join each other's group.
-  int arg = (PACKET_FANOUT_CBPF | PACKET_FANOUT_FLAG_UNIQUEID) << 16;
+  const int type = options_.hash ? PACKET_FANOUT_HASH : PACKET_FANOUT_CBPF;
+  int arg = (type | PACKET_FANOUT_FLAG_UNIQUEID) << 16;
   if (setsockopt(queues_[0].fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof arg) < 0) Fail(options_.ifname, "PACKET_FANOUT");
   int got = 0;
   socklen_t len = sizeof got;
   if (getsockopt(queues_[0].fd, SOL_PACKET, PACKET_FANOUT, &got, &len) < 0) Fail(options_.ifname, "get PACKET_FANOUT");
   fanout_id_ = static_cast<uint16_t>(got & 0xffff);
-  // Socket i is the group's member i: the index the program returns.
-  arg = fanout_id_ | PACKET_FANOUT_CBPF << 16;
+  // Socket i is the group's member i: the index the program returns (or the flow hash picks).
+  arg = fanout_id_ | type << 16;
   for (uint16_t q = 1; q < options_.queues; ++q) {
     if (setsockopt(queues_[q].fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof arg) < 0) {
       Fail(options_.ifname, "join fanout group " + std::to_string(fanout_id_));
@@ -197,18 +200,28 @@ std::vector<bool> QueuesLosingFrames(const std::vector<SteerRule>& prev, const s
 }
 
 uint32_t FanoutPort::max_rules() const {
+  if (options_.hash) return 0;
   // A typical tag or 5-tuple rule compiles to at most 8 instructions; apply() reports the exact limit.
   return BPF_MAXINSNS / 8;
 }
 
 grpc::Status FanoutPort::check(const std::vector<SteerRule>& ordered_rules) const {
+  if (options_.hash) return hash_only(ordered_rules);
   std::vector<sock_filter> program;
   grpc::Status s = CompileSteeringProgram(ordered_rules, options_.default_queue, ProgramRole::kFanout, &program);
   if (s.ok()) s = CompileSteeringProgram(ordered_rules, options_.default_queue, ProgramRole::kSocketFilter, &program);
   return s;
 }
 
+grpc::Status FanoutPort::hash_only(const std::vector<SteerRule>& ordered_rules) const {
+  if (ordered_rules.empty()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                      "NIC " + options_.ifname + " dispatches by flow hash (RSS compatibility mode): it takes no " +
+                          "steering rules (" + std::to_string(ordered_rules.size()) + " given)");
+}
+
 grpc::Status FanoutPort::apply(const std::vector<SteerRule>& ordered_rules) {
+  if (options_.hash) return hash_only(ordered_rules);
   std::lock_guard<std::mutex> lock(apply_mu_);
   grpc::Status s = install_programs(ordered_rules);
   if (!s.ok()) return s;

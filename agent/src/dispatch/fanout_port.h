@@ -1,10 +1,13 @@
 // FanoutPort: a Port over a kernel interface (veth, tap, any netdev) whose rx queues are filled by the kernel's
-// own dispatch, outside the worker cores (DISPATCH_FANOUT_CBPF).
+// own dispatch, outside the worker cores: by group tag (DISPATCH_FANOUT_CBPF) or, in RSS compatibility mode, by
+// flow hash (DISPATCH_RSS).
 //
 // One AF_PACKET socket per queue, each with an mmap'ed TPACKET_V2 rx ring and tx ring. All sockets join one
 // fanout group of type PACKET_FANOUT_CBPF; the group's classic BPF program (cbpf_program.h), regenerated on
 // every apply(), returns the queue each frame belongs to, so a frame carrying tag X is only ever seen by the
-// worker polling X's queue. Drop rules are enforced by a socket filter on every socket.
+// worker polling X's queue. Drop rules are enforced by a socket filter on every socket. With `hash`, the group is
+// of type PACKET_FANOUT_HASH instead: the kernel spreads frames by their flow hash, as a NIC's RSS does, so a flow
+// stays on one queue but tags have no affinity, and there are no rules (check/apply refuse any).
 //
 // Frames are copied into mbufs of the given DPDK mempool. A VLAN tag the kernel took out of the frame is
 // reported as DPDK NICs do with VLAN stripping: mbuf->vlan_tci and RTE_MBUF_F_RX_VLAN(_STRIPPED). On tx, an
@@ -32,6 +35,7 @@ struct FanoutPortOptions {
   uint16_t default_queue = 0;  // where frames matching no rule go
   // apply() waits at most this long for readers to take the frames steered under the previous rules.
   uint32_t drain_timeout_ms = 200;
+  bool hash = false;  // DISPATCH_RSS: PACKET_FANOUT_HASH, no steering rules
 };
 
 // The rx queues that switching from rules `prev` to `next` may take frames from (a rule steering to them is gone,
@@ -57,7 +61,7 @@ class FanoutPort final : public Port, public Dispatcher {
 
   // Dispatcher
   const std::string& nic() const override { return options_.ifname; }
-  pb::DispatchMode mode() const override { return pb::DISPATCH_FANOUT_CBPF; }
+  pb::DispatchMode mode() const override { return options_.hash ? pb::DISPATCH_RSS : pb::DISPATCH_FANOUT_CBPF; }
   uint16_t steerable_queues() const override { return options_.queues; }
   uint32_t max_rules() const override;
   grpc::Status check(const std::vector<SteerRule>& ordered_rules) const override;
@@ -91,6 +95,8 @@ class FanoutPort final : public Port, public Dispatcher {
   void open_queue(Queue& q, int ifindex);
   void join_fanout();
   grpc::Status install_programs(const std::vector<SteerRule>& ordered_rules);
+  // Hash mode: OK for no rules, FAILED_PRECONDITION naming the NIC otherwise.
+  grpc::Status hash_only(const std::vector<SteerRule>& ordered_rules) const;
   // Waits until every frame waiting now in the rx ring of a queue marked in `queues` has been released by the
   // queue's reader; queues nobody polls (no worker bound to them) are not waited for.
   void drain_rings(const std::vector<bool>& queues);
