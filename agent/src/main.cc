@@ -33,6 +33,7 @@
 #include "dispatch/fanout_port.h"
 #include "dispatch/rte_flow_dispatcher.h"
 #include "dispatch/steering_table.h"
+#include "dispatch/vmdq_pools.h"
 #endif
 
 namespace {
@@ -73,6 +74,9 @@ const std::string kUsage =
     "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
     "                       rule is created and removed: a port that cannot (no rte_flow, or e.g. net_tap without\n"
     "                       kernel tc flower) stops the agent with an error; repeatable\n"
+    "  --vmdq PORT          agent: dispatch the DPDK port PORT with VMDq MAC pools (one pool per worker, one\n"
+    "                       MAC entry per class of each group). Checked at start: a port whose driver has no\n"
+    "                       VMDq pools for every worker stops the agent with an error naming it; repeatable\n"
     "  --listen, --tls-*    agent: control API options (below)\n";
 
 std::atomic<bool> g_stop{false};
@@ -85,6 +89,7 @@ struct Options {
   std::vector<std::string> fanout;
   std::vector<std::string> rss_fanout;
   std::vector<std::string> rte_flow;
+  std::vector<std::string> vmdq;
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
@@ -135,6 +140,8 @@ Options parse_args(int argc, char** argv) {
       o.fanout.push_back(value(a));
     } else if (a == "--rss-fanout") {
       o.rss_fanout.push_back(value(a));
+    } else if (a == "--vmdq") {
+      o.vmdq.push_back(value(a));
     } else if (a == "--rte-flow") {
       o.rte_flow.push_back(value(a));
     } else if (a == "--mbufs") {
@@ -296,9 +303,23 @@ int run_agent(const Options& o, metron::Engine& engine) {
     backend.add_steered_nic(name, metron::pb::DISPATCH_RTE_FLOW);
     rte_flow.push_back(std::move(d));
   }
+  for (const std::string& name : o.vmdq) {
+    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
+    if (port == nullptr)
+      die("--vmdq " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(port->port_id(), &info) != 0) die("--vmdq " + name + ": cannot read the port's info");
+    grpc::Status s = metron::VmdqCapable(name, info.max_vmdq_pools, info.max_mac_addrs,
+                                         static_cast<uint16_t>(engine.slot_count()));
+    if (!s.ok()) die("--vmdq " + name + ": " + s.error_message());
+    // The pool side (the port configured with RTE_ETH_MQ_RX_VMDQ_ONLY, vmdq_pools.h's entries added per pool)
+    // needs a NIC with VMDq to be tested; until then a capable port is refused rather than half dispatched.
+    die("--vmdq " + name + ": the port has " + std::to_string(info.max_vmdq_pools) +
+        " VMDq pools, but this agent does not configure VMDq pools yet: use --rte-flow");
+  }
 #else
-  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty())
-    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout and --rte-flow unavailable");
+  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty())
+    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout, --rte-flow and --vmdq unavailable");
 #endif
   std::unique_ptr<metron::ControlServer> server;
   try {
@@ -333,8 +354,8 @@ int main(int argc, char** argv) {
     die(e.what());
   }
   const bool standalone = !o.config_file.empty();
-  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty()))
-    die("--fanout, --rss-fanout and --rte-flow dispatch to groups deployed by the controller: agent mode only (no "
+  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty()))
+    die("--fanout, --rss-fanout, --rte-flow and --vmdq dispatch to groups deployed by the controller: agent mode only (no "
         "Click file)");
   std::vector<unsigned> cores = o.cores;
   if (cores.empty()) {
