@@ -20,9 +20,9 @@ import org.metron.app.impl.Synthesis;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.ServerRegistry;
-import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.ChainStoreService;
 import org.metron.synth.CompiledChain;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
@@ -58,8 +58,8 @@ import java.util.concurrent.TimeUnit;
  */
 @Component(immediate = true, service = {MetronService.class, CompiledChains.class})
 public class MetronComponent implements MetronService, CompiledChains {
-    /** Per agent call / per device batch. */
-    static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
+    /** Per agent call / per device batch (scaling's too). */
+    public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
 
     private final Logger log = LoggerFactory.getLogger(getClass());
 
@@ -79,7 +79,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     protected Leadership leadership;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
-    protected StoreFactory storeFactory;
+    protected ChainStoreService chainStores;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceService deviceService;
@@ -96,7 +96,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Activate
     protected void activate() {
         ApplicationId appId = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
-        ChainStore store = new ChainStore(storeFactory);
+        ChainStore store = chainStores.chainStore();
         manager = new ChainManager(store, servers, switches, leadership,
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,

@@ -1,12 +1,13 @@
 package org.metron.app.scaling;
 
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.onos.MetronComponent;
 import org.metron.app.onos.OnosSwitchProgrammer;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
-import org.metron.app.store.ChainStore;
+import org.metron.app.store.ChainStoreService;
 import org.onosproject.core.CoreService;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceService;
@@ -18,7 +19,6 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -26,12 +26,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Scaling inside ONOS: the same {@link ScalingManager} the embedded host runs, over the SPI components and the
- * chains' maps (the store factory answers the same map for the same name), offered as {@link ScalingService}
- * to the REST resources and the CLI. Only the instance leading a chain changes it.
+ * instance's one {@link ChainStoreService} (shared with {@link MetronComponent}, so a split and a remove of the
+ * same chain serialize), offered as {@link ScalingService} to the REST resources and the CLI. Only the instance
+ * leading a chain changes it.
  */
 @Component(immediate = true, service = ScalingService.class)
 public class ScalingComponent extends ScalingServiceDelegate {
-    private static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
     private final Logger log = LoggerFactory.getLogger(getClass());
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -47,6 +47,10 @@ public class ScalingComponent extends ScalingServiceDelegate {
     protected Leadership leadership;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ChainStoreService chainStores;
+
+    /** The scaling journal's and history's maps. */
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected StoreFactory storeFactory;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -57,8 +61,8 @@ public class ScalingComponent extends ScalingServiceDelegate {
 
     @Activate
     protected void activate() {
-        ScalingManager m = new ScalingManager(new ChainStore(storeFactory), storeFactory, servers, switches,
-                compiled, coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), STEP_TIMEOUT,
+        ScalingManager m = new ScalingManager(chainStores.chainStore(), storeFactory, servers, switches, compiled,
+                coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), MetronComponent.STEP_TIMEOUT,
                 ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis,
                 Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS);
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());

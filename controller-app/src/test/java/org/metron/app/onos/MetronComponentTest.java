@@ -3,30 +3,20 @@ package org.metron.app.onos;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.DeviceRole;
-import org.metron.app.store.ChainStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.onlab.packet.ChassisId;
-import org.onosproject.core.ApplicationId;
-import org.onosproject.core.CoreServiceAdapter;
-import org.onosproject.core.DefaultApplicationId;
 import org.onosproject.net.DefaultDevice;
 import org.onosproject.net.Device;
-import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceEvent;
 import org.onosproject.net.device.DeviceListener;
-import org.onosproject.net.device.DeviceServiceAdapter;
 import org.onosproject.net.link.LinkListener;
-import org.onosproject.net.link.LinkServiceAdapter;
 import org.onosproject.net.provider.ProviderId;
 
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.Assert.assertEquals;
@@ -42,49 +32,11 @@ public class MetronComponentTest {
                 .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).device(S3, DeviceRole.OPENFLOW_SWITCH, 1000)
                 .cable(Fixtures.S1, 2, Fixtures.S2, 1).cable(Fixtures.S1, 3, S3, 1);
         TestSwitches switches = new TestSwitches();
-        List<DeviceListener> deviceListeners = new ArrayList<>();
-        List<LinkListener> linkListeners = new ArrayList<>();
-
-        MetronComponent c = new MetronComponent();
-        c.coreService = new CoreServiceAdapter() {
-            @Override
-            public ApplicationId registerApplication(String name) {
-                return new DefaultApplicationId(9, name);
-            }
-        };
-        c.network = net;
-        c.switches = switches;
-        c.servers = new TestServers().add(Fixtures.server(0, new TestAgent("a:1", 2, 0).nic("eth0", true, 8)));
-        c.leadership = new SingleInstanceLeadership();
-        c.storeFactory = new LocalStoreFactory();
-        c.deviceService = new DeviceServiceAdapter() {
-            @Override
-            public void addListener(DeviceListener l) {
-                deviceListeners.add(l);
-            }
-
-            @Override
-            public void removeListener(DeviceListener l) {
-                deviceListeners.remove(l);
-            }
-
-            @Override
-            public boolean isAvailable(DeviceId id) {
-                return net.device(id).isPresent();
-            }
-        };
-        c.linkService = new LinkServiceAdapter() {
-            @Override
-            public void addListener(LinkListener l) {
-                linkListeners.add(l);
-            }
-
-            @Override
-            public void removeListener(LinkListener l) {
-                linkListeners.remove(l);
-            }
-        };
-        c.activate();
+        OnosServices onos = new OnosServices(net, switches,
+                new TestServers().add(Fixtures.server(0, new TestAgent("a:1", 2, 0).nic("eth0", true, 8))));
+        List<DeviceListener> deviceListeners = onos.deviceListeners;
+        List<LinkListener> linkListeners = onos.linkListeners;
+        MetronComponent c = onos.activateMetron();
         assertEquals(1, deviceListeners.size());
         assertEquals(1, linkListeners.size());
 
@@ -108,7 +60,7 @@ public class MetronComponentTest {
         l.event(down);
         c.deactivate(); // waits for the reroute
         assertEquals(before, switches.rules(Fixtures.D2).size());
-        assertEquals(ChainState.ACTIVE, new ChainStore(c.storeFactory).chains().get(ChainId.of("fw")).get().value()
+        assertEquals(ChainState.ACTIVE, onos.chainStores.chainStore().chains().get(ChainId.of("fw")).get().value()
                 .state());
         assertTrue(deviceListeners.isEmpty());
         assertTrue(linkListeners.isEmpty());
