@@ -31,6 +31,7 @@
 #endif
 #ifdef METRON_HAVE_DISPATCH
 #include "dispatch/fanout_port.h"
+#include "dispatch/rss_port.h"
 #include "dispatch/rte_flow_dispatcher.h"
 #include "dispatch/steering_table.h"
 #include "dispatch/vmdq_pools.h"
@@ -74,6 +75,10 @@ const std::string kUsage =
     "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
     "                       rule is created and removed: a port that cannot (no rte_flow, or e.g. net_tap without\n"
     "                       kernel tc flower) stops the agent with an error; repeatable\n"
+    "  --rss PORT           agent: RSS compatibility mode on the DPDK port PORT: the NIC spreads frames over the\n"
+    "                       worker rx queues by an IP/TCP/UDP hash (RTE_ETH_MQ_RX_RSS), no tag affinity; every\n"
+    "                       group entering there runs on every worker core with its own flow state. A port whose\n"
+    "                       driver has no RSS stops the agent with an error naming it; repeatable\n"
     "  --vmdq PORT          agent: dispatch the DPDK port PORT with VMDq MAC pools (one pool per worker, one\n"
     "                       MAC entry per class of each group). Checked at start: a port whose driver has no\n"
     "                       VMDq pools for every worker stops the agent with an error naming it; repeatable\n"
@@ -90,6 +95,7 @@ struct Options {
   std::vector<std::string> rss_fanout;
   std::vector<std::string> rte_flow;
   std::vector<std::string> vmdq;
+  std::vector<std::string> rss;
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
@@ -140,6 +146,8 @@ Options parse_args(int argc, char** argv) {
       o.fanout.push_back(value(a));
     } else if (a == "--rss-fanout") {
       o.rss_fanout.push_back(value(a));
+    } else if (a == "--rss") {
+      o.rss.push_back(value(a));
     } else if (a == "--vmdq") {
       o.vmdq.push_back(value(a));
     } else if (a == "--rte-flow") {
@@ -303,6 +311,14 @@ int run_agent(const Options& o, metron::Engine& engine) {
     backend.add_steered_nic(name, metron::pb::DISPATCH_RTE_FLOW);
     rte_flow.push_back(std::move(d));
   }
+  for (const std::string& name : o.rss) {
+    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
+    if (port == nullptr)
+      die("--rss " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
+    grpc::Status s = metron::EnableRss(name, port->port_id(), port->rx_queues(), port->tx_queues());
+    if (!s.ok()) die("--rss " + name + ": " + s.error_message());
+    backend.add_rss_nic(name);
+  }
   for (const std::string& name : o.vmdq) {
     auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
     if (port == nullptr)
@@ -318,8 +334,9 @@ int run_agent(const Options& o, metron::Engine& engine) {
         " VMDq pools, but this agent does not configure VMDq pools yet: use --rte-flow");
   }
 #else
-  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty())
-    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout, --rte-flow and --vmdq unavailable");
+  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty() || !o.rss.empty())
+    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout, --rss, --rte-flow and --vmdq "
+        "unavailable");
 #endif
   std::unique_ptr<metron::ControlServer> server;
   try {
@@ -354,8 +371,9 @@ int main(int argc, char** argv) {
     die(e.what());
   }
   const bool standalone = !o.config_file.empty();
-  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty()))
-    die("--fanout, --rss-fanout, --rte-flow and --vmdq dispatch to groups deployed by the controller: agent mode only (no "
+  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty() ||
+                     !o.rss.empty()))
+    die("--fanout, --rss-fanout, --rss, --rte-flow and --vmdq dispatch to groups deployed by the controller: agent mode only (no "
         "Click file)");
   std::vector<unsigned> cores = o.cores;
   if (cores.empty()) {
