@@ -90,9 +90,12 @@ bool unconstrained(const Layout& L, const std::vector<AclRule>& acl, int k) {
 std::atomic<unsigned> g_ctx_seq{0};
 
 // rte_acl_build splits a rule set into up to 8 tries whenever one trie passes a node limit, and every trie is a
-// walk per packet. With max_size 0 ("no limit") the limit is its minimum, 2048 nodes: fw1000's classifier built
-// 3 tries at 3.1 Mpps. Any max_size starts at 16384 nodes and halves only while the runtime tables exceed it:
-// one trie, ~2x the packet rate (agent/README.md). fw1000's takes 33 MB.
+// walk per packet. With max_size 0 ("no limit") the limit is its minimum, 2048 nodes: fw1000's sw classifier
+// (1,394 IPv4 entries) built 3 tries. Any max_size starts at 16384 nodes and halves only while the runtime tables
+// exceed it: one trie, +37% packet rate, for +0.7 s of build (1.6 -> 2.2 s) and a 33 MB table instead of 3 MB.
+// Bigger sets pay far more build for it (fw4000's sw, 2,394 patterns: 2.5 -> 6.7 s; 4,786: 2.9 -> 13.6 s) and
+// the build runs inside DeployPipeline, so they keep DPDK's split (agent/README.md has the measurements).
+constexpr size_t kOneTrieMaxEntries = 2048;
 constexpr size_t kMaxRuntimeBytes = size_t{256} << 20;
 
 }  // namespace
@@ -182,7 +185,7 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
   int rc = rte_acl_add_rules(ctx_, reinterpret_cast<const rte_acl_rule*>(packed.data()), static_cast<uint32_t>(acl.size()));
   rte_acl_config cfg{};
   cfg.num_categories = 1;
-  cfg.max_size = kMaxRuntimeBytes;
+  cfg.max_size = acl.size() <= kOneTrieMaxEntries ? kMaxRuntimeBytes : 0;
   cfg.num_fields = static_cast<uint32_t>(used.size());
   for (size_t j = 0; j < used.size(); ++j) {
     cfg.defs[j] = L.defs[used[j]];
