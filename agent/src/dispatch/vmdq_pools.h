@@ -11,7 +11,9 @@
 //
 // Pure: no DPDK call here. The port side adds and removes the entries with rte_eth_dev_mac_addr_add(port, mac,
 // pool) / rte_eth_dev_mac_addr_remove in the order VmdqChange gives (removals first: a moved class's MAC is in
-// one pool at a time).
+// one pool at a time). Not built yet: that port side. It also needs the port to poll, for worker slot i, the first
+// queue of pool i (dev_info.vmdq_queue_base + i * queues per pool: 2 per pool with 64 pools on an 82599), not
+// queue i as DpdkPort does; so --vmdq stops at the capability check today.
 #pragma once
 
 #include <array>
