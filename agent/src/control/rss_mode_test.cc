@@ -103,6 +103,33 @@ TEST_F(RssModeTest, ResourcesReportRssMode) {
   EXPECT_EQ(r.nics(0).max_nic_rules(), 0u);
 }
 
+TEST_F(RssModeTest, TheHashPortTakesNoSteeringRules) {
+  auto* port = dynamic_cast<FanoutPort*>(engine_->port("rx0"));
+  ASSERT_NE(port, nullptr);
+  EXPECT_EQ(port->mode(), pb::DISPATCH_RSS);
+  EXPECT_EQ(port->max_rules(), 0u);
+  EXPECT_TRUE(port->check({}).ok());
+  SteerRule r;
+  ASSERT_TRUE(TagRule(pb::TAG_MAC, kTag, 1, "t", &r).ok());
+  const grpc::Status s = port->apply({r});
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(s.error_message(),
+            "NIC rx0 dispatches by flow hash (RSS compatibility mode): it takes no steering rules (1 given)");
+  EXPECT_EQ(port->check({r}).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(RssModeTest, TheSpecsCoreIsIgnored) {
+  pb::DeployPipelineRequest d = Chain();
+  d.mutable_groups(0)->set_core(99);  // not a worker core: refused under tag affinity, ignored here
+  pb::PipelineStatus st;
+  grpc::Status s = backend_->DeployPipeline(d, &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  for (unsigned c : {kCoreA, kCoreB}) EXPECT_EQ(engine_->plan(c)->groups.size(), 1u) << "core " << c;
+  // Its tag is still the pipeline's: another pipeline on the same NIC cannot take it.
+  d.set_pipeline_id("other");
+  EXPECT_EQ(backend_->DeployPipeline(d, &st).error_code(), grpc::StatusCode::ALREADY_EXISTS);
+}
+
 TEST_F(RssModeTest, EveryFlowKeepsOneTranslationAndFlowsSpreadOverBothCores) {
   pb::PipelineStatus st;
   grpc::Status s = backend_->DeployPipeline(Chain(), &st);
