@@ -175,6 +175,7 @@ TEST_F(RssModeTest, EveryFlowKeepsOneTranslationAndFlowsSpreadOverBothCores) {
   uint64_t total = 0;
   for (const auto& [core, packets] : group_packets) {
     EXPECT_GT(packets, 0u) << "no flow hashed to core " << core;
+    RecordProperty("core" + std::to_string(core) + "_packets", std::to_string(packets));
     total += packets;
   }
   EXPECT_EQ(total, n);
