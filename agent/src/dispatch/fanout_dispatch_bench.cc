@@ -1,14 +1,17 @@
 // Benchmark: how fast the kernel tag dispatch (FanoutPort) delivers 64 B frames from a veth into its per-core
 // queues, against DPDK's own net_af_packet PMD on the same veth with the same queue count and ring size (hash
-// fanout, no tag affinity) as the baseline, run side by side and interleaved in one run. Two figures: a small
-// tag table (4 tags) and a large one (1000 tags, frames carrying the last tags of the table).
+// fanout, no tag affinity) as the baseline, run side by side and interleaved in one run. Three figures: a small
+// tag table (4 tags), a large one (1000 tags, frames carrying the last tags of the table), and the RSS
+// compatibility mode (FanoutPort with hash: PACKET_FANOUT_HASH, 64 flows of one tag), which does what the
+// baseline PMD does and should cost the same.
 //
 // On a veth the sender's send() runs the receive path (fanout demux, BPF program, copy into the ring) in its
 // own softirq, so the delivered rate is the whole kernel path's throughput, dispatch included; frames lost to
 // full rings are not counted.
 //
 // usage: fanout_dispatch_bench <results dir> [seconds per run, default 1.5]     (root: netns + veth)
-// Writes <dir>/agent_fanout_dispatch_4tags.json and agent_fanout_dispatch_1000tags.json.
+// Writes <dir>/agent_fanout_dispatch_4tags.json, agent_fanout_dispatch_1000tags.json and
+// agent_rss_fanout_dispatch.json.
 #include <linux/if_packet.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -120,6 +123,17 @@ std::vector<std::vector<uint8_t>> Frames(uint16_t first_tag, uint16_t count) {
   return out;
 }
 
+// `count` UDP flows (distinct source ports) of one MAC tag: what a flow hash spreads over the queues.
+std::vector<std::vector<uint8_t>> Flows(uint16_t tag, uint16_t count) {
+  std::vector<std::vector<uint8_t>> out;
+  for (uint16_t i = 0; i < count; ++i) {
+    test::FrameSpec f = test::MacTagged(tag, 0, i);
+    f.sport = static_cast<uint16_t>(1000 + i);
+    out.push_back(test::BuildFrame(f));
+  }
+  return out;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -168,7 +182,8 @@ int Main(int argc, char** argv) {
   for (uint16_t t = 1; t <= 4; ++t) small[t] = t % kQueues;
   for (uint16_t t = 1; t <= 1000; ++t) large[t] = t % kQueues;
 
-  std::vector<double> base_small, base_large, fan_small, fan_large;
+  const auto flows = Flows(1, 64);
+  std::vector<double> base_small, base_large, fan_small, fan_large, base_flows, rss_flows;
   for (int round = 0; round < 3; ++round) {
     {
       auto af = DpdkPort::open("net_af_packet_b" + std::to_string(round) + ",iface=rx0,qpairs=2,framecnt=1024", kQueues,
@@ -176,6 +191,14 @@ int Main(int argc, char** argv) {
       Measure(*af, small_frames, 0.3);  // warm-up: first frames on a fresh socket/veth path are slow
       base_small.push_back(Measure(*af, small_frames, seconds));
       base_large.push_back(Measure(*af, large_frames, seconds));
+      base_flows.push_back(Measure(*af, flows, seconds));
+    }
+    {
+      FanoutPortOptions o{"rx0", kQueues, 1024, 0};
+      o.hash = true;
+      auto port = FanoutPort::open(o, pool);
+      Measure(*port, flows, 0.3);
+      rss_flows.push_back(Measure(*port, flows, seconds));
     }
     {
       auto port = FanoutPort::open({"rx0", kQueues, 1024, 0}, pool);
@@ -199,6 +222,10 @@ int Main(int argc, char** argv) {
   Write(dir, "agent_fanout_dispatch_1000tags",
         "kernel tag dispatch, 1000 MAC tags (binary search), frames of the last 10 tags, 64 B, frames delivered",
         Median(fan_large), baseline, Median(base_large));
+  Write(dir, "agent_rss_fanout_dispatch",
+        "RSS compatibility mode (AF_PACKET PACKET_FANOUT_HASH, --rss-fanout) veth -> 2 queues, 64 UDP flows, 64 B, "
+        "frames delivered",
+        Median(rss_flows), baseline, Median(base_flows));
   std::filesystem::remove_all("/var/run/dpdk/metron-bench-fanout-" + std::to_string(getpid()));
   return 0;
 }
