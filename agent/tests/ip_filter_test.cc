@@ -499,24 +499,40 @@ TEST(IpRules, FastKeyEqualsFactsKey) {
   test::pool();
   for (int i = 0; i < 20000; ++i) {
     Flow f;
-    const uint8_t protos[] = {6, 17, 1, 47};
-    f.proto = protos[rng() % 4];
+    const uint8_t protos[] = {6, 17, 1, 47, 58};
+    f.proto = protos[rng() % 5];
+    f.ipv6 = rng() % 2;
+    if (f.ipv6) f.src = "2001:db8::1", f.dst = "2001:db8:1::2";
     f.payload = static_cast<uint16_t>(rng() % 30);
     auto bytes = test::frame(f);
+    if (f.ipv6 && rng() % 3 == 0) bytes[14 + 6] = 44;  // the L4 header read as a fragment header
     const int flips = static_cast<int>(rng() % 4);
     for (int k = 0; k < flips; ++k) bytes[14 + rng() % (bytes.size() - 14)] = static_cast<uint8_t>(rng());
-    bytes.resize(14 + 20 + rng() % (bytes.size() - 33));
+    const size_t min = 14 + (f.ipv6 ? 40 : 20);
+    bytes.resize(min + rng() % (bytes.size() - min + 1));
     rte_mbuf* m = test::mbuf_of(bytes);
     rte_pktmbuf_adj(m, 14);
-    mark_ip(m, rte_pktmbuf_mtod(m, uint8_t*), 4);
+    mark_ip(m, rte_pktmbuf_mtod(m, uint8_t*), f.ipv6 ? 6 : 4);
     PacketFacts facts;
-    FlowKey fast{};
     const bool a = packet_facts(m, &facts);
-    const bool b = ipv4_flow_key(m, &fast);
-    ASSERT_EQ(a, b);
-    if (a) {
-      const FlowKey slow = flow_key_of(facts);
-      ASSERT_EQ(std::memcmp(&slow, &fast, sizeof fast), 0) << "packet " << i;
+    if (f.ipv6) {
+      FlowKey6 fast{};
+      ASSERT_EQ(a, ipv6_flow_key(m, &fast));
+      FlowKey unused;
+      ASSERT_FALSE(ipv4_flow_key(m, &unused));
+      if (a) {
+        const FlowKey6 slow = flow_key6_of(facts);
+        ASSERT_EQ(std::memcmp(&slow, &fast, sizeof fast), 0) << "packet " << i;
+      }
+    } else {
+      FlowKey fast{};
+      ASSERT_EQ(a, ipv4_flow_key(m, &fast));
+      FlowKey6 unused;
+      ASSERT_FALSE(ipv6_flow_key(m, &unused));
+      if (a) {
+        const FlowKey slow = flow_key_of(facts);
+        ASSERT_EQ(std::memcmp(&slow, &fast, sizeof fast), 0) << "packet " << i;
+      }
     }
     rte_pktmbuf_free(m);
   }

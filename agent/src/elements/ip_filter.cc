@@ -49,14 +49,12 @@ class IpClassifierBase : public Element {
         at[nk++] = i;
         continue;
       }
-      if (!packet_facts(b.pkts[i], &f)) continue;  // not IP: dropped
-      if (acl6_ != nullptr && f.version == 6) {
-        keys6[nk6] = flow_key6_of(f);
+      if (acl6_ != nullptr && ipv6_flow_key(b.pkts[i], &keys6[nk6])) {
         ptrs6[nk6] = &keys6[nk6];
         at6[nk6++] = i;
-      } else {
-        res[i] = first_match(rules_, f);
+        continue;
       }
+      if (packet_facts(b.pkts[i], &f)) res[i] = first_match(rules_, f);  // not IP: dropped
     }
     int out[kBurst];
     if (nk) {

@@ -686,7 +686,41 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
     std::memcpy(&k->sport, l4, 2);  // both already in network order
     std::memcpy(&k->dport, l4 + 2, 2);
     if (k->proto == 6 && l4left >= 14) k->tcp_flags = htons(l4[13]);
-  } else if (k->proto == 1 && l4left >= 1) {
+  } else if ((k->proto == 1 || k->proto == 58) && l4left >= 1) {  // as packet_facts reads it
+    k->icmp_type = htons(l4[0]);
+  }
+  return true;
+}
+
+bool ipv6_flow_key(rte_mbuf* m, FlowKey6* k) {
+  const PacketAnno a = anno(m);
+  if (a.ip_ver != 6) return false;
+  const uint8_t* ip = ip_header(m);
+  const int left = ip_bytes_left(m);
+  if (left < 40) return false;
+  std::memset(k, 0, sizeof *k);
+  k->proto = ip[6];
+  k->first_frag = 1;
+  k->ttl = ip[7];
+  k->tos = static_cast<uint8_t>(load16(ip) >> 4);
+  std::memcpy(k->src, ip + 8, 16);
+  std::memcpy(k->dst, ip + 24, 16);
+  const uint8_t* l4 = ip + 40;
+  int l4left = left - 40;
+  if (k->proto == 44 && l4left >= 8) {  // fragment header: the upper layer follows it
+    k->proto = l4[0];
+    const uint16_t off = load16(l4 + 2);
+    k->first_frag = (off & 0xfff8) == 0;
+    k->mf = off & 1;
+    l4 += 8;
+    l4left -= 8;
+  }
+  if (!k->first_frag) return true;
+  if ((k->proto == 6 || k->proto == 17) && l4left >= 4) {
+    std::memcpy(&k->sport, l4, 2);  // both already in network order
+    std::memcpy(&k->dport, l4 + 2, 2);
+    if (k->proto == 6 && l4left >= 14) k->tcp_flags = htons(l4[13]);
+  } else if ((k->proto == 1 || k->proto == 58) && l4left >= 1) {
     k->icmp_type = htons(l4[0]);
   }
   return true;

@@ -65,6 +65,9 @@ struct FlowKey6 {
 };
 static_assert(sizeof(FlowKey6) == 48, "rte_acl field offsets assume this layout");
 FlowKey6 flow_key6_of(const PacketFacts& f);  // IPv6 facts only
+// flow_key6_of(packet_facts(m)) for a marked IPv6 packet, read straight from the headers; false when the packet
+// is not a marked, long-enough IPv6 packet.
+bool ipv6_flow_key(rte_mbuf* m, FlowKey6* k);
 
 // Fields of the compiled classifiers (IPv4 addresses as intervals; IPv6 addresses are prefixes, kept apart
 // like the tcp flags, which are bit tests).
