@@ -3,7 +3,6 @@
 // workers, tags dispatched by the kernel (FanoutPort on a veth in a private netns), frames counted by sequence
 // number as they leave the pipeline's egress.
 #include <gtest/gtest.h>
-#include <poll.h>
 
 #include <atomic>
 #include <thread>
@@ -14,6 +13,7 @@
 #include "dispatch/fanout_port.h"
 #include "dispatch/steering_table.h"
 #include "dispatch/veth_fixture.h"
+#include "egress_capture.h"
 #include "test_env.h"
 
 namespace metron {
@@ -23,61 +23,6 @@ namespace {
 constexpr unsigned kCoreA = 0;
 constexpr unsigned kCoreB = 1;
 constexpr uint16_t kMovedTag = 7;
-
-// Records the sequence numbers of the frames arriving on an interface (frames it sends itself are skipped).
-class SeqReceiver {
- public:
-  explicit SeqReceiver(const std::string& ifname) {
-    fd_ = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (fd_ < 0) throw std::runtime_error("receiver socket");
-    const int buf = 32 << 20;  // the whole run fits: a slow reader here must not look like loss in the agent
-    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf);
-    sockaddr_ll a{};
-    a.sll_family = AF_PACKET;
-    a.sll_protocol = htons(ETH_P_ALL);
-    a.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("receiver bind");
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~SeqReceiver() {
-    stop_ = true;
-    thread_.join();
-    close(fd_);
-  }
-  // Count of each sequence number seen, once `n` frames arrived (or 5 s passed).
-  std::vector<int> WaitFor(size_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (total_.load() < n && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // strays and duplicates
-    std::lock_guard<std::mutex> lock(mu_);
-    return counts_;
-  }
-
- private:
-  void Loop() {
-    uint8_t b[2048];
-    pollfd p{fd_, POLLIN, 0};
-    while (!stop_) {
-      if (poll(&p, 1, 20) <= 0) continue;
-      sockaddr_ll from{};
-      socklen_t len = sizeof from;
-      const ssize_t n = recvfrom(fd_, b, sizeof b, 0, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n < 46 || from.sll_pkttype == PACKET_OUTGOING) continue;
-      const uint32_t seq = ntohl(*reinterpret_cast<const uint32_t*>(b + 42));
-      std::lock_guard<std::mutex> lock(mu_);
-      if (seq >= counts_.size()) counts_.resize(seq + 1);
-      ++counts_[seq];
-      ++total_;
-    }
-  }
-  int fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::atomic<size_t> total_{0};
-  std::mutex mu_;
-  std::vector<int> counts_;
-  std::thread thread_;
-};
 
 class TagMoveTest : public ::testing::Test {
  protected:
@@ -98,7 +43,7 @@ class TagMoveTest : public ::testing::Test {
     backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
     engine_->start();
     main_worker_ = std::thread([this] { engine_->run_main_worker(); });
-    receiver_ = std::make_unique<SeqReceiver>("tx0");
+    receiver_ = std::make_unique<test::EgressCapture>("tx0");
     sender_ = std::make_unique<test::RawSender>("tx0");
   }
   void TearDown() override {
@@ -135,7 +80,7 @@ class TagMoveTest : public ::testing::Test {
   std::unique_ptr<EngineBackend> backend_;
   std::unique_ptr<test::VethNetns> ns_;
   std::thread main_worker_;
-  std::unique_ptr<SeqReceiver> receiver_;
+  std::unique_ptr<test::EgressCapture> receiver_;
   std::unique_ptr<test::RawSender> sender_;
 };
 
@@ -184,10 +129,11 @@ TEST_F(TagMoveTest, MovingATagBetweenCoresUnderTrafficLosesNoFrame) {
   traffic.join();
 
   const uint32_t n = sent.load();
-  const std::vector<int> counts = receiver_->WaitFor(n);
+  const auto frames = receiver_->WaitFor(n);
   uint32_t lost = 0, dup = 0, first_lost = n;
   for (uint32_t q = 0; q < n; ++q) {
-    const int c = q < counts.size() ? counts[q] : 0;
+    const auto it = frames.find(q);
+    const size_t c = it == frames.end() ? 0 : it->second.size();
     if (c == 0 && lost++ == 0) first_lost = q;
     if (c > 1) ++dup;
   }
