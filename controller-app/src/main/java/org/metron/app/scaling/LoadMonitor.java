@@ -198,8 +198,10 @@ public final class LoadMonitor implements AutoCloseable {
         }
         double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
         Map<String, ClassGroup> bases;
+        boolean splits;
         try {
             bases = executor.baseGroups(chain.id(), p);
+            splits = executor.splits(chain.id());
         } catch (RuntimeException e) {
             log.debug("No compiled form of {}: {}", chain.id(), e.getMessage());
             return Optional.empty();
@@ -225,7 +227,7 @@ public final class LoadMonitor implements AutoCloseable {
             ga.classIds().forEach(cls -> rates.putIfAbsent(cls, 0.0));
             ClassGroup base = bases.get(ga.groupId());
             groups.add(new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
-                    !base.classifies()));
+                    splits && !base.classifies()));
         }
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
                 chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));

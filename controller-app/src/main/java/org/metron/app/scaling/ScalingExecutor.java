@@ -20,6 +20,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TagType;
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.TagAllocator;
 import org.metron.app.scaling.ScalingDecision.Kind;
@@ -144,6 +145,11 @@ public final class ScalingExecutor {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
                         + " classifies unclassified traffic in software: its tag receives every such class, so "
                         + "it does not split");
+            }
+            if (ReplyTraffic.of(c.compiled).present()) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "chain " + chainId
+                        + " has a reply ingress: its replies must reach the core holding their flows' mappings, and "
+                        + "neither its reply classes nor its reply rules follow a split yet, so it does not split");
             }
             if (g.classIds().size() < 2) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
@@ -573,6 +579,11 @@ public final class ScalingExecutor {
      * The compiled group each of a placement's groups comes from (stateful key, whether it classifies), keyed by
      * placed group id.
      */
+    /** Whether a chain's groups may split: not when it has a reply ingress (see {@link #split}). */
+    public boolean splits(ChainId id) {
+        return !ReplyTraffic.of(compiled.compiled(id)).present();
+    }
+
     public Map<String, ClassGroup> baseGroups(ChainId id, Placement p) {
         CompiledChain cc = compiled.compiled(id);
         Map<String, ClassGroup> out = new LinkedHashMap<>();

@@ -117,6 +117,16 @@ public class ScalingExecutorTest {
         }
         classes.add(new TrafficClass(CLASSES, List.of("-"), -1, List.of(), false, "", "deny"));
         rules.add(OffloadRule.of(10, RuleMatch.builder().build(), RuleAction.drop()));
+        if (name.startsWith("replies")) {
+            // a chain with a reply ingress: replies to the NAPT address join the NAPT group (egress 1)
+            classes.add(new TrafficClass(CLASSES + 1, List.of("udp dst host 10.9.9.9"), 1, List.of(), false, "napt",
+                    "reply: restore by input 1 of the SynthRewriter of 'napt'; egress 1 (fw.out1)"));
+            ids.add(CLASSES + 1);
+            return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, ids, CLICK, "napt", false)),
+                    rules, List.of(OffloadRule.of(5, RuleMatch.builder().ethType(0x0800).ipProto(17).build(),
+                    RuleAction.toServer(CLASSES + 1))), List.of("fw.out0", "fw.out1"),
+                    new SynthStats(CLASSES + 2, CLASSES + 2, rules.size() + 1, 0, Map.of()));
+        }
         return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, ids, CLICK, "napt", false)), rules,
                 List.of("fw.out0"), new SynthStats(CLASSES + 1, CLASSES + 1, rules.size(), 0, Map.of()));
     }
@@ -541,6 +551,24 @@ public class ScalingExecutorTest {
             assertTrue(merge.reason(), merge.reason().contains("for 2000 ms"));
             assertEquals(1, rig.agentGroups().size());
         }
+    }
+
+    @Test
+    public void aChainWithRepliesIsNotSplitAndTheHistorySaysWhy() throws Exception {
+        Rig rig = new Rig("replies");
+        Placement before = rig.placement();
+        int rules = rig.switches.total();
+        assertFalse(rig.executor().splits(rig.chain));
+        MetronException e = assertThrows(MetronException.class,
+                () -> rig.executor().split(rig.chain, "g0", Map.of(), "test", 0));
+        assertTrue(e.getMessage(), e.getMessage().contains("has a reply ingress"));
+        ScalingEvent ev = rig.scaling.history(rig.chain).get(0);
+        assertEquals(ScalingEvent.Outcome.FAILED, ev.outcome());
+        assertTrue(ev.detail(), ev.detail().contains("reply ingress"));
+        assertEquals(before, rig.placement());
+        assertEquals(rules, rig.switches.total());
+        assertEquals(1, rig.agentGroups().size());
+        assertTrue(new Rig("plain").executor().splits(ChainId.of("plain")));
     }
 
     @Test
