@@ -151,9 +151,22 @@ def exchange(s):
         server.kill()
         server.wait()
         packets = capture.stop()
-    assert client.returncode == 0, client.stderr
     seen = [json.loads(line) for line in server.stdout.read().splitlines() if line.startswith("{")]
+    assert client.returncode == 0, diagnose(s, client.stderr, seen, packets)
     return json.loads(client.stdout), seen, packets
+
+
+def diagnose(s, stderr, seen, packets):
+    """What a failed exchange leaves to look at: where the packets got to (this test failed once in a full e2e run
+    with a connect timeout and passed on every rerun)."""
+    hit = {sw: [line for line in s.flows(sw) if "n_packets=0," not in line] for sw in ("s1", "s2")}
+    try:
+        groups = [(g["groupId"], g["core"], g["packets"]) for g in s.agent_stats().get("groups", [])]
+    except RuntimeError as e:
+        groups = str(e)
+    return (f"client: {stderr.strip()[-300:]}\nserver saw: {seen}\nsource saw: {packets[:20]}\n"
+            f"agent groups (id, core, packets): {groups}\nOVS rules that counted packets: "
+            + "\n".join(f"{sw}: {line}" for sw, lines in hit.items() for line in lines[:15]))
 
 
 def test_bytes_flow_both_ways_through_napt_and_lb(exchanged):
