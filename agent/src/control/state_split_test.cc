@@ -18,51 +18,20 @@
 #include "dispatch/fanout_port.h"
 #include "dispatch/steering_table.h"
 #include "dispatch/veth_fixture.h"
-#include "egress_capture.h"
+#include "veth_engine_fixture.h"
 #include "test_env.h"
 
 namespace metron {
 namespace {
 
-constexpr unsigned kCoreA = 0;  // the main lcore, run on a thread of ours
-constexpr unsigned kCoreB = 1;
 constexpr uint16_t kTagG = 7;  // the split group's tag
 constexpr uint16_t kTagN = 8;  // the new half's tag
 constexpr uint32_t kFlows = 32;
 constexpr uint32_t kClasses = 4;
 constexpr uint32_t kBacklog = 300;  // frames queued on the saturated core when the split starts
 
-class StateSplitTest : public ::testing::Test {
+class StateSplitTest : public test::VethEngineTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
-    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, test::pool());
-    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
-    backend_->set_nic_rules(&steering_);
-    ns_ = std::make_unique<test::VethNetns>();
-    // A drain bound far above the backlog's processing time: waiting for the saturated core's ring would show.
-    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
-    o.drain_timeout_ms = 10000;
-    auto port = FanoutPort::open(o, test::pool());
-    FanoutPort* raw = port.get();
-    engine_->add_port(std::move(port));
-    ASSERT_TRUE(steering_.add_nic(raw).ok());
-    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
-    engine_->start();
-    main_worker_ = std::thread([this] { engine_->run_main_worker(); });
-    capture_ = std::make_unique<test::EgressCapture>("tx0");
-    sender_ = std::make_unique<test::RawSender>("tx0");
-  }
-  void TearDown() override {
-    sender_.reset();
-    capture_.reset();
-    if (engine_) engine_->stop();
-    if (main_worker_.joinable()) main_worker_.join();
-    backend_.reset();
-    engine_.reset();
-    ns_.reset();
-  }
-
   // NAPT behind a per-packet cost of 2 ms: the core saturates with a few hundred frames per second.
   static pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core, std::vector<uint32_t> classes) {
     pb::GroupSpec g;
@@ -83,13 +52,6 @@ class StateSplitTest : public ::testing::Test {
     flow_of_[f.seq] = flow;
   }
 
-  SteeringTable steering_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<EngineBackend> backend_;
-  std::unique_ptr<test::VethNetns> ns_;
-  std::thread main_worker_;
-  std::unique_ptr<test::EgressCapture> capture_;
-  std::unique_ptr<test::RawSender> sender_;
   uint32_t seq_ = 0;
   std::map<uint32_t, uint32_t> flow_of_;
 };

@@ -13,49 +13,16 @@
 #include "dispatch/fanout_port.h"
 #include "dispatch/steering_table.h"
 #include "dispatch/veth_fixture.h"
-#include "egress_capture.h"
+#include "veth_engine_fixture.h"
 #include "test_env.h"
 
 namespace metron {
 namespace {
 
-// The test EAL has lcores 0-1. Core 1 runs on its lcore; core 0 (the main lcore) runs on a thread of ours.
-constexpr unsigned kCoreA = 0;
-constexpr unsigned kCoreB = 1;
 constexpr uint16_t kMovedTag = 7;
 
-class TagMoveTest : public ::testing::Test {
+class TagMoveTest : public test::VethEngineTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
-    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, test::pool());
-    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
-    backend_->set_nic_rules(&steering_);
-    ns_ = std::make_unique<test::VethNetns>();
-    // Deep rings and a long drain bound: on a loaded machine a worker may be descheduled for a while, and
-    // only frames lost to the move itself may count here (the ring overflowing is not the move's doing).
-    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
-    o.drain_timeout_ms = 10000;
-    auto port = FanoutPort::open(o, test::pool());
-    FanoutPort* raw = port.get();
-    engine_->add_port(std::move(port));
-    ASSERT_TRUE(steering_.add_nic(raw).ok());
-    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
-    engine_->start();
-    main_worker_ = std::thread([this] { engine_->run_main_worker(); });
-    receiver_ = std::make_unique<test::EgressCapture>("tx0");
-    sender_ = std::make_unique<test::RawSender>("tx0");
-  }
-  void TearDown() override {
-    sender_.reset();
-    receiver_.reset();
-    if (engine_) engine_->stop();
-    if (main_worker_.joinable()) main_worker_.join();
-    backend_.reset();
-    engine_.reset();  // closes the FanoutPort before its interface goes away with the namespace
-    ns_.reset();
-  }
-
   static pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core) {
     pb::GroupSpec g;
     g.set_group_id(id);
@@ -75,13 +42,6 @@ class TagMoveTest : public ::testing::Test {
   }
   uint64_t CoreRx(unsigned core) const { return engine_->sample(core).rx; }
 
-  SteeringTable steering_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<EngineBackend> backend_;
-  std::unique_ptr<test::VethNetns> ns_;
-  std::thread main_worker_;
-  std::unique_ptr<test::EgressCapture> receiver_;
-  std::unique_ptr<test::RawSender> sender_;
 };
 
 TEST_F(TagMoveTest, MovingATagBetweenCoresUnderTrafficLosesNoFrame) {
@@ -129,7 +89,7 @@ TEST_F(TagMoveTest, MovingATagBetweenCoresUnderTrafficLosesNoFrame) {
   traffic.join();
 
   const uint32_t n = sent.load();
-  const auto frames = receiver_->WaitFor(n);
+  const auto frames = capture_->WaitFor(n);
   uint32_t lost = 0, dup = 0, first_lost = n;
   for (uint32_t q = 0; q < n; ++q) {
     const auto it = frames.find(q);

@@ -1,0 +1,66 @@
+// Test fixture: an engine with two workers (core 0 is the main lcore, run on a thread of the fixture's) reading
+// the kernel veth "rx0" of a private namespace through the fanout dispatch, with the egress "tx0" captured and a
+// raw sender on it. Deep rings and a long drain bound: on a loaded machine a worker may be descheduled for a
+// while, and only frames lost to what a test does may count (a ring overflowing is not its doing).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/engine_backend.h"
+#include "dispatch/fanout_port.h"
+#include "dispatch/steering_table.h"
+#include "dispatch/veth_fixture.h"
+#include "egress_capture.h"
+#include "test_env.h"
+
+namespace metron::test {
+
+class VethEngineTest : public ::testing::Test {
+ protected:
+  static constexpr unsigned kCoreA = 0;
+  static constexpr unsigned kCoreB = 1;
+
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
+    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, pool());
+    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
+    backend_->set_nic_rules(&steering_);
+    ns_ = std::make_unique<VethNetns>();
+    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
+    o.drain_timeout_ms = 10000;
+    auto port = FanoutPort::open(o, pool());
+    FanoutPort* raw = port.get();
+    engine_->add_port(std::move(port));
+    ASSERT_TRUE(steering_.add_nic(raw).ok());
+    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
+    engine_->start();
+    main_worker_ = std::thread([this] { engine_->run_main_worker(); });
+    capture_ = std::make_unique<EgressCapture>("tx0");
+    sender_ = std::make_unique<RawSender>("tx0");
+  }
+  void TearDown() override {
+    sender_.reset();
+    capture_.reset();
+    if (engine_) engine_->stop();
+    if (main_worker_.joinable()) main_worker_.join();
+    backend_.reset();
+    engine_.reset();  // closes the FanoutPort before its interface goes away with the namespace
+    ns_.reset();
+  }
+
+  SteeringTable steering_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EngineBackend> backend_;
+  std::unique_ptr<VethNetns> ns_;
+  std::thread main_worker_;
+  std::unique_ptr<EgressCapture> capture_;
+  std::unique_ptr<RawSender> sender_;
+};
+
+}  // namespace metron::test
