@@ -11,6 +11,7 @@
 #include <string>
 
 #include "packets.h"
+#include "agent_cli.h"
 
 namespace metron {
 namespace {
@@ -41,16 +42,7 @@ std::vector<std::vector<uint8_t>> read_pcap(const std::string& path) {
   return frames;
 }
 
-// Runs the agent; returns exit status, stdout+stderr in *out.
-int run(const std::string& args, std::string* out) {
-  const std::string cmd = std::string(METRON_AGENT_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int run(const std::string& args, std::string* out) { return test::RunAgent(args, out); }
 
 class Standalone : public ::testing::Test {
  protected:

@@ -13,6 +13,7 @@
 
 #include "drivers/dpdk_port.h"
 #include "test_env.h"
+#include "agent_cli.h"
 
 namespace metron {
 namespace {
@@ -60,14 +61,7 @@ TEST(RssPort, APortWithoutRssIsRefusedByNameAndKeepsWorking) {
   EXPECT_EQ(link.link_status, RTE_ETH_LINK_UP) << "the refused port was stopped";
 }
 
-// Runs the agent binary; returns its exit status, stdout+stderr in *out.
-int RunAgent(const std::string& args, std::string* out) {
-  FILE* p = popen((std::string(METRON_AGENT_BIN) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::RunAgent;
 
 TEST(RssPort, AgentRefusesRssOnAPortWithoutIt) {
   const std::string prefix = "metron-rss-" + std::to_string(getpid());

@@ -14,6 +14,7 @@
 #include "dispatch/veth_fixture.h"
 #include "drivers/dpdk_port.h"
 #include "test_env.h"
+#include "agent_cli.h"
 
 namespace metron {
 namespace {
@@ -93,14 +94,7 @@ TEST_F(RteFlowDispatcherTest, SteeringTableKeepsItsStateWhenTheNicRefuses) {
   EXPECT_EQ(d.installed(), 0u);
 }
 
-// Runs the agent binary (in the test's netns); returns its exit status, stdout+stderr in *out.
-int RunAgent(const std::string& args, std::string* out) {
-  FILE* p = popen((std::string(METRON_AGENT_BIN) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::RunAgent;
 
 TEST_F(RteFlowDispatcherTest, AgentRefusesToStartOnAPortThatCannotDispatch) {
   const std::string prefix = "metron-rfcli-" + std::to_string(getpid());

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent_cli.h"
+
 namespace metron {
 namespace {
 
@@ -89,14 +91,7 @@ TEST(VmdqPools, CapabilityCheckNamesThePortAndWhatIsMissing) {
   EXPECT_EQ(VmdqCapable("p", 8, 1, 4).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
-// Runs the agent binary; returns its exit status, stdout+stderr in *out.
-int RunAgent(const std::string& args, std::string* out) {
-  FILE* p = popen((std::string(METRON_AGENT_BIN) + " " + args + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
-  const int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using test::RunAgent;
 
 TEST(VmdqPools, AgentRefusesVmdqOnAPortWithoutIt) {
   const std::string prefix = "metron-vmdq-" + std::to_string(getpid());
