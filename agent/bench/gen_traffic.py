@@ -20,14 +20,15 @@ SEED = 4242
 NETS = [f"10.{a}.0.0" for a in range(0, 64)]
 
 
-def rules(n, out):
+def _rules(n, out, src_net, dst_net):
+    """n-1 random deny/allow rules over src_net(a, b) / dst_net(b) prefixes, then allow all (same draws per family)."""
     rnd = random.Random(SEED)
     lines = []
     for _ in range(n - 1):
         a = rnd.randrange(64)
-        parts = [f"src net 10.{a}.{rnd.randrange(256)}.0/24"]
+        parts = [f"src net {src_net(a, rnd.randrange(256))}"]
         if rnd.random() < 0.5:
-            parts.append(f"dst net 192.168.{rnd.randrange(256)}.0/24")
+            parts.append(f"dst net {dst_net(rnd.randrange(256))}")
         if rnd.random() < 0.6:
             parts.insert(0, rnd.choice(["tcp", "udp"]))
             parts.append(f"dst port {rnd.choice([22, 23, 25, 53, 80, 443, 8080, rnd.randrange(1024, 65535)])}")
@@ -35,24 +36,15 @@ def rules(n, out):
     lines.append("allow all")
     with open(out, "w") as f:
         f.write(",\n".join(lines) + "\n")
+
+
+def rules(n, out):
+    _rules(n, out, lambda a, b: f"10.{a}.{b}.0/24", lambda b: f"192.168.{b}.0/24")
 
 
 def rules6(n, out):
     """rules() with each IPv4 /24 replaced by an IPv6 /64 from the pools pcap6() draws from."""
-    rnd = random.Random(SEED)
-    lines = []
-    for _ in range(n - 1):
-        a = rnd.randrange(64)
-        parts = [f"src net 2001:db8:{a:x}:{rnd.randrange(256):x}::/64"]
-        if rnd.random() < 0.5:
-            parts.append(f"dst net 2001:db8:ff:{rnd.randrange(256):x}::/64")
-        if rnd.random() < 0.6:
-            parts.insert(0, rnd.choice(["tcp", "udp"]))
-            parts.append(f"dst port {rnd.choice([22, 23, 25, 53, 80, 443, 8080, rnd.randrange(1024, 65535)])}")
-        lines.append(f"{rnd.choice(['deny', 'deny', 'allow'])} {' && '.join(parts)}")
-    lines.append("allow all")
-    with open(out, "w") as f:
-        f.write(",\n".join(lines) + "\n")
+    _rules(n, out, lambda a, b: f"2001:db8:{a:x}:{b:x}::/64", lambda b: f"2001:db8:ff:{b:x}::/64")
 
 
 def _write_pcap(out, cache, frames):
