@@ -11,10 +11,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "topologies"))
 
-from metron_topo import launcher  # noqa: E402
+from metron_topo import agent, launcher  # noqa: E402
+
+EMBEDDED_JAR = REPO / "deploy" / "embedded" / "target" / "metron-embedded.jar"
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "system: runs the embedded host and real agents (needs `make build`)")
     # A private base directory: pytest prunes old runs under the shared /tmp/pytest-of-<user>, which would delete
     # the OVS run directories of a topology that is still up when someone else runs pytest on this machine.
     if not config.option.basetemp:
@@ -32,6 +35,13 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs root (network namespaces, veths, OVS)")
         for item in items:
             item.add_marker(skip)
+    unbuilt = [what for what, missing in (("embedded host", not EMBEDDED_JAR.exists()),
+                                          ("agent", agent.binary() is None)) if missing]
+    if unbuilt:
+        skip = pytest.mark.skip(reason=" and ".join(unbuilt) + " not built (make build)")
+        for item in items:
+            if item.get_closest_marker("system"):
+                item.add_marker(skip)
 
 
 @pytest.fixture
