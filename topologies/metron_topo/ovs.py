@@ -1,7 +1,6 @@
 """A private Open vSwitch instance (its own ovsdb-server and ovs-vswitchd, userspace datapath) per topology, so
 parallel topologies and other users' OVS never share a database or a bridge (shared/notes/dataplane.md)."""
 import os
-import random
 import time
 from pathlib import Path
 
@@ -65,28 +64,17 @@ class Ovs:
         if controller:
             self.set_controller(bridge, controller)
 
-    def _wait_for_mgmt(self, bridge, timeout=20.0, retries=5):
+    def _wait_for_mgmt(self, bridge, timeout=20.0):
         # ovs-vsctl returns once ovsdb committed the bridge; ovs-vswitchd creates the bridge's management socket
-        # a little later (on a loaded machine ovs-ofctl calls right after `up` found it missing). Every userspace
-        # datapath opens a tap named "ovs-netdev" in the root namespace: when another topology's ovs-vswitchd holds
-        # it at that moment, creating the bridge fails with EBUSY. Any change to the bridge's record makes
-        # ovs-vswitchd try again, so retry a few times after a random pause.
+        # a little later (on a loaded machine ovs-ofctl calls right after `up` found it missing). A bridge
+        # ovs-vswitchd could not create never gets one: fail naming its log (the run dir goes with the teardown).
         sock = self.dir / f"{bridge}.mgmt"
-        failure = f"failed to create bridge {bridge}:"
-        logfile = self.dir / "ovs-vswitchd.log"
         deadline = time.monotonic() + timeout
-        seen = 0
         while not sock.exists():
-            log = logfile.read_text(errors="replace")
-            failures = log.count(failure)
-            if failures > seen and seen < retries:
-                seen = failures
-                time.sleep(random.uniform(0.05, 0.5))
-                self.vsctl("set", "bridge", bridge, f"external_ids:metron-create-attempt={seen + 1}")
-                continue
-            if time.monotonic() > deadline or failures > retries:
-                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s ({failures} failed "
-                                   f"attempts); its log ends: " + " | ".join(log.splitlines()[-8:]))
+            if time.monotonic() > deadline:
+                log = (self.dir / "ovs-vswitchd.log").read_text(errors="replace").splitlines()[-8:]
+                raise RuntimeError(f"ovs-vswitchd did not create {sock} within {timeout:.0f} s; its log ends: "
+                                   + " | ".join(log))
             time.sleep(0.02)
 
     def set_controller(self, bridge, target):

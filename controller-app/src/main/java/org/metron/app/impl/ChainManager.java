@@ -50,7 +50,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 /**
@@ -400,7 +402,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: interrupted");
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: the agent "
                     + server.agent().target() + " of " + server.id() + " does not answer (" + e + "); the "
                     + "running chain is untouched", e);
