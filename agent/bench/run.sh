@@ -141,6 +141,19 @@ write agent_napt_1m_flows_rss "Resident memory of the whole one-core agent proce
   "$rss" MB "same flows, full-width IPv6-capable table" "$rss_any" \
   "\"target_mb\": 256, \"process_rss_before_mb\": $base, \"growth_mb\": $(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}'), \"insert_cycles_per_flow\": $cyc, \"baseline_insert_cycles_per_flow\": $cyc_any"
 
+# Flow state across an agent restart, 1M NAPT flows in one group (state_persist_bench): what the shutdown save
+# and a checkpoint cost (export between two batches of the core + write to disk) against the in-memory export a
+# split already does, and what a redeploy adds to restore them (read, check, parse + import) against importing
+# the same table from memory.
+read -r s_export s_save s_load s_import s_copy s_mb < <("$BUILD/state_persist_bench" 1048576 "$ROUNDS" "$DATA/state" \
+  2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7}')
+write agent_state_save_1m "Save the flow state of 1M NAPT flows (one SynthRewriter) to the state directory: export on the core + serialize, CRC, write, fsync, rename (${s_mb} MB file)" \
+  "$(awk -v a="$s_export" -v b="$s_save" 'BEGIN{printf "%.1f", a+b}')" ms "in-memory export only (what a split copies)" "$s_export" \
+  "\"file_mb\": $s_mb, \"core_stall_ms\": $s_export, \"write_ms\": $s_save"
+write agent_state_restore_1m "Restore 1M NAPT flows from the state directory into a freshly deployed group: read, check, parse + import" \
+  "$(awk -v a="$s_load" -v b="$s_import" 'BEGIN{printf "%.1f", a+b}')" ms "export + import of the same table in memory (a split's copy)" "$s_copy" \
+  "\"load_ms\": $s_load, \"import_ms\": $s_import"
+
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
 "$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"

@@ -23,6 +23,7 @@
 #include "core/eal.h"
 #include "core/engine.h"
 #include "core/engine_backend.h"
+#include "core/state_store.h"
 #include "drivers/dpdk_port.h"
 #include "utils/args.h"
 
@@ -82,6 +83,11 @@ const std::string kUsage =
     "  --vmdq PORT          agent: dispatch the DPDK port PORT with VMDq MAC pools (one pool per worker, one\n"
     "                       MAC entry per class of each group). Checked at start: a port whose driver has no\n"
     "                       VMDq pools for every worker stops the agent with an error naming it; repeatable\n"
+    "  --state-dir DIR      agent: keep each group's NAPT/LB flow state in DIR across restarts: written at\n"
+    "                       SIGTERM/SIGINT, imported when the controller deploys the group again (default: off;\n"
+    "                       the systemd unit uses /var/lib/metron-agent)\n"
+    "  --state-checkpoint-ms MS  agent, with --state-dir: also write the flow state every MS milliseconds, so a\n"
+    "                       crash loses only the flows of the last interval (default 0: only at shutdown)\n"
     "  --listen, --tls-*    agent: control API options (below)\n";
 
 std::atomic<bool> g_stop{false};
@@ -102,6 +108,8 @@ struct Options {
   double duration = 0;
   unsigned idle_exit_ms = 0;
   unsigned idle_sleep_us = 0;
+  std::string state_dir;
+  unsigned state_checkpoint_ms = 0;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -161,6 +169,11 @@ Options parse_args(int argc, char** argv) {
       o.idle_exit_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-exit", 1u << 30));
     } else if (a == "--idle-sleep") {
       o.idle_sleep_us = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-sleep", 1000000));
+    } else if (a == "--state-dir") {
+      o.state_dir = value(a);
+      if (o.state_dir.empty()) die("--state-dir: empty path");
+    } else if (a == "--state-checkpoint-ms") {
+      o.state_checkpoint_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--state-checkpoint-ms", 86400000));
     } else if (a == "--listen" || a.rfind("--tls-", 0) == 0) {
       o.control.emplace_back(a, value(a));
     } else {
@@ -168,6 +181,9 @@ Options parse_args(int argc, char** argv) {
     }
   }
   if (!after_dpdk) die("missing --dpdk <EAL args> -- (see --help)");
+  if (o.state_checkpoint_ms && o.state_dir.empty()) die("--state-checkpoint-ms needs --state-dir");
+  if (!o.state_dir.empty() && !o.config_file.empty())
+    die("--state-dir keeps the flow state of groups deployed by the controller: agent mode only (no Click file)");
   return o;
 }
 
@@ -253,6 +269,15 @@ int run_agent(const Options& o, metron::Engine& engine) {
     if (!metron::ParseControlFlag(flag, val, &copts, &err)) die(err.empty() ? "unknown option '" + flag + "'" : err);
   }
   metron::EngineBackend backend(&engine, kVersion);
+  std::unique_ptr<metron::StateStore> state;
+  if (!o.state_dir.empty()) {
+    try {
+      state = std::make_unique<metron::StateStore>(o.state_dir);
+    } catch (const std::exception& e) {
+      die(std::string("--state-dir: ") + e.what());
+    }
+    backend.set_state_store(state.get());
+  }
 #ifdef METRON_HAVE_DISPATCH
   metron::SteeringTable steering;
   backend.set_nic_rules(&steering);
@@ -351,10 +376,27 @@ int run_agent(const Options& o, metron::Engine& engine) {
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     engine.request_stop();
   });
+  std::thread checkpoints([&] {
+    if (!state || o.state_checkpoint_ms == 0) return;
+    auto next = std::chrono::steady_clock::now();
+    while (!g_stop) {
+      next += std::chrono::milliseconds(o.state_checkpoint_ms);
+      while (!g_stop && std::chrono::steady_clock::now() < next)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!g_stop) backend.persist_state();
+    }
+  });
   engine.run_main_worker();
   waiter.join();
+  checkpoints.join();
   server->Shutdown();
   engine.stop();
+  if (state) {  // the workers are stopped: the tables are final
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t n = backend.persist_state();
+    std::fprintf(stderr, "metron-agent: state: saved %zu group(s) to %s in %.0f ms\n", n, o.state_dir.c_str(),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
   return 0;
 #endif
 }

@@ -18,11 +18,13 @@ done
 NS=metron-conf-$$
 LOG=$(mktemp)
 PID=
+STATE=
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
   rm -rf "/var/run/dpdk/metron-conf-$$"  # only if the agent failed before removing it
   rm -f "$LOG"
+  rm -rf "$STATE"
 }
 trap cleanup EXIT
 
@@ -32,7 +34,8 @@ set -a
 . "$HERE/metron-agent.conf"
 set +a
 FANOUT=$(grep -o -- '--fanout [^ "]*' <<<"$METRON_OPTS" | cut -d' ' -f2)
-OPTS=$(sed -E 's/--cores [^ ]+/--cores 1/' <<<"$METRON_OPTS")
+STATE=$(mktemp -d)  # the conf's --state-dir is the unit's /var/lib/metron-agent: not this machine's to fill
+OPTS=$(sed -E "s/--cores [^ ]+/--cores 1/; s|--state-dir [^ ]+|--state-dir $STATE|" <<<"$METRON_OPTS")
 EAL=$(sed -E "s/-l [^ ]+/-l 0-1/; s/--file-prefix [^ ]+/--file-prefix metron-conf-$$/" <<<"$METRON_EAL")
 
 ip netns add "$NS"
@@ -56,6 +59,8 @@ kill -TERM "$PID"
 rc=0
 wait "$PID" || rc=$?
 PID=
+STATE=
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc after SIGTERM"; cat "$LOG"; exit 1; }
+grep -q "state: saved 0 group(s) to $STATE" "$LOG" || { echo "FAIL: no state save at SIGTERM"; cat "$LOG"; exit 1; }
 [ ! -e "/var/run/dpdk/metron-conf-$$" ] || { echo "FAIL: /var/run/dpdk/metron-conf-$$ left behind"; exit 1; }
 echo "OK: example conf starts the agent on $METRON_LISTEN with --fanout $FANOUT; clean exit on SIGTERM"

@@ -5,6 +5,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 GRPC_PORT = 50051
 IDLE_SLEEP_US = 1000
+# Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
+STATE_CHECKPOINT_MS = 1000
 
 
 def binary():
@@ -20,7 +22,12 @@ def runtime_dir(file_prefix):
     return f"/var/run/dpdk/{file_prefix}"
 
 
-def command(binary_path, server, listen_ip, file_prefix):
+def state_dir(run_dir, server_name):
+    """Where a server's agent keeps its flow state across restarts (inside the topology's run directory)."""
+    return f"{run_dir}/agent-{server_name}.state"
+
+
+def command(binary_path, server, listen_ip, file_prefix, flow_state_dir):
     """Agent command line for a server: gRPC on its management address, each NIC attached through the kernel's
     fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores spread
     over the machine's CPUs (the emulation has more lcores than CPUs). Worker cores are numbered 0..n-1 so that
@@ -33,6 +40,7 @@ def command(binary_path, server, listen_ip, file_prefix):
         argv += ["--fanout", nic.name]
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
     argv += ["--idle-sleep", str(IDLE_SLEEP_US)]
+    argv += ["--state-dir", flow_state_dir, "--state-checkpoint-ms", str(STATE_CHECKPOINT_MS)]
     argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
              "--file-prefix", file_prefix, "--"]
     return argv

@@ -227,7 +227,7 @@ def start_agent(state, server, binary=None):
     binary = binary or agent.binary()
     node = state.node(server.name)
     prefix = f"{state['id']}-{server.name}"
-    argv = agent.command(binary, server, node["mgmt_ip"], prefix)
+    argv = agent.command(binary, server, node["mgmt_ip"], prefix, agent.state_dir(state["run_dir"], server.name))
     if agent.runtime_dir(prefix) not in state["paths"]:
         state.record("paths", agent.runtime_dir(prefix))
     logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")

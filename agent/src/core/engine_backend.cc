@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/click_ast.h"
+#include "core/state_store.h"
 #include "utils/args.h"
 
 namespace metron {
@@ -61,13 +62,14 @@ Snapshot snapshot_of(const GroupRuntime& g) {
 // there keeps its mapping). Tables go to the element of the same name and kind; others are ignored (the group's
 // config may have dropped an element). `where` prefixes error messages.
 Status copy_state(GroupRuntime& dst, const std::vector<const Snapshot*>& from, const std::vector<std::string>& names,
-                  const std::string& where) {
+                  const std::string& where, uint64_t* imported = nullptr) {
   for (size_t k = 0; k < from.size(); ++k) {
     for (const pb::StateTable& t : *from[k]) {
       Element* e = dst.graph().find(t.element());
       if (e == nullptr || !e->has_state() || t.kind() != e->class_name()) continue;
       try {
-        e->import_state(t, /*merge=*/k > 0);
+        const uint64_t n = e->import_state(t, /*merge=*/k > 0);
+        if (imported != nullptr) *imported += n;
       } catch (const std::exception& err) {
         return invalid(where + ": " + names[k] + "/" + t.element() + ": " + err.what());
       }
@@ -101,6 +103,109 @@ Status EngineBackend::rss_refusal(const Pipeline& p, const std::string& what) co
                 what + ": pipeline '" + p.id + "' enters at NIC '" + p.ingress +
                     "', which dispatches by flow hash (RSS compatibility mode): each group runs on every worker core "
                     "with its own per-core flow state, so a group's state is not one table to copy");
+}
+
+// ---- Flow state across restarts -------------------------------------------------------------------------------
+
+namespace {
+void log_state(const std::string& msg) { std::fprintf(stderr, "metron-agent: state: %s\n", msg.c_str()); }
+std::string group_name(const std::string& pipeline, const std::string& group) {
+  return "pipeline '" + pipeline + "' group '" + group + "'";
+}
+}  // namespace
+
+void EngineBackend::set_state_store(StateStore* store) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  state_ = store;
+  waiting_.clear();
+  if (store == nullptr) return;
+  for (const auto& key : store->list()) waiting_.insert(key);
+  if (!waiting_.empty())
+    log_state(std::to_string(waiting_.size()) + " saved group(s) in " + store->dir() + " wait for their pipeline");
+}
+
+void EngineBackend::restore_state(GroupRuntime& g) {
+  const auto key = std::make_pair(g.spec().pipeline_id, g.spec().group_id);
+  if (!waiting_.count(key)) return;
+  claimed_.insert(key);  // used or not, the file is obsolete once this change succeeds
+  const std::string name = group_name(key.first, key.second);
+  std::string why;
+  const auto saved = state_->load(key.first, key.second, g.spec().click, &why);
+  if (!saved) {
+    log_state("not restoring " + name + ": " + why);
+    return;
+  }
+  const Snapshot tables(saved->tables().begin(), saved->tables().end());
+  uint64_t entries = 0, imported = 0;
+  for (const auto& t : tables) entries += static_cast<uint64_t>(t.entries_size());
+  const Status s = copy_state(g, {&tables}, {"saved state"}, state_->path_of(key.first, key.second), &imported);
+  if (!s.ok()) {
+    // All or nothing: the group starts empty rather than with some of its tables.
+    for (const auto& e : g.graph().elements())
+      if (e->has_state()) e->import_state(pb::StateTable(), /*merge=*/false);
+    log_state("not restoring " + name + ": " + s.error_message());
+    return;
+  }
+  log_state("restored " + name + ": " + std::to_string(imported) + " flow(s) of " + std::to_string(entries) +
+            " saved (the others timed out)");
+}
+
+void EngineBackend::consume_restored() {
+  for (const auto& key : claimed_) {
+    state_->remove(key.first, key.second);
+    waiting_.erase(key);
+  }
+  claimed_.clear();
+}
+
+size_t EngineBackend::persist_state() {
+  if (state_ == nullptr) return 0;
+  std::lock_guard<std::mutex> persist(persist_mu_);
+  struct Saved {
+    pb::StateSnapshot snap;
+    std::string click;
+  };
+  std::vector<Saved> all;
+  {
+    std::lock_guard<std::mutex> change(change_mu_);
+    for (const auto& [id, p] : pipelines_) {
+      if (rss(p.ingress)) continue;
+      for (const auto& g : p.groups) {
+        Snapshot tables;
+        engine_->between_batches(g->spec().core, [&] { tables = snapshot_of(*g); });
+        size_t entries = 0;
+        for (const pb::StateTable& t : tables) entries += static_cast<size_t>(t.entries_size());
+        if (entries == 0) continue;  // nothing to keep (an earlier file of it goes below)
+        all.emplace_back();
+        all.back().snap.set_pipeline_id(id);
+        all.back().snap.set_group_id(g->spec().group_id);
+        for (pb::StateTable& t : tables) *all.back().snap.add_tables() = std::move(t);
+        all.back().click = g->spec().click;
+      }
+    }
+  }
+  std::set<std::pair<std::string, std::string>> now;
+  for (const Saved& s : all) {
+    try {
+      state_->save(s.snap, s.click);
+      now.emplace(s.snap.pipeline_id(), s.snap.group_id());
+    } catch (const std::exception& e) {
+      log_state(std::string("cannot save: ") + e.what());
+    }
+  }
+  std::lock_guard<std::mutex> change(change_mu_);
+  // Written without the change lock: a pipeline removed (or a group retired) meanwhile loses its file here.
+  for (const auto& key : now) {
+    bool running = false;
+    auto it = pipelines_.find(key.first);
+    if (it != pipelines_.end())
+      for (const auto& g : it->second.groups) running |= g->spec().group_id == key.second;
+    if (!running) state_->remove(key.first, key.second);
+  }
+  for (const auto& key : written_)
+    if (!now.count(key) && !waiting_.count(key)) state_->remove(key.first, key.second);
+  written_ = now;
+  return now.size();
 }
 
 // ---- System ------------------------------------------------------------------------------------------------
@@ -163,6 +268,7 @@ Status EngineBackend::Health(const pb::HealthRequest&, pb::HealthReply* out) {
 
 Status EngineBackend::build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
                                    const Pipeline* current, GroupList* out) {
+  claimed_.clear();  // what an earlier, failed change claimed is offered again
   std::set<std::string> ids;
   std::map<uint32_t, std::string> keys;
   for (int i = 0; i < specs.size(); ++i) {
@@ -253,6 +359,7 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   } catch (const std::exception& e) {
     return Status(StatusCode::RESOURCE_EXHAUSTED, f + ": " + e.what());
   }
+  if (state_ != nullptr && s.state_from().empty() && !rss(p.ingress)) restore_state(*out->back());
   return Status::OK;
 }
 
@@ -392,6 +499,7 @@ Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::P
   std::lock_guard<std::mutex> lock(mu_);
   const std::string id = p.id;
   pipelines_[id] = std::move(p);
+  consume_restored();
   return Status::OK;
 }
 
@@ -539,6 +647,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     auto plan = plan_for(c);
     if (!same_groups(*engine_->plan(c), *plan)) engine_->publish(c, std::move(plan));
   }
+  consume_restored();
   fill_status(cur, out);
   return Status::OK;
 }
@@ -559,6 +668,10 @@ Status EngineBackend::RemovePipeline(const pb::RemovePipelineRequest& req, pb::R
     pipelines_.erase(it);
   }
   publish_cores(cores);
+  if (state_ != nullptr) {  // a removed chain's flows must not come back if a chain of that id is deployed later
+    state_->remove_pipeline(req.pipeline_id());
+    for (auto w = waiting_.begin(); w != waiting_.end();) w = w->first == req.pipeline_id() ? waiting_.erase(w) : ++w;
+  }
   return Status::OK;
 }
 

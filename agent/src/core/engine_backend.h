@@ -22,6 +22,7 @@
 
 #include "core/backend.h"
 #include "core/engine.h"
+#include "core/state_store.h"
 
 namespace metron {
 
@@ -38,6 +39,16 @@ class EngineBackend final : public AgentBackend {
   // affinity, so every group of a pipeline entering there runs on every worker core, each copy with its own flow
   // state (a flow stays on one core because the hash is per flow). GroupSpec.core is ignored for them.
   void add_rss_nic(const std::string& nic);
+  // Flow state kept across agent restarts (core/state_store.h; not owned). The files already in the store are
+  // the previous process's: each is offered once, to the first deployment of its group (DeployPipeline or
+  // UpdatePipeline building it without state_from), imported before the group runs, and deleted once that
+  // change succeeded. RSS pipelines are not persisted (their state is one table per core).
+  void set_state_store(StateStore* store);
+  // Writes every running group's flow state to the store: at shutdown (after the workers stopped) and, with
+  // --state-checkpoint-ms, periodically. Each group is snapshotted between two batches of its core; files are
+  // written outside the change lock. Files this process wrote for groups that no longer run are removed.
+  // Returns the groups written; never throws (I/O errors are logged, the previous file stays).
+  size_t persist_state();
 
   grpc::Status GetResources(const pb::GetResourcesRequest& req, pb::ServerResources* out) override;
   grpc::Status Health(const pb::HealthRequest& req, pb::HealthReply* out) override;
@@ -84,6 +95,10 @@ class EngineBackend final : public AgentBackend {
   static bool same_groups(const WorkerPlan& a, const WorkerPlan& b);
   void fill_status(const Pipeline& p, pb::PipelineStatus* out) const;
   bool rss(const std::string& ingress) const { return rss_nics_.count(ingress) > 0; }
+  // Fills a freshly built group from its saved state if a previous process left some (set_state_store).
+  void restore_state(GroupRuntime& g);
+  // After a successful Deploy/Update: the saved state its groups claimed is consumed.
+  void consume_restored();
   // FAILED_PRECONDITION naming the pipeline's RSS NIC and what it cannot do there (per-core copies of a group).
   grpc::Status rss_refusal(const Pipeline& p, const std::string& what) const;
 
@@ -101,6 +116,12 @@ class EngineBackend final : public AgentBackend {
   std::mutex change_mu_;
   mutable std::mutex mu_;
   std::map<std::string, Pipeline> pipelines_;
+  StateStore* state_ = nullptr;
+  // (pipeline, group) of the saved files left by the previous process and not claimed yet; those the change in
+  // progress claimed (guarded by change_mu_).
+  std::set<std::pair<std::string, std::string>> waiting_, claimed_;
+  std::mutex persist_mu_;  // one persist_state at a time; guards written_
+  std::set<std::pair<std::string, std::string>> written_;
   std::mutex stats_mu_;
   std::map<unsigned, CoreSample> last_sample_;
 };

@@ -99,6 +99,7 @@ class FlowRewriter {
 
   void export_state(agent::v1::StateTable* out, const std::string& allocator) const;
   // Returns entries imported; validates everything first and throws ConfigError leaving the table unchanged.
+  // Entries idle longer than their protocol's timeout are skipped (not counted).
   uint64_t import_state(const agent::v1::StateTable& in, bool merge);
 
   uint16_t port_cursor() const { return cursor_; }

@@ -298,7 +298,10 @@ uint64_t FlowRewriter::import_state(const agent::v1::StateTable& in, bool merge)
   const uint64_t now = rte_rdtsc();
   uint64_t n = 0;
   for (const Item& it : items) {
-    const uint64_t idle = it.idle_ms * tsc_hz_ / 1000;
+    const uint64_t idle = static_cast<uint64_t>(static_cast<unsigned __int128>(it.idle_ms) * tsc_hz_ / 1000);
+    // A flow idle past its timeout is gone: importing it would let its next packet revive it before the expiry
+    // sweep reaches it (state saved across an agent restart comes back older by the downtime).
+    if (idle > (it.orig.proto == 6 ? tcp_timeout_ : udp_timeout_)) continue;
     // Flows already known here (merge) keep their local mapping.
     if (table_->insert(it.orig, it.mapped, it.backend, 0, 1, idle < now ? now - idle : 0) >= 0) ++n;
   }
