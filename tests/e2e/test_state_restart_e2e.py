@@ -78,9 +78,17 @@ def agent_log(session):
     return (Path(session.state["run_dir"]) / f"agent-{SERVER}.log").read_text(errors="replace")
 
 
+def first_translation(session, chain, plan, flow_id):
+    """Sends a one-flow probe until it crosses the chain; returns its translation."""
+    probe = udp_flows(plan, flow_id, 1, 22000 + flow_id)
+    seen = wait_for(lambda: translations(session, probe, f"{chain}-probe-{time.monotonic_ns()}").get(flow_id), 60,
+                    f"traffic to cross chain '{chain}'")
+    return next(iter(seen))
+
+
 def restart(session, chain, plan, sig):
     """Stops the server's agent with `sig` and starts it again the way the launcher does; returns once the
-    controller has redeployed the chain there and a probe flow crosses it (its NAPT translation)."""
+    controller has redeployed the chain there and a new probe flow crosses it (the probe's translation)."""
     if sig == signal.SIGKILL:
         proc = [p for p in session.state["processes"] if p["name"] == f"agent-{SERVER}"][-1]
         os.kill(proc["pid"], signal.SIGKILL)  # restart_agent's stop then only reaps it
@@ -93,14 +101,12 @@ def restart(session, chain, plan, sig):
             return False
 
     wait_for(redeployed, 90, f"the controller to redeploy chain '{chain}' on the restarted agent")
-    probe = udp_flows(plan, 900, 1, 22000)
-    seen = wait_for(lambda: translations(session, probe, f"{chain}-probe-{time.monotonic_ns()}").get(900), 60,
-                    f"traffic to cross chain '{chain}' again")
-    return next(iter(seen))
+    return first_translation(session, chain, plan, 900)
 
 
 def check_restart_keeps_translations(session, chain, sig, settle_s):
     _, plan, _, _ = scenario.deploy(session, chain, RULES)
+    first_translation(session, chain, plan, 800)  # the chain carries traffic: every flow below is established
     old = udp_flows(plan, 0, 12, 20000)
     before = translations(session, old, f"{chain}-before")
     assert sorted(before) == [f.id for f in old], f"not every flow crossed the chain before the restart: {before}"
