@@ -56,6 +56,104 @@ def chain_json(name, ingress, egress, classes, cycles, cores=1, max_cores=2, aut
     return json.dumps(chain)
 
 
+# Replies (docs/scaling.md#replies): the same classes through FW -> SpinCycles -> NAPT -> LB -> tail, answered by
+# backends the sink owns. The LB keeps the class port, and the reply path tells replies apart by their source
+# port the way the forward tail tells requests apart by their destination port, so each reply class answers one
+# forward class and the group can split between them.
+BACKENDS = ("10.0.2.1", "10.0.2.2")
+
+
+def chain_json_replies(name, ingress, egress, classes, cycles, cores=1, max_cores=2, auto_scale=True):
+    """chain_json's chain with an LB after the NAPT and a reply path back through both (reply ingress at the
+    tail, replies leave at fw.out1 toward the ingress point)."""
+    chain = json.loads(chain_json(name, ingress, egress, classes, cycles, cores, max_cores, auto_scale))
+    nfs = {nf["name"]: nf for nf in chain["nfs"]}
+    nfs["fw"]["click"] += "\nFromDevice(in1) -> ToDevice(out1);"
+    reply_input = "\nFromDevice(in1) -> Strip(14) -> CheckIPHeader -> [1]{0}[1] -> Unstrip(14) -> ToDevice(out1);"
+    nfs["napt"]["click"] += reply_input.format("rw")
+    mappings = ", ".join(f"- - {b} - 0 1" for b in BACKENDS)
+    lb = {"name": "lb", "click": f"rr :: RoundRobinIPMapper({mappings});\nFromDevice(in0) -> Strip(14) -> "
+          "CheckIPHeader -> lb :: IPRewriter(rr, drop) -> Unstrip(14) -> ToDevice(out0);" + reply_input.format("lb")}
+    # the tail's default output is unreachable behind the firewall; replies from other ports are dropped
+    tail = nfs["ttl"]["click"].replace(f"c[{classes}] -> Unstrip(14) -> ToDevice(out0);", f"c[{classes}] -> Discard;")
+    pats = ", ".join(f"udp src port {BASE_PORT + i}" for i in range(classes))
+    tail += f"FromDevice(in1) -> Strip(14) -> CheckIPHeader -> r :: IPClassifier({pats}, -);\n"
+    for i in range(classes):
+        tail += f"r[{i}]" + " -> DecIPTTL" * i + " -> Unstrip(14) -> ToDevice(out1);\n"
+    nfs["ttl"]["click"] = tail + f"r[{classes}] -> Discard;\n"
+    chain["nfs"] = [nfs["fw"], nfs["spin"], nfs["napt"], lb, nfs["ttl"]]
+    chain["links"] = [{"from": "fw.out0", "to": "spin.in0"}, {"from": "spin.out0", "to": "napt.in0"},
+                      {"from": "napt.out0", "to": "lb.in0"}, {"from": "lb.out0", "to": "ttl.in0"},
+                      {"from": "ttl.out1", "to": "lb.in1"}, {"from": "lb.out1", "to": "napt.in1"},
+                      {"from": "napt.out1", "to": "fw.in1"}]
+    chain["ingress"] = ["fw.in0", "ttl.in1"]
+    chain["egress"] = ["ttl.out0", "fw.out1"]
+    return json.dumps(chain)
+
+
+def marker_macs(host, chain):
+    """The chain's egress and reply egress markers (docs/contracts.md#tags): its first group's tag."""
+    placement = next(p for p in host.call("GET", "/placements")["placements"] if p["chain"] == chain)
+    group = placement["groups"][0]["tag"]["group"]
+    return "02:4d:%02x:%02x:ff:fe" % (group >> 8, group & 0xff), "02:4d:%02x:%02x:ff:fc" % (group >> 8, group & 0xff)
+
+
+# Runs inside the sink namespace: answers every UDP datagram to a backend's class port with the same payload, from
+# the address and port it was sent to (one socket per backend and port: a wildcard socket would answer from the
+# interface's own address); prints "ready", then how many it answered when stdin closes.
+ECHO = r"""
+import json, os, select, socket, sys
+args = json.loads(sys.argv[1])
+socks = []
+for b in args["backends"]:
+    for p in args["ports"]:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        s.bind((b, p))
+        socks.append(s)
+print("ready", flush=True)
+n = 0
+while True:
+    r, _, _ = select.select(socks + [sys.stdin], [], [])
+    if sys.stdin in r:
+        break
+    for s in r:
+        while True:
+            try:
+                data, peer = s.recvfrom(2048, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            s.sendto(data, peer)
+            n += 1
+print(json.dumps({"answered": n}), flush=True)
+"""
+
+
+class Echo:
+    """The backends' answers at the sink: every request echoed back from where it was sent (ECHO); finish()
+    answers how many."""
+
+    def __init__(self, netns, classes):
+        args = {"backends": list(BACKENDS), "ports": [BASE_PORT + i for i in range(classes)]}
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", "-c", ECHO, json.dumps(args)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.kill()
+            raise RuntimeError(f"echo did not start: {line} {self.proc.stderr.read()}")
+
+    def finish(self, timeout=30):
+        out, err = self.proc.communicate(input="stop\n", timeout=timeout)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"echo failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])["answered"]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
 def submit(host, body, attempts=15):
     """POST /chains, retried while the host's network view is still incomplete (a switch reconnecting under
     load makes placement find no path for a moment); answers the chain."""
@@ -106,7 +204,7 @@ while True:
     # send what is due at this rate, in small bursts, without spinning a CPU
     due = sent_at_change + int((time.perf_counter() - t_change) * pps) + 1 if pps > 0 else total
     while total < due:
-        s.send(heads[f] + P.pack(b"MSCL", f, seq[f], time.time_ns()))
+        s.send(heads[f] + P.pack(b"MSCL", args.get("flow_base", 0) + f, seq[f], time.time_ns()))
         seq[f] += 1
         total += 1
         f = (f + 1) % args["flows"]
@@ -116,11 +214,12 @@ print(json.dumps({"changes": changes, "sent": seq, "end_ns": time.time_ns()}), f
 
 class Sender:
     """A rate-controlled sender in the namespace: rate(pps) changes the rate at once; finish() stops and answers
-    the log {"changes": [{"ns", "pps", "sent"}], "sent": [per flow]}."""
+    the log {"changes": [{"ns", "pps", "sent"}], "sent": [per flow]}. Flow f goes from port sport+f to class port
+    BASE_PORT+f and carries flow id flow_base+f (a second sender's flows told apart from the first's)."""
 
-    def __init__(self, netns, flows, sport=40000):
+    def __init__(self, netns, flows, sport=40000, flow_base=0):
         args = {"flows": flows, "src_mac": SRC_MAC, "dst_mac": SINK_MAC, "src": SRC_IP, "dst": SINK_IP,
-                "sport": sport, "dport": BASE_PORT}
+                "sport": sport, "dport": BASE_PORT, "flow_base": flow_base}
         self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", "-c", SENDER,
                                       json.dumps(args)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -177,10 +276,10 @@ class Capture:
     """tcpdump of the sink's UDP packets into a pcap (big buffer: nothing dropped by the capture itself);
     stop() answers the pcap and how many packets the capture itself dropped."""
 
-    def __init__(self, netns, path):
+    def __init__(self, netns, path, expr="udp"):
         self.path = Path(path)
         self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "-n", "-B",
-                                      "16384", "-w", str(self.path), "udp"],
+                                      "16384", "-w", str(self.path), *expr.split()],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = self.proc.stderr.readline()
         if b"listening" not in line:
@@ -202,6 +301,7 @@ class Arrivals:
     napt: dict = field(default_factory=dict)          # flow -> set of (src ip, src port) seen at the sink
     times: list = field(default_factory=list)         # arrival ns of every packet
     sent_ns: dict = field(default_factory=dict)       # (flow, seq) -> send time ns, of packets that arrived
+    dst: dict = field(default_factory=dict)           # flow -> set of (dst ip, dst port) seen
 
 
 def read_pcap(path):
@@ -231,6 +331,8 @@ def read_pcap(path):
         sport = struct.unpack("!H", pkt[udp:udp + 2])[0]
         a.seqs.setdefault(flow, []).append(seq)
         a.napt.setdefault(flow, set()).add((src, sport))
+        dst = ".".join(str(b) for b in pkt[eth + 16:eth + 20])
+        a.dst.setdefault(flow, set()).add((dst, struct.unpack("!H", pkt[udp + 2:udp + 4])[0]))
         a.times.append(sec * 1_000_000_000 + (frac if nanos else frac * 1000))
     return a
 

@@ -1,7 +1,10 @@
 package org.metron.synth;
 
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 /**
  * The synthesizer's output for one chain and one target: traffic classes, their groups with the agent's Click
@@ -16,6 +19,7 @@ public final class CompiledChain {
     private final List<OffloadRule> replyRules;
     private final List<String> egress;
     private final SynthStats stats;
+    private final Map<Integer, List<Integer>> replyAnswers;
 
     /**
      * Creates the result.
@@ -41,6 +45,21 @@ public final class CompiledChain {
     public CompiledChain(String name, TargetProfile target, List<TrafficClass> classes, List<ClassGroup> groups,
                          List<OffloadRule> offloadRules, List<OffloadRule> replyRules, List<String> egress,
                          SynthStats stats) {
+        this(name, target, classes, groups, offloadRules, replyRules, egress, stats, Map.of());
+    }
+
+    /**
+     * Creates the result of a chain with a reply ingress, with what its reply classes answer.
+     *
+     * @param replyAnswers reply class id → the forward classes whose flows its replies may belong to
+     *                     ({@link #replyAnswers()})
+     */
+    public CompiledChain(String name, TargetProfile target, List<TrafficClass> classes, List<ClassGroup> groups,
+                         List<OffloadRule> offloadRules, List<OffloadRule> replyRules, List<String> egress,
+                         SynthStats stats, Map<Integer, List<Integer>> replyAnswers) {
+        Map<Integer, List<Integer>> answers = new TreeMap<>();
+        replyAnswers.forEach((k, v) -> answers.put(k, List.copyOf(v)));
+        this.replyAnswers = Collections.unmodifiableMap(answers);
         this.replyRules = List.copyOf(replyRules);
         this.name = Objects.requireNonNull(name, "name");
         this.target = Objects.requireNonNull(target, "target");
@@ -80,6 +99,17 @@ public final class CompiledChain {
      */
     public List<OffloadRule> replyRules() {
         return replyRules;
+    }
+
+    /**
+     * For each reply class, the forward classes whose flows its replies may belong to: those with the same
+     * stateful operation (so the same flow table) whose outgoing headers, reversed, overlap the reply class's
+     * filter entries. An over-approximation; empty for a reply class that needs no flow state. A reply class
+     * missing here (a result built by hand) is not known to answer only some classes. Scaling keeps a reply
+     * class on the core of every forward class it answers (docs/scaling.md#replies).
+     */
+    public Map<Integer, List<Integer>> replyAnswers() {
+        return replyAnswers;
     }
 
     /** Egress interface names ({@code nf.iface}); index = {@code [k]output} of group configs. */

@@ -13,9 +13,15 @@ import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 
 import java.io.IOException;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * What a compiled chain's reply ingress means for deployment (docs/contracts.md "Replies"): whether the chain
@@ -29,15 +35,18 @@ public final class ReplyTraffic {
      * it; the class type has no flag of its own).
      */
     static final String REPLY_OPERATIONS_PREFIX = "reply: ";
-    static final ReplyTraffic NONE = new ReplyTraffic(false, Set.of());
+    static final ReplyTraffic NONE = new ReplyTraffic(false, Set.of(), Map.of());
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final boolean present;
     private final Set<Integer> egresses;
+    /** Reply class → the forward classes whose flows its replies belong to (sorted). */
+    private final Map<Integer, List<Integer>> answers;
 
-    private ReplyTraffic(boolean present, Set<Integer> egresses) {
+    private ReplyTraffic(boolean present, Set<Integer> egresses, Map<Integer, List<Integer>> answers) {
         this.present = present;
         this.egresses = Set.copyOf(egresses);
+        this.answers = Map.copyOf(answers);
     }
 
     /**
@@ -83,7 +92,27 @@ public final class ReplyTraffic {
                     + Tag.REPLY_EGRESS_CLASS + " is the reply egress marker (at most " + Tag.REPLY_EGRESS_CLASS
                     + " classes)");
         }
-        return new ReplyTraffic(true, reply);
+        return new ReplyTraffic(true, reply, answers(c));
+    }
+
+    /**
+     * What each reply class answers, as the synthesizer computed it ({@link CompiledChain#replyAnswers()}); a
+     * reply class it says nothing about (a compiled chain built by hand) is taken to answer every forward class
+     * of its stateful operation, which is always safe.
+     */
+    private static Map<Integer, List<Integer>> answers(CompiledChain c) {
+        Map<Integer, List<Integer>> out = new TreeMap<>();
+        for (TrafficClass r : c.classes()) {
+            if (!r.operations().startsWith(REPLY_OPERATIONS_PREFIX) || r.drops()) {
+                continue;
+            }
+            List<Integer> known = c.replyAnswers().get(r.id());
+            out.put(r.id(), known != null ? known : c.classes().stream()
+                    .filter(f -> r.stateful() && !f.operations().startsWith(REPLY_OPERATIONS_PREFIX) && !f.drops()
+                            && f.statefulKey().equals(r.statefulKey()))
+                    .map(TrafficClass::id).collect(Collectors.toList()));
+        }
+        return out;
     }
 
     /**
@@ -104,6 +133,42 @@ public final class ReplyTraffic {
     /** Whether the chain has a reply ingress. */
     public boolean present() {
         return present;
+    }
+
+    /**
+     * The forward classes reply class {@code replyClass} answers (empty for a class that is no reply class or
+     * needs no flow state).
+     */
+    public List<Integer> answers(int replyClass) {
+        return answers.getOrDefault(replyClass, List.of());
+    }
+
+    /**
+     * {@code classes} (one group's) in the units a split keeps together: a reply class with every forward class
+     * it answers, joined when they share a class, since a reply must reach the core that holds its flow's
+     * mapping; every other class on its own. Units are sorted, and ordered by their lowest class.
+     */
+    public List<List<Integer>> units(Collection<Integer> classes) {
+        Map<Integer, Integer> parent = new HashMap<>();
+        classes.forEach(k -> parent.put(k, k));
+        for (int r : classes) {
+            for (int f : answers(r)) {
+                if (parent.containsKey(f)) {
+                    parent.put(root(parent, f), root(parent, r));
+                }
+            }
+        }
+        Map<Integer, TreeSet<Integer>> byRoot = new HashMap<>();
+        classes.forEach(k -> byRoot.computeIfAbsent(root(parent, k), x -> new TreeSet<>()).add(k));
+        return byRoot.values().stream().map(List::copyOf).sorted(Comparator.comparing(u -> u.get(0)))
+                .collect(Collectors.toList());
+    }
+
+    private static int root(Map<Integer, Integer> parent, int k) {
+        while (parent.get(k) != k) {
+            k = parent.get(k);
+        }
+        return k;
     }
 
     /** Whether egress {@code k} leads replies toward the chain's ingress point. */

@@ -24,7 +24,8 @@ public final class GroupLoad {
      * @param statefulKey the group's stateful signature: only groups with equal keys may merge
      * @param splittable  false for groups that classify unclassified traffic in software (their tag receives
      *                    every class the offload device could not classify, so moving classes elsewhere
-     *                    would not move their load)
+     *                    would not move their load), and for groups whose classes move only together (a reply
+     *                    class with the forward classes it answers, docs/scaling.md#replies)
      */
     public GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
                      boolean splittable) {

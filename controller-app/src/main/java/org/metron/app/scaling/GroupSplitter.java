@@ -3,6 +3,7 @@ package org.metron.app.scaling;
 import com.google.common.collect.ImmutableList;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -61,24 +62,45 @@ public final class GroupSplitter {
             throw new IllegalArgumentException("a group of " + classes.size() + " class(es) " + classes
                     + " cannot split: classes are never divided between cores");
         }
-        List<Integer> order = new ArrayList<>(classes);
-        order.sort(Comparator.<Integer>comparingDouble(c -> -rates.getOrDefault(c, 0.0))
-                .thenComparing(Comparator.naturalOrder()));
+        List<List<Integer>> units = new ArrayList<>();
+        classes.forEach(c -> units.add(List.of(c)));
+        return splitUnits(units, rates);
+    }
+
+    /**
+     * As {@link #split}, over units that stay whole (a reply class with the forward classes it answers,
+     * docs/scaling.md#replies): units by decreasing summed rate (ties by lowest class id), each to the half with
+     * less rate so far. The half holding the lowest class id stays.
+     *
+     * @param units the group's classes, partitioned; each non-empty
+     * @throws IllegalArgumentException for fewer than two units
+     */
+    public static Halves splitUnits(List<List<Integer>> units, Map<Integer, Double> rates) {
+        if (units.size() < 2) {
+            throw new IllegalArgumentException("classes " + units + " cannot split: they move only together");
+        }
+        List<List<Integer>> order = new ArrayList<>(units);
+        order.sort(Comparator.<List<Integer>>comparingDouble(u -> -rate(u, rates))
+                .thenComparing(u -> Collections.min(u)));
         List<Integer> a = new ArrayList<>();
         List<Integer> b = new ArrayList<>();
         double ra = 0;
         double rb = 0;
-        for (int c : order) {
-            double r = Math.max(0, rates.getOrDefault(c, 0.0));
+        for (List<Integer> u : order) {
+            double r = rate(u, rates);
             if (ra < rb || ra == rb && a.size() <= b.size()) {
-                a.add(c);
+                a.addAll(u);
                 ra += r;
             } else {
-                b.add(c);
+                b.addAll(u);
                 rb += r;
             }
         }
-        int lowest = classes.stream().min(Comparator.naturalOrder()).get();
+        int lowest = units.stream().map(Collections::min).min(Comparator.naturalOrder()).get();
         return a.contains(lowest) ? new Halves(a, b, ra, rb) : new Halves(b, a, rb, ra);
+    }
+
+    private static double rate(List<Integer> unit, Map<Integer, Double> rates) {
+        return unit.stream().mapToDouble(c -> Math.max(0, rates.getOrDefault(c, 0.0))).sum();
     }
 }

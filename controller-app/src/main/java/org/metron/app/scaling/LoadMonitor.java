@@ -9,6 +9,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
+import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
@@ -198,10 +199,10 @@ public final class LoadMonitor implements AutoCloseable {
         }
         double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
         Map<String, ClassGroup> bases;
-        boolean splits;
+        ReplyTraffic replies;
         try {
             bases = executor.baseGroups(chain.id(), p);
-            splits = executor.splits(chain.id());
+            replies = executor.replies(chain.id());
         } catch (RuntimeException e) {
             log.debug("No compiled form of {}: {}", chain.id(), e.getMessage());
             return Optional.empty();
@@ -226,8 +227,9 @@ public final class LoadMonitor implements AutoCloseable {
             }
             ga.classIds().forEach(cls -> rates.putIfAbsent(cls, 0.0));
             ClassGroup base = bases.get(ga.groupId());
+            // a group whose classes move only together (replies and the flows they answer) cannot split
             groups.add(new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
-                    splits && !base.classifies()));
+                    !base.classifies() && replies.units(ga.classIds()).size() >= 2));
         }
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
                 chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));

@@ -34,7 +34,7 @@ public final class RuleRetagger {
     }
 
     /**
-     * The traffic class an offload rule tags its packets with, when it tags them for group {@code tag}.
+     * The traffic class an offload or reply rule tags its packets with, when it tags them for group {@code tag}.
      */
     public static Optional<Integer> taggedClass(FlowRule rule, Tag tag) {
         MacAddress dst = null;
@@ -54,7 +54,8 @@ public final class RuleRetagger {
         int cls = (int) (v & 0xFFFF);
         boolean ours = tag.type() == TagType.MAC ? (v & ~0xFFFFL) == (tag.groupMac().toLong() & ~0xFFFFL)
                 : vlan != null && vlan == tag.group() && (v >>> 32) == Tag.MAC_PREFIX;
-        return ours && cls != Tag.EGRESS_CLASS ? Optional.of(cls) : Optional.empty();
+        // the markers are no classes: they name the chain's output, not a group's input
+        return ours && cls != Tag.EGRESS_CLASS && cls != Tag.REPLY_EGRESS_CLASS ? Optional.of(cls) : Optional.empty();
     }
 
     /** The offload rule writing {@code to}'s header values for class {@code cls} instead. */

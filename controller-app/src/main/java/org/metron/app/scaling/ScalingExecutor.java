@@ -125,7 +125,8 @@ public final class ScalingExecutor {
 
     /**
      * Splits a group: the half of its classes with about half the measured rate moves to a new group with a
-     * new tag and core, with a copy of the group's flow state.
+     * new tag and core, with a copy of the group's flow state. A reply class moves with the forward classes it
+     * answers, and its reply rules are re-tagged with them (docs/scaling.md#replies).
      *
      * @param classRates measured packets/s per class (balances the halves)
      * @return the history entry (also recorded); DONE, or FAILED when nothing was changed
@@ -146,16 +147,19 @@ public final class ScalingExecutor {
                         + " classifies unclassified traffic in software: its tag receives every such class, so "
                         + "it does not split");
             }
-            if (ReplyTraffic.of(c.compiled).present()) {
-                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "chain " + chainId
-                        + " has a reply ingress: its replies must reach the core holding their flows' mappings, and "
-                        + "neither its reply classes nor its reply rules follow a split yet, so it does not split");
-            }
             if (g.classIds().size() < 2) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
                         + " has one class " + g.classIds() + ": a single class cannot split");
             }
-            GroupSplitter.Halves halves = GroupSplitter.split(g.classIds(), classRates);
+            ReplyTraffic replies = ReplyTraffic.of(c.compiled);
+            List<List<Integer>> units = replies.units(g.classIds());
+            if (units.size() < 2) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
+                        + " of chain " + chainId + " cannot split: its classes " + g.classIds() + " move only "
+                        + "together, since a reply must reach the core holding its flow's mapping and "
+                        + answering(replies, g.classIds()));
+            }
+            GroupSplitter.Halves halves = GroupSplitter.splitUnits(units, classRates);
             String newId = childId(c.placement.value(), base);
             ScalingOperation op;
             synchronized (store.reservationLock()) {
@@ -340,7 +344,7 @@ public final class ScalingExecutor {
                 if (!transitInstalled) {
                     installByDevice(op.transitAdded());
                 }
-                installByDevice(op.retagged());
+                installByDevice(retagged(op, Role.OFFLOAD));
                 timer.lap("switch");
             }
         } catch (MetronException e) {
@@ -356,6 +360,18 @@ public final class ScalingExecutor {
         // From here the switch sends the moved classes to their new group: only forward.
         List<String> problems = new ArrayList<>();
         if (op.step() == Step.SWITCHED) {
+            // Replies of the moved classes follow them, right after the forward batch (docs/scaling.md#replies):
+            // until then they reach the old group, which still holds every mapping made before the operation.
+            List<InstalledRule> replyRules = retagged(op, Role.REPLY);
+            if (!replyRules.isEmpty()) {
+                try {
+                    installByDevice(replyRules);
+                    timer.lap("replies");
+                } catch (MetronException e) {
+                    problems.add("reply rules of classes " + op.moved() + " may still tag them for "
+                            + (op.kind() == Kind.SPLIT ? op.group() : op.other()) + ": " + e.getMessage());
+                }
+            }
             try {
                 if (op.kind() == Kind.MERGE) {
                     drain(agent, op);
@@ -575,15 +591,22 @@ public final class ScalingExecutor {
         return new Ctx(p, inst, server, compiled.compiled(id));
     }
 
+    /** The chain's reply classes and what they answer (the units its groups split into). */
+    public ReplyTraffic replies(ChainId id) {
+        return ReplyTraffic.of(compiled.compiled(id));
+    }
+
+    /** "reply class 5 answers [0, 1]; reply class 7 answers [2]", for the reply classes among {@code classes}. */
+    private static String answering(ReplyTraffic replies, List<Integer> classes) {
+        return classes.stream().filter(k -> !replies.answers(k).isEmpty())
+                .map(k -> "reply class " + k + " answers forward classes " + replies.answers(k))
+                .collect(Collectors.joining("; "));
+    }
+
     /**
      * The compiled group each of a placement's groups comes from (stateful key, whether it classifies), keyed by
      * placed group id.
      */
-    /** Whether a chain's groups may split: not when it has a reply ingress (see {@link #split}). */
-    public boolean splits(ChainId id) {
-        return !ReplyTraffic.of(compiled.compiled(id)).present();
-    }
-
     public Map<String, ClassGroup> baseGroups(ChainId id, Placement p) {
         CompiledChain cc = compiled.compiled(id);
         Map<String, ClassGroup> out = new LinkedHashMap<>();
@@ -627,19 +650,30 @@ public final class ScalingExecutor {
                 groups);
     }
 
-    /** Offload rules tagging {@code classes} with {@code from}, rewritten to tag them with {@code to}. */
+    /**
+     * Rules tagging {@code classes} with {@code from}, rewritten to tag them with {@code to}: the offload rules
+     * (forward traffic), then the reply rules (replies, where they enter). The forward ones come first: the
+     * switch step installs them as the point of no return and the reply rules right after (docs/scaling.md).
+     */
     private List<InstalledRule> retag(InstalledState installed, Tag from, Tag to, Set<Integer> classes) {
         List<InstalledRule> out = new ArrayList<>();
-        for (InstalledRule r : installed.switchRules()) {
-            if (r.role() != Role.OFFLOAD) {
-                continue;
-            }
-            Optional<Integer> cls = RuleRetagger.taggedClass(r.rule(), from);
-            if (cls.isPresent() && classes.contains(cls.get())) {
-                out.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.retagOffload(r.rule(), cls.get(), to, app)));
+        for (Role role : List.of(Role.OFFLOAD, Role.REPLY)) {
+            for (InstalledRule r : installed.switchRules()) {
+                if (r.role() != role) {
+                    continue;
+                }
+                Optional<Integer> cls = RuleRetagger.taggedClass(r.rule(), from);
+                if (cls.isPresent() && classes.contains(cls.get())) {
+                    out.add(new InstalledRule(role, RuleRetagger.retagOffload(r.rule(), cls.get(), to, app)));
+                }
             }
         }
         return out;
+    }
+
+    /** The re-tagged rules of {@code role} ({@link #retag}). */
+    private static List<InstalledRule> retagged(ScalingOperation op, Role role) {
+        return op.retagged().stream().filter(r -> r.role() == role).collect(Collectors.toList());
     }
 
     private static InstalledState union(ScalingOperation op) {

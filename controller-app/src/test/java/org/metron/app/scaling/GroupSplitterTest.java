@@ -65,4 +65,23 @@ public class GroupSplitterTest {
                 () -> GroupSplitter.split(List.of(4), Map.of(4, 1e6)));
         assertTrue(e.getMessage(), e.getMessage().contains("[4] cannot split"));
     }
+
+    @Test
+    public void unitsStayWholeAndAreBalancedByTheirSummedRate() {
+        // forward class 0 with the reply class 5 answering it, 1 with 6, 2 with 7; class 3 alone
+        GroupSplitter.Halves h = GroupSplitter.splitUnits(List.of(List.of(0, 5), List.of(1, 6), List.of(2, 7),
+                List.of(3)), Map.of(0, 100.0, 5, 90.0, 1, 60.0, 6, 60.0, 2, 50.0, 7, 50.0, 3, 30.0));
+        // 190 | 120 | 120+100 | 190+30: 220 vs 220
+        assertEquals(List.of(0, 3, 5), h.keep());
+        assertEquals(List.of(1, 2, 6, 7), h.move());
+        assertEquals(220, h.keepRate(), 1e-9);
+        assertEquals(220, h.moveRate(), 1e-9);
+    }
+
+    @Test
+    public void oneUnitCannotSplit() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> GroupSplitter.splitUnits(List.of(List.of(0, 1, 5)), Map.of()));
+        assertTrue(e.getMessage(), e.getMessage().contains("[[0, 1, 5]]"));
+    }
 }

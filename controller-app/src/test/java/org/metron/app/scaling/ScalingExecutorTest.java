@@ -127,6 +127,24 @@ public class ScalingExecutorTest {
                     RuleAction.toServer(CLASSES + 1))), List.of("fw.out0", "fw.out1"),
                     new SynthStats(CLASSES + 2, CLASSES + 2, rules.size() + 1, 0, Map.of()));
         }
+        if (name.startsWith("answers")) {
+            // replies told apart by source port: reply class CLASSES + 1 + c answers forward class c only, as the
+            // synthesizer finds for a chain whose reply path classifies like its forward path
+            List<OffloadRule> replyRules = new ArrayList<>();
+            Map<Integer, List<Integer>> answers = new java.util.TreeMap<>();
+            for (int c = 0; c < CLASSES; c++) {
+                int r = CLASSES + 1 + c;
+                classes.add(new TrafficClass(r, List.of("udp src port " + (1000 + c)), 1, List.of(), false, "napt",
+                        "reply: restore by input 1 of the SynthRewriter of 'napt'; egress 1 (fw.out1)"));
+                replyRules.add(OffloadRule.of(5, RuleMatch.builder().ethType(0x0800).ipProto(17)
+                        .l4Src(RangeMatch.exact(1000 + c, 16)).build(), RuleAction.toServer(r)));
+                answers.put(r, List.of(c));
+                ids.add(r);
+            }
+            return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, ids, CLICK, "napt", false)),
+                    rules, replyRules, List.of("fw.out0", "fw.out1"), new SynthStats(classes.size(), classes.size(),
+                    rules.size() + replyRules.size(), 0, Map.of()), answers);
+        }
         return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, ids, CLICK, "napt", false)), rules,
                 List.of("fw.out0"), new SynthStats(CLASSES + 1, CLASSES + 1, rules.size(), 0, Map.of()));
     }
@@ -135,6 +153,8 @@ public class ScalingExecutorTest {
     static final class CrashingSwitches implements SwitchProgrammer {
         final TestSwitches real;
         volatile DeviceId crashOn;
+        /** Installs on {@link #crashOn} that still succeed before the crash. */
+        volatile int crashAfter;
 
         CrashingSwitches(TestSwitches real) {
             this.real = real;
@@ -142,7 +162,7 @@ public class ScalingExecutorTest {
 
         @Override
         public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
-            if (device.equals(crashOn)) {
+            if (device.equals(crashOn) && crashAfter-- <= 0) {
                 crashOn = null;
                 throw new IllegalStateException("controller crashed while programming " + device);
             }
@@ -554,21 +574,114 @@ public class ScalingExecutorTest {
     }
 
     @Test
-    public void aChainWithRepliesIsNotSplitAndTheHistorySaysWhy() throws Exception {
+    public void aReplyClassAnsweringEveryClassKeepsTheGroupWholeAndTheHistorySaysWhy() throws Exception {
+        // the "replies" chain: reply class 5 answers all four forward classes (its filter tells no flow apart)
         Rig rig = new Rig("replies");
         Placement before = rig.placement();
         int rules = rig.switches.total();
-        assertFalse(rig.executor().splits(rig.chain));
+        assertEquals(List.of(List.of(0, 1, 2, 3, 5)), rig.executor().replies(rig.chain).units(List.of(0, 1, 2, 3, 5)));
         MetronException e = assertThrows(MetronException.class,
                 () -> rig.executor().split(rig.chain, "g0", Map.of(), "test", 0));
-        assertTrue(e.getMessage(), e.getMessage().contains("has a reply ingress"));
+        assertTrue(e.getMessage(), e.getMessage().contains("reply class 5 answers forward classes [0, 1, 2, 3]"));
         ScalingEvent ev = rig.scaling.history(rig.chain).get(0);
         assertEquals(ScalingEvent.Outcome.FAILED, ev.outcome());
-        assertTrue(ev.detail(), ev.detail().contains("reply ingress"));
+        assertEquals(e.getMessage(), ev.detail());
         assertEquals(before, rig.placement());
         assertEquals(rules, rig.switches.total());
         assertEquals(1, rig.agentGroups().size());
-        assertTrue(new Rig("plain").executor().splits(ChainId.of("plain")));
+    }
+
+    /** dst MAC of the reply rules that send a reply class to the server, by class. */
+    private static Map<Integer, MacAddress> replyTags(Rig rig) {
+        Map<Integer, MacAddress> out = new java.util.TreeMap<>();
+        rig.store.installed().get(rig.chain).get().value().switchRules().stream()
+                .filter(r -> r.role() == Role.REPLY).forEach(r -> {
+                    FlowRule installed = rig.switches.rules(r.rule().deviceId()).stream()
+                            .filter(x -> x.id().equals(r.rule().id())).findFirst().orElseThrow();
+                    for (Instruction i : installed.treatment().allInstructions()) {
+                        if (i instanceof ModEtherInstruction) {
+                            MacAddress m = ((ModEtherInstruction) i).mac();
+                            out.put((int) (m.toLong() & 0xffff), m);
+                        }
+                    }
+                });
+        return out;
+    }
+
+    @Test
+    public void replyClassesSplitAndMergeWithTheForwardClassesTheyAnswer() throws Exception {
+        Rig rig = new Rig("answers");
+        rig.importFlow("g0", 5000, 2000, false);
+        Tag original = rig.group("g0").tag();
+        assertEquals(Set.of(5, 6, 7, 8), replyTags(rig).keySet());
+        Map<Integer, Double> rates = Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0, 5, 500.0, 6, 300.0, 7, 200.0,
+                8, 10.0);
+        ScalingExecutor ex = rig.executor();
+
+        ScalingEvent split = ex.split(rig.chain, "g0", rates, "test", System.currentTimeMillis());
+
+        assertEquals(split.detail(), ScalingEvent.Outcome.DONE, split.outcome());
+        assertTrue(split.detail(), split.steps().contains("replies"));
+        GroupAssignment keep = rig.group("g0");
+        GroupAssignment moved = rig.group("g0.1");
+        assertEquals("each forward class with the reply class answering it (1000+20 vs 600+400 packets/s)",
+                List.of(0, 3, 5, 8), keep.classIds());
+        assertEquals(List.of(1, 2, 6, 7), moved.classIds());
+        Map<Integer, MacAddress> replies = replyTags(rig);
+        for (int c : keep.classIds()) {
+            assertEquals(keep.tag().classMac(c), c > CLASSES ? replies.get(c) : rig.offloadTags().get(c));
+        }
+        for (int c : moved.classIds()) {
+            assertEquals(moved.tag().classMac(c), c > CLASSES ? replies.get(c) : rig.offloadTags().get(c));
+        }
+        assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+        assertEquals(List.of(1, 2, 6, 7), rig.agentGroups().stream().filter(g -> g.getGroupId().equals("g0.1"))
+                .findFirst().get().getClassIdsList());
+        InstalledState inst = rig.store.installed().get(rig.chain).get().value();
+        assertEquals(rig.switches.total(), inst.switchRules().size());
+        for (InstalledRule r : inst.switchRules()) {
+            assertTrue(r.toString(), rig.switches.rules(r.rule().deviceId()).stream()
+                    .anyMatch(x -> x.exactMatch(r.rule())));
+        }
+
+        ScalingEvent merge = ex.merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+
+        assertEquals(merge.detail(), ScalingEvent.Outcome.DONE, merge.outcome());
+        assertEquals(List.of(0, 1, 2, 3, 5, 6, 7, 8), rig.group("g0").classIds());
+        replyTags(rig).forEach((c, mac) -> assertEquals(original.classMac(c), mac));
+        rig.offloadTags().forEach((c, mac) -> assertEquals(original.classMac(c), mac));
+        assertEquals(0, rig.transitRulesFor(moved.tag()));
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+    }
+
+    @Test
+    public void aRestartedControllerReTagsTheRepliesOfASplitThatReTaggedOnlyItsForwardClasses() throws Exception {
+        Rig rig = new Rig("answers-recover");
+        rig.importFlow("g0", 5000, 2000, false);
+        Tag original = rig.group("g0").tag();
+        // the reply rules sit on the offload device here (egress point s1/3): its second batch is theirs
+        rig.crashing.crashOn = Fixtures.D1;
+        rig.crashing.crashAfter = 1;
+        assertThrows(IllegalStateException.class, () -> rig.executor().split(rig.chain, "g0",
+                Map.of(0, 9.0, 5, 9.0), "test", System.currentTimeMillis()));
+        assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
+        Tag moved = rig.group("g0.1").tag();
+        rig.group("g0.1").classIds().stream().filter(c -> c < CLASSES)
+                .forEach(c -> assertEquals(moved.classMac(c), rig.offloadTags().get(c)));
+        assertTrue("the replies were not re-tagged yet",
+                replyTags(rig).values().stream().allMatch(m -> m.toLong() >>> 16 == original.classMac(0).toLong() >>> 16));
+
+        List<ScalingEvent> recovered = rig.executor().recover();
+
+        assertEquals(1, recovered.size());
+        assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
+        Map<Integer, MacAddress> replies = replyTags(rig);
+        rig.group("g0.1").classIds().stream().filter(c -> c > CLASSES)
+                .forEach(c -> assertEquals(moved.classMac(c), replies.get(c)));
+        rig.group("g0").classIds().stream().filter(c -> c > CLASSES)
+                .forEach(c -> assertEquals(original.classMac(c), replies.get(c)));
+        assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+        assertTrue(rig.scaling.inProgress().isEmpty());
     }
 
     @Test

@@ -31,6 +31,6 @@ public final class Pipeline {
         SynthStats stats = new SynthStats(r.classes.size(), syn.forward.size() + syn.reply.size(),
                 r.rules.size() + r.replyRules.size(), r.softwareEntries, phases);
         return new CompiledChain(chain.name(), target, r.classes, r.groups, r.rules, r.replyRules, model.egressNames(),
-                stats);
+                stats, syn.replyAnswers());
     }
 }

@@ -14,6 +14,8 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Synthesis: walks the chain symbolically from the ingress, depth first, each element emitting its branches in
@@ -98,6 +100,11 @@ public final class Synthesis {
     private final Map<Element, Boolean> onPath = new IdentityHashMap<>();
     /** Reply rewriter text -> stateful operation of the forward classes it answers (null: none). */
     private final Map<String, String> homes = new HashMap<>();
+    /** Per forward class with state: the headers a reply to one of its flows can carry, one cube per leaf. */
+    private final Map<Integer, List<Cube>> replySpaces = new HashMap<>();
+    /** Fields a reply carries swapped: its source is the forward packet's destination and vice versa. */
+    private static final Field[][] SWAPPED = {{Field.IP4_SRC, Field.IP4_DST}, {Field.IP6_SRC_HI, Field.IP6_DST_HI},
+            {Field.IP6_SRC_LO, Field.IP6_DST_LO}, {Field.L4_SRC, Field.L4_DST}};
 
     private Synthesis(ChainModel chain) {
         this.chain = chain;
@@ -216,6 +223,79 @@ public final class Synthesis {
             byKey.put(k, c);
         }
         current.add(s.filter, c.id);
+        if (!reply && egress >= 0 && !steps.isEmpty()) {
+            replySpaces.computeIfAbsent(c.id, x -> new ArrayList<>()).add(replySpace(s));
+        }
+    }
+
+    /**
+     * The headers of replies to the flows of a forward leaf: the packet as it leaves the chain (written fields
+     * at their current values), addresses and ports swapped. Fields a peer may set freely in its reply (TTL,
+     * TOS, flags, MACs) are left open, so the cube over-approximates.
+     */
+    private static Cube replySpace(SymState s) {
+        Cube out = Cube.ALL;
+        for (Field f : new Field[]{Field.ETH_TYPE, Field.IP_PROTO}) {
+            out = narrow(out, f, egressValues(s, f));
+        }
+        for (Field[] pair : SWAPPED) {
+            out = narrow(out, pair[1], egressValues(s, pair[0]));
+            out = narrow(out, pair[0], egressValues(s, pair[1]));
+        }
+        return out;
+    }
+
+    private static long[] egressValues(SymState s, Field f) {
+        long[] v = s.current(f);
+        return v != null ? v : s.filter.get(f);
+    }
+
+    private static Cube narrow(Cube c, Field f, long[] values) {
+        if (c == null || values == null) {
+            return c;
+        }
+        return c.with(f, values);
+    }
+
+    /**
+     * Which forward classes each reply class answers: reply class id → the forward classes (same stateful
+     * operation, so the same flow table) some of whose flows' replies its filter entries can match. Computed
+     * from header spaces, so it over-approximates (first-match order among reply entries is ignored); a reply
+     * class that needs no flow state answers none. Sorted ids.
+     */
+    public Map<Integer, List<Integer>> replyAnswers() {
+        Map<Integer, List<Integer>> out = new TreeMap<>();
+        for (ClassInfo r : classes) {
+            if (!r.reply || r.drops()) {
+                continue;
+            }
+            TreeSet<Integer> answered = new TreeSet<>();
+            for (ClassInfo f : classes) {
+                if (f.reply || !r.repliesThroughRewriter() || !f.stateful.equals(r.stateful)) {
+                    continue;
+                }
+                if (answers(r.id, replySpaces.getOrDefault(f.id, List.of()))) {
+                    answered.add(f.id);
+                }
+            }
+            out.put(r.id, List.copyOf(answered));
+        }
+        return out;
+    }
+
+    private boolean answers(int replyClass, List<Cube> spaces) {
+        for (int i = 0; i < reply.size(); i++) {
+            if (reply.classOf(i) != replyClass) {
+                continue;
+            }
+            Cube entry = reply.cubes.get(i);
+            for (Cube space : spaces) {
+                if (space != null && space.overlaps(entry)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /**

@@ -41,6 +41,9 @@ public final class CompiledChainJson {
             m.put("statelessWrites", w);
             m.put("decTtl", t.decTtl());
             m.put("filters", t.filters());
+            if (c.replyAnswers().containsKey(t.id())) {
+                m.put("answers", c.replyAnswers().get(t.id()));
+            }
             cls.add(m);
         }
         top.put("classes", cls);
