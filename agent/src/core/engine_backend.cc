@@ -171,6 +171,9 @@ size_t EngineBackend::persist_state() {
     for (const auto& [id, p] : pipelines_) {
       if (rss(p.ingress)) continue;
       for (const auto& g : p.groups) {
+        const auto& els = g->graph().elements();
+        if (std::none_of(els.begin(), els.end(), [](const auto& e) { return e->has_state(); }))
+          continue;  // no table: no reason to interrupt its core
         Snapshot tables;
         engine_->between_batches(g->spec().core, [&] { tables = snapshot_of(*g); });
         size_t entries = 0;
