@@ -2,12 +2,15 @@
 agent started by the topology launcher with --state-dir and a 1 s checkpoint). UDP flows get their NAPT port and LB
 backend; the agent of their server is restarted - SIGTERM (state saved at shutdown) or SIGKILL (only the last
 checkpoint survives) - and once the controller has redeployed the chain there, the same flows reach the sink with
-the same translation while new flows get ports of their own.
+the same translation while new flows get ports of their own. Last, an open TCP connection through FW -> NAPT -> LB
+with replies carries data again after the restart (its mapping restored, replies steered back to it).
 
 New flows are sent first after the restart and the old ones in reverse order: an agent that lost its tables would
 hand the old flows other ports and backends, so these tests fail without the saved state."""
+import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -86,9 +89,9 @@ def first_translation(session, chain, plan, flow_id):
     return next(iter(seen))
 
 
-def restart(session, chain, plan, sig):
+def restart(session, chain, plan, sig, probe=True):
     """Stops the server's agent with `sig` and starts it again the way the launcher does; returns once the
-    controller has redeployed the chain there and a new probe flow crosses it (the probe's translation)."""
+    controller has redeployed the chain there and, with `probe`, a new UDP flow crosses it (its translation)."""
     if sig == signal.SIGKILL:
         proc = [p for p in session.state["processes"] if p["name"] == f"agent-{SERVER}"][-1]
         os.kill(proc["pid"], signal.SIGKILL)  # restart_agent's stop then only reaps it
@@ -101,7 +104,7 @@ def restart(session, chain, plan, sig):
             return False
 
     wait_for(redeployed, 90, f"the controller to redeploy chain '{chain}' on the restarted agent")
-    return first_translation(session, chain, plan, 900)
+    return first_translation(session, chain, plan, 900) if probe else None
 
 
 def check_restart_keeps_translations(session, chain, sig, settle_s):
@@ -142,3 +145,95 @@ def test_a_gracefully_restarted_agent_keeps_every_flow_translation(clean):
 def test_a_crashed_agent_keeps_the_translations_of_its_last_checkpoint(clean):
     check_restart_keeps_translations(clean, "crashed", signal.SIGKILL,
                                      settle_s=2.5 * agent.STATE_CHECKPOINT_MS / 1000)
+
+
+# One connection: echoes every line with the peer it came from (the NAPT's public address and port).
+ECHO_SERVER = """
+import json, socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", %d)); s.listen(16)
+print("ready", flush=True)
+while True:
+    c, peer = s.accept()
+    f = c.makefile("rb")
+    for line in f:
+        c.sendall(b"echo:" + line)
+        print(json.dumps({"peer": list(peer), "got": line.decode()}), flush=True)
+""" % chains.BACKEND_PORT
+
+# Opens `warmup` short connections (so the kept one does not hold the allocator's first port, which a fresh table
+# would hand out again), then one connection that sends each line of stdin and prints the echo.
+KEEPALIVE_CLIENT = """
+import socket, sys
+for i in range(3):
+    socket.create_connection((%r, %d), timeout=10).close()
+c = socket.create_connection((%r, %d), timeout=90)
+f = c.makefile("rb")
+print("connected", flush=True)
+for line in sys.stdin:
+    c.sendall(line.encode())
+    print(f.readline().decode().strip(), flush=True)
+"""
+
+
+def sh(netns, *argv):
+    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
+
+
+def route_replies_between_hosts(session, chain):
+    """The host setup replies need (as tests/e2e/test_replies_e2e.py explains): each end host takes the chain's
+    marker its frames arrive with as its MAC; the sink owns the backends and routes the NAPT address back, the
+    source routes the virtual service; full TCP checksums on the wire."""
+    placement = next(p for p in session.host.call("GET", "/placements")["placements"] if p["chain"] == chain)
+    group = placement["groups"][0]["tag"]["group"]
+    src, sink = session.netns("src"), session.netns("sink")
+    for ns in (src, sink):
+        sh(ns, "ethtool", "-K", "eth0", "tx", "off")
+    sh(sink, "ip", "link", "set", "eth0", "address", "02:4d:%02x:%02x:ff:fe" % (group >> 8, group & 0xff))
+    sh(src, "ip", "link", "set", "eth0", "address", "02:4d:%02x:%02x:ff:fc" % (group >> 8, group & 0xff))
+    for backend in chains.BACKENDS:
+        sh(sink, "ip", "addr", "replace", backend + "/32", "dev", "eth0")
+    sh(sink, "ip", "route", "replace", chains.NAPT_ADDRESS + "/32", "dev", "eth0")
+    sh(sink, "ip", "neigh", "replace", chains.NAPT_ADDRESS, "lladdr", traffic.SRC_MAC, "dev", "eth0")
+    sh(src, "ip", "route", "replace", VIP + "/32", "dev", "eth0")
+    sh(src, "ip", "neigh", "replace", VIP, "lladdr", traffic.SINK_MAC, "dev", "eth0")
+
+
+VIP = "10.0.3.100"  # the virtual service: no host owns it
+
+
+# Last in this module: it changes the end hosts' MACs and routes.
+def test_an_open_tcp_connection_carries_data_again_after_an_agent_restart(clean):
+    net = clean.network()
+    body, _ = chains.fw_napt_lb_replies("conn", RULES, net["ingress"][0], net["egress"][0])
+    assert clean.host.call("POST", "/chains", body.encode())["state"] == "ACTIVE"
+    route_replies_between_hosts(clean, "conn")
+    server = subprocess.Popen(["ip", "netns", "exec", clean.netns("sink"), "/usr/bin/python3", "-u", "-c",
+                               ECHO_SERVER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    client = None
+    try:
+        assert server.stdout.readline().strip() == "ready", server.stderr.read()
+        client = subprocess.Popen(["ip", "netns", "exec", clean.netns("src"), "/usr/bin/python3", "-u", "-c",
+                                   KEEPALIVE_CLIENT % (VIP, chains.SERVICE_PORT, VIP, chains.SERVICE_PORT)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert client.stdout.readline().strip() == "connected", client.stderr.read()
+
+        def say(line):
+            client.stdin.write(line + "\n")
+            client.stdin.flush()
+            return client.stdout.readline().strip()
+
+        assert say("before") == "echo:before"
+        restart(clean, "conn", None, signal.SIGTERM, probe=False)
+        assert "state: restored pipeline 'conn'" in agent_log(clean)
+        # TCP retransmits until the chain is back; the segment must then reach the same backend from the same
+        # NAPT port, and the backend's answer must be restored to the connection.
+        assert say("after") == "echo:after", client.stderr.read()
+    finally:
+        for p in (client, server):
+            if p is not None:
+                p.kill()
+                p.wait()
+    seen = [json.loads(line) for line in server.stdout.read().splitlines() if line.startswith("{")]
+    assert [c["got"] for c in seen] == ["before\n", "after\n"], seen
+    assert seen[0]["peer"] == seen[1]["peer"] and seen[0]["peer"][0] == chains.NAPT_ADDRESS, seen
