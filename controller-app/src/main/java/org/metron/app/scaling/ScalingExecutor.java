@@ -359,6 +359,7 @@ public final class ScalingExecutor {
         }
         // From here the switch sends the moved classes to their new group: only forward.
         List<String> problems = new ArrayList<>();
+        boolean repliesRetagged = true;
         if (op.step() == Step.SWITCHED) {
             // Replies of the moved classes follow them, right after the forward batch (docs/scaling.md#replies):
             // until then they reach the old group, which still holds every mapping made before the operation.
@@ -368,7 +369,9 @@ public final class ScalingExecutor {
                     installByDevice(replyRules);
                     timer.lap("replies");
                 } catch (MetronException e) {
-                    problems.add("reply rules of classes " + op.moved() + " may still tag them for "
+                    // the batch is atomic: the switch still holds the old reply rules, and the store says so
+                    repliesRetagged = false;
+                    problems.add("reply rules of classes " + op.moved() + " still tag them for "
                             + (op.kind() == Kind.SPLIT ? op.group() : op.other()) + ": " + e.getMessage());
                 }
             }
@@ -399,7 +402,7 @@ public final class ScalingExecutor {
             }
             store.tags().remove(new TagKey(op.otherTag()));
         }
-        commit(op);
+        commit(op, repliesRetagged);
         timer.lap("commit");
         ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
                 op.after(), timer.toString());
@@ -440,14 +443,15 @@ public final class ScalingExecutor {
         }
     }
 
-    private void commit(ScalingOperation op) {
+    /** @param repliesRetagged false when the reply batch failed: the installed rules keep the old reply rules */
+    private void commit(ScalingOperation op, boolean repliesRetagged) {
         Optional<Versioned<Placement>> p = store.placements().get(op.chain());
         if (op.kind() == Kind.MERGE && p.isPresent()) {
             store.placements().replace(op.chain(), p.get().version(), op.after());
         }
         Optional<Versioned<InstalledState>> inst = store.installed().get(op.chain());
         if (inst.isPresent()) {
-            store.installed().replace(op.chain(), inst.get().version(), finalInstalled(op));
+            store.installed().replace(op.chain(), inst.get().version(), finalInstalled(op, repliesRetagged));
         }
         journal.operations().remove(op.chain());
     }
@@ -695,10 +699,11 @@ public final class ScalingExecutor {
     }
 
     /** The chain's rules after the operation, in install order (transit before offload). */
-    private static InstalledState finalInstalled(ScalingOperation op) {
+    private static InstalledState finalInstalled(ScalingOperation op, boolean repliesRetagged) {
         InstalledState s = op.installedBefore();
         Map<Object, InstalledRule> retagged = new LinkedHashMap<>();
-        op.retagged().forEach(r -> retagged.put(r.rule().id(), r));
+        op.retagged().stream().filter(r -> repliesRetagged || r.role() != Role.REPLY)
+                .forEach(r -> retagged.put(r.rule().id(), r));
         Set<Object> removed = op.transitRemoved().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
         List<InstalledRule> rules = new ArrayList<>(op.transitAdded());
         for (InstalledRule r : s.switchRules()) {

@@ -56,6 +56,7 @@ import org.onosproject.net.flow.FlowEntry.FlowEntryState;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.instructions.Instruction;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
+import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModVlanIdInstruction;
 import org.onosproject.store.service.Versioned;
 
 import java.time.Duration;
@@ -155,6 +156,8 @@ public class ScalingExecutorTest {
         volatile DeviceId crashOn;
         /** Installs on {@link #crashOn} that still succeed before the crash. */
         volatile int crashAfter;
+        /** The install on {@link #crashOn} fails as a switch refusing a batch does, instead of crashing. */
+        volatile boolean failInstead;
 
         CrashingSwitches(TestSwitches real) {
             this.real = real;
@@ -164,6 +167,9 @@ public class ScalingExecutorTest {
         public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
             if (device.equals(crashOn) && crashAfter-- <= 0) {
                 crashOn = null;
+                if (failInstead) {
+                    return CompletableFuture.failedFuture(new IllegalStateException(device + " refused the batch"));
+                }
                 throw new IllegalStateException("controller crashed while programming " + device);
             }
             return real.install(device, rules);
@@ -202,12 +208,16 @@ public class ScalingExecutorTest {
         }
 
         Rig(String name, boolean autoScale) {
+            this(name, autoScale, "mac");
+        }
+
+        Rig(String name, boolean autoScale, String tagType) {
             Duration t = Duration.ofSeconds(10);
             manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                     new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
             chain = ChainId.of(name);
-            String json = Fixtures.chainJson(name);
+            String json = Fixtures.chainJson(name, tagType, 1, 1);
             if (autoScale) {
                 json = json.replace("\"nics\": 1}", "\"nics\": 1, \"autoScale\": true}");
                 assertTrue(json, json.contains("autoScale"));
@@ -681,6 +691,97 @@ public class ScalingExecutorTest {
         rig.group("g0").classIds().stream().filter(c -> c > CLASSES)
                 .forEach(c -> assertEquals(original.classMac(c), replies.get(c)));
         assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+        assertTrue(rig.scaling.inProgress().isEmpty());
+    }
+
+    @Test
+    public void replyRulesFollowASplitAndAMergeWithVlanTags() throws Exception {
+        Rig rig = new Rig("answers-vlan", false, "vlan");
+        Tag original = rig.group("g0").tag();
+        ScalingExecutor ex = rig.executor();
+        ScalingEvent split = ex.split(rig.chain, "g0", Map.of(1, 50.0, 6, 50.0), "test", System.currentTimeMillis());
+        assertEquals(split.detail(), ScalingEvent.Outcome.DONE, split.outcome());
+        Tag moved = rig.group("g0.1").tag();
+        assertEquals(List.of(1, 6), rig.group("g0.1").classIds());
+        Map<Integer, Short> vlans = replyVlans(rig);
+        assertEquals(Set.of(5, 6, 7, 8), vlans.keySet());
+        vlans.forEach((c, v) -> assertEquals("class " + c, c == 6 ? moved.group() : original.group(), (int) v));
+
+        assertEquals(ScalingEvent.Outcome.DONE, ex.merge(rig.chain, "g0", "g0.1", "test", 0).outcome());
+        replyVlans(rig).forEach((c, v) -> assertEquals("class " + c, original.group(), (int) v));
+    }
+
+    /** VLAN id the reply rules that send a reply class to the server push, by class. */
+    private static Map<Integer, Short> replyVlans(Rig rig) {
+        Map<Integer, Short> out = new java.util.TreeMap<>();
+        rig.store.installed().get(rig.chain).get().value().switchRules().stream()
+                .filter(r -> r.role() == Role.REPLY).forEach(r -> {
+                    FlowRule installed = rig.switches.rules(r.rule().deviceId()).stream()
+                            .filter(x -> x.id().equals(r.rule().id())).findFirst().orElseThrow();
+                    Integer cls = null;
+                    Short vlan = null;
+                    for (Instruction i : installed.treatment().allInstructions()) {
+                        if (i instanceof ModEtherInstruction) {
+                            cls = (int) (((ModEtherInstruction) i).mac().toLong() & 0xffff);
+                        } else if (i instanceof ModVlanIdInstruction) {
+                            vlan = ((ModVlanIdInstruction) i).vlanId().toShort();
+                        }
+                    }
+                    if (cls != null && vlan != null) {
+                        out.put(cls, vlan);
+                    }
+                });
+        return out;
+    }
+
+    @Test
+    public void aRestartedControllerReTagsTheRepliesOfAMergeThatReTaggedOnlyItsForwardClasses() throws Exception {
+        Rig rig = new Rig("answers-merge");
+        Tag kept = rig.group("g0").tag();
+        ScalingExecutor ex = rig.executor();
+        assertEquals(ScalingEvent.Outcome.DONE, ex.split(rig.chain, "g0", Map.of(2, 9.0, 7, 9.0), "test", 0)
+                .outcome());
+        Tag retired = rig.group("g0.1").tag();
+        rig.crashing.crashOn = Fixtures.D1;
+        rig.crashing.crashAfter = 1;
+        assertThrows(IllegalStateException.class, () -> ex.merge(rig.chain, "g0", "g0.1", "test", 0));
+        assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
+        assertTrue("forward re-tagged, replies not yet", replyTags(rig).values().stream()
+                .anyMatch(m -> m.toLong() >>> 16 == retired.classMac(0).toLong() >>> 16));
+
+        List<ScalingEvent> recovered = rig.executor().recover();
+
+        assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
+        replyTags(rig).forEach((c, mac) -> assertEquals(kept.classMac(c), mac));
+        rig.offloadTags().forEach((c, mac) -> assertEquals(kept.classMac(c), mac));
+        assertEquals(List.of("g0"), rig.agentGroups().stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(0, rig.transitRulesFor(retired));
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+    }
+
+    @Test
+    public void aRefusedReplyBatchLeavesTheSplitDoneAndTheStoreTruthful() throws Exception {
+        Rig rig = new Rig("answers-refused");
+        Tag original = rig.group("g0").tag();
+        rig.crashing.crashOn = Fixtures.D1;
+        rig.crashing.crashAfter = 1;
+        rig.crashing.failInstead = true;
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 9.0, 5, 9.0), "test", 0);
+
+        // the forward batch moved traffic: the split is done, with the reply batch listed as its problem
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertTrue(e.detail(), e.detail().contains("reply rules of classes") && e.detail().contains("refused"));
+        Tag moved = rig.group("g0.1").tag();
+        rig.group("g0.1").classIds().stream().filter(c -> c < CLASSES)
+                .forEach(c -> assertEquals(moved.classMac(c), rig.offloadTags().get(c)));
+        replyTags(rig).forEach((c, mac) -> assertEquals(original.classMac(c), mac));
+        InstalledState inst = rig.store.installed().get(rig.chain).get().value();
+        for (InstalledRule r : inst.switchRules()) {
+            assertTrue(r.toString(), rig.switches.rules(r.rule().deviceId()).stream()
+                    .anyMatch(x -> x.exactMatch(r.rule())));
+        }
         assertTrue(rig.scaling.inProgress().isEmpty());
     }
 
