@@ -440,6 +440,37 @@ TEST(StateAcrossRestart, ARemovedPipelineLeavesNoStateBehind) {
   EXPECT_TRUE(a.store().list().empty());
 }
 
+TEST(StateAcrossRestart, AGroupRetiredByAnUpdateLosesItsFileAndItsSuccessorGetsOne) {
+  const std::string dir = fresh_dir("retired");
+  std::map<uint16_t, uint16_t> before;
+  {
+    Agent a(dir);
+    ASSERT_TRUE(a.deploy(kClick).ok());
+    before = a.send(ports(3000, 8));
+    EXPECT_EQ(a.backend().persist_state(), 1u);
+    // A split's kept half under a new id: g8 takes over g7's tag with its state.
+    pb::UpdatePipelineRequest up;
+    up.set_pipeline_id("sc:napt");
+    *up.add_groups() = a.pipeline(kClick).groups(0);
+    up.mutable_groups(0)->set_group_id("g8");
+    up.mutable_groups(0)->add_state_from("g7");
+    pb::PipelineStatus st;
+    ASSERT_TRUE(a.backend().UpdatePipeline(up, &st).ok());
+    EXPECT_EQ(a.backend().persist_state(), 1u);
+    const auto files = a.store().list();
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(files[0].second, "g8") << "g7's file goes with g7";
+    a.shut_down();
+  }
+  Agent b(dir);
+  pb::DeployPipelineRequest again = b.pipeline(kClick);
+  again.mutable_groups(0)->set_group_id("g8");
+  pb::PipelineStatus st;
+  ASSERT_TRUE(b.backend().DeployPipeline(again, &st).ok());
+  b.send(ports(4000, 4));
+  EXPECT_EQ(b.send(ports(3000, 8)), before);
+}
+
 TEST(StateOptions, AreCheckedAtStart) {
   std::string out;
   EXPECT_EQ(test::RunAgent("--state-checkpoint-ms 100 --dpdk --no-huge --", &out), 2);
