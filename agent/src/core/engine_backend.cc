@@ -130,12 +130,13 @@ void EngineBackend::restore_state(GroupRuntime& g) {
   claimed_.insert(key);  // used or not, the file is obsolete once this change succeeds
   const std::string name = group_name(key.first, key.second);
   std::string why;
-  const auto saved = state_->load(key.first, key.second, g.spec().click, &why);
+  auto saved = state_->load(key.first, key.second, g.spec().click, &why);
   if (!saved) {
     log_state("not restoring " + name + ": " + why);
     return;
   }
-  const Snapshot tables(saved->tables().begin(), saved->tables().end());
+  Snapshot tables;  // moved, not copied: a table may hold millions of entries
+  for (pb::StateTable& t : *saved->mutable_tables()) tables.push_back(std::move(t));
   uint64_t entries = 0, imported = 0;
   for (const auto& t : tables) entries += static_cast<uint64_t>(t.entries_size());
   const Status s = copy_state(g, {&tables}, {"saved state"}, state_->path_of(key.first, key.second), &imported);
@@ -147,7 +148,7 @@ void EngineBackend::restore_state(GroupRuntime& g) {
     return;
   }
   log_state("restored " + name + ": " + std::to_string(imported) + " flow(s) of " + std::to_string(entries) +
-            " saved (the others timed out)");
+            " saved" + (imported < entries ? " (the others had timed out)" : ""));
 }
 
 void EngineBackend::consume_restored() {
