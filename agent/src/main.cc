@@ -35,7 +35,7 @@
 #include "dispatch/rss_port.h"
 #include "dispatch/rte_flow_dispatcher.h"
 #include "dispatch/steering_table.h"
-#include "dispatch/vmdq_pools.h"
+#include "dispatch/vmdq_port.h"
 #endif
 
 namespace {
@@ -80,9 +80,11 @@ const std::string kUsage =
     "                       worker rx queues by an IP/TCP/UDP hash (RTE_ETH_MQ_RX_RSS), no tag affinity; every\n"
     "                       group entering there runs on every worker core with its own flow state. A port whose\n"
     "                       driver has no RSS stops the agent with an error naming it; repeatable\n"
-    "  --vmdq PORT          agent: dispatch the DPDK port PORT with VMDq MAC pools (one pool per worker, one\n"
-    "                       MAC entry per class of each group). Checked at start: a port whose driver has no\n"
-    "                       VMDq pools for every worker stops the agent with an error naming it; repeatable\n"
+    "  --vmdq PORT          agent: dispatch the DPDK port PORT with VMDq MAC pools (RTE_ETH_MQ_RX_VMDQ_ONLY, one\n"
+    "                       pool per worker, one MAC table entry per class of each group: MAC tags only; for\n"
+    "                       ixgbe/i40e NICs, use --rte-flow on others). A port whose driver has no VMDq pools\n"
+    "                       for every worker, or refuses a pool MAC, stops the agent with an error naming it;\n"
+    "                       repeatable\n"
     "  --state-dir DIR      agent: keep each group's NAPT/LB flow state in DIR across restarts: written at\n"
     "                       SIGTERM/SIGINT, imported when the controller deploys the group again (default: off;\n"
     "                       the systemd unit uses /var/lib/metron-agent)\n"
@@ -344,19 +346,19 @@ int run_agent(const Options& o, metron::Engine& engine) {
     if (!s.ok()) die("--rss " + name + ": " + s.error_message());
     backend.add_rss_nic(name);
   }
+  std::vector<std::unique_ptr<metron::VmdqDispatcher>> vmdq;  // like rte_flow: removes its MACs before the port closes
   for (const std::string& name : o.vmdq) {
     auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
     if (port == nullptr)
       die("--vmdq " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
     rte_eth_dev_info info{};
     if (rte_eth_dev_info_get(port->port_id(), &info) != 0) die("--vmdq " + name + ": cannot read the port's info");
-    grpc::Status s = metron::VmdqCapable(name, info.max_vmdq_pools, info.max_mac_addrs,
-                                         static_cast<uint16_t>(engine.slot_count()));
+    std::unique_ptr<metron::VmdqDispatcher> d;
+    grpc::Status s = metron::EnableVmdq(port, info, static_cast<uint16_t>(engine.slot_count()), &d);
+    if (s.ok()) s = steering.add_nic(d.get());
     if (!s.ok()) die("--vmdq " + name + ": " + s.error_message());
-    // The pool side (the port configured with RTE_ETH_MQ_RX_VMDQ_ONLY, vmdq_pools.h's entries added per pool)
-    // needs a NIC with VMDq to be tested; until then a capable port is refused rather than half dispatched.
-    die("--vmdq " + name + ": the port has " + std::to_string(info.max_vmdq_pools) +
-        " VMDq pools, but this agent does not configure VMDq pools yet: use --rte-flow");
+    backend.add_steered_nic(name, metron::pb::DISPATCH_VMDQ);
+    vmdq.push_back(std::move(d));
   }
 #else
   if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty() || !o.rss.empty())

@@ -1,6 +1,7 @@
 #include "drivers/dpdk_port.h"
 
 #include <gtest/gtest.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <stdexcept>
@@ -43,6 +44,25 @@ TEST(DpdkPort, UnknownDriverNamesTheDevice) {
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("net_nosuchdriver0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DpdkPort, AReconfigurationTheDriverRefusesLeavesThePortAsItWas) {
+  auto port = DpdkPort::open("net_null9,size=64", 2, 2, test::pool());
+  rte_eth_conf conf{};
+  try {
+    port->reconfigure(conf, {5000, 0, 1});  // more rx queues than the driver has
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("port net_null9: configure failed: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(its previous configuration is back)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(port->hw_rx_queue(1), 1);
+  rte_mbuf* pkts[32];
+  for (uint16_t q = 0; q < 2; ++q) {
+    const uint16_t n = port->rx_burst(q, pkts, 32);
+    EXPECT_EQ(n, 32) << "queue " << q;
+    rte_pktmbuf_free_bulk(pkts, n);
   }
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "metron/agent/v1/agent.pb.h"
 
@@ -35,8 +36,10 @@ class NicRuleTable {
   // NICs registered as steered (EngineBackend::add_steered_nic), after the new groups run on their cores and
   // before the old ones are retired; it returns only once frames steered under the previous map have been read
   // from their queues. On error nothing changed and the Engine aborts the operation with that status.
-  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type,
-                                const std::map<uint32_t, uint16_t>& tags) = 0;
+  // `classes`: the classes (GroupSpec.class_ids) of each MAC group tag, which a NIC matching whole MACs (VMDq)
+  // needs; empty for VLAN tags.
+  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type, const std::map<uint32_t, uint16_t>& tags,
+                                const std::map<uint32_t, std::vector<uint32_t>>& classes) = 0;
   // How many NIC rules `nic` holds (its dispatcher's capacity); 0 if this table does not steer it.
   virtual uint32_t max_rules(const std::string& nic) const = 0;
 };

@@ -251,7 +251,7 @@ Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerRes
     n->add_dispatch_modes(mode);
     n->set_active_mode(mode);
     n->add_tag_types(pb::TAG_MAC);
-    n->add_tag_types(pb::TAG_VLAN);
+    if (mode != pb::DISPATCH_VMDQ) n->add_tag_types(pb::TAG_VLAN);  // VMDq pools are chosen by whole MACs
     n->set_max_nic_rules(nic_rules_ != nullptr ? nic_rules_->max_rules(p->name()) : 0);
     n->set_link_up(p->link_up());
   }
@@ -371,14 +371,18 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
   if (steered_.empty()) return Status::OK;
   // nic -> type -> tag -> queue, over every pipeline as it would be.
   std::map<std::string, std::map<pb::TagType, std::map<uint32_t, uint16_t>>> want;
+  std::map<std::string, std::map<uint32_t, std::vector<uint32_t>>> classes;  // nic -> MAC tag -> its classes
+  static const std::map<uint32_t, std::vector<uint32_t>> kNoClasses;
   for (const auto& [nic, mode] : steered_) {
     want[nic][pb::TAG_MAC];
     want[nic][pb::TAG_VLAN];
   }
   auto add = [&](const std::string& ingress, const GroupList& groups) {
     if (!steered_.count(ingress)) return;
-    for (const auto& g : groups)
+    for (const auto& g : groups) {
       want[ingress][type_of(g->spec().tag_kind)][g->spec().tag] = static_cast<uint16_t>(g->spec().slot);
+      if (type_of(g->spec().tag_kind) == pb::TAG_MAC) classes[ingress][g->spec().tag] = g->spec().class_ids;
+    }
   };
   for (const auto& [id, p] : pipelines_) {
     auto it = replace.find(id);
@@ -394,7 +398,7 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
     return Status(StatusCode::FAILED_PRECONDITION, "steered NICs but no NIC rule table to steer them");
   for (const auto& [nic, by_type] : want)
     for (const auto& [type, tags] : by_type) {
-      Status s = nic_rules_->set_tags(nic, type, tags);
+      Status s = nic_rules_->set_tags(nic, type, tags, type == pb::TAG_MAC ? classes[nic] : kNoClasses);
       if (!s.ok()) return s;
     }
   return Status::OK;

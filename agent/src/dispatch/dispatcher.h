@@ -3,7 +3,8 @@
 // The SteeringTable owns what must be dispatched (the controller's NIC rules and the group tags of deployed
 // pipelines) and hands each NIC its complete ordered rule list; a Dispatcher only knows how to make its NIC
 // (or the kernel, in emulation) deliver frames that way. Implementations: FanoutPort (DISPATCH_FANOUT_CBPF,
-// kernel AF_PACKET fanout steered by classic BPF) and RteFlowDispatcher (DISPATCH_RTE_FLOW, NIC rules).
+// kernel AF_PACKET fanout steered by classic BPF), RteFlowDispatcher (DISPATCH_RTE_FLOW, NIC rules) and
+// VmdqDispatcher (DISPATCH_VMDQ, class MACs in per-core pools).
 #pragma once
 
 #include <cstdint>

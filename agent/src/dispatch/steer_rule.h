@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <grpcpp/support/status.h>
 
@@ -65,6 +66,9 @@ struct SteerRule {
   uint32_t priority = 0;  // 0 = highest, as rte_flow
   SteerMatch match;
   SteerAction action;
+  // Group-tag rules of MAC tags only: the classes (CCCC) the group's frames carry, for a NIC that matches whole
+  // MACs (VMDq: one entry per class). Empty for the controller's NIC rules.
+  std::vector<uint32_t> classes;
 };
 
 // Validates `rule`; on error returns INVALID_ARGUMENT naming `where` + field and the offending value

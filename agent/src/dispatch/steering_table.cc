@@ -22,7 +22,8 @@ grpc::Status SteeringTable::add_nic(Dispatcher* nic) {
 }
 
 std::vector<SteerRule> SteeringTable::ordered_rules(const std::string& nic, const RuleMap& rules,
-                                                    const std::map<pb::TagType, TagMap>& tags) const {
+                                                    const std::map<pb::TagType, TagMap>& tags,
+                                                    const TagClasses& classes) const {
   std::vector<SteerRule> out;
   for (const auto& [id, r] : rules) {
     if (r.nic == nic) out.push_back(r);
@@ -35,6 +36,7 @@ std::vector<SteerRule> SteeringTable::ordered_rules(const std::string& nic, cons
       // Validated by set_tags before it reaches the table.
       TagRule(type, tag, queue, "tag", &r);
       r.nic = nic;
+      if (auto c = classes.find(tag); type == pb::TAG_MAC && c != classes.end()) r.classes = c->second;
       out.push_back(std::move(r));
     }
   }
@@ -42,14 +44,19 @@ std::vector<SteerRule> SteeringTable::ordered_rules(const std::string& nic, cons
 }
 
 grpc::Status SteeringTable::commit(const std::vector<std::string>& nics, RuleMap rules,
-                                   const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags) {
+                                   const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags,
+                                   const std::map<std::string, TagClasses>& new_classes) {
   auto tags_of = [&](const std::string& nic) -> const std::map<pb::TagType, TagMap>& {
     auto it = new_tags.find(nic);
     return it != new_tags.end() ? it->second : nics_.at(nic).tags;
   };
+  auto classes_of = [&](const std::string& nic) -> const TagClasses& {
+    auto it = new_classes.find(nic);
+    return it != new_classes.end() ? it->second : nics_.at(nic).classes;
+  };
   std::vector<std::vector<SteerRule>> lists;
   for (const std::string& nic : nics) {
-    lists.push_back(ordered_rules(nic, rules, tags_of(nic)));
+    lists.push_back(ordered_rules(nic, rules, tags_of(nic), classes_of(nic)));
     grpc::Status s = nics_.at(nic).dispatcher->check(lists.back());
     if (!s.ok()) return s;
   }
@@ -58,12 +65,14 @@ grpc::Status SteeringTable::commit(const std::vector<std::string>& nics, RuleMap
     if (s.ok()) continue;
     for (size_t j = 0; j < i; ++j) {
       // Re-applying a list that was in force a moment ago; nothing better to do if even that fails.
-      nics_.at(nics[j]).dispatcher->apply(ordered_rules(nics[j], rules_, nics_.at(nics[j]).tags));
+      const NicState& was = nics_.at(nics[j]);
+      was.dispatcher->apply(ordered_rules(nics[j], rules_, was.tags, was.classes));
     }
     return s;
   }
   rules_ = std::move(rules);
   for (const auto& [nic, tags] : new_tags) nics_.at(nic).tags = tags;
+  for (const auto& [nic, classes] : new_classes) nics_.at(nic).classes = classes;
   return grpc::Status::OK;
 }
 
@@ -148,7 +157,8 @@ grpc::Status SteeringTable::List(const pb::ListNicRulesRequest& req, pb::NicRule
   return grpc::Status::OK;
 }
 
-grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) {
+grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+                                     const TagClasses& classes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nics_.find(nic);
   if (it == nics_.end()) {
@@ -168,7 +178,8 @@ grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, c
   std::map<pb::TagType, TagMap> new_tags = it->second.tags;
   if (tags.empty()) new_tags.erase(type);
   else new_tags[type] = tags;
-  return commit({nic}, rules_, {{nic, new_tags}});
+  if (type != pb::TAG_MAC) return commit({nic}, rules_, {{nic, new_tags}});
+  return commit({nic}, rules_, {{nic, new_tags}}, {{nic, classes}});
 }
 
 uint32_t SteeringTable::max_rules(const std::string& nic) const {

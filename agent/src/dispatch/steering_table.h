@@ -30,12 +30,18 @@ class SteeringTable final : public NicRuleTable {
  public:
   // Group tag -> rx queue, for one NIC and one tag type.
   using TagMap = std::map<uint32_t, uint16_t>;
+  // MAC group tag -> its classes (GroupSpec.class_ids), for dispatchers matching whole MACs (VMDq).
+  using TagClasses = std::map<uint32_t, std::vector<uint32_t>>;
 
   // Registers a NIC (not owned; must outlive the table). Applies its current (empty) list.
   grpc::Status add_nic(Dispatcher* nic);
 
   // Replaces the group tags steered on `nic`. Used by the Engine on deploy/update/remove of pipelines.
-  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) override;
+  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+                        const TagClasses& classes) override;
+  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) {
+    return set_tags(nic, type, tags, {});
+  }
   TagMap tags(const std::string& nic, pb::TagType type) const;
   uint32_t max_rules(const std::string& nic) const override;
 
@@ -47,14 +53,16 @@ class SteeringTable final : public NicRuleTable {
   struct NicState {
     Dispatcher* dispatcher = nullptr;
     std::map<pb::TagType, TagMap> tags;
+    TagClasses classes;  // of its MAC tags
   };
   using RuleMap = std::map<uint64_t, SteerRule>;
 
   std::vector<SteerRule> ordered_rules(const std::string& nic, const RuleMap& rules,
-                                       const std::map<pb::TagType, TagMap>& tags) const;
-  // Applies (rules, tags) to the given NICs all-or-nothing, then commits them as the table's state.
+                                       const std::map<pb::TagType, TagMap>& tags, const TagClasses& classes) const;
+  // Applies (rules, tags, classes) to the given NICs all-or-nothing, then commits them as the table's state.
   grpc::Status commit(const std::vector<std::string>& nics, RuleMap rules,
-                      const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags);
+                      const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags,
+                      const std::map<std::string, TagClasses>& new_classes = {});
 
   mutable std::mutex mu_;
   std::map<std::string, NicState> nics_;

@@ -6,6 +6,7 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/eal.h"
@@ -33,7 +34,7 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, 
     probed = true;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0) fail(name, "lookup after probe", ENODEV);
   }
-  std::unique_ptr<DpdkPort> port(new DpdkPort(name, pid, rxq, txq, probed));
+  std::unique_ptr<DpdkPort> port(new DpdkPort(name, pid, rxq, txq, probed, pool));
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(pid, &info);
   if (rc != 0) fail(name, "info", rc);
@@ -42,20 +43,53 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, 
                              " tx queues, device has " + std::to_string(info.max_rx_queues) + "/" +
                              std::to_string(info.max_tx_queues));
   }
-  rte_eth_conf conf{};
-  if ((rc = rte_eth_dev_configure(pid, rxq, txq, &conf)) != 0) fail(name, "configure", rc);
-  uint16_t nrx = kRxDesc, ntx = kTxDesc;
-  rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
-  const int socket = rte_eth_dev_socket_id(pid);
-  for (uint16_t q = 0; q < rxq; ++q)
-    if ((rc = rte_eth_rx_queue_setup(pid, q, nrx, socket < 0 ? 0 : socket, nullptr, pool)) != 0)
-      fail(name, "rx queue " + std::to_string(q) + " setup (pool of " + std::to_string(pool->size) + " mbufs)", rc);
-  for (uint16_t q = 0; q < txq; ++q)
-    if ((rc = rte_eth_tx_queue_setup(pid, q, ntx, socket < 0 ? 0 : socket, nullptr)) != 0)
-      fail(name, "tx queue " + std::to_string(q) + " setup", rc);
-  if ((rc = rte_eth_dev_start(pid)) != 0) fail(name, "start", rc);
+  std::string step;
+  if ((rc = port->configure(rte_eth_conf{}, port->rx_map_, &step)) != 0) fail(name, step, rc);
   rte_eth_promiscuous_enable(pid);  // vdevs without promiscuous support just refuse; not an error
   return port;
+}
+
+int DpdkPort::configure(const rte_eth_conf& conf, const RxQueueMap& map, std::string* step) {
+  // A queue no worker polls still needs descriptors for the driver to start; few, since they cost mbufs.
+  constexpr uint16_t kIdleRxDesc = 64;
+  auto failed = [step](int rc, std::string what) {
+    *step = std::move(what);
+    return rc;
+  };
+  int rc;
+  rte_eth_conf c = conf;
+  if ((rc = rte_eth_dev_configure(port_id_, map.hw_queues, txq_, &c)) != 0) return failed(rc, "configure");
+  uint16_t nrx = kRxDesc, ntx = kTxDesc, idle = kIdleRxDesc, unused = kTxDesc;
+  rte_eth_dev_adjust_nb_rx_tx_desc(port_id_, &nrx, &ntx);
+  rte_eth_dev_adjust_nb_rx_tx_desc(port_id_, &idle, &unused);
+  const int socket = std::max(rte_eth_dev_socket_id(port_id_), 0);
+  for (uint16_t q = 0; q < map.hw_queues; ++q) {
+    const bool polled = q >= map.first && (q - map.first) % map.stride == 0 && (q - map.first) / map.stride < rxq_;
+    if ((rc = rte_eth_rx_queue_setup(port_id_, q, polled ? nrx : idle, socket, nullptr, pool_)) != 0)
+      return failed(rc, "rx queue " + std::to_string(q) + " setup (pool of " + std::to_string(pool_->size) + " mbufs)");
+  }
+  for (uint16_t q = 0; q < txq_; ++q)
+    if ((rc = rte_eth_tx_queue_setup(port_id_, q, ntx, socket, nullptr)) != 0)
+      return failed(rc, "tx queue " + std::to_string(q) + " setup");
+  if ((rc = rte_eth_dev_start(port_id_)) != 0) return failed(rc, "start");
+  rx_map_ = map;
+  return 0;
+}
+
+void DpdkPort::reconfigure(const rte_eth_conf& conf, const RxQueueMap& map) {
+  rte_eth_conf previous{};
+  int rc = rte_eth_dev_conf_get(port_id_, &previous);
+  if (rc != 0) fail(name_, "reading its configuration", rc);
+  const RxQueueMap previous_map = rx_map_;
+  if ((rc = rte_eth_dev_stop(port_id_)) != 0) fail(name_, "stop", rc);
+  std::string step;
+  if ((rc = configure(conf, map, &step)) == 0) return;
+  const std::string error = "port " + name_ + ": " + step + " failed: " + rte_strerror(rc < 0 ? -rc : rc);
+  std::string again;
+  rte_eth_dev_stop(port_id_);  // in case only the start failed
+  if (configure(previous, previous_map, &again) != 0)
+    throw std::runtime_error(error + "; restoring its previous configuration failed too (" + again + ")");
+  throw std::runtime_error(error + " (its previous configuration is back)");
 }
 
 unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores) {
@@ -70,7 +104,7 @@ DpdkPort::~DpdkPort() {
 }
 
 uint16_t DpdkPort::rx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {
-  return rte_eth_rx_burst(port_id_, q, pkts, n);
+  return rte_eth_rx_burst(port_id_, hw_rx_queue(q), pkts, n);
 }
 
 uint16_t DpdkPort::tx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {

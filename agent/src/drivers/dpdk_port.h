@@ -8,6 +8,7 @@
 
 #include "core/port.h"
 
+struct rte_eth_conf;
 struct rte_mempool;
 
 namespace metron {
@@ -36,14 +37,35 @@ class DpdkPort final : public Port {
 
   uint16_t port_id() const { return port_id_; }
 
+  // Which ethdev rx queue worker slot q polls: first + q * stride (VMDq: the first queue of pool q).
+  struct RxQueueMap {
+    uint16_t hw_queues = 0;  // rx queues the ethdev is configured with; those no slot polls get few descriptors
+    uint16_t first = 0;
+    uint16_t stride = 1;
+  };
+  // Stops the port, configures it with `conf` and `map.hw_queues` rx queues (tx queues unchanged), sets every
+  // queue up and starts it; worker slot q then polls rx queue map.first + q * map.stride. Only before the workers
+  // poll (Engine::start). On failure the port is configured and started again as it was, and std::runtime_error
+  // names the port, the step and the driver's reason.
+  void reconfigure(const rte_eth_conf& conf, const RxQueueMap& map);
+  const RxQueueMap& rx_queue_map() const { return rx_map_; }
+  // The ethdev rx queue worker slot q polls.
+  uint16_t hw_rx_queue(uint16_t q) const { return static_cast<uint16_t>(rx_map_.first + q * rx_map_.stride); }
+
  private:
-  DpdkPort(std::string name, uint16_t port_id, uint16_t rxq, uint16_t txq, bool probed)
-      : name_(std::move(name)), port_id_(port_id), rxq_(rxq), txq_(txq), probed_(probed) {}
+  DpdkPort(std::string name, uint16_t port_id, uint16_t rxq, uint16_t txq, bool probed, rte_mempool* pool)
+      : name_(std::move(name)), port_id_(port_id), rxq_(rxq), txq_(txq), probed_(probed), pool_(pool),
+        rx_map_{rxq, 0, 1} {}
+  // Configures the stopped (or never started) port with `conf` and `map`, sets the queues up and starts it; 0 or
+  // the failing step's errno, *step naming it.
+  int configure(const rte_eth_conf& conf, const RxQueueMap& map, std::string* step);
   std::string name_;
   uint16_t port_id_;
-  uint16_t rxq_;
+  uint16_t rxq_;  // worker slots (rx queues as the engine sees them)
   uint16_t txq_;
   bool probed_;  // we hot-plugged it, so we unplug it on close
+  rte_mempool* pool_;
+  RxQueueMap rx_map_;
 };
 
 // Mbufs a packet pool needs when `ports` DPDK ports with `queues` rx/tx queues each are polled by `lcores`
