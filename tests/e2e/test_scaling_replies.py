@@ -132,9 +132,11 @@ def test_replies_follow_their_flows_through_a_split_and_a_merge(tmp_path):
         sent = old_log["sent"] + new_log["sent"]  # flow ids 0..CLASSES-1, then CLASSES.. for the new flows
         assert min(old_log["sent"]) > 200 and min(new_log["sent"]) > 50, sent
         requests, replies = workload.read_pcap(sink_pcap), workload.read_pcap(src_pcap)
-        assert workload.lost(requests, sent) == {}, workload.loss_windows(requests, sent)[:10]
+        # where a loss happened: its send-time window next to when each operation completed (ns)
+        done_ns = [(e["kind"], e["at"] * 1_000_000) for e in history]
+        assert workload.lost(requests, sent) == {}, (workload.loss_windows(requests, sent)[:10], done_ns)
         assert answered == sum(len(v) for v in requests.seqs.values())
-        assert workload.lost(replies, sent) == {}, workload.loss_windows(replies, sent)[:10]
+        assert workload.lost(replies, sent) == {}, (workload.loss_windows(replies, sent)[:10], done_ns)
         for flow in range(2 * CLASSES):
             i, sport = flow % CLASSES, (OLD_SPORT if flow < CLASSES else NEW_SPORT) + flow % CLASSES
             # one NAPT translation per flow at the sink, from its first request to its last, to one backend
