@@ -33,9 +33,20 @@ using test::RingPort;
 
 constexpr unsigned kWorker = 1;  // test EAL runs lcores 0-1
 
+// Every test's files live under one directory of this process, removed when the tests end.
+const std::string& test_root() {
+  static const std::string root = "/tmp/metron-state-test-" + std::to_string(getpid());
+  return root;
+}
+class RemoveTestRoot : public ::testing::Environment {
+ public:
+  void TearDown() override { std::system(("rm -rf '" + test_root() + "'").c_str()); }
+};
+const auto* const kRemoveTestRoot = ::testing::AddGlobalTestEnvironment(new RemoveTestRoot);
+
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = "/tmp/metron-state-test-" + std::to_string(getpid()) + "-" + name;
-  std::system(("rm -rf '" + dir + "'").c_str());
+  const std::string dir = test_root() + "/" + name;
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + test_root() + "'").c_str());
   return dir;
 }
 
