@@ -7,6 +7,7 @@ import org.metron.synth.TargetProfile;
 import org.metron.synth.compile.Compiler;
 
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Runs the synthesis phases in order: parse, synthesize, split + compile. */
@@ -24,6 +25,7 @@ public final class Pipeline {
         syn.checkLimits();
         long t2 = System.nanoTime();
         Compiler.Result r = Compiler.compile(syn, target, model.egressNames());
+        Map<Integer, List<Integer>> replyAnswers = syn.replyAnswers();
         long t3 = System.nanoTime();
         phases.put("parse", t1 - t0);
         phases.put("synthesize", t2 - t1);
@@ -31,6 +33,6 @@ public final class Pipeline {
         SynthStats stats = new SynthStats(r.classes.size(), syn.forward.size() + syn.reply.size(),
                 r.rules.size() + r.replyRules.size(), r.softwareEntries, phases);
         return new CompiledChain(chain.name(), target, r.classes, r.groups, r.rules, r.replyRules, model.egressNames(),
-                stats, syn.replyAnswers());
+                stats, replyAnswers);
     }
 }
