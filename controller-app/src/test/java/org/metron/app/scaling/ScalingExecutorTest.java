@@ -678,8 +678,9 @@ public class ScalingExecutorTest {
         Tag moved = rig.group("g0.1").tag();
         rig.group("g0.1").classIds().stream().filter(c -> c < CLASSES)
                 .forEach(c -> assertEquals(moved.classMac(c), rig.offloadTags().get(c)));
+        long group = original.classMac(0).toLong() >>> 16;
         assertTrue("the replies were not re-tagged yet",
-                replyTags(rig).values().stream().allMatch(m -> m.toLong() >>> 16 == original.classMac(0).toLong() >>> 16));
+                replyTags(rig).values().stream().allMatch(m -> m.toLong() >>> 16 == group));
 
         List<ScalingEvent> recovered = rig.executor().recover();
 

@@ -264,6 +264,10 @@ public final class Synthesis {
      * class that needs no flow state answers none. Sorted ids.
      */
     public Map<Integer, List<Integer>> replyAnswers() {
+        Map<Integer, List<Cube>> entries = new HashMap<>();
+        for (int i = 0; i < reply.size(); i++) {
+            entries.computeIfAbsent(reply.classOf(i), x -> new ArrayList<>()).add(reply.cubes.get(i));
+        }
         Map<Integer, List<Integer>> out = new TreeMap<>();
         for (ClassInfo r : classes) {
             if (!r.reply || r.drops()) {
@@ -271,10 +275,8 @@ public final class Synthesis {
             }
             TreeSet<Integer> answered = new TreeSet<>();
             for (ClassInfo f : classes) {
-                if (f.reply || !r.repliesThroughRewriter() || !f.stateful.equals(r.stateful)) {
-                    continue;
-                }
-                if (answers(r.id, replySpaces.getOrDefault(f.id, List.of()))) {
+                if (!f.reply && r.repliesThroughRewriter() && f.stateful.equals(r.stateful)
+                        && overlap(entries.getOrDefault(r.id, List.of()), replySpaces.getOrDefault(f.id, List.of()))) {
                     answered.add(f.id);
                 }
             }
@@ -283,14 +285,10 @@ public final class Synthesis {
         return out;
     }
 
-    private boolean answers(int replyClass, List<Cube> spaces) {
-        for (int i = 0; i < reply.size(); i++) {
-            if (reply.classOf(i) != replyClass) {
-                continue;
-            }
-            Cube entry = reply.cubes.get(i);
-            for (Cube space : spaces) {
-                if (space != null && space.overlaps(entry)) {
+    private static boolean overlap(List<Cube> a, List<Cube> b) {
+        for (Cube x : a) {
+            for (Cube y : b) {
+                if (y != null && x.overlaps(y)) {
                     return true;
                 }
             }
