@@ -431,9 +431,13 @@ int main(int argc, char** argv) {
     rte_mempool* pool = nullptr;
     try {
       const unsigned dpdk_ports = rte_eth_dev_count_avail() + static_cast<unsigned>(o.ports.size());
-      const unsigned mbufs = o.mbufs ? o.mbufs
-                                     : metron::pool_mbufs_for(dpdk_ports, static_cast<unsigned>(cores.size()),
-                                                              rte_lcore_count());
+      unsigned mbufs = o.mbufs ? o.mbufs
+                               : metron::pool_mbufs_for(dpdk_ports, static_cast<unsigned>(cores.size()),
+                                                        rte_lcore_count());
+#ifdef METRON_HAVE_DISPATCH
+      if (!o.mbufs)
+        for (const std::string& name : o.vmdq) mbufs += metron::VmdqIdleMbufs(name, static_cast<uint16_t>(cores.size()));
+#endif
       pool = metron::packed_pktmbuf_pool("metron_pkts", mbufs);
       metron::Engine engine(cores, pool);
       engine.set_idle_sleep_us(o.idle_sleep_us);

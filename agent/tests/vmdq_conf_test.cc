@@ -53,6 +53,7 @@ TEST(VmdqConf, An82599With4WorkersGets8PoolsOf2QueuesAndSlotIPollsQueue2I) {
   EXPECT_EQ(l.queues_per_pool, 2);
   EXPECT_EQ(l.rx_queues, 16);
   EXPECT_EQ(l.mac_entries, 127u);
+  EXPECT_EQ(l.idle_rx_queues(), 12) << "the second queue of each worker's pool and 4 pools of 2 without a worker";
   for (uint16_t slot = 0; slot < 4; ++slot) {
     EXPECT_EQ(l.rx_queue_of(slot), 2 * slot);
     EXPECT_EQ(l.nic_pool_of(slot), slot);
@@ -84,6 +85,7 @@ TEST(VmdqConf, AnI40eKeepsItsPfQueuesAndCountsPoolsFromItsPoolBase) {
   EXPECT_EQ(l.nic_pool_of(1), 2u);
   EXPECT_EQ(conf.rx_adv_conf.vmdq_rx_conf.default_pool, 1) << "unmatched frames go to worker slot 0's pool";
   EXPECT_EQ(l.mac_entries, 63u);
+  EXPECT_EQ(l.idle_rx_queues(), 94) << "the PF's 64, 3 more in each worker's pool, 6 pools of 4 without a worker";
 }
 
 TEST(VmdqConf, RefusalsNameThePortAndWhatItLacksAndChangeNothing) {

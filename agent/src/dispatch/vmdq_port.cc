@@ -29,6 +29,16 @@ int EthdevMacOps::remove(const MacAddr& mac) {
 
 int EthdevMacOps::backlog(uint16_t slot) { return rte_eth_rx_queue_count(port_id_, layout_.rx_queue_of(slot)); }
 
+unsigned VmdqIdleMbufs(const std::string& port, uint16_t workers) {
+  uint16_t pid;
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_get_port_by_name(port.c_str(), &pid) != 0 || rte_eth_dev_info_get(pid, &info) != 0) return 0;
+  rte_eth_conf conf{};
+  VmdqLayout layout;
+  if (!VmdqPortConf(port, info, conf, workers, &conf, &layout).ok()) return 0;
+  return unsigned{layout.idle_rx_queues()} * DpdkPort::kIdleRxDesc;
+}
+
 grpc::Status EnableVmdq(DpdkPort* port, const rte_eth_dev_info& info, uint16_t workers,
                         std::unique_ptr<VmdqDispatcher>* out) {
   rte_eth_conf previous{};

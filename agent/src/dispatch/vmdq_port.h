@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "dispatch/vmdq_dispatcher.h"
 #include "drivers/dpdk_port.h"
@@ -34,5 +35,10 @@ class EthdevMacOps final : public VmdqMacOps {
 // cannot; the port then runs in its previous configuration again.
 grpc::Status EnableVmdq(DpdkPort* port, const rte_eth_dev_info& info, uint16_t workers,
                         std::unique_ptr<VmdqDispatcher>* out);
+
+// Mbufs the ethdev `port` will hold in the rx queues no worker polls once EnableVmdq configured it for `workers`
+// (DpdkPort::kIdleRxDesc each), for sizing the packet pool before the port is opened; 0 for a port that is not
+// there or has no VMDq (EnableVmdq then refuses it).
+unsigned VmdqIdleMbufs(const std::string& port, uint16_t workers);
 
 }  // namespace metron

@@ -52,6 +52,8 @@ TEST(VmdqPort, APortWithoutVmdqIsRefusedByNameAndKeepsWorking) {
   auto null = DpdkPort::open("net_null32,size=64", 2, 2, test::pool());
   std::unique_ptr<VmdqDispatcher> d;
   EXPECT_FALSE(EnableVmdq(null.get(), Info(*null), 2, &d).ok());
+  EXPECT_EQ(VmdqIdleMbufs("net_null32", 2), 0u) << "no VMDq, no extra queues";
+  EXPECT_EQ(VmdqIdleMbufs("net_nosuch0", 2), 0u);
   EXPECT_GT(Received(*null, 0), 0u);
   EXPECT_GT(Received(*null, 1), 0u);
 }

@@ -50,8 +50,6 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, 
 }
 
 int DpdkPort::configure(const rte_eth_conf& conf, const RxQueueMap& map, std::string* step) {
-  // A queue no worker polls still needs descriptors for the driver to start; few, since they cost mbufs.
-  constexpr uint16_t kIdleRxDesc = 64;
   auto failed = [step](int rc, std::string what) {
     *step = std::move(what);
     return rc;

@@ -18,6 +18,8 @@ class DpdkPort final : public Port {
   // Descriptors per rx and per tx queue (fewer if the device allows less).
   static constexpr uint16_t kRxDesc = 1024;
   static constexpr uint16_t kTxDesc = 1024;
+  // Descriptors of an rx queue no worker polls (the driver needs it set up to start; VMDq ports have many).
+  static constexpr uint16_t kIdleRxDesc = 64;
 
   // Opens `spec`: an ethdev name already known to the EAL ("net_null0", "0000:01:00.0", from --vdev/-a) or a
   // vdev devargs string ("net_pcap0,rx_pcap=in.pcap") probed now. Configures rxq/txq queues with mbufs from

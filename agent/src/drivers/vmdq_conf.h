@@ -29,6 +29,8 @@ struct VmdqLayout {
 
   // The rx queue worker slot `slot` polls: the first queue of its pool.
   uint16_t rx_queue_of(uint16_t slot) const { return static_cast<uint16_t>(queue_base + slot * queues_per_pool); }
+  // Rx queues set up that no worker polls: the PF's, each pool's others, the pools beyond the workers.
+  uint16_t idle_rx_queues() const { return static_cast<uint16_t>(rx_queues - used_pools); }
   // The pool id rte_eth_dev_mac_addr_add takes for worker slot `slot`.
   uint32_t nic_pool_of(uint16_t slot) const { return static_cast<uint32_t>(pool_base) + slot; }
 };
