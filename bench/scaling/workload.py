@@ -91,13 +91,6 @@ def chain_json_replies(name, ingress, egress, classes, cycles, cores=1, max_core
     return json.dumps(chain)
 
 
-def marker_macs(host, chain):
-    """The chain's egress and reply egress markers (docs/contracts.md#tags): its first group's tag."""
-    placement = next(p for p in host.call("GET", "/placements")["placements"] if p["chain"] == chain)
-    group = placement["groups"][0]["tag"]["group"]
-    return "02:4d:%02x:%02x:ff:fe" % (group >> 8, group & 0xff), "02:4d:%02x:%02x:ff:fc" % (group >> 8, group & 0xff)
-
-
 # Runs inside the sink namespace: answers every UDP datagram to a backend's class port with the same payload, from
 # the address and port it was sent to (one socket per backend and port: a wildcard socket would answer from the
 # interface's own address); prints "ready", then how many it answered when stdin closes.

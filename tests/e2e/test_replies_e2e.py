@@ -2,7 +2,9 @@
 agent). The source connects to a virtual service address nobody owns; the firewall and the first packets' tags are
 on s1, the NAPT and the LB run on the server's core, and the backends (addresses the sink owns) answer the NAPT's
 public address. Their replies enter at the chain's egress point (s2), are classified there by the chain's reply
-rules, reach the core that holds the flow's mapping and come back to the source restored to the virtual service."""
+rules, reach the core that holds the flow's mapping and come back to the source restored to the virtual service.
+Each end keeps its own MAC: the last hop toward it writes that MAC over the chain's marker (docs/contracts.md#egress),
+learned from the topology's hosts, and a kernel takes only frames addressed to it."""
 import json
 import re
 import subprocess
@@ -65,14 +67,16 @@ print(json.dumps(out))
 """ % (CONNECTIONS, VIP, chains.SERVICE_PORT)
 
 
-TCP_LINE = re.compile(r" IP (\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): Flags")
+TCP_LINE = re.compile(r" > ([0-9a-f:]{17}), ethertype IPv4 \(0x0800\), length \d+: "
+                      r"(\d+\.\d+\.\d+\.\d+)\.(\d+) > (\d+\.\d+\.\d+\.\d+)\.(\d+): Flags")
 
 
 class TcpSeen:
-    """tcpdump's text lines of the TCP packets on a namespace's eth0, as (src, sport, dst, dport), until stopped."""
+    """tcpdump's text lines of the TCP packets on a namespace's eth0, as (src, sport, dst, dport, dst MAC), until
+    stopped."""
 
     def __init__(self, netns):
-        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-n", "-l", "tcp"],
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-n", "-l", "-e", "tcp"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         if "verbose output suppressed" in line:
@@ -85,19 +89,12 @@ class TcpSeen:
         time.sleep(0.5)
         self.proc.terminate()
         out, _ = self.proc.communicate(timeout=10)
-        return [(m.group(1), int(m.group(2)), m.group(3), int(m.group(4)))
+        return [(m.group(2), int(m.group(3)), m.group(4), int(m.group(5)), m.group(1))
                 for m in map(TCP_LINE.search, out.splitlines()) if m]
 
 
 def sh(netns, *argv):
     subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
-
-
-def marker_macs(session):
-    """The chain's egress and reply egress markers (docs/contracts.md#tags): its first group's tag."""
-    placement = next(p for p in session.host.call("GET", "/placements")["placements"] if p["chain"] == NAME)
-    group = placement["groups"][0]["tag"]["group"]
-    return "02:4d:%02x:%02x:ff:fe" % (group >> 8, group & 0xff), "02:4d:%02x:%02x:ff:fc" % (group >> 8, group & 0xff)
 
 
 @pytest.fixture(scope="module")
@@ -108,16 +105,11 @@ def deployed(tmp_path_factory):
         body, plan = chains.fw_napt_lb_replies(NAME, RULES, net["ingress"][0], net["egress"][0])
         chain = s.host.call("POST", "/chains", body.encode())
         assert chain["state"] == "ACTIVE", chain
-        egress_mark, reply_mark = marker_macs(s)
         src, sink = s.netns("src"), s.netns("sink")
         for ns in (src, sink):
             # The agent rewrites addresses and ports with incremental checksum updates: the kernel must put full
             # TCP checksums on the wire, not leave them to a (virtual) NIC offload that the veth never performs.
             sh(ns, "ethtool", "-K", "eth0", "tx", "off")
-        # Frames reach the far end carrying the marker the return path forwards on (no hop writes the host's MAC
-        # back), and a kernel accepts only frames to its own address: each end host takes its marker as its MAC.
-        sh(sink, "ip", "link", "set", "eth0", "address", egress_mark)
-        sh(src, "ip", "link", "set", "eth0", "address", reply_mark)
         # The sink owns the LB's backends; nobody owns the NAPT's public address or the virtual service, so the
         # hosts get a route and a neighbour entry for them (any MAC: the switches classify on IP and ports).
         for backend in chains.BACKENDS:
@@ -135,8 +127,9 @@ def exchanged(deployed):
 
 
 def exchange(s):
-    """Runs the TCP server at the sink and the client at the source once; returns what each side saw."""
-    capture = TcpSeen(s.netns("src"))
+    """Runs the TCP server at the sink and the client at the source once; returns what each side saw: the client's
+    and the server's reports, and the TCP packets on the source's and on the sink's wire."""
+    capture, sink_capture = TcpSeen(s.netns("src")), TcpSeen(s.netns("sink"))
     server = subprocess.Popen(["ip", "netns", "exec", s.netns("sink"), "/usr/bin/python3", "-u", "-c", SERVER],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -146,10 +139,10 @@ def exchange(s):
     finally:
         server.kill()
         server.wait()
-        packets = capture.stop()
+        packets, at_sink = capture.stop(), sink_capture.stop()
     seen = [json.loads(line) for line in server.stdout.read().splitlines() if line.startswith("{")]
     assert client.returncode == 0, diagnose(s, client.stderr, seen, packets)
-    return json.loads(client.stdout), seen, packets
+    return json.loads(client.stdout), seen, packets, at_sink
 
 
 def diagnose(s, stderr, seen, packets):
@@ -166,7 +159,7 @@ def diagnose(s, stderr, seen, packets):
 
 
 def test_bytes_flow_both_ways_through_napt_and_lb(exchanged):
-    client, seen, _ = exchanged
+    client, seen, _, _ = exchanged
     assert [c["reply"] for c in client] == [f"echo:hello-{i}\n" for i in range(CONNECTIONS)]
     assert [c["got"] for c in seen] == [f"hello-{i}\n" for i in range(CONNECTIONS)]
     # the sink saw the NAPT's public address with an allocated port, at the backend the LB chose, round robin
@@ -179,11 +172,26 @@ def test_bytes_flow_both_ways_through_napt_and_lb(exchanged):
 
 
 def test_the_source_sees_replies_only_from_the_virtual_service(exchanged):
-    _, _, packets = exchanged
+    _, _, packets, _ = exchanged
     inbound = [p for p in packets if p[2] == traffic.SRC_IP]
     assert len(inbound) >= 3 * CONNECTIONS, packets  # SYN-ACK, data, FIN at least
-    assert {(src, sport) for src, sport, _, _ in inbound} == {(VIP, chains.SERVICE_PORT)}
+    assert {(p[0], p[1]) for p in inbound} == {(VIP, chains.SERVICE_PORT)}
     assert not [p for p in packets if p[0] in (chains.NAPT_ADDRESS, *chains.BACKENDS)]
+
+
+def test_each_end_gets_frames_addressed_to_its_own_mac(deployed, exchanged):
+    """No end host owns a marker: the last hop toward each writes the MAC the controller knows for it (the
+    topology's hosts), and a kernel accepts only frames to its own address."""
+    s, _ = deployed
+    _, _, at_src, at_sink = exchanged
+    inbound = [p for p in at_src if p[2] == traffic.SRC_IP]
+    arrived = [p for p in at_sink if p[2] in chains.BACKENDS]
+    assert inbound and {p[4] for p in inbound} == {traffic.SRC_MAC}, inbound
+    assert arrived and {p[4] for p in arrived} == {traffic.SINK_MAC}, arrived
+    for switch, mac in (("s2", traffic.SINK_MAC), ("s1", traffic.SRC_MAC)):
+        # the return rule into the host's port (port 1 on both switches) counted what it readdressed
+        last = [line for line in s.flows(switch) if f"set_field:{mac}->eth_dst,output:1" in line]
+        assert len(last) == 1 and "n_packets=0," not in last[0], s.flows(switch)
 
 
 def test_replies_are_classified_on_the_egress_switch(deployed, exchanged):
@@ -249,7 +257,7 @@ def test_a_restarted_agent_gets_the_reply_steering_back(deployed, exchanged):
     while not redeployed():
         assert time.monotonic() < deadline, "the controller did not redeploy the chain on the restarted agent"
         time.sleep(0.5)
-    client, seen, _ = exchange(s)
+    client, seen, _, _ = exchange(s)
     assert [c["reply"] for c in client] == [f"echo:hello-{i}\n" for i in range(CONNECTIONS)]
     assert {c["peer"][0] for c in seen} == {chains.NAPT_ADDRESS}
 

@@ -50,13 +50,10 @@ def where(host):
 
 def prepare_sink(s):
     """The sink owns the LB's backends and answers the NAPT's public address (which nobody owns) through its eth0.
-    Requests reach it carrying the chain's egress marker as destination MAC (no hop writes the host's MAC back),
-    and a kernel socket only gets frames sent to its own MAC: the sink takes the marker as its MAC."""
+    Requests reach it addressed to its own MAC (the last hop writes it: docs/contracts.md#egress)."""
     sink = s.netns("sink")
-    egress_mark, _ = workload.marker_macs(s.host, CHAIN)
     # the kernel must put real UDP checksums on the echoes, not leave them to an offload the veth never performs
     sh(sink, "ethtool", "-K", "eth0", "tx", "off")
-    sh(sink, "ip", "link", "set", "eth0", "address", egress_mark)
     for b in workload.BACKENDS:
         sh(sink, "ip", "addr", "add", b + "/32", "dev", "eth0")
     sh(sink, "ip", "route", "add", workload.NAPT_ADDRESS + "/32", "dev", "eth0")

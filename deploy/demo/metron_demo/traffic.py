@@ -117,10 +117,11 @@ class Arrivals:
     allowed: dict = field(default_factory=dict)   # flow id -> list of (src, sport, dst, dport)
     denied: Counter = field(default_factory=Counter)
     probes: list = field(default_factory=list)    # (arrival time_ns, sent time_ns)
+    dst_macs: Counter = field(default_factory=Counter)  # destination MAC of allowed packets and probes
 
 
 def analyze(packets):
-    from scapy.all import IP, TCP, UDP, Raw
+    from scapy.all import IP, TCP, UDP, Ether, Raw
     a = Arrivals()
     for p in packets:
         if Raw not in p or IP not in p:
@@ -129,6 +130,8 @@ def analyze(packets):
         if not m:
             continue
         kind, n = m.group(1).decode(), int(m.group(2))
+        if kind != "deny" and Ether in p:
+            a.dst_macs[p[Ether].dst] += 1
         l4 = p[UDP] if UDP in p else p[TCP] if TCP in p else None
         if kind == "allow":
             a.allowed.setdefault(n, []).append((p[IP].src, l4.sport if l4 else 0, p[IP].dst, l4.dport if l4 else 0))
@@ -162,6 +165,10 @@ def check(arrivals, flow_list):
     consistent = all(len({(t[1], t[2]) for t in ts}) == 1 for ts in arrivals.allowed.values())
     ok &= consistent
     lines.append(f"per-flow state kept        {'yes' if consistent else 'NO: a flow changed NAPT port/backend'}")
+    # the last hop writes the sink's own MAC over the chain's marker (docs/contracts.md#egress)
+    addressed = set(arrivals.dst_macs) <= {SINK_MAC}
+    ok &= addressed
+    lines.append(f"addressed to the sink      {dict(arrivals.dst_macs)}" + ("" if addressed else "  NOT THE SINK'S MAC"))
     denied = sum(arrivals.denied.values())
     ok &= denied == 0
     lines.append(f"denied packets at sink     {denied}")

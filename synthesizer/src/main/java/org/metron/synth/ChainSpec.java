@@ -21,7 +21,7 @@ public final class ChainSpec {
     private static final Set<String> NF_KEYS = Set.of("name", "click");
     private static final Set<String> LINK_KEYS = Set.of("from", "to");
     private static final Set<String> DEPLOYMENT_KEYS = Set.of("tagType", "cpuCores", "maxCpuCores", "autoScale",
-            "ingressPoint", "egressPoint", "nics");
+            "ingressPoint", "egressPoint", "nics", "egressMac", "replyMac");
     private static final String NAME_PATTERN = "[A-Za-z_][A-Za-z0-9_-]*";
 
     private final String name;
@@ -115,7 +115,8 @@ public final class ChainSpec {
             dep = new Deployment(tag.equals("mac") ? Deployment.TagType.MAC : Deployment.TagType.VLAN, cores,
                     integer(d, "maxCpuCores", cores), bool(d, "autoScale", false),
                     str(d, "ingressPoint", "deployment", false), str(d, "egressPoint", "deployment", false),
-                    integer(d, "nics", 1));
+                    integer(d, "nics", 1), str(d, "egressMac", "deployment", false),
+                    str(d, "replyMac", "deployment", false));
         }
         return new ChainSpec(name, nfs, links, ingress, egress, dep);
     }
@@ -226,6 +227,8 @@ public final class ChainSpec {
         deployment.ingressPoint().ifPresent(p -> d.put("ingressPoint", p));
         deployment.egressPoint().ifPresent(p -> d.put("egressPoint", p));
         d.put("nics", deployment.nics());
+        deployment.egressMac().ifPresent(m -> d.put("egressMac", m));
+        deployment.replyMac().ifPresent(m -> d.put("replyMac", m));
         top.put("deployment", d);
         return JsonWriter.write(top);
     }

@@ -21,6 +21,14 @@ public final class Deployment {
     private final String ingressPoint;
     private final String egressPoint;
     private final int nics;
+    private final String egressMac;
+    private final String replyMac;
+
+    /** A deployment block without next-hop MACs (docs/contracts.md#egress). */
+    public Deployment(TagType tagType, int cpuCores, int maxCpuCores, boolean autoScale, String ingressPoint,
+                      String egressPoint, int nics) {
+        this(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint, egressPoint, nics, null, null);
+    }
 
     /**
      * Creates a deployment block.
@@ -32,9 +40,11 @@ public final class Deployment {
      * @param ingressPoint ONOS connect point where traffic enters (may be null)
      * @param egressPoint  ONOS connect point where traffic leaves (may be null)
      * @param nics         NICs the server needs, &ge; 1
+     * @param egressMac    MAC of the next hop behind the egress point (may be null; the controller checks it)
+     * @param replyMac     MAC of the next hop behind the ingress point, where replies leave (may be null)
      */
     public Deployment(TagType tagType, int cpuCores, int maxCpuCores, boolean autoScale, String ingressPoint,
-                      String egressPoint, int nics) {
+                      String egressPoint, int nics, String egressMac, String replyMac) {
         this.tagType = Objects.requireNonNull(tagType, "tagType");
         if (cpuCores < 1 || maxCpuCores < cpuCores || nics < 1) {
             throw new SynthesisException("chain JSON: deployment needs cpuCores >= 1, maxCpuCores >= cpuCores, "
@@ -46,6 +56,8 @@ public final class Deployment {
         this.ingressPoint = ingressPoint;
         this.egressPoint = egressPoint;
         this.nics = nics;
+        this.egressMac = egressMac;
+        this.replyMac = replyMac;
     }
 
     public TagType tagType() {
@@ -77,6 +89,16 @@ public final class Deployment {
         return nics;
     }
 
+    /** MAC address text of the host (or router) the chain's forward output is delivered to. */
+    public Optional<String> egressMac() {
+        return Optional.ofNullable(egressMac);
+    }
+
+    /** MAC address text of the host (or router) at the ingress point that replies are delivered to. */
+    public Optional<String> replyMac() {
+        return Optional.ofNullable(replyMac);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof Deployment)) {
@@ -85,11 +107,13 @@ public final class Deployment {
         Deployment d = (Deployment) o;
         return tagType == d.tagType && cpuCores == d.cpuCores && maxCpuCores == d.maxCpuCores
                 && autoScale == d.autoScale && Objects.equals(ingressPoint, d.ingressPoint)
-                && Objects.equals(egressPoint, d.egressPoint) && nics == d.nics;
+                && Objects.equals(egressPoint, d.egressPoint) && nics == d.nics
+                && Objects.equals(egressMac, d.egressMac) && Objects.equals(replyMac, d.replyMac);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint, egressPoint, nics);
+        return Objects.hash(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint, egressPoint, nics, egressMac,
+                replyMac);
     }
 }

@@ -34,6 +34,18 @@ public class ChainSpecTest {
     }
 
     @Test
+    public void nextHopMacsAreReadAndWrittenBack() {
+        ChainSpec c = ChainSpec.fromJson(CHAIN.replace("\"nics\": 1", "\"nics\": 1, \"egressMac\": \"02:00:00:00:00:02\", "
+                + "\"replyMac\": \"02:00:00:00:00:01\""));
+        assertEquals("02:00:00:00:00:02", c.deployment().egressMac().get());
+        assertEquals("02:00:00:00:00:01", c.deployment().replyMac().get());
+        assertEquals(c, ChainSpec.fromJson(c.toJson()));
+        // without them the chain is still accepted (the controller then looks for the hosts itself)
+        assertTrue(ChainSpec.fromJson(CHAIN).deployment().egressMac().isEmpty());
+        expect(CHAIN.replace("\"nics\": 1", "\"nics\": 1, \"egressMac\": 2"), "deployment.egressMac must be a string");
+    }
+
+    @Test
     public void unknownTopLevelKeyIsAnError() {
         expect(CHAIN.replace("\"links\"", "\"linkz\""), "unknown key 'linkz'");
     }

@@ -12,6 +12,7 @@ import org.metron.app.api.TagType;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
 import org.metron.synth.SynthesisException;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 
 import java.util.List;
@@ -115,7 +116,28 @@ public final class ChainRequests {
         ConnectPoint in = point(d.ingressPoint().orElse(null), "deployment.ingressPoint");
         ConnectPoint out = point(d.egressPoint().orElse(null), "deployment.egressPoint");
         return new DeploymentSpec(d.tagType() == Deployment.TagType.MAC ? TagType.MAC : TagType.VLAN,
-                d.cpuCores(), d.maxCpuCores(), d.autoScale(), in, out, d.nics());
+                d.cpuCores(), d.maxCpuCores(), d.autoScale(), in, out, d.nics(),
+                mac(d.egressMac().orElse(null), "deployment.egressMac"),
+                mac(d.replyMac().orElse(null), "deployment.replyMac"));
+    }
+
+    /** A next hop's MAC: a unicast address (frames to a group address would reach no single host). */
+    private static MacAddress mac(String text, String field) {
+        if (text == null) {
+            return null;
+        }
+        MacAddress mac;
+        try {
+            mac = MacAddress.valueOf(text);
+        } catch (IllegalArgumentException e) {
+            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' is not a MAC address "
+                    + "(six hex bytes, e.g. \"02:00:00:00:00:02\")", e);
+        }
+        if (mac.isMulticast() || mac.isBroadcast() || mac.equals(MacAddress.ZERO)) {
+            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' must be a host's unicast "
+                    + "address");
+        }
+        return mac;
     }
 
     private static ConnectPoint point(String text, String field) {

@@ -61,7 +61,8 @@ import java.util.stream.Collectors;
  * point, NIC rules tag → queue, and the pipeline request. A chain with a reply ingress also gets its reply
  * rules where replies enter (the egress point), transit rules from there to the server NIC the pipeline reads
  * (same group tags, so a reply reaches the core holding its flow's state) and reply return rules from the
- * server to the ingress point, matching the reply marker. Pure: touches no device.
+ * server to the ingress point, matching the reply marker. The last hop toward either point writes the next
+ * host's MAC over the marker ({@link NextHops}). Pure: touches no device.
  */
 public final class RulePlanner {
     /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
@@ -133,6 +134,7 @@ public final class RulePlanner {
         if (server.isEmpty() && !compiled.groups().isEmpty()) {
             throw new MetronException(Fault.INTERNAL, "chain " + chain + " has server groups but no server");
         }
+        NextHops hops = NextHops.of(chain, d, replies.present(), network);
         ConnectPoint attachment = server.map(s -> cabled(s, placement.nic())).orElse(null);
         ConnectPoint egressAttachment = server.map(s -> cabled(s, placement.egressNic())).orElse(null);
         Map<Integer, GroupAssignment> byClass = new HashMap<>();
@@ -155,10 +157,12 @@ public final class RulePlanner {
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
-            returnRules(egressAttachment, d.egressPoint(), marker, marker.egressMac(), false, rules);
+            returnRules(egressAttachment, returnPath(egressAttachment, d.egressPoint()), d.egressPoint(), marker,
+                    marker.egressMac(), hops.toward(false), false, rules);
         }
         if (replies.present() && attachment != null) {
-            returnRules(attachment, d.ingressPoint(), marker, marker.replyEgressMac(), false, rules);
+            returnRules(attachment, returnPath(attachment, d.ingressPoint()), d.ingressPoint(), marker,
+                    marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         // without a server the path runs on to the egress point and no tag travels it
         for (int i = devices.size() - 1; attachment != null && i > pos; i--) {
@@ -179,7 +183,8 @@ public final class RulePlanner {
         }
 
         DeviceId replyDevice = replies.present()
-                ? replyRules(chain, d, compiled, replies, attachment, placement, byClass, classifier, marker, rules)
+                ? replyRules(chain, d, compiled, replies, attachment, placement, byClass, classifier, marker, hops,
+                        rules)
                 : null;
 
         // offload device, last
@@ -205,8 +210,8 @@ public final class RulePlanner {
                 Supplier<String> where = () -> "chain " + chain + " offload rule " + index + " (" + r + ")";
                 TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
                 OffloadRuleTranslator.match(r.match(), sel, where);
-                add(rules, od, Role.OFFLOAD, prio[k], sel,
-                        treatment(r, where, byClass, classifier, marker, towardServer, from, d, replies, rules));
+                add(rules, od, Role.OFFLOAD, prio[k], sel, treatment(r, where, byClass, classifier, marker, hops,
+                        towardServer, from, d, replies, rules));
             }
         }
         // the reply device's batch just before the offload device's, which is installed last: replies exist only
@@ -232,7 +237,7 @@ public final class RulePlanner {
      */
     private DeviceId replyRules(ChainId chain, DeploymentSpec d, CompiledChain compiled, ReplyTraffic replies,
                                 ConnectPoint attachment, Placement placement, Map<Integer, GroupAssignment> byClass,
-                                GroupAssignment classifier, Tag marker,
+                                GroupAssignment classifier, Tag marker, NextHops hops,
                                 Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         ConnectPoint entry = d.egressPoint();
         DeviceId rd = entry.deviceId();
@@ -279,7 +284,7 @@ public final class RulePlanner {
             TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(entry.port());
             OffloadRuleTranslator.match(r.match(), sel, where);
             add(rules, rd, Role.REPLY, prio[k], sel,
-                    treatment(r, where, byClass, classifier, marker, towardServer, entry, d, replies, rules));
+                    treatment(r, where, byClass, classifier, marker, hops, towardServer, entry, d, replies, rules));
         }
         return rd;
     }
@@ -290,7 +295,8 @@ public final class RulePlanner {
     }
 
     private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
-                                               GroupAssignment classifier, Tag marker, PortNumber towardServer,
+                                               GroupAssignment classifier, Tag marker, NextHops hops,
+                                               PortNumber towardServer,
                                                ConnectPoint from, DeploymentSpec d, ReplyTraffic replies,
                                                Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         RuleAction a = r.action();
@@ -311,12 +317,18 @@ public final class RulePlanner {
                 boolean reply = replies.isReplyEgress(a.egress());
                 MacAddress markerMac = reply ? marker.replyEgressMac() : marker.egressMac();
                 ConnectPoint to = reply ? d.ingressPoint() : d.egressPoint();
+                List<Link> path = returnPath(from, to);
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
-                // the marker first: a rule's own dst MAC write (rare) then wins and the path rules don't apply
-                if (marker.type() == TagType.VLAN) {
-                    t.pushVlan().setVlanId(VlanId.vlanId((short) marker.group()));
+                // the marker (or, when no rule follows this one, the next host's MAC) first: a rule's own dst MAC
+                // write (rare) then wins and the path rules don't apply
+                if (lastProgrammable(from, path) == 0) {
+                    t.setEthDst(hops.toward(reply).orElse(markerMac));
+                } else {
+                    if (marker.type() == TagType.VLAN) {
+                        t.pushVlan().setVlanId(VlanId.vlanId((short) marker.group()));
+                    }
+                    t.setEthDst(markerMac);
                 }
-                t.setEthDst(markerMac);
                 int proto = r.match().ipProto().orElse(-1);
                 for (HeaderWrite w : a.writes()) {
                     OffloadRuleTranslator.write(w, proto, t, where);
@@ -324,7 +336,7 @@ public final class RulePlanner {
                 if (a.decTtl()) {
                     t.decNwTtl();
                 }
-                PortNumber out = returnRules(from, to, marker, markerMac, true, rules);
+                PortNumber out = returnRules(from, path, to, marker, markerMac, hops.toward(reply), true, rules);
                 return t.setOutput(out);
             }
             default:
@@ -332,18 +344,34 @@ public final class RulePlanner {
         }
     }
 
+    private List<Link> returnPath(ConnectPoint from, ConnectPoint egress) {
+        return network.path(from, egress).orElseThrow(() -> new MetronException(
+                Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
+    }
+
+    /** Index of the last device of {@code path} (0 = {@code from}'s) that holds rules, -1 when none does. */
+    private int lastProgrammable(ConnectPoint from, List<Link> path) {
+        for (int i = path.size(); i >= 0; i--) {
+            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
+            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /**
      * Adds RETURN rules forwarding packets marked with {@code markerMac} (and the marker's VLAN) from
-     * {@code from} to {@code egress} on every programmable device of the path.
+     * {@code from} to {@code egress} on every programmable device of the path; the last of them writes the
+     * next host's MAC, when known, since no rule after it needs the marker.
      *
      * @param skipFirst the first device is the offload device, whose own rule outputs the packet
      * @return the output port on the first device
      */
-    private PortNumber returnRules(ConnectPoint from, ConnectPoint egress, Tag marker, MacAddress markerMac,
-                                   boolean skipFirst,
+    private PortNumber returnRules(ConnectPoint from, List<Link> path, ConnectPoint egress, Tag marker,
+                                   MacAddress markerMac, Optional<MacAddress> nextHop, boolean skipFirst,
                                    Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        List<Link> path = network.path(from, egress).orElseThrow(() -> new MetronException(
-                Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
+        int lastHop = lastProgrammable(from, path);
         PortNumber in = from.port();
         PortNumber firstOut = path.isEmpty() ? egress.port() : path.get(0).src().port();
         for (int i = 0; i <= path.size(); i++) {
@@ -355,6 +383,9 @@ public final class RulePlanner {
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 if (i == path.size() && marker.type() == TagType.VLAN) {
                     t.popVlan();
+                }
+                if (i == lastHop) {
+                    nextHop.ifPresent(t::setEthDst);
                 }
                 add(rules, dev, Role.RETURN, RETURN_PRIORITY, sel, t.setOutput(out));
             }

@@ -2,11 +2,14 @@ package org.metron.app.onos;
 
 import org.metron.app.spi.NetworkDevice;
 import org.metron.app.spi.NetworkView;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.Host;
 import org.onosproject.net.Link;
 import org.onosproject.net.Path;
 import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.host.HostService;
 import org.onosproject.net.pi.service.PiPipeconfService;
 import org.onosproject.net.topology.PathService;
 import org.osgi.service.component.annotations.Activate;
@@ -21,10 +24,11 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
 
-/** {@link NetworkView} over ONOS's DeviceService and PathService. */
+/** {@link NetworkView} over ONOS's DeviceService, PathService and HostService. */
 @Component(immediate = true, service = NetworkView.class)
 public class OnosNetworkView implements NetworkView {
     private final Logger log = LoggerFactory.getLogger(getClass());
@@ -37,6 +41,9 @@ public class OnosNetworkView implements NetworkView {
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected PiPipeconfService pipeconfService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected HostService hostService;
 
     @Activate
     protected void activate() {
@@ -73,5 +80,10 @@ public class OnosNetworkView implements NetworkView {
         return pathService.getPaths(from.deviceId(), to.deviceId()).stream()
                 .min(Comparator.<Path>comparingDouble(p -> p.cost()).thenComparing(p -> p.links().toString()))
                 .map(Path::links);
+    }
+
+    @Override
+    public Set<MacAddress> hostMacs(ConnectPoint at) {
+        return hostService.getConnectedHosts(at).stream().map(Host::mac).collect(Collectors.toUnmodifiableSet());
     }
 }

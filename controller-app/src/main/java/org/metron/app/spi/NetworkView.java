@@ -1,5 +1,6 @@
 package org.metron.app.spi;
 
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
@@ -7,6 +8,7 @@ import org.onosproject.net.Link;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The topology as Metron needs it. Implementations must return a consistent snapshot per call and must be
@@ -30,4 +32,11 @@ public interface NetworkView {
      * @return links in traversal order, or empty when unreachable
      */
     Optional<List<Link>> path(ConnectPoint from, ConnectPoint to);
+
+    /**
+     * MACs of the end hosts the network knows attached at a connect point (ONOS: HostService's connected hosts,
+     * configured or learned); empty when it knows none there. The chain's last hop addresses its frames to the
+     * one host at its egress (docs/contracts.md#egress).
+     */
+    Set<MacAddress> hostMacs(ConnectPoint at);
 }

@@ -15,6 +15,8 @@ import org.metron.drivers.p4.MetronTaggerPipeconf;
 import org.metron.drivers.server.DefaultAgentClientService;
 import org.onlab.packet.ChassisId;
 import org.onlab.packet.IpAddress;
+import org.onlab.packet.MacAddress;
+import org.onlab.packet.VlanId;
 import org.onosproject.cluster.ClusterServiceAdapter;
 import org.onosproject.cluster.ControllerNode;
 import org.onosproject.cluster.DefaultControllerNode;
@@ -27,12 +29,16 @@ import org.onosproject.net.Annotations;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultAnnotations;
 import org.onosproject.net.DefaultDevice;
+import org.onosproject.net.DefaultHost;
 import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DefaultPath;
 import org.onosproject.net.DefaultPort;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.ElementId;
+import org.onosproject.net.Host;
+import org.onosproject.net.HostId;
+import org.onosproject.net.HostLocation;
 import org.onosproject.net.Link;
 import org.onosproject.net.Path;
 import org.onosproject.net.Port;
@@ -45,6 +51,7 @@ import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.FlowRuleOperation;
 import org.onosproject.net.flow.FlowRuleOperations;
 import org.onosproject.net.flow.FlowRuleServiceAdapter;
+import org.onosproject.net.host.HostServiceAdapter;
 import org.onosproject.net.link.LinkServiceAdapter;
 import org.onosproject.net.pi.PiPipeconfServiceAdapter;
 import org.onosproject.net.pi.model.PiPipeconfId;
@@ -138,8 +145,25 @@ public class OnosAdaptersTest {
                         new DefaultPath(PID, List.of(link(Fixtures.S1, 2, Fixtures.S2, 1)), ScalarWeight.toWeight(1)));
             }
         };
+        v.hostService = new HostServiceAdapter() {
+            @Override
+            public Set<Host> getConnectedHosts(ConnectPoint at) {
+                return at.equals(SINK_POINT) ? Set.of(new DefaultHost(PID, HostId.hostId(SINK_MAC), SINK_MAC,
+                        VlanId.NONE, new HostLocation(at, 0), Set.of(IpAddress.valueOf("10.0.0.2")))) : Set.of();
+            }
+        };
         v.activate();
         return v;
+    }
+
+    private static final ConnectPoint SINK_POINT = ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10");
+    private static final MacAddress SINK_MAC = MacAddress.valueOf("02:00:00:00:00:02");
+
+    @Test
+    public void networkViewKnowsTheHostsHostServiceKnows() {
+        OnosNetworkView v = view();
+        assertEquals(Set.of(SINK_MAC), v.hostMacs(SINK_POINT));
+        assertEquals(Set.of(), v.hostMacs(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1")));
     }
 
     @Test

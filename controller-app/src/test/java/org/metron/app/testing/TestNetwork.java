@@ -3,6 +3,7 @@ package org.metron.app.testing;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.NetworkDevice;
 import org.metron.app.spi.NetworkView;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DeviceId;
@@ -16,16 +17,19 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /** A topology built in code; paths are BFS shortest paths over ONOS {@link DefaultLink}s. */
 public final class TestNetwork implements NetworkView {
     private static final ProviderId PID = new ProviderId("test", "metron");
     private final Map<DeviceId, NetworkDevice> devices = new LinkedHashMap<>();
     private final List<Link> links = new ArrayList<>();
+    private final Map<ConnectPoint, Set<MacAddress>> hosts = new HashMap<>();
 
     public TestNetwork device(String id, DeviceRole role, int capacity) {
         DeviceId d = DeviceId.deviceId(id);
@@ -39,6 +43,13 @@ public final class TestNetwork implements NetworkView {
         ConnectPoint y = new ConnectPoint(DeviceId.deviceId(b), PortNumber.portNumber(pb));
         links.add(DefaultLink.builder().providerId(PID).src(x).dst(y).type(Link.Type.DIRECT).build());
         links.add(DefaultLink.builder().providerId(PID).src(y).dst(x).type(Link.Type.DIRECT).build());
+        return this;
+    }
+
+    /** An end host with this MAC hangs off a port (what ONOS's HostService would know). */
+    public TestNetwork host(String point, String mac) {
+        hosts.computeIfAbsent(ConnectPoint.deviceConnectPoint(point), k -> new HashSet<>())
+                .add(MacAddress.valueOf(mac));
         return this;
     }
 
@@ -88,5 +99,10 @@ public final class TestNetwork implements NetworkView {
         }
         Collections.reverse(path);
         return Optional.of(path);
+    }
+
+    @Override
+    public Set<MacAddress> hostMacs(ConnectPoint at) {
+        return Set.copyOf(hosts.getOrDefault(at, Set.of()));
     }
 }

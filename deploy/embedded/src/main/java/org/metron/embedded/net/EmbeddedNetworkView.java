@@ -5,6 +5,7 @@ import org.metron.app.spi.NetworkDevice;
 import org.metron.app.spi.NetworkView;
 import org.metron.embedded.openflow.OfSwitch;
 import org.metron.embedded.openflow.OpenFlowController;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DeviceId;
@@ -22,11 +23,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The controller's network view on one machine: cabling from the topology's state file, liveness from
  * OpenFlow (a switch is a device while it is connected; a link is usable while both its switch ports are up,
- * as PORT_STATUS reports them). Paths are BFS shortest paths, recomputed per call from the live state.
+ * as PORT_STATUS reports them). Paths are BFS shortest paths, recomputed per call from the live state. The
+ * topology's hosts are its host database, as configured hosts are in ONOS.
  */
 public final class EmbeddedNetworkView implements NetworkView {
     /** OVS userspace tables are bounded by memory, not by a TCAM; this is the budget Metron plans with. */
@@ -121,5 +125,11 @@ public final class EmbeddedNetworkView implements NetworkView {
             path.add(0, via.get(d));
         }
         return Optional.of(path);
+    }
+
+    @Override
+    public Set<MacAddress> hostMacs(ConnectPoint at) {
+        return net.hosts.stream().filter(h -> h.attachment.equals(at)).map(h -> MacAddress.valueOf(h.mac))
+                .collect(Collectors.toUnmodifiableSet());
     }
 }

@@ -9,6 +9,7 @@ import org.junit.rules.TemporaryFolder;
 import org.metron.app.spi.DeviceRole;
 import org.metron.embedded.openflow.OpenFlowController;
 import org.metron.embedded.topology.EmulatedNetwork;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
@@ -16,6 +17,7 @@ import org.projectfloodlight.openflow.types.DatapathId;
 
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -85,6 +87,16 @@ public class EmbeddedNetworkViewTest {
             Thread.sleep(20);
         }
         assertEquals(2, path().size());
+    }
+
+    @Test
+    public void theTopologysHostsAreItsHostDatabase() {
+        // paper-fig5: src on s1:1, sink on s3:1 (what the last hop toward a chain's ends addresses frames to)
+        assertEquals(Set.of(MacAddress.valueOf("02:00:00:00:00:01")),
+                     view.hostMacs(ConnectPoint.deviceConnectPoint("of:0000000000000001/1")));
+        assertEquals(Set.of(MacAddress.valueOf("02:00:00:00:00:02")),
+                     view.hostMacs(ConnectPoint.deviceConnectPoint("of:0000000000000003/1")));
+        assertEquals(Set.of(), view.hostMacs(ConnectPoint.deviceConnectPoint("of:0000000000000001/2")));
     }
 
     @Test
