@@ -65,6 +65,10 @@ const std::string kUsage =
     "  --idle-sleep US      a worker that found no packet 1024 polls in a row sleeps US microseconds per empty\n"
     "                       poll (default 0: busy-poll, for dedicated cores and real NICs; emulated servers\n"
     "                       sharing a few CPUs want ~1000)\n"
+    "  --batch-budget US    a worker whose pipeline spends long per packet reads fewer packets per burst, so\n"
+    "                       one batch lasts about US microseconds (default 500; 0: always 32): reconfiguration\n"
+    "                       waits for a batch boundary, so this bounds how long a split or merge waits for an\n"
+    "                       overloaded core. Pipelines under ~15 us per packet always read full bursts.\n"
     "  --fanout IFACE       agent: attach a kernel interface with one AF_PACKET socket per worker, dispatched\n"
     "                       by group tag in the kernel (classic BPF fanout); repeatable\n"
     "  --rss-fanout IFACE   agent: attach a kernel interface in RSS compatibility mode: one AF_PACKET socket per\n"
@@ -110,6 +114,7 @@ struct Options {
   double duration = 0;
   unsigned idle_exit_ms = 0;
   unsigned idle_sleep_us = 0;
+  unsigned batch_budget_us = metron::Engine::kDefaultBatchBudgetUs;
   std::string state_dir;
   unsigned state_checkpoint_ms = 0;
 };
@@ -171,6 +176,8 @@ Options parse_args(int argc, char** argv) {
       o.idle_exit_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-exit", 1u << 30));
     } else if (a == "--idle-sleep") {
       o.idle_sleep_us = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-sleep", 1000000));
+    } else if (a == "--batch-budget") {
+      o.batch_budget_us = static_cast<unsigned>(metron::parse_uint(value(a), "--batch-budget", 1000000));
     } else if (a == "--state-dir") {
       o.state_dir = value(a);
       if (o.state_dir.empty()) die("--state-dir: empty path");
@@ -441,6 +448,7 @@ int main(int argc, char** argv) {
       pool = metron::packed_pktmbuf_pool("metron_pkts", mbufs);
       metron::Engine engine(cores, pool);
       engine.set_idle_sleep_us(o.idle_sleep_us);
+      engine.set_batch_budget_us(o.batch_budget_us);
       const uint16_t q = static_cast<uint16_t>(engine.slot_count());
       for (const std::string& spec : o.ports) engine.add_port(metron::DpdkPort::open(spec, q, q, pool));
       uint16_t pid;

@@ -10,6 +10,22 @@ namespace {
 
 // How often a waiting StreamLoad notices that its client went away.
 constexpr std::chrono::milliseconds kCancelPoll{20};
+// How often a StreamLoad with an overload alert samples the cores between reports, and the shortest window it
+// judges: a few milliseconds hold only a few batches of an expensive pipeline, whose busy share is noise.
+constexpr std::chrono::milliseconds kAlertCheck{5};
+constexpr std::chrono::milliseconds kAlertMinWindow{10};
+
+// Whether some core's load since `prev` (a report) reached `alert` in `now` (core cycles).
+bool Overloaded(const pb::Stats& prev, const pb::Stats& now, double alert) {
+  for (const auto& c : now.cores())
+    for (const auto& p : prev.cores()) {
+      if (p.core() != c.core() || c.total_cycles() <= p.total_cycles() || c.busy_cycles() < p.busy_cycles()) continue;
+      const double load = static_cast<double>(c.busy_cycles() - p.busy_cycles()) /
+                          static_cast<double>(c.total_cycles() - p.total_cycles());
+      if (load >= alert) return true;
+    }
+  return false;
+}
 
 template <typename Req, typename Reply, typename Call>
 grpc::Status Checked(const Req& req, Reply* reply, std::mutex& mu, Call call) {
@@ -80,9 +96,13 @@ grpc::Status AgentService::StreamLoad(grpc::ServerContext* ctx, const pb::LoadSt
   std::chrono::milliseconds interval;
   grpc::Status s = LoadInterval(*req, &interval);
   if (!s.ok()) return s;
+  double alert = 0;
+  s = LoadAlert(*req, &alert);
+  if (!s.ok()) return s;
   const pb::StatsRequest everything;
   pb::Stats prev;
   bool have_prev = false;
+  bool alerted = false;  // the report about to go out is an alert's
   // Ticks are scheduled from the start, so a slow GetStats does not make the reports drift.
   auto next = std::chrono::steady_clock::now();
   while (true) {
@@ -93,12 +113,26 @@ grpc::Status AgentService::StreamLoad(grpc::ServerContext* ctx, const pb::LoadSt
     if (!writer->Write(stats)) return grpc::Status::OK;  // client gone
     prev = std::move(stats);
     have_prev = true;
-    next += interval;
+    // An alert report comes before the tick that is still due, and at most once per interval: an overload
+    // lasting longer than one check would otherwise send a report every check.
+    const bool early = alerted;
+    if (!early) next += interval;
+    alerted = false;
+    auto check = std::chrono::steady_clock::now() + kAlertMinWindow;
     std::unique_lock<std::mutex> lock(stream_mu_);
     while (!ending_ && !ctx->IsCancelled()) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= next) break;
-      stream_cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(next - now, kCancelPoll));
+      if (alert > 0 && !early && now >= check) {
+        lock.unlock();
+        pb::Stats cycles;
+        alerted = backend_->CoreCycles(&cycles).ok() && Overloaded(prev, cycles, alert);
+        lock.lock();
+        if (alerted) break;
+        check = now + kAlertCheck;
+      }
+      const auto until = alert > 0 && !early ? std::min(next, check) : next;
+      stream_cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(until - now, kCancelPoll));
     }
     if (ending_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "agent control server is shutting down");
     if (ctx->IsCancelled()) return grpc::Status::CANCELLED;

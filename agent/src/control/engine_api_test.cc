@@ -4,6 +4,7 @@
 // same status, same generation, and still counting its packets.
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <rte_cycles.h>
 
 #include <atomic>
 #include <thread>
@@ -272,6 +273,55 @@ TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {
   for (const auto& g : reports.front().groups()) first = g.group_id() == "g1" ? g.packets() : first;
   for (const auto& g : reports.back().groups()) last = g.group_id() == "g1" ? g.packets() : last;
   EXPECT_GT(last, first) << "the stream's group counters did not move under traffic";
+}
+
+TEST_F(EngineApiTest, StreamLoadAlertsAsSoonAsACoreOverloads) {
+  // 2 ms per frame: 100 frames keep the core busy for 200 ms.
+  const uint64_t cycles = rte_get_tsc_hz() / 500;
+  pb::PipelineStatus st;
+  ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> SpinCycles(CYCLES " + std::to_string(cycles) +
+                                                  ") -> [0]output;"), &st).ok());
+  // An hour between regular reports: any report after the first is an alert's.
+  pb::LoadStreamRequest req;
+  req.set_interval_ms(3600 * 1000);
+  req.set_alert_load(0.8);
+  {
+    // Idle core: no alert.
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(400));
+    auto reader = stub_->StreamLoad(&ctx, req);
+    pb::Stats r;
+    ASSERT_TRUE(reader->Read(&r));
+    EXPECT_FALSE(reader->Read(&r)) << "an idle core raised an alert: " << r.DebugString();
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto reader = stub_->StreamLoad(&ctx, req);
+  pb::Stats first, alert;
+  ASSERT_TRUE(reader->Read(&first));
+  SendTagged(7, 100);
+  ASSERT_TRUE(reader->Read(&alert)) << "no alert while the core worked through 200 ms of frames";
+  ASSERT_EQ(alert.cores_size(), 1);
+  EXPECT_GE(alert.cores(0).load(), 0.8) << "the alert report's load (since the first report) is below the alert";
+  // Ticks are an hour apart: the alert came long before the next, after the frames had kept the core busy.
+  EXPECT_LT(alert.timestamp_ns() - first.timestamp_ns(), 10'000'000'000ull);
+  ctx.TryCancel();
+  while (reader->Read(&alert)) {
+  }
+  WaitGroupPackets("g1", 100);
+}
+
+TEST_F(EngineApiTest, StreamLoadRejectsAnAlertOutsideZeroToOne) {
+  grpc::ClientContext ctx;
+  pb::LoadStreamRequest req;
+  req.set_alert_load(1.5);
+  auto reader = stub_->StreamLoad(&ctx, req);
+  pb::Stats s;
+  EXPECT_FALSE(reader->Read(&s));
+  const grpc::Status st = reader->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "alert_load: 1.500000 is outside 0..1 (0 = no alert)");
 }
 
 }  // namespace

@@ -195,4 +195,13 @@ grpc::Status LoadInterval(const pb::LoadStreamRequest& req, std::chrono::millise
   return grpc::Status::OK;
 }
 
+grpc::Status LoadAlert(const pb::LoadStreamRequest& req, double* out) {
+  const double a = req.alert_load();
+  if (!(a >= 0.0 && a <= 1.0)) {  // also NaN
+    return Invalid("alert_load", std::to_string(a) + " is outside 0..1 (0 = no alert)");
+  }
+  *out = a;
+  return grpc::Status::OK;
+}
+
 }  // namespace metron

@@ -29,5 +29,7 @@ inline constexpr std::chrono::milliseconds kDefaultLoadInterval{100};
 inline constexpr std::chrono::milliseconds kMinLoadInterval{10};
 inline constexpr std::chrono::milliseconds kMaxLoadInterval{3600 * 1000};
 grpc::Status LoadInterval(const pb::LoadStreamRequest& req, std::chrono::milliseconds* out);
+// StreamLoad's overload alert: 0 = off, else 0 < alert_load <= 1.
+grpc::Status LoadAlert(const pb::LoadStreamRequest& req, double* out);
 
 }  // namespace metron

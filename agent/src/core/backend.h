@@ -31,14 +31,16 @@ class NicRuleTable {
   virtual grpc::Status Install(const pb::NicRuleBatch& batch, pb::NicRuleReply* reply) = 0;
   virtual grpc::Status Remove(const pb::NicRuleIds& ids, pb::NicRuleReply* reply) = 0;
   virtual grpc::Status List(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
-  // Steers every group tag of one NIC and tag type to an rx queue (= the worker slot of the group's core, see
-  // core/port.h). The Engine calls it with the complete map on every pipeline deploy/update/remove, only for
-  // NICs registered as steered (EngineBackend::add_steered_nic), after the new groups run on their cores and
-  // before the old ones are retired; it returns only once frames steered under the previous map have been read
-  // from their queues. On error nothing changed and the Engine aborts the operation with that status.
+  // Steers every group tag of one NIC (all tag types; a type left out steers none) to an rx queue (= the worker
+  // slot of the group's core, see core/port.h). The Engine calls it with the complete maps on every pipeline
+  // deploy/update/remove, only for NICs registered as steered (EngineBackend::add_steered_nic), after the new
+  // groups run on their cores and before the old ones are retired; it returns only once frames steered under
+  // the previous maps have been read from their queues. One call is one change of the NIC's dispatcher (none
+  // when the maps are what it already steers). On error nothing changed and the Engine aborts the operation.
   // `classes`: the classes (GroupSpec.class_ids) of each MAC group tag, which a NIC matching whole MACs (VMDq)
-  // needs; empty for VLAN tags.
-  virtual grpc::Status set_tags(const std::string& nic, pb::TagType type, const std::map<uint32_t, uint16_t>& tags,
+  // needs.
+  virtual grpc::Status set_tags(const std::string& nic,
+                                const std::map<pb::TagType, std::map<uint32_t, uint16_t>>& tags,
                                 const std::map<uint32_t, std::vector<uint32_t>>& classes) = 0;
   // How many NIC rules `nic` holds (its dispatcher's capacity); 0 if this table does not steer it.
   virtual uint32_t max_rules(const std::string& nic) const = 0;
@@ -61,6 +63,10 @@ class AgentBackend {
   virtual grpc::Status ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) = 0;
 
   virtual grpc::Status GetStats(const pb::StatsRequest& req, pb::Stats* out) = 0;
+  // Cumulative busy and total cycles of every worker core (CoreStats core/busy_cycles/total_cycles only),
+  // cheap enough for StreamLoad's overload alert to sample every few milliseconds. By default read out of
+  // GetStats.
+  virtual grpc::Status CoreCycles(pb::Stats* out) { return GetStats(pb::StatsRequest(), out); }
 
   virtual grpc::Status ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) = 0;
   virtual grpc::Status ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) = 0;

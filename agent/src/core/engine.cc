@@ -6,7 +6,9 @@
 #include <rte_lcore.h>
 #include <rte_pause.h>
 
+#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <stdexcept>
 
 #include "core/annotations.h"
@@ -16,6 +18,7 @@ namespace metron {
 
 Engine::Engine(std::vector<unsigned> cores, rte_mempool* pool) : cores_(std::move(cores)), pool_(pool) {
   if (cores_.empty()) throw std::invalid_argument("engine: no worker cores");
+  set_batch_budget_us(kDefaultBatchBudgetUs);
   register_annotations();
   for (size_t i = 0; i < cores_.size(); ++i) {
     if (!rte_lcore_is_enabled(cores_[i]))
@@ -69,6 +72,10 @@ int Engine::slot_of_core(unsigned core) const {
 int Engine::socket_of_core(unsigned core) const {
   const int s = static_cast<int>(rte_lcore_to_socket_id(core));
   return s < 0 ? 0 : s;
+}
+
+void Engine::set_batch_budget_us(uint32_t us) {
+  batch_budget_cycles_.store(us * rte_get_tsc_hz() / 1000000, std::memory_order_relaxed);
 }
 
 Engine::Worker& Engine::worker(unsigned core) {
@@ -125,6 +132,7 @@ void Engine::loop(Worker& w) {
   // Per-group batches, reused every iteration; groups per core are few.
   std::vector<PacketBatch> per_group;
   unsigned empty_polls = 0;
+  uint16_t burst = kBurst;
   while (!stop_.load(std::memory_order_relaxed)) {
     // One load per iteration (not per packet): a control thread may be waiting for this boundary.
     if (Handoff* h = w.handoff.load(std::memory_order_acquire)) {
@@ -134,7 +142,7 @@ void Engine::loop(Worker& w) {
     const uint64_t t0 = rte_rdtsc();
     unsigned handled = 0;
     for (const IngressBinding& b : plan->ingress) {
-      in.n = b.port->rx_burst(b.queue, in.pkts, kBurst);
+      in.n = b.port->rx_burst(b.queue, in.pkts, burst);
       if (in.n == 0) continue;
       handled += in.n;
       c.rx.add(in.n);
@@ -181,7 +189,14 @@ void Engine::loop(Worker& w) {
     }
     for (const auto& g : plan->standalone) handled += g->run_sources();
     const uint64_t t1 = rte_rdtsc();
-    if (handled) c.busy_cycles.add(t1 - t0);
+    if (handled) {
+      c.busy_cycles.add(t1 - t0);
+      const uint64_t budget = batch_budget_cycles_.load(std::memory_order_relaxed);
+      const uint64_t per_frame = (t1 - t0) / handled;
+      burst = budget == 0 || per_frame * kBurst <= budget
+                  ? kBurst
+                  : static_cast<uint16_t>(std::max<uint64_t>(1, budget / std::max<uint64_t>(per_frame, 1)));
+    }
     c.total_cycles.v.store(t1 - start, std::memory_order_relaxed);
     empty_polls = handled ? 0 : empty_polls + 1;
     if (empty_polls > kIdleSpins) {
@@ -199,7 +214,13 @@ void Engine::carry_out(Worker& w, Handoff& h) {
 }
 
 void Engine::hand_over(Worker& w, Handoff& h) {
-  w.handoff.store(&h, std::memory_order_release);
+  post(w, h);
+  await(w, h);
+}
+
+void Engine::post(Worker& w, Handoff& h) { w.handoff.store(&h, std::memory_order_release); }
+
+void Engine::await(Worker& w, Handoff& h) {
   // A worker in its loop takes it within one batch. One that is not (not started, stopping, stopped) may never:
   // take the request back and carry it out here; whoever wins the exchange does it, exactly once.
   for (unsigned spins = 0; !h.done.load(std::memory_order_acquire); ++spins) {
@@ -224,11 +245,44 @@ bool Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std:
   h.fn = handoff ? &handoff : nullptr;
   hand_over(w, h);
   if (!h.adopted) return false;
+  adopt(w, std::move(plan));
+  return true;
+}
+
+void Engine::adopt(Worker& w, std::unique_ptr<WorkerPlan> plan) {
   // The worker re-reads its plan after every handoff, so it no longer holds the old one.
   std::unique_ptr<WorkerPlan> old = std::move(w.owned);
   w.owned = std::move(plan);
   old.reset();
-  return true;
+}
+
+void Engine::publish_during(std::vector<std::pair<unsigned, std::unique_ptr<WorkerPlan>>> plans,
+                            const std::function<void()>& meanwhile) {
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  std::vector<Worker*> ws;
+  for (const auto& [core, plan] : plans) {
+    Worker& w = worker(core);
+    if (std::find(ws.begin(), ws.end(), &w) != ws.end())
+      throw std::invalid_argument("engine: two plans for core " + std::to_string(core));
+    ws.push_back(&w);
+  }
+  std::vector<Handoff> hs(plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    hs[i].plan = plans[i].second.get();
+    post(*ws[i], hs[i]);
+  }
+  // Every posted handoff is awaited and its plan kept, even if `meanwhile` throws: the workers use them.
+  std::exception_ptr failed;
+  try {
+    if (meanwhile) meanwhile();
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  for (size_t i = 0; i < plans.size(); ++i) {
+    await(*ws[i], hs[i]);
+    adopt(*ws[i], std::move(plans[i].second));
+  }
+  if (failed) std::rethrow_exception(failed);
 }
 
 void Engine::between_batches(unsigned core, const std::function<void()>& fn) {

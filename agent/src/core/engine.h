@@ -88,6 +88,13 @@ class Engine {
   // sleep. Emulated servers share a few CPUs among many workers: there, spinning idle workers starve everyone.
   void set_idle_sleep_us(uint32_t us) { idle_sleep_us_.store(us, std::memory_order_relaxed); }
   static constexpr unsigned kIdleSpins = 1024;
+  // Batch time budget: a worker reads at most as many frames per burst as its pipeline got through in `us`
+  // microseconds at the last batch's cost per frame (at least one, at most kBurst). Cheap pipelines always read
+  // full bursts; one that spends milliseconds per frame (DPI on large frames, SpinCycles) reads fewer, so a
+  // control handoff, which waits for the next batch boundary, waits about `us` instead of 32 frames' time.
+  // 0 = always kBurst.
+  void set_batch_budget_us(uint32_t us);
+  static constexpr uint32_t kDefaultBatchBudgetUs = 500;
 
   // Publishes a new plan for a core and returns once the worker uses it (the previous one is freed here). If
   // given, `handoff` runs on the worker between two batches, right before it adopts the plan: nothing of the
@@ -95,6 +102,12 @@ class Engine {
   // the worker keeps its plan (and publish answers false). A worker that is not running has both done here.
   // Never blocks the data path beyond the handoff itself.
   bool publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<bool()>& handoff = {});
+  // Publishes plans for several cores at once (no handoff steps) and runs `meanwhile` on this thread while the
+  // workers take them; returns once every worker uses its new plan. For plans whose adoption nothing else
+  // depends on until later (groups for tags no frame carries yet), so that waiting for their workers' next
+  // batch boundaries overlaps other work.
+  void publish_during(std::vector<std::pair<unsigned, std::unique_ptr<WorkerPlan>>> plans,
+                      const std::function<void()>& meanwhile);
   // Runs `fn` on the core's worker between two batches (here if the worker is not running); returns after it.
   void between_batches(unsigned core, const std::function<void()>& fn);
   const WorkerPlan* plan(unsigned core) const;
@@ -126,6 +139,10 @@ class Engine {
   };
   // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.
   static void hand_over(Worker& w, Handoff& h);
+  static void post(Worker& w, Handoff& h);
+  static void await(Worker& w, Handoff& h);
+  // Takes a handoff's plan as the worker's own (frees the previous one); caller holds publish_mu_.
+  static void adopt(Worker& w, std::unique_ptr<WorkerPlan> plan);
   static void carry_out(Worker& w, Handoff& h);
   static int launch(void* arg);
   void loop(Worker& w);
@@ -140,6 +157,7 @@ class Engine {
   std::atomic<bool> running_{false};
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> idle_sleep_us_{0};
+  std::atomic<uint64_t> batch_budget_cycles_{0};
   mutable std::mutex publish_mu_;  // guards each worker's `owned` plan and serialises handoffs
   struct LaunchArg {
     Engine* engine;

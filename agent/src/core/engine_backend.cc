@@ -372,11 +372,7 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
   // nic -> type -> tag -> queue, over every pipeline as it would be.
   std::map<std::string, std::map<pb::TagType, std::map<uint32_t, uint16_t>>> want;
   std::map<std::string, std::map<uint32_t, std::vector<uint32_t>>> classes;  // nic -> MAC tag -> its classes
-  static const std::map<uint32_t, std::vector<uint32_t>> kNoClasses;
-  for (const auto& [nic, mode] : steered_) {
-    want[nic][pb::TAG_MAC];
-    want[nic][pb::TAG_VLAN];
-  }
+  for (const auto& [nic, mode] : steered_) want[nic];
   auto add = [&](const std::string& ingress, const GroupList& groups) {
     if (!steered_.count(ingress)) return;
     for (const auto& g : groups) {
@@ -396,11 +392,10 @@ Status EngineBackend::steer(const std::map<std::string, const GroupList*>& repla
   }
   if (nic_rules_ == nullptr)
     return Status(StatusCode::FAILED_PRECONDITION, "steered NICs but no NIC rule table to steer them");
-  for (const auto& [nic, by_type] : want)
-    for (const auto& [type, tags] : by_type) {
-      Status s = nic_rules_->set_tags(nic, type, tags, type == pb::TAG_MAC ? classes[nic] : kNoClasses);
-      if (!s.ok()) return s;
-    }
+  for (const auto& [nic, by_type] : want) {
+    Status s = nic_rules_->set_tags(nic, by_type, classes[nic]);
+    if (!s.ok()) return s;
+  }
   return Status::OK;
 }
 
@@ -626,16 +621,29 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   // 4. Groups whose tag their core does not serve yet start next to the old ones before the tags are steered.
   GroupList extra = switched_in;
   std::set<unsigned> arriving;
+  bool fresh = true;  // see below
   for (const auto& g : groups) {
     if (is_old(g) || std::find(switched_in.begin(), switched_in.end(), g) != switched_in.end()) continue;
     extra.push_back(g);
     arriving.insert(g->spec().core);
+    for (const auto& o : cur.groups) fresh &= o->key() != g->key();
   }
+  // A group with a tag the pipeline did not have receives no frame before the controller, after this call,
+  // re-tags traffic to it (a split's new half): its core may take it while the tags are being steered (both
+  // wait for something - a batch boundary, a kernel grace period). A group taking over a tag must run before
+  // the tag is steered to it.
+  std::vector<std::pair<unsigned, std::unique_ptr<WorkerPlan>>> plans;
   for (unsigned c : arriving) {
     touched.insert(c);
-    engine_->publish(c, plan_for(c, &extra, &taken_over));
+    plans.emplace_back(c, plan_for(c, &extra, &taken_over));
   }
-  s = steer({{cur.id, &groups}});
+  const auto steer_all = [&] { s = steer({{cur.id, &groups}}); };
+  if (fresh) {
+    engine_->publish_during(std::move(plans), steer_all);
+  } else {
+    for (auto& [c, plan] : plans) engine_->publish(c, std::move(plan));
+    steer_all();
+  }
   if (!s.ok()) {
     restore();
     return s;
@@ -724,6 +732,18 @@ Status EngineBackend::ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRu
 }
 
 // ---- Statistics ------------------------------------------------------------------------------------------------
+
+Status EngineBackend::CoreCycles(pb::Stats* out) {
+  out->set_timestamp_ns(now_ns());
+  for (unsigned c : engine_->cores()) {
+    const CoreSample s = engine_->sample(c);
+    pb::CoreStats* cs = out->add_cores();
+    cs->set_core(c);
+    cs->set_busy_cycles(s.busy_cycles);
+    cs->set_total_cycles(s.total_cycles);
+  }
+  return Status::OK;
+}
 
 Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
   std::lock_guard<std::mutex> lock(mu_);

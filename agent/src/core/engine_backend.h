@@ -60,6 +60,7 @@ class EngineBackend final : public AgentBackend {
   grpc::Status RemoveNicRules(const pb::NicRuleIds& req, pb::NicRuleReply* out) override;
   grpc::Status ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRuleList* out) override;
   grpc::Status GetStats(const pb::StatsRequest& req, pb::Stats* out) override;
+  grpc::Status CoreCycles(pb::Stats* out) override;
   grpc::Status ExportState(const pb::ExportStateRequest& req, pb::StateSnapshot* out) override;
   grpc::Status ImportState(const pb::ImportStateRequest& req, pb::ImportStateReply* out) override;
 

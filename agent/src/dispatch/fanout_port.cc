@@ -145,21 +145,6 @@ FanoutPort::~FanoutPort() {
 
 namespace {
 
-bool SameMatch(const SteerMatch& a, const SteerMatch& b) {
-  auto same_prefix = [](const IpPrefix& x, const IpPrefix& y) {
-    return x.version == y.version && x.len == y.len && x.addr == y.addr;
-  };
-  return a.has_eth_dst == b.has_eth_dst && (!a.has_eth_dst || (a.eth_dst == b.eth_dst && a.eth_dst_mask == b.eth_dst_mask)) &&
-         a.vlan == b.vlan && a.ether_type == b.ether_type && same_prefix(a.ip_src, b.ip_src) &&
-         same_prefix(a.ip_dst, b.ip_dst) && a.ip_proto == b.ip_proto && a.l4_src.value == b.l4_src.value &&
-         a.l4_src.mask == b.l4_src.mask && a.l4_dst.value == b.l4_dst.value && a.l4_dst.mask == b.l4_dst.mask;
-}
-
-bool SameRule(const SteerRule& a, const SteerRule& b) {
-  return a.priority == b.priority && a.action.kind == b.action.kind && a.action.value == b.action.value &&
-         SameMatch(a.match, b.match);
-}
-
 // True only when no frame can match both (different group tags, VLANs or protocols); false when unsure.
 bool Disjoint(const SteerMatch& a, const SteerMatch& b) {
   if (a.has_eth_dst && b.has_eth_dst)

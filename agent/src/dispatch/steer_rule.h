@@ -82,6 +82,10 @@ pb::NicRule ToProto(const SteerRule& rule);
 // (mask ff:ff:ff:ff:00:00), VLAN tags the VLAN id. Validates the tag value.
 grpc::Status TagRule(pb::TagType type, uint32_t tag, uint32_t queue, const std::string& where, SteerRule* out);
 
+// Whether two rules steer the same frames the same way (their ids and NICs aside).
+bool SameMatch(const SteerMatch& a, const SteerMatch& b);
+bool SameRule(const SteerRule& a, const SteerRule& b);
+
 // Writes the network-order mask of a prefix of `len` bits over `bytes` bytes (4 for IPv4, 16 for IPv6).
 void PrefixMask(uint8_t len, uint8_t* mask, size_t bytes);
 

@@ -54,22 +54,30 @@ grpc::Status SteeringTable::commit(const std::vector<std::string>& nics, RuleMap
     auto it = new_classes.find(nic);
     return it != new_classes.end() ? it->second : nics_.at(nic).classes;
   };
+  auto same = [](const std::vector<SteerRule>& a, const std::vector<SteerRule>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const SteerRule& x, const SteerRule& y) { return SameRule(x, y) && x.classes == y.classes; });
+  };
+  std::vector<std::string> changed;
   std::vector<std::vector<SteerRule>> lists;
   for (const std::string& nic : nics) {
-    lists.push_back(ordered_rules(nic, rules, tags_of(nic), classes_of(nic)));
-    grpc::Status s = nics_.at(nic).dispatcher->check(lists.back());
+    std::vector<SteerRule> list = ordered_rules(nic, rules, tags_of(nic), classes_of(nic));
+    if (same(list, nics_.at(nic).applied)) continue;
+    grpc::Status s = nics_.at(nic).dispatcher->check(list);
     if (!s.ok()) return s;
+    changed.push_back(nic);
+    lists.push_back(std::move(list));
   }
-  for (size_t i = 0; i < nics.size(); ++i) {
-    grpc::Status s = nics_.at(nics[i]).dispatcher->apply(lists[i]);
+  for (size_t i = 0; i < changed.size(); ++i) {
+    grpc::Status s = nics_.at(changed[i]).dispatcher->apply(lists[i]);
     if (s.ok()) continue;
     for (size_t j = 0; j < i; ++j) {
       // Re-applying a list that was in force a moment ago; nothing better to do if even that fails.
-      const NicState& was = nics_.at(nics[j]);
-      was.dispatcher->apply(ordered_rules(nics[j], rules_, was.tags, was.classes));
+      nics_.at(changed[j]).dispatcher->apply(nics_.at(changed[j]).applied);
     }
     return s;
   }
+  for (size_t i = 0; i < changed.size(); ++i) nics_.at(changed[i]).applied = std::move(lists[i]);
   rules_ = std::move(rules);
   for (const auto& [nic, tags] : new_tags) nics_.at(nic).tags = tags;
   for (const auto& [nic, classes] : new_classes) nics_.at(nic).classes = classes;
@@ -157,7 +165,7 @@ grpc::Status SteeringTable::List(const pb::ListNicRulesRequest& req, pb::NicRule
   return grpc::Status::OK;
 }
 
-grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+grpc::Status SteeringTable::set_tags(const std::string& nic, const std::map<pb::TagType, TagMap>& tags,
                                      const TagClasses& classes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = nics_.find(nic);
@@ -165,21 +173,35 @@ grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, c
     return Error(grpc::StatusCode::NOT_FOUND, "nic: \"" + nic + "\" has no tag dispatch on this server");
   }
   const Dispatcher* d = it->second.dispatcher;
-  for (const auto& [tag, queue] : tags) {
-    SteerRule r;
-    grpc::Status s = TagRule(type, tag, queue, "tag", &r);
-    if (!s.ok()) return s;
-    if (queue >= d->steerable_queues()) {
-      return Error(grpc::StatusCode::INVALID_ARGUMENT, "tag " + std::to_string(tag) + ": queue " +
-                                                           std::to_string(queue) + " but NIC " + nic + " has " +
-                                                           std::to_string(d->steerable_queues()) + " rx queues");
+  std::map<pb::TagType, TagMap> new_tags;
+  for (const auto& [type, map] : tags) {
+    for (const auto& [tag, queue] : map) {
+      SteerRule r;
+      grpc::Status s = TagRule(type, tag, queue, "tag", &r);
+      if (!s.ok()) return s;
+      if (queue >= d->steerable_queues()) {
+        return Error(grpc::StatusCode::INVALID_ARGUMENT, "tag " + std::to_string(tag) + ": queue " +
+                                                             std::to_string(queue) + " but NIC " + nic + " has " +
+                                                             std::to_string(d->steerable_queues()) + " rx queues");
+      }
     }
+    if (!map.empty()) new_tags[type] = map;
   }
-  std::map<pb::TagType, TagMap> new_tags = it->second.tags;
-  if (tags.empty()) new_tags.erase(type);
-  else new_tags[type] = tags;
-  if (type != pb::TAG_MAC) return commit({nic}, rules_, {{nic, new_tags}});
   return commit({nic}, rules_, {{nic, new_tags}}, {{nic, classes}});
+}
+
+grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+                                     const TagClasses& classes) {
+  std::map<pb::TagType, TagMap> all;
+  TagClasses all_classes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = nics_.find(nic);
+    if (it != nics_.end()) all = it->second.tags, all_classes = it->second.classes;
+  }
+  all[type] = tags;
+  if (type == pb::TAG_MAC) all_classes = classes;
+  return set_tags(nic, all, all_classes);
 }
 
 uint32_t SteeringTable::max_rules(const std::string& nic) const {

@@ -4,7 +4,8 @@
 // Order per NIC (first match wins): the controller's NIC rules by (priority, id), then group-tag rules by tag,
 // then the dispatcher's default queue. Every mutation is all-or-nothing across NICs: new lists are built and
 // checked on every affected NIC before any is applied, and an apply that fails rolls the NICs already
-// switched back to their previous list.
+// switched back to their previous list. A NIC whose list comes out unchanged is left alone: an apply is not
+// free (the fanout dispatcher's program swap waits for an RCU grace period in the kernel).
 //
 // It implements NicRuleTable (core/backend.h) for the NIC rule RPCs; the Engine calls set_tags() when a
 // pipeline's groups are deployed, updated or removed. Like Dispatcher::apply(), every successful mutation
@@ -36,9 +37,11 @@ class SteeringTable final : public NicRuleTable {
   // Registers a NIC (not owned; must outlive the table). Applies its current (empty) list.
   grpc::Status add_nic(Dispatcher* nic);
 
-  // Replaces the group tags steered on `nic`. Used by the Engine on deploy/update/remove of pipelines.
-  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+  // Replaces the group tags steered on `nic`, every type at once. Used by the Engine on deploy/update/remove.
+  grpc::Status set_tags(const std::string& nic, const std::map<pb::TagType, TagMap>& tags,
                         const TagClasses& classes) override;
+  // Replaces one type's tags (and, for MAC tags, their classes), keeping the other type's.
+  grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags, const TagClasses& classes);
   grpc::Status set_tags(const std::string& nic, pb::TagType type, const TagMap& tags) {
     return set_tags(nic, type, tags, {});
   }
@@ -54,6 +57,7 @@ class SteeringTable final : public NicRuleTable {
     Dispatcher* dispatcher = nullptr;
     std::map<pb::TagType, TagMap> tags;
     TagClasses classes;  // of its MAC tags
+    std::vector<SteerRule> applied;  // the dispatcher's list: an unchanged list is not applied again
   };
   using RuleMap = std::map<uint64_t, SteerRule>;
 

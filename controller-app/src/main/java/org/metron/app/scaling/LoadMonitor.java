@@ -101,7 +101,7 @@ public final class LoadMonitor implements AutoCloseable {
     private void subscribeAll() {
         for (MetronServer s : servers.servers()) {
             executor.resources().refresh(s);
-            subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(intervalMs,
+            subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(intervalMs, policy.params().alertLoad(),
                     stats -> onReport(id, stats),
                     err -> {
                         log.warn("Load stream of {} failed: {}; resubscribing", id, err.toString());

@@ -96,6 +96,15 @@ public final class ScalingPolicy {
         public long cooldownMs() {
             return cooldownMs;
         }
+
+        /**
+         * The load at which agents should report at once rather than at the next interval (StreamLoad's alert):
+         * the overload threshold when one raw report decides a split; none (0) for a policy that smooths
+         * reports, which one early report would not move.
+         */
+        public double alertLoad() {
+            return smoothedUp || sustainUp > 1 ? 0 : overload;
+        }
     }
 
     /** Per group: smoothed load and how long it has been above/below the thresholds. */

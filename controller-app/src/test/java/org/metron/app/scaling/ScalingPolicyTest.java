@@ -168,4 +168,11 @@ public class ScalingPolicyTest {
                 () -> new ChainLoad(C, "s", true, 3, 2, List.of()));
         assertTrue(e.getMessage(), e.getMessage().contains("minCores (3) <= maxCores (2)"));
     }
+
+    @Test
+    public void aPolicyDecidingOnOneRawReportAsksForOverloadAlertsAndASmoothingOneDoesNot() {
+        assertEquals(0.8, ScalingPolicy.Params.DEFAULT.alertLoad(), 1e-9);
+        assertEquals(0.0, ScalingPolicy.Params.ORIGINAL.alertLoad(), 1e-9);
+        assertEquals(0.0, new ScalingPolicy.Params(0.8, 0.3, 0.6, 0.5, 3, false, 2000, 1000).alertLoad(), 1e-9);
+    }
 }

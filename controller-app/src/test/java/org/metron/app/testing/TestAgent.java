@@ -265,7 +265,8 @@ public final class TestAgent implements AgentClient {
     }
 
     @Override
-    public AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+    public AutoCloseable streamLoad(int intervalMs, double alertLoad, Consumer<Stats> onReport,
+                                    Consumer<Throwable> onError) {
         return () -> { };
     }
 

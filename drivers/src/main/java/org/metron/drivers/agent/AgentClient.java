@@ -55,7 +55,15 @@ public interface AgentClient extends AutoCloseable {
      * (it resubscribes with exponential backoff, reporting each loss to {@code onError}); closing the
      * returned handle cancels it.
      */
-    AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError);
+    default AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+        return streamLoad(intervalMs, 0, onReport, onError);
+    }
+
+    /**
+     * As {@link #streamLoad(int, Consumer, Consumer)}, and a report also comes as soon as a core's load since the
+     * previous report reaches {@code alertLoad} (0 = never early; see LoadStreamRequest.alert_load).
+     */
+    AutoCloseable streamLoad(int intervalMs, double alertLoad, Consumer<Stats> onReport, Consumer<Throwable> onError);
 
     CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId);
 

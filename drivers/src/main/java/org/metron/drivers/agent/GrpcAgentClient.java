@@ -299,13 +299,18 @@ public final class GrpcAgentClient implements AgentClient {
     // ---- Load stream -------------------------------------------------------------------------------------
 
     @Override
-    public AutoCloseable streamLoad(int intervalMs, Consumer<Stats> onReport, Consumer<Throwable> onError) {
+    public AutoCloseable streamLoad(int intervalMs, double alertLoad, Consumer<Stats> onReport,
+                                    Consumer<Throwable> onError) {
         if (intervalMs < 0) {
             throw new IllegalArgumentException("agent " + target() + ": StreamLoad interval " + intervalMs
                                                        + " ms is negative");
         }
+        if (!(alertLoad >= 0 && alertLoad <= 1)) {
+            throw new IllegalArgumentException("agent " + target() + ": StreamLoad alert load " + alertLoad
+                                                       + " is outside 0..1");
+        }
         LoadSubscription sub = new LoadSubscription(
-                LoadStreamRequest.newBuilder().setIntervalMs(intervalMs).build(),
+                LoadStreamRequest.newBuilder().setIntervalMs(intervalMs).setAlertLoad(alertLoad).build(),
                 Objects.requireNonNull(onReport, "onReport"), Objects.requireNonNull(onError, "onError"));
         sub.subscribe();
         return sub;
