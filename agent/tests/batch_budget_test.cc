@@ -12,6 +12,7 @@
 
 #include "core/engine.h"
 #include "core/engine_backend.h"
+#include "one_group.h"
 #include "ring_port.h"
 
 namespace metron {
@@ -32,19 +33,9 @@ unsigned worst_wait_in_frames(uint32_t budget_us, unsigned us_per_frame, int han
   EngineBackend backend(&engine, "test");
   engine.start();
 
-  pb::DeployPipelineRequest r;
-  r.set_pipeline_id("p");
-  r.set_ingress_nic(in_port->name());
-  pb::Egress* e = r.add_egress();
-  e->set_nic(out_port->name());
-  e->set_dst_mac("aa:bb:cc:dd:ee:ff");
-  pb::GroupSpec* g = r.add_groups();
-  g->set_group_id("g");
   const uint64_t cycles = rte_get_tsc_hz() / 1000000 * us_per_frame;
-  g->set_click_config("input -> SpinCycles(CYCLES " + std::to_string(cycles) + ") -> [0]output;");
-  g->mutable_tag()->set_type(pb::TAG_MAC);
-  g->mutable_tag()->set_value(7);
-  g->set_core(kWorker);
+  const pb::DeployPipelineRequest r = test::OneGroupPipeline(
+      *in_port, *out_port, "input -> SpinCycles(CYCLES " + std::to_string(cycles) + ") -> [0]output;", kWorker);
   pb::PipelineStatus st;
   EXPECT_TRUE(backend.DeployPipeline(r, &st).ok());
 

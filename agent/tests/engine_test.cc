@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/engine_backend.h"
+#include "one_group.h"
 #include "ring_port.h"
 
 namespace metron {
@@ -41,20 +42,10 @@ class EngineTest : public ::testing::Test {
   }
   pb::DeployPipelineRequest pipeline(const std::string& id, const std::string& click, uint32_t tag,
                                      pb::TagType type = pb::TAG_MAC) {
-    pb::DeployPipelineRequest r;
+    pb::DeployPipelineRequest r = test::OneGroupPipeline(*in_port_, *out_port_, click, kWorker, tag, type);
     r.set_pipeline_id(id);
-    r.set_ingress_nic(in_port_->name());
-    pb::Egress* e = r.add_egress();
-    e->set_nic(out_port_->name());
-    e->set_dst_mac("aa:bb:cc:dd:ee:ff");
-    pb::GroupSpec* g = r.add_groups();
-    g->set_group_id("g" + std::to_string(tag));
-    g->set_click_config(click);
-    g->mutable_tag()->set_type(type);
-    g->mutable_tag()->set_value(tag);
-    g->set_core(kWorker);
-    g->add_class_ids(3);
-    g->add_class_ids(4);
+    r.mutable_groups(0)->add_class_ids(3);
+    r.mutable_groups(0)->add_class_ids(4);
     return r;
   }
   // Waits until `n` frames left through the egress ring (or 5 s).
