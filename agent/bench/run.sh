@@ -154,6 +154,20 @@ write agent_state_restore_1m "Restore 1M NAPT flows from the state directory int
   "$(awk -v a="$s_load" -v b="$s_import" 'BEGIN{printf "%.1f", a+b}')" ms "export + import of the same table in memory (a split's copy)" "$s_copy" \
   "\"load_ms\": $s_load, \"import_ms\": $s_import"
 
+# How long a copy of 1M flows holds the group's core (state_slice_bench, a running worker), against the paths
+# they replace, measured in the same run: checkpoints, the shutdown save, ExportState and the sources a split's
+# new half is filled from copy in slices between batches (core/state_copy.h) instead of the whole table in one
+# handoff; a split's kept half adopts the tables at its handoff instead of copying them there (export + import,
+# what a merge's take-over still does). docs/scaling.md#state-copy
+read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <("$BUILD/state_slice_bench" 1048576 "$ROUNDS" \
+  2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7, $8}')
+write agent_state_copy_stall_1m "Longest time a core is held while 1M NAPT flows are copied out of it (checkpoint, ExportState, a split's new half): sliced copy, ${c_slices} slices" \
+  "$c_longest" ms "whole table in one handoff (the previous path)" "$c_whole" \
+  "\"longest_slice_cpu_ms\": $c_cpu, \"copy_total_ms\": $c_total, \"slices\": $c_slices"
+write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group holds the group's core: the kept half adopts the tables in one handoff (${c_adopt} ms), the new half is filled from a sliced copy" \
+  "$(awk -v a="$c_longest" -v b="$c_adopt" 'BEGIN{printf "%.3f", (a > b ? a : b)}')" ms "export + import at the take-over handoff (the previous path; a merge's take-over still)" "$c_copy" \
+  "\"adopt_handoff_ms\": $c_adopt, \"longest_slice_ms\": $c_longest"
+
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
 "$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <vector>
 #include <string>
 
 #include "elements/flow_table.h"
@@ -128,6 +130,48 @@ TEST(FlowTable, ExpiryRemovesOnlyIdleFlows) {
   EXPECT_EQ(t.size(), 5u);
   EXPECT_EQ(t.lookup_one(v4(1, 2, 0, 9)), -1);
   EXPECT_GE(t.lookup_one(v4(1, 2, 7, 9)), 0);
+}
+
+// A copy walks the table in slices while the core inserts, deletes and reuses records in between
+// (core/state_copy.h): every flow live for the whole walk is visited exactly once with the tuples it was inserted
+// with; none is visited twice.
+TEST(FlowTable, SlicedWalkVisitsEveryFlowLiveThroughoutOnceWhateverChangesBetweenSlices) {
+  test::eal();
+  constexpr uint32_t kFlows = 20000;
+  FlowTable t("t", 2 * kFlows, 0, /*ipv6=*/false);
+  auto mapped_of = [](uint32_t i) { return v4(0x64400000 + i, 0xc0a80101, static_cast<uint16_t>(1024 + i % 60000), 80); };
+  std::vector<int32_t> idx(kFlows);
+  for (uint32_t i = 0; i < kFlows; ++i) idx[i] = t.insert(v4(0x0a000000 + i, 0xc0a80101, 1000, 80), mapped_of(i), 0, 0, 1, 1);
+  std::vector<bool> removed(kFlows, false);
+  std::map<uint32_t, int> visits;  // flow -> times visited
+  uint32_t at = 0, extra = 0, slices = 0;
+  while (at < t.records_used()) {
+    at = t.for_each_from(at, 97, [&](uint32_t r) {
+      const Tuple o = t.orig(r);
+      uint32_t src;
+      std::memcpy(&src, o.src, 4);
+      if (src >= 0x0a000000 + kFlows) return;  // inserted during the walk
+      const uint32_t i = src - 0x0a000000;
+      ++visits[i];
+      EXPECT_TRUE(same(t.mapped(r), mapped_of(i))) << "flow " << i << " visited with another flow's mapping";
+    });
+    ++slices;
+    // Between slices, like the core: remove a flow ahead of the walk and one behind it, insert two new ones
+    // (reusing the freed records).
+    for (uint32_t k : {(slices * 7919u) % kFlows, (slices * 104729u) % kFlows})
+      if (!removed[k]) t.remove(static_cast<uint32_t>(idx[k])), removed[k] = true;
+    for (int n = 0; n < 2; ++n, ++extra)
+      ASSERT_GE(t.insert(v4(0x0b000000 + extra, 0xc0a80101, 1000, 80), v4(0x65400000 + extra, 0xc0a80101, 999, 80), 0, 0, 1, 1), 0);
+  }
+  EXPECT_GT(slices, 100u);
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < kFlows; ++i) {
+    EXPECT_LE(visits[i], 1) << "flow " << i << " visited twice";
+    if (removed[i]) continue;
+    ++kept;
+    EXPECT_EQ(visits[i], 1) << "flow " << i << " was live throughout but not visited";
+  }
+  EXPECT_GT(kept, kFlows / 2);
 }
 
 TEST(FlowTable, BigTableBecomesResidentOnlyAsFlowsArrive) {

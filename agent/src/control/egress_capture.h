@@ -55,6 +55,11 @@ class EgressCapture {
     std::lock_guard<std::mutex> lock(mu_);
     return frames_;
   }
+  // When each frame arrived, in arrival order.
+  std::vector<std::chrono::steady_clock::time_point> Arrivals() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return arrivals_;
+  }
 
  private:
   void Loop() {
@@ -70,6 +75,7 @@ class EgressCapture {
       const uint32_t seq = ntohl(*reinterpret_cast<const uint32_t*>(b + 42));
       std::lock_guard<std::mutex> lock(mu_);
       frames_[seq].push_back(f);
+      arrivals_.push_back(std::chrono::steady_clock::now());
       ++total_;
     }
   }
@@ -78,6 +84,7 @@ class EgressCapture {
   std::atomic<size_t> total_{0};
   std::mutex mu_;
   std::map<uint32_t, std::vector<Frame>> frames_;
+  std::vector<std::chrono::steady_clock::time_point> arrivals_;
   std::thread thread_;
 };
 

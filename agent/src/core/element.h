@@ -74,7 +74,23 @@ class Element {
   virtual unsigned run_source() { return 0; }
   // Flow state (NAPT/LB tables): elements that keep state export and import it as StateTables.
   virtual bool has_state() const { return false; }
-  virtual void export_state(agent::v1::StateTable* out) const {}
+  // A slice of the export, for copies that must not hold the core for a whole table (core/state_copy.h):
+  // appends the entries of the records from position `from` on until rte_rdtsc() passes `deadline_tsc` (at least
+  // one step is always taken, so the walk ends) and returns where the next slice starts, kExportDone once the
+  // table is walked. Between slices the core may insert, delete and expire entries: records keep their position,
+  // so an entry that lives through the whole walk is in the copy; one added or removed meanwhile may or may not be.
+  static constexpr uint64_t kExportDone = UINT64_MAX;
+  virtual uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const {
+    return kExportDone;
+  }
+  // The whole table at once (the caller holds the core for all of it).
+  void export_state(agent::v1::StateTable* out) const {
+    for (uint64_t at = 0; at != kExportDone;) at = export_state_slice(out, at, UINT64_MAX);
+  }
+  // Exchanges this element's flow state with `other`'s in O(1): for a take-over whose successor runs the same
+  // Click configuration as its source (core/state_copy.h). Answers false, changing nothing, unless `other` is an
+  // element of the same class with a table of the same shape. The caller holds the cores of both.
+  virtual bool swap_state(Element& other) { return false; }
   // Returns entries imported; throws ConfigError on an invalid table, leaving the element unchanged.
   virtual uint64_t import_state(const agent::v1::StateTable& in, bool merge) { return 0; }
   // Counters for the standalone exit report ("count 123"); empty when the element has none.

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/click_ast.h"
+#include "core/state_copy.h"
 #include "core/state_store.h"
 #include "utils/args.h"
 
@@ -38,45 +39,6 @@ uint64_t now_ns() {
 
 TagKind kind_of(pb::TagType t) { return t == pb::TAG_VLAN ? TagKind::kVlan : TagKind::kMac; }
 pb::TagType type_of(TagKind k) { return k == TagKind::kVlan ? pb::TAG_VLAN : pb::TAG_MAC; }
-
-}  // namespace
-
-namespace {
-
-// A group's flow state: one table per stateful element, named and typed so it can be imported elsewhere.
-using Snapshot = std::vector<pb::StateTable>;
-
-Snapshot snapshot_of(const GroupRuntime& g) {
-  Snapshot out;
-  for (const auto& e : g.graph().elements()) {
-    if (!e->has_state()) continue;
-    out.emplace_back();
-    out.back().set_element(e->name());
-    out.back().set_kind(e->class_name());
-    e->export_state(&out.back());
-  }
-  return out;
-}
-
-// Fills `dst` from `from` in order: the first snapshot replaces its tables, later ones merge in (a flow already
-// there keeps its mapping). Tables go to the element of the same name and kind; others are ignored (the group's
-// config may have dropped an element). `where` prefixes error messages.
-Status copy_state(GroupRuntime& dst, const std::vector<const Snapshot*>& from, const std::vector<std::string>& names,
-                  const std::string& where, uint64_t* imported = nullptr) {
-  for (size_t k = 0; k < from.size(); ++k) {
-    for (const pb::StateTable& t : *from[k]) {
-      Element* e = dst.graph().find(t.element());
-      if (e == nullptr || !e->has_state() || t.kind() != e->class_name()) continue;
-      try {
-        const uint64_t n = e->import_state(t, /*merge=*/k > 0);
-        if (imported != nullptr) *imported += n;
-      } catch (const std::exception& err) {
-        return invalid(where + ": " + names[k] + "/" + t.element() + ": " + err.what());
-      }
-    }
-  }
-  return Status::OK;
-}
 
 }  // namespace
 
@@ -175,8 +137,7 @@ size_t EngineBackend::persist_state() {
         const auto& els = g->graph().elements();
         if (std::none_of(els.begin(), els.end(), [](const auto& e) { return e->has_state(); }))
           continue;  // no table: no reason to interrupt its core
-        Snapshot tables;
-        engine_->between_batches(g->spec().core, [&] { tables = snapshot_of(*g); });
+        Snapshot tables = sliced_snapshot_of(*engine_, *g);  // a fuzzy copy is fine: the next checkpoint has more
         size_t entries = 0;
         for (const pb::StateTable& t : tables) entries += static_cast<size_t>(t.entries_size());
         if (entries == 0) continue;  // nothing to keep (an earlier file of it goes below)
@@ -545,6 +506,16 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     auto t = takeovers.find(groups[i]->spec().core);
     return t != takeovers.end() && std::find(t->second.begin(), t->second.end(), i) != t->second.end();
   };
+  // A successor that runs its only source's Click config adopts the source's tables themselves at the handoff
+  // (swap_state, O(1): a split's kept half). Other take-overs copy their sources' tables exactly there, holding
+  // the core for the whole copy (docs/scaling.md#state-copy).
+  auto adopts = [&](size_t i) {
+    return taking_over(i) && sources[i].size() == 1 && sources[i][0]->spec().click == groups[i]->spec().click;
+  };
+  auto core_adopts = [&](unsigned c) {
+    const auto& idx = takeovers.at(c);
+    return std::all_of(idx.begin(), idx.end(), adopts);
+  };
   std::map<const GroupRuntime*, Snapshot> snaps;
   auto fill = [&](size_t i) {
     std::vector<const Snapshot*> from;
@@ -555,18 +526,20 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     }
     return copy_state(*groups[i], from, names, "groups[" + std::to_string(i) + "].state_from");
   };
-  // 1. Sources outside take-over cores, and those a take-over on another core needs, now.
+  // 1. Sources outside take-over cores, those a take-over on another core needs, and those other groups need
+  //    from a core whose take-overs adopt tables, now.
   std::map<unsigned, std::vector<const GroupRuntime*>> early;
   for (size_t i = 0; i < groups.size(); ++i)
     for (const auto& src : sources[i]) {
       const unsigned c = src->spec().core;
-      if ((!takeovers.count(c) || (taking_over(i) && c != groups[i]->spec().core)) && !snaps.count(src.get()))
-        snaps[src.get()], early[c].push_back(src.get());
+      const bool now = !takeovers.count(c) || (taking_over(i) && c != groups[i]->spec().core) ||
+                       (!taking_over(i) && core_adopts(c));
+      if (now && !snaps.count(src.get())) snaps[src.get()], early[c].push_back(src.get());
     }
+  // Sliced (docs/scaling.md#state-copy): these sources keep running, and a flow one of them maps during the copy
+  // is a window flow like those it maps until the re-tag, which the sync step brings over.
   for (const auto& [core, list] : early)
-    engine_->between_batches(core, [&, &list = list] {
-      for (const GroupRuntime* g : list) snaps[g] = snapshot_of(*g);
-    });
+    for (const GroupRuntime* g : list) snaps[g] = sliced_snapshot_of(*engine_, *g);
   // 2. Groups that need no take-over core's state are filled now; a table that does not fit fails here, with
   //    nothing changed.
   std::vector<size_t> late;  // filled after the take-overs: they need a take-over core's sources
@@ -583,8 +556,17 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   }
   // Until the pipelines are swapped, a core's plan is its old groups without those taken over, plus `extra`.
   std::set<unsigned> touched;
+  std::vector<std::pair<GroupRuntime*, GroupRuntime*>> adopted;  // (source, successor) whose tables were swapped
+  auto give_back = [&](unsigned c) {  // on core c's worker: sources get their tables back
+    for (auto& [src, succ] : adopted)
+      if (src->spec().core == c) swap_state(*src, *succ);
+  };
   auto restore = [&] {
-    for (unsigned c : touched) engine_->publish(c, plan_for(c));
+    for (unsigned c : touched)
+      engine_->publish(c, plan_for(c), [&, c] {
+        give_back(c);
+        return true;
+      });
   };
   GroupList switched_in;  // take-over groups already running
   // 3. Take-overs, one handoff per core.
@@ -593,12 +575,23 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     for (size_t i : idx) mine.push_back(groups[i]);
     Status st = Status::OK;
     const std::function<bool()> handoff = [&, &idx = idx, core = core] {
-      for (const auto& list : sources)
-        for (const auto& src : list)
-          if (src->spec().core == core) snaps[src.get()] = snapshot_of(*src);
+      if (!core_adopts(core))
+        for (const auto& list : sources)
+          for (const auto& src : list)
+            if (src->spec().core == core) snaps[src.get()] = snapshot_of(*src);
+      const size_t before = adopted.size();
       for (size_t i : idx) {
+        if (adopts(i) && swap_state(*sources[i][0], *groups[i])) {
+          adopted.emplace_back(sources[i][0].get(), groups[i].get());
+          continue;
+        }
+        if (core_adopts(core)) snaps[sources[i][0].get()] = snapshot_of(*sources[i][0]);  // tables of another shape
         st = fill(i);
-        if (!st.ok()) return false;
+        if (!st.ok()) {
+          for (size_t k = before; k < adopted.size(); ++k) swap_state(*adopted[k].first, *adopted[k].second);
+          adopted.resize(before);
+          return false;
+        }
       }
       return true;
     };
@@ -816,8 +809,7 @@ Status EngineBackend::ExportState(const pb::ExportStateRequest& req, pb::StateSn
     if (g->spec().group_id != req.group_id()) continue;
     out->set_pipeline_id(req.pipeline_id());
     out->set_group_id(req.group_id());
-    Snapshot snap;
-    engine_->between_batches(g->spec().core, [&] { snap = snapshot_of(*g); });
+    Snapshot snap = sliced_snapshot_of(*engine_, *g);
     for (pb::StateTable& t : snap) *out->add_tables() = std::move(t);
     return Status::OK;
   }

@@ -1,15 +1,15 @@
 // EngineBackend: the AgentBackend (core/backend.h) over a running Engine. Owns the deployed pipelines and turns
 // every change into per-core WorkerPlans:
-//   validate everything -> build the new groups' graphs (off the data path) -> snapshot the state sources
+//   validate everything -> build the new groups' graphs (off the data path) -> copy the state sources in slices
 //   between batches of their cores and fill the new groups -> a new group taking over its source's tag on the
-//   same core swaps in at that core's batch boundary with the source's tables (Engine::publish handoff: one
-//   wait for the busy core) -> publish transition plans (old and new groups side by side on cores that get a
+//   same core swaps in at that core's batch boundary with the source's tables, adopted or copied
+//   (core/state_copy.h; Engine::publish handoff: one wait for the busy core) -> publish transition plans (old and new groups side by side on cores that get a
 //   new tag) -> steer tags (NicRuleTable::set_tags, which returns once the queues that lost a tag have handed
 //   over their backlog) -> publish the final plans, retiring the old groups.
 // A tag that moves from core A to core B is therefore served on both cores while the NIC switches over and no
 // frame of it is dropped; no worker ever stops polling. Any failure returns its status with the pipelines and the
-// dispatch as they were (a group that had already taken over goes back to its source, which did not see the
-// flows mapped in between).
+// dispatch as they were (a group that had already taken over goes back to its source, which gets back the tables
+// the group adopted but did not see the flows mapped in between by a group that copied them).
 #pragma once
 
 #include <chrono>

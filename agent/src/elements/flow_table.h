@@ -11,6 +11,7 @@
 //    arrive: an idle group with CAPACITY 1M costs next to nothing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -91,9 +92,20 @@ class FlowTable {
   // Calls f(idx) for every live record.
   template <typename F>
   void for_each(F f) const {
-    for (uint32_t i = 0; i < fresh_; ++i)
-      if (meta(i).live) f(i);
+    for_each_from(0, fresh_, f);
   }
+  // Calls f(idx) for the live records among the `count` from index `from` on and returns the index after them.
+  // A record keeps its index for its whole life (deletes free it in place, inserts never move one), so a walk in
+  // pieces with inserts and deletes in between still visits every record that stays live throughout.
+  template <typename F>
+  uint32_t for_each_from(uint32_t from, uint32_t count, F f) const {
+    const uint32_t end = count < fresh_ - std::min(from, fresh_) ? from + count : fresh_;
+    for (uint32_t i = from; i < end; ++i)
+      if (meta(i).live) f(i);
+    return std::max(end, from);
+  }
+  // Records [0, records_used()) have held a flow at some point; the rest never did.
+  uint32_t records_used() const { return fresh_; }
 
   bool ipv6() const { return key_len_ == sizeof(Tuple); }
   uint32_t size() const { return size_; }

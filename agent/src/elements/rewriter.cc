@@ -10,6 +10,8 @@
 #include <rte_cycles.h>
 #include <rte_hash_crc.h>
 
+#include <cstring>
+
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 
@@ -112,8 +114,8 @@ class SynthRewriter final : public Element {
     classify_push(b, [&](rte_mbuf*) { return res[i++]; });
   }
   bool has_state() const override { return true; }
-  void export_state(agent::v1::StateTable* out) const override {
-    rw_.export_state(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()));
+  uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
+    return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()), from, deadline_tsc);
   }
   uint64_t import_state(const agent::v1::StateTable& in, bool merge) override {
     uint16_t pc = 0;
@@ -127,6 +129,15 @@ class SynthRewriter final : public Element {
     const uint64_t n = rw_.import_state(in, merge);
     if (have_alloc && !merge) rw_.set_port_cursor(pc), pool_->set_rr_cursor(rr % pool_->patterns().size());
     return n;
+  }
+  bool swap_state(Element& other) override {
+    if (std::strcmp(other.class_name(), class_name()) != 0) return false;
+    auto& o = static_cast<SynthRewriter&>(other);
+    if (o.pool_->patterns().size() != pool_->patterns().size() || !rw_.swap_table(o.rw_)) return false;
+    const uint32_t rr = pool_->rr_cursor();
+    pool_->set_rr_cursor(o.pool_->rr_cursor());
+    o.pool_->set_rr_cursor(rr);
+    return true;
   }
   void report(std::ostream& os) const override {
     os << "flows " << rw_.table().size() << "\nunmapped_replies " << unmapped_ << "\nnot_tcp_udp " << bad_
@@ -238,8 +249,8 @@ class IPRewriter final : public Element {
     classify_push(b, [&](rte_mbuf*) { return res[i++]; });
   }
   bool has_state() const override { return true; }
-  void export_state(agent::v1::StateTable* out) const override {
-    rw_.export_state(out, pack_allocator(rw_.port_cursor(), 0));
+  uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
+    return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), 0), from, deadline_tsc);
   }
   uint64_t import_state(const agent::v1::StateTable& in, bool merge) override {
     for (const auto& e : in.entries())
@@ -253,6 +264,15 @@ class IPRewriter final : public Element {
       r.fout = all_[r.backend].fout, r.rout = all_[r.backend].rout;
     });
     return n;
+  }
+  bool swap_state(Element& other) override {
+    if (std::strcmp(other.class_name(), class_name()) != 0) return false;
+    auto& o = static_cast<IPRewriter&>(other);
+    // Records carry their outputs, taken from the patterns: the same patterns in the same order keep them right.
+    if (o.all_.size() != all_.size()) return false;
+    for (size_t k = 0; k < all_.size(); ++k)
+      if (o.all_[k].text != all_[k].text || o.all_[k].fout != all_[k].fout || o.all_[k].rout != all_[k].rout) return false;
+    return rw_.swap_table(o.rw_);
   }
   void report(std::ostream& os) const override {
     os << "flows " << rw_.table().size() << "\nnot_tcp_udp " << bad_ << "\nmapping_failures " << failed_ << "\n";

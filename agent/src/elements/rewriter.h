@@ -97,10 +97,17 @@ class FlowRewriter {
   void touch(uint32_t idx, uint64_t now) { table_->meta(idx).last_tsc = now; }
   void expire(uint64_t now);
 
-  void export_state(agent::v1::StateTable* out, const std::string& allocator) const;
+  // Element::export_state_slice over the table's records (positions are record indexes); `allocator` is the
+  // element's allocator state, written with every slice so the last one's is kept.
+  uint64_t export_slice(agent::v1::StateTable* out, const std::string& allocator, uint64_t from,
+                        uint64_t deadline_tsc) const;
   // Returns entries imported; validates everything first and throws ConfigError leaving the table unchanged.
   // Entries idle longer than their protocol's timeout are skipped (not counted).
   uint64_t import_state(const agent::v1::StateTable& in, bool merge);
+
+  // Exchanges tables and port cursors with `o` (Element::swap_state); false, nothing changed, if the tables
+  // differ in capacity or address family.
+  bool swap_table(FlowRewriter& o);
 
   uint16_t port_cursor() const { return cursor_; }
   void set_port_cursor(uint16_t c) { cursor_ = c; }
