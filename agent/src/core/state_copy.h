@@ -22,9 +22,9 @@ namespace metron {
 // A group's flow state: one table per stateful element, named and typed so it can be imported elsewhere.
 using Snapshot = std::vector<agent::v1::StateTable>;
 
-// How long one slice may hold a core: about one batch of a busy core, so a copy delays packets no more than a
-// batch does.
-constexpr uint64_t kStateSliceUs = 500;
+// How long one slice may hold a core: the engine's batch budget, so a copy delays packets no more than a batch
+// of a busy core does.
+constexpr uint64_t kStateSliceUs = Engine::kDefaultBatchBudgetUs;
 
 // The whole state at once, on the calling thread: the caller holds the group's core (or it is not running).
 Snapshot snapshot_of(const GroupRuntime& g);
