@@ -146,8 +146,9 @@ def exchange(s):
 
 
 def diagnose(s, stderr, seen, packets):
-    """What a failed exchange leaves to look at: where the packets got to (this test failed once in a full e2e run
-    with a connect timeout and passed on every rerun)."""
+    """What a failed exchange leaves to look at: where the packets got to (it found why about one run in twenty
+    timed out connecting: the agent's rx ring reader was left behind the kernel by frames arriving while it
+    started, agent/src/dispatch/fanout_port.cc)."""
     hit = {sw: [line for line in s.flows(sw) if "n_packets=0," not in line] for sw in ("s1", "s2")}
     try:
         groups = [(g["groupId"], g["core"], g["packets"]) for g in s.agent_stats().get("groups", [])]

@@ -79,10 +79,17 @@ std::unique_ptr<FanoutPort> FanoutPort::open(const FanoutPortOptions& options, r
     grpc::Status s = port->install_programs({});
     if (!s.ok()) throw std::runtime_error("FanoutPort " + options.ifname + ": " + s.error_message());
   }
-  // Frames that reached a socket before the group and its program existed were not steered: discard them.
+  // Frames that reached a socket before the group and its program existed were not steered: discard them. The
+  // kernel fills a ring at its own position, one slot after the other, and never says where that is: release
+  // them in order from our head so that it stays at the kernel's. Releasing slots without moving the head left
+  // it behind the kernel, blind to every later frame until the kernel came round the whole ring (frames such as
+  // a switch's IPv6 noise arriving while the agent started hid a chain's traffic from its core).
   for (uint16_t q = 0; q < options.queues; ++q) {
     Ring& rx = port->queues_[q].rx;
-    for (uint32_t i = 0; i < rx.frames; ++i) SetStatus(FrameAt(rx.base, i), TP_STATUS_KERNEL);
+    for (uint32_t n = 0; n < rx.frames && (Status(FrameAt(rx.base, rx.head)) & TP_STATUS_USER); ++n) {
+      SetStatus(FrameAt(rx.base, rx.head), TP_STATUS_KERNEL);
+      rx.head = (rx.head + 1) % rx.frames;
+    }
   }
   return port;
 }
