@@ -76,6 +76,9 @@ def test_groups_split_and_merge_with_the_load_without_losing_packets_or_mappings
         split, merge = history
         assert len(split["coresAfter"]) == 2 and len(merge["coresAfter"]) == 1
         assert sorted(split["movedClasses"]) == sorted(merge["movedClasses"])
+        # where the agent's part of each operation went, as the agent itself reported it
+        for e in (split, merge):
+            assert "in the agent" in e["steps"] and "take-over" in e["steps"], e["steps"]
         # the active cores the controller reports follow the load: one, then two, then one again
         cores = [c for _, c, _ in samples]
         first_two = cores.index(2)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -467,8 +468,36 @@ Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::P
   return Status::OK;
 }
 
+namespace {
+
+// The steps of one change and their durations, for PipelineStatus.steps.
+class StepClock {
+ public:
+  void lap(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    steps_.emplace_back(name, static_cast<uint32_t>(
+                                  std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count()));
+    last_ = now;
+  }
+  void fill(pb::PipelineStatus* out) const {
+    for (const auto& [name, us] : steps_) {
+      pb::StepTime* t = out->add_steps();
+      t->set_name(name);
+      t->set_micros(us);
+    }
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<std::pair<const char*, uint32_t>> steps_;
+};
+
+}  // namespace
+
 Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::PipelineStatus* out) {
+  StepClock clock;
   std::lock_guard<std::mutex> change(change_mu_);
+  clock.lap("wait");
   auto it = pipelines_.find(req.pipeline_id());
   if (it == pipelines_.end()) return Status(StatusCode::NOT_FOUND, "pipeline_id: no pipeline '" + req.pipeline_id() + "'");
   Pipeline& cur = it->second;
@@ -486,6 +515,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
   GroupList groups;
   Status s = build_groups(cur, req.groups(), &cur, &groups);
   if (!s.ok()) return s;
+  clock.lap("build");
   sources.resize(groups.size());  // RSS: one runtime per spec and core, none with a source
   auto is_old = [&](const std::shared_ptr<GroupRuntime>& g) {
     return std::find(cur.groups.begin(), cur.groups.end(), g) != cur.groups.end();
@@ -542,6 +572,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     for (const GroupRuntime* g : list) snaps[g] = sliced_snapshot_of(*engine_, *g);
   // 2. Groups that need no take-over core's state are filled now; a table that does not fit fails here, with
   //    nothing changed.
+  clock.lap("copy");
   std::vector<size_t> late;  // filled after the take-overs: they need a take-over core's sources
   for (size_t i = 0; i < groups.size(); ++i) {
     if (sources[i].empty() || taking_over(i)) continue;
@@ -611,6 +642,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
       return s;
     }
   }
+  clock.lap("take-over");
   // 4. Groups whose tag their core does not serve yet start next to the old ones before the tags are steered.
   GroupList extra = switched_in;
   std::set<unsigned> arriving;
@@ -637,6 +669,7 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     for (auto& [c, plan] : plans) engine_->publish(c, std::move(plan));
     steer_all();
   }
+  clock.lap("adopt+steer");
   if (!s.ok()) {
     restore();
     return s;
@@ -657,7 +690,9 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     if (!same_groups(*engine_->plan(c), *plan)) engine_->publish(c, std::move(plan));
   }
   consume_restored();
+  clock.lap("retire");
   fill_status(cur, out);
+  clock.fill(out);
   return Status::OK;
 }
 

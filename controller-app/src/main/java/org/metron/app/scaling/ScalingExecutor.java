@@ -7,6 +7,7 @@ import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineStatus;
 import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.StepTime;
 import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
@@ -49,6 +50,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -320,8 +322,9 @@ public final class ScalingExecutor {
                 } catch (MetronException e) {
                     failed = e;
                 }
+                PipelineStatus updated = null;
                 try {
-                    call(pipe, "updating pipeline " + op.chain() + " on " + agent.target());
+                    updated = call(pipe, "updating pipeline " + op.chain() + " on " + agent.target());
                 } catch (MetronException e) {
                     failed = failed == null ? e : failed;
                 }
@@ -334,7 +337,7 @@ public final class ScalingExecutor {
                     throw failed;
                 }
                 timer.lap("nic+pipeline");
-                timer.note("agent " + agentMs.getNow(-1L));
+                timer.note("agent " + agentMs.getNow(-1L) + agentSteps(updated));
                 op = record(op, Step.SWITCHED);
             }
             if (op.step() == Step.SWITCHED) {
@@ -782,6 +785,20 @@ public final class ScalingExecutor {
         List<String> groups = List.of(op.group(), op.other());
         return new ScalingEvent(now, op.chain(), op.kind(), groups, op.before().cores(), result.cores(), op.moved(),
                 op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs(), steps);
+    }
+
+    /**
+     * The agent's own account of an update (PipelineStatus.steps), e.g. "; in the agent 14.2: wait 0.0 + build
+     * 5.1 + ...": what of the call's time the agent spent, and on what; "" when it reports none.
+     */
+    private static String agentSteps(PipelineStatus status) {
+        if (status == null || status.getStepsCount() == 0) {
+            return "";
+        }
+        long total = status.getStepsList().stream().mapToLong(StepTime::getMicros).sum();
+        return String.format(Locale.ROOT, "; in the agent %.1f: ", total / 1000.0) + status.getStepsList().stream()
+                .map(t -> String.format(Locale.ROOT, "%s %.1f", t.getName(), t.getMicros() / 1000.0))
+                .collect(Collectors.joining(" + "));
     }
 
     /** Milliseconds per step of one run, for the history entry (where an operation's time went). */
