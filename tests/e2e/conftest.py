@@ -13,6 +13,10 @@ sys.path.insert(0, str(REPO / "topologies"))
 
 from metron_topo import agent, launcher  # noqa: E402
 
+# The demo package (Session, scenarios) and the embedded host's Python client, for every test module.
+sys.path.insert(0, str(REPO / "deploy" / "demo"))
+sys.path.insert(0, str(REPO / "deploy" / "embedded"))
+
 EMBEDDED_JAR = REPO / "deploy" / "embedded" / "target" / "metron-embedded.jar"
 
 
@@ -60,3 +64,25 @@ def topology(tmp_path):
         if state.path.exists():
             launcher.down(state.path, log=lambda m: None)
         assert launcher.leaks(state) == []
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    """paper-fig3 with the embedded host and its agents, one per test module."""
+    from metron_demo.session import Session
+    s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
+    with s:
+        yield s
+    # Session exit ran launcher.down, which raises if anything it recorded (host and agents included) is left.
+
+
+@pytest.fixture
+def clean(session):
+    """Every test starts and ends with no chain deployed."""
+    from metron_client import HostError
+    yield session
+    for c in session.host.call("GET", "/chains")["chains"]:
+        try:
+            session.host.call("DELETE", "/chains/" + c["name"])
+        except HostError:
+            pass  # the test that left it has already failed and says why

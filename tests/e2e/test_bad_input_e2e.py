@@ -15,9 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import chains, scenario, traffic  # noqa: E402
-from metron_demo.session import Session  # noqa: E402  (puts deploy/embedded on the path)
 from metron_client import HostError  # noqa: E402
 from metron_topo import launcher, model  # noqa: E402
+from support import wait_for  # noqa: E402
 
 RULES = 100
 GOOD = "good"
@@ -26,14 +26,6 @@ FLOW_COUNTERS = re.compile(r"(duration|n_packets|n_bytes|idle_age|hard_age)=[^,]
 INGRESS, EGRESS = "of:0000000000000001/1", "of:0000000000000002/1"  # paper-fig3's, as the session reports them
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory):
-    s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
-    with s:
-        yield s
-    # Session exit ran launcher.down, which raises if anything it recorded (host and agents included) is left.
 
 
 @pytest.fixture(scope="module")
@@ -345,15 +337,6 @@ def test_impossible_update_brings_the_old_definition_back(session, good):
 
 
 # ---- the agent down ---------------------------------------------------------------------------------------------
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def stop_agent(session, server="srv1"):

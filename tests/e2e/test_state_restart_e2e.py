@@ -21,41 +21,13 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import chains, scenario, traffic  # noqa: E402
-from metron_demo.session import Session  # noqa: E402  (puts deploy/embedded on the path)
-from metron_client import HostError  # noqa: E402
 from metron_topo import agent  # noqa: E402
+from support import wait_for  # noqa: E402
 
 RULES = 50
 SERVER = "srv1"
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory):
-    s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
-    with s:
-        yield s
-
-
-@pytest.fixture
-def clean(session):
-    yield session
-    for c in session.host.call("GET", "/chains")["chains"]:
-        try:
-            session.host.call("DELETE", "/chains/" + c["name"])
-        except HostError:
-            pass  # the test that left it has already failed and says why
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def udp_flows(plan, first_id, count, first_sport):
