@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/annotations.h"
+#include "flow_frames.h"
 #include "core/eal.h"
 #include "core/graph.h"
 #include "drivers/dpdk_port.h"
@@ -57,27 +58,9 @@ int main(int argc, char** argv) {
   auto graph = metron::Graph::build("input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN " + pattern +
                                     ", CAPACITY " + std::to_string(flows) + ") -> Discard;", env);
   g0 = graph.get();
-  // A 64-byte UDP frame; each flow differs in source address and port.
-  uint8_t frame[60] = {0x02, 0x4d, 0, 1, 0, 0, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17};
-  metron::store32(frame + 14 + 16, 0xc0a80101);
-  metron::store16(frame + 34 + 2, 80);
-  metron::store16(frame + 34 + 4, 26);
   const double c0 = cpu_seconds();
   const uint64_t t0 = rte_rdtsc();
-  for (uint32_t done = 0; done < flows;) {
-    metron::PacketBatch b;
-    for (; b.n < metron::kBurst && done < flows; ++done) {
-      rte_mbuf* m = rte_pktmbuf_alloc(pool);
-      uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, sizeof frame));
-      std::memcpy(d, frame, sizeof frame);
-      metron::store32(d + 14 + 12, 0x0a000000 | (done >> 6));
-      metron::store16(d + 34, static_cast<uint16_t>(1024 + (done & 63)));
-      metron::store32(d + 14 + 16, 0xc0a80000 | (done & 0xffff));  // many servers, as real NAPT traffic has
-      metron::clear_anno(m);
-      b.push_back(m);
-    }
-    g0->push_input(b);
-  }
+  metron::bench::PushDistinctFlows(*g0, pool, flows);
   const double secs = static_cast<double>(rte_rdtsc() - t0) / static_cast<double>(rte_get_tsc_hz());
   const double cpu = cpu_seconds() - c0;
   const double after = rss_mb();

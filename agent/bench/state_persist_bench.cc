@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/annotations.h"
+#include "flow_frames.h"
 #include "core/eal.h"
 #include "core/graph.h"
 #include "core/state_store.h"
@@ -50,23 +51,7 @@ int main(int argc, char** argv) {
                             " CAPACITY " + std::to_string(flows) + ") -> Discard;";
   metron::GraphEnv env;
   auto graph = metron::Graph::build(click, env);
-  uint8_t frame[60] = {0x02, 0x4d, 0, 1, 0, 0, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17};
-  metron::store16(frame + 34 + 2, 80);
-  metron::store16(frame + 34 + 4, 26);
-  for (uint32_t done = 0; done < flows;) {
-    metron::PacketBatch b;
-    for (; b.n < metron::kBurst && done < flows; ++done) {
-      rte_mbuf* m = rte_pktmbuf_alloc(pool);
-      uint8_t* d = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, sizeof frame));
-      std::memcpy(d, frame, sizeof frame);
-      metron::store32(d + 14 + 12, 0x0a000000 | (done >> 6));
-      metron::store16(d + 34, static_cast<uint16_t>(1024 + (done & 63)));
-      metron::store32(d + 14 + 16, 0xc0a80000 | (done & 0xffff));
-      metron::clear_anno(m);
-      b.push_back(m);
-    }
-    graph->push_input(b);
-  }
+  metron::bench::PushDistinctFlows(*graph, pool, flows);
   metron::StateStore store(dir);
   std::vector<double> t_export, t_save, t_load, t_import, t_copy;
   uint64_t bytes = 0;

@@ -52,29 +52,12 @@ void Flow(uint32_t i, uint8_t proto, pb::FlowEntry* e) {
   e->mutable_mapped()->set_proto(proto);
 }
 
-pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core, std::vector<uint32_t> classes) {
-  pb::GroupSpec g;
-  g.set_group_id(id);
-  g.set_click_config(kClick);
-  g.mutable_tag()->set_type(pb::TAG_MAC);
-  g.mutable_tag()->set_value(tag);
-  g.set_core(core);
-  for (uint32_t c : classes) g.add_class_ids(c);
-  return g;
-}
-
 class StateSliceTest : public test::VethEngineTest {
  protected:
   void SetUp() override {
     test::VethEngineTest::SetUp();
     if (IsSkipped()) return;
-    pb::DeployPipelineRequest d;
-    d.set_pipeline_id("chain");
-    d.set_ingress_nic("rx0");
-    d.add_egress()->set_nic("rx0");
-    *d.add_groups() = Group("g0", kTag, kCoreA, {0, 1});
-    pb::PipelineStatus st;
-    grpc::Status s = backend_->DeployPipeline(d, &st);
+    grpc::Status s = DeployChain(Group("g0", kClick, kTag, kCoreA, {0, 1}));
     ASSERT_TRUE(s.ok()) << s.error_message();
     pb::ImportStateRequest imp;
     pb::StateSnapshot* snap = imp.mutable_snapshot();
@@ -216,8 +199,8 @@ TEST_F(StateSliceTest, CheckpointOf200kFlowsKeepsTheCoreForwardingAndSavesEveryL
 TEST_F(StateSliceTest, SplitOf200kFlowsKeepsTheCoreForwardingAndEveryMapping) {
   pb::UpdatePipelineRequest u;
   u.set_pipeline_id("chain");
-  *u.add_groups() = Group("g0", kTag, kCoreA, {0});
-  *u.add_groups() = Group("g0.1", kTag + 1, kCoreB, {1});
+  *u.add_groups() = Group("g0", kClick, kTag, kCoreA, {0});
+  *u.add_groups() = Group("g0.1", kClick, kTag + 1, kCoreB, {1});
   u.mutable_groups(0)->add_state_from("g0");
   u.mutable_groups(1)->add_state_from("g0");
   pb::PipelineStatus st;

@@ -34,16 +34,11 @@ class StateSplitTest : public test::VethEngineTest {
  protected:
   // NAPT behind a per-packet cost of 2 ms: the core saturates with a few hundred frames per second.
   static pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core, std::vector<uint32_t> classes) {
-    pb::GroupSpec g;
-    g.set_group_id(id);
-    g.set_click_config("input -> SpinCycles(CYCLES " + std::to_string(rte_get_tsc_hz() / 500) +
-                       ") -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> rw :: SynthRewriter(PATTERN 192.0.2.1 "
-                       "20000-29999 - -) -> Unstrip(14) -> [0]output;");
-    g.mutable_tag()->set_type(pb::TAG_MAC);
-    g.mutable_tag()->set_value(tag);
-    g.set_core(core);
-    for (uint32_t c : classes) g.add_class_ids(c);
-    return g;
+    return VethEngineTest::Group(id,
+                                 "input -> SpinCycles(CYCLES " + std::to_string(rte_get_tsc_hz() / 500) +
+                                     ") -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> rw :: SynthRewriter(PATTERN "
+                                     "192.0.2.1 20000-29999 - -) -> Unstrip(14) -> [0]output;",
+                                 tag, core, classes);
   }
   void Send(uint32_t flow, uint16_t tag) {
     test::FrameSpec f = test::MacTagged(tag, flow % kClasses, seq_++);
@@ -57,13 +52,7 @@ class StateSplitTest : public test::VethEngineTest {
 };
 
 TEST_F(StateSplitTest, SplitUnderBacklogKeepsEveryMappingLosesNothingAndDoesNotWaitForTheBusyCore) {
-  pb::DeployPipelineRequest d;
-  d.set_pipeline_id("chain");
-  d.set_ingress_nic("rx0");
-  d.add_egress()->set_nic("rx0");
-  *d.add_groups() = Group("g0", kTagG, kCoreA, {0, 1, 2, 3});
-  pb::PipelineStatus st;
-  grpc::Status s = backend_->DeployPipeline(d, &st);
+  grpc::Status s = DeployChain(Group("g0", kTagG, kCoreA, {0, 1, 2, 3}));
   ASSERT_TRUE(s.ok()) << s.error_message();
 
   // Every flow is mapped before the split ...
@@ -78,6 +67,7 @@ TEST_F(StateSplitTest, SplitUnderBacklogKeepsEveryMappingLosesNothingAndDoesNotW
   *u.add_groups() = Group("g0.1", kTagN, kCoreB, {2, 3});
   u.mutable_groups(0)->add_state_from("g0");
   u.mutable_groups(1)->add_state_from("g0");
+  pb::PipelineStatus st;
   s = backend_->UpdatePipeline(u, &st);
   ASSERT_TRUE(s.ok()) << s.error_message();
   const uint64_t rx_a_at_return = engine_->sample(kCoreA).rx;

@@ -24,13 +24,7 @@ constexpr uint16_t kMovedTag = 7;
 class TagMoveTest : public test::VethEngineTest {
  protected:
   static pb::GroupSpec Group(const std::string& id, uint32_t tag, unsigned core) {
-    pb::GroupSpec g;
-    g.set_group_id(id);
-    g.set_click_config("input -> [0]output;");
-    g.mutable_tag()->set_type(pb::TAG_MAC);
-    g.mutable_tag()->set_value(tag);
-    g.set_core(core);
-    return g;
+    return VethEngineTest::Group(id, "input -> [0]output;", tag, core);
   }
   // The moved group on `moved_core`, plus one idle group pinned on each core so both keep polling the NIC.
   static google::protobuf::RepeatedPtrField<pb::GroupSpec> Groups(unsigned moved_core) {
@@ -45,13 +39,7 @@ class TagMoveTest : public test::VethEngineTest {
 };
 
 TEST_F(TagMoveTest, MovingATagBetweenCoresUnderTrafficLosesNoFrame) {
-  pb::DeployPipelineRequest d;
-  d.set_pipeline_id("chain");
-  d.set_ingress_nic("rx0");
-  d.add_egress()->set_nic("rx0");
-  *d.mutable_groups() = Groups(kCoreA);
-  pb::PipelineStatus st;
-  grpc::Status s = backend_->DeployPipeline(d, &st);
+  grpc::Status s = DeployChain(Groups(kCoreA));
   ASSERT_TRUE(s.ok()) << s.error_message();
 
   // Paced traffic of the moved tag only, so a core's rx counter counts exactly the frames of that tag it got.
@@ -70,6 +58,7 @@ TEST_F(TagMoveTest, MovingATagBetweenCoresUnderTrafficLosesNoFrame) {
     pb::UpdatePipelineRequest u;
     u.set_pipeline_id("chain");
     *u.mutable_groups() = Groups(to);
+    pb::PipelineStatus st;
     s = backend_->UpdatePipeline(u, &st);
     ASSERT_TRUE(s.ok()) << "move " << move << ": " << s.error_message();
     ASSERT_EQ(steering_.tags("rx0", pb::TAG_MAC), (SteeringTable::TagMap{{kMovedTag, engine_->slot_of_core(to)},

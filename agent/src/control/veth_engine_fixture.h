@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -52,6 +53,34 @@ class VethEngineTest : public ::testing::Test {
     backend_.reset();
     engine_.reset();  // closes the FanoutPort before its interface goes away with the namespace
     ns_.reset();
+  }
+
+  // A MAC-tagged group running `click` on `core`.
+  static pb::GroupSpec Group(const std::string& id, const std::string& click, uint32_t tag, unsigned core,
+                             const std::vector<uint32_t>& classes = {}) {
+    pb::GroupSpec g;
+    g.set_group_id(id);
+    g.set_click_config(click);
+    g.mutable_tag()->set_type(pb::TAG_MAC);
+    g.mutable_tag()->set_value(tag);
+    g.set_core(core);
+    for (uint32_t c : classes) g.add_class_ids(c);
+    return g;
+  }
+  // Deploys pipeline "chain", reading rx0 and sending back out of it, with `groups`.
+  grpc::Status DeployChain(const google::protobuf::RepeatedPtrField<pb::GroupSpec>& groups) {
+    pb::DeployPipelineRequest d;
+    d.set_pipeline_id("chain");
+    d.set_ingress_nic("rx0");
+    d.add_egress()->set_nic("rx0");
+    *d.mutable_groups() = groups;
+    pb::PipelineStatus st;
+    return backend_->DeployPipeline(d, &st);
+  }
+  grpc::Status DeployChain(const pb::GroupSpec& group) {
+    google::protobuf::RepeatedPtrField<pb::GroupSpec> gs;
+    *gs.Add() = group;
+    return DeployChain(gs);
   }
 
   SteeringTable steering_;
