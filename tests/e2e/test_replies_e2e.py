@@ -19,10 +19,10 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import chains, scenario, traffic  # noqa: E402
 from metron_demo.session import Session  # noqa: E402  (puts deploy/embedded on the path)
+from support import VIP, route_replies_between_hosts  # noqa: E402
 
 NAME = "replies"
 RULES = 50
-VIP = "10.0.3.100"            # the virtual service: no host owns it
 CONNECTIONS = 6               # two per backend under round robin
 S2 = "of:0000000000000002"
 
@@ -93,10 +93,6 @@ class TcpSeen:
                 for m in map(TCP_LINE.search, out.splitlines()) if m]
 
 
-def sh(netns, *argv):
-    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
-
-
 @pytest.fixture(scope="module")
 def deployed(tmp_path_factory):
     s = Session("paper-fig3", run_root=tmp_path_factory.mktemp("run"), log=lambda m: None)
@@ -105,19 +101,7 @@ def deployed(tmp_path_factory):
         body, plan = chains.fw_napt_lb_replies(NAME, RULES, net["ingress"][0], net["egress"][0])
         chain = s.host.call("POST", "/chains", body.encode())
         assert chain["state"] == "ACTIVE", chain
-        src, sink = s.netns("src"), s.netns("sink")
-        for ns in (src, sink):
-            # The agent rewrites addresses and ports with incremental checksum updates: the kernel must put full
-            # TCP checksums on the wire, not leave them to a (virtual) NIC offload that the veth never performs.
-            sh(ns, "ethtool", "-K", "eth0", "tx", "off")
-        # The sink owns the LB's backends; nobody owns the NAPT's public address or the virtual service, so the
-        # hosts get a route and a neighbour entry for them (any MAC: the switches classify on IP and ports).
-        for backend in chains.BACKENDS:
-            sh(sink, "ip", "addr", "add", backend + "/32", "dev", "eth0")
-        sh(sink, "ip", "route", "add", chains.NAPT_ADDRESS + "/32", "dev", "eth0")
-        sh(sink, "ip", "neigh", "replace", chains.NAPT_ADDRESS, "lladdr", traffic.SRC_MAC, "dev", "eth0")
-        sh(src, "ip", "route", "add", VIP + "/32", "dev", "eth0")
-        sh(src, "ip", "neigh", "replace", VIP, "lladdr", traffic.SINK_MAC, "dev", "eth0")
+        route_replies_between_hosts(s)
         yield s, plan
 
 

@@ -4,7 +4,6 @@ traffic class, every request echoed back by the backend the LB picked. The load 
 down until it merges. Each reply class goes with the forward class it answers (docs/scaling.md#replies), so flows
 established before the split keep working in both directions with the same NAPT translation, flows started after it
 work too, and no request or reply is lost during either operation."""
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,16 +17,13 @@ sys.path.insert(0, str(REPO / "bench" / "scaling"))
 from metron_demo.session import Session  # noqa: E402
 import workload  # noqa: E402
 from test_scaling import CAPACITY_PPS, CLASSES, LOW_PPS, done, started  # noqa: E402
+from support import sh  # noqa: E402
 
 CHAIN = "echoes"
 OLD_SPORT = 40000   # flows established before the split
 NEW_SPORT = 41000   # flows started after the split, from other source ports
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
-
-
-def sh(netns, *argv):
-    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
 
 
 def class_ids(host):

@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo import chains, scenario, traffic  # noqa: E402
 from metron_topo import agent  # noqa: E402
-from support import wait_for  # noqa: E402
+from support import VIP, route_replies_between_hosts, wait_for  # noqa: E402
 
 RULES = 50
 SERVER = "srv1"
@@ -148,26 +148,6 @@ for line in sys.stdin:
 """
 
 
-def sh(netns, *argv):
-    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True, capture_output=True, text=True, timeout=30)
-
-
-def route_replies_between_hosts(session):
-    """The host setup replies need (as tests/e2e/test_replies_e2e.py explains): the sink owns the backends and
-    routes the NAPT address back, the source routes the virtual service; full TCP checksums on the wire. Each end
-    keeps its own MAC: the last hop toward it writes that (docs/contracts.md#egress)."""
-    src, sink = session.netns("src"), session.netns("sink")
-    for ns in (src, sink):
-        sh(ns, "ethtool", "-K", "eth0", "tx", "off")
-    for backend in chains.BACKENDS:
-        sh(sink, "ip", "addr", "replace", backend + "/32", "dev", "eth0")
-    sh(sink, "ip", "route", "replace", chains.NAPT_ADDRESS + "/32", "dev", "eth0")
-    sh(sink, "ip", "neigh", "replace", chains.NAPT_ADDRESS, "lladdr", traffic.SRC_MAC, "dev", "eth0")
-    sh(src, "ip", "route", "replace", VIP + "/32", "dev", "eth0")
-    sh(src, "ip", "neigh", "replace", VIP, "lladdr", traffic.SINK_MAC, "dev", "eth0")
-
-
-VIP = "10.0.3.100"  # the virtual service: no host owns it
 
 
 # Last in this module: it changes the end hosts' MACs and routes.
