@@ -761,15 +761,22 @@ Status EngineBackend::ListNicRules(const pb::ListNicRulesRequest& req, pb::NicRu
 
 // ---- Statistics ------------------------------------------------------------------------------------------------
 
+namespace {
+
+// A core's entry in a Stats reply with its cycle counters: all that CoreCycles reports, the start of GetStats'.
+pb::CoreStats* AddCoreCycles(pb::Stats* out, unsigned core, const CoreSample& s) {
+  pb::CoreStats* cs = out->add_cores();
+  cs->set_core(core);
+  cs->set_busy_cycles(s.busy_cycles);
+  cs->set_total_cycles(s.total_cycles);
+  return cs;
+}
+
+}  // namespace
+
 Status EngineBackend::CoreCycles(pb::Stats* out) {
   out->set_timestamp_ns(now_ns());
-  for (unsigned c : engine_->cores()) {
-    const CoreSample s = engine_->sample(c);
-    pb::CoreStats* cs = out->add_cores();
-    cs->set_core(c);
-    cs->set_busy_cycles(s.busy_cycles);
-    cs->set_total_cycles(s.total_cycles);
-  }
+  for (unsigned c : engine_->cores()) AddCoreCycles(out, c, engine_->sample(c));
   return Status::OK;
 }
 
@@ -782,10 +789,7 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
     std::lock_guard<std::mutex> slock(stats_mu_);
     for (unsigned c : engine_->cores()) {
       const CoreSample s = engine_->sample(c);
-      pb::CoreStats* cs = out->add_cores();
-      cs->set_core(c);
-      cs->set_busy_cycles(s.busy_cycles);
-      cs->set_total_cycles(s.total_cycles);
+      pb::CoreStats* cs = AddCoreCycles(out, c, s);
       cs->set_rx_packets(s.rx);
       cs->set_tx_packets(s.tx);
       uint64_t drops = s.drops;

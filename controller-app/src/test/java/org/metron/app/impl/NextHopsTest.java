@@ -19,13 +19,6 @@ import org.metron.app.testing.Fixtures.World;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.synth.CompiledChain;
-import org.metron.synth.OffloadRule;
-import org.metron.synth.RangeMatch;
-import org.metron.synth.RuleAction;
-import org.metron.synth.RuleMatch;
-import org.metron.synth.SynthStats;
-import org.metron.synth.TargetProfile;
-import org.metron.synth.TrafficClass;
 import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
@@ -39,7 +32,6 @@ import org.onosproject.net.flow.instructions.Instructions;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
@@ -154,17 +146,7 @@ public class NextHopsTest {
         // no server: forward UDP leaves s1 at s1:3 and UDP replies (from port 53) enter there and leave at s1:1,
         // each by the one rule that classifies it
         net.host(IN.toString(), SRC.toString()).host(OUT.toString(), SINK.toString());
-        List<TrafficClass> classes = List.of(
-                new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "fw: allow"),
-                new TrafficClass(1, List.of("udp src port 53"), 1, List.of(), false, "", "reply: egress 1"));
-        RuleMatch udp = RuleMatch.builder().ethType(0x0800).ipProto(17).build();
-        CompiledChain c = new CompiledChain("c", TargetProfile.OPENFLOW13, classes, List.of(),
-                List.of(OffloadRule.of(2, udp, RuleAction.toEgress(0, List.of(), false)),
-                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
-                List.of(OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).l4Src(RangeMatch.exact(53,
-                        16)).build(), RuleAction.toEgress(1, List.of(), false)),
-                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
-                List.of("fw.out0", "fw.out1"), new SynthStats(2, 2, 4, 0, Map.of()));
+        CompiledChain c = Fixtures.switchOnlyUdpWithReplies();
         Placement p = new Placement(C, Optional.empty(), "", "", Optional.of(Fixtures.D1), "OPENFLOW13", List.of());
         OffloadChoice o = new OffloadChoice(Fixtures.D1, c.target(), c, List.of(), 0, List.of(), List.of());
         DeploymentPlan plan = new RulePlanner(Fixtures.APP, net).plan(C, spec(TagType.VLAN, null, null), p,

@@ -347,17 +347,7 @@ public class ReplyRulesTest {
     @Test
     public void aChainWithoutServerSendsItsRepliesStraightBackUnderTheReplyMarker() {
         // forward UDP leaves at egress 0, UDP replies (from port 53) at egress 1; both handled by the switches
-        List<TrafficClass> classes = List.of(
-                new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "fw: allow"),
-                new TrafficClass(1, List.of("udp src port 53"), 1, List.of(), false, "", "reply: egress 1"));
-        RuleMatch udp = RuleMatch.builder().ethType(0x0800).ipProto(17).build();
-        CompiledChain c = new CompiledChain("c", TargetProfile.OPENFLOW13, classes, List.of(),
-                List.of(OffloadRule.of(2, udp, RuleAction.toEgress(0, List.of(), false)),
-                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
-                List.of(OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).l4Src(RangeMatch.exact(53,
-                        16)).build(), RuleAction.toEgress(1, List.of(), false)),
-                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
-                List.of("fw.out0", "fw.out1"), new SynthStats(2, 2, 4, 0, Map.of()));
+        CompiledChain c = Fixtures.switchOnlyUdpWithReplies();
         ConnectPoint out = ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/5");
         Tag marker = Tag.of(TagType.MAC, 9);
         Placement p = new Placement(C, Optional.empty(), "", "", Optional.of(Fixtures.D1), "OPENFLOW13", List.of());

@@ -50,6 +50,25 @@ public final class Fixtures {
     private Fixtures() {
     }
 
+    /**
+     * A chain the switches handle alone: forward UDP leaves at egress 0 (class 0), UDP replies from port 53 enter
+     * at the reply ingress and leave at egress 1 (class 1), each by the one rule that classifies it; the rest is
+     * dropped.
+     */
+    public static CompiledChain switchOnlyUdpWithReplies() {
+        List<TrafficClass> classes = List.of(
+                new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "fw: allow"),
+                new TrafficClass(1, List.of("udp src port 53"), 1, List.of(), false, "", "reply: egress 1"));
+        RuleMatch udp = RuleMatch.builder().ethType(0x0800).ipProto(17).build();
+        return new CompiledChain("c", TargetProfile.OPENFLOW13, classes, List.of(),
+                List.of(OffloadRule.of(2, udp, RuleAction.toEgress(0, List.of(), false)),
+                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                List.of(OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).l4Src(RangeMatch.exact(53,
+                        16)).build(), RuleAction.toEgress(1, List.of(), false)),
+                        OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                List.of("fw.out0", "fw.out1"), new SynthStats(2, 2, 4, 0, Map.of()));
+    }
+
     public static String serverId(int i) {
         return "metron:server" + i;
     }
