@@ -2,9 +2,12 @@
 // definition of every test that includes this) and answers its exit status, with stdout+stderr in *out.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace metron::test {
@@ -16,6 +19,23 @@ inline int RunAgent(const std::string& args, std::string* out) {
   for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, n);
   const int st = pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Starts the agent with `--MODE PORT` on `vdev`, whose driver lacks that dispatch mode: it must exit with status 2
+// naming the port and `why`, serve nothing and leave no EAL runtime directory; `--MODE eth9` (no such port) must
+// name the port too.
+inline void ExpectModeRefusedAtStart(const std::string& mode, const std::string& vdev, const std::string& why) {
+  const std::string prefix = "metron-" + mode + "-" + std::to_string(getpid());
+  const std::string eal = "--dpdk -l 0-1 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " +
+                          prefix + " --vdev " + vdev + " --";
+  std::string out;
+  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --" + mode + " " + vdev + " " + eal, &out), 2) << out;
+  EXPECT_NE(out.find("metron-agent: --" + mode + " " + vdev + ": port " + vdev + " " + why), std::string::npos) << out;
+  EXPECT_EQ(out.find("serving on port"), std::string::npos) << "started serving anyway: " << out;
+  EXPECT_FALSE(std::filesystem::exists("/var/run/dpdk/" + prefix)) << "runtime directory left behind";
+  out.clear();
+  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --" + mode + " eth9 " + eal, &out), 2) << out;
+  EXPECT_NE(out.find("--" + mode + " eth9: no DPDK port of that name"), std::string::npos) << out;
 }
 
 }  // namespace metron::test

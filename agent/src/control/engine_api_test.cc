@@ -312,17 +312,5 @@ TEST_F(EngineApiTest, StreamLoadAlertsAsSoonAsACoreOverloads) {
   WaitGroupPackets("g1", 100);
 }
 
-TEST_F(EngineApiTest, StreamLoadRejectsAnAlertOutsideZeroToOne) {
-  grpc::ClientContext ctx;
-  pb::LoadStreamRequest req;
-  req.set_alert_load(1.5);
-  auto reader = stub_->StreamLoad(&ctx, req);
-  pb::Stats s;
-  EXPECT_FALSE(reader->Read(&s));
-  const grpc::Status st = reader->Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(st.error_message(), "alert_load: 1.500000 is outside 0..1 (0 = no alert)");
-}
-
 }  // namespace
 }  // namespace metron

@@ -259,16 +259,25 @@ TEST_F(ServerTest, StreamLoadStopsWhenTheClientCancels) {
   EXPECT_EQ(backend_.stats_calls, calls) << "the stream kept sampling after its client left";
 }
 
-TEST_F(ServerTest, StreamLoadDefaultsAndRejectsBadIntervals) {
-  grpc::ClientContext ctx;
+TEST_F(ServerTest, StreamLoadDefaultsAndRejectsBadIntervalsAndAlerts) {
+  // A refused stream ends before its first report, with the field and value named.
+  auto refusal = [this](const pb::LoadStreamRequest& req) {
+    grpc::ClientContext ctx;
+    auto reader = stub_->StreamLoad(&ctx, req);
+    pb::Stats s;
+    EXPECT_FALSE(reader->Read(&s));
+    const grpc::Status st = reader->Finish();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    return st.error_message();
+  };
   pb::LoadStreamRequest req;
   req.set_interval_ms(5);
-  auto reader = stub_->StreamLoad(&ctx, req);
-  pb::Stats s;
-  EXPECT_FALSE(reader->Read(&s));
-  grpc::Status st = reader->Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(st.error_message(), "interval_ms: 5 is outside 10..3600000 (0 = 100)");
+  EXPECT_EQ(refusal(req), "interval_ms: 5 is outside 10..3600000 (0 = 100)");
+  req.set_interval_ms(0);
+  req.set_alert_load(1.5);
+  EXPECT_EQ(refusal(req), "alert_load: 1.500000 is outside 0..1 (0 = no alert)");
+  req.set_alert_load(-0.1);
+  EXPECT_EQ(refusal(req), "alert_load: -0.100000 is outside 0..1 (0 = no alert)");
 
   grpc::ClientContext ctx2;
   auto def = stub_->StreamLoad(&ctx2, pb::LoadStreamRequest());

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "drivers/dpdk_port.h"
 #include "test_env.h"
@@ -61,21 +60,8 @@ TEST(RssPort, APortWithoutRssIsRefusedByNameAndKeepsWorking) {
   EXPECT_EQ(link.link_status, RTE_ETH_LINK_UP) << "the refused port was stopped";
 }
 
-using test::RunAgent;
-
 TEST(RssPort, AgentRefusesRssOnAPortWithoutIt) {
-  const std::string prefix = "metron-rss-" + std::to_string(getpid());
-  const std::string eal = "--dpdk -l 0-1 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " +
-                          prefix + " --vdev net_ring0 --";
-  std::string out;
-  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rss net_ring0 " + eal, &out), 2) << out;
-  EXPECT_NE(out.find("metron-agent: --rss net_ring0: port net_ring0 has no RSS over IP/TCP/UDP"), std::string::npos)
-      << out;
-  EXPECT_EQ(out.find("serving on port"), std::string::npos) << "started serving anyway: " << out;
-  EXPECT_FALSE(std::filesystem::exists("/var/run/dpdk/" + prefix)) << "runtime directory left behind";
-  out.clear();
-  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --rss eth9 " + eal, &out), 2) << out;
-  EXPECT_NE(out.find("--rss eth9: no DPDK port of that name"), std::string::npos) << out;
+  test::ExpectModeRefusedAtStart("rss", "net_ring0", "has no RSS over IP/TCP/UDP");
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 
 #include "agent_cli.h"
 #include "drivers/dpdk_port.h"
@@ -122,23 +121,8 @@ TEST(VmdqPort, EthdevMacCallsReachTheEthdevAndReturnItsErrors) {
   EXPECT_EQ(on_ring.remove(ClassMac(7, 1)), -EADDRINUSE) << "the ethdev never removes entry 0, the port's own";
 }
 
-using test::RunAgent;
-
 TEST(VmdqPort, AgentRefusesVmdqOnAPortWithoutItAndExits) {
-  const std::string prefix = "metron-vmdq-" + std::to_string(getpid());
-  const std::string eal = "--dpdk -l 0-1 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " +
-                          prefix + " --vdev net_null0 --";
-  std::string out;
-  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --vmdq net_null0 " + eal, &out), 2) << out;
-  EXPECT_NE(out.find("metron-agent: --vmdq net_null0: port net_null0 has no VMDq (its driver reports "
-                     "max_vmdq_pools 0)"),
-            std::string::npos)
-      << out;
-  EXPECT_EQ(out.find("serving on port"), std::string::npos) << "started serving anyway: " << out;
-  EXPECT_FALSE(std::filesystem::exists("/var/run/dpdk/" + prefix)) << "runtime directory left behind";
-  out.clear();
-  EXPECT_EQ(RunAgent("--listen 127.0.0.1:0 --vmdq eth9 " + eal, &out), 2) << out;
-  EXPECT_NE(out.find("--vmdq eth9: no DPDK port of that name"), std::string::npos) << out;
+  test::ExpectModeRefusedAtStart("vmdq", "net_null0", "has no VMDq (its driver reports max_vmdq_pools 0)");
 }
 
 }  // namespace
