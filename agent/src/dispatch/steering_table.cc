@@ -168,6 +168,20 @@ grpc::Status SteeringTable::List(const pb::ListNicRulesRequest& req, pb::NicRule
 grpc::Status SteeringTable::set_tags(const std::string& nic, const std::map<pb::TagType, TagMap>& tags,
                                      const TagClasses& classes) {
   std::lock_guard<std::mutex> lock(mu_);
+  return set_tags_locked(nic, tags, classes);
+}
+
+grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
+                                     const TagClasses& classes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = nics_.find(nic);
+  std::map<pb::TagType, TagMap> all = it != nics_.end() ? it->second.tags : std::map<pb::TagType, TagMap>{};
+  all[type] = tags;
+  return set_tags_locked(nic, all, type == pb::TAG_MAC || it == nics_.end() ? classes : it->second.classes);
+}
+
+grpc::Status SteeringTable::set_tags_locked(const std::string& nic, const std::map<pb::TagType, TagMap>& tags,
+                                            const TagClasses& classes) {
   auto it = nics_.find(nic);
   if (it == nics_.end()) {
     return Error(grpc::StatusCode::NOT_FOUND, "nic: \"" + nic + "\" has no tag dispatch on this server");
@@ -188,20 +202,6 @@ grpc::Status SteeringTable::set_tags(const std::string& nic, const std::map<pb::
     if (!map.empty()) new_tags[type] = map;
   }
   return commit({nic}, rules_, {{nic, new_tags}}, {{nic, classes}});
-}
-
-grpc::Status SteeringTable::set_tags(const std::string& nic, pb::TagType type, const TagMap& tags,
-                                     const TagClasses& classes) {
-  std::map<pb::TagType, TagMap> all;
-  TagClasses all_classes;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = nics_.find(nic);
-    if (it != nics_.end()) all = it->second.tags, all_classes = it->second.classes;
-  }
-  all[type] = tags;
-  if (type == pb::TAG_MAC) all_classes = classes;
-  return set_tags(nic, all, all_classes);
 }
 
 uint32_t SteeringTable::max_rules(const std::string& nic) const {

@@ -63,6 +63,9 @@ class SteeringTable final : public NicRuleTable {
 
   std::vector<SteerRule> ordered_rules(const std::string& nic, const RuleMap& rules,
                                        const std::map<pb::TagType, TagMap>& tags, const TagClasses& classes) const;
+  // set_tags with mu_ held.
+  grpc::Status set_tags_locked(const std::string& nic, const std::map<pb::TagType, TagMap>& tags,
+                               const TagClasses& classes);
   // Applies (rules, tags, classes) to the given NICs all-or-nothing, then commits them as the table's state.
   grpc::Status commit(const std::vector<std::string>& nics, RuleMap rules,
                       const std::map<std::string, std::map<pb::TagType, TagMap>>& new_tags,
