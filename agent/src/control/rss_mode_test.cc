@@ -10,60 +10,30 @@
 #include <thread>
 #include <vector>
 
-#include "core/engine.h"
-#include "core/engine_backend.h"
-#include "dispatch/fanout_port.h"
-#include "dispatch/veth_fixture.h"
-#include "egress_capture.h"
-#include "test_env.h"
+#include "veth_engine_fixture.h"
 
 namespace metron {
 namespace {
 
-constexpr unsigned kCoreA = 0;  // the main lcore, run on a thread of ours
-constexpr unsigned kCoreB = 1;
 constexpr uint16_t kTag = 7;
 constexpr uint32_t kFlows = 64;
 constexpr uint32_t kRounds = 4;  // frames per flow
 
-class RssModeTest : public ::testing::Test {
+class RssModeTest : public test::VethEngineTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
-    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, test::pool());
+  void AttachRx0() override {
     engine_->set_idle_sleep_us(100);
-    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
-    ns_ = std::make_unique<test::VethNetns>();
     FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count())};
     o.hash = true;
     engine_->add_port(FanoutPort::open(o, test::pool()));
     backend_->add_rss_nic("rx0");
-    engine_->start();
-    main_worker_ = std::thread([this] { engine_->run_main_worker(); });
-    capture_ = std::make_unique<test::EgressCapture>("tx0");
-    sender_ = std::make_unique<test::RawSender>("tx0");
-  }
-  void TearDown() override {
-    sender_.reset();
-    capture_.reset();
-    if (engine_) engine_->stop();
-    if (main_worker_.joinable()) main_worker_.join();
-    backend_.reset();
-    engine_.reset();
-    ns_.reset();
   }
 
   static pb::GroupSpec Napt(const std::string& id, uint32_t tag, unsigned core) {
-    pb::GroupSpec g;
-    g.set_group_id(id);
-    g.set_click_config(
-        "input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> rw :: SynthRewriter(PATTERN 192.0.2.1 20000-29999 "
-        "- -) -> Unstrip(14) -> [0]output;");
-    g.mutable_tag()->set_type(pb::TAG_MAC);
-    g.mutable_tag()->set_value(tag);
-    g.set_core(core);
-    g.add_class_ids(0);
-    return g;
+    return Group(id,
+                 "input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> rw :: SynthRewriter(PATTERN 192.0.2.1 "
+                 "20000-29999 - -) -> Unstrip(14) -> [0]output;",
+                 tag, core, {0});
   }
   pb::DeployPipelineRequest Chain() const {
     pb::DeployPipelineRequest d;
@@ -82,12 +52,6 @@ class RssModeTest : public ::testing::Test {
     flow_of_[f.seq] = flow;
   }
 
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<EngineBackend> backend_;
-  std::unique_ptr<test::VethNetns> ns_;
-  std::thread main_worker_;
-  std::unique_ptr<test::EgressCapture> capture_;
-  std::unique_ptr<test::RawSender> sender_;
   uint32_t seq_ = 0;
   std::map<uint32_t, uint32_t> flow_of_;
 };

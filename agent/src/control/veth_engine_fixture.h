@@ -1,6 +1,6 @@
 // Test fixture: an engine with two workers (core 0 is the main lcore, run on a thread of the fixture's) reading
-// the kernel veth "rx0" of a private namespace through the fanout dispatch, with the egress "tx0" captured and a
-// raw sender on it. Deep rings and a long drain bound: on a loaded machine a worker may be descheduled for a
+// the kernel veth "rx0" of a private namespace through the fanout dispatch (by tag unless a test attaches rx0
+// otherwise, AttachRx0), with the egress "tx0" captured and a raw sender on it. Deep rings and a long drain bound: on a loaded machine a worker may be descheduled for a
 // while, and only frames lost to what a test does may count (a ring overflowing is not its doing).
 #pragma once
 
@@ -31,15 +31,9 @@ class VethEngineTest : public ::testing::Test {
     if (geteuid() != 0) GTEST_SKIP() << "needs root: netns, veth, AF_PACKET";
     engine_ = std::make_unique<Engine>(std::vector<unsigned>{kCoreA, kCoreB}, pool());
     backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
-    backend_->set_nic_rules(&steering_);
     ns_ = std::make_unique<VethNetns>();
-    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
-    o.drain_timeout_ms = 10000;
-    auto port = FanoutPort::open(o, pool());
-    FanoutPort* raw = port.get();
-    engine_->add_port(std::move(port));
-    ASSERT_TRUE(steering_.add_nic(raw).ok());
-    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
+    AttachRx0();
+    if (HasFatalFailure()) return;
     engine_->start();
     main_worker_ = std::thread([this] { engine_->run_main_worker(); });
     capture_ = std::make_unique<EgressCapture>("tx0");
@@ -53,6 +47,18 @@ class VethEngineTest : public ::testing::Test {
     backend_.reset();
     engine_.reset();  // closes the FanoutPort before its interface goes away with the namespace
     ns_.reset();
+  }
+
+  // How rx0 feeds the workers: by default dispatched by group tag (fanout with a classic BPF program).
+  virtual void AttachRx0() {
+    backend_->set_nic_rules(&steering_);
+    FanoutPortOptions o{"rx0", static_cast<uint16_t>(engine_->slot_count()), 16384, 0};
+    o.drain_timeout_ms = 10000;
+    auto port = FanoutPort::open(o, pool());
+    FanoutPort* raw = port.get();
+    engine_->add_port(std::move(port));
+    ASSERT_TRUE(steering_.add_nic(raw).ok());
+    backend_->add_steered_nic("rx0", pb::DISPATCH_FANOUT_CBPF);
   }
 
   // A MAC-tagged group running `click` on `core`.

@@ -13,18 +13,14 @@
 #include <cerrno>
 
 #include "agent_cli.h"
+#include "port_read.h"
 #include "drivers/dpdk_port.h"
 #include "test_env.h"
 
 namespace metron {
 namespace {
 
-uint16_t Received(Port& p, uint16_t q) {
-  rte_mbuf* pkts[32];
-  const uint16_t n = p.rx_burst(q, pkts, 32);
-  rte_pktmbuf_free_bulk(pkts, n);
-  return n;
-}
+using test::Received;
 
 rte_eth_dev_info Info(const DpdkPort& port) {
   rte_eth_dev_info info{};
