@@ -57,6 +57,10 @@ class StateSliceTest : public test::VethEngineTest {
   void SetUp() override {
     test::VethEngineTest::SetUp();
     if (IsSkipped()) return;
+    // The idle worker (core B) sleeps instead of spinning: on a 2-CPU machine two spinning workers leave the
+    // control thread, which builds the split's new 300k-entry table, only CPU time taken from the measured
+    // core, and the gaps that makes (tens of ms) are not the copy's.
+    engine_->set_idle_sleep_us(100);
     grpc::Status s = DeployChain(Group("g0", kClick, kTag, kCoreA, {0, 1}));
     ASSERT_TRUE(s.ok()) << s.error_message();
     pb::ImportStateRequest imp;
@@ -180,7 +184,6 @@ TEST_F(StateSliceTest, CheckpointOf200kFlowsKeepsTheCoreForwardingAndSavesEveryL
     RecordProperty("checkpoint_ms", std::to_string(std::chrono::duration<double, std::milli>(t1 - t0).count()));
     RecordProperty("longest_gap_frames", std::to_string(gap));
     RecordProperty("quiet_gap_frames", std::to_string(QuietGapFrames(t0, t1)));
-  RecordProperty("quiet_gap_frames", std::to_string(QuietGapFrames(t0, t1)));
     EXPECT_LE(gap, kMaxGapFrames) << "no frame left the pipeline for " << gap << " frames of the stream ("
                                   << rate_ << " pps) during the checkpoint";
     std::string why;
