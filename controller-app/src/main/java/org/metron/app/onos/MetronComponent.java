@@ -62,8 +62,8 @@ import java.util.concurrent.TimeUnit;
 public class MetronComponent implements MetronService, CompiledChains {
     /** Per agent call / per device batch (scaling's too). */
     public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
-    /** How long a server stays unavailable before its chains move ({@code -Dmetron.serverFailoverMs}). */
-    static final Duration FAILOVER_DEADLINE = Duration.ofMillis(Long.getLong("metron.serverFailoverMs", 3000));
+    /** System property: how long a server stays unavailable before its chains move (ms, default 3000). */
+    static final String FAILOVER_PROPERTY = "metron.serverFailoverMs";
 
     private final Logger log = LoggerFactory.getLogger(getClass());
 
@@ -96,6 +96,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     private ScheduledExecutorService events;
     private ChainManager manager;
     private AgentWatch watch;
+    private Duration failoverDeadline;
 
     @Activate
     protected void activate() {
@@ -105,6 +106,7 @@ public class MetronComponent implements MetronService, CompiledChains {
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
+        failoverDeadline = Duration.ofMillis(Long.getLong(FAILOVER_PROPERTY, 3000));
         events = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "reroute", log));
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
@@ -141,7 +143,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     }
 
     /**
-     * A Metron server that stays unavailable {@link #FAILOVER_DEADLINE} (an agent restarting within it keeps its
+     * A Metron server that stays unavailable for the failover deadline (an agent restarting within it keeps its
      * chains, and the agent watch restores what it lost) has its chains moved to other servers.
      */
     private void serverLost(DeviceId server) {
@@ -150,8 +152,8 @@ public class MetronComponent implements MetronService, CompiledChains {
                 return;
             }
             List<ChainId> moved = manager.serverLost(server);
-            log.warn("Metron server {} unavailable for {} ms: moved {}", server, FAILOVER_DEADLINE.toMillis(), moved);
-        }, FAILOVER_DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+            log.warn("Metron server {} unavailable for {} ms: moved {}", server, failoverDeadline.toMillis(), moved);
+        }, failoverDeadline.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** A device that went unavailable. */
