@@ -62,8 +62,6 @@ import java.util.concurrent.TimeUnit;
 public class MetronComponent implements MetronService, CompiledChains {
     /** Per agent call / per device batch (scaling's too). */
     public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
-    /** System property: how long a server stays unavailable before its chains move (ms, default 3000). */
-    static final String FAILOVER_PROPERTY = "metron.serverFailoverMs";
 
     private final Logger log = LoggerFactory.getLogger(getClass());
 
@@ -106,7 +104,7 @@ public class MetronComponent implements MetronService, CompiledChains {
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
-        failoverDeadline = Duration.ofMillis(Long.getLong(FAILOVER_PROPERTY, 3000));
+        failoverDeadline = AgentWatch.configuredFailover();
         events = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "reroute", log));
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);

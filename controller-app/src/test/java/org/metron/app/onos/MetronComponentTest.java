@@ -3,6 +3,7 @@ package org.metron.app.onos;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.impl.AgentWatch;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
@@ -106,12 +107,12 @@ public class MetronComponentTest {
                                          new TestAgent("a:2", 4, 0.2).nic("eth0", true, 128).nic("eth1", true, 128));
         servers.add(Fixtures.server(0, agents.get(0))).add(Fixtures.server(1, agents.get(1)));
         OnosServices onos = new OnosServices(net, new TestSwitches(), servers);
-        System.setProperty(MetronComponent.FAILOVER_PROPERTY, "50");
+        System.setProperty(AgentWatch.FAILOVER_PROPERTY, "50");
         MetronComponent c;
         try {
             c = onos.activateMetron();
         } finally {
-            System.clearProperty(MetronComponent.FAILOVER_PROPERTY);
+            System.clearProperty(AgentWatch.FAILOVER_PROPERTY);
         }
         ChainId id = ChainId.of("web");
         // a NAPT after the firewall: stateful, so the real synthesizer puts it on a server
@@ -124,8 +125,9 @@ public class MetronComponentTest {
         servers.remove(lost);
         deviceDown(onos, lost);
         long until = System.currentTimeMillis() + 10_000;
-        while (c.placement(id).flatMap(p -> p.server()).map(lost::equals).orElse(true)
-                && System.currentTimeMillis() < until) {
+        // the move is done when the chain is ACTIVE again elsewhere (placement is stored before deployment)
+        while ((c.placement(id).flatMap(p -> p.server()).map(lost::equals).orElse(true)
+                || c.chain(id).get().state() != ChainState.ACTIVE) && System.currentTimeMillis() < until) {
             Thread.sleep(20);
         }
         DeviceId now = c.placement(id).get().server().get();
