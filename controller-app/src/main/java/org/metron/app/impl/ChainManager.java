@@ -83,6 +83,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
                 Thread t = new Thread(r, "metron-backups");
                 t.setDaemon(true);
+                t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
                 return t;
             });
 
