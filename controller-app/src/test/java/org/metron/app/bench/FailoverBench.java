@@ -2,12 +2,7 @@ package org.metron.app.bench;
 
 import org.metron.app.api.ChainId;
 import org.metron.app.impl.ChainManager;
-import org.metron.app.impl.Deployer;
-import org.metron.app.impl.PlacementEngine;
-import org.metron.app.impl.RulePlanner;
-import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
@@ -15,7 +10,6 @@ import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
-import org.metron.app.testing.TestSwitches;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
 import org.metron.synth.corpus.CorpusGenerator;
@@ -26,12 +20,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Random;
 
 /**
  * Failover of FW(1000)->NAPT->LB when its offload switch fails (s1 ingress, offload on s2, the other path through
@@ -65,7 +56,7 @@ public final class FailoverBench {
                         new TestAgent("a:1", 4, 0).nic("eth0", true, 64),
                         Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
                 ChainStore store = new ChainStore(new LocalStoreFactory());
-                ChainManager m = manager(store, servers, net);
+                ChainManager m = RecoveryBench.manager(store, servers, net);
                 m.submit(json);
                 m.awaitBackups();
                 if (!backups) {
@@ -85,8 +76,8 @@ public final class FailoverBench {
                 m.close();
             }
         }
-        double l = median(lookup);
-        double r = median(recompute);
+        double l = RecoveryBench.median(lookup);
+        double r = RecoveryBench.median(recompute);
         String name = "failover_fw" + RULES + "_napt_lb";
         PlacementBench.write(out, name, l, "ms", "recompute", r, PlacementBench.machine());
         System.out.printf(Locale.ROOT, "%s: from the precomputed backup %.1f ms (recomputing %.1f ms)%n", name, l, r);
@@ -98,19 +89,5 @@ public final class FailoverBench {
                 .device(S4, DeviceRole.OPENFLOW_SWITCH, 65_000)
                 .cable(Fixtures.S1, 2, Fixtures.S2, 1).cable(Fixtures.S1, 3, S3, 1)
                 .cable(Fixtures.S2, 2, S4, 1).cable(S3, 2, S4, 2);
-    }
-
-    private static ChainManager manager(ChainStore store, TestServers servers, TestNetwork net) {
-        TestSwitches switches = new TestSwitches();
-        Duration t = Duration.ofSeconds(30);
-        return new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
-                new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
-                new Deployer(switches, t), t, Synthesis.SYNTHESIZER);
-    }
-
-    private static double median(double[] v) {
-        double[] c = v.clone();
-        Arrays.sort(c);
-        return c[c.length / 2];
     }
 }
