@@ -357,7 +357,8 @@ TEST(IPRewriter, CapacityTheMemoryCannotHoldIsRefused) {
     FAIL() << "a 60M-flow table was built in a 512 MB EAL";
   } catch (const ClickResourceError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("element 'rw' (IPRewriter): CAPACITY 60000000 (flows per core) needs "), std::string::npos) << m;
+    EXPECT_NE(m.find("element 'rw' (IPRewriter): MAPPING_CAPACITY 60000000 (flows per core) needs "), std::string::npos)
+        << m;
     EXPECT_NE(m.find(" MB of DPDK memory for its flow table; "), std::string::npos) << m;
     EXPECT_NE(m.find(" MB available on NUMA node 0"), std::string::npos) << m;
   }

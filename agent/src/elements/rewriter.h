@@ -98,6 +98,7 @@ class FlowRewriter {
  public:
   struct Options {
     uint32_t capacity = 0;  // declared flows per core (CAPACITY / MAPPING_CAPACITY); 0 = none: the table grows
+    std::string capacity_keyword = "CAPACITY";  // the one given, for errors
     RewriterTimeouts timeouts;
   };
   // A table without a declared capacity starts with room for this many flows per core, then doubles as needed

@@ -243,7 +243,8 @@ FlowRewriter::Options FlowRewriter::parse_click_options(Args& args) {
   if (args.take("REPLY_ANNO"))
     throw ConfigError("REPLY_ANNO: not supported (the agent keeps no per-flow packet annotation for replies)");
   if (auto v = args.take("CAPACITY")) o.capacity = parse_capacity("CAPACITY", *v);
-  if (auto v = args.take("MAPPING_CAPACITY")) o.capacity = parse_capacity("MAPPING_CAPACITY", *v);
+  if (auto v = args.take("MAPPING_CAPACITY"))
+    o.capacity = parse_capacity("MAPPING_CAPACITY", *v), o.capacity_keyword = "MAPPING_CAPACITY";
   return o;
 }
 
@@ -268,7 +269,7 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   if (declared_ != 0) {
     const size_t need = FlowTable::reserve_bytes(declared_, v6), have = FlowTable::memory_available(env.socket_id);
     if (need > have)
-      throw ResourceError("CAPACITY " + std::to_string(declared_) + " (flows per core) needs " + megabytes(need) +
+      throw ResourceError(o.capacity_keyword + " " + std::to_string(declared_) + " (flows per core) needs " + megabytes(need) +
                           " of DPDK memory for its flow table; " + megabytes(have) + " available on NUMA node " +
                           std::to_string(env.socket_id));
     table_ = std::make_unique<FlowTable>(name, declared_, env.socket_id, v6, /*grows=*/false);
