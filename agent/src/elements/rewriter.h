@@ -6,6 +6,7 @@
 // (round robin or Maglev), checksum-preserving rewriting, timeouts and state export/import.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,6 +169,8 @@ class FlowRewriter {
   }
 
   std::unique_ptr<FlowTable> table_;
+  // table_ for stats() on other threads: a take-over's swap_table() exchanges tables while GetStats may read.
+  std::atomic<const FlowTable*> published_{nullptr};
   uint32_t declared_ = 0;
   bool track_ = false;
   uint64_t timeout_[2][16] = {};  // [tcp][state]: idle limit in TSC cycles

@@ -276,6 +276,7 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   } else {
     table_ = std::make_unique<FlowTable>(name, kInitialCapacity, env.socket_id, v6, /*grows=*/true);
   }
+  published_.store(table_.get(), std::memory_order_release);
   tsc_hz_ = rte_get_tsc_hz();
   const RewriterTimeouts& t = o.timeouts;
   track_ = t.track;
@@ -373,15 +374,16 @@ void FlowRewriter::expire(uint64_t now) {
 }
 
 void FlowRewriter::stats(FlowStateStats* out) const {
-  out->flows = table_->size();
-  out->capacity = table_->capacity();
+  const FlowTable& t = *published_.load(std::memory_order_acquire);
+  out->flows = t.size();
+  out->capacity = t.capacity();
   out->declared_capacity = declared_;
-  out->memory_bytes = table_->memory_bytes();
+  out->memory_bytes = t.memory_bytes();
   out->evicted = evicted_.get();
   out->refused = refused_.get();
   out->mapping_failures = failures_.get();
-  out->growths = table_->growths();
-  out->growth_failures = table_->growth_failures();
+  out->growths = t.growths();
+  out->growth_failures = t.growth_failures();
 }
 
 void FlowRewriter::report(std::ostream& os) const {
@@ -444,6 +446,8 @@ uint64_t FlowRewriter::export_slice(agent::v1::StateTable* out, const std::strin
 bool FlowRewriter::swap_table(FlowRewriter& o) {
   if (declared_ != o.declared_ || table_->ipv6() != o.table_->ipv6()) return false;
   std::swap(table_, o.table_);
+  published_.store(table_.get(), std::memory_order_release);
+  o.published_.store(o.table_.get(), std::memory_order_release);
   std::swap(cursor_, o.cursor_);
   return true;
 }
