@@ -205,7 +205,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
                     compiler);
             ServerChoice sc = full.isPresent() ? null
-                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores);
+                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores,
+                            compiler.flowStateDemand());
             OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
                     sc.server().attachment(sc.nic()).get(), compiler);
             List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
@@ -486,7 +487,8 @@ public final class ChainManager implements MetronService, CompiledChains {
                 // a chain the offload device handles completely needs no server at all
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
-                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores);
+                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                        compiler.flowStateDemand());
                 oc = full.isPresent() ? full.get()
                         : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
                         compiler);
