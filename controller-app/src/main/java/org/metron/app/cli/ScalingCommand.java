@@ -9,6 +9,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
+import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
@@ -83,6 +84,9 @@ public class ScalingCommand extends MetronCommand {
                         String.join("+", e.groups()), e.coresBefore(), e.coresAfter(), e.moved(), e.outcome(),
                         e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
                         e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
+            }
+            for (FlowStateAlert a : scaling().flowStateAlerts(id)) {
+                print("    %s flow state shed: %s", TIME.format(Instant.ofEpochMilli(a.atMs())), a);
             }
         }
     }

@@ -6,6 +6,7 @@ import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
+import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
 import org.onosproject.ui.table.TableModel;
@@ -56,5 +57,11 @@ final class ScalingTables {
                         .cell("cores", e.coresBefore() + " -> " + e.coresAfter()).cell("moved", e.moved().toString())
                         .cell("outcome", e.outcome().name()).cell("reactionMs", e.reactionMs())
                         .cell("steps", e.steps()).cell("reason", e.reason()));
+        // stateful elements that shed flows are decisions an operator must see next to the scaling ones
+        s.flowStateAlerts().forEach(a -> t.addRow().cell("id", a.chain() + "@" + a.atMs() + "/shed/" + a.element())
+                .cell("at", TIME.format(Instant.ofEpochMilli(a.atMs()))).cell("chain", a.chain().name())
+                .cell("kind", "flow state shed").cell("groups", a.group()).cell("cores", "-").cell("moved", "-")
+                .cell("outcome", a.evicted() + " evicted, " + a.refused() + " refused").cell("reactionMs", "-")
+                .cell("steps", "-").cell("reason", a.toString()));
     }
 }

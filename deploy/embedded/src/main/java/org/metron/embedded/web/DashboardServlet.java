@@ -1,5 +1,6 @@
 package org.metron.embedded.web;
 
+import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
 import org.metron.app.api.Chain;
@@ -59,6 +60,7 @@ public final class DashboardServlet extends HttpServlet {
         groups(w, metron.placements());
         load(w, metron.servers());
         scaling(w, scaling.history());
+        flowState(w, scaling.flowStateAlerts());
         counters(w, metron.rules(null));
         w.println("</body></html>");
     }
@@ -158,6 +160,17 @@ public final class DashboardServlet extends HttpServlet {
                                   String.join("+", e.groups()), e.coresBefore() + " -> " + e.coresAfter(), e.moved(),
                                   e.outcome() + (e.detail().isEmpty() ? "" : ": " + e.detail()), e.reactionMs(),
                                   e.steps(), e.reason()));
+        w.println("</table>");
+    }
+
+    private static void flowState(PrintWriter w, List<FlowStateAlert> alerts) {
+        table(w, "flowstate", "Flow state shed (stateful elements whose table was full)", "time", "chain", "group",
+              "server", "element", "evicted", "refused", "growths failed", "flows held / capacity");
+        for (int i = alerts.size() - 1; i >= 0; i--) {
+            FlowStateAlert a = alerts.get(i);
+            row(w, java.time.Instant.ofEpochMilli(a.atMs()), a.chain().name(), a.group(), a.server(), a.element(),
+                a.evicted(), a.refused(), a.growthFailures(), a.flows() + " / " + a.capacity());
+        }
         w.println("</table>");
     }
 
