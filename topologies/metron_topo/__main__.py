@@ -1,8 +1,9 @@
 """`topologies/topo up|down|status|list`: the command-line face of the launcher."""
 import argparse
+import json
 import sys
 
-from . import launcher, model
+from . import launcher, model, netcfg
 
 
 def main(argv=None):
@@ -19,6 +20,8 @@ def main(argv=None):
     p.add_argument("--keep-logs", action="store_true")
     p = sub.add_parser("status", help="show the recorded resources and whether they are alive")
     p.add_argument("state")
+    p = sub.add_parser("netcfg", help="ONOS netcfg JSON declaring the running topology's servers (Metron provider)")
+    p.add_argument("state")
     sub.add_parser("list", help="list the topology files")
     a = ap.parse_args(argv)
     try:
@@ -32,6 +35,8 @@ def main(argv=None):
             text, healthy = launcher.status(a.state)
             print(text)
             return 0 if healthy else 1
+        elif a.cmd == "netcfg":
+            print(json.dumps(netcfg.for_state(a.state), indent=2))
         elif a.cmd == "list":
             for path in sorted(model.TOPOLOGY_DIR.glob("*.json")):
                 t = model.load(path)

@@ -1,6 +1,5 @@
 package org.metron.app.impl;
 
-import io.grpc.Status;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentException;
 
@@ -25,7 +24,7 @@ final class AgentCalls {
         while ((c instanceof ExecutionException || c instanceof CompletionException) && c.getCause() != null) {
             c = c.getCause();
         }
-        return c instanceof AgentException && ((AgentException) c).code() == Status.Code.NOT_FOUND;
+        return c instanceof AgentException && ((AgentException) c).code() == AgentException.Code.NOT_FOUND;
     }
 
     /** {@code removal}, succeeding when the agent no longer holds what it removes. */

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * One watcher for all servers: asks each agent's Health every interval and has {@link ServerRecovery} compare
@@ -31,6 +32,9 @@ public final class AgentWatch implements AutoCloseable {
     public static final int INTERVAL_MS = 2000;
     /** System property overriding {@link #INTERVAL_MS} in both hosts (ONOS and embedded). */
     public static final String INTERVAL_PROPERTY = "metron.recovery.intervalMs";
+    /** System property: how long a server's agent stays unreachable before its chains move (ms), both hosts. */
+    public static final String FAILOVER_PROPERTY = "metron.serverFailoverMs";
+    public static final int FAILOVER_MS = 3000;
 
     private static final Logger log = LoggerFactory.getLogger(AgentWatch.class);
 
@@ -39,6 +43,11 @@ public final class AgentWatch implements AutoCloseable {
     private final Duration timeout;
     private final Map<DeviceId, Long> bootIds = new HashMap<>();
     private final Set<DeviceId> unchecked = new HashSet<>();
+    /** When each server's agent first failed to answer, in this outage (nanoTime). */
+    private final Map<DeviceId, Long> unreachableSince = new HashMap<>();
+    private final Set<DeviceId> reportedLost = new HashSet<>();
+    private Duration failoverDeadline;
+    private Consumer<DeviceId> onLost = id -> { };
     private ScheduledExecutorService timer;
 
     /**
@@ -48,6 +57,22 @@ public final class AgentWatch implements AutoCloseable {
         this.servers = Objects.requireNonNull(servers);
         this.recovery = Objects.requireNonNull(recovery);
         this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    /**
+     * Reports a server whose agent has not answered for {@code deadline} to {@code lost}, once per outage (the
+     * embedded host moves its chains, {@link ChainManager#serverLost}; in ONOS the server's device going
+     * unavailable does, and an unavailable device is no longer in the registry this watch reads).
+     */
+    public synchronized AgentWatch failover(Duration deadline, Consumer<DeviceId> lost) {
+        this.failoverDeadline = Objects.requireNonNull(deadline);
+        this.onLost = Objects.requireNonNull(lost);
+        return this;
+    }
+
+    /** The failover deadline of both hosts: {@link #FAILOVER_PROPERTY}, else {@link #FAILOVER_MS}. */
+    public static Duration configuredFailover() {
+        return Duration.ofMillis(Integer.getInteger(FAILOVER_PROPERTY, FAILOVER_MS));
     }
 
     /** The interval the hosts start the watch with: {@link #INTERVAL_PROPERTY}, else {@link #INTERVAL_MS}. */
@@ -94,8 +119,11 @@ public final class AgentWatch implements AutoCloseable {
                 return recovered;
             } catch (Exception ex) {
                 unchecked.add(s.id()); // whatever it holds when it answers again must be compared
+                unreachable(s.id());
                 continue;
             }
+            unreachableSince.remove(s.id());
+            reportedLost.remove(s.id());
             Long before = bootIds.put(s.id(), h.getBootId());
             if (before != null && before != h.getBootId()) {
                 log.info("Agent of {} restarted (boot id {} -> {})", s, before, h.getBootId());
@@ -116,7 +144,22 @@ public final class AgentWatch implements AutoCloseable {
         // forget servers that left the registry; if they come back they are compared again
         bootIds.keySet().retainAll(present);
         unchecked.retainAll(present);
+        unreachableSince.keySet().retainAll(present);
+        reportedLost.retainAll(present);
         return recovered;
+    }
+
+    private void unreachable(DeviceId id) {
+        long now = System.nanoTime();
+        long since = unreachableSince.computeIfAbsent(id, k -> now);
+        if (failoverDeadline != null && now - since >= failoverDeadline.toNanos() && reportedLost.add(id)) {
+            log.warn("Agent of {} has not answered for {} ms: the server is lost", id, (now - since) / 1_000_000);
+            try {
+                onLost.accept(id);
+            } catch (RuntimeException e) {
+                log.warn("Handling the loss of {} failed: {}", id, e.toString());
+            }
+        }
     }
 
     private void checkQuietly() {

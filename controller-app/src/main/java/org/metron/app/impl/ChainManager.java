@@ -259,6 +259,56 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
+    /**
+     * Moves every chain this instance leads off a server that is gone (its device stayed unavailable past the
+     * failover deadline, see the ONOS component): the chain's switch rules come off, its placement and tags are
+     * released, and it is placed and deployed again from its stored definition among the servers still available.
+     * Its reason then says it moved and from where; a chain no other server can take ends FAILED naming the lost
+     * server and why it could not move. Flow state does not move (the agent holding it is gone).
+     *
+     * @return the chains that run again on another server
+     */
+    public List<ChainId> serverLost(DeviceId server) {
+        List<ChainId> moved = new ArrayList<>();
+        for (Placement p : store.placements().snapshot().values()) {
+            if (!p.server().map(server::equals).orElse(false)) {
+                continue;
+            }
+            ChainId id = p.chainId();
+            synchronized (lock(id)) {
+                Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+                boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
+                if (!leadership.actsFor(id) || chain.isEmpty() || !stillThere
+                        || chain.get().state() == ChainState.REMOVING) {
+                    continue;
+                }
+                Chain c = chain.get();
+                String why = "server " + server + " became unavailable";
+                store.installed().get(id).map(Versioned::value).ifPresent(st -> {
+                    List<String> left = deployer.undeploy(st, Optional.empty());
+                    if (!left.isEmpty()) {
+                        log.warn("Chain {}: rules of the lost server's placement not removed: {}", id, left);
+                    }
+                });
+                releasePlacement(id);
+                try {
+                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why),
+                            new ChainCompiler(ChainRequests.parse(c.json()).spec(), synthesis));
+                    store.chains().put(id, up.withState(up.state(), "moved off " + server
+                            + " (unavailable) to " + placement(id).flatMap(Placement::server)
+                            .map(Object::toString).orElse("the offload device alone")));
+                    moved.add(id);
+                    log.warn("Chain {} moved off {}: the server became unavailable", id, server);
+                } catch (MetronException e) {
+                    store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
+                            + "chain: " + e.getMessage()));
+                    log.warn("Chain {} failed with its server {}: {}", id, server, e.getMessage());
+                }
+            }
+        }
+        return moved;
+    }
+
     private void rerouteOne(ChainId id) {
         Chain chain = existing(id);
         DeploymentSpec d = chain.deployment();

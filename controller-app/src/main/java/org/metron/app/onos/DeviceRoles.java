@@ -2,7 +2,7 @@ package org.metron.app.onos;
 
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.NetworkDevice;
-import org.metron.drivers.p4.MetronTaggerPipeconf;
+import org.metron.drivers.tagging.TaggerPipeconfId;
 import org.metron.drivers.server.MetronDeviceIds;
 import org.metron.synth.TargetProfile;
 import org.onosproject.net.Device;
@@ -45,7 +45,7 @@ final class DeviceRoles {
         if (MetronDeviceIds.isMetronServer(d.id())) {
             return DeviceRole.SERVER;
         }
-        if (pipeconf.map(MetronTaggerPipeconf.ID::equals).orElse(false)) {
+        if (pipeconf.map(TaggerPipeconfId.ID::equals).orElse(false)) {
             return DeviceRole.P4_TAGGER;
         }
         if (d.type() == Device.Type.SWITCH && "of".equals(d.id().uri().getScheme())) {

@@ -27,6 +27,7 @@ import org.metron.synth.CompiledChain;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onlab.util.Tools;
+import org.metron.drivers.server.MetronDeviceIds;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceEvent;
 import org.onosproject.net.device.DeviceListener;
@@ -49,6 +50,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -89,9 +91,10 @@ public class MetronComponent implements MetronService, CompiledChains {
 
     private final DeviceListener deviceListener = new InternalDeviceListener();
     private final LinkListener linkListener = new InternalLinkListener();
-    private ExecutorService events;
+    private ScheduledExecutorService events;
     private ChainManager manager;
     private AgentWatch watch;
+    private Duration failoverDeadline;
 
     @Activate
     protected void activate() {
@@ -101,7 +104,8 @@ public class MetronComponent implements MetronService, CompiledChains {
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
-        events = Executors.newSingleThreadExecutor(Tools.groupedThreads("metron", "reroute", log));
+        failoverDeadline = AgentWatch.configuredFailover();
+        events = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "reroute", log));
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
         // restores what restarted agents lost, for the chains this instance leads
@@ -136,6 +140,20 @@ public class MetronComponent implements MetronService, CompiledChains {
         });
     }
 
+    /**
+     * A Metron server that stays unavailable for the failover deadline (an agent restarting within it keeps its
+     * chains, and the agent watch restores what it lost) has its chains moved to other servers.
+     */
+    private void serverLost(DeviceId server) {
+        events.schedule(() -> {
+            if (deviceService.isAvailable(server)) {
+                return;
+            }
+            List<ChainId> moved = manager.serverLost(server);
+            log.warn("Metron server {} unavailable for {} ms: moved {}", server, failoverDeadline.toMillis(), moved);
+        }, failoverDeadline.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
     /** A device that went unavailable. */
     private class InternalDeviceListener implements DeviceListener {
         @Override
@@ -147,6 +165,9 @@ public class MetronComponent implements MetronService, CompiledChains {
         @Override
         public void event(DeviceEvent e) {
             reroute(e.subject().id());
+            if (MetronDeviceIds.isMetronServer(e.subject().id())) {
+                serverLost(e.subject().id());
+            }
         }
     }
 

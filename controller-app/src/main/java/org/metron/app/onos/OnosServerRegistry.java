@@ -2,7 +2,7 @@ package org.metron.app.onos;
 
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
-import org.metron.drivers.server.AgentClientService;
+import org.metron.drivers.server.AgentAccess;
 import org.metron.drivers.server.MetronDeviceIds;
 import org.onosproject.net.AnnotationKeys;
 import org.onosproject.net.ConnectPoint;
@@ -11,6 +11,7 @@ import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.Port;
 import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.driver.DriverService;
 import org.onosproject.net.link.LinkService;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -26,9 +27,9 @@ import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
 
 /**
- * {@link ServerRegistry} over the devices the Metron server driver discovered: each available
- * {@code metron:host:port} device, its agent client from the drivers' AgentClientService, and for each NIC
- * port the switch port its link leads to.
+ * {@link ServerRegistry} over ONOS's devices: each available {@code metron:host:port} device (the drivers' server
+ * provider makes them from netcfg), its agent client from the device's driver ({@link AgentAccess} through ONOS's
+ * driver subsystem), and for each NIC port the switch port its link leads to.
  */
 @Component(immediate = true, service = ServerRegistry.class)
 public class OnosServerRegistry implements ServerRegistry {
@@ -40,7 +41,7 @@ public class OnosServerRegistry implements ServerRegistry {
     protected LinkService linkService;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
-    protected AgentClientService agents;
+    protected DriverService driverService;
 
     @Override
     public Collection<MetronServer> servers() {
@@ -70,6 +71,6 @@ public class OnosServerRegistry implements ServerRegistry {
                 attachments.put(nic, l.dst());
             }
         }
-        return new MetronServer(id, agents.client(id), attachments);
+        return new MetronServer(id, driverService.createHandler(id).behaviour(AgentAccess.class).agent(), attachments);
     }
 }

@@ -13,7 +13,9 @@ import org.metron.app.testing.TestAgent;
 import org.onosproject.net.DeviceId;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -159,5 +161,37 @@ public class AgentWatchTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> watch.start(Duration.ZERO));
         assertTrue(e.getMessage(), e.getMessage().contains("interval"));
+    }
+
+    @Test
+    public void anAgentUnreachablePastTheDeadlineIsReportedLostOncePerOutage() throws Exception {
+        List<DeviceId> lost = new ArrayList<>();
+        watch.failover(Duration.ofMillis(100), lost::add);
+        watch.check();
+        agent0.unreachable(true);
+        watch.check();
+        assertTrue("not yet past the deadline", lost.isEmpty());
+        Thread.sleep(150);
+        watch.check();
+        watch.check();
+        assertEquals("reported once", List.of(SERVER0), lost);
+        agent0.unreachable(false);
+        watch.check();
+        agent0.unreachable(true);
+        watch.check();
+        Thread.sleep(150);
+        watch.check();
+        assertEquals("a new outage is reported again", List.of(SERVER0, SERVER0), lost);
+    }
+
+    @Test
+    public void theEmbeddedHostsFailoverMovesTheChainOffTheLostServer() throws Exception {
+        w.manager.submit(Fixtures.chainJson("web"));
+        assertEquals(SERVER0, w.manager.placement(WEB).get().server().get());
+        watch.failover(Duration.ZERO, w.manager::serverLost);
+        agent0.unreachable(true);
+        watch.check();
+        assertEquals(DeviceId.deviceId(Fixtures.serverId(1)), w.manager.placement(WEB).get().server().get());
+        assertTrue(agent1.pipelines().containsKey("web"));
     }
 }

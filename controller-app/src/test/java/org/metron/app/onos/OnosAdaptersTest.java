@@ -11,8 +11,19 @@ import org.metron.app.store.MetronSerializers;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
 import org.metron.drivers.agent.AgentClient;
-import org.metron.drivers.p4.MetronTaggerPipeconf;
+import org.metron.drivers.tagging.TaggerPipeconfId;
+import org.metron.drivers.server.AgentClientService;
 import org.metron.drivers.server.DefaultAgentClientService;
+import org.metron.drivers.server.MetronDriversLoader;
+import org.onosproject.net.driver.DefaultDriverData;
+import org.onosproject.net.driver.DefaultDriverHandler;
+import org.onosproject.net.driver.Driver;
+import org.onosproject.net.driver.DriverHandler;
+import org.onosproject.net.driver.DriverServiceAdapter;
+import org.onosproject.net.driver.XmlDriverLoader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import org.onlab.packet.ChassisId;
 import org.onlab.packet.IpAddress;
 import org.onlab.packet.MacAddress;
@@ -133,7 +144,7 @@ public class OnosAdaptersTest {
         v.pipeconfService = new PiPipeconfServiceAdapter() {
             @Override
             public Optional<PiPipeconfId> ofDevice(DeviceId d) {
-                return d.equals(P4) ? Optional.of(MetronTaggerPipeconf.ID) : Optional.empty();
+                return d.equals(P4) ? Optional.of(TaggerPipeconfId.ID) : Optional.empty();
             }
         };
         v.pathService = new PathServiceAdapter() {
@@ -292,10 +303,23 @@ public class OnosAdaptersTest {
             }
         };
         TestAgent agent = new TestAgent("10.0.0.1:50051", 2, 0);
-        r.agents = new DefaultAgentClientService() {
+        AgentClientService agents = new DefaultAgentClientService() {
             @Override
             public AgentClient client(DeviceId device) {
                 return agent;
+            }
+        };
+        // ONOS's driver subsystem with the real metron-server driver: the agent comes through its AgentAccess
+        Driver driver = metronServerDriver();
+        r.driverService = new DriverServiceAdapter() {
+            @Override
+            public DriverHandler createHandler(DeviceId id, String... credentials) {
+                return new DefaultDriverHandler(new DefaultDriverData(driver, id)) {
+                    @Override
+                    public <T> T get(Class<T> service) {
+                        return service.cast(agents);
+                    }
+                };
             }
         };
         List<MetronServer> servers = new ArrayList<>(r.servers());
@@ -305,5 +329,14 @@ public class OnosAdaptersTest {
                 servers.get(0).attachments());
         assertEquals(agent, r.server(SERVER).get().agent());
         assertFalse(r.server(Fixtures.D1).isPresent());
+    }
+
+    private static Driver metronServerDriver() {
+        try (InputStream xml = MetronDriversLoader.class.getResourceAsStream(MetronDriversLoader.DRIVERS_XML)) {
+            return new XmlDriverLoader(OnosAdaptersTest.class.getClassLoader(), null).loadDrivers(xml, null)
+                    .getDrivers().iterator().next();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

@@ -1,6 +1,5 @@
 package org.metron.app.testing;
 
-import io.grpc.Status;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.CoreStats;
 import org.metron.agent.v1.DeployPipelineRequest;
@@ -117,7 +116,7 @@ public final class TestAgent implements AgentClient {
         return resourceQueries;
     }
 
-    private <T> CompletableFuture<T> fail(String rpc, Status.Code code, String detail) {
+    private <T> CompletableFuture<T> fail(String rpc, AgentException.Code code, String detail) {
         return CompletableFuture.failedFuture(new AgentException(target, rpc, code, detail, null));
     }
 
@@ -135,7 +134,7 @@ public final class TestAgent implements AgentClient {
     public synchronized CompletableFuture<ServerResources> getResources() {
         resourceQueries++;
         if (down("GetResources")) {
-            return fail("GetResources", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("GetResources", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
                 .addAllTagsInUse(tagsInUse);
@@ -150,7 +149,7 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<HealthReply> health() {
         if (down("Health")) {
-            return fail("Health", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("Health", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         return CompletableFuture.completedFuture(HealthReply.newBuilder().setServing(true).setBootId(bootId).build());
     }
@@ -158,19 +157,19 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
         if (down("DeployPipeline")) {
-            return fail("DeployPipeline", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("DeployPipeline", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         if (failDeploy) {
-            return fail("DeployPipeline", Status.Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
+            return fail("DeployPipeline", AgentException.Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
         }
         if (pipelines.containsKey(request.getPipelineId())) {
-            return fail("DeployPipeline", Status.Code.ALREADY_EXISTS, request.getPipelineId());
+            return fail("DeployPipeline", AgentException.Code.ALREADY_EXISTS, request.getPipelineId());
         }
         Set<Integer> busy = new HashSet<>();
         pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> busy.add(g.getCore())));
         for (GroupSpec g : request.getGroupsList()) {
             if (g.getCore() >= cores || busy.contains(g.getCore())) {
-                return fail("DeployPipeline", Status.Code.RESOURCE_EXHAUSTED, "core " + g.getCore() + " busy");
+                return fail("DeployPipeline", AgentException.Code.RESOURCE_EXHAUSTED, "core " + g.getCore() + " busy");
             }
         }
         pipelines.put(request.getPipelineId(), request);
@@ -184,16 +183,16 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
         down("UpdatePipeline");
-        return fail("UpdatePipeline", Status.Code.UNIMPLEMENTED, "not used by these tests");
+        return fail("UpdatePipeline", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
     }
 
     @Override
     public synchronized CompletableFuture<Void> removePipeline(String pipelineId) {
         if (down("RemovePipeline")) {
-            return fail("RemovePipeline", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("RemovePipeline", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         if (pipelines.remove(pipelineId) == null) {
-            return fail("RemovePipeline", Status.Code.NOT_FOUND, pipelineId);
+            return fail("RemovePipeline", AgentException.Code.NOT_FOUND, pipelineId);
         }
         return CompletableFuture.completedFuture(null);
     }
@@ -201,7 +200,7 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<ListPipelinesReply> listPipelines() {
         if (down("ListPipelines")) {
-            return fail("ListPipelines", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("ListPipelines", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         ListPipelinesReply.Builder b = ListPipelinesReply.newBuilder();
         pipelines.keySet().forEach(id -> b.addPipelines(PipelineStatus.newBuilder().setPipelineId(id)
@@ -212,14 +211,14 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
         if (down("InstallNicRules")) {
-            return fail("InstallNicRules", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("InstallNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         if (failNicRules) {
-            return fail("InstallNicRules", Status.Code.RESOURCE_EXHAUSTED, "NIC rule table full");
+            return fail("InstallNicRules", AgentException.Code.RESOURCE_EXHAUSTED, "NIC rule table full");
         }
         for (NicRule r : batch.getRulesList()) {
             if (nicRules.containsKey(r.getId())) {
-                return fail("InstallNicRules", Status.Code.ALREADY_EXISTS, "rule " + r.getId());
+                return fail("InstallNicRules", AgentException.Code.ALREADY_EXISTS, "rule " + r.getId());
             }
         }
         batch.getRulesList().forEach(r -> nicRules.put(r.getId(), r));
@@ -229,12 +228,12 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
         if (down("RemoveNicRules")) {
-            return fail("RemoveNicRules", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("RemoveNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         int i = 0;
         for (Long id : ids) {
             if (!nicRules.containsKey(id)) { // the agent removes nothing when one id is unknown
-                return fail("RemoveNicRules", Status.Code.NOT_FOUND, "ids[" + i + "]: " + id
+                return fail("RemoveNicRules", AgentException.Code.NOT_FOUND, "ids[" + i + "]: " + id
                         + " is not an installed NIC rule");
             }
             i++;
@@ -246,7 +245,7 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<NicRuleList> listNicRules(String nic) {
         if (down("ListNicRules")) {
-            return fail("ListNicRules", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("ListNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         return CompletableFuture.completedFuture(NicRuleList.newBuilder().addAllRules(nicRules.values()
                 .stream().filter(r -> nic.isEmpty() || r.getNic().equals(nic)).collect(Collectors.toList())).build());
@@ -255,7 +254,7 @@ public final class TestAgent implements AgentClient {
     @Override
     public synchronized CompletableFuture<Stats> getStats(String pipelineId) {
         if (down("GetStats")) {
-            return fail("GetStats", Status.Code.UNAVAILABLE, "connection refused");
+            return fail("GetStats", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         Stats.Builder s = Stats.newBuilder();
         for (int c = 0; c < cores; c++) {
@@ -272,12 +271,12 @@ public final class TestAgent implements AgentClient {
 
     @Override
     public CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
-        return fail("ExportState", Status.Code.UNIMPLEMENTED, "not used by these tests");
+        return fail("ExportState", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
     }
 
     @Override
     public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
-        return fail("ImportState", Status.Code.UNIMPLEMENTED, "not used by these tests");
+        return fail("ImportState", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
     }
 
     @Override

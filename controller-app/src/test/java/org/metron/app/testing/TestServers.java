@@ -18,6 +18,12 @@ public final class TestServers implements ServerRegistry {
         return this;
     }
 
+    /** The server is gone (its device unavailable, in ONOS): no longer listed, no longer placeable. */
+    public TestServers remove(DeviceId id) {
+        servers.removeIf(s -> s.id().equals(id));
+        return this;
+    }
+
     @Override
     public Collection<MetronServer> servers() {
         return List.copyOf(servers);

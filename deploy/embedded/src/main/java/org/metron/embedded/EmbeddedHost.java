@@ -102,8 +102,10 @@ public final class EmbeddedHost implements AutoCloseable {
                     Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS));
             scaler.start();
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
+            // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs)
             watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
-                    STEP_TIMEOUT), STEP_TIMEOUT).start(AgentWatch.configuredInterval());
+                    STEP_TIMEOUT), STEP_TIMEOUT).failover(AgentWatch.configuredFailover(), manager::serverLost)
+                    .start(AgentWatch.configuredInterval());
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users));

@@ -6,6 +6,14 @@ import org.junit.BeforeClass;
 import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.Egress;
+import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.Tag;
+import org.metron.agent.v1.TagType;
+import org.metron.drivers.agent.AgentEndpoint;
+import org.metron.drivers.agent.GrpcAgentClient;
 import org.metron.embedded.topology.EmulatedNetwork;
 import org.metron.embedded.web.Credentials;
 
@@ -127,17 +135,34 @@ public class EmbeddedHostTest {
     @Test
     public void aChainTheAgentCannotRunIsRolledBackOffTheSwitches() throws Exception {
         Assume.assumeTrue("needs the agent", EmulatedNetwork.agentBuilt());
-        HttpResponse<String> r = call("POST", "/chains", admin, chain("fwnapt", "FromDevice(in0) -> Strip(14) -> "
-                + "CheckIPHeader -> IPFilter(allow udp dst port 5000, deny all) -> Unstrip(14) -> ToDevice(out0);"));
-        if (r.statusCode() == 201) {
-            int removed = call("DELETE", "/chains/fwnapt", admin, null).statusCode();
-            assertTrue("remove answered " + removed, removed == 200 || removed == 204);
-            return; // the agent runs it: the success path is covered by the e2e tests
+        // the agent is made to refuse the chain: a pipeline of the chain's name already runs on it, so its
+        // DeployPipeline answers ALREADY_EXISTS after placement, while the switch rules are staged
+        try (GrpcAgentClient agent = GrpcAgentClient.connect(AgentEndpoint.parse(
+                net.node("srv1").get("agent").asText()))) {
+            ServerResources res = agent.getResources().get(30, TimeUnit.SECONDS);
+            int core = res.getCoresList().stream().filter(c -> c.getAvailable() && c.getPipelineId().isEmpty())
+                    .findFirst().orElseThrow().getId();
+            agent.deployPipeline(DeployPipelineRequest.newBuilder().setPipelineId("fwnapt")
+                    .setIngressNic("eth0").addEgress(Egress.newBuilder().setNic("eth1"))
+                    .addGroups(GroupSpec.newBuilder().setGroupId("squatter").setCore(core)
+                            .setClickConfig("input -> [0]output;")
+                            .setTag(Tag.newBuilder().setType(TagType.TAG_MAC).setValue(4000)))
+                    .build()).get(30, TimeUnit.SECONDS);
+            try {
+                HttpResponse<String> r = call("POST", "/chains", admin, chain("fwnapt", "FromDevice(in0) -> "
+                        + "Strip(14) -> CheckIPHeader -> IPFilter(allow udp dst port 5000, deny all) -> Unstrip(14) "
+                        + "-> ToDevice(out0);"));
+                assertEquals(r.body(), 502, r.statusCode());
+                assertThat(r.body(), containsString("ALREADY_EXISTS"));
+                assertThat(r.body(), containsString("rolled back"));
+                assertThat(net.ofctl("s1", "dump-flows"), not(containsString("cookie=")));
+                assertThat(net.ofctl("s2", "dump-flows"), not(containsString("cookie=")));
+                assertThat("nothing of the chain stays placed", call("GET", "/placements", admin, null).body(),
+                           not(containsString("fwnapt")));
+            } finally {
+                agent.removePipeline("fwnapt").get(30, TimeUnit.SECONDS);
+            }
         }
-        assertEquals(r.body(), 502, r.statusCode());
-        assertThat(r.body(), containsString("rolled back"));
-        assertThat(net.ofctl("s1", "dump-flows"), not(containsString("cookie=")));
-        assertThat(net.ofctl("s2", "dump-flows"), not(containsString("cookie=")));
     }
 
     @Test

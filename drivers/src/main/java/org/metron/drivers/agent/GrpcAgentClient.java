@@ -293,7 +293,8 @@ public final class GrpcAgentClient implements AgentClient {
     }
 
     private AgentException error(String rpc, Status status) {
-        return new AgentException(target(), rpc, status.getCode(), status.getDescription(), status.asException());
+        return new AgentException(target(), rpc, AgentException.Code.valueOf(status.getCode().name()), status.getDescription(),
+                                  status.asException());
     }
 
     // ---- Load stream -------------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 package org.metron.drivers.server;
 
-import io.grpc.Status;
 import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.drivers.agent.AgentClient;
@@ -93,7 +92,7 @@ public class MetronNicFlowRuleProgrammable extends AbstractMetronBehaviour imple
             }
             return rules;
         } catch (AgentException e) {
-            if (e.code() != Status.Code.NOT_FOUND) {
+            if (e.code() != AgentException.Code.NOT_FOUND) {
                 log.warn("Cannot remove NIC rules from {}: {}", deviceId(), e.getMessage());
             }
             return List.of();

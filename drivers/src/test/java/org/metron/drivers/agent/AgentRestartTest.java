@@ -1,6 +1,5 @@
 package org.metron.drivers.agent;
 
-import io.grpc.Status;
 import org.junit.Test;
 import org.metron.agent.v1.HealthReply;
 import org.metron.agent.v1.Stats;
@@ -37,7 +36,7 @@ public class AgentRestartTest {
             first.close();
             CompletionException down = assertThrows(CompletionException.class, () -> client.health().join());
             AgentException e = (AgentException) down.getCause();
-            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertEquals(AgentException.Code.UNAVAILABLE, e.code());
             assertEquals("127.0.0.1:" + port, e.target());
             waitFor(() -> !errors.isEmpty(), "the load stream reporting the loss");
             assertTrue(errors.get(0) instanceof AgentException);

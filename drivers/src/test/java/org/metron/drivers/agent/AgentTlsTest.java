@@ -1,6 +1,5 @@
 package org.metron.drivers.agent;
 
-import io.grpc.Status;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
@@ -80,7 +79,7 @@ public class AgentTlsTest {
             CompletionException e = assertThrows(why, CompletionException.class, () -> c.health().join());
             AgentException a = (AgentException) e.getCause();
             assertTrue(why + ": " + a.getMessage(),
-                       a.code() == Status.Code.UNAVAILABLE || a.code() == Status.Code.UNKNOWN);
+                       a.code() == AgentException.Code.UNAVAILABLE || a.code() == AgentException.Code.UNKNOWN);
             assertTrue(a.getMessage(), a.getMessage().startsWith("agent " + ep.target() + ": Health: "));
         }
     }

@@ -1,6 +1,5 @@
 package org.metron.drivers.agent;
 
-import io.grpc.Status;
 import org.junit.Test;
 import org.metron.agent.v1.DeployPipelineRequest;
 
@@ -37,7 +36,7 @@ public class UnreachableAgentTest {
             long t0 = System.nanoTime();
             AgentException e = failure(c.deployPipeline(DeployPipelineRequest.newBuilder()
                                                                 .setPipelineId("p").build()));
-            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertEquals(AgentException.Code.UNAVAILABLE, e.code());
             assertEquals(ep.target(), e.target());
             assertTrue(e.getMessage(), e.getMessage().startsWith("agent " + ep.target() + ": DeployPipeline: UNAVAILABLE"));
             assertTrue("writes are not retried until the deadline",
@@ -53,7 +52,7 @@ public class UnreachableAgentTest {
             long t0 = System.nanoTime();
             AgentException e = failure(c.health());
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-            assertEquals(Status.Code.UNAVAILABLE, e.code());
+            assertEquals(AgentException.Code.UNAVAILABLE, e.code());
             assertTrue(e.getMessage(), e.getMessage().contains("Health"));
             assertTrue("retried into the deadline, took " + ms + " ms", ms >= 300);
         }
@@ -63,7 +62,7 @@ public class UnreachableAgentTest {
     public void callsAfterCloseFailCancelled() throws Exception {
         GrpcAgentClient c = GrpcAgentClient.connect(AgentEndpoint.of("127.0.0.1", closedPort()));
         c.close();
-        assertEquals(Status.Code.CANCELLED, failure(c.getResources()).code());
+        assertEquals(AgentException.Code.CANCELLED, failure(c.getResources()).code());
     }
 
     @Test

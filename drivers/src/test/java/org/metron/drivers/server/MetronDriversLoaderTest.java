@@ -32,7 +32,8 @@ public class MetronDriversLoaderTest extends AbstractDriverLoaderTest {
             CpuLoadDiscovery.class, MetronServerCpuLoad.class,
             DeviceSystemStatisticsQuery.class, MetronServerCpuLoad.class,
             FlowRuleProgrammable.class, MetronNicFlowRuleProgrammable.class,
-            ServicePipelineProgrammable.class, MetronServerPipelines.class);
+            ServicePipelineProgrammable.class, MetronServerPipelines.class,
+            AgentAccess.class, MetronServerAgentAccess.class);
 
     @Before
     public void setUp() {

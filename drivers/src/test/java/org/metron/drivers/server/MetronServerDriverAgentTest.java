@@ -1,6 +1,5 @@
 package org.metron.drivers.server;
 
-import io.grpc.Status;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
@@ -152,7 +151,7 @@ public class MetronServerDriverAgentTest {
 
             // a second deploy of the same id is refused and leaves the first running
             AgentException dup = failure(pipelines.deploy(req));
-            assertEquals(Status.Code.ALREADY_EXISTS, dup.code());
+            assertEquals(AgentException.Code.ALREADY_EXISTS, dup.code());
             assertTrue(dup.getMessage(), dup.getMessage().contains(client().target()));
 
             long before = portRx(nic);
@@ -173,7 +172,7 @@ public class MetronServerDriverAgentTest {
         }
         assertFalse(get(pipelines.pipelines()).stream().anyMatch(p -> p.getPipelineId().equals("chain-count")));
         AgentException gone = failure(pipelines.remove("chain-count"));
-        assertEquals(Status.Code.NOT_FOUND, gone.code());
+        assertEquals(AgentException.Code.NOT_FOUND, gone.code());
         assertTrue(gone.getMessage(), gone.getMessage().contains("chain-count"));
     }
 
@@ -208,7 +207,7 @@ public class MetronServerDriverAgentTest {
                                    .setCore(client().getResources().join().getCores(0).getId()))
                 .build();
         AgentException e = failure(handler.behaviour(ServicePipelineProgrammable.class).deploy(bad));
-        assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
+        assertEquals(AgentException.Code.INVALID_ARGUMENT, e.code());
         assertTrue(e.getMessage(), e.getMessage().startsWith("agent " + client().target() + ": DeployPipeline"));
         assertTrue(e.getMessage(), e.getMessage().contains("click_config"));
         assertFalse(client().listPipelines().join().getPipelinesList().stream()
@@ -255,7 +254,7 @@ public class MetronServerDriverAgentTest {
             AgentException refused = failure(client().installNicRules(org.metron.agent.v1.NicRuleBatch.newBuilder()
                     .addRules(new NicRuleTranslator(NicPorts.of(client().getResources().join())).toNicRule(badQueue))
                     .build()));
-            assertEquals(Status.Code.INVALID_ARGUMENT, refused.code());
+            assertEquals(AgentException.Code.INVALID_ARGUMENT, refused.code());
             assertTrue(refused.getMessage(), refused.getMessage().contains("queue"));
             assertEquals(List.of(id), get(client().listNicRules("")).getRulesList().stream()
                     .map(NicRule::getId).collect(Collectors.toList()));

@@ -17,13 +17,13 @@ import java.io.UncheckedIOException;
  * A driver handler for one Metron server as ONOS would make it: the metron-server driver loaded from
  * metron-drivers.xml, with the {@link AgentClientService} as the one service the behaviours look up.
  */
-final class MetronServerHandler implements DriverHandler {
+public final class MetronServerHandler implements DriverHandler {
 
     private final Driver driver;
     private final DriverData data;
     private final AgentClientService agents;
 
-    MetronServerHandler(DeviceId device, AgentClientService agents) {
+    public MetronServerHandler(DeviceId device, AgentClientService agents) {
         this.driver = loadDriver();
         this.data = new DefaultDriverData(driver, device);
         this.agents = agents;

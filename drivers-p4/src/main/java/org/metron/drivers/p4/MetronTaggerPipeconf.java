@@ -1,5 +1,6 @@
 package org.metron.drivers.p4;
 
+import org.metron.drivers.tagging.TaggerPipeconfId;
 import org.onosproject.net.pi.model.DefaultPiPipeconf;
 import org.onosproject.net.pi.model.PiPipeconf;
 import org.onosproject.net.pi.model.PiPipeconfId;
@@ -16,7 +17,7 @@ import java.net.URL;
  */
 public final class MetronTaggerPipeconf {
 
-    public static final PiPipeconfId ID = new PiPipeconfId("org.metron.tagger");
+    public static final PiPipeconfId ID = TaggerPipeconfId.ID;
     public static final String P4INFO = "/p4/p4info.txt";
     public static final String P4_SOURCE = "/p4/metron_tagger.p4";
 

@@ -1,0 +1,94 @@
+package org.metron.drivers.provider;
+
+import org.junit.Test;
+import org.metron.drivers.agent.AgentEndpoint;
+import org.metron.drivers.server.DefaultAgentClientService;
+import org.metron.drivers.server.MetronDeviceIds;
+import org.metron.drivers.server.MetronServerHandler;
+import org.metron.drivers.testing.AgentProcess;
+import org.onosproject.net.AnnotationKeys;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.Device;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.device.DeviceDescription;
+import org.onosproject.net.device.PortDescription;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * A declared server becomes a device while a real agent answers, with the agent's NICs as ports and links to the
+ * switch ports declared for them; it goes unavailable, links gone, when the agent is killed, comes back when an
+ * agent serves on that port again, and is disconnected when forgotten.
+ */
+public class ServerDevicesAgentTest {
+
+    private static final ConnectPoint SWITCH_PORT = ConnectPoint.deviceConnectPoint("of:0000000000000001/3");
+
+    @Test
+    public void deviceFollowsTheAgent() throws Exception {
+        DefaultAgentClientService agents = new DefaultAgentClientService();
+
+        RecordingProviderServices onos = new RecordingProviderServices();
+        ServerDevices servers = new ServerDevices(onos.devices, onos.linkService, agents,
+                                                  id -> new MetronServerHandler(id, agents), "metron-server");
+        AgentProcess agent = AgentProcess.start(new AgentProcess.Options());
+        int port = agent.port();
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(port)
+                .deadline(java.time.Duration.ofSeconds(2)).build();
+        DeviceId id = MetronDeviceIds.deviceId(ep);
+        try {
+            servers.declare(id, ep, Map.of());
+            assertTrue("a serving agent is a connected device", servers.isConnected(id));
+            DeviceDescription d = onos.available.get(id);
+            assertNotNull(d);
+            assertEquals(Device.Type.SERVER, d.type());
+            assertEquals("metron-server", d.annotations().value(AnnotationKeys.DRIVER));
+            List<PortDescription> ports = onos.ports.get(id);
+            assertFalse("one port per NIC of the agent", ports.isEmpty());
+            String nic = ports.get(0).annotations().value(AnnotationKeys.PORT_NAME);
+            assertNotNull(nic);
+            assertTrue("no NIC cabling declared: no link", onos.links.isEmpty());
+
+            servers.declare(id, ep, Map.of(nic, SWITCH_PORT));
+            ConnectPoint serverPort = new ConnectPoint(id, ports.get(0).portNumber());
+            assertEquals(Set.of(serverPort + "->" + SWITCH_PORT, SWITCH_PORT + "->" + serverPort), links(onos));
+            assertTrue(servers.isConnected(id));
+
+            agent.close();
+            servers.probe(id);
+            assertFalse("a killed agent's device is unavailable", servers.isConnected(id));
+            assertFalse(onos.available.containsKey(id));
+            assertTrue("its links are gone", onos.links.isEmpty());
+
+            agent = AgentProcess.start(new AgentProcess.Options().listenPort(port));
+            long until = System.currentTimeMillis() + 20_000;
+            while (!servers.isConnected(id) && System.currentTimeMillis() < until) {
+                servers.probeAll();
+            }
+            assertTrue("an agent serving again brings the device back", servers.isConnected(id));
+            assertEquals(2, links(onos).size());
+
+            servers.forget(id);
+            assertFalse(onos.available.containsKey(id));
+            assertTrue(onos.links.isEmpty());
+            assertFalse("the client is closed with the server", agents.hasClient(id));
+            assertEquals(List.of("connected " + id, "connected " + id, "disconnected " + id,
+                                 "connected " + id, "disconnected " + id), onos.calls);
+        } finally {
+            agent.close();
+            agents.remove(id);
+        }
+    }
+
+    private static Set<String> links(RecordingProviderServices onos) {
+        return onos.links.stream().map(l -> l.src() + "->" + l.dst()).collect(Collectors.toSet());
+    }
+}
