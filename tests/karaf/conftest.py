@@ -106,21 +106,30 @@ def oars():
     return found
 
 
-@pytest.fixture(scope="session")
-def karaf(oars):
+def boot_karaf():
+    """A fresh Karaf with the boot features, started; stop() it when done."""
     assert STANDIN_JAR.exists(), f"{STANDIN_JAR} missing: build first (mvn -B -q -DskipTests package)"
-    base = Path(tempfile.mkdtemp(prefix="hk-karaf-"))
-    k = kr.Karaf(base)
+    k = kr.Karaf(Path(tempfile.mkdtemp(prefix="hk-karaf-")))
     k.assemble(BOOT_FEATURES, {str(kr.maven_path("org.metron", "metron-onos-standin", "1.0-SNAPSHOT")): STANDIN_JAR})
     t0 = time.time()
     k.start()
-    k.started_s = time.time() - t0
+    print(f"Karaf up with {', '.join(BOOT_FEATURES)} in {time.time() - t0:.1f} s")
+    return k
+
+
+def shut_down(k):
+    k.stop()
+    if os.environ.get("METRON_KEEP_KARAF") != "1":
+        shutil.rmtree(k.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def karaf(oars):
+    k = boot_karaf()
     pytest.karaf_instance = k
     yield k
     pytest.karaf_instance = None
-    k.stop()
-    if os.environ.get("METRON_KEEP_KARAF") != "1":
-        shutil.rmtree(base, ignore_errors=True)
+    shut_down(k)
 
 
 class Agent:

@@ -163,15 +163,20 @@ class Karaf:
             if self.process.poll() is not None:
                 raise RuntimeError(f"Karaf exited ({self.process.returncode}):\n{self.console_log.read_text()}"
                                    f"\n{self.log_problems()}")
-            try:
-                out = self.ssh("bundle:list -t 0 | grep -c Active", timeout=30, check=False)
-                if out.strip().isdigit():
-                    return
-            except subprocess.TimeoutExpired:
-                pass
+            if self._ready():
+                return
             time.sleep(2)
-        raise RuntimeError(f"Karaf console not reachable on port {self.ssh_port} after {timeout} s\n"
-                           f"{self.log_problems()}")
+        raise RuntimeError(f"Karaf not ready after {timeout} s (console on port {self.ssh_port}, ONOS REST "
+                           f"/onos/v1/applications on port {self.http_port})\n{self.log_problems()}")
+
+    def _ready(self) -> bool:
+        """The boot features are in: the console answers and ONOS's REST serves the application service."""
+        try:
+            if not self.ssh("bundle:list -t 0 | grep -c Active", timeout=30, check=False).strip().isdigit():
+                return False
+            return self.http("GET", "/onos/v1/applications", timeout=10)[0] == 200
+        except (subprocess.TimeoutExpired, urllib.error.URLError, ConnectionError, OSError):
+            return False
 
     def stop(self):
         if self.process is None or self.process.poll() is not None:
@@ -205,7 +210,7 @@ class Karaf:
         out = self.ssh("bundle:list -t 0 -s --no-format")
         result = {}
         for line in out.splitlines():
-            cols = [c.strip() for c in line.split("|")]
+            cols = [c.strip() for c in re.split(r"[|\t]", line)]
             if len(cols) >= 5 and cols[0].isdigit():
                 result[cols[-1]] = (int(cols[0]), cols[1])
         return result

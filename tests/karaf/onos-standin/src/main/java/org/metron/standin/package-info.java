@@ -7,15 +7,17 @@
  *       {@code onos:*} commands), onos-rest (the real {@code /onos/v1} REST API), ONOS's third-party bundles at
  *       ONOS 2.7's versions, Karaf's scr and war (Jetty) features, Karaf's JAAS realm.</li>
  *   <li>Stood in for by this bundle (onos-core-net, -dist, -primitives, -persistence, drivers-default, gui):
- *       the event dispatcher; one cluster node ({@link org.metron.standin.ClusterStandin}) that is master of
+ *       the application subsystem (over onos-core-common's real ApplicationArchive, so .oar files go in
+ *       through ONOS's real REST /onos/v1/applications and their features are installed with Karaf's
+ *       FeaturesService, as ONOS's ApplicationManager does); the audit service; the event dispatcher; one cluster
+ *       node ({@link org.metron.standin.ClusterStandin}) that is master of
  *       every device and leader of every topic; CoreService; ComponentConfigService; a StorageService whose
  *       consistent maps keep every key and value Kryo-encoded through the caller's serializer (single instance,
  *       no Atomix); the device, link, topology/path, network-config, driver, flow-rule, host and pipeconf
  *       subsystems, on onos-api's own model, provider-registry, listener and driver classes; the
  *       {@code default} driver; the legacy GUI's UiExtensionService (a recorder, enabled by configuration).</li>
  *   <li>Not there at all: OpenFlow/P4Runtime/gRPC protocol stacks and their providers (no switch is
- *       controlled), Atomix clustering, ONOS's application subsystem (.oar features are installed directly
- *       with Karaf's feature service, as ONOS's application manager does).</li>
+ *       controlled), Atomix clustering, ONOS's own apps (none is on Maven Central).</li>
  * </ul>
  */
 package org.metron.standin;
