@@ -61,6 +61,16 @@ public final class PlacementEngine {
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
     }
 
+    /** The network view placement works on. */
+    NetworkView network() {
+        return network;
+    }
+
+    /** The same engine over another view of the network (a failure precomputed: {@link NetworkWithout}). */
+    PlacementEngine over(NetworkView view) {
+        return new PlacementEngine(servers, view, switches, random, agentTimeout);
+    }
+
     /**
      * Picks a server, a NIC (and egress NIC) and free cores for a chain.
      *
