@@ -59,10 +59,12 @@ def guide_env():
 
 
 def runnable(k, text):
-    ssh = ("ssh -q -i {key} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes "
-           "-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedAlgorithms=+ssh-rsa -p {port} karaf@$ONOS").format(
+    """The block with this Karaf's ports, and its ssh (whatever other flags the guide gives) logging in with
+    this run's key."""
+    login = ("-q -i {key} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes "
+             "-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedAlgorithms=+ssh-rsa -p {port} karaf@$ONOS").format(
         key=k.key, port=k.ssh_port)
-    text = text.replace("ssh -p 8101 karaf@$ONOS", ssh)
+    text = re.sub(r"\bssh((?: -\w+)*) -p 8101 karaf@\$ONOS", lambda m: f"ssh{m.group(1)} {login}", text)
     return text.replace(":8181/", f":{k.http_port}/")
 
 
