@@ -11,6 +11,7 @@ tell the reader to wait)."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -53,6 +54,7 @@ def guide_env():
     (work / "netcfg.json").write_text(json.dumps(
         {"devices": {f"metron:{agent.address}": {"basic": {"driver": "metron-server"}, "metron": {}}}}))
     yield k, agent, work
+    shutil.rmtree(work, ignore_errors=True)
     agent.close()
     pytest.karaf_instance = None
     shut_down(k)

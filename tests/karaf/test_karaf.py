@@ -223,9 +223,15 @@ def test_gui_view_follows_the_legacy_gui(karaf, installed):
     line = views.group(0)
     for part in ("html=true", "js=true", "css=true", "includes=true", "metronChainDataRequest"):
         assert part in line, line
-    reply = karaf.ssh("standin:gui-request metron metronChainDataRequest", check=False)
+    # a chain Metron holds (recorded FAILED: nothing can be placed here) shows in the view's chain table
+    karaf.http("POST", "/onos/metron/chains", chain_json("hk-karaf-gui"))
+    try:
+        reply = karaf.ssh("standin:gui-request metron metronChainDataRequest", check=False)
+    finally:
+        karaf.http("DELETE", "/onos/metron/chains/hk-karaf-gui")
     assert '"event":"metronChainDataResponse"' in reply, reply
-    assert "metronChains" in reply, reply
+    rows = json.loads(reply.strip().splitlines()[-1])["payload"]["metronChains"]
+    assert [r for r in rows if "hk-karaf-gui" in json.dumps(r)], rows
 
 
 # --------------------------------------------------------------------------------------------------- devices
