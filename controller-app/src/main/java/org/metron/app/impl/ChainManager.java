@@ -460,12 +460,12 @@ public final class ChainManager implements MetronService, CompiledChains {
                 log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
             }
         }
-        synchronized (lock(id)) {
-            Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
-            if (cfg.isPresent() && placement(id).equals(basis)) {
-                store.backups().put(id, cfg.get().value().withFailovers(out));
-                log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
-            }
+        // no chain lock (operations must not wait for this): written only over the configuration read here, and a
+        // backup whose basis is not the placement at failure time is never used anyway (fits)
+        Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
+        if (cfg.isPresent() && placement(id).equals(basis)
+                && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
+            log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
         }
     }
 
