@@ -67,6 +67,6 @@ public class ServerLostTest {
         w.agents.get(0).unreachable(false);
         java.time.Duration t = java.time.Duration.ofSeconds(2);
         new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), t), t).check();
-        assertEquals("its server " + lost + " answers again", w.manager.chain(id).get().reason());
+        assertEquals("whole again: no reason left", "", w.manager.chain(id).get().reason());
     }
 }
