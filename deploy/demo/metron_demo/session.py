@@ -120,7 +120,11 @@ class Session:
 
     def agent_stats(self, server="srv1"):
         target = self.state["nodes"][server]["agent"]
-        out = subprocess.run(["java", "-cp", str(EMBEDDED_JAR), "org.metron.embedded.tools.AgentStats", target],
+        tls = self.state["nodes"][server].get("controller_tls")
+        argv = ["java", "-cp", str(EMBEDDED_JAR), "org.metron.embedded.tools.AgentStats", target]
+        if tls:
+            argv += ["--tls", tls["trustCerts"], tls["certChain"], tls["privateKey"]]
+        out = subprocess.run(argv,
                              capture_output=True, text=True, timeout=60)
         if out.returncode != 0:
             raise RuntimeError(f"agent stats from {target} failed: {out.stderr.strip()}")
