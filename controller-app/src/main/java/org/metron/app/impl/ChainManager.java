@@ -22,8 +22,8 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.BackupConfiguration;
-import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.synth.ClassGroup;
@@ -302,8 +302,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 });
                 releasePlacement(id);
                 try {
-                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why),
-                            new ChainCompiler(ChainRequests.parse(c.json()).spec(), synthesis));
+                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compilerOf(c));
                     store.chains().put(id, up.withState(up.state(), "moved off " + server
                             + " (unavailable) to " + placement(id).flatMap(Placement::server)
                             .map(Object::toString).orElse("the offload device alone")));
@@ -731,7 +730,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
         // another instance placed it, or it is not placed: compile again from the stored definition
         TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
-        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis).apply(profile);
+        CompiledChain cc = compilerOf(chain).apply(profile);
         if (p.isPresent()) {
             compiled.put(chain.id(), new Compiled(chain.version(), cc));
         }
