@@ -48,6 +48,7 @@ public final class ControllerMetrics {
         servers(t, metron.servers());
         if (scaling != null) {
             scaling(t, scaling);
+            flowStateAlerts(t, scaling.flowStateAlerts());
         }
         return t.text();
     }
@@ -144,7 +145,9 @@ public final class ControllerMetrics {
         Map<ChainId, Integer> running = new TreeMap<>();
         scaling.inProgress().forEach(op -> running.merge(op.chain(), 1, Integer::sum));
         running.forEach((chain, n) -> t.sample("metron_scaling_in_progress", n, "chain", chain.name()));
+    }
 
+    static void flowStateAlerts(PrometheusText t, List<FlowStateAlert> kept) {
         t.family("metron_flow_state_alerts", Type.GAUGE, "Flow-state alerts kept (the newest 200 of all chains): "
                 + "a stateful element's table shed flows, per chain, group, server and element.");
         t.family("metron_flow_state_shed_flows", Type.GAUGE, "Flows shed in the kept alerts, per element and "
@@ -152,7 +155,7 @@ public final class ControllerMetrics {
         t.family("metron_flow_state_last_alert_timestamp_seconds", Type.GAUGE, "When an element's latest "
                 + "flow-state alert was raised (Unix time).");
         Map<List<String>, long[]> alerts = keyed();
-        for (FlowStateAlert a : scaling.flowStateAlerts()) {
+        for (FlowStateAlert a : kept) {
             long[] s = alerts.computeIfAbsent(List.of(a.chain().name(), a.group(), a.server().toString(),
                     a.element()), k -> new long[5]);
             s[0]++;
