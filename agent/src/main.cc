@@ -28,6 +28,7 @@
 #include "utils/args.h"
 
 #ifdef METRON_HAVE_CONTROL
+#include "control/metrics_server.h"
 #include "control/server.h"
 #endif
 #ifdef METRON_HAVE_DISPATCH
@@ -94,6 +95,8 @@ const std::string kUsage =
     "                       the systemd unit uses /var/lib/metron-agent)\n"
     "  --state-checkpoint-ms MS  agent, with --state-dir: also write the flow state every MS milliseconds, so a\n"
     "                       crash loses only the flows of the last interval (default 0: only at shutdown)\n"
+    "  --metrics-listen HOST:PORT  agent: serve Prometheus metrics (GET /metrics, text exposition format) on\n"
+    "                       this address from a thread of its own (default: off; port 0 picks a free port)\n"
     "  --listen, --tls-*    agent: control API options (below)\n";
 
 std::atomic<bool> g_stop{false};
@@ -117,6 +120,7 @@ struct Options {
   unsigned batch_budget_us = metron::Engine::kDefaultBatchBudgetUs;
   std::string state_dir;
   unsigned state_checkpoint_ms = 0;
+  std::string metrics_listen;
 };
 
 [[noreturn]] void die(const std::string& msg) {
@@ -183,6 +187,8 @@ Options parse_args(int argc, char** argv) {
       if (o.state_dir.empty()) die("--state-dir: empty path");
     } else if (a == "--state-checkpoint-ms") {
       o.state_checkpoint_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--state-checkpoint-ms", 86400000));
+    } else if (a == "--metrics-listen") {
+      o.metrics_listen = value(a);
     } else if (a == "--listen" || a.rfind("--tls-", 0) == 0) {
       o.control.emplace_back(a, value(a));
     } else {
@@ -191,6 +197,8 @@ Options parse_args(int argc, char** argv) {
   }
   if (!after_dpdk) die("missing --dpdk <EAL args> -- (see --help)");
   if (o.state_checkpoint_ms && o.state_dir.empty()) die("--state-checkpoint-ms needs --state-dir");
+  if (!o.metrics_listen.empty() && !o.config_file.empty())
+    die("--metrics-listen serves the counters of groups deployed by the controller: agent mode only (no Click file)");
   if (!o.state_dir.empty() && !o.config_file.empty())
     die("--state-dir keeps the flow state of groups deployed by the controller: agent mode only (no Click file)");
   return o;
@@ -380,6 +388,16 @@ int run_agent(const Options& o, metron::Engine& engine) {
   }
   std::fprintf(stderr, "metron-agent %s: serving on port %d (%s), %u worker core(s)\n", kVersion, server->port(),
                server->tls() ? "TLS" : "plaintext", engine.slot_count());
+  std::unique_ptr<metron::MetricsServer> metrics;
+  if (!o.metrics_listen.empty()) {
+    try {
+      metrics = metron::MetricsServer::Start(o.metrics_listen, &backend, kVersion);
+    } catch (const std::exception& e) {
+      server->Shutdown();
+      die(e.what());
+    }
+    std::fprintf(stderr, "metron-agent: metrics on port %d (GET /metrics)\n", metrics->port());
+  }
   engine.start();
   std::thread waiter([&] {
     while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -398,6 +416,7 @@ int run_agent(const Options& o, metron::Engine& engine) {
   engine.run_main_worker();
   waiter.join();
   checkpoints.join();
+  if (metrics) metrics->Stop();
   server->Shutdown();
   engine.stop();
   if (state) {  // the workers are stopped: the tables are final

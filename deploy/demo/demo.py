@@ -2,6 +2,7 @@
 """`make demo`: paper-fig3 on this machine, the embedded host, FW(1000 rules)->NAPT->LB submitted over REST,
 real allowed+denied traffic, a report, and a teardown that leaves nothing behind."""
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -15,10 +16,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rules", type=int, default=1000, help="firewall rules (default 1000)")
     ap.add_argument("--topology", default="paper-fig3")
+    ap.add_argument("--tls", action="store_true", default=os.environ.get("METRON_TLS") == "1",
+                    help="controller and agents speak mutual TLS, certificates from a lab CA (default: $METRON_TLS=1)")
     a = ap.parse_args()
     t0 = time.monotonic()
-    print(f"== Metron demo: {a.topology}, FW({a.rules} rules) -> NAPT -> LB")
-    with Session(a.topology) as s:
+    print(f"== Metron demo: {a.topology}, FW({a.rules} rules) -> NAPT -> LB"
+          + (", agents over mutual TLS" if a.tls else ""))
+    with Session(a.topology, tls=a.tls) as s:
         print(f"network up and host ready in {time.monotonic() - t0:.1f} s "
               f"(REST {s.host.rest}, dashboard {s.host.rest.replace('/onos/metron', '/metron/ui/')})")
         out = scenario.run(s, n_rules=a.rules)

@@ -1,6 +1,7 @@
 """`topologies/topo up|down|status|list`: the command-line face of the launcher."""
 import argparse
 import json
+import os
 import sys
 
 from . import launcher, model, netcfg
@@ -15,6 +16,9 @@ def main(argv=None):
     p.add_argument("--no-agents", action="store_true", help="do not start agents in the server namespaces")
     p.add_argument("--run-root", default=str(launcher.DEFAULT_RUN_ROOT), help="where state and logs go")
     p.add_argument("--id", help="topology id (default: mt + 4 random hex digits)")
+    p.add_argument("--tls", action="store_true", default=os.environ.get("METRON_TLS") == "1",
+                   help="agents speak mutual TLS with certificates of a lab CA made in <run dir>/tls "
+                        "(default: $METRON_TLS=1)")
     p = sub.add_parser("down", help="tear down exactly what `up` built")
     p.add_argument("state", help="state file or run directory printed by up")
     p.add_argument("--keep-logs", action="store_true")
@@ -27,7 +31,7 @@ def main(argv=None):
     try:
         if a.cmd == "up":
             state = launcher.up(a.topology, run_root=a.run_root, controller=a.controller,
-                                agents=not a.no_agents, topo_id=a.id, log=lambda m: print(m, file=sys.stderr))
+                                agents=not a.no_agents, topo_id=a.id, tls=a.tls, log=lambda m: print(m, file=sys.stderr))
             print(state.path)
         elif a.cmd == "down":
             launcher.down(a.state, keep_logs=a.keep_logs)

@@ -4,6 +4,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 GRPC_PORT = 50051
+# Prometheus endpoint of every emulated agent, on its management address (agent --metrics-listen).
+METRICS_PORT = 9464
 IDLE_SLEEP_US = 1000
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
@@ -27,15 +29,20 @@ def state_dir(run_dir, server_name):
     return f"{run_dir}/agent-{server_name}.state"
 
 
-def command(binary_path, server, listen_ip, file_prefix, flow_state_dir):
+def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=None):
     """Agent command line for a server: gRPC on its management address, each NIC attached through the kernel's
     fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores spread
     over the machine's CPUs (the emulation has more lcores than CPUs). Worker cores are numbered 0..n-1 so that
     a core id equals its fanout socket index: the controller's NIC rules carry the core id as the queue
-    (agent.proto NicAction.queue "= core") and the fanout dispatcher uses that value as the socket index."""
+    (agent.proto NicAction.queue "= core") and the fanout dispatcher uses that value as the socket index.
+    `tls`: (cert, key, ca) files: the agent then speaks mutual TLS only. Metrics are served on the management
+    address (METRICS_PORT)."""
     cpus = max(os.cpu_count() or 1, 1)
     argv = [binary_path, "--listen", f"{listen_ip}:{GRPC_PORT}",
-            "--cores", ",".join(str(c) for c in range(0, server.cores))]
+            "--cores", ",".join(str(c) for c in range(0, server.cores)),
+            "--metrics-listen", f"{listen_ip}:{METRICS_PORT}"]
+    if tls:
+        argv += ["--tls-cert", str(tls[0]), "--tls-key", str(tls[1]), "--tls-ca", str(tls[2])]
     for nic in server.nics:
         argv += ["--fanout", nic.name]
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).

@@ -3,6 +3,7 @@ down exactly what it built, from the state file (never by name pattern or proces
 import fcntl
 import ipaddress
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -10,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import agent, model
+from . import agent, certs, model
 from .ovs import Ovs
 from .sh import CommandError, ip_batch, run
 from .state import State, proc_start_time
@@ -23,8 +24,15 @@ MGMT_BLOCK = ipaddress.ip_network("100.127.0.0/16")
 LOCK = "/tmp/metron-topo.lock"
 
 
+# Every name a topology creates starts with its id: two letters (METRON_TOPO_PREFIX, default "mt", so parallel
+# users can keep their namespaces apart) and 4 hex digits, 6 characters that fit 15-character interface names.
+ID_PREFIX = os.environ.get("METRON_TOPO_PREFIX", "mt")
+if not re.fullmatch(r"[a-z]{2}", ID_PREFIX):
+    raise ValueError(f"METRON_TOPO_PREFIX must be two lowercase letters, got {ID_PREFIX!r}")
+
+
 def new_id():
-    return "mt" + secrets.token_hex(2)
+    return ID_PREFIX + secrets.token_hex(2)
 
 
 def _used_addresses():
@@ -48,14 +56,16 @@ def _free_mgmt_subnets(count):
     raise RuntimeError(f"no free /30 left in {MGMT_BLOCK} for management links")
 
 
-def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, topo_id=None, log=print):
-    """Brings `topology` (a name or path) up. Returns the State. On failure, tears down what was built."""
+def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, topo_id=None, tls=False, log=print):
+    """Brings `topology` (a name or path) up. Returns the State. On failure, tears down what was built.
+    tls: make a lab PKI in <run dir>/tls (certs.py), start every agent with mutual TLS, and record the
+    controller's files per server (network.servers[].tls, netcfg)."""
     topo = model.load(topology)
     topo_id = topo_id or new_id()
     run_dir = Path(run_root) / topo_id
     run_dir.mkdir(parents=True, exist_ok=False)
     state = State.create(run_dir / "state.json", id=topo_id, topology=topo.name, topology_file=topo.source,
-                         run_dir=str(run_dir), controller=controller)
+                         run_dir=str(run_dir), controller=controller, tls=bool(tls))
     t0 = time.monotonic()
     try:
         _build(topo, state, controller, agents, log)
@@ -149,8 +159,17 @@ def _build(topo, state, controller, agents, log):
                       f"addr add {host_ip}/30 dev {root_if}", f"link set {root_if} up"])
             ip_batch([f"link set {root_if}n name mgmt", f"addr add {agent_ip}/30 dev mgmt", "link set mgmt up"],
                      netns=ns)
-            state.node(srv.name).update(mgmt_ip=str(agent_ip), agent=f"{agent_ip}:{agent.GRPC_PORT}")
+            state.node(srv.name).update(mgmt_ip=str(agent_ip), agent=f"{agent_ip}:{agent.GRPC_PORT}",
+                                        metrics=f"{agent_ip}:{agent.METRICS_PORT}")
     state.save()
+    if state.data.get("tls"):
+        lab = certs.make_lab(Path(state["run_dir"]) / "tls",
+                             {s.name: [state.node(s.name)["mgmt_ip"]] for s in topo.servers})
+        for srv in topo.servers:
+            cert, key = lab["agents"][srv.name]
+            state.node(srv.name).update(tls_files=[str(cert), str(key), str(lab["ca"])],
+                                        controller_tls=certs.controller_fields(lab))
+        state.save()
 
     state.data["network"] = network_view(topo, state)
     state.save()
@@ -211,6 +230,8 @@ def network_view(topo, state):
         "switches": [{"name": s.name, "device_id": s.device_id} for s in topo.switches],
         "servers": [{"name": s.name, "device_id": ids[s.name], "cores": s.cores,
                      "agent": state.node(s.name).get("agent"),
+                     **({"tls": state.node(s.name)["controller_tls"]} if "controller_tls" in state.node(s.name)
+                        else {}),
                      "nics": [{"name": n.name, "mac": n.mac, "port": nic_port[(s.name, n.name)],
                                "attachment": cp(topo.peer(model.Endpoint(s.name, n.name)))}
                               for n in s.nics]} for s in topo.servers],
@@ -227,7 +248,8 @@ def start_agent(state, server, binary=None):
     binary = binary or agent.binary()
     node = state.node(server.name)
     prefix = f"{state['id']}-{server.name}"
-    argv = agent.command(binary, server, node["mgmt_ip"], prefix, agent.state_dir(state["run_dir"], server.name))
+    argv = agent.command(binary, server, node["mgmt_ip"], prefix, agent.state_dir(state["run_dir"], server.name),
+                         node.get("tls_files"))
     if agent.runtime_dir(prefix) not in state["paths"]:
         state.record("paths", agent.runtime_dir(prefix))
     logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")

@@ -20,6 +20,6 @@ def for_state(state_path):
                 nics[nic.name] = f"{topo.switch(peer.node).device_id}/{peer.port}"
         devices[f"metron:{address}"] = {
             "basic": {"name": srv.name, "driver": "metron-server"},
-            "metron": {"nics": nics},
+            "metron": {"nics": nics, **state["nodes"][srv.name].get("controller_tls", {})},
         }
     return {"devices": devices}

@@ -34,8 +34,11 @@ def free_port():
 class Session:
     """Context manager: topology up + host started on enter; everything down on exit."""
 
-    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print):
+    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None):
+        """tls: agents and host speak mutual TLS (certificates of a lab CA, topologies/metron_topo/certs.py);
+        default $METRON_TLS=1."""
         self.topology = topology
+        self.tls = os.environ.get("METRON_TLS") == "1" if tls is None else tls
         self.run_root = Path(run_root)
         self.log = log
         self.state = None
@@ -46,7 +49,7 @@ class Session:
         if not EMBEDDED_JAR.exists():
             raise RuntimeError(f"{EMBEDDED_JAR} missing: run `make build` first")
         self.state = launcher.up(self.topology, run_root=self.run_root,
-                                 controller=f"tcp:127.0.0.1:{self.openflow_port}", log=self.log)
+                                 controller=f"tcp:127.0.0.1:{self.openflow_port}", tls=self.tls, log=self.log)
         try:
             self.data = Path(self.state["run_dir"]) / "host-data"
             self.start_host()
@@ -117,7 +120,11 @@ class Session:
 
     def agent_stats(self, server="srv1"):
         target = self.state["nodes"][server]["agent"]
-        out = subprocess.run(["java", "-cp", str(EMBEDDED_JAR), "org.metron.embedded.tools.AgentStats", target],
+        tls = self.state["nodes"][server].get("controller_tls")
+        argv = ["java", "-cp", str(EMBEDDED_JAR), "org.metron.embedded.tools.AgentStats", target]
+        if tls:
+            argv += ["--tls", tls["trustCerts"], tls["certChain"], tls["privateKey"]]
+        out = subprocess.run(argv,
                              capture_output=True, text=True, timeout=60)
         if out.returncode != 0:
             raise RuntimeError(f"agent stats from {target} failed: {out.stderr.strip()}")

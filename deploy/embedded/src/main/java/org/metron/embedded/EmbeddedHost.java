@@ -79,7 +79,7 @@ public final class EmbeddedHost implements AutoCloseable {
         AgentWatch watcher = null;
         try {
             awaitSwitches(net, o.switchWaitMs);
-            registry = new AgentServerRegistry(net);
+            registry = new AgentServerRegistry(net, o.agentTls);
             EmbeddedNetworkView view = new EmbeddedNetworkView(net, openflow);
             OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));

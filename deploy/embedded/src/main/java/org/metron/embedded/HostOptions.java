@@ -1,32 +1,44 @@
 package org.metron.embedded;
 
+import org.metron.embedded.net.AgentTls;
+
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /** Command-line options of the embedded host (immutable). */
 public final class HostOptions {
     public static final String USAGE = "usage: metron-host --state RUN/ID/state.json [--data DIR] "
-            + "[--openflow HOST:PORT] [--http HOST:PORT] [--switch-wait-ms MS]\n"
+            + "[--openflow HOST:PORT] [--http HOST:PORT] [--switch-wait-ms MS] [--agent-tls-* FILE]\n"
             + "  --state     the state file `topologies/topo up` printed (network, servers, agents)\n"
             + "  --data      durable stores and users.properties (default: run/host-data)\n"
             + "  --openflow  where switches connect (default 127.0.0.1:6653)\n"
             + "  --http      REST API under /onos/metron and dashboard under /metron/ui (default 127.0.0.1:8181)\n"
-            + "  --switch-wait-ms  how long to wait for every switch at start (default 15000)";
+            + "  --switch-wait-ms  how long to wait for every switch at start (default 15000)\n"
+            + "  --agent-tls-trust CA.pem --agent-tls-cert CERT.pem --agent-tls-key KEY.pem  mutual TLS to agents\n"
+            + "              whose topology entry names no TLS files of its own (all three together; PKCS#8 key)";
 
     public final Path state;
     public final Path data;
     public final InetSocketAddress openflow;
     public final InetSocketAddress http;
     public final long switchWaitMs;
+    /** TLS files for agents whose topology entry has none (--agent-tls-*). */
+    public final Optional<AgentTls> agentTls;
 
-    private HostOptions(Path state, Path data, InetSocketAddress openflow, InetSocketAddress http, long switchWaitMs) {
+    private HostOptions(Path state, Path data, InetSocketAddress openflow, InetSocketAddress http, long switchWaitMs,
+                        Optional<AgentTls> agentTls) {
         this.state = state;
         this.data = data;
         this.openflow = openflow;
         this.http = http;
         this.switchWaitMs = switchWaitMs;
+        this.agentTls = agentTls;
     }
 
     /** Parses argv; IllegalArgumentException names the bad option. */
@@ -36,6 +48,7 @@ public final class HostOptions {
         InetSocketAddress openflow = new InetSocketAddress("127.0.0.1", 6653);
         InetSocketAddress http = new InetSocketAddress("127.0.0.1", 8181);
         long wait = 15_000;
+        Map<String, Path> tls = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -62,6 +75,11 @@ public final class HostOptions {
                         throw new IllegalArgumentException("--switch-wait-ms: '" + v + "' is not a number");
                     }
                     break;
+                case "--agent-tls-trust":
+                case "--agent-tls-cert":
+                case "--agent-tls-key":
+                    tls.put(a, Paths.get(v));
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown option '" + a + "'\n" + USAGE);
             }
@@ -69,7 +87,18 @@ public final class HostOptions {
         if (state == null) {
             throw new IllegalArgumentException("--state is required\n" + USAGE);
         }
-        return new HostOptions(state, data, openflow, http, wait);
+        Optional<AgentTls> agentTls = Optional.empty();
+        if (!tls.isEmpty()) {
+            for (String needed : List.of("--agent-tls-trust", "--agent-tls-cert", "--agent-tls-key")) {
+                if (!tls.containsKey(needed)) {
+                    throw new IllegalArgumentException(needed + " missing: --agent-tls-trust, --agent-tls-cert and "
+                            + "--agent-tls-key go together");
+                }
+            }
+            agentTls = Optional.of(new AgentTls(tls.get("--agent-tls-trust"), tls.get("--agent-tls-cert"),
+                    tls.get("--agent-tls-key"), "--agent-tls-*"));
+        }
+        return new HostOptions(state, data, openflow, http, wait, agentTls);
     }
 
     private static InetSocketAddress address(String option, String v) {
@@ -85,11 +114,12 @@ public final class HostOptions {
     public boolean equals(Object o) {
         return o instanceof HostOptions && Objects.equals(state, ((HostOptions) o).state)
                 && Objects.equals(data, ((HostOptions) o).data) && openflow.equals(((HostOptions) o).openflow)
-                && http.equals(((HostOptions) o).http) && switchWaitMs == ((HostOptions) o).switchWaitMs;
+                && http.equals(((HostOptions) o).http) && switchWaitMs == ((HostOptions) o).switchWaitMs
+                && agentTls.equals(((HostOptions) o).agentTls);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(state, data, openflow, http, switchWaitMs);
+        return Objects.hash(state, data, openflow, http, switchWaitMs, agentTls);
     }
 }

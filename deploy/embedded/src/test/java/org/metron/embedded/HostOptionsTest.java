@@ -26,6 +26,10 @@ public class HostOptionsTest {
         expect("--http: 'localhost' is not HOST:PORT", "--state", "s", "--http", "localhost");
         expect("--switch-wait-ms: 'soon' is not a number", "--state", "s", "--switch-wait-ms", "soon");
         expect("option --state needs a value", "--state");
+        expect("--agent-tls-key missing: --agent-tls-trust, --agent-tls-cert and --agent-tls-key go together",
+                "--state", "s", "--agent-tls-trust", "ca.pem", "--agent-tls-cert", "c.pem");
+        expect("--agent-tls-*: trustCerts /nonexistent/ca.pem is not a readable file", "--state", "s",
+                "--agent-tls-trust", "/nonexistent/ca.pem", "--agent-tls-cert", "c.pem", "--agent-tls-key", "k.pem");
     }
 
     private static void expect(String message, String... args) {

@@ -293,8 +293,35 @@ public final class GrpcAgentClient implements AgentClient {
     }
 
     private AgentException error(String rpc, Status status) {
-        return new AgentException(target(), rpc, AgentException.Code.valueOf(status.getCode().name()), status.getDescription(),
-                                  status.asException());
+        return new AgentException(target(), rpc, AgentException.Code.valueOf(status.getCode().name()),
+                                  describe(status), status.asException());
+    }
+
+    /**
+     * The status's description plus why the transport failed, which gRPC keeps only as the status's cause ("io
+     * exception" alone does not tell an operator that the agent refused this controller's certificate).
+     */
+    static String describe(Status status) {
+        String d = status.getDescription();
+        Throwable root = null;
+        for (Throwable t = status.getCause(); t != null && t != root; t = t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException) {
+                // the engine's own message is generic ("General OpenSslEngine problem"); its innermost cause says
+                // what failed (e.g. no certification path to a trusted CA)
+                Throwable why = t;
+                while (why.getCause() != null && why.getCause() != why) {
+                    why = why.getCause();
+                }
+                return (d == null ? "" : d + ": ") + "TLS handshake failed: " + t.getMessage()
+                        + (why == t ? "" : " (" + why.getMessage() + ")");
+            }
+            root = t;
+        }
+        if (root == null) {
+            return d;
+        }
+        return (d == null ? "" : d + ": ") + root.getClass().getSimpleName()
+                + (root.getMessage() == null ? "" : ": " + root.getMessage());
     }
 
     // ---- Load stream -------------------------------------------------------------------------------------

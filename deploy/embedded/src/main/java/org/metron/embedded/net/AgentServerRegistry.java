@@ -13,16 +13,21 @@ import java.util.Optional;
 
 /**
  * The topology's servers, each with a gRPC client for its agent (the drivers' client; it reconnects on its
- * own, so an agent restart needs nothing here). Servers without an agent address are not registered.
+ * own, so an agent restart needs nothing here). Servers without an agent address are not registered. A server
+ * whose topology entry has TLS files (or, without, the host's --agent-tls-* files) is reached over mutual TLS.
  */
 public final class AgentServerRegistry implements ServerRegistry, AutoCloseable {
     private final List<MetronServer> servers;
 
-    public AgentServerRegistry(NetworkFile net) {
+    public AgentServerRegistry(NetworkFile net, Optional<AgentTls> defaultTls) {
         ImmutableList.Builder<MetronServer> b = ImmutableList.builder();
         for (NetworkFile.Server s : net.servers) {
-            s.agent.ifPresent(target -> b.add(new MetronServer(s.id, GrpcAgentClient.connect(
-                    AgentEndpoint.parse(target)), s.attachments)));
+            Optional<AgentTls> tls = s.tls.or(() -> defaultTls);
+            s.agent.ifPresent(target -> {
+                AgentEndpoint plain = AgentEndpoint.parse(target);
+                b.add(new MetronServer(s.id, GrpcAgentClient.connect(tls.map(t -> t.apply(plain)).orElse(plain)),
+                        s.attachments));
+            });
         }
         servers = b.build();
     }

@@ -19,19 +19,21 @@ import java.util.Optional;
  * topologies/metron_topo/launcher.py, the single place that turns topology files into ONOS ids). Immutable.
  */
 public final class NetworkFile {
-    /** A server: its device id, agent address and where each NIC is cabled. */
+    /** A server: its device id, agent address (and TLS files, when it speaks TLS) and where each NIC is cabled. */
     public static final class Server {
         public final String name;
         public final DeviceId id;
         public final Optional<String> agent;
+        public final Optional<AgentTls> tls;
         public final Map<String, ConnectPoint> attachments;
         public final Map<String, Long> nicPorts;
 
-        Server(String name, DeviceId id, Optional<String> agent, Map<String, ConnectPoint> attachments,
-               Map<String, Long> nicPorts) {
+        Server(String name, DeviceId id, Optional<String> agent, Optional<AgentTls> tls,
+               Map<String, ConnectPoint> attachments, Map<String, Long> nicPorts) {
             this.name = name;
             this.id = id;
             this.agent = agent;
+            this.tls = tls;
             this.attachments = attachments;
             this.nicPorts = nicPorts;
         }
@@ -79,6 +81,8 @@ public final class NetworkFile {
             }
             srv.add(new Server(s.get("name").asText(), DeviceId.deviceId(s.get("device_id").asText()),
                                Optional.ofNullable(s.get("agent")).filter(JsonNode::isTextual).map(JsonNode::asText),
+                               Optional.ofNullable(s.get("tls")).filter(JsonNode::isObject)
+                                       .map(t -> AgentTls.fromJson(t, "server " + s.get("name").asText())),
                                att.build(), ports.build()));
         }
         servers = srv.build();
@@ -117,6 +121,8 @@ public final class NetworkFile {
         }
         try {
             return new NetworkFile(stateFile, net);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(stateFile + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException(stateFile + ": malformed network section: " + e, e);
         }

@@ -7,6 +7,7 @@ import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
+import org.metron.app.metrics.MetricsWebResource;
 import org.metron.app.rest.MetronWebApplication;
 import org.metron.app.rest.MetronWebResource;
 
@@ -14,7 +15,9 @@ import java.net.InetSocketAddress;
 
 /**
  * The embedded host's HTTP server: the controller-app's own REST application (same resources, same paths
- * under /onos/metron as inside ONOS) behind Basic authentication, and the dashboard under /metron/ui.
+ * under /onos/metron as inside ONOS) behind Basic authentication, the dashboard under /metron/ui, and the
+ * Prometheus metrics (the same resource as /onos/metron/metrics, behind the same authentication) at /metrics,
+ * where scrape configurations look by default.
  */
 public final class WebServer implements AutoCloseable {
     public static final String REST_PATH = "/onos/metron";
@@ -37,9 +40,16 @@ public final class WebServer implements AutoCloseable {
         ServletContextHandler ui = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
         ui.setContextPath(UI_PATH);
         ui.addServlet(new ServletHolder(dashboard), "/*");
+        // Last: a context at "/" takes every path the others left.
+        ServletContextHandler metrics = new ServletContextHandler(ServletContextHandler.NO_SESSIONS);
+        metrics.setContextPath("/");
+        metrics.addServlet(new ServletHolder(new ServletContainer(new ResourceConfig(MetricsWebResource.class)
+                .register(new BasicAuthFilter(credentials))
+                .property(MetronWebResource.SERVICES, services))), "/*");
         HandlerList handlers = new HandlerList();
         handlers.addHandler(api);
         handlers.addHandler(ui);
+        handlers.addHandler(metrics);
         server.setHandler(handlers);
     }
 
