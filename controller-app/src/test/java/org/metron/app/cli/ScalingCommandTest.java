@@ -5,6 +5,7 @@ import org.junit.Before;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
+import org.metron.app.rest.MetronText;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.scaling.IngressWatch;
@@ -73,13 +74,13 @@ public class ScalingCommandTest {
     @Test
     public void showsGroupsTagsCoresAndHistory() throws Exception {
         String text = run("web");
-        assertTrue(text, text.contains("chain=web cores=" + w.manager.placement(ChainId.of("web")).get().cores()
-                + " ingressPps=- inProgress=none"));
+        assertTrue(text, text.contains("chain=web cores=" + MetronText.list(w.manager.placement(ChainId.of("web"))
+                .get().cores()) + " ingress=- inProgress=none"));
         for (GroupAssignment g : w.manager.placement(ChainId.of("web")).get().groups()) {
-            assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + g.tag() + " core=" + g.core()
-                    + " classes=" + g.classIds() + " load=-"));
+            assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + MetronText.groupTag(g.tag()) + " core="
+                    + g.core() + " classes=" + MetronText.list(g.classIds()) + " load=-"));
         }
-        assertTrue(text, text.contains("00:00:01.000 split g0+g0.1 cores [1] -> [1, 2] moved [2] DONE reaction=140ms "
+        assertTrue(text, text.contains("00:00:01.000 split g0+g0.1 cores 1 -> 1, 2 moved 2 DONE reaction=140ms "
                 + "duration=90ms steps=[detect 50, prepare 4, nic+pipeline 60, switch 20] group g0 on core 1"));
         assertTrue("all chains when none is named", run(null).contains("chain=web "));
     }

@@ -42,23 +42,22 @@ public class ScalingTablesTest {
                     "", 140, 90, "detect 50"));
 
             List<GroupAssignment> placed = w.manager.placement(ChainId.of("gui")).get().groups();
-            TableModel groups = new TableModel(ScalingTables.GROUP_COLUMNS);
-            ScalingTables.groups(w.manager, scaling, groups);
+            TableModel groups = ScalingTables.GROUPS.rows(w.manager, scaling);
             assertEquals(placed.size(), groups.rowCount());
             for (int i = 0; i < placed.size(); i++) {
                 assertEquals(placed.get(i).groupId(), groups.getRows()[i].get("group"));
-                assertEquals(placed.get(i).tag().toString(), groups.getRows()[i].get("tag"));
-                assertEquals(placed.get(i).core(), groups.getRows()[i].get("core"));
+                assertEquals(org.metron.app.rest.MetronText.groupTag(placed.get(i).tag()),
+                        groups.getRows()[i].get("tag"));
+                assertEquals(Integer.toString(placed.get(i).core()), groups.getRows()[i].get("core"));
                 assertEquals("no measurement yet", "-", groups.getRows()[i].get("load"));
             }
 
-            TableModel rows = new TableModel(ScalingTables.HISTORY_COLUMNS);
-            ScalingTables.history(scaling, rows);
+            TableModel rows = ScalingTables.HISTORY.rows(w.manager, scaling);
             assertEquals(2, rows.rowCount());
             assertEquals("oldest first", "split", rows.getRows()[0].get("kind"));
-            assertEquals("[1] -> [1, 2]", rows.getRows()[0].get("cores"));
+            assertEquals("1 -> 1, 2", rows.getRows()[0].get("cores"));
             assertEquals("merge", rows.getRows()[1].get("kind"));
-            assertEquals(2100L, rows.getRows()[1].get("reactionMs"));
+            assertEquals("2100", rows.getRows()[1].get("reactionMs"));
         }
     }
 }

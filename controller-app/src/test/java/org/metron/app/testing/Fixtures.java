@@ -156,12 +156,12 @@ public final class Fixtures {
         List<OffloadRule> rules = new ArrayList<>();
         if (profile.capacity() > 0 && !profile.matchable().isEmpty()) {
             rules.add(OffloadRule.of(30, RuleMatch.builder().ethType(0x0800).ipProto(6)
-                    .l4Dst(RangeMatch.exact(80, 16)).build(), RuleAction.toServer(0)));
+                    .l4Dst(RangeMatch.exact(80, 16)).build(), RuleAction.toServer(0), 0, 0));
             rules.add(OffloadRule.of(20, RuleMatch.builder().ethType(0x0800).ipProto(17).build(),
-                    RuleAction.toServer(1)));
+                    RuleAction.toServer(1), 1, 0));
             rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x0800)
-                    .ipDst(IpPrefix.of(false, BigInteger.valueOf(0x0a000000L), 8)).build(), RuleAction.drop()));
-            rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x86dd).build(), RuleAction.drop()));
+                    .ipDst(IpPrefix.of(false, BigInteger.valueOf(0x0a000000L), 8)).build(), RuleAction.drop(), 2, 0));
+            rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x86dd).build(), RuleAction.drop(), 2, 0));
         }
         return new CompiledChain(name, profile, classes, groups, rules, List.of("fw.out0"),
                 new SynthStats(3, 3, rules.size(), 0, Map.of()));
@@ -183,8 +183,8 @@ public final class Fixtures {
         }
         return new CompiledChain(name, profile, classes, List.of(), List.of(
                 OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).build(), RuleAction.toEgress(0,
-                        List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true)),
-                OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                        List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true), 0, 0),
+                OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop(), 1, 0)),
                 List.of("fw.out0"), new SynthStats(2, 2, 2, 0, Map.of()));
     }
 
