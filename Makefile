@@ -2,13 +2,14 @@
 #   mk/java.mk   Maven reactor (synthesizer, drivers, controller-app, deploy/embedded)
 #   mk/agent.mk  C++ agent (CMake)
 #   mk/e2e.mk    topologies, embedded host end-to-end tests, demo
+#   mk/karaf.mk  the .oar files in a real Karaf with ONOS 2.7.0's bundles (tests/karaf)
 # Every fragment defines <name>-build, <name>-test, <name>-bench (and may add <name>-fuzz).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 export ROOT
 
-COMPONENTS := java agent e2e
+COMPONENTS := java agent e2e karaf
 include $(foreach c,$(COMPONENTS),mk/$(c).mk)
 
 .PHONY: help deps build test demo bench fuzz clean

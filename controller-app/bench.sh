@@ -2,7 +2,8 @@
 # Controller benchmarks (run by `make bench` through mk/java.mk), each against its baseline in the same run:
 #  - placement quality and query cost (paper figure 8): power of two choices vs uniform random / query-all;
 #  - deployment of FW(1000|4000)->NAPT->LB (paper section 7): controller submit path vs synthesis alone.
-#  - restart recovery of FW1000->NAPT->LB on an agent that lost it: ServerRecovery vs submitting it again.
+#  - restart recovery of FW1000->NAPT->LB on an agent that lost it: ServerRecovery vs submitting it again;
+#  - failover of FW1000->NAPT->LB around a failed offload switch: precomputed backup vs recomputing.
 # Needs `mvn install` first.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -16,3 +17,4 @@ opens=$(grep -o '<metron.addOpens>[^<]*' "$root/pom.xml" | sed 's/<metron.addOpe
 nice java $opens -cp "$cp" org.metron.app.bench.PlacementBench "$root/bench/results"
 nice java $opens -Xss8m -cp "$cp" org.metron.app.bench.DeployBench "$root/bench/results"
 nice java $opens -Xss8m -cp "$cp" org.metron.app.bench.RecoveryBench "$root/bench/results"
+nice java $opens -Xss8m -cp "$cp" org.metron.app.bench.FailoverBench "$root/bench/results"

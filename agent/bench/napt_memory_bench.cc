@@ -2,9 +2,10 @@
 // with the agent's default arguments and the packet pool the agent sizes for one worker and two DPDK ports,
 // builds the SynthRewriter group graph a worker would run, feeds it N distinct new flows in 32-packet batches,
 // and reports the process RSS before and after, plus the CPU cycles per flow creation.
-//   usage: napt_memory_bench [N] [v4|any]   v4: the NAPT pattern sets an IPv4 source, so the table is
-//          IPv4-only (compact); any: a pattern that keeps addresses, so the table takes IPv6 flows too
-//          (full-width keys, the layout every table had before)
+//   usage: napt_memory_bench [N] [v4|any] [declared|grow]   v4: the NAPT pattern sets an IPv4 source, so the
+//          table is IPv4-only (compact); any: a pattern that keeps addresses, so the table takes IPv6 flows too
+//          (full-width keys, the layout every table had before). declared: CAPACITY N (reserved at once); grow:
+//          no CAPACITY, the table grows as the flows arrive (Click's semantics, the default)
 //   output: "result <rss_mb> <rss_before_mb> <insert_cycles_per_flow>"; exit 1 if not every flow got a mapping
 #include <rte_cycles.h>
 #include <sys/resource.h>
@@ -44,8 +45,10 @@ double cpu_seconds() {
 int main(int argc, char** argv) {
   const uint32_t flows = argc > 1 ? static_cast<uint32_t>(std::stoul(argv[1])) : (1u << 20);
   const std::string layout = argc > 2 ? argv[2] : "v4";
-  if (layout != "v4" && layout != "any") {
-    std::fprintf(stderr, "napt_memory_bench: layout must be v4 or any, got '%s'\n", layout.c_str());
+  const std::string sizing = argc > 3 ? argv[3] : "declared";
+  if ((layout != "v4" && layout != "any") || (sizing != "declared" && sizing != "grow")) {
+    std::fprintf(stderr, "napt_memory_bench: expected [N] [v4|any] [declared|grow], got '%s' '%s'\n", layout.c_str(),
+                 sizing.c_str());
     return 2;
   }
   metron::eal_init(metron::eal_default_args("nmem", "0"));
@@ -55,8 +58,9 @@ int main(int argc, char** argv) {
   metron::Graph* g0 = nullptr;
   const double before = rss_mb();
   const std::string pattern = layout == "v4" ? "5.5.5.5 1024-65535 - -" : "- 1024-65535 - -";
-  auto graph = metron::Graph::build("input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN " + pattern +
-                                    ", CAPACITY " + std::to_string(flows) + ") -> Discard;", env);
+  const std::string capacity = sizing == "declared" ? ", CAPACITY " + std::to_string(flows) : "";
+  auto graph = metron::Graph::build(
+      "input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN " + pattern + capacity + ") -> Discard;", env);
   g0 = graph.get();
   const double c0 = cpu_seconds();
   const uint64_t t0 = rte_rdtsc();

@@ -21,6 +21,29 @@ inline int RunAgent(const std::string& args, std::string* out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+// Standalone runs of the agent: a scratch directory (removed afterwards) and an EAL file prefix unique to the
+// test process.
+class StandaloneRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/metron-standalone-" + std::to_string(getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string prefix() const { return "sa" + std::to_string(getpid()); }
+  std::string eal(const std::string& vdevs) {
+    return "--dpdk -l 0 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " + prefix() + " " +
+           vdevs + " --";
+  }
+  // A pcap vdev reading `in` and writing `out` (files in the scratch directory).
+  std::string pcap_port(int n, const std::string& in, const std::string& out) const {
+    return "--vdev net_pcap" + std::to_string(n) + ",rx_pcap=" + dir_ + "/" + in + ",tx_pcap=" + dir_ + "/" + out;
+  }
+  // The EAL of a root process keeps its runtime state here; the agent removes it when it exits.
+  bool runtime_dir_left() const { return std::filesystem::exists("/var/run/dpdk/" + prefix()); }
+  std::string dir_;
+};
+
 // Starts the agent with `--MODE PORT` on `vdev`, whose driver lacks that dispatch mode: it must exit with status 2
 // naming the port and `why`, serve nothing and leave no EAL runtime directory; `--MODE eth9` (no such port) must
 // name the port too.

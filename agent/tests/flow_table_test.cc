@@ -1,10 +1,17 @@
-// FlowTable layout and lifecycle: compact IPv4-only tables, lookups in both directions, record reuse, and that a
-// big table costs resident memory only as flows arrive. Its own test binary so RSS deltas are not muddied by
-// other tests' allocations.
+// FlowTable layout and lifecycle: compact IPv4-only tables, lookups in both directions, record reuse, growth by
+// an incremental rehash, and that a big table costs resident memory only as flows arrive. Its own test binary so
+// RSS deltas are not muddied by other tests' allocations.
 #include <gtest/gtest.h>
 
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <fstream>
 #include <map>
+#include <thread>
 #include <vector>
 #include <string>
 
@@ -104,7 +111,7 @@ TEST(FlowTable, FreedRecordsAreReusedAndFullTableRefuses) {
   FlowTable t("t", 4, 0, false);
   int32_t idx[4];
   for (uint16_t i = 0; i < 4; ++i) ASSERT_GE(idx[i] = t.insert(v4(1, 2, i, 9), v4(7, 2, 100 + i, 9), 0, 0, 1, 0), 0);
-  EXPECT_EQ(t.insert(v4(1, 2, 50, 9), v4(7, 2, 150, 9), 0, 0, 1, 0), -1) << "full";
+  EXPECT_EQ(t.insert(v4(1, 2, 50, 9), v4(7, 2, 150, 9), 0, 0, 1, 0), FlowTable::kFull);
   t.remove(static_cast<uint32_t>(idx[1]));
   t.remove(static_cast<uint32_t>(idx[1]));  // twice is harmless
   EXPECT_EQ(t.size(), 3u);
@@ -172,6 +179,142 @@ TEST(FlowTable, SlicedWalkVisitsEveryFlowLiveThroughoutOnceWhateverChangesBetwee
     EXPECT_EQ(visits[i], 1) << "flow " << i << " was live throughout but not visited";
   }
   EXPECT_GT(kept, kFlows / 2);
+}
+
+// What a core does between batches: maintain() first, then the batch's inserts. A growing table asks the grower
+// thread for room; while that is on its way a full table answers kFull with room_coming() (the test waits, as
+// if the traffic paused: the grower is a thread of this process).
+int32_t insert_as_core(FlowTable& t, const Tuple& orig, const Tuple& mapped, unsigned* waits) {
+  for (;;) {
+    const int32_t r = t.insert(orig, mapped, 0, 0, 1, 1);
+    if (r != FlowTable::kFull || !t.room_coming()) return r;
+    ++*waits;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    t.maintain(rte_rdtsc());
+  }
+}
+
+Tuple orig_of(uint32_t i) { return v4(0x0a000000 + i, 0xc0a80101, static_cast<uint16_t>(1000 + i % 50000), 80); }
+Tuple mapped_of(uint32_t i) { return v4(0x05050505, 0xc0a80101 + i / 60000, static_cast<uint16_t>(1024 + i % 60000), 80); }
+
+// A table without a declared capacity doubles as flows arrive, between batches, off the packet path: every flow
+// stays findable in both directions under its record index throughout (during each rehash too), records keep
+// their index, and the old hashes go away.
+TEST(FlowTable, GrowingTableDoublesAndEveryFlowStaysFindable) {
+  test::eal();
+  FlowTable t("grow", 100, 0, /*ipv6=*/false, /*grows=*/true);
+  EXPECT_TRUE(t.grows());
+  EXPECT_EQ(t.capacity(), FlowTable::kGrowthStep);
+  constexpr uint32_t kFlows = 60000;
+  std::vector<int32_t> idx(kFlows);
+  unsigned waits = 0, checks = 0;
+  for (uint32_t i = 0; i < kFlows; ++i) {
+    if (i % 32 == 0) {
+      t.maintain(rte_rdtsc());
+      // Mid-way through whatever rehash is going on, an earlier flow is found both ways.
+      if (i > 0) {
+        const uint32_t k = (i * 7919u) % i;
+        ASSERT_EQ(t.lookup_one(orig_of(k)), idx[k] << 1) << "flow " << k << " at " << i;
+        ASSERT_EQ(t.lookup_one(reversed(mapped_of(k))), idx[k] << 1 | 1) << "flow " << k << " at " << i;
+        ++checks;
+      }
+    }
+    idx[i] = insert_as_core(t, orig_of(i), mapped_of(i), &waits);
+    ASSERT_GE(idx[i], 0) << "flow " << i << " refused at capacity " << t.capacity();
+  }
+  EXPECT_EQ(t.size(), kFlows);
+  EXPECT_GE(t.capacity(), kFlows);
+  EXPECT_GE(t.growths(), 7u) << "448 -> 57,344 or more";
+  EXPECT_EQ(t.growth_failures(), 0u);
+  // Bulk lookups agree (they consult the old hash for what the new one does not know yet).
+  for (uint32_t i = 0; i < kFlows; i += 32) {
+    const Tuple* keys[32];
+    Tuple ks[32];
+    int32_t out[32];
+    for (uint32_t k = 0; k < 32; ++k) ks[k] = k % 2 ? reversed(mapped_of(i + k)) : orig_of(i + k), keys[k] = &ks[k];
+    t.lookup(keys, 32, out);
+    for (uint32_t k = 0; k < 32; ++k) ASSERT_EQ(out[k], idx[i + k] << 1 | static_cast<int32_t>(k % 2)) << i + k;
+  }
+  for (uint32_t i = 0; i < kFlows; ++i) ASSERT_TRUE(same(t.mapped(static_cast<uint32_t>(idx[i])), mapped_of(i))) << i;
+  std::printf("grew %" PRIu64 " times to %u flows, %u checks mid-growth, waited for the grower %u times\n",
+              t.growths(), t.capacity(), checks, waits);
+}
+
+// During a rehash the core removes flows (expiry), reuses their records for new flows and evicts: lookups of
+// removed flows miss, lookups of new flows in reused records find them, whichever hash holds their keys.
+TEST(FlowTable, RemovalsAndReuseDuringARehashStayCorrect) {
+  test::eal();
+  FlowTable t("rehash", 100, 0, false, true);
+  const uint32_t first = t.capacity();
+  std::vector<int32_t> idx;
+  unsigned waits = 0;
+  // Fill up to the growth request, then wait until the bigger hash is adopted: a rehash is under way.
+  uint32_t i = 0;
+  while (t.capacity() == first) {
+    t.maintain(rte_rdtsc());
+    if (t.size() < first - first / 4 + 1) {
+      idx.push_back(insert_as_core(t, orig_of(i), mapped_of(i), &waits));
+      ASSERT_GE(idx.back(), 0);
+      ++i;
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  const uint32_t before = i;
+  t.maintain(rte_rdtsc());  // moves the first 16 + 2 records' keys
+  ASSERT_TRUE(t.rehashing());
+  // Remove every third flow, insert as many new ones (they take the freed records), without maintain(): the
+  // rehash stays where it is, so removed flows had their keys in both hashes or in the old one only.
+  std::vector<bool> gone(before, false);
+  for (uint32_t k = 0; k < before; k += 3) t.remove(static_cast<uint32_t>(idx[k])), gone[k] = true;
+  for (uint32_t k = 0; k < before; k += 3, ++i) {
+    idx.push_back(t.insert(orig_of(i), mapped_of(i), 0, 0, 1, 1));
+    ASSERT_GE(idx.back(), 0);
+  }
+  for (int round = 0; round < 2; ++round) {  // mid-rehash, then after it
+    for (uint32_t k = 0; k < i; ++k) {
+      if (k < before && gone[k]) {
+        EXPECT_EQ(t.lookup_one(orig_of(k)), -1) << k;
+        EXPECT_EQ(t.lookup_one(reversed(mapped_of(k))), -1) << k;
+      } else {
+        ASSERT_EQ(t.lookup_one(orig_of(k)), idx[k] << 1) << k;
+        ASSERT_EQ(t.lookup_one(reversed(mapped_of(k))), idx[k] << 1 | 1) << k;
+      }
+    }
+    for (int b = 0; b < 1000; ++b) t.maintain(rte_rdtsc());  // finish the rehash
+    EXPECT_FALSE(t.rehashing());
+  }
+}
+
+// A snapshot bigger than a growing table is imported by growing it on the control path (reserve).
+TEST(FlowTable, ReserveGrowsAtOnceOnTheControlPath) {
+  test::eal();
+  FlowTable t("reserve", 100, 0, false, true);
+  ASSERT_TRUE(t.reserve(20000));
+  EXPECT_GE(t.capacity() - t.capacity() / 4, 20000u);
+  for (uint32_t i = 0; i < 20000; ++i) ASSERT_GE(t.insert(orig_of(i), mapped_of(i), 0, 0, 1, 1), 0) << i;
+  FlowTable fixed("fixed", 100, 0, false, false);
+  EXPECT_FALSE(fixed.reserve(101)) << "a declared capacity does not grow";
+  EXPECT_TRUE(fixed.reserve(100));
+}
+
+// The memory a declared table reserves is what reserve_bytes() says, within rte_hash's own bookkeeping; the
+// per-flow bound covers every capacity.
+TEST(FlowTable, ReserveBytesMatchesTheHeap) {
+  test::eal();
+  for (uint32_t cap : {1000u, 65536u, 100000u, 300000u}) {
+    rte_malloc_socket_stats a{}, b{};
+    rte_malloc_get_socket_stats(0, &a);
+    {
+      FlowTable t("bytes", cap, 0, false);
+      rte_malloc_get_socket_stats(0, &b);
+    }
+    const double used = static_cast<double>(b.heap_allocsz_bytes - a.heap_allocsz_bytes);
+    const double said = static_cast<double>(FlowTable::reserve_bytes(cap, false));
+    EXPECT_NEAR(used / said, 1.0, 0.02) << cap << ": heap " << used << " vs " << said;
+    EXPECT_LE(said / cap, FlowTable::max_bytes_per_flow(false)) << cap;
+    EXPECT_LE(FlowTable::reserve_bytes(cap, true) / cap, FlowTable::max_bytes_per_flow(true)) << cap;
+  }
 }
 
 TEST(FlowTable, BigTableBecomesResidentOnlyAsFlowsArrive) {

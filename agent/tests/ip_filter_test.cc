@@ -3,8 +3,12 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <array>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "core/annotations.h"
@@ -245,6 +249,40 @@ TEST(IPFilterElement, RuleToUnconnectedOutputIsAConfigError) {
     EXPECT_EQ(std::string(e.what()),
               "1:39: element 'f' (IPFilter): rule '3 tcp' sends to output 3 but only 1 output(s) are connected");
   }
+}
+
+// FastClick's `file PATH`: a standalone configuration reads the rules (IPFilter) or patterns (IPClassifier, one
+// output per line) from the file, a trailing comma as GenerateIPFilterRules writes it dropped; a group
+// configuration from the controller may not name files on the agent's host.
+TEST(IPFilterElement, RuleFilesInStandaloneConfigsOnly) {
+  const std::string path = "/tmp/metron-ipf-" + std::to_string(getpid());
+  std::ofstream(path) << "  tcp dst port 80,\n\nudp\n";
+  test::eal();
+  GraphEnv env;
+  env.allow_files = true;
+  test::CollectSink sink(3);
+  env.egress = &sink;
+  auto g = Graph::build("input -> Strip(14) -> MarkIPHeader -> c :: IPClassifier(file " + path +
+                            ", icmp) -> [0]output; c[1] -> [1]output; c[2] -> [2]output;",
+                        env);
+  Flow web, dns, ping;
+  web.proto = 6;
+  ping.proto = 1;
+  PacketBatch b;
+  for (const Flow& f : {web, dns, ping, web}) b.push_back(test::mbuf_of(test::frame(f)));
+  g->push_input(b);
+  EXPECT_EQ(sink.out[0].size(), 2u);
+  EXPECT_EQ(sink.out[1].size(), 1u);
+  EXPECT_EQ(sink.out[2].size(), 1u);
+  try {
+    GroupUnderTest group("input -> Strip(14) -> MarkIPHeader -> f :: IPFilter(file " + path + ") -> [0]output;");
+    FAIL() << "a group configuration read a file of the agent's host";
+  } catch (const ClickError& e) {
+    EXPECT_EQ(std::string(e.what()), "1:53: element 'f' (IPFilter): rule 0: file " + path +
+                                         ": rule files are read in standalone configurations only (a group "
+                                         "configuration carries its rules inline)");
+  }
+  std::remove(path.c_str());
 }
 
 // ---- compiled classifier == first-match reference --------------------------------------------------------------

@@ -56,7 +56,7 @@ std::vector<uint8_t> frame(const Flow& f) {
   if (f.proto == 6 || f.proto == 17) {
     store16(l4, f.sport);
     store16(l4 + 2, f.dport);
-    if (f.proto == 6) l4[12] = 0x50;
+    if (f.proto == 6) l4[12] = 0x50, l4[13] = f.tcp_flags;
     else store16(l4 + 4, static_cast<uint16_t>(l4len));
     uint32_t pseudo = f.ipv6 ? csum_add_bytes(0, p.data() + l3 + 8, 32) : csum_add_bytes(0, p.data() + l3 + 12, 8);
     pseudo += f.proto + static_cast<uint32_t>(l4len);
@@ -69,6 +69,15 @@ std::vector<uint8_t> frame(const Flow& f) {
     store16(l4 + 2, csum_fold(csum_add_bytes(0, l4, l4len)));
   }
   return p;
+}
+
+FrameTuple tuple_of(const std::vector<uint8_t>& f, size_t l3) {
+  const uint8_t* ip = f.data() + l3;
+  char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, ip + 12, s, sizeof s);
+  inet_ntop(AF_INET, ip + 16, d, sizeof d);
+  const uint8_t* l4 = ip + (ip[0] & 0xf) * 4;
+  return {s, d, load16(l4), load16(l4 + 2), ip[9]};
 }
 
 bool ipv4_checksums_ok(const std::vector<uint8_t>& p, size_t l3) {

@@ -22,6 +22,7 @@ struct Flow {
   uint8_t proto = 17;  // 6 tcp, 17 udp, 1 icmp
   uint8_t ttl = 64;
   uint16_t payload = 18;
+  uint8_t tcp_flags = 0;  // TCP only: SYN 0x02, FIN 0x01, RST 0x04, ACK 0x10
   std::string dst_mac = "02:4d:00:01:00:02";
   std::string src_mac = "02:00:00:00:00:01";
   uint16_t vlan = 0;  // 0 = untagged
@@ -32,6 +33,14 @@ struct Flow {
 std::vector<uint8_t> frame(const Flow& f);
 rte_mbuf* mbuf_of(const std::vector<uint8_t>& bytes);
 std::vector<uint8_t> bytes_of(const rte_mbuf* m);
+
+// The addresses, ports and protocol of an IPv4 TCP/UDP frame (IP header at l3).
+struct FrameTuple {
+  std::string src, dst;
+  uint16_t sport = 0, dport = 0;
+  uint8_t proto = 0;
+};
+FrameTuple tuple_of(const std::vector<uint8_t>& frame, size_t l3 = 14);
 
 // Verifies the IPv4 header checksum and the TCP/UDP checksum of a frame (IP at l3 offset).
 bool ipv4_checksums_ok(const std::vector<uint8_t>& frame, size_t l3);

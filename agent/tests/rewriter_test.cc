@@ -1,6 +1,5 @@
 // SynthRewriter / IPRewriter / IPMappers on golden packets, Maglev consistency, timeouts, per-core port shares
 // and flow-state export/import.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "core/click_ast.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 #include "packets.h"
@@ -27,18 +27,7 @@ std::string napt(const std::string& args, unsigned = 0) {
          "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;";
 }
 
-struct Parsed {
-  std::string src, dst;
-  uint16_t sport, dport;
-};
-Parsed parse(const std::vector<uint8_t>& f) {
-  const uint8_t* ip = f.data() + 14;
-  char s[32], d[32];
-  inet_ntop(AF_INET, ip + 12, s, sizeof s);
-  inet_ntop(AF_INET, ip + 16, d, sizeof d);
-  const uint8_t* l4 = ip + (ip[0] & 0xf) * 4;
-  return {s, d, load16(l4), load16(l4 + 2)};
-}
+test::FrameTuple parse(const std::vector<uint8_t>& f) { return test::tuple_of(f); }
 
 TEST(SynthRewriter, NaptTranslatesBothDirectionsWithValidChecksums) {
   for (uint8_t proto : {17, 6}) {
@@ -48,7 +37,7 @@ TEST(SynthRewriter, NaptTranslatesBothDirectionsWithValidChecksums) {
     g.push(test::frame(f));
     g.push(test::frame(f));
     ASSERT_EQ(g.sink.out[0].size(), 2u);
-    const Parsed out = parse(g.sink.out[0][0]);
+    const test::FrameTuple out = parse(g.sink.out[0][0]);
     EXPECT_EQ(out.src, "5.5.5.5");
     EXPECT_EQ(out.dst, "192.168.1.1");
     EXPECT_GE(out.sport, 1024);
@@ -64,7 +53,7 @@ TEST(SynthRewriter, NaptTranslatesBothDirectionsWithValidChecksums) {
     reply.dport = out.sport;
     g.push(test::frame(reply));
     ASSERT_EQ(g.sink.out[1].size(), 1u);
-    const Parsed back = parse(g.sink.out[1][0]);
+    const test::FrameTuple back = parse(g.sink.out[1][0]);
     EXPECT_EQ(back.dst, "10.0.0.1");
     EXPECT_EQ(back.dport, 1234);
     EXPECT_EQ(back.src, "192.168.1.1");
@@ -118,7 +107,7 @@ TEST(SynthRewriter, RoundRobinAndMaglevPools) {
   std::map<std::string, int> share;
   ASSERT_EQ(mg.sink.out[0].size(), 600u);
   for (size_t i = 0; i < 300; ++i) {
-    const Parsed p = parse(mg.sink.out[0][i]);
+    const test::FrameTuple p = parse(mg.sink.out[0][i]);
     EXPECT_EQ(p.dport, 8080);
     EXPECT_EQ(parse(mg.sink.out[0][i + 300]).dst, p.dst);
     ++share[p.dst];
@@ -201,7 +190,7 @@ TEST(SynthRewriter, StateExportImportCarriesMappings) {
   GroupUnderTest b(napt("PATTERN 5.5.5.5 1024-65535 - -"));
   EXPECT_EQ(b.graph->find("rw")->import_state(t, /*merge=*/false), 50u);
   // A reply to a flow mapped by `a` is translated by `b`.
-  const Parsed first = parse(a.sink.out[0][7]);
+  const test::FrameTuple first = parse(a.sink.out[0][7]);
   Flow reply;
   reply.src = "192.168.1.1";
   reply.dst = "5.5.5.5";
@@ -283,6 +272,225 @@ TEST(IPRewriter, BadSpecsNameTheProblem) {
             "1:24: element 'SynthRewriter@1' (SynthRewriter): PATTERN 0 SPORT: expected an integer <= 65535, got '70000'");
   EXPECT_EQ(err("input -> SynthRewriter(PATTERN 1.2.3.4 - ::1 -) -> [0]output;"),
             "1:24: element 'SynthRewriter@1' (SynthRewriter): PATTERN 0: SADDR and DADDR are of different address families");
+}
+
+// ---- capacity: Click's semantics -----------------------------------------------------------------------------
+
+FlowStateStats stats_of(const GroupUnderTest& g, const std::string& element = "rw") {
+  FlowStateStats st;
+  EXPECT_TRUE(g.graph->find(element)->flow_state_stats(&st));
+  return st;
+}
+
+Flow udp_from(uint16_t sport) {
+  Flow f;
+  f.sport = sport;
+  return f;
+}
+
+Flow reply_to(uint16_t mapped_port) {
+  Flow r;
+  r.src = "192.168.1.1";
+  r.dst = "5.5.5.5";
+  r.sport = 80;
+  r.dport = mapped_port;
+  return r;
+}
+
+// Without CAPACITY the table is not the old fixed 65,536 flows: it grows (FlowTable tests cover the growth).
+TEST(SynthRewriter, WithoutCapacityTheTableGrowsInsteadOfFillingUp) {
+  GroupUnderTest g(napt("PATTERN 5.5.5.5 1024-65535 - -"));
+  const FlowStateStats st = stats_of(g);
+  EXPECT_EQ(st.declared_capacity, 0u);
+  EXPECT_EQ(st.capacity, FlowRewriter::kInitialCapacity);
+  EXPECT_GT(st.memory_bytes, 0u);
+}
+
+// A declared capacity is full: as Click's IPRewriter, a new flow evicts the longest idle of the flows past their
+// guarantee, or is refused when every flow is guaranteed; both counted.
+TEST(SynthRewriter, DeclaredCapacityShedsLikeClickAndCountsIt) {
+  GroupUnderTest g(napt("PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 64, GUARANTEE 0.2"));
+  std::vector<std::vector<uint8_t>> first;
+  for (uint16_t i = 0; i < 64; ++i) first.push_back(test::frame(udp_from(static_cast<uint16_t>(2000 + i))));
+  g.push(first);
+  ASSERT_EQ(g.sink.out[0].size(), 64u);
+  std::map<uint16_t, uint16_t> port_of;  // source port -> mapped port
+  for (const auto& f : g.sink.out[0]) port_of[static_cast<uint16_t>(2000 + port_of.size())] = parse(f).sport;
+
+  g.push(test::frame(udp_from(3000)));  // every flow was seen within GUARANTEE: refused
+  FlowStateStats st = stats_of(g);
+  EXPECT_EQ(st.flows, 64u);
+  EXPECT_EQ(st.capacity, 64u);
+  EXPECT_EQ(st.declared_capacity, 64u);
+  EXPECT_EQ(st.refused, 1u);
+  EXPECT_EQ(st.evicted, 0u);
+  EXPECT_EQ(st.mapping_failures, 1u);
+  EXPECT_EQ(g.sink.out[0].size(), 64u);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::vector<std::vector<uint8_t>> refresh;  // flows 2000..2031 are seen again: guaranteed anew
+  for (uint16_t i = 0; i < 32; ++i) refresh.push_back(test::frame(udp_from(static_cast<uint16_t>(2000 + i))));
+  g.push(refresh);
+  g.push(test::frame(udp_from(3001)));  // evicts one idle flow, one of 2032..2063
+  st = stats_of(g);
+  EXPECT_EQ(st.evicted, 1u);
+  EXPECT_EQ(st.refused, 1u);
+  EXPECT_EQ(st.flows, 64u);
+  ASSERT_EQ(g.sink.out[0].size(), 64u + 32u + 1u) << "the new flow is translated";
+  size_t kept = 0;
+  for (const auto& [sport, mapped] : port_of) {
+    const size_t before = g.sink.out[1].size();
+    g.push(test::frame(reply_to(mapped)));
+    const bool translated = g.sink.out[1].size() > before;
+    if (sport < 2032) EXPECT_TRUE(translated) << "guaranteed flow " << sport << " was shed";
+    kept += translated;
+  }
+  EXPECT_EQ(kept, 63u) << "exactly one flow shed";
+}
+
+// A capacity the memory cannot hold is refused when the graph is built, naming the element, the capacity and
+// the memory there is.
+TEST(IPRewriter, CapacityTheMemoryCannotHoldIsRefused) {
+  try {
+    GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> rw :: IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, "
+                     "MAPPING_CAPACITY 60000000) -> Unstrip(14) -> [0]output;");
+    FAIL() << "a 60M-flow table was built in a 512 MB EAL";
+  } catch (const ClickResourceError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("element 'rw' (IPRewriter): MAPPING_CAPACITY 60000000 (flows per core) needs "), std::string::npos)
+        << m;
+    EXPECT_NE(m.find(" MB of DPDK memory for its flow table; "), std::string::npos) << m;
+    EXPECT_NE(m.find(" MB available on NUMA node 0"), std::string::npos) << m;
+  }
+}
+
+// ---- Click's timeouts: IPRewriter follows each flow's TCP/UDP progress ------------------------------------------
+
+// Forward traffic into rw[0], replies into rw[1] (no mapping: drop), rw[k] -> [k]output.
+std::string click_napt(const std::string& kw) {
+  return "input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(dst host 5.5.5.5, -);"
+         "c[1] -> [0]rw :: IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 1, drop, " + kw + "); c[0] -> [1]rw;"
+         "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;";
+}
+
+// Pushes a few packets of an unrelated flow so the incremental expiry sweeps the (small) table.
+void sweep(GroupUnderTest& g) {
+  for (int i = 0; i < 8; ++i) g.push(test::frame(udp_from(9)));
+}
+
+TEST(IPRewriter, TcpFlowsTimeOutByProgressAsInClick) {
+  GroupUnderTest g(click_napt("TCP_NODATA_TIMEOUT 0.1, TCP_TIMEOUT 30, TCP_DONE_TIMEOUT 0.1, UDP_TIMEOUT 30"));
+  auto tcp = [](uint16_t sport, uint8_t flags, uint16_t payload) {
+    Flow f;
+    f.proto = 6, f.sport = sport, f.tcp_flags = flags, f.payload = payload;
+    return f;
+  };
+  auto back = [&](uint16_t port, uint8_t flags, uint16_t payload) {
+    Flow r = reply_to(port);
+    r.proto = 6, r.tcp_flags = flags, r.payload = payload;
+    return r;
+  };
+  // a: data one way only (nodata timeout); b: data both ways (TCP_TIMEOUT); c: data both ways, then FIN both ways
+  // (done timeout).
+  g.push({test::frame(tcp(100, 0x02, 0)), test::frame(tcp(101, 0x02, 0)), test::frame(tcp(102, 0x02, 0))});
+  ASSERT_EQ(g.sink.out[0].size(), 3u);
+  const uint16_t pa = parse(g.sink.out[0][0]).sport, pb = parse(g.sink.out[0][1]).sport,
+                 pc = parse(g.sink.out[0][2]).sport;
+  g.push({test::frame(tcp(100, 0x10, 100)), test::frame(tcp(101, 0x10, 100)), test::frame(tcp(102, 0x10, 100))});
+  g.push({test::frame(back(pb, 0x10, 100)), test::frame(back(pc, 0x10, 100))});
+  g.push({test::frame(tcp(102, 0x11, 0)), test::frame(back(pc, 0x11, 0))});
+  ASSERT_EQ(g.sink.out[1].size(), 3u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  sweep(g);
+  const size_t before = g.sink.out[1].size();
+  g.push(test::frame(back(pa, 0x10, 0)));
+  EXPECT_EQ(g.sink.out[1].size(), before) << "a flow without data both ways outlived TCP_NODATA_TIMEOUT";
+  g.push(test::frame(back(pb, 0x10, 0)));
+  EXPECT_EQ(g.sink.out[1].size(), before + 1) << "an established flow expired before TCP_TIMEOUT";
+  g.push(test::frame(back(pc, 0x10, 0)));
+  EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a closed flow outlived TCP_DONE_TIMEOUT";
+}
+
+TEST(IPRewriter, UdpStreamingFlowsGetTheirOwnTimeout) {
+  GroupUnderTest g(click_napt("UDP_TIMEOUT 0.1, UDP_STREAMING_TIMEOUT 30"));
+  g.push({test::frame(udp_from(100)), test::frame(udp_from(101))});
+  const uint16_t one = parse(g.sink.out[0][0]).sport, streaming = parse(g.sink.out[0][1]).sport;
+  g.push(test::frame(reply_to(streaming)));  // a reply and a third packet: streaming
+  g.push(test::frame(udp_from(101)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  sweep(g);
+  const size_t before = g.sink.out[1].size();
+  g.push(test::frame(reply_to(one)));
+  EXPECT_EQ(g.sink.out[1].size(), before) << "a one-packet flow outlived UDP_TIMEOUT";
+  g.push(test::frame(reply_to(streaming)));
+  EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a streaming flow expired before UDP_STREAMING_TIMEOUT";
+}
+
+// ---- FastClick's configuration forms ---------------------------------------------------------------------------
+
+TEST(IPRewriter, NamedPatternsAndClickPortChoice) {
+  GroupUnderTest g(
+      "pats :: IPRewriterPatterns(NAT 5.5.5.5 1024-65535 - -, SEQ 6.6.6.6 5000-5999# - -);"
+      "input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(src port 7000, -);"
+      "c[0] -> [0]rw :: IPRewriter(pattern NAT 0 1, pattern SEQ 0 1); c[1] -> [1]rw;"
+      "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;");
+  Flow a = udp_from(7000);  // input 0: NAT, whose range holds 7000: Click keeps the source port when it is free
+  g.push(test::frame(a));
+  ASSERT_EQ(g.sink.out[0].size(), 1u);
+  EXPECT_EQ(parse(g.sink.out[0][0]).src, "5.5.5.5");
+  EXPECT_EQ(parse(g.sink.out[0][0]).sport, 7000);
+  Flow b = a;
+  b.src = "10.0.0.2";  // same source port, taken: another port of the range
+  g.push(test::frame(b));
+  ASSERT_EQ(g.sink.out[0].size(), 2u);
+  EXPECT_NE(parse(g.sink.out[0][1]).sport, 7000);
+  std::vector<std::vector<uint8_t>> seq;  // input 1: SEQ, sequential (#) from the range's start
+  for (uint16_t i = 0; i < 3; ++i) seq.push_back(test::frame(udp_from(static_cast<uint16_t>(5100 + i))));
+  g.push(seq);
+  ASSERT_EQ(g.sink.out[0].size(), 5u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(parse(g.sink.out[0][2 + i]).src, "6.6.6.6");
+    EXPECT_EQ(parse(g.sink.out[0][2 + i]).sport, 5000 + i);
+  }
+}
+
+std::string build_error(const std::string& cfg) {
+  try {
+    GroupUnderTest g(cfg);
+  } catch (const ClickError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(IPRewriter, FastClickKeywordsAreTakenAndOthersRefusedByName) {
+  const std::string head = "input -> Strip(14) -> CheckIPHeader -> rw :: IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, ";
+  const std::string tail = ") -> Unstrip(14) -> [0]output;";
+  // Every keyword FastClick's IPRewriter documents, with Click's time units.
+  EXPECT_EQ(build_error(head + "TCP_TIMEOUT 1h, TCP_DONE_TIMEOUT 4min, TCP_NODATA_TIMEOUT 300, TCP_GUARANTEE 5s, "
+                        "UDP_TIMEOUT 300, UDP_STREAMING_TIMEOUT 600, UDP_GUARANTEE 5, TIMEOUT 86400, GUARANTEE 5, "
+                        "REAP_INTERVAL 15min, MAPPING_CAPACITY 1000, DST_ANNO true, HANDLE_MIGRATION false" + tail),
+            "no error");
+  EXPECT_EQ(build_error(head + "CAPACITY 1000, TCP_TIMEOUT 30" + tail), "no error");
+  EXPECT_EQ(build_error(head + "FOO_TIMEOUT 3" + tail),
+            "1:57: element 'rw' (IPRewriter): unknown keyword argument 'FOO_TIMEOUT'");
+  EXPECT_EQ(build_error(head + "REPLY_ANNO 3" + tail),
+            "1:57: element 'rw' (IPRewriter): REPLY_ANNO: not supported (the agent keeps no per-flow packet annotation "
+            "for replies)");
+  EXPECT_EQ(build_error(head + "MAPPING_CAPACITY other" + tail),
+            "1:57: element 'rw' (IPRewriter): MAPPING_CAPACITY: sharing another rewriter's capacity ('other') is not "
+            "supported; give a number of flows per core");
+  EXPECT_EQ(build_error(head + "TCP_TIMEOUT 5 parsecs" + tail),
+            "1:57: element 'rw' (IPRewriter): TCP_TIMEOUT: expected a time in seconds (a non-negative number, optionally "
+            "with a unit s, ms, us, min, h or d), got '5 parsecs'");
+  EXPECT_EQ(build_error("input -> Strip(14) -> CheckIPHeader -> rw :: IPRewriter(pattern NAT 0 0) -> [0]output;"),
+            "1:40: element 'rw' (IPRewriter): input spec 'pattern NAT': no IPRewriterPatterns defines 'NAT'");
+  EXPECT_EQ(build_error("a :: IPRewriterPatterns(NAT 5.5.5.5 - - -); b :: IPRewriterPatterns(NAT 6.6.6.6 - - -);"
+                        "input -> rw :: IPRewriter(pattern NAT 0 0) -> [0]output;"),
+            "1:97: element 'rw' (IPRewriter): pattern 'NAT' is defined by both a and b (IPRewriterPatterns names must "
+            "be distinct)");
+  EXPECT_EQ(build_error("a :: IPRewriterPatterns(NAT 5.5.5.5 - -); input -> [0]output;"),
+            "1:25: element 'a' (IPRewriterPatterns): pattern 0: expected NAME SADDR SPORT DADDR DPORT, got 'NAT 5.5.5.5 - -'");
 }
 
 }  // namespace

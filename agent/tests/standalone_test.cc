@@ -10,56 +10,19 @@
 #include <fstream>
 #include <string>
 
-#include "packets.h"
 #include "agent_cli.h"
+#include "packets.h"
+#include "pcap_file.h"
 
 namespace metron {
 namespace {
 
-void write_pcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
-  std::ofstream out(path, std::ios::binary);
-  const uint32_t hdr[6] = {0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1};
-  out.write(reinterpret_cast<const char*>(hdr), sizeof hdr);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const uint32_t rec[4] = {0, static_cast<uint32_t>(i), static_cast<uint32_t>(frames[i].size()),
-                             static_cast<uint32_t>(frames[i].size())};
-    out.write(reinterpret_cast<const char*>(rec), sizeof rec);
-    out.write(reinterpret_cast<const char*>(frames[i].data()), static_cast<std::streamsize>(frames[i].size()));
-  }
-}
-
-std::vector<std::vector<uint8_t>> read_pcap(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<std::vector<uint8_t>> frames;
-  uint32_t hdr[6];
-  if (!in.read(reinterpret_cast<char*>(hdr), sizeof hdr)) return frames;
-  uint32_t rec[4];
-  while (in.read(reinterpret_cast<char*>(rec), sizeof rec)) {
-    std::vector<uint8_t> f(rec[2]);
-    in.read(reinterpret_cast<char*>(f.data()), rec[2]);
-    frames.push_back(f);
-  }
-  return frames;
-}
+using test::read_pcap;
+using test::write_pcap;
 
 int run(const std::string& args, std::string* out) { return test::RunAgent(args, out); }
 
-class Standalone : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = "/tmp/metron-standalone-" + std::to_string(getpid());
-    mkdir(dir_.c_str(), 0700);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
-  std::string prefix() const { return "sa" + std::to_string(getpid()); }
-  std::string eal(const std::string& vdevs) {
-    return "--dpdk -l 0 --no-huge -m 256 --no-pci --log-level lib.eal:error --file-prefix " + prefix() + " " +
-           vdevs + " --";
-  }
-  // The EAL of a root process keeps its runtime state here; the agent removes it when it exits.
-  bool runtime_dir_left() const { return std::filesystem::exists("/var/run/dpdk/" + prefix()); }
-  std::string dir_;
-};
+using Standalone = test::StandaloneRun;
 
 TEST_F(Standalone, RunsAClickFileOverPcapAndPrintsCounters) {
   std::vector<std::vector<uint8_t>> in;

@@ -275,6 +275,66 @@ TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {
   EXPECT_GT(last, first) << "the stream's group counters did not move under traffic";
 }
 
+// A declared flow-table capacity: the memory it reserves leaves GetResources' flow memory, a full table's shed
+// flows are counted in GetStats per element, and a capacity the memory cannot hold is refused at deploy with
+// RESOURCE_EXHAUSTED naming the element, the capacity and the memory available.
+TEST_F(EngineApiTest, DeclaredFlowCapacityIsReservedAndItsShedsAreExported) {
+  auto resources = [&] {
+    grpc::ClientContext ctx;
+    pb::ServerResources res;
+    EXPECT_TRUE(stub_->GetResources(&ctx, pb::GetResourcesRequest(), &res).ok());
+    return res;
+  };
+  const pb::ServerResources before = resources();
+  EXPECT_GT(before.flow_memory_free_bytes(), 0u);
+  EXPECT_GT(before.flow_entry_bytes(), before.flow_entry_bytes_ipv4());
+  EXPECT_GT(before.flow_entry_bytes_ipv4(), 100u);
+  const std::string napt = "input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
+                           "GUARANTEE 60, CAPACITY ";
+  pb::PipelineStatus st;
+  grpc::Status s = Deploy("chain1", Group("g1", 7, napt + "200000) -> Unstrip(14) -> [0]output;"), &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_LT(resources().flow_memory_free_bytes() + 200000ull * 100, before.flow_memory_free_bytes())
+      << "200,000 declared flows were not reserved";
+  pb::UpdatePipelineRequest u;
+  u.set_pipeline_id("chain1");
+  *u.add_groups() = Group("g1", 7, napt + "16) -> Unstrip(14) -> [0]output;");
+  {
+    grpc::ClientContext ctx;
+    s = stub_->UpdatePipeline(&ctx, u, &st);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  for (uint32_t i = 0; i < 40; ++i) {  // 40 flows into 16: every flow is within its guarantee, 24 are refused
+    test::FrameSpec f = test::MacTagged(7, 3, i);
+    f.sport = static_cast<uint16_t>(1000 + i);
+    sender_->Send(f);
+  }
+  ASSERT_EQ(WaitGroupPackets("g1", 40), 40u);
+  grpc::ClientContext ctx;
+  pb::Stats stats;
+  ASSERT_TRUE(stub_->GetStats(&ctx, pb::StatsRequest(), &stats).ok());
+  ASSERT_EQ(stats.groups_size(), 1);
+  ASSERT_EQ(stats.groups(0).flow_state_size(), 1) << stats.DebugString();
+  const pb::FlowStateStats& fs = stats.groups(0).flow_state(0);
+  EXPECT_EQ(fs.element(), "rw");
+  EXPECT_EQ(fs.kind(), "SynthRewriter");
+  EXPECT_EQ(fs.flows(), 16u);
+  EXPECT_EQ(fs.capacity(), 16u);
+  EXPECT_EQ(fs.declared_capacity(), 16u);
+  EXPECT_EQ(fs.refused(), 24u);
+  EXPECT_EQ(fs.evicted(), 0u);
+  EXPECT_EQ(fs.mapping_failures(), 24u);
+  EXPECT_GT(fs.memory_bytes(), 0u);
+
+  s = Deploy("chain2", Group("h1", 8, napt + "60000000) -> Unstrip(14) -> [0]output;"), &st);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("groups[0].click_config: 1:"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("element 'rw' (SynthRewriter): CAPACITY 60000000 (flows per core) needs "),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_NE(s.error_message().find(" MB available on NUMA node 0"), std::string::npos) << s.error_message();
+}
+
 TEST_F(EngineApiTest, StreamLoadAlertsAsSoonAsACoreOverloads) {
   // 2 ms per frame: 100 frames keep the core busy for 200 ms.
   const uint64_t cycles = rte_get_tsc_hz() / 500;

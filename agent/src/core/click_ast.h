@@ -28,6 +28,12 @@ class ClickError : public std::runtime_error {
   std::string msg_;
 };
 
+// A configuration this server cannot hold (ResourceError from an element: memory for a declared capacity).
+class ClickResourceError : public ClickError {
+ public:
+  using ClickError::ClickError;
+};
+
 struct ElementDecl {
   std::string name;               // declared name, or "Class@N" for anonymous elements
   std::string cls;                // element class; "input"/"output" for a group config's pseudo-ports

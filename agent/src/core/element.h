@@ -37,14 +37,32 @@ struct GraphEnv {
   Port* (*find_port)(void* ctx, const std::string& name) = nullptr;  // standalone FromDevice/ToDevice
   void* port_ctx = nullptr;
   EgressSink* egress = nullptr;  // group graphs: target of `[k]output`
-  // Other elements of the same graph by name (set by Graph::build; e.g. IPRewriter finding its IPMapper).
+  // Other elements of the same graph by name (set by Graph::build; e.g. IPRewriter finding its IPMapper), and
+  // all of them (IPRewriter finding the IPRewriterPatterns that names a pattern).
   Element* (*find_element)(void* ctx, const std::string& name) = nullptr;
+  std::vector<Element*> (*all_elements)(void* ctx) = nullptr;
   void* element_ctx = nullptr;
+  // Standalone configurations, read on the agent's own host: elements may read the files their arguments name
+  // (IPFilter `file PATH`). Group configurations from the controller may not.
+  bool allow_files = false;
   std::string instance;          // unique prefix for DPDK object names (pipeline/group/core)
 };
 
 struct GraphCounters {
   alignas(64) uint64_t drops = 0;
+};
+
+// A stateful element's flow table as the control API reports it (GroupStats.flow_state): any thread may read it.
+struct FlowStateStats {
+  uint64_t flows = 0;              // mappings held
+  uint64_t capacity = 0;           // mappings held before the table grows or sheds
+  uint64_t declared_capacity = 0;  // CAPACITY/MAPPING_CAPACITY, 0 = none: the table grows
+  uint64_t memory_bytes = 0;       // DPDK memory the table reserves
+  uint64_t evicted = 0;            // mappings removed to make room for a new flow (a full table's shed policy)
+  uint64_t refused = 0;            // new flows not mapped because the table was full
+  uint64_t mapping_failures = 0;   // all new flows not mapped: refused, no free port, pattern of another family
+  uint64_t growths = 0;            // times the table doubled
+  uint64_t growth_failures = 0;    // growths the memory could not hold
 };
 
 struct PortCountRange {
@@ -63,6 +81,9 @@ class Element {
   virtual PortCountRange output_range() const { return {1, 1}; }
   // Whether input ports may be left unconnected below the highest used one (`[1]output` without `[0]output`).
   virtual bool sparse_inputs() const { return false; }
+  // Whether an argument starting with an all-caps word is a keyword argument (Click's convention); false for
+  // elements whose positional arguments may start so (IPRewriterPatterns' pattern names).
+  virtual bool takes_keywords() const { return true; }
   // Parses the configuration. Throws ConfigError; the graph builder adds the element name and line:col.
   virtual void configure(Args& args) = 0;
   // Called once ports are connected, before the first packet; allocate tables here (on env.socket_id).
@@ -93,6 +114,8 @@ class Element {
   virtual bool swap_state(Element& other) { return false; }
   // Returns entries imported; throws ConfigError on an invalid table, leaving the element unchanged.
   virtual uint64_t import_state(const agent::v1::StateTable& in, bool merge) { return 0; }
+  // Stateful elements: their flow table's figures; false for the others.
+  virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
   // Counters for the standalone exit report ("count 123"); empty when the element has none.
   virtual void report(std::ostream& os) const {}
 

@@ -317,6 +317,7 @@ void Engine::load_standalone(const std::string& click) {
       return static_cast<Engine*>(ctx)->port(dev);
     };
     env.port_ctx = this;
+    env.allow_files = true;  // the operator's own file on this host (IPFilter `file PATH`, as in FastClick)
     env.instance = "standalone/" + std::to_string(w->core);
     auto plan = std::make_unique<WorkerPlan>();
     plan->standalone.push_back(std::shared_ptr<Graph>(Graph::build(cfg, env)));

@@ -14,6 +14,7 @@
 #include "core/click_ast.h"
 #include "core/state_copy.h"
 #include "core/state_store.h"
+#include "elements/flow_table.h"
 #include "utils/args.h"
 
 namespace metron {
@@ -218,6 +219,13 @@ Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerRes
     n->set_link_up(p->link_up());
   }
   for (uint32_t t : tags) out->add_tags_in_use(t);
+  std::set<int> sockets;
+  for (unsigned c : engine_->cores()) sockets.insert(engine_->socket_of_core(c));
+  uint64_t flow_memory = 0;
+  for (int s : sockets) flow_memory += FlowTable::memory_available(s);
+  out->set_flow_memory_free_bytes(flow_memory);
+  out->set_flow_entry_bytes(static_cast<uint32_t>(FlowTable::max_bytes_per_flow(/*ipv6=*/true)));
+  out->set_flow_entry_bytes_ipv4(static_cast<uint32_t>(FlowTable::max_bytes_per_flow(/*ipv6=*/false)));
   return Status::OK;
 }
 
@@ -320,6 +328,8 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   }
   try {
     out->push_back(std::make_shared<GroupRuntime>(std::move(spec)));
+  } catch (const ClickResourceError& e) {  // e.g. a declared flow-table capacity the memory cannot hold
+    return Status(StatusCode::RESOURCE_EXHAUSTED, f + ".click_config: " + e.what());
   } catch (const ClickError& e) {
     return invalid(f + ".click_config: " + e.what());
   } catch (const std::exception& e) {
@@ -820,6 +830,22 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         c->set_class_id(g->spec().class_ids[i]);
         c->set_packets(g->class_packets(i));
         c->set_bytes(g->class_bytes(i));
+      }
+      for (const auto& e : g->graph().elements()) {
+        FlowStateStats st;
+        if (!e->flow_state_stats(&st)) continue;
+        pb::FlowStateStats* fs = gs->add_flow_state();
+        fs->set_element(e->name());
+        fs->set_kind(e->class_name());
+        fs->set_flows(st.flows);
+        fs->set_capacity(st.capacity);
+        fs->set_declared_capacity(st.declared_capacity);
+        fs->set_memory_bytes(st.memory_bytes);
+        fs->set_evicted(st.evicted);
+        fs->set_refused(st.refused);
+        fs->set_mapping_failures(st.mapping_failures);
+        fs->set_growths(st.growths);
+        fs->set_growth_failures(st.growth_failures);
       }
     }
   }

@@ -35,7 +35,7 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env)
     std::unique_ptr<Element> e = make();
     e->set_identity(d.name, &g->counters_);
     try {
-      Args args(d.args);
+      Args args(d.args, Args::Options{e->takes_keywords(), env.allow_files});
       e->configure(args);
       args.done();
     } catch (const ConfigError& err) {
@@ -101,11 +101,18 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env)
   // 4. Initialise (tables, port lookups).
   GraphEnv genv = env;
   genv.find_element = [](void* ctx, const std::string& name) { return static_cast<Graph*>(ctx)->find(name); };
+  genv.all_elements = [](void* ctx) {
+    std::vector<Element*> all;
+    for (const auto& e : static_cast<Graph*>(ctx)->elements_) all.push_back(e.get());
+    return all;
+  };
   genv.element_ctx = g.get();
   for (size_t i = 0; i < n; ++i) {
     Element& e = *g->elements_[i];
     try {
       e.initialize(genv);
+    } catch (const ResourceError& err) {  // well-formed, but more than this server holds
+      throw ClickResourceError(cfg.elements[i].pos, where(cfg.elements[i]) + err.what());
     } catch (const std::exception& err) {  // bad arguments found late, or a table that cannot be allocated
       throw ClickError(cfg.elements[i].pos, where(cfg.elements[i]) + err.what());
     }

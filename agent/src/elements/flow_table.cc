@@ -1,14 +1,26 @@
 #include "elements/flow_table.h"
 
+#include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_hash.h>
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
+#include <dirent.h>
+#include <rte_eal.h>
+#include <rte_lcore.h>
+
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
 
 namespace metron {
 
@@ -16,44 +28,297 @@ namespace {
 
 std::atomic<unsigned> g_seq{0};
 
+// Two keys per flow; cuckoo hashing fills ~90%, keep headroom so inserts do not fail before the capacity.
+uint32_t hash_entries(uint64_t capacity) { return static_cast<uint32_t>(capacity * 2 + capacity / 16 + 64); }
+
+size_t key_len_of(bool ipv6) { return ipv6 ? sizeof(Tuple) : sizeof(Key4); }
+
 }  // namespace
 
-FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, bool ipv6)
-    : key_len_(ipv6 ? sizeof(Tuple) : sizeof(Key4)),
-      stride_(static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
-      capacity_(capacity) {
-  if (capacity == 0) throw std::runtime_error(name + ": flow table capacity must be positive");
-  const std::string hname = "ft" + std::to_string(g_seq++);
-  rte_hash_parameters p{};
-  p.name = hname.c_str();
-  // Two keys per flow; cuckoo hashing fills ~90%, keep headroom so inserts do not fail before `capacity`.
-  p.entries = capacity * 2 + capacity / 16 + 64;
-  p.key_len = key_len_;
-  p.hash_func = rte_hash_crc;
-  p.hash_func_init_val = 0x4d455452;
-  p.socket_id = socket_id;
-  hash_ = rte_hash_create(&p);
-  // rte_zmalloc does not write memory the heap has never handed out, so untouched records stay non-resident.
-  if (hash_ != nullptr)
-    records_ = static_cast<uint8_t*>(
-        rte_zmalloc_socket("flow_records", static_cast<size_t>(capacity) * stride_, RTE_CACHE_LINE_SIZE, socket_id));
-  if (hash_ == nullptr || records_ == nullptr) {
-    const std::string why = rte_strerror(rte_errno);
-    if (hash_ != nullptr) rte_hash_free(hash_);
-    throw std::runtime_error(name + ": cannot allocate a flow table for " + std::to_string(capacity) +
-                             " flows: " + why);
+// Prepares growth for the tables that ask (FlowTable::maintain) and frees the hashes they retire, off the packet
+// path. One thread for the process, started with the first growing table; it sleeps until woken (or 20 ms). A
+// DPDK control thread, so it runs on the CPUs the EAL leaves to control threads, not on a worker's.
+class FlowTableGrower {
+ public:
+  static FlowTableGrower& instance() {
+    static FlowTableGrower* g = new FlowTableGrower();  // never destroyed: its thread may outlive static teardown
+    return *g;
   }
+  void add(FlowTable* t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tables_.push_back(t);
+    if (!started_) {
+      pthread_t th;
+      if (rte_ctrl_thread_create(&th, "metron-grow", nullptr, &FlowTableGrower::start, this) != 0)
+        throw std::runtime_error("cannot start the flow-table grower thread");
+      pthread_detach(th);
+      started_ = true;
+    }
+  }
+  // Once this returns the grower never touches `t` again (it holds mu_ while it works on a table).
+  void remove(FlowTable* t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    tables_.erase(std::remove(tables_.begin(), tables_.end(), t), tables_.end());
+  }
+  // Any thread, the cores included: no lock taken.
+  void wake() {
+    pending_.store(true, std::memory_order_release);
+    cv_.notify_one();
+  }
+  std::mutex& mutex() { return mu_; }
+
+ private:
+  static void* start(void* self) {
+    static_cast<FlowTableGrower*>(self)->run();
+    return nullptr;
+  }
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return pending_.exchange(false); });
+      for (FlowTable* t : tables_) serve(*t);
+    }
+  }
+  static void serve(FlowTable& t) {
+    if (rte_hash* old = t.retired_.exchange(nullptr, std::memory_order_acquire)) rte_hash_free(old);
+    switch (t.grow_state_.load(std::memory_order_acquire)) {
+      case FlowTable::kWanted: {
+        const uint32_t cap = t.capacity_plain_;
+        if (t.prepare_growth(cap, cap * 2)) {
+          t.grow_state_.store(FlowTable::kReady, std::memory_order_release);
+        } else {
+          t.growth_failures_.add(1);
+          t.grow_state_.store(FlowTable::kFailed, std::memory_order_release);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<bool> pending_{false};
+  std::vector<FlowTable*> tables_;
+  bool started_ = false;
+};
+
+FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, bool ipv6, bool grows)
+    : name_(name),
+      socket_id_(socket_id),
+      key_len_(static_cast<uint32_t>(key_len_of(ipv6))),
+      stride_(static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
+      grows_(grows) {
+  if (capacity == 0) throw std::runtime_error(name + ": flow table capacity must be positive");
+  if (capacity > kMaxCapacity)
+    throw std::runtime_error(name + ": flow table capacity " + std::to_string(capacity) + " above the maximum " +
+                             std::to_string(kMaxCapacity));
+  uint32_t cap = capacity;
+  if (grows) {
+    cap = kGrowthStep;
+    while (cap < capacity) cap *= 2;
+    chunk_bits_ = kChunkBitsMax;
+  } else {
+    chunk_bits_ = 31;  // one chunk holds the whole declared capacity
+  }
+  chunk_mask_ = (1u << chunk_bits_) - 1;
+  if (grows_) FlowTableGrower::instance().add(this);  // first: it may throw, and nothing is allocated yet
+  if (!prepare_growth(0, cap)) {
+    const std::string why = rte_strerror(rte_errno);
+    if (grows_) FlowTableGrower::instance().remove(this);
+    throw std::runtime_error(name + ": cannot allocate a flow table for " + std::to_string(cap) + " flows: " + why);
+  }
+  adopt_growth();
 }
 
 FlowTable::~FlowTable() {
-  rte_hash_free(hash_);
-  rte_free(records_);
+  if (grows_) FlowTableGrower::instance().remove(this);
+  free_hash(hash_);
+  free_hash(old_hash_);
+  free_hash(next_hash_);
+  if (rte_hash* old = retired_.exchange(nullptr)) rte_hash_free(old);
+  for (uint8_t*& c : chunks_) rte_free(c), c = nullptr;
+}
+
+void FlowTable::free_hash(rte_hash*& h) {
+  if (h != nullptr) rte_hash_free(h);
+  h = nullptr;
 }
 
 size_t FlowTable::bytes_per_flow() const {
   // rte_hash keeps each key with an 8-byte data pointer, 16-byte aligned.
   const size_t entry = (8 + key_len_ + 15) / 16 * 16;
   return stride_ + 2 * entry;
+}
+
+size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
+  const size_t key_len = key_len_of(ipv6);
+  const size_t stride = sizeof(FlowMeta) + 2 * key_len;
+  const uint64_t entries = hash_entries(capacity), slots = entries + 1;
+  const size_t key_entry = (8 + key_len + 15) / 16 * 16;
+  // What rte_hash_create allocates: buckets of 8 entries (64 B) for entries rounded up to a power of two, a key
+  // store of entries + 1 slots, a ring of free slot ids (4 B each) rounded up to a power of two.
+  return capacity * stride + rte_align64pow2(entries) / 8 * 64 + rte_align64pow2(slots) * 4 + slots * key_entry;
+}
+
+size_t FlowTable::max_bytes_per_flow(bool ipv6) {
+  // Powers of two at most double the buckets and the ring: per flow at most 2 x 2.0625 entries of each, plus the
+  // record and 2.0625 key slots (the constant 64 entries are negligible for the capacities that matter).
+  const size_t key_len = key_len_of(ipv6);
+  const size_t key_entry = (8 + key_len + 15) / 16 * 16;
+  const double per = static_cast<double>(sizeof(FlowMeta) + 2 * key_len) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
+  // ... and the 65 constant entries spread over at least 1,000 flows.
+  return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1;
+}
+
+size_t FlowTable::memory_available(int socket) {
+  rte_malloc_socket_stats st{};
+  size_t bytes = rte_malloc_get_socket_stats(socket, &st) == 0 ? st.heap_freesz_bytes : 0;
+  if (!rte_eal_has_hugepages()) return bytes;
+  const std::string dir = "/sys/devices/system/node/node" + std::to_string(socket) + "/hugepages";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      size_t kb = 0;
+      if (std::sscanf(e->d_name, "hugepages-%zukB", &kb) != 1) continue;
+      std::ifstream in(dir + "/" + e->d_name + "/free_hugepages");
+      size_t pages = 0;
+      if (in >> pages) bytes += pages * kb * 1024;
+    }
+    closedir(d);
+  }
+  return bytes;
+}
+
+bool FlowTable::prepare_growth(uint32_t from, uint32_t to) {
+  // A declared table is one chunk of its capacity; a growing one has whole chunks of 2^16 records (the first
+  // holds every size up to 57,344), allocated when the capacity first reaches into them.
+  const unsigned first = from >> chunk_bits_, last = (to - 1) >> chunk_bits_;
+  const uint64_t per_chunk = grows_ ? uint64_t{1} << chunk_bits_ : to;
+  unsigned added[kMaxChunks], nadded = 0;
+  auto undo = [&] {
+    for (unsigned k = 0; k < nadded; ++k) rte_free(chunks_[added[k]]), chunks_[added[k]] = nullptr;
+  };
+  // rte_zmalloc does not write memory the heap has never handed out, so untouched records stay non-resident.
+  for (unsigned c = first; c <= last; ++c) {
+    if (chunks_[c] != nullptr) continue;
+    chunks_[c] = static_cast<uint8_t*>(
+        rte_zmalloc_socket("flow_records", per_chunk * stride_, RTE_CACHE_LINE_SIZE, socket_id_));
+    if (chunks_[c] == nullptr) return undo(), false;
+    added[nadded++] = c;
+  }
+  const std::string hname = "ft" + std::to_string(g_seq++);
+  rte_hash_parameters p{};
+  p.name = hname.c_str();
+  p.entries = hash_entries(to);
+  p.key_len = key_len_;
+  p.hash_func = rte_hash_crc;
+  p.hash_func_init_val = 0x4d455452;
+  p.socket_id = socket_id_;
+  next_hash_ = rte_hash_create(&p);
+  if (next_hash_ == nullptr) return undo(), false;
+  next_capacity_ = to;
+  return true;
+}
+
+void FlowTable::adopt_growth() {
+  if (hash_ != nullptr) {  // a growth: the keys of the records used so far move over in the next batches
+    old_hash_ = hash_;
+    rehash_at_ = 0;
+    rehash_end_ = fresh_;
+    growths_.add(1);
+  }
+  hash_ = next_hash_;
+  next_hash_ = nullptr;
+  capacity_plain_ = next_capacity_;
+  capacity_.set(capacity_plain_);
+  // Ask for the next size early enough that the grower has it ready before the table is full: with at least a
+  // quarter of the table, and up to half of it or 128k flows, still free.
+  const uint32_t headroom = std::max(capacity_plain_ / 4, std::min(capacity_plain_ / 2, 1u << 17));
+  grow_at_ = grows_ && can_grow() ? capacity_plain_ - headroom : UINT32_MAX;
+  memory_.set(reserve_bytes(capacity_plain_, ipv6()));
+}
+
+void FlowTable::rehash_some(uint32_t n) {
+  for (; n > 0 && rehash_at_ < rehash_end_; --n) {
+    const uint32_t idx = rehash_at_++;
+    if (!meta(idx).live) continue;
+    uint8_t rev[sizeof(Tuple)];
+    encode(reversed(mapped(idx)), rev);
+    // Present already if the record was reused after the adoption: adding again writes the same data.
+    rte_hash_add_key_data(hash_, record(idx) + sizeof(FlowMeta), reinterpret_cast<void*>(uintptr_t{idx} << 1));
+    rte_hash_add_key_data(hash_, rev, reinterpret_cast<void*>(uintptr_t{idx} << 1 | 1));
+  }
+  if (rehash_at_ < rehash_end_) return;
+  // Done: the grower frees the old hash. Its slot is empty (the grower emptied it before preparing this growth);
+  // if not, the old hash stays consulted until the next batch tries again.
+  rte_hash* expected = nullptr;
+  if (!retired_.compare_exchange_strong(expected, old_hash_, std::memory_order_release)) return;
+  old_hash_ = nullptr;
+  FlowTableGrower::instance().wake();
+}
+
+void FlowTable::maintain(uint64_t now) {
+  if (!grows_) return;
+  if (old_hash_ != nullptr) {
+    // Two records per flow created since the last batch, so the old hash is empty before the new one asks to
+    // grow again (at most as many new flows arrive meanwhile as there are records to move).
+    rehash_some(16 + 2 * inserts_);
+    inserts_ = 0;
+    return;
+  }
+  inserts_ = 0;
+  switch (grow_state_.load(std::memory_order_acquire)) {
+    case kReady:
+      adopt_growth();
+      grow_state_.store(kIdle, std::memory_order_relaxed);
+      break;
+    case kIdle:
+      if (size_plain_ >= grow_at_) {
+        grow_state_.store(kWanted, std::memory_order_release);
+        FlowTableGrower::instance().wake();
+      }
+      break;
+    case kFailed:  // the memory was short: ask again a second later
+      if (retry_tsc_ == 0) {
+        retry_tsc_ = now + rte_get_tsc_hz();
+      } else if (now >= retry_tsc_) {
+        retry_tsc_ = 0;
+        grow_state_.store(kWanted, std::memory_order_release);
+        FlowTableGrower::instance().wake();
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+bool FlowTable::reserve(uint32_t n) {
+  if (!grows_) return free_slots() >= n;
+  std::lock_guard<std::mutex> lock(FlowTableGrower::instance().mutex());  // the grower is idle meanwhile
+  if (grow_state_.load(std::memory_order_acquire) == kReady) adopt_growth();
+  grow_state_.store(kIdle, std::memory_order_relaxed);
+  for (;;) {
+    if (old_hash_ != nullptr) {
+      rehash_some(UINT32_MAX);
+      free_hash(old_hash_);  // still here if the retired slot was busy: free it here, off the core
+    }
+    if (rte_hash* old = retired_.exchange(nullptr)) rte_hash_free(old);
+    if (uint64_t{size_plain_} + n <= grow_at_ || (!can_grow() && free_slots() >= n)) return true;
+    if (!can_grow()) return false;
+    if (!prepare_growth(capacity_plain_, capacity_plain_ * 2)) {
+      growth_failures_.add(1);
+      return free_slots() >= n;
+    }
+    adopt_growth();
+  }
+}
+
+int32_t FlowTable::find(const uint8_t* key) const {
+  void* data = nullptr;
+  if (rte_hash_lookup_data(hash_, key, &data) >= 0) return static_cast<int32_t>(reinterpret_cast<uintptr_t>(data));
+  if (old_hash_ != nullptr && rte_hash_lookup_data(old_hash_, key, &data) >= 0)
+    return static_cast<int32_t>(reinterpret_cast<uintptr_t>(data));
+  return -1;
 }
 
 void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const {
@@ -74,6 +339,17 @@ void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const
     rte_hash_lookup_bulk_data(hash_, ptrs, chunk, &hits, data);
     for (unsigned i = 0; i < chunk; ++i)
       out[done + i] = (hits >> i) & 1 ? static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[i])) : -1;
+    if (old_hash_ != nullptr && hits != (chunk == 64 ? ~uint64_t{0} : (uint64_t{1} << chunk) - 1)) {
+      // During a rehash: what the new hash does not know yet may still be in the old one.
+      const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
+      unsigned at[RTE_HASH_LOOKUP_BULK_MAX], nm = 0;
+      for (unsigned i = 0; i < chunk; ++i)
+        if (!((hits >> i) & 1)) miss[nm] = ptrs[i], at[nm++] = i;
+      uint64_t old_hits = 0;
+      rte_hash_lookup_bulk_data(old_hash_, miss, nm, &old_hits, data);
+      for (unsigned k = 0; k < nm; ++k)
+        if ((old_hits >> k) & 1) out[done + at[k]] = static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[k]));
+    }
     done += chunk;
   }
 }
@@ -81,25 +357,24 @@ void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const
 int32_t FlowTable::lookup_one(const Tuple& key) const {
   uint8_t k[sizeof(Tuple)];
   encode(key, k);
-  void* data = nullptr;
-  return rte_hash_lookup_data(hash_, k, &data) >= 0 ? static_cast<int32_t>(reinterpret_cast<uintptr_t>(data)) : -1;
+  return find(k);
 }
 
 int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout,
                           uint64_t now) {
-  if ((orig.v6 || mapped.v6) && !ipv6()) return -1;
-  const uint32_t idx = free_head_ != kNoRecord ? free_head_ : fresh_ < capacity_ ? fresh_ : kNoRecord;
-  if (idx == kNoRecord) return -1;
+  if ((orig.v6 || mapped.v6) && !ipv6()) return kConflict;
+  const uint32_t idx = free_head_ != kNoRecord ? free_head_ : fresh_ < capacity_plain_ ? fresh_ : kNoRecord;
+  if (idx == kNoRecord) return kFull;
   uint8_t fwd[sizeof(Tuple)], rev[sizeof(Tuple)];
   encode(orig, fwd);
   encode(reversed(mapped), rev);
-  void* data = nullptr;
-  if (rte_hash_lookup_data(hash_, fwd, &data) >= 0 || rte_hash_lookup_data(hash_, rev, &data) >= 0) return -1;
-  if (rte_hash_add_key_data(hash_, fwd, reinterpret_cast<void*>(static_cast<uintptr_t>(idx << 1))) != 0) return -1;
-  if (rte_hash_add_key_data(hash_, rev, reinterpret_cast<void*>(static_cast<uintptr_t>(idx << 1 | 1))) != 0) {
-    rte_hash_del_key(hash_, fwd);
-    return -1;
+  if (find(fwd) >= 0 || find(rev) >= 0) return kConflict;
+  int rc = rte_hash_add_key_data(hash_, fwd, reinterpret_cast<void*>(uintptr_t{idx} << 1));
+  if (rc == 0) {
+    rc = rte_hash_add_key_data(hash_, rev, reinterpret_cast<void*>(uintptr_t{idx} << 1 | 1));
+    if (rc != 0) rte_hash_del_key(hash_, fwd);
   }
+  if (rc != 0) return rc == -ENOSPC ? kFull : kConflict;
   uint8_t* r = record(idx);
   FlowMeta& m = meta(idx);
   if (idx == free_head_) free_head_ = m.backend;
@@ -109,10 +384,12 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   m.fout = fout;
   m.rout = rout;
   m.live = 1;
+  m.state = 0;
   m.proto = orig.proto;
   std::memcpy(r + sizeof(FlowMeta), fwd, key_len_);
   encode(mapped, r + sizeof(FlowMeta) + key_len_);
-  ++size_;
+  size_.set(++size_plain_);
+  ++inserts_;
   return static_cast<int32_t>(idx);
 }
 
@@ -121,20 +398,27 @@ void FlowTable::remove(uint32_t idx) {
   if (!m.live) return;
   uint8_t rev[sizeof(Tuple)];
   encode(reversed(mapped(idx)), rev);
-  rte_hash_del_key(hash_, record(idx) + sizeof(FlowMeta));
+  const uint8_t* fwd = record(idx) + sizeof(FlowMeta);
+  rte_hash_del_key(hash_, fwd);
   rte_hash_del_key(hash_, rev);
+  if (old_hash_ != nullptr) {  // a record not rehashed yet has its keys there (or stale ones: gone with it)
+    rte_hash_del_key(old_hash_, fwd);
+    rte_hash_del_key(old_hash_, rev);
+  }
   m.live = 0;
   m.backend = free_head_;
   free_head_ = idx;
-  --size_;
+  size_.set(--size_plain_);
 }
 
 void FlowTable::clear() {
   rte_hash_reset(hash_);
+  free_hash(old_hash_);
   for (uint32_t i = 0; i < fresh_; ++i) meta(i).live = 0;
   fresh_ = 0;
   free_head_ = kNoRecord;
-  size_ = 0;
+  size_plain_ = 0;
+  size_.set(0);
   sweep_ = 0;
 }
 

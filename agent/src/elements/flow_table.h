@@ -1,7 +1,7 @@
 // FlowTable: one core's NAPT/LB mappings. Each flow is one record (metadata, original tuple, mapped tuple)
 // indexed twice in an rte_hash (cuckoo, bulk lookup): by its original tuple (forward packets) and by the reverse
-// of its mapped tuple (replies). Fixed capacity, reserved when the graph is built; no allocation on the packet
-// path. Expiry is incremental: each batch sweeps a few records, so there is never a long stall.
+// of its mapped tuple (replies). No allocation on the packet path. Expiry is incremental: each batch sweeps a few
+// records, so there is never a long stall.
 //
 // Memory is what bounds a core's flow count, so the layout is compact:
 //  - a table whose rewriter can only map IPv4 flows hashes 16-byte keys (rte_hash stores 32 B per key instead of
@@ -9,9 +9,25 @@
 //  - records and hash memory come from DPDK's allocator, which hands out fresh memory without writing it, and
 //    records are taken from a high-water mark before the free list, so a table only becomes resident as flows
 //    arrive: an idle group with CAPACITY 1M costs next to nothing.
+//
+// Capacity (Click's semantics: an IPRewriter holds every flow unless MAPPING_CAPACITY says otherwise):
+//  - a *declared* capacity is reserved whole when the graph is built and never changes; a full table sheds by
+//    the owner's policy (FlowRewriter: Click's, evict an idle flow past its guarantee, else refuse the new one);
+//  - without one the table *grows*: it starts small and doubles whenever it is half to 3/4 full, until DPDK
+//    memory runs out (then it sheds like a declared one, and counts the failed growth).
+// Growing never stalls the core. Records live in fixed-size chunks that never move, so a record keeps its index
+// for its whole life (the sliced walks of core/state_copy.h rely on it) and growing the record space is adding
+// chunks. The hash cannot grow in place: a bigger one replaces it by an incremental rehash. The core, between two
+// batches, asks for growth (an atomic store); a process-wide grower thread allocates the new chunks and the new
+// rte_hash off the packet path and publishes them; the core adopts them at its next batch boundary (O(1): a
+// pointer swap), inserts new flows into the new hash from then on and moves the keys of a few old records into
+// it at every batch (like the ~500 us slices of a state copy, but a few records per batch: 16 plus two per flow
+// the batch created, so the move always finishes before the new table asks to grow again). Until then a lookup
+// that misses the new hash looks in the old one. The grower frees the old hash once the core is done with it.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -60,16 +76,38 @@ struct FlowMeta {
   uint32_t backend;  // pattern index chosen for the flow; the next free record while the record is free
   uint8_t fout;
   uint8_t rout;
-  uint8_t live;
+  uint8_t live : 1;   // 1 while the record holds a flow
+  uint8_t state : 7;  // owner-defined, zero at insert (IPRewriter: TCP/UDP progress for Click's timeouts)
   uint8_t proto;
 };
 static_assert(sizeof(FlowMeta) == 16, "record header");
 
+// A counter or level with one writer (the core) read by other threads (stats): plain loads and stores.
+template <typename T>
+struct Relaxed {
+  std::atomic<T> v{0};
+  T get() const { return v.load(std::memory_order_relaxed); }
+  void set(T x) { v.store(x, std::memory_order_relaxed); }
+  void add(T n) { set(get() + n); }
+};
+
 class FlowTable {
  public:
-  // ipv6: whether IPv6 flows may be inserted (full-width keys); an IPv4-only table refuses them. Throws
-  // std::runtime_error when the memory cannot be had.
-  FlowTable(const std::string& name, uint32_t capacity, int socket_id, bool ipv6);
+  // Results of insert() other than a record index.
+  static constexpr int32_t kConflict = -1;  // a key is already present, or an IPv6 flow in an IPv4-only table
+  static constexpr int32_t kFull = -2;      // no free record (see room_coming())
+  // The largest table: 1024 chunks of 65,536 records.
+  static constexpr uint32_t kMaxCapacity = 1u << 26;
+  // A growing table's sizes: 7/16 of a power of two, so its two keys per flow fill 7/8 of the rte_hash's bucket
+  // entries (which rte_hash rounds up to a power of two; cuckoo inserts start failing past ~90%) and none is
+  // wasted: 1M flows fit a 1.8M table whose hash is as big as a declared 1M table's (BENCHMARKS.md).
+  static constexpr uint32_t kGrowthStep = 7u << 6;  // 448 flows, then 896, ... 57,344, ... 1,835,008, ...
+
+  // ipv6: whether IPv6 flows may be inserted (full-width keys); an IPv4-only table refuses them.
+  // grows: false = `capacity` is declared and final; true = the table starts at the first kGrowthStep doubling
+  // that holds `capacity` and doubles as it fills (see the top of this file). Throws std::runtime_error when the
+  // memory cannot be had.
+  FlowTable(const std::string& name, uint32_t capacity, int socket_id, bool ipv6, bool grows = false);
   ~FlowTable();
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
@@ -77,10 +115,25 @@ class FlowTable {
   // For each key: -1 (miss) or record index << 1 | direction (0 forward, 1 reply).
   void lookup(const Tuple* const* keys, unsigned n, int32_t* out) const;
   int32_t lookup_one(const Tuple& key) const;
-  // Adds a flow; -1 if the table is full, either key is already present, or the flow is IPv6 in an IPv4 table.
+  // Adds a flow: its record index, kFull or kConflict.
   int32_t insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
   void remove(uint32_t idx);
+  // Control path (the core held or not running): empties the table; a grown table keeps its size.
   void clear();
+
+  // Between two batches, on the core: adopts a growth the grower prepared, moves some keys of an ongoing rehash,
+  // asks for growth when 3/4 full. Constant work (a few records).
+  void maintain(uint64_t now);
+  // Control path: makes room for `n` more flows now (import of a snapshot), finishing a rehash and growing here
+  // if need be. False if a declared capacity or the memory cannot hold them.
+  bool reserve(uint32_t n);
+  // Whether lookups still consult the previous hash (a growth's rehash is under way).
+  bool rehashing() const { return old_hash_ != nullptr; }
+  // Whether a full growing table is waiting for room the grower is preparing (a shed would be premature).
+  bool room_coming() const {
+    const uint8_t s = grow_state_.load(std::memory_order_relaxed);
+    return s == kWanted || s == kReady;
+  }
 
   FlowMeta& meta(uint32_t idx) { return *reinterpret_cast<FlowMeta*>(record(idx)); }
   const FlowMeta& meta(uint32_t idx) const { return *reinterpret_cast<const FlowMeta*>(record(idx)); }
@@ -95,8 +148,9 @@ class FlowTable {
     for_each_from(0, fresh_, f);
   }
   // Calls f(idx) for the live records among the `count` from index `from` on and returns the index after them.
-  // A record keeps its index for its whole life (deletes free it in place, inserts never move one), so a walk in
-  // pieces with inserts and deletes in between still visits every record that stays live throughout.
+  // A record keeps its index for its whole life (deletes free it in place, inserts never move one, growth adds
+  // chunks), so a walk in pieces with inserts and deletes in between still visits every record that stays live
+  // throughout.
   template <typename F>
   uint32_t for_each_from(uint32_t from, uint32_t count, F f) const {
     const uint32_t end = count < fresh_ - std::min(from, fresh_) ? from + count : fresh_;
@@ -108,11 +162,24 @@ class FlowTable {
   uint32_t records_used() const { return fresh_; }
 
   bool ipv6() const { return key_len_ == sizeof(Tuple); }
-  uint32_t size() const { return size_; }
-  uint32_t capacity() const { return capacity_; }
-  uint32_t free_slots() const { return capacity_ - size_; }
+  bool grows() const { return grows_; }
+  // Any thread (stats): flows held, flows held before the next growth or shed, DPDK memory reserved.
+  uint32_t size() const { return size_.get(); }
+  uint32_t capacity() const { return capacity_.get(); }
+  uint32_t free_slots() const { return capacity() - size(); }
+  size_t memory_bytes() const { return memory_.get(); }
+  uint64_t growths() const { return growths_.get(); }
+  uint64_t growth_failures() const { return growth_failures_.get(); }
   // Bytes one flow takes in this table (record plus its two hash keys), for capacity planning and tests.
   size_t bytes_per_flow() const;
+  // DPDK memory a table of `capacity` flows reserves (records, hash buckets, keys, free-slot ring).
+  static size_t reserve_bytes(uint64_t capacity, bool ipv6);
+  // An upper bound of reserve_bytes(c, ipv6) / c over capacities of 1,000 flows and more (the hash rounds to
+  // powers of two).
+  static size_t max_bytes_per_flow(bool ipv6);
+  // DPDK memory new tables on NUMA node `socket` can take now: the heap's free bytes, plus, when the EAL uses
+  // hugepages (and so grows its heap on demand), the node's free hugepages.
+  static size_t memory_available(int socket);
 
   // Removes up to `budget` records, checked round-robin, that have been idle longer than their timeout.
   // timeout_of(meta) returns the idle limit in TSC cycles. Returns how many expired.
@@ -120,8 +187,7 @@ class FlowTable {
   unsigned expire(uint64_t now, unsigned budget, TimeoutOf timeout_of) {
     unsigned n = 0;
     for (unsigned i = 0; i < budget && fresh_ > 0; ++i) {
-      const uint32_t idx = sweep_ < fresh_ ? sweep_ : 0;
-      sweep_ = idx + 1;
+      const uint32_t idx = next_swept();
       FlowMeta& m = meta(idx);
       if (m.live && now - m.last_tsc > timeout_of(m)) {
         remove(idx);
@@ -130,11 +196,45 @@ class FlowTable {
     }
     return n;
   }
+  // Shedding a full table: checks records round-robin from the expiry sweep's position, at most `scan` of them
+  // (and each once), until `candidates` live ones idle longer than guarantee_of(meta) TSC cycles are found, and
+  // removes the longest idle of those. False if there was none.
+  template <typename GuaranteeOf>
+  bool evict_one(uint64_t now, unsigned candidates, unsigned scan, GuaranteeOf guarantee_of) {
+    uint32_t victim = kNoRecord;
+    uint64_t idlest = 0;
+    unsigned found = 0;
+    for (uint32_t i = 0, n = std::min<uint32_t>(scan, fresh_); i < n && found < candidates; ++i) {
+      const uint32_t idx = next_swept();
+      const FlowMeta& m = meta(idx);
+      const uint64_t idle = now - m.last_tsc;
+      if (!m.live || idle <= guarantee_of(m)) continue;
+      ++found;
+      if (victim == kNoRecord || idle > idlest) victim = idx, idlest = idle;
+    }
+    if (victim == kNoRecord) return false;
+    remove(victim);
+    return true;
+  }
 
  private:
+  friend class FlowTableGrower;
   static constexpr uint32_t kNoRecord = UINT32_MAX;
-  uint8_t* record(uint32_t idx) { return records_ + static_cast<size_t>(idx) * stride_; }
-  const uint8_t* record(uint32_t idx) const { return records_ + static_cast<size_t>(idx) * stride_; }
+  static constexpr unsigned kMaxChunks = 1024;
+  static constexpr unsigned kChunkBitsMax = 16;
+  // Growth handshake between the core and the grower thread (grow_state_).
+  enum : uint8_t { kIdle, kWanted, kReady, kFailed };
+
+  uint8_t* record(uint32_t idx) { return chunks_[idx >> chunk_bits_] + static_cast<size_t>(idx & chunk_mask_) * stride_; }
+  const uint8_t* record(uint32_t idx) const {
+    return chunks_[idx >> chunk_bits_] + static_cast<size_t>(idx & chunk_mask_) * stride_;
+  }
+  bool can_grow() const { return uint64_t{capacity_plain_} * 2 <= kMaxCapacity; }
+  uint32_t next_swept() {
+    const uint32_t idx = sweep_ < fresh_ ? sweep_ : 0;
+    sweep_ = idx + 1;
+    return idx;
+  }
   // The hashed form of a tuple (key_len_ bytes) and back; inline, they run for every packet.
   void encode(const Tuple& t, uint8_t* key) const {
     if (ipv6()) {
@@ -165,16 +265,41 @@ class FlowTable {
     t.proto = k.proto;
     return t;
   }
+  int32_t find(const uint8_t* key) const;
+  // Allocates the records [from, to) and a hash for `to` flows into next_hash_ / chunks_ (grower thread, or the
+  // control path for reserve()); false, nothing kept, if the memory cannot be had.
+  bool prepare_growth(uint32_t from, uint32_t to);
+  void adopt_growth();
+  // Moves the keys of up to `n` records not yet rehashed into the new hash; frees nothing.
+  void rehash_some(uint32_t n);
+  void free_hash(rte_hash*& h);
 
-  rte_hash* hash_ = nullptr;
-  uint8_t* records_ = nullptr;
+  std::string name_;
+  int socket_id_;
   uint32_t key_len_;
   uint32_t stride_;
-  uint32_t capacity_;
-  uint32_t size_ = 0;
+  bool grows_;
+  unsigned chunk_bits_;
+  uint32_t chunk_mask_;
+  uint8_t* chunks_[kMaxChunks] = {};  // [0, capacity >> chunk_bits_) in use; the grower fills the next ones
+  rte_hash* hash_ = nullptr;
+  uint32_t size_plain_ = 0;            // the core's copy of size_
+  uint32_t capacity_plain_;            // the core's copy of capacity_
   uint32_t sweep_ = 0;
   uint32_t fresh_ = 0;                 // records [0, fresh_) have been used at least once
   uint32_t free_head_ = kNoRecord;     // freed records, linked through FlowMeta::backend
+  // Growth (grows_ only).
+  uint32_t grow_at_ = UINT32_MAX;      // size at which to ask for more room (3/4 of the capacity)
+  rte_hash* old_hash_ = nullptr;       // being rehashed into hash_: keys of records [rehash_at_, rehash_end_)
+  uint32_t rehash_at_ = 0, rehash_end_ = 0;
+  uint32_t inserts_ = 0;               // flows created since the last maintain()
+  uint64_t retry_tsc_ = 0;             // after a failed growth, when to ask again
+  std::atomic<uint8_t> grow_state_{kIdle};
+  rte_hash* next_hash_ = nullptr;      // kReady: the grower's hash for the next capacity
+  uint32_t next_capacity_ = 0;
+  std::atomic<rte_hash*> retired_{nullptr};  // a rehashed-from hash for the grower to free
+  Relaxed<uint32_t> size_, capacity_;
+  Relaxed<uint64_t> memory_, growths_, growth_failures_;
 };
 
 }  // namespace metron

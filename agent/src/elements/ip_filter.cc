@@ -1,9 +1,12 @@
 // IPFilter and IPClassifier over the compiled classifier (acl_classifier.h).
 //   IPFilter(ACTION EXPR, ...): ACTION is allow (output 0), deny/drop, or an output number; unmatched: dropped.
 //   IPClassifier(EXPR, ...): packets matching EXPR i go to output i; unmatched: dropped.
+// Any argument may be FastClick's `file PATH` (standalone configurations only): the file's non-empty lines, in
+// order, stand in its place, one rule (IPFilter) or pattern (IPClassifier, an extension) per line.
 // COMPILE false evaluates the rules one after the other instead (the reference semantics, and what a linear
 // filter program like FastClick's costs: the benchmarks' baseline).
 // Packets must have their IP header marked (CheckIPHeader/MarkIPHeader); others are dropped.
+#include <fstream>
 #include <memory>
 
 #include "core/element.h"
@@ -12,6 +15,43 @@
 namespace metron {
 
 namespace {
+
+struct RuleText {
+  std::string text;
+  std::string where;  // for errors: "rule 3", "rule 0: file rules.txt line 12"
+};
+
+// The element's arguments with every `file PATH` replaced by the file's lines (FastClick's IPFilter reads them
+// so: each line trimmed, empty ones skipped; a trailing comma, as FastClick's GenerateIPFilterRules writes its
+// rules, is dropped). `what` names an argument ("rule", "pattern").
+std::vector<RuleText> expand_files(const Args& args, const std::string& what) {
+  std::vector<RuleText> out;
+  for (size_t i = 0; i < args.positional_count(); ++i) {
+    const std::string where = what + " " + std::to_string(i);
+    const auto w = split_words(args.positional(i));
+    if (w.empty() || w[0] != "file") {
+      out.push_back({args.positional(i), where});
+      continue;
+    }
+    if (w.size() != 2) throw ConfigError(where + ": file takes a single argument, the file name");
+    const std::string path = unquote(w[1]);
+    if (!args.files_allowed())
+      throw ConfigError(where + ": file " + path + ": rule files are read in standalone configurations only (a "
+                        "group configuration carries its rules inline)");
+    std::ifstream in(path);
+    if (!in) throw ConfigError(where + ": file " + path + ": cannot open it");
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++line_no;
+      const size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+      if (b == std::string::npos) continue;
+      std::string rule = line.substr(b, e - b + 1);
+      if (rule.back() == ',') rule.pop_back();
+      out.push_back({rule, where + ": file " + path + " line " + std::to_string(line_no)});
+    }
+  }
+  return out;
+}
 
 class IpClassifierBase : public Element {
  public:
@@ -70,6 +110,8 @@ class IpClassifierBase : public Element {
  protected:
   void configure_common(Args& args) {
     if (auto v = args.take("COMPILE")) compile_ = parse_bool(*v, "COMPILE");
+    // FastClick's flow cache in front of its filter program: the compiled classifier needs none.
+    if (auto v = args.take("CACHING")) parse_bool(*v, "CACHING");
   }
   bool compile_ = true;
   std::vector<IpRule> rules_;
@@ -81,14 +123,14 @@ class IPFilter final : public IpClassifierBase {
   const char* class_name() const override { return "IPFilter"; }
   void configure(Args& args) override {
     configure_common(args);
-    if (args.positional_count() == 0) throw ConfigError("expected at least one rule");
-    for (size_t i = 0; i < args.positional_count(); ++i) {
+    for (const RuleText& r : expand_files(args, "rule")) {
       try {
-        rules_.push_back(parse_ipfilter_rule(args.positional(i)));
+        rules_.push_back(parse_ipfilter_rule(r.text));
       } catch (const ConfigError& e) {
-        throw ConfigError("rule " + std::to_string(i) + ": " + e.what());
+        throw ConfigError(r.where + ": " + e.what());
       }
     }
+    if (rules_.empty()) throw ConfigError("expected at least one rule");
   }
 };
 
@@ -97,18 +139,18 @@ class IPClassifier final : public IpClassifierBase {
   const char* class_name() const override { return "IPClassifier"; }
   void configure(Args& args) override {
     configure_common(args);
-    if (args.positional_count() == 0) throw ConfigError("expected at least one pattern");
-    for (size_t i = 0; i < args.positional_count(); ++i) {
+    for (const RuleText& t : expand_files(args, "pattern")) {
       IpRule r;
-      r.output = static_cast<int>(i);
-      r.text = args.positional(i);
+      r.output = static_cast<int>(rules_.size());
+      r.text = t.text;
       try {
         r.expr = parse_ip_expr(r.text);
       } catch (const ConfigError& e) {
-        throw ConfigError("pattern " + std::to_string(i) + ": " + e.what());
+        throw ConfigError(t.where + ": " + e.what());
       }
       rules_.push_back(std::move(r));
     }
+    if (rules_.empty()) throw ConfigError("expected at least one pattern");
   }
   void initialize(const GraphEnv& env) override {
     if (static_cast<size_t>(noutputs()) != rules_.size())

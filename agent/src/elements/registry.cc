@@ -10,7 +10,7 @@ namespace metron {
   X(FromDevice) X(ToDevice) X(GroupInput) X(GroupOutput) X(Counter) X(AverageCounter) X(Discard) X(Strip)   \
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(StoreEtherAddress) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
   X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
-  X(SynthRewriter) X(IPRewriter) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI) \
+  X(SynthRewriter) X(IPRewriter) X(IPRewriterPatterns) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI) \
   X(SpinCycles)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
@@ -44,6 +44,7 @@ const std::map<std::string, ElementFactory>& classes() {
       {"IPClassifier", make_element_IPClassifier},
       {"SynthRewriter", make_element_SynthRewriter},
       {"IPRewriter", make_element_IPRewriter},
+      {"IPRewriterPatterns", make_element_IPRewriterPatterns},
       {"RoundRobinIPMapper", make_element_RoundRobinIPMapper},
       {"MaglevIPMapper", make_element_MaglevIPMapper},
       {"LookupIPRoute", make_element_LookupIPRoute},

@@ -1,10 +1,12 @@
 // Rewriter elements over FlowRewriter (rewriter.h):
 //   SynthRewriter(PATTERN SADDR SPORT DADDR DPORT, ..., SELECT roundrobin|maglev, TIMEOUT s, TCP_TIMEOUT s,
-//                 UDP_TIMEOUT s, CAPACITY n)  -- the synthesizer's per-class stateful element
+//                 UDP_TIMEOUT s, GUARANTEE s, CAPACITY n)  -- the synthesizer's per-class stateful element
 //                 (docs/contracts.md#synthrewriter): input 0 forward, input 1 replies; output 0 forward, 1 replies.
-//   IPRewriter(INPUTSPEC, ..., TIMEOUT..., CAPACITY n) with INPUTSPEC one of `pattern SADDR SPORT DADDR DPORT
-//                 FOUTPUT ROUTPUT`, `keep FOUTPUT ROUTPUT`, `pass OUTPUT`, `drop`, or the name of a
-//                 RoundRobinIPMapper/MaglevIPMapper element.
+//   IPRewriter(INPUTSPEC, ..., KEYWORDS) as FastClick's (agent/README.md, "FastClick compatibility"): INPUTSPEC
+//                 one of `pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT`, `pattern NAME FOUTPUT ROUTPUT` (an
+//                 IPRewriterPatterns name), `keep FOUTPUT ROUTPUT`, `pass|passthrough|nochange [OUTPUT]`,
+//                 `drop|discard`, or the name of a RoundRobinIPMapper/MaglevIPMapper element.
+//   IPRewriterPatterns(NAME SADDR SPORT DADDR DPORT, ...): named patterns for IPRewriter's `pattern NAME`.
 //   RoundRobinIPMapper / MaglevIPMapper(SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT, ...): pattern pools for
 //                 IPRewriter, chosen per new flow in turn or by consistent hash of the 5-tuple.
 #include <rte_cycles.h>
@@ -68,10 +70,9 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
     }
     const uint32_t idx = static_cast<uint32_t>(r) >> 1;
     const bool reply = r & 1;
-    FlowMeta& meta = rw.table().meta(idx);
-    meta.last_tsc = now;
+    rw.touch(idx, b.pkts[idx_of[j]], l4s[j], reply, now);
     rewrite_packet(b.pkts[idx_of[j]], keys[j], rw.table().rewrite_target(idx, reply), l4s[j]);
-    res[idx_of[j]] = out_of(meta, reply);
+    res[idx_of[j]] = out_of(rw.table().meta(idx), reply);
   }
   (void)self;
 }
@@ -93,7 +94,7 @@ class SynthRewriter final : public Element {
       if (*s == "maglev") how = Select::kMaglev;
       else if (*s != "roundrobin") throw ConfigError("SELECT: expected roundrobin or maglev, got '" + *s + "'");
     }
-    opts_ = FlowRewriter::parse_options(args);
+    opts_ = FlowRewriter::parse_synth_options(args);
     pool_ = std::make_unique<PatternPool>(std::move(pats), how);
   }
   void initialize(const GraphEnv& env) override { rw_.initialize(name(), opts_, env, pool_->patterns()); }
@@ -105,7 +106,8 @@ class SynthRewriter final : public Element {
           if (port == 1) return ++unmapped_, -1;  // replies without a mapping are dropped (contract)
           const uint32_t k = pool_->select(t, flow_hash(t));
           const int32_t idx = rw_.create(t, pool_->patterns()[k], k, now);
-          if (idx < 0) return ++failed_, -1;
+          if (idx < 0) return -1;
+          rw_.touch(static_cast<uint32_t>(idx), m, l4, false, now);
           rewrite_packet(m, t, rw_.table().mapped(idx), l4);
           return 0;
         },
@@ -139,16 +141,17 @@ class SynthRewriter final : public Element {
     o.pool_->set_rr_cursor(rr);
     return true;
   }
+  bool flow_state_stats(FlowStateStats* out) const override { return rw_.stats(out), true; }
   void report(std::ostream& os) const override {
-    os << "flows " << rw_.table().size() << "\nunmapped_replies " << unmapped_ << "\nnot_tcp_udp " << bad_
-       << "\nmapping_failures " << failed_ << "\n";
+    rw_.report(os);
+    os << "unmapped_replies " << unmapped_ << "\nnot_tcp_udp " << bad_ << "\n";
   }
 
  private:
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
   std::unique_ptr<PatternPool> pool_;
-  uint64_t bad_ = 0, unmapped_ = 0, failed_ = 0;
+  uint64_t bad_ = 0, unmapped_ = 0;
 };
 
 // ---- IPMappers -------------------------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ class IPMapperBase : public Element, public PatternSelector {
       auto w = split_words(args.positional(i));
       const std::string what = "pattern " + std::to_string(i);
       if (w.size() != 6) throw ConfigError(what + ": expected SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT");
-      RewritePattern p = parse_rewrite_pattern({w[0], w[1], w[2], w[3]}, what);
+      RewritePattern p = parse_rewrite_pattern({w[0], w[1], w[2], w[3]}, what, RewritePattern::Pick::kSameFirst);
       p.fout = static_cast<uint8_t>(parse_uint(w[4], what + " FOUTPUT", 255));
       p.rout = static_cast<uint8_t>(parse_uint(w[5], what + " ROUTPUT", 255));
       pats.push_back(p);
@@ -192,6 +195,40 @@ class MaglevIPMapper final : public IPMapperBase {
   Select how() const override { return Select::kMaglev; }
 };
 
+// ---- IPRewriterPatterns -----------------------------------------------------------------------------------------
+
+// Named patterns for IPRewriter's `pattern NAME FOUTPUT ROUTPUT` (Click's IPRewriterPatterns): no ports, no
+// packets. Names must be distinct over every IPRewriterPatterns of the configuration (checked by IPRewriter).
+class IPRewriterPatterns final : public Element {
+ public:
+  const char* class_name() const override { return "IPRewriterPatterns"; }
+  PortCountRange input_range() const override { return {0, 0}; }
+  PortCountRange output_range() const override { return {0, 0}; }
+  bool takes_keywords() const override { return false; }  // `NAT 10.0.0.1 ...`: NAT is a name, not a keyword
+  void configure(Args& args) override {
+    for (size_t i = 0; i < args.positional_count(); ++i) {
+      auto w = split_words(args.positional(i));
+      const std::string what = "pattern " + std::to_string(i);
+      if (w.size() != 5) throw ConfigError(what + ": expected NAME SADDR SPORT DADDR DPORT, got '" + args.positional(i) + "'");
+      for (const auto& [name, p] : named_)
+        if (name == w[0]) throw ConfigError(what + ": pattern name '" + name + "' given twice");
+      named_.emplace_back(w[0], parse_rewrite_pattern({w[1], w[2], w[3], w[4]}, what + " (" + w[0] + ")",
+                                                      RewritePattern::Pick::kSameFirst));
+    }
+    if (named_.empty()) throw ConfigError("expected at least one NAME SADDR SPORT DADDR DPORT");
+  }
+  void push(int, PacketBatch& b) override { drop_all(b); }
+  const RewritePattern* find(const std::string& name) const {
+    for (const auto& [n, p] : named_)
+      if (n == name) return &p;
+    return nullptr;
+  }
+  const std::vector<std::pair<std::string, RewritePattern>>& named() const { return named_; }
+
+ private:
+  std::vector<std::pair<std::string, RewritePattern>> named_;
+};
+
 // ---- IPRewriter ------------------------------------------------------------------------------------------------
 
 class IPRewriter final : public Element {
@@ -200,7 +237,7 @@ class IPRewriter final : public Element {
   PortCountRange input_range() const override { return {1, -1}; }
   PortCountRange output_range() const override { return {1, -1}; }
   void configure(Args& args) override {
-    opts_ = FlowRewriter::parse_options(args);
+    opts_ = FlowRewriter::parse_click_options(args);
     for (size_t i = 0; i < args.positional_count(); ++i) specs_.push_back(parse_spec(args.positional(i), i));
     if (specs_.empty()) throw ConfigError("expected at least one input spec");
   }
@@ -209,6 +246,14 @@ class IPRewriter final : public Element {
       throw ConfigError(std::to_string(ninputs()) + " inputs connected but only " + std::to_string(specs_.size()) +
                         " input specs");
     for (Spec& s : specs_) {
+      if (s.kind == Spec::kNamed) {
+        s.kind = Spec::kPattern;
+        s.base = static_cast<uint32_t>(all_.size());
+        RewritePattern p = named_pattern(env, s.mapper_name);
+        p.fout = s.fout, p.rout = s.rout;
+        all_.push_back(p);
+        continue;
+      }
       if (s.kind != Spec::kMapper) continue;
       Element* e = env.find_element != nullptr ? env.find_element(env.element_ctx, s.mapper_name) : nullptr;
       s.mapper = dynamic_cast<PatternSelector*>(e);
@@ -240,7 +285,8 @@ class IPRewriter final : public Element {
             default: k = spec.base + spec.mapper->select(t, flow_hash(t)); break;
           }
           const int32_t idx = rw_.create(t, all_[k], k, now);
-          if (idx < 0) return ++failed_, -1;
+          if (idx < 0) return -1;
+          rw_.touch(static_cast<uint32_t>(idx), m, l4, false, now);
           rewrite_packet(m, t, rw_.table().mapped(idx), l4);
           return all_[k].fout;
         },
@@ -274,42 +320,71 @@ class IPRewriter final : public Element {
       if (o.all_[k].text != all_[k].text || o.all_[k].fout != all_[k].fout || o.all_[k].rout != all_[k].rout) return false;
     return rw_.swap_table(o.rw_);
   }
+  bool flow_state_stats(FlowStateStats* out) const override { return rw_.stats(out), true; }
   void report(std::ostream& os) const override {
-    os << "flows " << rw_.table().size() << "\nnot_tcp_udp " << bad_ << "\nmapping_failures " << failed_ << "\n";
+    rw_.report(os);
+    os << "not_tcp_udp " << bad_ << "\n";
   }
 
  private:
   struct Spec {
-    enum Kind { kPattern, kKeep, kPass, kDrop, kMapper } kind = kDrop;
+    enum Kind { kPattern, kNamed, kPass, kDrop, kMapper } kind = kDrop;
     uint32_t base = 0;  // first index in all_
     int pass_out = 0;
-    std::string mapper_name;
+    uint8_t fout = 0, rout = 0;  // kNamed
+    std::string mapper_name;     // kMapper: the element; kNamed: the pattern
     PatternSelector* mapper = nullptr;
   };
+  // The pattern NAME of the configuration's IPRewriterPatterns elements (names are unique over all of them).
+  static RewritePattern named_pattern(const GraphEnv& env, const std::string& name) {
+    const RewritePattern* found = nullptr;
+    std::string where;
+    for (Element* e : env.all_elements != nullptr ? env.all_elements(env.element_ctx) : std::vector<Element*>{}) {
+      const auto* pats = dynamic_cast<const IPRewriterPatterns*>(e);
+      const RewritePattern* p = pats != nullptr ? pats->find(name) : nullptr;
+      if (p == nullptr) continue;
+      if (found != nullptr)
+        throw ConfigError("pattern '" + name + "' is defined by both " + where + " and " + e->name() +
+                          " (IPRewriterPatterns names must be distinct)");
+      found = p, where = e->name();
+    }
+    if (found == nullptr) throw ConfigError("input spec 'pattern " + name + "': no IPRewriterPatterns defines '" + name + "'");
+    return *found;
+  }
   Spec parse_spec(const std::string& text, size_t i) {
     const std::string what = "input spec " + std::to_string(i);
     auto w = split_words(text);
     Spec s;
     if (w.empty()) throw ConfigError(what + ": empty");
-    if (w[0] == "drop" && w.size() == 1) {
+    auto out = [&](const std::string& v, const char* which) {
+      return static_cast<uint8_t>(parse_uint(v, what + " " + which, 255));
+    };
+    if ((w[0] == "drop" || w[0] == "discard") && w.size() == 1) {
       s.kind = Spec::kDrop;
-    } else if (w[0] == "pass" && w.size() <= 2) {
+    } else if ((w[0] == "pass" || w[0] == "passthrough" || w[0] == "nochange") && w.size() <= 2) {
       s.kind = Spec::kPass;
-      s.pass_out = w.size() == 2 ? static_cast<int>(parse_uint(w[1], what + " OUTPUT", 255)) : 0;
+      s.pass_out = w.size() == 2 ? out(w[1], "OUTPUT") : 0;
     } else if ((w[0] == "pattern" && w.size() == 7) || (w[0] == "keep" && w.size() == 3)) {
-      RewritePattern p = w[0] == "pattern" ? parse_rewrite_pattern({w[1], w[2], w[3], w[4]}, what)
-                                           : parse_rewrite_pattern({"-", "-", "-", "-"}, what);
-      p.fout = static_cast<uint8_t>(parse_uint(w[w.size() - 2], what + " FOUTPUT", 255));
-      p.rout = static_cast<uint8_t>(parse_uint(w[w.size() - 1], what + " ROUTPUT", 255));
+      RewritePattern p = w[0] == "pattern"
+                             ? parse_rewrite_pattern({w[1], w[2], w[3], w[4]}, what, RewritePattern::Pick::kSameFirst)
+                             : parse_rewrite_pattern({"-", "-", "-", "-"}, what);
+      p.fout = out(w[w.size() - 2], "FOUTPUT");
+      p.rout = out(w[w.size() - 1], "ROUTPUT");
       s.kind = Spec::kPattern;
       s.base = static_cast<uint32_t>(all_.size());
       all_.push_back(p);
+    } else if (w[0] == "pattern" && w.size() == 4) {  // a named pattern, resolved once every element is configured
+      s.kind = Spec::kNamed;
+      s.mapper_name = w[1];
+      s.fout = out(w[2], "FOUTPUT");
+      s.rout = out(w[3], "ROUTPUT");
     } else if (w.size() == 1) {
       s.kind = Spec::kMapper;
       s.mapper_name = w[0];
     } else {
-      throw ConfigError(what + ": expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT', 'keep FOUTPUT "
-                        "ROUTPUT', 'pass OUTPUT', 'drop' or a mapper element name, got '" + text + "'");
+      throw ConfigError(what + ": expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT', 'pattern NAME "
+                        "FOUTPUT ROUTPUT', 'keep FOUTPUT ROUTPUT', 'pass OUTPUT', 'drop' or a mapper element name, "
+                        "got '" + text + "'");
     }
     return s;
   }
@@ -317,13 +392,14 @@ class IPRewriter final : public Element {
   FlowRewriter rw_;
   std::vector<Spec> specs_;
   std::vector<RewritePattern> all_;
-  uint64_t bad_ = 0, failed_ = 0;
+  uint64_t bad_ = 0;
 };
 
 }  // namespace
 
 METRON_EXPORT_ELEMENT(SynthRewriter)
 METRON_EXPORT_ELEMENT(IPRewriter)
+METRON_EXPORT_ELEMENT(IPRewriterPatterns)
 METRON_EXPORT_ELEMENT(RoundRobinIPMapper)
 METRON_EXPORT_ELEMENT(MaglevIPMapper)
 

@@ -6,6 +6,7 @@
 // (round robin or Maglev), checksum-preserving rewriting, timeouts and state export/import.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,17 +17,23 @@
 namespace metron {
 
 struct RewritePattern {
+  // How a port of a SPORT range is chosen for a new flow (Click's: the flow's own source port if it is in the
+  // range and free, else a random free one; `L-H#` sequential, `L-H?` random).
+  enum class Pick : uint8_t { kSequential, kSameFirst, kRandom };
   bool set_src = false, set_dst = false, set_sport = false, set_dport = false;
   uint8_t v6 = 0;  // family of the addresses it sets
   uint8_t src[16] = {}, dst[16] = {};
   uint16_t sport_lo = 0, sport_hi = 0;
   uint16_t dport = 0;
+  Pick pick = Pick::kSequential;
   uint8_t fout = 0, rout = 1;  // IPRewriter outputs for new flows and their replies
   std::string text;
 };
 
-// Parses "SADDR SPORT DADDR DPORT" (4 words). Throws ConfigError.
-RewritePattern parse_rewrite_pattern(const std::vector<std::string>& words, const std::string& what);
+// Parses "SADDR SPORT DADDR DPORT" (4 words); a SPORT range without a `#`/`?` suffix picks ports by `pick`.
+// Throws ConfigError.
+RewritePattern parse_rewrite_pattern(const std::vector<std::string>& words, const std::string& what,
+                                     RewritePattern::Pick pick = RewritePattern::Pick::kSequential);
 
 // Whether any of these patterns can map an IPv6 flow.
 bool maps_ipv6(const std::vector<RewritePattern>& patterns);
@@ -74,28 +81,57 @@ bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4);
 // incrementally.
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4);
 
+// Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds.
+struct RewriterTimeouts {
+  double tcp_data = 300;     // TCP with payload seen both ways (TCP_TIMEOUT / TIMEOUT)
+  double tcp_nodata = 300;   // TCP without (TCP_NODATA_TIMEOUT)
+  double tcp_done = 300;     // TCP after FIN both ways or RST (TCP_DONE_TIMEOUT)
+  double udp = 300;          // UDP_TIMEOUT
+  double udp_streaming = 300;  // UDP with 3+ packets, one a reply (UDP_STREAMING_TIMEOUT)
+  double tcp_guarantee = 5;  // a full table never sheds a flow seen this recently (TCP_GUARANTEE / GUARANTEE)
+  double udp_guarantee = 5;  // UDP_GUARANTEE
+  // Whether the elements follow each flow's TCP/UDP progress (IPRewriter); without it (SynthRewriter, whose
+  // contract has one timeout per protocol) the data/nodata/done and streaming timeouts must be equal.
+  bool track = false;
+};
+
 class FlowRewriter {
  public:
   struct Options {
-    uint32_t capacity = 65536;  // flows per core
-    double timeout_s = 300;
-    double tcp_timeout_s = 0;  // 0 = timeout_s
-    double udp_timeout_s = 0;
+    uint32_t capacity = 0;  // declared flows per core (CAPACITY / MAPPING_CAPACITY); 0 = none: the table grows
+    std::string capacity_keyword = "CAPACITY";  // the one given, for errors
+    RewriterTimeouts timeouts;
   };
-  // Parses TIMEOUT, TCP_TIMEOUT, UDP_TIMEOUT, CAPACITY.
-  static Options parse_options(Args& args);
+  // A table without a declared capacity starts with room for this many flows per core, then doubles as needed
+  // (the previous fixed default was 65,536).
+  static constexpr uint32_t kInitialCapacity = FlowTable::kGrowthStep << 7;  // 57,344: one chunk of records
+  // SynthRewriter's keywords (docs/contracts.md): TIMEOUT, TCP_TIMEOUT, UDP_TIMEOUT, GUARANTEE, CAPACITY.
+  static Options parse_synth_options(Args& args);
+  // FastClick's IPRewriter keywords with FastClick's defaults (agent/README.md, "FastClick compatibility").
+  static Options parse_click_options(Args& args);
 
   // patterns: every pattern the element may map new flows with; they decide whether the table must hold IPv6
-  // flows (compact IPv4-only tables take half the memory per flow).
+  // flows (compact IPv4-only tables take half the memory per flow). A declared capacity the memory cannot hold
+  // is refused (ResourceError naming the capacity and the memory available).
   void initialize(const std::string& name, const Options& o, const GraphEnv& env,
                   const std::vector<RewritePattern>& patterns);
   FlowTable& table() { return *table_; }
   const FlowTable& table() const { return *table_; }
 
-  // Creates the mapping of a new forward flow from pattern p (index `backend`); -1 if no port is free.
+  // Creates the mapping of a new forward flow from pattern p (index `backend`); -1 if none can be made (counted:
+  // mapping_failures, and refused when the table was full). A full table sheds first, as Click's does: a flow
+  // idle past its guarantee, the longest idle of a sample, is evicted (counted) for the new one.
   int32_t create(const Tuple& t, const RewritePattern& p, uint32_t backend, uint64_t now);
-  void touch(uint32_t idx, uint64_t now) { table_->meta(idx).last_tsc = now; }
+  // A packet of the flow in record idx passed (reply: in the reply direction); l4 is its TCP/UDP header.
+  void touch(uint32_t idx, rte_mbuf* m, uint8_t* l4, bool reply, uint64_t now) {
+    FlowMeta& meta = table_->meta(idx);
+    meta.last_tsc = now;
+    if (track_) track(meta, m, l4, reply);
+  }
+  // Once per batch, before its lookups: expiry sweep and the table's growth work.
   void expire(uint64_t now);
+  // A new flow whose first packet was not mapped for another reason than the table (e.g. a reply without one).
+  void count_failure() { failures_.add(1); }
 
   // Element::export_state_slice over the table's records (positions are record indexes); `allocator` is the
   // element's allocator state, written with every slice so the last one's is kept.
@@ -106,18 +142,44 @@ class FlowRewriter {
   uint64_t import_state(const agent::v1::StateTable& in, bool merge);
 
   // Exchanges tables and port cursors with `o` (Element::swap_state); false, nothing changed, if the tables
-  // differ in capacity or address family.
+  // differ in declared capacity or address family.
   bool swap_table(FlowRewriter& o);
 
   uint16_t port_cursor() const { return cursor_; }
   void set_port_cursor(uint16_t c) { cursor_ = c; }
 
+  void stats(FlowStateStats* out) const;
+  // "flows N", "capacity N", "evicted N", "refused N", "mapping_failures N" lines of the standalone report.
+  void report(std::ostream& os) const;
+
  private:
+  // Try at most this many ports of a range per new flow (Click tries the whole range).
+  static constexpr uint32_t kPortTries = 256;
+  // A full table evicts the longest idle of the first kEvictCandidates flows past their guarantee found among
+  // at most kEvictScan records (Click evicts the one expiring first of all; a scan of the whole table per new
+  // flow would stall the core).
+  static constexpr unsigned kEvictCandidates = 32;
+  static constexpr unsigned kEvictScan = 1024;
+  int32_t insert_or_shed(const Tuple& t, const Tuple& mapped, const RewritePattern& p, uint32_t backend, uint64_t now);
+  void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply);
+  uint64_t timeout_of(const FlowMeta& m) const { return timeout_[m.proto == 6][m.state & 15]; }
+  uint32_t random() {
+    rng_ ^= rng_ << 13, rng_ ^= rng_ >> 17, rng_ ^= rng_ << 5;
+    return rng_;
+  }
+
   std::unique_ptr<FlowTable> table_;
-  uint64_t tcp_timeout_ = 0, udp_timeout_ = 0;
+  // table_ for stats() on other threads: a take-over's swap_table() exchanges tables while GetStats may read.
+  std::atomic<const FlowTable*> published_{nullptr};
+  uint32_t declared_ = 0;
+  bool track_ = false;
+  uint64_t timeout_[2][16] = {};  // [tcp][state]: idle limit in TSC cycles
+  uint64_t guarantee_[2] = {};    // [tcp]
   uint64_t tsc_hz_ = 1;
   unsigned slot_ = 0, slots_ = 1;
   uint16_t cursor_ = 0;
+  uint32_t rng_ = 0x9e3779b9;
+  Relaxed<uint64_t> evicted_, refused_, failures_;
 };
 
 }  // namespace metron

@@ -36,7 +36,7 @@ uint32_t fnv(const std::string& s, uint32_t seed) {
 
 }  // namespace
 
-RewritePattern parse_rewrite_pattern(const std::vector<std::string>& w, const std::string& what) {
+RewritePattern parse_rewrite_pattern(const std::vector<std::string>& w, const std::string& what, RewritePattern::Pick pick) {
   if (w.size() != 4) throw ConfigError(what + ": expected SADDR SPORT DADDR DPORT, got " + std::to_string(w.size()) + " word(s)");
   RewritePattern p;
   int fam = -1;
@@ -46,7 +46,13 @@ RewritePattern parse_rewrite_pattern(const std::vector<std::string>& w, const st
   }
   if (w[1] != "-") {
     p.set_sport = true;
-    parse_port_range(w[1], what + " SPORT", &p.sport_lo, &p.sport_hi);
+    std::string ports = w[1];
+    p.pick = pick;
+    if (!ports.empty() && (ports.back() == '#' || ports.back() == '?')) {  // Click's sequential / random suffixes
+      p.pick = ports.back() == '#' ? RewritePattern::Pick::kSequential : RewritePattern::Pick::kRandom;
+      ports.pop_back();
+    }
+    parse_port_range(ports, what + " SPORT", &p.sport_lo, &p.sport_hi);
   }
   if (w[2] != "-") {
     p.set_dst = true;
@@ -178,13 +184,67 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 
 // ---- FlowRewriter ----------------------------------------------------------------------------------------------
 
-FlowRewriter::Options FlowRewriter::parse_options(Args& args) {
+namespace {
+
+// CAPACITY / MAPPING_CAPACITY: a number of flows per core. Click also takes another rewriter's name (to share its
+// capacity), which the agent, one table per element and core, cannot do.
+uint32_t parse_capacity(const std::string& keyword, const std::string& v) {
+  if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])))
+    throw ConfigError(keyword + ": sharing another rewriter's capacity ('" + v +
+                      "') is not supported; give a number of flows per core");
+  const auto c = static_cast<uint32_t>(parse_uint(v, keyword, FlowTable::kMaxCapacity));
+  if (c == 0) throw ConfigError(keyword + ": must be at least 1");
+  return c;
+}
+
+}  // namespace
+
+FlowRewriter::Options FlowRewriter::parse_synth_options(Args& args) {
   Options o;
-  if (auto v = args.take("TIMEOUT")) o.timeout_s = parse_double(*v, "TIMEOUT");
-  if (auto v = args.take("TCP_TIMEOUT")) o.tcp_timeout_s = parse_double(*v, "TCP_TIMEOUT");
-  if (auto v = args.take("UDP_TIMEOUT")) o.udp_timeout_s = parse_double(*v, "UDP_TIMEOUT");
-  if (auto v = args.take("CAPACITY")) o.capacity = static_cast<uint32_t>(parse_uint(*v, "CAPACITY", 1u << 26));
-  if (o.capacity == 0) throw ConfigError("CAPACITY: must be at least 1");
+  double timeout = 300;
+  if (auto v = args.take("TIMEOUT")) timeout = parse_seconds(*v, "TIMEOUT");
+  double tcp = timeout, udp = timeout;
+  if (auto v = args.take("TCP_TIMEOUT")) tcp = parse_seconds(*v, "TCP_TIMEOUT");
+  if (auto v = args.take("UDP_TIMEOUT")) udp = parse_seconds(*v, "UDP_TIMEOUT");
+  RewriterTimeouts& t = o.timeouts;
+  t.tcp_data = t.tcp_nodata = t.tcp_done = tcp;
+  t.udp = t.udp_streaming = udp;
+  if (auto v = args.take("GUARANTEE")) t.tcp_guarantee = t.udp_guarantee = parse_seconds(*v, "GUARANTEE");
+  if (auto v = args.take("CAPACITY")) o.capacity = parse_capacity("CAPACITY", *v);
+  return o;
+}
+
+FlowRewriter::Options FlowRewriter::parse_click_options(Args& args) {
+  Options o;
+  RewriterTimeouts& t = o.timeouts;
+  t.track = true;
+  // FastClick's defaults (TCPRewriter/UDPRewriter/IPRewriterBase::configure).
+  t.tcp_data = 86400, t.tcp_nodata = 300, t.tcp_done = 240, t.udp = 300, t.tcp_guarantee = 5, t.udp_guarantee = 5;
+  auto secs = [&](const char* k, double* into) {
+    if (auto v = args.take(k)) *into = parse_seconds(*v, k);
+  };
+  secs("TCP_NODATA_TIMEOUT", &t.tcp_nodata);
+  secs("TCP_GUARANTEE", &t.tcp_guarantee);
+  secs("TIMEOUT", &t.tcp_data);
+  secs("TCP_TIMEOUT", &t.tcp_data);
+  secs("TCP_DONE_TIMEOUT", &t.tcp_done);
+  secs("GUARANTEE", &t.tcp_guarantee);  // IPRewriterBase's, read after TCP_GUARANTEE as in Click
+  secs("UDP_TIMEOUT", &t.udp);
+  t.udp_streaming = t.udp;
+  secs("UDP_STREAMING_TIMEOUT", &t.udp_streaming);
+  secs("UDP_GUARANTEE", &t.udp_guarantee);
+  double reap = 0;  // expiry is incremental here (a few records per batch), so there is no reap timer to set
+  secs("REAP_INTERVAL", &reap);
+  secs("REAP_TIME", &reap);
+  // The agent has no destination-address annotation: elements read the (rewritten) header, which is what
+  // DST_ANNO true would give them. HANDLE_MIGRATION: the agent moves flow state between cores itself.
+  if (auto v = args.take("DST_ANNO")) parse_bool(*v, "DST_ANNO");
+  if (auto v = args.take("HANDLE_MIGRATION")) parse_bool(*v, "HANDLE_MIGRATION");
+  if (args.take("REPLY_ANNO"))
+    throw ConfigError("REPLY_ANNO: not supported (the agent keeps no per-flow packet annotation for replies)");
+  if (auto v = args.take("CAPACITY")) o.capacity = parse_capacity("CAPACITY", *v);
+  if (auto v = args.take("MAPPING_CAPACITY"))
+    o.capacity = parse_capacity("MAPPING_CAPACITY", *v), o.capacity_keyword = "MAPPING_CAPACITY";
   return o;
 }
 
@@ -194,45 +254,143 @@ bool maps_ipv6(const std::vector<RewritePattern>& patterns) {
   return false;
 }
 
+namespace {
+std::string megabytes(size_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  return b;
+}
+}  // namespace
+
 void FlowRewriter::initialize(const std::string& name, const Options& o, const GraphEnv& env,
                               const std::vector<RewritePattern>& patterns) {
-  table_ = std::make_unique<FlowTable>(name, o.capacity, env.socket_id, maps_ipv6(patterns));
+  const bool v6 = maps_ipv6(patterns);
+  declared_ = o.capacity;
+  if (declared_ != 0) {
+    const size_t need = FlowTable::reserve_bytes(declared_, v6), have = FlowTable::memory_available(env.socket_id);
+    if (need > have)
+      throw ResourceError(o.capacity_keyword + " " + std::to_string(declared_) + " (flows per core) needs " + megabytes(need) +
+                          " of DPDK memory for its flow table; " + megabytes(have) + " available on NUMA node " +
+                          std::to_string(env.socket_id));
+    table_ = std::make_unique<FlowTable>(name, declared_, env.socket_id, v6, /*grows=*/false);
+  } else {
+    table_ = std::make_unique<FlowTable>(name, kInitialCapacity, env.socket_id, v6, /*grows=*/true);
+  }
+  published_.store(table_.get(), std::memory_order_release);
   tsc_hz_ = rte_get_tsc_hz();
-  tcp_timeout_ = static_cast<uint64_t>((o.tcp_timeout_s > 0 ? o.tcp_timeout_s : o.timeout_s) * tsc_hz_);
-  udp_timeout_ = static_cast<uint64_t>((o.udp_timeout_s > 0 ? o.udp_timeout_s : o.timeout_s) * tsc_hz_);
+  const RewriterTimeouts& t = o.timeouts;
+  track_ = t.track;
+  if (!track_ && (t.tcp_nodata != t.tcp_data || t.tcp_done != t.tcp_data || t.udp_streaming != t.udp))
+    throw ConfigError("per-state timeouts need flow tracking");
+  auto cycles = [this](double s) { return static_cast<uint64_t>(s * static_cast<double>(tsc_hz_)); };
+  for (unsigned st = 0; st < 16; ++st) {
+    // TCP: bits 1/2 payload seen forward/back, 4/8 FIN forward/back (RST sets both); Click's tcp_flow_timeout.
+    const bool done = (st & 12) == 12, data = (st & 3) == 3;
+    timeout_[1][st] = cycles(done ? t.tcp_done : data ? t.tcp_data : t.tcp_nodata);
+    // UDP: bit 1 a reply seen, bits 2-3 packets seen (up to 3); streaming = 3+ packets, one a reply.
+    timeout_[0][st] = cycles((st & 1) && (st >> 1) >= 3 ? t.udp_streaming : t.udp);
+  }
+  guarantee_[1] = cycles(t.tcp_guarantee);
+  guarantee_[0] = cycles(t.udp_guarantee);
   slot_ = env.slot;
   slots_ = env.slots ? env.slots : 1;
+  rng_ ^= static_cast<uint32_t>(slot_ * 2654435761u);
+}
+
+void FlowRewriter::track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
+  const unsigned dir = reply ? 1 : 0;
+  if (meta.proto != 6) {  // UDP: replies seen, packets counted up to 3
+    const unsigned count = std::min(3u, (meta.state >> 1 & 3u) + 1);
+    meta.state = static_cast<uint8_t>((meta.state & 1) | dir | count << 1);
+    return;
+  }
+  const uint8_t* ip = ip_header(m);
+  const unsigned l3_payload = anno(m).ip_ver == 4 ? load16(ip + 2) - (ip[0] & 0xf) * 4u : load16(ip + 4);
+  const bool payload = l3_payload > (l4[12] >> 4) * 4u;
+  const uint8_t flags = l4[13];
+  uint8_t st = meta.state;
+  if (flags & 0x04) st |= 12;                              // RST: both directions done
+  else if (flags & 0x01) st |= 4 << dir;                   // FIN: this direction done
+  else if ((flags & 0x02) || payload) st &= ~(4 << dir);   // SYN or data: this direction open again
+  if (payload) st |= 1 << dir;
+  meta.state = st & 0x7f;
+}
+
+int32_t FlowRewriter::insert_or_shed(const Tuple& t, const Tuple& mapped, const RewritePattern& p, uint32_t backend,
+                                     uint64_t now) {
+  int32_t idx = table_->insert(t, mapped, backend, p.fout, p.rout, now);
+  // Full: unless the table's growth is on its way, shed as Click does (the flow idle longest of a sample, if idle
+  // past its guarantee, makes room; otherwise the new flow is refused).
+  if (idx == FlowTable::kFull && !table_->room_coming() &&
+      table_->evict_one(now, kEvictCandidates, kEvictScan, [this](const FlowMeta& m) { return guarantee_[m.proto == 6]; })) {
+    evicted_.add(1);
+    idx = table_->insert(t, mapped, backend, p.fout, p.rout, now);
+  }
+  return idx;
 }
 
 int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t backend, uint64_t now) {
-  if ((p.set_src || p.set_dst) && p.v6 != t.v6) return -1;  // pattern of the other address family
+  int32_t idx = FlowTable::kConflict;
+  if ((p.set_src || p.set_dst) && p.v6 != t.v6) return failures_.add(1), -1;  // pattern of the other family
   Tuple mapped = t;
   if (p.set_src) std::memcpy(mapped.src, p.src, 16);
   if (p.set_dst) std::memcpy(mapped.dst, p.dst, 16);
   if (p.set_dport) mapped.dport = p.dport;
   if (!p.set_sport || p.sport_lo == p.sport_hi) {
     if (p.set_sport) mapped.sport = p.sport_lo;
-    return table_->insert(t, mapped, backend, p.fout, p.rout, now);
+    idx = insert_or_shed(t, mapped, p, backend, now);
+  } else {
+    // This core's share of the port range, so cores never hand out the same port.
+    const uint32_t n = static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1;
+    uint32_t lo = p.sport_lo, count = n;
+    if (n >= slots_) {
+      const uint32_t per = n / slots_;
+      lo = p.sport_lo + slot_ * per;
+      count = slot_ + 1 == slots_ ? n - slot_ * per : per;
+    }
+    // Offset in the share of the first port to try, then the following ones (Click's order). cursor_ is the next
+    // offset of a sequential pattern.
+    uint32_t at;
+    if (p.pick == RewritePattern::Pick::kSequential) at = cursor_ < count ? cursor_ : 0;
+    else if (p.pick == RewritePattern::Pick::kSameFirst && t.sport >= lo && t.sport - lo < count) at = t.sport - lo;
+    else at = random() % count;
+    for (uint32_t tries = 0; tries < std::min(count, kPortTries) && idx == FlowTable::kConflict; ++tries) {
+      mapped.sport = static_cast<uint16_t>(lo + at);
+      idx = insert_or_shed(t, mapped, p, backend, now);
+      if (tries == 0 && p.pick == RewritePattern::Pick::kSameFirst) at = random() % count;  // own port taken
+      else at = at + 1 == count ? 0 : at + 1;
+      if (p.pick == RewritePattern::Pick::kSequential) cursor_ = static_cast<uint16_t>(at);
+    }
   }
-  // This core's share of the port range, so cores never hand out the same port.
-  const uint32_t n = static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1;
-  uint32_t lo = p.sport_lo, count = n;
-  if (n >= slots_) {
-    const uint32_t per = n / slots_;
-    lo = p.sport_lo + slot_ * per;
-    count = slot_ + 1 == slots_ ? n - slot_ * per : per;
-  }
-  for (uint32_t tries = 0; tries < std::min<uint32_t>(count, 64); ++tries) {
-    cursor_ = static_cast<uint16_t>(cursor_ + 1 >= count ? 0 : cursor_ + 1);
-    mapped.sport = static_cast<uint16_t>(lo + cursor_);
-    const int32_t idx = table_->insert(t, mapped, backend, p.fout, p.rout, now);
-    if (idx >= 0) return idx;
-  }
+  if (idx >= 0) return idx;
+  if (idx == FlowTable::kFull) refused_.add(1);
+  failures_.add(1);
   return -1;
 }
 
 void FlowRewriter::expire(uint64_t now) {
-  table_->expire(now, 8, [this](const FlowMeta& m) { return m.proto == 6 ? tcp_timeout_ : udp_timeout_; });
+  table_->maintain(now);
+  table_->expire(now, 8, [this](const FlowMeta& m) { return timeout_of(m); });
+}
+
+void FlowRewriter::stats(FlowStateStats* out) const {
+  const FlowTable& t = *published_.load(std::memory_order_acquire);
+  out->flows = t.size();
+  out->capacity = t.capacity();
+  out->declared_capacity = declared_;
+  out->memory_bytes = t.memory_bytes();
+  out->evicted = evicted_.get();
+  out->refused = refused_.get();
+  out->mapping_failures = failures_.get();
+  out->growths = t.growths();
+  out->growth_failures = t.growth_failures();
+}
+
+void FlowRewriter::report(std::ostream& os) const {
+  FlowStateStats s;
+  stats(&s);
+  os << "flows " << s.flows << "\ncapacity " << s.capacity << "\nevicted " << s.evicted << "\nrefused " << s.refused
+     << "\nmapping_failures " << s.mapping_failures << "\n";
 }
 
 namespace {
@@ -278,6 +436,7 @@ uint64_t FlowRewriter::export_slice(agent::v1::StateTable* out, const std::strin
       to_pb(table_->mapped(i), e->mutable_mapped());
       e->set_backend(m.backend);
       e->set_idle_ms((now - m.last_tsc) * 1000 / tsc_hz_);
+      e->set_progress(m.state);
     });
     if (at >= table_->records_used()) return Element::kExportDone;
   } while (rte_rdtsc() < deadline_tsc);
@@ -285,8 +444,10 @@ uint64_t FlowRewriter::export_slice(agent::v1::StateTable* out, const std::strin
 }
 
 bool FlowRewriter::swap_table(FlowRewriter& o) {
-  if (table_->capacity() != o.table_->capacity() || table_->ipv6() != o.table_->ipv6()) return false;
+  if (declared_ != o.declared_ || table_->ipv6() != o.table_->ipv6()) return false;
   std::swap(table_, o.table_);
+  published_.store(table_.get(), std::memory_order_release);
+  o.published_.store(o.table_.get(), std::memory_order_release);
   std::swap(cursor_, o.cursor_);
   return true;
 }
@@ -296,34 +457,48 @@ uint64_t FlowRewriter::import_state(const agent::v1::StateTable& in, bool merge)
     Tuple orig, mapped;
     uint32_t backend;
     uint64_t idle_ms;
+    uint8_t progress;
   };
   std::vector<Item> items;
   items.reserve(in.entries_size());
   for (int i = 0; i < in.entries_size(); ++i) {
     const auto& e = in.entries(i);
     const std::string f = "entries[" + std::to_string(i) + "]";
-    Item it{from_pb(e.key(), f + ".key"), from_pb(e.mapped(), f + ".mapped"), e.backend(), e.idle_ms()};
+    Item it{from_pb(e.key(), f + ".key"), from_pb(e.mapped(), f + ".mapped"), e.backend(), e.idle_ms(),
+            static_cast<uint8_t>(e.progress() & 0x7f)};
     if (it.orig.v6 != it.mapped.v6 || it.orig.proto != it.mapped.proto)
       throw ConfigError(f + ": key and mapped differ in address family or protocol");
     if (it.orig.v6 && !table_->ipv6())
       throw ConfigError(f + ".key: an IPv6 flow, but this element's patterns only map IPv4 flows");
     items.push_back(it);
   }
-  const uint32_t room = merge ? table_->free_slots() : table_->capacity();
-  if (items.size() > room)
-    throw ConfigError(std::to_string(items.size()) + " entries but room for " + std::to_string(room) + " (CAPACITY)");
+  // Room first (a growing table grows here, on the control path), so a refusal leaves the table as it was.
+  const size_t n = items.size();
+  if (declared_ != 0) {
+    const size_t room = merge ? table_->free_slots() : declared_;
+    if (n > room) throw ConfigError(std::to_string(n) + " entries but room for " + std::to_string(room) + " (CAPACITY)");
+  } else if (!table_->reserve(static_cast<uint32_t>(std::min<size_t>(n, FlowTable::kMaxCapacity)))) {
+    throw ConfigError(std::to_string(n) + " entries but the memory holds " + std::to_string(table_->capacity()) +
+                      " flows (the table could not grow)");
+  }
   if (!merge) table_->clear();
   const uint64_t now = rte_rdtsc();
-  uint64_t n = 0;
+  uint64_t imported = 0;
   for (const Item& it : items) {
     const uint64_t idle = static_cast<uint64_t>(static_cast<unsigned __int128>(it.idle_ms) * tsc_hz_ / 1000);
     // A flow idle past its timeout is gone: importing it would let its next packet revive it before the expiry
     // sweep reaches it (state saved across an agent restart comes back older by the downtime).
-    if (idle > (it.orig.proto == 6 ? tcp_timeout_ : udp_timeout_)) continue;
+    FlowMeta probe{};
+    probe.proto = it.orig.proto;
+    probe.state = it.progress;
+    if (idle > timeout_of(probe)) continue;
     // Flows already known here (merge) keep their local mapping.
-    if (table_->insert(it.orig, it.mapped, it.backend, 0, 1, idle < now ? now - idle : 0) >= 0) ++n;
+    const int32_t idx = table_->insert(it.orig, it.mapped, it.backend, 0, 1, idle < now ? now - idle : 0);
+    if (idx < 0) continue;
+    table_->meta(static_cast<uint32_t>(idx)).state = it.progress;
+    ++imported;
   }
-  return n;
+  return imported;
 }
 
 }  // namespace metron

@@ -25,9 +25,9 @@ KeywordArg split_keyword(const std::string& arg) {
   return {arg.substr(0, i), arg.substr(v)};
 }
 
-Args::Args(const std::vector<std::string>& raw) {
+Args::Args(const std::vector<std::string>& raw, Options o) : files_(o.files) {
   for (const auto& a : raw) {
-    KeywordArg k = split_keyword(a);
+    KeywordArg k = o.keywords ? split_keyword(a) : KeywordArg{"", a};
     if (k.keyword.empty()) {
       if (!keywords_.empty()) throw ConfigError("positional argument '" + a + "' after keyword arguments");
       positional_.push_back(a);
@@ -73,6 +73,27 @@ double parse_double(const std::string& s, const std::string& what) {
   double v = std::strtod(s.c_str(), &end);
   if (s.empty() || *end != '\0' || v < 0) bad(what, "a non-negative number", s);
   return v;
+}
+
+double parse_seconds(const std::string& s, const std::string& what) {
+  static const struct {
+    const char* unit;
+    double scale;
+  } units[] = {{"", 1},       {"s", 1},         {"sec", 1},    {"ms", 1e-3}, {"msec", 1e-3}, {"us", 1e-6},
+               {"usec", 1e-6}, {"m", 60},        {"min", 60},   {"h", 3600},  {"hr", 3600},   {"d", 86400},
+               {"day", 86400}};
+  size_t end = s.size();
+  while (end > 0 && std::isalpha(static_cast<unsigned char>(s[end - 1]))) --end;
+  const std::string unit = s.substr(end);
+  for (const auto& u : units)
+    if (unit == u.unit) {
+      char* stop = nullptr;
+      const std::string num = s.substr(0, end);
+      const double v = std::strtod(num.c_str(), &stop);
+      if (num.empty() || *stop != '\0' || v < 0) break;
+      return v * u.scale;
+    }
+  bad(what, "a time in seconds (a non-negative number, optionally with a unit s, ms, us, min, h or d)", s);
 }
 
 bool parse_bool(const std::string& s, const std::string& what) {

@@ -16,6 +16,13 @@ class ConfigError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// A well-formed configuration this server cannot hold (memory for a declared flow-table capacity): refused with
+// RESOURCE_EXHAUSTED instead of INVALID_ARGUMENT.
+class ResourceError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // Splits "KEYWORD rest" when the first word is an all-caps keyword (Click's keyword arguments).
 struct KeywordArg {
   std::string keyword;  // empty for a positional argument
@@ -23,10 +30,20 @@ struct KeywordArg {
 };
 KeywordArg split_keyword(const std::string& arg);
 
-// Positional arguments in order plus keyword arguments; unknown keywords are rejected by take_done().
+// Positional arguments in order plus keyword arguments; unknown keywords are rejected by done().
 class Args {
  public:
-  explicit Args(const std::vector<std::string>& raw);
+  struct Options {
+    // false: every argument is positional, even one that starts with an all-caps word (IPRewriterPatterns'
+    // `NAT 10.0.0.1 1024-65535 - -`).
+    bool keywords = true;
+    // Whether elements may read files named in their arguments (IPFilter `file PATH`): standalone configurations
+    // on the agent's own host, not group configurations sent over the control API.
+    bool files = false;
+  };
+  explicit Args(const std::vector<std::string>& raw) : Args(raw, Options{}) {}
+  Args(const std::vector<std::string>& raw, Options o);
+  bool files_allowed() const { return files_; }
   size_t positional_count() const { return positional_.size(); }
   const std::string& positional(size_t i) const { return positional_.at(i); }
   const std::vector<std::string>& positionals() const { return positional_; }
@@ -40,10 +57,13 @@ class Args {
  private:
   std::vector<std::string> positional_;
   std::vector<KeywordArg> keywords_;
+  bool files_ = false;
 };
 
 uint64_t parse_uint(const std::string& s, const std::string& what, uint64_t max = UINT64_MAX);
 double parse_double(const std::string& s, const std::string& what);
+// Click's SecondsArg: a non-negative number with an optional unit (s/sec, ms/msec, us/usec, m/min, h/hr, d/day).
+double parse_seconds(const std::string& s, const std::string& what);
 bool parse_bool(const std::string& s, const std::string& what);
 // IPv4 in network byte order.
 uint32_t parse_ipv4(const std::string& s, const std::string& what);

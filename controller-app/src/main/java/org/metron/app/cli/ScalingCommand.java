@@ -10,6 +10,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
+import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
@@ -78,6 +79,9 @@ public class ScalingCommand extends MetronCommand {
                         MetronText.list(e.coresAfter()), MetronText.list(e.moved()), e.outcome(),
                         e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
                         e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
+            }
+            for (FlowStateAlert a : scaling().flowStateAlerts(id)) {
+                print("    %s flow state shed: %s", MetronText.time(a.atMs()), a);
             }
         }
     }

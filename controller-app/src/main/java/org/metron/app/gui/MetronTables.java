@@ -52,7 +52,7 @@ public final class MetronTables {
 
     /** Every table, in the order the views show them. */
     public static final List<ViewTable> ALL = List.of(PROBLEMS, CHAINS, PLACEMENTS, TAGS, CORES,
-            ScalingTables.GROUPS, ScalingTables.HISTORY, RULES, CLASSES);
+            ScalingTables.GROUPS, ScalingTables.HISTORY, ScalingTables.FLOW_STATE, RULES, CLASSES);
 
     private MetronTables() {
     }
@@ -151,7 +151,10 @@ public final class MetronTables {
         return part < 0 ? total : Math.max(total, 0) + part;
     }
 
-    /** What needs an operator: chains that failed, servers that do not answer, scaling that did not complete. */
+    /**
+     * What needs an operator: chains that failed, servers that do not answer, scaling that did not complete,
+     * stateful elements that shed flows.
+     */
     static void problems(MetronService m, ScalingService s, TableModel t) {
         for (Chain c : m.chains()) {
             if (c.state() == ChainState.FAILED) {
@@ -172,5 +175,8 @@ public final class MetronTables {
                                 .toLowerCase(Locale.ROOT).replace('_', ' ') + " at " + MetronText.time(e.atMs()))
                         .cell("subject", e.chain().name())
                         .cell("detail", e.detail().isEmpty() ? e.reason() : e.reason() + ": " + e.detail()));
+        s.flowStateAlerts().forEach(a -> t.addRow().cell("id", "shed/" + a.chain() + "@" + a.atMs() + "/" + a.element())
+                .cell("what", "flow state shed at " + MetronText.time(a.atMs())).cell("subject", a.chain().name())
+                .cell("detail", a.toString()));
     }
 }

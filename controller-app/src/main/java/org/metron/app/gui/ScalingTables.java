@@ -5,6 +5,7 @@ import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.ChainLoad;
+import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
@@ -25,6 +26,11 @@ final class ScalingTables {
             (m, s, t) -> history(s, t), "id", "", "at", "Time", "chain", "Chain", "kind", "Kind",
             "groups", "Groups", "cores", "Cores", "moved", "Moved classes", "outcome", "Outcome",
             "reactionMs", "Reaction (ms)", "steps", "Steps (ms)", "reason", "Reason");
+    static final ViewTable FLOW_STATE = new ViewTable("FlowState",
+            "Flow state shed (stateful elements whose table was full)", "No flow state shed",
+            (m, s, t) -> flowState(s, t), "id", "", "at", "Time", "chain", "Chain", "group", "Group",
+            "server", "Server", "element", "Element", "evicted", "Evicted", "refused", "Refused",
+            "growthFailures", "Growths failed", "flows", "Flows held / capacity");
 
     private ScalingTables() {
     }
@@ -57,5 +63,16 @@ final class ScalingTables {
                         .cell("outcome", e.outcome().name() + (e.detail().isEmpty() ? "" : ": " + e.detail()))
                         .cell("reactionMs", Long.toString(e.reactionMs()))
                         .cell("steps", e.steps().isEmpty() ? MetronText.NONE : e.steps()).cell("reason", e.reason()));
+    }
+
+    /** Stateful elements that shed flows, newest first: what no flow table could hold must be seen. */
+    static void flowState(ScalingService s, TableModel t) {
+        s.flowStateAlerts().stream().sorted(Comparator.comparingLong(FlowStateAlert::atMs).reversed())
+                .forEach(a -> t.addRow().cell("id", a.chain() + "@" + a.atMs() + "/" + a.element())
+                        .cell("at", MetronText.time(a.atMs())).cell("chain", a.chain().name())
+                        .cell("group", a.group()).cell("server", a.server().toString()).cell("element", a.element())
+                        .cell("evicted", Long.toString(a.evicted())).cell("refused", Long.toString(a.refused()))
+                        .cell("growthFailures", Long.toString(a.growthFailures()))
+                        .cell("flows", a.flows() + " / " + a.capacity()));
     }
 }

@@ -48,6 +48,16 @@ final class ChainCompiler implements Function<TargetProfile, CompiledChain> {
     }
 
     /**
+     * The flow state the chain's groups declare (rewriters with CAPACITY / MAPPING_CAPACITY), for placement: taken
+     * from the software-only compile, the most server groups the chain can need (each reserves its capacity).
+     * Chains whose NFs declare none are not compiled for it.
+     */
+    FlowStateDemand flowStateDemand() {
+        boolean declares = spec.nfs().stream().anyMatch(nf -> nf.click().contains("CAPACITY"));
+        return declares ? FlowStateDemand.of(apply(TargetProfile.NONE)) : FlowStateDemand.none();
+    }
+
+    /**
      * Whether {@code compiled}, the chain compiled for {@code done}, is also what compiling for {@code wanted}
      * gives: same profile but for the capacity, every filter entry offloaded (none left to software), and the
      * rules it emitted within {@code wanted}'s capacity (the synthesizer stops offloading only when the next

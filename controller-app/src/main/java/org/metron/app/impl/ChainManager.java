@@ -22,6 +22,7 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.BackupConfiguration;
+import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
@@ -77,6 +78,14 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Duration agentTimeout;
     private final Synthesis synthesis;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
+    /** Computes failover backups off the operations' threads, one chain at a time. */
+    private final java.util.concurrent.ExecutorService backupWorker =
+            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "metron-backups");
+                t.setDaemon(true);
+                t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
+                return t;
+            });
 
     /** A chain's compiled form for the version and profile it was placed with. */
     private static final class Compiled {
@@ -196,7 +205,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
                     compiler);
             ServerChoice sc = full.isPresent() ? null
-                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores);
+                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores,
+                            compiler.flowStateDemand());
             OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
                     sc.server().attachment(sc.nic()).get(), compiler);
             List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
@@ -233,7 +243,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                     continue;
                 }
                 try {
-                    rerouteOne(id);
+                    rerouteOne(id, device);
                     moved.add(id);
                 } catch (MetronException e) {
                     log.warn("Chain {} could not be rerouted around {}: {}", id, device, e.getMessage());
@@ -309,20 +319,79 @@ public final class ChainManager implements MetronService, CompiledChains {
         return moved;
     }
 
-    private void rerouteOne(ChainId id) {
+    /** What a reroute installs: the offload choice, the placement it leads to and the plan of its rules. */
+    private static final class Reroute {
+        final OffloadChoice offload;
+        final Placement placement;
+        final DeploymentPlan plan;
+
+        Reroute(OffloadChoice offload, Placement placement, DeploymentPlan plan) {
+            this.offload = offload;
+            this.placement = placement;
+            this.plan = plan;
+        }
+    }
+
+    /**
+     * Moves a deployed chain's switch rules around a failed device: by a lookup of the backup precomputed for
+     * that device when it still fits (computed for the chain's current placement, every device it uses
+     * available), else by computing a new path and offload device from the current network view.
+     */
+    private void rerouteOne(ChainId id, DeviceId failed) {
+        long t0 = System.nanoTime();
+        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+                + " has installed rules but no placement"));
+        InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
+        Optional<FailoverBackup> backup = store.backups().get(id).map(Versioned::value)
+                .flatMap(b -> b.failover(failed)).filter(b -> fits(b, p, failed));
+        Placement moved;
+        if (backup.isPresent()) {
+            moved = backup.get().moved();
+            store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
+            compiled.remove(id); // compiled again for the new offload profile when asked
+        } else {
+            Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
+            moved = r.placement;
+            store.installed().put(id, deployer.reroute(st, r.plan.switchRules()));
+            compiled.put(id, new Compiled(existing(id).version(), r.offload.compiled()));
+        }
+        store.placements().put(id, moved);
+        String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
+        Chain c = existing(id);
+        store.chains().put(id, c.withState(c.state(), "rerouted around " + failed + " (" + how + ", "
+                + ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
+                .orElse("-")));
+        log.info("Chain {} rerouted around {} {} in {} ms: offload on {}", id, failed, how, ms(t0, System.nanoTime()),
+                moved.offloadDevice().map(Object::toString).orElse("-"));
+        refreshBackups(id);
+    }
+
+    /** A backup fits while the chain still has the placement it was computed for and its devices are up. */
+    private boolean fits(FailoverBackup b, Placement current, DeviceId failed) {
+        return b.basis().equals(current) && b.switchRules().stream().map(r -> r.rule().deviceId()).distinct()
+                .allMatch(d -> !d.equals(failed) && placement.network().device(d).isPresent());
+    }
+
+    private ChainCompiler compilerOf(Chain chain) {
+        return new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis);
+    }
+
+    /**
+     * A new path and offload device for a deployed chain over {@code pe}'s and {@code rp}'s network view (the
+     * current one, or one without a device whose failure is precomputed), keeping server, groups and tags.
+     */
+    private Reroute planReroute(ChainId id, PlacementEngine pe, RulePlanner rp, ChainCompiler compiler) {
         Chain chain = existing(id);
         DeploymentSpec d = chain.deployment();
         Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
-        InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
-        ChainCompiler compiler = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis);
         Optional<MetronServer> server = p.server().flatMap(servers::server);
         if (p.server().isPresent() && server.isEmpty()) {
             throw new MetronException(Fault.AGENT_FAILURE, "server " + p.server().get() + " is gone");
         }
         OffloadChoice oc = server.isPresent()
-                ? placement.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
-                : placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
+                ? pe.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
+                : pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
                 new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
         List<List<Integer>> before = p.groups().stream().map(GroupAssignment::classIds).collect(Collectors.toList());
         List<List<Integer>> after = oc.compiled().groups().stream().map(ClassGroup::classIds)
@@ -336,12 +405,68 @@ public final class ChainManager implements MetronService, CompiledChains {
                 : p.groups().get(0).tag();
         Placement moved = new Placement(id, p.server(), p.nic(), p.egressNic(), Optional.of(oc.device()),
                 oc.profile().name(), p.groups());
-        DeploymentPlan plan = planner.plan(id, d, moved, server, false, oc, marker);
-        store.installed().put(id, deployer.reroute(st, plan));
-        store.placements().put(id, moved);
-        store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-        compiled.put(id, new Compiled(chain.version(), oc.compiled()));
-        log.info("Chain {} rerouted: offload on {}", id, oc.device());
+        return new Reroute(oc, moved, rp.plan(id, d, moved, server, false, oc, marker));
+    }
+
+    /**
+     * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
+     * ingress device, where the chain would go if that device failed. Called after every change of the chain's
+     * placement; a backup computed for an older placement is never used (see {@link #fits}).
+     */
+    public void refreshBackups(ChainId id) {
+        backupWorker.execute(() -> {
+            try {
+                computeBackups(id);
+            } catch (RuntimeException e) {
+                log.debug("Backups of {} not computed: {}", id, e.toString());
+            }
+        });
+    }
+
+    /** Stops computing backups (the hosts call it when they stop; chains stay as they are). */
+    public void close() {
+        backupWorker.shutdownNow();
+    }
+
+    /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
+    public void awaitBackups() {
+        try {
+            backupWorker.submit(() -> { }).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void computeBackups(ChainId id) {
+        Optional<Placement> basis = placement(id);
+        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
+            return;
+        }
+        ChainCompiler compiler = compilerOf(chain.get());
+        Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
+        Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
+        st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
+        candidates.remove(chain.get().deployment().ingressPoint().deviceId()); // nothing routes around it
+        for (DeviceId f : candidates) {
+            NetworkWithout without = new NetworkWithout(placement.network(), f);
+            try {
+                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
+                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.plan.allSwitchRules()));
+            } catch (MetronException e) {
+                log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
+            }
+        }
+        // no chain lock (operations must not wait for this): written only over the configuration read here, and a
+        // backup whose basis is not the placement at failure time is never used anyway (fits)
+        Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
+        if (cfg.isPresent() && placement(id).equals(basis)
+                && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
+            log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
+        }
     }
 
     // ---- lifecycle steps -------------------------------------------------------------------------------------
@@ -362,7 +487,8 @@ public final class ChainManager implements MetronService, CompiledChains {
                 // a chain the offload device handles completely needs no server at all
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
-                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores);
+                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                        compiler.flowStateDemand());
                 oc = full.isPresent() ? full.get()
                         : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
                         compiler);
@@ -405,6 +531,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             // only rerouting a deployed chain reads it: written once traffic flows, not before
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
             current = transition(current, ChainState.DEPLOYED);
+            refreshBackups(id);
             if (result.running()) {
                 current = transition(current, ChainState.ACTIVE);
             }

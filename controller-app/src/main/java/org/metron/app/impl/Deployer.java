@@ -294,17 +294,18 @@ public final class Deployer {
      * installs the new plan's rules device by device with rollback, then removes the old rules the new plan
      * does not keep, best effort (their devices may be down).
      *
+     * @param switchRules the new plan's rules per device, devices in install order (offload device last)
      * @return the chain's new installed state
      * @throws MetronException SWITCH_FAILURE when the new rules cannot be installed (old rules untouched)
      */
-    public InstalledState reroute(InstalledState old, DeploymentPlan plan) {
+    public InstalledState reroute(InstalledState old, Map<DeviceId, List<InstalledRule>> switchRules) {
         Deque<Undo> undo = new ArrayDeque<>();
         // compared as table entries, not by id: a rule installed by an earlier version under another id scheme
         // is the same entry, and a strict delete of the "stale" old one would take the new one away
         Set<Object> kept = new HashSet<>();
         Set<Object> before = old.switchRules().stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
         try {
-            for (Map.Entry<DeviceId, List<InstalledRule>> e : plan.switchRules().entrySet()) {
+            for (Map.Entry<DeviceId, List<InstalledRule>> e : switchRules.entrySet()) {
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
                 rules.forEach(r -> kept.add(entry(r)));
                 List<FlowRule> added = rules.stream().filter(r -> !before.contains(entry(r)))
@@ -325,7 +326,8 @@ public final class Deployer {
         stale.forEach((dev, rules) -> removals.push(new Undo(rules.size() + " stale rules on " + dev,
                 () -> switches.remove(dev, rules))));
         rollback(removals); // failures are logged: a failed device's rules die with it
-        return new InstalledState(old.chainId(), old.server(), plan.allSwitchRules(), old.nicRuleIds(),
+        return new InstalledState(old.chainId(), old.server(),
+                switchRules.values().stream().flatMap(List::stream).collect(Collectors.toList()), old.nicRuleIds(),
                 old.pipeline());
     }
 

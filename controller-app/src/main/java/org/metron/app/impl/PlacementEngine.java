@@ -61,6 +61,16 @@ public final class PlacementEngine {
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
     }
 
+    /** The network view placement works on. */
+    NetworkView network() {
+        return network;
+    }
+
+    /** The same engine over another view of the network (a failure precomputed: {@link NetworkWithout}). */
+    PlacementEngine over(NetworkView view) {
+        return new PlacementEngine(servers, view, switches, random, agentTimeout);
+    }
+
     /**
      * Picks a server, a NIC (and egress NIC) and free cores for a chain.
      *
@@ -71,6 +81,16 @@ public final class PlacementEngine {
      */
     public ServerChoice chooseServer(ChainId chain, DeploymentSpec d, int coresNeeded,
                                      Function<DeviceId, Set<Integer>> reservedCores) {
+        return chooseServer(chain, d, coresNeeded, reservedCores, FlowStateDemand.none());
+    }
+
+    /**
+     * As {@link #chooseServer(ChainId, DeploymentSpec, int, Function)}, for a chain whose groups declare flow
+     * state: a server must also have the flow memory its declared capacities reserve (its agent's
+     * {@code flow_memory_free_bytes}, at {@code flow_entry_bytes} per flow).
+     */
+    public ServerChoice chooseServer(ChainId chain, DeploymentSpec d, int coresNeeded,
+                                     Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState) {
         List<MetronServer> candidates = new ArrayList<>(servers.servers());
         if (candidates.isEmpty()) {
             throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no Metron server registered");
@@ -89,7 +109,7 @@ public final class PlacementEngine {
             ServerChoice best = null;
             for (MetronServer s : drawn) {
                 queried++;
-                Probe p = probe(s, d, coresNeeded, reservedCores.apply(s.id()));
+                Probe p = probe(s, d, coresNeeded, reservedCores.apply(s.id()), flowState);
                 if (p.choice == null) {
                     rejected.put(s.id(), p.reason);
                     unreachable += p.unreachable ? 1 : 0;
@@ -106,7 +126,8 @@ public final class PlacementEngine {
         String reasons = rejected.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
                 .collect(Collectors.joining("; "));
         Fault fault = unreachable == rejected.size() ? Fault.AGENT_FAILURE : Fault.IMPOSSIBLE_PLACEMENT;
-        throw new MetronException(fault, "chain " + chain + " needs " + coresNeeded + " free cores and "
+        throw new MetronException(fault, "chain " + chain + " needs " + coresNeeded + " free cores"
+                + (flowState.isEmpty() ? "" : ", the flow memory of its declared capacities") + " and "
                 + d.nics() + " NIC(s) reachable from " + d.ingressPoint() + "; no server fits: " + reasons);
     }
 
@@ -123,7 +144,8 @@ public final class PlacementEngine {
         }
     }
 
-    private Probe probe(MetronServer s, DeploymentSpec d, int coresNeeded, Set<Integer> reserved) {
+    private Probe probe(MetronServer s, DeploymentSpec d, int coresNeeded, Set<Integer> reserved,
+                        FlowStateDemand flowState) {
         ServerResources res;
         Stats stats;
         try {
@@ -137,6 +159,10 @@ public final class PlacementEngine {
                 .map(Core::getId).sorted().collect(Collectors.toList());
         if (free.size() < coresNeeded) {
             return new Probe(null, free.size() + " free cores", false);
+        }
+        String memory = flowState.shortfall(res.getFlowMemoryFreeBytes(), res.getFlowEntryBytes());
+        if (!memory.isEmpty()) {
+            return new Probe(null, memory, false);
         }
         List<String> usable = new ArrayList<>();
         String nic = null;

@@ -85,6 +85,11 @@ public final class RulePlanner {
         this.network = Objects.requireNonNull(network);
     }
 
+    /** The same planner over another view of the network (a failure precomputed: {@link NetworkWithout}). */
+    RulePlanner over(NetworkView view) {
+        return new RulePlanner(appId, view);
+    }
+
     /** Rules the offload device must hold for a compiled chain (at least the catch-all to software). */
     static int offloadRuleCount(CompiledChain c) {
         return Math.max(1, c.offloadRules().size());

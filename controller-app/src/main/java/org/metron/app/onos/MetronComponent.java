@@ -122,6 +122,7 @@ public class MetronComponent implements MetronService, CompiledChains {
         // let a reroute in progress finish: stopping it halfway would leave rules of two paths
         events.shutdown();
         events.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
+        manager.close();
         manager = null;
         log.info("Stopped");
     }

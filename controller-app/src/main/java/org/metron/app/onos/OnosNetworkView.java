@@ -2,16 +2,21 @@ package org.metron.app.onos;
 
 import org.metron.app.spi.NetworkDevice;
 import org.metron.app.spi.NetworkView;
+import org.onlab.graph.ScalarWeight;
+import org.onlab.graph.Weight;
 import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Host;
 import org.onosproject.net.Link;
+import org.onosproject.net.LinkKey;
 import org.onosproject.net.Path;
 import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.host.HostService;
 import org.onosproject.net.pi.service.PiPipeconfService;
+import org.onosproject.net.topology.LinkWeigher;
 import org.onosproject.net.topology.PathService;
+import org.onosproject.net.topology.TopologyEdge;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -72,14 +77,47 @@ public class OnosNetworkView implements NetworkView {
     }
 
     @Override
-    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to) {
+    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
+                                     Set<LinkKey> avoidLinks) {
         if (from.deviceId().equals(to.deviceId())) {
             return Optional.of(List.of());
         }
+        Set<Path> paths = avoidDevices.isEmpty() && avoidLinks.isEmpty()
+                ? pathService.getPaths(from.deviceId(), to.deviceId())
+                : pathService.getPaths(from.deviceId(), to.deviceId(), new Avoiding(avoidDevices, avoidLinks));
         // lowest cost first; ties broken by the links' text so every instance picks the same path
-        return pathService.getPaths(from.deviceId(), to.deviceId()).stream()
+        return paths.stream()
                 .min(Comparator.<Path>comparingDouble(p -> p.cost()).thenComparing(p -> p.links().toString()))
                 .map(Path::links);
+    }
+
+    /** Hop count, with the avoided devices' and links' edges not viable. */
+    private static final class Avoiding implements LinkWeigher {
+        private final Set<DeviceId> devices;
+        private final Set<LinkKey> links;
+
+        Avoiding(Set<DeviceId> devices, Set<LinkKey> links) {
+            this.devices = devices;
+            this.links = links;
+        }
+
+        @Override
+        public Weight weight(TopologyEdge edge) {
+            Link l = edge.link();
+            boolean avoided = links.contains(LinkKey.linkKey(l)) || devices.contains(l.src().deviceId())
+                    || devices.contains(l.dst().deviceId()) || l.state() == Link.State.INACTIVE;
+            return avoided ? ScalarWeight.NON_VIABLE_WEIGHT : new ScalarWeight(1);
+        }
+
+        @Override
+        public Weight getInitialWeight() {
+            return new ScalarWeight(0);
+        }
+
+        @Override
+        public Weight getNonViableWeight() {
+            return ScalarWeight.NON_VIABLE_WEIGHT;
+        }
     }
 
     @Override

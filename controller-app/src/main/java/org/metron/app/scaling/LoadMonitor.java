@@ -57,6 +57,7 @@ public final class LoadMonitor implements AutoCloseable {
     private final LongSupplier clock;
     private final int intervalMs;
     private final Leadership leadership;
+    private final FlowStateAlerts alerts;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
             "metron-load-monitor"));
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
@@ -72,7 +73,16 @@ public final class LoadMonitor implements AutoCloseable {
      */
     public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
                        LongSupplier clock, int intervalMs, Leadership leadership) {
+        this(store, servers, policy, executor, clock, intervalMs, leadership, new FlowStateAlerts());
+    }
+
+    /**
+     * @param alerts where the reports' flow-state counters are compared (elements that shed flows)
+     */
+    public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
+                       LongSupplier clock, int intervalMs, Leadership leadership, FlowStateAlerts alerts) {
         this.leadership = Objects.requireNonNull(leadership);
+        this.alerts = Objects.requireNonNull(alerts);
         if (intervalMs < 10) {
             throw new IllegalArgumentException("load report interval " + intervalMs + " ms is below 10 ms");
         }
@@ -130,6 +140,7 @@ public final class LoadMonitor implements AutoCloseable {
             if (prev == null) {
                 return;
             }
+            alerts.observe(server, prev, stats, clock.getAsLong());
             for (Placement p : store.placements().snapshot().values()) {
                 if (!p.server().equals(Optional.of(server)) || p.groups().isEmpty()) {
                     continue;

@@ -28,6 +28,23 @@ public final class ScalingJson {
         scaling.inProgress().stream().filter(op -> op.chain().equals(id)).forEach(op -> ops.add(operation(op)));
         ArrayNode h = n.putArray("history");
         scaling.history(id).forEach(e -> h.add(event(e)));
+        ArrayNode shed = n.putArray("flowStateAlerts");
+        scaling.flowStateAlerts(id).forEach(a -> shed.add(alert(a)));
+        return n;
+    }
+
+    public static ObjectNode alert(FlowStateAlert a) {
+        ObjectNode n = MetronJson.MAPPER.createObjectNode();
+        n.put("at", a.atMs());
+        n.put("chain", a.chain().name());
+        n.put("group", a.group());
+        n.put("server", a.server().toString());
+        n.put("element", a.element());
+        n.put("evicted", a.evicted());
+        n.put("refused", a.refused());
+        n.put("growthFailures", a.growthFailures());
+        n.put("flows", a.flows());
+        n.put("capacity", a.capacity());
         return n;
     }
 

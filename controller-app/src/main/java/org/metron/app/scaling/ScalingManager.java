@@ -29,6 +29,7 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     private final ScalingExecutor executor;
     private final LoadMonitor monitor;
     private final Optional<IngressWatch> ingress;
+    private final FlowStateAlerts alerts = new FlowStateAlerts();
     private final LongSupplier clock;
 
     /**
@@ -43,7 +44,7 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock);
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
-                leadership);
+                leadership, alerts);
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
     }
 
@@ -67,6 +68,16 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
     @Override
     public Map<ChainId, List<ScalingEvent>> history() {
         return store.allHistory();
+    }
+
+    @Override
+    public List<FlowStateAlert> flowStateAlerts(ChainId chain) {
+        return alerts.recent(chain);
+    }
+
+    @Override
+    public List<FlowStateAlert> flowStateAlerts() {
+        return alerts.recent();
     }
 
     @Override

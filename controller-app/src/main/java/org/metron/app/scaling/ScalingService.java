@@ -15,6 +15,12 @@ public interface ScalingService {
     /** A chain's decisions and how they ended, oldest first. */
     List<ScalingEvent> history(ChainId chain);
 
+    /** A chain's flow-state alerts: its stateful elements shed flows (most recent, oldest first). */
+    List<FlowStateAlert> flowStateAlerts(ChainId chain);
+
+    /** Every chain's flow-state alerts, oldest first. */
+    List<FlowStateAlert> flowStateAlerts();
+
     /** Every chain's history. */
     Map<ChainId, List<ScalingEvent>> history();
 

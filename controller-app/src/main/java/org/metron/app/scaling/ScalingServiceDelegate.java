@@ -39,6 +39,16 @@ abstract class ScalingServiceDelegate implements ScalingService {
     }
 
     @Override
+    public List<FlowStateAlert> flowStateAlerts(ChainId chain) {
+        return m().flowStateAlerts(chain);
+    }
+
+    @Override
+    public List<FlowStateAlert> flowStateAlerts() {
+        return m().flowStateAlerts();
+    }
+
+    @Override
     public Optional<ChainLoad> load(ChainId chain) {
         return m().load(chain);
     }

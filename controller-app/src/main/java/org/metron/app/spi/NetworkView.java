@@ -4,6 +4,7 @@ import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
+import org.onosproject.net.LinkKey;
 
 import java.util.Collection;
 import java.util.List;
@@ -31,7 +32,16 @@ public interface NetworkView {
      * @param to   where it must arrive (e.g. a server NIC port, a server device port)
      * @return links in traversal order, or empty when unreachable
      */
-    Optional<List<Link>> path(ConnectPoint from, ConnectPoint to);
+    default Optional<List<Link>> path(ConnectPoint from, ConnectPoint to) {
+        return path(from, to, Set.of(), Set.of());
+    }
+
+    /**
+     * As {@link #path(ConnectPoint, ConnectPoint)}, through none of {@code avoidDevices} and none of
+     * {@code avoidLinks}: the path the network would offer once they fail (precomputed failover backups).
+     */
+    Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
+                              Set<LinkKey> avoidLinks);
 
     /**
      * MACs of the end hosts the network knows attached at a connect point (ONOS: HostService's connected hosts,

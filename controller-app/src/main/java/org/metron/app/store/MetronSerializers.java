@@ -28,6 +28,7 @@ public final class MetronSerializers {
             // tens of thousands per chain: written as numbers, not as object graphs
             .register(new InstalledRuleSerializer(), InstalledRule.class)
             .register(InstalledState.class, BackupConfiguration.class)
+            .register(FailoverBackup.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -81,8 +81,12 @@ public final class RecoveryBench {
     }
 
     private static ChainManager manager(ChainStore store, TestServers servers) {
-        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 65_000)
-                .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 65_000).cable(Fixtures.S1, 2, Fixtures.S2, 1);
+        return manager(store, servers, new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 65_000)
+                .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 65_000).cable(Fixtures.S1, 2, Fixtures.S2, 1));
+    }
+
+    /** A chain manager over in-memory switches on {@code net}, with the real synthesizer (the benches' world). */
+    static ChainManager manager(ChainStore store, TestServers servers, TestNetwork net) {
         TestSwitches switches = new TestSwitches();
         Duration t = Duration.ofSeconds(30);
         return new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
@@ -90,7 +94,7 @@ public final class RecoveryBench {
                 new Deployer(switches, t), t, Synthesis.SYNTHESIZER);
     }
 
-    private static double median(double[] v) {
+    static double median(double[] v) {
         double[] c = v.clone();
         Arrays.sort(c);
         return c[c.length / 2];

@@ -12,6 +12,8 @@ import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
+import org.metron.synth.ChainSpec;
+import org.metron.synth.Synthesizer;
 import org.metron.synth.TargetProfile;
 import org.onosproject.net.ConnectPoint;
 
@@ -22,6 +24,7 @@ import java.util.Random;
 import java.util.Set;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
@@ -100,6 +103,39 @@ public class PlacementEngineTest {
                 () -> e.chooseServer(C, spec(1, 3), 1, d -> Set.of()));
         assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
         assertTrue(ex.getMessage(), ex.getMessage().contains("2 usable NICs"));
+    }
+
+    /** A chain whose NAPT declares MAPPING_CAPACITY 1,000,000, synthesized for software classification. */
+    private static FlowStateDemand declaredMillion() {
+        String json = "{\"name\": \"napt\", \"nfs\": [{\"name\": \"napt\", \"click\": \"FromDevice(in0) -> Strip(14)"
+                + " -> CheckIPHeader -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop, MAPPING_CAPACITY"
+                + " 1000000) -> Unstrip(14) -> ToDevice(out0);\"}], \"links\": [], \"ingress\": [\"napt.in0\"],"
+                + " \"egress\": [\"napt.out0\"]}";
+        return FlowStateDemand.of(Synthesizer.compile(ChainSpec.fromJson(json), TargetProfile.NONE));
+    }
+
+    @Test
+    public void aServerMustHoldTheFlowStateTheChainDeclares() {
+        FlowStateDemand million = declaredMillion();
+        assertFalse(million.isEmpty());
+        PlacementEngine e = engine(Fixtures.network(2), 1, 0.1, 0.9);
+        agents.get(0).flowMemory(100L << 20, 245);  // 100 MB: less than 1M flows x 245 B
+        agents.get(1).flowMemory(1L << 30, 245);
+        // server0 is less loaded, but only server1 holds a million declared flows
+        assertEquals(Fixtures.serverId(1), e.chooseServer(C, spec(1, 1), 1, d -> Set.of(), million).server().id()
+                .toString());
+        assertEquals(Fixtures.serverId(0), e.chooseServer(C, spec(1, 1), 1, d -> Set.of(), FlowStateDemand.none())
+                .server().id().toString());
+
+        agents.get(1).flowMemory(200L << 20, 245);
+        MetronException ex = assertThrows(MetronException.class,
+                () -> e.chooseServer(C, spec(1, 1), 1, d -> Set.of(), million));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
+        assertTrue(ex.getMessage(), ex.getMessage().contains("the flow memory of its declared capacities"));
+        assertTrue(ex.getMessage(), ex.getMessage().contains(Fixtures.serverId(1) + ": flow state: group 0's rw_1 "
+                + "(SynthRewriter) declares CAPACITY 1000000, 233.7 MB of flow memory in all; the agent has 200.0 MB "
+                + "free"));
+        assertTrue(ex.getMessage(), ex.getMessage().contains("the agent has 100.0 MB free"));
     }
 
     @Test

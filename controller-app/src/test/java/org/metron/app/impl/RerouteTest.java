@@ -5,54 +5,37 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
-import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.DeviceRole;
-import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestNetwork;
-import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
-import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.onosproject.net.flow.DefaultFlowRule;
 
-import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.Random;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 /** A failed offload switch: the chain moves to the other path, its pipeline keeps running untouched. */
 public class RerouteTest {
-    private static final String S3 = "of:0000000000000003";
-    private static final String S4 = "of:0000000000000004";
+    private static final String S3 = TwoPathWorld.S3;
+    private static final String S4 = TwoPathWorld.S4;
 
     @Test
     public void chainMovesToTheBackupPathWithoutTouchingThePipeline() {
-        // ingress on a non-programmable s1, two programmable paths s1-s2-s4 and s1-s3-s4, server on s4:10
-        TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OTHER, 0)
-                .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).device(S3, DeviceRole.OPENFLOW_SWITCH, 1000)
-                .device(S4, DeviceRole.OPENFLOW_SWITCH, 1000)
-                .cable(Fixtures.S1, 2, Fixtures.S2, 1).cable(Fixtures.S1, 3, S3, 1)
-                .cable(Fixtures.S2, 2, S4, 1).cable(S3, 2, S4, 2);
-        TestAgent agent = new TestAgent("a:1", 4, 0.1).nic("eth0", true, 64);
-        TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
-                Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
-        TestSwitches switches = new TestSwitches();
-        Duration t = Duration.ofSeconds(2);
-        ChainStore store = new ChainStore(new LocalStoreFactory());
-        ChainManager m = new ChainManager(store, servers, switches,
-                new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
-                new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t, Fixtures.synthesis());
-        String json = Fixtures.chainJson("r").replace(Fixtures.S1 + "/3", S4 + "/20");
+        TwoPathWorld w = new TwoPathWorld();
+        TestNetwork net = w.net;
+        TestAgent agent = w.agent;
+        TestSwitches switches = w.switches;
+        ChainStore store = w.store;
+        ChainManager m = w.manager;
+        String json = TwoPathWorld.json("r");
         m.submit(json);
         ChainId id = ChainId.of("r");
         assertEquals(Fixtures.D2, m.placement(id).get().offloadDevice().get());

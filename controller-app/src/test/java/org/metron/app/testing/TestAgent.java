@@ -52,6 +52,8 @@ public final class TestAgent implements AgentClient {
     private boolean failDeploy;
     private boolean failNicRules;
     private int resourceQueries;
+    private long flowMemoryFree;
+    private int flowEntryBytes;
     private long bootId = 1;
 
     public TestAgent(String target, int cores, double load) {
@@ -91,6 +93,13 @@ public final class TestAgent implements AgentClient {
 
     public synchronized TestAgent load(double v) {
         load = v;
+        return this;
+    }
+
+    /** What GetResources reports of flow-state memory: free bytes and the bytes one declared flow reserves. */
+    public synchronized TestAgent flowMemory(long freeBytes, int bytesPerFlow) {
+        flowMemoryFree = freeBytes;
+        flowEntryBytes = bytesPerFlow;
         return this;
     }
 
@@ -137,7 +146,7 @@ public final class TestAgent implements AgentClient {
             return fail("GetResources", AgentException.Code.UNAVAILABLE, "connection refused");
         }
         ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
-                .addAllTagsInUse(tagsInUse);
+                .addAllTagsInUse(tagsInUse).setFlowMemoryFreeBytes(flowMemoryFree).setFlowEntryBytes(flowEntryBytes);
         Map<Integer, String> owner = new LinkedHashMap<>();
         pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> owner.put(g.getCore(), p.getPipelineId())));
         for (int c = 0; c < cores; c++) {

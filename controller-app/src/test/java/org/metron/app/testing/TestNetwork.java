@@ -8,6 +8,7 @@ import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
+import org.onosproject.net.LinkKey;
 import org.onosproject.net.PortNumber;
 import org.onosproject.net.provider.ProviderId;
 
@@ -72,7 +73,8 @@ public final class TestNetwork implements NetworkView {
     }
 
     @Override
-    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to) {
+    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
+                                     Set<LinkKey> avoidLinks) {
         DeviceId src = from.deviceId();
         DeviceId dst = to.deviceId();
         if (src.equals(dst)) {
@@ -84,6 +86,9 @@ public final class TestNetwork implements NetworkView {
             DeviceId d = queue.poll();
             for (Link l : links) {
                 DeviceId n = l.dst().deviceId();
+                if (avoidLinks.contains(LinkKey.linkKey(l)) || avoidDevices.contains(n)) {
+                    continue;
+                }
                 if (l.src().deviceId().equals(d) && !n.equals(src) && !via.containsKey(n)) {
                     via.put(n, l);
                     queue.add(n);

@@ -62,7 +62,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final OpenFlowController openflow;
     private final AgentServerRegistry servers;
     private final WebServer web;
-    private final MetronService metron;
+    private final ChainManager metron;
     private final ScalingManager scaling;
     private final AgentWatch watch;
     private RerouteTrigger reroutes;
@@ -186,6 +186,7 @@ public final class EmbeddedHost implements AutoCloseable {
         web.close();
         scaling.close();
         watch.close();
+        metron.close();
         servers.close();
         openflow.close();
     }

@@ -223,7 +223,7 @@ public class EmbeddedHostTest {
         assertThat("the page polled and drew", dom, containsString("data-polls=\""));
         assertThat(dom, containsString("<div id=\"errors\" hidden=\"\""));
         for (String table : List.of("problem", "chain", "placement", "class", "tag", "core", "group", "scaling",
-                "rule")) {
+                "flowstate", "rule")) {
             assertThat(dom, containsString("<table id=\"table-" + table + "\">"));
         }
         assertThat("the topology's server", dom, containsString("data-id=\"metron:srv1\""));

@@ -163,8 +163,10 @@ public final class ServerDevices {
     }
 
     private void connect(DeviceId id, Server s, DeviceDescription description, List<PortDescription> ports) {
-        devices.deviceConnected(id, DefaultDeviceDescription.copyReplacingAnnotation(
-                description, DefaultAnnotations.builder().set(AnnotationKeys.DRIVER, driverName).build()));
+        // the driver's annotations (cores, memory, ...) plus the driver name, so ONOS binds the driver to the device
+        devices.deviceConnected(id, DefaultDeviceDescription.copyReplacingAnnotation(description,
+                DefaultAnnotations.builder().putAll(description.annotations())
+                        .set(AnnotationKeys.DRIVER, driverName).build()));
         devices.updatePorts(id, ports);
         for (PortDescription p : ports) {
             String nic = p.annotations().value(AnnotationKeys.PORT_NAME);

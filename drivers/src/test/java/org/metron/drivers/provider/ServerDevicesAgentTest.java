@@ -5,6 +5,7 @@ import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.server.DefaultAgentClientService;
 import org.metron.drivers.server.MetronDeviceIds;
 import org.metron.drivers.server.MetronServerHandler;
+import org.metron.drivers.server.ServerDescriptions;
 import org.metron.drivers.testing.AgentProcess;
 import org.onosproject.net.AnnotationKeys;
 import org.onosproject.net.ConnectPoint;
@@ -51,6 +52,9 @@ public class ServerDevicesAgentTest {
             assertNotNull(d);
             assertEquals(Device.Type.SERVER, d.type());
             assertEquals("metron-server", d.annotations().value(AnnotationKeys.DRIVER));
+            assertNotNull("the driver's annotations stay beside the driver name",
+                          d.annotations().value(ServerDescriptions.CORES));
+            assertNotNull(d.annotations().value(ServerDescriptions.MEMORY_BYTES));
             List<PortDescription> ports = onos.ports.get(id);
             assertFalse("one port per NIC of the agent", ports.isEmpty());
             String nic = ports.get(0).annotations().value(AnnotationKeys.PORT_NAME);

@@ -22,21 +22,27 @@ public final class StatefulStep {
     public final List<String> signatures;
     /** Cycles spent per packet (SPIN: software-only, stateless work kept in the group config). */
     public final long cycles;
+    /**
+     * Flows the rewriter holds per core (REWRITE/REPLY: its CAPACITY / MAPPING_CAPACITY), 0 = none declared: as
+     * Click's, its table then holds every flow.
+     */
+    public final long capacity;
     private final int hash;
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs) {
-        this(kind, where, pool, select, sigs, 0);
+        this(kind, where, pool, select, sigs, 0, 0);
     }
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs,
-                         long cycles) {
+                         long cycles, long capacity) {
         this.cycles = cycles;
+        this.capacity = capacity;
         this.kind = kind;
         this.where = where;
         this.pool = List.copyOf(pool);
         this.select = select;
         this.signatures = List.copyOf(sigs);
-        this.hash = java.util.Objects.hash(kind, this.pool, select, this.signatures, cycles);
+        this.hash = java.util.Objects.hash(kind, this.pool, select, this.signatures, cycles, capacity);
     }
 
     /** Equal = the same stateful work (where it happens is left out: it does not change the operation). */
@@ -49,8 +55,8 @@ public final class StatefulStep {
             return false;
         }
         StatefulStep s = (StatefulStep) o;
-        return hash == s.hash && kind == s.kind && cycles == s.cycles && select.equals(s.select)
-                && pool.equals(s.pool) && signatures.equals(s.signatures);
+        return hash == s.hash && kind == s.kind && cycles == s.cycles && capacity == s.capacity
+                && select.equals(s.select) && pool.equals(s.pool) && signatures.equals(s.signatures);
     }
 
     @Override
@@ -59,12 +65,21 @@ public final class StatefulStep {
     }
 
     public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select) {
-        return new StatefulStep(Kind.REWRITE, where, pool, select, List.of());
+        return rewrite(where, pool, select, 0);
+    }
+
+    /** A rewrite whose element declares a capacity (flows per core; 0 = none). */
+    public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select, long capacity) {
+        return new StatefulStep(Kind.REWRITE, where, pool, select, List.of(), 0, capacity);
     }
 
     /** A reply input of a rewriter: restores the tuple of the flow that {@code pool} rewrote. */
     public static StatefulStep reply(String where, List<RewritePattern> pool, String select) {
-        return new StatefulStep(Kind.REPLY, where, pool, select, List.of());
+        return reply(where, pool, select, 0);
+    }
+
+    public static StatefulStep reply(String where, List<RewritePattern> pool, String select, long capacity) {
+        return new StatefulStep(Kind.REPLY, where, pool, select, List.of(), 0, capacity);
     }
 
     public static StatefulStep dpi(String where, List<String> signatures) {
@@ -72,7 +87,7 @@ public final class StatefulStep {
     }
 
     public static StatefulStep spin(String where, long cycles) {
-        return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles);
+        return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles, 0);
     }
 
     @Override
@@ -84,6 +99,6 @@ public final class StatefulStep {
             return "reply@" + where + pool;
         }
         return kind == Kind.REWRITE ? "rewrite@" + where + pool + (pool.size() > 1 ? " " + select : "")
-                : "dpi@" + where + signatures;
+                + (capacity > 0 ? " capacity " + capacity : "") : "dpi@" + where + signatures;
     }
 }

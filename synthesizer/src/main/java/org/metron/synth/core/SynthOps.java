@@ -38,7 +38,22 @@ public final class SynthOps {
      */
     public static String rewriter(List<StatefulStep> steps) {
         List<RewritePattern> pool = isReply(steps) ? replyPool(steps) : pool(steps);
-        return pool.isEmpty() ? "" : "SynthRewriter(" + rewriterArgs(pool, select(steps)) + ")";
+        return pool.isEmpty() ? "" : "SynthRewriter(" + rewriterArgs(pool, select(steps), capacity(steps)) + ")";
+    }
+
+    /**
+     * Flows per core the collapsed rewriter may hold: the smallest capacity its rewriters declare (a flow needs a
+     * mapping in each of them), 0 if none declares one (the agent's table then grows, as Click's holds every
+     * flow). Each group's SynthRewriter reserves it on its core.
+     */
+    public static long capacity(List<StatefulStep> steps) {
+        long cap = 0;
+        for (StatefulStep s : steps) {
+            if ((s.kind == StatefulStep.Kind.REWRITE || s.kind == StatefulStep.Kind.REPLY) && s.capacity > 0) {
+                cap = cap == 0 ? s.capacity : Math.min(cap, s.capacity);
+            }
+        }
+        return cap;
     }
 
     private static List<RewritePattern> compose(List<StatefulStep> steps, StatefulStep.Kind kind) {
@@ -73,14 +88,17 @@ public final class SynthOps {
         return sel;
     }
 
-    /** SynthRewriter arguments for a pool: {@code PATTERN s sp d dp, ..., SELECT sel}. */
-    public static String rewriterArgs(List<RewritePattern> pool, String select) {
+    /** SynthRewriter arguments for a pool: {@code PATTERN s sp d dp, ..., SELECT sel[, CAPACITY n]}. */
+    public static String rewriterArgs(List<RewritePattern> pool, String select, long capacity) {
         StringBuilder sb = new StringBuilder();
         for (RewritePattern p : pool) {
             sb.append(sb.length() > 0 ? ", " : "").append("PATTERN ").append(p);
         }
         if (pool.size() > 1) {
             sb.append(", SELECT ").append(select);
+        }
+        if (capacity > 0) {
+            sb.append(", CAPACITY ").append(capacity);
         }
         return sb.toString();
     }

@@ -84,11 +84,34 @@ public final class Rewriter extends Element {
             max = Math.max(max, Math.max(s.fout, s.rout));
         }
         outputs = max + 1;
+        long capacity = capacity(args, "CAPACITY", 0);
+        capacity = capacity(args, "MAPPING_CAPACITY", capacity);  // read after CAPACITY, as in Click
         for (int i = 0; i < specs.size(); i++) {
             Spec sp = specs.get(i);
-            forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select));
-            replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select));
+            forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select, capacity));
+            replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select, capacity));
         }
+    }
+
+    /**
+     * A declared mapping capacity (flows per core, as Click's per-thread heaps), carried into the group's
+     * SynthRewriter; Click also takes another rewriter's name (a shared capacity), which per-core tables cannot do.
+     */
+    private long capacity(Args args, String keyword, long dflt) {
+        Arg a = args.keywords.get(keyword);
+        if (a == null) {
+            return dflt;
+        }
+        try {
+            long v = Long.parseLong(a.text().trim());
+            if (v >= 1 && v <= (1L << 26)) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            throw error(a, keyword + ": sharing another rewriter's capacity ('" + a.text().trim()
+                    + "') is not supported; give a number of flows per core");
+        }
+        throw error(a, keyword + ": expected 1 to 67108864 flows per core, found '" + a.text().trim() + "'");
     }
 
     private Spec spec(Arg a, ClickConfig cfg) {

@@ -30,6 +30,7 @@ public final class SynthRewriterElement extends Element {
     SynthRewriterElement(String nf, ElementDecl decl) {
         super(nf, decl);
         String sel = "roundrobin";
+        long capacity = 0;
         for (Arg a : decl.args()) {
             String[] w = Args.words(a);
             switch (w[0]) {
@@ -49,7 +50,14 @@ public final class SynthRewriterElement extends Element {
                     }
                     sel = w[1];
                     break;
-                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT":
+                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT": case "GUARANTEE":
+                    break;
+                case "CAPACITY":  // the declared capacity of the rewriters it collapses: part of its operation
+                    try {
+                        capacity = Long.parseLong(w.length == 2 ? w[1] : "");
+                    } catch (NumberFormatException e) {
+                        throw error(a, "expected 'CAPACITY flows'");
+                    }
                     break;
                 default:
                     throw error(a, "unknown SynthRewriter argument '" + w[0] + "'");
@@ -59,8 +67,8 @@ public final class SynthRewriterElement extends Element {
             throw error("SynthRewriter needs at least one PATTERN");
         }
         select = sel;
-        forwardStep = StatefulStep.rewrite(id(), pool, select);
-        replyStep = StatefulStep.reply(id(), pool, select);
+        forwardStep = StatefulStep.rewrite(id(), pool, select, capacity);
+        replyStep = StatefulStep.reply(id(), pool, select, capacity);
     }
 
     @Override

@@ -10,6 +10,7 @@ import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
+import org.onosproject.net.LinkKey;
 import org.onosproject.net.provider.ProviderId;
 import org.projectfloodlight.openflow.protocol.OFPortConfig;
 import org.projectfloodlight.openflow.protocol.OFPortDesc;
@@ -91,7 +92,8 @@ public final class EmbeddedNetworkView implements NetworkView {
     }
 
     @Override
-    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to) {
+    public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
+                                     Set<LinkKey> avoidLinks) {
         DeviceId src = from.deviceId();
         DeviceId dst = to.deviceId();
         if (src.equals(dst)) {
@@ -99,7 +101,8 @@ public final class EmbeddedNetworkView implements NetworkView {
         }
         List<Link> live = new ArrayList<>();
         for (Link l : links) {
-            if (up(l.src()) && up(l.dst())) {
+            if (up(l.src()) && up(l.dst()) && !avoidLinks.contains(LinkKey.linkKey(l))
+                    && !avoidDevices.contains(l.src().deviceId()) && !avoidDevices.contains(l.dst().deviceId())) {
                 live.add(l);
             }
         }

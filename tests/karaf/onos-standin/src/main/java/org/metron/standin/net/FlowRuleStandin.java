@@ -1,0 +1,202 @@
+package org.metron.standin.net;
+
+import com.google.common.collect.ImmutableList;
+import com.google.common.collect.Iterables;
+import org.onosproject.core.ApplicationId;
+import org.onosproject.event.AbstractListenerManager;
+import org.onosproject.event.EventDeliveryService;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.driver.DriverService;
+import org.onosproject.net.flow.DefaultFlowEntry;
+import org.onosproject.net.flow.FlowEntry;
+import org.onosproject.net.flow.FlowId;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.FlowRuleEvent;
+import org.onosproject.net.flow.FlowRuleListener;
+import org.onosproject.net.flow.FlowRuleOperation;
+import org.onosproject.net.flow.FlowRuleOperations;
+import org.onosproject.net.flow.FlowRuleProgrammable;
+import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.flow.TableStatisticsEntry;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.Collectors;
+
+/**
+ * Flow rules (core-net's FlowRuleManager + flow store, stand-in). As ONOS's FlowRuleDriverProvider does, a
+ * device whose driver has FlowRuleProgrammable gets its rules through that behaviour (so the Metron server
+ * driver's NIC rules reach the real agent); a rule the behaviour does not accept fails its batch. Devices
+ * without that behaviour are switches, whose OpenFlow provider is not here: their rules are recorded as ADDED
+ * (no switch behind them). Batches run asynchronously, in order; callbacks and RULE_ADDED/REMOVED events follow.
+ */
+@Component(immediate = true, service = FlowRuleService.class)
+public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, FlowRuleListener>
+        implements FlowRuleService {
+    private final Logger log = LoggerFactory.getLogger(getClass());
+    private final Map<DeviceId, Map<FlowId, FlowEntry>> entries = new ConcurrentHashMap<>();
+    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected EventDeliveryService dispatcher;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DriverService drivers;
+
+    @Activate
+    protected void activate() {
+        eventDispatcher = dispatcher;
+        dispatcher.addSink(FlowRuleEvent.class, listenerRegistry);
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        executor.shutdownNow();
+        dispatcher.removeSink(FlowRuleEvent.class);
+    }
+
+    private FlowRuleProgrammable programmable(DeviceId id) {
+        try {
+            return drivers.getDriver(id).hasBehaviour(FlowRuleProgrammable.class)
+                    ? drivers.createHandler(id).behaviour(FlowRuleProgrammable.class) : null;
+        } catch (RuntimeException e) {
+            return null; // unknown device or no driver: nothing to program, as for a switch
+        }
+    }
+
+    /** Applies one stage's rules of one kind to one device; false if the device refused any. */
+    private boolean applyToDevice(DeviceId id, List<FlowRule> rules, boolean add) {
+        FlowRuleProgrammable p = programmable(id);
+        Collection<FlowRule> done = rules;
+        if (p != null) {
+            done = add ? p.applyFlowRules(rules) : p.removeFlowRules(rules);
+        }
+        Set<FlowId> doneIds = done.stream().map(FlowRule::id).collect(Collectors.toSet());
+        Map<FlowId, FlowEntry> table = entries.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
+        for (FlowRule r : rules) {
+            if (!doneIds.contains(r.id())) {
+                continue;
+            }
+            if (add) {
+                FlowEntry e = new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED);
+                table.put(r.id(), e);
+                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_ADDED, e));
+            } else if (table.remove(r.id()) != null) {
+                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r));
+            }
+        }
+        return doneIds.size() == rules.size();
+    }
+
+    private boolean applyNow(FlowRuleOperations ops) {
+        boolean ok = true;
+        for (Set<FlowRuleOperation> stage : ops.stages()) {
+            Map<Boolean, Map<DeviceId, List<FlowRule>>> byKind = stage.stream().collect(Collectors.partitioningBy(
+                    op -> op.type() != FlowRuleOperation.Type.REMOVE,
+                    Collectors.groupingBy(op -> op.rule().deviceId(),
+                                          Collectors.mapping(FlowRuleOperation::rule, Collectors.toList()))));
+            for (Map.Entry<Boolean, Map<DeviceId, List<FlowRule>>> kind : byKind.entrySet()) {
+                for (Map.Entry<DeviceId, List<FlowRule>> dev : kind.getValue().entrySet()) {
+                    try {
+                        ok &= applyToDevice(dev.getKey(), dev.getValue(), kind.getKey());
+                    } catch (RuntimeException e) {
+                        log.warn("flow rules for {} failed", dev.getKey(), e);
+                        ok = false;
+                    }
+                }
+            }
+            if (!ok) {
+                break;
+            }
+        }
+        return ok;
+    }
+
+    @Override
+    public void apply(FlowRuleOperations ops) {
+        executor.execute(() -> {
+            if (applyNow(ops)) {
+                ops.callback().onSuccess(ops);
+            } else {
+                ops.callback().onError(ops);
+            }
+        });
+    }
+
+    private static FlowRuleOperations batch(boolean add, FlowRule... rules) {
+        FlowRuleOperations.Builder b = FlowRuleOperations.builder();
+        for (FlowRule r : rules) {
+            if (add) {
+                b.add(r);
+            } else {
+                b.remove(r);
+            }
+        }
+        return b.build();
+    }
+
+    @Override
+    public void applyFlowRules(FlowRule... rules) {
+        apply(batch(true, rules));
+    }
+
+    @Override
+    public void removeFlowRules(FlowRule... rules) {
+        apply(batch(false, rules));
+    }
+
+    @Override
+    public void purgeFlowRules(DeviceId deviceId) {
+        entries.remove(deviceId);
+    }
+
+    @Override
+    public void removeFlowRulesById(ApplicationId appId) {
+        removeFlowRules(Iterables.toArray(getFlowEntriesById(appId), FlowRule.class));
+    }
+
+    @Override
+    public int getFlowRuleCount() {
+        return entries.values().stream().mapToInt(Map::size).sum();
+    }
+
+    @Override
+    public FlowEntry getFlowEntry(FlowRule rule) {
+        return entries.getOrDefault(rule.deviceId(), Map.of()).get(rule.id());
+    }
+
+    @Override
+    public Iterable<FlowEntry> getFlowEntries(DeviceId deviceId) {
+        return ImmutableList.copyOf(entries.getOrDefault(deviceId, Map.of()).values());
+    }
+
+    @Override
+    public Iterable<FlowEntry> getFlowEntriesById(ApplicationId appId) {
+        return entries.values().stream().flatMap(t -> t.values().stream()).filter(e -> e.appId() == appId.id())
+                .collect(ImmutableList.toImmutableList());
+    }
+
+    @Override
+    public Iterable<FlowRule> getFlowRulesByGroupId(ApplicationId appId, short groupId) {
+        return entries.values().stream().flatMap(t -> t.values().stream())
+                .filter(e -> e.appId() == appId.id() && e.groupId().id() == groupId)
+                .collect(ImmutableList.toImmutableList());
+    }
+
+    @Override
+    public Iterable<TableStatisticsEntry> getFlowTableStatistics(DeviceId deviceId) {
+        return ImmutableList.of();
+    }
+}

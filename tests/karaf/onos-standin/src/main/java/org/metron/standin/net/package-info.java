@@ -1,0 +1,2 @@
+/** Stand-ins for core-net's network subsystems: config, devices, links, topology, drivers, flows, hosts. */
+package org.metron.standin.net;

@@ -1,0 +1,23 @@
+/**
+ * Stand-ins, inside a real Karaf 4.2.9 / Felix OSGi framework, for the ONOS 2.7 core services whose bundles Maven
+ * Central does not serve. What the Karaf test (tests/karaf) runs, real and stood in for:
+ * <ul>
+ *   <li>Real (ONOS 2.7.0 bundles from Maven Central): onos-api, onlab-misc, onlab-osgi, onlab-rest,
+ *       onos-core-common (CodecManager: the real JSON codecs), onos-core-serializers, onos-cli (the real
+ *       {@code onos:*} commands), onos-rest (the real {@code /onos/v1} REST API), ONOS's third-party bundles at
+ *       ONOS 2.7's versions, Karaf's scr and war (Jetty) features, Karaf's JAAS realm.</li>
+ *   <li>Stood in for by this bundle (onos-core-net, -dist, -primitives, -persistence, drivers-default, gui):
+ *       the application subsystem (over onos-core-common's real ApplicationArchive, so .oar files go in
+ *       through ONOS's real REST /onos/v1/applications and their features are installed with Karaf's
+ *       FeaturesService, as ONOS's ApplicationManager does); the audit service; the event dispatcher; one cluster
+ *       node ({@link org.metron.standin.ClusterStandin}) that is master of
+ *       every device and leader of every topic; CoreService; ComponentConfigService; a StorageService whose
+ *       consistent maps keep every key and value Kryo-encoded through the caller's serializer (single instance,
+ *       no Atomix); the device, link, topology/path, network-config, driver, flow-rule, host and pipeconf
+ *       subsystems, on onos-api's own model, provider-registry, listener and driver classes; the
+ *       {@code default} driver; the legacy GUI's UiExtensionService (a recorder, enabled by configuration).</li>
+ *   <li>Not there at all: OpenFlow/P4Runtime/gRPC protocol stacks and their providers (no switch is
+ *       controlled), Atomix clustering, ONOS's own apps (none is on Maven Central).</li>
+ * </ul>
+ */
+package org.metron.standin;

