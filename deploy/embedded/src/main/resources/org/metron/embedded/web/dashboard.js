@@ -155,7 +155,9 @@
                 var ex = x(e.at);
                 var g = svgEl('g', { 'class': 'scaling-event', 'data-chain': e.chain, 'data-kind': e.kind }, null, svg);
                 svgEl('line', { x1: ex, y1: top, x2: ex, y2: h - bottom, 'class': 'event' }, null, g);
-                svgEl('text', { x: ex + 2, y: top + 10, 'class': 'event-label' },
+                var leftward = ex > w - right - 90;  // near the right edge the label reads leftwards
+                svgEl('text', { x: leftward ? ex - 2 : ex + 2, y: top + 10, 'text-anchor': leftward ? 'end' : 'start',
+                    'class': 'event-label' },
                     e.kind + (e.outcome === 'DONE' ? '' : ' (' + e.outcome.toLowerCase() + ')'), g);
             });
         }
