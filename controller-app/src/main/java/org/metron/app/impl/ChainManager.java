@@ -22,8 +22,8 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.BackupConfiguration;
-import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.synth.ClassGroup;
@@ -273,8 +273,10 @@ public final class ChainManager implements MetronService, CompiledChains {
      * Moves every chain this instance leads off a server that is gone (its device stayed unavailable past the
      * failover deadline, see the ONOS component): the chain's switch rules come off, its placement and tags are
      * released, and it is placed and deployed again from its stored definition among the servers still available.
-     * Its reason then says it moved and from where; a chain no other server can take ends FAILED naming the lost
-     * server and why it could not move. Flow state does not move (the agent holding it is gone).
+     * Its reason then says it moved and from where. A chain no other server can take is left as it is (rules,
+     * tags, cores: it comes back if its agent does), its reason naming the lost server and why nothing else can
+     * take it; one that cannot be brought up elsewhere after all ends FAILED saying so. Flow state does not move
+     * (the agent holding it is gone).
      *
      * @return the chains that run again on another server
      */
@@ -294,6 +296,22 @@ public final class ChainManager implements MetronService, CompiledChains {
                 }
                 Chain c = chain.get();
                 String why = "server " + server + " became unavailable";
+                ChainCompiler compiler = compilerOf(c);
+                // nothing is torn down unless another server can take the chain: with none, the chain stays placed
+                // (its rules, tags and cores) and comes back when its agent does (restart recovery)
+                try {
+                    ServerChoice other = placement.chooseServer(id, c.deployment(), c.deployment().cpuCores(),
+                            this::reservedCores, compiler.flowStateDemand());
+                    if (other.server().id().equals(server)) {
+                        continue; // its agent answers again: restart recovery's case, not a loss
+                    }
+                } catch (MetronException e) {
+                    store.chains().put(id, c.withState(c.state(), why + "; no other server can take the chain ("
+                            + e.getMessage() + "): it stays placed there until its agent answers again"));
+                    log.warn("Chain {} stays on lost server {}: no other server can take it: {}", id, server,
+                            e.getMessage());
+                    continue;
+                }
                 store.installed().get(id).map(Versioned::value).ifPresent(st -> {
                     List<String> left = deployer.undeploy(st, Optional.empty());
                     if (!left.isEmpty()) {
@@ -302,8 +320,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 });
                 releasePlacement(id);
                 try {
-                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why),
-                            new ChainCompiler(ChainRequests.parse(c.json()).spec(), synthesis));
+                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler);
                     store.chains().put(id, up.withState(up.state(), "moved off " + server
                             + " (unavailable) to " + placement(id).flatMap(Placement::server)
                             .map(Object::toString).orElse("the offload device alone")));
@@ -718,7 +735,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
         // another instance placed it, or it is not placed: compile again from the stored definition
         TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
-        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis).apply(profile);
+        CompiledChain cc = compilerOf(chain).apply(profile);
         if (p.isPresent()) {
             compiled.put(chain.id(), new Compiled(chain.version(), cc));
         }

@@ -104,6 +104,11 @@ public final class ServerRecovery {
                 || !(chain.get().state() == ChainState.DEPLOYED || chain.get().state() == ChainState.ACTIVE)) {
             return false;
         }
+        // a chain kept on its server while the server was lost (ChainManager.serverLost) is no longer waiting
+        if (chain.get().reason().startsWith("server " + server.id() + " became unavailable")) {
+            store.chains().put(id, chain.get().withState(chain.get().state(), "its server " + server.id()
+                    + " answers again"));
+        }
         AgentClient agent = server.agent();
         List<Long> missingRules = st.get().nicRuleIds().stream().filter(r -> !nicRules.contains(r))
                 .collect(Collectors.toList());

@@ -46,20 +46,27 @@ public class ServerLostTest {
     }
 
     @Test
-    public void withNoOtherServerTheChainFailsNamingTheLostServer() {
+    public void withNoOtherServerTheChainStaysPlacedForItsAgentsReturn() {
         World w = new World(1, Fixtures.synthesis(), 42);
         ChainId id = ChainId.of("web");
         w.manager.submit(Fixtures.chainJson("web"));
         DeviceId lost = w.manager.placement(id).get().server().get();
-        w.servers.remove(lost);
+        int rules = w.switches.total();
+        w.agents.get(0).unreachable(true);
 
         assertTrue(w.manager.serverLost(lost).isEmpty());
 
-        assertEquals(ChainState.FAILED, w.manager.chain(id).get().state());
+        assertEquals("nothing torn down", ChainState.ACTIVE, w.manager.chain(id).get().state());
         assertTrue(w.manager.chain(id).get().reason(), w.manager.chain(id).get().reason().startsWith(
-                "server " + lost + " became unavailable; no other server could take the chain: "));
-        assertEquals("its switch rules came off", 0, w.switches.total());
-        assertTrue(w.manager.placements().isEmpty());
-        assertTrue(w.manager.tags().isEmpty());
+                "server " + lost + " became unavailable; no other server can take the chain ("));
+        assertEquals(rules, w.switches.total());
+        assertEquals(lost, w.manager.placement(id).get().server().get());
+        assertTrue(w.agents.get(0).pipelines().containsKey("web"));
+
+        // its agent answers again: restart recovery compares it, and the chain no longer reads as waiting
+        w.agents.get(0).unreachable(false);
+        java.time.Duration t = java.time.Duration.ofSeconds(2);
+        new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), t), t).check();
+        assertEquals("its server " + lost + " answers again", w.manager.chain(id).get().reason());
     }
 }
