@@ -12,11 +12,7 @@ import org.metron.app.gui.MetronTables;
 import org.metron.app.gui.ViewTable;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
-import org.metron.app.scaling.IngressWatch;
-import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingManager;
-import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onosproject.ui.table.TableModel;
@@ -26,11 +22,9 @@ import java.io.File;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -66,10 +60,7 @@ public class OperatorViewsTest {
     @Before
     public void setUp() {
         w = new World(1, Synthesis.SYNTHESIZER, 3);
-        scaling = new ScalingManager(w.store, new LocalStoreFactory(), w.servers, w.switches, w.manager,
-                Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
-                IngressWatch.INTERVAL_MS);
+        scaling = Fixtures.scaling(w, new LocalStoreFactory());
         oldOut = System.out;
         oldErr = System.err;
         PrintStream both = new PrintStream(out, true, StandardCharsets.UTF_8);

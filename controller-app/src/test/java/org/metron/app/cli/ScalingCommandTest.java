@@ -7,13 +7,9 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.rest.MetronText;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
-import org.metron.app.scaling.IngressWatch;
-import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingManager;
-import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
@@ -21,9 +17,7 @@ import org.metron.app.testing.Fixtures.World;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.Assert.assertTrue;
 
@@ -39,10 +33,7 @@ public class ScalingCommandTest {
     public void setUp() {
         w = new World(1, Fixtures.synthesis(), 1);
         LocalStoreFactory factory = new LocalStoreFactory();
-        scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, Fixtures.APP,
-                Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
-                IngressWatch.INTERVAL_MS);
+        scaling = Fixtures.scaling(w, factory);
         w.manager.submit(Fixtures.chainJson("web"));
         // a decision as the executor records it
         new ScalingStore(factory).record(new ScalingEvent(1_000, ChainId.of("web"), ScalingDecision.Kind.SPLIT,

@@ -4,21 +4,15 @@ import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
-import org.metron.app.scaling.IngressWatch;
-import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingManager;
-import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onosproject.ui.table.TableModel;
 
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.Assert.assertEquals;
 
@@ -28,10 +22,7 @@ public class ScalingTablesTest {
     public void groupsAndHistoryReflectTheStore() {
         World w = new World(1, Fixtures.synthesis(), 1);
         LocalStoreFactory factory = new LocalStoreFactory();
-        try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager,
-                Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
-                IngressWatch.INTERVAL_MS)) {
+        try (ScalingManager scaling = Fixtures.scaling(w, factory)) {
             w.manager.submit(Fixtures.chainJson("gui"));
             ScalingStore history = new ScalingStore(factory);
             history.record(new ScalingEvent(2_000, ChainId.of("gui"), ScalingDecision.Kind.MERGE,

@@ -7,8 +7,13 @@ import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.IngressWatch;
+import org.metron.app.scaling.LoadMonitor;
+import org.metron.app.scaling.ScalingManager;
+import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.StoreFactory;
 import org.metron.app.store.ChainStore;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
@@ -33,6 +38,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 
 /**
@@ -113,6 +119,13 @@ public final class Fixtures {
                     new RulePlanner(APP, network), new Deployer(switches, Duration.ofSeconds(2)),
                     Duration.ofSeconds(2), synthesis);
         }
+    }
+
+    /** A scaling manager over a world (not started), its history in {@code factory}'s maps. */
+    public static ScalingManager scaling(World w, StoreFactory factory) {
+        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, APP, Duration.ofSeconds(2),
+                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
+                System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS);
     }
 
     /** Chain JSON in the contracts format, entering at s1 port 1. */

@@ -38,29 +38,23 @@
         });
     }
 
-    function el(tag, attrs, text, parent) {
-        var e = document.createElement(tag);
-        Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-        if (text !== undefined && text !== null) {
-            e.textContent = text;
-        }
-        if (parent) {
-            parent.appendChild(e);
-        }
-        return e;
+    // an element of the page (el) or of a drawing (svgEl): attributes, text, parent
+    function make(create) {
+        return function (tag, attrs, text, parent) {
+            var e = create(tag);
+            Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+            if (text !== undefined && text !== null) {
+                e.textContent = text;
+            }
+            if (parent) {
+                parent.appendChild(e);
+            }
+            return e;
+        };
     }
 
-    function svgEl(tag, attrs, text, parent) {
-        var e = document.createElementNS(SVG, tag);
-        Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-        if (text !== undefined && text !== null) {
-            e.textContent = text;
-        }
-        if (parent) {
-            parent.appendChild(e);
-        }
-        return e;
-    }
+    var el = make(function (tag) { return document.createElement(tag); });
+    var svgEl = make(function (tag) { return document.createElementNS(SVG, tag); });
 
     function clear(node) {
         while (node.firstChild) {
