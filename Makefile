@@ -38,7 +38,7 @@ bench: build
 	@scripts/bench-summary.sh
 
 fuzz: build
-	@$(MAKE) --no-print-directory agent-fuzz
+	@$(MAKE) --no-print-directory -k agent-fuzz e2e-fuzz
 
 clean:
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPONENTS),$(c)-clean)

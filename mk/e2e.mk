@@ -1,12 +1,16 @@
 # End-to-end component: emulated topologies (topologies/), the embedded host's end-to-end tests (tests/e2e/),
 # the demo (deploy/demo/). The embedded host itself is a Maven module built by mk/java.mk.
 PYTEST ?= /usr/bin/python3 -m pytest
-.PHONY: e2e-build e2e-test e2e-bench e2e-clean e2e-demo
+.PHONY: e2e-build e2e-test e2e-bench e2e-fuzz e2e-clean e2e-demo
 e2e-build:
 	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py >/dev/null
 	@cd topologies && ./topo list >/dev/null
+# e2e-test runs the REST API's fuzz (tests/e2e/test_openapi_e2e.py) with 300 cases; e2e-fuzz with FUZZ_CASES
 e2e-test: e2e-build
 	$(PYTEST) -q -p no:cacheprovider tests/e2e
+FUZZ_CASES ?= 5000
+e2e-fuzz: e2e-build
+	METRON_FUZZ_CASES=$(FUZZ_CASES) $(PYTEST) -q -p no:cacheprovider tests/e2e/test_openapi_e2e.py
 EMBEDDED_JAR := deploy/embedded/target/metron-embedded.jar
 e2e-bench:
 	@test -f $(EMBEDDED_JAR) || { echo "e2e-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }

@@ -3,5 +3,5 @@
 # when the committed files differ from what the generator writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -d target/classes ] || mvn -B -q -o -DskipTests install
-java -cp target/classes org.metron.synth.corpus.CorpusGenerator corpus
+[ -d target/lib ] || (cd .. && mvn -B -q -o -pl synthesizer -DskipTests package)
+java -cp "target/classes:target/lib/*" org.metron.synth.corpus.CorpusGenerator corpus

@@ -1,5 +1,6 @@
 """Metron end to end on one machine: paper-fig3, the embedded host, a real agent, real OVS, real packets.
 The same scenario as `make demo` (smaller firewall), then removal, host restart and agent restart."""
+import html
 import re
 import subprocess
 import sys
@@ -21,20 +22,67 @@ RULES = 100
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
 
 
+def dashboard(session, tmp_path, budget_ms=6000, screenshot=None):
+    """The dashboard's DOM after headless Chromium ran its scripts for budget_ms of virtual time (several polls)."""
+    user = "admin:" + session.host.auth_password()
+    url = session.host.rest.replace("/onos/metron", "/metron/ui/").replace("http://", f"http://{user}@")
+    argv = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            f"--user-data-dir={tmp_path / 'chromium'}", f"--virtual-time-budget={budget_ms}", "--window-size=1400,2400"]
+    if screenshot:
+        subprocess.run(argv + [f"--screenshot={screenshot}", url], capture_output=True, timeout=120)
+    return subprocess.run(argv + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+
+
+def table(dom, name):
+    """A dashboard table's rows as lists of cell texts."""
+    body = re.search(r'<table id="table-%s">(.*?)</table>' % name, dom, re.S)
+    assert body, dom[:3000]
+    return [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body.group(1), re.S) if "<td" in row]
+
+
 def test_chain_runs_end_to_end_with_real_packets(clean, tmp_path):
     out = scenario.run(clean, name="e2e", n_rules=RULES, log=lambda m: None)
     assert out.ok, "\n".join(out.lines)
-    # The dashboard shows the live chain, its classes and tags and the switch counters of the traffic just sent.
-    user = "admin:" + clean.host.auth_password()
-    url = clean.host.rest.replace("/onos/metron", "/metron/ui/").replace("http://", f"http://{user}@")
-    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                          f"--user-data-dir={tmp_path}", "--dump-dom", url], capture_output=True, text=True,
-                         timeout=120).stdout
-    assert "<td>e2e</td><td>ACTIVE</td>" in dom
-    assert "02:4d:" in dom  # class tags
-    counters = dom[dom.index('<table id="counters">'):]
-    assert re.search(r"<td>e2e</td><td>(OFFLOAD|offload)[^<]*</td><td>of:0000000000000001</td><td>\d+</td><td>[1-9]",
-                     counters), counters[:2000]
+    # While allowed traffic flows, the dashboard shows what REST reports: the chain, its class entries with their
+    # tags, where it runs, its packet rate and its core's over time, and the switch counters of what was sent.
+    _, plan = chains.fw_napt_lb("e2e", RULES, "x", "y")
+    pcap = tmp_path / "allowed.pcap"
+    traffic.write_pcap(pcap, [f for f in traffic.flows(plan, 50, 0)], packets_per_flow=40)
+    sender = subprocess.Popen(["ip", "netns", "exec", clean.netns("src"), "tcpreplay", "-q", "-i", "eth0",
+                               "--pps=1000", "--loop=0", str(pcap)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: clean.host.call("GET", "/scaling/e2e").get("ingressPps", 0) > 100, 30,
+                 "the ingress port's packet rate measured")
+        dom = dashboard(clean, tmp_path, screenshot=tmp_path / "dashboard.png")
+        rest = {p: clean.host.call("GET", p) for p in ("/chains", "/chains/e2e/classes", "/placements", "/tags",
+                                                         "/servers", "/rules", "/scaling/e2e")}
+    finally:
+        sender.kill()
+        sender.wait()
+    assert '<div id="errors" hidden=""' in dom, re.search(r'<div id="errors".*?</div>', dom, re.S).group(0)
+    assert "Optional[" not in dom and not any("Optional[" in str(v) for v in rest.values())
+    assert ["e2e", "ACTIVE"] in [r[:2] for r in table(dom, "chain")]
+    classes = table(dom, "class")
+    entries = [(str(c["id"]), e["match"], e["does"]) for c in rest["/chains/e2e/classes"]["classes"]
+               for e in c["entries"]]
+    assert [(r[1], r[3], r[5]) for r in classes if r[0] == "e2e"] == entries
+    assert any("02:4d:" in r[5] for r in classes)  # class tags
+    placement = [p for p in rest["/placements"]["placements"] if p["chain"] == "e2e"][0]
+    assert f'data-chain="e2e" data-server="{placement["server"]}" data-offload="{placement["offloadDevice"]}"' in dom
+    for t in [t for t in rest["/tags"]["tags"] if t["chain"] == "e2e"]:
+        assert [t["server"], t["nic"], "mac " + t["mac"][:11], "e2e", t["groupId"]] in table(dom, "tag")
+    # rates over time: the chain's ingress rate and its core's packet rate are drawn, and not zero
+    assert re.search(r'<polyline [^>]*data-series="e2e"', dom)
+    legend = re.search(r'data-series="e2e">e2e: ([\d.]+)(k?) pps<', dom)
+    assert legend and float(legend.group(1)) > 0, dom[dom.index('id="chart-chains"'):][:2000]
+    load = rest["/scaling/e2e"]["load"]
+    core = f'{load["server"]} core {load["groups"][0]["core"]}'
+    assert re.search(r'<polyline [^>]*data-series="%s"' % re.escape(core), dom)
+    # the switch counters of the traffic sent: offload rules on s1 counted packets
+    offload = [r for r in table(dom, "rule") if r[:3] == ["e2e", "of:0000000000000001", "offload"]]
+    assert offload and int(offload[0][3]) >= RULES and int(offload[0][4]) > 0, table(dom, "rule")
 
 
 def test_removing_a_chain_removes_its_rules_and_pipeline(clean):

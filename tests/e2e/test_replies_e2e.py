@@ -193,8 +193,10 @@ def test_replies_are_classified_on_the_egress_switch(deployed, exchanged):
 def test_reply_class_runs_on_the_core_of_its_forward_class(deployed, exchanged):
     s, _ = deployed
     classes = s.host.call("GET", f"/chains/{NAME}/classes")["classes"]
-    forward = [c["id"] for c in classes if f"dst port {chains.SERVICE_PORT}" in c["match"] and c["needsServer"]]
-    reply = [c["id"] for c in classes if f"dst host {chains.NAPT_ADDRESS}" in c["match"] and c["needsServer"]]
+    def matches(c, text):
+        return c["needsServer"] and any(text in e["match"] for e in c["entries"])
+    forward = [c["id"] for c in classes if matches(c, f"dst port {chains.SERVICE_PORT}")]
+    reply = [c["id"] for c in classes if matches(c, f"dst host {chains.NAPT_ADDRESS}")]
     assert len(forward) == 1 and len(reply) == 1, classes
     groups = [g for g in s.agent_stats()["groups"] if g["pipelineId"] == NAME]
     counted = {(g["groupId"], g["core"], int(c["classId"])): int(c["packets"]) for g in groups

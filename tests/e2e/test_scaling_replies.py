@@ -32,9 +32,10 @@ def class_ids(host):
     for c in host.call("GET", f"/chains/{CHAIN}/classes")["classes"]:
         for i in range(CLASSES):
             port = workload.BASE_PORT + i
-            if f"src port {port}" in c["match"] and workload.NAPT_ADDRESS in c["match"]:
+            entries = [e["match"] for e in c["entries"]]
+            if any(f"src port {port}" in m and workload.NAPT_ADDRESS in m for m in entries):
                 reply[i] = c["id"]
-            elif f"dst port {port}" in c["match"] and c["needsServer"]:
+            elif any(f"dst port {port}" in m for m in entries) and c["needsServer"]:
                 forward[i] = c["id"]
     return forward, reply
 

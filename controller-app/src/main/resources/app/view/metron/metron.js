@@ -1,7 +1,9 @@
-// Metron view: five tables served by MetronViewMessageHandler (ONOS table protocol), refreshed by the
-// table builder's periodic polling so core load stays current.
+// Metron view: one ONOS table per org.metron.app.gui.MetronTables.ALL entry, served by MetronViewMessageHandler
+// (ONOS table protocol, tag "metron" + table id) and refreshed by the table builder's periodic polling.
 (function () {
     'use strict';
+
+    var TABLES = ['Problem', 'Chain', 'Placement', 'Tag', 'Core', 'Group', 'Scaling', 'FlowState', 'Rule', 'Class'];
 
     function table(tag) {
         return ['$scope', 'TableBuilderService', function ($scope, tbs) {
@@ -9,10 +11,9 @@
         }];
     }
 
-    angular.module('ovMetron', [])
-        .controller('OvMetronCtrl', table('metronChain'))
-        .controller('OvMetronClassCtrl', table('metronClass'))
-        .controller('OvMetronCoreCtrl', table('metronCore'))
-        .controller('OvMetronGroupCtrl', table('metronGroup'))
-        .controller('OvMetronScalingCtrl', table('metronScaling'));
+    // the view's own controller (ONOS routes view "metron" to OvMetronCtrl); each table has its own
+    var module = angular.module('ovMetron', []).controller('OvMetronCtrl', ['$scope', function () {}]);
+    TABLES.forEach(function (id) {
+        module.controller('OvMetron' + id + 'Ctrl', table('metron' + id));
+    });
 }());

@@ -1,13 +1,14 @@
 package org.metron.synth;
 
-import org.metron.synth.json.Json;
-import org.metron.synth.json.JsonWriter;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.synth.json.JsonText;
 
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
+import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -86,28 +87,36 @@ public final class ChainSpec {
      * @throws SynthesisException for malformed JSON (line:col), unknown keys, wrong types, dangling names
      */
     public static ChainSpec fromJson(String json) {
-        Object root = Json.parse(Objects.requireNonNull(json, "json"));
-        Map<String, Object> top = obj(root, "chain", TOP_KEYS);
+        return fromJson(JsonText.read(Objects.requireNonNull(json, "json")));
+    }
+
+    /**
+     * Reads a chain JSON document already parsed (by {@link JsonText#read} or any Jackson reader).
+     *
+     * @throws SynthesisException for unknown keys, wrong types, dangling names
+     */
+    public static ChainSpec fromJson(JsonNode root) {
+        JsonNode top = obj(root, "chain", TOP_KEYS);
         String name = str(top, "name", "chain", true);
         List<NfSpec> nfs = new ArrayList<>();
-        for (Object o : list(top, "nfs", "chain", true)) {
-            Map<String, Object> m = obj(o, "nfs[" + nfs.size() + "]", NF_KEYS);
+        for (JsonNode o : list(top, "nfs", "chain", true)) {
             String where = "nfs[" + nfs.size() + "]";
+            JsonNode m = obj(o, where, NF_KEYS);
             nfs.add(NfSpec.of(str(m, "name", where, true), str(m, "click", where, true)));
         }
         List<ChainLink> links = new ArrayList<>();
-        for (Object o : list(top, "links", "chain", false)) {
+        for (JsonNode o : list(top, "links", "chain", false)) {
             String where = "links[" + links.size() + "]";
-            Map<String, Object> m = obj(o, where, LINK_KEYS);
+            JsonNode m = obj(o, where, LINK_KEYS);
             links.add(ChainLink.of(InterfaceRef.parse(str(m, "from", where, true), where + ".from"),
                     InterfaceRef.parse(str(m, "to", where, true), where + ".to")));
         }
         List<InterfaceRef> ingress = refs(top, "ingress");
         List<InterfaceRef> egress = refs(top, "egress");
         Deployment dep = Deployment.DEFAULT;
-        if (top.containsKey("deployment")) {
-            Map<String, Object> d = obj(top.get("deployment"), "deployment", DEPLOYMENT_KEYS);
-            String tag = d.containsKey("tagType") ? str(d, "tagType", "deployment", true) : "mac";
+        if (present(top, "deployment")) {
+            JsonNode d = obj(top.get("deployment"), "deployment", DEPLOYMENT_KEYS);
+            String tag = present(d, "tagType") ? str(d, "tagType", "deployment", true) : "mac";
             if (!tag.equals("mac") && !tag.equals("vlan")) {
                 throw new SynthesisException("chain JSON: deployment.tagType '" + tag + "' must be \"mac\" or \"vlan\"");
             }
@@ -121,105 +130,99 @@ public final class ChainSpec {
         return new ChainSpec(name, nfs, links, ingress, egress, dep);
     }
 
-    private static List<InterfaceRef> refs(Map<String, Object> top, String key) {
+    /** Whether a key holds a value (JSON null counts as absent). */
+    private static boolean present(JsonNode m, String key) {
+        return m.hasNonNull(key);
+    }
+
+    private static List<InterfaceRef> refs(JsonNode top, String key) {
         List<InterfaceRef> out = new ArrayList<>();
-        for (Object o : list(top, key, "chain", true)) {
-            if (!(o instanceof String)) {
+        for (JsonNode o : list(top, key, "chain", true)) {
+            if (!o.isTextual()) {
                 throw new SynthesisException("chain JSON: " + key + "[" + out.size() + "] must be a string nf.iface");
             }
-            out.add(InterfaceRef.parse((String) o, key + "[" + out.size() + "]"));
+            out.add(InterfaceRef.parse(o.asText(), key + "[" + out.size() + "]"));
         }
         return out;
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> obj(Object o, String where, Set<String> allowed) {
-        if (!(o instanceof Map)) {
+    private static JsonNode obj(JsonNode o, String where, Set<String> allowed) {
+        if (o == null || !o.isObject()) {
             throw new SynthesisException("chain JSON: " + where + " must be an object");
         }
-        Map<String, Object> m = (Map<String, Object>) o;
-        for (String k : m.keySet()) {
+        for (Iterator<String> it = o.fieldNames(); it.hasNext();) {
+            String k = it.next();
             if (!allowed.contains(k)) {
                 throw new SynthesisException("chain JSON: unknown key '" + k + "' in " + where + ", allowed: "
                         + new java.util.TreeSet<>(allowed));
             }
         }
-        return m;
+        return o;
     }
 
-    private static String str(Map<String, Object> m, String key, String where, boolean required) {
-        Object v = m.get(key);
-        if (v == null) {
+    private static String str(JsonNode m, String key, String where, boolean required) {
+        if (!present(m, key)) {
             if (required) {
                 throw new SynthesisException("chain JSON: " + where + " needs a string '" + key + "'");
             }
             return null;
         }
-        if (!(v instanceof String)) {
+        JsonNode v = m.get(key);
+        if (!v.isTextual()) {
             throw new SynthesisException("chain JSON: " + where + "." + key + " must be a string");
         }
-        return (String) v;
+        return v.asText();
     }
 
-    private static List<?> list(Map<String, Object> m, String key, String where, boolean required) {
-        Object v = m.get(key);
-        if (v == null) {
+    private static JsonNode list(JsonNode m, String key, String where, boolean required) {
+        if (!present(m, key)) {
             if (required) {
                 throw new SynthesisException("chain JSON: " + where + " needs an array '" + key + "'");
             }
-            return List.of();
+            return JsonText.MAPPER.createArrayNode();
         }
-        if (!(v instanceof List)) {
+        JsonNode v = m.get(key);
+        if (!v.isArray()) {
             throw new SynthesisException("chain JSON: " + where + "." + key + " must be an array");
         }
-        return (List<?>) v;
+        return v;
     }
 
-    private static int integer(Map<String, Object> m, String key, int dflt) {
-        Object v = m.get(key);
-        if (v == null) {
+    private static int integer(JsonNode m, String key, int dflt) {
+        if (!present(m, key)) {
             return dflt;
         }
-        if (!(v instanceof Long) || (Long) v < 0 || (Long) v > Integer.MAX_VALUE) {
+        JsonNode v = m.get(key);
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < 0) {
             throw new SynthesisException("chain JSON: deployment." + key + " must be a non-negative integer");
         }
-        return ((Long) v).intValue();
+        return v.intValue();
     }
 
-    private static boolean bool(Map<String, Object> m, String key, boolean dflt) {
-        Object v = m.get(key);
-        if (v == null) {
+    private static boolean bool(JsonNode m, String key, boolean dflt) {
+        if (!present(m, key)) {
             return dflt;
         }
-        if (!(v instanceof Boolean)) {
+        JsonNode v = m.get(key);
+        if (!v.isBoolean()) {
             throw new SynthesisException("chain JSON: deployment." + key + " must be true or false");
         }
-        return (Boolean) v;
+        return v.booleanValue();
     }
 
     /** Writes the chain back as chain JSON (the form {@link #fromJson} reads). */
     public String toJson() {
-        Map<String, Object> top = new LinkedHashMap<>();
+        ObjectNode top = JsonText.MAPPER.createObjectNode();
         top.put("name", name);
-        List<Object> nfl = new ArrayList<>();
-        for (NfSpec nf : nfs) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", nf.name());
-            m.put("click", nf.click());
-            nfl.add(m);
-        }
-        top.put("nfs", nfl);
-        List<Object> ll = new ArrayList<>();
-        for (ChainLink l : links) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("from", l.from().toString());
-            m.put("to", l.to().toString());
-            ll.add(m);
-        }
-        top.put("links", ll);
-        top.put("ingress", ingress.stream().map(InterfaceRef::toString).collect(java.util.stream.Collectors.toList()));
-        top.put("egress", egress.stream().map(InterfaceRef::toString).collect(java.util.stream.Collectors.toList()));
-        Map<String, Object> d = new LinkedHashMap<>();
+        ArrayNode nfl = top.putArray("nfs");
+        nfs.forEach(nf -> nfl.addObject().put("name", nf.name()).put("click", nf.click()));
+        ArrayNode ll = top.putArray("links");
+        links.forEach(l -> ll.addObject().put("from", l.from().toString()).put("to", l.to().toString()));
+        ArrayNode in = top.putArray("ingress");
+        ingress.forEach(r -> in.add(r.toString()));
+        ArrayNode out = top.putArray("egress");
+        egress.forEach(r -> out.add(r.toString()));
+        ObjectNode d = top.putObject("deployment");
         d.put("tagType", deployment.tagType() == Deployment.TagType.MAC ? "mac" : "vlan");
         d.put("cpuCores", deployment.cpuCores());
         d.put("maxCpuCores", deployment.maxCpuCores());
@@ -229,8 +232,7 @@ public final class ChainSpec {
         d.put("nics", deployment.nics());
         deployment.egressMac().ifPresent(m -> d.put("egressMac", m));
         deployment.replyMac().ifPresent(m -> d.put("replyMac", m));
-        top.put("deployment", d);
-        return JsonWriter.write(top);
+        return JsonText.write(top);
     }
 
     public String name() {

@@ -57,7 +57,12 @@ public class ChainSpecTest {
 
     @Test
     public void malformedJsonNamesLineAndColumn() {
-        expect(CHAIN.replace("\"ingress\": [", "\"ingress\" ["), "at 8:13: chain JSON: expected ':'");
+        // Jackson's position is just past the character it could not take (as in the controller's INVALID_JSON)
+        expect(CHAIN.replace("\"ingress\": [", "\"ingress\" ["), "at 8:14: chain JSON: Unexpected character ('[' "
+                + "(code 91)): was expecting a colon to separate field name and value");
+        expect(CHAIN.replace("\"links\"", "\"name\": \"again\", \"links\""), "chain JSON: Duplicate field 'name'");
+        expect(CHAIN + " {}", "chain JSON: Trailing token (of type START_OBJECT) found after value");
+        expect("[".repeat(65), "at 1:65: chain JSON: nested deeper than 64 levels");
     }
 
     @Test

@@ -1,8 +1,9 @@
 package org.metron.synth;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.Test;
 import org.metron.synth.cli.MetronSynth;
-import org.metron.synth.json.Json;
+import org.metron.synth.json.JsonText;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -11,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.List;
-import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -32,12 +32,18 @@ public class CliTest {
         assertTrue(text, text.startsWith("acl-napt on P4_TAGGER: " + c.classes().size() + " traffic classes"));
         assertTrue(text, text.contains("equivalence: 2000 packets"));
         assertTrue(text, text.contains(", 0 mismatches"));
-        Map<?, ?> classes = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("classes.json")),
-                StandardCharsets.UTF_8));
-        assertEquals(c.classes().size(), ((List<?>) classes.get("classes")).size());
-        Map<?, ?> rules = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("rules.json")),
-                StandardCharsets.UTF_8));
-        assertEquals(c.offloadRules().size(), ((List<?>) rules.get("rules")).size());
+        JsonNode classes = JsonText.read(Files.readString(dir.resolve("classes.json")));
+        assertEquals(c.classes().size(), classes.get("classes").size());
+        JsonNode rules = JsonText.read(Files.readString(dir.resolve("rules.json")));
+        assertEquals(c.offloadRules().size(), rules.get("rules").size());
+        // each rule names the filter entry it came from, as the API does
+        for (int k = 0; k < c.offloadRules().size(); k++) {
+            OffloadRule r = c.offloadRules().get(k);
+            JsonNode from = rules.get("rules").get(k).path("from");
+            assertEquals(r.toString(), r.sourceClass() == OffloadRule.NO_SOURCE ? -1 : r.sourceClass(),
+                    from.path("class").asInt(-1));
+            assertEquals(r.toString(), r.sourceEntry(), from.path("entry").asInt(OffloadRule.NO_SOURCE));
+        }
         for (ClassGroup g : c.groups()) {
             assertEquals(g.clickConfig(), new String(Files.readAllBytes(dir.resolve("group-" + g.id() + ".click")),
                     StandardCharsets.UTF_8));
@@ -57,10 +63,9 @@ public class CliTest {
                 StandardCharsets.UTF_8)), TargetProfile.OPENFLOW13);
         assertTrue(text, text.contains("(" + c.replyRules().size() + " for replies)"));
         assertTrue(text, text.contains("2000 replies ("));
-        Map<?, ?> rules = (Map<?, ?>) Json.parse(new String(Files.readAllBytes(dir.resolve("rules.json")),
-                StandardCharsets.UTF_8));
-        assertEquals(c.offloadRules().size(), ((List<?>) rules.get("rules")).size());
-        assertEquals(c.replyRules().size(), ((List<?>) rules.get("replyRules")).size());
+        JsonNode rules = JsonText.read(Files.readString(dir.resolve("rules.json")));
+        assertEquals(c.offloadRules().size(), rules.get("rules").size());
+        assertEquals(c.replyRules().size(), rules.get("replyRules").size());
         assertTrue(c.replyRules().size() > 0);
     }
 

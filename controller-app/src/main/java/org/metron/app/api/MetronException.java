@@ -14,6 +14,8 @@ public class MetronException extends RuntimeException {
     public enum Fault {
         /** The request body is not JSON (message gives line:col). */
         INVALID_JSON,
+        /** A request parameter (path or query) is malformed; the message names it. */
+        INVALID_REQUEST,
         /** The chain is JSON but not a valid chain: schema, unknown NF element, Click error. */
         INVALID_CHAIN,
         /** No chain with that id. */

@@ -8,6 +8,7 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.apache.karaf.shell.support.completers.FileCompleter;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ValidationReport;
+import org.metron.app.rest.MetronText;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -40,10 +41,9 @@ public class ChainAddCommand extends MetronCommand {
         if (dryRun) {
             ValidationReport r = metron().validate(json);
             print("chain %s: %d classes, %d groups, %d offload rules; %s", r.chainId(), r.classes(), r.groups(),
-                    r.offloadRules(), r.placement().map(p -> "would run on " + p.server().map(Object::toString)
-                            .orElse("no server (fully offloaded)") + " nic " + p.nic()
-                            + " cores " + p.cores() + ", offload on " + p.offloadDevice().map(Object::toString)
-                            .orElse("none")).orElse("not placeable: " + r.placementError()));
+                    r.offloadRules(), r.placement().map(p -> "would run on " + MetronText.server(p) + " nic " + p.nic()
+                            + " cores " + MetronText.list(p.cores()) + ", offload on " + MetronText.offloadDevice(p))
+                            .orElse("not placeable: " + r.placementError()));
             return;
         }
         Chain c = metron().submit(json);

@@ -8,6 +8,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronText;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -35,10 +36,10 @@ public class PlacementCommand extends MetronCommand {
                 continue;
             }
             print("chain=%s server=%s nic=%s egressNic=%s offload=%s profile=%s", p.chainId(),
-                    p.server().map(Object::toString).orElse("-"), p.nic(),
-                    p.egressNic(), p.offloadDevice().map(Object::toString).orElse("-"), p.offloadProfile());
+                    MetronText.server(p), p.nic(), p.egressNic(), MetronText.offloadDevice(p), p.offloadProfile());
             for (GroupAssignment g : p.groups()) {
-                print("    group=%s tag=%s core=%d classes=%s", g.groupId(), g.tag(), g.core(), g.classIds());
+                print("    group=%s tag=%s core=%d classes=%s", g.groupId(), MetronText.groupTag(g.tag()), g.core(),
+                        MetronText.list(g.classIds()));
             }
         }
     }

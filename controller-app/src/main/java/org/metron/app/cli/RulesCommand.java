@@ -6,6 +6,7 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronText;
 import org.onosproject.cli.net.DeviceIdCompleter;
 import org.onosproject.net.DeviceId;
 
@@ -23,9 +24,9 @@ public class RulesCommand extends MetronCommand {
             if (outputJson()) {
                 print("%s", MetronJson.rule(r));
             } else {
-                print("device=%s chain=%s role=%s priority=%d packets=%d bytes=%d selector=%s treatment=%s",
-                        r.rule().deviceId(), r.chainId(), r.role(), r.rule().priority(), r.packets(), r.bytes(),
-                        r.rule().selector().criteria(), r.rule().treatment().allInstructions());
+                print("device=%s chain=%s role=%s priority=%d packets=%s bytes=%s match=[%s] actions=[%s]",
+                        r.rule().deviceId(), r.chainId(), r.role(), r.rule().priority(), MetronText.counter(r.packets()),
+                        MetronText.counter(r.bytes()), MetronText.selector(r.rule()), MetronText.treatment(r.rule()));
             }
         }
     }

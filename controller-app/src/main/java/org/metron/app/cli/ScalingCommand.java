@@ -7,6 +7,7 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
+import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.FlowStateAlert;
@@ -15,9 +16,6 @@ import org.metron.app.scaling.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
 import org.metron.app.scaling.ScalingService;
 
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -31,9 +29,6 @@ import java.util.stream.Collectors;
 @Command(scope = "onos", name = "metron-scaling",
         description = "Shows Metron chains' groups, tags, cores and scaling history")
 public class ScalingCommand extends MetronCommand {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
-            .withZone(ZoneOffset.UTC);
-
     @Argument(index = 0, name = "name", description = "chain name (all placed chains when absent)")
     @Completion(ChainNameCompleter.class)
     String name = null;
@@ -67,26 +62,26 @@ public class ScalingCommand extends MetronCommand {
             String ops = scaling().inProgress().stream().filter(op -> op.chain().equals(id))
                     .map(ScalingCommand::describe)
                     .collect(Collectors.joining(", "));
-            print("chain=%s cores=%s ingressPps=%s inProgress=%s", id,
-                    p.map(Placement::cores).map(Object::toString).orElse("-"),
-                    scaling().ingressPps(id).map(r -> String.format(Locale.ROOT, "%.0f", r)).orElse("-"),
+            print("chain=%s cores=%s ingress=%s inProgress=%s", id,
+                    p.map(Placement::cores).map(MetronText::list).orElse(MetronText.NONE),
+                    scaling().ingressPps(id).map(MetronText::pps).orElse(MetronText.NONE),
                     ops.isEmpty() ? "none" : ops);
             for (GroupAssignment g : p.map(Placement::groups).orElse(List.of())) {
                 String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))
-                        .findFirst()).map(GroupLoad::load)
-                        .map(x -> String.format(Locale.ROOT, "%.0f%%", 100 * x)).orElse("-");
-                print("    group=%s tag=%s core=%d classes=%s load=%s", g.groupId(), g.tag(), g.core(), g.classIds(),
-                        l);
+                        .findFirst()).map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE);
+                print("    group=%s tag=%s core=%d classes=%s load=%s", g.groupId(), MetronText.groupTag(g.tag()),
+                        g.core(), MetronText.list(g.classIds()), l);
             }
             for (ScalingEvent e : scaling().history(id)) {
                 print("    %s %s %s cores %s -> %s moved %s %s reaction=%dms duration=%dms steps=[%s] %s%s",
-                        TIME.format(Instant.ofEpochMilli(e.atMs())), e.kind().name().toLowerCase(Locale.ROOT),
-                        String.join("+", e.groups()), e.coresBefore(), e.coresAfter(), e.moved(), e.outcome(),
+                        MetronText.time(e.atMs()), e.kind().name().toLowerCase(Locale.ROOT),
+                        String.join("+", e.groups()), MetronText.list(e.coresBefore()),
+                        MetronText.list(e.coresAfter()), MetronText.list(e.moved()), e.outcome(),
                         e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
                         e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
             }
             for (FlowStateAlert a : scaling().flowStateAlerts(id)) {
-                print("    %s flow state shed: %s", TIME.format(Instant.ofEpochMilli(a.atMs())), a);
+                print("    %s flow state shed: %s", MetronText.time(a.atMs()), a);
             }
         }
     }

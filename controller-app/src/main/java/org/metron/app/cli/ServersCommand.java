@@ -4,6 +4,7 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronText;
 
 import java.util.stream.Collectors;
 
@@ -19,12 +20,13 @@ public class ServersCommand extends MetronCommand {
             } else if (!s.reachable()) {
                 print("id=%s agent=%s UNREACHABLE: %s", s.id(), s.agent(), s.error());
             } else {
-                print("id=%s agent=%s load=%.2f freeCores=%d nics=%s", s.id(), s.agent(), s.load(), s.freeCores(),
+                print("id=%s agent=%s load=%s freeCores=%d nics=%s", s.id(), s.agent(), MetronText.percent(s.load()),
+                        s.freeCores(),
                         s.nics().stream().map(n -> n.name() + (n.linkUp() ? "" : "(down)"))
                                 .collect(Collectors.joining(",")));
                 for (ServerInfo.CoreInfo c : s.cores()) {
-                    print("    core=%d load=%.2f %s", c.id(), c.load(),
-                            c.pipeline().isEmpty() ? (c.available() ? "free" : "reserved") : "chain=" + c.pipeline());
+                    print("    core=%d load=%s %s", c.id(), MetronText.percent(c.load()),
+                            c.pipeline().isEmpty() ? MetronText.coreUse(c) : "chain=" + c.pipeline());
                 }
             }
         }

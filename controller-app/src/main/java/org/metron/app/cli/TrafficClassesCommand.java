@@ -7,11 +7,17 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronText;
+import org.onosproject.net.flow.FlowRule;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** Traffic classes with their group, tag and core. */
+/**
+ * Traffic classes with their group, tag and core, and under each its filter entries in first-match order: what
+ * happens to an entry's packets and the switch rules it became.
+ */
 @Service
 @Command(scope = "onos", name = "metron-tcs", description = "Lists traffic classes of Metron chains")
 public class TrafficClassesCommand extends MetronCommand {
@@ -27,12 +33,23 @@ public class TrafficClassesCommand extends MetronCommand {
             for (TrafficClassInfo tc : metron().trafficClasses(id)) {
                 if (outputJson()) {
                     print("%s", MetronJson.trafficClass(tc));
-                } else {
-                    print("chain=%s class=%d group=%s tag=%s core=%d server=%s match=%s", id, tc.classId(),
-                            tc.groupId().isEmpty() ? "-" : tc.groupId(), tc.tag() == null ? "-"
-                                    : tc.tag().classMac(tc.classId()).toString().toLowerCase()
-                                    + (tc.tag().type() == org.metron.app.api.TagType.VLAN ? " vlan " + tc.tag().group()
-                                    : ""), tc.core(), tc.needsServer(), tc.match());
+                    continue;
+                }
+                print("chain=%s class=%d %s group=%s tag=%s core=%s server=%s: %s", id, tc.classId(),
+                        tc.disposition().name().toLowerCase(Locale.ROOT),
+                        tc.groupId().isEmpty() ? MetronText.NONE : tc.groupId(),
+                        MetronText.classTag(tc.tag(), tc.classId()),
+                        tc.core() < 0 ? MetronText.NONE : Integer.toString(tc.core()),
+                        MetronText.or(tc.server(), MetronText.NONE), tc.operations());
+                for (TrafficClassInfo.Entry e : tc.entries()) {
+                    print("    entry %d/%d: %s", e.index() + 1, tc.entries().size(), e.match());
+                    print("        does: %s", MetronText.does(tc, e));
+                    if (e.rules().isEmpty()) {
+                        print("        rules: %s", MetronText.rules(e));
+                    }
+                    for (FlowRule f : e.rules()) {
+                        print("        rule: %s", MetronText.rule(f));
+                    }
                 }
             }
         }

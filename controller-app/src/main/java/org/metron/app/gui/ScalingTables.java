@@ -1,33 +1,36 @@
 package org.metron.app.gui;
 
-import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
+import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.ChainLoad;
-import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.FlowStateAlert;
+import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
 import org.onosproject.ui.table.TableModel;
 
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-/** Fills the view's scaling tables: every chain's groups (tag, core, classes, load) and the decision history. */
+/** The view's scaling tables: every chain's groups (tag, core, classes, load) and the decision history. */
 final class ScalingTables {
-    static final String[] GROUP_COLUMNS = {"id", "chain", "group", "tag", "core", "classes", "load"};
-    static final String[] HISTORY_COLUMNS = {"id", "at", "chain", "kind", "groups", "cores", "moved", "outcome",
-        "reactionMs", "steps", "reason"};
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
-            .withZone(ZoneOffset.UTC);
+    static final ViewTable GROUPS = new ViewTable("Group", "Groups: tags, cores, load", "No placed groups",
+            ScalingTables::groups, "id", "", "chain", "Chain", "group", "Group", "tag", "Tag", "core", "Core",
+            "classes", "Classes", "load", "Load", "rate", "Packet rate");
+    static final ViewTable HISTORY = new ViewTable("Scaling", "Scaling history (UTC)", "No scaling decisions yet",
+            (m, s, t) -> history(s, t), "id", "", "at", "Time", "chain", "Chain", "kind", "Kind",
+            "groups", "Groups", "cores", "Cores", "moved", "Moved classes", "outcome", "Outcome",
+            "reactionMs", "Reaction (ms)", "steps", "Steps (ms)", "reason", "Reason");
+    static final ViewTable FLOW_STATE = new ViewTable("FlowState",
+            "Flow state shed (stateful elements whose table was full)", "No flow state shed",
+            (m, s, t) -> flowState(s, t), "id", "", "at", "Time", "chain", "Chain", "group", "Group",
+            "server", "Server", "element", "Element", "evicted", "Evicted", "refused", "Refused",
+            "growthFailures", "Growths failed", "flows", "Flows held / capacity");
 
     private ScalingTables() {
     }
@@ -37,31 +40,39 @@ final class ScalingTables {
                 .collect(Collectors.toList())) {
             Optional<ChainLoad> load = s.load(p.chainId());
             for (GroupAssignment g : p.groups()) {
-                String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))
-                        .findFirst()).map(GroupLoad::load)
-                        .map(x -> String.format(Locale.ROOT, "%.0f%%", 100 * x)).orElse("-");
+                Optional<GroupLoad> l = load.flatMap(c -> c.groups().stream()
+                        .filter(x -> x.groupId().equals(g.groupId())).findFirst());
                 t.addRow().cell("id", p.chainId() + "/" + g.groupId()).cell("chain", p.chainId().name())
-                        .cell("group", g.groupId()).cell("tag", g.tag().toString()).cell("core", g.core())
-                        .cell("classes", g.classIds().toString()).cell("load", l);
+                        .cell("group", g.groupId()).cell("tag", MetronText.groupTag(g.tag()))
+                        .cell("core", Integer.toString(g.core())).cell("classes", MetronText.list(g.classIds()))
+                        .cell("load", l.map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE))
+                        .cell("rate", l.map(x -> x.classRates().values().stream().mapToDouble(Double::doubleValue)
+                                .sum()).map(MetronText::pps).orElse(MetronText.NONE));
             }
         }
     }
 
     static void history(ScalingService s, TableModel t) {
-        Map<ChainId, List<ScalingEvent>> all = s.history();
-        all.values().stream().flatMap(List::stream).sorted(Comparator.comparingLong(ScalingEvent::atMs))
+        s.history().values().stream().flatMap(List::stream).sorted(Comparator.comparingLong(ScalingEvent::atMs))
                 .forEach(e -> t.addRow().cell("id", e.chain() + "@" + e.atMs() + "/" + e.kind())
-                        .cell("at", TIME.format(Instant.ofEpochMilli(e.atMs()))).cell("chain", e.chain().name())
+                        .cell("at", MetronText.time(e.atMs())).cell("chain", e.chain().name())
                         .cell("kind", e.kind().name().toLowerCase(Locale.ROOT))
                         .cell("groups", String.join(" + ", e.groups()))
-                        .cell("cores", e.coresBefore() + " -> " + e.coresAfter()).cell("moved", e.moved().toString())
-                        .cell("outcome", e.outcome().name()).cell("reactionMs", e.reactionMs())
-                        .cell("steps", e.steps()).cell("reason", e.reason()));
-        // stateful elements that shed flows are decisions an operator must see next to the scaling ones
-        s.flowStateAlerts().forEach(a -> t.addRow().cell("id", a.chain() + "@" + a.atMs() + "/shed/" + a.element())
-                .cell("at", TIME.format(Instant.ofEpochMilli(a.atMs()))).cell("chain", a.chain().name())
-                .cell("kind", "flow state shed").cell("groups", a.group()).cell("cores", "-").cell("moved", "-")
-                .cell("outcome", a.evicted() + " evicted, " + a.refused() + " refused").cell("reactionMs", "-")
-                .cell("steps", "-").cell("reason", a.toString()));
+                        .cell("cores", MetronText.list(e.coresBefore()) + " -> " + MetronText.list(e.coresAfter()))
+                        .cell("moved", MetronText.list(e.moved()))
+                        .cell("outcome", e.outcome().name() + (e.detail().isEmpty() ? "" : ": " + e.detail()))
+                        .cell("reactionMs", Long.toString(e.reactionMs()))
+                        .cell("steps", e.steps().isEmpty() ? MetronText.NONE : e.steps()).cell("reason", e.reason()));
+    }
+
+    /** Stateful elements that shed flows, newest first: what no flow table could hold must be seen. */
+    static void flowState(ScalingService s, TableModel t) {
+        s.flowStateAlerts().stream().sorted(Comparator.comparingLong(FlowStateAlert::atMs).reversed())
+                .forEach(a -> t.addRow().cell("id", a.chain() + "@" + a.atMs() + "/" + a.element())
+                        .cell("at", MetronText.time(a.atMs())).cell("chain", a.chain().name())
+                        .cell("group", a.group()).cell("server", a.server().toString()).cell("element", a.element())
+                        .cell("evicted", Long.toString(a.evicted())).cell("refused", Long.toString(a.refused()))
+                        .cell("growthFailures", Long.toString(a.growthFailures()))
+                        .cell("flows", a.flows() + " / " + a.capacity()));
     }
 }

@@ -720,20 +720,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     public List<TrafficClassInfo> trafficClasses(ChainId id) {
         Chain chain = existing(id);
         Optional<Placement> p = placement(id);
-        CompiledChain cc = compiledFor(chain, p);
-        Map<Integer, GroupAssignment> byClass = new HashMap<>();
-        p.ifPresent(pl -> pl.groups().forEach(g -> g.classIds().forEach(c -> byClass.put(c, g))));
-        Set<Integer> grouped = new HashSet<>();
-        cc.groups().forEach(g -> grouped.addAll(g.classIds()));
-        List<TrafficClassInfo> out = new ArrayList<>();
-        for (TrafficClass tc : cc.classes()) {
-            GroupAssignment g = byClass.get(tc.id());
-            String group = g != null ? g.groupId() : cc.groups().stream().filter(x -> x.classIds().contains(tc.id()))
-                    .findFirst().map(ChainManager::groupId).orElse("");
-            out.add(new TrafficClassInfo(id, tc.id(), String.join(" and ", tc.filters()), group,
-                    g == null ? null : g.tag(), g == null ? -1 : g.core(), grouped.contains(tc.id())));
-        }
-        return out;
+        return ClassViews.of(id, compiledFor(chain, p), p, store.installed().get(id).map(Versioned::value));
     }
 
     @Override

@@ -1,9 +1,7 @@
 package org.metron.app.impl;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.MetronException;
@@ -12,19 +10,19 @@ import org.metron.app.api.TagType;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
 import org.metron.synth.SynthesisException;
+import org.metron.synth.json.JsonText;
 import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 
 import java.util.List;
 
 /**
- * Turns an operator's request body into a {@link ParsedChain}: detects the original Metron netcfg format and
- * translates it ({@link NetcfgTranslator}), reads the chain with the synthesizer's parser (the schema's one
- * owner) and checks the deployment fields the controller needs.
+ * Turns an operator's request body into a {@link ParsedChain}, parsing it once: Jackson reads the body into a
+ * tree (the synthesizer's strict reader: no duplicate keys, bounded nesting, line:col on errors), the original
+ * Metron netcfg format is translated as a tree ({@link NetcfgTranslator}), and the synthesizer reads the chain
+ * from that tree (the schema's one owner); then the deployment fields the controller needs are checked.
  */
 public final class ChainRequests {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
-
     private ChainRequests() {
     }
 
@@ -37,18 +35,18 @@ public final class ChainRequests {
      */
     public static ParsedChain parse(String body) {
         JsonNode root = readTree(body);
-        String json = body;
+        JsonNode chain = root;
         if (NetcfgTranslator.isNetcfg(root)) {
-            List<String> chains = NetcfgTranslator.translate(root);
+            List<ObjectNode> chains = NetcfgTranslator.translate(root);
             if (chains.size() != 1) {
                 throw new MetronException(Fault.INVALID_CHAIN, "netcfg request must add exactly one service "
                         + "chain, found " + chains.size());
             }
-            json = chains.get(0);
+            chain = chains.get(0);
         }
         ChainSpec spec;
         try {
-            spec = ChainSpec.fromJson(json);
+            spec = ChainSpec.fromJson(chain);
         } catch (SynthesisException e) {
             throw new MetronException(Fault.INVALID_CHAIN, e.getMessage(), e);
         }
@@ -61,55 +59,18 @@ public final class ChainRequests {
         if (body == null || body.isBlank()) {
             throw new MetronException(Fault.INVALID_JSON, "request body is empty, expected a chain JSON object");
         }
-        requireShallow(body);
+        JsonNode root;
         try {
-            JsonNode root = MAPPER.readTree(body);
-            if (root == null || !root.isObject()) {
-                throw new MetronException(Fault.INVALID_JSON, "request body must be a JSON object");
-            }
-            return root;
-        } catch (JsonProcessingException e) {
-            JsonLocation at = e.getLocation();
-            String where = at == null ? "" : " at line " + at.getLineNr() + ":" + at.getColumnNr();
-            throw new MetronException(Fault.INVALID_JSON, "invalid JSON" + where + ": " + e.getOriginalMessage(), e);
+            root = JsonText.read(body);
+        } catch (SynthesisException e) {
+            String why = e.reason().startsWith("chain JSON: ") ? e.reason().substring(12) : e.reason();
+            throw new MetronException(Fault.INVALID_JSON, "invalid JSON" + (e.line() > 0 ? " at line " + e.line()
+                    + ":" + e.column() : "") + ": " + why, e);
         }
-    }
-
-    /** Deeper than any chain could be; Jackson's recursive tree reader overflows the stack on ~10^4 levels. */
-    static final int MAX_DEPTH = 64;
-
-    /** Rejects nesting deeper than {@link #MAX_DEPTH}, naming where it gets too deep, before Jackson reads it. */
-    private static void requireShallow(String body) {
-        int depth = 0;
-        int line = 1;
-        int col = 0;
-        boolean inString = false;
-        boolean escaped = false;
-        for (int i = 0; i < body.length(); i++) {
-            char c = body.charAt(i);
-            col++;
-            if (c == '\n') {
-                line++;
-                col = 0;
-            } else if (inString) {
-                if (escaped) {
-                    escaped = false;
-                } else if (c == '\\') {
-                    escaped = true;
-                } else if (c == '"') {
-                    inString = false;
-                }
-            } else if (c == '"') {
-                inString = true;
-            } else if (c == '{' || c == '[') {
-                if (++depth > MAX_DEPTH) {
-                    throw new MetronException(Fault.INVALID_JSON, "invalid JSON at line " + line + ":" + col
-                            + ": nested deeper than " + MAX_DEPTH + " levels");
-                }
-            } else if (c == '}' || c == ']') {
-                depth--;
-            }
+        if (!root.isObject()) {
+            throw new MetronException(Fault.INVALID_JSON, "request body must be a JSON object");
         }
+        return root;
     }
 
     private static DeploymentSpec deployment(Deployment d) {

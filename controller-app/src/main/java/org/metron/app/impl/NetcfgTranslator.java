@@ -39,18 +39,18 @@ final class NetcfgTranslator {
         return root.has("apps") && metronApp(root.get("apps")) != null;
     }
 
-    /** Chain JSON documents, one per service chain under {@code add}. */
-    static List<String> translate(JsonNode root) {
+    /** Chain JSON documents (trees, read by the synthesizer as they are), one per service chain under {@code add}. */
+    static List<ObjectNode> translate(JsonNode root) {
         JsonNode app = metronApp(root.get("apps"));
         JsonNode add = app.get("add");
         if (add == null || !add.path("serviceChains").isArray()) {
             throw bad("apps.<metron app>.add.serviceChains", "must be an array (only 'add' is accepted; remove "
                     + "chains with DELETE)");
         }
-        List<String> out = new ArrayList<>();
+        List<ObjectNode> out = new ArrayList<>();
         int i = 0;
         for (JsonNode sc : add.get("serviceChains")) {
-            out.add(chain(sc, "serviceChains[" + i++ + "]").toString());
+            out.add(chain(sc, "serviceChains[" + i++ + "]"));
         }
         return out;
     }

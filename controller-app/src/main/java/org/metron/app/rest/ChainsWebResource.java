@@ -40,6 +40,7 @@ public class ChainsWebResource extends MetronWebResource {
      */
     @GET
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response list() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("chains");
@@ -57,6 +58,7 @@ public class ChainsWebResource extends MetronWebResource {
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({201, 400, 409, 421, 422, 502})
     public Response submit(InputStream body) {
         Chain c = metron().submit(read(body));
         return Response.created(URI.create("chains/" + c.id().name())).entity(MetronJson.chain(c, false)
@@ -73,6 +75,7 @@ public class ChainsWebResource extends MetronWebResource {
     @Path("validate")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 400, 422})
     public Response validate(InputStream body) {
         return ok(MetronJson.validation(metron().validate(read(body)))).build();
     }
@@ -86,6 +89,7 @@ public class ChainsWebResource extends MetronWebResource {
     @GET
     @Path("{name}")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 404, 422})
     public Response get(@PathParam("name") String name) {
         ChainId id = ChainId.of(name);
         Chain c = metron().chain(id).orElseThrow(() -> unknown(id));
@@ -103,6 +107,7 @@ public class ChainsWebResource extends MetronWebResource {
     @Path("{name}")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 400, 404, 409, 421, 422, 502})
     public Response update(@PathParam("name") String name, InputStream body) {
         return ok(MetronJson.chain(metron().update(ChainId.of(name), read(body)), false)).build();
     }
@@ -115,6 +120,7 @@ public class ChainsWebResource extends MetronWebResource {
      */
     @DELETE
     @Path("{name}")
+    @Statuses({204, 404, 421, 422, 502})
     public Response remove(@PathParam("name") String name) {
         metron().remove(ChainId.of(name));
         return Response.noContent().build();
@@ -129,6 +135,7 @@ public class ChainsWebResource extends MetronWebResource {
     @GET
     @Path("{name}/classes")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 404, 422})
     public Response classes(@PathParam("name") String name) {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("classes");

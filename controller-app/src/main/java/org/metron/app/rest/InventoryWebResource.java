@@ -3,6 +3,7 @@ package org.metron.app.rest;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.onosproject.net.DeviceId;
 
@@ -29,12 +30,20 @@ public class InventoryWebResource extends MetronWebResource {
     @GET
     @Path("classes")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response classes() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("classes");
         for (ChainId id : metron().placements().stream().map(p -> p.chainId()).sorted()
                 .toArray(ChainId[]::new)) {
-            metron().trafficClasses(id).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
+            try {
+                metron().trafficClasses(id).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
+            } catch (MetronException e) {
+                if (e.fault() != MetronException.Fault.UNKNOWN_CHAIN) {
+                    throw e;
+                }
+                // removed since the placements were read: it has no classes any more
+            }
         }
         return ok(root).build();
     }
@@ -47,6 +56,7 @@ public class InventoryWebResource extends MetronWebResource {
     @GET
     @Path("tags")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response tags() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("tags");
@@ -62,6 +72,7 @@ public class InventoryWebResource extends MetronWebResource {
     @GET
     @Path("placements")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response placements() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("placements");
@@ -77,6 +88,7 @@ public class InventoryWebResource extends MetronWebResource {
     @GET
     @Path("servers")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response servers() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("servers");
@@ -93,11 +105,34 @@ public class InventoryWebResource extends MetronWebResource {
     @GET
     @Path("rules")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 400})
     public Response rules(@QueryParam("device") String device) {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("rules");
-        metron().rules(device == null || device.isEmpty() ? null : DeviceId.deviceId(device))
+        metron().rules(device == null || device.isEmpty() ? null : device(device))
                 .forEach(r -> a.add(MetronJson.rule(r)));
         return ok(root).build();
+    }
+
+    /**
+     * This API's contract (Swagger 2.0).
+     *
+     * @return 200 OK with the document
+     */
+    @GET
+    @Path("swagger.json")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
+    public Response apiDocument() {
+        return Response.ok(ApiDocument.json(), MediaType.APPLICATION_JSON_TYPE).build();
+    }
+
+    private static DeviceId device(String id) {
+        try {
+            return DeviceId.deviceId(id);
+        } catch (IllegalArgumentException e) {
+            throw new MetronException(MetronException.Fault.INVALID_REQUEST, "query parameter device '" + id
+                    + "' is not a device id (e.g. of:0000000000000001): " + e.getMessage(), e);
+        }
     }
 }

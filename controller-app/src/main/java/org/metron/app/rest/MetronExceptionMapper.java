@@ -15,6 +15,7 @@ public class MetronExceptionMapper implements ExceptionMapper<MetronException> {
     static int status(MetronException.Fault fault) {
         switch (fault) {
             case INVALID_JSON:
+            case INVALID_REQUEST:
                 return 400;
             case INVALID_CHAIN:
                 return 422;

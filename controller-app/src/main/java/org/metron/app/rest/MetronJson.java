@@ -17,6 +17,7 @@ import org.onosproject.net.flow.FlowRule;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Locale;
 
 /**
  * The JSON form of every Metron value the REST API, the GUI and the CLI's --json output show. One place, so
@@ -59,10 +60,10 @@ public final class MetronJson {
     public static ObjectNode placement(Placement p) {
         ObjectNode n = MAPPER.createObjectNode();
         n.put("chain", p.chainId().name());
-        n.put("server", p.server().map(Object::toString).orElse(""));
+        n.put("server", MetronText.or(p.server(), ""));
         n.put("nic", p.nic());
         n.put("egressNic", p.egressNic());
-        n.put("offloadDevice", p.offloadDevice().map(Object::toString).orElse(""));
+        n.put("offloadDevice", MetronText.or(p.offloadDevice(), ""));
         n.put("offloadProfile", p.offloadProfile());
         ArrayNode groups = n.putArray("groups");
         for (GroupAssignment g : p.groups()) {
@@ -76,17 +77,33 @@ public final class MetronJson {
         return n;
     }
 
+    /**
+     * A traffic class: its entries in first-match order, each with where it is classified, what the chain does
+     * with its packets ({@link MetronText#does}) and the switch rules it became.
+     */
     public static ObjectNode trafficClass(TrafficClassInfo tc) {
         ObjectNode n = MAPPER.createObjectNode();
         n.put("chain", tc.chainId().name());
         n.put("id", tc.classId());
-        n.put("match", tc.match());
+        ArrayNode entries = n.putArray("entries");
+        for (TrafficClassInfo.Entry e : tc.entries()) {
+            ObjectNode en = entries.addObject();
+            en.put("index", e.index());
+            en.put("match", e.match());
+            en.put("classifiedAt", e.classification().name().toLowerCase(Locale.ROOT));
+            en.put("does", MetronText.does(tc, e));
+            ArrayNode rules = en.putArray("rules");
+            e.rules().forEach(f -> rules.add(flowRule(f).put("text", MetronText.rule(f))));
+        }
+        n.put("disposition", tc.disposition().name().toLowerCase(Locale.ROOT));
+        n.put("operations", tc.operations());
         n.put("group", tc.groupId());
         if (tc.tag() != null) {
             n.set("tag", tag(tc.tag()));
             n.put("mac", tc.tag().classMac(tc.classId()).toString().toLowerCase());
         }
         n.put("core", tc.core());
+        n.put("server", MetronText.or(tc.server(), ""));
         n.put("needsServer", tc.needsServer());
         return n;
     }
@@ -130,10 +147,18 @@ public final class MetronJson {
     }
 
     public static ObjectNode rule(RuleInfo r) {
-        FlowRule f = r.rule();
         ObjectNode n = MAPPER.createObjectNode();
         n.put("chain", r.chainId().name());
         n.put("role", r.role().name().toLowerCase());
+        n.setAll(flowRule(r.rule()));
+        n.put("packets", r.packets());
+        n.put("bytes", r.bytes());
+        return n;
+    }
+
+    /** A switch rule: device, flow id (hex), priority, criteria and instructions. */
+    public static ObjectNode flowRule(FlowRule f) {
+        ObjectNode n = MAPPER.createObjectNode();
         n.put("device", f.deviceId().toString());
         n.put("id", Long.toHexString(f.id().value()));
         n.put("priority", f.priority());
@@ -141,8 +166,6 @@ public final class MetronJson {
         f.selector().criteria().forEach(c -> sel.add(c.toString()));
         ArrayNode tr = n.putArray("treatment");
         f.treatment().allInstructions().forEach(i -> tr.add(i.toString()));
-        n.put("packets", r.packets());
-        n.put("bytes", r.bytes());
         return n;
     }
 

@@ -8,6 +8,7 @@ import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronWebResource;
+import org.metron.app.rest.Statuses;
 
 import javax.ws.rs.GET;
 import javax.ws.rs.POST;
@@ -40,6 +41,7 @@ public class ScalingWebResource extends MetronWebResource {
      */
     @GET
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200})
     public Response all() {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("chains");
@@ -58,6 +60,7 @@ public class ScalingWebResource extends MetronWebResource {
     @GET
     @Path("{chain}")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 404, 422})
     public Response one(@PathParam("chain") String chain) {
         return ok(ScalingJson.chain(metron(), scaling(), existing(chain))).build();
     }
@@ -71,6 +74,7 @@ public class ScalingWebResource extends MetronWebResource {
     @POST
     @Path("{chain}/split")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 404, 409, 421, 422, 502})
     public Response split(@PathParam("chain") String chain, @QueryParam("group") String group) {
         ChainId id = existing(chain);
         if (group == null || group.isEmpty()) {
@@ -88,6 +92,7 @@ public class ScalingWebResource extends MetronWebResource {
     @POST
     @Path("{chain}/merge")
     @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 404, 409, 421, 422, 502})
     public Response merge(@PathParam("chain") String chain, @QueryParam("keep") String keep,
                           @QueryParam("retire") String retire) {
         ChainId id = existing(chain);

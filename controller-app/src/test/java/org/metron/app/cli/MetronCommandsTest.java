@@ -78,16 +78,17 @@ public class MetronCommandsTest {
 
         TrafficClassesCommand tcs = new TrafficClassesCommand();
         String t = run(tcs);
-        assertEquals(t, 3, t.trim().split("\n").length);
-        assertTrue(t, t.contains("chain=web class=0 group=g0 tag=02:4d:00:01:00:00 core=0 server=true"));
+        assertEquals(t, 3, t.split("\nchain=web class=", -1).length);
+        assertTrue(t, t.contains("\n    entry 1/1: tcp dst port 80\n        does: tagged 02:4d:00:01:00:00 at the switch"));
+        assertTrue(t, t.contains("chain=web class=0 server group=g0 tag=02:4d:00:01:00:00 core=0 server=metron:server0"));
 
         String p = run(new PlacementCommand());
         assertTrue(p, p.contains("chain=web server=metron:server0 nic=eth0"));
-        assertTrue(p, p.contains("group=g1 tag=mac:02:4D:00:02:00:00"));
+        assertTrue(p, p.contains("group=g1 tag=mac 02:4d:00:02 core=0 classes=1"));
 
         String s = run(new ServersCommand());
-        assertTrue(s, s.contains("core=0 load=0.10 chain=web"));
-        assertTrue(s, s.contains("core=3 load=0.10 free"));
+        assertTrue(s, s.contains("core=0 load=10% chain=web"));
+        assertTrue(s, s.contains("core=3 load=10% free"));
 
         RulesCommand rules = new RulesCommand();
         rules.device = Fixtures.S2;

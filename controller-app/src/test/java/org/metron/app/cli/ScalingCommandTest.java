@@ -5,14 +5,11 @@ import org.junit.Before;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
+import org.metron.app.rest.MetronText;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
-import org.metron.app.scaling.IngressWatch;
-import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingManager;
-import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
@@ -20,9 +17,7 @@ import org.metron.app.testing.Fixtures.World;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.Assert.assertTrue;
 
@@ -38,10 +33,7 @@ public class ScalingCommandTest {
     public void setUp() {
         w = new World(1, Fixtures.synthesis(), 1);
         LocalStoreFactory factory = new LocalStoreFactory();
-        scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, Fixtures.APP,
-                Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
-                IngressWatch.INTERVAL_MS);
+        scaling = Fixtures.scaling(w, factory);
         w.manager.submit(Fixtures.chainJson("web"));
         // a decision as the executor records it
         new ScalingStore(factory).record(new ScalingEvent(1_000, ChainId.of("web"), ScalingDecision.Kind.SPLIT,
@@ -73,13 +65,13 @@ public class ScalingCommandTest {
     @Test
     public void showsGroupsTagsCoresAndHistory() throws Exception {
         String text = run("web");
-        assertTrue(text, text.contains("chain=web cores=" + w.manager.placement(ChainId.of("web")).get().cores()
-                + " ingressPps=- inProgress=none"));
+        assertTrue(text, text.contains("chain=web cores=" + MetronText.list(w.manager.placement(ChainId.of("web"))
+                .get().cores()) + " ingress=- inProgress=none"));
         for (GroupAssignment g : w.manager.placement(ChainId.of("web")).get().groups()) {
-            assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + g.tag() + " core=" + g.core()
-                    + " classes=" + g.classIds() + " load=-"));
+            assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + MetronText.groupTag(g.tag()) + " core="
+                    + g.core() + " classes=" + MetronText.list(g.classIds()) + " load=-"));
         }
-        assertTrue(text, text.contains("00:00:01.000 split g0+g0.1 cores [1] -> [1, 2] moved [2] DONE reaction=140ms "
+        assertTrue(text, text.contains("00:00:01.000 split g0+g0.1 cores 1 -> 1, 2 moved 2 DONE reaction=140ms "
                 + "duration=90ms steps=[detect 50, prepare 4, nic+pipeline 60, switch 20] group g0 on core 1"));
         assertTrue("all chains when none is named", run(null).contains("chain=web "));
     }

@@ -4,21 +4,15 @@ import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.local.SingleInstanceLeadership;
-import org.metron.app.scaling.IngressWatch;
-import org.metron.app.scaling.LoadMonitor;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingManager;
-import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onosproject.ui.table.TableModel;
 
-import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.Assert.assertEquals;
 
@@ -28,10 +22,7 @@ public class ScalingTablesTest {
     public void groupsAndHistoryReflectTheStore() {
         World w = new World(1, Fixtures.synthesis(), 1);
         LocalStoreFactory factory = new LocalStoreFactory();
-        try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager,
-                Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
-                new SingleInstanceLeadership(), System::currentTimeMillis, Optional.empty(),
-                IngressWatch.INTERVAL_MS)) {
+        try (ScalingManager scaling = Fixtures.scaling(w, factory)) {
             w.manager.submit(Fixtures.chainJson("gui"));
             ScalingStore history = new ScalingStore(factory);
             history.record(new ScalingEvent(2_000, ChainId.of("gui"), ScalingDecision.Kind.MERGE,
@@ -42,23 +33,22 @@ public class ScalingTablesTest {
                     "", 140, 90, "detect 50"));
 
             List<GroupAssignment> placed = w.manager.placement(ChainId.of("gui")).get().groups();
-            TableModel groups = new TableModel(ScalingTables.GROUP_COLUMNS);
-            ScalingTables.groups(w.manager, scaling, groups);
+            TableModel groups = ScalingTables.GROUPS.rows(w.manager, scaling);
             assertEquals(placed.size(), groups.rowCount());
             for (int i = 0; i < placed.size(); i++) {
                 assertEquals(placed.get(i).groupId(), groups.getRows()[i].get("group"));
-                assertEquals(placed.get(i).tag().toString(), groups.getRows()[i].get("tag"));
-                assertEquals(placed.get(i).core(), groups.getRows()[i].get("core"));
+                assertEquals(org.metron.app.rest.MetronText.groupTag(placed.get(i).tag()),
+                        groups.getRows()[i].get("tag"));
+                assertEquals(Integer.toString(placed.get(i).core()), groups.getRows()[i].get("core"));
                 assertEquals("no measurement yet", "-", groups.getRows()[i].get("load"));
             }
 
-            TableModel rows = new TableModel(ScalingTables.HISTORY_COLUMNS);
-            ScalingTables.history(scaling, rows);
+            TableModel rows = ScalingTables.HISTORY.rows(w.manager, scaling);
             assertEquals(2, rows.rowCount());
             assertEquals("oldest first", "split", rows.getRows()[0].get("kind"));
-            assertEquals("[1] -> [1, 2]", rows.getRows()[0].get("cores"));
+            assertEquals("1 -> 1, 2", rows.getRows()[0].get("cores"));
             assertEquals("merge", rows.getRows()[1].get("kind"));
-            assertEquals(2100L, rows.getRows()[1].get("reactionMs"));
+            assertEquals("2100", rows.getRows()[1].get("reactionMs"));
         }
     }
 }

@@ -7,8 +7,13 @@ import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.scaling.IngressWatch;
+import org.metron.app.scaling.LoadMonitor;
+import org.metron.app.scaling.ScalingManager;
+import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.StoreFactory;
 import org.metron.app.store.ChainStore;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
@@ -33,6 +38,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 
 /**
@@ -115,6 +121,13 @@ public final class Fixtures {
         }
     }
 
+    /** A scaling manager over a world (not started), its history in {@code factory}'s maps. */
+    public static ScalingManager scaling(World w, StoreFactory factory) {
+        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, APP, Duration.ofSeconds(2),
+                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
+                System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS);
+    }
+
     /** Chain JSON in the contracts format, entering at s1 port 1. */
     public static String chainJson(String name, String tagType, int cores, int nics) {
         return chainJsonAt(name, tagType, cores, nics, 1);
@@ -156,12 +169,12 @@ public final class Fixtures {
         List<OffloadRule> rules = new ArrayList<>();
         if (profile.capacity() > 0 && !profile.matchable().isEmpty()) {
             rules.add(OffloadRule.of(30, RuleMatch.builder().ethType(0x0800).ipProto(6)
-                    .l4Dst(RangeMatch.exact(80, 16)).build(), RuleAction.toServer(0)));
+                    .l4Dst(RangeMatch.exact(80, 16)).build(), RuleAction.toServer(0), 0, 0));
             rules.add(OffloadRule.of(20, RuleMatch.builder().ethType(0x0800).ipProto(17).build(),
-                    RuleAction.toServer(1)));
+                    RuleAction.toServer(1), 1, 0));
             rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x0800)
-                    .ipDst(IpPrefix.of(false, BigInteger.valueOf(0x0a000000L), 8)).build(), RuleAction.drop()));
-            rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x86dd).build(), RuleAction.drop()));
+                    .ipDst(IpPrefix.of(false, BigInteger.valueOf(0x0a000000L), 8)).build(), RuleAction.drop(), 2, 0));
+            rules.add(OffloadRule.of(10, RuleMatch.builder().ethType(0x86dd).build(), RuleAction.drop(), 2, 0));
         }
         return new CompiledChain(name, profile, classes, groups, rules, List.of("fw.out0"),
                 new SynthStats(3, 3, rules.size(), 0, Map.of()));
@@ -183,8 +196,8 @@ public final class Fixtures {
         }
         return new CompiledChain(name, profile, classes, List.of(), List.of(
                 OffloadRule.of(2, RuleMatch.builder().ethType(0x0800).ipProto(17).build(), RuleAction.toEgress(0,
-                        List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true)),
-                OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop())),
+                        List.of(HeaderWrite.of(MatchField.IP_DST, "10.9.9.9")), true), 0, 0),
+                OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.drop(), 1, 0)),
                 List.of("fw.out0"), new SynthStats(2, 2, 2, 0, Map.of()));
     }
 

@@ -108,7 +108,7 @@ public final class EmbeddedHost implements AutoCloseable {
                     .start(AgentWatch.configuredInterval());
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
-                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users));
+                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users, net, view));
             server.start();
         } catch (Exception | Error e) {
             if (reroutes != null) {

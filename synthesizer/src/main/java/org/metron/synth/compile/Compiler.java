@@ -76,8 +76,12 @@ public final class Compiler {
         }
         String[] fwdText = text(syn.forward);
         String[] replyText = text(syn.reply);
-        Offload fwd = offload(syn.forward, classAction, t, TrafficClass.UNCLASSIFIED);
-        Offload rep = offload(syn.reply, classAction, t, TrafficClass.REPLY_UNCLASSIFIED);
+        // where each entry lands in its class's filters(): forward entries first, then reply entries
+        int[] perClass = new int[syn.classes.size()];
+        int[] fwdPos = positions(syn.forward, perClass);
+        int[] replyPos = positions(syn.reply, perClass);
+        Offload fwd = offload(syn.forward, fwdPos, classAction, t, TrafficClass.UNCLASSIFIED);
+        Offload rep = offload(syn.reply, replyPos, classAction, t, TrafficClass.REPLY_UNCLASSIFIED);
         boolean[] viaSoftware = new boolean[syn.classes.size()];
         List<String> swEntries = new ArrayList<>();
         List<Integer> swClass = new ArrayList<>();
@@ -155,8 +159,21 @@ public final class Compiler {
         }
     }
 
-    /** Splits one ingress's entries into device rules (punts tagged {@code unclassified}) and the software rest. */
-    private static Offload offload(Synthesis.Entries e, RuleAction[] classAction, TargetProfile t, int unclassified) {
+    /** Index of each entry in its class's filter list, counting on from {@code perClass} (updated). */
+    private static int[] positions(Synthesis.Entries e, int[] perClass) {
+        int[] pos = new int[e.size()];
+        for (int i = 0; i < e.size(); i++) {
+            pos[i] = perClass[e.classOf(i)]++;
+        }
+        return pos;
+    }
+
+    /**
+     * Splits one ingress's entries into device rules (punts tagged {@code unclassified}) and the software rest.
+     * Each rule names the entry it comes from: entry i of the list is entry {@code pos[i]} of its class.
+     */
+    private static Offload offload(Synthesis.Entries e, int[] pos, RuleAction[] classAction, TargetProfile t,
+                                   int unclassified) {
         int n = e.size();
         Offload o = new Offload();
         // what the device is asked to match per entry: the entry, or a wider cube whose extra packets an
@@ -208,7 +225,7 @@ public final class Compiler {
             if (m != null && m.size() <= budget) {
                 RuleAction a = classAction[e.classOf(i)];
                 for (RuleMatch rm : m) {
-                    o.rules.add(OffloadRule.of(prio, rm, a));
+                    o.rules.add(OffloadRule.of(prio, rm, a, e.classOf(i), pos[i]));
                 }
                 budget -= m.size();
                 o.settled[i] = punts.size() <= MAX_PUNTS_CHECKED && !overlapsAny(device.get(i), punts);
@@ -220,7 +237,7 @@ public final class Compiler {
                 break;
             }
             for (RuleMatch rm : punt.rules) {
-                o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified)));
+                o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified), e.classOf(i), pos[i]));
             }
             punts.add(punt.cube);
             budget -= punt.rules.size();

@@ -1,108 +1,116 @@
 package org.metron.synth.json;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
-import org.metron.synth.HeaderWrite;
 import org.metron.synth.OffloadRule;
+import org.metron.synth.RangeMatch;
 import org.metron.synth.RuleAction;
 import org.metron.synth.RuleMatch;
 import org.metron.synth.TrafficClass;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * JSON form of a compiled chain, as the CLI writes it: {@code classes.json} (traffic classes and groups) and
- * {@code rules.json} (offload rules, highest priority first). Field names follow the Java API.
+ * {@code rules.json} (offload rules, highest priority first, each naming the filter entry it came from). Field
+ * names follow the Java API.
  */
 public final class CompiledChainJson {
     private CompiledChainJson() {
     }
 
+    private static ObjectNode object() {
+        return JsonText.MAPPER.createObjectNode();
+    }
+
+    private static ArrayNode strings(List<?> values) {
+        ArrayNode a = JsonText.MAPPER.createArrayNode();
+        values.forEach(v -> a.add(v.toString()));
+        return a;
+    }
+
+    private static ArrayNode ints(List<Integer> values) {
+        ArrayNode a = JsonText.MAPPER.createArrayNode();
+        values.forEach(a::add);
+        return a;
+    }
+
     /** Classes, groups (without their Click text, which goes to its own files), egress and stats. */
     public static String classes(CompiledChain c) {
-        Map<String, Object> top = new LinkedHashMap<>();
+        ObjectNode top = object();
         top.put("chain", c.name());
         top.put("target", c.target().name());
-        top.put("egress", c.egress());
-        List<Object> cls = new ArrayList<>();
+        top.set("egress", strings(c.egress()));
+        ArrayNode cls = top.putArray("classes");
         for (TrafficClass t : c.classes()) {
-            Map<String, Object> m = new LinkedHashMap<>();
+            ObjectNode m = cls.addObject();
             m.put("id", t.id());
             m.put("operations", t.operations());
             m.put("egress", t.egress());
             m.put("statefulKey", t.statefulKey());
-            List<Object> w = new ArrayList<>();
-            for (HeaderWrite hw : t.statelessWrites()) {
-                w.add(hw.toString());
-            }
-            m.put("statelessWrites", w);
+            m.set("statelessWrites", strings(t.statelessWrites()));
             m.put("decTtl", t.decTtl());
-            m.put("filters", t.filters());
+            m.set("filters", strings(t.filters()));
             if (c.replyAnswers().containsKey(t.id())) {
-                m.put("answers", c.replyAnswers().get(t.id()));
+                m.set("answers", ints(c.replyAnswers().get(t.id())));
             }
-            cls.add(m);
         }
-        top.put("classes", cls);
-        List<Object> gs = new ArrayList<>();
+        ArrayNode gs = top.putArray("groups");
         for (ClassGroup g : c.groups()) {
-            Map<String, Object> m = new LinkedHashMap<>();
+            ObjectNode m = gs.addObject();
             m.put("id", g.id());
-            m.put("classIds", g.classIds());
+            m.set("classIds", ints(g.classIds()));
             m.put("statefulKey", g.statefulKey());
             m.put("classifies", g.classifies());
             m.put("clickConfig", "group-" + g.id() + ".click");
-            gs.add(m);
         }
-        top.put("groups", gs);
-        Map<String, Object> st = new LinkedHashMap<>();
+        ObjectNode st = top.putObject("stats");
         st.put("classes", c.stats().classes());
         st.put("entries", c.stats().entries());
         st.put("rulesOffloaded", c.stats().rulesOffloaded());
         st.put("entriesInSoftware", c.stats().rulesSoftware());
-        Map<String, Object> ph = new LinkedHashMap<>();
+        ObjectNode ph = st.putObject("phaseMillis");
         c.stats().phaseNanos().forEach((k, v) -> ph.put(k, v / 1e6));
-        st.put("phaseMillis", ph);
-        top.put("stats", st);
-        return JsonWriter.write(top);
+        return JsonText.write(top);
     }
 
     /** Offload rules, highest priority first; {@code replyRules} too when the chain has a reply ingress. */
     public static String rules(CompiledChain c) {
-        Map<String, Object> top = new LinkedHashMap<>();
+        ObjectNode top = object();
         top.put("chain", c.name());
         top.put("target", c.target().name());
-        top.put("rules", rules(c.offloadRules()));
+        top.set("rules", rules(c.offloadRules()));
         if (!c.replyRules().isEmpty()) {
-            top.put("replyRules", rules(c.replyRules()));
+            top.set("replyRules", rules(c.replyRules()));
         }
-        return JsonWriter.write(top);
+        return JsonText.write(top);
     }
 
-    private static List<Object> rules(List<OffloadRule> rules) {
-        List<Object> out = new ArrayList<>();
+    private static ArrayNode rules(List<OffloadRule> rules) {
+        ArrayNode out = JsonText.MAPPER.createArrayNode();
         for (OffloadRule r : rules) {
-            Map<String, Object> m = new LinkedHashMap<>();
+            ObjectNode m = out.addObject();
             m.put("priority", r.priority());
-            m.put("match", match(r.match()));
-            m.put("action", action(r.action()));
-            out.add(m);
+            m.set("match", match(r.match()));
+            m.set("action", action(r.action()));
+            if (r.sourceClass() != OffloadRule.NO_SOURCE) {
+                m.putObject("from").put("class", r.sourceClass()).put("entry", r.sourceEntry());
+            }
         }
         return out;
     }
 
-    private static Map<String, Object> match(RuleMatch m) {
-        Map<String, Object> o = new LinkedHashMap<>();
+    private static ObjectNode match(RuleMatch m) {
+        ObjectNode o = object();
         m.ethType().ifPresent(v -> o.put("ethType", String.format("0x%04x", v)));
         m.vlan().ifPresent(v -> o.put("vlan", v));
         m.ipProto().ifPresent(v -> o.put("ipProto", v));
         m.ipSrc().ifPresent(v -> o.put("ipSrc", v.toString()));
         m.ipDst().ifPresent(v -> o.put("ipDst", v.toString()));
-        m.l4Src().ifPresent(v -> o.put("l4Src", range(v)));
-        m.l4Dst().ifPresent(v -> o.put("l4Dst", range(v)));
+        m.l4Src().ifPresent(v -> range(o, "l4Src", v));
+        m.l4Dst().ifPresent(v -> range(o, "l4Dst", v));
         m.tcpFlags().ifPresent(v -> o.put("tcpFlags", v.toString()));
         m.tos().ifPresent(v -> o.put("tos", v.toString()));
         m.ttl().ifPresent(v -> o.put("ttl", v.toString()));
@@ -111,15 +119,17 @@ public final class CompiledChainJson {
         return o;
     }
 
-    private static Object range(org.metron.synth.RangeMatch r) {
-        if (r.isMaskable()) {
-            return r.lo() == r.hi() ? (Object) r.lo() : String.format("0x%04x/0x%04x", r.value(), r.mask());
+    /** A port as a number when exact, value/mask when maskable, else the range's text. */
+    private static void range(ObjectNode o, String key, RangeMatch r) {
+        if (r.isMaskable() && r.lo() == r.hi()) {
+            o.put(key, r.lo());
+        } else {
+            o.put(key, r.isMaskable() ? String.format("0x%04x/0x%04x", r.value(), r.mask()) : r.toString());
         }
-        return r.toString();
     }
 
-    private static Map<String, Object> action(RuleAction a) {
-        Map<String, Object> o = new LinkedHashMap<>();
+    private static ObjectNode action(RuleAction a) {
+        ObjectNode o = object();
         o.put("type", a.type().name());
         switch (a.type()) {
             case TO_SERVER:
@@ -127,9 +137,7 @@ public final class CompiledChainJson {
                 break;
             case TO_EGRESS:
                 o.put("egress", a.egress());
-                List<Object> w = new ArrayList<>();
-                a.writes().forEach(x -> w.add(x.toString()));
-                o.put("writes", w);
+                o.set("writes", strings(a.writes()));
                 o.put("decTtl", a.decTtl());
                 break;
             default:

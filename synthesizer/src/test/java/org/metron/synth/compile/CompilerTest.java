@@ -53,6 +53,32 @@ public class CompilerTest {
     }
 
     @Test
+    public void everyRuleNamesTheFilterEntryItWasCompiledFrom() {
+        // class 0 (allowed, NAPT) has two entries, one per allowed protocol; the drop class has its own entries
+        CompiledChain c = compile(IP + "IPFilter(allow udp dst port 5000, allow tcp dst port 80, deny all) -> "
+                + "IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop)" + OUT, TargetProfile.OPENFLOW13);
+        TrafficClass allowed = c.classes().stream().filter(t -> !t.drops()).findFirst().orElseThrow();
+        assertEquals(allowed.filters().toString(), 2, allowed.filters().size());
+        for (OffloadRule r : c.offloadRules()) {
+            assertTrue(r.toString(), r.sourceClass() >= 0 && r.sourceEntry() >= 0);
+            TrafficClass from = c.classes().get(r.sourceClass());
+            assertTrue(r.toString(), r.sourceEntry() < from.filters().size());
+            // an entry's rules do what its class does (nothing is punted here) and match what the entry names
+            assertEquals(r.toString(), from.drops() ? RuleAction.Type.DROP : RuleAction.Type.TO_SERVER,
+                    r.action().type());
+            String entry = from.filters().get(r.sourceEntry());
+            assertEquals(r + " from " + entry, entry.contains("dst port"), r.match().l4Dst().isPresent());
+            r.match().l4Dst().ifPresent(p -> assertTrue(r + " from " + entry, entry.contains("dst port " + p.lo())));
+        }
+        for (int e = 0; e < 2; e++) {
+            int entry = e;
+            assertTrue("entry " + e + " of the allowed class became a rule to its server", c.offloadRules().stream()
+                    .anyMatch(r -> r.compiledFrom(allowed.id(), entry)
+                            && r.action().type() == RuleAction.Type.TO_SERVER));
+        }
+    }
+
+    @Test
     public void ruleTheDeviceCannotHoldBecomesAPuntAndLaterRulesStayOffloaded() {
         // OpenFlow 1.3 cannot match TCP flags: the SYN rule is punted, the rule after it is still offloaded
         CompiledChain c = compile(IP + "IPFilter(deny tcp opt syn and dst port 22, allow dst net 10.0.0.0/8, "

@@ -28,6 +28,8 @@ import org.onosproject.net.flow.criteria.VlanIdCriterion;
 import org.onosproject.net.flow.instructions.Instruction;
 import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction;
+import org.onosproject.net.flow.instructions.L3ModificationInstruction;
+import org.onosproject.net.flow.instructions.L4ModificationInstruction;
 import org.projectfloodlight.openflow.protocol.OFFactory;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowModFlags;
@@ -44,6 +46,7 @@ import org.projectfloodlight.openflow.protocol.match.MatchField;
 import org.projectfloodlight.openflow.protocol.oxm.OFOxm;
 import org.projectfloodlight.openflow.types.IPv4Address;
 import org.projectfloodlight.openflow.types.IPv4AddressWithMask;
+import org.projectfloodlight.openflow.types.IPv6Address;
 import org.projectfloodlight.openflow.types.IPv6AddressWithMask;
 import org.projectfloodlight.openflow.types.IpDscp;
 import org.projectfloodlight.openflow.types.IpProtocol;
@@ -213,6 +216,12 @@ public final class FlowRuleTranslator {
                 case L2MODIFICATION:
                     actions.add(l2((L2ModificationInstruction) i, rule));
                     break;
+                case L3MODIFICATION:
+                    actions.add(l3((L3ModificationInstruction) i, rule));
+                    break;
+                case L4MODIFICATION:
+                    actions.add(l4((L4ModificationInstruction) i, rule));
+                    break;
                 case TABLE:
                     out.add(of.instructions().gotoTable(
                             TableId.of(((Instructions.TableTypeTransition) i).tableId())));
@@ -248,6 +257,46 @@ public final class FlowRuleTranslator {
                 // OF1.3 set_field of vlan_vid carries the "present" bit (shared/notes/dataplane.md).
                 return of.actions().setField(of.oxms().vlanVid(OFVlanVidMatch.ofVlan(
                         ((L2ModificationInstruction.ModVlanIdInstruction) i).vlanId().toShort())));
+            default:
+                throw unsupported(rule, i);
+        }
+    }
+
+    /** Address rewrites and TTL decrement: what a class the switch forwards alone may need (TO_EGRESS). */
+    private OFAction l3(L3ModificationInstruction i, FlowRule rule) {
+        switch (i.subtype()) {
+            case DEC_TTL:
+                return of.actions().decNwTtl();
+            // ONOS's setIpSrc/setIpDst give an IPV4_* subtype for IPv6 addresses too: the address decides
+            case IPV4_SRC:
+            case IPV6_SRC:
+                return of.actions().setField(ip(i).isIp4() ? of.oxms().ipv4Src(IPv4Address.of(ip(i).toOctets()))
+                        : of.oxms().ipv6Src(IPv6Address.of(ip(i).toOctets())));
+            case IPV4_DST:
+            case IPV6_DST:
+                return of.actions().setField(ip(i).isIp4() ? of.oxms().ipv4Dst(IPv4Address.of(ip(i).toOctets()))
+                        : of.oxms().ipv6Dst(IPv6Address.of(ip(i).toOctets())));
+            default:
+                throw unsupported(rule, i);
+        }
+    }
+
+    private static org.onlab.packet.IpAddress ip(L3ModificationInstruction i) {
+        return ((L3ModificationInstruction.ModIPInstruction) i).ip();
+    }
+
+    private OFAction l4(L4ModificationInstruction i, FlowRule rule) {
+        TransportPort port = TransportPort.of(((L4ModificationInstruction.ModTransportPortInstruction) i).port()
+                .toInt());
+        switch (i.subtype()) {
+            case TCP_SRC:
+                return of.actions().setField(of.oxms().tcpSrc(port));
+            case TCP_DST:
+                return of.actions().setField(of.oxms().tcpDst(port));
+            case UDP_SRC:
+                return of.actions().setField(of.oxms().udpSrc(port));
+            case UDP_DST:
+                return of.actions().setField(of.oxms().udpDst(port));
             default:
                 throw unsupported(rule, i);
         }
@@ -444,6 +493,8 @@ public final class FlowRuleTranslator {
             t.pushVlan(new EthType(((OFActionPushVlan) a).getEthertype().getValue()));
         } else if (a instanceof org.projectfloodlight.openflow.protocol.action.OFActionPopVlan) {
             t.popVlan();
+        } else if (a instanceof org.projectfloodlight.openflow.protocol.action.OFActionDecNwTtl) {
+            t.decNwTtl();
         } else if (a instanceof OFActionSetField) {
             OFOxm<?> oxm = ((OFActionSetField) a).getField();
             Object v = oxm.getValue();
@@ -456,6 +507,32 @@ public final class FlowRuleTranslator {
                     break;
                 case VLAN_VID:
                     t.setVlanId(VlanId.vlanId(((OFVlanVidMatch) v).getVlanVid().getVlan()));
+                    break;
+                case IPV4_SRC:
+                    t.setIpSrc(org.onlab.packet.IpAddress.valueOf(((IPv4Address) v).getInt()));
+                    break;
+                case IPV4_DST:
+                    t.setIpDst(org.onlab.packet.IpAddress.valueOf(((IPv4Address) v).getInt()));
+                    break;
+                case IPV6_SRC:
+                    t.setIpSrc(org.onlab.packet.IpAddress.valueOf(org.onlab.packet.IpAddress.Version.INET6,
+                            ((IPv6Address) v).getBytes()));
+                    break;
+                case IPV6_DST:
+                    t.setIpDst(org.onlab.packet.IpAddress.valueOf(org.onlab.packet.IpAddress.Version.INET6,
+                            ((IPv6Address) v).getBytes()));
+                    break;
+                case TCP_SRC:
+                    t.setTcpSrc(TpPort.tpPort(((TransportPort) v).getPort()));
+                    break;
+                case TCP_DST:
+                    t.setTcpDst(TpPort.tpPort(((TransportPort) v).getPort()));
+                    break;
+                case UDP_SRC:
+                    t.setUdpSrc(TpPort.tpPort(((TransportPort) v).getPort()));
+                    break;
+                case UDP_DST:
+                    t.setUdpDst(TpPort.tpPort(((TransportPort) v).getPort()));
                     break;
                 default:
                     throw new IllegalArgumentException("set_field " + oxm + " has no ONOS equivalent here");

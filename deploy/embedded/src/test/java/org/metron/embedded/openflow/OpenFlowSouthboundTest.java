@@ -11,6 +11,7 @@ import org.metron.embedded.topology.EmulatedNetwork;
 import org.onlab.packet.EthType;
 import org.onlab.packet.Ethernet;
 import org.onlab.packet.IPv4;
+import org.onlab.packet.IpAddress;
 import org.onlab.packet.IpPrefix;
 import org.onlab.packet.MacAddress;
 import org.onlab.packet.TpPort;
@@ -128,7 +129,18 @@ public class OpenFlowSouthboundTest {
                 rule(60, DefaultTrafficSelector.builder().matchEthSrc(MacAddress.valueOf("02:00:00:00:00:01"))
                         .matchEthType(Ethernet.TYPE_IPV4).matchIPProtocol(IPv4.PROTOCOL_UDP)
                         .matchUdpSrcMasked(TpPort.tpPort(0x1000), TpPort.tpPort(0xf000)).build(),
-                     DefaultTrafficTreatment.builder().drop().build()));
+                     DefaultTrafficTreatment.builder().drop().build()),
+                // what a class the switch forwards alone writes (TO_EGRESS): addresses, ports, TTL
+                rule(50, DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV4)
+                        .matchIPProtocol(IPv4.PROTOCOL_UDP).matchUdpDst(TpPort.tpPort(5000)).build(),
+                     DefaultTrafficTreatment.builder().setIpSrc(IpAddress.valueOf("192.0.2.1"))
+                        .setIpDst(IpAddress.valueOf("10.9.9.9")).setUdpSrc(TpPort.tpPort(1024))
+                        .setUdpDst(TpPort.tpPort(8080)).decNwTtl().setOutput(PortNumber.portNumber(3)).build()),
+                rule(40, DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV6)
+                        .matchIPProtocol(IPv4.PROTOCOL_TCP).matchTcpDst(TpPort.tpPort(80)).build(),
+                     DefaultTrafficTreatment.builder().setIpDst(IpAddress.valueOf("2001:db8::9"))
+                        .setTcpSrc(TpPort.tpPort(2000)).setTcpDst(TpPort.tpPort(8080)).decNwTtl()
+                        .setOutput(PortNumber.portNumber(2)).build()));
     }
 
     @Test
@@ -151,6 +163,10 @@ public class OpenFlowSouthboundTest {
                 + "actions=pop_vlan,set_field:02:00:00:00:00:09->eth_src,output:3"));
         assertThat(dump, containsString("priority=70,ipv6,ipv6_src=2001:db8::/32,ipv6_dst=::1 actions=drop"));
         assertThat(dump, containsString("priority=60,udp,dl_src=02:00:00:00:00:01,tp_src=0x1000/0xf000 actions=drop"));
+        assertThat(dump, containsString("priority=50,udp,tp_dst=5000 actions=set_field:192.0.2.1->ip_src,"
+                + "set_field:10.9.9.9->ip_dst,set_field:1024->udp_src,set_field:8080->udp_dst,dec_ttl,output:3"));
+        assertThat(dump, containsString("priority=40,tcp6,tp_dst=80 actions=set_field:2001:db8::9->ipv6_dst,"
+                + "set_field:2000->tcp_src,set_field:8080->tcp_dst,dec_ttl,output:2"));
 
         Map<Long, OFFlowStatsEntry> byCookie = sw.flowStats().join().stream()
                 .collect(Collectors.toMap(e -> e.getCookie().getValue(), Function.identity()));

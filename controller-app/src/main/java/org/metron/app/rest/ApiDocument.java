@@ -1,0 +1,98 @@
+package org.metron.app.rest;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.synth.ChainSpec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The REST API's contract, a Swagger 2.0 document (what ONOS 2.7's API viewer reads): written by hand in
+ * {@value #DOCUMENT}, with the chain's schema taken from the synthesizer's {@value #CHAIN_SCHEMA} (its one
+ * source) where the document refers to it, turned into a Swagger 2.0 schema ({@code $defs} become definitions
+ * named {@code Chain<Name>}, JSON Schema 2020-12's {@code $schema} and {@code $id} go). Served at
+ * /onos/metron/swagger.json by both hosts and to ONOS's API documentation ({@link ApiDocRegistrator}).
+ */
+public final class ApiDocument {
+    static final String DOCUMENT = "/apidoc/metron-api.json";
+    static final String CHAIN_SCHEMA = "/chain.schema.json";
+    /** How the document refers to the chain schema file. */
+    private static final String CHAIN_REF = "chain.schema.json";
+    private static final String DEFS = "#/$defs/";
+
+    private static volatile String text;
+
+    private ApiDocument() {
+    }
+
+    /** The document as served. */
+    public static String json() {
+        String t = text;
+        if (t == null) {
+            t = tree().toString();
+            text = t;
+        }
+        return t;
+    }
+
+    /** The document as a tree (a fresh copy). */
+    public static ObjectNode tree() {
+        ObjectNode doc = (ObjectNode) read(ApiDocument.class, DOCUMENT);
+        JsonNode chain = read(ChainSpec.class, CHAIN_SCHEMA);
+        ObjectNode definitions = (ObjectNode) doc.get("definitions");
+        List<String> names = new ArrayList<>();
+        definitions.fields().forEachRemaining(d -> {
+            if (CHAIN_REF.equals(d.getValue().path("$ref").asText())) {
+                names.add(d.getKey());
+            }
+        });
+        names.forEach(n -> definitions.set(n, swagger2(chain.deepCopy(), n, definitions)));
+        return doc;
+    }
+
+    /** A JSON Schema 2020-12 document as a Swagger 2.0 schema named {@code name}; its $defs join definitions. */
+    private static ObjectNode swagger2(ObjectNode schema, String name, ObjectNode definitions) {
+        schema.remove("$schema");
+        schema.remove("$id");
+        JsonNode defs = schema.remove("$defs");
+        if (defs != null) {
+            defs.fields().forEachRemaining(e -> definitions.set(defName(name, e.getKey()),
+                    refs(e.getValue(), name)));
+        }
+        return (ObjectNode) refs(schema, name);
+    }
+
+    private static String defName(String schema, String def) {
+        return schema + Character.toUpperCase(def.charAt(0)) + def.substring(1);
+    }
+
+    /** Points $refs into $defs at the definitions they became. */
+    private static JsonNode refs(JsonNode n, String schema) {
+        if (n.isObject()) {
+            ObjectNode o = (ObjectNode) n;
+            String ref = o.path("$ref").asText("");
+            if (ref.startsWith(DEFS)) {
+                o.put("$ref", "#/definitions/" + defName(schema, ref.substring(DEFS.length())));
+            }
+            o.forEach(x -> refs(x, schema));
+        } else if (n.isArray()) {
+            n.forEach(x -> refs(x, schema));
+        }
+        return n;
+    }
+
+    private static JsonNode read(Class<?> owner, String resource) {
+        try (InputStream in = owner.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing from the classpath of " + owner.getName());
+            }
+            return MetronJson.MAPPER.readTree(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + resource, e);
+        }
+    }
+}
