@@ -2,6 +2,7 @@ package org.metron.app.metrics;
 
 import org.metron.app.api.MetronService;
 import org.metron.app.rest.MetronWebResource;
+import org.metron.app.rest.Statuses;
 import org.metron.app.scaling.ScalingService;
 import org.onlab.osgi.ServiceNotFoundException;
 
@@ -21,6 +22,7 @@ public class MetricsWebResource extends MetronWebResource {
      */
     @GET
     @Produces(PrometheusText.CONTENT_TYPE)
+    @Statuses({200})
     public Response metrics() {
         ScalingService scaling;
         try {
