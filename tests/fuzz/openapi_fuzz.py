@@ -287,7 +287,7 @@ class Run:
             ("GET", "/rules", {"query": {"device": "not a device"}}),
             ("GET", "/scaling", {}), ("GET", "/scaling/{chain}", {"path_parameters": {"chain": chain}}),
             ("GET", "/scaling/{chain}", {"path_parameters": {"chain": "fznothere"}}),
-            ("GET", "/swagger.json", {}),
+            ("GET", "/swagger.json", {}), ("GET", "/metrics", {}),
             ("POST", "/chains/validate", {"body": valid}),
             ("POST", "/chains/validate", {"body": dict(valid, nfs=[{"name": "x", "click": "Nope;"}])}),
             ("POST", "/chains", {"body": dict(doc_chain)}),  # the chain exists: 409
