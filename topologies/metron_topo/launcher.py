@@ -3,6 +3,7 @@ down exactly what it built, from the state file (never by name pattern or proces
 import fcntl
 import ipaddress
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -23,8 +24,15 @@ MGMT_BLOCK = ipaddress.ip_network("100.127.0.0/16")
 LOCK = "/tmp/metron-topo.lock"
 
 
+# Every name a topology creates starts with its id: two letters (METRON_TOPO_PREFIX, default "mt", so parallel
+# users can keep their namespaces apart) and 4 hex digits, 6 characters that fit 15-character interface names.
+ID_PREFIX = os.environ.get("METRON_TOPO_PREFIX", "mt")
+if not re.fullmatch(r"[a-z]{2}", ID_PREFIX):
+    raise ValueError(f"METRON_TOPO_PREFIX must be two lowercase letters, got {ID_PREFIX!r}")
+
+
 def new_id():
-    return "mt" + secrets.token_hex(2)
+    return ID_PREFIX + secrets.token_hex(2)
 
 
 def _used_addresses():

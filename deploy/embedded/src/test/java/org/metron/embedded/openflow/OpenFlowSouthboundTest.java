@@ -128,6 +128,15 @@ public class OpenFlowSouthboundTest {
                 rule(60, DefaultTrafficSelector.builder().matchEthSrc(MacAddress.valueOf("02:00:00:00:00:01"))
                         .matchEthType(Ethernet.TYPE_IPV4).matchIPProtocol(IPv4.PROTOCOL_UDP)
                         .matchUdpSrcMasked(TpPort.tpPort(0x1000), TpPort.tpPort(0xf000)).build(),
+                     DefaultTrafficTreatment.builder().drop().build()),
+                // what the synthesizer's OpenFlow profile matches besides ports: ICMP types, DSCP + ECN (an exact
+                // TOS), untagged frames only
+                rule(50, DefaultTrafficSelector.builder().matchVlanId(VlanId.NONE).matchEthType(Ethernet.TYPE_IPV4)
+                        .matchIPProtocol(IPv4.PROTOCOL_ICMP).matchIcmpType((byte) 8).matchIPDscp((byte) 46)
+                        .matchIPEcn((byte) 1).build(),
+                     DefaultTrafficTreatment.builder().drop().build()),
+                rule(40, DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV6)
+                        .matchIPProtocol((byte) 58).matchIcmpv6Type((byte) 128).build(),
                      DefaultTrafficTreatment.builder().drop().build()));
     }
 
@@ -151,6 +160,9 @@ public class OpenFlowSouthboundTest {
                 + "actions=pop_vlan,set_field:02:00:00:00:00:09->eth_src,output:3"));
         assertThat(dump, containsString("priority=70,ipv6,ipv6_src=2001:db8::/32,ipv6_dst=::1 actions=drop"));
         assertThat(dump, containsString("priority=60,udp,dl_src=02:00:00:00:00:01,tp_src=0x1000/0xf000 actions=drop"));
+        assertThat(dump, containsString("priority=50,icmp,vlan_tci=0x0000/0x1fff,nw_tos=184,nw_ecn=1,icmp_type=8 "
+                + "actions=drop"));
+        assertThat(dump, containsString("priority=40,icmp6,icmp_type=128 actions=drop"));
 
         Map<Long, OFFlowStatsEntry> byCookie = sw.flowStats().join().stream()
                 .collect(Collectors.toMap(e -> e.getCookie().getValue(), Function.identity()));
