@@ -48,13 +48,14 @@ public final class ReferenceInterpreter {
             run.ipMarked = false;
             GraphRunner.Stop stop = GraphRunner.run(g, src, p, run);
             if (stop.sink == null) {
-                return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace);
+                return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace,
+                        run.headerRejected);
             }
             InterfaceRef next = chain.link(g.nf, stop.sink.iface());
             if (next == null) {
                 int k = chain.egressIndex(g.nf, stop.sink.iface());
                 return new Outcome(k, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps),
-                        k < 0 ? "dangling " + g.nf + "." + stop.sink.iface() : null, run.trace);
+                        k < 0 ? "dangling " + g.nf + "." + stop.sink.iface() : null, run.trace, run.headerRejected);
             }
             g = chain.nf(next.nf());
             src = g.source(next.iface());

@@ -170,13 +170,20 @@ public final class Compiler {
         for (int i = 0; i < n; i++) {
             exact.add(t.capacity() == 0 ? null : DeviceMatch.of(device.get(i), t));
         }
+        List<List<DeviceMatch.Relaxed>> before = t.capacity() == 0 ? null : puntsBefore(e, device, exact, classAction,
+                t);
         // priority tiers: consecutive entries that pairwise do not overlap share a priority; an entry the device
-        // cannot hold gets a tier of its own (its punt rule below is a superset that may overlap anything)
+        // cannot hold gets a tier of its own (its punt rule below is a superset that may overlap anything), and so
+        // does each punt placed before an entry (a tier between the entry and everything above it)
         int[] tier = new int[n];
         int cur = 0;
         int tierStart = 0;
         for (int i = 0; i < n; i++) {
-            boolean newTier = i > 0 && (i - tierStart >= MAX_TIER || exact.get(i) == null
+            boolean pre = before != null && !before.get(i).isEmpty();
+            if (pre) {
+                cur += before.get(i).size();
+            }
+            boolean newTier = i > 0 && (pre || i - tierStart >= MAX_TIER || exact.get(i) == null
                     || exact.get(i - 1) == null);
             for (int j = tierStart; j < i && !newTier; j++) {
                 newTier = device.get(j).overlaps(device.get(i));
@@ -196,6 +203,7 @@ public final class Compiler {
         // its matchable superset sent to the server unclassified, and later entries are still offloaded; the
         // software classifier holds every entry from the first punt on, so a punted packet still finds its first
         // matching entry (it matched none of the earlier ones). Out of capacity or nothing matchable: stop.
+        // The punts placed before an entry (puntsBefore) count the same way: the entry is their first punt.
         // A later entry disjoint from every punt rule above it is settled: a punted packet never belongs to it
         // (it would have matched the entry's own, higher rule first), so its class need not be in software.
         int budget = t.capacity() - 1;
@@ -204,6 +212,17 @@ public final class Compiler {
         List<Cube> punts = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             int prio = TOP_PRIORITY - tier[i];
+            boolean stop = false;
+            List<DeviceMatch.Relaxed> pre = before == null ? List.of() : before.get(i);
+            for (int k = 0; k < pre.size() && !stop; k++) {
+                DeviceMatch.Relaxed punt = pre.get(k);
+                stop = punt == null || !punt(o, punt, prio + pre.size() - k, unclassified, budget, punts, t);
+                budget -= stop ? 0 : punt.rules.size();
+                o.firstPunt = Math.min(o.firstPunt, i);
+            }
+            if (stop) {
+                break;
+            }
             List<RuleMatch> m = exact.get(i);
             if (m != null && m.size() <= budget) {
                 RuleAction a = classAction[e.classOf(i)];
@@ -211,24 +230,112 @@ public final class Compiler {
                     o.rules.add(OffloadRule.of(prio, rm, a));
                 }
                 budget -= m.size();
-                o.settled[i] = punts.size() <= MAX_PUNTS_CHECKED && !overlapsAny(device.get(i), punts);
+                o.settled[i] = pre.isEmpty() && punts.size() <= MAX_PUNTS_CHECKED
+                        && !overlapsAny(device.get(i), punts);
                 continue;
             }
             o.firstPunt = Math.min(o.firstPunt, i);
             DeviceMatch.Relaxed punt = t.capacity() == 0 ? null : DeviceMatch.relaxed(device.get(i), t);
-            if (punt == null || punt.rules.size() > budget) {
+            if (punt == null || !punt(o, punt, prio, unclassified, budget, punts, t)) {
                 break;
             }
-            for (RuleMatch rm : punt.rules) {
-                o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified)));
-            }
-            punts.add(punt.cube);
             budget -= punt.rules.size();
         }
         if (o.firstPunt < n && t.capacity() > 0) {
             o.rules.add(OffloadRule.of(1, RuleMatch.builder().build(), RuleAction.toServer(unclassified)));
         }
         return o;
+    }
+
+    /** Adds a punt's rules if they fit the budget; false if not. Its packets join {@code punts} (model view). */
+    private static boolean punt(Offload o, DeviceMatch.Relaxed punt, int prio, int unclassified, int budget,
+                                List<Cube> punts, TargetProfile t) {
+        if (punt.rules.size() > budget) {
+            return false;
+        }
+        for (RuleMatch rm : punt.rules) {
+            o.rules.add(OffloadRule.of(prio, rm, RuleAction.toServer(unclassified)));
+        }
+        punts.addAll(DeviceMatch.puntCover(punt.cube, t));
+        return true;
+    }
+
+    /** How many recent punts a new punt before an entry is compared with (it is left out if one covers it). */
+    static final int PUNT_LOOKBACK = 32;
+
+    /**
+     * Punts placed just above each entry's rules (a list per entry, null elements = nothing matchable: stop), for
+     * packets the device sees differently from Click:
+     * <ul>
+     *   <li>an entry testing ports or ICMP type on a target that reads them as 0 in every fragment: its
+     *       fragments ({@link DeviceMatch#fragmentPunt}), which its rules would judge by ports they do not
+     *       read;</li>
+     *   <li>frames whose IP header the switch cannot parse, read with every IP field 0 (and dropped by the
+     *       chain's CheckIPHeader): before the first entry holding that all-zero packet of each family, unless
+     *       its class drops anyway or its rules are a punt already.</li>
+     * </ul>
+     * A punt whose cube lies inside one of the last {@link #PUNT_LOOKBACK} ones is left out: the earlier one,
+     * higher, takes all its packets.
+     */
+    private static List<List<DeviceMatch.Relaxed>> puntsBefore(Synthesis.Entries e, List<Cube> device,
+                                                               List<List<RuleMatch>> exact,
+                                                               RuleAction[] classAction, TargetProfile t) {
+        int n = e.size();
+        List<List<DeviceMatch.Relaxed>> out = new ArrayList<>(n);
+        int[] zeroEntry = new int[2];
+        long[][] zero = new long[2][Field.COUNT];
+        for (int f = 0; f < 2; f++) {
+            zero[f][Field.ETH_TYPE.ordinal()] = f == 0 ? Field.ETH_IP4 : Field.ETH_IP6;
+            zeroEntry[f] = -1;
+            for (int i = 0; i < n && zeroEntry[f] < 0; i++) {
+                if (e.cubes.get(i).matches(zero[f])) {
+                    zeroEntry[f] = i;
+                }
+            }
+        }
+        List<Cube> recent = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            List<DeviceMatch.Relaxed> pre = new ArrayList<>(0);
+            if (DeviceMatch.fragmentBlind(device.get(i), t)) {
+                pre.add(DeviceMatch.fragmentPunt(device.get(i), t));
+            }
+            for (int f = 0; f < 2; f++) {
+                if (zeroEntry[f] == i && exact.get(i) != null
+                        && classAction[e.classOf(i)].type() != RuleAction.Type.DROP) {
+                    Cube z = Cube.ALL;
+                    for (Field fd : Field.values()) {
+                        if (fd != Field.ETH_SRC && fd != Field.ETH_DST) {
+                            z = z.with(fd, org.metron.synth.hs.IntervalSet.point(zero[f][fd.ordinal()]));
+                        }
+                    }
+                    pre.add(DeviceMatch.relaxed(z, t));
+                }
+            }
+            List<DeviceMatch.Relaxed> kept = new ArrayList<>(pre.size());
+            for (DeviceMatch.Relaxed r : pre) {
+                if (r != null && covered(r.cube, recent)) {
+                    continue;
+                }
+                kept.add(r);
+                if (r != null) {
+                    recent.add(r.cube);
+                    if (recent.size() > PUNT_LOOKBACK) {
+                        recent.remove(0);
+                    }
+                }
+            }
+            out.add(kept);
+        }
+        return out;
+    }
+
+    private static boolean covered(Cube c, List<Cube> cubes) {
+        for (Cube d : cubes) {
+            if (c.subsetOf(d)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** How far back {@link #widen} looks for an entry that claims the extra packets. */

@@ -24,6 +24,8 @@ public final class Run {
     public FlowState state;
     /** Element that dropped the packet, for traces. */
     public String droppedBy;
+    /** True once a CheckIPHeader rejected the frame ({@link org.metron.synth.packet.HeaderCheck}). */
+    public boolean headerRejected;
     /** Element-by-element trace, when enabled. */
     public final List<String> trace;
 
