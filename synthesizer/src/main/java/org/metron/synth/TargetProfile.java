@@ -139,8 +139,9 @@ public final class TargetProfile {
 
     /**
      * True if the device reads the transport ports and ICMP type of a first fragment (offset 0, more-fragments
-     * set); false if it reads them as 0 in every fragment, as Open vSwitch does in OpenFlow's default fragment
-     * mode. Either way they read 0 in later fragments, which carry no transport header.
+     * set); false if it parses fragments as Open vSwitch does in OpenFlow's default fragment mode: ports and
+     * ICMP type read 0 in every fragment, and a later IPv6 fragment's protocol reads as its fragment header's
+     * (44). Either way ports read 0 in later fragments, which carry no transport header.
      */
     public boolean l4InFirstFragments() {
         return l4InFirstFragments;

@@ -13,6 +13,7 @@ import org.metron.synth.core.Synthesis.ClassInfo;
 import org.metron.synth.hs.Cube;
 import org.metron.synth.hs.CubeText;
 import org.metron.synth.hs.Field;
+import org.metron.synth.hs.IntervalSet;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -272,7 +273,9 @@ public final class Compiler {
      *       read;</li>
      *   <li>frames whose IP header the switch cannot parse, read with every IP field 0 (and dropped by the
      *       chain's CheckIPHeader): before the first entry holding that all-zero packet of each family, unless
-     *       its class drops anyway or its rules are a punt already.</li>
+     *       its class drops anyway or its rules are a punt already;</li>
+     *   <li>later IPv6 fragments on a target that reads their protocol as the fragment header's (44): before
+     *       the first entry that tests the protocol of IPv6 packets.</li>
      * </ul>
      * A punt whose cube lies inside one of the last {@link #PUNT_LOOKBACK} ones is left out: the earlier one,
      * higher, takes all its packets.
@@ -294,10 +297,17 @@ public final class Compiler {
             }
         }
         List<Cube> recent = new ArrayList<>();
+        boolean laterIpv6Punted = t.l4InFirstFragments();
         for (int i = 0; i < n; i++) {
             List<DeviceMatch.Relaxed> pre = new ArrayList<>(0);
             if (DeviceMatch.fragmentBlind(device.get(i), t)) {
                 pre.add(DeviceMatch.fragmentPunt(device.get(i), t));
+            }
+            Cube c = device.get(i);
+            if (!laterIpv6Punted && c.get(Field.IP_PROTO) != null
+                    && (c.get(Field.ETH_TYPE) == null || IntervalSet.contains(c.get(Field.ETH_TYPE), Field.ETH_IP6))) {
+                pre.add(DeviceMatch.laterIpv6FragmentPunt(t));
+                laterIpv6Punted = true;
             }
             for (int f = 0; f < 2; f++) {
                 if (zeroEntry[f] == i && exact.get(i) != null
@@ -305,7 +315,7 @@ public final class Compiler {
                     Cube z = Cube.ALL;
                     for (Field fd : Field.values()) {
                         if (fd != Field.ETH_SRC && fd != Field.ETH_DST) {
-                            z = z.with(fd, org.metron.synth.hs.IntervalSet.point(zero[f][fd.ordinal()]));
+                            z = z.with(fd, IntervalSet.point(zero[f][fd.ordinal()]));
                         }
                     }
                     pre.add(DeviceMatch.relaxed(z, t));

@@ -31,6 +31,9 @@ final class DeviceMatch {
 
     private static final int[] L4_PROTOS = {6, 17};
 
+    /** IPv6 next header of a fragment header. */
+    static final long IPV6_FRAGMENT_HEADER = 44;
+
     /** Fields a device that reads no transport header in fragments sees as 0 in every fragment. */
     static final Field[] FRAGMENT_ZEROED = {Field.L4_SRC, Field.L4_DST, Field.ICMP_TYPE};
 
@@ -169,6 +172,20 @@ final class DeviceMatch {
             r = r.without(f).with(f, IntervalSet.point(0));
         }
         return relaxed(r, t);
+    }
+
+    /**
+     * The punt for later IPv6 fragments on a target that reads their protocol as 44 (the fragment header's,
+     * where Click reads the upper layer's): it matches "IPv6, protocol 44" and stands for every later IPv6
+     * fragment. Null if the target cannot match the protocol.
+     */
+    static Relaxed laterIpv6FragmentPunt(TargetProfile t) {
+        Cube seen = Cube.ALL.with(Field.ETH_TYPE, IntervalSet.point(Field.ETH_IP6))
+                .with(Field.IP_PROTO, IntervalSet.point(IPV6_FRAGMENT_HEADER));
+        List<RuleMatch> m = of(seen, t);
+        Cube cover = Cube.ALL.with(Field.ETH_TYPE, IntervalSet.point(Field.ETH_IP6))
+                .with(Field.IP_OFFSET, IntervalSet.point(1));
+        return m == null ? null : new Relaxed(cover, m);
     }
 
     /**
