@@ -99,7 +99,8 @@ public final class EquivalenceChecker {
         return new EquivalenceChecker(chain, out, seed).run(packets);
     }
 
-    private static List<String> dpiLiterals(ChainSpec chain) {
+    /** The literals of the chain's DPI elements, for the generator to plant in payloads. */
+    static List<String> dpiLiterals(ChainSpec chain) {
         List<String> out = new ArrayList<>();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([^\"\\\\]{2,64})\"").matcher("");
         chain.nfs().forEach(nf -> {

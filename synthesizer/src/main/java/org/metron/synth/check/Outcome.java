@@ -17,6 +17,8 @@ public final class Outcome {
     public final List<String> trace;
     /** True if a CheckIPHeader rejected the frame on its way (then dropped unless its output 1 leads on). */
     public final boolean headerRejected;
+    /** Choice seeds 0..span-1 give every outcome pool choices can give this packet (see Run#span). */
+    public long span = 1;
 
     Outcome(int egress, Packet packet, Map<Field, String> allocated, String stateful, String droppedBy,
             List<String> trace) {

@@ -174,7 +174,8 @@ public final class PacketGenerator {
         }
     }
 
-    private byte[] payload() {
+    /** A random payload (printable bytes, sometimes with a DPI literal planted). */
+    byte[] payload() {
         int n = rnd.nextInt(48);
         byte[] p = new byte[n];
         for (int i = 0; i < n; i++) {

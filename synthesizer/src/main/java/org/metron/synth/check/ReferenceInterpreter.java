@@ -40,6 +40,12 @@ public final class ReferenceInterpreter {
         run.state = state;
         NfGraph g = chain.ingressNf(ingress);
         Device src = chain.ingress(ingress);
+        Outcome o = walk(p, run, g, src);
+        o.span = run.span;
+        return o;
+    }
+
+    private Outcome walk(Packet p, Run run, NfGraph g, Device src) {
         for (int nfs = 0; nfs < 1000; nfs++) {
             if (run.trace != null) {
                 run.trace("enter " + g.nf + "." + src.iface());

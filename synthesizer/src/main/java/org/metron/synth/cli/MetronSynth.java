@@ -21,12 +21,17 @@ import java.nio.file.Paths;
  * {@code metron-synth CHAIN.json [--target PROFILE] [--capacity N] [-o DIR] [--check PACKETS]
  * [--classifier-vectors PACKETS] [--seed S]}: synthesizes a chain, writes classes.json, rules.json and one
  * group-K.click per class group into DIR (default {@code ./NAME.synth}), and prints a summary;
- * {@code --classifier-vectors} also writes classifier-vectors.tsv ({@link ClassifierVectors}). Bad input prints one error line (NF, element, line:col)
- * and exits 2; bad usage exits 64.
+ * {@code --classifier-vectors} also writes classifier-vectors.tsv ({@link ClassifierVectors}). {@code --frames},
+ * {@code --expect} and {@code --compare} are the real-data-plane checker's modes ({@link RealCheck}). Bad input
+ * prints one error line (NF, element, line:col) and exits 2; bad usage exits 64.
  */
 public final class MetronSynth {
     static final String USAGE = "usage: metron-synth CHAIN.json [--target OPENFLOW13|P4_TAGGER|NIC_RTE_FLOW|NONE]"
-            + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]";
+            + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]\n"
+            + "       metron-synth CHAIN.json --frames N [--seed S] --pcap IN.pcap\n"
+            + "       metron-synth CHAIN.json --expect IN.pcap -o EXPECTED.json [--egress-mac K=MAC]...\n"
+            + "       metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...]"
+            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap]";
 
     private MetronSynth() {
     }
@@ -44,8 +49,14 @@ public final class MetronSynth {
         long check = 0;
         long vectors = 0;
         long seed = 1;
+        RealCheck.Options real = new RealCheck.Options();
         try {
             for (int i = 0; i < args.length; i++) {
+                int nextArg = real.read(args, i);
+                if (nextArg > 0) {
+                    i = nextArg - 1;
+                    continue;
+                }
                 switch (args[i]) {
                     case "--target":
                         target = value(args, ++i);
@@ -85,6 +96,9 @@ public final class MetronSynth {
         try {
             String json = new String(Files.readAllBytes(Paths.get(chainPath)), StandardCharsets.UTF_8);
             ChainSpec chain = ChainSpec.fromJson(json);
+            if (real.any()) {
+                return RealCheck.run(chain, real, dir, seed, out);
+            }
             TargetProfile t = TargetProfile.named(target);
             if (capacity != null) {
                 t = t.withCapacity(capacity);
@@ -122,10 +136,13 @@ public final class MetronSynth {
         } catch (IOException e) {
             err.println("metron-synth: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             return 1;
+        } catch (IllegalArgumentException e) {
+            err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
+            return 64;
         }
     }
 
-    private static String value(String[] args, int i) {
+    static String value(String[] args, int i) {
         if (i >= args.length) {
             throw new IllegalArgumentException("option " + args[i - 1] + " needs a value");
         }
