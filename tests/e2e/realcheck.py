@@ -19,10 +19,10 @@ from metron_topo.ovs import Ovs
 REPO = Path(__file__).resolve().parents[2]
 SYNTH = REPO / "synthesizer" / "bin" / "metron-synth"
 # Frames per second for the first replay: new flows reach OVS's userspace slow path one by one; with ~1000 rules
-# 3000 new flows/s lost packets there on this machine, 1000/s none.
-RATE = 1000
+# 3000 new flows/s lost packets there on this machine, 1000/s none (with 23,000 rules, fw4000, a few percent).
+RATE = int(os.environ.get("METRON_REAL_PPS", "1000"))
 # The slow second replay of frames that did not arrive (losses vs. mismatches).
-RETRY_RATE = 100
+RETRY_RATE = 200
 
 
 def synth(*args, timeout=3600):
@@ -63,10 +63,12 @@ def replay(netns, pcap, pps):
 
 
 def quiet_hosts(session):
-    """The end hosts send nothing of their own during a check (no IPv6 router solicitations, MLD, ...)."""
-    for host in ("src", "sink"):
-        subprocess.run(["ip", "netns", "exec", session.netns(host), "sysctl", "-q", "-w",
-                        "net.ipv6.conf.all.disable_ipv6=1"], check=True, capture_output=True)
+    """No kernel sends frames of its own into the checked paths (IPv6 router solicitations, MLD reports, ...):
+    the end hosts', the server's, and the switch namespace's (its veth ends face the hosts directly)."""
+    spaces = {session.state["nodes"][n]["netns"] for n in session.state["nodes"]}
+    for ns in sorted(spaces):
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                        "net.ipv6.conf.default.disable_ipv6=1"], check=True, capture_output=True)
 
 
 def deploy(session, chain_file, name=None):
@@ -87,23 +89,37 @@ class Result:
     seconds: float
     kernel_drops: int = 0
     ovs_lost: int = 0
+    replies: dict = None  # the reply pass's report (chains with a reply ingress)
     diagnosis: list = field(default_factory=list)
+
+    def reports(self):
+        return [r for r in (self.report, self.replies) if r]
 
     @property
     def mismatches(self):
-        return self.report["mismatches"]
+        return sum(r["mismatches"] for r in self.reports())
+
+    @property
+    def ipv6_extension_mismatches(self):
+        return sum(r["ipv6ExtensionHeaderMismatches"] for r in self.reports())
+
+    @staticmethod
+    def _line(what, r):
+        return (f"{r['sent']} {what}, {r['delivered']} delivered, {r['dropped']} dropped, {r['mismatches']} mismatches "
+                f"({r['ipv6ExtensionHeaderMismatches']} of IPv6 frames with extension headers), {r['losses']} losses, "
+                f"{r['outsideModel']} outside the model, {r['checksumExceptions']} bad-checksum frames forwarded")
 
     def summary(self):
-        r = self.report
-        return (f"{self.chain}: {self.frames} frames, {r['delivered']} delivered, {r['dropped']} dropped, "
-                f"{r['mismatches']} mismatches ({r['ipv6ExtensionHeaderMismatches']} of IPv6 frames with extension "
-                f"headers), {r['losses']} losses (sent again slowly and then delivered; "
-                f"capture drops {self.kernel_drops}, OVS upcalls lost {self.ovs_lost}), {r['outsideModel']} outside "
-                f"the model, {r['checksumExceptions']} bad-checksum frames forwarded by the switch; "
-                f"{self.seconds:.0f} s")
+        lines = [f"{self.chain}: " + self._line("frames", self.report)]
+        if self.replies:
+            lines.append(f"{self.chain} replies: " + self._line("replies", self.replies))
+        lines.append(f"{self.chain}: losses = frames the first replay lost and a slow second one delivered; capture "
+                     f"drops {self.kernel_drops}, OVS upcalls lost {self.ovs_lost}; {self.seconds:.0f} s")
+        return "\n".join(lines)
 
     def explain(self):
-        details = sorted(self.report["mismatchDetails"], key=lambda d: bool(d.get("ipv6ExtensionHeaders")))
+        details = [d for r in self.reports() for d in r["mismatchDetails"]]
+        details.sort(key=lambda d: bool(d.get("ipv6ExtensionHeaders")))
         return "\n".join([self.summary(), json.dumps(details[:3], indent=1)] + self.diagnosis)
 
 
@@ -113,8 +129,31 @@ def ovs_lost(session):
     return sum(int(x) for x in re.findall(r"lost:(\d+)", out))
 
 
+def replay_and_compare(session, sender, pcap, work, tag, compare, rate):
+    """Replays `pcap` from host `sender` while capturing what arrives at sink (egress 0) and src (egress 1),
+    compares (`compare`: the metron-synth arguments naming the expectations), replays what did not arrive again
+    slowly and compares once more. Returns the report and the frames the capturing kernels dropped."""
+    def run(suffix, frames_file, pps):
+        caps = {k: Capture(session.netns(h), work / f"{tag}-{h}{suffix}.pcap") for k, h in ((0, "sink"), (1, "src"))}
+        replay(session.netns(sender), frames_file, pps)
+        time.sleep(1.0)
+        return sum(c.stop() for c in caps.values()), [a for k, h in ((0, "sink"), (1, "src"))
+                                                      for a in ("--capture" if not suffix else "--retry",
+                                                                f"{k}={work / f'{tag}-{h}{suffix}.pcap'}")]
+    report, missing = work / f"{tag}-report.json", work / f"{tag}-missing.pcap"
+    drops, captures = run("", pcap, rate)
+    synth(*compare, *captures, "--report", report, "--missing-pcap", missing)
+    retries = []
+    if json.loads(report.read_text())["missing"]:
+        more, retries = run("-retry", missing, RETRY_RATE)
+        drops += more
+    synth(*compare, *captures, *retries, "--report", report)
+    return json.loads(report.read_text()), drops, captures + retries
+
+
 def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
-    """Deploys a chain, replays `frames` generated frames and compares; removes the chain after."""
+    """Deploys a chain, replays `frames` generated frames (and, with a reply ingress, replies to what arrived from
+    the sink) and compares; removes the chain after."""
     t0 = time.monotonic()
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -129,33 +168,21 @@ def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
         synth(spec, "--frames", frames, "--seed", seed, "--pcap", inp)
         macs = ["--egress-mac", f"0={traffic.SINK_MAC}", "--egress-mac", f"1={traffic.SRC_MAC}"]
         lost0 = ovs_lost(session)
-        sink = Capture(session.netns("sink"), work / "sink.pcap")
-        src = Capture(session.netns("src"), work / "src.pcap")
-        replay(session.netns("src"), inp, rate)
-        time.sleep(1.0)
-        drops = sink.stop() + src.stop()
-        report = work / "report.json"
-        missing = work / "missing.pcap"
-        synth(spec, "--compare", inp, "--capture", f"0={work / 'sink.pcap'}", "--capture", f"1={work / 'src.pcap'}",
-              *macs, "--report", report, "--missing-pcap", missing)
-        first = json.loads(report.read_text())
-        retry_args = []
-        if first["missing"]:
-            sink2 = Capture(session.netns("sink"), work / "sink-retry.pcap")
-            src2 = Capture(session.netns("src"), work / "src-retry.pcap")
-            replay(session.netns("src"), missing, RETRY_RATE)
-            time.sleep(1.0)
-            drops += sink2.stop() + src2.stop()
-            retry_args = ["--retry", f"0={work / 'sink-retry.pcap'}", "--retry", f"1={work / 'src-retry.pcap'}"]
-        synth(spec, "--compare", inp, "--capture", f"0={work / 'sink.pcap'}", "--capture", f"1={work / 'src.pcap'}",
-              *retry_args, *macs, "--report", report)
-        result = Result(name, frames, json.loads(report.read_text()), time.monotonic() - t0, drops,
-                        ovs_lost(session) - lost0)
+        forward, drops, captures = replay_and_compare(session, "src", inp, work, "forward",
+                                                      [spec, "--compare", inp, *macs], rate)
+        replies = None
+        if len(chain["ingress"]) > 1:
+            rin, rexp = work / "replies.pcap", work / "replies-expected.json"
+            synth(spec, "--replies", rin, "--forward", inp, *captures, "--seed", seed, *macs, "-o", rexp)
+            replies, more, _ = replay_and_compare(session, "sink", rin, work, "replies",
+                                                  ["--compare-expected", rexp, "--inputs", rin], rate)
+            drops += more
+        result = Result(name, frames, forward, time.monotonic() - t0, drops, ovs_lost(session) - lost0, replies)
         keep = os.environ.get("METRON_REAL_RESULTS")
-        if keep:  # the whole work directory (captures, report) for a look afterwards
+        if keep:  # the whole work directory (captures, reports) for a look afterwards
             shutil.copytree(work, Path(keep) / name, dirs_exist_ok=True)
         if result.mismatches:
-            result.diagnosis = diagnose(session, result.report)
+            result.diagnosis = diagnose(session, forward if forward["mismatches"] else replies)
         return result
     finally:
         session.host.call("DELETE", "/chains/" + name)

@@ -169,32 +169,31 @@ public final class CaptureComparison {
     private static String match(FrameReference.Expectation e, Captured c) {
         String why = null;
         for (FrameReference.Output o : e.outputs) {
-            if (o.egress != c.egress) {
-                why = why != null ? why : "arrived at egress " + c.egress + ", the chain sends it at egress " + o.egress;
-                continue;
-            }
-            String out = null;
-            for (FrameCodec.Free f : o.free) {
-                if (f.offset + f.bytes > c.bytes.length) {
-                    out = "frame too short for its allocated field at " + f.offset;
-                    break;
-                }
-                long v = FrameCodec.valueAt(c.bytes, f);
-                if (v < f.lo || v > f.hi) {
-                    out = "allocated field at byte " + f.offset + " is " + v + ", outside " + f.lo + "-" + f.hi;
-                    break;
-                }
-            }
+            String out = matchOutput(o, c.egress, c.bytes);
             if (out == null) {
-                byte[] want = FrameCodec.adopt(o.bytes, c.bytes, o.free);
-                if (Arrays.equals(want, c.bytes)) {
-                    return null;
-                }
-                out = differ(want, c.bytes);
+                return null;
             }
             why = why == null || why.startsWith("arrived at") ? out : why;
         }
         return why;
+    }
+
+    /** Null if a frame that arrived at {@code egress} is this output, else why not. */
+    static String matchOutput(FrameReference.Output o, int egress, byte[] bytes) {
+        if (o.egress != egress) {
+            return "arrived at egress " + egress + ", the chain sends it at egress " + o.egress;
+        }
+        for (FrameCodec.Free f : o.free) {
+            if (f.offset + f.bytes > bytes.length) {
+                return "frame too short for its allocated field at " + f.offset;
+            }
+            long v = FrameCodec.valueAt(bytes, f);
+            if (v < f.lo || v > f.hi) {
+                return "allocated field at byte " + f.offset + " is " + v + ", outside " + f.lo + "-" + f.hi;
+            }
+        }
+        byte[] want = FrameCodec.adopt(o.bytes, bytes, o.free);
+        return Arrays.equals(want, bytes) ? null : differ(want, bytes);
     }
 
     private static String differ(byte[] want, byte[] got) {

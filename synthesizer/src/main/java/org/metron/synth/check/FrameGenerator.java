@@ -44,8 +44,18 @@ public final class FrameGenerator {
         SHORT_IP_HEADER_LENGTH,
         BAD_IP_CHECKSUM,
         BAD_L4_CHECKSUM,
-        UDP_WITHOUT_CHECKSUM
+        UDP_WITHOUT_CHECKSUM,
+        /** A reply to a forward frame the chain delivered: its egress headers mirrored (it finds the mapping). */
+        REPLY,
+        /** A reply aimed at the chain's reply entries that no forward frame's mapping answers. */
+        UNMAPPED_REPLY
     }
+
+    /** The kinds forward frames take in turn (after PLAIN, before the reply kinds). */
+    private static final Kind[] SPECIAL = java.util.Arrays.copyOfRange(Kind.values(), 1, Kind.REPLY.ordinal());
+    /** Numbers of reply frames start here (their forward frame's number is added for {@link Kind#REPLY}). */
+    public static final int REPLY_BASE = 1 << 30;
+    private static final int UNMAPPED_BASE = REPLY_BASE + (1 << 29);
 
     /** Marker bytes in front of every generated payload (then the kind's ordinal and the frame number). */
     public static final byte[] MAGIC = {(byte) 0xa5, 'm', 'Q'};
@@ -67,21 +77,25 @@ public final class FrameGenerator {
     }
 
     private final PacketGenerator gen;
+    /** Packets aimed at the reply entries; null without a reply ingress. */
+    private final PacketGenerator replyGen;
     private final SplittableRandom rnd;
     private final List<Packet> flows = new ArrayList<>();
     private int next;
+    private int unmapped;
 
     public FrameGenerator(ChainSpec chain, long seed) {
         ChainModel model = new ChainModel(chain);
-        this.gen = new PacketGenerator(seed, Synthesis.of(model).entries, EquivalenceChecker.dpiLiterals(chain));
+        Synthesis syn = Synthesis.of(model);
+        this.gen = new PacketGenerator(seed, syn.entries, EquivalenceChecker.dpiLiterals(chain));
+        this.replyGen = model.ingresses() > 1 ? new PacketGenerator(seed ^ 0x7e91, syn.reply.cubes, List.of()) : null;
         this.rnd = new SplittableRandom(seed ^ 0xf7a3e);
     }
 
     /** The next frame: odd-numbered ones are of the special kinds in turn. */
     public Frame next() {
         int id = next++;
-        Kind[] kinds = Kind.values();
-        Kind kind = id % 2 == 0 ? Kind.PLAIN : kinds[1 + (id / 2) % (kinds.length - 1)];
+        Kind kind = id % 2 == 0 ? Kind.PLAIN : SPECIAL[(id / 2) % SPECIAL.length];
         FrameCodec.Shape s = new FrameCodec.Shape();
         s.ipId = id;
         s.marker = marker(id, kind);
@@ -95,6 +109,50 @@ public final class FrameGenerator {
             }
         }
         return new Frame(id, kind, FrameCodec.encode(p, s));
+    }
+
+    /**
+     * A reply to forward frame {@code forwardId}, which arrived as {@code seen}: its addresses and ports swapped,
+     * sent by the receiving host (source MAC the one it was addressed to); TTL, TOS, TCP flags and payload
+     * drawn afresh; unfragmented.
+     */
+    public Frame reply(int forwardId, byte[] seen) {
+        Packet p = FrameCodec.decode(seen).packet;
+        long[] v = p.v.clone();
+        swap(v, Field.ETH_SRC, Field.ETH_DST);
+        swap(v, Field.IP4_SRC, Field.IP4_DST);
+        swap(v, Field.IP6_SRC_HI, Field.IP6_DST_HI);
+        swap(v, Field.IP6_SRC_LO, Field.IP6_DST_LO);
+        swap(v, Field.L4_SRC, Field.L4_DST);
+        v[Field.IP_MF.ordinal()] = 0;
+        v[Field.IP_OFFSET.ordinal()] = 0;
+        Packet r = gen.freshen(PacketGenerator.wellFormed(v, p.payload));
+        return frame(REPLY_BASE + forwardId, Kind.REPLY, r);
+    }
+
+    /** A reply aimed at the chain's reply entries (no forward flow asked for it); null without a reply ingress. */
+    public Frame unmappedReply(long srcMac, long dstMac) {
+        if (replyGen == null) {
+            return null;
+        }
+        Packet p = replyGen.next();
+        long[] v = p.v.clone();
+        v[Field.ETH_SRC.ordinal()] = srcMac;
+        v[Field.ETH_DST.ordinal()] = dstMac;
+        return frame(UNMAPPED_BASE + unmapped++, Kind.UNMAPPED_REPLY, PacketGenerator.wellFormed(v, p.payload, p.check));
+    }
+
+    private static Frame frame(int id, Kind kind, Packet p) {
+        FrameCodec.Shape s = new FrameCodec.Shape();
+        s.ipId = id;
+        s.marker = marker(id, kind);
+        return new Frame(id, kind, FrameCodec.encode(p, s));
+    }
+
+    private static void swap(long[] v, Field a, Field b) {
+        long t = v[a.ordinal()];
+        v[a.ordinal()] = v[b.ordinal()];
+        v[b.ordinal()] = t;
     }
 
     static byte[] marker(int id, Kind kind) {

@@ -2,6 +2,7 @@ package org.metron.synth.check;
 
 import org.metron.synth.ChainSpec;
 import org.metron.synth.core.ChainModel;
+import org.metron.synth.core.FlowState;
 import org.metron.synth.hs.Field;
 import org.metron.synth.packet.FrameCodec;
 import org.metron.synth.packet.HeaderCheck;
@@ -10,8 +11,10 @@ import org.metron.synth.packet.Packet;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * What the original chain (the {@link ReferenceInterpreter}, NF by NF with Click's semantics) does with real
@@ -53,6 +56,61 @@ public final class FrameReference {
             this.outputs = outputs;
             this.flow = flow;
         }
+
+        /** As JSON values (output bytes in hex, allocated fields as [offset, bytes, lo, hi, [checksums]]). */
+        public Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("id", id);
+            m.put("kind", kind == null ? null : kind.name());
+            m.put("status", status);
+            m.put("why", why);
+            List<Object> outs = new ArrayList<>();
+            for (Output x : outputs) {
+                Map<String, Object> o = new LinkedHashMap<>();
+                o.put("egress", x.egress);
+                o.put("bytes", CaptureComparison.hex(x.bytes));
+                List<Object> free = new ArrayList<>();
+                x.free.forEach(f -> free.add(List.of(f.offset, f.bytes, f.lo, f.hi,
+                        Arrays.stream(f.checksums).boxed().collect(Collectors.toList()), f.udpChecksum)));
+                o.put("allocated", free);
+                outs.add(o);
+            }
+            m.put("outputs", outs);
+            m.put("flow", flow);
+            return m;
+        }
+
+        /** Reads what {@link #json()} wrote. */
+        @SuppressWarnings("unchecked")
+        public static Expectation of(Map<String, Object> m) {
+            List<Output> outs = new ArrayList<>();
+            for (Object x : (List<Object>) m.get("outputs")) {
+                Map<String, Object> o = (Map<String, Object>) x;
+                List<FrameCodec.Free> free = new ArrayList<>();
+                for (Object a : (List<Object>) o.get("allocated")) {
+                    List<Object> f = (List<Object>) a;
+                    free.add(new FrameCodec.Free(num(f.get(0)), num(f.get(1)), (Long) f.get(2), (Long) f.get(3),
+                            ((List<Object>) f.get(4)).stream().mapToInt(FrameReference::num).toArray(),
+                            num(f.get(5))));
+                }
+                outs.add(new Output(num(o.get("egress")), unhex((String) o.get("bytes")), free));
+            }
+            Object kind = m.get("kind");
+            return new Expectation(num(m.get("id")), kind == null ? null : FrameGenerator.Kind.valueOf((String) kind),
+                    (String) m.get("status"), (String) m.get("why"), outs, (String) m.get("flow"));
+        }
+    }
+
+    private static int num(Object o) {
+        return ((Long) o).intValue();
+    }
+
+    private static byte[] unhex(String s) {
+        byte[] b = new byte[s.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
     }
 
     /** One output frame the chain may send. */
@@ -114,6 +172,72 @@ public final class FrameReference {
         }
     }
 
+    /**
+     * The expectation for a reply frame entering at the reply ingress. For a {@link FrameGenerator.Kind#REPLY}
+     * to forward frame {@code forward} (which arrived as {@code seen}), the reference runs that forward frame
+     * with the pool choice the data plane made (the one whose output {@code seen} is), keeps its flow tables,
+     * and runs the reply as the mirror of its own output (its allocated port where the data plane allocated
+     * another): what the reply path restores does not depend on the port. Other replies run on empty tables.
+     */
+    public Expectation expectReply(int id, FrameGenerator.Kind kind, byte[] reply, byte[] forward, byte[] seen,
+                                   int seenEgress) {
+        FrameCodec.Decoded r;
+        try {
+            r = FrameCodec.decode(reply);
+        } catch (OutsideModelException e) {
+            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
+        }
+        try {
+            FlowState state = new FlowState();
+            Packet in = r.packet;
+            if (forward != null) {
+                FrameCodec.Decoded f = FrameCodec.decode(forward);
+                state = null;
+                long span = 1;
+                for (long c = 0; c < span && c < MAX_CHOICES && state == null; c++) {
+                    FlowState st = new FlowState();
+                    Outcome o = ref.run(f.packet, c, false, 0, st);
+                    span = o.span;
+                    if (o.egress >= 0 && CaptureComparison.matchOutput(output(forward, f, o), seenEgress, seen) == null) {
+                        state = st;
+                        in = mirrored(r.packet, o.packet);
+                    }
+                }
+                if (state == null) {
+                    return new Expectation(id, kind, Expectation.OUTSIDE, "its forward frame " + (id
+                            - FrameGenerator.REPLY_BASE) + " left as no choice of the reference", List.of(), "");
+                }
+            }
+            Outcome o = ref.run(in, 0, false, 1, state);
+            if (o.egress < 0 && o.droppedBy == null) {
+                o = ref.run(in, 0, true, 1, forward == null ? new FlowState() : state);
+            }
+            if (!o.modelled(in)) {
+                return new Expectation(id, kind, Expectation.OUTSIDE, "the chain does not reject this " + in.check
+                        + " frame at a CheckIPHeader", List.of(), "");
+            }
+            List<Output> out = o.egress < 0 ? List.of() : List.of(new Output(o.egress,
+                    FrameCodec.rewrite(reply, r, o.packet, egressMacs.get(o.egress)), List.of()));
+            return new Expectation(id, kind, Expectation.MODELLED, out.isEmpty() ? o.droppedBy : "", out, "");
+        } catch (OutsideModelException e) {
+            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
+        }
+    }
+
+    /** The reply with its addresses and ports those of the mirror of the reference's forward output. */
+    private static Packet mirrored(Packet reply, Packet fwdOut) {
+        Packet m = reply.copy();
+        m.set(Field.IP4_SRC, fwdOut.get(Field.IP4_DST));
+        m.set(Field.IP4_DST, fwdOut.get(Field.IP4_SRC));
+        m.set(Field.IP6_SRC_HI, fwdOut.get(Field.IP6_DST_HI));
+        m.set(Field.IP6_SRC_LO, fwdOut.get(Field.IP6_DST_LO));
+        m.set(Field.IP6_DST_HI, fwdOut.get(Field.IP6_SRC_HI));
+        m.set(Field.IP6_DST_LO, fwdOut.get(Field.IP6_SRC_LO));
+        m.set(Field.L4_SRC, fwdOut.get(Field.L4_DST));
+        m.set(Field.L4_DST, fwdOut.get(Field.L4_SRC));
+        return m;
+    }
+
     /** Every distinct output over the pool choices (none if the chain drops the packet). */
     private List<Output> outputs(byte[] frame, FrameCodec.Decoded d, Packet p) {
         FrameCodec.Decoded dp = new FrameCodec.Decoded(p, d.layout);
@@ -125,21 +249,25 @@ public final class FrameReference {
             if (o.egress < 0) {
                 continue;
             }
-            List<FrameCodec.Free> free = new ArrayList<>();
-            for (Map.Entry<Field, String> a : o.allocated.entrySet()) {
-                String[] r = a.getValue().split("-");
-                FrameCodec.Free f = FrameCodec.free(frame, dp, a.getKey(), Long.parseLong(r[0]),
-                        Long.parseLong(r[1]));
-                if (f != null) {
-                    free.add(f);
-                }
-            }
-            Output x = new Output(o.egress, FrameCodec.rewrite(frame, dp, o.packet, egressMacs.get(o.egress)), free);
+            Output x = output(frame, dp, o);
             if (out.stream().noneMatch(x::sameAs)) {
                 out.add(x);
             }
         }
         return out;
+    }
+
+    /** The output frame of one outcome, its allocated fields free. */
+    private Output output(byte[] frame, FrameCodec.Decoded d, Outcome o) {
+        List<FrameCodec.Free> free = new ArrayList<>();
+        for (Map.Entry<Field, String> a : o.allocated.entrySet()) {
+            String[] r = a.getValue().split("-");
+            FrameCodec.Free f = FrameCodec.free(frame, d, a.getKey(), Long.parseLong(r[0]), Long.parseLong(r[1]));
+            if (f != null) {
+                free.add(f);
+            }
+        }
+        return new Output(o.egress, FrameCodec.rewrite(frame, d, o.packet, egressMacs.get(o.egress)), free);
     }
 
     /** The input flow's key when its outputs depend on per-flow state (an allocation or a pool choice). */

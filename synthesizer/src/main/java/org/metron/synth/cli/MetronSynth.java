@@ -31,7 +31,11 @@ public final class MetronSynth {
             + "       metron-synth CHAIN.json --frames N [--seed S] --pcap IN.pcap\n"
             + "       metron-synth CHAIN.json --expect IN.pcap -o EXPECTED.json [--egress-mac K=MAC]...\n"
             + "       metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...]"
-            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap]";
+            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap]\n"
+            + "       metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE..."
+            + " [--retry K=FILE...] -o EXPECTED.json [--egress-mac K=MAC]...\n"
+            + "       metron-synth --compare-expected EXPECTED.json --inputs IN.pcap --capture K=FILE..."
+            + " [--retry K=FILE...] [--report R.json] [--missing-pcap M.pcap]";
 
     private MetronSynth() {
     }
@@ -86,12 +90,23 @@ public final class MetronSynth {
                         chainPath = args[i];
                 }
             }
-            if (chainPath == null) {
+            if (chainPath == null && real.compareExpected == null) {
                 throw new IllegalArgumentException("missing CHAIN.json");
             }
         } catch (IllegalArgumentException e) {
             err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
             return 64;
+        }
+        if (real.compareExpected != null) {
+            try {
+                return RealCheck.compareExpected(real, out);
+            } catch (IOException e) {
+                err.println("metron-synth: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                return 1;
+            } catch (IllegalArgumentException e) {
+                err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
+                return 64;
+            }
         }
         try {
             String json = new String(Files.readAllBytes(Paths.get(chainPath)), StandardCharsets.UTF_8);

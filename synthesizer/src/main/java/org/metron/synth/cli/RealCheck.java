@@ -4,7 +4,11 @@ import org.metron.synth.ChainSpec;
 import org.metron.synth.check.CaptureComparison;
 import org.metron.synth.check.FrameGenerator;
 import org.metron.synth.check.FrameReference;
+import org.metron.synth.core.FlowState;
+import org.metron.synth.json.Json;
 import org.metron.synth.json.JsonWriter;
+import org.metron.synth.packet.FrameCodec;
+import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.Pcap;
 
 import java.io.BufferedWriter;
@@ -14,10 +18,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The real-data-plane side of the differential checker, for tests that deploy a chain and replay frames
@@ -28,12 +35,19 @@ import java.util.Map;
  *                                                                       the reference's output frames per input
  * metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...] [--egress-mac K=MAC]...
  *                         [--report R.json] [--missing-pcap M.pcap]    compare captures at egress K with them
+ * metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE... [--retry K=FILE...]
+ *                         -o EXPECTED.json [--egress-mac K=MAC]...      replies to the delivered forward frames
+ *                                                                       (and to no flow), with their expectations
+ * metron-synth --compare-expected EXPECTED.json --inputs IN.pcap --capture K=FILE... [--retry ...] [--report ...]
  * </pre>
- * {@code --compare} exits 0 when nothing mismatched, 3 otherwise; frames the chain sends that did not arrive
- * are written to {@code --missing-pcap} for a slower replay, whose captures ({@code --retry}) tell losses from
+ * The compare modes exit 0 when nothing mismatched, 3 otherwise; frames the chain sends that did not arrive are
+ * written to {@code --missing-pcap} for a slower replay, whose captures ({@code --retry}) tell losses from
  * mismatches (without {@code --retry} they are reported as missing, neither).
  */
 final class RealCheck {
+    /** Replies to no flow: one per this many replies to delivered frames. */
+    static final int UNMAPPED_EVERY = 4;
+
     private RealCheck() {
     }
 
@@ -43,6 +57,10 @@ final class RealCheck {
         String pcap;
         String expect;
         String compare;
+        String compareExpected;
+        String inputs;
+        String replies;
+        String forward;
         String report;
         String missingPcap;
         final Map<Integer, Long> egressMacs = new HashMap<>();
@@ -50,7 +68,7 @@ final class RealCheck {
         final List<String[]> retries = new ArrayList<>();
 
         boolean any() {
-            return frames > 0 || expect != null || compare != null;
+            return frames > 0 || expect != null || compare != null || replies != null;
         }
 
         /** Reads one option at args[i]; returns the next index, or -1 if it is not one of these. */
@@ -67,6 +85,18 @@ final class RealCheck {
                     return i + 2;
                 case "--compare":
                     compare = MetronSynth.value(args, i + 1);
+                    return i + 2;
+                case "--compare-expected":
+                    compareExpected = MetronSynth.value(args, i + 1);
+                    return i + 2;
+                case "--inputs":
+                    inputs = MetronSynth.value(args, i + 1);
+                    return i + 2;
+                case "--replies":
+                    replies = MetronSynth.value(args, i + 1);
+                    return i + 2;
+                case "--forward":
+                    forward = MetronSynth.value(args, i + 1);
                     return i + 2;
                 case "--report":
                     report = MetronSynth.value(args, i + 1);
@@ -99,6 +129,36 @@ final class RealCheck {
         }
     }
 
+    /** Frames of a pcap by the number in their marker (unmarked ones -1, -2, ...), in order. */
+    private static Map<Integer, byte[]> frames(String path) throws IOException {
+        Map<Integer, byte[]> out = new LinkedHashMap<>();
+        Pcap.read(Paths.get(path), f -> {
+            Object[] who = FrameGenerator.identify(f);
+            out.put(who == null ? -1 - out.size() : (Integer) who[0], f);
+        });
+        return out;
+    }
+
+    private static FrameGenerator.Kind kind(byte[] f) {
+        Object[] who = FrameGenerator.identify(f);
+        return who == null ? FrameGenerator.unmarkedKind(f) : (FrameGenerator.Kind) who[1];
+    }
+
+    /** The compare-only mode (no chain needed: the expectations are in the file); returns the exit code. */
+    static int compareExpected(Options o, PrintStream out) throws IOException {
+        if (o.inputs == null) {
+            throw new IllegalArgumentException("--compare-expected needs --inputs IN.pcap");
+        }
+        List<FrameReference.Expectation> expected = new ArrayList<>();
+        for (Object e : (List<?>) Json.parse(new String(Files.readAllBytes(Paths.get(o.compareExpected)),
+                StandardCharsets.UTF_8))) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> m = (Map<String, Object>) e;
+            expected.add(FrameReference.Expectation.of(m));
+        }
+        return compare(o, expected, frames(o.inputs), out);
+    }
+
     /** Runs the mode the options ask for; returns the exit code. */
     static int run(ChainSpec chain, Options o, String outPath, long seed, PrintStream out) throws IOException {
         if (o.frames > 0) {
@@ -116,28 +176,99 @@ final class RealCheck {
             return 0;
         }
         FrameReference ref = new FrameReference(chain, o.egressMacs);
+        if (o.replies != null) {
+            return replies(chain, o, ref, outPath, seed, out);
+        }
         String in = o.expect != null ? o.expect : o.compare;
-        Map<Integer, byte[]> inputs = new LinkedHashMap<>();
+        Map<Integer, byte[]> inputs = frames(in);
         List<FrameReference.Expectation> expected = new ArrayList<>();
-        Pcap.read(Paths.get(in), f -> {
-            Object[] who = FrameGenerator.identify(f);
-            // a frame without a marker (a header cut before its payload; a user's pcap) is numbered -1, -2, ...
-            int id = who == null ? -1 - inputs.size() : (Integer) who[0];
-            inputs.put(id, f);
-            expected.add(ref.expect(id, who == null ? FrameGenerator.unmarkedKind(f) : (FrameGenerator.Kind) who[1], f));
-        });
+        inputs.forEach((id, f) -> expected.add(ref.expect(id, kind(f), f)));
         if (o.expect != null) {
-            if (outPath == null) {
-                throw new IllegalArgumentException("--expect needs -o EXPECTED.json");
-            }
-            List<Object> all = new ArrayList<>();
-            expected.forEach(e -> all.add(json(e)));
-            try (BufferedWriter w = Files.newBufferedWriter(Paths.get(outPath), StandardCharsets.UTF_8)) {
-                w.write(JsonWriter.write(all));
-            }
+            write(expected, outPath, "--expect");
             out.printf("wrote the reference's outputs for %d frames to %s%n", expected.size(), outPath);
             return 0;
         }
+        return compare(o, expected, inputs, out);
+    }
+
+    private static void write(List<FrameReference.Expectation> expected, String outPath, String mode)
+            throws IOException {
+        if (outPath == null) {
+            throw new IllegalArgumentException(mode + " needs -o EXPECTED.json");
+        }
+        List<Object> all = new ArrayList<>();
+        expected.forEach(e -> all.add(e.json()));
+        try (BufferedWriter w = Files.newBufferedWriter(Paths.get(outPath), StandardCharsets.UTF_8)) {
+            w.write(JsonWriter.write(all));
+        }
+    }
+
+    /**
+     * Replies to every forward frame that arrived (as captured), and one in {@link #UNMAPPED_EVERY} more to no
+     * flow (never the mirror of a frame that arrived), with the reference's expectations.
+     */
+    private static int replies(ChainSpec chain, Options o, FrameReference ref, String outPath, long seed,
+                               PrintStream out) throws IOException {
+        if (o.forward == null) {
+            throw new IllegalArgumentException("--replies needs --forward IN.pcap (the forward frames)");
+        }
+        Map<Integer, byte[]> forward = frames(o.forward);
+        Map<Integer, Object[]> seen = new LinkedHashMap<>();
+        List<String[]> all = new ArrayList<>(o.captures);
+        all.addAll(o.retries);
+        for (String[] c : all) {
+            int egress = Integer.parseInt(c[0]);
+            Pcap.read(Paths.get(c[1]), f -> {
+                Object[] who = FrameGenerator.identify(f);
+                if (who != null && forward.containsKey((Integer) who[0])) {
+                    seen.putIfAbsent((Integer) who[0], new Object[] {egress, f});
+                }
+            });
+        }
+        FrameGenerator gen = new FrameGenerator(chain, seed ^ 0x5e91);
+        Long srcMac = o.egressMacs.get(0);
+        Long dstMac = o.egressMacs.get(1);
+        Set<String> mirrored = new HashSet<>();
+        List<FrameReference.Expectation> expected = new ArrayList<>();
+        List<byte[]> sent = new ArrayList<>();
+        int n = 0;
+        for (Map.Entry<Integer, byte[]> e : forward.entrySet()) {
+            Object[] s = seen.get(e.getKey());
+            if (s == null) {
+                continue;
+            }
+            FrameGenerator.Frame r = gen.reply(e.getKey(), (byte[]) s[1]);
+            try {
+                mirrored.add(tuple(r.bytes));
+            } catch (OutsideModelException x) {
+                continue;
+            }
+            expected.add(ref.expectReply(r.id, r.kind, r.bytes, e.getValue(), (byte[]) s[1], (Integer) s[0]));
+            sent.add(r.bytes);
+            if (++n % UNMAPPED_EVERY == 0 && srcMac != null && dstMac != null) {
+                FrameGenerator.Frame u = gen.unmappedReply(srcMac, dstMac);
+                if (u != null && !mirrored.contains(tuple(u.bytes))) {
+                    expected.add(ref.expectReply(u.id, u.kind, u.bytes, null, null, -1));
+                    sent.add(u.bytes);
+                }
+            }
+        }
+        try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.replies))) {
+            for (byte[] f : sent) {
+                w.write(f);
+            }
+        }
+        write(expected, outPath, "--replies");
+        out.printf("wrote %d replies to %s, their expectations to %s%n", sent.size(), o.replies, outPath);
+        return 0;
+    }
+
+    private static String tuple(byte[] f) {
+        return Arrays.toString(FlowState.tuple(FrameCodec.decode(f).packet));
+    }
+
+    private static int compare(Options o, List<FrameReference.Expectation> expected, Map<Integer, byte[]> inputs,
+                               PrintStream out) throws IOException {
         CaptureComparison cmp = new CaptureComparison(expected, inputs);
         for (String[] c : o.captures) {
             int egress = Integer.parseInt(c[0]);
@@ -166,30 +297,5 @@ final class RealCheck {
                 + "%d bad-checksum frames forwarded by the switch%n", r.sent, r.delivered, r.dropped,
                 r.mismatches + r.unidentified, r.losses, r.missing.size(), r.outside, r.exceptions);
         return r.mismatches + r.unidentified == 0 ? 0 : 3;
-    }
-
-    private static Map<String, Object> json(FrameReference.Expectation e) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", e.id);
-        m.put("kind", String.valueOf(e.kind));
-        m.put("status", e.status);
-        m.put("why", e.why);
-        List<Object> outs = new ArrayList<>();
-        for (FrameReference.Output x : e.outputs) {
-            Map<String, Object> o = new LinkedHashMap<>();
-            o.put("egress", x.egress);
-            StringBuilder hex = new StringBuilder();
-            for (byte b : x.bytes) {
-                hex.append(String.format("%02x", b & 0xff));
-            }
-            o.put("bytes", hex.toString());
-            List<Object> free = new ArrayList<>();
-            x.free.forEach(f -> free.add(List.of(f.offset, f.bytes, f.lo, f.hi)));
-            o.put("allocated", free);
-            outs.add(o);
-        }
-        m.put("outputs", outs);
-        m.put("flow", e.flow);
-        return m;
     }
 }

@@ -446,13 +446,16 @@ public final class FrameCodec {
         public final long hi;
         /** Offsets of the checksums that cover it (IPv4 header, transport). */
         public final int[] checksums;
+        /** The one of them that is a UDP checksum, or -1. */
+        public final int udpChecksum;
 
-        Free(int offset, int bytes, long lo, long hi, int[] checksums) {
+        public Free(int offset, int bytes, long lo, long hi, int[] checksums, int udpChecksum) {
             this.offset = offset;
             this.bytes = bytes;
             this.lo = lo;
             this.hi = hi;
             this.checksums = checksums;
+            this.udpChecksum = udpChecksum;
         }
     }
 
@@ -508,7 +511,18 @@ public final class FrameCodec {
             put16(o, l.l4, out.get(Field.L4_SRC), -1, l4Sum);
             put16(o, l.l4 + 2, out.get(Field.L4_DST), -1, l4Sum);
         }
+        udpNonZero(o, l.proto == 17 ? l4Sum : -1);
         return o;
+    }
+
+    /**
+     * A UDP checksum that updates to 0 is sent as 0xffff (RFC 768: 0 means "no checksum"), as OVS, Linux and the
+     * agent do; Click's IPRewriter would leave the 0, a rare encoding slip the reference does not copy.
+     */
+    private static void udpNonZero(byte[] o, int udpSum) {
+        if (udpSum >= 0 && get16(o, udpSum) == 0) {
+            put16raw(o, udpSum, 0xffff);
+        }
     }
 
     /**
@@ -519,17 +533,18 @@ public final class FrameCodec {
         Layout l = d.layout;
         int ipSum = l.version == 4 ? l.ip + 10 : -1;
         int l4Sum = l.l4Checksum(f);
+        int udp = l.proto == 17 ? l4Sum : -1;
         switch (field) {
             case L4_SRC:
             case L4_DST:
                 if (l.l4 < 0 || l.proto != 6 && l.proto != 17) {
                     return null;
                 }
-                return new Free(l.l4 + (field == Field.L4_SRC ? 0 : 2), 2, lo, hi, sums(l4Sum));
+                return new Free(l.l4 + (field == Field.L4_SRC ? 0 : 2), 2, lo, hi, sums(l4Sum), udp);
             case IP4_SRC:
             case IP4_DST:
                 return l.version != 4 ? null
-                        : new Free(l.ip + (field == Field.IP4_SRC ? 12 : 16), 4, lo, hi, sums(ipSum, l4Sum));
+                        : new Free(l.ip + (field == Field.IP4_SRC ? 12 : 16), 4, lo, hi, sums(ipSum, l4Sum), udp);
             default:
                 throw new OutsideModelException("allocated " + field + " in an output frame");
         }
@@ -559,6 +574,7 @@ public final class FrameCodec {
                     }
                 }
             }
+            udpNonZero(e, fr.udpChecksum);
         }
         return e;
     }

@@ -91,7 +91,8 @@ public class FrameCodecTest {
                 assertArrayEquals(f.bytes, FrameCodec.rewrite(f.bytes, d, p, null));
             }
         }
-        assertEquals(List.of(FrameGenerator.Kind.values()).size(), seen.size());
+        // every kind but the replies (made from captured forward frames)
+        assertEquals(List.of(FrameGenerator.Kind.values()).size() - 2, seen.size());
     }
 
     @Test
