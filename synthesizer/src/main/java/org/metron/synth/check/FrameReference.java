@@ -144,20 +144,14 @@ public final class FrameReference {
 
     /** The expectation for one input frame entering at the forward ingress. */
     public Expectation expect(int id, FrameGenerator.Kind kind, byte[] frame) {
-        FrameCodec.Decoded d;
         try {
-            d = FrameCodec.decode(frame);
-        } catch (OutsideModelException e) {
-            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
-        }
-        try {
+            FrameCodec.Decoded d = FrameCodec.decode(frame);
             Outcome first = ref.run(d.packet, 0, false);
             if (first.egress < 0 && first.droppedBy == null) {
                 first = ref.run(d.packet, 0, true);  // classifiers name the rule that dropped it when tracing
             }
             if (!first.modelled(d.packet)) {
-                return new Expectation(id, kind, Expectation.OUTSIDE, "the chain does not reject this "
-                        + d.packet.check + " frame at a CheckIPHeader", List.of(), "");
+                return outside(id, kind, notRejected(d.packet));
             }
             if (d.packet.check == HeaderCheck.BAD_CHECKSUM) {
                 Packet fixed = new Packet(d.packet.v, d.packet.payload, HeaderCheck.VALID);
@@ -168,7 +162,7 @@ public final class FrameReference {
             return new Expectation(id, kind, Expectation.MODELLED, out.isEmpty() ? first.droppedBy : "", out,
                     flow(d, out));
         } catch (OutsideModelException e) {
-            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
+            return outside(id, kind, e.getMessage());
         }
     }
 
@@ -181,13 +175,8 @@ public final class FrameReference {
      */
     public Expectation expectReply(int id, FrameGenerator.Kind kind, byte[] reply, byte[] forward, byte[] seen,
                                    int seenEgress) {
-        FrameCodec.Decoded r;
         try {
-            r = FrameCodec.decode(reply);
-        } catch (OutsideModelException e) {
-            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
-        }
-        try {
+            FrameCodec.Decoded r = FrameCodec.decode(reply);
             FlowState state = new FlowState();
             Packet in = r.packet;
             if (forward != null) {
@@ -204,8 +193,8 @@ public final class FrameReference {
                     }
                 }
                 if (state == null) {
-                    return new Expectation(id, kind, Expectation.OUTSIDE, "its forward frame " + (id
-                            - FrameGenerator.REPLY_BASE) + " left as no choice of the reference", List.of(), "");
+                    return outside(id, kind, "its forward frame " + (id - FrameGenerator.REPLY_BASE)
+                            + " left as no choice of the reference");
                 }
             }
             Outcome o = ref.run(in, 0, false, 1, state);
@@ -213,15 +202,22 @@ public final class FrameReference {
                 o = ref.run(in, 0, true, 1, forward == null ? new FlowState() : state);
             }
             if (!o.modelled(in)) {
-                return new Expectation(id, kind, Expectation.OUTSIDE, "the chain does not reject this " + in.check
-                        + " frame at a CheckIPHeader", List.of(), "");
+                return outside(id, kind, notRejected(in));
             }
             List<Output> out = o.egress < 0 ? List.of() : List.of(new Output(o.egress,
                     FrameCodec.rewrite(reply, r, o.packet, egressMacs.get(o.egress)), List.of()));
             return new Expectation(id, kind, Expectation.MODELLED, out.isEmpty() ? o.droppedBy : "", out, "");
         } catch (OutsideModelException e) {
-            return new Expectation(id, kind, Expectation.OUTSIDE, e.getMessage(), List.of(), "");
+            return outside(id, kind, e.getMessage());
         }
+    }
+
+    private static Expectation outside(int id, FrameGenerator.Kind kind, String why) {
+        return new Expectation(id, kind, Expectation.OUTSIDE, why, List.of(), "");
+    }
+
+    private static String notRejected(Packet p) {
+        return "the chain does not reject this " + p.check + " frame at a CheckIPHeader";
     }
 
     /** The reply with its addresses and ports those of the mirror of the reference's forward output. */

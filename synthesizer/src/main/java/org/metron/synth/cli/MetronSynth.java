@@ -90,25 +90,17 @@ public final class MetronSynth {
                         chainPath = args[i];
                 }
             }
-            if (chainPath == null && real.compareExpected == null) {
+            if (chainPath == null && real.get("--compare-expected") == null) {
                 throw new IllegalArgumentException("missing CHAIN.json");
             }
         } catch (IllegalArgumentException e) {
             err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
             return 64;
         }
-        if (real.compareExpected != null) {
-            try {
-                return RealCheck.compareExpected(real, out);
-            } catch (IOException e) {
-                err.println("metron-synth: " + e.getClass().getSimpleName() + ": " + e.getMessage());
-                return 1;
-            } catch (IllegalArgumentException e) {
-                err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
-                return 64;
-            }
-        }
         try {
+            if (real.get("--compare-expected") != null) {
+                return RealCheck.compareExpected(real, out);
+            }
             String json = new String(Files.readAllBytes(Paths.get(chainPath)), StandardCharsets.UTF_8);
             ChainSpec chain = ChainSpec.fromJson(json);
             if (real.any()) {

@@ -51,81 +51,56 @@ final class RealCheck {
     private RealCheck() {
     }
 
-    /** Options of the real-check modes. */
+    /** Options of the real-check modes: one value each, or K=VALUE pairs that may repeat. */
     static final class Options {
-        long frames;
-        String pcap;
-        String expect;
-        String compare;
-        String compareExpected;
-        String inputs;
-        String replies;
-        String forward;
-        String report;
-        String missingPcap;
-        final Map<Integer, Long> egressMacs = new HashMap<>();
-        final List<String[]> captures = new ArrayList<>();
-        final List<String[]> retries = new ArrayList<>();
+        private static final Set<String> SINGLE = Set.of("--frames", "--pcap", "--expect", "--compare",
+                "--compare-expected", "--inputs", "--replies", "--forward", "--report", "--missing-pcap");
+        private static final Set<String> PAIRS = Set.of("--egress-mac", "--capture", "--retry");
+        private final Map<String, String> single = new HashMap<>();
+        private final Map<String, List<String[]>> pairs = new HashMap<>();
+
+        String get(String option) {
+            return single.get(option);
+        }
+
+        /** The K=VALUE pairs given for an option, in order. */
+        List<String[]> pairs(String option) {
+            return pairs.getOrDefault(option, List.of());
+        }
+
+        long frames() {
+            return single.containsKey("--frames") ? Long.parseLong(single.get("--frames")) : 0;
+        }
+
+        /** Per egress index, the destination MAC frames leave with there. */
+        Map<Integer, Long> egressMacs() {
+            Map<Integer, Long> m = new HashMap<>();
+            pairs("--egress-mac").forEach(kv -> m.put(Integer.parseInt(kv[0]),
+                    Long.parseLong(kv[1].replace(":", ""), 16)));
+            return m;
+        }
 
         boolean any() {
-            return frames > 0 || expect != null || compare != null || replies != null;
+            return frames() > 0 || get("--expect") != null || get("--compare") != null || get("--replies") != null;
         }
 
         /** Reads one option at args[i]; returns the next index, or -1 if it is not one of these. */
         int read(String[] args, int i) {
-            switch (args[i]) {
-                case "--frames":
-                    frames = Long.parseLong(MetronSynth.value(args, i + 1));
-                    return i + 2;
-                case "--pcap":
-                    pcap = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--expect":
-                    expect = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--compare":
-                    compare = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--compare-expected":
-                    compareExpected = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--inputs":
-                    inputs = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--replies":
-                    replies = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--forward":
-                    forward = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--report":
-                    report = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--missing-pcap":
-                    missingPcap = MetronSynth.value(args, i + 1);
-                    return i + 2;
-                case "--egress-mac": {
-                    String[] kv = pair(MetronSynth.value(args, i + 1), "--egress-mac");
-                    egressMacs.put(Integer.parseInt(kv[0]), Long.parseLong(kv[1].replace(":", ""), 16));
-                    return i + 2;
+            String o = args[i];
+            if (SINGLE.contains(o)) {
+                single.put(o, MetronSynth.value(args, i + 1));
+            } else if (PAIRS.contains(o)) {
+                String v = MetronSynth.value(args, i + 1);
+                int eq = v.indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException(o + " takes K=VALUE (egress index K), got '" + v + "'");
                 }
-                case "--capture":
-                    captures.add(pair(MetronSynth.value(args, i + 1), "--capture"));
-                    return i + 2;
-                case "--retry":
-                    retries.add(pair(MetronSynth.value(args, i + 1), "--retry"));
-                    return i + 2;
-                default:
-                    return -1;
+                pairs.computeIfAbsent(o, k -> new ArrayList<>()).add(new String[] {v.substring(0, eq),
+                    v.substring(eq + 1)});
+            } else {
+                return -1;
             }
-        }
-
-        private static String[] pair(String v, String opt) {
-            int eq = v.indexOf('=');
-            if (eq <= 0) {
-                throw new IllegalArgumentException(opt + " takes K=VALUE (egress index K), got '" + v + "'");
-            }
-            return new String[] {v.substring(0, eq), v.substring(eq + 1)};
+            return i + 2;
         }
     }
 
@@ -146,44 +121,44 @@ final class RealCheck {
 
     /** The compare-only mode (no chain needed: the expectations are in the file); returns the exit code. */
     static int compareExpected(Options o, PrintStream out) throws IOException {
-        if (o.inputs == null) {
+        if (o.get("--inputs") == null) {
             throw new IllegalArgumentException("--compare-expected needs --inputs IN.pcap");
         }
         List<FrameReference.Expectation> expected = new ArrayList<>();
-        for (Object e : (List<?>) Json.parse(new String(Files.readAllBytes(Paths.get(o.compareExpected)),
+        for (Object e : (List<?>) Json.parse(new String(Files.readAllBytes(Paths.get(o.get("--compare-expected"))),
                 StandardCharsets.UTF_8))) {
             @SuppressWarnings("unchecked")
             Map<String, Object> m = (Map<String, Object>) e;
             expected.add(FrameReference.Expectation.of(m));
         }
-        return compare(o, expected, frames(o.inputs), out);
+        return compare(o, expected, frames(o.get("--inputs")), out);
     }
 
     /** Runs the mode the options ask for; returns the exit code. */
     static int run(ChainSpec chain, Options o, String outPath, long seed, PrintStream out) throws IOException {
-        if (o.frames > 0) {
-            if (o.pcap == null) {
+        if (o.frames() > 0) {
+            if (o.get("--pcap") == null) {
                 throw new IllegalArgumentException("--frames needs --pcap OUT.pcap");
             }
             long t0 = System.nanoTime();
             FrameGenerator gen = new FrameGenerator(chain, seed);
-            try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.pcap))) {
-                for (long i = 0; i < o.frames; i++) {
+            try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.get("--pcap")))) {
+                for (long i = 0; i < o.frames(); i++) {
                     w.write(gen.next().bytes);
                 }
             }
-            out.printf("wrote %d frames to %s in %.1f s%n", o.frames, o.pcap, (System.nanoTime() - t0) / 1e9);
+            out.printf("wrote %d frames to %s in %.1f s%n", o.frames(), o.get("--pcap"), (System.nanoTime() - t0) / 1e9);
             return 0;
         }
-        FrameReference ref = new FrameReference(chain, o.egressMacs);
-        if (o.replies != null) {
+        FrameReference ref = new FrameReference(chain, o.egressMacs());
+        if (o.get("--replies") != null) {
             return replies(chain, o, ref, outPath, seed, out);
         }
-        String in = o.expect != null ? o.expect : o.compare;
+        String in = o.get("--expect") != null ? o.get("--expect") : o.get("--compare");
         Map<Integer, byte[]> inputs = frames(in);
         List<FrameReference.Expectation> expected = new ArrayList<>();
         inputs.forEach((id, f) -> expected.add(ref.expect(id, kind(f), f)));
-        if (o.expect != null) {
+        if (o.get("--expect") != null) {
             write(expected, outPath, "--expect");
             out.printf("wrote the reference's outputs for %d frames to %s%n", expected.size(), outPath);
             return 0;
@@ -209,13 +184,13 @@ final class RealCheck {
      */
     private static int replies(ChainSpec chain, Options o, FrameReference ref, String outPath, long seed,
                                PrintStream out) throws IOException {
-        if (o.forward == null) {
+        if (o.get("--forward") == null) {
             throw new IllegalArgumentException("--replies needs --forward IN.pcap (the forward frames)");
         }
-        Map<Integer, byte[]> forward = frames(o.forward);
+        Map<Integer, byte[]> forward = frames(o.get("--forward"));
         Map<Integer, Object[]> seen = new LinkedHashMap<>();
-        List<String[]> all = new ArrayList<>(o.captures);
-        all.addAll(o.retries);
+        List<String[]> all = new ArrayList<>(o.pairs("--capture"));
+        all.addAll(o.pairs("--retry"));
         for (String[] c : all) {
             int egress = Integer.parseInt(c[0]);
             Pcap.read(Paths.get(c[1]), f -> {
@@ -226,8 +201,8 @@ final class RealCheck {
             });
         }
         FrameGenerator gen = new FrameGenerator(chain, seed ^ 0x5e91);
-        Long srcMac = o.egressMacs.get(0);
-        Long dstMac = o.egressMacs.get(1);
+        Long srcMac = o.egressMacs().get(0);
+        Long dstMac = o.egressMacs().get(1);
         Set<String> mirrored = new HashSet<>();
         List<FrameReference.Expectation> expected = new ArrayList<>();
         List<byte[]> sent = new ArrayList<>();
@@ -253,13 +228,13 @@ final class RealCheck {
                 }
             }
         }
-        try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.replies))) {
+        try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.get("--replies")))) {
             for (byte[] f : sent) {
                 w.write(f);
             }
         }
         write(expected, outPath, "--replies");
-        out.printf("wrote %d replies to %s, their expectations to %s%n", sent.size(), o.replies, outPath);
+        out.printf("wrote %d replies to %s, their expectations to %s%n", sent.size(), o.get("--replies"), outPath);
         return 0;
     }
 
@@ -270,28 +245,28 @@ final class RealCheck {
     private static int compare(Options o, List<FrameReference.Expectation> expected, Map<Integer, byte[]> inputs,
                                PrintStream out) throws IOException {
         CaptureComparison cmp = new CaptureComparison(expected, inputs);
-        for (String[] c : o.captures) {
+        for (String[] c : o.pairs("--capture")) {
             int egress = Integer.parseInt(c[0]);
             Pcap.read(Paths.get(c[1]), f -> cmp.add(new CaptureComparison.Captured(egress, 0, f)));
         }
-        for (String[] c : o.retries) {
+        for (String[] c : o.pairs("--retry")) {
             int egress = Integer.parseInt(c[0]);
             Pcap.read(Paths.get(c[1]), f -> cmp.add(new CaptureComparison.Captured(egress, 1, f)));
         }
         CaptureComparison.Report r = cmp.compare();
-        if (o.missingPcap != null) {
-            try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.missingPcap))) {
+        if (o.get("--missing-pcap") != null) {
+            try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.get("--missing-pcap")))) {
                 for (int id : r.missing) {
                     w.write(inputs.get(id));
                 }
             }
         }
-        if (!o.retries.isEmpty()) {
+        if (!o.pairs("--retry").isEmpty()) {
             cmp.missingAreMismatches(r);
         }
         String json = r.json();
-        if (o.report != null) {
-            Files.write(Paths.get(o.report), json.getBytes(StandardCharsets.UTF_8));
+        if (o.get("--report") != null) {
+            Files.write(Paths.get(o.get("--report")), json.getBytes(StandardCharsets.UTF_8));
         }
         out.printf("%d frames: %d delivered, %d dropped, %d mismatches, %d losses, %d missing, %d outside the model, "
                 + "%d bad-checksum frames forwarded by the switch%n", r.sent, r.delivered, r.dropped,
