@@ -1,7 +1,7 @@
 # End-to-end component: emulated topologies (topologies/), the embedded host's end-to-end tests (tests/e2e/),
 # the demo (deploy/demo/). The embedded host itself is a Maven module built by mk/java.mk.
 PYTEST ?= /usr/bin/python3 -m pytest
-.PHONY: e2e-build e2e-test e2e-bench e2e-fuzz e2e-clean e2e-demo
+.PHONY: e2e-build e2e-test e2e-bench e2e-fuzz e2e-clean e2e-demo check-long
 e2e-build:
 	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py >/dev/null
 	@cd topologies && ./topo list >/dev/null
@@ -11,6 +11,12 @@ e2e-test: e2e-build
 FUZZ_CASES ?= 5000
 e2e-fuzz: e2e-build
 	METRON_FUZZ_CASES=$(FUZZ_CASES) $(PYTEST) -q -p no:cacheprovider tests/e2e/test_openapi_e2e.py
+# The real-data-plane checker (tests/e2e/test_real_equivalence.py, part of e2e-test with 1320 frames per corpus
+# chain) with 10^6 frames per corpus chain; each chain's line gives its counts and the time it took. Root, after
+# `make build`. METRON_REAL_FRAMES / METRON_REAL_PPS / METRON_REAL_RESULTS (keep captures and reports) override.
+REAL_FRAMES ?= 1000000
+check-long: e2e-build
+	METRON_REAL_FRAMES=$(REAL_FRAMES) $(PYTEST) -q -s -p no:cacheprovider tests/e2e/test_real_equivalence.py
 EMBEDDED_JAR := deploy/embedded/target/metron-embedded.jar
 e2e-bench:
 	@test -f $(EMBEDDED_JAR) || { echo "e2e-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }

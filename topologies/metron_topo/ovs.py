@@ -26,6 +26,10 @@ class Ovs:
         return run(["ovs-ofctl", "-O", "OpenFlow13"] + [args[0], self.mgmt(bridge)] + list(args[1:]),
                    env=self.env)
 
+    def appctl(self, *args):
+        """ovs-appctl to this topology's ovs-vswitchd (ofproto/trace, dpctl/show, ...)."""
+        return run(["ovs-appctl", "-t", str(self.dir / "ovs-vswitchd.ctl")] + list(args), env=self.env)
+
     def mgmt(self, bridge):
         return f"unix:{self.dir}/{bridge}.mgmt"
 

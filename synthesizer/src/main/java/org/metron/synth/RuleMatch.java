@@ -10,6 +10,12 @@ import java.util.Optional;
  * Only fields the rule's {@link TargetProfile} can match are ever set. Immutable; build with {@link #builder()}.
  */
 public final class RuleMatch {
+    /**
+     * {@link #vlan()} of a rule that matches frames without a VLAN tag only (ONOS's {@code VlanId.UNTAGGED}, so
+     * {@code VlanId.vlanId((short) UNTAGGED)} is {@code VlanId.NONE}: OpenFlow's OFPVID_NONE).
+     */
+    public static final int UNTAGGED = 0xffff;
+
     private final Integer ethType;
     private final Integer vlan;
     private final Integer ipProto;
@@ -48,7 +54,7 @@ public final class RuleMatch {
         return Optional.ofNullable(ethType);
     }
 
-    /** VLAN id. */
+    /** VLAN id (1..4095), or {@link #UNTAGGED}. */
     public Optional<Integer> vlan() {
         return Optional.ofNullable(vlan);
     }

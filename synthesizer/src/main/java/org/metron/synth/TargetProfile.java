@@ -12,7 +12,10 @@ public final class TargetProfile {
     /**
      * An OpenFlow 1.3 switch as driven by ONOS (OVS here): matches L2-L4 incl. masked L4 ports (an OVS
      * extension ONOS exposes as masked port criteria) and DSCP; no TTL, fragment or TCP-flag matching;
-     * writes MACs, VLAN, IPs, ports, and decrements TTL.
+     * writes MACs, VLAN, IPs, ports, and decrements TTL. Parses as OVS does in OpenFlow's default fragment
+     * mode ("normal", which ONOS leaves as it is): the ports and ICMP type of every fragment, first ones
+     * included, read as 0; rules match untagged frames only (a VLAN-tagged frame has no IP header at byte 14
+     * for the chain's CheckIPHeader, but OVS would match the tagged packet's fields).
      */
     public static final TargetProfile OPENFLOW13 = new TargetProfile("OPENFLOW13",
             EnumSet.of(MatchField.ETH_TYPE, MatchField.VLAN_ID, MatchField.IP_PROTO, MatchField.IP_SRC,
@@ -20,7 +23,7 @@ public final class TargetProfile {
                     MatchField.ICMP_TYPE),
             EnumSet.of(MatchField.ETH_SRC, MatchField.ETH_DST, MatchField.VLAN_ID, MatchField.IP_SRC,
                     MatchField.IP_DST, MatchField.L4_SRC, MatchField.L4_DST, MatchField.IP_TOS, MatchField.IP_TTL),
-            true, true, 65_000);
+            true, true, 65_000, false, true);
 
     /** Metron's P4 tagging pipeline: ternary/range matches on L3-L4, writes only the tag (dst MAC / VLAN). */
     public static final TargetProfile P4_TAGGER = new TargetProfile("P4_TAGGER",
@@ -45,6 +48,17 @@ public final class TargetProfile {
     private final boolean rangesAsPrefixes;
     private final boolean canEgress;
     private final int capacity;
+    private final boolean l4InFirstFragments;
+    private final boolean untaggedOnly;
+
+    /**
+     * Creates a profile of a device that reads the transport fields of first fragments and matches tagged and
+     * untagged frames alike (see the full constructor).
+     */
+    public TargetProfile(String name, Set<MatchField> matchable, Set<MatchField> writable, boolean rangesAsPrefixes,
+                         boolean canEgress, int capacity) {
+        this(name, matchable, writable, rangesAsPrefixes, canEgress, capacity, true, false);
+    }
 
     /**
      * Creates a profile.
@@ -55,9 +69,12 @@ public final class TargetProfile {
      * @param rangesAsPrefixes true if ranges must be expressed as value/mask pairs
      * @param canEgress        true if the device can send a class straight to the chain's egress
      * @param capacity         number of rules the device holds for this chain
+     * @param l4InFirstFragments true if the device reads the ports/ICMP type of first fragments (offset 0); false
+     *                         if it reads them as 0 in every fragment (OVS in OpenFlow's "normal" fragment mode)
+     * @param untaggedOnly     true if every rule also matches "no VLAN tag" (the device needs VLAN_ID matching)
      */
     public TargetProfile(String name, Set<MatchField> matchable, Set<MatchField> writable, boolean rangesAsPrefixes,
-                         boolean canEgress, int capacity) {
+                         boolean canEgress, int capacity, boolean l4InFirstFragments, boolean untaggedOnly) {
         this.name = Objects.requireNonNull(name, "name");
         this.matchable = Set.copyOf(matchable);
         this.writable = Set.copyOf(writable);
@@ -67,6 +84,12 @@ public final class TargetProfile {
             throw new IllegalArgumentException("capacity must be >= 0, got " + capacity);
         }
         this.capacity = capacity;
+        this.l4InFirstFragments = l4InFirstFragments;
+        if (untaggedOnly && !matchable.contains(MatchField.VLAN_ID)) {
+            throw new IllegalArgumentException("profile " + name + " matches untagged frames only but cannot match "
+                    + "VLAN_ID");
+        }
+        this.untaggedOnly = untaggedOnly;
     }
 
     /**
@@ -86,7 +109,8 @@ public final class TargetProfile {
 
     /** The same profile with another rule capacity. */
     public TargetProfile withCapacity(int newCapacity) {
-        return new TargetProfile(name, matchable, writable, rangesAsPrefixes, canEgress, newCapacity);
+        return new TargetProfile(name, matchable, writable, rangesAsPrefixes, canEgress, newCapacity,
+                l4InFirstFragments, untaggedOnly);
     }
 
     public String name() {
@@ -113,6 +137,21 @@ public final class TargetProfile {
         return capacity;
     }
 
+    /**
+     * True if the device reads the transport ports and ICMP type of a first fragment (offset 0, more-fragments
+     * set); false if it parses fragments as Open vSwitch does in OpenFlow's default fragment mode: ports and
+     * ICMP type read 0 in every fragment, and a later IPv6 fragment's protocol reads as its fragment header's
+     * (44). Either way ports read 0 in later fragments, which carry no transport header.
+     */
+    public boolean l4InFirstFragments() {
+        return l4InFirstFragments;
+    }
+
+    /** True if every rule also matches "no VLAN tag" ({@link RuleMatch#UNTAGGED}). */
+    public boolean untaggedOnly() {
+        return untaggedOnly;
+    }
+
     @Override
     public String toString() {
         return name;
@@ -125,11 +164,13 @@ public final class TargetProfile {
         }
         TargetProfile p = (TargetProfile) o;
         return name.equals(p.name) && matchable.equals(p.matchable) && writable.equals(p.writable)
-                && rangesAsPrefixes == p.rangesAsPrefixes && canEgress == p.canEgress && capacity == p.capacity;
+                && rangesAsPrefixes == p.rangesAsPrefixes && canEgress == p.canEgress && capacity == p.capacity
+                && l4InFirstFragments == p.l4InFirstFragments && untaggedOnly == p.untaggedOnly;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, matchable, writable, rangesAsPrefixes, canEgress, capacity);
+        return Objects.hash(name, matchable, writable, rangesAsPrefixes, canEgress, capacity, l4InFirstFragments,
+                untaggedOnly);
     }
 }

@@ -41,9 +41,12 @@ public final class EquivalenceChecker {
         public final long repliesDelivered;
         /** Minimal reproducing packet, both outcomes and traces; null if none. */
         public final String firstMismatch;
+        /** Frames without a valid IP header that the chain does not reject at a CheckIPHeader: not compared. */
+        public final long outsideModel;
 
         Report(long packets, long mismatches, long dropped, long ipv6, long punted, long replies,
-               long repliesDelivered, String firstMismatch) {
+               long repliesDelivered, String firstMismatch, long outsideModel) {
+            this.outsideModel = outsideModel;
             this.replies = replies;
             this.repliesDelivered = repliesDelivered;
             this.punted = punted;
@@ -59,6 +62,8 @@ public final class EquivalenceChecker {
             return packets + " packets (" + ipv6 + " IPv6, " + dropped + " dropped, " + punted
                     + " classified in software)"
                     + (replies == 0 ? "" : ", " + replies + " replies (" + repliesDelivered + " delivered)")
+                    + (outsideModel == 0 ? "" : ", " + outsideModel + " odd frames the chain does not reject "
+                    + "(outside the model)")
                     + ", " + mismatches + " mismatches"
                     + (firstMismatch == null ? "" : "\n" + firstMismatch);
         }
@@ -94,7 +99,8 @@ public final class EquivalenceChecker {
         return new EquivalenceChecker(chain, out, seed).run(packets);
     }
 
-    private static List<String> dpiLiterals(ChainSpec chain) {
+    /** The literals of the chain's DPI elements, for the generator to plant in payloads. */
+    static List<String> dpiLiterals(ChainSpec chain) {
         List<String> out = new ArrayList<>();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"([^\"\\\\]{2,64})\"").matcher("");
         chain.nfs().forEach(nf -> {
@@ -116,13 +122,18 @@ public final class EquivalenceChecker {
         long v6 = 0;
         long replies = 0;
         long delivered = 0;
+        long outside = 0;
         String first = null;
         for (long i = 0; i < n; i++) {
             Packet p = gen.next();
             long choice = choices.nextLong();
             FlowState refState = replyGen == null ? null : new FlowState();
             FlowState synState = replyGen == null ? null : new FlowState();
-            Outcome a = ref.run(p, choice, false, 0, refState);
+            Outcome a = reference(p, choice, false, refState);
+            if (a == null) {
+                outside++;
+                continue;
+            }
             Outcome b = syn.run(p, choice, false, 0, synState);
             if (p.isIp6()) {
                 v6++;
@@ -154,7 +165,17 @@ public final class EquivalenceChecker {
                 }
             }
         }
-        return new Report(n, mismatches, dropped, v6, syn.punted() - punted0, replies, delivered, first);
+        return new Report(n, mismatches, dropped, v6, syn.punted() - punted0, replies, delivered, first, outside);
+    }
+
+    /** The reference's forward outcome, or null if the packet is outside the model ({@link Outcome#modelled}). */
+    private Outcome reference(Packet p, long choice, boolean tracing, FlowState state) {
+        try {
+            Outcome a = ref.run(p, choice, tracing, 0, state);
+            return a.modelled(p) ? a : null;
+        } catch (org.metron.synth.packet.OutsideModelException e) {
+            return null;
+        }
     }
 
     /**
@@ -220,8 +241,9 @@ public final class EquivalenceChecker {
                     }
                     long[] v = cur.v.clone();
                     v[f.ordinal()] = cand;
-                    Packet q = PacketGenerator.wellFormed(v, cur.payload);
-                    if (!q.equals(cur) && Outcome.diff(q, ref.run(q, choice, false), syn.run(q, choice, false)) != null) {
+                    Packet q = PacketGenerator.wellFormed(v, cur.payload, cur.check);
+                    Outcome a = q.equals(cur) ? null : reference(q, choice, false, null);
+                    if (a != null && Outcome.diff(q, a, syn.run(q, choice, false)) != null) {
                         cur = q;
                         changed = true;
                         break;

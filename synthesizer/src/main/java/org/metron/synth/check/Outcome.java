@@ -15,9 +15,19 @@ public final class Outcome {
     public final String stateful;
     public final String droppedBy;
     public final List<String> trace;
+    /** True if a CheckIPHeader rejected the frame on its way (then dropped unless its output 1 leads on). */
+    public final boolean headerRejected;
+    /** Choice seeds 0..span-1 give every outcome pool choices can give this packet (see Run#span). */
+    public long span = 1;
 
     Outcome(int egress, Packet packet, Map<Field, String> allocated, String stateful, String droppedBy,
             List<String> trace) {
+        this(egress, packet, allocated, stateful, droppedBy, trace, false);
+    }
+
+    Outcome(int egress, Packet packet, Map<Field, String> allocated, String stateful, String droppedBy,
+            List<String> trace, boolean headerRejected) {
+        this.headerRejected = headerRejected;
         this.egress = egress;
         this.packet = packet;
         this.allocated = allocated;
@@ -60,6 +70,15 @@ public final class Outcome {
                     .append(syn.stateful).append("'; ");
         }
         return sb.length() == 0 ? null : sb.toString();
+    }
+
+    /**
+     * True if a reference outcome puts its packet inside what the offload keeps exact: a valid packet, or a frame
+     * without a valid IP header that the chain drops at a CheckIPHeader (a chain that forwards such frames
+     * elsewhere is outside the model: docs/contracts.md#offload-exceptions).
+     */
+    public boolean modelled(Packet input) {
+        return input.check == org.metron.synth.packet.HeaderCheck.VALID || egress < 0 && headerRejected;
     }
 
     private static String verdict(Outcome o) {

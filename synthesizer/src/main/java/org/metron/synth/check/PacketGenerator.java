@@ -2,6 +2,7 @@ package org.metron.synth.check;
 
 import org.metron.synth.hs.Cube;
 import org.metron.synth.hs.Field;
+import org.metron.synth.packet.HeaderCheck;
 import org.metron.synth.packet.Packet;
 
 import java.nio.charset.StandardCharsets;
@@ -13,9 +14,17 @@ import java.util.SplittableRandom;
  * Seeded packets aimed at the chain's decision boundaries: most are drawn inside a random filter entry with
  * interval end points favoured, then nudged across one boundary; the rest are random with each field taken
  * from the global boundary set (every end point of every prefix/range in the configs, and its neighbours).
- * Packets are always well-formed for the model (absent fields zero).
+ * Packets are well-formed for the model (absent fields zero); fragments (first ones with their transport
+ * header, later ones without) come from the more-fragments and offset fields. One in {@link #ODD_FRAMES} is a
+ * frame Click's CheckIPHeader rejects ({@link HeaderCheck}: unparseable IP header, another EtherType, a VLAN
+ * tag), with the fields a switch reads from it.
  */
 public final class PacketGenerator {
+    /** One packet in this many is a frame without a valid IP header at byte 14. */
+    static final int ODD_FRAMES = 40;
+    /** EtherTypes of the non-IP frames: ARP, LLDP, a local experimental one. */
+    private static final long[] OTHER_ETHERTYPES = {0x0806, 0x88cc, 0x88b5};
+
     private final SplittableRandom rnd;
     private final List<Cube> cubes;
     private final long[][] boundaries = new long[Field.COUNT][];
@@ -86,7 +95,25 @@ public final class PacketGenerator {
                 }
             }
         }
+        if (rnd.nextInt(ODD_FRAMES) == 0) {
+            return odd(v);
+        }
         return wellFormed(v, payload());
+    }
+
+    /** A frame CheckIPHeader rejects, as a switch reads it, from the fields of a packet just drawn. */
+    private Packet odd(long[] v) {
+        switch (rnd.nextInt(3)) {
+            case 0:
+                return wellFormed(v, payload(), HeaderCheck.UNPARSEABLE);
+            case 1:
+                v[Field.ETH_TYPE.ordinal()] = OTHER_ETHERTYPES[rnd.nextInt(OTHER_ETHERTYPES.length)];
+                v[Field.VLAN.ordinal()] = 0;
+                return wellFormed(v, payload(), HeaderCheck.NOT_IP);
+            default:
+                v[Field.VLAN.ordinal()] = 1 + rnd.nextInt(4095);
+                return wellFormed(v, payload(), HeaderCheck.NOT_IP);
+        }
     }
 
     /** A random int in [0, bound) from this generator's stream. */
@@ -102,7 +129,7 @@ public final class PacketGenerator {
                 v[f.ordinal()] = random(f);
             }
         }
-        return wellFormed(v, payload());
+        return wellFormed(v, payload(), p.check);
     }
 
     /** The packet with one field moved to one of the boundaries of this generator's entries. */
@@ -111,7 +138,7 @@ public final class PacketGenerator {
         Field f = Field.values()[rnd.nextInt(Field.COUNT)];
         long[] b = boundaries[f.ordinal()];
         v[f.ordinal()] = b.length > 0 ? b[rnd.nextInt(b.length)] : random(f);
-        return wellFormed(v, p.payload);
+        return wellFormed(v, p.payload, p.check);
     }
 
     private long between(long lo, long hi) {
@@ -136,8 +163,10 @@ public final class PacketGenerator {
             case VLAN:
                 return 0;
             case IP_MF:
+                // one in ten packets is a first or middle fragment: switches read their ports differently
+                return rnd.nextInt(10) == 0 ? 1 : 0;
             case IP_OFFSET:
-                return rnd.nextInt(30) == 0 ? 1 : 0;
+                return rnd.nextInt(20) == 0 ? 1 : 0;
             case TTL:
                 return rnd.nextInt(8) == 0 ? rnd.nextInt(3) : 1 + rnd.nextInt(255);
             default:
@@ -145,7 +174,8 @@ public final class PacketGenerator {
         }
     }
 
-    private byte[] payload() {
+    /** A random payload (printable bytes, sometimes with a DPI literal planted). */
+    byte[] payload() {
         int n = rnd.nextInt(48);
         byte[] p = new byte[n];
         for (int i = 0; i < n; i++) {
@@ -163,22 +193,51 @@ public final class PacketGenerator {
         return p;
     }
 
-    /** Zeroes fields the packet cannot have (other family's addresses, L4 of non-TCP/UDP, ...). */
+    /** A valid packet: {@link #wellFormed(long[], byte[], HeaderCheck)} with {@link HeaderCheck#VALID}. */
     public static Packet wellFormed(long[] v, byte[] payload) {
-        boolean v6 = v[Field.ETH_TYPE.ordinal()] == Field.ETH_IP6;
+        return wellFormed(v, payload, HeaderCheck.VALID);
+    }
+
+    /**
+     * Zeroes fields the packet cannot have (other family's addresses, L4 of non-TCP/UDP and of non-first
+     * fragments, ...); for frames CheckIPHeader rejects, the fields a switch cannot read from them: every IP
+     * field of an unparseable header, of a non-IP EtherType (a tagged frame keeps the tagged packet's).
+     */
+    public static Packet wellFormed(long[] v, byte[] payload, HeaderCheck check) {
+        long eth = v[Field.ETH_TYPE.ordinal()];
+        boolean ipType = eth == Field.ETH_IP4 || eth == Field.ETH_IP6;
+        boolean tagged = check == HeaderCheck.NOT_IP && v[Field.VLAN.ordinal()] != 0;
+        if (check == HeaderCheck.UNPARSEABLE || check == HeaderCheck.NOT_IP && !tagged) {
+            if (check == HeaderCheck.UNPARSEABLE && !ipType) {
+                v[Field.ETH_TYPE.ordinal()] = Field.ETH_IP4;
+            } else if (check == HeaderCheck.NOT_IP && ipType) {
+                v[Field.ETH_TYPE.ordinal()] = OTHER_ETHERTYPES[0];
+            }
+            for (Field f : Field.values()) {
+                if (f != Field.ETH_SRC && f != Field.ETH_DST && f != Field.ETH_TYPE) {
+                    v[f.ordinal()] = 0;
+                }
+            }
+            return new Packet(v, payload, check);
+        }
+        boolean v6 = eth == Field.ETH_IP6;
         if (!v6) {
             v[Field.ETH_TYPE.ordinal()] = Field.ETH_IP4;
+        }
+        if (!tagged) {
+            v[Field.VLAN.ordinal()] = 0;
         }
         Field[] other = v6 ? new Field[] {Field.IP4_SRC, Field.IP4_DST}
                 : new Field[] {Field.IP6_SRC_HI, Field.IP6_SRC_LO, Field.IP6_DST_HI, Field.IP6_DST_LO};
         for (Field f : other) {
             v[f.ordinal()] = 0;
         }
-        if (v6) {
-            v[Field.IP_MF.ordinal()] = 0;
-            v[Field.IP_OFFSET.ordinal()] = 0;
-        }
         long proto = v[Field.IP_PROTO.ordinal()];
+        if (v6 && (proto == 44 || proto == 0 || proto == 43 || proto == 60)) {
+            // IPv6 extension headers are read through (fragment header: the more-fragments and offset fields):
+            // the protocol is the upper layer's
+            v[Field.IP_PROTO.ordinal()] = proto = 6;
+        }
         boolean l4 = v[Field.IP_OFFSET.ordinal()] == 0;
         if (!(l4 && (proto == 6 || proto == 17))) {
             v[Field.L4_SRC.ordinal()] = 0;
@@ -194,6 +253,6 @@ public final class PacketGenerator {
         if (!(l4 && proto == (v6 ? 58 : 1))) {
             v[Field.ICMP_TYPE.ordinal()] = 0;
         }
-        return new Packet(v, payload);
+        return new Packet(v, payload, check);
     }
 }

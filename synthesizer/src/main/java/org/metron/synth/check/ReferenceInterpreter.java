@@ -40,6 +40,12 @@ public final class ReferenceInterpreter {
         run.state = state;
         NfGraph g = chain.ingressNf(ingress);
         Device src = chain.ingress(ingress);
+        Outcome o = walk(p, run, g, src);
+        o.span = run.span;
+        return o;
+    }
+
+    private Outcome walk(Packet p, Run run, NfGraph g, Device src) {
         for (int nfs = 0; nfs < 1000; nfs++) {
             if (run.trace != null) {
                 run.trace("enter " + g.nf + "." + src.iface());
@@ -48,13 +54,14 @@ public final class ReferenceInterpreter {
             run.ipMarked = false;
             GraphRunner.Stop stop = GraphRunner.run(g, src, p, run);
             if (stop.sink == null) {
-                return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace);
+                return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace,
+                        run.headerRejected);
             }
             InterfaceRef next = chain.link(g.nf, stop.sink.iface());
             if (next == null) {
                 int k = chain.egressIndex(g.nf, stop.sink.iface());
                 return new Outcome(k, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps),
-                        k < 0 ? "dangling " + g.nf + "." + stop.sink.iface() : null, run.trace);
+                        k < 0 ? "dangling " + g.nf + "." + stop.sink.iface() : null, run.trace, run.headerRejected);
             }
             g = chain.nf(next.nf());
             src = g.source(next.iface());

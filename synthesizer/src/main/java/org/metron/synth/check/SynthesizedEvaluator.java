@@ -29,7 +29,8 @@ import java.util.Map;
 
 /**
  * Runs a packet through what the synthesizer emitted: the offload device (rules in priority order, read back
- * from the {@link RuleMatch} objects) and then, for TO_SERVER, the group's Click config parsed and run with
+ * from the {@link RuleMatch} objects, matched against the packet as the target's parser reads it: {@link
+ * DeviceView}) and then, for TO_SERVER, the group's Click config parsed and run with
  * the same element semantics as the reference. It never looks at the synthesizer's internal classes.
  */
 public final class SynthesizedEvaluator {
@@ -81,7 +82,7 @@ public final class SynthesizedEvaluator {
     static long[][] sets(RuleMatch m) {
         long[][] s = new long[Field.COUNT][];
         m.ethType().ifPresent(v -> s[Field.ETH_TYPE.ordinal()] = IntervalSet.point(v));
-        m.vlan().ifPresent(v -> s[Field.VLAN.ordinal()] = IntervalSet.point(v));
+        m.vlan().ifPresent(v -> s[Field.VLAN.ordinal()] = IntervalSet.point(v == RuleMatch.UNTAGGED ? 0 : v));
         m.ipProto().ifPresent(v -> s[Field.IP_PROTO.ordinal()] = IntervalSet.point(v));
         m.ipSrc().ifPresent(p -> prefix(s, p, true));
         m.ipDst().ifPresent(p -> prefix(s, p, false));
@@ -138,7 +139,7 @@ public final class SynthesizedEvaluator {
         RuleIndex index = ingress == 0 ? rules : replyRules;
         List<OffloadRule> rulesInOrder = ingress == 0 ? ordered : replyOrdered;
         long[] cand = index.scratch();
-        index.candidates(p.v, cand);
+        index.candidates(DeviceView.of(p, out.target()), cand);
         int r = RuleIndex.next(cand, 0);
         ClassGroup g;
         int classBits;

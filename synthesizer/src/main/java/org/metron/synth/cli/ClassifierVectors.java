@@ -11,6 +11,7 @@ import org.metron.synth.elements.Element;
 import org.metron.synth.elements.IpClassifier;
 import org.metron.synth.hs.Cube;
 import org.metron.synth.hs.Field;
+import org.metron.synth.packet.HeaderCheck;
 import org.metron.synth.packet.Packet;
 import org.metron.synth.packet.PacketText;
 
@@ -62,9 +63,10 @@ public final class ClassifierVectors {
         PacketGenerator gen = new PacketGenerator(seed, cubes, List.of());
         for (long n = 0; n < packets; ) {
             Packet p = gen.next();
-            // The packet model has no IPv6 extension headers, but next header 44 on the wire is a fragment
-            // header that a real parser reads through: such a packet means something else to the agent.
-            if (p.isIp6() && p.get(Field.IP_PROTO) == 44) {
+            // Rows describe valid IP headers, and IPv6 ones without extension headers: an IPv6 fragment would need
+            // a fragment header on the wire.
+            if (p.check != HeaderCheck.VALID
+                    || p.isIp6() && (p.get(Field.IP_MF) != 0 || p.get(Field.IP_OFFSET) != 0)) {
                 continue;
             }
             row(sb, p);

@@ -21,12 +21,21 @@ import java.nio.file.Paths;
  * {@code metron-synth CHAIN.json [--target PROFILE] [--capacity N] [-o DIR] [--check PACKETS]
  * [--classifier-vectors PACKETS] [--seed S]}: synthesizes a chain, writes classes.json, rules.json and one
  * group-K.click per class group into DIR (default {@code ./NAME.synth}), and prints a summary;
- * {@code --classifier-vectors} also writes classifier-vectors.tsv ({@link ClassifierVectors}). Bad input prints one error line (NF, element, line:col)
- * and exits 2; bad usage exits 64.
+ * {@code --classifier-vectors} also writes classifier-vectors.tsv ({@link ClassifierVectors}). {@code --frames},
+ * {@code --expect} and {@code --compare} are the real-data-plane checker's modes ({@link RealCheck}). Bad input
+ * prints one error line (NF, element, line:col) and exits 2; bad usage exits 64.
  */
 public final class MetronSynth {
     static final String USAGE = "usage: metron-synth CHAIN.json [--target OPENFLOW13|P4_TAGGER|NIC_RTE_FLOW|NONE]"
-            + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]";
+            + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]\n"
+            + "       metron-synth CHAIN.json --frames N [--seed S] --pcap IN.pcap\n"
+            + "       metron-synth CHAIN.json --expect IN.pcap -o EXPECTED.json [--egress-mac K=MAC]...\n"
+            + "       metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...]"
+            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap]\n"
+            + "       metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE..."
+            + " [--retry K=FILE...] -o EXPECTED.json [--egress-mac K=MAC]...\n"
+            + "       metron-synth --compare-expected EXPECTED.json --inputs IN.pcap --capture K=FILE..."
+            + " [--retry K=FILE...] [--report R.json] [--missing-pcap M.pcap]";
 
     private MetronSynth() {
     }
@@ -44,8 +53,14 @@ public final class MetronSynth {
         long check = 0;
         long vectors = 0;
         long seed = 1;
+        RealCheck.Options real = new RealCheck.Options();
         try {
             for (int i = 0; i < args.length; i++) {
+                int nextArg = real.read(args, i);
+                if (nextArg > 0) {
+                    i = nextArg - 1;
+                    continue;
+                }
                 switch (args[i]) {
                     case "--target":
                         target = value(args, ++i);
@@ -75,7 +90,7 @@ public final class MetronSynth {
                         chainPath = args[i];
                 }
             }
-            if (chainPath == null) {
+            if (chainPath == null && real.get("--compare-expected") == null) {
                 throw new IllegalArgumentException("missing CHAIN.json");
             }
         } catch (IllegalArgumentException e) {
@@ -83,8 +98,14 @@ public final class MetronSynth {
             return 64;
         }
         try {
+            if (real.get("--compare-expected") != null) {
+                return RealCheck.compareExpected(real, out);
+            }
             String json = new String(Files.readAllBytes(Paths.get(chainPath)), StandardCharsets.UTF_8);
             ChainSpec chain = ChainSpec.fromJson(json);
+            if (real.any()) {
+                return RealCheck.run(chain, real, dir, seed, out);
+            }
             TargetProfile t = TargetProfile.named(target);
             if (capacity != null) {
                 t = t.withCapacity(capacity);
@@ -122,10 +143,13 @@ public final class MetronSynth {
         } catch (IOException e) {
             err.println("metron-synth: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             return 1;
+        } catch (IllegalArgumentException e) {
+            err.println("metron-synth: " + e.getMessage() + "\n" + USAGE);
+            return 64;
         }
     }
 
-    private static String value(String[] args, int i) {
+    static String value(String[] args, int i) {
         if (i >= args.length) {
             throw new IllegalArgumentException("option " + args[i - 1] + " needs a value");
         }

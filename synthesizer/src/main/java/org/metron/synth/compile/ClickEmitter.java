@@ -7,6 +7,7 @@ import org.metron.synth.hs.CubeText;
 import org.metron.synth.hs.Field;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,8 +24,14 @@ final class ClickEmitter {
     private ClickEmitter() {
     }
 
-    /** A group of classes with the same stateful operation. */
-    static String group(List<ClassInfo> classes, List<String> egress) {
+    /**
+     * A group of classes with the same stateful operation; {@code guard} (null: none; {entry, class or -1}, see
+     * Compiler#guard) is what its forward packets pass first, for punts sent to the group's classes: an IPFilter
+     * over those entries whose outputs tag packets with their class (when the group has several) and join again;
+     * {@code replyGuard} the same for its reply packets (over the reply entries).
+     */
+    static String group(List<ClassInfo> classes, List<int[]> guard, String[] text, List<int[]> replyGuard,
+                        String[] replyText, List<String> egress) {
         StringBuilder sb = new StringBuilder();
         ClassInfo first = classes.get(0);
         sb.append("// classes ").append(ids(classes)).append(first.stateful.isEmpty() ? "" : ": " + first.stateful)
@@ -40,16 +47,24 @@ final class ClickEmitter {
             }
             sb.append("-);\n");
             for (int i = 0; i < rep.size(); i++) {
-                sb.append("dir[").append(i).append("] -> Strip(14) -> CheckIPHeader -> [1]rw;\n");
+                sb.append("dir[").append(i).append("] -> Strip(14) -> CheckIPHeader -> ")
+                        .append(replyGuard == null ? "[1]rw" : i == 0 ? "rguard_in :: Counter" : "rguard_in")
+                        .append(";\n");
             }
-            sb.append("dir[").append(rep.size()).append("] -> Strip(14) -> CheckIPHeader");
+            if (replyGuard != null) {
+                sb.append(guarded("rguard_in", replyGuard, replyText, "rguard", rep.size() > 1, Map.of(), Set.of()))
+                        .append(" -> [1]rw;\n");
+            }
+            sb.append(guarded("dir[" + rep.size() + "] -> Strip(14) -> CheckIPHeader", guard, text, "guard",
+                    fwd.size() > 1, Map.of(), Set.of()));
             beforeRewrite(sb, fwd.get(0), "", extra);
             sb.append(" -> [0]rw;\n");
             demux(sb, "rw[0]", "fwd", fwd, egress);
             demux(sb, "rw[1]", "rep", rep, egress);
             return sb.append(extra).toString();
         }
-        sb.append("input -> Strip(14) -> CheckIPHeader");
+        sb.append(guarded("input -> Strip(14) -> CheckIPHeader", guard, text, "guard", classes.size() > 1, Map.of(),
+                Set.of()));
         stateful(sb, first, "", extra);
         boolean same = classes.stream().allMatch(c -> tail(c, egress, false).equals(tail(first, egress, false)));
         if (same) {
@@ -83,7 +98,8 @@ final class ClickEmitter {
      * at input 1; packets the software classified are tagged with their class first, so the tails after the
      * shared rewriter can be told apart.
      */
-    static String classifying(List<ClassInfo> classes, List<String> swEntries, List<Integer> swClass,
+    static String classifying(List<ClassInfo> classes, Map<Integer, List<int[]>> guards, String[] text,
+                              String[] replyText, List<String> swEntries, List<Integer> swClass,
                               List<String> swReplyEntries, List<Integer> swReplyClass, Set<String> answered,
                               List<String> egress) {
         StringBuilder sb = new StringBuilder();
@@ -131,7 +147,15 @@ final class ClickEmitter {
         sb.append("-);\n");
         for (int i = 0; i < classes.size(); i++) {
             ClassInfo c = classes.get(i);
-            sb.append("tag[").append(i).append("] -> Strip(14) -> CheckIPHeader -> c").append(c.id).append(";\n");
+            String from = "tag[" + i + "] -> Strip(14) -> CheckIPHeader";
+            List<int[]> g = guards.get(c.id);
+            if (g == null) {
+                sb.append(from).append(" -> c").append(c.id).append(";\n");
+            } else {
+                Map<Integer, String> heads = new HashMap<>();
+                classes.forEach(x -> heads.put(x.id, "c" + x.id));
+                sb.append(guarded(from, g, c.reply ? replyText : text, "guard" + c.id, false, heads, retag));
+            }
         }
         int next = classes.size();
         Set<Integer> here = new HashSet<>();
@@ -145,6 +169,45 @@ final class ClickEmitter {
             softwareClassifier(sb, "tag[" + next + "]", "sw", swEntries, swClass, here, retag);
         }
         return sb.toString();
+    }
+
+    /**
+     * {@code from} through a guard (see {@link #group}); returns the text to continue the chain from: {@code
+     * from} itself without a guard, else the guard, its outputs (tagged with their class when {@code tagAll},
+     * or for classes in {@code retag}) joining at a Counter, or, with {@code heads}, going to each class's named
+     * pipeline (then nothing is left to continue: the returned text ends the statement).
+     */
+    private static String guarded(String from, List<int[]> guard, String[] text, String name, boolean tagAll,
+                                  Map<Integer, String> heads, Set<Integer> retag) {
+        if (guard == null) {
+            return from;
+        }
+        List<Integer> targets = new ArrayList<>();
+        StringBuilder sb = new StringBuilder(from).append(" -> ").append(name).append(" :: IPFilter(");
+        for (int k = 0; k < guard.size(); k++) {
+            int target = guard.get(k)[1];
+            if (target >= 0 && !targets.contains(target)) {
+                targets.add(target);
+            }
+            sb.append(k > 0 ? ",\n    " : "\n    ").append(target < 0 ? "deny" : Integer.toString(targets.indexOf(target)))
+                    .append(' ').append(text[guard.get(k)[0]]);
+        }
+        sb.append(");\n");
+        String join = name + "_ok";
+        for (int k = 0; k < targets.size(); k++) {
+            int c = targets.get(k);
+            sb.append(name).append('[').append(k).append(']');
+            if (tagAll || retag.contains(c)) {
+                sb.append(" -> Unstrip(14) -> StoreEtherAddress(").append(mac(0x024d00000000L | c))
+                        .append(", dst) -> Strip(14) -> CheckIPHeader");
+            }
+            if (heads.isEmpty()) {
+                sb.append(" -> ").append(join).append(k == 0 ? " :: Counter" : "").append(";\n");
+            } else {
+                sb.append(" -> ").append(heads.get(c)).append(";\n");
+            }
+        }
+        return heads.isEmpty() ? sb.append(join).toString() : sb.toString();
     }
 
     private static void softwareClassifier(StringBuilder sb, String from, String name, List<String> entries,

@@ -21,13 +21,21 @@ import java.util.function.Consumer;
  * per family and protocol (OpenFlow prerequisites), addresses as prefixes, ranges as value/mask blocks when
  * the target needs them. Packet-model facts used: fields a packet lacks read as 0 on the device too (ports of
  * non-first fragments and of non-TCP/UDP packets), so a constraint excluding 0 on such a field implies the
- * guard it came with.
+ * guard it came with. On a target that reads no transport header in any fragment
+ * ({@link TargetProfile#l4InFirstFragments()} false) the matches of a cube testing one of {@link
+ * #FRAGMENT_ZEROED} are exact for unfragmented packets only: {@link #fragmentPunt} covers its fragments.
  */
 final class DeviceMatch {
     /** Largest number of device rules one entry may expand to before it is left to software. */
     static final int MAX_EXPANSION = 512;
 
     private static final int[] L4_PROTOS = {6, 17};
+
+    /** IPv6 next header of a fragment header. */
+    static final long IPV6_FRAGMENT_HEADER = 44;
+
+    /** Fields a device that reads no transport header in fragments sees as 0 in every fragment. */
+    static final Field[] FRAGMENT_ZEROED = {Field.L4_SRC, Field.L4_DST, Field.ICMP_TYPE};
 
     private DeviceMatch() {
     }
@@ -62,6 +70,9 @@ final class DeviceMatch {
                 continue;
             }
             RuleMatch.Builder b = RuleMatch.builder().ethType((int) fam);
+            if (t.untaggedOnly() && fc.get(Field.VLAN) == null) {
+                b.vlan(RuleMatch.UNTAGGED);
+            }
             if (laterFragment != null) {
                 b.fragment(laterFragment);
             }
@@ -126,6 +137,76 @@ final class DeviceMatch {
             }
             r = r.without(widest);
         }
+    }
+
+    /**
+     * True if the target cannot tell the cube's fragments from others: the cube tests a field the target reads
+     * as 0 in every fragment (its matches would judge first fragments by ports they do not read).
+     */
+    static boolean fragmentBlind(Cube c, TargetProfile t) {
+        if (t.l4InFirstFragments()) {
+            return false;
+        }
+        for (Field f : FRAGMENT_ZEROED) {
+            if (c.get(f) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The punt for a {@link #fragmentBlind} cube's fragments, placed just above its rules: the cube's other
+     * constraints with the zeroed fields at 0, which is how the device sees every fragment those constraints
+     * admit (and some unfragmented packets with those fields 0, which software classifies as well). Null if
+     * nothing matchable is left.
+     */
+    static Relaxed fragmentPunt(Cube c, TargetProfile t) {
+        Cube r = c.without(Field.IP_OFFSET).without(Field.IP_MF);
+        for (Field f : Field.values()) {
+            if (f.tcpFlagBit() != 0) {
+                r = r.without(f);
+            }
+        }
+        for (Field f : FRAGMENT_ZEROED) {
+            r = r.without(f).with(f, IntervalSet.point(0));
+        }
+        return relaxed(r, t);
+    }
+
+    /**
+     * The punt for later IPv6 fragments on a target that reads their protocol as 44 (the fragment header's,
+     * where Click reads the upper layer's): it matches "IPv6, protocol 44" and stands for every later IPv6
+     * fragment. Null if the target cannot match the protocol.
+     */
+    static Relaxed laterIpv6FragmentPunt(TargetProfile t) {
+        Cube seen = Cube.ALL.with(Field.ETH_TYPE, IntervalSet.point(Field.ETH_IP6))
+                .with(Field.IP_PROTO, IntervalSet.point(IPV6_FRAGMENT_HEADER));
+        List<RuleMatch> m = of(seen, t);
+        Cube cover = Cube.ALL.with(Field.ETH_TYPE, IntervalSet.point(Field.ETH_IP6))
+                .with(Field.IP_OFFSET, IntervalSet.point(1));
+        return m == null ? null : new Relaxed(cover, m);
+    }
+
+    /**
+     * The packets a punt rule of this cube sends to software, as the model (Click) sees them, covered by cubes:
+     * the cube itself, and on a target blind to fragments' transport fields, every fragment its other
+     * constraints admit when the cube allows 0 in all of those fields.
+     */
+    static List<Cube> puntCover(Cube c, TargetProfile t) {
+        if (t.l4InFirstFragments()) {
+            return List.of(c);
+        }
+        Cube anyL4 = c;
+        for (Field f : FRAGMENT_ZEROED) {
+            long[] s = c.get(f);
+            if (s != null && !IntervalSet.contains(s, 0)) {
+                return List.of(c);
+            }
+            anyL4 = anyL4.without(f);
+        }
+        Cube frags = anyL4.with(Field.IP_MF, IntervalSet.point(1));
+        return frags == null || anyL4 == c ? List.of(c) : List.of(c, frags);
     }
 
     /** Drops "first fragment" when another constraint already excludes non-first fragments (their L4 = 0). */
@@ -290,7 +371,8 @@ final class DeviceMatch {
             dims.add((b, next) -> {
                 for (int i = 0; i < vlan.length; i += 2) {
                     for (long v = vlan[i]; v <= vlan[i + 1]; v++) {
-                        next.accept(b.copy().vlan((int) v));
+                        // VLAN 0 is an untagged packet in the model
+                        next.accept(b.copy().vlan(v == 0 ? RuleMatch.UNTAGGED : (int) v));
                     }
                 }
             });

@@ -16,6 +16,8 @@ public final class Run {
     public int stripped;
     public boolean ipMarked;
     private long choice;
+    /** Number of different choice seeds that can make a difference here: the product of every choose(n)'s n. */
+    public long span = 1;
     /** Stateful steps taken, in order. */
     public final List<StatefulStep> steps = new ArrayList<>();
     /** Fields set from a port range (value = "lo-hi"): compared by range, not by the concrete value. */
@@ -24,6 +26,8 @@ public final class Run {
     public FlowState state;
     /** Element that dropped the packet, for traces. */
     public String droppedBy;
+    /** True once a CheckIPHeader rejected the frame ({@link org.metron.synth.packet.HeaderCheck}). */
+    public boolean headerRejected;
     /** Element-by-element trace, when enabled. */
     public final List<String> trace;
 
@@ -41,6 +45,7 @@ public final class Run {
     public int choose(int n) {
         int c = (int) Long.remainderUnsigned(choice, n);
         choice = Long.divideUnsigned(choice, n);
+        span = span > Long.MAX_VALUE / n ? Long.MAX_VALUE : span * n;
         return c;
     }
 

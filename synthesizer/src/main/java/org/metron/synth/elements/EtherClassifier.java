@@ -9,6 +9,8 @@ import org.metron.synth.filter.Expr;
 import org.metron.synth.hs.Cube;
 import org.metron.synth.hs.Field;
 import org.metron.synth.hs.IntervalSet;
+import org.metron.synth.packet.HeaderCheck;
+import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.Packet;
 
 import java.util.ArrayList;
@@ -122,10 +124,15 @@ public final class EtherClassifier extends Element {
             }
             return Out.DROP;
         }
+        boolean tagged = p.check == HeaderCheck.NOT_IP && p.get(Field.VLAN) != 0;
         byte[] h = frameHeader(p);
         for (int r = 0; r < rules.size(); r++) {
             boolean ok = true;
             for (Clause c : rules.get(r)) {
+                if (tagged && c.off + c.value.length > 12) {
+                    // the packet carries the tagged frame's EtherType; Click would read the tag's at offset 12
+                    throw new OutsideModelException(id() + " reads the EtherType of a VLAN-tagged frame");
+                }
                 boolean eq = true;
                 for (int i = 0; i < c.value.length; i++) {
                     if ((h[c.off + i] & c.mask[i]) != (c.value[i] & c.mask[i])) {

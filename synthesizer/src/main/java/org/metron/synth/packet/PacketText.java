@@ -14,6 +14,9 @@ public final class PacketText {
     /** One line: family, addresses, protocol, ports, flags, TTL, TOS, fragment bits, payload preview. */
     public static String format(Packet p) {
         StringBuilder sb = new StringBuilder();
+        if (p.check != HeaderCheck.VALID) {
+            sb.append(p.check).append(String.format(" frame (ethertype 0x%04x) ", p.get(Field.ETH_TYPE)));
+        }
         sb.append(p.isIp6() ? "IPv6 " : "IPv4 ").append(addr(p, true)).append(" -> ").append(addr(p, false));
         sb.append(" proto ").append(p.get(Field.IP_PROTO));
         sb.append(" sport ").append(p.get(Field.L4_SRC)).append(" dport ").append(p.get(Field.L4_DST));

@@ -53,8 +53,9 @@ public class CorpusEquivalenceTest {
                 assertTrue("too few replies found their mapping: " + r, r.repliesDelivered > r.replies / 10);
             }
             if (t == TargetProfile.OPENFLOW13) {
-                // the switch holds this chain's rules: most packets must be classified there, not punted
-                assertTrue("too many packets classified in software: " + r, r.punted < n / 4);
+                // the switch holds this chain's rules: most packets (forward and replies) must be classified
+                // there, not punted (fragments and port-0 packets are: 15% of the generator's packets)
+                assertTrue("too many packets classified in software: " + r, r.punted < (n + r.replies) / 4);
             }
         }
     }

@@ -20,7 +20,10 @@ import org.onosproject.net.flow.criteria.EthCriterion;
 import org.onosproject.net.flow.criteria.EthTypeCriterion;
 import org.onosproject.net.flow.criteria.IPCriterion;
 import org.onosproject.net.flow.criteria.IPDscpCriterion;
+import org.onosproject.net.flow.criteria.IPEcnCriterion;
 import org.onosproject.net.flow.criteria.IPProtocolCriterion;
+import org.onosproject.net.flow.criteria.IcmpTypeCriterion;
+import org.onosproject.net.flow.criteria.Icmpv6TypeCriterion;
 import org.onosproject.net.flow.criteria.PortCriterion;
 import org.onosproject.net.flow.criteria.TcpPortCriterion;
 import org.onosproject.net.flow.criteria.UdpPortCriterion;
@@ -48,7 +51,9 @@ import org.projectfloodlight.openflow.types.IPv4Address;
 import org.projectfloodlight.openflow.types.IPv4AddressWithMask;
 import org.projectfloodlight.openflow.types.IPv6Address;
 import org.projectfloodlight.openflow.types.IPv6AddressWithMask;
+import org.projectfloodlight.openflow.types.ICMPv4Type;
 import org.projectfloodlight.openflow.types.IpDscp;
+import org.projectfloodlight.openflow.types.IpEcn;
 import org.projectfloodlight.openflow.types.IpProtocol;
 import org.projectfloodlight.openflow.types.MacAddress;
 import org.projectfloodlight.openflow.types.Masked;
@@ -59,6 +64,7 @@ import org.projectfloodlight.openflow.types.OFVlanVidMatch;
 import org.projectfloodlight.openflow.types.TableId;
 import org.projectfloodlight.openflow.types.TransportPort;
 import org.projectfloodlight.openflow.types.U64;
+import org.projectfloodlight.openflow.types.U8;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -144,6 +150,15 @@ public final class FlowRuleTranslator {
                     break;
                 case IP_DSCP:
                     m.setExact(MatchField.IP_DSCP, IpDscp.of(((IPDscpCriterion) c).ipDscp()));
+                    break;
+                case IP_ECN:
+                    m.setExact(MatchField.IP_ECN, IpEcn.of(((IPEcnCriterion) c).ipEcn()));
+                    break;
+                case ICMPV4_TYPE:
+                    m.setExact(MatchField.ICMPV4_TYPE, ICMPv4Type.of(((IcmpTypeCriterion) c).icmpType()));
+                    break;
+                case ICMPV6_TYPE:
+                    m.setExact(MatchField.ICMPV6_TYPE, U8.of(((Icmpv6TypeCriterion) c).icmpv6Type()));
                     break;
                 case IPV4_SRC:
                 case IPV4_DST: {
@@ -379,6 +394,15 @@ public final class FlowRuleTranslator {
                     break;
                 case IP_DSCP:
                     s.matchIPDscp(match.get(MatchField.IP_DSCP).getDscpValue());
+                    break;
+                case IP_ECN:
+                    s.matchIPEcn(match.get(MatchField.IP_ECN).getEcnValue());
+                    break;
+                case ICMPV4_TYPE:
+                    s.matchIcmpType((byte) match.get(MatchField.ICMPV4_TYPE).getType());
+                    break;
+                case ICMPV6_TYPE:
+                    s.matchIcmpv6Type((byte) match.get(MatchField.ICMPV6_TYPE).getValue());
                     break;
                 case IPV4_SRC:
                 case IPV4_DST: {

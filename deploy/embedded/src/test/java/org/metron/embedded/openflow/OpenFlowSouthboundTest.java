@@ -140,7 +140,16 @@ public class OpenFlowSouthboundTest {
                         .matchIPProtocol(IPv4.PROTOCOL_TCP).matchTcpDst(TpPort.tpPort(80)).build(),
                      DefaultTrafficTreatment.builder().setIpDst(IpAddress.valueOf("2001:db8::9"))
                         .setTcpSrc(TpPort.tpPort(2000)).setTcpDst(TpPort.tpPort(8080)).decNwTtl()
-                        .setOutput(PortNumber.portNumber(2)).build()));
+                        .setOutput(PortNumber.portNumber(2)).build()),
+                // what the synthesizer's OpenFlow profile matches besides ports: ICMP types, DSCP + ECN (an exact
+                // TOS), untagged frames only
+                rule(30, DefaultTrafficSelector.builder().matchVlanId(VlanId.NONE).matchEthType(Ethernet.TYPE_IPV4)
+                        .matchIPProtocol(IPv4.PROTOCOL_ICMP).matchIcmpType((byte) 8).matchIPDscp((byte) 46)
+                        .matchIPEcn((byte) 1).build(),
+                     DefaultTrafficTreatment.builder().drop().build()),
+                rule(20, DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_IPV6)
+                        .matchIPProtocol((byte) 58).matchIcmpv6Type((byte) 128).build(),
+                     DefaultTrafficTreatment.builder().drop().build()));
     }
 
     @Test
@@ -167,6 +176,9 @@ public class OpenFlowSouthboundTest {
                 + "set_field:10.9.9.9->ip_dst,set_field:1024->udp_src,set_field:8080->udp_dst,dec_ttl,output:3"));
         assertThat(dump, containsString("priority=40,tcp6,tp_dst=80 actions=set_field:2001:db8::9->ipv6_dst,"
                 + "set_field:2000->tcp_src,set_field:8080->tcp_dst,dec_ttl,output:2"));
+        assertThat(dump, containsString("priority=30,icmp,vlan_tci=0x0000/0x1fff,nw_tos=184,nw_ecn=1,icmp_type=8 "
+                + "actions=drop"));
+        assertThat(dump, containsString("priority=20,icmp6,icmp_type=128 actions=drop"));
 
         Map<Long, OFFlowStatsEntry> byCookie = sw.flowStats().join().stream()
                 .collect(Collectors.toMap(e -> e.getCookie().getValue(), Function.identity()));

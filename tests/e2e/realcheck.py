@@ -1,0 +1,208 @@
+"""The real-data-plane side of the differential checker: deploy a chain through the embedded host (REST ->
+OVS rules + agent pipeline), replay frames the synthesizer generated from the source host, capture where the
+chain's traffic leaves and compare frame by frame with the reference interpreter (the chain's own Click NFs,
+NF by NF: `metron-synth --compare`, synthesizer/README.md#real-data-plane). Used by test_real_equivalence.py
+and by `make check-long`."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metron_demo import traffic
+from metron_topo.ovs import Ovs
+
+REPO = Path(__file__).resolve().parents[2]
+SYNTH = REPO / "synthesizer" / "bin" / "metron-synth"
+# Frames per second for the first replay: new flows reach OVS's userspace slow path one by one; with ~1000 rules
+# 3000 new flows/s lost packets there on this machine, 1000/s none (with 23,000 rules, fw4000, a few percent).
+RATE = int(os.environ.get("METRON_REAL_PPS", "1000"))
+# The slow second replay of frames that did not arrive (losses vs. mismatches).
+RETRY_RATE = 200
+
+
+def synth(*args, timeout=3600):
+    """Runs metron-synth; its JVM gets the heap a million-frame comparison needs."""
+    p = subprocess.run([str(SYNTH), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, METRON_SYNTH_JAVA_OPTS="-Xmx2g"))
+    if p.returncode not in (0, 3):
+        raise RuntimeError(f"metron-synth {' '.join(map(str, args))} failed ({p.returncode}): {p.stderr.strip()}")
+    return p
+
+
+class Capture:
+    """tcpdump of the frames arriving at a host (inbound only: nothing the host's own kernel sends)."""
+
+    def __init__(self, netns, path):
+        self.path = Path(path)
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-Q", "in", "-n", "-s",
+                                      "0", "-B", "32768", "-U", "-w", str(self.path)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()
+        if "listening" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"tcpdump in {netns} did not start: {line.strip()}")
+
+    def stop(self):
+        """Stops it; returns the frames the kernel dropped before tcpdump read them."""
+        self.proc.send_signal(signal.SIGINT)
+        err = self.proc.communicate(timeout=30)[1]
+        m = re.search(r"(\d+) packets? dropped by kernel", err)
+        return int(m.group(1)) if m else 0
+
+
+def replay(netns, pcap, pps):
+    out = subprocess.run(["ip", "netns", "exec", netns, "tcpreplay", "-q", "-i", "eth0", f"--pps={pps}", str(pcap)],
+                         capture_output=True, text=True, check=True, timeout=4 * 3600)
+    m = re.search(r"(\d+) packets", out.stdout)
+    return int(m.group(1)) if m else 0
+
+
+def quiet_hosts(session):
+    """No kernel sends frames of its own into the checked paths (IPv6 router solicitations, MLD reports, ...):
+    the end hosts', the server's, and the switch namespace's (its veth ends face the hosts directly)."""
+    spaces = {session.state["nodes"][n]["netns"] for n in session.state["nodes"]}
+    for ns in sorted(spaces):
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                        "net.ipv6.conf.default.disable_ipv6=1"], check=True, capture_output=True)
+
+
+def deploy(session, chain_file, name=None):
+    """Submits a chain over REST with the topology's ingress and egress points; returns its JSON."""
+    chain = json.loads(Path(chain_file).read_text())
+    if name:
+        chain["name"] = name
+    net = session.network()
+    chain.setdefault("deployment", {}).update(ingressPoint=net["ingress"][0], egressPoint=net["egress"][0])
+    return session.host.call("POST", "/chains", json.dumps(chain).encode()), chain
+
+
+@dataclass
+class Result:
+    chain: str
+    frames: int
+    report: dict
+    seconds: float
+    kernel_drops: int = 0
+    ovs_lost: int = 0
+    replies: dict = None  # the reply pass's report (chains with a reply ingress)
+    diagnosis: list = field(default_factory=list)
+
+    def reports(self):
+        return [r for r in (self.report, self.replies) if r]
+
+    @property
+    def mismatches(self):
+        return sum(r["mismatches"] for r in self.reports())
+
+    @property
+    def ipv6_extension_mismatches(self):
+        return sum(r["ipv6ExtensionHeaderMismatches"] for r in self.reports())
+
+    @staticmethod
+    def _line(what, r):
+        return (f"{r['sent']} {what}, {r['delivered']} delivered, {r['dropped']} dropped, {r['mismatches']} mismatches "
+                f"({r['ipv6ExtensionHeaderMismatches']} of IPv6 frames with extension headers), {r['losses']} losses, "
+                f"{r['outsideModel']} outside the model, {r['checksumExceptions']} bad-checksum frames forwarded")
+
+    def summary(self):
+        lines = [f"{self.chain}: " + self._line("frames", self.report)]
+        if self.replies:
+            lines.append(f"{self.chain} replies: " + self._line("replies", self.replies))
+        lines.append(f"{self.chain}: losses = frames the first replay lost and a slow second one delivered; capture "
+                     f"drops {self.kernel_drops}, OVS upcalls lost {self.ovs_lost}; {self.seconds:.0f} s")
+        return "\n".join(lines)
+
+    def explain(self):
+        details = [d for r in self.reports() for d in r["mismatchDetails"]]
+        details.sort(key=lambda d: bool(d.get("ipv6ExtensionHeaders")))
+        return "\n".join([self.summary(), json.dumps(details[:3], indent=1)] + self.diagnosis)
+
+
+def ovs_lost(session):
+    """Upcalls the userspace datapath dropped so far (`dpctl/show` 'lost')."""
+    out = Ovs(session.state["run_dir"]).appctl("dpctl/show").stdout
+    return sum(int(x) for x in re.findall(r"lost:(\d+)", out))
+
+
+def replay_and_compare(session, sender, pcap, work, tag, compare, rate):
+    """Replays `pcap` from host `sender` while capturing what arrives at sink (egress 0) and src (egress 1),
+    compares (`compare`: the metron-synth arguments naming the expectations), replays what did not arrive again
+    slowly and compares once more. Returns the report and the frames the capturing kernels dropped."""
+    def run(suffix, frames_file, pps):
+        caps = {k: Capture(session.netns(h), work / f"{tag}-{h}{suffix}.pcap") for k, h in ((0, "sink"), (1, "src"))}
+        replay(session.netns(sender), frames_file, pps)
+        time.sleep(1.0)
+        return sum(c.stop() for c in caps.values()), [a for k, h in ((0, "sink"), (1, "src"))
+                                                      for a in ("--capture" if not suffix else "--retry",
+                                                                f"{k}={work / f'{tag}-{h}{suffix}.pcap'}")]
+    report, missing = work / f"{tag}-report.json", work / f"{tag}-missing.pcap"
+    drops, captures = run("", pcap, rate)
+    synth(*compare, *captures, "--report", report, "--missing-pcap", missing)
+    retries = []
+    if json.loads(report.read_text())["missing"]:
+        more, retries = run("-retry", missing, RETRY_RATE)
+        drops += more
+    synth(*compare, *captures, *retries, "--report", report)
+    return json.loads(report.read_text()), drops, captures + retries
+
+
+def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
+    """Deploys a chain, replays `frames` generated frames (and, with a reply ingress, replies to what arrived from
+    the sink) and compares; removes the chain after."""
+    t0 = time.monotonic()
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    quiet_hosts(session)
+    answer, chain = deploy(session, chain_file, name)
+    name = chain["name"]
+    try:
+        assert answer["state"] == "ACTIVE", answer
+        spec = work / "chain.json"
+        spec.write_text(json.dumps(chain))
+        inp = work / "in.pcap"
+        synth(spec, "--frames", frames, "--seed", seed, "--pcap", inp)
+        macs = ["--egress-mac", f"0={traffic.SINK_MAC}", "--egress-mac", f"1={traffic.SRC_MAC}"]
+        lost0 = ovs_lost(session)
+        forward, drops, captures = replay_and_compare(session, "src", inp, work, "forward",
+                                                      [spec, "--compare", inp, *macs], rate)
+        replies = None
+        if len(chain["ingress"]) > 1:
+            rin, rexp = work / "replies.pcap", work / "replies-expected.json"
+            synth(spec, "--replies", rin, "--forward", inp, *captures, "--seed", seed, *macs, "-o", rexp)
+            replies, more, _ = replay_and_compare(session, "sink", rin, work, "replies",
+                                                  ["--compare-expected", rexp, "--inputs", rin], rate)
+            drops += more
+        result = Result(name, frames, forward, time.monotonic() - t0, drops, ovs_lost(session) - lost0, replies)
+        keep = os.environ.get("METRON_REAL_RESULTS")
+        if keep:  # the whole work directory (captures, reports) for a look afterwards
+            shutil.copytree(work, Path(keep) / name, dirs_exist_ok=True)
+        if result.mismatches:
+            result.diagnosis = diagnose(session, forward if forward["mismatches"] else replies)
+        return result
+    finally:
+        session.host.call("DELETE", "/chains/" + name)
+
+
+def diagnose(session, report):
+    """What the first mismatching frame met: OVS's trace of it through the ingress switch's rules, the rule
+    counts, the agent's counters."""
+    lines = []
+    details = sorted(report["mismatchDetails"], key=lambda d: bool(d.get("ipv6ExtensionHeaders")))
+    detail = next((d for d in details if "input" in d), None)
+    ovs = Ovs(session.state["run_dir"])
+    for sw in ("s1", "s2"):
+        node = session.state["nodes"][sw]
+        if detail:
+            trace = ovs.appctl("ofproto/trace", node["bridge"], "in_port=1", detail["input"]).stdout
+            lines.append(f"--- ofproto/trace on {sw} of frame {detail['id']}:\n{trace.strip()}")
+        lines.append(f"--- {sw}: {len(session.flows(sw))} rules")
+    try:
+        lines.append("--- agent counters: " + json.dumps(session.agent_stats(), indent=1)[:4000])
+    except RuntimeError as e:
+        lines.append(f"--- agent counters unavailable: {e}")
+    return lines
