@@ -135,7 +135,10 @@ public class OperatorViewsTest {
     public void noValueReadsAsAnOptional() throws Exception {
         assertEquals(ChainState.ACTIVE, w.manager.submit(FW_NAPT).state());
         // a chain the switch runs alone: no server, so every Optional of its placement is empty
-        assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJsonAt("alone", 2)).state());
+        // (IPv4 UDP only: port tests and IPv6 protocol tests need software for fragments, see synthesizer/README.md)
+        assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJsonAt("alone", 2).replace(
+                "IPFilter(allow tcp dst port 80, allow udp, deny all)", "IPFilter(allow ip vers 4 and udp, deny all)"))
+                .state());
         assertTrue(w.manager.placement(ChainId.of("alone")).orElseThrow().server().isEmpty());
         File file = tmp.newFile("c.json");
         Files.writeString(file.toPath(), Fixtures.chainJsonAt("dry", 4));

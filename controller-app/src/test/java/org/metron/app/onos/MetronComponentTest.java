@@ -82,7 +82,7 @@ public class MetronComponentTest {
         OnosServices onos = new OnosServices(net, switches, new TestServers());
         MetronComponent c = onos.activateMetron();
         String fw = "{\"name\": \"fw\", \"nfs\": [{\"name\": \"fw\", \"click\": \"FromDevice(in0) -> Strip(14) -> "
-                + "CheckIPHeader -> IPFilter(allow udp, deny all) -> Unstrip(14) -> ToDevice(out0);\"}], "
+                + "CheckIPHeader -> IPFilter(allow ip vers 4 and udp, deny all) -> Unstrip(14) -> ToDevice(out0);\"}], "
                 + "\"ingress\": [\"fw.in0\"], \"egress\": [\"fw.out0\"], \"deployment\": {\"ingressPoint\": \""
                 + Fixtures.S1 + "/1\", \"egressPoint\": \"" + s4 + "/5\"}}";
         assertEquals(ChainState.ACTIVE, c.submit(fw).state());

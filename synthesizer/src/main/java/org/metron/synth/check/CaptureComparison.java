@@ -1,6 +1,6 @@
 package org.metron.synth.check;
 
-import org.metron.synth.json.JsonWriter;
+import org.metron.synth.json.JsonText;
 import org.metron.synth.packet.FrameCodec;
 import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.PacketText;
@@ -311,7 +311,7 @@ public final class CaptureComparison {
             m.put("kinds", k);
             m.put("missingIds", missing);
             m.put("mismatchDetails", details);
-            return JsonWriter.write(m);
+            return JsonText.write(JsonText.MAPPER.valueToTree(m));
         }
     }
 }

@@ -5,8 +5,8 @@ import org.metron.synth.check.CaptureComparison;
 import org.metron.synth.check.FrameGenerator;
 import org.metron.synth.check.FrameReference;
 import org.metron.synth.core.FlowState;
-import org.metron.synth.json.Json;
-import org.metron.synth.json.JsonWriter;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import org.metron.synth.json.JsonText;
 import org.metron.synth.packet.FrameCodec;
 import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.Pcap;
@@ -125,8 +125,10 @@ final class RealCheck {
             throw new IllegalArgumentException("--compare-expected needs --inputs IN.pcap");
         }
         List<FrameReference.Expectation> expected = new ArrayList<>();
-        for (Object e : (List<?>) Json.parse(new String(Files.readAllBytes(Paths.get(o.get("--compare-expected"))),
-                StandardCharsets.UTF_8))) {
+        // integers as Long, as Expectation.of reads them
+        for (Object e : (List<?>) JsonText.MAPPER.reader().with(DeserializationFeature.USE_LONG_FOR_INTS)
+                .readValue(new String(Files.readAllBytes(Paths.get(o.get("--compare-expected"))),
+                        StandardCharsets.UTF_8), Object.class)) {
             @SuppressWarnings("unchecked")
             Map<String, Object> m = (Map<String, Object>) e;
             expected.add(FrameReference.Expectation.of(m));
@@ -174,7 +176,7 @@ final class RealCheck {
         List<Object> all = new ArrayList<>();
         expected.forEach(e -> all.add(e.json()));
         try (BufferedWriter w = Files.newBufferedWriter(Paths.get(outPath), StandardCharsets.UTF_8)) {
-            w.write(JsonWriter.write(all));
+            w.write(JsonText.write(JsonText.MAPPER.valueToTree(all)));
         }
     }
 
