@@ -197,10 +197,14 @@ def diagnose(session, report):
     ovs = Ovs(session.state["run_dir"])
     for sw in ("s1", "s2"):
         node = session.state["nodes"][sw]
+        flows = session.flows(sw)
         if detail:
             trace = ovs.appctl("ofproto/trace", node["bridge"], "in_port=1", detail["input"]).stdout
             lines.append(f"--- ofproto/trace on {sw} of frame {detail['id']}:\n{trace.strip()}")
-        lines.append(f"--- {sw}: {len(session.flows(sw))} rules")
+            met = set(re.findall(r"cookie (0x[0-9a-f]+)", trace))
+            lines += [f"--- {sw} dump-flows, the rules it met:"] + [f for f in flows
+                                                                     if f.split(",")[0].split("=")[1] in met]
+        lines.append(f"--- {sw}: {len(flows)} rules")
     try:
         lines.append("--- agent counters: " + json.dumps(session.agent_stats(), indent=1)[:4000])
     except RuntimeError as e:

@@ -2,6 +2,7 @@ package org.metron.synth.check;
 
 import org.metron.synth.json.JsonText;
 import org.metron.synth.packet.FrameCodec;
+import org.metron.synth.packet.FrameRewrite;
 import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.PacketText;
 
@@ -144,7 +145,7 @@ public final class CaptureComparison {
         // frames missing after the retry pass are mismatches; before it, candidates for the retry
         r.unidentified = unidentified.size();
         for (Captured u : unidentified) {
-            if (r.details.size() < DETAILED) {
+            if (r.details.size() < 2 * DETAILED) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("why", "a frame without a known marker arrived at egress " + u.egress);
                 m.put("observed", hex(u.bytes));
@@ -183,16 +184,16 @@ public final class CaptureComparison {
         if (o.egress != egress) {
             return "arrived at egress " + egress + ", the chain sends it at egress " + o.egress;
         }
-        for (FrameCodec.Free f : o.free) {
+        for (FrameRewrite.Free f : o.free) {
             if (f.offset + f.bytes > bytes.length) {
                 return "frame too short for its allocated field at " + f.offset;
             }
-            long v = FrameCodec.valueAt(bytes, f);
+            long v = FrameRewrite.valueAt(bytes, f);
             if (v < f.lo || v > f.hi) {
                 return "allocated field at byte " + f.offset + " is " + v + ", outside " + f.lo + "-" + f.hi;
             }
         }
-        byte[] want = FrameCodec.adopt(o.bytes, bytes, o.free);
+        byte[] want = FrameRewrite.adopt(o.bytes, bytes, o.free);
         return Arrays.equals(want, bytes) ? null : differ(want, bytes);
     }
 
@@ -228,7 +229,8 @@ public final class CaptureComparison {
         if (ext) {
             r.ipv6Extensions++;
         }
-        if (r.details.size() >= DETAILED) {
+        // the first few of those in full, and the first DETAILED of all others
+        if (ext ? r.ipv6Extensions > 3 : r.mismatches - r.ipv6Extensions > DETAILED) {
             return;
         }
         Map<String, Object> m = new LinkedHashMap<>();

@@ -5,6 +5,7 @@ import org.metron.synth.core.ChainModel;
 import org.metron.synth.core.FlowState;
 import org.metron.synth.hs.Field;
 import org.metron.synth.packet.FrameCodec;
+import org.metron.synth.packet.FrameRewrite;
 import org.metron.synth.packet.HeaderCheck;
 import org.metron.synth.packet.OutsideModelException;
 import org.metron.synth.packet.Packet;
@@ -20,7 +21,7 @@ import java.util.stream.Collectors;
  * What the original chain (the {@link ReferenceInterpreter}, NF by NF with Click's semantics) does with real
  * frames: for each input frame the output frames it may send, byte for byte, at which egress. A pool choice
  * (load-balancer mapping) gives one alternative per choice; a port a rewriter allocates is a {@link
- * FrameCodec.Free} field of the frame, with the checksums that cover it.
+ * FrameRewrite.Free} field of the frame, with the checksums that cover it.
  */
 public final class FrameReference {
     /** Largest number of pool choices enumerated per frame. */
@@ -86,10 +87,10 @@ public final class FrameReference {
             List<Output> outs = new ArrayList<>();
             for (Object x : (List<Object>) m.get("outputs")) {
                 Map<String, Object> o = (Map<String, Object>) x;
-                List<FrameCodec.Free> free = new ArrayList<>();
+                List<FrameRewrite.Free> free = new ArrayList<>();
                 for (Object a : (List<Object>) o.get("allocated")) {
                     List<Object> f = (List<Object>) a;
-                    free.add(new FrameCodec.Free(num(f.get(0)), num(f.get(1)), (Long) f.get(2), (Long) f.get(3),
+                    free.add(new FrameRewrite.Free(num(f.get(0)), num(f.get(1)), (Long) f.get(2), (Long) f.get(3),
                             ((List<Object>) f.get(4)).stream().mapToInt(FrameReference::num).toArray(),
                             num(f.get(5))));
                 }
@@ -117,9 +118,9 @@ public final class FrameReference {
     public static final class Output {
         public final int egress;
         public final byte[] bytes;
-        public final List<FrameCodec.Free> free;
+        public final List<FrameRewrite.Free> free;
 
-        Output(int egress, byte[] bytes, List<FrameCodec.Free> free) {
+        Output(int egress, byte[] bytes, List<FrameRewrite.Free> free) {
             this.egress = egress;
             this.bytes = bytes;
             this.free = free;
@@ -205,7 +206,7 @@ public final class FrameReference {
                 return outside(id, kind, notRejected(in));
             }
             List<Output> out = o.egress < 0 ? List.of() : List.of(new Output(o.egress,
-                    FrameCodec.rewrite(reply, r, o.packet, egressMacs.get(o.egress)), List.of()));
+                    FrameRewrite.rewrite(reply, r, o.packet, egressMacs.get(o.egress)), List.of()));
             return new Expectation(id, kind, Expectation.MODELLED, out.isEmpty() ? o.droppedBy : "", out, "");
         } catch (OutsideModelException e) {
             return outside(id, kind, e.getMessage());
@@ -255,15 +256,15 @@ public final class FrameReference {
 
     /** The output frame of one outcome, its allocated fields free. */
     private Output output(byte[] frame, FrameCodec.Decoded d, Outcome o) {
-        List<FrameCodec.Free> free = new ArrayList<>();
+        List<FrameRewrite.Free> free = new ArrayList<>();
         for (Map.Entry<Field, String> a : o.allocated.entrySet()) {
             String[] r = a.getValue().split("-");
-            FrameCodec.Free f = FrameCodec.free(frame, d, a.getKey(), Long.parseLong(r[0]), Long.parseLong(r[1]));
+            FrameRewrite.Free f = FrameRewrite.free(frame, d, a.getKey(), Long.parseLong(r[0]), Long.parseLong(r[1]));
             if (f != null) {
                 free.add(f);
             }
         }
-        return new Output(o.egress, FrameCodec.rewrite(frame, d, o.packet, egressMacs.get(o.egress)), free);
+        return new Output(o.egress, FrameRewrite.rewrite(frame, d, o.packet, egressMacs.get(o.egress)), free);
     }
 
     /** The input flow's key when its outputs depend on per-flow state (an allocation or a pool choice). */

@@ -3,6 +3,7 @@ package org.metron.synth.check;
 import org.junit.Test;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.packet.FrameCodec;
+import org.metron.synth.packet.FrameRewrite;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,13 +53,13 @@ public class CaptureComparisonTest {
             int k = choice.computeIfAbsent(e.flow, x -> choice.size());
             FrameReference.Output o = e.outputs.get(k % e.outputs.size());
             byte[] b = o.bytes.clone();
-            for (FrameCodec.Free fr : o.free) {
+            for (FrameRewrite.Free fr : o.free) {
                 long v = fr.lo + k % (fr.hi - fr.lo + 1);
                 byte[] with = b.clone();
                 for (int j = fr.bytes - 1; j >= 0; j--) {
                     with[fr.offset + j] = (byte) (v >> (8 * (fr.bytes - 1 - j)));
                 }
-                b = FrameCodec.adopt(b, with, List.of(fr));
+                b = FrameRewrite.adopt(b, with, List.of(fr));
             }
             r.sent.put(f.id, b);
         }
@@ -107,20 +108,20 @@ public class CaptureComparisonTest {
                 .forEach(e -> byFlow.computeIfAbsent(e.flow, x -> new ArrayList<>()).add(e.id));
         List<Integer> twice = byFlow.values().stream().filter(l -> l.size() > 1).findFirst().get();
         FrameReference.Expectation second = r.expected.stream().filter(e -> e.id == twice.get(1)).findFirst().get();
-        FrameCodec.Free port = second.outputs.get(0).free.get(0);
+        FrameRewrite.Free port = second.outputs.get(0).free.get(0);
         bad = new LinkedHashMap<>(r.sent);
         byte[] moved = bad.get(second.id).clone();
-        long v = FrameCodec.valueAt(moved, port) + 1;
+        long v = FrameRewrite.valueAt(moved, port) + 1;
         moved[port.offset] = (byte) (v >> 8);
         moved[port.offset + 1] = (byte) v;
-        bad.put(second.id, FrameCodec.adopt(bad.get(second.id), moved, List.of(port)));
+        bad.put(second.id, FrameRewrite.adopt(bad.get(second.id), moved, List.of(port)));
         CaptureComparison.Report remapped = compare(r, bad);
         assertEquals(remapped.json(), 1, remapped.mismatches);
         assertTrue(remapped.json().contains("an earlier packet of it"));
         // a port outside the range
         moved[port.offset] = 0;
         moved[port.offset + 1] = 7;
-        bad.put(second.id, FrameCodec.adopt(bad.get(second.id), moved, List.of(port)));
+        bad.put(second.id, FrameRewrite.adopt(bad.get(second.id), moved, List.of(port)));
         assertTrue(compare(r, bad).json().contains("outside " + port.lo + "-" + port.hi));
     }
 }

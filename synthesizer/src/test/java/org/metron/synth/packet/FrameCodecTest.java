@@ -88,7 +88,7 @@ public class FrameCodecTest {
                 byte[] again = FrameCodec.encode(p, s);
                 assertEquals(p, FrameCodec.decode(again).packet);
                 // and a chain that changes nothing changes no byte
-                assertArrayEquals(f.bytes, FrameCodec.rewrite(f.bytes, d, p, null));
+                assertArrayEquals(f.bytes, FrameRewrite.rewrite(f.bytes, d, p, null));
             }
         }
         // every kind but the replies (made from captured forward frames)
@@ -120,7 +120,7 @@ public class FrameCodecTest {
                 out.set(Field.L4_SRC, 1024 + i);
                 out.set(Field.L4_DST, 8080);
             }
-            byte[] o = FrameCodec.rewrite(f.bytes, d, out, 0x020000000002L);
+            byte[] o = FrameRewrite.rewrite(f.bytes, d, out, 0x020000000002L);
             FrameCodec.Decoded od = FrameCodec.decode(o);
             assertEquals(HeaderCheck.VALID, od.packet.check);
             long[] want = out.v.clone();
