@@ -370,6 +370,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
             moved = r.placement;
             store.installed().put(id, deployer.reroute(st, r.plan.switchRules()));
+            // the new offload device's alternatives (as before this reroute path had backups); failovers follow
+            store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
             compiled.put(id, new Compiled(existing(id).version(), r.offload.compiled()));
         }
         store.placements().put(id, moved);

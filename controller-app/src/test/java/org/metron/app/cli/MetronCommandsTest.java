@@ -1,18 +1,16 @@
 package org.metron.app.cli;
 
-import org.junit.After;
 import org.junit.Before;
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.testing.Console;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 
@@ -25,33 +23,20 @@ public class MetronCommandsTest {
     @Rule
     public TemporaryFolder tmp = new TemporaryFolder();
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-    private PrintStream oldOut;
-    private PrintStream oldErr;
+    @Rule
+    public final Console console = new Console();
     private World w;
 
     @Before
     public void setUp() {
         w = new World(2, Fixtures.synthesis(), 42);
-        oldOut = System.out;
-        oldErr = System.err;
-        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    }
-
-    @After
-    public void tearDown() {
-        System.setOut(oldOut);
-        System.setErr(oldErr);
     }
 
     private String run(MetronCommand c) throws Exception {
-        out.reset();
-        err.reset();
+        console.reset();
         c.setService(w.manager);
         c.doExecute();
-        return out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8);
+        return console.text();
     }
 
     private File file(String name, String content) throws Exception {

@@ -13,14 +13,12 @@ import org.metron.app.gui.ViewTable;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.scaling.ScalingManager;
+import org.metron.app.testing.Console;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onosproject.ui.table.TableModel;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -51,9 +49,8 @@ public class OperatorViewsTest {
     @Rule
     public TemporaryFolder tmp = new TemporaryFolder();
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private PrintStream oldOut;
-    private PrintStream oldErr;
+    @Rule
+    public final Console console = new Console();
     private World w;
     private ScalingManager scaling;
 
@@ -61,22 +58,15 @@ public class OperatorViewsTest {
     public void setUp() {
         w = new World(1, Synthesis.SYNTHESIZER, 3);
         scaling = Fixtures.scaling(w, new LocalStoreFactory());
-        oldOut = System.out;
-        oldErr = System.err;
-        PrintStream both = new PrintStream(out, true, StandardCharsets.UTF_8);
-        System.setOut(both);
-        System.setErr(both);
     }
 
     @After
     public void tearDown() {
-        System.setOut(oldOut);
-        System.setErr(oldErr);
         scaling.close();
     }
 
     private String run(MetronCommand c, boolean json) throws Exception {
-        out.reset();
+        console.reset();
         c.setService(w.manager);
         if (c instanceof ScalingCommand) {
             ((ScalingCommand) c).setScaling(scaling);
@@ -87,7 +77,7 @@ public class OperatorViewsTest {
             f.set(c, true);
         }
         c.doExecute();
-        return out.toString(StandardCharsets.UTF_8);
+        return console.text();
     }
 
     @Test

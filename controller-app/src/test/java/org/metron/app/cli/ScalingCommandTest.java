@@ -2,6 +2,7 @@ package org.metron.app.cli;
 
 import org.junit.After;
 import org.junit.Before;
+import org.junit.Rule;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
@@ -11,21 +12,18 @@ import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingStore;
+import org.metron.app.testing.Console;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 import static org.junit.Assert.assertTrue;
 
 /** metron-scaling against the real ChainManager and ScalingManager, reading what it prints. */
 public class ScalingCommandTest {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private PrintStream oldOut;
-    private PrintStream oldErr;
+    @Rule
+    public final Console console = new Console();
     private World w;
     private ScalingManager scaling;
 
@@ -39,27 +37,21 @@ public class ScalingCommandTest {
         new ScalingStore(factory).record(new ScalingEvent(1_000, ChainId.of("web"), ScalingDecision.Kind.SPLIT,
                 List.of("g0", "g0.1"), List.of(1), List.of(1, 2), List.of(2), "group g0 on core 1: load 0.91",
                 ScalingEvent.Outcome.DONE, "", 140, 90, "detect 50, prepare 4, nic+pipeline 60, switch 20"));
-        oldOut = System.out;
-        oldErr = System.err;
-        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-        System.setErr(new PrintStream(out, true, StandardCharsets.UTF_8));
     }
 
     @After
     public void tearDown() {
-        System.setOut(oldOut);
-        System.setErr(oldErr);
         scaling.close();
     }
 
     private String run(String chain) throws Exception {
-        out.reset();
+        console.reset();
         ScalingCommand c = new ScalingCommand();
         c.setService(w.manager);
         c.setScaling(scaling);
         c.name = chain;
         c.doExecute();
-        return out.toString(StandardCharsets.UTF_8);
+        return console.text();
     }
 
     @Test
