@@ -1,9 +1,12 @@
 #include "control/request_validation.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dispatch/steer_rule.h"
 
@@ -35,6 +38,16 @@ grpc::Status CheckId(const std::string& field, const std::string& id) {
   return grpc::Status::OK;
 }
 
+// Bits of a 16-bit port: value within mask; a slice needs at least one bit.
+grpc::Status CheckBits(const std::string& field, const pb::PortBits& b, bool nonzero) {
+  if (b.mask() > 0xffff || (b.value() & ~b.mask()) != 0) {
+    return Invalid(field, "mask " + std::to_string(b.mask()) + " value " + std::to_string(b.value()) +
+                              ": need a 16-bit mask and value bits within it");
+  }
+  if (nonzero && b.mask() == 0) return Invalid(field + ".mask", "0: a slice needs at least one bit");
+  return grpc::Status::OK;
+}
+
 // Checks that hold for the group set of a Deploy and of an Update alike.
 grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>& groups, bool update) {
   if (groups.empty()) {
@@ -42,7 +55,7 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
   }
   std::map<std::string, int> ids;
   std::map<std::pair<int, uint32_t>, int> tags;
-  std::map<uint32_t, int> classes;
+  std::map<uint32_t, std::vector<std::pair<int, std::optional<pb::PortBits>>>> classes;
   for (int i = 0; i < groups.size(); ++i) {
     const pb::GroupSpec& g = groups[i];
     const std::string where = "groups[" + std::to_string(i) + "]";
@@ -61,14 +74,37 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
       return Invalid(where + ".tag.value", std::to_string(g.tag().value()) + " is also the tag of groups[" +
                                                std::to_string(it->second) + "]");
     }
+    std::map<uint32_t, pb::PortBits> sliced;
+    for (int k = 0; k < g.slices_size(); ++k) {
+      const pb::ClassSlice& sl = g.slices(k);
+      const std::string kw = where + ".slices[" + std::to_string(k) + "]";
+      s = CheckBits(kw + ".sport", sl.sport(), /*nonzero=*/true);
+      if (!s.ok()) return s;
+      if (std::find(g.class_ids().begin(), g.class_ids().end(), sl.class_id()) == g.class_ids().end())
+        return Invalid(kw + ".class_id", std::to_string(sl.class_id()) + " is not among the group's class_ids");
+      if (!sliced.emplace(sl.class_id(), sl.sport()).second)
+        return Invalid(kw + ".class_id", std::to_string(sl.class_id()) + " is sliced twice in this group");
+    }
     for (int c = 0; c < g.class_ids_size(); ++c) {
       const uint32_t cls = g.class_ids(c);
       const std::string cw = where + ".class_ids[" + std::to_string(c) + "]";
       if (cls > kMaxClassId) return Invalid(cw, std::to_string(cls) + " exceeds 65535 (the CCCC of a MAC tag)");
-      if (auto [it, fresh] = classes.emplace(cls, i); !fresh) {
-        return Invalid(cw, std::to_string(cls) + " already belongs to groups[" + std::to_string(it->second) + "]");
+      // a class in several groups: each holds a slice of it, disjoint from the others' (a packet has one home)
+      const auto mine = sliced.find(cls);
+      for (const auto& [j, theirs] : classes[cls]) {
+        if (mine == sliced.end() || !theirs.has_value()) {
+          return Invalid(cw, std::to_string(cls) + " already belongs to groups[" + std::to_string(j) + "]" +
+                                 " (a class in several groups needs a disjoint slice in each)");
+        }
+        if (((mine->second.value() ^ theirs->value()) & mine->second.mask() & theirs->mask()) == 0) {
+          return Invalid(cw, "the slice of class " + std::to_string(cls) + " overlaps that of groups[" +
+                                 std::to_string(j) + "]");
+        }
       }
+      classes[cls].emplace_back(i, mine == sliced.end() ? std::nullopt : std::optional<pb::PortBits>(mine->second));
     }
+    s = CheckBits(where + ".state_filter", g.state_filter(), /*nonzero=*/false);
+    if (!s.ok()) return s;
     if (!update && g.state_from_size() > 0) {
       return Invalid(where + ".state_from", Quote(g.state_from(0)) + ": only UpdatePipeline initialises state");
     }

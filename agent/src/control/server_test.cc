@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -44,6 +45,15 @@ class ServerTest : public ::testing::Test {
       g->add_class_ids(i);
     }
     return r;
+  }
+
+  // Adds class `cls` to the group (if missing) with the slice sport & mask == value.
+  static void Slice(pb::GroupSpec* g, uint32_t cls, uint32_t mask, uint32_t value) {
+    if (std::find(g->class_ids().begin(), g->class_ids().end(), cls) == g->class_ids().end()) g->add_class_ids(cls);
+    pb::ClassSlice* sl = g->add_slices();
+    sl->set_class_id(cls);
+    sl->mutable_sport()->set_mask(mask);
+    sl->mutable_sport()->set_value(value);
   }
 
   grpc::Status Deploy(const pb::DeployPipelineRequest& r) {
@@ -103,6 +113,30 @@ TEST_F(ServerTest, InvalidRequestsAreRejectedNamingFieldAndValueBeforeTheBackend
       {[](auto& r) { r.mutable_groups(0)->set_click_config("  \n"); }, "groups[0].click_config: empty"},
       {[](auto& r) { r.mutable_groups(1)->add_class_ids(0); },
        "groups[1].class_ids[1]: 0 already belongs to groups[0]"},
+      {[](auto& r) { Slice(r.mutable_groups(1), 0, 1, 1); },
+       "groups[1].class_ids[1]: 0 already belongs to groups[0] (a class in several groups needs a disjoint slice"},
+      {[](auto& r) {
+         Slice(r.mutable_groups(0), 0, 1, 0);
+         Slice(r.mutable_groups(1), 0, 2, 0);
+       },
+       "groups[1].class_ids[1]: the slice of class 0 overlaps that of groups[0]"},
+      {[](auto& r) { r.mutable_groups(0)->add_slices()->set_class_id(5); },
+       "groups[0].slices[0].sport.mask: 0: a slice needs at least one bit"},
+      {[](auto& r) {
+         pb::ClassSlice* sl = r.mutable_groups(0)->add_slices();
+         sl->set_class_id(0);
+         sl->mutable_sport()->set_mask(1);
+         sl->mutable_sport()->set_value(2);
+       },
+       "groups[0].slices[0].sport: mask 1 value 2: need a 16-bit mask and value bits within it"},
+      {[](auto& r) {
+         pb::ClassSlice* sl = r.mutable_groups(0)->add_slices();
+         sl->set_class_id(5);
+         sl->mutable_sport()->set_mask(1);
+       },
+       "groups[0].slices[0].class_id: 5 is not among the group's class_ids"},
+      {[](auto& r) { r.mutable_groups(0)->mutable_state_filter()->set_mask(0x10000); },
+       "groups[0].state_filter: mask 65536 value 0: need a 16-bit mask"},
       {[](auto& r) { r.mutable_groups(0)->add_class_ids(70000); },
        "groups[0].class_ids[1]: 70000 exceeds 65535"},
       {[](auto& r) { r.mutable_groups(0)->add_state_from("g1"); },
@@ -119,6 +153,26 @@ TEST_F(ServerTest, InvalidRequestsAreRejectedNamingFieldAndValueBeforeTheBackend
     EXPECT_EQ(s.error_message().rfind(c.message, 0), 0u) << "got: " << s.error_message();
   }
   EXPECT_EQ(backend_.mutations, 0) << "an invalid request reached the backend";
+}
+
+TEST_F(ServerTest, AClassDividedIntoDisjointSlicesMayBeInSeveralGroups) {
+  pb::DeployPipelineRequest r = GoodDeploy();
+  Slice(r.mutable_groups(0), 0, 1, 0);
+  Slice(r.mutable_groups(1), 0, 1, 1);
+  pb::GroupSpec* g = r.add_groups();
+  *g = r.groups(1);
+  g->set_group_id("g2");
+  g->mutable_tag()->set_value(9);
+  g->clear_class_ids();
+  g->clear_slices();
+  Slice(g, 0, 3, 2);  // bit 0 clear, like groups[0]'s slice, but bit 1 set: groups[0] would overlap it
+  grpc::Status s = Deploy(r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "groups[2].class_ids[0]: the slice of class 0 overlaps that of groups[0]");
+  r.mutable_groups(0)->mutable_slices(0)->mutable_sport()->set_mask(3);  // now bit 0 and 1 clear
+  s = Deploy(r);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(backend_.mutations, 1);
 }
 
 TEST_F(ServerTest, OtherInvalidRequestsNameTheirField) {

@@ -312,6 +312,8 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   spec.ingress = ingress;
   spec.egress = p.egress;
   spec.class_ids.assign(s.class_ids().begin(), s.class_ids().end());
+  spec.state_filter.mask = static_cast<uint16_t>(s.state_filter().mask());
+  spec.state_filter.value = static_cast<uint16_t>(s.state_filter().value());
 
   // Unchanged groups keep running with their state.
   std::shared_ptr<GroupRuntime> reuse;
@@ -830,6 +832,10 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         c->set_class_id(g->spec().class_ids[i]);
         c->set_packets(g->class_packets(i));
         c->set_bytes(g->class_bytes(i));
+        if (const uint64_t l4 = g->class_l4_packets(i); l4 > 0) {
+          c->set_l4_packets(l4);
+          for (int k = 0; k < kSportBits; ++k) c->add_sport_ones(g->class_sport_ones(i, k));
+        }
       }
       for (const auto& e : g->graph().elements()) {
         FlowStateStats st;

@@ -29,6 +29,24 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
   classes_.reset(new ClassCounters[std::max<size_t>(1, spec_.class_ids.size())]);
 }
 
+namespace {
+
+// Counts the source-port bits of an IPv4 TCP/UDP frame that carries its L4 header (not a later fragment): 16
+// single-writer adds on the worker's own counters, no branch per bit.
+inline void count_sport(ClassCounters& c, const rte_mbuf* m) {
+  const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t len = rte_pktmbuf_data_len(m);
+  if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
+  const uint8_t* ip = p + 14;
+  const uint32_t ihl = (ip[0] & 0x0f) * 4u;
+  if (ihl < 20 || (ip[9] != 6 && ip[9] != 17) || (load16(ip + 6) & 0x1fff) != 0 || len < 14 + ihl + 2) return;
+  const uint32_t sport = load16(ip + ihl);
+  c.l4.add(1);
+  for (int k = 0; k < kSportBits; ++k) c.sport_ones[k].add((sport >> k) & 1u);
+}
+
+}  // namespace
+
 void GroupRuntime::process(PacketBatch& b) {
   const uint64_t t0 = rte_rdtsc();
   uint64_t bytes = 0;
@@ -44,6 +62,7 @@ void GroupRuntime::process(PacketBatch& b) {
       ClassCounters& c = classes_[sorted_index_[it - sorted_classes_.begin()]];
       c.packets.add(1);
       c.bytes.add(len);
+      count_sport(c, m);
     } else {
       unknown_class_.add(1);
     }

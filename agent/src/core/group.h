@@ -36,9 +36,21 @@ struct RelaxedCounter {
   uint64_t get() const { return v.load(std::memory_order_relaxed); }
 };
 
+// Bits of the L4 source port counted per class, to choose a bit to split the class by.
+constexpr int kSportBits = 16;
+
 struct ClassCounters {
   RelaxedCounter packets;
   RelaxedCounter bytes;
+  RelaxedCounter l4;                     // TCP/UDP packets with a source port ...
+  RelaxedCounter sport_ones[kSportBits];  // ... and per bit, those with it set
+};
+
+// port & mask == value: a slice of a class by source-port bits, or the flows a split's new half takes.
+struct PortBits {
+  uint16_t mask = 0;
+  uint16_t value = 0;
+  bool matches(uint32_t port) const { return (port & mask) == value; }
 };
 
 class GroupRuntime final : public EgressSink {
@@ -56,6 +68,7 @@ class GroupRuntime final : public EgressSink {
     Port* ingress = nullptr;
     std::vector<EgressTarget> egress;
     std::vector<uint32_t> class_ids;
+    PortBits state_filter;  // GroupSpec.state_filter: which of its sources' flows it imports
   };
   // Builds the graph; throws ClickError on a bad configuration.
   explicit GroupRuntime(Spec spec);
@@ -80,6 +93,8 @@ class GroupRuntime final : public EgressSink {
   uint64_t class_packets(size_t i) const { return classes_[i].packets.get(); }
   uint64_t class_bytes(size_t i) const { return classes_[i].bytes.get(); }
   uint64_t unknown_class_packets() const { return unknown_class_.get(); }
+  uint64_t class_l4_packets(size_t i) const { return classes_[i].l4.get(); }
+  uint64_t class_sport_ones(size_t i, int bit) const { return classes_[i].sport_ones[bit].get(); }
 
  private:
   Spec spec_;

@@ -83,14 +83,26 @@ bool swap_state(GroupRuntime& a, GroupRuntime& b) {
   return true;
 }
 
+agent::v1::StateTable filtered(const agent::v1::StateTable& t, PortBits bits) {
+  agent::v1::StateTable out;
+  out.set_element(t.element());
+  out.set_kind(t.kind());
+  out.set_allocator_state(t.allocator_state());
+  for (const agent::v1::FlowEntry& f : t.entries())
+    if (bits.matches(f.key().src_port())) *out.add_entries() = f;
+  return out;
+}
+
 grpc::Status copy_state(GroupRuntime& dst, const std::vector<const Snapshot*>& from,
                         const std::vector<std::string>& names, const std::string& where, uint64_t* imported) {
+  const PortBits bits = dst.spec().state_filter;
   for (size_t k = 0; k < from.size(); ++k) {
     for (const agent::v1::StateTable& t : *from[k]) {
       Element* e = dst.graph().find(t.element());
       if (e == nullptr || !e->has_state() || t.kind() != e->class_name()) continue;
       try {
-        const uint64_t n = e->import_state(t, /*merge=*/k > 0);
+        const uint64_t n = bits.mask == 0 ? e->import_state(t, /*merge=*/k > 0)
+                                          : e->import_state(filtered(t, bits), /*merge=*/k > 0);
         if (imported != nullptr) *imported += n;
       } catch (const std::exception& err) {
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, where + ": " + names[k] + "/" + t.element() + ": " + err.what());

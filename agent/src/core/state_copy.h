@@ -50,8 +50,12 @@ bool swap_state(GroupRuntime& a, GroupRuntime& b);
 
 // Fills `dst` from `from` in order: the first snapshot replaces its tables, later ones merge in (a flow already
 // there keeps its mapping). Tables go to the element of the same name and kind; others are ignored (the group's
-// config may have dropped an element). `where` prefixes error messages.
+// config may have dropped an element). With `dst.spec().state_filter` set, only flows whose key's source port has
+// its bits are imported (a class split's new half takes the flows of its slice). `where` prefixes error messages.
 grpc::Status copy_state(GroupRuntime& dst, const std::vector<const Snapshot*>& from,
                         const std::vector<std::string>& names, const std::string& where, uint64_t* imported = nullptr);
+
+// The flows of `t` whose key's source port has `bits`' bits, with t's element, kind and allocator state.
+agent::v1::StateTable filtered(const agent::v1::StateTable& t, PortBits bits);
 
 }  // namespace metron

@@ -28,8 +28,10 @@ public final class RuleMatch {
     private final RangeMatch ttl;
     private final Boolean fragment;
     private final RangeMatch icmpType;
+    private final BitMatch l4SrcBits;
 
     private RuleMatch(Builder b) {
+        l4SrcBits = b.l4SrcBits;
         ethType = b.ethType;
         vlan = b.vlan;
         ipProto = b.ipProto;
@@ -47,6 +49,25 @@ public final class RuleMatch {
     /** A new builder with every field wildcarded. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder holding this match's fields (to derive a narrower match, e.g. a class slice's). */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.ethType = ethType;
+        b.vlan = vlan;
+        b.ipProto = ipProto;
+        b.ipSrc = ipSrc;
+        b.ipDst = ipDst;
+        b.l4Src = l4Src;
+        b.l4Dst = l4Dst;
+        b.tcpFlags = tcpFlags;
+        b.tos = tos;
+        b.ttl = ttl;
+        b.fragment = fragment;
+        b.l4SrcBits = l4SrcBits;
+        b.icmpType = icmpType;
+        return b;
     }
 
     /** Ethernet type (0x0800 IPv4, 0x86dd IPv6). */
@@ -77,6 +98,15 @@ public final class RuleMatch {
     /** TCP/UDP source port. */
     public Optional<RangeMatch> l4Src() {
         return Optional.ofNullable(l4Src);
+    }
+
+    /**
+     * Bits of the TCP/UDP source port ({@code (port & mask) == value}), on top of {@link #l4Src()}. The synthesizer
+     * never emits it: scaling adds it when it divides a class between cores by source-port bits
+     * (docs/scaling.md#class-split), and the equivalence checker reads it.
+     */
+    public Optional<BitMatch> l4SrcBits() {
+        return Optional.ofNullable(l4SrcBits);
     }
 
     /** TCP/UDP destination port. */
@@ -130,7 +160,7 @@ public final class RuleMatch {
         if (ipDst != null) {
             out.add(MatchField.IP_DST);
         }
-        if (l4Src != null) {
+        if (l4Src != null || l4SrcBits != null) {
             out.add(MatchField.L4_SRC);
         }
         if (l4Dst != null) {
@@ -163,6 +193,7 @@ public final class RuleMatch {
         append(sb, "ip_src", ipSrc);
         append(sb, "ip_dst", ipDst);
         append(sb, "l4_src", l4Src);
+        append(sb, "l4_src_bits", l4SrcBits);
         append(sb, "l4_dst", l4Dst);
         append(sb, "tcp_flags", tcpFlags);
         append(sb, "tos", tos);
@@ -189,12 +220,14 @@ public final class RuleMatch {
                 && Objects.equals(ipDst, m.ipDst) && Objects.equals(l4Src, m.l4Src)
                 && Objects.equals(l4Dst, m.l4Dst) && Objects.equals(tcpFlags, m.tcpFlags)
                 && Objects.equals(tos, m.tos) && Objects.equals(ttl, m.ttl)
-                && Objects.equals(fragment, m.fragment) && Objects.equals(icmpType, m.icmpType);
+                && Objects.equals(fragment, m.fragment) && Objects.equals(icmpType, m.icmpType)
+                && Objects.equals(l4SrcBits, m.l4SrcBits);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(ethType, vlan, ipProto, ipSrc, ipDst, l4Src, l4Dst, tcpFlags, tos, ttl, fragment,
+        return 31 * Objects.hashCode(l4SrcBits) + Objects.hash(ethType, vlan, ipProto, ipSrc, ipDst, l4Src, l4Dst,
+                tcpFlags, tos, ttl, fragment,
                 icmpType);
     }
 
@@ -211,6 +244,7 @@ public final class RuleMatch {
         private RangeMatch tos;
         private RangeMatch ttl;
         private Boolean fragment;
+        private BitMatch l4SrcBits;
         private RangeMatch icmpType;
 
         private Builder() {
@@ -218,20 +252,7 @@ public final class RuleMatch {
 
         /** A new builder with this builder's fields. */
         public Builder copy() {
-            Builder b = new Builder();
-            b.ethType = ethType;
-            b.vlan = vlan;
-            b.ipProto = ipProto;
-            b.ipSrc = ipSrc;
-            b.ipDst = ipDst;
-            b.l4Src = l4Src;
-            b.l4Dst = l4Dst;
-            b.tcpFlags = tcpFlags;
-            b.tos = tos;
-            b.ttl = ttl;
-            b.fragment = fragment;
-            b.icmpType = icmpType;
-            return b;
+            return new RuleMatch(this).toBuilder();
         }
 
         public Builder ethType(int v) {
@@ -261,6 +282,12 @@ public final class RuleMatch {
 
         public Builder l4Src(RangeMatch v) {
             l4Src = v;
+            return this;
+        }
+
+        /** Source-port bits (class slices, see {@link RuleMatch#l4SrcBits()}). */
+        public Builder l4SrcBits(BitMatch v) {
+            l4SrcBits = v;
             return this;
         }
 

@@ -70,13 +70,13 @@ public class ScalingCommand extends MetronCommand {
                 String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))
                         .findFirst()).map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE);
                 print("    group=%s tag=%s core=%d classes=%s load=%s", g.groupId(), MetronText.groupTag(g.tag()),
-                        g.core(), MetronText.list(g.classIds()), l);
+                        g.core(), g.classesText(), l);
             }
             for (ScalingEvent e : scaling().history(id)) {
                 print("    %s %s %s cores %s -> %s moved %s %s reaction=%dms duration=%dms steps=[%s] %s%s",
                         MetronText.time(e.atMs()), e.kind().name().toLowerCase(Locale.ROOT),
                         String.join("+", e.groups()), MetronText.list(e.coresBefore()),
-                        MetronText.list(e.coresAfter()), MetronText.list(e.moved()), e.outcome(),
+                        MetronText.list(e.coresAfter()), e.movedText(), e.outcome(),
                         e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
                         e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
             }

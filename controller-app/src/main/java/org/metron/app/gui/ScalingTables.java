@@ -44,7 +44,7 @@ final class ScalingTables {
                         .filter(x -> x.groupId().equals(g.groupId())).findFirst());
                 t.addRow().cell("id", p.chainId() + "/" + g.groupId()).cell("chain", p.chainId().name())
                         .cell("group", g.groupId()).cell("tag", MetronText.groupTag(g.tag()))
-                        .cell("core", Integer.toString(g.core())).cell("classes", MetronText.list(g.classIds()))
+                        .cell("core", Integer.toString(g.core())).cell("classes", g.classesText())
                         .cell("load", l.map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE))
                         .cell("rate", l.map(x -> x.classRates().values().stream().mapToDouble(Double::doubleValue)
                                 .sum()).map(MetronText::pps).orElse(MetronText.NONE));
@@ -59,7 +59,7 @@ final class ScalingTables {
                         .cell("kind", e.kind().name().toLowerCase(Locale.ROOT))
                         .cell("groups", String.join(" + ", e.groups()))
                         .cell("cores", MetronText.list(e.coresBefore()) + " -> " + MetronText.list(e.coresAfter()))
-                        .cell("moved", MetronText.list(e.moved()))
+                        .cell("moved", e.movedText())
                         .cell("outcome", e.outcome().name() + (e.detail().isEmpty() ? "" : ": " + e.detail()))
                         .cell("reactionMs", Long.toString(e.reactionMs()))
                         .cell("steps", e.steps().isEmpty() ? MetronText.NONE : e.steps()).cell("reason", e.reason()));

@@ -23,14 +23,14 @@ import org.onosproject.net.flow.criteria.UdpPortCriterion;
  * one device two different rules share a 32-bit id with a probability near 20%. With 48 bits that is about
  * 3 in a million, and {@link RulePlanner} refuses a plan in which it happens rather than dropping a rule.
  */
-final class FlowIds {
+public final class FlowIds {
     private static final long HASH_BITS = 0xFFFF_FFFF_FFFFL;
 
     private FlowIds() {
     }
 
     /** The id of the entry with this match and priority in this device's table. */
-    static long of(ApplicationId app, DeviceId device, int table, int priority, TrafficSelector selector) {
+    public static long of(ApplicationId app, DeviceId device, int table, int priority, TrafficSelector selector) {
         // String hash codes are cached: hashing the device's and the criterion types' text char by char was
         // most of the cost; ids need only be unique per device, the device merely seeds them
         Hasher h = Hashing.murmur3_128().newHasher().putInt(device.toString().hashCode()).putInt(table)

@@ -494,13 +494,28 @@ public final class RulePlanner {
             req.addEgress(e);
         }
         for (GroupAssignment ga : p.groups()) {
-            ClassGroup cg = compiledGroup(compiled, ga.groupId());
-            req.addGroups(GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
-                    .setTag(org.metron.agent.v1.Tag.newBuilder().setType(ga.tag().type() == TagType.MAC
-                            ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
-                            .setValue(ga.tag().group()))
-                    .setCore(ga.core()).addAllClassIds(ga.classIds()));
+            req.addGroups(groupSpec(compiledGroup(compiled, ga.groupId()), ga));
         }
         return req.build();
+    }
+
+    /**
+     * The agent's spec of a placed group: its compiled group's Click config, tag, core, classes and the slices of
+     * classes it holds only part of (docs/scaling.md#class-split).
+     */
+    public static GroupSpec.Builder groupSpec(ClassGroup cg, GroupAssignment ga) {
+        GroupSpec.Builder g = GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
+                .setTag(org.metron.agent.v1.Tag.newBuilder().setType(ga.tag().type() == TagType.MAC
+                        ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
+                        .setValue(ga.tag().group()))
+                .setCore(ga.core()).addAllClassIds(ga.classIds());
+        ga.slices().forEach((cls, s) -> g.addSlices(org.metron.agent.v1.ClassSlice.newBuilder().setClassId(cls)
+                .setSport(portBits(s))));
+        return g;
+    }
+
+    /** A slice's bits as the agent takes them. */
+    public static org.metron.agent.v1.PortBits portBits(org.metron.app.api.ClassSlice s) {
+        return org.metron.agent.v1.PortBits.newBuilder().setMask(s.mask()).setValue(s.value()).build();
     }
 }

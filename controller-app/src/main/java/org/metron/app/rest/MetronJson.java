@@ -73,6 +73,12 @@ public final class MetronJson {
             gn.put("core", g.core());
             ArrayNode classes = gn.putArray("classes");
             g.classIds().forEach(classes::add);
+            if (!g.slices().isEmpty()) {
+                // the classes it holds only part of: the source-port bits of its part (docs/scaling.md#class-split)
+                ObjectNode slices = gn.putObject("slices");
+                g.slices().forEach((cls, sl) -> slices.putObject(Integer.toString(cls)).put("sportMask", sl.mask())
+                        .put("sportValue", sl.value()).put("text", sl.toString()));
+            }
         }
         return n;
     }

@@ -3,6 +3,8 @@ package org.metron.app.scaling;
 import com.google.common.base.MoreObjects;
 import com.google.common.collect.ImmutableMap;
 
+import org.metron.app.api.ClassSlice;
+
 import java.util.Map;
 import java.util.Objects;
 
@@ -17,6 +19,8 @@ public final class GroupLoad {
     private final Map<Integer, Double> classRates;
     private final String statefulKey;
     private final boolean splittable;
+    private final Map<Integer, ClassSlice> slices;
+    private final Map<Integer, ClassBits> classBits;
 
     /**
      * @param load        0..1 share of the core's cycles over the interval
@@ -29,6 +33,17 @@ public final class GroupLoad {
      */
     public GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
                      boolean splittable) {
+        this(groupId, core, load, classRates, statefulKey, splittable, Map.of(), Map.of());
+    }
+
+    /**
+     * @param slices    the classes the group holds only a slice of (docs/scaling.md#class-split)
+     * @param classBits per class that may be divided by source-port bits, how its packets spread over them
+     */
+    public GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
+                     boolean splittable, Map<Integer, ClassSlice> slices, Map<Integer, ClassBits> classBits) {
+        this.slices = ImmutableMap.copyOf(slices);
+        this.classBits = ImmutableMap.copyOf(classBits);
         this.groupId = Objects.requireNonNull(groupId, "groupId");
         if (!(load >= 0)) {
             throw new IllegalArgumentException("group " + groupId + ": load " + load + " is not >= 0");
@@ -62,6 +77,21 @@ public final class GroupLoad {
 
     public boolean splittable() {
         return splittable;
+    }
+
+    /** The classes this group holds only a slice of. */
+    public Map<Integer, ClassSlice> slices() {
+        return slices;
+    }
+
+    /** The part of class {@code cls} the group holds. */
+    public ClassSlice slice(int cls) {
+        return slices.getOrDefault(cls, ClassSlice.WHOLE);
+    }
+
+    /** Per class that may be divided by source-port bits, how its packets spread over them. */
+    public Map<Integer, ClassBits> classBits() {
+        return classBits;
     }
 
     @Override

@@ -7,6 +7,7 @@ import org.metron.agent.v1.Stats;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ClassSlice;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.impl.ReplyTraffic;
@@ -238,12 +239,44 @@ public final class LoadMonitor implements AutoCloseable {
             }
             ga.classIds().forEach(cls -> rates.putIfAbsent(cls, 0.0));
             ClassGroup base = bases.get(ga.groupId());
+            List<List<Integer>> units = replies.units(ga.classIds());
+            Map<Integer, ClassBits> bits = new HashMap<>();
+            if (!base.classifies()) {
+                // classes no reply class answers may be divided by source-port bits (docs/scaling.md#class-split)
+                units.stream().filter(u -> u.size() == 1).map(u -> u.get(0)).forEach(cls -> classBits(a.get(),
+                        b.get(), cls, ga.slice(cls)).ifPresent(x -> bits.put(cls, x)));
+            }
             // a group whose classes move only together (replies and the flows they answer) cannot split
             groups.add(new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
-                    !base.classifies() && replies.units(ga.classIds()).size() >= 2));
+                    !base.classifies() && units.size() >= 2, ga.slices(), bits));
         }
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
                 chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));
+    }
+
+    /** Fewer TCP/UDP packets than this in one interval: judge the bits on the group's counts so far instead. */
+    private static final long MIN_INTERVAL_PACKETS = 32;
+
+    /** How a class's packets spread over the source-port bits: in the interval, or so far when it saw too few. */
+    private static Optional<ClassBits> classBits(GroupStats prev, GroupStats now, int cls, ClassSlice slice) {
+        Optional<ClassStats> b = now.getClassesList().stream().filter(x -> x.getClassId() == cls).findFirst();
+        if (b.isEmpty() || b.get().getSportOnesCount() != ClassSlice.BITS) {
+            return Optional.empty();
+        }
+        Optional<ClassStats> a = prev.getClassesList().stream().filter(x -> x.getClassId() == cls
+                && x.getSportOnesCount() == ClassSlice.BITS).findFirst();
+        long packets = b.get().getL4Packets();
+        long[] ones = new long[ClassSlice.BITS];
+        for (int k = 0; k < ones.length; k++) {
+            ones[k] = b.get().getSportOnes(k);
+        }
+        if (a.isPresent() && packets - a.get().getL4Packets() >= MIN_INTERVAL_PACKETS) {
+            packets -= a.get().getL4Packets();
+            for (int k = 0; k < ones.length; k++) {
+                ones[k] -= a.get().getSportOnes(k);
+            }
+        }
+        return Optional.of(new ClassBits(slice, packets, ones));
     }
 
     private static Optional<GroupStats> group(Stats s, ChainId chain, String group) {

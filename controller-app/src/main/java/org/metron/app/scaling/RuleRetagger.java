@@ -21,6 +21,13 @@ import org.onosproject.net.flow.instructions.L2ModificationInstruction;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModVlanIdInstruction;
 
+import org.metron.app.api.ClassSlice;
+import org.metron.app.impl.FlowIds;
+import org.onlab.packet.TpPort;
+import org.onosproject.net.flow.criteria.IPProtocolCriterion;
+import org.onosproject.net.flow.criteria.TcpPortCriterion;
+import org.onosproject.net.flow.criteria.UdpPortCriterion;
+
 import java.util.Optional;
 
 /**
@@ -110,6 +117,93 @@ public final class RuleRetagger {
                 .withPriority(rule.priority()).withSelector(sel).withTreatment(t);
         // same match and priority = the same table entry, so the same id, however the original's was made
         b = sel.equals(rule.selector()) ? b.withCookie(rule.id().value()) : b.fromApp(app);
+        return (rule.isPermanent() ? b.makePermanent() : b.makeTemporary(rule.timeout())).build();
+    }
+
+    // ---- class slices (docs/scaling.md#class-split) ---------------------------------------------------------
+
+    /**
+     * The source-port bits an offload rule fixes, as a slice (whole when it matches no source port); empty when
+     * the rule matches neither TCP nor UDP, so its packets cannot be told apart by source port.
+     */
+    public static Optional<ClassSlice> sportBits(FlowRule rule) {
+        Optional<Criterion.Type> type = sportType(rule);
+        if (type.isEmpty()) {
+            return Optional.empty();
+        }
+        for (Criterion c : rule.selector().criteria()) {
+            if (c instanceof TcpPortCriterion && c.type().name().startsWith("TCP_SRC")) {
+                return Optional.of(bits(((TcpPortCriterion) c).tcpPort(), ((TcpPortCriterion) c).mask()));
+            }
+            if (c instanceof UdpPortCriterion && c.type().name().startsWith("UDP_SRC")) {
+                return Optional.of(bits(((UdpPortCriterion) c).udpPort(), ((UdpPortCriterion) c).mask()));
+            }
+        }
+        return Optional.of(ClassSlice.WHOLE);
+    }
+
+    /**
+     * The offload rule matching, of {@code rule}'s packets, those whose source port has bit {@code bit} set
+     * ({@code one}) or clear, and tagging them for {@code to} (class {@code cls}). Same priority as {@code rule}:
+     * the two halves are disjoint and together match exactly what it matched, so first-match order is kept.
+     *
+     * @throws IllegalArgumentException when the rule matches neither TCP nor UDP or already fixes that bit
+     */
+    public static FlowRule sliced(FlowRule rule, int cls, int bit, boolean one, Tag to, ApplicationId app) {
+        ClassSlice have = sportBits(rule).orElseThrow(() -> new IllegalArgumentException("rule " + rule.id()
+                + " on " + rule.deviceId() + " matches neither TCP nor UDP: its packets have no source port"));
+        return withSport(rule, cls, have.half(bit, one), to, app);
+    }
+
+    /**
+     * {@code rule} with bit {@code bit} of its source-port match dropped (a merge joining two halves), tagging
+     * for {@code to}: the rule the two halves were made from.
+     */
+    public static FlowRule unsliced(FlowRule rule, int cls, int bit, Tag to, ApplicationId app) {
+        ClassSlice have = sportBits(rule).orElseThrow(() -> new IllegalArgumentException("rule " + rule.id()
+                + " has no source-port match to widen"));
+        int m = have.mask() & ~(1 << bit);
+        return withSport(rule, cls, new ClassSlice(m, have.value() & m), to, app);
+    }
+
+    private static Optional<Criterion.Type> sportType(FlowRule rule) {
+        for (Criterion c : rule.selector().criteria()) {
+            if (c.type() == Criterion.Type.IP_PROTO) {
+                short p = ((IPProtocolCriterion) c).protocol();
+                return p == 6 ? Optional.of(Criterion.Type.TCP_SRC_MASKED)
+                        : p == 17 ? Optional.of(Criterion.Type.UDP_SRC_MASKED) : Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static ClassSlice bits(TpPort port, TpPort mask) {
+        int m = mask == null ? 0xffff : mask.toInt();
+        return new ClassSlice(m, port.toInt() & m);
+    }
+
+    private static FlowRule withSport(FlowRule rule, int cls, ClassSlice sport, Tag to, ApplicationId app) {
+        boolean tcp = sportType(rule).orElseThrow() == Criterion.Type.TCP_SRC_MASKED;
+        TrafficSelector.Builder s = DefaultTrafficSelector.builder();
+        for (Criterion c : rule.selector().criteria()) {
+            if (!(c.type().name().startsWith("TCP_SRC") || c.type().name().startsWith("UDP_SRC"))) {
+                s.add(c);
+            }
+        }
+        if (sport.mask() == 0xffff) {
+            s.add(tcp ? Criteria.matchTcpSrc(TpPort.tpPort(sport.value()))
+                    : Criteria.matchUdpSrc(TpPort.tpPort(sport.value())));
+        } else if (!sport.isWhole()) {
+            TpPort v = TpPort.tpPort(sport.value());
+            TpPort m = TpPort.tpPort(sport.mask());
+            s.add(tcp ? Criteria.matchTcpSrcMasked(v, m) : Criteria.matchUdpSrcMasked(v, m));
+        }
+        TrafficSelector sel = s.build();
+        TrafficTreatment t = retagOffload(rule, cls, to, app).treatment();
+        FlowRule.Builder b = DefaultFlowRule.builder().forDevice(rule.deviceId()).forTable(rule.tableId())
+                .withPriority(rule.priority()).withSelector(sel).withTreatment(t)
+                // the id a deployment of this match would get (RulePlanner): the unsliced rule gets its old id back
+                .withCookie(FlowIds.of(app, rule.deviceId(), rule.tableId(), rule.priority(), sel));
         return (rule.isPermanent() ? b.makePermanent() : b.makeTemporary(rule.timeout())).build();
     }
 }

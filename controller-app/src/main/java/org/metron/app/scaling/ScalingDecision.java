@@ -16,6 +16,8 @@ public final class ScalingDecision {
     private final List<String> groups;
     private final String reason;
     private final long onsetMs;
+    private final int classId;
+    private final int bit;
 
     /**
      * @param groups  SPLIT: the group to split; MERGE: the group kept, then the group retired
@@ -23,6 +25,13 @@ public final class ScalingDecision {
      *                reaction-time accounting
      */
     public ScalingDecision(Kind kind, ChainId chain, List<String> groups, String reason, long onsetMs) {
+        this(kind, chain, groups, reason, onsetMs, -1, -1);
+    }
+
+    private ScalingDecision(Kind kind, ChainId chain, List<String> groups, String reason, long onsetMs, int classId,
+                            int bit) {
+        this.classId = classId;
+        this.bit = bit;
         this.kind = Objects.requireNonNull(kind);
         this.chain = Objects.requireNonNull(chain);
         this.groups = ImmutableList.copyOf(groups);
@@ -36,6 +45,16 @@ public final class ScalingDecision {
 
     public static ScalingDecision split(ChainId chain, String group, String reason, long onsetMs) {
         return new ScalingDecision(Kind.SPLIT, chain, List.of(group), reason, onsetMs);
+    }
+
+    /** Divide class {@code classId} of the group by source-port bit {@code bit} (docs/scaling.md#class-split). */
+    public static ScalingDecision splitClass(ChainId chain, String group, int classId, int bit, String reason,
+                                             long onsetMs) {
+        if (classId < 0 || bit < 0 || bit >= org.metron.app.api.ClassSlice.BITS) {
+            throw new IllegalArgumentException("class " + classId + " and source-port bit " + bit + ": need a class"
+                    + " id >= 0 and a bit in 0..15");
+        }
+        return new ScalingDecision(Kind.SPLIT, chain, List.of(group), reason, onsetMs, classId, bit);
     }
 
     public static ScalingDecision merge(ChainId chain, String keep, String retire, String reason, long onsetMs) {
@@ -62,6 +81,21 @@ public final class ScalingDecision {
         return onsetMs;
     }
 
+    /** Whether this split divides one class by a source-port bit rather than moving whole classes. */
+    public boolean dividesClass() {
+        return classId >= 0;
+    }
+
+    /** The class a {@link #dividesClass()} split divides; -1 otherwise. */
+    public int classId() {
+        return classId;
+    }
+
+    /** The source-port bit it divides it by; -1 otherwise. */
+    public int bit() {
+        return bit;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof ScalingDecision)) {
@@ -69,16 +103,17 @@ public final class ScalingDecision {
         }
         ScalingDecision d = (ScalingDecision) o;
         return kind == d.kind && chain.equals(d.chain) && groups.equals(d.groups) && reason.equals(d.reason)
-                && onsetMs == d.onsetMs;
+                && onsetMs == d.onsetMs && classId == d.classId && bit == d.bit;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(kind, chain, groups, reason, onsetMs);
+        return Objects.hash(kind, chain, groups, reason, onsetMs, classId, bit);
     }
 
     @Override
     public String toString() {
-        return kind + " " + chain + " " + groups + " (" + reason + ")";
+        return kind + " " + chain + " " + groups + (dividesClass() ? " class " + classId + " by source-port bit "
+                + bit : "") + " (" + reason + ")";
     }
 }

@@ -32,6 +32,7 @@ public final class ScalingEvent {
     private final long reactionMs;
     private final long durationMs;
     private final String steps;
+    private final String slice;
 
     /**
      * @param atMs       wall-clock time the operation ended
@@ -43,6 +44,20 @@ public final class ScalingEvent {
     public ScalingEvent(long atMs, ChainId chain, ScalingDecision.Kind kind, List<String> groups,
                         List<Integer> coresBefore, List<Integer> coresAfter, List<Integer> moved, String reason,
                         Outcome outcome, String detail, long reactionMs, long durationMs, String steps) {
+        this(atMs, chain, kind, groups, coresBefore, coresAfter, moved, reason, outcome, detail, reactionMs,
+                durationMs, steps, "");
+    }
+
+    /**
+     * @param slice what the operation did to a class's source-port slices, e.g. "class 0 divided by source-port
+     *              bit 0: g0 keeps sport&amp;0x0001=0x0000, g0.1 takes sport&amp;0x0001=0x0001"; "" for whole
+     *              classes
+     */
+    public ScalingEvent(long atMs, ChainId chain, ScalingDecision.Kind kind, List<String> groups,
+                        List<Integer> coresBefore, List<Integer> coresAfter, List<Integer> moved, String reason,
+                        Outcome outcome, String detail, long reactionMs, long durationMs, String steps,
+                        String slice) {
+        this.slice = Objects.requireNonNull(slice);
         this.atMs = atMs;
         this.chain = Objects.requireNonNull(chain);
         this.kind = Objects.requireNonNull(kind);
@@ -110,6 +125,16 @@ public final class ScalingEvent {
         return steps;
     }
 
+    /** The moved classes as operators read them: "0, 2", or "0 (class 0 divided by source-port bit 3: ...)". */
+    public String movedText() {
+        return org.metron.app.rest.MetronText.list(moved) + (slice.isEmpty() ? "" : " (" + slice + ")");
+    }
+
+    /** What the operation did to a class's source-port slices; "" when it moved whole classes. */
+    public String slice() {
+        return slice;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof ScalingEvent)) {
@@ -119,19 +144,21 @@ public final class ScalingEvent {
         return atMs == e.atMs && chain.equals(e.chain) && kind == e.kind && groups.equals(e.groups)
                 && coresBefore.equals(e.coresBefore) && coresAfter.equals(e.coresAfter) && moved.equals(e.moved)
                 && reason.equals(e.reason) && outcome == e.outcome && detail.equals(e.detail)
-                && reactionMs == e.reactionMs && durationMs == e.durationMs && steps.equals(e.steps);
+                && reactionMs == e.reactionMs && durationMs == e.durationMs && steps.equals(e.steps)
+                && slice.equals(e.slice);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(atMs, chain, kind, groups, coresBefore, coresAfter, moved, reason, outcome, detail,
-                reactionMs, durationMs, steps);
+                reactionMs, durationMs, steps, slice);
     }
 
     @Override
     public String toString() {
         return MoreObjects.toStringHelper(this).add("chain", chain).add("kind", kind).add("groups", groups)
-                .add("cores", coresBefore + "->" + coresAfter).add("outcome", outcome).add("detail", detail)
+                .add("cores", coresBefore + "->" + coresAfter).add("slice", slice).add("outcome", outcome)
+                .add("detail", detail)
                 .toString();
     }
 }

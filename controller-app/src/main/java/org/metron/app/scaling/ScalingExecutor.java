@@ -12,6 +12,7 @@ import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ClassSlice;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
@@ -55,6 +56,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -118,6 +120,9 @@ public final class ScalingExecutor {
 
     /** Carries out a policy decision. */
     public ScalingEvent execute(ScalingDecision d, Map<Integer, Double> classRates) {
+        if (d.dividesClass()) {
+            return splitClass(d.chain(), d.groups().get(0), d.classId(), d.bit(), d.reason(), d.onsetMs());
+        }
         return d.kind() == Kind.SPLIT
                 ? split(d.chain(), d.groups().get(0), classRates, d.reason(), d.onsetMs())
                 : merge(d.chain(), d.groups().get(0), d.groups().get(1), d.reason(), d.onsetMs());
@@ -162,58 +167,190 @@ public final class ScalingExecutor {
                         + answering(replies, g.classIds()));
             }
             GroupSplitter.Halves halves = GroupSplitter.splitUnits(units, classRates);
-            String newId = childId(c.placement.value(), base);
-            ScalingOperation op;
-            synchronized (store.reservationLock()) {
-                ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> call(
-                        c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
-                timer.lap("resources");
-                int core = freeCore(c, res);
-                if (core < 0) {
-                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
-                            + c.server.id() + " for a new group of chain " + chainId);
-                }
-                Tag tag;
-                try {
-                    tag = tags.allocate(c.server.id(), c.placement.value().nic(), g.tag().type(), chainId,
-                            List.of(newId), new HashSet<>(res.getTagsInUseList())).get(0);
-                } catch (MetronException e) {
-                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage());
-                }
-                List<GroupAssignment> groups = new ArrayList<>();
-                for (GroupAssignment x : c.placement.value().groups()) {
-                    if (x.groupId().equals(groupId)) {
-                        groups.add(new GroupAssignment(groupId, g.tag(), g.core(), halves.keep()));
-                        groups.add(new GroupAssignment(newId, tag, core, halves.move()));
-                    } else {
-                        groups.add(x);
-                    }
-                }
-                Placement after = withGroups(c.placement.value(), groups);
-                InstalledState installed = c.installed.value();
-                List<InstalledRule> retagged = retag(installed, g.tag(), tag, Set.copyOf(halves.move()));
-                List<InstalledRule> transit = installed.switchRules().stream()
-                        .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
-                        .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, app)))
-                        .collect(Collectors.toList());
-                long nicRule = installed.nicRuleIds().isEmpty() ? 0 : RulePlanner.nicRuleId(chainId, newId);
-                op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, groupId, newId, tag, core,
-                        halves.move(), c.placement.value(), after, installed, retagged, transit, List.of(), nicRule,
-                        reason, onsetMs, start);
-                // write-ahead; from now on the new core counts as reserved for every other placement
-                journal.operations().put(chainId, op);
-                if (!store.placements().replace(chainId, c.placement.version(), after)) {
-                    journal.operations().remove(chainId);
-                    store.tags().remove(new TagKey(tag));
-                    throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start,
-                            "chain " + chainId + " changed while the split was prepared");
-                }
-                timer.lap("reserve");
-            }
-            log.info("Splitting {} group {}: classes {} move to {} ({}, core {})", chainId, groupId, halves.move(),
-                    newId, op.otherTag(), op.otherCore());
-            return run(op, c.server, timer);
+            return reserveAndRun(c, g, base, reason, onsetMs, start, timer, (newId, tag, core) -> new SplitParts(
+                    new GroupAssignment(groupId, g.tag(), g.core(), halves.keep(), slicesOf(g, halves.keep())),
+                    new GroupAssignment(newId, tag, core, halves.move(), slicesOf(g, halves.move())),
+                    retag(c.installed.value(), g.tag(), tag, Set.copyOf(halves.move())), List.of(), halves.move(),
+                    ""));
         }
+    }
+
+    /**
+     * Divides one class of a group by a bit of the L4 source port (docs/scaling.md#class-split): the group keeps
+     * the class's packets with the bit clear, a new group (new tag and core) takes those with it set. Each of
+     * the class's offload rules becomes two rules at its priority (disjoint halves of it, so first-match order
+     * holds); the new group starts with the group's flows whose key has the bit set.
+     *
+     * @param bit 0 (least significant) .. 15; not one the class's slice or rules already fix
+     * @return the history entry (also recorded)
+     * @throws MetronException when refused (recorded as FAILED) or a step failed (ROLLED_BACK)
+     */
+    public ScalingEvent splitClass(ChainId chainId, String groupId, int cls, int bit, String reason, long onsetMs) {
+        synchronized (lock(chainId)) {
+            long start = clock.getAsLong();
+            StepTimer timer = new StepTimer();
+            timer.add("detect", start - onsetMs);
+            Ctx c = context(chainId);
+            timer.lap("context");
+            GroupAssignment g = c.group(groupId);
+            ClassGroup base = base(c.compiled, groupId);
+            String refusal = classSplitRefusal(c, g, base, cls, bit);
+            if (refusal != null) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, refusal);
+            }
+            ClassSlice have = g.slice(cls);
+            ClassSlice keep = have.half(bit, false);
+            ClassSlice move = have.half(bit, true);
+            Map<Integer, ClassSlice> kept = new HashMap<>(g.slices());
+            kept.put(cls, keep);
+            List<InstalledRule> superseded = classRules(c.installed.value(), g.tag(), cls);
+            return reserveAndRun(c, g, base, reason, onsetMs, start, timer, (newId, tag, core) -> {
+                List<InstalledRule> halves = new ArrayList<>();
+                for (InstalledRule r : superseded) {
+                    halves.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, false, g.tag(),
+                            app)));
+                    halves.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, true, tag,
+                            app)));
+                }
+                return new SplitParts(new GroupAssignment(groupId, g.tag(), g.core(), g.classIds(), kept),
+                        new GroupAssignment(newId, tag, core, List.of(cls), Map.of(cls, move)), halves, superseded,
+                        List.of(cls), String.format(Locale.ROOT, "class %d divided by source-port bit %d: %s keeps %s,"
+                                + " %s takes %s", cls, bit, groupId, keep, newId, move));
+            });
+        }
+    }
+
+    /** Why a class of a group cannot be divided by {@code bit}; null when it can. */
+    private String classSplitRefusal(Ctx c, GroupAssignment g, ClassGroup base, int cls, int bit) {
+        String what = "class " + cls + " of group " + g.groupId() + " of chain " + c.placement.value().chainId();
+        if (base.classifies()) {
+            return "group " + g.groupId() + " classifies unclassified traffic in software: its tag receives every"
+                    + " such class, so it does not split";
+        }
+        if (!g.classIds().contains(cls)) {
+            return "group " + g.groupId() + " has no class " + cls + " (classes " + g.classesText() + ")";
+        }
+        if (bit < 0 || bit >= ClassSlice.BITS || g.slice(cls).uses(bit)) {
+            return what + " (" + g.slice(cls) + ") cannot be divided by source-port bit " + bit;
+        }
+        ReplyTraffic replies = ReplyTraffic.of(c.compiled);
+        if (replies.units(g.classIds()).stream().anyMatch(u -> u.contains(cls) && u.size() > 1)) {
+            return what + " is answered by a reply class (" + answering(replies, g.classIds()) + "): replies carry"
+                    + " the translated port, not the source port a slice is defined by, so it is not divided";
+        }
+        List<InstalledRule> rules = classRules(c.installed.value(), g.tag(), cls);
+        if (rules.isEmpty()) {
+            return what + " has no offload rule tagging it for " + g.groupId();
+        }
+        for (InstalledRule r : rules) {
+            Optional<ClassSlice> fixed = RuleRetagger.sportBits(r.rule());
+            if (fixed.isEmpty() || fixed.get().uses(bit)) {
+                return what + ": its offload rule " + r.rule().selector().criteria() + " matches "
+                        + (fixed.isEmpty() ? "neither TCP nor UDP" : "source port bits " + fixed.get())
+                        + ", so its packets cannot be divided by source-port bit " + bit;
+            }
+        }
+        return null;
+    }
+
+    /** The offload rules tagging class {@code cls} for {@code tag}. */
+    private static List<InstalledRule> classRules(InstalledState installed, Tag tag, int cls) {
+        return installed.switchRules().stream().filter(r -> r.role() == Role.OFFLOAD
+                && RuleRetagger.taggedClass(r.rule(), tag).equals(Optional.of(cls))).collect(Collectors.toList());
+    }
+
+    /** The slices among {@code g}'s of the classes {@code classes}. */
+    private static Map<Integer, ClassSlice> slicesOf(GroupAssignment g, List<Integer> classes) {
+        Map<Integer, ClassSlice> out = new HashMap<>(g.slices());
+        out.keySet().retainAll(classes);
+        return out;
+    }
+
+    /** What a split changes, once its new group's id, tag and core are known. */
+    private static final class SplitParts {
+        final GroupAssignment keep;
+        final GroupAssignment added;
+        final List<InstalledRule> retagged;
+        final List<InstalledRule> superseded;
+        final List<Integer> moved;
+        final String slice;
+
+        SplitParts(GroupAssignment keep, GroupAssignment added, List<InstalledRule> retagged,
+                   List<InstalledRule> superseded, List<Integer> moved, String slice) {
+            this.keep = keep;
+            this.added = added;
+            this.retagged = retagged;
+            this.superseded = superseded;
+            this.moved = moved;
+            this.slice = slice;
+        }
+    }
+
+    /** Builds a split's parts for the new group's id, tag and core. */
+    private interface SplitPlan {
+        SplitParts parts(String newId, Tag tag, int core);
+    }
+
+    /**
+     * Reserves a core and a tag for the new half of a split, journals the operation and writes the placement
+     * (docs/scaling.md#steps, step 1), then runs it.
+     */
+    private ScalingEvent reserveAndRun(Ctx c, GroupAssignment g, ClassGroup base, String reason, long onsetMs,
+                                       long start, StepTimer timer, SplitPlan plan) {
+        ChainId chainId = c.placement.value().chainId();
+        String groupId = g.groupId();
+        String newId = childId(c.placement.value(), base);
+        ScalingOperation op;
+        SplitParts parts;
+        synchronized (store.reservationLock()) {
+            ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> call(
+                    c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
+            timer.lap("resources");
+            int core = freeCore(c, res);
+            if (core < 0) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
+                        + c.server.id() + " for a new group of chain " + chainId);
+            }
+            Tag tag;
+            try {
+                tag = tags.allocate(c.server.id(), c.placement.value().nic(), g.tag().type(), chainId,
+                        List.of(newId), new HashSet<>(res.getTagsInUseList())).get(0);
+            } catch (MetronException e) {
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage());
+            }
+            parts = plan.parts(newId, tag, core);
+            List<GroupAssignment> groups = new ArrayList<>();
+            for (GroupAssignment x : c.placement.value().groups()) {
+                if (x.groupId().equals(groupId)) {
+                    groups.add(parts.keep);
+                    groups.add(parts.added);
+                } else {
+                    groups.add(x);
+                }
+            }
+            Placement after = withGroups(c.placement.value(), groups);
+            InstalledState installed = c.installed.value();
+            List<InstalledRule> transit = installed.switchRules().stream()
+                    .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
+                    .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, app)))
+                    .collect(Collectors.toList());
+            long nicRule = installed.nicRuleIds().isEmpty() ? 0 : RulePlanner.nicRuleId(chainId, newId);
+            op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, groupId, newId, tag, core,
+                    parts.moved, c.placement.value(), after, installed, parts.retagged, transit, List.of(), nicRule,
+                    reason, onsetMs, start, parts.superseded, parts.slice);
+            // write-ahead; from now on the new core counts as reserved for every other placement
+            journal.operations().put(chainId, op);
+            if (!store.placements().replace(chainId, c.placement.version(), after)) {
+                journal.operations().remove(chainId);
+                store.tags().remove(new TagKey(tag));
+                throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start,
+                        "chain " + chainId + " changed while the split was prepared");
+            }
+            timer.lap("reserve");
+        }
+        log.info("Splitting {} group {}: classes {} {} move to {} ({}, core {})", chainId, groupId, parts.moved,
+                parts.slice, newId, op.otherTag(), op.otherCore());
+        return run(op, c.server, timer);
     }
 
     // ---- merge -----------------------------------------------------------------------------------------------
@@ -254,17 +391,55 @@ public final class ScalingExecutor {
             }
             TreeSet<Integer> classes = new TreeSet<>(a.classIds());
             classes.addAll(b.classIds());
+            // a class both hold comes back together: their slices must be the two halves of one
+            Map<Integer, ClassSlice> slices = new HashMap<>(b.slices());
+            slices.putAll(a.slices());
+            Map<Integer, Integer> joined = new TreeMap<>();
+            for (int cls : a.classIds()) {
+                if (!b.classIds().contains(cls)) {
+                    continue;
+                }
+                Optional<ClassSlice> u = a.slice(cls).union(b.slice(cls));
+                if (u.isEmpty()) {
+                    throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                            "groups " + a.groupId() + " and " + b.groupId() + " both hold parts of class " + cls
+                                    + " (" + a.slice(cls) + ", " + b.slice(cls) + ") that are not the two halves of"
+                                    + " one slice");
+                }
+                slices.put(cls, u.get());
+                joined.put(cls, Integer.numberOfTrailingZeros(a.slice(cls).value() ^ b.slice(cls).value()));
+            }
             List<GroupAssignment> groups = new ArrayList<>();
             for (GroupAssignment x : c.placement.value().groups()) {
                 if (x.groupId().equals(a.groupId())) {
-                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes)));
+                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes), slices));
                 } else if (!x.groupId().equals(b.groupId())) {
                     groups.add(x);
                 }
             }
             Placement after = withGroups(c.placement.value(), groups);
             InstalledState installed = c.installed.value();
-            List<InstalledRule> retagged = retag(installed, b.tag(), a.tag(), Set.copyOf(b.classIds()));
+            Set<Integer> whole = new HashSet<>(b.classIds());
+            whole.removeAll(joined.keySet());
+            List<InstalledRule> retagged = retag(installed, b.tag(), a.tag(), whole);
+            // each pair of halves becomes the rule they were made from, tagging for the kept group
+            List<InstalledRule> superseded = new ArrayList<>();
+            Map<Object, InstalledRule> rejoined = new LinkedHashMap<>();
+            StringBuilder sliceText = new StringBuilder();
+            for (Map.Entry<Integer, Integer> j : joined.entrySet()) {
+                int cls = j.getKey();
+                for (Tag t : List.of(a.tag(), b.tag())) {
+                    for (InstalledRule r : classRules(installed, t, cls)) {
+                        superseded.add(r);
+                        FlowRule u = RuleRetagger.unsliced(r.rule(), cls, j.getValue(), a.tag(), app);
+                        rejoined.putIfAbsent(u.id(), new InstalledRule(Role.OFFLOAD, u));
+                    }
+                }
+                sliceText.append(sliceText.length() > 0 ? "; " : "").append(String.format(Locale.ROOT,
+                        "class %d joined over source-port bit %d: %s (%s) and %s (%s) -> %s", cls, j.getValue(),
+                        a.groupId(), a.slice(cls), b.groupId(), b.slice(cls), slices.get(cls)));
+            }
+            retagged.addAll(rejoined.values());
             final Tag retiredTag = b.tag();
             List<InstalledRule> transit = installed.switchRules().stream()
                     .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), retiredTag))
@@ -273,7 +448,7 @@ public final class ScalingExecutor {
             long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
             ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PIPELINE, a.groupId(), b.groupId(),
                     b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
-                    transit, nicRule, reason, onsetMs, start);
+                    transit, nicRule, reason, onsetMs, start, superseded, sliceText.toString());
             journal.operations().put(chainId, op);
             timer.lap("reserve");
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
@@ -363,6 +538,12 @@ public final class ScalingExecutor {
         // From here the switch sends the moved classes to their new group: only forward.
         List<String> problems = new ArrayList<>();
         boolean repliesRetagged = true;
+        if (op.step() == Step.SWITCHED && !op.superseded().isEmpty()) {
+            // the rules the new ones divide or join: until they go, a packet may match either at the same
+            // priority, and both tag it for a group that holds its flow's state (docs/scaling.md#class-split)
+            problems.addAll(removeByDevice(op.superseded()));
+            timer.lap("superseded");
+        }
         if (op.step() == Step.SWITCHED) {
             // Replies of the moved classes follow them, right after the forward batch (docs/scaling.md#replies):
             // until then they reach the old group, which still holds every mapping made before the operation.
@@ -708,12 +889,26 @@ public final class ScalingExecutor {
         op.retagged().stream().filter(r -> repliesRetagged || r.role() != Role.REPLY)
                 .forEach(r -> retagged.put(r.rule().id(), r));
         Set<Object> removed = op.transitRemoved().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
+        Set<Object> superseded = op.superseded().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
+        Set<Object> old = s.switchRules().stream().map(r -> r.rule().id()).collect(Collectors.toSet());
+        // rules with a new match (class slices) take the place of the rules they supersede at their priority
+        List<InstalledRule> fresh = retagged.values().stream().filter(r -> !old.contains(r.rule().id()))
+                .collect(Collectors.toCollection(ArrayList::new));
         List<InstalledRule> rules = new ArrayList<>(op.transitAdded());
         for (InstalledRule r : s.switchRules()) {
-            if (!removed.contains(r.rule().id())) {
+            if (superseded.contains(r.rule().id())) {
+                for (java.util.Iterator<InstalledRule> it = fresh.iterator(); it.hasNext(); ) {
+                    InstalledRule x = it.next();
+                    if (x.rule().deviceId().equals(r.rule().deviceId()) && x.rule().priority() == r.rule().priority()) {
+                        rules.add(x);
+                        it.remove();
+                    }
+                }
+            } else if (!removed.contains(r.rule().id())) {
                 rules.add(retagged.getOrDefault(r.rule().id(), r));
             }
         }
+        rules.addAll(fresh);
         List<Long> nic = new ArrayList<>(s.nicRuleIds());
         if (op.nicRuleId() != 0) {
             if (op.kind() == Kind.SPLIT) {
@@ -737,12 +932,13 @@ public final class ScalingExecutor {
                                                   Map<String, List<String>> stateFrom) {
         UpdatePipelineRequest.Builder req = UpdatePipelineRequest.newBuilder().setPipelineId(op.chain().name());
         for (GroupAssignment g : p.groups()) {
-            req.addGroups(GroupSpec.newBuilder().setGroupId(g.groupId()).setClickConfig(base(cc, g.groupId())
-                    .clickConfig()).setTag(org.metron.agent.v1.Tag.newBuilder().setType(g.tag().type() == TagType.MAC
-                            ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
-                            .setValue(g.tag().group()))
-                    .setCore(g.core()).addAllClassIds(g.classIds())
-                    .addAllStateFrom(stateFrom.getOrDefault(g.groupId(), List.of())));
+            List<String> from = stateFrom.getOrDefault(g.groupId(), List.of());
+            GroupSpec.Builder spec = RulePlanner.groupSpec(base(cc, g.groupId()), g).addAllStateFrom(from);
+            if (!from.isEmpty() && g.classIds().size() == 1 && !g.slices().isEmpty()) {
+                // a group holding one slice of one class needs its sources' flows of that slice only
+                spec.setStateFilter(RulePlanner.portBits(g.slice(g.classIds().get(0))));
+            }
+            req.addGroups(spec);
         }
         return req.build();
     }
@@ -784,7 +980,7 @@ public final class ScalingExecutor {
         long now = clock.getAsLong();
         List<String> groups = List.of(op.group(), op.other());
         return new ScalingEvent(now, op.chain(), op.kind(), groups, op.before().cores(), result.cores(), op.moved(),
-                op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs(), steps);
+                op.reason(), outcome, detail, now - op.onsetMs(), now - op.startMs(), steps, op.slice());
     }
 
     /**

@@ -61,6 +61,7 @@ public final class ScalingJson {
         e.coresAfter().forEach(ca::add);
         ArrayNode m = n.putArray("movedClasses");
         e.moved().forEach(m::add);
+        n.put("slice", e.slice());
         n.put("reason", e.reason());
         n.put("outcome", e.outcome().name());
         n.put("detail", e.detail());

@@ -54,6 +54,8 @@ public final class ScalingOperation {
     private final String reason;
     private final long onsetMs;
     private final long startMs;
+    private final List<InstalledRule> superseded;
+    private final String slice;
 
     /**
      * @param group          split: the group split; merge: the group kept
@@ -71,6 +73,25 @@ public final class ScalingOperation {
                             InstalledState installedBefore, List<InstalledRule> retagged,
                             List<InstalledRule> transitAdded, List<InstalledRule> transitRemoved, long nicRuleId,
                             String reason, long onsetMs, long startMs) {
+        this(kind, chain, step, group, other, otherTag, otherCore, moved, before, after, installedBefore, retagged,
+                transitAdded, transitRemoved, nicRuleId, reason, onsetMs, startMs, List.of(), "");
+    }
+
+    /**
+     * An operation that also divides or joins a class by source-port bits (docs/scaling.md#class-split).
+     *
+     * @param superseded offload rules removed once {@code retagged} (their halves, or the rule joining two
+     *                   halves) are confirmed on the switch
+     * @param slice      what happened to the class, for the history; "" for whole-class operations
+     */
+    public ScalingOperation(ScalingDecision.Kind kind, ChainId chain, Step step, String group, String other,
+                            Tag otherTag, int otherCore, List<Integer> moved, Placement before, Placement after,
+                            InstalledState installedBefore, List<InstalledRule> retagged,
+                            List<InstalledRule> transitAdded, List<InstalledRule> transitRemoved, long nicRuleId,
+                            String reason, long onsetMs, long startMs, List<InstalledRule> superseded,
+                            String slice) {
+        this.superseded = ImmutableList.copyOf(superseded);
+        this.slice = Objects.requireNonNull(slice);
         this.kind = Objects.requireNonNull(kind);
         this.chain = Objects.requireNonNull(chain);
         this.step = Objects.requireNonNull(step);
@@ -94,7 +115,18 @@ public final class ScalingOperation {
     /** This record at a later step. */
     public ScalingOperation at(Step next) {
         return new ScalingOperation(kind, chain, next, group, other, otherTag, otherCore, moved, before, after,
-                installedBefore, retagged, transitAdded, transitRemoved, nicRuleId, reason, onsetMs, startMs);
+                installedBefore, retagged, transitAdded, transitRemoved, nicRuleId, reason, onsetMs, startMs,
+                superseded, slice);
+    }
+
+    /** Offload rules replaced by {@link #retagged()} ones with another match (class slices); removed after them. */
+    public List<InstalledRule> superseded() {
+        return superseded;
+    }
+
+    /** What the operation did to a class's slices ("" when it moved whole classes only). */
+    public String slice() {
+        return slice;
     }
 
     public ScalingDecision.Kind kind() {

@@ -171,7 +171,7 @@ public final class ScalingPolicy {
             return Optional.empty();
         }
         return c.groups().stream()
-                .filter(g -> g.splittable() && g.classRates().size() >= 2 && !cooling(c.server(), g.core(), nowMs))
+                .filter(g -> (wholeSplittable(g) || classSplit(g).isPresent()) && !cooling(c.server(), g.core(), nowMs))
                 .filter(g -> {
                     Track t = byGroup.get(g.groupId());
                     return t.over >= params.sustainUp && (!params.smoothedUp || t.ewma >= params.overload);
@@ -181,7 +181,75 @@ public final class ScalingPolicy {
                     Track t = byGroup.get(g.groupId());
                     String why = String.format(Locale.ROOT, "group %s on core %d: load %.2f (ewma %.2f) >= %.2f"
                             + " in %d report(s)", g.groupId(), g.core(), g.load(), t.ewma, params.overload, t.over);
+                    Optional<ClassCut> cut = classSplit(g);
+                    if (cut.isPresent() && (!wholeSplittable(g) || cut.get().larger < wholeLarger(g) - MIN_GAIN)) {
+                        ClassCut k = cut.get();
+                        return ScalingDecision.splitClass(c.chain(), g.groupId(), k.cls, k.bit, why + String.format(
+                                Locale.ROOT, "; class %d divided by source-port bit %d (%.0f%% of its packets have"
+                                        + " it set; whole classes: larger half %.0f%%)", k.cls, k.bit,
+                                100 * k.share, wholeSplittable(g) ? 100 * wholeLarger(g) : 100.0), t.overSince);
+                    }
                     return ScalingDecision.split(c.chain(), g.groupId(), why, t.overSince);
+                });
+    }
+
+    /** A class split must beat the whole-class halves by this much of the group's rate to be chosen. */
+    static final double MIN_GAIN = 0.05;
+    /** A class split whose larger part would keep more than this of the group's rate is not worth a core. */
+    static final double MAX_LARGER = 0.75;
+    /** Packets a class's bit counts must hold before they are trusted. */
+    static final long MIN_PACKETS = 16;
+
+    private static boolean wholeSplittable(GroupLoad g) {
+        return g.splittable() && g.classRates().size() >= 2;
+    }
+
+    /** The larger half's share of the group's rate when whole classes are divided (GroupSplitter). */
+    private static double wholeLarger(GroupLoad g) {
+        double total = g.classRates().values().stream().mapToDouble(r -> Math.max(0, r)).sum();
+        if (total <= 0) {
+            return 0.5;
+        }
+        GroupSplitter.Halves h = GroupSplitter.split(List.copyOf(g.classRates().keySet()), g.classRates());
+        return Math.max(h.keepRate(), h.moveRate()) / total;
+    }
+
+    /** How to divide a group's heaviest divisible class, and the larger part's predicted share of its rate. */
+    private static final class ClassCut {
+        final int cls;
+        final int bit;
+        final double share;
+        final double larger;
+
+        ClassCut(int cls, int bit, double share, double larger) {
+            this.cls = cls;
+            this.bit = bit;
+            this.share = share;
+            this.larger = larger;
+        }
+    }
+
+    /**
+     * The heaviest class with trusted bit counts, divided by its most balanced bit, when the larger part of the
+     * group after it is at most {@link #MAX_LARGER} of the group's rate (docs/scaling.md#class-split).
+     */
+    private static Optional<ClassCut> classSplit(GroupLoad g) {
+        double total = g.classRates().values().stream().mapToDouble(r -> Math.max(0, r)).sum();
+        return g.classBits().entrySet().stream().filter(e -> e.getValue().packets() >= MIN_PACKETS)
+                .max(Comparator.comparingDouble((Map.Entry<Integer, ClassBits> e) -> g.classRates()
+                        .getOrDefault(e.getKey(), 0.0)).thenComparing(e -> -e.getKey()))
+                .flatMap(e -> {
+                    ClassBits b = e.getValue();
+                    if (b.bestBit().isEmpty()) {
+                        return Optional.empty();
+                    }
+                    int bit = b.bestBit().getAsInt();
+                    double rate = Math.max(0, g.classRates().getOrDefault(e.getKey(), 0.0));
+                    // with no rate measured, the class's packets alone decide
+                    double moved = total > 0 ? rate * b.share(bit) / total : b.share(bit);
+                    double larger = Math.max(moved, 1 - moved);
+                    return larger <= MAX_LARGER ? Optional.of(new ClassCut(e.getKey(), bit, b.share(bit), larger))
+                            : Optional.empty();
                 });
     }
 
@@ -197,7 +265,7 @@ public final class ScalingPolicy {
             for (int j = i + 1; j < idle.size(); j++) {
                 GroupLoad a = idle.get(i);
                 GroupLoad b = idle.get(j);
-                if (!a.statefulKey().equals(b.statefulKey()) || a.core() == b.core()) {
+                if (!a.statefulKey().equals(b.statefulKey()) || a.core() == b.core() || !joinable(a, b)) {
                     continue;
                 }
                 // merging frees b's core only when no other group of the chain runs there
@@ -225,6 +293,16 @@ public final class ScalingPolicy {
             }
         }
         return Optional.ofNullable(best);
+    }
+
+    /**
+     * Whether every class both groups hold a slice of comes back as one slice (their slices are two halves). A
+     * class both list whole (only in hand-made loads) does not stand in the way.
+     */
+    static boolean joinable(GroupLoad a, GroupLoad b) {
+        return a.classRates().keySet().stream().filter(b.classRates()::containsKey)
+                .allMatch(cls -> a.slice(cls).isWhole() && b.slice(cls).isWhole()
+                        || a.slice(cls).union(b.slice(cls)).isPresent());
     }
 
     /**

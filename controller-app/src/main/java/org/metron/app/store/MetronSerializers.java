@@ -29,6 +29,7 @@ public final class MetronSerializers {
             .register(new InstalledRuleSerializer(), InstalledRule.class)
             .register(InstalledState.class, BackupConfiguration.class)
             .register(FailoverBackup.class)
+            .register(org.metron.app.api.ClassSlice.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -801,4 +801,119 @@ public class ScalingExecutorTest {
         assertEquals(before, rig.placement());
         assertEquals(1, rig.agentGroups().size());
     }
+
+    /** The offload rules on the offload device that tag class {@code cls}, with the MAC they write. */
+    private static Map<FlowRule, MacAddress> classRules(Rig rig, int cls) {
+        Map<FlowRule, MacAddress> out = new java.util.LinkedHashMap<>();
+        for (FlowRule r : rig.switches.rules(Fixtures.D1)) {
+            for (Instruction i : r.treatment().allInstructions()) {
+                if (i instanceof ModEtherInstruction && (((ModEtherInstruction) i).mac().toLong() & 0xffff) == cls) {
+                    out.put(r, ((ModEtherInstruction) i).mac());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The (mask, value) of a rule's UDP source-port match; null without one. */
+    private static List<Integer> sport(FlowRule r) {
+        for (org.onosproject.net.flow.criteria.Criterion c : r.selector().criteria()) {
+            if (c instanceof org.onosproject.net.flow.criteria.UdpPortCriterion
+                    && c.type().name().startsWith("UDP_SRC")) {
+                org.onosproject.net.flow.criteria.UdpPortCriterion u =
+                        (org.onosproject.net.flow.criteria.UdpPortCriterion) c;
+                return List.of(u.mask() == null ? 0xffff : u.mask().toInt(), u.udpPort().toInt());
+            }
+        }
+        return null;
+    }
+
+    @Test
+    public void aClassIsDividedBySourcePortBitsWithItsRulesAndFlowsAndJoinedBackWhole() throws Exception {
+        Rig rig = new Rig("slices");
+        ScalingExecutor ex = rig.executor();
+        Map<FlowRule, MacAddress> original = classRules(rig, 0);
+        assertEquals(1, original.size());
+        FlowRule whole = original.keySet().iterator().next();
+        Tag g0tag = rig.group("g0").tag();
+        // flows from even and odd source ports (bit 0 clear / set) and with bit 1 set or clear
+        rig.importFlow("g0", 5000, 2000, false);
+        rig.importFlow("g0", 5001, 2001, true);
+        rig.importFlow("g0", 5002, 2002, true);
+        rig.importFlow("g0", 5003, 2003, true);
+
+        ScalingEvent e = ex.splitClass(rig.chain, "g0", 0, 0, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(List.of(0), e.moved());
+        assertTrue(e.slice(), e.slice().contains("class 0 divided by source-port bit 0"));
+        assertTrue(e.movedText(), e.movedText().contains("g0.1 takes sport&0x0001=0x0001"));
+        GroupAssignment keep = rig.group("g0");
+        GroupAssignment half = rig.group("g0.1");
+        assertEquals(List.of(0, 1, 2, 3), keep.classIds());
+        assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 0)), keep.slices());
+        assertEquals(List.of(0), half.classIds());
+        assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 1)), half.slices());
+        assertFalse(half.core() == keep.core());
+        // the class's one rule became two disjoint halves at its priority, each tagging for its group
+        Map<FlowRule, MacAddress> halves = classRules(rig, 0);
+        assertEquals(2, halves.size());
+        for (Map.Entry<FlowRule, MacAddress> r : halves.entrySet()) {
+            assertEquals(whole.priority(), r.getKey().priority());
+            List<Integer> bits = sport(r.getKey());
+            assertEquals(1, (int) bits.get(0));
+            assertEquals(bits.get(1) == 1 ? half.tag().classMac(0) : g0tag.classMac(0), r.getValue());
+        }
+        assertEquals(g0tag.classMac(1), rig.offloadTags().get(1));
+        // the new half took the flows of its slice only; the kept half keeps every flow (it adopted the table)
+        assertEquals(Map.of(5001, 2001, 5003, 2003), rig.flows("g0.1"));
+        assertEquals(Map.of(5000, 2000, 5001, 2001, 5002, 2002, 5003, 2003), rig.flows("g0"));
+        InstalledState inst = rig.store.installed().get(rig.chain).get().value();
+        assertEquals(rig.switches.total(), inst.switchRules().size());
+        for (InstalledRule r : inst.switchRules()) {
+            assertTrue(r.toString(), rig.switches.rules(r.rule().deviceId()).stream()
+                    .anyMatch(x -> x.exactMatch(r.rule())));
+        }
+
+        // the same slice cannot be divided by the same bit again; the history says why
+        MetronException refused = assertThrows(MetronException.class,
+                () -> ex.splitClass(rig.chain, "g0.1", 0, 0, "test", System.currentTimeMillis()));
+        assertTrue(refused.getMessage(), refused.getMessage().contains("cannot be divided by source-port bit 0"));
+
+        // the new half divided again by bit 1: three groups, class 0 in three slices
+        e = ex.splitClass(rig.chain, "g0.1", 0, 1, "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        GroupAssignment quarter = rig.group("g0.2");
+        assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(3, 3)), quarter.slices());
+        assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(3, 1)), rig.group("g0.1").slices());
+        assertEquals(3, classRules(rig, 0).size());
+        assertEquals(Map.of(5003, 2003), rig.flows("g0.2"));
+        assertEquals(3, rig.placement().cores().size());
+        // g0 and g0.2 hold no two halves of one slice: they do not merge
+        refused = assertThrows(MetronException.class,
+                () -> ex.merge(rig.chain, "g0", "g0.2", "test", System.currentTimeMillis()));
+        assertTrue(refused.getMessage(), refused.getMessage().contains("not the two halves of one slice"));
+
+        // joined back in reverse: a flow only the quarter saw survives both merges
+        rig.importFlow("g0.2", 7003, 3003, true);
+        e = ex.merge(rig.chain, "g0.1", "g0.2", "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertTrue(e.slice(), e.slice().contains("class 0 joined over source-port bit 1"));
+        assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 1)), rig.group("g0.1").slices());
+        assertEquals(2, classRules(rig, 0).size());
+        e = ex.merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(1, rig.placement().groups().size());
+        assertTrue(rig.group("g0").slices().isEmpty());
+        // the class's rule is the original one again: same match, priority and id, tagging for g0
+        Map<FlowRule, MacAddress> back = classRules(rig, 0);
+        assertEquals(1, back.size());
+        FlowRule r = back.keySet().iterator().next();
+        assertEquals(whole.id(), r.id());
+        assertTrue(r.exactMatch(whole));
+        assertEquals(g0tag.classMac(0), back.get(r));
+        assertEquals(Map.of(5000, 2000, 5001, 2001, 5002, 2002, 5003, 2003, 7003, 3003), rig.flows("g0"));
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+        assertEquals(List.of(0, 1, 2, 3), rig.agentGroups().get(0).getClassIdsList());
+    }
 }

@@ -87,6 +87,9 @@ public final class SynthesizedEvaluator {
         m.ipSrc().ifPresent(p -> prefix(s, p, true));
         m.ipDst().ifPresent(p -> prefix(s, p, false));
         m.l4Src().ifPresent(r -> s[Field.L4_SRC.ordinal()] = range(r));
+        m.l4SrcBits().ifPresent(b -> s[Field.L4_SRC.ordinal()] = IntervalSet.intersect(
+                s[Field.L4_SRC.ordinal()] == null ? IntervalSet.full(Field.L4_SRC) : s[Field.L4_SRC.ordinal()],
+                bits(b, Field.L4_SRC)));
         m.l4Dst().ifPresent(r -> s[Field.L4_DST.ordinal()] = range(r));
         m.tos().ifPresent(r -> s[Field.TOS.ordinal()] = range(r));
         m.ttl().ifPresent(r -> s[Field.TTL.ordinal()] = range(r));
@@ -99,6 +102,24 @@ public final class SynthesizedEvaluator {
             }
         });
         m.fragment().ifPresent(later -> s[Field.IP_OFFSET.ordinal()] = IntervalSet.point(later ? 1 : 0));
+        return s;
+    }
+
+    /** The values of a field with {@code (v & mask) == value}, as intervals (runs of the bits below the mask). */
+    private static long[] bits(org.metron.synth.BitMatch b, Field f) {
+        int low = Integer.numberOfTrailingZeros(b.mask() | Integer.highestOneBit((int) f.max()) << 1);
+        long run = (1L << low) - 1;
+        List<Long> out = new ArrayList<>();
+        for (long v = 0; v <= f.max(); v += 1L << low) {
+            if ((v & b.mask()) == b.value()) {
+                out.add(v);
+                out.add(v + run);
+            }
+        }
+        long[] s = new long[out.size()];
+        for (int i = 0; i < s.length; i++) {
+            s[i] = out.get(i);
+        }
         return s;
     }
 
