@@ -169,7 +169,7 @@ P = struct.Struct("!4sHIQ")
 heads = []
 for f in range(args["flows"]):
     pkt = Ether(src=args["src_mac"], dst=args["dst_mac"]) / IP(src=args["src"], dst=args["dst"], ttl=64) / \
-        UDP(sport=args["sport"] + f, dport=args["dport"] + f, len=8 + P.size, chksum=0)
+        UDP(sport=args["sport"] + f, dport=args["dport"] + f * args.get("dport_step", 1), len=8 + P.size, chksum=0)
     pkt[IP].len = 20 + 8 + P.size
     heads.append(bytes(pkt))
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
@@ -208,11 +208,12 @@ print(json.dumps({"changes": changes, "sent": seq, "end_ns": time.time_ns()}), f
 class Sender:
     """A rate-controlled sender in the namespace: rate(pps) changes the rate at once; finish() stops and answers
     the log {"changes": [{"ns", "pps", "sent"}], "sent": [per flow]}. Flow f goes from port sport+f to class port
-    BASE_PORT+f and carries flow id flow_base+f (a second sender's flows told apart from the first's)."""
+    BASE_PORT+f and carries flow id flow_base+f (a second sender's flows told apart from the first's). With
+    dport_step=0 every flow goes to port `dport` (flows of one class told apart by their source ports)."""
 
-    def __init__(self, netns, flows, sport=40000, flow_base=0):
+    def __init__(self, netns, flows, sport=40000, flow_base=0, dport=BASE_PORT, dport_step=1):
         args = {"flows": flows, "src_mac": SRC_MAC, "dst_mac": SINK_MAC, "src": SRC_IP, "dst": SINK_IP,
-                "sport": sport, "dport": BASE_PORT, "flow_base": flow_base}
+                "sport": sport, "dport": dport, "dport_step": dport_step, "flow_base": flow_base}
         self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", "-c", SENDER,
                                       json.dumps(args)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -295,6 +296,7 @@ class Arrivals:
     times: list = field(default_factory=list)         # arrival ns of every packet
     sent_ns: dict = field(default_factory=dict)       # (flow, seq) -> send time ns, of packets that arrived
     dst: dict = field(default_factory=dict)           # flow -> set of (dst ip, dst port) seen
+    napt_seqs: dict = field(default_factory=dict)     # (flow, (src ip, src port)) -> [first seq, last seq]
 
 
 def read_pcap(path):
@@ -324,6 +326,8 @@ def read_pcap(path):
         sport = struct.unpack("!H", pkt[udp:udp + 2])[0]
         a.seqs.setdefault(flow, []).append(seq)
         a.napt.setdefault(flow, set()).add((src, sport))
+        span = a.napt_seqs.setdefault((flow, (src, sport)), [seq, seq])
+        span[0], span[1] = min(span[0], seq), max(span[1], seq)
         dst = ".".join(str(b) for b in pkt[eth + 16:eth + 20])
         a.dst.setdefault(flow, set()).add((dst, struct.unpack("!H", pkt[udp + 2:udp + 4])[0]))
         a.times.append(sec * 1_000_000_000 + (frac if nanos else frac * 1000))

@@ -203,17 +203,27 @@ public final class ScalingExecutor {
             ClassSlice move = have.half(bit, true);
             Map<Integer, ClassSlice> kept = new HashMap<>(g.slices());
             kept.put(cls, keep);
-            List<InstalledRule> superseded = classRules(c.installed.value(), g.tag(), cls);
+            List<InstalledRule> rules = classRules(c.installed.value(), g.tag(), cls);
             return reserveAndRun(c, g, base, reason, onsetMs, start, timer, (newId, tag, core) -> {
-                List<InstalledRule> halves = new ArrayList<>();
-                for (InstalledRule r : superseded) {
-                    halves.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, false, g.tag(),
-                            app)));
-                    halves.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, true, tag,
-                            app)));
+                List<InstalledRule> changed = new ArrayList<>();
+                List<InstalledRule> superseded = new ArrayList<>();
+                for (InstalledRule r : rules) {
+                    Optional<ClassSlice> fixed = RuleRetagger.sportBits(r.rule());
+                    if (fixed.isPresent() && !fixed.get().uses(bit)) {
+                        // two halves at its priority, one per group
+                        changed.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, false,
+                                g.tag(), app)));
+                        changed.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.sliced(r.rule(), cls, bit, true,
+                                tag, app)));
+                        superseded.add(r);
+                    } else if (fixed.isPresent() && (fixed.get().value() >> bit & 1) != 0) {
+                        // its packets all have the bit set (e.g. source port 0 is never): it moves whole
+                        changed.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.retagOffload(r.rule(), cls, tag, app)));
+                    }
+                    // else all its packets stay: the bit clear, or no source port (neither TCP nor UDP)
                 }
                 return new SplitParts(new GroupAssignment(groupId, g.tag(), g.core(), g.classIds(), kept),
-                        new GroupAssignment(newId, tag, core, List.of(cls), Map.of(cls, move)), halves, superseded,
+                        new GroupAssignment(newId, tag, core, List.of(cls), Map.of(cls, move)), changed, superseded,
                         List.of(cls), String.format(Locale.ROOT, "class %d divided by source-port bit %d: %s keeps %s,"
                                 + " %s takes %s", cls, bit, groupId, keep, newId, move));
             });
@@ -239,16 +249,10 @@ public final class ScalingExecutor {
                     + " the translated port, not the source port a slice is defined by, so it is not divided";
         }
         List<InstalledRule> rules = classRules(c.installed.value(), g.tag(), cls);
-        if (rules.isEmpty()) {
-            return what + " has no offload rule tagging it for " + g.groupId();
-        }
-        for (InstalledRule r : rules) {
-            Optional<ClassSlice> fixed = RuleRetagger.sportBits(r.rule());
-            if (fixed.isEmpty() || fixed.get().uses(bit)) {
-                return what + ": its offload rule " + r.rule().selector().criteria() + " matches "
-                        + (fixed.isEmpty() ? "neither TCP nor UDP" : "source port bits " + fixed.get())
-                        + ", so its packets cannot be divided by source-port bit " + bit;
-            }
+        if (rules.stream().noneMatch(r -> RuleRetagger.sportBits(r.rule()).map(f -> !f.uses(bit)).orElse(false))) {
+            return what + " has no offload rule for " + g.groupId() + " whose packets source-port bit " + bit
+                    + " divides (rules: " + rules.stream().map(r -> r.rule().selector().criteria().toString())
+                    .collect(Collectors.joining("; ")) + ")";
         }
         return null;
     }
@@ -428,11 +432,26 @@ public final class ScalingExecutor {
             StringBuilder sliceText = new StringBuilder();
             for (Map.Entry<Integer, Integer> j : joined.entrySet()) {
                 int cls = j.getKey();
+                // the two halves of a divided rule share the rule they came from; a rule that went whole to one
+                // side (it fixes the bit) has no partner and only changes its tag, if it tagged for the retired one
+                Map<Object, List<InstalledRule>> byOrigin = new LinkedHashMap<>();
+                Map<Object, FlowRule> origin = new HashMap<>();
                 for (Tag t : List.of(a.tag(), b.tag())) {
                     for (InstalledRule r : classRules(installed, t, cls)) {
-                        superseded.add(r);
-                        FlowRule u = RuleRetagger.unsliced(r.rule(), cls, j.getValue(), a.tag(), app);
-                        rejoined.putIfAbsent(u.id(), new InstalledRule(Role.OFFLOAD, u));
+                        // a rule without a source port (neither TCP nor UDP) was never divided
+                        FlowRule u = RuleRetagger.sportBits(r.rule()).isEmpty() ? r.rule()
+                                : RuleRetagger.unsliced(r.rule(), cls, j.getValue(), a.tag(), app);
+                        byOrigin.computeIfAbsent(u.id(), k -> new ArrayList<>()).add(r);
+                        origin.put(u.id(), u);
+                    }
+                }
+                for (Map.Entry<Object, List<InstalledRule>> o : byOrigin.entrySet()) {
+                    if (o.getValue().size() > 1) {
+                        superseded.addAll(o.getValue());
+                        rejoined.put(o.getKey(), new InstalledRule(Role.OFFLOAD, origin.get(o.getKey())));
+                    } else if (RuleRetagger.taggedClass(o.getValue().get(0).rule(), b.tag()).isPresent()) {
+                        FlowRule moved = RuleRetagger.retagOffload(o.getValue().get(0).rule(), cls, a.tag(), app);
+                        rejoined.put(moved.id(), new InstalledRule(Role.OFFLOAD, moved));
                     }
                 }
                 sliceText.append(sliceText.length() > 0 ? "; " : "").append(String.format(Locale.ROOT,
@@ -603,7 +622,7 @@ public final class ScalingExecutor {
         return op.kind() == Kind.SPLIT
                 ? pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group()), op.other(),
                         List.of(op.group())))
-                : pipeline(op, cc, op.before(), Map.of(op.group(), List.of(op.group(), op.other())));
+                : pipeline(op, cc, op.before(), Map.of(op.group(), List.of(op.group(), op.other())), op.after());
     }
 
     /** Waits until the retired group has stopped receiving frames (its packet counter holds still). */
@@ -930,13 +949,24 @@ public final class ScalingExecutor {
     /** The full group set of {@code p} as an UpdatePipeline request, with state sources per group. */
     private static UpdatePipelineRequest pipeline(ScalingOperation op, CompiledChain cc, Placement p,
                                                   Map<String, List<String>> stateFrom) {
+        return pipeline(op, cc, p, stateFrom, p);
+    }
+
+    /**
+     * @param target the placement whose slices say which flows each group takes from its sources: a merge's
+     *               kept group, still holding its half, takes the whole of the class it will hold
+     */
+    private static UpdatePipelineRequest pipeline(ScalingOperation op, CompiledChain cc, Placement p,
+                                                  Map<String, List<String>> stateFrom, Placement target) {
         UpdatePipelineRequest.Builder req = UpdatePipelineRequest.newBuilder().setPipelineId(op.chain().name());
         for (GroupAssignment g : p.groups()) {
             List<String> from = stateFrom.getOrDefault(g.groupId(), List.of());
             GroupSpec.Builder spec = RulePlanner.groupSpec(base(cc, g.groupId()), g).addAllStateFrom(from);
-            if (!from.isEmpty() && g.classIds().size() == 1 && !g.slices().isEmpty()) {
+            GroupAssignment t = target.groups().stream().filter(x -> x.groupId().equals(g.groupId())).findFirst()
+                    .orElse(g);
+            if (!from.isEmpty() && t.classIds().size() == 1 && !t.slices().isEmpty()) {
                 // a group holding one slice of one class needs its sources' flows of that slice only
-                spec.setStateFilter(RulePlanner.portBits(g.slice(g.classIds().get(0))));
+                spec.setStateFilter(RulePlanner.portBits(t.slice(t.classIds().get(0))));
             }
             req.addGroups(spec);
         }

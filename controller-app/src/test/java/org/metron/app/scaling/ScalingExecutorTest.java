@@ -116,6 +116,11 @@ public class ScalingExecutorTest {
                     .l4Dst(RangeMatch.exact(1000 + c, 16)).build(), RuleAction.toServer(c)));
             ids.add(c);
         }
+        if (name.startsWith("slices")) {
+            // as the demo chain's class has: UDP with both ports 0 (what a switch reads from a later fragment)
+            rules.add(0, OffloadRule.of(30, RuleMatch.builder().ethType(0x0800).ipProto(17)
+                    .l4Src(RangeMatch.exact(0, 16)).l4Dst(RangeMatch.exact(0, 16)).build(), RuleAction.toServer(0)));
+        }
         classes.add(new TrafficClass(CLASSES, List.of("-"), -1, List.of(), false, "", "deny"));
         rules.add(OffloadRule.of(10, RuleMatch.builder().build(), RuleAction.drop()));
         if (name.startsWith("replies")) {
@@ -833,8 +838,9 @@ public class ScalingExecutorTest {
         Rig rig = new Rig("slices");
         ScalingExecutor ex = rig.executor();
         Map<FlowRule, MacAddress> original = classRules(rig, 0);
-        assertEquals(1, original.size());
-        FlowRule whole = original.keySet().iterator().next();
+        assertEquals(2, original.size());
+        FlowRule whole = original.keySet().stream().filter(r -> sport(r) == null).findFirst().orElseThrow();
+        FlowRule portZero = original.keySet().stream().filter(r -> sport(r) != null).findFirst().orElseThrow();
         Tag g0tag = rig.group("g0").tag();
         // flows from even and odd source ports (bit 0 clear / set) and with bit 1 set or clear
         rig.importFlow("g0", 5000, 2000, false);
@@ -855,9 +861,12 @@ public class ScalingExecutorTest {
         assertEquals(List.of(0), half.classIds());
         assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 1)), half.slices());
         assertFalse(half.core() == keep.core());
-        // the class's one rule became two disjoint halves at its priority, each tagging for its group
+        // the class's rule became two disjoint halves at its priority, each tagging for its group; the rule for
+        // source port 0 (bit 0 clear) stays as it was, with the kept group
         Map<FlowRule, MacAddress> halves = classRules(rig, 0);
-        assertEquals(2, halves.size());
+        assertEquals(3, halves.size());
+        assertEquals(g0tag.classMac(0), halves.get(portZero));
+        halves.remove(portZero);
         for (Map.Entry<FlowRule, MacAddress> r : halves.entrySet()) {
             assertEquals(whole.priority(), r.getKey().priority());
             List<Integer> bits = sport(r.getKey());
@@ -886,7 +895,7 @@ public class ScalingExecutorTest {
         GroupAssignment quarter = rig.group("g0.2");
         assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(3, 3)), quarter.slices());
         assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(3, 1)), rig.group("g0.1").slices());
-        assertEquals(3, classRules(rig, 0).size());
+        assertEquals(4, classRules(rig, 0).size());
         assertEquals(Map.of(5003, 2003), rig.flows("g0.2"));
         assertEquals(3, rig.placement().cores().size());
         // g0 and g0.2 hold no two halves of one slice: they do not merge
@@ -900,15 +909,16 @@ public class ScalingExecutorTest {
         assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
         assertTrue(e.slice(), e.slice().contains("class 0 joined over source-port bit 1"));
         assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 1)), rig.group("g0.1").slices());
-        assertEquals(2, classRules(rig, 0).size());
+        assertEquals(3, classRules(rig, 0).size());
         e = ex.merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
         assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
         assertEquals(1, rig.placement().groups().size());
         assertTrue(rig.group("g0").slices().isEmpty());
         // the class's rule is the original one again: same match, priority and id, tagging for g0
         Map<FlowRule, MacAddress> back = classRules(rig, 0);
-        assertEquals(1, back.size());
-        FlowRule r = back.keySet().iterator().next();
+        assertEquals(2, back.size());
+        assertEquals(g0tag.classMac(0), back.get(portZero));
+        FlowRule r = back.keySet().stream().filter(x -> sport(x) == null).findFirst().orElseThrow();
         assertEquals(whole.id(), r.id());
         assertTrue(r.exactMatch(whole));
         assertEquals(g0tag.classMac(0), back.get(r));
