@@ -257,6 +257,38 @@ def ramp(sender, timeline, start_pps, step, every_s, max_pps, until, timeout_s):
     raise AssertionError(f"ramp to {pps:.0f} pps: condition not reached in {timeout_s} s")
 
 
+def done(kind):
+    """Whether a /scaling document's history holds a completed operation of this kind ("split", "merge")."""
+    return lambda doc: any(e["kind"] == kind and e["outcome"] == "DONE" for e in doc["history"])
+
+
+def started(kind):
+    """Whether such an operation completed or is in progress."""
+    return lambda doc: done(kind)(doc) or any(op["kind"] == kind for op in doc.get("inProgress", []))
+
+
+def split_then_merge(sender, timeline, low_pps, capacity_pps, while_split=lambda: None):
+    """The end-to-end scaling scenario: low rate until every flow has its mappings, ramp up (x1.2 every 0.4 s)
+    until the controller starts a split (the rate then stays there), two seconds on two cores, back down until
+    the groups merge. Answers the sender's log and what while_split() answered (called while split)."""
+    sender.rate(low_pps)
+    time.sleep(2.0)  # every flow's NAPT mapping is made on the single core
+    try:
+        ramp(sender, timeline, low_pps, 1.2, 0.4, 2 * capacity_pps, started("split"), 60)
+    except AssertionError:
+        print("no split; the controller's view:", json.dumps(timeline.last, indent=1))
+        raise
+    wait_for(timeline, done("split"), 30)
+    time.sleep(2.0)  # two cores carry the load
+    during = while_split()
+    sender.rate(low_pps)  # back down until the groups merge
+    wait_for(timeline, done("merge"), 40)
+    time.sleep(1.0)
+    log = sender.finish()
+    time.sleep(1.0)  # the last packets drain through the spinning core
+    return log, during
+
+
 def wait_for(timeline, until, timeout_s):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

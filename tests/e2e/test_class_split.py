@@ -10,7 +10,6 @@ test_scaling.py); the chain is otherwise the demo's (deploy/demo/metron_demo/cha
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -42,14 +41,6 @@ def demo_chain(name, ingress, egress, cycles):
     return json.dumps(chain), plan
 
 
-def done(kind):
-    return lambda doc: any(e["kind"] == kind and e["outcome"] == "DONE" for e in doc["history"])
-
-
-def started(kind):
-    return lambda doc: done(kind)(doc) or any(op["kind"] == kind for op in doc.get("inProgress", []))
-
-
 def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_mappings(tmp_path):
     with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
         net = s.network()
@@ -66,21 +57,8 @@ def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_ma
         timeline.start()
         sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=plan.allowed_port, dport_step=0)
         try:
-            sender.rate(LOW_PPS)
-            time.sleep(2.0)  # every flow's NAPT and LB mapping is made on the single core
-            try:
-                workload.ramp(sender, timeline, LOW_PPS, 1.2, 0.4, 2 * CAPACITY_PPS, started("split"), 60)
-            except AssertionError:
-                print("no split; the controller's view:", json.dumps(timeline.last, indent=1))
-                raise
-            workload.wait_for(timeline, done("split"), 30)
-            time.sleep(2.0)  # two cores carry the load
-            during = s.host.call("GET", "/scaling/demo")
-            sender.rate(LOW_PPS)  # back down until the halves join
-            workload.wait_for(timeline, done("merge"), 40)
-            time.sleep(1.0)
-            log = sender.finish()
-            time.sleep(1.0)  # the last packets drain through the spinning core
+            log, during = workload.split_then_merge(sender, timeline, LOW_PPS, CAPACITY_PPS,
+                                                    lambda: s.host.call("GET", "/scaling/demo"))
         finally:
             sender.kill()
             samples = timeline.stop()
@@ -111,7 +89,9 @@ def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_ma
         assert "slices" not in after["groups"][0], after["groups"]
 
         assert capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
-        assert min(log["sent"]) > 200, log["sent"]
+        # every flow kept sending across both operations (5 pps each at the low rate, for at least 7 s; a busy
+        # machine can make the controller split early, at a low rate)
+        assert min(log["sent"]) > 30, log["sent"]
         lost = workload.lost(arrivals, log["sent"])
         windows = workload.loss_windows(arrivals, log["sent"])
         print(f"class split e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "

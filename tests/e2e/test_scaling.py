@@ -25,12 +25,7 @@ LOW_PPS = 40            # idle for the policy (measured load well under 0.3 even
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
 
 
-def done(kind):
-    return lambda doc: any(e["kind"] == kind and e["outcome"] == "DONE" for e in doc["history"])
-
-
-def started(kind):
-    return lambda doc: done(kind)(doc) or any(op["kind"] == kind for op in doc.get("inProgress", []))
+done, started = workload.done, workload.started  # test_scaling_replies takes them from here
 
 
 def run_scenario(s, tmp_path, chain="elastic"):
@@ -49,17 +44,7 @@ def run_scenario(s, tmp_path, chain="elastic"):
     timeline.start()
     sender = workload.Sender(s.netns("src"), CLASSES)
     try:
-        sender.rate(LOW_PPS)
-        time.sleep(2.0)  # every flow's NAPT mapping is made on the single core
-        # ramp up (x1.2 every 0.4 s) until the controller starts a split; the rate then stays there
-        workload.ramp(sender, timeline, LOW_PPS, 1.2, 0.4, 2 * CAPACITY_PPS, started("split"), 60)
-        workload.wait_for(timeline, done("split"), 30)
-        time.sleep(2.0)  # two cores carry the load
-        sender.rate(LOW_PPS)  # back down until the groups merge
-        workload.wait_for(timeline, done("merge"), 40)
-        time.sleep(1.0)
-        log = sender.finish()
-        time.sleep(1.0)  # the last packets drain through the spinning core
+        log, _ = workload.split_then_merge(sender, timeline, LOW_PPS, CAPACITY_PPS)
     finally:
         sender.kill()
         samples = timeline.stop()

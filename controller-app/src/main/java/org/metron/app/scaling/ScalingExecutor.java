@@ -141,14 +141,7 @@ public final class ScalingExecutor {
      */
     public ScalingEvent split(ChainId chainId, String groupId, Map<Integer, Double> classRates, String reason,
                               long onsetMs) {
-        synchronized (lock(chainId)) {
-            long start = clock.getAsLong();
-            StepTimer timer = new StepTimer();
-            timer.add("detect", start - onsetMs);
-            Ctx c = context(chainId);
-            timer.lap("context");
-            GroupAssignment g = c.group(groupId);
-            ClassGroup base = base(c.compiled, groupId);
+        return splitting(chainId, groupId, onsetMs, (c, g, base, start, timer) -> {
             if (base.classifies()) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
                         + " classifies unclassified traffic in software: its tag receives every such class, so "
@@ -172,6 +165,23 @@ public final class ScalingExecutor {
                     new GroupAssignment(newId, tag, core, halves.move(), slicesOf(g, halves.move())),
                     retag(c.installed.value(), g.tag(), tag, Set.copyOf(halves.move())), List.of(), halves.move(),
                     ""));
+        });
+    }
+
+    /** The body of a split, given the chain as read at its start. */
+    private interface SplitBody {
+        ScalingEvent run(Ctx c, GroupAssignment g, ClassGroup base, long start, StepTimer timer);
+    }
+
+    /** Runs a split of {@code groupId} under the chain's lock, timing from its onset. */
+    private ScalingEvent splitting(ChainId chainId, String groupId, long onsetMs, SplitBody body) {
+        synchronized (lock(chainId)) {
+            long start = clock.getAsLong();
+            StepTimer timer = new StepTimer();
+            timer.add("detect", start - onsetMs);
+            Ctx c = context(chainId);
+            timer.lap("context");
+            return body.run(c, c.group(groupId), base(c.compiled, groupId), start, timer);
         }
     }
 
@@ -186,14 +196,7 @@ public final class ScalingExecutor {
      * @throws MetronException when refused (recorded as FAILED) or a step failed (ROLLED_BACK)
      */
     public ScalingEvent splitClass(ChainId chainId, String groupId, int cls, int bit, String reason, long onsetMs) {
-        synchronized (lock(chainId)) {
-            long start = clock.getAsLong();
-            StepTimer timer = new StepTimer();
-            timer.add("detect", start - onsetMs);
-            Ctx c = context(chainId);
-            timer.lap("context");
-            GroupAssignment g = c.group(groupId);
-            ClassGroup base = base(c.compiled, groupId);
+        return splitting(chainId, groupId, onsetMs, (c, g, base, start, timer) -> {
             String refusal = classSplitRefusal(c, g, base, cls, bit);
             if (refusal != null) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, refusal);
@@ -227,7 +230,7 @@ public final class ScalingExecutor {
                         List.of(cls), String.format(Locale.ROOT, "class %d divided by source-port bit %d: %s keeps %s,"
                                 + " %s takes %s", cls, bit, groupId, keep, newId, move));
             });
-        }
+        });
     }
 
     /** Why a class of a group cannot be divided by {@code bit}; null when it can. */

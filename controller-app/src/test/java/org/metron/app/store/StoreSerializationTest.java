@@ -45,6 +45,17 @@ public class StoreSerializationTest {
         assertEquals(p, roundTrip(p));
         assertEquals(installed, roundTrip(installed));
         assertEquals(backup, roundTrip(backup));
+        // a placement whose class is divided between groups by source-port bits (docs/scaling.md#class-split)
+        org.metron.app.api.GroupAssignment g = p.groups().get(0);
+        int cls = g.classIds().get(0);
+        Placement sliced = new Placement(p.chainId(), p.server(), p.nic(), p.egressNic(), p.offloadDevice(),
+                p.offloadProfile(), java.util.List.of(new org.metron.app.api.GroupAssignment(g.groupId(), g.tag(),
+                g.core(), g.classIds(), Map.of(cls, new org.metron.app.api.ClassSlice(1, 0))),
+                new org.metron.app.api.GroupAssignment("g0.1", Tag.of(g.tag().type(), 99), g.core() + 1,
+                        java.util.List.of(cls), Map.of(cls, new org.metron.app.api.ClassSlice(1, 1)))));
+        assertEquals(sliced, roundTrip(sliced));
+        assertEquals(Map.of(cls, new org.metron.app.api.ClassSlice(1, 1)),
+                roundTrip(sliced).groups().get(1).slices());
         assertFalse(installed.switchRules().isEmpty());
         for (InstalledRule r : installed.switchRules()) {
             InstalledRule back = roundTrip(r);
