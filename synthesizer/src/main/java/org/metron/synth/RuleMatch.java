@@ -226,9 +226,8 @@ public final class RuleMatch {
 
     @Override
     public int hashCode() {
-        return 31 * Objects.hashCode(l4SrcBits) + Objects.hash(ethType, vlan, ipProto, ipSrc, ipDst, l4Src, l4Dst,
-                tcpFlags, tos, ttl, fragment,
-                icmpType);
+        return Objects.hash(ethType, vlan, ipProto, ipSrc, ipDst, l4Src, l4Dst, tcpFlags, tos, ttl, fragment,
+                icmpType, l4SrcBits);
     }
 
     /** Builder for {@link RuleMatch}. */

@@ -122,6 +122,10 @@ public final class RuleRetagger {
 
     // ---- class slices (docs/scaling.md#class-split) ---------------------------------------------------------
 
+    /** The criteria that match a TCP or UDP source port. */
+    private static final java.util.Set<Criterion.Type> SPORT = java.util.EnumSet.of(Criterion.Type.TCP_SRC,
+            Criterion.Type.TCP_SRC_MASKED, Criterion.Type.UDP_SRC, Criterion.Type.UDP_SRC_MASKED);
+
     /**
      * The source-port bits an offload rule fixes, as a slice (whole when it matches no source port); empty when
      * the rule matches neither TCP nor UDP, so its packets cannot be told apart by source port.
@@ -132,10 +136,10 @@ public final class RuleRetagger {
             return Optional.empty();
         }
         for (Criterion c : rule.selector().criteria()) {
-            if (c instanceof TcpPortCriterion && c.type().name().startsWith("TCP_SRC")) {
+            if (SPORT.contains(c.type()) && c instanceof TcpPortCriterion) {
                 return Optional.of(bits(((TcpPortCriterion) c).tcpPort(), ((TcpPortCriterion) c).mask()));
             }
-            if (c instanceof UdpPortCriterion && c.type().name().startsWith("UDP_SRC")) {
+            if (SPORT.contains(c.type()) && c instanceof UdpPortCriterion) {
                 return Optional.of(bits(((UdpPortCriterion) c).udpPort(), ((UdpPortCriterion) c).mask()));
             }
         }
@@ -186,7 +190,7 @@ public final class RuleRetagger {
         boolean tcp = sportType(rule).orElseThrow() == Criterion.Type.TCP_SRC_MASKED;
         TrafficSelector.Builder s = DefaultTrafficSelector.builder();
         for (Criterion c : rule.selector().criteria()) {
-            if (!(c.type().name().startsWith("TCP_SRC") || c.type().name().startsWith("UDP_SRC"))) {
+            if (!SPORT.contains(c.type())) {
                 s.add(c);
             }
         }

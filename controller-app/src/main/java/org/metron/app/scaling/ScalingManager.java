@@ -97,9 +97,21 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
 
     @Override
     public ScalingEvent split(ChainId chain, String group) {
+        Optional<GroupLoad> measured = monitor.latest(chain).flatMap(c -> c.groups().stream()
+                .filter(g -> g.groupId().equals(group)).findFirst());
+        if (measured.isPresent() && measured.get().classRates().size() == 1) {
+            // one class: divided by the source-port bit its measured packets split most evenly
+            // (docs/scaling.md#class-split); without counts, by the lowest bit its slice does not use
+            GroupLoad g = measured.get();
+            int cls = g.classRates().keySet().iterator().next();
+            ClassBits bits = g.classBits().get(cls);
+            int bit = bits != null && bits.bestBit().isPresent() ? bits.bestBit().getAsInt()
+                    : Integer.numberOfTrailingZeros(~g.slice(cls).mask());
+            return executor.splitClass(chain, group, cls, bit, "requested by an operator: class " + cls
+                    + " divided by source-port bit " + bit, clock.getAsLong());
+        }
         Map<Integer, Double> rates = new HashMap<>();
-        monitor.latest(chain).ifPresent(c -> c.groups().stream().filter(g -> g.groupId().equals(group))
-                .forEach(g -> rates.putAll(g.classRates())));
+        measured.ifPresent(g -> rates.putAll(g.classRates()));
         return executor.split(chain, group, rates, "requested by an operator", clock.getAsLong());
     }
 

@@ -34,7 +34,9 @@ public interface ScalingService {
     Collection<ScalingOperation> inProgress();
 
     /**
-     * Splits a group now, balancing its classes by the latest measured rates.
+     * Splits a group now, balancing its classes by the latest measured rates; a group measured with one class
+     * has that class divided by the source-port bit that splits its measured packets most evenly
+     * (docs/scaling.md#class-split).
      *
      * @throws org.metron.app.api.MetronException UNKNOWN_CHAIN, INVALID_CHAIN (no such group, not ACTIVE),
      *                                            IMPOSSIBLE_PLACEMENT (one class, no free core/tag),

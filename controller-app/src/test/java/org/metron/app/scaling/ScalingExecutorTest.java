@@ -447,6 +447,15 @@ public class ScalingExecutorTest {
     /** The agent's load report as the monitor receives it: cumulative counters after {@code step} intervals. */
     private static Stats report(Placement p, long step, double load, Map<Integer, Long> ratePerClass,
                                 Map<String, long[]> acc) {
+        return report(p, step, load, ratePerClass, acc, Map.of());
+    }
+
+    /**
+     * @param sportPerClass per class, per interval: its TCP/UDP packets, then per source-port bit how many had it
+     *                      set (ClassStats.l4_packets, sport_ones)
+     */
+    private static Stats report(Placement p, long step, double load, Map<Integer, Long> ratePerClass,
+                                Map<String, long[]> acc, Map<Integer, long[]> sportPerClass) {
         long cycles = 100_000_000L;
         Stats.Builder s = Stats.newBuilder().setTimestampNs(step * 100_000_000L);
         for (int core : p.cores()) {
@@ -458,7 +467,15 @@ public class ScalingExecutorTest {
             GroupStats.Builder gs = GroupStats.newBuilder().setPipelineId(p.chainId().name())
                     .setGroupId(g.groupId()).setCore(g.core()).setBusyCycles(a[0]);
             for (int c : g.classIds()) {
-                gs.addClasses(ClassStats.newBuilder().setClassId(c).setPackets(step * ratePerClass.get(c)));
+                ClassStats.Builder cs = ClassStats.newBuilder().setClassId(c).setPackets(step * ratePerClass.get(c));
+                long[] bits = sportPerClass.get(c);
+                if (bits != null) {
+                    cs.setL4Packets(step * bits[0]);
+                    for (int k = 0; k < 16; k++) {
+                        cs.addSportOnes(step * bits[1 + k]);
+                    }
+                }
+                gs.addClasses(cs);
             }
             s.addGroups(gs);
         }
@@ -585,6 +602,53 @@ public class ScalingExecutorTest {
             assertEquals(merge.detail(), ScalingEvent.Outcome.DONE, merge.outcome());
             assertTrue(merge.reason(), merge.reason().contains("for 2000 ms"));
             assertEquals(1, rig.agentGroups().size());
+        }
+    }
+
+    @Test
+    public void theMonitorDividesAClassCarryingMostOfTheLoadByItsMeasuredBitAndJoinsItBack() throws Exception {
+        Rig rig = new Rig("slices-monitor", true);
+        AtomicLong now = new AtomicLong(1_000_000);
+        DeviceId server = rig.placement().server().get();
+        Map<Integer, Long> rates = Map.of(0, 90L, 1, 4L, 2, 3L, 3, 3L);  // class 0 carries 90 %
+        // class 0's source ports: bit 0 set in half its packets, bit 1 in a ninth, the others never
+        long[] bits = new long[17];
+        bits[0] = 90;
+        bits[1] = 45;
+        bits[2] = 10;
+        Map<Integer, long[]> sport = Map.of(0, bits);
+        Map<String, long[]> busy = new java.util.HashMap<>();
+        try (LoadMonitor monitor = new LoadMonitor(rig.store, rig.servers,
+                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), now::get, 100,
+                new SingleInstanceLeadership())) {
+            long step = 1;
+            monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy, sport));
+            monitor.onReport(server, report(rig.placement(), step++, 0.2, rates, busy, sport));
+            ClassBits measured = monitor.latest(rig.chain).get().groups().get(0).classBits().get(0);
+            assertEquals(0.5, measured.share(0), 1e-9);
+            now.addAndGet(100);
+            monitor.onReport(server, report(rig.placement(), step++, 0.97, rates, busy, sport));
+            await(() -> rig.scaling.history(rig.chain).size() == 1, () -> "the split's history entry");
+            ScalingEvent split = rig.scaling.history(rig.chain).get(0);
+            assertEquals(split.detail(), ScalingEvent.Outcome.DONE, split.outcome());
+            assertEquals(List.of(0), split.moved());
+            assertTrue(split.slice(), split.slice().contains("class 0 divided by source-port bit 0"));
+            assertTrue(split.reason(), split.reason().contains("50% of its packets have it set; whole classes:"
+                    + " larger half 90%"));
+            assertEquals(Map.of(0, new org.metron.app.api.ClassSlice(1, 1)), rig.group("g0.1").slices());
+            // idle: the two halves of class 0 join back after 2 s
+            busy.clear();
+            for (int i = 0; i < 40 && rig.placement().groups().size() == 2; i++) {
+                now.addAndGet(100);
+                monitor.onReport(server, report(rig.placement(), step++, 0.05, rates, busy, sport));
+                Thread.sleep(5);
+            }
+            await(() -> rig.scaling.history(rig.chain).size() == 2, () -> "the merge's history entry");
+            ScalingEvent merge = rig.scaling.history(rig.chain).get(1);
+            assertEquals(merge.detail(), ScalingEvent.Outcome.DONE, merge.outcome());
+            assertTrue(merge.slice(), merge.slice().contains("class 0 joined over source-port bit 0"));
+            assertEquals(1, rig.placement().groups().size());
+            assertTrue(rig.group("g0").slices().isEmpty());
         }
     }
 
