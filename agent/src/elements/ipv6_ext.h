@@ -8,9 +8,10 @@
 //   unknown, which end the walk (none of them is read through);
 // - a fragment header gives the first-fragment and more-fragments facts (the last one met wins); the walk goes
 //   on behind it even in a later fragment (the reference does), but a later fragment has no transport header;
-// - a header that does not fit in the datagram (40 + payload length, at most the bytes there are) ends the walk
-//   with `cut`: the reference has no reading of such a packet (outside its model); here its protocol is the
-//   extension header that did not fit, so no transport test holds and nothing is read past the datagram.
+// - a header whose first 8 bytes do not fit in the datagram (40 + payload length, at most the bytes there are)
+//   ends the walk with `cut`: the reference has no reading of such a packet (outside its model); here its
+//   protocol is the extension header that did not fit, so no transport test holds. A header longer than what is
+//   left is skipped as the reference skips it; readers check `l4` against `end`, so nothing is read past it.
 // Header-only so the per-packet paths inline it; no allocation, a bounded loop (each step moves >= 8 bytes).
 #pragma once
 
