@@ -77,6 +77,12 @@ TEST(IpRules, ContractExtensions) {
   icmp.icmp_type = 8;
   EXPECT_TRUE(matches("icmp type 8", icmp));
   EXPECT_TRUE(matches("icmp type < 9", icmp));
+  PacketFacts later = key("10.0.0.1", "10.0.0.2", 1, 0, 0);  // a later fragment: its key reads type 0
+  later.first_frag = false;
+  EXPECT_FALSE(matches("icmp type 0", later)) << "as Click: icmp type implies a first fragment";
+  EXPECT_FALSE(matches("icmp type < 4", later));
+  EXPECT_TRUE(matches("not icmp type echo-reply", later));
+  EXPECT_TRUE(matches("icmp", later));
   PacketFacts v6 = key("2001:db8::1", "2001:db8:1::2", 58, 0, 0);
   v6.icmp_type = 128;
   EXPECT_TRUE(matches("ip vers 6 and src net 2001:db8::/32 and dst host 2001:db8:1::2", v6));
@@ -101,10 +107,10 @@ TEST(IpRules, SynthesizerSyntax) {
   EXPECT_FALSE(matches("icmp", key("2001:db8::1", "2001:db8::2", 1, 0, 0)));
   EXPECT_TRUE(matches("ip proto icmpv6", icmp6));
   EXPECT_TRUE(matches("icmp type 5-9 and icmp type != unreachable", icmp4));
-  icmp4.first_frag = false;  // no ICMP header: the type reads 0, as in the synthesizer and on OpenFlow switches
+  icmp4.first_frag = false;  // no ICMP header: its key reads type 0, which no `icmp type` test holds (as Click)
   icmp4.icmp_type = 0;
   EXPECT_FALSE(matches("icmp type echo", icmp4));
-  EXPECT_TRUE(matches("icmp type echo-reply", icmp4));
+  EXPECT_FALSE(matches("icmp type echo-reply", icmp4));
 
   const PacketFacts k = key("10.1.2.3", "192.168.0.9", 6, 179, 143);
   EXPECT_TRUE(matches("src port bgp and dst port imap", k));

@@ -71,6 +71,30 @@ std::vector<uint8_t> frame(const Flow& f) {
   return p;
 }
 
+std::vector<uint8_t> with_ipv6_extensions(const std::vector<uint8_t>& f, const std::vector<Ipv6Ext>& ext, size_t l3) {
+  std::vector<uint8_t> p(f.begin(), f.begin() + static_cast<long>(l3 + 40));
+  uint8_t next = f[l3 + 6];
+  p[l3 + 6] = ext.empty() ? next : ext[0].type;
+  for (size_t i = 0; i < ext.size(); ++i) {
+    const Ipv6Ext& e = ext[i];
+    const size_t at = p.size();
+    p.resize(at + (e.type == 44 ? 8 : (e.len + 1) * 8u), 0);
+    p[at] = i + 1 < ext.size() ? ext[i + 1].type : next;
+    if (e.type == 44) {
+      store16(p.data() + at + 2, static_cast<uint16_t>(e.frag_offset << 3 | (e.mf ? 1 : 0)));
+      store32(p.data() + at + 4, 0x12345678);
+    } else {
+      p[at + 1] = e.len;
+      p[at + 2] = 1;  // PadN over the rest
+      p[at + 3] = static_cast<uint8_t>(p.size() - at - 4);
+    }
+  }
+  const size_t added = p.size() - (l3 + 40);
+  p.insert(p.end(), f.begin() + static_cast<long>(l3 + 40), f.end());
+  store16(p.data() + l3 + 4, static_cast<uint16_t>(load16(p.data() + l3 + 4) + added));
+  return p;
+}
+
 FrameTuple tuple_of(const std::vector<uint8_t>& f, size_t l3) {
   const uint8_t* ip = f.data() + l3;
   char s[INET_ADDRSTRLEN], d[INET_ADDRSTRLEN];

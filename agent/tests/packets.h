@@ -31,6 +31,19 @@ struct Flow {
 
 // Frame bytes: Ethernet [+ VLAN] + IPv4/IPv6 + UDP/TCP/ICMP header + zero payload, checksums valid.
 std::vector<uint8_t> frame(const Flow& f);
+// One IPv6 extension header for with_ipv6_extensions: hop-by-hop (0), routing (43), destination options (60)
+// and anything the walker does not read through (AH 51, ESP 50, ...) take (len + 1) x 8 bytes of zeros and
+// PadN; a fragment header (44) is 8 bytes with the offset (8-byte units) and more-fragments flag.
+struct Ipv6Ext {
+  uint8_t type;
+  uint8_t len = 0;
+  uint16_t frag_offset = 0;
+  bool mf = false;
+};
+// The IPv6 frame with `ext` between its IPv6 header (at l3) and its upper layer, in order: next-header chain and
+// payload length fixed, the upper layer (and its checksum, which does not cover them) unchanged.
+std::vector<uint8_t> with_ipv6_extensions(const std::vector<uint8_t>& frame, const std::vector<Ipv6Ext>& ext,
+                                          size_t l3 = 14);
 rte_mbuf* mbuf_of(const std::vector<uint8_t>& bytes);
 std::vector<uint8_t> bytes_of(const rte_mbuf* m);
 

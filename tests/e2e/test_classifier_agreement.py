@@ -245,16 +245,9 @@ def extensions_chain(tmp_path):
     return f
 
 
-# The agent's bare `icmp type` holds for later fragments (type read as 0); Click's IPFilter makes it a transport
-# test, first fragments only (ipfilter.cc: FIELD_ICMP_TYPE carries IP_PROTO_ICMP, so compile() adds the offset
-# test), and so does the synthesizer now. Group configs write `ip firstfrag` with it, so only NF configs run
-# verbatim differ, on `icmp type < 4` here. The fix is the agent's (agent/src/elements/ip_rules.cc, "icmp").
-AGENT_ICMP_TYPE = "agent: `icmp type` also holds for later fragments, Click's for first fragments only"
-
 CASES = [  # (chain, target, the IP classifiers to check: group configs' and the NFs' own)
     ("extensions", "NONE", ["g0.sw"]),
-    pytest.param("extensions", "NONE", ["nf.ext.ext"], id="extensions-NONE-nf",
-                 marks=pytest.mark.xfail(strict=True, reason=AGENT_ICMP_TYPE)),
+    pytest.param("extensions", "NONE", ["nf.ext.ext"], id="extensions-NONE-nf"),
     ("extensions", "OPENFLOW13", ["g0.sw"]),
     ("fw500-napt-lb-replies", "NONE", ["g0.sw", "g0.swr", "nf.fw.fw", "nf.napt.fam", "nf.napt.rfam", "nf.lb.web",
                                        "nf.lb.rweb"]),

@@ -1,12 +1,13 @@
 // HyperscanDPI(REGEX, ..., [OFFSET n]): deep packet inspection with Hyperscan. The patterns are compiled into one
 // database when the graph is built; each core's instance owns its scratch space. A packet whose bytes from the
-// IP payload on (or from OFFSET, when the IP header is not marked) match any pattern goes to output 1 if it is
-// connected, else it is dropped; other packets go to output 0. Patterns are PCRE-style, quoted if they contain
-// commas: HyperscanDPI("attack[0-9]+", "/etc/passwd").
+// IP payload on (IPv6: behind the extension headers; or from OFFSET, when the IP header is not marked) match any
+// pattern goes to output 1 if it is connected, else it is dropped; other packets go to output 0. Patterns are
+// PCRE-style, quoted if they contain commas: HyperscanDPI("attack[0-9]+", "/etc/passwd").
 #include <hs/hs.h>
 
 #include "core/annotations.h"
 #include "core/element.h"
+#include "elements/ipv6_ext.h"
 
 namespace metron {
 
@@ -53,7 +54,7 @@ class HyperscanDPI final : public Element {
       const PacketAnno a = anno(m);
       if (a.ip_ver == 4 || a.ip_ver == 6) {
         const uint8_t* ip = ip_header(m);
-        const int hl = a.ip_ver == 4 ? (ip[0] & 0xf) * 4 : 40;
+        const int hl = a.ip_ver == 4 ? (ip[0] & 0xf) * 4 : ipv6_upper_layer(ip, ip_bytes_left(m)).l4;
         data = ip + hl;
         len = ip_bytes_left(m) - hl;
       } else {

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <type_traits>
 
 #include "core/annotations.h"
+#include "elements/ipv6_ext.h"
 #include "utils/args.h"
 #include "utils/checksum.h"
 
@@ -256,9 +258,10 @@ class ExprParser {
     if (w == "icmp") {
       if (!at("type")) return icmp();
       ++i_;
-      // No first-fragment test: a later fragment's type reads as 0 (it has no ICMP header), as in the
-      // synthesizer's packet model and on OpenFlow switches, which classify the same packets (docs/contracts.md).
-      return all(icmp(), relation(Field::kIcmpType, "icmp type", &icmp_type_names()));
+      // A transport test, as in Click's IPFilter (FIELD_ICMP_TYPE carries the ICMP protocol, so it holds for
+      // first fragments only) and in the synthesizer (docs/contracts.md): a later fragment has no ICMP header,
+      // whatever type its key reads (0).
+      return all(all(icmp(), first_frag()), relation(Field::kIcmpType, "icmp type", &icmp_type_names()));
     }
     if (w == "tcp" && at("opt")) {
       ++i_;
@@ -575,6 +578,26 @@ int first_match(const std::vector<IpRule>& rules, const PacketFacts& f) {
   return -1;
 }
 
+namespace {
+
+// The transport fields a key holds (TCP/UDP ports and flags, ICMP/ICMPv6 type), read from the upper-layer header
+// of a first fragment at l4 with l4left bytes (maybe negative) left in the datagram: in network order for the
+// compiled classifiers' keys (FlowKey, FlowKey6), in host order for PacketFacts.
+template <typename Key>
+void read_transport(uint8_t proto, const uint8_t* l4, int l4left, Key* k) {
+  constexpr bool kNet = !std::is_same_v<Key, PacketFacts>;
+  if ((proto == 6 || proto == 17) && l4left >= 4) {
+    std::memcpy(&k->sport, l4, 2);
+    std::memcpy(&k->dport, l4 + 2, 2);
+    if constexpr (!kNet) k->sport = ntohs(k->sport), k->dport = ntohs(k->dport);
+    if (proto == 6 && l4left >= 14) k->tcp_flags = kNet ? htons(l4[13]) : l4[13];
+  } else if ((proto == 1 || proto == 58) && l4left >= 1) {  // an ICMP type in either IP version, as eval reads it
+    k->icmp_type = kNet ? htons(l4[0]) : l4[0];
+  }
+}
+
+}  // namespace
+
 bool packet_facts(rte_mbuf* m, PacketFacts* f) {
   const PacketAnno a = anno(m);
   if (a.ip_ver != 4 && a.ip_ver != 6) return false;
@@ -602,32 +625,18 @@ bool packet_facts(rte_mbuf* m, PacketFacts* f) {
     l4left = left - hl;
   } else {
     if (left < 40) return false;
-    f->proto = ip[6];
+    const Ipv6Upper u = ipv6_upper_layer(ip, left);  // behind the extension headers
+    f->proto = u.proto;
     f->ttl = ip[7];
     f->tos = static_cast<uint8_t>(load16(ip) >> 4);
-    f->first_frag = true;
-    f->mf = false;
+    f->first_frag = u.first_frag;
+    f->mf = u.mf;
     std::memcpy(f->src, ip + 8, 16);
     std::memcpy(f->dst, ip + 24, 16);
-    l4 = ip + 40;
-    l4left = left - 40;
-    if (f->proto == 44 && l4left >= 8) {  // fragment header: the upper layer follows it
-      f->proto = l4[0];
-      const uint16_t off = load16(l4 + 2);
-      f->first_frag = (off & 0xfff8) == 0;
-      f->mf = (off & 1) != 0;
-      l4 += 8;
-      l4left -= 8;
-    }
+    l4 = ip + u.l4;
+    l4left = u.end - u.l4;
   }
-  if (!f->first_frag) return true;
-  if ((f->proto == 6 || f->proto == 17) && l4left >= 4) {
-    f->sport = load16(l4);
-    f->dport = load16(l4 + 2);
-    if (f->proto == 6 && l4left >= 14) f->tcp_flags = l4[13];
-  } else if ((f->proto == 1 || f->proto == 58) && l4left >= 1) {
-    f->icmp_type = l4[0];
-  }
+  if (f->first_frag) read_transport(f->proto, l4, l4left, f);
   return true;
 }
 
@@ -679,16 +688,7 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
   k->mf = (frag & 0x2000) != 0;
   std::memcpy(&k->src, ip + 12, 4);
   std::memcpy(&k->dst, ip + 16, 4);
-  if (!k->first_frag) return true;
-  const uint8_t* l4 = ip + hl;
-  const int l4left = left - hl;
-  if ((k->proto == 6 || k->proto == 17) && l4left >= 4) {
-    std::memcpy(&k->sport, l4, 2);  // both already in network order
-    std::memcpy(&k->dport, l4 + 2, 2);
-    if (k->proto == 6 && l4left >= 14) k->tcp_flags = htons(l4[13]);
-  } else if ((k->proto == 1 || k->proto == 58) && l4left >= 1) {  // as packet_facts reads it
-    k->icmp_type = htons(l4[0]);
-  }
+  if (k->first_frag) read_transport(k->proto, ip + hl, left - hl, k);
   return true;
 }
 
@@ -698,31 +698,16 @@ bool ipv6_flow_key(rte_mbuf* m, FlowKey6* k) {
   const uint8_t* ip = ip_header(m);
   const int left = ip_bytes_left(m);
   if (left < 40) return false;
+  const Ipv6Upper u = ipv6_upper_layer(ip, left);  // behind the extension headers
   std::memset(k, 0, sizeof *k);
-  k->proto = ip[6];
-  k->first_frag = 1;
+  k->proto = u.proto;
+  k->first_frag = u.first_frag;
   k->ttl = ip[7];
   k->tos = static_cast<uint8_t>(load16(ip) >> 4);
+  k->mf = u.mf;
   std::memcpy(k->src, ip + 8, 16);
   std::memcpy(k->dst, ip + 24, 16);
-  const uint8_t* l4 = ip + 40;
-  int l4left = left - 40;
-  if (k->proto == 44 && l4left >= 8) {  // fragment header: the upper layer follows it
-    k->proto = l4[0];
-    const uint16_t off = load16(l4 + 2);
-    k->first_frag = (off & 0xfff8) == 0;
-    k->mf = off & 1;
-    l4 += 8;
-    l4left -= 8;
-  }
-  if (!k->first_frag) return true;
-  if ((k->proto == 6 || k->proto == 17) && l4left >= 4) {
-    std::memcpy(&k->sport, l4, 2);  // both already in network order
-    std::memcpy(&k->dport, l4 + 2, 2);
-    if (k->proto == 6 && l4left >= 14) k->tcp_flags = htons(l4[13]);
-  } else if ((k->proto == 1 || k->proto == 58) && l4left >= 1) {
-    k->icmp_type = htons(l4[0]);
-  }
+  if (k->first_frag) read_transport(k->proto, ip + u.l4, u.end - u.l4, k);
   return true;
 }
 

@@ -10,8 +10,9 @@
 // before the value (`port < 1024`, `ip ttl != 1`). `host`/`net`/`port` without src/dst match either side, `src
 // and dst` both; a bare value repeats the last address or port test (`dst port 80 or 443`). `icmp`, `proto
 // icmp` and `icmp type` mean ICMP for IPv4 packets and ICMPv6 for IPv6 ones. Port tests imply TCP or UDP (the
-// one named before `port`) and a first fragment; `tcp opt` implies TCP and a first fragment; `icmp type` reads
-// 0 in later fragments. This is the synthesizer's language (docs/contracts.md): tests/e2e/
+// one named before `port`) and a first fragment; `tcp opt` implies TCP and a first fragment; `icmp type`
+// implies ICMP and a first fragment (as in Click). IPv6 packets are read behind their extension headers
+// (ipv6_ext.h). This is the synthesizer's language (docs/contracts.md): tests/e2e/
 // test_classifier_agreement.py checks that both implementations classify packets alike.
 // Combinators: `not`/`!`, `and`/`&&` (also implied by juxtaposition), `or`/`||`, parentheses.
 #pragma once
@@ -29,9 +30,9 @@ namespace metron {
 // What the filter language can test about a packet (IPv4 or IPv6; addresses in network order).
 struct PacketFacts {
   uint8_t version = 4;
-  uint8_t proto = 0;  // IPv6: the upper-layer header after a fragment header, if any
+  uint8_t proto = 0;  // IPv6: the upper-layer header behind the extension headers (ipv6_ext.h)
   uint8_t ttl = 0, tos = 0;
-  bool first_frag = true, mf = false;
+  bool first_frag = true, mf = false;  // IPv6: from the fragment header (none: true, false)
   uint8_t src[16] = {}, dst[16] = {};  // IPv4 in the first 4 bytes
   uint16_t sport = 0, dport = 0;       // host order; 0 unless TCP/UDP first fragment
   uint8_t icmp_type = 0, tcp_flags = 0;

@@ -75,7 +75,8 @@ class PatternPool final : public PatternSelector {
   std::unique_ptr<MaglevTable> maglev_;
 };
 
-// Reads the tuple of a packet with a marked IP header; false if it is not TCP/UDP over IPv4/IPv6 or truncated.
+// Reads the tuple of a packet with a marked IP header (IPv6: behind its extension headers, ipv6_ext.h); false if
+// it is not TCP/UDP over IPv4/IPv6, a non-first fragment, or truncated.
 bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4);
 // Rewrites the packet's addresses/ports to `to` (same family), updating IPv4 and TCP/UDP checksums
 // incrementally.

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/annotations.h"
+#include "elements/ipv6_ext.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 #include "utils/checksum.h"
@@ -120,25 +121,29 @@ bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4) {
   uint8_t* ip = ip_header(m);
   const int left = ip_bytes_left(m);
   std::memset(t, 0, sizeof *t);
-  int hl;
+  int at, end;  // the transport header's offset and the end of what it may take, from the IP header
   if (a.ip_ver == 4) {
     if (left < 20) return false;
-    hl = (ip[0] & 0xf) * 4;
+    at = (ip[0] & 0xf) * 4;
+    end = left;
     t->proto = ip[9];
     if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
     std::memcpy(t->src, ip + 12, 4);
     std::memcpy(t->dst, ip + 16, 4);
   } else {
     if (left < 40) return false;
-    hl = 40;
-    t->proto = ip[6];  // extension headers are not walked: such packets are not TCP/UDP here
+    const Ipv6Upper u = ipv6_upper_layer(ip, left);  // behind the extension headers, as the classifiers read it
+    if (!u.first_frag) return false;
+    at = u.l4;
+    end = u.end;
+    t->proto = u.proto;
     t->v6 = 1;
     std::memcpy(t->src, ip + 8, 16);
     std::memcpy(t->dst, ip + 24, 16);
   }
   if (t->proto != 6 && t->proto != 17) return false;
-  if (left < hl + (t->proto == 6 ? 20 : 8)) return false;
-  *l4 = ip + hl;
+  if (end < at + (t->proto == 6 ? 20 : 8)) return false;
+  *l4 = ip + at;
   t->sport = load16(*l4);
   t->dport = load16(*l4 + 2);
   return true;
