@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -32,7 +33,9 @@
 #include "control/server.h"
 #endif
 #ifdef METRON_HAVE_DISPATCH
+#include "dispatch/dispatch_choice.h"
 #include "dispatch/fanout_port.h"
+#include "dispatch/port_probe.h"
 #include "dispatch/rss_port.h"
 #include "dispatch/rte_flow_dispatcher.h"
 #include "dispatch/steering_table.h"
@@ -76,6 +79,16 @@ const std::string kUsage =
     "                       worker, frames spread by flow hash (PACKET_FANOUT_HASH) with no tag affinity, so\n"
     "                       every group of a pipeline entering there runs on every worker core, each with its\n"
     "                       own flow state (GroupSpec.core is ignored); repeatable\n"
+    "  --dispatch PORT=MODE agent: how the DPDK port PORT fills the worker rx queues: rte-flow, vmdq, rss, single\n"
+    "                       (as the flags below, with the default rule table for rte-flow) or auto: the best mode\n"
+    "                       the port can set up (rte-flow > vmdq > rss > single). At start every DPDK port is probed\n"
+    "                       (rte_flow isolate/QUEUE/MARK/JUMP by rte_flow_validate, VMDq pools, RSS, MAC filters,\n"
+    "                       VLAN filter); a port asked for a mode it cannot run stops the agent naming the port and\n"
+    "                       the missing capability. GetResources reports, per port, the capabilities, the mode asked,\n"
+    "                       the mode chosen and every refusal. Ports named nowhere keep their driver's queue filling\n"
+    "                       (single); repeatable\n"
+    "  --dispatch-fallback  agent: a port refused the mode asked for runs the best mode below it that it can set\n"
+    "                       up instead of stopping the agent (the refusal is still reported)\n"
     "  --rte-flow PORT[,rules=N]  agent: the DPDK port PORT (from the EAL args or --port) dispatches group\n"
     "                       tags and NIC rules to worker rx queues with rte_flow rules the NIC runs; N is the\n"
     "                       size of its rule table (default ") + std::to_string(kRteFlowRules) + "). At start one\n"
@@ -102,15 +115,23 @@ const std::string kUsage =
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
 
+// A DPDK port's dispatch asked on the command line: `flag` as written (for errors), the mode in --dispatch's
+// spelling (dispatch/dispatch_choice.h), rte_flow's table size.
+struct PortDispatchFlag {
+  std::string flag;
+  std::string port;
+  std::string mode;
+  uint32_t rte_flow_rules = kRteFlowRules;
+};
+
 struct Options {
   std::vector<std::string> eal;
   std::vector<unsigned> cores;
   std::vector<std::string> ports;
   std::vector<std::string> fanout;
   std::vector<std::string> rss_fanout;
-  std::vector<std::string> rte_flow;
-  std::vector<std::string> vmdq;
-  std::vector<std::string> rss;
+  std::vector<PortDispatchFlag> dispatch;
+  bool dispatch_fallback = false;
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
@@ -126,6 +147,30 @@ struct Options {
 [[noreturn]] void die(const std::string& msg) {
   std::fprintf(stderr, "metron-agent: %s\n", msg.c_str());
   std::exit(2);
+}
+
+// --rte-flow PORT[,rules=N]: a comma, since PCI port names have colons.
+PortDispatchFlag rte_flow_flag(const std::string& spec) {
+  PortDispatchFlag f{"--rte-flow " + spec, spec.substr(0, spec.find(',')), "rte-flow", kRteFlowRules};
+  const size_t comma = spec.find(',');
+  if (comma != std::string::npos) {
+    const std::string opt = spec.substr(comma + 1);
+    if (opt.rfind("rules=", 0) != 0)
+      die(f.flag + ": expected PORT or PORT,rules=N after the port, got '" + opt + "'");
+    try {
+      f.rte_flow_rules = static_cast<uint32_t>(metron::parse_uint(opt.substr(6), "rules", 1u << 20));
+    } catch (const std::exception& e) {
+      die(f.flag + ": " + e.what());
+    }
+  }
+  return f;
+}
+
+// --dispatch PORT=MODE
+PortDispatchFlag dispatch_flag(const std::string& spec) {
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) die("--dispatch " + spec + ": expected PORT=MODE");
+  return {"--dispatch " + spec, spec.substr(0, eq), spec.substr(eq + 1), kRteFlowRules};
 }
 
 Options parse_args(int argc, char** argv) {
@@ -165,12 +210,15 @@ Options parse_args(int argc, char** argv) {
       o.fanout.push_back(value(a));
     } else if (a == "--rss-fanout") {
       o.rss_fanout.push_back(value(a));
-    } else if (a == "--rss") {
-      o.rss.push_back(value(a));
-    } else if (a == "--vmdq") {
-      o.vmdq.push_back(value(a));
+    } else if (a == "--rss" || a == "--vmdq") {
+      const std::string port = value(a);
+      o.dispatch.push_back({a + " " + port, port, a.substr(2), kRteFlowRules});
     } else if (a == "--rte-flow") {
-      o.rte_flow.push_back(value(a));
+      o.dispatch.push_back(rte_flow_flag(value(a)));
+    } else if (a == "--dispatch") {
+      o.dispatch.push_back(dispatch_flag(value(a)));
+    } else if (a == "--dispatch-fallback") {
+      o.dispatch_fallback = true;
     } else if (a == "--mbufs") {
       o.mbufs = static_cast<unsigned>(metron::parse_uint(value(a), "--mbufs", 1u << 24));
       if (o.mbufs == 0) die("--mbufs: must be at least 1");
@@ -327,58 +375,73 @@ int run_agent(const Options& o, metron::Engine& engine) {
   }
   // Declared after `steering`, so destroyed first: each removes its rules while its port is still open.
   std::vector<std::unique_ptr<metron::RteFlowDispatcher>> rte_flow;
-  for (const std::string& spec : o.rte_flow) {
-    // PORT[,rules=N]: a comma, since PCI port names have colons.
-    const size_t comma = spec.find(',');
-    const std::string name = spec.substr(0, comma);
-    uint32_t rules = kRteFlowRules;
-    if (comma != std::string::npos) {
-      const std::string opt = spec.substr(comma + 1);
-      if (opt.rfind("rules=", 0) != 0)
-        die("--rte-flow " + spec + ": expected PORT or PORT,rules=N after the port, got '" + opt + "'");
-      try {
-        rules = static_cast<uint32_t>(metron::parse_uint(opt.substr(6), "rules", 1u << 20));
-      } catch (const std::exception& e) {
-        die("--rte-flow " + spec + ": " + e.what());
-      }
-    }
-    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
-    if (port == nullptr)
-      die("--rte-flow " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
-    auto d = std::make_unique<metron::RteFlowDispatcher>(name, port->port_id(),
-                                                         static_cast<uint16_t>(engine.slot_count()), 0, rules);
-    grpc::Status s = d->probe();
-    if (s.ok()) s = steering.add_nic(d.get());
-    if (!s.ok()) die("--rte-flow " + name + ": the port cannot dispatch with rte_flow: " + s.error_message());
-    backend.add_steered_nic(name, metron::pb::DISPATCH_RTE_FLOW);
-    rte_flow.push_back(std::move(d));
-  }
-  for (const std::string& name : o.rss) {
-    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
-    if (port == nullptr)
-      die("--rss " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
-    grpc::Status s = metron::EnableRss(name, port->port_id(), port->rx_queues(), port->tx_queues());
-    if (!s.ok()) die("--rss " + name + ": " + s.error_message());
-    backend.add_rss_nic(name);
-  }
   std::vector<std::unique_ptr<metron::VmdqDispatcher>> vmdq;  // like rte_flow: removes its MACs before the port closes
-  for (const std::string& name : o.vmdq) {
-    auto* port = dynamic_cast<metron::DpdkPort*>(engine.port(name));
-    if (port == nullptr)
-      die("--vmdq " + name + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
-    rte_eth_dev_info info{};
-    if (rte_eth_dev_info_get(port->port_id(), &info) != 0) die("--vmdq " + name + ": cannot read the port's info");
-    std::unique_ptr<metron::VmdqDispatcher> d;
-    grpc::Status s = metron::EnableVmdq(port, info, static_cast<uint16_t>(engine.slot_count()), &d);
-    if (s.ok()) s = steering.add_nic(d.get());
-    if (!s.ok()) die("--vmdq " + name + ": " + s.error_message());
-    backend.add_steered_nic(name, metron::pb::DISPATCH_VMDQ);
-    vmdq.push_back(std::move(d));
+  std::map<std::string, const PortDispatchFlag*> asked;
+  for (const PortDispatchFlag& f : o.dispatch) {
+    if (dynamic_cast<metron::DpdkPort*>(engine.port(f.port)) == nullptr)
+      die(f.flag + ": no DPDK port of that name (ports come from --vdev/-a in the EAL args and --port)");
+    if (!asked.emplace(f.port, &f).second) die(f.flag + ": port " + f.port + " already has " + asked[f.port]->flag);
+  }
+  const auto workers = static_cast<uint16_t>(engine.slot_count());
+  for (metron::Port* p : engine.ports()) {
+    auto* port = dynamic_cast<metron::DpdkPort*>(p);
+    if (port == nullptr) continue;  // kernel interfaces (--fanout, --rss-fanout) have their mode by their flag
+    const std::string& name = port->name();
+    const metron::PortProbe probe = metron::ProbePort(name, port->port_id(), workers);
+    metron::pb::Nic report;
+    auto flag = asked.find(name);
+    if (flag == asked.end()) {
+      metron::DescribeProbe(probe, &report);
+      backend.set_nic_report(name, report);
+      continue;
+    }
+    const PortDispatchFlag& f = *flag->second;
+    metron::DispatchRequest req;
+    if (!metron::ParseDispatchMode(f.mode, &req))
+      die(f.flag + ": unknown mode '" + f.mode + "' (one of auto, rte-flow, vmdq, rss, single)");
+    req.fallback = o.dispatch_fallback;
+    auto enable = [&](metron::pb::DispatchMode mode) -> grpc::Status {
+      grpc::Status s;
+      if (mode == metron::pb::DISPATCH_RTE_FLOW) {
+        auto d = std::make_unique<metron::RteFlowDispatcher>(name, port->port_id(), workers, 0, f.rte_flow_rules);
+        s = d->probe();
+        if (s.ok()) s = steering.add_nic(d.get());
+        if (!s.ok())
+          return grpc::Status(s.error_code(), "the port cannot dispatch with rte_flow: " + s.error_message());
+        rte_flow.push_back(std::move(d));
+      } else if (mode == metron::pb::DISPATCH_VMDQ) {
+        rte_eth_dev_info info{};
+        if (rte_eth_dev_info_get(port->port_id(), &info) != 0)
+          return grpc::Status(grpc::StatusCode::INTERNAL, "cannot read the port's info");
+        std::unique_ptr<metron::VmdqDispatcher> d;
+        s = metron::EnableVmdq(port, info, workers, &d);
+        if (s.ok()) s = steering.add_nic(d.get());
+        if (!s.ok()) return s;
+        vmdq.push_back(std::move(d));
+      } else if (mode == metron::pb::DISPATCH_RSS) {
+        s = metron::EnableRss(name, port->port_id(), port->rx_queues(), port->tx_queues());
+        if (!s.ok()) return s;
+        backend.add_rss_nic(name);
+        return s;
+      }
+      if (mode != metron::pb::DISPATCH_SINGLE) backend.add_steered_nic(name, mode);
+      return s;
+    };
+    const grpc::Status s = metron::ChooseDispatch(probe, req, enable, &report);
+    if (!s.ok())
+      die(f.flag + ": " + s.error_message() +
+          (o.dispatch_fallback ? "" : " (--dispatch-fallback runs the port in the best mode below that it can)"));
+    backend.set_nic_report(name, report);
+    for (const auto& r : report.refusals())
+      std::fprintf(stderr, "metron-agent: %s: %s refused: %s\n", f.flag.c_str(),
+                   metron::DispatchModeName(r.mode()).c_str(), r.reason().c_str());
+    std::fprintf(stderr, "metron-agent: port %s dispatches with %s\n", name.c_str(),
+                 metron::DispatchModeName(report.active_mode()).c_str());
   }
 #else
-  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty() || !o.rss.empty())
-    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout, --rss, --rte-flow and --vmdq "
-        "unavailable");
+  if (!o.fanout.empty() || !o.rss_fanout.empty() || !o.dispatch.empty())
+    die("this build has no dispatch (src/dispatch): --fanout, --rss-fanout, --dispatch, --rss, --rte-flow and "
+        "--vmdq unavailable");
 #endif
   std::unique_ptr<metron::ControlServer> server;
   try {
@@ -441,9 +504,8 @@ int main(int argc, char** argv) {
     die(e.what());
   }
   const bool standalone = !o.config_file.empty();
-  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.rte_flow.empty() || !o.vmdq.empty() ||
-                     !o.rss.empty()))
-    die("--fanout, --rss-fanout, --rss, --rte-flow and --vmdq dispatch to groups deployed by the controller: agent mode only (no "
+  if (standalone && (!o.fanout.empty() || !o.rss_fanout.empty() || !o.dispatch.empty()))
+    die("--fanout, --rss-fanout, --dispatch, --rss, --rte-flow and --vmdq dispatch to groups deployed by the controller: agent mode only (no "
         "Click file)");
   std::vector<unsigned> cores = o.cores;
   if (cores.empty()) {
@@ -462,7 +524,9 @@ int main(int argc, char** argv) {
                                                         rte_lcore_count());
 #ifdef METRON_HAVE_DISPATCH
       if (!o.mbufs)
-        for (const std::string& name : o.vmdq) mbufs += metron::VmdqIdleMbufs(name, static_cast<uint16_t>(cores.size()));
+        for (const PortDispatchFlag& f : o.dispatch)  // VMDq may be chosen for an auto or falling-back port too
+          if (f.mode == "vmdq" || f.mode == "auto" || (o.dispatch_fallback && f.mode == "rte-flow"))
+            mbufs += metron::VmdqIdleMbufs(f.port, static_cast<uint16_t>(cores.size()));
 #endif
       pool = metron::packed_pktmbuf_pool("metron_pkts", mbufs);
       metron::Engine engine(cores, pool);

@@ -62,6 +62,12 @@ void EngineBackend::add_rss_nic(const std::string& nic) {
   rss_nics_.insert(nic);
 }
 
+void EngineBackend::set_nic_report(const std::string& nic, const pb::Nic& report) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  nic_reports_[nic] = report;
+}
+
 Status EngineBackend::rss_refusal(const Pipeline& p, const std::string& what) const {
   return Status(StatusCode::FAILED_PRECONDITION,
                 what + ": pipeline '" + p.id + "' enters at NIC '" + p.ingress +
@@ -208,10 +214,20 @@ Status EngineBackend::GetResources(const pb::GetResourcesRequest&, pb::ServerRes
     n->set_rx_queues(p->rx_queues());
     n->set_tx_queues(p->tx_queues());
     auto it = steered_.find(p->name());
+    auto report = nic_reports_.find(p->name());
+    const bool probed = report != nic_reports_.end();
     const pb::DispatchMode mode = it != steered_.end() ? it->second
-                                  : rss(p->name()) || p->rx_queues() > 1 ? pb::DISPATCH_RSS
-                                                                          : pb::DISPATCH_SINGLE;
-    n->add_dispatch_modes(mode);
+                                  : rss(p->name()) || (!probed && p->rx_queues() > 1) ? pb::DISPATCH_RSS
+                                                                                        : pb::DISPATCH_SINGLE;
+    if (probed) {
+      *n->mutable_dispatch_modes() = report->second.dispatch_modes();
+      n->set_requested_mode(report->second.requested_mode());
+      n->set_auto_mode(report->second.auto_mode());
+      *n->mutable_capabilities() = report->second.capabilities();
+      *n->mutable_refusals() = report->second.refusals();
+    } else {
+      n->add_dispatch_modes(mode);
+    }
     n->set_active_mode(mode);
     n->add_tag_types(pb::TAG_MAC);
     if (mode != pb::DISPATCH_VMDQ) n->add_tag_types(pb::TAG_VLAN);  // VMDq pools are chosen by whole MACs

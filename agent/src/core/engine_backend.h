@@ -39,6 +39,10 @@ class EngineBackend final : public AgentBackend {
   // affinity, so every group of a pipeline entering there runs on every worker core, each copy with its own flow
   // state (a flow stays on one core because the hash is per flow). GroupSpec.core is ignored for them.
   void add_rss_nic(const std::string& nic);
+  // How NIC `nic`'s dispatch was chosen at start (dispatch/dispatch_choice.h): the possible modes, what was
+  // asked, the probed capabilities and the refusals, reported as they are in GetResources. A NIC with a report
+  // that is neither steered nor RSS runs SINGLE (its driver's own queue filling).
+  void set_nic_report(const std::string& nic, const pb::Nic& report);
   // Flow state kept across agent restarts (core/state_store.h; not owned). The files already in the store are
   // the previous process's: each is offered once, to the first deployment of its group (DeployPipeline or
   // UpdatePipeline building it without state_from), imported before the group runs, and deleted once that
@@ -110,6 +114,7 @@ class EngineBackend final : public AgentBackend {
   NicRuleTable* nic_rules_ = nullptr;
   std::map<std::string, pb::DispatchMode> steered_;
   std::set<std::string> rss_nics_;
+  std::map<std::string, pb::Nic> nic_reports_;
   // Two locks so that reads never wait behind a deployment (building a large filter takes ~1 s):
   // change_mu_ serialises every change (validate, build, copy state, publish, steer) from start to end, so a
   // change sees pipelines_ stable without mu_; mu_ is held only to read pipelines_ from outside a change and,

@@ -11,6 +11,12 @@ uint64_t RssHashFunctions(uint64_t offered) {
   return offered & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
 }
 
+std::string RssMissing(const std::string& name, uint64_t offered) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(offered));
+  return "port " + name + " has no RSS over IP/TCP/UDP (its driver offers hash functions " + hex + ")";
+}
+
 grpc::Status EnableRss(const std::string& name, uint16_t port_id, uint16_t rxq, uint16_t txq) {
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(port_id, &info);
@@ -20,13 +26,7 @@ grpc::Status EnableRss(const std::string& name, uint16_t port_id, uint16_t rxq, 
   };
   if (rc != 0) return failed("info");
   const uint64_t hf = RssHashFunctions(info.flow_type_rss_offloads);
-  if (hf == 0) {
-    char offered[32];
-    std::snprintf(offered, sizeof offered, "0x%llx", static_cast<unsigned long long>(info.flow_type_rss_offloads));
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "port " + name + " has no RSS over IP/TCP/UDP (its driver offers hash functions " + offered +
-                            ")");
-  }
+  if (hf == 0) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, RssMissing(name, info.flow_type_rss_offloads));
   rte_eth_conf previous{};
   if ((rc = rte_eth_dev_conf_get(port_id, &previous)) != 0) return failed("reading its configuration");
   rte_eth_conf conf = previous;

@@ -14,6 +14,8 @@ namespace metron {
 // The hash functions asked of a NIC that offers `offered` (rte_eth_dev_info.flow_type_rss_offloads): IP, TCP and
 // UDP, as far as it has them; 0 when it has none of them.
 uint64_t RssHashFunctions(uint64_t offered);
+// Why port `name`, whose driver offers `offered`, cannot run RSS (for a port with RssHashFunctions(offered) == 0).
+std::string RssMissing(const std::string& name, uint64_t offered);
 
 // Reconfigures the started, not yet polled DPDK port `port_id` (named `name`, `rxq`/`txq` queues already set up)
 // for RSS and starts it again. FAILED_PRECONDITION naming the port when the NIC offers no IP/TCP/UDP hash;

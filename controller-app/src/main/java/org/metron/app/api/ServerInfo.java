@@ -1,6 +1,7 @@
 package org.metron.app.api;
 
 import com.google.common.collect.ImmutableList;
+import org.metron.drivers.server.NicDispatch;
 import org.onosproject.net.DeviceId;
 
 import java.util.List;
@@ -45,18 +46,25 @@ public final class ServerInfo {
         }
     }
 
-    /** One NIC: agent-local name, MAC, link state. */
+    /** One NIC: agent-local name, MAC, link state, how it dispatches tags to cores. */
     public static final class NicInfo {
         private final String name;
         private final String mac;
         private final boolean linkUp;
         private final int maxNicRules;
+        private final NicDispatch dispatch;
 
-        public NicInfo(String name, String mac, boolean linkUp, int maxNicRules) {
+        public NicInfo(String name, String mac, boolean linkUp, int maxNicRules, NicDispatch dispatch) {
             this.name = Objects.requireNonNull(name);
             this.mac = mac == null ? "" : mac;
             this.linkUp = linkUp;
             this.maxNicRules = maxNicRules;
+            this.dispatch = Objects.requireNonNull(dispatch);
+        }
+
+        /** The dispatch mode the agent chose, what was asked, the probed capabilities and the refusals. */
+        public NicDispatch dispatch() {
+            return dispatch;
         }
 
         public String name() {

@@ -5,12 +5,13 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
+import org.metron.drivers.server.NicDispatch;
 
 import java.util.stream.Collectors;
 
-/** Servers with per-core load as their agents report it now. */
+/** Servers with per-core load and per-NIC dispatch as their agents report them now. */
 @Service
-@Command(scope = "onos", name = "metron-servers", description = "Lists Metron servers with per-core load")
+@Command(scope = "onos", name = "metron-servers", description = "Lists Metron servers with per-core load and how each NIC dispatches")
 public class ServersCommand extends MetronCommand {
     @Override
     protected void run() {
@@ -24,6 +25,12 @@ public class ServersCommand extends MetronCommand {
                         s.freeCores(),
                         s.nics().stream().map(n -> n.name() + (n.linkUp() ? "" : "(down)"))
                                 .collect(Collectors.joining(",")));
+                for (ServerInfo.NicInfo n : s.nics()) {
+                    NicDispatch d = n.dispatch();
+                    print("    nic=%s dispatch=%s tags=%s possible=%s capabilities=%s refused=%s", n.name(),
+                            d.summary(), MetronText.tagTypes(d), MetronText.possibleModes(d), d.capabilitySummary(),
+                            MetronText.refusals(d));
+                }
                 for (ServerInfo.CoreInfo c : s.cores()) {
                     print("    core=%d load=%s %s", c.id(), MetronText.percent(c.load()),
                             c.pipeline().isEmpty() ? MetronText.coreUse(c) : "chain=" + c.pipeline());

@@ -14,6 +14,7 @@ import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
+import org.metron.drivers.server.NicDispatch;
 import org.onosproject.ui.table.TableModel;
 
 import java.util.Comparator;
@@ -44,6 +45,10 @@ public final class MetronTables {
     static final ViewTable CORES = new ViewTable("Core", "Server cores", "No Metron servers",
             (m, s, t) -> cores(m, t), "id", "", "server", "Server", "core", "Core", "use", "Used by",
             "load", "Load");
+    static final ViewTable NICS = new ViewTable("Nic", "Server NICs: how tags reach cores", "No Metron servers",
+            (m, s, t) -> nics(m, t), "id", "", "server", "Server", "nic", "NIC", "dispatch", "Dispatch",
+            "tags", "Tag types", "possible", "Possible modes", "capabilities", "Probed capabilities",
+            "refused", "Refused");
     static final ViewTable RULES = new ViewTable("Rule", "Switch rules per chain and device",
             "No switch rules installed", (m, s, t) -> rules(m, t), "id", "", "chain", "Chain", "device", "Device",
             "role", "Role", "rules", "Rules", "packets", "Packets", "bytes", "Bytes");
@@ -51,7 +56,7 @@ public final class MetronTables {
             MetronTables::problems, "id", "", "what", "What", "subject", "Chain or server", "detail", "Detail");
 
     /** Every table, in the order the views show them. */
-    public static final List<ViewTable> ALL = List.of(PROBLEMS, CHAINS, PLACEMENTS, TAGS, CORES,
+    public static final List<ViewTable> ALL = List.of(PROBLEMS, CHAINS, PLACEMENTS, TAGS, CORES, NICS,
             ScalingTables.GROUPS, ScalingTables.HISTORY, ScalingTables.FLOW_STATE, RULES, CLASSES);
 
     private MetronTables() {
@@ -127,6 +132,18 @@ public final class MetronTables {
                 t.addRow().cell("id", s.id() + "/" + c.id()).cell("server", s.id().toString())
                         .cell("core", Integer.toString(c.id())).cell("use", MetronText.coreUse(c))
                         .cell("load", MetronText.percent(c.load()));
+            }
+        }
+    }
+
+    static void nics(MetronService m, TableModel t) {
+        for (ServerInfo s : m.servers()) {
+            for (ServerInfo.NicInfo n : s.nics()) {
+                NicDispatch d = n.dispatch();
+                t.addRow().cell("id", s.id() + "/" + n.name()).cell("server", s.id().toString())
+                        .cell("nic", n.name() + (n.linkUp() ? "" : " (down)")).cell("dispatch", d.summary())
+                        .cell("tags", MetronText.tagTypes(d)).cell("possible", MetronText.possibleModes(d))
+                        .cell("capabilities", d.capabilitySummary()).cell("refused", MetronText.refusals(d));
             }
         }
     }

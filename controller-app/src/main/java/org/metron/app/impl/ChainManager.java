@@ -26,6 +26,7 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
+import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
@@ -782,7 +783,8 @@ public final class ChainManager implements MetronService, CompiledChains {
                                 c.getAvailable(), c.getPipelineId()))
                         .collect(Collectors.toList());
                 List<ServerInfo.NicInfo> nics = res.getNicsList().stream()
-                        .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules()))
+                        .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules(),
+                                NicDispatch.of(n)))
                         .collect(Collectors.toList());
                 out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
             } catch (Exception e) {

@@ -9,12 +9,14 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.TagType;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.NetworkDevice;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
+import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.onosproject.net.ConnectPoint;
@@ -26,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -128,7 +131,8 @@ public final class PlacementEngine {
         Fault fault = unreachable == rejected.size() ? Fault.AGENT_FAILURE : Fault.IMPOSSIBLE_PLACEMENT;
         throw new MetronException(fault, "chain " + chain + " needs " + coresNeeded + " free cores"
                 + (flowState.isEmpty() ? "" : ", the flow memory of its declared capacities") + " and "
-                + d.nics() + " NIC(s) reachable from " + d.ingressPoint() + "; no server fits: " + reasons);
+                + d.nics() + " NIC(s), the ingress one reachable from " + d.ingressPoint() + " and dispatching "
+                + tagName(d.tagType()) + " tags; no server fits: " + reasons);
     }
 
     /** One server's answer to "can you take it?". */
@@ -167,6 +171,7 @@ public final class PlacementEngine {
         List<String> usable = new ArrayList<>();
         String nic = null;
         boolean nicRules = false;
+        List<String> cannotTag = new ArrayList<>();
         for (Nic n : res.getNicsList()) {
             Optional<ConnectPoint> at = s.attachment(n.getName());
             if (!n.getLinkUp() || at.isEmpty()) {
@@ -174,13 +179,21 @@ public final class PlacementEngine {
             }
             usable.add(n.getName());
             if (nic == null && network.path(d.ingressPoint(), at.get()).isPresent()) {
+                // the ingress NIC steers the chain's group tags to its cores: it must dispatch their type
+                String refusal = tagRefusal(n, d.tagType());
+                if (!refusal.isEmpty()) {
+                    cannotTag.add(refusal);
+                    continue;
+                }
                 nic = n.getName();
                 nicRules = n.getMaxNicRules() > 0;
             }
         }
         if (usable.size() < d.nics() || nic == null) {
-            return new Probe(null, usable.size() + " usable NICs" + (nic == null ? ", none reachable from "
-                    + d.ingressPoint() : ""), false);
+            return new Probe(null, usable.size() + " usable NICs" + (nic != null ? ""
+                    : cannotTag.isEmpty() ? ", none reachable from " + d.ingressPoint()
+                    : ", none of those reachable from " + d.ingressPoint() + " can dispatch " + tagName(d.tagType())
+                            + " tags: " + String.join("; ", cannotTag)), false);
         }
         String egressNic = null;
         for (String n : usable) {
@@ -196,6 +209,25 @@ public final class PlacementEngine {
         double load = stats.getCoresList().stream().mapToDouble(CoreStats::getLoad).average().orElse(0);
         return new Probe(new ServerChoice(s, nic, egressNic, free.subList(0, coresNeeded),
                 new HashSet<>(res.getTagsInUseList()), load, 0, nicRules), "", false);
+    }
+
+    /**
+     * Why NIC {@code n} cannot steer group tags of {@code type} to cores, naming it, its dispatch mode and the
+     * missing capability; empty when it can.
+     */
+    static String tagRefusal(Nic n, TagType type) {
+        NicDispatch dispatch = NicDispatch.of(n);
+        if (dispatch.dispatches(tagName(type))) {
+            return "";
+        }
+        String has = dispatch.tagTypes().isEmpty() ? "no tag types" : String.join(", ", dispatch.tagTypes())
+                + " tags only";
+        return "NIC " + n.getName() + " dispatches with " + dispatch.summary() + ", which steers " + has + " (no "
+                + tagName(type) + " tag dispatch)";
+    }
+
+    private static String tagName(TagType type) {
+        return type.name().toLowerCase(Locale.ROOT);
     }
 
     /**

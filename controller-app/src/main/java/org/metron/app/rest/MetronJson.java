@@ -3,6 +3,7 @@ package org.metron.app.rest;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.agent.v1.NicCapabilities;
 import org.metron.app.api.Chain;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
@@ -13,6 +14,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
+import org.metron.drivers.server.NicDispatch;
 import org.onosproject.net.flow.FlowRule;
 
 import java.io.IOException;
@@ -148,6 +150,47 @@ public final class MetronJson {
             nn.put("mac", nic.mac());
             nn.put("linkUp", nic.linkUp());
             nn.put("maxNicRules", nic.maxNicRules());
+            nn.set("dispatch", dispatch(nic.dispatch()));
+        }
+        return n;
+    }
+
+    /**
+     * A NIC's dispatch: the mode it runs, the mode asked (absent when none was), whether the agent chose it
+     * ("auto"), the modes possible, the tag types it steers, the probed capabilities (absent for a kernel
+     * interface, which is not probed) and the refused modes with their reasons.
+     */
+    public static ObjectNode dispatch(NicDispatch d) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("mode", d.active());
+        if (!d.requested().isEmpty()) {
+            n.put("requested", d.requested());
+        }
+        n.put("auto", d.automatic());
+        n.put("summary", d.summary());
+        d.possible().forEach(n.putArray("possible")::add);
+        d.tagTypes().forEach(n.putArray("tagTypes")::add);
+        if (d.probed()) {
+            NicCapabilities c = d.capabilities();
+            ObjectNode cn = n.putObject("capabilities");
+            cn.put("driver", c.getDriver());
+            cn.put("maxRxQueues", c.getMaxRxQueues());
+            cn.put("rteFlow", c.getRteFlow());
+            cn.put("rteFlowIsolate", c.getRteFlowIsolate());
+            cn.put("rteFlowQueue", c.getRteFlowQueue());
+            cn.put("rteFlowMark", c.getRteFlowMark());
+            cn.put("rteFlowJump", c.getRteFlowJump());
+            cn.put("vmdqPools", c.getVmdqPools());
+            cn.put("rssOffloads", "0x" + Long.toHexString(c.getRssOffloads()));
+            cn.put("retaSize", c.getRetaSize());
+            cn.put("maxMacAddrs", c.getMaxMacAddrs());
+            cn.put("vlanFilter", c.getVlanFilter());
+            c.getRteFlowErrorsList().forEach(cn.putArray("rteFlowErrors")::add);
+            cn.put("summary", d.capabilitySummary());
+        }
+        ArrayNode refusals = n.putArray("refusals");
+        for (NicDispatch.Refusal r : d.refusals()) {
+            refusals.addObject().put("mode", r.mode()).put("reason", r.reason());
         }
         return n;
     }

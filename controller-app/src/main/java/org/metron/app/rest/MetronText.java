@@ -6,6 +6,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagType;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.TrafficClassInfo.Classification;
+import org.metron.drivers.server.NicDispatch;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.instructions.Instruction;
 
@@ -147,6 +148,21 @@ public final class MetronText {
             return "drop";
         }
         return all.stream().map(Object::toString).collect(Collectors.joining(", "));
+    }
+
+    /** A NIC's tag types ("mac, vlan"), or {@link #NONE}. */
+    public static String tagTypes(NicDispatch d) {
+        return d.tagTypes().isEmpty() ? NONE : String.join(", ", d.tagTypes());
+    }
+
+    /** The modes a NIC's probe found possible, best first, or {@link #NONE}. */
+    public static String possibleModes(NicDispatch d) {
+        return d.possible().isEmpty() ? NONE : String.join(", ", d.possible());
+    }
+
+    /** The modes refused with why, or {@link #NONE}. */
+    public static String refusals(NicDispatch d) {
+        return d.refusals().isEmpty() ? NONE : d.refusalSummary();
     }
 
     /** What a core is used for. */

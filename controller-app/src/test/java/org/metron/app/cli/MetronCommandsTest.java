@@ -74,6 +74,8 @@ public class MetronCommandsTest {
         String s = run(new ServersCommand());
         assertTrue(s, s.contains("core=0 load=10% chain=web"));
         assertTrue(s, s.contains("core=3 load=10% free"));
+        assertTrue(s, s.contains("    nic=eth1 dispatch=fanout tags=mac, vlan possible=fanout capabilities=not probed "
+                + "refused=-\n"));
 
         RulesCommand rules = new RulesCommand();
         rules.device = Fixtures.S2;

@@ -37,6 +37,14 @@ public class MetronTablesTest {
         assertEquals("10%", cores.getRows()[0].get("load"));
         assertEquals("gui", cores.getRows()[1].get("use"));
         assertEquals("free", cores.getRows()[2].get("use"));
+
+        TableModel nics = MetronTables.NICS.rows(w.manager, null);
+        assertEquals(2, nics.rowCount());
+        assertEquals("eth0", nics.getRows()[0].get("nic"));
+        assertEquals("fanout", nics.getRows()[0].get("dispatch"));
+        assertEquals("mac, vlan", nics.getRows()[0].get("tags"));
+        assertEquals("not probed", nics.getRows()[0].get("capabilities"));
+        assertEquals("no refusal: a word, not an empty cell", "-", nics.getRows()[0].get("refused"));
     }
 
     /** The ONOS view's HTML has a section for every table, with every column a title is given for. */

@@ -3,6 +3,8 @@ package org.metron.app.impl;
 import org.junit.Before;
 import org.junit.Test;
 import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.DispatchMode;
+import org.metron.agent.v1.TagType;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -245,6 +247,23 @@ public class ChainManagerTest {
         assertTrue(e.getMessage(), e.getMessage().contains(Fixtures.serverId(0) + ": 4 free cores")
                 && e.getMessage().contains(Fixtures.serverId(1) + ": 4 free cores"));
         assertEquals(0, w.switches.total());
+    }
+
+    /** Servers whose NICs dispatch with VMDq MAC pools take MAC-tagged chains but refuse VLAN-tagged ones. */
+    @Test
+    public void aVlanChainIsRefusedWhereEveryNicDispatchesMacPoolsOnly() {
+        World pools = new World(2, Fixtures.synthesis(), 42, DispatchMode.DISPATCH_VMDQ, TagType.TAG_MAC);
+        MetronException e = assertThrows(MetronException.class,
+                () -> pools.manager.submit(Fixtures.chainJson("v", "vlan", 1, 1)));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, e.fault());
+        for (int i = 0; i < 2; i++) {
+            assertTrue(e.getMessage(), e.getMessage().contains(Fixtures.serverId(i) + ": 2 usable NICs, none of "
+                    + "those reachable from " + Fixtures.S1 + "/1 can dispatch vlan tags: NIC eth0 dispatches with "
+                    + "vmdq, which steers mac tags only (no vlan tag dispatch)"));
+        }
+        assertEquals(0, pools.switches.total());
+        assertTrue(pools.agents.stream().allMatch(a -> a.pipelines().isEmpty()));
+        assertEquals(ChainState.ACTIVE, pools.manager.submit(Fixtures.chainJson("m", "mac", 1, 1)).state());
     }
 
     @Test

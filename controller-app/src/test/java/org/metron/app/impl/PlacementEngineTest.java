@@ -1,6 +1,7 @@
 package org.metron.app.impl;
 
 import org.junit.Test;
+import org.metron.agent.v1.DispatchMode;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.MetronException;
@@ -103,6 +104,42 @@ public class PlacementEngineTest {
                 () -> e.chooseServer(C, spec(1, 3), 1, d -> Set.of()));
         assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
         assertTrue(ex.getMessage(), ex.getMessage().contains("2 usable NICs"));
+    }
+
+    /**
+     * A chain with VLAN tags is not placed on a server whose ingress NIC dispatches with VMDq MAC pools (what the
+     * agent reports for --vmdq: MAC tags only); where no server can, the refusal names server, NIC, mode and the
+     * missing tag type. The same servers take a MAC-tagged chain.
+     */
+    @Test
+    public void vlanChainsGoOnlyWhereTheIngressNicDispatchesVlanTags() {
+        TestServers servers = new TestServers();
+        TestAgent pools = new TestAgent("pools:1", 4, 0.0)
+                .nic("eth0", true, 0, DispatchMode.DISPATCH_VMDQ, org.metron.agent.v1.TagType.TAG_MAC)
+                .nic("eth1", true, 0, DispatchMode.DISPATCH_VMDQ, org.metron.agent.v1.TagType.TAG_MAC);
+        TestAgent fanout = new TestAgent("fanout:1", 4, 0.9).nic("eth0", true, 0).nic("eth1", true, 0);
+        servers.add(Fixtures.server(0, pools));
+        servers.add(Fixtures.server(1, fanout));
+        PlacementEngine e = new PlacementEngine(servers, Fixtures.network(2), switches, new Random(1),
+                Duration.ofSeconds(1));
+        DeploymentSpec vlan = new DeploymentSpec(TagType.VLAN, 1, 4, false, IN, OUT, 1);
+        for (int i = 0; i < 10; i++) {
+            assertEquals("the less loaded server cannot dispatch VLAN tags", Fixtures.serverId(1),
+                    e.chooseServer(C, vlan, 1, d -> Set.of()).server().id().toString());
+        }
+        assertEquals("MAC tags: the less loaded one", Fixtures.serverId(0),
+                e.chooseServer(C, spec(1, 1), 1, d -> Set.of()).server().id().toString());
+
+        TestServers onlyPools = new TestServers();
+        onlyPools.add(Fixtures.server(0, pools));
+        MetronException ex = assertThrows(MetronException.class, () -> new PlacementEngine(onlyPools,
+                Fixtures.network(1), switches, new Random(1), Duration.ofSeconds(1))
+                .chooseServer(C, vlan, 1, d -> Set.of()));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, ex.fault());
+        assertTrue(ex.getMessage(), ex.getMessage().contains(Fixtures.serverId(0) + ": 2 usable NICs, none of those "
+                + "reachable from " + IN + " can dispatch vlan tags: NIC eth0 dispatches with vmdq, which steers "
+                + "mac tags only (no vlan tag dispatch)"));
+        assertTrue(ex.getMessage(), ex.getMessage().contains("dispatching vlan tags; no server fits"));
     }
 
     /** A chain whose NAPT declares MAPPING_CAPACITY 1,000,000, synthesized for software classification. */

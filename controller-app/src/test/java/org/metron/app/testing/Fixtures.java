@@ -1,5 +1,7 @@
 package org.metron.app.testing;
 
+import org.metron.agent.v1.DispatchMode;
+import org.metron.agent.v1.TagType;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
@@ -106,10 +108,15 @@ public final class Fixtures {
         public final ChainManager manager;
 
         public World(int n, Synthesis synthesis, long seed) {
+            this(n, synthesis, seed, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
+        }
+
+        /** A world whose servers' NICs all dispatch in {@code mode}, steering {@code tagTypes}. */
+        public World(int n, Synthesis synthesis, long seed, DispatchMode mode, TagType... tagTypes) {
             network = network(n);
             for (int i = 0; i < n; i++) {
                 TestAgent a = new TestAgent("10.0.0." + (i + 1) + ":50051", 4, 0.1 * (i + 1))
-                        .nic("eth0", true, 128).nic("eth1", true, 128);
+                        .nic("eth0", true, 128, mode, tagTypes).nic("eth1", true, 128, mode, tagTypes);
                 agents.add(a);
                 servers.add(server(i, a));
             }

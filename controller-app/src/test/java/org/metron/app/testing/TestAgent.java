@@ -3,6 +3,7 @@ package org.metron.app.testing;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.CoreStats;
 import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.DispatchMode;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.GroupStatus;
 import org.metron.agent.v1.HealthReply;
@@ -19,6 +20,7 @@ import org.metron.agent.v1.PipelineStatus;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.Stats;
+import org.metron.agent.v1.TagType;
 import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentException;
@@ -62,9 +64,16 @@ public final class TestAgent implements AgentClient {
         this.load = load;
     }
 
+    /** A NIC dispatching as the real agent's kernel fanout does: MAC and VLAN tags. */
     public TestAgent nic(String name, boolean linkUp, int maxNicRules) {
+        return nic(name, linkUp, maxNicRules, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
+    }
+
+    /** A NIC in dispatch mode {@code mode}, steering the tag types the real agent reports for it. */
+    public TestAgent nic(String name, boolean linkUp, int maxNicRules, DispatchMode mode, TagType... tagTypes) {
         nics.add(Nic.newBuilder().setName(name).setMac("00:00:00:00:00:0" + nics.size()).setLinkUp(linkUp)
-                .setMaxNicRules(maxNicRules).setRxQueues(cores).setTxQueues(cores).build());
+                .setMaxNicRules(maxNicRules).setRxQueues(cores).setTxQueues(cores).setActiveMode(mode)
+                .addDispatchModes(mode).addAllTagTypes(List.of(tagTypes)).build());
         return this;
     }
 

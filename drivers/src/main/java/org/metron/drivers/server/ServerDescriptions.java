@@ -47,6 +47,10 @@ public final class ServerDescriptions {
     public static final String DISPATCH_MODES = "dispatchModes";
     public static final String ACTIVE_DISPATCH = "activeDispatch";
     public static final String TAG_TYPES = "tagTypes";
+    /** How the mode was chosen ({@link NicDispatch#summary()}), the probe's answers, the modes refused. */
+    public static final String DISPATCH = "dispatch";
+    public static final String DISPATCH_CAPABILITIES = "dispatchCapabilities";
+    public static final String DISPATCH_REFUSALS = "dispatchRefusals";
     public static final String MAX_NIC_RULES = "maxNicRules";
     public static final String NUMA_NODE = "numaNode";
 
@@ -77,6 +81,7 @@ public final class ServerDescriptions {
         NicPorts numbering = NicPorts.of(r);
         List<PortDescription> ports = new ArrayList<>(r.getNicsCount());
         for (Nic nic : r.getNicsList()) {
+            NicDispatch dispatch = NicDispatch.of(nic);
             DefaultAnnotations a = DefaultAnnotations.builder()
                     .set(MAC, nic.getMac())
                     .set(RX_QUEUES, Integer.toString(nic.getRxQueues()))
@@ -86,6 +91,9 @@ public final class ServerDescriptions {
                     .set(ACTIVE_DISPATCH, nic.getActiveMode().name())
                     .set(TAG_TYPES, nic.getTagTypesList().stream().map(TagType::name)
                             .collect(Collectors.joining(",")))
+                    .set(DISPATCH, dispatch.summary())
+                    .set(DISPATCH_CAPABILITIES, dispatch.capabilitySummary())
+                    .set(DISPATCH_REFUSALS, dispatch.refusalSummary())
                     .set(MAX_NIC_RULES, Integer.toString(nic.getMaxNicRules()))
                     .set(NUMA_NODE, Integer.toString(nic.getNumaNode()))
                     .set(org.onosproject.net.AnnotationKeys.PORT_NAME, nic.getName())

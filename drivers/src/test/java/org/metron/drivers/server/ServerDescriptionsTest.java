@@ -3,7 +3,9 @@ package org.metron.drivers.server;
 import org.junit.Test;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.DispatchMode;
+import org.metron.agent.v1.DispatchRefusal;
 import org.metron.agent.v1.Nic;
+import org.metron.agent.v1.NicCapabilities;
 import org.metron.agent.v1.PortStats;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.Stats;
@@ -71,6 +73,42 @@ public class ServerDescriptionsTest {
         assertEquals("net_null0", p1.annotations().value(AnnotationKeys.PORT_NAME));
         assertFalse(ports.get(1).isEnabled());
         assertEquals(PortNumber.portNumber(2), ports.get(1).portNumber());
+    }
+
+    /** What a net_ring port asked for VMDq with --dispatch-fallback reports (values as port_probe_test finds). */
+    private static final Nic FELL_BACK = Nic.newBuilder().setName("net_ring0").setLinkUp(true)
+            .addDispatchModes(DispatchMode.DISPATCH_SINGLE).setActiveMode(DispatchMode.DISPATCH_SINGLE)
+            .setRequestedMode(DispatchMode.DISPATCH_VMDQ).addTagTypes(TagType.TAG_MAC).addTagTypes(TagType.TAG_VLAN)
+            .setCapabilities(NicCapabilities.newBuilder().setDriver("net_ring").setMaxRxQueues(16)
+                                     .setMaxMacAddrs(1).addRteFlowErrors("queue: Function not implemented"))
+            .addRefusals(DispatchRefusal.newBuilder().setMode(DispatchMode.DISPATCH_VMDQ)
+                                 .setReason("port net_ring0 has no VMDq (its driver reports max_vmdq_pools 0)"))
+            .addRefusals(DispatchRefusal.newBuilder().setMode(DispatchMode.DISPATCH_RSS)
+                                 .setReason("port net_ring0 has no RSS over IP/TCP/UDP"))
+            .build();
+
+    @Test
+    public void dispatchChoiceIsReadableOnThePort() {
+        PortDescription p = ServerDescriptions.ports(ServerResources.newBuilder().addNics(FELL_BACK).build()).get(0);
+        assertEquals("single (asked vmdq)", p.annotations().value(ServerDescriptions.DISPATCH));
+        assertEquals("net_ring: no rte_flow; no VMDq; no rss; 1 MAC; no vlan filter",
+                     p.annotations().value(ServerDescriptions.DISPATCH_CAPABILITIES));
+        assertEquals("vmdq: port net_ring0 has no VMDq (its driver reports max_vmdq_pools 0); "
+                             + "rss: port net_ring0 has no RSS over IP/TCP/UDP",
+                     p.annotations().value(ServerDescriptions.DISPATCH_REFUSALS));
+        NicDispatch d = NicDispatch.of(FELL_BACK);
+        assertEquals("vmdq", d.requested());
+        assertEquals(List.of("single"), d.possible());
+        assertTrue(d.dispatches("VLAN"));
+        assertTrue(d.probed());
+        NicDispatch fanout = NicDispatch.of(RES.getNics(0));
+        assertEquals("rte-flow", fanout.summary());
+        assertEquals("not probed", fanout.capabilitySummary());
+        assertEquals("", fanout.requested());
+        NicDispatch pools = NicDispatch.of(Nic.newBuilder().setActiveMode(DispatchMode.DISPATCH_VMDQ).setAutoMode(true)
+                                                   .addTagTypes(TagType.TAG_MAC).build());
+        assertEquals("vmdq (auto)", pools.summary());
+        assertFalse(pools.dispatches("vlan"));
     }
 
     @Test
