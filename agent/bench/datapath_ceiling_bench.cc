@@ -31,23 +31,9 @@
 #include "elements/flow_table.h"
 #include "elements/ip_rules.h"
 #include "elements/rewriter.h"
+#include "pcap_frames.h"
 
 namespace {
-
-std::vector<std::vector<uint8_t>> read_pcap(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  char gh[24];
-  in.read(gh, sizeof gh);
-  std::vector<std::vector<uint8_t>> frames;
-  uint32_t rh[4];
-  while (in.read(reinterpret_cast<char*>(rh), sizeof rh)) {
-    std::vector<uint8_t> f(rh[2]);
-    in.read(reinterpret_cast<char*>(f.data()), rh[2]);
-    frames.push_back(std::move(f));
-  }
-  return frames;
-}
 
 double thread_cpu_seconds() {
   timespec ts{};
@@ -91,7 +77,7 @@ int main(int argc, char** argv) {
     }
   }
   // Classifier keys and flow tuples of every frame, read by the agent's own parsers from a marked mbuf.
-  const auto frames = read_pcap(argv[2]);
+  const auto frames = metron::bench::read_pcap(argv[2]);
   std::vector<metron::FlowKey> keys(frames.size());
   std::vector<metron::Key4> tuples(frames.size());
   rte_mbuf* m = rte_pktmbuf_alloc(pool);

@@ -61,6 +61,9 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
   }
   self.profile_stage(0);
   rw.table().lookup(ptrs, nk, found);
+  // Every hit's record is read and written below: start all their cache misses now, so they overlap.
+  for (unsigned j = 0; j < nk; ++j)
+    if (found[j] >= 0) rw.table().prefetch(static_cast<uint32_t>(found[j]) >> 1);
   self.profile_stage(1);
   for (unsigned j = 0; j < nk; ++j) {
     int32_t r = found[j];
@@ -113,8 +116,7 @@ class SynthRewriter final : public Element {
           return 0;
         },
         [](const FlowMeta&, bool reply) { return reply ? 1 : 0; });
-    uint16_t i = 0;
-    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+    push_to_outputs(b, res);
   }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
@@ -294,8 +296,7 @@ class IPRewriter final : public Element {
           return all_[k].fout;
         },
         [](const FlowMeta& r, bool reply) { return reply ? r.rout : r.fout; });
-    uint16_t i = 0;
-    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+    push_to_outputs(b, res);
   }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
