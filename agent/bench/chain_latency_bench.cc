@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -174,5 +175,6 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long>(dropped));
     }
   }
+  graph->report(std::cerr);  // flows held, mapping failures, drops: what the figures were measured with
   return 0;
 }

@@ -120,12 +120,15 @@ done
 
 # 1M flows: the chain fed from memory by chain_latency_bench (closed loop, every flow in the table first), against
 # the same bench on the 100k-flow trace in the same run (the pcap vdev would need an mbuf per frame of a 1M trace).
-GROUP_CHAIN_1M=$(cfg chain_group_1m "input -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 1048576) -> DecIPTTL -> Unstrip(14) -> [0]output;")
+# One NAPT address maps at most 64,512 flows per backend (4 x 64,512 < 1M): the NAPT side has 16 addresses here,
+# each pattern one address towards one backend (64 patterns, Maglev over them).
+LB1M=$(for a in $(seq 1 16); do for b in 10 11 12 13; do printf 'PATTERN 5.5.5.%s 1024-65535 10.0.0.%s 80, ' "$a" "$b"; done; done)
+GROUP_CHAIN_1M=$(cfg chain_group_1m "input -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter(${LB1M}SELECT maglev, CAPACITY 1048576) -> DecIPTTL -> Unstrip(14) -> [0]output;")
 m=() b=()
 for _ in $(seq "$ROUNDS"); do
   m+=("$("$BUILD/chain_latency_bench" "$GROUP_CHAIN_1M" "$DATA/flows1m.pcap" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
   b+=("$("$BUILD/chain_latency_bench" "$GROUP_CHAIN" "$TRACE" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
 done
-write agent_chain_1m_flows "FW(1000)->NAPT->LB synthesized, 1M flows (CAPACITY 1048576), closed loop from memory, wall-clock Mpps" \
+write agent_chain_1m_flows "FW(1000)->NAPT->LB synthesized, 1M flows (CAPACITY 1048576, 16 NAPT addresses x 4 backends), closed loop from memory, wall-clock Mpps" \
   "$(col 1 "${m[@]}")" Mpps "same bench, 100k-flow trace" "$(col 1 "${b[@]}")" \
   "\"cpu_value\": $(col 2 "${m[@]}"), \"baseline_cpu_value\": $(col 2 "${b[@]}")"
