@@ -135,12 +135,6 @@ class FlowTable {
     return s == kWanted || s == kReady;
   }
 
-  // Brings record idx into the cache ahead of its use (a batch prefetches all its records before touching one).
-  void prefetch(uint32_t idx) const {
-    const uint8_t* r = record(idx);
-    __builtin_prefetch(r, 1);
-    __builtin_prefetch(r + stride_ - 1, 1);
-  }
   FlowMeta& meta(uint32_t idx) { return *reinterpret_cast<FlowMeta*>(record(idx)); }
   const FlowMeta& meta(uint32_t idx) const { return *reinterpret_cast<const FlowMeta*>(record(idx)); }
   Tuple orig(uint32_t idx) const { return decode(record(idx) + sizeof(FlowMeta)); }

@@ -61,9 +61,6 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
   }
   self.profile_stage(0);
   rw.table().lookup(ptrs, nk, found);
-  // Every hit's record is read and written below: start all their cache misses now, so they overlap.
-  for (unsigned j = 0; j < nk; ++j)
-    if (found[j] >= 0) rw.table().prefetch(static_cast<uint32_t>(found[j]) >> 1);
   self.profile_stage(1);
   for (unsigned j = 0; j < nk; ++j) {
     int32_t r = found[j];
