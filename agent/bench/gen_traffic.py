@@ -6,6 +6,8 @@
                                         tagged for group 1 (dst MAC 02:4d:00:01:00:00)
   gen_traffic.py rules6 N OUT           the same rule shapes over IPv6 prefixes (2001:db8:A:B::/64 sources)
   gen_traffic.py pcap6 FRAMES FLOWS OUT 62-byte IPv6/UDP frames (the smallest IPv6 UDP frame) over FLOWS flows
+  gen_traffic.py split IN OUT0 OUT1     IN's IPv4 frames in two traces by a hash of their 5-tuple (every flow in
+                                        one of them, as RSS spreads flows over two queues)
 
 Addresses are drawn from the same pools as the rules so that rules match realistically; a fixed seed makes
 every run use the same inputs.
@@ -13,6 +15,7 @@ every run use the same inputs.
 import random
 import struct
 import sys
+import zlib
 
 from scapy.all import Ether, IP, IPv6, TCP, UDP, Raw, wrpcap  # noqa: E402
 
@@ -81,6 +84,25 @@ def pcap6(frames, flows, out):
     _write_pcap(out, cache, frames)
 
 
+def split(src, out0, out1):
+    with open(src, "rb") as r:
+        header, data = r.read(24), r.read()
+    outs = [bytearray(header), bytearray(header)]
+    at = 0
+    while at + 16 <= len(data):
+        n = struct.unpack("<IIII", data[at:at + 16])[2]
+        rec = data[at:at + 16 + n]
+        frame = rec[16:]
+        ip = 14
+        ihl = (frame[ip] & 15) * 4
+        key = frame[ip + 9:ip + 10] + frame[ip + 12:ip + 20] + frame[ip + ihl:ip + ihl + 4]
+        outs[zlib.crc32(key) & 1] += rec
+        at += 16 + n
+    for out, buf in zip((out0, out1), outs):
+        with open(out, "wb") as w:
+            w.write(buf)
+
+
 def _csum(data):
     if len(data) % 2:
         data += b"\x00"
@@ -137,5 +159,7 @@ if __name__ == "__main__":
         rules6(int(sys.argv[2]), sys.argv[3])
     elif sys.argv[1] == "pcap6":
         pcap6(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif sys.argv[1] == "split":
+        split(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         sys.exit(__doc__)

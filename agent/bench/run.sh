@@ -13,14 +13,8 @@ BUILD=$(realpath "$1")
 RESULTS=$(realpath "$2")
 HERE=$(dirname "$(realpath "$0")")
 ROOT=$(realpath "$HERE/../..")
-DATA=$BUILD/bench-data
-AGENT=$BUILD/metron-agent
-SECS=${AGENT_BENCH_SECONDS:-3}
-ROUNDS=${AGENT_BENCH_ROUNDS:-3}
-PY=/usr/bin/python3  # the apt python that sees scapy
-mkdir -p "$DATA" "$RESULTS"
-MACHINE="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) cores shared, no hugepages, DPDK $(pkg-config --modversion libdpdk)"
-EAL=(--no-huge -m 1024 --no-pci --log-level lib.eal:error --log-level pmd:error)
+# shellcheck source=common.sh
+source "$HERE/common.sh"
 
 # ---- inputs (fixed seeds: same traffic every run) ---------------------------------------------------------------
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
@@ -37,26 +31,10 @@ rm -rf "$DATA/fw1000-none"
   --classifier-vectors 20000 --seed 7 >/dev/null
 $PY "$HERE/classifier_vectors.py" "$DATA/fw1000-none" sw "$DATA/fw1000_sw.click" "$DATA/fw1000_sw_linear.click" \
   "$DATA/fw1000_sw.pcap"
-RULES=$(cat "$DATA/rules1000.txt")
+configs
 RULES6=$(cat "$DATA/rules1000_v6.txt")
-LB='PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, PATTERN 5.5.5.5 1024-65535 10.0.0.11 80, PATTERN 5.5.5.5 1024-65535 10.0.0.12 80, PATTERN 5.5.5.5 1024-65535 10.0.0.13 80'
-
-cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
-FWD=$(cfg fwd 'a :: FromDevice(net_null0) -> ToDevice(net_null1); b :: FromDevice(net_null1) -> ToDevice(net_null0);')
-IO=$(cfg io 'src :: FromDevice(net_pcap0) -> ToDevice(net_null0);')
-FILTER=$(cfg filter "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> Unstrip(14) -> ToDevice(net_null0);")
-FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
 FILTER6=$(cfg filter6 "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6) -> Unstrip(14) -> ToDevice(net_null0);")
 FILTER6_LINEAR=$(cfg filter6_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
-NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
-# The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
-CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
-# The same three NFs run one after the other as separate FastClick-style NFs would: each parses headers again,
-# the firewall is a linear filter program, NAPT and LB keep separate flow tables.
-CHAIN_NAIVE=$(cfg chain_naive "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14)
- -> Strip(14) -> CheckIPHeader -> IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, CAPACITY 262144) -> Unstrip(14)
- -> Strip(14) -> CheckIPHeader -> lb :: IPRewriter(mg, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);
- mg :: MaglevIPMapper(- - 10.0.0.10 80 0 0, - - 10.0.0.11 80 0 0, - - 10.0.0.12 80 0 0, - - 10.0.0.13 80 0 0);")
 
 # metron CLICK [pcap]: prints "mpps_cpu mpps_wall cycles_per_packet"
 metron() {
@@ -90,7 +68,6 @@ testpmd() {
     'BEGIN{printf "%.3f %.3f\n", n/((c1-c0)/hz)/1e6, n/(t1-t0)/1e6}'
 }
 
-median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 # compare NAME DESCRIPTION BASELINE_NAME "metron args" "baseline command"
 compare() {
@@ -106,14 +83,6 @@ compare() {
   return 0
 }
 
-write() {  # name description value unit baseline baseline_value extra
-  local extra=${7:+, $7}
-  jq -n --arg name "$1" --arg desc "$2" --argjson v "$3" --arg unit "$4" --arg b "$5" --argjson bv "$6" --arg m "$MACHINE" \
-    "{name: \$name, description: \$desc, value: \$v, unit: \$unit, baseline: \$b, baseline_value: \$bv,
-      ratio: (if \$bv == 0 then null else ((\$v / \$bv) * 1000 | round / 1000) end), machine: \$m$extra}" \
-    >"$RESULTS/$1.json"
-  echo "bench: $1 = $3 $4 (baseline $5: $6)"
-}
 
 compare forwarding "FromDevice->ToDevice between two net_null ports, 64 B" "dpdk-testpmd io-fwd" \
   "metron $FWD | cut -d' ' -f1,2" "testpmd"
@@ -178,3 +147,6 @@ write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group h
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
 "$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"
 "$BUILD/src/control/control_deploy_bench" "$RESULTS" "$AGENT"
+
+# Packets per core (issue 16): A/B against a previous build when AGENT_BASE / AGENT_BASE_PROFILED name one.
+"$HERE/perf.sh" "$BUILD" "$RESULTS"

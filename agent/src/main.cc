@@ -66,6 +66,8 @@ const std::string kUsage =
     "                       pcap vdev needs one more per frame of its trace)\n"
     "  --duration SECS      standalone: stop after SECS seconds\n"
     "  --idle-exit MS       standalone: stop once no packet arrived for MS milliseconds (finite pcap input)\n"
+    "  --profile            standalone: report the cycles each element and sub-stage took (profile.NAME cycles\n"
+    "                       batches packets; the clock is read per batch at every element boundary)\n"
     "  --idle-sleep US      a worker that found no packet 1024 polls in a row sleeps US microseconds per empty\n"
     "                       poll (default 0: busy-poll, for dedicated cores and real NICs; emulated servers\n"
     "                       sharing a few CPUs want ~1000)\n"
@@ -137,6 +139,7 @@ struct Options {
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
   double duration = 0;
   unsigned idle_exit_ms = 0;
+  bool profile = false;
   unsigned idle_sleep_us = 0;
   unsigned batch_budget_us = metron::Engine::kDefaultBatchBudgetUs;
   std::string state_dir;
@@ -224,6 +227,8 @@ Options parse_args(int argc, char** argv) {
       if (o.mbufs == 0) die("--mbufs: must be at least 1");
     } else if (a == "--duration") {
       o.duration = metron::parse_double(value(a), "--duration");
+    } else if (a == "--profile") {
+      o.profile = true;
     } else if (a == "--idle-exit") {
       o.idle_exit_ms = static_cast<unsigned>(metron::parse_uint(value(a), "--idle-exit", 1u << 30));
     } else if (a == "--idle-sleep") {
@@ -270,7 +275,7 @@ std::string read_file(const std::string& path) {
 int run_standalone(const Options& o, metron::Engine& engine) {
   const std::string click = read_file(o.config_file);
   try {
-    engine.load_standalone(click);
+    engine.load_standalone(click, o.profile);
   } catch (const metron::ClickError& e) {
     die(o.config_file + ":" + e.what());
   }

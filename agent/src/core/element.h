@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/packet_batch.h"
+#include "core/stage_profile.h"
 #include "utils/args.h"
 
 namespace metron::agent::v1 {
@@ -46,6 +47,7 @@ struct GraphEnv {
   // (IPFilter `file PATH`). Group configurations from the controller may not.
   bool allow_files = false;
   std::string instance;          // unique prefix for DPDK object names (pipeline/group/core)
+  bool profile = false;          // standalone --profile: charge cycles per element and sub-stage (StageProfile)
 };
 
 struct GraphCounters {
@@ -118,6 +120,9 @@ class Element {
   virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
   // Counters for the standalone exit report ("count 123"); empty when the element has none.
   virtual void report(std::ostream& os) const {}
+  // Names of the sub-stages the element marks with profile_stage(k) inside its push, k = 0, 1, ... (profiled
+  // graphs report each as NAME.STAGE; what follows the last mark is the element's own).
+  virtual std::vector<const char*> stage_names() const { return {}; }
 
   const std::string& name() const { return name_; }
   int ninputs() const { return ninputs_; }
@@ -135,11 +140,31 @@ class Element {
     scratch_.assign(nout, {});
   }
   void connect_output(int k, Element* e, int port) { out_[k] = {e, port}; }
+  // Profiled graphs: the graph's StageProfile, this element's slot and its first sub-stage slot.
+  void set_profile(StageProfile* p, int slot, int first_stage) {
+    profile_ = p;
+    profile_slot_ = slot;
+    profile_stages_ = first_stage;
+  }
+  int profile_slot() const { return profile_slot_; }
+  // Profiled graphs: sub-stage k of stage_names() ends here (called inside push, or helpers it runs).
+  void profile_stage(int k) {
+    if (__builtin_expect(profile_ != nullptr, 0)) profile_->mark(profile_stages_ + k);
+  }
 
  protected:
   void output_push(int k, PacketBatch& b) {
-    if (b.n) out_[k].e->push(out_[k].port, b);
+    if (!b.n) return;
+    const Link& l = out_[k];
+    if (__builtin_expect(profile_ != nullptr, 0)) {
+      profile_->enter(l.e->profile_slot_, b.n);
+      l.e->push(l.port, b);
+      profile_->leave();
+      return;
+    }
+    l.e->push(l.port, b);
   }
+
   void drop(rte_mbuf* m) {
     ++counters_->drops;
     rte_pktmbuf_free(m);
@@ -165,6 +190,27 @@ class Element {
   // 1,205), and clearing and scanning every output's batch per call cost more than classifying.
   void push_to_outputs(PacketBatch& in, const int* res) {
     const int nout = noutputs_;
+    // Most batches go whole to one output, less what is dropped (every single-output element, a filter that
+    // allows all but a few): they are passed on in place, compacted over the drops, instead of copied into a
+    // scratch batch.
+    int k0 = -1;
+    bool one = true;
+    for (uint16_t i = 0; i < in.n && one; ++i) {
+      const int k = res[i] >= 0 && res[i] < nout ? res[i] : -1;
+      if (k >= 0 && k0 >= 0 && k != k0) one = false;
+      if (k >= 0) k0 = k;
+    }
+    if (one) {
+      uint16_t kept = 0;
+      for (uint16_t i = 0; i < in.n; ++i) {
+        if (k0 >= 0 && res[i] == k0) in.pkts[kept++] = in.pkts[i];
+        else drop(in.pkts[i]);
+      }
+      in.n = kept;
+      if (kept) output_push(k0, in);
+      in.n = 0;
+      return;
+    }
     int reached[kBurst];
     unsigned nr = 0;
     for (uint16_t i = 0; i < in.n; ++i) {
@@ -201,6 +247,8 @@ class Element {
   int noutputs_ = 0;
   std::vector<Link> out_;
   std::vector<PacketBatch> scratch_;
+  StageProfile* profile_ = nullptr;
+  int profile_slot_ = 0, profile_stages_ = 0;
 };
 
 // Element classes by Click name. Adding an element = one line in elements/registry.cc.

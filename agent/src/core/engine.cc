@@ -300,7 +300,7 @@ void Engine::between_batches(unsigned core, const std::function<void()>& fn) {
 
 const WorkerPlan* Engine::plan(unsigned core) const { return worker(core).plan.load(std::memory_order_acquire); }
 
-void Engine::load_standalone(const std::string& click) {
+void Engine::load_standalone(const std::string& click, bool profile) {
   const ClickConfig cfg = parse_click(click, /*allow_ports=*/false);
   std::vector<std::unique_ptr<WorkerPlan>> plans;
   for (auto& w : workers_) {
@@ -319,6 +319,7 @@ void Engine::load_standalone(const std::string& click) {
     env.port_ctx = this;
     env.allow_files = true;  // the operator's own file on this host (IPFilter `file PATH`, as in FastClick)
     env.instance = "standalone/" + std::to_string(w->core);
+    env.profile = profile;
     auto plan = std::make_unique<WorkerPlan>();
     plan->standalone.push_back(std::shared_ptr<Graph>(Graph::build(cfg, env)));
     plans.push_back(std::move(plan));

@@ -114,7 +114,7 @@ class Engine {
 
   // Standalone mode: builds the Click config once per worker core (slot i polls rx queue i of its
   // FromDevices) and publishes it. Throws ClickError before touching any running plan.
-  void load_standalone(const std::string& click);
+  void load_standalone(const std::string& click, bool profile = false);
   std::vector<std::shared_ptr<Graph>> standalone_graphs() const;
 
   CoreSample sample(unsigned core) const;

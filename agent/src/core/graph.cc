@@ -119,6 +119,16 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env)
     if (e.is_source()) g->sources_.push_back(&e);
     if (cfg.elements[i].cls == "input") g->input_ = &e;
   }
+  if (env.profile) {
+    g->profile_ = std::make_unique<StageProfile>();
+    for (const auto& e : g->elements_) {
+      const int slot = g->profile_->add_slot(e->name());
+      const std::vector<const char*> stages = e->stage_names();
+      int first = slot + 1;
+      for (const char* s : stages) g->profile_->add_slot(e->name() + "." + s);
+      e->set_profile(g->profile_.get(), slot, first);
+    }
+  }
   return g;
 }
 
@@ -136,6 +146,7 @@ void Graph::report(std::ostream& os) const {
     for (std::string line; std::getline(lines, line);) os << e->name() << "." << line << "\n";
   }
   os << "graph.drops " << counters_.drops << "\n";
+  if (profile_ != nullptr) profile_->report(os);
 }
 
 }  // namespace metron

@@ -31,6 +31,14 @@ class Graph {
   // Standalone graphs: polls every source (FromDevice) once; returns packets received.
   unsigned run_sources() {
     unsigned n = 0;
+    if (__builtin_expect(profile_ != nullptr, 0)) {
+      for (Element* s : sources_) {
+        profile_->enter(s->profile_slot(), 0);
+        n += s->run_source();
+        profile_->leave();
+      }
+      return n;
+    }
     for (Element* s : sources_) n += s->run_source();
     return n;
   }
@@ -40,7 +48,8 @@ class Graph {
   const std::vector<std::unique_ptr<Element>>& elements() const { return elements_; }
   uint64_t drops() const { return counters_.drops; }
   const GraphCounters& counters() const { return counters_; }
-  // Per-element counters, one "name.key value" line each (standalone exit report).
+  // Per-element counters, one "name.key value" line each (standalone exit report), then the profile's lines when
+  // the graph was built with GraphEnv::profile.
   void report(std::ostream& os) const;
 
  private:
@@ -50,6 +59,7 @@ class Graph {
     b.free_all();
   }
   GraphCounters counters_;
+  std::unique_ptr<StageProfile> profile_;
   std::vector<std::unique_ptr<Element>> elements_;
   std::vector<Element*> sources_;
   Element* input_ = nullptr;

@@ -95,6 +95,7 @@ class IpClassifierBase : public Element {
       }
       if (packet_facts(b.pkts[i], &f)) res[i] = first_match(rules_, f);  // not IP: dropped
     }
+    profile_stage(0);
     int out[kBurst];
     if (nk) {
       acl_->classify(ptrs, out, nk);
@@ -104,8 +105,10 @@ class IpClassifierBase : public Element {
       acl6_->classify(ptrs6, out, nk6);
       for (unsigned k = 0; k < nk6; ++k) res[at6[k]] = out[k];
     }
+    profile_stage(1);
     push_to_outputs(b, res);
   }
+  std::vector<const char*> stage_names() const override { return {"keys", "classify"}; }
 
  protected:
   void configure_common(Args& args) {

@@ -59,7 +59,9 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
     ptrs[nk] = &keys[nk];
     idx_of[nk++] = i;
   }
+  self.profile_stage(0);
   rw.table().lookup(ptrs, nk, found);
+  self.profile_stage(1);
   for (unsigned j = 0; j < nk; ++j) {
     int32_t r = found[j];
     // A new flow's second packet in the same batch missed the bulk lookup: look again before creating.
@@ -74,7 +76,6 @@ void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, ui
     rewrite_packet(b.pkts[idx_of[j]], keys[j], rw.table().rewrite_target(idx, reply), l4s[j]);
     res[idx_of[j]] = out_of(rw.table().meta(idx), reply);
   }
-  (void)self;
 }
 
 class SynthRewriter final : public Element {
@@ -112,8 +113,7 @@ class SynthRewriter final : public Element {
           return 0;
         },
         [](const FlowMeta&, bool reply) { return reply ? 1 : 0; });
-    uint16_t i = 0;
-    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+    push_to_outputs(b, res);
   }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
@@ -142,6 +142,7 @@ class SynthRewriter final : public Element {
     return true;
   }
   bool flow_state_stats(FlowStateStats* out) const override { return rw_.stats(out), true; }
+  std::vector<const char*> stage_names() const override { return {"keys", "lookup"}; }
   void report(std::ostream& os) const override {
     rw_.report(os);
     os << "unmapped_replies " << unmapped_ << "\nnot_tcp_udp " << bad_ << "\n";
@@ -234,6 +235,7 @@ class IPRewriterPatterns final : public Element {
 class IPRewriter final : public Element {
  public:
   const char* class_name() const override { return "IPRewriter"; }
+  std::vector<const char*> stage_names() const override { return {"keys", "lookup"}; }
   PortCountRange input_range() const override { return {1, -1}; }
   PortCountRange output_range() const override { return {1, -1}; }
   void configure(Args& args) override {
@@ -291,8 +293,7 @@ class IPRewriter final : public Element {
           return all_[k].fout;
         },
         [](const FlowMeta& r, bool reply) { return reply ? r.rout : r.fout; });
-    uint16_t i = 0;
-    classify_push(b, [&](rte_mbuf*) { return res[i++]; });
+    push_to_outputs(b, res);
   }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {

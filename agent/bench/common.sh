@@ -1,0 +1,41 @@
+# Shared by the agent benchmark scripts (run.sh, perf.sh): paths, EAL arguments, the machine line, result JSON,
+# medians and the IPv4 Click configurations. Expects BUILD, RESULTS and HERE to be set.
+DATA=$BUILD/bench-data
+AGENT=$BUILD/metron-agent
+SECS=${AGENT_BENCH_SECONDS:-3}
+ROUNDS=${AGENT_BENCH_ROUNDS:-3}
+PY=/usr/bin/python3  # the apt python that sees scapy
+mkdir -p "$DATA" "$RESULTS"
+MACHINE="$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $(nproc) cores shared, no hugepages, DPDK $(pkg-config --modversion libdpdk)"
+EAL=(--no-huge -m 1024 --no-pci --log-level lib.eal:error --log-level pmd:error)
+
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+write() {  # name description value unit baseline baseline_value extra
+  local extra=${7:+, $7}
+  jq -n --arg name "$1" --arg desc "$2" --argjson v "$3" --arg unit "$4" --arg b "$5" --argjson bv "$6" --arg m "$MACHINE" \
+    "{name: \$name, description: \$desc, value: \$v, unit: \$unit, baseline: \$b, baseline_value: \$bv,
+      ratio: (if \$bv == 0 then null else ((\$v / \$bv) * 1000 | round / 1000) end), machine: \$m$extra}" \
+    >"$RESULTS/$1.json"
+  echo "bench: $1 = $3 $4 (baseline $5: $6)"
+}
+
+cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
+# The benchmarks' IPv4 configurations (defines RULES, LB, FWD, IO, FILTER, FILTER_LINEAR, NAPT, CHAIN, CHAIN_NAIVE).
+configs() {
+  RULES=$(cat "$DATA/rules1000.txt")
+  LB='PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, PATTERN 5.5.5.5 1024-65535 10.0.0.11 80, PATTERN 5.5.5.5 1024-65535 10.0.0.12 80, PATTERN 5.5.5.5 1024-65535 10.0.0.13 80'
+  FWD=$(cfg fwd 'a :: FromDevice(net_null0) -> ToDevice(net_null1); b :: FromDevice(net_null1) -> ToDevice(net_null0);')
+  IO=$(cfg io 'src :: FromDevice(net_pcap0) -> ToDevice(net_null0);')
+  FILTER=$(cfg filter "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> Unstrip(14) -> ToDevice(net_null0);")
+  FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
+  NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
+  # The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
+  CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
+  # The same three NFs run one after the other as separate FastClick-style NFs would: each parses headers again,
+  # the firewall is a linear filter program, NAPT and LB keep separate flow tables.
+  CHAIN_NAIVE=$(cfg chain_naive "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14)
+ -> Strip(14) -> CheckIPHeader -> IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, CAPACITY 262144) -> Unstrip(14)
+ -> Strip(14) -> CheckIPHeader -> lb :: IPRewriter(mg, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);
+ mg :: MaglevIPMapper(- - 10.0.0.10 80 0 0, - - 10.0.0.11 80 0 0, - - 10.0.0.12 80 0 0, - - 10.0.0.13 80 0 0);")
+}
