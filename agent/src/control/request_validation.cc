@@ -99,15 +99,12 @@ grpc::Status CheckTuple(const std::string& where, const pb::FiveTuple& t, bool r
 
 }  // namespace
 
-grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
-  grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
-  if (!s.ok()) return s;
-  s = CheckId("ingress_nic", req.ingress_nic());
-  if (!s.ok()) return s;
-  for (int i = 0; i < req.egress_size(); ++i) {
-    const pb::Egress& e = req.egress(i);
+// The egress of a Deploy, and of an Update that sets one.
+static grpc::Status CheckEgress(const google::protobuf::RepeatedPtrField<pb::Egress>& egress) {
+  for (int i = 0; i < egress.size(); ++i) {
+    const pb::Egress& e = egress.Get(i);
     const std::string where = "egress[" + std::to_string(i) + "]";
-    s = CheckId(where + ".nic", e.nic());
+    grpc::Status s = CheckId(where + ".nic", e.nic());
     if (!s.ok()) return s;
     MacAddr mac;
     if (!e.dst_mac().empty() && !ParseMac(e.dst_mac(), &mac)) {
@@ -115,11 +112,23 @@ grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
     }
     if (e.vlan() > kMaxVlanId) return Invalid(where + ".vlan", std::to_string(e.vlan()) + " is not a VLAN id 1..4094");
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
+  grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
+  if (!s.ok()) return s;
+  s = CheckId("ingress_nic", req.ingress_nic());
+  if (!s.ok()) return s;
+  s = CheckEgress(req.egress());
+  if (!s.ok()) return s;
   return CheckGroups(req.groups(), /*update=*/false);
 }
 
 grpc::Status ValidateRequest(const pb::UpdatePipelineRequest& req) {
   grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
+  if (!s.ok()) return s;
+  s = CheckEgress(req.egress());
   if (!s.ok()) return s;
   return CheckGroups(req.groups(), /*update=*/true);
 }
