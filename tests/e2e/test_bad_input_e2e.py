@@ -257,9 +257,10 @@ def test_netcfg_wrong_type_names_the_field(session, good):
             session.host.call("DELETE", "/chains/nc")
 
 
-def test_second_chain_on_a_busy_ingress_names_the_chain_holding_it(session, good):
+def test_an_overlapping_chain_on_a_busy_ingress_names_both_chains_and_a_packet_of_the_overlap(session, good):
     refused(session, "POST", "/chains", chain_body("second"), 409, "IMPOSSIBLE_PLACEMENT",
-            f"ingress point {INGRESS}", "chain good")
+            f"chain second's traffic and chain good's traffic both enter at {INGRESS} and overlap, e.g. the packet '",
+            f"dst port {chains.SERVICE_PORT}")
     assert snapshot(session) == good
     session.host.call("DELETE", "/chains/second")
     assert set(chain_names(session)) == {GOOD}
@@ -326,13 +327,14 @@ def test_cli_reports_a_deeply_nested_file_in_one_line(session, good, tmp_path):
     assert set(chain_names(session)) == {GOOD}
 
 
-# ---- refusals that did touch the chain, and put it back (the chain's version moves) --------------------------
+# ---- an update that cannot be placed (make-before-break: the running version is never touched) ----------------
 
-def test_impossible_update_brings_the_old_definition_back(session, good):
+def test_an_update_that_cannot_be_placed_leaves_the_running_version_untouched(session, good):
     refused(session, "PUT", "/chains/" + GOOD, chain_body(GOOD, cpuCores=64, maxCpuCores=64), 409,
-            "IMPOSSIBLE_PLACEMENT", "64 free cores", "metron:srv1")
-    # The update took the old deployment down first (documented: MetronService.update), so only the version moved.
-    assert without_version(snapshot(session)) == without_version(good)
+            "IMPOSSIBLE_PLACEMENT", "64 free cores", "its server metron:srv1 cannot take it")
+    # The new version is placed before anything is touched (docs/updates.md): the record, version included, the
+    # placement, tags, OVS rules and the agent's pipeline are as they were, and packets still cross the chain.
+    assert snapshot(session) == good
     assert_traffic_flows(session, "after-update")
 
 

@@ -65,7 +65,9 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
       const uint32_t cls = g.class_ids(c);
       const std::string cw = where + ".class_ids[" + std::to_string(c) + "]";
       if (cls > kMaxClassId) return Invalid(cw, std::to_string(cls) + " exceeds 65535 (the CCCC of a MAC tag)");
-      if (auto [it, fresh] = classes.emplace(cls, i); !fresh) {
+      // An update may hold a class in two groups: a chain's running version and its next one, side by side under
+      // their own tags while traffic moves from one to the other (docs/updates.md).
+      if (auto [it, fresh] = classes.emplace(cls, i); !fresh && !update) {
         return Invalid(cw, std::to_string(cls) + " already belongs to groups[" + std::to_string(it->second) + "]");
       }
     }

@@ -215,6 +215,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         Placement p;
         List<Tag> claimed;
         synchronized (store.reservationLock()) {
+            requireFreeIngressEarly(id, d, next.json(), compiler);
             Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                     compiler);
             sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
@@ -593,6 +594,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             Tag marker;
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
+                requireFreeIngressEarly(id, d, current.json(), compiler);
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
                 sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
@@ -793,6 +795,22 @@ public final class ChainManager implements MetronService, CompiledChains {
      * is disjoint ({@link SharedIngress}); else it is refused, naming both chains and a packet of the overlap.
      */
     private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, OffloadChoice oc) {
+        requireFreeIngress(id, d, json, oc.device(), oc.compiled());
+    }
+
+    /**
+     * {@link #requireFreeIngress} before a server is chosen, as the ingress device would classify the chain (where
+     * chains share a point they classify it there): an overlap is reported as such, not as a lack of cores.
+     */
+    private void requireFreeIngressEarly(ChainId id, DeploymentSpec d, String json, ChainCompiler compiler) {
+        DeviceId at = d.ingressPoint().deviceId();
+        Optional<org.metron.app.spi.NetworkDevice> device = placement.network().device(at);
+        if (device.isPresent() && device.get().role().programmable()) {
+            requireFreeIngress(id, d, json, at, compiler.apply(PlacementEngine.profileFor(device.get().role())));
+        }
+    }
+
+    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, DeviceId offload, CompiledChain cc) {
         List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
         for (Chain other : store.chains().snapshot().values()) {
             if (other.id().equals(id) || !other.state().holdsResources()) {
@@ -808,7 +826,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                     throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "entry point " + p + " already carries "
                             + "chain " + other.id() + ", which is not placed yet; retry once it is");
                 }
-                SharedIngress.require(entryAt(id, p, d, oc.device(), oc.compiled()),
+                SharedIngress.require(entryAt(id, p, d, offload, cc),
                         entryAt(other.id(), p, other.deployment(), op.get().offloadDevice().get(),
                                 compiledFor(other, op)));
             }
