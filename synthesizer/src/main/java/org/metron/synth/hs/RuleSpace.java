@@ -5,6 +5,7 @@ import org.metron.synth.OffloadRule;
 import org.metron.synth.RangeMatch;
 import org.metron.synth.RuleAction;
 import org.metron.synth.RuleMatch;
+import org.metron.synth.TrafficClass;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -131,11 +132,16 @@ public final class RuleSpace {
         return Optional.empty();
     }
 
-    /** The entry class of a chain's rules, as disjoint cubes. */
+    /**
+     * The entry class of a chain's rules, as disjoint cubes; those of rules that classify come before those of rules
+     * sending packets unclassified to software (e.g. fragments a switch cannot classify), so an example of an overlap
+     * is an ordinary packet when there is one.
+     */
     static List<Cube> entryClass(List<OffloadRule> rules) {
         List<OffloadRule> ordered = new ArrayList<>(rules);
         ordered.sort(Comparator.comparingInt(OffloadRule::priority).reversed());
         List<Cube> out = new ArrayList<>();
+        List<Cube> punted = new ArrayList<>();
         for (OffloadRule r : ordered) {
             if (r.action().type() == RuleAction.Type.DROP) {
                 continue;
@@ -147,8 +153,12 @@ public final class RuleSpace {
                 }
                 pieces = subtract(pieces, cube(h.match()));
             }
-            out.addAll(pieces);
+            boolean unclassified = r.action().type() == RuleAction.Type.TO_SERVER
+                    && (r.action().classId() == TrafficClass.UNCLASSIFIED
+                    || r.action().classId() == TrafficClass.REPLY_UNCLASSIFIED);
+            (unclassified ? punted : out).addAll(pieces);
         }
+        out.addAll(punted);
         return out;
     }
 
