@@ -230,13 +230,18 @@ public class OnosAdaptersTest {
         };
     }
 
-    @Test
-    public void switchProgrammerCompensatesAFailedBatch() throws Exception {
+    private static OnosSwitchProgrammer programmer(Flows flows) {
         OnosSwitchProgrammer sp = new OnosSwitchProgrammer();
-        Flows flows = new Flows();
         sp.flowRuleService = flows;
         sp.coreService = core();
         sp.activate();
+        return sp;
+    }
+
+    @Test
+    public void switchProgrammerCompensatesAFailedBatch() throws Exception {
+        Flows flows = new Flows();
+        OnosSwitchProgrammer sp = programmer(flows);
         sp.install(Fixtures.D1, List.of(rule(Fixtures.D1, 10), rule(Fixtures.D1, 11))).get(1, TimeUnit.SECONDS);
         assertEquals(1, flows.applied.size());
 
@@ -253,11 +258,8 @@ public class OnosAdaptersTest {
 
     @Test
     public void aChainUpdatesMoveIsOneFlowRuleBatchOfAddsAndRemovals() throws Exception {
-        OnosSwitchProgrammer sp = new OnosSwitchProgrammer();
         Flows flows = new Flows();
-        sp.flowRuleService = flows;
-        sp.coreService = core();
-        sp.activate();
+        OnosSwitchProgrammer sp = programmer(flows);
         SwitchProgrammer.Staged staged = sp.stage(Fixtures.D1, List.of(rule(Fixtures.D1, 12), rule(Fixtures.D1, 13)),
                 List.of(rule(Fixtures.D1, 10))).get(1, TimeUnit.SECONDS);
         assertEquals("nothing reaches the device before the commit", 0, flows.applied.size());
