@@ -96,6 +96,17 @@ def chain_body(name=GOOD, **deployment):
     return body
 
 
+def disjoint_body(name, **deployment):
+    """A chain that may share the good chain's ingress point (docs/updates.md#shared-ingress): its firewall allows
+    TCP where the good one's allows UDP, with the same denied sources. Refusals of placement use it: an overlapping
+    chain is refused for the overlap before any server is asked."""
+    body = chain_body(name, **deployment)
+    fw = body["nfs"][0]
+    fw["click"] = fw["click"].replace(f"allow udp dst port {chains.SERVICE_PORT}",
+                                      f"allow tcp dst port {chains.SERVICE_PORT}")
+    return body
+
+
 def refused(session, method, path, body, status, fault, *naming):
     """Sends a request that must fail; checks the status, the fault and that the message names each of naming."""
     data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
@@ -215,7 +226,7 @@ def test_deeply_nested_json_is_refused_as_invalid_json(session, good):
 
 def test_impossible_placement_names_the_servers_and_holds_nothing(session, good):
     server = "metron:srv1"
-    message = refused(session, "POST", "/chains", chain_body("huge", cpuCores=64, maxCpuCores=64), 409,
+    message = refused(session, "POST", "/chains", disjoint_body("huge", cpuCores=64, maxCpuCores=64), 409,
                       "IMPOSSIBLE_PLACEMENT", "64 free cores", INGRESS, server)
     huge = chain_names(session)["huge"]
     assert huge["state"] == "FAILED" and huge["reason"] == message
@@ -257,9 +268,10 @@ def test_netcfg_wrong_type_names_the_field(session, good):
             session.host.call("DELETE", "/chains/nc")
 
 
-def test_second_chain_on_a_busy_ingress_names_the_chain_holding_it(session, good):
+def test_an_overlapping_chain_on_a_busy_ingress_names_both_chains_and_a_packet_of_the_overlap(session, good):
     refused(session, "POST", "/chains", chain_body("second"), 409, "IMPOSSIBLE_PLACEMENT",
-            f"ingress point {INGRESS}", "chain good")
+            f"chain second's traffic and chain good's traffic both enter at {INGRESS} and overlap, e.g. the packet '",
+            "ip proto 17")
     assert snapshot(session) == good
     session.host.call("DELETE", "/chains/second")
     assert set(chain_names(session)) == {GOOD}
@@ -271,7 +283,7 @@ def test_bad_input_and_refusals_leave_the_agent_and_traffic_alone(session, good)
 
 
 def test_a_restarted_host_keeps_the_refusal_and_the_running_chain(session, good):
-    reason = refused(session, "POST", "/chains", chain_body("huge", cpuCores=64, maxCpuCores=64), 409,
+    reason = refused(session, "POST", "/chains", disjoint_body("huge", cpuCores=64, maxCpuCores=64), 409,
                      "IMPOSSIBLE_PLACEMENT")
     session.stop_host()
     session.start_host()
@@ -295,7 +307,7 @@ def test_cli_reports_the_hosts_error_on_stderr(session, good, tmp_path):
         "truncated.json": (text[:200], ["(400) INVALID_JSON", "line 1:201"]),
         "unknown.json": (json.dumps(with_click("napt", "FromDevice(in0) -> Frobnicate -> ToDevice(out0);")),
                          ["(422) INVALID_CHAIN", "nf 'napt'", "Frobnicate"]),
-        "huge.json": (json.dumps(chain_body("huge", cpuCores=64, maxCpuCores=64)),
+        "huge.json": (json.dumps(disjoint_body("huge", cpuCores=64, maxCpuCores=64)),
                       ["(409) IMPOSSIBLE_PLACEMENT", "metron:srv1"]),
     }
     for file, (content, naming) in cases.items():
@@ -326,13 +338,14 @@ def test_cli_reports_a_deeply_nested_file_in_one_line(session, good, tmp_path):
     assert set(chain_names(session)) == {GOOD}
 
 
-# ---- refusals that did touch the chain, and put it back (the chain's version moves) --------------------------
+# ---- an update that cannot be placed (make-before-break: the running version is never touched) ----------------
 
-def test_impossible_update_brings_the_old_definition_back(session, good):
+def test_an_update_that_cannot_be_placed_leaves_the_running_version_untouched(session, good):
     refused(session, "PUT", "/chains/" + GOOD, chain_body(GOOD, cpuCores=64, maxCpuCores=64), 409,
-            "IMPOSSIBLE_PLACEMENT", "64 free cores", "metron:srv1")
-    # The update took the old deployment down first (documented: MetronService.update), so only the version moved.
-    assert without_version(snapshot(session)) == without_version(good)
+            "IMPOSSIBLE_PLACEMENT", "64 free cores", "its server metron:srv1 cannot take it")
+    # The new version is placed before anything is touched (docs/updates.md): the record, version included, the
+    # placement, tags, OVS rules and the agent's pipeline are as they were, and packets still cross the chain.
+    assert snapshot(session) == good
     assert_traffic_flows(session, "after-update")
 
 
@@ -361,7 +374,7 @@ def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good, tmp_
     try:
         with pytest.raises(RuntimeError):
             session.agent_stats()  # really down
-        message = refused(session, "POST", "/chains", chain_body("second"), 502, "AGENT_FAILURE",
+        message = refused(session, "POST", "/chains", disjoint_body("second"), 502, "AGENT_FAILURE",
                           f"agent {address}", "metron:srv1")
         second = chain_names(session)["second"]
         assert second["state"] == "FAILED" and second["reason"] == message
@@ -371,7 +384,7 @@ def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good, tmp_
             assert [x for x in session.host.call("GET", "/" + key)[key] if x["chain"] != GOOD] == []
         unreachable = session.host.call("GET", "/servers")["servers"][0]
         assert not unreachable["reachable"] and address in unreachable["error"]
-        (tmp_path / "second.json").write_text(json.dumps(chain_body("second")))
+        (tmp_path / "second.json").write_text(json.dumps(disjoint_body("second")))
         r = metron_cli(session, "chain-add", str(tmp_path / "second.json"))
         assert r.returncode == 1 and "(502) AGENT_FAILURE" in r.stderr and f"agent {address}" in r.stderr, r.stderr
         assert ovs_flows(session) == good["ovs"]

@@ -180,6 +180,53 @@ TEST_F(EngineApiTest, UpdateMovesTheGroupToANewTag) {
   EXPECT_EQ(stub_->RemovePipeline(&ctx3, rm, &rr).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// A chain update make-before-break (docs/updates.md): the next version's group runs beside the running one under
+// its own tag, with the same class, and the pipeline takes the update's egress; the running group is kept as it
+// was (its counters go on: not rebuilt) until a later update retires it.
+TEST_F(EngineApiTest, ANextVersionRunsBesideTheRunningOneUntilItIsRetired) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> [0]output;"), &st).ok());
+  SendTagged(7, 10);
+  ASSERT_EQ(WaitGroupPackets("g1", 10), 10u);
+
+  pb::UpdatePipelineRequest both;
+  both.set_pipeline_id("chain1");
+  *both.add_groups() = Group("g1", 7, "input -> [0]output;");
+  *both.add_groups() = Group("g1~v1", 9, "input -> [0]output;");  // class 3 in both
+  pb::Egress* e = both.add_egress();
+  e->set_nic("rx0");
+  e->set_dst_mac("02:4d:00:09:ff:fe");
+  grpc::ClientContext ctx;
+  grpc::Status s = stub_->UpdatePipeline(&ctx, both, &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(st.groups_size(), 2);
+  EXPECT_EQ(steering_.tags("rx0", pb::TAG_MAC), (SteeringTable::TagMap{{7, 0}, {9, 0}}));
+  SendTagged(7, 5);
+  SendTagged(9, 15);
+  EXPECT_EQ(WaitGroupPackets("g1", 15), 15u) << "the running group was rebuilt";
+  EXPECT_EQ(WaitGroupPackets("g1~v1", 15), 15u);
+
+  pb::UpdatePipelineRequest next;
+  next.set_pipeline_id("chain1");
+  *next.add_groups() = Group("g1~v1", 9, "input -> [0]output;");
+  grpc::ClientContext ctx2;
+  s = stub_->UpdatePipeline(&ctx2, next, &st);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(st.groups_size(), 1);
+  EXPECT_EQ(steering_.tags("rx0", pb::TAG_MAC), (SteeringTable::TagMap{{9, 0}}));
+  SendTagged(9, 5);
+  EXPECT_EQ(WaitGroupPackets("g1~v1", 20), 20u) << "the next version's group was rebuilt when the old one went";
+
+  // a deployment still refuses a class in two groups
+  pb::DeployPipelineRequest dup;
+  dup.set_pipeline_id("chain2");
+  dup.set_ingress_nic("rx0");
+  *dup.add_groups() = Group("a", 11, "input -> [0]output;");
+  *dup.add_groups() = Group("b", 12, "input -> [0]output;");
+  grpc::ClientContext ctx3;
+  EXPECT_EQ(stub_->DeployPipeline(&ctx3, dup, &st).error_message(), "groups[1].class_ids[0]: 3 already belongs to groups[0] (a class in several groups needs a disjoint slice in each)");
+}
+
 // NicAction.queue names a worker core (agent.proto); the worker here is core 1 polling queue 0 of a
 // one-queue NIC, so the rule must be accepted, listed back with the core id, and a non-worker core refused.
 TEST_F(EngineApiTest, NicRuleQueuesNameWorkerCoresNotQueueIndexes) {

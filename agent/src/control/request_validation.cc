@@ -89,10 +89,13 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
       const uint32_t cls = g.class_ids(c);
       const std::string cw = where + ".class_ids[" + std::to_string(c) + "]";
       if (cls > kMaxClassId) return Invalid(cw, std::to_string(cls) + " exceeds 65535 (the CCCC of a MAC tag)");
-      // a class in several groups: each holds a slice of it, disjoint from the others' (a packet has one home)
+      // A class in several groups: each holds a slice of it, disjoint from the others' (a packet has one home).
+      // An update may also hold a class whole in two groups: a chain's running version and its next one, side by
+      // side under their own tags while traffic moves from one to the other (docs/updates.md).
       const auto mine = sliced.find(cls);
       for (const auto& [j, theirs] : classes[cls]) {
         if (mine == sliced.end() || !theirs.has_value()) {
+          if (update) continue;
           return Invalid(cw, std::to_string(cls) + " already belongs to groups[" + std::to_string(j) + "]" +
                                  " (a class in several groups needs a disjoint slice in each)");
         }
@@ -135,15 +138,12 @@ grpc::Status CheckTuple(const std::string& where, const pb::FiveTuple& t, bool r
 
 }  // namespace
 
-grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
-  grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
-  if (!s.ok()) return s;
-  s = CheckId("ingress_nic", req.ingress_nic());
-  if (!s.ok()) return s;
-  for (int i = 0; i < req.egress_size(); ++i) {
-    const pb::Egress& e = req.egress(i);
+// The egress of a Deploy, and of an Update that sets one.
+static grpc::Status CheckEgress(const google::protobuf::RepeatedPtrField<pb::Egress>& egress) {
+  for (int i = 0; i < egress.size(); ++i) {
+    const pb::Egress& e = egress.Get(i);
     const std::string where = "egress[" + std::to_string(i) + "]";
-    s = CheckId(where + ".nic", e.nic());
+    grpc::Status s = CheckId(where + ".nic", e.nic());
     if (!s.ok()) return s;
     MacAddr mac;
     if (!e.dst_mac().empty() && !ParseMac(e.dst_mac(), &mac)) {
@@ -151,11 +151,23 @@ grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
     }
     if (e.vlan() > kMaxVlanId) return Invalid(where + ".vlan", std::to_string(e.vlan()) + " is not a VLAN id 1..4094");
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status ValidateRequest(const pb::DeployPipelineRequest& req) {
+  grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
+  if (!s.ok()) return s;
+  s = CheckId("ingress_nic", req.ingress_nic());
+  if (!s.ok()) return s;
+  s = CheckEgress(req.egress());
+  if (!s.ok()) return s;
   return CheckGroups(req.groups(), /*update=*/false);
 }
 
 grpc::Status ValidateRequest(const pb::UpdatePipelineRequest& req) {
   grpc::Status s = CheckId("pipeline_id", req.pipeline_id());
+  if (!s.ok()) return s;
+  s = CheckEgress(req.egress());
   if (!s.ok()) return s;
   return CheckGroups(req.groups(), /*update=*/true);
 }

@@ -331,7 +331,7 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   spec.state_filter.mask = static_cast<uint16_t>(s.state_filter().mask());
   spec.state_filter.value = static_cast<uint16_t>(s.state_filter().value());
 
-  // Unchanged groups keep running with their state.
+  // Unchanged groups keep running with their state (and their egress: an update's new egress is for new groups).
   std::shared_ptr<GroupRuntime> reuse;
   if (current != nullptr && s.state_from().empty())
     for (const auto& g : current->groups) {
@@ -450,19 +450,9 @@ void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) cons
   }
 }
 
-Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) {
-  std::lock_guard<std::mutex> change(change_mu_);
-  if (req.pipeline_id().empty()) return invalid("pipeline_id: empty");
-  if (pipelines_.count(req.pipeline_id()))
-    return Status(StatusCode::ALREADY_EXISTS, "pipeline_id: '" + req.pipeline_id() + "' already deployed");
-  if (engine_->port(req.ingress_nic()) == nullptr)
-    return invalid("ingress_nic: no NIC named '" + req.ingress_nic() + "'");
-  if (req.groups().empty()) return invalid("groups: a pipeline needs at least one group");
-  Pipeline p;
-  p.id = req.pipeline_id();
-  p.ingress = req.ingress_nic();
-  for (int k = 0; k < req.egress().size(); ++k) {
-    const pb::Egress& e = req.egress(k);
+Status EngineBackend::set_egress(const google::protobuf::RepeatedPtrField<pb::Egress>& egress, Pipeline* p) const {
+  for (int k = 0; k < egress.size(); ++k) {
+    const pb::Egress& e = egress.Get(k);
     const std::string f = "egress[" + std::to_string(k) + "]";
     EgressTarget t;
     t.port = engine_->port(e.nic());
@@ -477,11 +467,27 @@ Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::P
     }
     if (e.vlan() > 4094) return invalid(f + ".vlan: " + std::to_string(e.vlan()) + " outside 0..4094");
     t.vlan = static_cast<uint16_t>(e.vlan());
-    p.egress.push_back(t);
-    p.egress_spec.push_back(e);
+    p->egress.push_back(t);
+    p->egress_spec.push_back(e);
   }
+  return Status::OK;
+}
+
+Status EngineBackend::DeployPipeline(const pb::DeployPipelineRequest& req, pb::PipelineStatus* out) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  if (req.pipeline_id().empty()) return invalid("pipeline_id: empty");
+  if (pipelines_.count(req.pipeline_id()))
+    return Status(StatusCode::ALREADY_EXISTS, "pipeline_id: '" + req.pipeline_id() + "' already deployed");
+  if (engine_->port(req.ingress_nic()) == nullptr)
+    return invalid("ingress_nic: no NIC named '" + req.ingress_nic() + "'");
+  if (req.groups().empty()) return invalid("groups: a pipeline needs at least one group");
+  Pipeline p;
+  p.id = req.pipeline_id();
+  p.ingress = req.ingress_nic();
+  Status s = set_egress(req.egress(), &p);
+  if (!s.ok()) return s;
   GroupList groups;
-  Status s = build_groups(p, req.groups(), nullptr, &groups);
+  s = build_groups(p, req.groups(), nullptr, &groups);
   if (!s.ok()) return s;
   // The new groups run (alongside their cores' other groups) before their tags are steered to them.
   s = publish_then_steer(groups, {{p.id, &groups}});
@@ -540,8 +546,20 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
       if (sources[i].empty() || sources[i].back()->spec().group_id != src)
         return invalid("groups[" + std::to_string(i) + "].state_from: no group '" + src + "' in pipeline '" + cur.id + "'");
     }
+  // A new egress (a chain update's new marker) applies to the groups built now; kept groups keep theirs.
+  Pipeline shape;
+  shape.id = cur.id;
+  shape.ingress = cur.ingress;
+  Status s = Status::OK;
+  if (req.egress().empty()) {
+    shape.egress = cur.egress;
+    shape.egress_spec = cur.egress_spec;
+  } else {
+    s = set_egress(req.egress(), &shape);
+    if (!s.ok()) return s;
+  }
   GroupList groups;
-  Status s = build_groups(cur, req.groups(), &cur, &groups);
+  s = build_groups(shape, req.groups(), &cur, &groups);
   if (!s.ok()) return s;
   clock.lap("build");
   sources.resize(groups.size());  // RSS: one runtime per spec and core, none with a source
@@ -710,6 +728,8 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     std::lock_guard<std::mutex> lock(mu_);
     old.swap(cur.groups);
     cur.groups = groups;
+    cur.egress = shape.egress;
+    cur.egress_spec = shape.egress_spec;
     ++cur.generation;
   }
   // 5. Final plans: groups that lost their tag retire (the steering handed over their backlog).

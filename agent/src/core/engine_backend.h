@@ -79,6 +79,8 @@ class EngineBackend final : public AgentBackend {
   };
   using GroupList = std::vector<std::shared_ptr<GroupRuntime>>;
 
+  // Parses `egress` into p's egress targets. Status names the field.
+  grpc::Status set_egress(const google::protobuf::RepeatedPtrField<pb::Egress>& egress, Pipeline* p) const;
   // Builds (or reuses, when unchanged) the runtime of each requested group. Status names the field.
   grpc::Status build_groups(const Pipeline& p, const google::protobuf::RepeatedPtrField<pb::GroupSpec>& specs,
                             const Pipeline* current, GroupList* out);

@@ -30,9 +30,11 @@ public interface MetronService {
     Chain submit(String json);
 
     /**
-     * Replaces a chain's definition. The new definition is validated first (bad input leaves the running chain
-     * untouched); then the old deployment is removed and the new one deployed; if that fails, the old
-     * definition is deployed again.
+     * Replaces a chain's definition make-before-break (docs/updates.md): the new version is validated, placed and
+     * deployed beside the running one, takes the flow state of its unchanged stateful elements, traffic moves to it
+     * at the switches, then the old version is removed. When the new version cannot be placed or deployed, the
+     * running version (its record included) is untouched. A chain that holds nothing (FAILED) is brought up with
+     * the new definition, the old one restored if that fails.
      *
      * @throws MetronException as {@link #submit}, or UNKNOWN_CHAIN
      */

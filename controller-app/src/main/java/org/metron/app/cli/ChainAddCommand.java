@@ -7,6 +7,7 @@ import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.apache.karaf.shell.support.completers.FileCompleter;
 import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
 import org.metron.app.api.ValidationReport;
 import org.metron.app.rest.MetronText;
 
@@ -28,6 +29,10 @@ public class ChainAddCommand extends MetronCommand {
     @Option(name = "--dry-run", description = "only synthesize and compute the placement")
     boolean dryRun = false;
 
+    @Option(name = "--update", description = "update the running chain of this name make-before-break: the new "
+            + "version runs beside it until traffic moves (docs/updates.md)")
+    String update = null;
+
     @Override
     protected void run() {
         Path path = Paths.get(file);
@@ -44,6 +49,11 @@ public class ChainAddCommand extends MetronCommand {
                     r.offloadRules(), r.placement().map(p -> "would run on " + MetronText.server(p) + " nic " + p.nic()
                             + " cores " + MetronText.list(p.cores()) + ", offload on " + MetronText.offloadDevice(p))
                             .orElse("not placeable: " + r.placementError()));
+            return;
+        }
+        if (update != null) {
+            Chain c = metron().update(ChainId.of(update), json);
+            print("chain %s %s: %s", c.id(), c.state(), c.reason());
             return;
         }
         Chain c = metron().submit(json);

@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.Stats;
 import org.metron.app.api.Chain;
@@ -145,6 +146,13 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
+    /**
+     * Updates a chain. A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed
+     * beside the running one, takes the flow state of its unchanged elements, traffic moves at the switches, and
+     * the old version is removed. When the new version cannot be placed or deployed, the running version and its
+     * record stay exactly as they were. A chain that holds nothing (FAILED) is simply brought up with the new
+     * definition, its old one restored when that fails.
+     */
     @Override
     public Chain update(ChainId id, String json) {
         ParsedChain pc = ChainRequests.parse(json);
@@ -158,8 +166,20 @@ public final class ChainManager implements MetronService, CompiledChains {
             requireLeader(id);
             Chain old = existing(id);
             requireAgentAnswers(old);
-            tearDown(old);
             Chain next = old.withDefinition(pc.json(), pc.deployment());
+            Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
+            Optional<Placement> placed = placement(id);
+            if (running.isPresent() && placed.isPresent()) {
+                try {
+                    return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
+                } catch (MetronException e) {
+                    store.chains().put(id, old); // the running version, its record included, is untouched
+                    log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
+                            old.version(), e.getMessage());
+                    throw e;
+                }
+            }
+            tearDown(old);
             store.chains().put(id, next);
             try {
                 return bringUp(next, compiler);
@@ -175,6 +195,76 @@ public final class ChainManager implements MetronService, CompiledChains {
                 }
                 throw e;
             }
+        }
+    }
+
+    /**
+     * Places and deploys {@code next} beside the running {@code old}, moves traffic and state to it and removes
+     * the old version ({@link MakeBeforeBreak}). Caller holds the chain's lock.
+     *
+     * @throws MetronException when the new version cannot be placed or deployed; nothing of it is left
+     */
+    private Chain makeBeforeBreak(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
+                                  Placement oldPlacement) {
+        ChainId id = next.id();
+        DeploymentSpec d = next.deployment();
+        long t0 = System.nanoTime();
+        CompiledChain oldCompiled = compiledFor(old, Optional.of(oldPlacement));
+        Optional<MetronServer> oldServer = running.server().flatMap(servers::server);
+        ServerChoice sc;
+        OffloadChoice oc;
+        Placement p;
+        List<Tag> claimed;
+        synchronized (store.reservationLock()) {
+            requireFreeIngressEarly(id, d, next.json(), compiler);
+            Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                    compiler);
+            sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
+                    server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
+            oc = full.isPresent() ? full.get()
+                    : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
+            requireFreeIngress(id, d, next.json(), oc);
+            String version = RulePlanner.VERSION_MARK + "v" + next.version();
+            List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
+                    .collect(Collectors.toList());
+            claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(), sc == null ? "" : sc.nic(),
+                    d.tagType(), id, groupIds.isEmpty() ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
+                    sc == null ? Set.of() : sc.tagsInUse());
+            p = placementOf(id, sc, oc, groupIds.isEmpty() ? List.of() : claimed, version);
+        }
+        try {
+            Optional<MetronServer> server = Optional.ofNullable(sc).map(ServerChoice::server);
+            DeploymentPlan plan = planner.plan(id, d, p, server, sc != null && sc.nicRules(), oc, claimed.get(0));
+            StateCarry carry = sc == null ? StateCarry.none()
+                    : StateCarry.between(oldPlacement, oldCompiled, p, oc.compiled());
+            DeployPipelineRequest oldPipeline = oldPlacement.groups().isEmpty() ? null
+                    : RulePlanner.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
+            MakeBeforeBreak.Result r = new MakeBeforeBreak(deployer).run(id,
+                    new MakeBeforeBreak.Running(withoutShared(running), oldServer, oldPipeline), plan, carry);
+            // the new version carries the traffic: the store says so, the old version's tags go
+            store.installed().put(id, r.installed);
+            store.placements().put(id, p);
+            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
+            compiled.put(id, new Compiled(next.version(), oc.compiled()));
+            List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
+                    .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
+            tags.release(id, oldTags);
+            String reason = "updated from version " + old.version() + " make-before-break in "
+                    + ms(t0, System.nanoTime()) + " ms: " + r.carried + " flows carried over"
+                    + (carry.sources().isEmpty() ? " (no unchanged stateful element)" : " " + carry)
+                    + ", " + r.synced + " synced after the move"
+                    + (r.left.isEmpty() ? "" : "; not removed of the old version: " + r.left);
+            Chain done = next.withState(ChainState.ACTIVE, reason);
+            store.chains().put(id, done);
+            refreshBackups(id);
+            log.info("Chain {} {}", id, reason);
+            return done;
+        } catch (RuntimeException e) {
+            tags.release(id, claimed);
+            if (e instanceof MetronException) {
+                throw e;
+            }
+            throw new MetronException(Fault.INTERNAL, "chain " + id + " update: " + e, e);
         }
     }
 
@@ -314,7 +404,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                     continue;
                 }
                 store.installed().get(id).map(Versioned::value).ifPresent(st -> {
-                    List<String> left = deployer.undeploy(st, Optional.empty());
+                    List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
                     if (!left.isEmpty()) {
                         log.warn("Chain {}: rules of the lost server's placement not removed: {}", id, left);
                     }
@@ -505,6 +595,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             Tag marker;
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
+                requireFreeIngressEarly(id, d, current.json(), compiler);
                 Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
                 sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
@@ -516,7 +607,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                         .collect(Collectors.toList());
                 boolean markerOnly = groupIds.isEmpty();
                 // checked after the first compile so that bad Click is reported as such, not as a conflict
-                requireFreeIngress(id, d, current.json());
+                requireFreeIngress(id, d, current.json(), oc);
                 List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
                         sc == null ? "" : sc.nic(), d.tagType(), id,
                         markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
@@ -617,13 +708,32 @@ public final class ChainManager implements MetronService, CompiledChains {
             if (serverId.isPresent() && server.isEmpty()) {
                 left.add("server " + serverId.get() + " is no longer registered");
             } else {
-                left.addAll(deployer.undeploy(installed.get(), server));
+                left.addAll(deployer.undeploy(withoutShared(installed.get()), server));
             }
         }
         if (left.isEmpty()) {
             releasePlacement(id);
         }
         return left;
+    }
+
+    /**
+     * The chain's installed state without the switch rules another chain holds too (chains sharing an ingress point
+     * may install the same entry, e.g. a deny rule or the default drop): removing the chain must leave them.
+     */
+    private InstalledState withoutShared(InstalledState st) {
+        Set<Object> others = entriesOfOthers(st.chainId());
+        return new InstalledState(st.chainId(), st.server(), st.switchRules().stream()
+                .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()),
+                st.nicRuleIds(), st.pipeline());
+    }
+
+    /** Table entries of the switch rules every other chain installed. */
+    private Set<Object> entriesOfOthers(ChainId id) {
+        Set<Object> out = new HashSet<>();
+        store.installed().snapshot().values().stream().filter(st -> !st.chainId().equals(id))
+                .forEach(st -> st.switchRules().forEach(r -> out.add(Deployer.entry(r.rule()))));
+        return out;
     }
 
     private void releasePlacement(ChainId id) {
@@ -641,6 +751,12 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** The placement of a chain; {@code sc} is null when the chain needs no server. */
     private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
+        return placementOf(id, sc, oc, groupTags, "");
+    }
+
+    /** {@link #placementOf} for one version of the chain: its group ids end with {@code version} ("~v2"). */
+    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags,
+                                         String version) {
         if (sc == null) {
             return new Placement(id, Optional.empty(), "", "", Optional.of(oc.device()), oc.profile().name(),
                     List.of());
@@ -650,7 +766,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         for (int g = 0; g < cgs.size(); g++) {
             // groups share the reserved cores round-robin; scaling gives a group its own core later
             int core = sc.cores().get(g % sc.cores().size());
-            groups.add(new GroupAssignment(groupId(cgs.get(g)), groupTags.get(g), core, cgs.get(g).classIds()));
+            groups.add(new GroupAssignment(groupId(cgs.get(g)) + version, groupTags.get(g), core,
+                    cgs.get(g).classIds()));
         }
         return new Placement(id, Optional.of(sc.server().id()), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
                 oc.profile().name(), groups);
@@ -662,18 +779,39 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** Cores promised to placed chains, per server. */
     private Set<Integer> reservedCores(DeviceId server) {
+        return reservedCoresExcept(server, null);
+    }
+
+    /** Cores promised to placed chains other than {@code chain} (null: all), per server. */
+    private Set<Integer> reservedCoresExcept(DeviceId server, ChainId chain) {
         Set<Integer> out = new HashSet<>();
         store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
-                .forEach(p -> out.addAll(p.cores()));
+                .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
         return out;
     }
 
     /**
-     * Offload rules of a chain match everything arriving on its ingress point, and reply rules everything
-     * arriving on its egress point when it has a reply ingress: two chains classifying one point would classify
-     * each other's traffic, so a second one is refused.
+     * Offload rules of a chain match what arrives on its ingress point, and reply rules what arrives on its egress
+     * point when it has a reply ingress: a chain may use a point another chain uses only when their traffic there
+     * is disjoint ({@link SharedIngress}); else it is refused, naming both chains and a packet of the overlap.
      */
-    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json) {
+    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, OffloadChoice oc) {
+        requireFreeIngress(id, d, json, oc.device(), oc.compiled());
+    }
+
+    /**
+     * {@link #requireFreeIngress} before a server is chosen, as the ingress device would classify the chain (where
+     * chains share a point they classify it there): an overlap is reported as such, not as a lack of cores.
+     */
+    private void requireFreeIngressEarly(ChainId id, DeploymentSpec d, String json, ChainCompiler compiler) {
+        DeviceId at = d.ingressPoint().deviceId();
+        Optional<org.metron.app.spi.NetworkDevice> device = placement.network().device(at);
+        if (device.isPresent() && device.get().role().programmable()) {
+            requireFreeIngress(id, d, json, at, compiler.apply(PlacementEngine.profileFor(device.get().role())));
+        }
+    }
+
+    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, DeviceId offload, CompiledChain cc) {
         List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
         for (Chain other : store.chains().snapshot().values()) {
             if (other.id().equals(id) || !other.state().holdsResources()) {
@@ -681,14 +819,25 @@ public final class ChainManager implements MetronService, CompiledChains {
             }
             List<ConnectPoint> theirs = ReplyTraffic.entryPoints(other.deployment(), other.json());
             for (ConnectPoint p : mine) {
-                if (theirs.contains(p)) {
-                    throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, (p.equals(d.ingressPoint())
-                            ? "ingress point " : "egress point (where its replies enter) ") + p
-                            + " already carries chain " + other.id()
-                            + (p.equals(other.deployment().ingressPoint()) ? "" : " (its replies enter there)"));
+                if (!theirs.contains(p)) {
+                    continue;
                 }
+                Optional<Placement> op = placement(other.id());
+                if (op.isEmpty() || op.get().offloadDevice().isEmpty()) {
+                    throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "entry point " + p + " already carries "
+                            + "chain " + other.id() + ", which is not placed yet; retry once it is");
+                }
+                SharedIngress.require(entryAt(id, p, d, offload, cc),
+                        entryAt(other.id(), p, other.deployment(), op.get().offloadDevice().get(),
+                                compiledFor(other, op)));
             }
         }
+    }
+
+    private static SharedIngress.Entry entryAt(ChainId id, ConnectPoint p, DeploymentSpec d, DeviceId offload,
+                                               CompiledChain cc) {
+        boolean replies = !p.equals(d.ingressPoint());
+        return SharedIngress.Entry.of(id, p, replies ? d.egressPoint().deviceId() : offload, cc, replies);
     }
 
     private Object lock(ChainId id) {

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -52,6 +53,10 @@ public final class Deployer {
         this.timeout = Objects.requireNonNull(timeout);
     }
 
+    SwitchProgrammer switches() {
+        return switches;
+    }
+
     /** The outcome of a successful deployment. */
     public static final class Result {
         private final InstalledState installed;
@@ -73,7 +78,7 @@ public final class Deployer {
     }
 
     /** A step to undo, named for the error message when the undo itself fails. */
-    private static final class Undo {
+    static final class Undo {
         final String what;
         final Supplier<CompletableFuture<?>> action;
 
@@ -171,16 +176,21 @@ public final class Deployer {
         }
     }
 
-    private CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules) {
+    CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules) {
+        return stageOn(device, rules, List.of());
+    }
+
+    CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules,
+                                                       Collection<FlowRule> removals) {
         try {
-            return switches.stage(device, rules);
+            return switches.stage(device, rules, removals);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
     /** Drops what was staged and never committed; the devices time such bundles out anyway. */
-    private void discard(List<SwitchProgrammer.Staged> staged) {
+    void discard(List<SwitchProgrammer.Staged> staged) {
         for (SwitchProgrammer.Staged s : staged) {
             if (s != null) {
                 try {
@@ -252,7 +262,7 @@ public final class Deployer {
         }
     }
 
-    private static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> c) {
+    static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> c) {
         try {
             return c.get();
         } catch (RuntimeException e) {
@@ -332,11 +342,12 @@ public final class Deployer {
     }
 
     /** What identifies a rule's entry in a switch table (what a strict delete matches). */
-    private static Object entry(FlowRule r) {
+    static Object entry(FlowRule r) {
         return List.of(r.deviceId(), r.tableId(), r.priority(), r.selector());
     }
 
-    private List<String> rollback(Deque<Undo> undo) {
+    /** Runs every undo, last pushed first; answers what could not be undone. */
+    List<String> rollback(Deque<Undo> undo) {
         List<String> failed = new ArrayList<>();
         while (!undo.isEmpty()) {
             Undo u = undo.pop();
@@ -350,7 +361,8 @@ public final class Deployer {
         return failed;
     }
 
-    private <T> T step(CompletableFuture<T> f, Fault fault, String what) {
+    /** Waits for one step up to the deadline; its failure as {@code fault} naming {@code what}. */
+    <T> T step(CompletableFuture<T> f, Fault fault, String what) {
         try {
             return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

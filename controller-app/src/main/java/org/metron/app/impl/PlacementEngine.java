@@ -112,7 +112,7 @@ public final class PlacementEngine {
             ServerChoice best = null;
             for (MetronServer s : drawn) {
                 queried++;
-                Probe p = probe(s, d, coresNeeded, reservedCores.apply(s.id()), flowState);
+                Probe p = probe(s, d, coresNeeded, reservedCores.apply(s.id()), flowState, "");
                 if (p.choice == null) {
                     rejected.put(s.id(), p.reason);
                     unreachable += p.unreachable ? 1 : 0;
@@ -135,6 +135,34 @@ public final class PlacementEngine {
                 + tagName(d.tagType()) + " tags; no server fits: " + reasons);
     }
 
+    /**
+     * Picks where the new version of a running chain goes (docs/updates.md): its current server first, counting the
+     * cores the running version holds as free (both versions share them while traffic moves), else any server as
+     * {@link #chooseServer} does.
+     *
+     * @param current     the running version's server, if it has one
+     * @param reservedCores cores promised to other chains (not this one)
+     */
+    public ServerChoice chooseServerForUpdate(ChainId chain, DeploymentSpec d, int coresNeeded,
+                                              Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState,
+                                              Optional<MetronServer> current) {
+        String why = "";
+        if (current.isPresent()) {
+            Probe p = probe(current.get(), d, coresNeeded, reservedCores.apply(current.get().id()), flowState,
+                    chain.name());
+            if (p.choice != null) {
+                return new ServerChoice(p.choice.server(), p.choice.nic(), p.choice.egressNic(), p.choice.cores(),
+                        p.choice.tagsInUse(), p.choice.load(), 1, p.choice.nicRules());
+            }
+            why = "its server " + current.get().id() + " cannot take it (" + p.reason + "); ";
+        }
+        try {
+            return chooseServer(chain, d, coresNeeded, reservedCores, flowState);
+        } catch (MetronException e) {
+            throw new MetronException(e.fault(), why + e.getMessage(), e);
+        }
+    }
+
     /** One server's answer to "can you take it?". */
     private static final class Probe {
         final ServerChoice choice;
@@ -148,8 +176,12 @@ public final class PlacementEngine {
         }
     }
 
+    /**
+     * @param ownPipeline a pipeline whose cores count as free (the running version of a chain being updated; "" =
+     *                    none)
+     */
     private Probe probe(MetronServer s, DeploymentSpec d, int coresNeeded, Set<Integer> reserved,
-                        FlowStateDemand flowState) {
+                        FlowStateDemand flowState, String ownPipeline) {
         ServerResources res;
         Stats stats;
         try {
@@ -159,7 +191,8 @@ public final class PlacementEngine {
             return new Probe(null, "agent " + s.agent().target() + " unreachable: " + Errors.message(e), true);
         }
         List<Integer> free = res.getCoresList().stream()
-                .filter(c -> c.getAvailable() && c.getPipelineId().isEmpty() && !reserved.contains(c.getId()))
+                .filter(c -> c.getAvailable() && (c.getPipelineId().isEmpty()
+                        || c.getPipelineId().equals(ownPipeline)) && !reserved.contains(c.getId()))
                 .map(Core::getId).sorted().collect(Collectors.toList());
         if (free.size() < coresNeeded) {
             return new Probe(null, free.size() + " free cores", false);

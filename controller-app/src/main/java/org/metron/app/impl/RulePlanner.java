@@ -26,6 +26,7 @@ import org.metron.synth.MatchField;
 import org.metron.synth.OffloadRule;
 import org.metron.synth.RuleAction;
 import org.metron.synth.TrafficClass;
+import org.metron.synth.hs.RuleSpace;
 import org.onlab.packet.MacAddress;
 import org.onlab.packet.VlanId;
 import org.onosproject.core.ApplicationId;
@@ -67,6 +68,8 @@ import java.util.stream.Collectors;
 public final class RulePlanner {
     /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
     public static final int OFFLOAD_BASE = 1000;
+    /** Priority of a chain's default drop (its lowest rules when they all drop, {@link RuleSpace#defaultDropLevel}). */
+    public static final int DEFAULT_DROP_PRIORITY = OFFLOAD_BASE - 1;
     /** Highest priority an offload rule may get. */
     public static final int OFFLOAD_MAX = 59_999;
     /** Forwards tagged traffic toward the server. */
@@ -74,6 +77,8 @@ public final class RulePlanner {
     /** Forwards the chain's output toward its egress; above transit because the egress marker also carries
      *  the group bits that transit rules match. */
     public static final int RETURN_PRIORITY = 61_000;
+    /** Separates a placed group's compiled group from the chain version that placed it ("g0~v3"). */
+    public static final char VERSION_MARK = '~';
     /** Carries all ingress traffic through programmable devices before the offload device. */
     public static final int PRE_TRANSIT_PRIORITY = 100;
 
@@ -113,6 +118,9 @@ public final class RulePlanner {
         for (int level : levels) {
             rank.put(level, OFFLOAD_BASE + i++);
         }
+        // a default drop goes below every chain's rules: where chains share an ingress point, it must not take the
+        // other chains' traffic (it is the same entry for all of them)
+        RuleSpace.defaultDropLevel(rules).ifPresent(level -> rank.put(level, DEFAULT_DROP_PRIORITY));
         int[] out = new int[rules.size()];
         for (int k = 0; k < rules.size(); k++) {
             out[k] = rank.get(rules.get(k).priority());
@@ -465,14 +473,19 @@ public final class RulePlanner {
     }
 
     /**
-     * The compiled group a placed group runs: "g3" and the groups scaling split from it ("g3.1", "g3.2", ...)
-     * all run compiled group 3 (docs/scaling.md#split).
+     * The compiled group a placed group runs: "g3", the groups scaling split from it ("g3.1", "g3.2", ...) and
+     * those of a later version of the chain ("g3~v2", "g3~v2.1", docs/updates.md) all run compiled group 3
+     * (docs/scaling.md#split).
      *
      * @throws MetronException naming the group when it comes from no compiled group
      */
     public static ClassGroup compiledGroup(CompiledChain compiled, String placedGroupId) {
-        int dot = placedGroupId.indexOf('.');
-        String base = dot < 0 ? placedGroupId : placedGroupId.substring(0, dot);
+        int end = placedGroupId.length();
+        for (char c : new char[] {'.', VERSION_MARK}) {
+            int at = placedGroupId.indexOf(c);
+            end = at < 0 ? end : Math.min(end, at);
+        }
+        String base = placedGroupId.substring(0, end);
         return compiled.groups().stream().filter(g -> ChainManager.groupId(g).equals(base)).findFirst()
                 .orElseThrow(() -> new MetronException(Fault.INTERNAL, "group " + placedGroupId
                         + " comes from no compiled group (compiled: " + compiled.groups().stream()

@@ -15,6 +15,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -88,6 +89,19 @@ public final class TagAllocator {
         int n = 0;
         for (Map.Entry<TagKey, TagAllocation> e : tags.snapshot().entrySet()) {
             if (e.getValue().chainId().equals(chain) && tags.remove(e.getKey()).isPresent()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Releases those of {@code which} the chain holds (one version's tags, after a chain update); answers how many. */
+    public int release(ChainId chain, Collection<Tag> which) {
+        int n = 0;
+        for (Tag t : which) {
+            TagKey key = new TagKey(t);
+            Optional<TagAllocation> held = tags.get(key).map(org.onosproject.store.service.Versioned::value);
+            if (held.isPresent() && held.get().chainId().equals(chain) && tags.remove(key).isPresent()) {
                 n++;
             }
         }

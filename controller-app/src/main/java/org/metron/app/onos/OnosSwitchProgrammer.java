@@ -43,9 +43,33 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
 
     @Override
     public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
+        return apply(device, rules, List.of());
+    }
+
+    /**
+     * Adds and removals in one FlowRuleOperations batch, one stage (ONOS hands a stage to the device as one flow
+     * rule batch): what a chain update's move of traffic commits.
+     */
+    @Override
+    public CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
+        return CompletableFuture.completedFuture(new Staged() {
+            @Override
+            public CompletableFuture<Void> commit() {
+                return apply(device, rules, removals);
+            }
+
+            @Override
+            public CompletableFuture<Void> discard() {
+                return CompletableFuture.completedFuture(null);
+            }
+        });
+    }
+
+    private CompletableFuture<Void> apply(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         rules.forEach(ops::add);
+        removals.forEach(ops::remove);
         flowRuleService.apply(ops.build(new FlowRuleOperationsContext() {
             @Override
             public void onSuccess(FlowRuleOperations o) {
@@ -56,9 +80,11 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
             public void onError(FlowRuleOperations o) {
                 FlowRuleOperations.Builder undo = FlowRuleOperations.builder();
                 rules.forEach(undo::remove);
+                removals.forEach(undo::add);
                 flowRuleService.apply(undo.build());
                 done.completeExceptionally(new IllegalStateException(device + " rejected " + rules.size()
-                        + " rules (batch compensated): " + o));
+                        + " rules" + (removals.isEmpty() ? "" : " and " + removals.size() + " removals")
+                        + " (batch compensated): " + o));
             }
         }));
         return done;

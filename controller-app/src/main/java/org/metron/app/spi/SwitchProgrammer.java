@@ -30,10 +30,22 @@ public interface SwitchProgrammer {
      * and installs on commit (same guarantees as {@link #install}, checked later).
      */
     default CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
+        return stage(device, rules, List.of());
+    }
+
+    /**
+     * {@link #stage} that also takes {@code removals} away on commit, in the same atomic step: a chain update moves
+     * traffic from its running version to the new one this way (docs/updates.md). A removal with the table entry
+     * of an added rule must not be passed (the add replaces that entry). Implementations that can (an OpenFlow
+     * bundle, one FlowRuleOperations batch) make adds and removals live at once; the default installs, then
+     * removes.
+     */
+    default CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
         return CompletableFuture.completedFuture(new Staged() {
             @Override
             public CompletableFuture<Void> commit() {
-                return install(device, rules);
+                return removals.isEmpty() ? install(device, rules)
+                        : install(device, rules).thenCompose(v -> remove(device, removals));
             }
 
             @Override

@@ -46,6 +46,23 @@ public class MetronCommandsTest {
     }
 
     @Test
+    public void addWithUpdateReplacesTheRunningChainMakeBeforeBreak() throws Exception {
+        ChainAddCommand add = new ChainAddCommand();
+        add.file = file("web.json", Fixtures.chainJson("web")).getPath();
+        assertEquals("chain web ACTIVE", run(add).trim());
+        String before = w.manager.placement(ChainId.of("web")).get().groups().get(0).groupId();
+
+        ChainAddCommand upd = new ChainAddCommand();
+        upd.file = file("web2.json", Fixtures.chainJson("web", "mac", 2, 1)).getPath();
+        upd.update = "web";
+        String out = run(upd).trim();
+        assertTrue(out, out.startsWith("chain web ACTIVE: updated from version "));
+        assertTrue(out, out.contains("make-before-break"));
+        String after = w.manager.placement(ChainId.of("web")).get().groups().get(0).groupId();
+        assertTrue(before + " -> " + after, after.startsWith(before + "~v"));
+    }
+
+    @Test
     public void addListInspectRemove() throws Exception {
         ChainAddCommand dry = new ChainAddCommand();
         dry.file = file("web.json", Fixtures.chainJson("web")).getPath();

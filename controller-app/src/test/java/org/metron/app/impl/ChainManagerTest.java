@@ -365,11 +365,12 @@ public class ChainManagerTest {
     }
 
     @Test
-    public void oneIngressPointCarriesOneChain() {
+    public void overlappingChainsDoNotShareAnIngressPoint() {
         w.manager.submit(Fixtures.chainJson("first"));
         MetronException e = assertThrows(MetronException.class, () -> w.manager.submit(Fixtures.chainJson("second")));
         assertEquals(Fault.IMPOSSIBLE_PLACEMENT, e.fault());
-        assertTrue(e.getMessage(), e.getMessage().contains("already carries chain first"));
+        assertTrue(e.getMessage(), e.getMessage().startsWith("chain second's traffic and chain first's traffic both "
+                + "enter at " + Fixtures.S1 + "/1 and overlap, e.g. the packet '"));
         assertEquals(8, w.switches.total());
         w.manager.remove(ChainId.of("first"));
         assertEquals(ChainState.ACTIVE, w.manager.submit(Fixtures.chainJson("second")).state());

@@ -81,7 +81,8 @@ public class FlowIdsTest {
         }
         assertNotEquals(0, compiled);
         assertEquals(compiled, w.switches.entries(Fixtures.D1).stream()
-                .filter(e -> e.priority() < RulePlanner.TRANSIT_PRIORITY && e.priority() >= RulePlanner.OFFLOAD_BASE)
+                .filter(e -> e.priority() < RulePlanner.TRANSIT_PRIORITY
+                        && e.priority() >= RulePlanner.DEFAULT_DROP_PRIORITY)
                 .count());
     }
 }

@@ -154,7 +154,7 @@ public class ReplyRulesTest {
 
         List<FlowRule> reply = role(p, Fixtures.D1, Role.REPLY);
         assertEquals(3, reply.size());
-        assertEquals(List.of(1002, 1001, 1000), reply.stream().map(FlowRule::priority).collect(Collectors.toList()));
+        assertEquals(List.of(1002, 1001, RulePlanner.DEFAULT_DROP_PRIORITY), reply.stream().map(FlowRule::priority).collect(Collectors.toList()));
         reply.forEach(r -> assertEquals(OUT.port(), inPort(r)));
         // the reply class is tagged with its forward class's group (same tag = same NIC queue = same core)
         assertEquals(List.of(Instructions.modL2Dst(MacAddress.valueOf("02:4d:00:07:00:02")),
@@ -289,14 +289,15 @@ public class ReplyRulesTest {
         MetronException in = assertThrows(MetronException.class,
                 () -> w.manager.submit(Fixtures.chainJsonAt("b", 3)));
         assertEquals(Fault.IMPOSSIBLE_PLACEMENT, in.fault());
-        assertEquals("ingress point " + Fixtures.S1 + "/3 already carries chain a (its replies enter there)",
-                in.getMessage());
+        assertTrue(in.getMessage(), in.getMessage().startsWith("chain b's traffic and chain a's replies both enter "
+                + "at " + Fixtures.S1 + "/3 and overlap, e.g. the packet 'ip vers 4 and ip proto 6 and dst host "
+                + "192.0.2.1 and dst port 80'"));
         // so would a second chain whose replies enter there
         MetronException out = assertThrows(MetronException.class,
                 () -> w.manager.submit(withReplies(Fixtures.chainJsonAt("c", 4))));
         assertEquals(Fault.IMPOSSIBLE_PLACEMENT, out.fault());
-        assertEquals("egress point (where its replies enter) " + Fixtures.S1 + "/3 already carries chain a (its "
-                + "replies enter there)", out.getMessage());
+        assertTrue(out.getMessage(), out.getMessage().startsWith("chain c's replies and chain a's replies both "
+                + "enter at " + Fixtures.S1 + "/3 and overlap"));
         assertEquals(rules, w.switches.total());
 
         // leaving through a's egress point without replies is fine, as before

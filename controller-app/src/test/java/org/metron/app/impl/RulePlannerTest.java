@@ -92,7 +92,7 @@ public class RulePlannerTest {
         List<OffloadRule> rules = List.of(OffloadRule.of(900, any, RuleAction.drop()),
                 OffloadRule.of(500, any, RuleAction.drop()), OffloadRule.of(500, any, RuleAction.drop()),
                 OffloadRule.of(-3, any, RuleAction.drop()));
-        assertArrayEquals(new int[]{1002, 1001, 1001, 1000}, RulePlanner.priorities(rules));
+        assertArrayEquals(new int[]{1002, 1001, 1001, RulePlanner.DEFAULT_DROP_PRIORITY}, RulePlanner.priorities(rules));
     }
 
     @Test
@@ -103,7 +103,7 @@ public class RulePlannerTest {
 
         List<FlowRule> off = role(p, Fixtures.D1, Role.OFFLOAD);
         assertEquals(4, off.size());
-        assertEquals(List.of(1002, 1001, 1000, 1000), off.stream().map(FlowRule::priority)
+        assertEquals(List.of(1002, 1001, RulePlanner.DEFAULT_DROP_PRIORITY, RulePlanner.DEFAULT_DROP_PRIORITY), off.stream().map(FlowRule::priority)
                 .collect(Collectors.toList()));
         FlowRule tcp = off.get(0);
         assertEquals(PortNumber.portNumber(1), ((PortCriterion) crit(tcp, Criterion.Type.IN_PORT)).port());

@@ -6,6 +6,7 @@ import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.NetworkDevice;
+import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.MetronSerializers;
 import org.metron.app.testing.Fixtures;
@@ -80,6 +81,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -228,13 +230,18 @@ public class OnosAdaptersTest {
         };
     }
 
-    @Test
-    public void switchProgrammerCompensatesAFailedBatch() throws Exception {
+    private static OnosSwitchProgrammer programmer(Flows flows) {
         OnosSwitchProgrammer sp = new OnosSwitchProgrammer();
-        Flows flows = new Flows();
         sp.flowRuleService = flows;
         sp.coreService = core();
         sp.activate();
+        return sp;
+    }
+
+    @Test
+    public void switchProgrammerCompensatesAFailedBatch() throws Exception {
+        Flows flows = new Flows();
+        OnosSwitchProgrammer sp = programmer(flows);
         sp.install(Fixtures.D1, List.of(rule(Fixtures.D1, 10), rule(Fixtures.D1, 11))).get(1, TimeUnit.SECONDS);
         assertEquals(1, flows.applied.size());
 
@@ -247,6 +254,31 @@ public class OnosAdaptersTest {
 
         sp.remove(Fixtures.D1, List.of(rule(Fixtures.D1, 10))).get(1, TimeUnit.SECONDS);
         assertEquals(FlowRuleOperation.Type.REMOVE, flows.applied.get(3).stages().get(0).iterator().next().type());
+    }
+
+    @Test
+    public void aChainUpdatesMoveIsOneFlowRuleBatchOfAddsAndRemovals() throws Exception {
+        Flows flows = new Flows();
+        OnosSwitchProgrammer sp = programmer(flows);
+        SwitchProgrammer.Staged staged = sp.stage(Fixtures.D1, List.of(rule(Fixtures.D1, 12), rule(Fixtures.D1, 13)),
+                List.of(rule(Fixtures.D1, 10))).get(1, TimeUnit.SECONDS);
+        assertEquals("nothing reaches the device before the commit", 0, flows.applied.size());
+        staged.commit().get(1, TimeUnit.SECONDS);
+        // one batch, one stage: ONOS hands it to the device as one flow rule batch
+        assertEquals(1, flows.applied.size());
+        assertEquals(1, flows.applied.get(0).stages().size());
+        Map<FlowRuleOperation.Type, Long> kinds = flows.applied.get(0).stages().get(0).stream()
+                .collect(Collectors.groupingBy(FlowRuleOperation::type, Collectors.counting()));
+        assertEquals(Map.of(FlowRuleOperation.Type.ADD, 2L, FlowRuleOperation.Type.REMOVE, 1L), kinds);
+
+        // a device that refuses the batch: the compensation takes the adds away and puts the removed rule back
+        flows.failing = Fixtures.D1;
+        CompletableFuture<Void> f = sp.stage(Fixtures.D1, List.of(rule(Fixtures.D1, 14)), List.of(rule(Fixtures.D1,
+                12))).thenCompose(SwitchProgrammer.Staged::commit);
+        assertThrows(ExecutionException.class, () -> f.get(1, TimeUnit.SECONDS));
+        Map<FlowRuleOperation.Type, Long> undo = flows.applied.get(2).stages().get(0).stream()
+                .collect(Collectors.groupingBy(FlowRuleOperation::type, Collectors.counting()));
+        assertEquals(Map.of(FlowRuleOperation.Type.ADD, 1L, FlowRuleOperation.Type.REMOVE, 1L), undo);
     }
 
     @Test

@@ -141,7 +141,9 @@ public class ChainsWebResourceTest extends JerseyTest {
 
         Response busy = post("chains", Fixtures.chainJson("same-ingress"));
         assertEquals(409, busy.getStatus());
-        assertTrue(json(busy).get("message").asText().contains("already carries chain keep"));
+        String overlap = json(busy).get("message").asText();
+        assertTrue(overlap, overlap.startsWith("chain same-ingress's traffic and chain keep's traffic both enter at "
+                + Fixtures.S1 + "/1 and overlap"));
 
         Response big = post("chains", Fixtures.chainJsonAt("big", "mac", 16, 1, 2));
         assertEquals(409, big.getStatus());

@@ -19,6 +19,7 @@ import org.metron.agent.v1.PipelineState;
 import org.metron.agent.v1.PipelineStatus;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.StateTable;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.TagType;
 import org.metron.agent.v1.UpdatePipelineRequest;
@@ -49,6 +50,9 @@ public final class TestAgent implements AgentClient {
     private final Map<String, DeployPipelineRequest> pipelines = new LinkedHashMap<>();
     private final Map<Long, NicRule> nicRules = new LinkedHashMap<>();
     private final List<String> calls = new ArrayList<>();
+    /** (pipeline, group) to its flow tables. */
+    private final Map<List<String>, List<StateTable>> state = new LinkedHashMap<>();
+    private boolean failUpdate;
     private double load;
     private boolean unreachable;
     private boolean failDeploy;
@@ -81,6 +85,7 @@ public final class TestAgent implements AgentClient {
     public synchronized TestAgent restart() {
         pipelines.clear();
         nicRules.clear();
+        state.clear();
         bootId++;
         return this;
     }
@@ -198,10 +203,48 @@ public final class TestAgent implements AgentClient {
         return CompletableFuture.completedFuture(s.build());
     }
 
+    /**
+     * The group set becomes the request's; groups kept keep their flow state, groups gone lose it, a set egress
+     * replaces the pipeline's.
+     */
     @Override
     public synchronized CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
-        down("UpdatePipeline");
-        return fail("UpdatePipeline", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
+        if (down("UpdatePipeline")) {
+            return fail("UpdatePipeline", AgentException.Code.UNAVAILABLE, "connection refused");
+        }
+        if (failUpdate) {
+            return fail("UpdatePipeline", AgentException.Code.RESOURCE_EXHAUSTED, "group g0~v1: no memory");
+        }
+        DeployPipelineRequest cur = pipelines.get(request.getPipelineId());
+        if (cur == null) {
+            return fail("UpdatePipeline", AgentException.Code.NOT_FOUND, request.getPipelineId());
+        }
+        DeployPipelineRequest.Builder next = cur.toBuilder().clearGroups().addAllGroups(request.getGroupsList());
+        if (request.getEgressCount() > 0) {
+            next.clearEgress().addAllEgress(request.getEgressList());
+        }
+        Set<String> kept = new HashSet<>();
+        request.getGroupsList().forEach(g -> kept.add(g.getGroupId()));
+        state.keySet().removeIf(k -> k.get(0).equals(request.getPipelineId()) && !kept.contains(k.get(1)));
+        pipelines.put(request.getPipelineId(), next.build());
+        PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(request.getPipelineId())
+                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(2);
+        return CompletableFuture.completedFuture(s.build());
+    }
+
+    /** Flow state of a group, as ExportState answers it. */
+    public synchronized TestAgent state(String pipeline, String group, List<StateTable> tables) {
+        state.put(List.of(pipeline, group), new ArrayList<>(tables));
+        return this;
+    }
+
+    public synchronized List<StateTable> state(String pipeline, String group) {
+        return new ArrayList<>(state.getOrDefault(List.of(pipeline, group), List.of()));
+    }
+
+    public synchronized TestAgent failUpdate(boolean v) {
+        failUpdate = v;
+        return this;
     }
 
     @Override
@@ -212,6 +255,7 @@ public final class TestAgent implements AgentClient {
         if (pipelines.remove(pipelineId) == null) {
             return fail("RemovePipeline", AgentException.Code.NOT_FOUND, pipelineId);
         }
+        state.keySet().removeIf(k -> k.get(0).equals(pipelineId));
         return CompletableFuture.completedFuture(null);
     }
 
@@ -288,13 +332,50 @@ public final class TestAgent implements AgentClient {
     }
 
     @Override
-    public CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
-        return fail("ExportState", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
+    public synchronized CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
+        if (down("ExportState")) {
+            return fail("ExportState", AgentException.Code.UNAVAILABLE, "connection refused");
+        }
+        return CompletableFuture.completedFuture(StateSnapshot.newBuilder().setPipelineId(pipelineId)
+                .setGroupId(groupId).addAllTables(state(pipelineId, groupId)).build());
     }
 
+    /** Replaces (or, merging, adds to) the target group's tables of the same elements; a flow already there stays. */
     @Override
-    public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
-        return fail("ImportState", AgentException.Code.UNIMPLEMENTED, "not used by these tests");
+    public synchronized CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
+        if (down("ImportState")) {
+            return fail("ImportState", AgentException.Code.UNAVAILABLE, "connection refused");
+        }
+        StateSnapshot snap = request.getSnapshot();
+        List<String> key = List.of(snap.getPipelineId(), request.getTargetGroupId());
+        DeployPipelineRequest p = pipelines.get(snap.getPipelineId());
+        if (p == null || p.getGroupsList().stream().noneMatch(g -> g.getGroupId().equals(request.getTargetGroupId()))) {
+            return fail("ImportState", AgentException.Code.NOT_FOUND, "group " + key);
+        }
+        List<StateTable> tables = state.computeIfAbsent(key, k -> new ArrayList<>());
+        long n = 0;
+        for (StateTable t : snap.getTablesList()) {
+            int at = -1;
+            for (int i = 0; i < tables.size(); i++) {
+                at = tables.get(i).getElement().equals(t.getElement()) ? i : at;
+            }
+            StateTable.Builder b = at < 0 || !request.getMerge() ? StateTable.newBuilder(t).clearEntries()
+                    : tables.get(at).toBuilder();
+            Set<Object> have = new HashSet<>();
+            b.getEntriesList().forEach(e -> have.add(e.getKey()));
+            for (org.metron.agent.v1.FlowEntry e : t.getEntriesList()) {
+                if (have.add(e.getKey())) {
+                    b.addEntries(e);
+                    n++;
+                }
+            }
+            if (at < 0) {
+                tables.add(b.build());
+            } else {
+                tables.set(at, b.build());
+            }
+        }
+        return CompletableFuture.completedFuture(ImportStateReply.newBuilder().setEntries(n).build());
     }
 
     @Override

@@ -34,6 +34,12 @@ public final class TestSwitches implements SwitchProgrammer {
         return this;
     }
 
+    /** Undoes {@link #reject}. */
+    public synchronized TestSwitches accept(DeviceId d) {
+        rejecting.remove(d);
+        return this;
+    }
+
     public synchronized TestSwitches otherRules(DeviceId d, int n) {
         otherRules.put(d, n);
         return this;
@@ -47,7 +53,7 @@ public final class TestSwitches implements SwitchProgrammer {
         return tables.values().stream().mapToInt(Map::size).sum();
     }
 
-    /** "install|stage|commit|discard|remove dev n" in call order. */
+    /** "install|stage|commit|discard|remove dev n" in call order (stages with removals: "dev n -m"). */
     public synchronized List<String> log() {
         return new ArrayList<>(log);
     }
@@ -82,8 +88,10 @@ public final class TestSwitches implements SwitchProgrammer {
 
     /** Checks the rules when staged (a rejecting device refuses them then, as a real one does). */
     @Override
-    public synchronized CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
-        log.add("stage " + device + " " + rules.size());
+    public synchronized CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules,
+                                                       Collection<FlowRule> removals) {
+        String counts = rules.size() + (removals.isEmpty() ? "" : " -" + removals.size());
+        log.add("stage " + device + " " + counts);
         if (rejecting.contains(device)) {
             return CompletableFuture.failedFuture(new IllegalStateException(device + " rejected rule "
                     + rules.get(0).id() + ": OFPET_BAD_MATCH"));
@@ -95,8 +103,9 @@ public final class TestSwitches implements SwitchProgrammer {
                 synchronized (TestSwitches.this) {
                     openStages--;
                     beforeCommit.accept(device);
-                    log.add("commit " + device + " " + rules.size());
+                    log.add("commit " + device + " " + counts);
                     Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
+                    removals.forEach(r -> t.remove(entry(r)));
                     rules.forEach(r -> t.put(entry(r), r));
                     return CompletableFuture.completedFuture(null);
                 }
@@ -106,7 +115,7 @@ public final class TestSwitches implements SwitchProgrammer {
             public CompletableFuture<Void> discard() {
                 synchronized (TestSwitches.this) {
                     openStages--;
-                    log.add("discard " + device + " " + rules.size());
+                    log.add("discard " + device + " " + counts);
                     return CompletableFuture.completedFuture(null);
                 }
             }

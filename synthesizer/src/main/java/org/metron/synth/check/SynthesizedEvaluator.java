@@ -3,9 +3,7 @@ package org.metron.synth.check;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.HeaderWrite;
-import org.metron.synth.IpPrefix;
 import org.metron.synth.OffloadRule;
-import org.metron.synth.RangeMatch;
 import org.metron.synth.RuleAction;
 import org.metron.synth.RuleMatch;
 import org.metron.synth.TrafficClass;
@@ -18,9 +16,9 @@ import org.metron.synth.elements.Element;
 import org.metron.synth.filter.RuleIndex;
 import org.metron.synth.hs.Field;
 import org.metron.synth.hs.IntervalSet;
+import org.metron.synth.hs.RuleSpace;
 import org.metron.synth.packet.Packet;
 
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -73,75 +71,9 @@ public final class SynthesizedEvaluator {
     private static RuleIndex index(List<OffloadRule> ordered) {
         List<long[][]> sets = new ArrayList<>();
         for (OffloadRule r : ordered) {
-            sets.add(sets(r.match()));
+            sets.add(RuleSpace.sets(r.match()));
         }
         return new RuleIndex(sets);
-    }
-
-    /** The packets a device rule matches, as per-field sets over the packet model. */
-    static long[][] sets(RuleMatch m) {
-        long[][] s = new long[Field.COUNT][];
-        m.ethType().ifPresent(v -> s[Field.ETH_TYPE.ordinal()] = IntervalSet.point(v));
-        m.vlan().ifPresent(v -> s[Field.VLAN.ordinal()] = IntervalSet.point(v == RuleMatch.UNTAGGED ? 0 : v));
-        m.ipProto().ifPresent(v -> s[Field.IP_PROTO.ordinal()] = IntervalSet.point(v));
-        m.ipSrc().ifPresent(p -> prefix(s, p, true));
-        m.ipDst().ifPresent(p -> prefix(s, p, false));
-        m.l4Src().ifPresent(r -> s[Field.L4_SRC.ordinal()] = range(r));
-        m.l4SrcBits().ifPresent(b -> s[Field.L4_SRC.ordinal()] = IntervalSet.intersect(
-                s[Field.L4_SRC.ordinal()] == null ? IntervalSet.full(Field.L4_SRC) : s[Field.L4_SRC.ordinal()],
-                bits(b, Field.L4_SRC)));
-        m.l4Dst().ifPresent(r -> s[Field.L4_DST.ordinal()] = range(r));
-        m.tos().ifPresent(r -> s[Field.TOS.ordinal()] = range(r));
-        m.ttl().ifPresent(r -> s[Field.TTL.ordinal()] = range(r));
-        m.icmpType().ifPresent(r -> s[Field.ICMP_TYPE.ordinal()] = range(r));
-        m.tcpFlags().ifPresent(b -> {
-            for (Field f : Field.values()) {
-                if (f.tcpFlagBit() != 0 && (b.mask() & f.tcpFlagBit()) != 0) {
-                    s[f.ordinal()] = IntervalSet.point((b.value() & f.tcpFlagBit()) != 0 ? 1 : 0);
-                }
-            }
-        });
-        m.fragment().ifPresent(later -> s[Field.IP_OFFSET.ordinal()] = IntervalSet.point(later ? 1 : 0));
-        return s;
-    }
-
-    /** The values of a field with {@code (v & mask) == value}, as intervals (runs of the bits below the mask). */
-    private static long[] bits(org.metron.synth.BitMatch b, Field f) {
-        int low = Integer.numberOfTrailingZeros(b.mask() | Integer.highestOneBit((int) f.max()) << 1);
-        long run = (1L << low) - 1;
-        List<Long> out = new ArrayList<>();
-        for (long v = 0; v <= f.max(); v += 1L << low) {
-            if ((v & b.mask()) == b.value()) {
-                out.add(v);
-                out.add(v + run);
-            }
-        }
-        long[] s = new long[out.size()];
-        for (int i = 0; i < s.length; i++) {
-            s[i] = out.get(i);
-        }
-        return s;
-    }
-
-    private static long[] range(RangeMatch r) {
-        return IntervalSet.range(r.lo(), r.hi());
-    }
-
-    private static void prefix(long[][] s, IpPrefix p, boolean src) {
-        if (!p.isIp6()) {
-            long a = p.address().longValue();
-            s[(src ? Field.IP4_SRC : Field.IP4_DST).ordinal()] = IntervalSet.range(a, a + (1L << (32 - p.length())) - 1);
-            return;
-        }
-        BigInteger a = p.address();
-        BigInteger last = a.add(BigInteger.ONE.shiftLeft(128 - p.length())).subtract(BigInteger.ONE);
-        long hiA = a.shiftRight(64).longValue();
-        long hiB = last.shiftRight(64).longValue();
-        s[(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI).ordinal()] = IntervalSet.range(hiA, hiB);
-        if (p.length() > 64) {
-            s[(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO).ordinal()] = IntervalSet.range(a.longValue(),
-                    last.longValue());
-        }
     }
 
     /** Runs one forward packet on fresh state (the input is not modified). */

@@ -74,9 +74,12 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
         return stage(device, rules).thenCompose(Staged::commit);
     }
 
-    /** One ONF bundle: opened, filled and validated by the switch now, applied on commit. */
+    /**
+     * One ONF bundle: opened, filled and validated by the switch now, applied on commit; with removals, their
+     * strict deletes are in the same bundle (a chain update's traffic moves in one atomic step).
+     */
     @Override
-    public CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules) {
+    public CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
         try {
             OfSwitch sw = connected(device);
             FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
@@ -87,15 +90,18 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
                 }
                 mods.add(tr.add(r));
             }
+            removals.forEach(r -> mods.add(tr.deleteStrict(r)));
             long t0 = System.nanoTime();
             return sw.stageAtomically(mods).thenApply(bundle -> new Staged() {
                 @Override
                 public CompletableFuture<Void> commit() {
                     long t1 = System.nanoTime();
                     return bundle.commit().thenRun(() -> {
+                        removals.forEach(r -> installed.remove(r.id().value()));
                         rules.forEach(r -> installed.put(r.id().value(), r));
-                        log.info("{}: {} rules shipped and checked {} ms before commit, live {} ms after it (one bundle)", device,
-                                 rules.size(), (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
+                        log.info("{}: {} rules (and {} removals) shipped and checked {} ms before commit, live {} ms "
+                                 + "after it (one bundle)", device, rules.size(), removals.size(),
+                                 (t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000);
                     });
                 }
 

@@ -1,0 +1,193 @@
+"""Make-before-break chain updates and shared ingress points, end to end (docs/updates.md): paper-fig3, the embedded
+host, the real agent, real OVS and real packets.
+
+- An update of FW -> NAPT -> LB that changes the firewall keeps the NAPT port and LB backend of every open flow
+  (measured on the packets the sink receives before and after) and loses no packet of a steady flow sent across
+  the update (the count is printed).
+- Two chains whose traffic is disjoint share the ingress point and both carry theirs; a third that overlaps one of
+  them is refused naming both and a packet of the overlap, and the two keep running.
+
+(An update that cannot be placed leaving the running version untouched, packets still flowing, is in
+test_bad_input_e2e.py.)"""
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "deploy" / "demo"))
+
+from metron_demo import chains, traffic  # noqa: E402
+from metron_client import HostError  # noqa: E402
+from support import wait_for  # noqa: E402
+
+RULES = 50
+STEADY_PPS = 1000
+STEADY_SECONDS = 8
+
+pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
+
+
+def fw_napt_lb(session, name, n_rules, dst=None, napt=chains.NAPT_ADDRESS):
+    """The demo chain (FW(n_rules) -> NAPT -> LB); with `dst`, its firewall allows only UDP to that host."""
+    net = session.network()
+    body = json.loads(chains.fw_napt_lb(name, n_rules, net["ingress"][0], net["egress"][0])[0])
+    fw = body["nfs"][0]
+    if dst is not None:
+        fw["click"] = fw["click"].replace(f"allow udp dst port {chains.SERVICE_PORT}",
+                                          f"allow dst host {dst} and udp and dst port {chains.SERVICE_PORT}")
+    body["nfs"][1]["click"] = body["nfs"][1]["click"].replace(chains.NAPT_ADDRESS, napt)
+    return json.dumps(body).encode()
+
+
+def frames(flows, packets, dst=traffic.SINK_IP):
+    """Frames of `flows` (traffic.Flow) to `dst`, `packets` each (seq k in the payload), round-robin."""
+    from scapy.all import IP, UDP, Ether, Raw
+    return [Ether(src=traffic.SRC_MAC, dst=traffic.SINK_MAC) / IP(src=f.src, dst=dst)
+            / UDP(sport=f.sport, dport=f.dport) / Raw(b"metron-allow-%d-%d" % (f.id, k))
+            for k in range(packets) for f in flows]
+
+
+def udp_flows(first_id, count, first_sport):
+    return [traffic.Flow("allow", first_id + i, traffic.SRC_IP, "udp", first_sport + i, chains.SERVICE_PORT)
+            for i in range(count)]
+
+
+class Sink:
+    """tcpdump at the sink; stop() answers the arrived packets as (flow id, seq, src, sport, dst)."""
+
+    def __init__(self, session, name):
+        self.cap = traffic.Capture(session.netns("sink"), Path(session.state["run_dir"]) / f"{name}.pcap")
+
+    def stop(self):
+        from scapy.all import IP, UDP, Raw
+        out = []
+        for p in self.cap.stop():
+            if Raw in p and IP in p and UDP in p:
+                m = traffic.PAYLOAD.search(bytes(p[Raw].load))
+                seq = bytes(p[Raw].load).rsplit(b"-", 1)[-1]
+                if m and seq.isdigit():
+                    out.append((int(m.group(2)), int(seq), p[IP].src, p[UDP].sport, p[IP].dst))
+        return out
+
+
+def send(session, name, frame_list, pps):
+    from scapy.all import wrpcap
+    path = Path(session.state["run_dir"]) / f"{name}-sent.pcap"
+    wrpcap(str(path), frame_list)
+    return traffic.replay(session.netns("src"), path, pps=pps)
+
+
+def translations(session, flows, name, dst=traffic.SINK_IP):
+    """flow id -> the set of (NAPT source, NAPT port, backend) the sink saw for it (2 packets per flow)."""
+    sink = Sink(session, name)
+    try:
+        send(session, name, frames(flows, 2, dst), 500)
+        time.sleep(1.0)
+    finally:
+        arrived = sink.stop()
+    out = {}
+    for fid, _, src, sport, backend in arrived:
+        out.setdefault(fid, set()).add((src, sport, backend))
+    return out
+
+
+def crossing(session, chain, first_id, dst=traffic.SINK_IP):
+    """Sends a one-flow probe until it crosses `chain`; returns its translation."""
+    probe = udp_flows(first_id, 1, 22000 + first_id)
+    seen = wait_for(lambda: translations(session, probe, f"{chain}-probe-{time.monotonic_ns()}", dst).get(first_id),
+                    60, f"traffic to cross chain '{chain}'")
+    return next(iter(seen))
+
+
+def test_an_update_keeps_the_napt_mappings_of_open_flows_and_loses_no_packet(clean):
+    assert clean.host.call("POST", "/chains", fw_napt_lb(clean, "upd", RULES))["state"] == "ACTIVE"
+    crossing(clean, "upd", 900)
+    old = udp_flows(0, 12, 20000)
+    before = translations(clean, old, "upd-before")
+    assert sorted(before) == [f.id for f in old], f"not every flow crossed the chain before the update: {before}"
+    assert all(len(seen) == 1 for seen in before.values()), before
+    groups_before = {g["groupId"] for g in clean.agent_stats()["groups"] if g["pipelineId"] == "upd"}
+
+    # A steady flow, one packet per millisecond, across the whole update; the update lands in its middle.
+    steady = udp_flows(500, 1, 25000)
+    sink = Sink(clean, "upd-steady")
+    sent = {}
+    sender = traffic.Background(lambda: send(clean, "upd-steady", frames(steady, STEADY_PPS * STEADY_SECONDS),
+                                             STEADY_PPS))
+    try:
+        sender.start()
+        time.sleep(STEADY_SECONDS / 3)
+        t0 = time.monotonic()
+        # the firewall denies one more source: NAPT and LB are unchanged, so their flows carry over
+        updated = clean.host.call("PUT", "/chains/upd", fw_napt_lb(clean, "upd", RULES + 1))
+        update_s = time.monotonic() - t0
+        sender.join(STEADY_SECONDS * 3)
+        time.sleep(1.0)
+    finally:
+        arrived = sink.stop()
+    assert sender.error is None, sender.error
+    sent["steady"] = sender.result
+    assert updated["state"] == "ACTIVE", updated
+    assert "flows carried over" in updated["reason"] and "0 flows carried over" not in updated["reason"], updated
+
+    # the agent runs the new version's groups only
+    groups_after = {g["groupId"] for g in clean.agent_stats()["groups"] if g["pipelineId"] == "upd"}
+    assert groups_after and not groups_after & groups_before, (groups_before, groups_after)
+
+    steady_seen = [a for a in arrived if a[0] == 500]
+    seqs = {a[1] for a in steady_seen}
+    lost = STEADY_PPS * STEADY_SECONDS - len(seqs)
+    print(f"\nupdate took {update_s * 1000:.0f} ms; steady flow: {sent['steady']} sent by tcpreplay, "
+          f"{len(seqs)} distinct packets arrived, {lost} lost; translations {set(a[2:] for a in steady_seen)}; "
+          f"reason: {updated['reason']}")
+    assert len({a[2:] for a in steady_seen}) == 1, "the steady flow changed its NAPT port or backend"
+    assert lost == 0, f"{lost} packets of the steady flow lost during the update"
+
+    # the open flows: the same NAPT port and backend as before the update
+    after = translations(clean, list(reversed(old)), "upd-after")
+    assert after == before, "\n".join(f"flow {fid}: before {before[fid]} after {after.get(fid)}"
+                                      for fid in sorted(before) if after.get(fid) != before[fid])
+    # and the new firewall rule is live: its source is dropped now
+    _, plan = chains.fw_napt_lb("x", RULES + 1, "i", "e")
+    denied = [traffic.Flow("allow", 600, plan.denied_sources[-1], "udp", 26000, chains.SERVICE_PORT)]
+    assert 600 not in translations(clean, denied, "upd-denied")
+
+
+def test_two_disjoint_chains_share_one_ingress_and_an_overlapping_one_is_refused(clean):
+    other = "10.0.0.3"  # nobody owns it: the LB rewrites it to a backend, the last hop to the sink's MAC
+    assert clean.host.call("POST", "/chains", fw_napt_lb(clean, "left", RULES, dst=traffic.SINK_IP,
+                                                           napt="192.0.2.1"))["state"] == "ACTIVE"
+    assert clean.host.call("POST", "/chains", fw_napt_lb(clean, "right", RULES, dst=other,
+                                                           napt="192.0.2.2"))["state"] == "ACTIVE"
+    ingress = clean.network()["ingress"][0]
+
+    # each chain carries its own traffic: its NAPT address on what reaches the sink
+    assert crossing(clean, "left", 901)[0] == "192.0.2.1"
+    assert crossing(clean, "right", 902, dst=other)[0] == "192.0.2.2"
+    flows = udp_flows(0, 6, 20000)
+    left = translations(clean, flows, "share-left")
+    right = translations(clean, udp_flows(100, 6, 21000), "share-right", dst=other)
+    assert sorted(left) == list(range(6)) and sorted(right) == list(range(100, 106)), (left, right)
+    assert {t[0] for s in left.values() for t in s} == {"192.0.2.1"}
+    assert {t[0] for s in right.values() for t in s} == {"192.0.2.2"}
+
+    # a chain taking the left one's traffic is refused, naming both chains and a packet of the overlap
+    with pytest.raises(HostError) as e:
+        clean.host.call("POST", "/chains", fw_napt_lb(clean, "overlap", RULES, dst=traffic.SINK_IP,
+                                                      napt="192.0.2.3"))
+    err = json.loads(e.value.body)
+    assert e.value.status == 409 and err["error"] == "IMPOSSIBLE_PLACEMENT", err
+    assert err["message"].startswith(f"chain overlap's traffic and chain left's traffic both enter at {ingress} "
+                                     "and overlap, e.g. the packet '"), err
+    assert f"dst host {traffic.SINK_IP}" in err["message"], err
+    print(f"\nrefused: {err['message']}")
+    clean.host.call("DELETE", "/chains/overlap")
+
+    # both still run; removing one leaves the other whole
+    clean.host.call("DELETE", "/chains/left")
+    again = translations(clean, udp_flows(100, 6, 21000), "share-right-again", dst=other)
+    assert again == right, (right, again)
