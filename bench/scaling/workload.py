@@ -420,3 +420,52 @@ class Timeline(threading.Thread):
         self._halt.set()
         self.join(timeout=5)
         return self.samples
+
+
+# ---- at load (docs/scaling.md#at-load): metron-blast (agent/tools/metron_blast.c) sends and counts in C ----------
+def blast_binary():
+    """metron-blast: $METRON_BLAST, else the agent's CMake build output."""
+    import os
+    for candidate in (os.environ.get("METRON_BLAST"), Path(__file__).resolve().parents[2] / "agent/build/metron-blast"):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise RuntimeError("metron-blast not built (make agent-build)")
+
+
+def _start(argv, what):
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        proc.kill()
+        raise RuntimeError(f"{what} did not start: {line} {proc.stderr.read()}")
+    return proc
+
+
+class BlastSender(Sender):
+    """Sender's interface (rate(pps), finish(), kill()) and frames, sent by metron-blast with sendmmsg: flow f from
+    port sport+f to `dport`, any rate this machine's veths take (the Python sender tops out at a few kpps).
+    finish() also answers "retries" (sendmmsg calls the kernel refused in part: those frames were sent again)."""
+
+    def __init__(self, netns, flows, sport=40000, dport=BASE_PORT):  # noqa: super().__init__ starts Python's
+        self.proc = _start(["ip", "netns", "exec", netns, blast_binary(), "send", "eth0", str(flows), SRC_MAC,
+                            SINK_MAC, SRC_IP, SINK_IP, str(sport), str(dport)], "metron-blast send")
+
+
+class BlastSink:
+    """Counts every frame of the blast flows at the sink's eth0 (AF_PACKET, recvmmsg; no capture file):
+    finish() answers {"flows": [{"received", "top", "reordered", "maps": [{"addr", "port", "first", "last",
+    "packets"}]}], "gaps": [[flow, first missing seq, count, send ns before, send ns after]], "socketDrops"}."""
+
+    def __init__(self, netns):
+        self.proc = _start(["ip", "netns", "exec", netns, blast_binary(), "sink", "eth0"], "metron-blast sink")
+
+    def finish(self, timeout=30):
+        out, err = self.proc.communicate(timeout=timeout)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"metron-blast sink failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -33,6 +33,41 @@ class Ovs:
     def mgmt(self, bridge):
         return f"unix:{self.dir}/{bridge}.mgmt"
 
+    def enlarge_port_buffers(self, nbytes):
+        """Sets the receive buffer of every AF_PACKET socket of this topology's ovs-vswitchd to `nbytes` and
+        answers how many it set. The userspace datapath reads each veth port through one such socket in its main
+        thread, which also handles OpenFlow: while it installs a bundle (a scaling re-tag) or is descheduled on a
+        busy machine, frames queue there, and the default buffer (net.core.rmem_default, 208 KB: ~270 small
+        frames, 27 ms at 10 kpps) overflows (docs/scaling.md#at-load). The sockets are the switch's own; they are
+        reached with pidfd_getfd (the same socket, duplicated into this process), so nothing machine-wide changes.
+        Ports added later keep the default."""
+        import ctypes
+        import socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        pid = self._pid("ovs-vswitchd")
+        pidfd = os.pidfd_open(pid)
+        done = 0
+        try:
+            for entry in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    if not os.readlink(f"/proc/{pid}/fd/{entry}").startswith("socket:"):
+                        continue
+                except OSError:
+                    continue  # closed meanwhile
+                fd = libc.syscall(438, pidfd, int(entry), 0)  # SYS_pidfd_getfd (x86_64)
+                if fd < 0:
+                    raise OSError(ctypes.get_errno(), f"pidfd_getfd of ovs-vswitchd {pid} fd {entry}")
+                sock = socket.socket(fileno=fd)
+                try:
+                    if sock.family == socket.AF_PACKET:
+                        sock.setsockopt(socket.SOL_SOCKET, 33, nbytes)  # SO_RCVBUFFORCE: above rmem_max, as root
+                        done += 1
+                finally:
+                    sock.close()  # closes the duplicate only
+        finally:
+            os.close(pidfd)
+        return done
+
     def _pid(self, name):
         pidfile = self.dir / f"{name}.pid"
         for _ in range(100):
