@@ -199,8 +199,10 @@ def account(log, got, marks):
             "unmapped": [i for i, f in enumerate(flows) if not f["maps"]]}
 
 
-def ladder(run, rates, hold_s=3.0, tolerance=0.001):
-    """Steps the rate up; stops after the first step whose live estimate loses more than `tolerance`; answers
+def ladder(run, rates, hold_s=3.0, tolerance=0.01):
+    """Steps the rate up; stops after the first step whose live estimate (veth counters: frames sent by the source
+    minus frames received at the sink) exceeds `tolerance` of what was sent: a loss, or a backlog growing in the
+    switch's enlarged buffers, which is as unsustainable; answers
     [(pps, sent, received)] (the exact loss per step is in the final report's windows)."""
     steps = []
     for pps in rates:

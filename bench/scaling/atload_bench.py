@@ -41,7 +41,7 @@ def measure(s, rates, op_pps=None, port_buffer=PORT_BUFFER):
         run.rate(atload.SETUP_PPS)
         run.hold("setup", 2.0, settle=0.0)
         steps = atload.ladder(run, rates)
-        held = [pps for pps, tx, rx in steps if tx - rx <= 0.001 * tx]
+        held = [pps for pps, tx, rx in steps if tx - rx <= 0.01 * tx]
         pps = op_pps or (held[-1] if held else rates[0])
         split, merge, during = atload.split_and_merge(run, s.host, "demo", pps, 3.0)
         run.rate(atload.SETUP_PPS)

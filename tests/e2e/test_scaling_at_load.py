@@ -4,7 +4,8 @@
 the sink. A rate ladder up to METRON_ATLOAD_PPS (default 100,000 pps) finds the highest rate the emulated path
 holds with no loss; at that rate the operator's REST calls divide the class onto a second core (split by a
 source-port bit) and join it back (merge). Asserts cores 1 -> 2 -> 1, both halves carrying packets while split,
-no packet lost in either operation's window nor in the baseline window (no operation) of the same run, every
+no packet lost in either operation's window nor in the baseline window (no operation) of the same run nor in
+any window after them, every
 flow translated by the NAPT with one mapping from its first packet to its last; prints the numbers.
 
 The rate the path holds depends on the machine (2 CPUs shared with other builds here: the test prints the load
@@ -65,4 +66,6 @@ def test_split_and_merge_at_load_lose_no_packet_and_no_mapping(tmp_path):
         f"the path loses packets at {r['opPps']} pps with no operation: {w['baseline']}; drops {r['drops']}")
     assert w["split"]["lost"] == 0, w["split"]
     assert w["merge"]["lost"] == 0, w["merge"]
-    assert r["lost"] == 0, {k: r[k] for k in ("sent", "received", "lost", "lostAtTail", "gaps")}
+    # every window from the operations' rate on (the ladder's last step may have overflowed the path by design)
+    at_rate = r["windows"][r["windows"].index(w["baseline"]):]
+    assert [(x["label"], x["lost"]) for x in at_rate if x["lost"]] == [], at_rate
