@@ -199,9 +199,18 @@ def account(log, got, marks):
             "unmapped": [i for i, f in enumerate(flows) if not f["maps"]]}
 
 
-def ladder(run, rates, hold_s=3.0, tolerance=0.01):
+TOLERANCE = 0.01  # of the frames sent in a ladder step: in flight at the sink's counter read, not lost
+
+
+def held(step):
+    """Whether a ladder step (pps, sent, received) held its rate: what the sink received within TOLERANCE."""
+    _, tx, rx = step
+    return tx - rx <= TOLERANCE * tx
+
+
+def ladder(run, rates, hold_s=3.0):
     """Steps the rate up; stops after the first step whose live estimate (veth counters: frames sent by the source
-    minus frames received at the sink) exceeds `tolerance` of what was sent: a loss, or a backlog growing in the
+    minus frames received at the sink) exceeds TOLERANCE of what was sent: a loss, or a backlog growing in the
     switch's enlarged buffers, which is as unsustainable; answers
     [(pps, sent, received)] (the exact loss per step is in the final report's windows)."""
     steps = []
@@ -210,7 +219,7 @@ def ladder(run, rates, hold_s=3.0, tolerance=0.01):
         tx, rx = run.hold(f"steady {pps}", hold_s, settle=1.5)
         steps.append((pps, tx, rx))
         print(f"ladder: {pps} pps: sent {tx}, received {rx} (veth counters)", file=sys.stderr, flush=True)
-        if tx - rx > tolerance * tx:
+        if not held(steps[-1]):
             break
     return steps
 

@@ -41,7 +41,7 @@ def measure(s, rates, op_pps=None, port_buffer=PORT_BUFFER):
         run.rate(atload.SETUP_PPS)
         run.hold("setup", 2.0, settle=0.0)
         steps = atload.ladder(run, rates)
-        held = [pps for pps, tx, rx in steps if tx - rx <= 0.01 * tx]
+        held = [step[0] for step in steps if atload.held(step)]
         pps = op_pps or (held[-1] if held else rates[0])
         split, merge, during = atload.split_and_merge(run, s.host, "demo", pps, 3.0)
         run.rate(atload.SETUP_PPS)
@@ -63,11 +63,12 @@ def main():
     rates = tuple(int(r) for r in sys.argv[2].split(",")) if len(sys.argv) > 2 else DEFAULT_RATES
     port_buffer = int(os.environ.get("METRON_ATLOAD_PORT_BUFFER", PORT_BUFFER))
     out.mkdir(parents=True, exist_ok=True)
-    with Session("paper-fig3", run_root=Path(tempfile.mkdtemp(prefix="metron-atload-")), log=lambda m: None) as s:
+    with tempfile.TemporaryDirectory(prefix="metron-atload-") as tmp, \
+            Session("paper-fig3", run_root=Path(tmp), log=lambda m: None) as s:
         report = measure(s, rates, port_buffer=port_buffer)
     print(json.dumps(report, default=str))
     windows = {w["label"]: w for w in report["windows"]}
-    held = [w["pps"] for w in report["windows"] if w["label"].startswith("steady") and w["lost"] == 0]
+    held = [step[0] for step in report["ladder"] if atload.held(step)]
     write(out, "scaling_atload_max_pps", max(held, default=0), "pps", "target (issue 14 item 6)", TARGET_PPS)
     base = windows["baseline"]
     for op in ("split", "merge"):
