@@ -19,7 +19,8 @@ import workload
 FLOWS = 1024            # source ports 40000..41023: every source-port bit splits them evenly
 SPORT = 40000
 SETUP_PPS = 2000        # every flow's NAPT mapping made on one core before the measurement
-MARGIN_S = (0.5, 1.5)   # an operation's window: from 0.5 s before the REST call to 1.5 s after it answered
+MARGIN_S = (0.5, 1.5)   # an operation's window: from the previous window's end (0.5 s or more before the REST
+                        # call) to 1.5 s after it answered
 
 
 def deploy(s, name="demo"):
@@ -138,7 +139,8 @@ class Run:
     def operate(self, label, call):
         """Runs call() (a REST operation) at the current rate; marks its window; answers what it answered."""
         time.sleep(MARGIN_S[0])
-        lo = time.time_ns() - int(MARGIN_S[0] * 1e9)
+        # from the previous window's end, so that no frame lost between two windows goes unaccounted
+        lo = self.marks[-1]["hi"] if self.marks else time.time_ns() - int(MARGIN_S[0] * 1e9)
         t0 = time.time_ns()
         out = call()
         t1 = time.time_ns()
