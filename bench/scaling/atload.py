@@ -78,7 +78,27 @@ def drop_counters(s):
         elif isinstance(x, (int, float)) and any(w in prefix.lower() for w in ("drop", "miss", "err", "shed")):
             out[prefix.strip()] = x
     walk("agent", s.agent_stats())
+    out.update(agent_metrics(s))
     out.update(socket_drops(s))
+    # the kernel's per-CPU input backlog (a veth delivers into it): machine-wide, other users' drops count too
+    rows = [line.split() for line in Path("/proc/net/softnet_stat").read_text().splitlines()]
+    out["kernel backlog drops (machine-wide)"] = sum(int(r[1], 16) for r in rows)
+    return out
+
+
+def agent_metrics(s, server="srv1"):
+    """The agent's drop counters from its metrics endpoint (per NIC rx/tx dropped, per core and group drops,
+    flow table refusals): {"agent <metric>{labels}": value}."""
+    import urllib.request
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "topologies"))
+    from metron_topo.agent import METRICS_PORT
+    host = s.state["nodes"][server]["agent"].rsplit(":", 1)[0]
+    text = urllib.request.urlopen(f"http://{host}:{METRICS_PORT}/metrics", timeout=10).read().decode()
+    out = {}
+    for line in text.splitlines():
+        name = line.split("{")[0].split(" ")[0]
+        if not line.startswith("#") and any(w in name for w in ("drop", "refused", "failures")):
+            out["agent " + line.rsplit(" ", 1)[0]] = float(line.rsplit(" ", 1)[1])
     return out
 
 
