@@ -23,6 +23,7 @@ e2e-bench:
 	nice java -cp $(EMBEDDED_JAR) org.metron.embedded.bench.RuleInstallBench bench/results 1000 4000
 	deploy/demo/bench.py --out bench/results
 	nice /usr/bin/python3 bench/scaling/scaling_bench.py bench/results
+	nice /usr/bin/python3 bench/scaling/atload_bench.py bench/results
 e2e-clean: ; @true
 e2e-demo:
 	deploy/demo/demo.py

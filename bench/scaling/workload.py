@@ -3,6 +3,7 @@ traffic-class group holds K classes (UDP to ports BASE..BASE+K-1) and costs CYCL
 a NAPT, sequence-numbered UDP flows (one per class) sent from `src` at a rate that follows a profile, the sink's
 capture parsed into per-flow sequence numbers and NAPT translations, and the controller's group/core timeline."""
 import json
+import os
 import struct
 import subprocess
 import threading
@@ -210,6 +211,7 @@ class Sender:
     the log {"changes": [{"ns", "pps", "sent"}], "sent": [per flow]}. Flow f goes from port sport+f to class port
     BASE_PORT+f and carries flow id flow_base+f (a second sender's flows told apart from the first's). With
     dport_step=0 every flow goes to port `dport` (flows of one class told apart by their source ports)."""
+    what = "sender"
 
     def __init__(self, netns, flows, sport=40000, flow_base=0, dport=BASE_PORT, dport_step=1):
         args = {"flows": flows, "src_mac": SRC_MAC, "dst_mac": SINK_MAC, "src": SRC_IP, "dst": SINK_IP,
@@ -230,7 +232,7 @@ class Sender:
         self.rate(0)
         out, err = self.proc.communicate(timeout=timeout)
         if self.proc.returncode != 0:
-            raise RuntimeError(f"sender failed ({self.proc.returncode}): {err.strip()}")
+            raise RuntimeError(f"{self.what} failed ({self.proc.returncode}): {err.strip()}")
         return json.loads(out.strip().splitlines()[-1])
 
     def kill(self):
@@ -420,3 +422,42 @@ class Timeline(threading.Thread):
         self._halt.set()
         self.join(timeout=5)
         return self.samples
+
+
+# ---- at load (docs/scaling.md#at-load): metron-blast (agent/tools/metron_blast.c) sends and counts in C ----------
+def blast_binary():
+    """metron-blast: $METRON_BLAST, else the agent's CMake build output."""
+    for candidate in (os.environ.get("METRON_BLAST"), Path(__file__).resolve().parents[2] / "agent/build/metron-blast"):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise RuntimeError("metron-blast not built (make agent-build)")
+
+
+def _start(argv, what):
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        proc.kill()
+        raise RuntimeError(f"{what} did not start: {line} {proc.stderr.read()}")
+    return proc
+
+
+class BlastSender(Sender):
+    """Sender's interface (rate(pps), finish(), kill()) and frames, sent by metron-blast with sendmmsg: flow f from
+    port sport+f to `dport`, any rate this machine's veths take (the Python sender tops out at a few kpps).
+    finish() also answers "retries" (sendmmsg calls the kernel refused in part: those frames were sent again)."""
+
+    def __init__(self, netns, flows, sport=40000, dport=BASE_PORT):  # not Sender's: that one starts Python
+        self.what = "metron-blast send"
+        self.proc = _start(["ip", "netns", "exec", netns, blast_binary(), "send", "eth0", str(flows), SRC_MAC,
+                            SINK_MAC, SRC_IP, SINK_IP, str(sport), str(dport)], self.what)
+
+
+class BlastSink(Sender):
+    """Counts every frame of the blast flows at the sink's eth0 (AF_PACKET, recvmmsg; no capture file) until
+    finish() (Sender's: any line on stdin stops it), which answers {"flows": [{"received", "top", "reordered",
+    "maps": [{"addr", "port", "first", "last", "packets"}]}], "gaps": [[flow, first missing seq, count, send ns before, send ns after]], "socketDrops"}."""
+
+    def __init__(self, netns):
+        self.what = "metron-blast sink"
+        self.proc = _start(["ip", "netns", "exec", netns, blast_binary(), "sink", "eth0"], self.what)

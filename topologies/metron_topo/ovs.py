@@ -7,6 +7,14 @@ from pathlib import Path
 from .sh import run
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
+# How the userspace datapath attaches the topology's veths (METRON_OVS_PORTS): "system" (default) reads each
+# through an AF_PACKET socket in ovs-vswitchd's main thread, which also handles OpenFlow; "afxdp" attaches them
+# with AF_XDP (generic XDP on veth) polled by a PMD thread, which spins a whole CPU while the topology is up but
+# forwards ~4x more here (docs/scaling.md#at-load: 100 kpps one way vs ~25-50 kpps).
+PORT_TYPE = os.environ.get("METRON_OVS_PORTS", "system")
+PORT_OPTIONS = {"system": [], "afxdp": ["type=afxdp", "options:xdp-mode=generic"]}
+if PORT_TYPE not in PORT_OPTIONS:
+    raise ValueError(f"METRON_OVS_PORTS must be one of {sorted(PORT_OPTIONS)}, got {PORT_TYPE!r}")
 
 
 class Ovs:
@@ -32,6 +40,45 @@ class Ovs:
 
     def mgmt(self, bridge):
         return f"unix:{self.dir}/{bridge}.mgmt"
+
+    def enlarge_port_buffers(self, nbytes):
+        """Sets the receive buffer of every AF_PACKET socket of this topology's ovs-vswitchd to `nbytes` and
+        answers how many it set. The userspace datapath reads each veth port through one such socket in its main
+        thread, which also handles OpenFlow: while it installs a bundle (a scaling re-tag) or is descheduled on a
+        busy machine, frames queue there, and the default buffer (net.core.rmem_default, 208 KB: ~270 small
+        frames, 27 ms at 10 kpps) overflows (docs/scaling.md#at-load). The sockets are the switch's own; they are
+        reached with pidfd_getfd (the same socket, duplicated into this process), so nothing machine-wide changes.
+        Ports added later keep the default."""
+        import ctypes
+        import socket
+        libc = ctypes.CDLL(None, use_errno=True)
+        pid = self._pid("ovs-vswitchd")
+        pidfd = os.pidfd_open(pid)
+        done = 0
+        try:
+            for entry in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    if not os.readlink(f"/proc/{pid}/fd/{entry}").startswith("socket:"):
+                        continue
+                except OSError:
+                    continue  # closed meanwhile
+                fd = libc.syscall(438, pidfd, int(entry), 0)  # SYS_pidfd_getfd (x86_64)
+                if fd < 0:
+                    raise OSError(ctypes.get_errno(), f"pidfd_getfd of ovs-vswitchd {pid} fd {entry}")
+                try:
+                    sock = socket.socket(fileno=fd)
+                except OSError:  # a family Python does not know (AF_XDP ports): not a packet socket
+                    os.close(fd)
+                    continue
+                try:
+                    if sock.family == socket.AF_PACKET:
+                        sock.setsockopt(socket.SOL_SOCKET, 33, nbytes)  # SO_RCVBUFFORCE: above rmem_max, as root
+                        done += 1
+                finally:
+                    sock.close()  # closes the duplicate only
+        finally:
+            os.close(pidfd)
+        return done
 
     def _pid(self, name):
         pidfile = self.dir / f"{name}.pid"
@@ -62,7 +109,8 @@ class Ovs:
                 "fail_mode=secure", f"other-config:datapath-id={dpid:016x}",
                 "other-config:disable-in-band=true"]
         for iface, ofport in ports:
-            args += ["--", "add-port", bridge, iface, "--", "set", "interface", iface, f"ofport_request={ofport}"]
+            args += ["--", "add-port", bridge, iface, "--", "set", "interface", iface, f"ofport_request={ofport}",
+                     *PORT_OPTIONS[PORT_TYPE]]
         self.vsctl(*args)
         self._wait_for_mgmt(bridge)
         if controller:
