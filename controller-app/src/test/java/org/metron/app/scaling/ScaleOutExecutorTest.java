@@ -241,6 +241,12 @@ public class ScaleOutExecutorTest {
         assertTrue(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
         assertTrue(rig.scaling.inProgress().isEmpty());
         assertTrue(e.steps(), e.steps().contains("remote agent"));
+        // the operator's views say where each group runs (REST/CLI/GUI share these)
+        com.fasterxml.jackson.databind.JsonNode view = org.metron.app.rest.MetronJson.placement(rig.placement())
+                .get("groups");
+        assertEquals(rig.home.id().toString(), view.get(0).get("server").asText());
+        assertEquals(rig.away.id().toString(), view.get(1).get("server").asText());
+        assertTrue(view.get(1).get("remote").asBoolean());
 
         // a flow the other server made, and one made on both (the chain's server's mapping wins)
         rig.importFlow(rig.away, "g0.1", 5002, 3002);
