@@ -147,9 +147,9 @@ public final class LoadMonitor implements AutoCloseable {
             previous.put(server, prev);
             alerts.observe(server, prev, stats, clock.getAsLong());
             for (Placement p : store.placements().snapshot().values()) {
-                // a chain is measured on its own server's reports and on those of servers it scaled out to
-                if (!p.server().equals(Optional.of(server)) && p.groups().stream().noneMatch(g -> g.server()
-                        .equals(Optional.of(server))) || p.groups().isEmpty()) {
+                // once per report of the chain's own server; its groups on other servers are measured on the
+                // latest two reports of theirs (docs/scaling.md#scale-out)
+                if (!p.server().equals(Optional.of(server)) || p.groups().isEmpty()) {
                     continue;
                 }
                 Optional<Chain> chain = store.chains().get(p.chainId()).map(Versioned::value);

@@ -439,7 +439,7 @@ public final class ScalingExecutor {
                 log.warn("Scale-out of {}: server {} not considered: {}", chainId, s.id(), e.getMessage());
             }
         }
-        timer.lap("resources");
+        timer.lap("servers");
         if (best == null) {
             throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, "no free core on "
                     + c.server.id() + " for a new group of chain " + chainId + ", and none on "
@@ -904,7 +904,7 @@ public final class ScalingExecutor {
                     }
                     long n = moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), false);
                     timer.lap("nic+pipeline");
-                    timer.note("remote agent " + (System.nanoTime() - asked) / 1_000_000 + ", " + n + " flows");
+                    timer.note("remote agent " + (System.nanoTime() - asked) / 1_000_000 + ", " + n + " flows copied");
                     installByDevice(op.transitAdded());
                     timer.lap("transit");
                 } else {
@@ -913,7 +913,7 @@ public final class ScalingExecutor {
                             "updating pipeline " + op.chain() + " on " + local.target());
                     long n = moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
                     timer.lap("pipeline+state");
-                    timer.note(n + " flows");
+                    timer.note(n + " flows added");
                 }
                 op = record(op, Step.SWITCHED);
             }

@@ -1,0 +1,92 @@
+"""Scale-out across servers (issue 14 item 2, docs/scaling.md#scale-out) on the two-servers topology with the
+embedded host, two real agents (one worker core each), real OVS and real packets: the demo chain (FW -> SpinCycles
+-> NAPT -> LB, one stateful class) runs on one server whose only core it fills; eight UDP flows ramp up until the
+controller divides the class and, with no core free on that server, places the new half on the other server
+(re-tagged at the offload switch s1, flow state moved over gRPC), then back down until the half comes back. Both
+servers carry packets of the chain while it is spread, every flow keeps its NAPT mapping (and LB backend) from
+its first packet to its last, and the packets lost at the sink are counted and reported (the test requires none).
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "deploy" / "demo"))
+sys.path.insert(0, str(REPO / "bench" / "scaling"))
+
+from metron_demo import chains  # noqa: E402
+from metron_demo.session import Session  # noqa: E402
+from test_class_split import CAPACITY_PPS, FLOWS, LOW_PPS, demo_chain  # noqa: E402
+import workload  # noqa: E402
+
+pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
+
+
+def servers_of(doc):
+    """group id -> the server it runs on, from a /scaling/<chain> document."""
+    return {g["id"]: g["server"] for g in doc["groups"]}
+
+
+def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings(tmp_path):
+    with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
+        net = s.network()
+        body, plan = demo_chain("demo", net["ingress"][0], net["egress"][0], int(workload.tsc_hz() / CAPACITY_PPS))
+        assert workload.submit(s.host, body)["state"] == "ACTIVE"
+        before = s.host.call("GET", "/scaling/demo")
+        assert len(before["groups"]) == 1 and len(before["groups"][0]["classes"]) == 1, before["groups"]
+        home = before["groups"][0]["server"]
+        cls = before["groups"][0]["classes"][0]
+
+        capture = workload.Capture(s.netns("sink"), tmp_path / "sink.pcap")
+        timeline = workload.Timeline(s.host, "demo")
+        timeline.start()
+        sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=plan.allowed_port, dport_step=0)
+        try:
+            log, during = workload.split_then_merge(sender, timeline, LOW_PPS, CAPACITY_PPS,
+                                                    lambda: s.host.call("GET", "/scaling/demo"))
+        finally:
+            sender.kill()
+            timeline.stop()
+            pcap, capture_drops = capture.stop()
+        after = s.host.call("GET", "/scaling/demo")
+        arrivals = workload.read_pcap(pcap)
+
+        history = after["history"]
+        assert [(e["kind"], e["outcome"]) for e in history] == [("split", "DONE"), ("merge", "DONE")], history
+        split, merge = history
+        assert "new half on another server" in split["reason"], split
+        assert "remote agent" in split["steps"], split
+        # while spread: one group on each server, each holding a half of the class and carrying packets of it
+        where = servers_of(during)
+        assert len(where) == 2 and home in where.values() and len(set(where.values())) == 2, where
+        assert [g for g in during["groups"] if g["server"] != home][0]["remote"] is True
+        rates = {g["id"]: g["classRates"].get(str(cls), 0) for g in during["load"]["groups"]}
+        assert len(rates) == 2 and all(r > 0 for r in rates.values()), rates
+        # the chain's server kept its one core; the other server's core ran the other half
+        assert len(during["cores"]) == 1, during["cores"]
+        assert servers_of(after) == {after["groups"][0]["id"]: home}, after["groups"]
+        assert "slices" not in after["groups"][0], after["groups"]
+
+        assert capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
+        assert min(log["sent"]) > 30, log["sent"]
+        lost = workload.lost(arrivals, log["sent"])
+        windows = workload.loss_windows(arrivals, log["sent"])
+        print(f"scale-out e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
+              f"{sum(len(v) for v in lost.values())}; split reaction {split['reactionMs']} ms steps "
+              f"[{split['steps']}]; merge reaction {merge['reactionMs']} ms steps [{merge['steps']}]; "
+              f"servers while spread {where}; loss windows {windows[:5]}")
+        assert lost == {}, windows[:10]
+        for flow in range(FLOWS):
+            # one NAPT translation and one LB backend per flow, from the first packet to the last
+            assert len(arrivals.napt[flow]) == 1, (flow, {m: arrivals.napt_seqs[(flow, m)] for m in
+                                                          arrivals.napt[flow]}, log["sent"][flow], history)
+            assert next(iter(arrivals.napt[flow]))[0] == chains.NAPT_ADDRESS
+            assert len(arrivals.dst[flow]) == 1, (flow, arrivals.dst[flow])
+
+        cli = subprocess.run([str(REPO / "deploy" / "embedded" / "metron"), "--data", str(s.data), "scaling",
+                              "demo"], capture_output=True, text=True, timeout=60)
+        assert cli.returncode == 0, cli.stderr
+        assert "server" in cli.stdout and home in cli.stdout, cli.stdout
+        s.host.call("DELETE", "/chains/demo")
