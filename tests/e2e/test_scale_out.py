@@ -54,6 +54,12 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         arrivals = workload.read_pcap(pcap)
 
         history = after["history"]
+        lost = workload.lost(arrivals, log["sent"])
+        windows = workload.loss_windows(arrivals, log["sent"])
+        print(f"scale-out e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
+              f"{sum(len(v) for v in lost.values())}; history "
+              f"{[(e['kind'], e['outcome'], e['reactionMs'], e['steps'], e['slice']) for e in history]}; while spread "
+              f"{[(g['id'], g['server'], g.get('slices')) for g in during['groups']]}; loss windows {windows[:5]}")
         assert [(e["kind"], e["outcome"]) for e in history] == [("split", "DONE"), ("merge", "DONE")], history
         split, merge = history
         assert "new half on another server" in split["reason"], split
@@ -62,8 +68,12 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         where = servers_of(during)
         assert len(where) == 2 and home in where.values() and len(set(where.values())) == 2, where
         assert [g for g in during["groups"] if g["server"] != home][0]["remote"] is True
-        rates = {g["id"]: g["classRates"].get(str(cls), 0) for g in during["load"]["groups"]}
-        assert len(rates) == 2 and all(r > 0 for r in rates.values()), rates
+        # each half's class rate was above 0 in some report while spread (a 50 ms report of a half at a few tens of
+        # packets/s may hold none); the other server's half is measured on that server's own reports
+        rates = {gid: max((g["classRates"].get(str(cls), 0) for _, d in timeline.docs
+                           for g in (d.get("load") or {}).get("groups", []) if g["id"] == gid), default=0)
+                 for gid in where}
+        assert all(r > 0 for r in rates.values()), rates
         # the chain's server kept its one core; the other server's core ran the other half
         assert len(during["cores"]) == 1, during["cores"]
         assert servers_of(after) == {after["groups"][0]["id"]: home}, after["groups"]
@@ -71,12 +81,6 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
 
         assert capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
         assert min(log["sent"]) > 30, log["sent"]
-        lost = workload.lost(arrivals, log["sent"])
-        windows = workload.loss_windows(arrivals, log["sent"])
-        print(f"scale-out e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
-              f"{sum(len(v) for v in lost.values())}; split reaction {split['reactionMs']} ms steps "
-              f"[{split['steps']}]; merge reaction {merge['reactionMs']} ms steps [{merge['steps']}]; "
-              f"servers while spread {where}; loss windows {windows[:5]}")
         assert lost == {}, windows[:10]
         for flow in range(FLOWS):
             # one NAPT translation and one LB backend per flow, from the first packet to the last
