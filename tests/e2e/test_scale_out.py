@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO / "bench" / "scaling"))
 
 from metron_demo import chains  # noqa: E402
 from metron_demo.session import Session  # noqa: E402
-from test_class_split import CAPACITY_PPS, FLOWS, LOW_PPS, demo_chain  # noqa: E402
+from test_class_split import FLOWS, DemoRun  # noqa: E402
 import workload  # noqa: E402
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
@@ -31,28 +31,10 @@ def servers_of(doc):
 
 def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings(tmp_path):
     with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
-        net = s.network()
-        body, plan = demo_chain("demo", net["ingress"][0], net["egress"][0], int(workload.tsc_hz() / CAPACITY_PPS))
-        assert workload.submit(s.host, body)["state"] == "ACTIVE"
-        before = s.host.call("GET", "/scaling/demo")
-        assert len(before["groups"]) == 1 and len(before["groups"][0]["classes"]) == 1, before["groups"]
-        home = before["groups"][0]["server"]
-        cls = before["groups"][0]["classes"][0]
-
-        capture = workload.Capture(s.netns("sink"), tmp_path / "sink.pcap")
-        timeline = workload.Timeline(s.host, "demo")
-        timeline.start()
-        sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=plan.allowed_port, dport_step=0)
-        try:
-            log, during = workload.split_then_merge(sender, timeline, LOW_PPS, CAPACITY_PPS,
-                                                    lambda: s.host.call("GET", "/scaling/demo"))
-        finally:
-            sender.kill()
-            timeline.stop()
-            pcap, capture_drops = capture.stop()
-        after = s.host.call("GET", "/scaling/demo")
-        arrivals = workload.read_pcap(pcap)
-
+        run = DemoRun(s, tmp_path)
+        home = run.before["groups"][0]["server"]
+        cls, log, during, timeline, after, arrivals = run.cls, run.log, run.during, run.timeline, run.after, \
+            run.arrivals
         history = after["history"]
         lost = workload.lost(arrivals, log["sent"])
         windows = workload.loss_windows(arrivals, log["sent"])
@@ -79,7 +61,7 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         assert servers_of(after) == {after["groups"][0]["id"]: home}, after["groups"]
         assert "slices" not in after["groups"][0], after["groups"]
 
-        assert capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
+        assert run.capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
         assert min(log["sent"]) > 30, log["sent"]
         assert lost == {}, windows[:10]
         for flow in range(FLOWS):

@@ -997,16 +997,8 @@ public final class ScalingExecutor {
     private List<String> rollbackRemote(ScalingOperation op, AgentClient far, GroupAssignment rg) {
         List<String> left = new ArrayList<>(removeByDevice(op.transitAdded()));
         left.addAll(removeRemote(op, far, rg));
-        Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
-        if (t.isPresent() && t.get().value().chainId().equals(op.chain())
-                && t.get().value().groupId().equals(op.other())) {
-            store.tags().remove(new TagKey(op.otherTag()));
-        }
-        store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
-                .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
-        store.installed().get(op.chain())
-                .ifPresent(v -> store.installed().replace(op.chain(), v.version(), op.installedBefore()));
-        journal.operations().remove(op.chain());
+        releaseSplit(op);
+        restoreRecords(op);
         return left;
     }
 
@@ -1095,18 +1087,28 @@ public final class ScalingExecutor {
                     left.add(e.getMessage());
                 }
             }
-            Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
-            if (t.isPresent() && t.get().value().chainId().equals(op.chain())
-                    && t.get().value().groupId().equals(op.other())) {
-                store.tags().remove(new TagKey(op.otherTag()));
-            }
-            store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
-                    .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
+            releaseSplit(op);
         }
+        restoreRecords(op);
+        return left;
+    }
+
+    /** A split's tag released (if still its own) and the placement put back (if still the split's). */
+    private void releaseSplit(ScalingOperation op) {
+        Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
+        if (t.isPresent() && t.get().value().chainId().equals(op.chain())
+                && t.get().value().groupId().equals(op.other())) {
+            store.tags().remove(new TagKey(op.otherTag()));
+        }
+        store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
+                .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
+    }
+
+    /** The installed rules as before the operation, and its journal entry gone. */
+    private void restoreRecords(ScalingOperation op) {
         store.installed().get(op.chain())
                 .ifPresent(v -> store.installed().replace(op.chain(), v.version(), op.installedBefore()));
         journal.operations().remove(op.chain());
-        return left;
     }
 
     // ---- recovery --------------------------------------------------------------------------------------------
