@@ -70,6 +70,15 @@ class DemoRun:
         self.after = s.host.call("GET", "/scaling/demo")
         self.arrivals = workload.read_pcap(pcap)
 
+    def assert_mappings_kept(self):
+        """One NAPT translation and one LB backend per flow, from the first packet to the last."""
+        for flow in range(FLOWS):
+            napt = self.arrivals.napt[flow]
+            assert len(napt) == 1, (flow, {m: self.arrivals.napt_seqs[(flow, m)] for m in napt},
+                                    self.log["sent"][flow], self.after["history"])
+            assert next(iter(napt))[0] == chains.NAPT_ADDRESS
+            assert len(self.arrivals.dst[flow]) == 1, (flow, self.arrivals.dst[flow])
+
 
 def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_mappings(tmp_path):
     with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
@@ -109,12 +118,7 @@ def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_ma
               f"{sum(len(v) for v in lost.values())}; divided by bit {bit}; split reaction {split['reactionMs']} ms "
               f"steps [{split['steps']}]; merge steps [{merge['steps']}]; loss windows {windows[:5]}")
         assert lost == {}, windows[:10]
-        for flow in range(FLOWS):
-            # one NAPT translation and one LB backend per flow, from the first packet to the last
-            assert len(arrivals.napt[flow]) == 1, (flow, {m: arrivals.napt_seqs[(flow, m)] for m in
-                                                          arrivals.napt[flow]}, log["sent"][flow], history)
-            assert next(iter(arrivals.napt[flow]))[0] == chains.NAPT_ADDRESS
-            assert len(arrivals.dst[flow]) == 1, (flow, arrivals.dst[flow])
+        run.assert_mappings_kept()
         # the flows of both halves really went through the split: each half had flows of its own
         moved = [f for f in range(FLOWS) if (40000 + f) >> bit & 1]
         assert 0 < len(moved) < FLOWS, (bit, moved)

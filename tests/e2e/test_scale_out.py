@@ -16,7 +16,6 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 sys.path.insert(0, str(REPO / "bench" / "scaling"))
 
-from metron_demo import chains  # noqa: E402
 from metron_demo.session import Session  # noqa: E402
 from test_class_split import FLOWS, DemoRun  # noqa: E402
 import workload  # noqa: E402
@@ -64,12 +63,7 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         assert run.capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
         assert min(log["sent"]) > 30, log["sent"]
         assert lost == {}, windows[:10]
-        for flow in range(FLOWS):
-            # one NAPT translation and one LB backend per flow, from the first packet to the last
-            assert len(arrivals.napt[flow]) == 1, (flow, {m: arrivals.napt_seqs[(flow, m)] for m in
-                                                          arrivals.napt[flow]}, log["sent"][flow], history)
-            assert next(iter(arrivals.napt[flow]))[0] == chains.NAPT_ADDRESS
-            assert len(arrivals.dst[flow]) == 1, (flow, arrivals.dst[flow])
+        run.assert_mappings_kept()
 
         cli = subprocess.run([str(REPO / "deploy" / "embedded" / "metron"), "--data", str(s.data), "scaling",
                               "demo"], capture_output=True, text=True, timeout=60)

@@ -787,6 +787,12 @@ public final class ScalingExecutor {
             }
             store.tags().remove(new TagKey(op.otherTag()));
         }
+        return committed(op, repliesRetagged, problems, timer);
+    }
+
+    /** Commits an operation that went past its re-tag and records its DONE entry, with what went wrong after. */
+    private ScalingEvent committed(ScalingOperation op, boolean repliesRetagged, List<String> problems,
+                                   StepTimer timer) {
         commit(op, repliesRetagged);
         timer.lap("commit");
         ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
@@ -960,12 +966,7 @@ public final class ScalingExecutor {
             problems.addAll(removeRemote(op, far, rg));
             store.tags().remove(new TagKey(op.otherTag()));
         }
-        commit(op, true);
-        timer.lap("commit");
-        ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
-                op.after(), timer.toString());
-        journal.record(ev);
-        return ev;
+        return committed(op, true, problems, timer);
     }
 
     /** Removes a scaled-out group's NIC rule and pipeline from its server, as far as they are there. */
