@@ -41,31 +41,51 @@ def demo_chain(name, ingress, egress, cycles):
     return json.dumps(chain), plan
 
 
-def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_mappings(tmp_path):
-    with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
+class DemoRun:
+    """The demo chain deployed on a session's topology and taken through workload.split_then_merge: what the
+    host said before, while split and after, the sender's log, the timeline and the packets at the sink."""
+
+    def __init__(self, s, tmp_path):
         net = s.network()
-        body, plan = demo_chain("demo", net["ingress"][0], net["egress"][0], int(workload.tsc_hz() / CAPACITY_PPS))
+        body, self.plan = demo_chain("demo", net["ingress"][0], net["egress"][0],
+                                     int(workload.tsc_hz() / CAPACITY_PPS))
         assert workload.submit(s.host, body)["state"] == "ACTIVE"
-        before = s.host.call("GET", "/scaling/demo")
-        assert len(before["cores"]) == 1
+        self.before = s.host.call("GET", "/scaling/demo")
         # one class on the server (the firewall's denies stay on the switch): no split by whole classes exists
-        assert len(before["groups"]) == 1 and len(before["groups"][0]["classes"]) == 1, before["groups"]
-        cls = before["groups"][0]["classes"][0]
+        assert len(self.before["groups"]) == 1 and len(self.before["groups"][0]["classes"]) == 1, \
+            self.before["groups"]
+        self.cls = self.before["groups"][0]["classes"][0]
 
         capture = workload.Capture(s.netns("sink"), tmp_path / "sink.pcap")
-        timeline = workload.Timeline(s.host, "demo")
-        timeline.start()
-        sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=plan.allowed_port, dport_step=0)
+        self.timeline = workload.Timeline(s.host, "demo")
+        self.timeline.start()
+        sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=self.plan.allowed_port, dport_step=0)
         try:
-            log, during = workload.split_then_merge(sender, timeline, LOW_PPS, CAPACITY_PPS,
-                                                    lambda: s.host.call("GET", "/scaling/demo"))
+            self.log, self.during = workload.split_then_merge(sender, self.timeline, LOW_PPS, CAPACITY_PPS,
+                                                              lambda: s.host.call("GET", "/scaling/demo"))
         finally:
             sender.kill()
-            samples = timeline.stop()
-            pcap, capture_drops = capture.stop()
-        after = s.host.call("GET", "/scaling/demo")
-        arrivals = workload.read_pcap(pcap)
+            self.samples = self.timeline.stop()
+            pcap, self.capture_drops = capture.stop()
+        self.after = s.host.call("GET", "/scaling/demo")
+        self.arrivals = workload.read_pcap(pcap)
 
+    def assert_mappings_kept(self):
+        """One NAPT translation and one LB backend per flow, from the first packet to the last."""
+        for flow in range(FLOWS):
+            napt = self.arrivals.napt[flow]
+            assert len(napt) == 1, (flow, {m: self.arrivals.napt_seqs[(flow, m)] for m in napt},
+                                    self.log["sent"][flow], self.after["history"])
+            assert next(iter(napt))[0] == chains.NAPT_ADDRESS
+            assert len(self.arrivals.dst[flow]) == 1, (flow, self.arrivals.dst[flow])
+
+
+def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_mappings(tmp_path):
+    with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
+        run = DemoRun(s, tmp_path)
+        assert len(run.before["cores"]) == 1
+        cls, log, during, samples, after, arrivals, capture_drops = (run.cls, run.log, run.during, run.samples,
+                                                                     run.after, run.arrivals, run.capture_drops)
         history = after["history"]
         assert [(e["kind"], e["outcome"]) for e in history] == [("split", "DONE"), ("merge", "DONE")], history
         split, merge = history
@@ -98,12 +118,7 @@ def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_ma
               f"{sum(len(v) for v in lost.values())}; divided by bit {bit}; split reaction {split['reactionMs']} ms "
               f"steps [{split['steps']}]; merge steps [{merge['steps']}]; loss windows {windows[:5]}")
         assert lost == {}, windows[:10]
-        for flow in range(FLOWS):
-            # one NAPT translation and one LB backend per flow, from the first packet to the last
-            assert len(arrivals.napt[flow]) == 1, (flow, {m: arrivals.napt_seqs[(flow, m)] for m in
-                                                          arrivals.napt[flow]}, log["sent"][flow], history)
-            assert next(iter(arrivals.napt[flow]))[0] == chains.NAPT_ADDRESS
-            assert len(arrivals.dst[flow]) == 1, (flow, arrivals.dst[flow])
+        run.assert_mappings_kept()
         # the flows of both halves really went through the split: each half had flows of its own
         moved = [f for f in range(FLOWS) if (40000 + f) >> bit & 1]
         assert 0 < len(moved) < FLOWS, (bit, moved)

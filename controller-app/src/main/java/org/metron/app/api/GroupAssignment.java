@@ -3,19 +3,28 @@ package org.metron.app.api;
 import com.google.common.base.MoreObjects;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
+import org.onosproject.net.DeviceId;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 
-/** One traffic-class group of a placed chain: its tag on the server NIC, the core that runs it, its classes. */
+/**
+ * One traffic-class group of a placed chain: its tag on the server NIC, the core that runs it, its classes, and
+ * — for a group scaling placed on another server than the chain's (docs/scaling.md#scale-out) — that server and
+ * its NICs.
+ */
 public final class GroupAssignment {
     private final String groupId;
     private final Tag tag;
     private final int core;
     private final List<Integer> classIds;
     private final Map<Integer, ClassSlice> slices;
+    private final DeviceId server;
+    private final String nic;
+    private final String egressNic;
 
     public GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds) {
         this(groupId, tag, core, classIds, Map.of());
@@ -27,6 +36,17 @@ public final class GroupAssignment {
      * @throws IllegalArgumentException for a slice of a class not in {@code classIds}
      */
     public GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds, Map<Integer, ClassSlice> slices) {
+        this(groupId, tag, core, classIds, slices, null, "", "");
+    }
+
+    private GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds, Map<Integer, ClassSlice> slices,
+                            DeviceId server, String nic, String egressNic) {
+        this.server = server;
+        this.nic = Objects.requireNonNull(nic, "nic");
+        this.egressNic = Objects.requireNonNull(egressNic, "egressNic");
+        if (server != null && (nic.isEmpty() || egressNic.isEmpty())) {
+            throw new IllegalArgumentException("group " + groupId + " on server " + server + " needs its NICs");
+        }
         this.groupId = Objects.requireNonNull(groupId, "groupId");
         this.tag = Objects.requireNonNull(tag, "tag");
         this.core = core;
@@ -65,6 +85,35 @@ public final class GroupAssignment {
         return slices;
     }
 
+    /**
+     * This group on another server than its chain's (a scale-out, docs/scaling.md#scale-out), reading its traffic
+     * from {@code nic} of that server and sending its output through {@code egressNic}.
+     */
+    public GroupAssignment onServer(DeviceId remote, String remoteNic, String remoteEgressNic) {
+        return new GroupAssignment(groupId, tag, core, classIds, slices, Objects.requireNonNull(remote, "server"),
+                remoteNic, remoteEgressNic);
+    }
+
+    /** The server running this group when it is not the chain's server; empty on the chain's server. */
+    public Optional<DeviceId> server() {
+        return Optional.ofNullable(server);
+    }
+
+    /** Whether the group runs on another server than its chain's. */
+    public boolean remote() {
+        return server != null;
+    }
+
+    /** NIC of {@link #server()} the group reads ("" on the chain's server: the placement's NIC). */
+    public String nic() {
+        return nic;
+    }
+
+    /** NIC of {@link #server()} the group's output leaves through ("" on the chain's server). */
+    public String egressNic() {
+        return egressNic;
+    }
+
     /** The part of class {@code cls} this group holds: {@link ClassSlice#WHOLE} unless sliced. */
     public ClassSlice slice(int cls) {
         return slices.getOrDefault(cls, ClassSlice.WHOLE);
@@ -89,17 +138,18 @@ public final class GroupAssignment {
         }
         GroupAssignment g = (GroupAssignment) o;
         return groupId.equals(g.groupId) && tag.equals(g.tag) && core == g.core && classIds.equals(g.classIds)
-                && slices.equals(g.slices);
+                && slices.equals(g.slices) && Objects.equals(server, g.server) && nic.equals(g.nic)
+                && egressNic.equals(g.egressNic);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(groupId, tag, core, classIds, slices);
+        return Objects.hash(groupId, tag, core, classIds, slices, server, nic);
     }
 
     @Override
     public String toString() {
         return MoreObjects.toStringHelper(this).add("group", groupId).add("tag", tag).add("core", core)
-                .add("classes", classesText()).toString();
+                .add("classes", classesText()).add("server", server).toString();
     }
 }

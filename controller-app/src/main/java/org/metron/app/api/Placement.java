@@ -69,9 +69,21 @@ public final class Placement {
         return groups;
     }
 
-    /** Cores the chain holds on the server. */
+    /** Cores the chain holds on its server (groups scaled out to other servers are not counted). */
     public List<Integer> cores() {
-        return groups.stream().map(GroupAssignment::core).distinct().collect(ImmutableList.toImmutableList());
+        return groups.stream().filter(g -> !g.remote()).map(GroupAssignment::core).distinct()
+                .collect(ImmutableList.toImmutableList());
+    }
+
+    /** The groups running on the chain's server. */
+    public List<GroupAssignment> localGroups() {
+        return groups.stream().filter(g -> !g.remote()).collect(ImmutableList.toImmutableList());
+    }
+
+    /** Cores the chain holds on {@code device}: its own server's, or those of groups scaled out to it. */
+    public List<Integer> coresOn(DeviceId device) {
+        return groups.stream().filter(g -> g.server().map(device::equals).orElse(device.equals(server)))
+                .map(GroupAssignment::core).distinct().collect(ImmutableList.toImmutableList());
     }
 
     @Override

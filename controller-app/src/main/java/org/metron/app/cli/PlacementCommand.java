@@ -38,8 +38,8 @@ public class PlacementCommand extends MetronCommand {
             print("chain=%s server=%s nic=%s egressNic=%s offload=%s profile=%s", p.chainId(),
                     MetronText.server(p), p.nic(), p.egressNic(), MetronText.offloadDevice(p), p.offloadProfile());
             for (GroupAssignment g : p.groups()) {
-                print("    group=%s tag=%s core=%d classes=%s", g.groupId(), MetronText.groupTag(g.tag()), g.core(),
-                        MetronText.list(g.classIds()));
+                print("    group=%s server=%s tag=%s core=%d classes=%s", g.groupId(), MetronText.server(p, g),
+                        MetronText.groupTag(g.tag()), g.core(), MetronText.list(g.classIds()));
             }
         }
     }

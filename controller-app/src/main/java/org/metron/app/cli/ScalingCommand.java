@@ -69,8 +69,8 @@ public class ScalingCommand extends MetronCommand {
             for (GroupAssignment g : p.map(Placement::groups).orElse(List.of())) {
                 String l = load.flatMap(c -> c.groups().stream().filter(x -> x.groupId().equals(g.groupId()))
                         .findFirst()).map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE);
-                print("    group=%s tag=%s core=%d classes=%s load=%s", g.groupId(), MetronText.groupTag(g.tag()),
-                        g.core(), g.classesText(), l);
+                print("    group=%s server=%s tag=%s core=%d classes=%s load=%s", g.groupId(),
+                        MetronText.server(p.get(), g), MetronText.groupTag(g.tag()), g.core(), g.classesText(), l);
             }
             for (ScalingEvent e : scaling().history(id)) {
                 print("    %s %s %s cores %s -> %s moved %s %s reaction=%dms duration=%dms steps=[%s] %s%s",

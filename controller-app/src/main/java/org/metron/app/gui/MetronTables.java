@@ -109,7 +109,8 @@ public final class MetronTables {
     }
 
     private static String group(GroupAssignment g) {
-        return g.groupId() + ": " + MetronText.groupTag(g.tag()) + ", core " + g.core();
+        return g.groupId() + ": " + MetronText.groupTag(g.tag()) + ", core " + g.core()
+                + g.server().map(s -> " on " + s).orElse("");
     }
 
     static void tags(MetronService m, TableModel t) {

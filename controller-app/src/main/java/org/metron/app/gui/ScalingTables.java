@@ -17,10 +17,11 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
-/** The view's scaling tables: every chain's groups (tag, core, classes, load) and the decision history. */
+/** The view's scaling tables: every chain's groups (server, tag, core, classes, load) and the decision history. */
 final class ScalingTables {
     static final ViewTable GROUPS = new ViewTable("Group", "Groups: tags, cores, load", "No placed groups",
-            ScalingTables::groups, "id", "", "chain", "Chain", "group", "Group", "tag", "Tag", "core", "Core",
+            ScalingTables::groups, "id", "", "chain", "Chain", "group", "Group", "server", "Server", "tag", "Tag",
+            "core", "Core",
             "classes", "Classes", "load", "Load", "rate", "Packet rate");
     static final ViewTable HISTORY = new ViewTable("Scaling", "Scaling history (UTC)", "No scaling decisions yet",
             (m, s, t) -> history(s, t), "id", "", "at", "Time", "chain", "Chain", "kind", "Kind",
@@ -43,7 +44,8 @@ final class ScalingTables {
                 Optional<GroupLoad> l = load.flatMap(c -> c.groups().stream()
                         .filter(x -> x.groupId().equals(g.groupId())).findFirst());
                 t.addRow().cell("id", p.chainId() + "/" + g.groupId()).cell("chain", p.chainId().name())
-                        .cell("group", g.groupId()).cell("tag", MetronText.groupTag(g.tag()))
+                        .cell("group", g.groupId()).cell("server", MetronText.server(p, g))
+                        .cell("tag", MetronText.groupTag(g.tag()))
                         .cell("core", Integer.toString(g.core())).cell("classes", g.classesText())
                         .cell("load", l.map(GroupLoad::load).map(MetronText::percent).orElse(MetronText.NONE))
                         .cell("rate", l.map(x -> x.classRates().values().stream().mapToDouble(Double::doubleValue)

@@ -449,7 +449,7 @@ public final class RulePlanner {
     /** The NIC rule of every placed group (split ones too): its tag to its core's queue. */
     public static List<NicRule> nicRules(ChainId chain, Placement p) {
         List<NicRule> out = new ArrayList<>();
-        for (GroupAssignment ga : p.groups()) {
+        for (GroupAssignment ga : p.localGroups()) {
             NicMatch.Builder m = NicMatch.newBuilder();
             if (ga.tag().type() == TagType.VLAN) {
                 m.setVlan(ga.tag().group());
@@ -460,6 +460,69 @@ public final class RulePlanner {
                     .setMatch(m).setAction(NicAction.newBuilder().setQueue(ga.core())).build());
         }
         return out;
+    }
+
+    /**
+     * The rules that connect a group scaled out to another server (docs/scaling.md#scale-out): TRANSIT rules for
+     * its tag from the offload device to the server's NIC (on every programmable device after the offload
+     * device; the offload device's own rules output toward it), and RETURN rules carrying the chain's marked
+     * output from the server's egress NIC to the egress point, as a deployment there would install.
+     *
+     * @return the rules (server side first) and, as the last element's companion, the offload device's port
+     *         toward the server: {@link RemotePath#towardServer()}
+     */
+    public RemotePath remotePath(ChainId chain, DeploymentSpec d, DeviceId offloadDevice, MetronServer remote,
+                                 GroupAssignment ga, Tag marker) {
+        ConnectPoint attachment = cabled(remote, ga.nic());
+        ConnectPoint egressAttachment = cabled(remote, ga.egressNic());
+        Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
+        NextHops hops = NextHops.of(chain, d, false, network);
+        returnRules(egressAttachment, returnPath(egressAttachment, d.egressPoint()), d.egressPoint(), marker,
+                marker.egressMac(), hops.toward(false), false, rules);
+        List<Link> path = network.path(new ConnectPoint(offloadDevice, PortNumber.ANY), attachment)
+                .orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path "
+                        + "from offload device " + offloadDevice + " to server " + remote.id() + " NIC " + ga.nic()));
+        for (int i = path.size() - 1; i >= 0; i--) {
+            DeviceId dev = path.get(i).dst().deviceId();
+            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
+                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : attachment.port();
+                add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(
+                        path.get(i).dst().port()), DefaultTrafficTreatment.builder().setOutput(out));
+            }
+        }
+        List<InstalledRule> out = new ArrayList<>();
+        rules.values().forEach(m -> out.addAll(m.values()));
+        return new RemotePath(out, path.isEmpty() ? attachment.port() : path.get(0).src().port());
+    }
+
+    /** Rules to a scaled-out group's server and the offload device's port toward it. */
+    public static final class RemotePath {
+        private final List<InstalledRule> rules;
+        private final PortNumber towardServer;
+
+        RemotePath(List<InstalledRule> rules, PortNumber towardServer) {
+            this.rules = List.copyOf(rules);
+            this.towardServer = towardServer;
+        }
+
+        public List<InstalledRule> rules() {
+            return rules;
+        }
+
+        public PortNumber towardServer() {
+            return towardServer;
+        }
+    }
+
+    /**
+     * The pipeline a group scaled out to another server runs there: the chain's egress list through the group's
+     * egress NIC, the one group.
+     */
+    public static DeployPipelineRequest remotePipeline(ChainId chain, GroupAssignment ga, CompiledChain compiled,
+                                                       Tag marker) {
+        Placement alone = new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "", List.of(
+                new GroupAssignment(ga.groupId(), ga.tag(), ga.core(), ga.classIds(), ga.slices())));
+        return pipeline(chain, alone, compiled, marker);
     }
 
     /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */
@@ -506,7 +569,7 @@ public final class RulePlanner {
             }
             req.addEgress(e);
         }
-        for (GroupAssignment ga : p.groups()) {
+        for (GroupAssignment ga : p.localGroups()) {
             req.addGroups(groupSpec(compiledGroup(compiled, ga.groupId()), ga));
         }
         return req.build();

@@ -73,6 +73,13 @@ public final class MetronJson {
             gn.put("id", g.groupId());
             gn.set("tag", tag(g.tag()));
             gn.put("core", g.core());
+            // where it runs: the chain's server, or another one a scale-out placed it on (docs/scaling.md#scale-out)
+            gn.put("server", MetronText.server(p, g));
+            gn.put("remote", g.remote());
+            if (g.remote()) {
+                gn.put("nic", g.nic());
+                gn.put("egressNic", g.egressNic());
+            }
             ArrayNode classes = gn.putArray("classes");
             g.classIds().forEach(classes::add);
             if (!g.slices().isEmpty()) {

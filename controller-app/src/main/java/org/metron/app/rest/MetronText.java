@@ -43,6 +43,11 @@ public final class MetronText {
         return or(p.server(), "none (fully offloaded)");
     }
 
+    /** The server a group runs on: its chain's, or the one scaling placed it on (docs/scaling.md#scale-out). */
+    public static String server(Placement p, org.metron.app.api.GroupAssignment g) {
+        return g.server().map(Object::toString).orElse(server(p));
+    }
+
     /** The device holding a placement's offload rules. */
     public static String offloadDevice(Placement p) {
         return or(p.offloadDevice(), "none");

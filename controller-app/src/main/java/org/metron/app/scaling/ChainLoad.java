@@ -17,6 +17,8 @@ public final class ChainLoad {
     private final int minCores;
     private final int maxCores;
     private final List<GroupLoad> groups;
+    private final int freeHere;
+    private final int freeElsewhere;
 
     /**
      * @param server   the server running the groups (cooldowns are per core of a server)
@@ -25,6 +27,13 @@ public final class ChainLoad {
      */
     public ChainLoad(ChainId chain, String server, boolean autoScale, int minCores, int maxCores,
                      List<GroupLoad> groups) {
+        this(chain, server, autoScale, minCores, maxCores, groups, -1, 0);
+    }
+
+    private ChainLoad(ChainId chain, String server, boolean autoScale, int minCores, int maxCores,
+                      List<GroupLoad> groups, int freeHere, int freeElsewhere) {
+        this.freeHere = freeHere;
+        this.freeElsewhere = freeElsewhere;
         this.chain = Objects.requireNonNull(chain);
         this.server = Objects.requireNonNull(server);
         if (minCores < 1 || maxCores < minCores) {
@@ -61,8 +70,28 @@ public final class ChainLoad {
         return groups;
     }
 
-    /** Distinct cores the chain's groups run on. */
+    /** Distinct cores the chain's groups run on its server (groups scaled out to others not counted). */
     public long cores() {
-        return groups.stream().mapToInt(GroupLoad::core).distinct().count();
+        return groups.stream().filter(g -> !g.remote()).mapToInt(GroupLoad::core).distinct().count();
+    }
+
+    /**
+     * This measurement with what the servers have free (docs/scaling.md#scale-out).
+     *
+     * @param here      cores free on the chain's server; -1 = not known (taken as free: the executor checks)
+     * @param elsewhere cores free on the other servers the chain could scale out to
+     */
+    public ChainLoad withFreeCores(int here, int elsewhere) {
+        return new ChainLoad(chain, server, autoScale, minCores, maxCores, groups, here, elsewhere);
+    }
+
+    /** Cores free on the chain's server; -1 when not known. */
+    public int freeHere() {
+        return freeHere;
+    }
+
+    /** Cores free on other servers the chain could scale out to. */
+    public int freeElsewhere() {
+        return freeElsewhere;
     }
 }

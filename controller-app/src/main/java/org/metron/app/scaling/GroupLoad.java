@@ -21,6 +21,8 @@ public final class GroupLoad {
     private final boolean splittable;
     private final Map<Integer, ClassSlice> slices;
     private final Map<Integer, ClassBits> classBits;
+    /** The server the group runs on when it is not its chain's (a scale-out); "" on the chain's server. */
+    private final String server;
 
     /**
      * @param load        0..1 share of the core's cycles over the interval
@@ -42,6 +44,13 @@ public final class GroupLoad {
      */
     public GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
                      boolean splittable, Map<Integer, ClassSlice> slices, Map<Integer, ClassBits> classBits) {
+        this(groupId, core, load, classRates, statefulKey, splittable, slices, classBits, "");
+    }
+
+    private GroupLoad(String groupId, int core, double load, Map<Integer, Double> classRates, String statefulKey,
+                      boolean splittable, Map<Integer, ClassSlice> slices, Map<Integer, ClassBits> classBits,
+                      String server) {
+        this.server = Objects.requireNonNull(server, "server");
         this.slices = ImmutableMap.copyOf(slices);
         this.classBits = ImmutableMap.copyOf(classBits);
         this.groupId = Objects.requireNonNull(groupId, "groupId");
@@ -94,9 +103,25 @@ public final class GroupLoad {
         return classBits;
     }
 
+    /** This measurement, of a group running on {@code otherServer} rather than its chain's server. */
+    public GroupLoad onServer(String otherServer) {
+        return new GroupLoad(groupId, core, load, classRates, statefulKey, splittable, slices, classBits,
+                otherServer);
+    }
+
+    /** The other server the group runs on (docs/scaling.md#scale-out); "" on its chain's server. */
+    public String server() {
+        return server;
+    }
+
+    /** Whether it runs on another server than its chain's. */
+    public boolean remote() {
+        return !server.isEmpty();
+    }
+
     @Override
     public String toString() {
-        return MoreObjects.toStringHelper(this).add("group", groupId).add("core", core).add("load", load)
+        return MoreObjects.toStringHelper(this).add("group", groupId).add("core", core).add("server", server).add("load", load)
                 .add("classes", classRates.keySet()).toString();
     }
 }

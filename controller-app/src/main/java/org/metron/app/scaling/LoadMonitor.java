@@ -64,6 +64,8 @@ public final class LoadMonitor implements AutoCloseable {
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
     private final Map<DeviceId, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
     private final Map<DeviceId, Stats> last = new HashMap<>();
+    /** Per server its last two reports: groups scaled out to it are measured on them (docs/scaling.md#scale-out). */
+    private final Map<DeviceId, Stats> previous = new HashMap<>();
     private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
     private final Map<ChainId, ChainLoad> latest = new ConcurrentHashMap<>();
     private final Set<ChainId> busy = ConcurrentHashMap.newKeySet();
@@ -120,6 +122,7 @@ public final class LoadMonitor implements AutoCloseable {
                         close(sub);
                         synchronized (this) {
                             last.remove(id);
+                            previous.remove(id);
                         }
                     }));
         }
@@ -141,8 +144,11 @@ public final class LoadMonitor implements AutoCloseable {
             if (prev == null) {
                 return;
             }
+            previous.put(server, prev);
             alerts.observe(server, prev, stats, clock.getAsLong());
             for (Placement p : store.placements().snapshot().values()) {
+                // once per report of the chain's own server; its groups on other servers are measured on the
+                // latest two reports of theirs (docs/scaling.md#scale-out)
                 if (!p.server().equals(Optional.of(server)) || p.groups().isEmpty()) {
                     continue;
                 }
@@ -150,7 +156,8 @@ public final class LoadMonitor implements AutoCloseable {
                 if (chain.isEmpty() || chain.get().state() != ChainState.ACTIVE) {
                     continue;
                 }
-                measure(chain.get(), p, prev, stats).ifPresent(loads::add);
+                int[] free = executor.freeCores(p);
+                measure(chain.get(), p).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
             }
         }
         long now = clock.getAsLong();
@@ -180,36 +187,44 @@ public final class LoadMonitor implements AutoCloseable {
     }
 
     private void act(ChainLoad c, ScalingDecision d) {
-        Set<Integer> touched = new HashSet<>();
-        c.groups().stream().filter(g -> d.groups().contains(g.groupId())).forEach(g -> touched.add(g.core()));
+        // cores touched, per server (a group scaled out runs on another)
+        Map<String, Set<Integer>> touched = new HashMap<>();
+        c.groups().stream().filter(g -> d.groups().contains(g.groupId())).forEach(g -> touched.computeIfAbsent(
+                g.remote() ? g.server() : c.server(), k -> new HashSet<>()).add(g.core()));
         try {
             Map<Integer, Double> rates = new HashMap<>();
             c.groups().stream().filter(g -> g.groupId().equals(d.groups().get(0))).forEach(g -> rates.putAll(
                     g.classRates()));
             ScalingEvent e = executor.execute(d, rates);
             // the new core of a split cools down too
-            e.coresAfter().stream().filter(k -> !e.coresBefore().contains(k)).forEach(touched::add);
+            e.coresAfter().stream().filter(k -> !e.coresBefore().contains(k)).forEach(k -> touched.computeIfAbsent(
+                    c.server(), x -> new HashSet<>()).add(k));
             log.info("{}: {} in {} ms ({} ms after onset)", d, e.outcome(), e.durationMs(), e.reactionMs());
         } catch (RuntimeException e) {
             log.warn("{} failed: {}", d, e.getMessage());
         } finally {
             // cool down even after a failure: no retry storm every interval
-            policy.applied(c.chain(), c.server(), touched, clock.getAsLong());
+            touched.forEach((server, cores) -> policy.applied(c.chain(), server, cores, clock.getAsLong()));
             busy.remove(c.chain());
         }
     }
 
-    private Optional<ChainLoad> measure(Chain chain, Placement p, Stats prev, Stats now) {
-        Map<Integer, Long> coreCycles = new HashMap<>();
+    /** Busy cycles per core between two reports of one server, and the seconds between them. */
+    private static Map<Integer, Long> coreCycles(Stats prev, Stats now) {
+        Map<Integer, Long> out = new HashMap<>();
         Map<Integer, CoreStats> before = new HashMap<>();
         prev.getCoresList().forEach(x -> before.put(x.getCore(), x));
         for (CoreStats x : now.getCoresList()) {
             CoreStats b = before.get(x.getCore());
             if (b != null) {
-                coreCycles.put(x.getCore(), x.getTotalCycles() - b.getTotalCycles());
+                out.put(x.getCore(), x.getTotalCycles() - b.getTotalCycles());
             }
         }
-        double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
+        return out;
+    }
+
+    /** Caller holds this monitor: each group on the last two reports of the server it runs on. */
+    private Optional<ChainLoad> measure(Chain chain, Placement p) {
         Map<String, ClassGroup> bases;
         ReplyTraffic replies;
         try {
@@ -221,9 +236,16 @@ public final class LoadMonitor implements AutoCloseable {
         }
         List<GroupLoad> groups = new ArrayList<>();
         for (GroupAssignment ga : p.groups()) {
+            DeviceId on = ga.server().orElse(p.server().get());
+            Stats prev = previous.get(on);
+            Stats now = last.get(on);
+            if (prev == null || now == null) {
+                return Optional.empty(); // no two reports of that server yet
+            }
+            double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
             Optional<GroupStats> a = group(prev, chain.id(), ga.groupId());
             Optional<GroupStats> b = group(now, chain.id(), ga.groupId());
-            Long cycles = coreCycles.get(ga.core());
+            Long cycles = coreCycles(prev, now).get(ga.core());
             if (a.isEmpty() || b.isEmpty() || cycles == null || cycles <= 0 || b.get().getCore() != ga.core()) {
                 return Optional.empty(); // the chain is changing (or just started): measure next interval
             }
@@ -247,8 +269,9 @@ public final class LoadMonitor implements AutoCloseable {
                         b.get(), cls, ga.slice(cls)).ifPresent(x -> bits.put(cls, x)));
             }
             // a group whose classes move only together (replies and the flows they answer) cannot split
-            groups.add(new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
-                    !base.classifies() && units.size() >= 2, ga.slices(), bits));
+            GroupLoad gl = new GroupLoad(ga.groupId(), ga.core(), Math.min(1.0, load), rates, base.statefulKey(),
+                    !base.classifies() && units.size() >= 2, ga.slices(), bits);
+            groups.add(ga.remote() ? gl.onServer(on.toString()) : gl);
         }
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
                 chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));

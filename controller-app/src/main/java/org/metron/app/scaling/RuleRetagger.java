@@ -81,6 +81,19 @@ public final class RuleRetagger {
         return copy(rule, rule.selector(), t.build(), app);
     }
 
+    /**
+     * {@code rule} with its output port replaced by {@code out}: an offload rule re-tagged toward a group on
+     * another server leaves the offload device through the port toward that server (same match and priority: the
+     * same FlowRule id, so installing it modifies the rule in place).
+     */
+    public static FlowRule withOutput(FlowRule rule, org.onosproject.net.PortNumber out, ApplicationId app) {
+        TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
+        for (Instruction i : rule.treatment().allInstructions()) {
+            t.add(i.type() == Instruction.Type.OUTPUT ? Instructions.createOutput(out) : i);
+        }
+        return copy(rule, rule.selector(), t.build(), app);
+    }
+
     /** Whether a transit rule forwards group {@code tag} (matches its group bits or its VLAN id). */
     public static boolean matchesGroup(FlowRule rule, Tag tag) {
         for (Criterion c : rule.selector().criteria()) {

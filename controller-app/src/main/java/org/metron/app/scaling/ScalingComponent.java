@@ -1,13 +1,16 @@
 package org.metron.app.scaling;
 
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.RulePlanner;
 import org.metron.app.onos.MetronComponent;
 import org.metron.app.onos.OnosSwitchProgrammer;
 import org.metron.app.spi.Leadership;
+import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStoreService;
+import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceService;
@@ -59,12 +62,16 @@ public class ScalingComponent extends ScalingServiceDelegate {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceService deviceService;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected NetworkView network;
+
     @Activate
     protected void activate() {
+        ApplicationId app = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
         ScalingManager m = new ScalingManager(chainStores.chainStore(), storeFactory, servers, switches, compiled,
-                coreService.registerApplication(OnosSwitchProgrammer.APP_NAME), MetronComponent.STEP_TIMEOUT,
-                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership, System::currentTimeMillis,
-                Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS);
+                app, MetronComponent.STEP_TIMEOUT, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership,
+                System::currentTimeMillis, Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS,
+                Optional.of(new RulePlanner(app, network)));
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
         delegate(m);
     }

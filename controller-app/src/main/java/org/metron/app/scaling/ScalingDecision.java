@@ -18,6 +18,7 @@ public final class ScalingDecision {
     private final long onsetMs;
     private final int classId;
     private final int bit;
+    private final boolean scaleOut;
 
     /**
      * @param groups  SPLIT: the group to split; MERGE: the group kept, then the group retired
@@ -25,11 +26,12 @@ public final class ScalingDecision {
      *                reaction-time accounting
      */
     public ScalingDecision(Kind kind, ChainId chain, List<String> groups, String reason, long onsetMs) {
-        this(kind, chain, groups, reason, onsetMs, -1, -1);
+        this(kind, chain, groups, reason, onsetMs, -1, -1, false);
     }
 
     private ScalingDecision(Kind kind, ChainId chain, List<String> groups, String reason, long onsetMs, int classId,
-                            int bit) {
+                            int bit, boolean scaleOut) {
+        this.scaleOut = scaleOut;
         this.classId = classId;
         this.bit = bit;
         this.kind = Objects.requireNonNull(kind);
@@ -54,7 +56,7 @@ public final class ScalingDecision {
             throw new IllegalArgumentException("class " + classId + " and source-port bit " + bit + ": need a class"
                     + " id >= 0 and a bit in 0..15");
         }
-        return new ScalingDecision(Kind.SPLIT, chain, List.of(group), reason, onsetMs, classId, bit);
+        return new ScalingDecision(Kind.SPLIT, chain, List.of(group), reason, onsetMs, classId, bit, false);
     }
 
     public static ScalingDecision merge(ChainId chain, String keep, String retire, String reason, long onsetMs) {
@@ -96,6 +98,19 @@ public final class ScalingDecision {
         return bit;
     }
 
+    /** This split, its new half placed on another server (no core free on the chain's: docs/scaling.md#scale-out). */
+    public ScalingDecision toOtherServer(String why) {
+        if (kind != Kind.SPLIT) {
+            throw new IllegalArgumentException("only a split scales out, not " + this);
+        }
+        return new ScalingDecision(kind, chain, groups, reason + "; " + why, onsetMs, classId, bit, true);
+    }
+
+    /** Whether this split's new half goes to another server than the chain's. */
+    public boolean scaleOut() {
+        return scaleOut;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof ScalingDecision)) {
@@ -103,17 +118,17 @@ public final class ScalingDecision {
         }
         ScalingDecision d = (ScalingDecision) o;
         return kind == d.kind && chain.equals(d.chain) && groups.equals(d.groups) && reason.equals(d.reason)
-                && onsetMs == d.onsetMs && classId == d.classId && bit == d.bit;
+                && onsetMs == d.onsetMs && classId == d.classId && bit == d.bit && scaleOut == d.scaleOut;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(kind, chain, groups, reason, onsetMs, classId, bit);
+        return Objects.hash(kind, chain, groups, reason, onsetMs, classId, bit, scaleOut);
     }
 
     @Override
     public String toString() {
         return kind + " " + chain + " " + groups + (dividesClass() ? " class " + classId + " by source-port bit "
-                + bit : "") + " (" + reason + ")";
+                + bit : "") + (scaleOut ? " to another server" : "") + " (" + reason + ")";
     }
 }

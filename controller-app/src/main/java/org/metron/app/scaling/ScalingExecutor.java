@@ -6,7 +6,10 @@ import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.ImportStateRequest;
 import org.metron.agent.v1.ServerResources;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.StateTable;
 import org.metron.agent.v1.StepTime;
 import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.app.api.Chain;
@@ -40,6 +43,8 @@ import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
@@ -92,6 +97,9 @@ public final class ScalingExecutor {
     private final LongSupplier clock;
     private final TagAllocator tags;
     private final ResourceCache resources;
+    /** Plans the rules to another server; null: no scale-out (docs/scaling.md#scale-out). */
+    private final RulePlanner planner;
+    private final java.util.Random random;
 
     /**
      * @param compiled the chains' compiled form (the chain manager's: one cache)
@@ -101,6 +109,19 @@ public final class ScalingExecutor {
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
                            CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock) {
+        this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random());
+    }
+
+    /**
+     * @param planner plans the transit and return rules of a group placed on another server: with it, a split
+     *                that finds no free core on the chain's server scales out (docs/scaling.md#scale-out)
+     * @param random  draws the two servers of the two-choices placement
+     */
+    public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
+                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
+                           RulePlanner planner, java.util.Random random) {
+        this.planner = planner;
+        this.random = Objects.requireNonNull(random);
         this.store = Objects.requireNonNull(store);
         this.journal = Objects.requireNonNull(journal);
         this.servers = Objects.requireNonNull(servers);
@@ -116,6 +137,25 @@ public final class ScalingExecutor {
     /** The servers' resources as last read in the background (the load monitor refreshes them). */
     ResourceCache resources() {
         return resources;
+    }
+
+    /**
+     * Cores free on {@code chain}'s server for a split and on the servers it could scale out to, from the
+     * resources last read in the background (the policy's view, docs/scaling.md#scale-out): {here, elsewhere};
+     * here is -1 when the chain's server's resources are not at hand; elsewhere is 0 without scale-out.
+     */
+    int[] freeCores(Placement p) {
+        DeviceId home = p.server().orElse(null);
+        if (home == null) {
+            return new int[]{-1, 0};
+        }
+        Set<DeviceId> hosting = new HashSet<>();
+        p.groups().forEach(x -> x.server().ifPresent(hosting::add));
+        int here = resources.fresh(home).map(r -> freeCores(home, r).size()).orElse(-1);
+        int elsewhere = planner == null ? 0 : servers.servers().stream()
+                .filter(s -> !s.id().equals(home) && !hosting.contains(s.id()) && !s.attachments().isEmpty())
+                .mapToInt(s -> resources.fresh(s.id()).map(r -> freeCores(s.id(), r).size()).orElse(0)).sum();
+        return new int[]{here, elsewhere};
     }
 
     /** Carries out a policy decision. */
@@ -313,7 +353,11 @@ public final class ScalingExecutor {
             ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> call(
                     c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
             timer.lap("resources");
-            int core = freeCore(c, res);
+            int core = c.placement.value().cores().size() >= c.chain.deployment().maxCpuCores() ? -1
+                    : freeCore(c.server.id(), res);
+            if (core < 0 && planner != null) {
+                return reserveRemote(c, g, reason, onsetMs, start, timer, plan, newId);
+            }
             if (core < 0) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "no free core on "
                         + c.server.id() + " for a new group of chain " + chainId);
@@ -360,6 +404,113 @@ public final class ScalingExecutor {
         return run(op, c.server, timer);
     }
 
+    /**
+     * Step 1 of a scale-out (docs/scaling.md#scale-out): no core is free on the chain's server, so the new half
+     * goes to another server reachable from the offload device — two servers drawn at random, the one with more
+     * free cores wins (the placement's two choices) — with a tag of that server's NIC. The re-tagged offload
+     * rules leave the offload device toward it; transit rules carry its tag there and return rules its output
+     * to the egress point. Caller holds the reservation lock.
+     */
+    private ScalingEvent reserveRemote(Ctx c, GroupAssignment g, String reason, long onsetMs, long start,
+                                       StepTimer timer, SplitPlan plan, String newId) {
+        Placement before = c.placement.value();
+        ChainId chainId = before.chainId();
+        Set<DeviceId> hosting = new HashSet<>();
+        before.groups().forEach(x -> x.server().ifPresent(hosting::add));
+        List<MetronServer> candidates = servers.servers().stream()
+                .filter(s -> !s.id().equals(c.server.id()) && !hosting.contains(s.id())
+                        && !s.attachments().isEmpty())
+                .collect(Collectors.toCollection(ArrayList::new));
+        java.util.Collections.shuffle(candidates, random);
+        MetronServer best = null;
+        ServerResources bestRes = null;
+        int bestFree = 0;
+        for (MetronServer s : candidates.subList(0, Math.min(2, candidates.size()))) {
+            try {
+                ServerResources r = resources.fresh(s.id()).orElseGet(() -> call(s.agent().getResources(),
+                        "reading resources of " + s.agent().target()));
+                int free = freeCores(s.id(), r).size();
+                if (free > bestFree) {
+                    best = s;
+                    bestRes = r;
+                    bestFree = free;
+                }
+            } catch (MetronException e) {
+                log.warn("Scale-out of {}: server {} not considered: {}", chainId, s.id(), e.getMessage());
+            }
+        }
+        timer.lap("servers");
+        if (best == null) {
+            throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, "no free core on "
+                    + c.server.id() + " for a new group of chain " + chainId + ", and none on "
+                    + (candidates.isEmpty() ? "another server (none reachable that runs no group of it yet)"
+                    : "servers " + candidates.stream().limit(2).map(MetronServer::id).collect(Collectors.toList())));
+        }
+        MetronServer remote = best;
+        int core = freeCores(remote.id(), bestRes).get(0);
+        String nic = nicOf(remote, before.nic());
+        String egressNic = nicOf(remote, before.egressNic());
+        Tag tag;
+        try {
+            tag = tags.allocate(remote.id(), nic, g.tag().type(), chainId, List.of(newId),
+                    new HashSet<>(bestRes.getTagsInUseList())).get(0);
+        } catch (MetronException e) {
+            throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, e.getMessage());
+        }
+        SplitParts parts = plan.parts(newId, tag, core);
+        GroupAssignment moved = parts.added.onServer(remote.id(), nic, egressNic);
+        List<InstalledRule> retagged;
+        RulePlanner.RemotePath path;
+        try {
+            if (parts.retagged.stream().anyMatch(r -> r.role() == Role.REPLY)) {
+                throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "classes " + parts.moved + " of chain "
+                        + chainId + " have reply rules: replies of a group on another server are not carried there");
+            }
+            DeviceId od = before.offloadDevice().orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT,
+                    "chain " + chainId + " has no offload device to re-tag at"));
+            path = planner.remotePath(chainId, c.chain.deployment(), od, remote, moved, before.groups().get(0).tag());
+            retagged = parts.retagged.stream().map(r -> RuleRetagger.taggedClass(r.rule(), tag).isPresent()
+                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), path.towardServer(), app)) : r)
+                    .collect(Collectors.toList());
+        } catch (MetronException e) {
+            store.tags().remove(new TagKey(tag));
+            throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, e.getMessage());
+        }
+        List<GroupAssignment> groups = new ArrayList<>();
+        for (GroupAssignment x : before.groups()) {
+            groups.addAll(x.groupId().equals(g.groupId()) ? List.of(parts.keep, moved) : List.of(x));
+        }
+        Placement after = withGroups(before, groups);
+        // a NIC rule on the other server when its NIC has a rule table; not among the chain server's NIC rules
+        boolean ruleTable = bestRes.getNicsList().stream().anyMatch(n -> n.getName().equals(nic)
+                && n.getMaxNicRules() > 0);
+        // rules the chain has already (the return path shares its hops near the egress point) stay as they are
+        Set<Object> have = c.installed.value().switchRules().stream().map(r -> r.rule().id())
+                .collect(Collectors.toSet());
+        List<InstalledRule> added = path.rules().stream().filter(r -> !have.contains(r.rule().id()))
+                .collect(Collectors.toList());
+        ScalingOperation op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, g.groupId(), newId, tag, core,
+                parts.moved, before, after, c.installed.value(), retagged, added, List.of(),
+                ruleTable ? RulePlanner.nicRuleId(chainId, newId) : 0, reason,
+                onsetMs, start, parts.superseded, parts.slice);
+        journal.operations().put(chainId, op);
+        if (!store.placements().replace(chainId, c.placement.version(), after)) {
+            journal.operations().remove(chainId);
+            store.tags().remove(new TagKey(tag));
+            throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start,
+                    "chain " + chainId + " changed while the scale-out was prepared");
+        }
+        timer.lap("reserve");
+        log.info("Scaling out {} group {}: classes {} {} move to {} on {} ({}, core {})", chainId, g.groupId(),
+                parts.moved, parts.slice, newId, remote.id(), tag, core);
+        return runRemote(op, c.server, remote, timer);
+    }
+
+    /** {@code wanted} when the server has a NIC of that name, else its first cabled NIC. */
+    private static String nicOf(MetronServer s, String wanted) {
+        return s.attachment(wanted).isPresent() ? wanted : new TreeSet<>(s.attachments().keySet()).first();
+    }
+
     // ---- merge -----------------------------------------------------------------------------------------------
 
     /**
@@ -385,6 +536,17 @@ public final class ScalingExecutor {
                 a = b;
                 b = t;
             }
+            if (a.remote() && !b.remote()) {
+                // a group on another server comes back to the chain's server
+                GroupAssignment t = a;
+                a = b;
+                b = t;
+            }
+            if (a.remote()) {
+                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                        "groups " + a.groupId() + " and " + b.groupId() + " both run on other servers than the "
+                                + "chain's: one of them merges with a group on " + c.server.id() + " first");
+            }
             ClassGroup ba = base(c.compiled, a.groupId());
             ClassGroup bb = base(c.compiled, b.groupId());
             if (!ba.statefulKey().equals(bb.statefulKey()) || ba.classifies() || bb.classifies()) {
@@ -392,7 +554,7 @@ public final class ScalingExecutor {
                         "groups " + a.groupId() + " ('" + ba.statefulKey() + "') and " + b.groupId() + " ('"
                                 + bb.statefulKey() + "') do not have the same stateful operations");
             }
-            if (a.core() == b.core()) {
+            if (a.core() == b.core() && !b.remote()) {
                 throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
                         "groups " + a.groupId() + " and " + b.groupId() + " share core " + a.core());
             }
@@ -468,13 +630,30 @@ public final class ScalingExecutor {
                     .collect(Collectors.toList());
             long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
             long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
+            MetronServer remote = null;
+            if (b.remote()) {
+                // back to the chain's server: the rules leave the offload device as the kept group's do, and the
+                // transit and return rules of the scale-out go
+                remote = remoteServer(b);
+                PortNumber home = homePort(installed, a.tag());
+                retagged = retagged.stream().map(r -> r.role() == Role.OFFLOAD
+                        ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), home, app)) : r)
+                        .collect(Collectors.toList());
+                transit = onlyFor(c, b);
+                AgentClient far = remote.agent();
+                ServerResources res = resources.fresh(remote.id()).orElseGet(() -> call(far.getResources(),
+                        "reading resources of " + far.target()));
+                String rnic = b.nic();
+                nicRule = res.getNicsList().stream().anyMatch(n -> n.getName().equals(rnic) && n.getMaxNicRules() > 0)
+                        ? retiredRule : 0;
+            }
             ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PIPELINE, a.groupId(), b.groupId(),
                     b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
                     transit, nicRule, reason, onsetMs, start, superseded, sliceText.toString());
             journal.operations().put(chainId, op);
             timer.lap("reserve");
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return run(op, c.server, timer);
+            return remote != null ? runRemote(op, c.server, remote, timer) : run(op, c.server, timer);
         }
     }
 
@@ -608,12 +787,220 @@ public final class ScalingExecutor {
             }
             store.tags().remove(new TagKey(op.otherTag()));
         }
+        return committed(op, repliesRetagged, problems, timer);
+    }
+
+    /** Commits an operation that went past its re-tag and records its DONE entry, with what went wrong after. */
+    private ScalingEvent committed(ScalingOperation op, boolean repliesRetagged, List<String> problems,
+                                   StepTimer timer) {
         commit(op, repliesRetagged);
         timer.lap("commit");
         ScalingEvent ev = event(op, Outcome.DONE, problems.isEmpty() ? "" : "completed with problems: " + problems,
                 op.after(), timer.toString());
         journal.record(ev);
         return ev;
+    }
+
+    // ---- scale-out (docs/scaling.md#scale-out) ----------------------------------------------------------------
+
+    /** The group of the operation that runs on another server (a scale-out's new half, a merge's retired one). */
+    private static Optional<GroupAssignment> remoteGroup(ScalingOperation op) {
+        Placement p = op.kind() == Kind.SPLIT ? op.after() : op.before();
+        return p.groups().stream().filter(g -> g.groupId().equals(op.other()) && g.remote()).findFirst();
+    }
+
+    private MetronServer remoteServer(GroupAssignment g) {
+        DeviceId id = g.server().orElseThrow();
+        return servers.server(id).orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE, "server " + id
+                + " of group " + g.groupId() + " is not registered"));
+    }
+
+    private RulePlanner planner() {
+        if (planner == null) {
+            throw new MetronException(Fault.INTERNAL, "this controller was started without scale-out");
+        }
+        return planner;
+    }
+
+    /**
+     * The rules that carry traffic to and from group {@code g} on another server and that nothing else of the
+     * chain needs: its path's rules less those of the chain's own server and of its other groups elsewhere (the
+     * return paths share their hops near the egress point).
+     */
+    private List<InstalledRule> onlyFor(Ctx c, GroupAssignment g) {
+        Placement p = c.placement.value();
+        DeviceId od = p.offloadDevice().orElseThrow();
+        Tag marker = p.groups().get(0).tag();
+        GroupAssignment first = p.groups().get(0);
+        Set<Object> shared = new HashSet<>();
+        planner().remotePath(p.chainId(), c.chain.deployment(), od, c.server, first.onServer(c.server.id(), p.nic(),
+                p.egressNic()), marker).rules().forEach(r -> shared.add(r.rule().id()));
+        p.groups().stream().filter(x -> x.remote() && !x.groupId().equals(g.groupId())).forEach(x -> planner()
+                .remotePath(p.chainId(), c.chain.deployment(), od, remoteServer(x), x, marker).rules()
+                .forEach(r -> shared.add(r.rule().id())));
+        Set<Object> installed = c.installed.value().switchRules().stream().map(r -> r.rule().id())
+                .collect(Collectors.toSet());
+        return planner().remotePath(p.chainId(), c.chain.deployment(), od, remoteServer(g), g, marker).rules()
+                .stream().filter(r -> !shared.contains(r.rule().id()) && installed.contains(r.rule().id()))
+                .collect(Collectors.toList());
+    }
+
+    /** The port the offload rules tagging for {@code tag} leave the offload device through. */
+    private static PortNumber homePort(InstalledState installed, Tag tag) {
+        return installed.switchRules().stream().filter(r -> r.role() == Role.OFFLOAD
+                        && RuleRetagger.taggedClass(r.rule(), tag).isPresent())
+                .flatMap(r -> r.rule().treatment().allInstructions().stream())
+                .filter(i -> i instanceof Instructions.OutputInstruction)
+                .map(i -> ((Instructions.OutputInstruction) i).port()).findFirst()
+                .orElseThrow(() -> new MetronException(Fault.INTERNAL, "no offload rule tags for " + tag));
+    }
+
+    /**
+     * Moves flow state between agents: {@code from}'s table of group {@code fromGroup}, filtered to the flows
+     * whose key's source port has {@code slice}'s bits (the whole table for whole classes, as a split within one
+     * server copies it), imported into {@code toGroup} of {@code to}: replacing its tables, or adding the
+     * entries it does not hold ({@code merge}: the target's own mappings win).
+     *
+     * @return entries imported
+     */
+    private long moveState(AgentClient from, String fromGroup, AgentClient to, String toGroup, ChainId chain,
+                           ClassSlice slice, boolean merge) {
+        StateSnapshot snap = call(from.exportState(chain.name(), fromGroup), "exporting the state of " + fromGroup
+                + " from " + from.target());
+        StateSnapshot.Builder kept = snap.toBuilder().clearTables();
+        for (StateTable t : snap.getTablesList()) {
+            kept.addTables(t.toBuilder().clearEntries().addAllEntries(t.getEntriesList().stream()
+                    .filter(e -> slice.contains(e.getKey().getSrcPort())).collect(Collectors.toList())));
+        }
+        return call(to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
+                .setMerge(merge).build()), "importing the state of " + fromGroup + " into " + toGroup + " on "
+                + to.target()).getEntries();
+    }
+
+    /** The slice of flows a scaled-out group holds: its class slice when it holds one slice of one class. */
+    private static ClassSlice stateSlice(GroupAssignment g) {
+        return g.classIds().size() == 1 ? g.slice(g.classIds().get(0)) : ClassSlice.WHOLE;
+    }
+
+    /**
+     * Runs a scale-out or its merge back from its recorded step, in the order of docs/scaling.md#scale-out:
+     * PIPELINE (the other server's pipeline and its state over gRPC, transit and return rules), SWITCHED (the
+     * offload device's re-tag in one batch), SYNCED (window flows), commit.
+     */
+    private ScalingEvent runRemote(ScalingOperation op, MetronServer home, MetronServer remote, StepTimer timer) {
+        AgentClient local = home.agent();
+        AgentClient far = remote.agent();
+        CompiledChain cc = compiled.compiled(op.chain());
+        GroupAssignment rg = remoteGroup(op).orElseThrow();
+        Tag marker = op.before().groups().get(0).tag();
+        boolean split = op.kind() == Kind.SPLIT;
+        try {
+            if (op.step().compareTo(Step.SWITCHED) < 0) {
+                store.installed().put(op.chain(), union(op));
+                if (split) {
+                    long asked = System.nanoTime();
+                    call(far.deployPipeline(RulePlanner.remotePipeline(op.chain(), rg, cc, marker)),
+                            "deploying " + op.other() + " of " + op.chain() + " on " + far.target());
+                    if (op.nicRuleId() != 0) {
+                        call(far.installNicRules(NicRuleBatch.newBuilder().addAllRules(RulePlanner.nicRules(
+                                op.chain(), new Placement(op.chain(), rg.server(), rg.nic(), rg.egressNic(),
+                                        Optional.empty(), "", List.of(new GroupAssignment(rg.groupId(), rg.tag(),
+                                        rg.core(), rg.classIds()))))).build()), "installing the NIC rule of "
+                                + op.other() + " on " + far.target());
+                    }
+                    long n = moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), false);
+                    timer.lap("nic+pipeline");
+                    timer.note("remote agent " + (System.nanoTime() - asked) / 1_000_000 + ", " + n + " flows copied");
+                    installByDevice(op.transitAdded());
+                    timer.lap("transit");
+                } else {
+                    // the kept group takes the merged classes (adopting its own table), then the remote flows
+                    call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
+                            "updating pipeline " + op.chain() + " on " + local.target());
+                    long n = moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
+                    timer.lap("pipeline+state");
+                    timer.note(n + " flows added");
+                }
+                op = record(op, Step.SWITCHED);
+            }
+            if (op.step() == Step.SWITCHED) {
+                installByDevice(op.transitAdded());
+                installByDevice(retagged(op, Role.OFFLOAD));
+                timer.lap("switch");
+            }
+        } catch (MetronException e) {
+            List<String> left = split ? rollbackRemote(op, far, rg) : rollback(op, local, cc);
+            Outcome outcome = left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED;
+            String detail = e.getMessage() + (left.isEmpty() ? " (rolled back)" : " (rollback incomplete: " + left
+                    + ")");
+            timer.lap("rollback");
+            journal.record(event(op, outcome, detail, op.before(), timer.toString()));
+            throw new MetronException(e.fault(), detail, e);
+        }
+        List<String> problems = new ArrayList<>();
+        if (op.step() == Step.SWITCHED) {
+            if (!op.superseded().isEmpty()) {
+                problems.addAll(removeByDevice(op.superseded()));
+                timer.lap("superseded");
+            }
+            try {
+                if (split) {
+                    // the kept group drops the moved classes (adopting its table); flows it mapped for them
+                    // between the export and the re-tag reach the remote group (which keeps its own on a clash)
+                    call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
+                            "updating pipeline " + op.chain() + " on " + local.target());
+                    moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), true);
+                } else {
+                    drain(far, op);
+                    timer.lap("drain");
+                    moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
+                }
+                timer.lap("sync");
+            } catch (MetronException e) {
+                problems.add(e.getMessage());
+            }
+            op = record(op, Step.SYNCED);
+        }
+        if (!split) {
+            problems.addAll(removeByDevice(op.transitRemoved()));
+            problems.addAll(removeRemote(op, far, rg));
+            store.tags().remove(new TagKey(op.otherTag()));
+        }
+        return committed(op, true, problems, timer);
+    }
+
+    /** Removes a scaled-out group's NIC rule and pipeline from its server, as far as they are there. */
+    private List<String> removeRemote(ScalingOperation op, AgentClient far, GroupAssignment rg) {
+        List<String> left = new ArrayList<>();
+        long id = op.nicRuleId();
+        try {
+            boolean ruleThere = id != 0 && call(far.listNicRules(rg.nic()), "listing NIC rules of " + far.target())
+                    .getRulesList().stream().anyMatch(r -> r.getId() == id);
+            if (ruleThere) {
+                call(far.removeNicRules(List.of(id)), "removing the NIC rule of " + op.other());
+            }
+        } catch (MetronException e) {
+            left.add(e.getMessage());
+        }
+        try {
+            boolean runs = call(far.listPipelines(), "listing pipelines of " + far.target()).getPipelinesList()
+                    .stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()));
+            if (runs) {
+                call(far.removePipeline(op.chain().name()), "removing " + op.other() + " from " + far.target());
+            }
+        } catch (MetronException e) {
+            left.add(e.getMessage());
+        }
+        return left;
+    }
+
+    /** Undoes a scale-out stopped before its re-tag: the other server's pipeline and rules, the tag, the store. */
+    private List<String> rollbackRemote(ScalingOperation op, AgentClient far, GroupAssignment rg) {
+        List<String> left = new ArrayList<>(removeByDevice(op.transitAdded()));
+        left.addAll(removeRemote(op, far, rg));
+        releaseSplit(op);
+        restoreRecords(op);
+        return left;
     }
 
     /**
@@ -701,18 +1088,28 @@ public final class ScalingExecutor {
                     left.add(e.getMessage());
                 }
             }
-            Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
-            if (t.isPresent() && t.get().value().chainId().equals(op.chain())
-                    && t.get().value().groupId().equals(op.other())) {
-                store.tags().remove(new TagKey(op.otherTag()));
-            }
-            store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
-                    .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
+            releaseSplit(op);
         }
+        restoreRecords(op);
+        return left;
+    }
+
+    /** A split's tag released (if still its own) and the placement put back (if still the split's). */
+    private void releaseSplit(ScalingOperation op) {
+        Optional<Versioned<TagAllocation>> t = store.tags().get(new TagKey(op.otherTag()));
+        if (t.isPresent() && t.get().value().chainId().equals(op.chain())
+                && t.get().value().groupId().equals(op.other())) {
+            store.tags().remove(new TagKey(op.otherTag()));
+        }
+        store.placements().get(op.chain()).filter(v -> v.value().equals(op.after()))
+                .ifPresent(v -> store.placements().replace(op.chain(), v.version(), op.before()));
+    }
+
+    /** The installed rules as before the operation, and its journal entry gone. */
+    private void restoreRecords(ScalingOperation op) {
         store.installed().get(op.chain())
                 .ifPresent(v -> store.installed().replace(op.chain(), v.version(), op.installedBefore()));
         journal.operations().remove(op.chain());
-        return left;
     }
 
     // ---- recovery --------------------------------------------------------------------------------------------
@@ -734,37 +1131,60 @@ public final class ScalingExecutor {
                     continue;
                 }
                 log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
-                if (op.step().compareTo(Step.SWITCHED) >= 0) {
+                Optional<MetronServer> remote = remoteGroup(op).flatMap(GroupAssignment::server)
+                        .flatMap(servers::server);
+                if (remoteGroup(op).isPresent() && remote.isEmpty()) {
+                    log.warn("Cannot recover {} of {}: the other server of {} is not registered", op.kind(),
+                            op.chain(), op.other());
+                    continue;
+                }
+                if (remote.isPresent() && (op.step().compareTo(Step.SWITCHED) >= 0 || op.kind() == Kind.MERGE)) {
+                    try {
+                        // a merge back stopped before its re-tag: the chain's server restores the kept group
+                        out.add(op.step().compareTo(Step.SWITCHED) >= 0
+                                ? runRemote(op, server.get(), remote.get(), new StepTimer())
+                                : rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
+                    } catch (MetronException e) {
+                        log.warn("Recovery of {} failed: {}", op, e.getMessage());
+                    }
+                } else if (remote.isPresent()) {
+                    out.add(rollbackEvent(op, rollbackRemote(op, remote.get().agent(), remoteGroup(op).get())));
+                } else if (op.step().compareTo(Step.SWITCHED) >= 0) {
                     try {
                         out.add(run(op, server.get(), new StepTimer()));
                     } catch (MetronException e) {
                         log.warn("Recovery of {} failed: {}", op, e.getMessage());
                     }
                 } else {
-                    CompiledChain cc = compiled.compiled(op.chain());
-                    List<String> left = rollback(op, server.get().agent(), cc);
-                    ScalingEvent ev = event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
-                            "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
-                                    : " (rollback incomplete: " + left + ")"), op.before(), "");
-                    journal.record(ev);
-                    out.add(ev);
+                    out.add(rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
                 }
             }
         }
         return out;
     }
 
+    /** Records the history entry of an operation a restarted controller rolled back. */
+    private ScalingEvent rollbackEvent(ScalingOperation op, List<String> left) {
+        ScalingEvent ev = event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED, "controller restarted at"
+                + " step " + op.step() + (left.isEmpty() ? " (rolled back)" : " (rollback incomplete: " + left + ")"),
+                op.before(), "");
+        journal.record(ev);
+        return ev;
+    }
+
     // ---- helpers ---------------------------------------------------------------------------------------------
 
     /** What one operation needs to know about the chain, read once at its start. */
     private final class Ctx {
+        final Chain chain;
         final Versioned<Placement> placement;
         final Versioned<InstalledState> installed;
         final MetronServer server;
         final CompiledChain compiled;
 
-        Ctx(Versioned<Placement> placement, Versioned<InstalledState> installed, MetronServer server,
+        Ctx(Chain chain, Versioned<Placement> placement, Versioned<InstalledState> installed, MetronServer server,
             CompiledChain compiled) {
+            this.chain = chain;
             this.placement = placement;
             this.installed = installed;
             this.server = server;
@@ -798,7 +1218,7 @@ public final class ScalingExecutor {
                 "chain " + id + " is fully offloaded: it has no groups to scale"));
         MetronServer server = servers.server(sid).orElseThrow(() -> new MetronException(Fault.AGENT_FAILURE,
                 "server " + sid + " of chain " + id + " is not registered"));
-        return new Ctx(p, inst, server, compiled.compiled(id));
+        return new Ctx(chain, p, inst, server, compiled.compiled(id));
     }
 
     /** The chain's reply classes and what they answer (the units its groups split into). */
@@ -839,20 +1259,24 @@ public final class ScalingExecutor {
         }
     }
 
-    /** Lowest core the agent offers that no placement holds (caller holds the reservation lock). */
-    private int freeCore(Ctx c, ServerResources res) {
+    /** Lowest core the agent of {@code server} offers that no placement holds, -1 when none (caller holds the reservation lock). */
+    private int freeCore(DeviceId server, ServerResources res) {
+        List<Integer> free = freeCores(server, res);
+        return free.isEmpty() ? -1 : free.get(0);
+    }
+
+    /** Cores the agent of {@code server} offers that no placement or operation holds, lowest first. */
+    private List<Integer> freeCores(DeviceId server, ServerResources res) {
         Set<Integer> taken = new HashSet<>();
-        store.placements().snapshot().values().stream()
-                .filter(p -> p.server().map(c.server.id()::equals).orElse(false))
-                .forEach(p -> taken.addAll(p.cores()));
+        store.placements().snapshot().values().forEach(p -> taken.addAll(p.coresOn(server)));
         journal.inProgress().forEach(op -> {
-            if (op.kind() == Kind.SPLIT && op.before().server().equals(Optional.of(c.server.id()))) {
-                taken.add(op.otherCore());
+            if (op.kind() == Kind.SPLIT) {
+                taken.addAll(op.after().coresOn(server));
             }
         });
         return res.getCoresList().stream().filter(Core::getAvailable)
-                .filter(k -> k.getPipelineId().isEmpty() && !taken.contains(k.getId())).mapToInt(Core::getId)
-                .min().orElse(-1);
+                .filter(k -> k.getPipelineId().isEmpty() && !taken.contains(k.getId())).map(Core::getId).sorted()
+                .collect(Collectors.toList());
     }
 
     private static Placement withGroups(Placement p, List<GroupAssignment> groups) {
@@ -887,8 +1311,13 @@ public final class ScalingExecutor {
     }
 
     private static InstalledState union(ScalingOperation op) {
-        return op.kind() == Kind.SPLIT ? union(op.installedBefore(), op.transitAdded(), op.retagged(), op.nicRuleId())
+        return op.kind() == Kind.SPLIT ? union(op.installedBefore(), op.transitAdded(), op.retagged(), localNicRule(op))
                 : union(op.installedBefore(), List.of(), op.retagged(), 0);
+    }
+
+    /** The operation's NIC rule on the chain's server; 0 when none, or when it is on another server's NIC. */
+    private static long localNicRule(ScalingOperation op) {
+        return remoteGroup(op).isPresent() ? 0 : op.nicRuleId();
     }
 
     /** The old rules plus every rule the operation may install: what a teardown meanwhile must remove. */
@@ -932,7 +1361,7 @@ public final class ScalingExecutor {
         }
         rules.addAll(fresh);
         List<Long> nic = new ArrayList<>(s.nicRuleIds());
-        if (op.nicRuleId() != 0) {
+        if (localNicRule(op) != 0) {
             if (op.kind() == Kind.SPLIT) {
                 nic.add(op.nicRuleId());
             } else {
@@ -962,7 +1391,7 @@ public final class ScalingExecutor {
     private static UpdatePipelineRequest pipeline(ScalingOperation op, CompiledChain cc, Placement p,
                                                   Map<String, List<String>> stateFrom, Placement target) {
         UpdatePipelineRequest.Builder req = UpdatePipelineRequest.newBuilder().setPipelineId(op.chain().name());
-        for (GroupAssignment g : p.groups()) {
+        for (GroupAssignment g : p.localGroups()) {
             List<String> from = stateFrom.getOrDefault(g.groupId(), List.of());
             GroupSpec.Builder spec = RulePlanner.groupSpec(base(cc, g.groupId()), g).addAllStateFrom(from);
             GroupAssignment t = target.groups().stream().filter(x -> x.groupId().equals(g.groupId())).findFirst()

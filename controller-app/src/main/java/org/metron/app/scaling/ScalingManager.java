@@ -4,6 +4,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.RulePlanner;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
@@ -40,9 +41,22 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
                           CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
                           int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
                           int portStatsMs) {
+        this(chains, factory, servers, switches, compiled, app, timeout, params, intervalMs, leadership, clock, ports,
+                portStatsMs, Optional.empty());
+    }
+
+    /**
+     * @param scaleOut plans the rules to other servers: with it, a split that finds no core free on its chain's
+     *                 server places the new half on another server (docs/scaling.md#scale-out)
+     */
+    public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
+                          CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
+                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
+                          int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
         this.store = new ScalingStore(factory);
-        this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock);
+        this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock,
+                scaleOut.orElse(null), new java.security.SecureRandom());
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership, alerts);
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));

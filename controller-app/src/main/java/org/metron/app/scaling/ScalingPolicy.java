@@ -167,11 +167,18 @@ public final class ScalingPolicy {
     }
 
     private Optional<ScalingDecision> split(ChainLoad c, Map<String, Track> byGroup, long nowMs) {
-        if (c.cores() >= c.maxCores()) {
+        // a core on the chain's server first; when it has none (all taken, or maxCpuCores reached there), one on
+        // another server (docs/scaling.md#scale-out)
+        boolean here = c.cores() < c.maxCores() && c.freeHere() != 0;
+        if (!here && c.freeElsewhere() <= 0) {
             return Optional.empty();
         }
+        String out = here ? "" : String.format(Locale.ROOT, "no core free on %s (%d of at most %d cores used, %s"
+                + " free): new half on another server (%d cores free there)", c.server(), c.cores(), c.maxCores(),
+                c.freeHere() < 0 ? "?" : Integer.toString(c.freeHere()), c.freeElsewhere());
         return c.groups().stream()
-                .filter(g -> (wholeSplittable(g) || classSplit(g).isPresent()) && !cooling(c.server(), g.core(), nowMs))
+                .filter(g -> (wholeSplittable(g) || classSplit(g).isPresent()) && !cooling(serverOf(c, g), g.core(),
+                        nowMs))
                 .filter(g -> {
                     Track t = byGroup.get(g.groupId());
                     return t.over >= params.sustainUp && (!params.smoothedUp || t.ewma >= params.overload);
@@ -190,7 +197,13 @@ public final class ScalingPolicy {
                                 100 * k.share, wholeSplittable(g) ? 100 * wholeLarger(g) : 100.0), t.overSince);
                     }
                     return ScalingDecision.split(c.chain(), g.groupId(), why, t.overSince);
-                });
+                })
+                .map(d -> here ? d : d.toOtherServer(out));
+    }
+
+    /** The server a group runs on: its chain's, or the one it was scaled out to. */
+    private static String serverOf(ChainLoad c, GroupLoad g) {
+        return g.remote() ? g.server() : c.server();
     }
 
     /** A class split must beat the whole-class halves by this much of the group's rate to be chosen. */
@@ -257,7 +270,7 @@ public final class ScalingPolicy {
         List<GroupLoad> idle = c.groups().stream()
                 .filter(g -> byGroup.get(g.groupId()).under
                         && nowMs - byGroup.get(g.groupId()).underSince >= params.scaleInMs)
-                .filter(g -> !cooling(c.server(), g.core(), nowMs))
+                .filter(g -> !cooling(serverOf(c, g), g.core(), nowMs))
                 .collect(Collectors.toList());
         ScalingDecision best = null;
         double bestSum = Double.MAX_VALUE;
@@ -265,7 +278,22 @@ public final class ScalingPolicy {
             for (int j = i + 1; j < idle.size(); j++) {
                 GroupLoad a = idle.get(i);
                 GroupLoad b = idle.get(j);
-                if (!a.statefulKey().equals(b.statefulKey()) || a.core() == b.core() || !joinable(a, b)) {
+                boolean sameServer = serverOf(c, a).equals(serverOf(c, b));
+                if (!a.statefulKey().equals(b.statefulKey()) || sameServer && a.core() == b.core()
+                        || !joinable(a, b) || a.remote() && b.remote()) {
+                    continue;
+                }
+                if (a.remote() || b.remote()) {
+                    // a group on another server comes back: the chain's server keeps its cores, the other's goes
+                    GroupLoad home = a.remote() ? b : a;
+                    GroupLoad away = a.remote() ? a : b;
+                    double sum = byGroup.get(a.groupId()).ewma + byGroup.get(b.groupId()).ewma;
+                    if (sum <= params.mergeCeiling && sum < bestSum) {
+                        bestSum = sum;
+                        best = ScalingDecision.merge(c.chain(), home.groupId(), away.groupId(), mergeReason(c,
+                                byGroup, home, away), Math.max(byGroup.get(a.groupId()).underSince,
+                                byGroup.get(b.groupId()).underSince));
+                    }
                     continue;
                 }
                 // merging frees b's core only when no other group of the chain runs there
@@ -285,14 +313,19 @@ public final class ScalingPolicy {
                 GroupLoad retire = aFirst ? b : a;
                 long since = Math.max(byGroup.get(a.groupId()).underSince, byGroup.get(b.groupId()).underSince);
                 bestSum = sum;
-                best = ScalingDecision.merge(c.chain(), keep.groupId(), retire.groupId(), String.format(Locale.ROOT,
-                        "groups %s (core %d) and %s (core %d): ewma %.2f + %.2f <= %.2f, each <= %.2f for %d ms",
-                        keep.groupId(), keep.core(), retire.groupId(), retire.core(),
-                        byGroup.get(keep.groupId()).ewma, byGroup.get(retire.groupId()).ewma, params.mergeCeiling,
-                        params.underload, params.scaleInMs), since);
+                best = ScalingDecision.merge(c.chain(), keep.groupId(), retire.groupId(), mergeReason(c, byGroup,
+                        keep, retire), since);
             }
         }
         return Optional.ofNullable(best);
+    }
+
+    private String mergeReason(ChainLoad c, Map<String, Track> byGroup, GroupLoad keep, GroupLoad retire) {
+        return String.format(Locale.ROOT, "groups %s (core %d) and %s (core %d%s): ewma %.2f + %.2f <= %.2f, each"
+                        + " <= %.2f for %d ms", keep.groupId(), keep.core(), retire.groupId(), retire.core(),
+                retire.remote() ? " of " + retire.server() + ", back to " + c.server() : "",
+                byGroup.get(keep.groupId()).ewma, byGroup.get(retire.groupId()).ewma, params.mergeCeiling,
+                params.underload, params.scaleInMs);
     }
 
     /**

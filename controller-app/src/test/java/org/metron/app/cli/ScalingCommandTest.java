@@ -60,7 +60,8 @@ public class ScalingCommandTest {
         assertTrue(text, text.contains("chain=web cores=" + MetronText.list(w.manager.placement(ChainId.of("web"))
                 .get().cores()) + " ingress=- inProgress=none"));
         for (GroupAssignment g : w.manager.placement(ChainId.of("web")).get().groups()) {
-            assertTrue(text, text.contains("group=" + g.groupId() + " tag=" + MetronText.groupTag(g.tag()) + " core="
+            assertTrue(text, text.contains("group=" + g.groupId() + " server=metron:server0 tag="
+                    + MetronText.groupTag(g.tag()) + " core="
                     + g.core() + " classes=" + MetronText.list(g.classIds()) + " load=-"));
         }
         assertTrue(text, text.contains("00:00:01.000 split g0+g0.1 cores 1 -> 1, 2 moved 2 DONE reaction=140ms "

@@ -57,6 +57,7 @@ public class ScalingComponentTest {
         scaling.storeFactory = onos.storeFactory;
         scaling.compiled = metron;
         scaling.deviceService = onos.deviceService;
+        scaling.network = onos.network;
         scaling.activate();
         assertEquals(ChainState.ACTIVE, metron.submit(Fixtures.chainJson("fw")).state());
 

@@ -290,11 +290,11 @@ public class ScalingExecutorTest {
         }
     }
 
-    private static ByteString ip(int a, int b, int c, int d) {
+    static ByteString ip(int a, int b, int c, int d) {
         return ByteString.copyFrom(new byte[]{(byte) a, (byte) b, (byte) c, (byte) d});
     }
 
-    private static FlowEntry flow(int srcPort, int mappedPort) {
+    static FlowEntry flow(int srcPort, int mappedPort) {
         FiveTuple key = FiveTuple.newBuilder().setSrcIp(ip(10, 0, 0, 1)).setDstIp(ip(192, 168, 1, 1))
                 .setSrcPort(srcPort).setDstPort(1000).setProto(17).build();
         return FlowEntry.newBuilder().setKey(key).setMapped(key.toBuilder().setSrcIp(ip(10, 9, 9, 9))

@@ -56,6 +56,15 @@ public class StoreSerializationTest {
         assertEquals(sliced, roundTrip(sliced));
         assertEquals(Map.of(cls, new org.metron.app.api.ClassSlice(1, 1)),
                 roundTrip(sliced).groups().get(1).slices());
+        // a group scaled out to another server (docs/scaling.md#scale-out) keeps its server and NICs
+        Placement out = new Placement(p.chainId(), p.server(), p.nic(), p.egressNic(), p.offloadDevice(),
+                p.offloadProfile(), java.util.List.of(g, new org.metron.app.api.GroupAssignment("g0.1",
+                Tag.of(g.tag().type(), 98), g.core(), java.util.List.of(cls)).onServer(
+                org.onosproject.net.DeviceId.deviceId("metron:other"), "eth2", "eth3")));
+        assertEquals(out, roundTrip(out));
+        assertEquals(java.util.Optional.of(org.onosproject.net.DeviceId.deviceId("metron:other")),
+                roundTrip(out).groups().get(1).server());
+        assertEquals("eth3", roundTrip(out).groups().get(1).egressNic());
         assertFalse(installed.switchRules().isEmpty());
         for (InstalledRule r : installed.switchRules()) {
             InstalledRule back = roundTrip(r);

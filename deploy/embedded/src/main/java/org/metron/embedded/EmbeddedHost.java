@@ -99,7 +99,8 @@ public final class EmbeddedHost implements AutoCloseable {
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
                     new SingleInstanceLeadership(), System::currentTimeMillis, Optional.<PortCounters>of(switches),
-                    Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS));
+                    Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS),
+                    Optional.of(new RulePlanner(APP_ID, view)));
             scaler.start();
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs)

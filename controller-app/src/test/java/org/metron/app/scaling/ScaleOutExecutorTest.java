@@ -1,0 +1,345 @@
+package org.metron.app.scaling;
+
+import org.junit.After;
+import org.junit.AfterClass;
+import org.junit.BeforeClass;
+import org.junit.Test;
+import org.metron.agent.v1.FlowEntry;
+import org.metron.agent.v1.GroupStatus;
+import org.metron.agent.v1.ImportStateRequest;
+import org.metron.agent.v1.StateSnapshot;
+import org.metron.agent.v1.StateTable;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.api.RuleInfo.Role;
+import org.metron.app.api.Tag;
+import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.Deployer;
+import org.metron.app.impl.PlacementEngine;
+import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.Synthesis;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.TagKey;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.RealAgent;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.metron.drivers.agent.AgentClient;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.instructions.Instruction;
+import org.onosproject.net.flow.instructions.Instructions;
+import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+/**
+ * Scale-out and merge back (docs/scaling.md#scale-out) against two real metron-agents, one per server (real
+ * gRPC, DeployPipeline/UpdatePipeline, ExportState/ImportState), with the ONOS-style switch stand-in: the chain
+ * may use one core on its server ({@code maxCpuCores: 1}), so its split goes to the other server. Checks groups,
+ * servers, tags, the offload device's re-tag toward the other server, transit and return rules, flow state moved
+ * both ways (whole classes and a source-port slice), rollback on a refused re-tag, recovery after a crash at it.
+ */
+public class ScaleOutExecutorTest {
+    private static RealAgent first;
+    private static RealAgent second;
+
+    private final List<Rig> rigs = new ArrayList<>();
+
+    @BeforeClass
+    public static void startAgents() throws Exception {
+        first = RealAgent.startWorkers("scaleout-a", 2);
+        second = RealAgent.startWorkers("scaleout-b", 2);
+    }
+
+    @AfterClass
+    public static void stopAgents() throws Exception {
+        for (RealAgent a : new RealAgent[]{first, second}) {
+            if (a != null) {
+                a.close();
+            }
+        }
+    }
+
+    private static String nicOf(RealAgent a) throws Exception {
+        return a.client().getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
+    }
+
+    /** One chain of four UDP classes (ScalingExecutorTest#compiled) on one of two servers, one core at most. */
+    final class Rig {
+        final TestSwitches switches = new TestSwitches();
+        final ScalingExecutorTest.CrashingSwitches crashing = new ScalingExecutorTest.CrashingSwitches(switches);
+        final LocalStoreFactory factory = new LocalStoreFactory();
+        final ChainStore store = new ChainStore(factory);
+        final ScalingStore scaling = new ScalingStore(factory);
+        final TestServers servers = new TestServers();
+        final ChainManager manager;
+        final ChainId chain;
+        final MetronServer home;
+        final MetronServer away;
+
+        Rig(String name) throws Exception {
+            servers.add(new MetronServer(DeviceId.deviceId("metron:a"), first.client(), Map.of(nicOf(first),
+                    ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
+            servers.add(new MetronServer(DeviceId.deviceId("metron:b"), second.client(), Map.of(nicOf(second),
+                    ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
+            Duration t = Duration.ofSeconds(10);
+            Synthesis synthesis = (spec, profile) -> ScalingExecutorTest.compiled(spec.name(), profile);
+            manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+                    new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
+                    new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
+            chain = ChainId.of(name);
+            String json = Fixtures.chainJson(name, "mac", 1, 1).replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1");
+            assertTrue(json, json.contains("\"maxCpuCores\": 1"));
+            assertEquals(ChainState.ACTIVE, manager.submit(json).state());
+            DeviceId on = placement().server().get();
+            home = servers.server(on).get();
+            away = servers.servers().stream().filter(s -> !s.id().equals(on)).findFirst().get();
+            rigs.add(this);
+        }
+
+        ScalingExecutor executor() {
+            return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
+                    Duration.ofSeconds(10), System::currentTimeMillis, new RulePlanner(Fixtures.APP,
+                    Fixtures.network(0)), new Random(1));
+        }
+
+        Placement placement() {
+            return store.placements().get(chain).get().value();
+        }
+
+        GroupAssignment group(String id) {
+            return placement().groups().stream().filter(g -> g.groupId().equals(id)).findFirst().get();
+        }
+
+        List<GroupStatus> groups(MetronServer s) throws Exception {
+            return s.agent().listPipelines().get(10, TimeUnit.SECONDS).getPipelinesList().stream()
+                    .filter(p -> p.getPipelineId().equals(chain.name())).flatMap(p -> p.getGroupsList().stream())
+                    .collect(Collectors.toList());
+        }
+
+        void importFlow(MetronServer s, String group, int srcPort, int mappedPort) throws Exception {
+            s.agent().importState(ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder()
+                    .setPipelineId(chain.name()).setGroupId(group).addTables(StateTable.newBuilder().setElement("rw")
+                            .setKind("SynthRewriter").addEntries(ScalingExecutorTest.flow(srcPort, mappedPort))))
+                    .setMerge(true).build()).get(10, TimeUnit.SECONDS);
+        }
+
+        /** NAPT mappings of a group on a server: source port → translated source port. */
+        Map<Integer, Integer> flows(MetronServer s, String group) throws Exception {
+            Map<Integer, Integer> out = new TreeMap<>();
+            for (StateTable t : s.agent().exportState(chain.name(), group).get(10, TimeUnit.SECONDS)
+                    .getTablesList()) {
+                for (FlowEntry e : t.getEntriesList()) {
+                    out.put(e.getKey().getSrcPort(), e.getMapped().getSrcPort());
+                }
+            }
+            return out;
+        }
+
+        /** The offload rules on D1 writing {@code tag}, each with its output port. */
+        Map<FlowRule, PortNumber> offloadRulesFor(Tag tag) {
+            Map<FlowRule, PortNumber> out = new java.util.LinkedHashMap<>();
+            for (FlowRule r : switches.rules(Fixtures.D1)) {
+                boolean tags = false;
+                PortNumber port = null;
+                for (Instruction i : r.treatment().allInstructions()) {
+                    if (i instanceof ModEtherInstruction && RuleRetagger.taggedClass(r, tag).isPresent()) {
+                        tags = true;
+                    } else if (i instanceof Instructions.OutputInstruction) {
+                        port = ((Instructions.OutputInstruction) i).port();
+                    }
+                }
+                if (tags) {
+                    out.put(r, port);
+                }
+            }
+            return out;
+        }
+
+        List<FlowRule> s2Rules(PortNumber inPort) {
+            return switches.rules(Fixtures.D2).stream().filter(r -> r.selector().criteria().stream()
+                    .anyMatch(c -> c.toString().equals("IN_PORT:" + inPort))).collect(Collectors.toList());
+        }
+    }
+
+    @After
+    public void removeChains() throws Exception {
+        for (Rig r : rigs) {
+            if (r.manager.chain(r.chain).isPresent()) {
+                r.manager.remove(r.chain);
+            }
+            assertTrue(r.groups(r.home).isEmpty());
+            assertTrue("nothing of the chain is left on the other server", r.groups(r.away).isEmpty());
+            assertEquals("every rule the chain ever installed is gone", 0, r.switches.total());
+        }
+    }
+
+    @Test
+    public void noCoreLeftOnTheServerScalesOutWithTheFlowsAndMergesBackWithThoseMadeThere() throws Exception {
+        Rig rig = new Rig("scaleout");
+        GroupAssignment g0 = rig.group("g0");
+        PortNumber home = rig.offloadRulesFor(g0.tag()).values().iterator().next();
+        int before = rig.switches.total();
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+        rig.importFlow(rig.home, "g0", 5001, 2001);
+        Map<Integer, Double> rates = Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0);
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", rates, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        GroupAssignment moved = rig.group("g0.1");
+        assertEquals(rig.away.id(), moved.server().get());
+        assertEquals(List.of(1, 2), moved.classIds());
+        assertEquals(List.of(0, 3), rig.group("g0").classIds());
+        assertFalse(rig.group("g0").remote());
+        assertEquals("the chain's server still holds one core", List.of(g0.core()), rig.placement().cores());
+        assertEquals(List.of(moved.core()), rig.placement().coresOn(rig.away.id()));
+        // the other agent runs the moved half, with the group's flows (whole classes: the whole table)
+        assertEquals(List.of("g0.1"), rig.groups(rig.away).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(List.of("g0"), rig.groups(rig.home).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(Map.of(5000, 2000, 5001, 2001), rig.flows(rig.away, "g0.1"));
+        assertEquals(List.of(0, 3), rig.groups(rig.home).get(0).getClassIdsList());
+        // the offload device tags the moved classes for the new tag and sends them toward the other server
+        Map<FlowRule, PortNumber> out = rig.offloadRulesFor(moved.tag());
+        assertEquals(2, out.size());
+        assertTrue(out.toString(), out.values().stream().allMatch(p -> p.equals(PortNumber.portNumber(2))));
+        assertEquals(2, rig.offloadRulesFor(g0.tag()).size());
+        // S2: the new tag from S1 to the other server's port, its output from there to the egress point
+        List<FlowRule> fromS1 = rig.s2Rules(PortNumber.portNumber(1)).stream()
+                .filter(r -> RuleRetagger.matchesGroup(r, moved.tag())).collect(Collectors.toList());
+        assertEquals(1, fromS1.size());
+        assertTrue(fromS1.get(0).treatment().toString(), fromS1.get(0).treatment().allInstructions().contains(
+                Instructions.createOutput(PortNumber.portNumber(11))));
+        assertEquals("one return rule from the other server", 1, rig.s2Rules(PortNumber.portNumber(11)).size());
+        assertEquals(before + 2, rig.switches.total());
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+        assertTrue(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        assertTrue(e.steps(), e.steps().contains("remote agent"));
+        // the operator's views say where each group runs (REST/CLI/GUI share these)
+        com.fasterxml.jackson.databind.JsonNode view = org.metron.app.rest.MetronJson.placement(rig.placement())
+                .get("groups");
+        assertEquals(rig.home.id().toString(), view.get(0).get("server").asText());
+        assertEquals(rig.away.id().toString(), view.get(1).get("server").asText());
+        assertTrue(view.get(1).get("remote").asBoolean());
+
+        // a flow the other server made, and one made on both (the chain's server's mapping wins)
+        rig.importFlow(rig.away, "g0.1", 5002, 3002);
+        rig.importFlow(rig.away, "g0.1", 5000, 3000);
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0.1", "g0", "test", System.currentTimeMillis());
+
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals("the group on the chain's server is kept", List.of("g0", "g0.1"), m.groups());
+        assertEquals(1, rig.placement().groups().size());
+        assertEquals(List.of(0, 1, 2, 3), rig.group("g0").classIds());
+        assertTrue(rig.groups(rig.away).isEmpty());
+        assertEquals(Map.of(5000, 2000, 5001, 2001, 5002, 3002), rig.flows(rig.home, "g0"));
+        assertEquals(4, rig.offloadRulesFor(g0.tag()).size());
+        assertTrue(rig.offloadRulesFor(g0.tag()).values().stream().allMatch(home::equals));
+        assertEquals(before, rig.switches.total());
+        assertTrue(rig.s2Rules(PortNumber.portNumber(11)).isEmpty());
+        assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
+        assertTrue(rig.scaling.inProgress().isEmpty());
+    }
+
+    @Test
+    public void aClassSliceScalesOutWithItsFlowsOnlyAndJoinsBackToTheOriginalRules() throws Exception {
+        Rig rig = new Rig("scaleout-slice");
+        Set<Object> original = rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id).collect(Collectors.toSet());
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+        rig.importFlow(rig.home, "g0", 5001, 2001);
+
+        ScalingEvent e = rig.executor().splitClass(rig.chain, "g0", 0, 0, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        GroupAssignment moved = rig.group("g0.1");
+        assertTrue(moved.remote());
+        assertEquals(List.of(0), moved.classIds());
+        assertEquals("only the flows of its slice (source port bit 0 set)", Map.of(5001, 2001),
+                rig.flows(rig.away, "g0.1"));
+        assertEquals(1, rig.offloadRulesFor(moved.tag()).size());
+        assertNotEquals(original, rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id)
+                .collect(Collectors.toSet()));
+
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals(Map.of(5000, 2000, 5001, 2001), rig.flows(rig.home, "g0"));
+        assertTrue(rig.group("g0").slices().isEmpty());
+        assertEquals(original, rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id).collect(Collectors.toSet()));
+        assertTrue(rig.groups(rig.away).isEmpty());
+    }
+
+    @Test
+    public void aRefusedReTagRollsTheOtherServerBack() throws Exception {
+        Rig rig = new Rig("scaleout-refused");
+        Placement before = rig.placement();
+        int rules = rig.switches.total();
+        rig.crashing.crashOn = Fixtures.D1;
+        rig.crashing.failInstead = true;
+        try {
+            rig.executor().split(rig.chain, "g0", Map.of(0, 1.0, 1, 1.0, 2, 1.0, 3, 1.0), "test",
+                    System.currentTimeMillis());
+            fail("the refused re-tag should fail the scale-out");
+        } catch (MetronException expected) {
+            assertTrue(expected.getMessage(), expected.getMessage().contains("(rolled back)"));
+        }
+        assertEquals(before, rig.placement());
+        assertTrue(rig.groups(rig.away).isEmpty());
+        assertEquals(rules, rig.switches.total());
+        assertEquals(1, rig.store.tags().snapshot().size());
+        assertEquals(ScalingEvent.Outcome.ROLLED_BACK, rig.scaling.history(rig.chain).get(0).outcome());
+    }
+
+    @Test
+    public void aControllerThatStoppedAtTheReTagCompletesTheScaleOutOnRestart() throws Exception {
+        Rig rig = new Rig("scaleout-crash");
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+        rig.crashing.crashOn = Fixtures.D1;
+        try {
+            rig.executor().split(rig.chain, "g0", Map.of(0, 1.0, 1, 1.0, 2, 1.0, 3, 1.0), "test",
+                    System.currentTimeMillis());
+            fail("the controller should have crashed");
+        } catch (IllegalStateException expected) {
+            // the journal holds the operation at SWITCHED
+        }
+        assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
+
+        List<ScalingEvent> recovered = rig.executor().recover();
+
+        assertEquals(1, recovered.size());
+        assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
+        GroupAssignment moved = rig.group("g0.1");
+        assertTrue(moved.remote());
+        assertEquals(2, rig.offloadRulesFor(moved.tag()).size());
+        assertEquals(Map.of(5000, 2000), rig.flows(rig.away, "g0.1"));
+        assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
+        assertEquals(ScalingEvent.Outcome.DONE, rig.executor().merge(rig.chain, "g0", "g0.1", "test",
+                System.currentTimeMillis()).outcome());
+    }
+}
