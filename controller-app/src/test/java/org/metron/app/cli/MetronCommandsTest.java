@@ -86,7 +86,7 @@ public class MetronCommandsTest {
 
         String p = run(new PlacementCommand());
         assertTrue(p, p.contains("chain=web server=metron:server0 nic=eth0"));
-        assertTrue(p, p.contains("group=g1 tag=mac 02:4d:00:02 core=0 classes=1"));
+        assertTrue(p, p.contains("group=g1 server=metron:server0 tag=mac 02:4d:00:02 core=0 classes=1"));
 
         String s = run(new ServersCommand());
         assertTrue(s, s.contains("core=0 load=10% chain=web"));
