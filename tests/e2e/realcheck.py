@@ -93,6 +93,7 @@ class Result:
     replies: dict = None  # the reply pass's report (chains with a reply ingress)
     window: int = 0  # frames per window of a windowed trace (0: one window)
     skipped: str = None  # why a chain with a reply ingress had no reply pass
+    ovs_unread: int = 0  # frames the kernel received on OVS's ports that its datapath never read
     diagnosis: list = field(default_factory=list)
 
     def reports(self):
@@ -118,7 +119,8 @@ class Result:
         if self.skipped:
             lines.append(f"{self.chain}: {self.skipped}")
         lines.append(f"{self.chain}: losses = frames the first replay lost and a slow second one delivered; capture "
-                     f"drops {self.kernel_drops}, OVS upcalls lost {self.ovs_lost}; {self.seconds:.0f} s")
+                     f"drops {self.kernel_drops}, OVS upcalls lost {self.ovs_lost}, frames OVS never read "
+                     f"{self.ovs_unread}; {self.seconds:.0f} s")
         return "\n".join(lines)
 
     def explain(self):
@@ -130,6 +132,17 @@ def ovs_lost(session):
     """Upcalls the userspace datapath dropped so far (`dpctl/show` 'lost')."""
     out = Ovs(session.state["run_dir"]).appctl("dpctl/show").stdout
     return sum(int(x) for x in re.findall(r"lost:(\d+)", out))
+
+
+def ovs_unread(session):
+    """Frames the kernel received on OVS's ports that the userspace datapath never read so far: its ports' RX
+    counts are the kernel's (veths), its threads' 'packets received' what it read; the difference is what the
+    ports' packet sockets dropped when the datapath thread fell behind (no OVS counter shows it)."""
+    ovs = Ovs(session.state["run_dir"])
+    ports = sum(int(x) for x in re.findall(r"RX packets:(\d+)", ovs.appctl("dpctl/show", "-s").stdout))
+    read = sum(int(x) for x in re.findall(r"packets received: (\d+)",
+                                          ovs.appctl("dpif-netdev/pmd-stats-show").stdout))
+    return ports - read
 
 
 def retry_fits(report, window, rate):
@@ -191,7 +204,7 @@ def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
         m = re.search(r"in windows of (\d+) frames", out)
         window = int(m.group(1)) if m else 0
         macs = ["--egress-mac", f"0={traffic.SINK_MAC}", "--egress-mac", f"1={traffic.SRC_MAC}"]
-        lost0 = ovs_lost(session)
+        lost0, unread0 = ovs_lost(session), ovs_unread(session)
         forward, drops, captures = replay_and_compare(session, "src", inp, work, "forward",
                                                       [spec, "--compare", inp, *macs], rate, window)
         replies, skipped = None, None
@@ -206,7 +219,7 @@ def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
                                                   ["--compare-expected", rexp, "--inputs", rin], rate)
             drops += more
         result = Result(name, frames, forward, time.monotonic() - t0, drops, ovs_lost(session) - lost0, replies,
-                        window=window, skipped=skipped)
+                        window=window, skipped=skipped, ovs_unread=ovs_unread(session) - unread0)
         keep = os.environ.get("METRON_REAL_RESULTS")
         if keep:  # the whole work directory (captures, reports) for a look afterwards
             shutil.copytree(work, Path(keep) / name, dirs_exist_ok=True)
