@@ -19,7 +19,9 @@ import java.util.TreeMap;
  * Frames captured where a deployed chain's traffic leaves, compared frame by frame with the reference's
  * {@link FrameReference.Expectation}s: every frame the chain sends must arrive once, byte for byte (allocated
  * fields within their range, their checksums consistent), at its egress; nothing the chain drops may arrive;
- * every packet of a flow must leave with the same mapping. Frames that the first
+ * every packet of a flow must leave with the same mapping (within one window of a windowed trace, and one replay
+ * pass of it: {@link FrameGenerator}; a flow's packets further apart than the chain's idle timeout may meet a
+ * new mapping, in Click as on the data plane). Frames that the first
  * replay missed but a slower second replay delivered are losses (counted apart); missing from both, they are
  * mismatches.
  */
@@ -44,12 +46,23 @@ public final class CaptureComparison {
     private final Map<Integer, List<Captured>> seen = new HashMap<>();
     private final List<Captured> unidentified = new ArrayList<>();
     private final Map<Integer, byte[]> inputs;
+    /** Frames per window of the trace (0: one window, whose retry pass follows within its idle timeouts). */
+    private final int window;
 
     /** Input frames without a marker by their bytes after the destination MAC (which switches rewrite). */
     private final Map<String, Integer> unmarked = new HashMap<>();
 
     /** @param inputs the input frames by number (for the report) */
     public CaptureComparison(List<FrameReference.Expectation> expected, Map<Integer, byte[]> inputs) {
+        this(expected, inputs, 0);
+    }
+
+    /**
+     * @param window frames per window of a windowed trace: flow state is compared per window and replay pass
+     *               (0: over the whole trace and both passes)
+     */
+    public CaptureComparison(List<FrameReference.Expectation> expected, Map<Integer, byte[]> inputs, int window) {
+        this.window = window;
         this.expected = new LinkedHashMap<>();
         expected.forEach(e -> this.expected.put(e.id, e));
         this.inputs = inputs;
@@ -125,7 +138,8 @@ public final class CaptureComparison {
                 // one mapping per flow (not one flow per mapping: Click's rewriters make a port unique per
                 // rewritten 5-tuple only, and a load balancer after a NAPT may then map two flows alike)
                 String out = outTuple(c.bytes);
-                String before = flowOut.putIfAbsent(e.flow, out);
+                String key = window == 0 ? e.flow : e.id / window + "/" + c.pass + "/" + e.flow;
+                String before = flowOut.putIfAbsent(key, out);
                 if (before != null && !before.equals(out)) {
                     mismatch(r, t, e, c, "flow " + e.flow + " left as " + out + ", an earlier packet of it as " + before);
                     continue;

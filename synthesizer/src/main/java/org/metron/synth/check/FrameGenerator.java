@@ -18,6 +18,11 @@ import java.util.SplittableRandom;
  * turn, so any run of 2 x {@code Kind.values().length} frames holds each kind. Every frame carries a
  * {@link #MAGIC} marker, its kind and its number in front of its payload, which identifies it wherever it
  * arrives, whatever the chain rewrote in its headers.
+ * <p>
+ * A long trace comes in windows of consecutive frames ({@link #windowFrames}): SAME_FLOW frames and fragments of
+ * known flows repeat flows of their own window only, so a replay whose windows each last well within the chain's
+ * shortest idle timeout keeps every flow's state within a window (other frames may repeat a tuple by chance in
+ * a later window, where the data plane may map it anew: the comparison checks one mapping per flow per window).
  */
 public final class FrameGenerator {
     /** What is special about a frame. */
@@ -80,11 +85,19 @@ public final class FrameGenerator {
     /** Packets aimed at the reply entries; null without a reply ingress. */
     private final PacketGenerator replyGen;
     private final SplittableRandom rnd;
+    /** Frames per window; 0: the whole trace is one. */
+    private final int window;
     private final List<Packet> flows = new ArrayList<>();
     private int next;
     private int unmapped;
 
     public FrameGenerator(ChainSpec chain, long seed) {
+        this(chain, seed, 0);
+    }
+
+    /** @param window frames per window (0: one window) */
+    public FrameGenerator(ChainSpec chain, long seed, int window) {
+        this.window = window;
         ChainModel model = new ChainModel(chain);
         Synthesis syn = Synthesis.of(model);
         this.gen = new PacketGenerator(seed, syn.entries, EquivalenceChecker.dpiLiterals(chain));
@@ -92,9 +105,28 @@ public final class FrameGenerator {
         this.rnd = new SplittableRandom(seed ^ 0xf7a3e);
     }
 
+    /**
+     * Frames per window for a replay at {@code pps} frames/s: each window lasts a third of the chain's shortest
+     * idle timeout ({@link ChainModel#shortestIdleTimeout}); 0 when {@code frames} fit in one.
+     */
+    public static int windowFrames(ChainSpec chain, long frames, double pps) {
+        double w = Math.floor(new ChainModel(chain).shortestIdleTimeout() / 3 * pps);
+        if (w >= frames) {
+            return 0;
+        }
+        if (w < 2 * SPECIAL.length + 2) {
+            throw new IllegalArgumentException("a window of a third of the chain's shortest idle timeout holds only "
+                    + (long) w + " frames at " + pps + " frames/s, fewer than one of every kind");
+        }
+        return (int) w;
+    }
+
     /** The next frame: odd-numbered ones are of the special kinds in turn. */
     public Frame next() {
         int id = next++;
+        if (window > 0 && id % window == 0) {
+            flows.clear();  // a new window: no flow of the previous one comes back
+        }
         Kind kind = id % 2 == 0 ? Kind.PLAIN : SPECIAL[(id / 2) % SPECIAL.length];
         FrameCodec.Shape s = new FrameCodec.Shape();
         s.ipId = id;

@@ -28,10 +28,10 @@ import java.nio.file.Paths;
 public final class MetronSynth {
     static final String USAGE = "usage: metron-synth CHAIN.json [--target OPENFLOW13|P4_TAGGER|NIC_RTE_FLOW|NONE]"
             + " [--capacity N] [-o DIR] [--check PACKETS] [--classifier-vectors PACKETS] [--seed S]\n"
-            + "       metron-synth CHAIN.json --frames N [--seed S] --pcap IN.pcap\n"
+            + "       metron-synth CHAIN.json --frames N [--seed S] [--pps R] --pcap IN.pcap\n"
             + "       metron-synth CHAIN.json --expect IN.pcap -o EXPECTED.json [--egress-mac K=MAC]...\n"
             + "       metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...]"
-            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap]\n"
+            + " [--egress-mac K=MAC]... [--report R.json] [--missing-pcap M.pcap] [--window W]\n"
             + "       metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE..."
             + " [--retry K=FILE...] -o EXPECTED.json [--egress-mac K=MAC]...\n"
             + "       metron-synth --compare-expected EXPECTED.json --inputs IN.pcap --capture K=FILE..."

@@ -30,11 +30,14 @@ import java.util.Set;
  * The real-data-plane side of the differential checker, for tests that deploy a chain and replay frames
  * (tests/e2e/test_real_equivalence.py):
  * <pre>
- * metron-synth CHAIN.json --frames N [--seed S] --pcap IN.pcap          write N generated frames
+ * metron-synth CHAIN.json --frames N [--seed S] [--pps R] --pcap IN.pcap write N generated frames (for a
+ *                                                                       replay at R frames/s: in windows, printed,
+ *                                                                       when they outlast the idle timeouts)
  * metron-synth CHAIN.json --expect IN.pcap -o EXPECTED.json [--egress-mac K=MAC]...
  *                                                                       the reference's output frames per input
  * metron-synth CHAIN.json --compare IN.pcap --capture K=FILE... [--retry K=FILE...] [--egress-mac K=MAC]...
  *                         [--report R.json] [--missing-pcap M.pcap]    compare captures at egress K with them
+ *                         [--window W]                                  (flow state per window of W frames)
  * metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE... [--retry K=FILE...]
  *                         -o EXPECTED.json [--egress-mac K=MAC]...      replies to the delivered forward frames
  *                                                                       (and to no flow), with their expectations
@@ -54,7 +57,8 @@ final class RealCheck {
     /** Options of the real-check modes: one value each, or K=VALUE pairs that may repeat. */
     static final class Options {
         private static final Set<String> SINGLE = Set.of("--frames", "--pcap", "--expect", "--compare",
-                "--compare-expected", "--inputs", "--replies", "--forward", "--report", "--missing-pcap");
+                "--compare-expected", "--inputs", "--replies", "--forward", "--report", "--missing-pcap", "--pps",
+                "--window");
         private static final Set<String> PAIRS = Set.of("--egress-mac", "--capture", "--retry");
         private final Map<String, String> single = new HashMap<>();
         private final Map<String, List<String[]>> pairs = new HashMap<>();
@@ -143,13 +147,18 @@ final class RealCheck {
                 throw new IllegalArgumentException("--frames needs --pcap OUT.pcap");
             }
             long t0 = System.nanoTime();
-            FrameGenerator gen = new FrameGenerator(chain, seed);
+            int window = o.get("--pps") == null ? 0
+                    : FrameGenerator.windowFrames(chain, o.frames(), Double.parseDouble(o.get("--pps")));
+            FrameGenerator gen = new FrameGenerator(chain, seed, window);
             try (Pcap.Writer w = new Pcap.Writer(Paths.get(o.get("--pcap")))) {
                 for (long i = 0; i < o.frames(); i++) {
                     w.write(gen.next().bytes);
                 }
             }
             out.printf("wrote %d frames to %s in %.1f s%n", o.frames(), o.get("--pcap"), (System.nanoTime() - t0) / 1e9);
+            if (window > 0) {
+                out.printf("in windows of %d frames%n", window);
+            }
             return 0;
         }
         FrameReference ref = new FrameReference(chain, o.egressMacs());
@@ -246,7 +255,8 @@ final class RealCheck {
 
     private static int compare(Options o, List<FrameReference.Expectation> expected, Map<Integer, byte[]> inputs,
                                PrintStream out) throws IOException {
-        CaptureComparison cmp = new CaptureComparison(expected, inputs);
+        CaptureComparison cmp = new CaptureComparison(expected, inputs,
+                o.get("--window") == null ? 0 : Integer.parseInt(o.get("--window")));
         for (String[] c : o.pairs("--capture")) {
             int egress = Integer.parseInt(c[0]);
             Pcap.read(Paths.get(c[1]), f -> cmp.add(new CaptureComparison.Captured(egress, 0, f)));

@@ -72,6 +72,16 @@ public final class ChainModel {
         }
     }
 
+    /**
+     * The shortest idle timeout of the chain's stateful elements, in seconds (infinite without any): a flow
+     * whose packets come further apart may meet new state.
+     */
+    public double shortestIdleTimeout() {
+        return nfs.values().stream().flatMap(g -> g.elements().values().stream())
+                .mapToDouble(org.metron.synth.elements.Element::shortestIdleTimeout).min()
+                .orElse(Double.POSITIVE_INFINITY);
+    }
+
     public NfGraph nf(String name) {
         return nfs.get(name);
     }

@@ -51,6 +51,36 @@ public abstract class Element {
     /** Emits, in first-match order, the symbolic branches of s arriving on an input; they must cover s. */
     public abstract void walk(SymState s, int in, Out out);
 
+    /**
+     * The shortest time, in seconds, after which this element may forget an idle flow's state (a new packet of
+     * the flow then meets new state); infinite for elements without per-flow state.
+     */
+    public double shortestIdleTimeout() {
+        return Double.POSITIVE_INFINITY;
+    }
+
+    /**
+     * A Click time argument in seconds, as Click's {@code cp_seconds} reads it: a number with an optional unit
+     * ({@code s}, {@code sec}, {@code ms}, {@code m}/{@code min}, {@code h}/{@code hr}, {@code d}/{@code day}).
+     */
+    protected double seconds(Arg a, String keyword) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)\\s*([a-z]*)")
+                .matcher(a.text().trim());
+        if (m.matches()) {
+            double v = Double.parseDouble(m.group(1));
+            switch (m.group(2)) {
+                case "": case "s": case "sec": case "secs": return v;
+                case "ms": case "msec": return v / 1000;
+                case "m": case "min": case "mins": return v * 60;
+                case "h": case "hr": case "hrs": return v * 3600;
+                case "d": case "day": case "days": return v * 86400;
+                default: break;
+            }
+        }
+        throw error(a, keyword + ": expected a time (seconds, or a number with s, ms, min, h or d), found '"
+                + a.text().trim() + "'");
+    }
+
     /** An error about this element at its declaration. */
     public SynthesisException error(String msg) {
         return new SynthesisException(nf, decl.name(), decl.line(), decl.column(), msg);

@@ -67,6 +67,7 @@ public final class Rewriter extends Element {
     private final List<StatefulStep> replySteps = new ArrayList<>();
     private final int outputs;
     private final int protoGuard;
+    private final double shortestIdleTimeout;
 
     Rewriter(String nf, ElementDecl decl, ClickConfig cfg) {
         super(nf, decl);
@@ -84,6 +85,7 @@ public final class Rewriter extends Element {
             max = Math.max(max, Math.max(s.fout, s.rout));
         }
         outputs = max + 1;
+        shortestIdleTimeout = shortestIdleTimeout(args);
         long capacity = capacity(args, "CAPACITY", 0);
         capacity = capacity(args, "MAPPING_CAPACITY", capacity);  // read after CAPACITY, as in Click
         for (int i = 0; i < specs.size(); i++) {
@@ -91,6 +93,29 @@ public final class Rewriter extends Element {
             forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select, capacity));
             replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select, capacity));
         }
+    }
+
+    /**
+     * The shortest of the idle timeouts, declared or Click's defaults (TCP_TIMEOUT/TIMEOUT 24 h,
+     * TCP_NODATA_TIMEOUT 300 s, TCP_DONE_TIMEOUT 240 s, UDP_TIMEOUT 300 s, UDP_STREAMING_TIMEOUT = UDP_TIMEOUT;
+     * agent/README.md's compatibility table).
+     */
+    private double shortestIdleTimeout(Args args) {
+        double tcp = timeout(args, "TCP_TIMEOUT", timeout(args, "TIMEOUT", 86400));
+        double udp = timeout(args, "UDP_TIMEOUT", 300);
+        return Math.min(Math.min(tcp, timeout(args, "TCP_NODATA_TIMEOUT", 300)),
+                Math.min(timeout(args, "TCP_DONE_TIMEOUT", 240),
+                        Math.min(udp, timeout(args, "UDP_STREAMING_TIMEOUT", udp))));
+    }
+
+    private double timeout(Args args, String keyword, double dflt) {
+        Arg a = args.keywords.get(keyword);
+        return a == null ? dflt : seconds(a, keyword);
+    }
+
+    @Override
+    public double shortestIdleTimeout() {
+        return shortestIdleTimeout;
     }
 
     /**

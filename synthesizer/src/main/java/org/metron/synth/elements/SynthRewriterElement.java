@@ -26,11 +26,16 @@ public final class SynthRewriterElement extends Element {
     private final String select;
     private final StatefulStep forwardStep;
     private final StatefulStep replyStep;
+    /** The agent's SynthRewriter: TIMEOUT, TCP_TIMEOUT and UDP_TIMEOUT, 300 s unless given (docs/contracts.md). */
+    private final double shortestIdleTimeout;
 
     SynthRewriterElement(String nf, ElementDecl decl) {
         super(nf, decl);
         String sel = "roundrobin";
         long capacity = 0;
+        double timeout = 300;
+        double tcp = -1;
+        double udp = -1;
         for (Arg a : decl.args()) {
             String[] w = Args.words(a);
             switch (w[0]) {
@@ -50,7 +55,19 @@ public final class SynthRewriterElement extends Element {
                     }
                     sel = w[1];
                     break;
-                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT": case "GUARANTEE":
+                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT": {
+                    Arg v = new Arg(a.text().trim().substring(w[0].length()).trim(), a.line(), a.column());
+                    double t = seconds(v, w[0]);
+                    if (w[0].equals("TIMEOUT")) {
+                        timeout = t;
+                    } else if (w[0].equals("TCP_TIMEOUT")) {
+                        tcp = t;
+                    } else {
+                        udp = t;
+                    }
+                    break;
+                }
+                case "GUARANTEE":
                     break;
                 case "CAPACITY":  // the declared capacity of the rewriters it collapses: part of its operation
                     try {
@@ -67,8 +84,14 @@ public final class SynthRewriterElement extends Element {
             throw error("SynthRewriter needs at least one PATTERN");
         }
         select = sel;
+        shortestIdleTimeout = Math.min(tcp < 0 ? timeout : tcp, udp < 0 ? timeout : udp);
         forwardStep = StatefulStep.rewrite(id(), pool, select, capacity);
         replyStep = StatefulStep.reply(id(), pool, select, capacity);
+    }
+
+    @Override
+    public double shortestIdleTimeout() {
+        return shortestIdleTimeout;
     }
 
     @Override

@@ -35,8 +35,7 @@ public class CaptureComparisonTest {
     }
 
     private static Run faithful() throws Exception {
-        Path p = Paths.get(System.getProperty("basedir", "."), "corpus", "fw1000-napt-lb.json");
-        ChainSpec chain = ChainSpec.fromJson(new String(Files.readAllBytes(p), StandardCharsets.UTF_8));
+        ChainSpec chain = chain();
         FrameGenerator gen = new FrameGenerator(chain, 11);
         FrameReference ref = new FrameReference(chain, Map.of(0, SINK));
         Run r = new Run();
@@ -66,9 +65,19 @@ public class CaptureComparisonTest {
         return r;
     }
 
+    private static ChainSpec chain() throws Exception {
+        Path p = Paths.get(System.getProperty("basedir", "."), "corpus", "fw1000-napt-lb.json");
+        return ChainSpec.fromJson(new String(Files.readAllBytes(p), StandardCharsets.UTF_8));
+    }
+
     private static CaptureComparison.Report compare(Run r, Map<Integer, byte[]> sent) {
-        CaptureComparison c = new CaptureComparison(r.expected, r.inputs);
-        sent.values().forEach(b -> c.add(new CaptureComparison.Captured(0, 0, b)));
+        return compare(r, sent, 0, -1);
+    }
+
+    /** With windows of {@code window} frames; frame {@code retried} arrives in the retry pass. */
+    private static CaptureComparison.Report compare(Run r, Map<Integer, byte[]> sent, int window, int retried) {
+        CaptureComparison c = new CaptureComparison(r.expected, r.inputs, window);
+        sent.forEach((id, b) -> c.add(new CaptureComparison.Captured(0, id == retried ? 1 : 0, b)));
         return c.compare();
     }
 
@@ -118,10 +127,54 @@ public class CaptureComparisonTest {
         CaptureComparison.Report remapped = compare(r, bad);
         assertEquals(remapped.json(), 1, remapped.mismatches);
         assertTrue(remapped.json().contains("an earlier packet of it"));
+        // windowed: one mapping per flow within a window and replay pass; across them a flow may be mapped anew
+        // (its packets further apart than the idle timeout), within them not
+        assertEquals(1, compare(r, bad, 1 << 20, -1).mismatches);
+        assertEquals(0, compare(r, bad, twice.get(1), -1).mismatches);
+        assertEquals(0, compare(r, bad, 1 << 20, twice.get(1)).mismatches);
+        assertEquals(1, compare(r, bad, 0, twice.get(1)).mismatches);
         // a port outside the range
         moved[port.offset] = 0;
         moved[port.offset + 1] = 7;
         bad.put(second.id, FrameRewrite.adopt(bad.get(second.id), moved, List.of(port)));
         assertTrue(compare(r, bad).json().contains("outside " + port.lo + "-" + port.hi));
+    }
+
+    /**
+     * A long trace comes in windows of a third of the chain's shortest idle timeout (Click's TCP_DONE_TIMEOUT,
+     * 240 s, for fw1000-napt-lb); a window's SAME_FLOW frames repeat flows of that window only.
+     */
+    @Test
+    public void aLongTraceComesInWindowsWhoseFlowsStayInside() throws Exception {
+        ChainSpec chain = chain();
+        assertEquals(80_000, FrameGenerator.windowFrames(chain, 1_000_000, 1000));
+        assertEquals(0, FrameGenerator.windowFrames(chain, 80_000, 1000));
+        assertEquals(0, repeatsOfEarlierWindows(new FrameGenerator(chain, 5, 200), 200));
+        assertTrue(repeatsOfEarlierWindows(new FrameGenerator(chain, 5), 200) > 5);  // without windows
+    }
+
+    /** SAME_FLOW frames repeating a flow seen in an earlier window of {@code window} frames but not in theirs. */
+    private static int repeatsOfEarlierWindows(FrameGenerator gen, int window) {
+        java.util.Set<String> earlier = new java.util.HashSet<>();
+        java.util.Set<String> inWindow = new java.util.HashSet<>();
+        int repeats = 0;
+        for (int i = 0; i < 5 * window; i++) {
+            FrameGenerator.Frame f = gen.next();
+            if (i % window == 0) {
+                earlier.addAll(inWindow);
+                inWindow.clear();
+            }
+            String t;
+            try {
+                t = FrameReference.tuple(FrameCodec.decode(f.bytes).packet);
+            } catch (org.metron.synth.packet.OutsideModelException e) {
+                continue;  // a cut header: no flow to tell
+            }
+            if (f.kind == FrameGenerator.Kind.SAME_FLOW && earlier.contains(t) && !inWindow.contains(t)) {
+                repeats++;
+            }
+            inWindow.add(t);
+        }
+        return repeats;
     }
 }

@@ -177,4 +177,24 @@ public class ElementSemanticsTest {
         assertEquals(-1, run(c, Pkt.of("11.1.1.1", "2.2.2.2", 6, 1, 2).build()).egress);
         equivalent(c);
     }
+
+    @Test
+    public void rewritersForgetIdleFlowsAfterTheirShortestTimeoutClickDefaultsOrDeclared() {
+        String rw = IP + "IPRewriter(pattern 192.0.2.1 1024-2047 - - 0 1";
+        // Click's defaults: TCP_DONE_TIMEOUT 240 s is the shortest (UDP 300 s, TCP 24 h)
+        assertEquals(240, new ChainModel(nf(rw + ")" + OUT)).shortestIdleTimeout(), 0);
+        assertEquals(30, new ChainModel(nf(rw + ", UDP_TIMEOUT 30s)" + OUT)).shortestIdleTimeout(), 0);
+        assertEquals(90, new ChainModel(nf(rw + ", TCP_DONE_TIMEOUT 1.5min)" + OUT)).shortestIdleTimeout(), 0);
+        // UDP_STREAMING_TIMEOUT follows UDP_TIMEOUT unless given
+        assertEquals(20, new ChainModel(nf(rw + ", UDP_TIMEOUT 20000ms)" + OUT)).shortestIdleTimeout(), 0);
+        assertEquals(Double.POSITIVE_INFINITY, new ChainModel(nf(IP + "IPFilter(allow all)" + OUT))
+                .shortestIdleTimeout(), 0);
+        try {
+            new ChainModel(nf(rw + ", UDP_TIMEOUT soon)" + OUT));
+            throw new AssertionError("a bad time was accepted");
+        } catch (org.metron.synth.SynthesisException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("UDP_TIMEOUT: expected a time"));
+            assertTrue(e.getMessage(), e.getMessage().contains("'soon'"));
+        }
+    }
 }
