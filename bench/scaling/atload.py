@@ -173,12 +173,25 @@ class Run:
         """Stops; answers the report: per window sent, lost, loss, and per flow the translations."""
         try:
             log = self.sender.finish()
-            time.sleep(1.0)  # what is still queued in OVS and the agent reaches the sink
+            self.quiesce()
             got = self.sink.finish()
         finally:
             self.sender.kill()
             self.sink.kill()
         return account(log, got, self.marks)
+
+    def quiesce(self, still_s=0.5, most_s=10.0):
+        """Waits until the sink's receive counter holds still for `still_s`: with enlarged switch port buffers
+        (enlarge_switch_buffers) frames sent last can sit queued for seconds behind a backlog, and counting them
+        lost because the count stopped first would blame the last window for the path's latency."""
+        end = time.monotonic() + most_s
+        last = counters(self.s, "sink")[1]
+        while time.monotonic() < end:
+            time.sleep(still_s)
+            now = counters(self.s, "sink")[1]
+            if now == last:
+                return
+            last = now
 
     def kill(self):
         self.sender.kill()

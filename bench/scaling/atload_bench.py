@@ -30,9 +30,10 @@ DEFAULT_RATES = (10_000, 25_000, 50_000, 75_000, 100_000, 125_000, 150_000, 200_
 PORT_BUFFER = 8 << 20  # bytes per switch port socket (atload.enlarge_switch_buffers); 0 keeps the default
 
 
-def measure(s, rates, op_pps=None, port_buffer=PORT_BUFFER):
-    """One run: ladder, then split and merge at the highest rate the ladder held (or `op_pps`); answers the
-    report with "ladder", "opPps", "split", "merge", "loadavg", "portBuffer", "drops"."""
+def measure(s, rates, op_pps=None, port_buffer=PORT_BUFFER, margin=0):
+    """One run: ladder, then split and merge at the highest rate the ladder held, or `margin` steps below it (a
+    test on a shared machine keeps room for the other loads' swings), or `op_pps`; answers the report with
+    "ladder", "opPps", "split", "merge", "loadavg", "portBuffer", "drops"."""
     plan = atload.deploy(s)
     buffers = atload.enlarge_switch_buffers(s, port_buffer) if port_buffer else 0
     run = atload.Run(s, plan.allowed_port)
@@ -42,7 +43,7 @@ def measure(s, rates, op_pps=None, port_buffer=PORT_BUFFER):
         run.hold("setup", 2.0, settle=0.0)
         steps = atload.ladder(run, rates)
         held = [step[0] for step in steps if atload.held(step)]
-        pps = op_pps or (held[-1] if held else rates[0])
+        pps = op_pps or (held[max(0, len(held) - 1 - margin)] if held else rates[0])
         split, merge, during = atload.split_and_merge(run, s.host, "demo", pps, 3.0)
         run.rate(atload.SETUP_PPS)
         run.hold("drain", 1.0, settle=0.0)

@@ -2,7 +2,7 @@
 (one traffic class, no SpinCycles) on paper-fig3 with the embedded host, a real agent, real OVS and real packets,
 1024 UDP flows of the class sent by metron-blast (sendmmsg, agent/tools/metron_blast.c) and counted per flow at
 the sink. A rate ladder up to METRON_ATLOAD_PPS (default 100,000 pps) finds the highest rate the emulated path
-holds with no loss; at that rate the operator's REST calls divide the class onto a second core (split by a
+holds with no loss; one step below it (room for the swings of a shared machine) the operator's REST calls divide the class onto a second core (split by a
 source-port bit) and join it back (merge). Asserts cores 1 -> 2 -> 1, both halves carrying packets while split,
 no packet lost in either operation's window nor in the baseline window (no operation) of the same run nor in
 any window after them, every
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.system
 def test_split_and_merge_at_load_lose_no_packet_and_no_mapping(tmp_path):
     rates = sorted({TOP_PPS // 10, TOP_PPS // 4, TOP_PPS // 2, TOP_PPS * 3 // 4, TOP_PPS})
     with Session("paper-fig3", run_root=tmp_path, log=lambda m: None) as s:
-        r = atload_bench.measure(s, rates)
+        r = atload_bench.measure(s, rates, margin=1)
         after = s.host.call("GET", "/scaling/demo")
         s.host.call("DELETE", "/chains/demo")
     w = {x["label"]: x for x in r["windows"]}
