@@ -27,6 +27,7 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
+import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
@@ -41,9 +42,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -710,9 +713,43 @@ public final class ChainManager implements MetronService, CompiledChains {
             } else {
                 left.addAll(deployer.undeploy(withoutShared(installed.get()), server));
             }
+            left.addAll(tearDownScaledOut(id, serverId));
         }
         if (left.isEmpty()) {
             releasePlacement(id);
+        }
+        return left;
+    }
+
+    /**
+     * Groups scaling moved to another server (docs/scaling.md#scale-out) run there as their own pipeline (named
+     * after the chain) with their own NIC rule; the chain's installed state names only its own server, so they go
+     * here. A restarted agent no longer holding them counts as removed.
+     */
+    private List<String> tearDownScaledOut(ChainId id, Optional<DeviceId> home) {
+        List<String> left = new ArrayList<>();
+        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
+        Set<DeviceId> done = new HashSet<>();
+        for (GroupAssignment g : placed.map(Placement::groups).orElse(List.of())) {
+            Optional<DeviceId> far = g.server().filter(d -> !Optional.of(d).equals(home));
+            if (far.isEmpty()) {
+                continue;
+            }
+            Optional<MetronServer> server = servers.server(far.get());
+            if (server.isEmpty()) {
+                left.add("server " + far.get() + " of group " + g.groupId() + " is no longer registered");
+                continue;
+            }
+            AgentClient agent = server.get().agent();
+            // as Deployer.undeploy: the pipeline first (the last pushed undo runs first), then the NIC rule
+            Deque<Deployer.Undo> undo = new ArrayDeque<>();
+            undo.push(new Deployer.Undo("NIC rule of group " + g.groupId() + " on " + agent.target(),
+                    () -> AgentCalls.removeNicRulesPresent(agent, List.of(RulePlanner.nicRuleId(id, g.groupId())))));
+            if (done.add(far.get())) {
+                undo.push(new Deployer.Undo("pipeline " + id + " on " + agent.target(),
+                        () -> AgentCalls.goneIsDone(agent.removePipeline(id.name()))));
+            }
+            left.addAll(deployer.rollback(undo));
         }
         return left;
     }

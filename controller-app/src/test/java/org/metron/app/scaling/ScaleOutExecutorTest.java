@@ -130,6 +130,11 @@ public class ScaleOutExecutorTest {
             return store.placements().get(chain).get().value();
         }
 
+        /** S2's port toward the other server: which of the two is the chain's server is the placement's choice. */
+        PortNumber awayPort() {
+            return away.attachments().values().iterator().next().port();
+        }
+
         GroupAssignment group(String id) {
             return placement().groups().stream().filter(g -> g.groupId().equals(id)).findFirst().get();
         }
@@ -198,6 +203,23 @@ public class ScaleOutExecutorTest {
     }
 
     @Test
+    public void removingAChainSpreadOverTwoServersRemovesItsHalfOnTheOtherServerToo() throws Exception {
+        Rig rig = new Rig("scaleout-rm");
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
+                "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        GroupAssignment moved = rig.group("g0.1");
+        assertEquals(rig.away.id(), moved.server().get());
+        assertEquals(1, rig.groups(rig.away).size());
+
+        rig.manager.remove(rig.chain);
+
+        assertTrue("the other server's pipeline is gone", rig.groups(rig.away).isEmpty());
+        assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
+        // removeChains (after each test) checks the switches hold nothing of the chain
+    }
+
+    @Test
     public void noCoreLeftOnTheServerScalesOutWithTheFlowsAndMergesBackWithThoseMadeThere() throws Exception {
         Rig rig = new Rig("scaleout");
         GroupAssignment g0 = rig.group("g0");
@@ -234,8 +256,8 @@ public class ScaleOutExecutorTest {
                 .filter(r -> RuleRetagger.matchesGroup(r, moved.tag())).collect(Collectors.toList());
         assertEquals(1, fromS1.size());
         assertTrue(fromS1.get(0).treatment().toString(), fromS1.get(0).treatment().allInstructions().contains(
-                Instructions.createOutput(PortNumber.portNumber(11))));
-        assertEquals("one return rule from the other server", 1, rig.s2Rules(PortNumber.portNumber(11)).size());
+                Instructions.createOutput(rig.awayPort())));
+        assertEquals("one return rule from the other server", 1, rig.s2Rules(rig.awayPort()).size());
         assertEquals(before + 2, rig.switches.total());
         assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
         assertTrue(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
@@ -262,7 +284,7 @@ public class ScaleOutExecutorTest {
         assertEquals(4, rig.offloadRulesFor(g0.tag()).size());
         assertTrue(rig.offloadRulesFor(g0.tag()).values().stream().allMatch(home::equals));
         assertEquals(before, rig.switches.total());
-        assertTrue(rig.s2Rules(PortNumber.portNumber(11)).isEmpty());
+        assertTrue(rig.s2Rules(rig.awayPort()).isEmpty());
         assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
         assertTrue(rig.scaling.inProgress().isEmpty());
     }
