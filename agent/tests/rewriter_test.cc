@@ -378,8 +378,10 @@ void sweep(GroupUnderTest& g) {
   for (int i = 0; i < 8; ++i) g.push(test::frame(udp_from(9)));
 }
 
-TEST(IPRewriter, TcpFlowsTimeOutByProgressAsInClick) {
-  GroupUnderTest g(click_napt("TCP_NODATA_TIMEOUT 0.1, TCP_TIMEOUT 30, TCP_DONE_TIMEOUT 0.1, UDP_TIMEOUT 30"));
+// The NAPT of `config` (forward at rw[0], replies at rw[1]) with these timeouts keeps each TCP flow by its progress.
+constexpr const char* kTcpTimeouts = "TCP_NODATA_TIMEOUT 0.1, TCP_TIMEOUT 30, TCP_DONE_TIMEOUT 0.1, UDP_TIMEOUT 30";
+void expect_tcp_flows_time_out_by_progress(const std::string& config) {
+  GroupUnderTest g(config);
   auto tcp = [](uint16_t sport, uint8_t flags, uint16_t payload) {
     Flow f;
     f.proto = 6, f.sport = sport, f.tcp_flags = flags, f.payload = payload;
@@ -411,8 +413,17 @@ TEST(IPRewriter, TcpFlowsTimeOutByProgressAsInClick) {
   EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a closed flow outlived TCP_DONE_TIMEOUT";
 }
 
-TEST(IPRewriter, UdpStreamingFlowsGetTheirOwnTimeout) {
-  GroupUnderTest g(click_napt("UDP_TIMEOUT 0.1, UDP_STREAMING_TIMEOUT 30"));
+TEST(IPRewriter, TcpFlowsTimeOutByProgressAsInClick) { expect_tcp_flows_time_out_by_progress(click_napt(kTcpTimeouts)); }
+
+// SynthRewriter takes IPRewriter's keywords and follows the same progress (issue 13: it used to drop an
+// established TCP flow after 300 s idle, where Click's IPRewriter keeps it for TCP_TIMEOUT).
+TEST(SynthRewriter, TcpFlowsTimeOutByProgressAsInClick) {
+  expect_tcp_flows_time_out_by_progress(napt(std::string("PATTERN 5.5.5.5 1024-65535 - -, ") + kTcpTimeouts));
+}
+
+constexpr const char* kUdpTimeouts = "UDP_TIMEOUT 0.1, UDP_STREAMING_TIMEOUT 30";
+void expect_udp_streaming_timeout(const std::string& config) {
+  GroupUnderTest g(config);
   g.push({test::frame(udp_from(100)), test::frame(udp_from(101))});
   const uint16_t one = parse(g.sink.out[0][0]).sport, streaming = parse(g.sink.out[0][1]).sport;
   g.push(test::frame(reply_to(streaming)));  // a reply and a third packet: streaming
@@ -424,6 +435,40 @@ TEST(IPRewriter, UdpStreamingFlowsGetTheirOwnTimeout) {
   EXPECT_EQ(g.sink.out[1].size(), before) << "a one-packet flow outlived UDP_TIMEOUT";
   g.push(test::frame(reply_to(streaming)));
   EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a streaming flow expired before UDP_STREAMING_TIMEOUT";
+}
+
+TEST(IPRewriter, UdpStreamingFlowsGetTheirOwnTimeout) { expect_udp_streaming_timeout(click_napt(kUdpTimeouts)); }
+
+TEST(SynthRewriter, UdpStreamingFlowsGetTheirOwnTimeout) {
+  expect_udp_streaming_timeout(napt(std::string("PATTERN 5.5.5.5 1024-65535 - -, ") + kUdpTimeouts));
+}
+
+// Without timeout keywords a SynthRewriter keeps Click's defaults, on its own clock: flows restored with 301 s of
+// idle time keep an established TCP flow (TCP_TIMEOUT 24 h) and drop a TCP flow without data both ways
+// (TCP_NODATA_TIMEOUT 300 s) and a UDP flow (UDP_TIMEOUT 300 s).
+TEST(SynthRewriter, DefaultsAreClicks) {
+  GroupUnderTest a(napt("PATTERN 5.5.5.5 1024-65535 - -"));
+  auto tcp = [](uint16_t sport, uint16_t payload) {
+    Flow f;
+    f.proto = 6, f.sport = sport, f.tcp_flags = 0x10, f.payload = payload;
+    return f;
+  };
+  a.push({test::frame(tcp(100, 100)), test::frame(tcp(101, 100)), test::frame(udp_from(102))});
+  ASSERT_EQ(a.sink.out[0].size(), 3u);
+  Flow back = reply_to(parse(a.sink.out[0][0]).sport);
+  back.proto = 6, back.tcp_flags = 0x10, back.payload = 100;
+  a.push(test::frame(back));  // flow 100: data both ways
+  ASSERT_EQ(a.sink.out[1].size(), 1u);
+  agent::v1::StateTable t;
+  a.graph->find("rw")->export_state(&t);
+  ASSERT_EQ(t.entries_size(), 3);
+  for (auto& e : *t.mutable_entries()) e.set_idle_ms(301000);
+  GroupUnderTest b(napt("PATTERN 5.5.5.5 1024-65535 - -"));
+  EXPECT_EQ(b.graph->find("rw")->import_state(t, /*merge=*/false), 1u);
+  agent::v1::StateTable kept;
+  b.graph->find("rw")->export_state(&kept);
+  ASSERT_EQ(kept.entries_size(), 1);
+  EXPECT_EQ(kept.entries(0).key().src_port(), 100u) << "the established TCP flow is the one kept";
 }
 
 // ---- FastClick's configuration forms ---------------------------------------------------------------------------

@@ -190,7 +190,7 @@ TEST(StateStore, AnUnusableDirectoryIsAnErrorNamingIt) {
 
 TEST(StateRestore, EntriesPastTheirTimeoutAreNotImported) {
   GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> rw :: SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
-                   "UDP_TIMEOUT 2, TCP_TIMEOUT 60) -> Unstrip(14) -> [0]output;");
+                   "UDP_TIMEOUT 2, TCP_TIMEOUT 60, TCP_NODATA_TIMEOUT 60) -> Unstrip(14) -> [0]output;");
   pb::StateSnapshot s = sample_snapshot("p", "g", 4);
   pb::StateTable t = s.tables(0);
   t.mutable_entries(0)->set_idle_ms(1999);   // UDP, still alive

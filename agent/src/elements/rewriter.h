@@ -82,18 +82,16 @@ bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4);
 // incrementally.
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4);
 
-// Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds.
+// Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds, with FastClick's
+// defaults. Every rewriter follows each flow's TCP/UDP progress, which picks its timeout.
 struct RewriterTimeouts {
-  double tcp_data = 300;     // TCP with payload seen both ways (TCP_TIMEOUT / TIMEOUT)
+  double tcp_data = 86400;   // TCP with payload seen both ways (TCP_TIMEOUT / TIMEOUT)
   double tcp_nodata = 300;   // TCP without (TCP_NODATA_TIMEOUT)
-  double tcp_done = 300;     // TCP after FIN both ways or RST (TCP_DONE_TIMEOUT)
+  double tcp_done = 240;     // TCP after FIN both ways or RST (TCP_DONE_TIMEOUT)
   double udp = 300;          // UDP_TIMEOUT
-  double udp_streaming = 300;  // UDP with 3+ packets, one a reply (UDP_STREAMING_TIMEOUT)
+  double udp_streaming = 300;  // UDP with 3+ packets, one a reply (UDP_STREAMING_TIMEOUT; UDP_TIMEOUT unless given)
   double tcp_guarantee = 5;  // a full table never sheds a flow seen this recently (TCP_GUARANTEE / GUARANTEE)
   double udp_guarantee = 5;  // UDP_GUARANTEE
-  // Whether the elements follow each flow's TCP/UDP progress (IPRewriter); without it (SynthRewriter, whose
-  // contract has one timeout per protocol) the data/nodata/done and streaming timeouts must be equal.
-  bool track = false;
 };
 
 class FlowRewriter {
@@ -106,7 +104,11 @@ class FlowRewriter {
   // A table without a declared capacity starts with room for this many flows per core, then doubles as needed
   // (the previous fixed default was 65,536).
   static constexpr uint32_t kInitialCapacity = FlowTable::kGrowthStep << 7;  // 57,344: one chunk of records
-  // SynthRewriter's keywords (docs/contracts.md): TIMEOUT, TCP_TIMEOUT, UDP_TIMEOUT, GUARANTEE, CAPACITY.
+  // Click's idle-timeout keywords (TCP_TIMEOUT / TIMEOUT, TCP_NODATA_TIMEOUT, TCP_DONE_TIMEOUT, UDP_TIMEOUT,
+  // UDP_STREAMING_TIMEOUT) with FastClick's defaults: IPRewriter's and SynthRewriter's alike, so a synthesized
+  // rewriter keeps a flow exactly as long as the chain's IPRewriters would (docs/contracts.md).
+  static void parse_timeouts(Args& args, RewriterTimeouts* t);
+  // SynthRewriter's keywords (docs/contracts.md): the timeouts above, GUARANTEE, CAPACITY.
   static Options parse_synth_options(Args& args);
   // FastClick's IPRewriter keywords with FastClick's defaults (agent/README.md, "FastClick compatibility").
   static Options parse_click_options(Args& args);
@@ -127,7 +129,7 @@ class FlowRewriter {
   void touch(uint32_t idx, rte_mbuf* m, uint8_t* l4, bool reply, uint64_t now) {
     FlowMeta& meta = table_->meta(idx);
     meta.last_tsc = now;
-    if (track_) track(meta, m, l4, reply);
+    track(meta, m, l4, reply);
   }
   // Once per batch, before its lookups: expiry sweep and the table's growth work.
   void expire(uint64_t now);
@@ -173,7 +175,6 @@ class FlowRewriter {
   // table_ for stats() on other threads: a take-over's swap_table() exchanges tables while GetStats may read.
   std::atomic<const FlowTable*> published_{nullptr};
   uint32_t declared_ = 0;
-  bool track_ = false;
   uint64_t timeout_[2][16] = {};  // [tcp][state]: idle limit in TSC cycles
   uint64_t guarantee_[2] = {};    // [tcp]
   uint64_t tsc_hz_ = 1;

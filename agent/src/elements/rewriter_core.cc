@@ -202,18 +202,28 @@ uint32_t parse_capacity(const std::string& keyword, const std::string& v) {
   return c;
 }
 
+// Takes keyword k's time, if given, into *into.
+void take_seconds(Args& args, const char* k, double* into) {
+  if (auto v = args.take(k)) *into = parse_seconds(*v, k);
+}
+
 }  // namespace
+
+void FlowRewriter::parse_timeouts(Args& args, RewriterTimeouts* t) {
+  auto secs = [&](const char* k, double* into) { take_seconds(args, k, into); };
+  secs("TCP_NODATA_TIMEOUT", &t->tcp_nodata);
+  secs("TIMEOUT", &t->tcp_data);
+  secs("TCP_TIMEOUT", &t->tcp_data);
+  secs("TCP_DONE_TIMEOUT", &t->tcp_done);
+  secs("UDP_TIMEOUT", &t->udp);
+  t->udp_streaming = t->udp;
+  secs("UDP_STREAMING_TIMEOUT", &t->udp_streaming);
+}
 
 FlowRewriter::Options FlowRewriter::parse_synth_options(Args& args) {
   Options o;
-  double timeout = 300;
-  if (auto v = args.take("TIMEOUT")) timeout = parse_seconds(*v, "TIMEOUT");
-  double tcp = timeout, udp = timeout;
-  if (auto v = args.take("TCP_TIMEOUT")) tcp = parse_seconds(*v, "TCP_TIMEOUT");
-  if (auto v = args.take("UDP_TIMEOUT")) udp = parse_seconds(*v, "UDP_TIMEOUT");
   RewriterTimeouts& t = o.timeouts;
-  t.tcp_data = t.tcp_nodata = t.tcp_done = tcp;
-  t.udp = t.udp_streaming = udp;
+  parse_timeouts(args, &t);
   if (auto v = args.take("GUARANTEE")) t.tcp_guarantee = t.udp_guarantee = parse_seconds(*v, "GUARANTEE");
   if (auto v = args.take("CAPACITY")) o.capacity = parse_capacity("CAPACITY", *v);
   return o;
@@ -222,21 +232,10 @@ FlowRewriter::Options FlowRewriter::parse_synth_options(Args& args) {
 FlowRewriter::Options FlowRewriter::parse_click_options(Args& args) {
   Options o;
   RewriterTimeouts& t = o.timeouts;
-  t.track = true;
-  // FastClick's defaults (TCPRewriter/UDPRewriter/IPRewriterBase::configure).
-  t.tcp_data = 86400, t.tcp_nodata = 300, t.tcp_done = 240, t.udp = 300, t.tcp_guarantee = 5, t.udp_guarantee = 5;
-  auto secs = [&](const char* k, double* into) {
-    if (auto v = args.take(k)) *into = parse_seconds(*v, k);
-  };
-  secs("TCP_NODATA_TIMEOUT", &t.tcp_nodata);
+  parse_timeouts(args, &t);
+  auto secs = [&](const char* k, double* into) { take_seconds(args, k, into); };
   secs("TCP_GUARANTEE", &t.tcp_guarantee);
-  secs("TIMEOUT", &t.tcp_data);
-  secs("TCP_TIMEOUT", &t.tcp_data);
-  secs("TCP_DONE_TIMEOUT", &t.tcp_done);
   secs("GUARANTEE", &t.tcp_guarantee);  // IPRewriterBase's, read after TCP_GUARANTEE as in Click
-  secs("UDP_TIMEOUT", &t.udp);
-  t.udp_streaming = t.udp;
-  secs("UDP_STREAMING_TIMEOUT", &t.udp_streaming);
   secs("UDP_GUARANTEE", &t.udp_guarantee);
   double reap = 0;  // expiry is incremental here (a few records per batch), so there is no reap timer to set
   secs("REAP_INTERVAL", &reap);
@@ -284,9 +283,6 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   published_.store(table_.get(), std::memory_order_release);
   tsc_hz_ = rte_get_tsc_hz();
   const RewriterTimeouts& t = o.timeouts;
-  track_ = t.track;
-  if (!track_ && (t.tcp_nodata != t.tcp_data || t.tcp_done != t.tcp_data || t.udp_streaming != t.udp))
-    throw ConfigError("per-state timeouts need flow tracking");
   auto cycles = [this](double s) { return static_cast<uint64_t>(s * static_cast<double>(tsc_hz_)); };
   for (unsigned st = 0; st < 16; ++st) {
     // TCP: bits 1/2 payload seen forward/back, 4/8 FIN forward/back (RST sets both); Click's tcp_flow_timeout.

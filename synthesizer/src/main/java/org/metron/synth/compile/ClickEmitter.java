@@ -294,7 +294,8 @@ final class ClickEmitter {
 
     /** SynthRewriter arguments of a forward class's composed pool. */
     private static String rewriterArgs(ClassInfo c) {
-        return SynthOps.rewriterArgs(SynthOps.pool(c.steps), SynthOps.select(c.steps), SynthOps.capacity(c.steps));
+        return SynthOps.rewriterArgs(SynthOps.pool(c.steps), SynthOps.select(c.steps), SynthOps.capacity(c.steps),
+                SynthOps.timeouts(c.steps));
     }
 
     /** The stateful work of a forward class before its rewriter (SpinCycles, DPI). */

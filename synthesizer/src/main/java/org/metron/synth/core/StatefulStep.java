@@ -27,22 +27,25 @@ public final class StatefulStep {
      * Click's, its table then holds every flow.
      */
     public final long capacity;
+    /** The rewriter's idle timeouts per flow state (REWRITE/REPLY; Click's defaults for the other kinds). */
+    public final IdleTimeouts timeouts;
     private final int hash;
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs) {
-        this(kind, where, pool, select, sigs, 0, 0);
+        this(kind, where, pool, select, sigs, 0, 0, IdleTimeouts.CLICK_DEFAULTS);
     }
 
     private StatefulStep(Kind kind, String where, List<RewritePattern> pool, String select, List<String> sigs,
-                         long cycles, long capacity) {
+                         long cycles, long capacity, IdleTimeouts timeouts) {
         this.cycles = cycles;
         this.capacity = capacity;
+        this.timeouts = timeouts;
         this.kind = kind;
         this.where = where;
         this.pool = List.copyOf(pool);
         this.select = select;
         this.signatures = List.copyOf(sigs);
-        this.hash = java.util.Objects.hash(kind, this.pool, select, this.signatures, cycles, capacity);
+        this.hash = java.util.Objects.hash(kind, this.pool, select, this.signatures, cycles, capacity, timeouts);
     }
 
     /** Equal = the same stateful work (where it happens is left out: it does not change the operation). */
@@ -56,6 +59,7 @@ public final class StatefulStep {
         }
         StatefulStep s = (StatefulStep) o;
         return hash == s.hash && kind == s.kind && cycles == s.cycles && capacity == s.capacity
+                && timeouts.equals(s.timeouts)
                 && select.equals(s.select) && pool.equals(s.pool) && signatures.equals(s.signatures);
     }
 
@@ -68,9 +72,15 @@ public final class StatefulStep {
         return rewrite(where, pool, select, 0);
     }
 
-    /** A rewrite whose element declares a capacity (flows per core; 0 = none). */
+    /** A rewrite whose element declares a capacity (flows per core; 0 = none), with Click's default timeouts. */
     public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select, long capacity) {
-        return new StatefulStep(Kind.REWRITE, where, pool, select, List.of(), 0, capacity);
+        return rewrite(where, pool, select, capacity, IdleTimeouts.CLICK_DEFAULTS);
+    }
+
+    /** A rewrite whose element declares a capacity (0 = none) and keeps idle flows for {@code timeouts}. */
+    public static StatefulStep rewrite(String where, List<RewritePattern> pool, String select, long capacity,
+                                       IdleTimeouts timeouts) {
+        return new StatefulStep(Kind.REWRITE, where, pool, select, List.of(), 0, capacity, timeouts);
     }
 
     /** A reply input of a rewriter: restores the tuple of the flow that {@code pool} rewrote. */
@@ -79,7 +89,12 @@ public final class StatefulStep {
     }
 
     public static StatefulStep reply(String where, List<RewritePattern> pool, String select, long capacity) {
-        return new StatefulStep(Kind.REPLY, where, pool, select, List.of(), 0, capacity);
+        return reply(where, pool, select, capacity, IdleTimeouts.CLICK_DEFAULTS);
+    }
+
+    public static StatefulStep reply(String where, List<RewritePattern> pool, String select, long capacity,
+                                     IdleTimeouts timeouts) {
+        return new StatefulStep(Kind.REPLY, where, pool, select, List.of(), 0, capacity, timeouts);
     }
 
     public static StatefulStep dpi(String where, List<String> signatures) {
@@ -87,7 +102,7 @@ public final class StatefulStep {
     }
 
     public static StatefulStep spin(String where, long cycles) {
-        return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles, 0);
+        return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles, 0, IdleTimeouts.CLICK_DEFAULTS);
     }
 
     @Override
@@ -99,6 +114,7 @@ public final class StatefulStep {
             return "reply@" + where + pool;
         }
         return kind == Kind.REWRITE ? "rewrite@" + where + pool + (pool.size() > 1 ? " " + select : "")
-                + (capacity > 0 ? " capacity " + capacity : "") : "dpi@" + where + signatures;
+                + (capacity > 0 ? " capacity " + capacity : "")
+                + (timeouts.equals(IdleTimeouts.CLICK_DEFAULTS) ? "" : " " + timeouts) : "dpi@" + where + signatures;
     }
 }

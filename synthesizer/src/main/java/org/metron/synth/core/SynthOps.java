@@ -38,7 +38,8 @@ public final class SynthOps {
      */
     public static String rewriter(List<StatefulStep> steps) {
         List<RewritePattern> pool = isReply(steps) ? replyPool(steps) : pool(steps);
-        return pool.isEmpty() ? "" : "SynthRewriter(" + rewriterArgs(pool, select(steps), capacity(steps)) + ")";
+        return pool.isEmpty() ? "" : "SynthRewriter(" + rewriterArgs(pool, select(steps), capacity(steps), timeouts(steps))
+                + ")";
     }
 
     /**
@@ -54,6 +55,22 @@ public final class SynthOps {
             }
         }
         return cap;
+    }
+
+    /**
+     * Idle timeouts of the collapsed rewriter: per flow state the shortest of its rewriters' (Click's defaults
+     * where a rewriter declares none). Click drops each rewriter's mapping on its own timeout, and a flow whose
+     * mapping is gone in one of them is a new flow there (possibly a new port or backend); one entry holding all
+     * the mappings must therefore expire when the first of them would (docs/contracts.md).
+     */
+    public static IdleTimeouts timeouts(List<StatefulStep> steps) {
+        IdleTimeouts t = null;
+        for (StatefulStep s : steps) {
+            if (s.kind == StatefulStep.Kind.REWRITE || s.kind == StatefulStep.Kind.REPLY) {
+                t = t == null ? s.timeouts : t.shortest(s.timeouts);
+            }
+        }
+        return t == null ? IdleTimeouts.CLICK_DEFAULTS : t;
     }
 
     private static List<RewritePattern> compose(List<StatefulStep> steps, StatefulStep.Kind kind) {
@@ -88,8 +105,11 @@ public final class SynthOps {
         return sel;
     }
 
-    /** SynthRewriter arguments for a pool: {@code PATTERN s sp d dp, ..., SELECT sel[, CAPACITY n]}. */
-    public static String rewriterArgs(List<RewritePattern> pool, String select, long capacity) {
+    /**
+     * SynthRewriter arguments for a pool: {@code PATTERN s sp d dp, ..., SELECT sel[, CAPACITY n], TCP_TIMEOUT t,
+     * ...}: every state's timeout is written, so the deployed element keeps flows as the chain's rewriters would.
+     */
+    public static String rewriterArgs(List<RewritePattern> pool, String select, long capacity, IdleTimeouts timeouts) {
         StringBuilder sb = new StringBuilder();
         for (RewritePattern p : pool) {
             sb.append(sb.length() > 0 ? ", " : "").append("PATTERN ").append(p);
@@ -100,7 +120,7 @@ public final class SynthOps {
         if (capacity > 0) {
             sb.append(", CAPACITY ").append(capacity);
         }
-        return sb.toString();
+        return sb.append(", ").append(timeouts.keywords()).toString();
     }
 
     /** All DPI signatures of the steps, in order. */

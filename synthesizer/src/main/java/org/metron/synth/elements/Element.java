@@ -3,6 +3,7 @@ package org.metron.synth.elements;
 import org.metron.synth.SynthesisException;
 import org.metron.synth.click.Arg;
 import org.metron.synth.click.ElementDecl;
+import org.metron.synth.core.IdleTimeouts;
 import org.metron.synth.core.Out;
 import org.metron.synth.core.Run;
 import org.metron.synth.core.SymState;
@@ -57,6 +58,24 @@ public abstract class Element {
      */
     public double shortestIdleTimeout() {
         return Double.POSITIVE_INFINITY;
+    }
+
+    /**
+     * Idle timeouts from Click's IPRewriter keywords ({@code keyword} gives each one's value, null if absent):
+     * TCP_TIMEOUT / TIMEOUT, TCP_NODATA_TIMEOUT, TCP_DONE_TIMEOUT, UDP_TIMEOUT, UDP_STREAMING_TIMEOUT (UDP_TIMEOUT
+     * unless given), Click's defaults for the others. The agent's IPRewriter and SynthRewriter read them alike.
+     */
+    protected IdleTimeouts idleTimeouts(java.util.function.Function<String, Arg> keyword) {
+        IdleTimeouts d = IdleTimeouts.CLICK_DEFAULTS;
+        double udp = timeout(keyword, "UDP_TIMEOUT", d.udp);
+        return new IdleTimeouts(timeout(keyword, "TCP_TIMEOUT", timeout(keyword, "TIMEOUT", d.tcp)),
+                timeout(keyword, "TCP_NODATA_TIMEOUT", d.tcpNodata), timeout(keyword, "TCP_DONE_TIMEOUT", d.tcpDone),
+                udp, timeout(keyword, "UDP_STREAMING_TIMEOUT", udp));
+    }
+
+    private double timeout(java.util.function.Function<String, Arg> keyword, String name, double dflt) {
+        Arg a = keyword.apply(name);
+        return a == null ? dflt : seconds(a, name);
     }
 
     /**

@@ -5,6 +5,7 @@ import org.metron.synth.click.Arg;
 import org.metron.synth.click.ClickConfig;
 import org.metron.synth.click.ElementDecl;
 import org.metron.synth.core.FlowState;
+import org.metron.synth.core.IdleTimeouts;
 import org.metron.synth.core.Out;
 import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Run;
@@ -67,7 +68,7 @@ public final class Rewriter extends Element {
     private final List<StatefulStep> replySteps = new ArrayList<>();
     private final int outputs;
     private final int protoGuard;
-    private final double shortestIdleTimeout;
+    private final IdleTimeouts timeouts;
 
     Rewriter(String nf, ElementDecl decl, ClickConfig cfg) {
         super(nf, decl);
@@ -85,37 +86,19 @@ public final class Rewriter extends Element {
             max = Math.max(max, Math.max(s.fout, s.rout));
         }
         outputs = max + 1;
-        shortestIdleTimeout = shortestIdleTimeout(args);
+        timeouts = idleTimeouts(args.keywords::get);
         long capacity = capacity(args, "CAPACITY", 0);
         capacity = capacity(args, "MAPPING_CAPACITY", capacity);  // read after CAPACITY, as in Click
         for (int i = 0; i < specs.size(); i++) {
             Spec sp = specs.get(i);
-            forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select, capacity));
-            replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select, capacity));
+            forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select, capacity, timeouts));
+            replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select, capacity, timeouts));
         }
-    }
-
-    /**
-     * The shortest of the idle timeouts, declared or Click's defaults (TCP_TIMEOUT/TIMEOUT 24 h,
-     * TCP_NODATA_TIMEOUT 300 s, TCP_DONE_TIMEOUT 240 s, UDP_TIMEOUT 300 s, UDP_STREAMING_TIMEOUT = UDP_TIMEOUT;
-     * agent/README.md's compatibility table).
-     */
-    private double shortestIdleTimeout(Args args) {
-        double tcp = timeout(args, "TCP_TIMEOUT", timeout(args, "TIMEOUT", 86400));
-        double udp = timeout(args, "UDP_TIMEOUT", 300);
-        return Math.min(Math.min(tcp, timeout(args, "TCP_NODATA_TIMEOUT", 300)),
-                Math.min(timeout(args, "TCP_DONE_TIMEOUT", 240),
-                        Math.min(udp, timeout(args, "UDP_STREAMING_TIMEOUT", udp))));
-    }
-
-    private double timeout(Args args, String keyword, double dflt) {
-        Arg a = args.keywords.get(keyword);
-        return a == null ? dflt : seconds(a, keyword);
     }
 
     @Override
     public double shortestIdleTimeout() {
-        return shortestIdleTimeout;
+        return timeouts.shortest();
     }
 
     /**

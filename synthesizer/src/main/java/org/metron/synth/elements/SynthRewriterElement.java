@@ -3,6 +3,7 @@ package org.metron.synth.elements;
 import org.metron.synth.click.Arg;
 import org.metron.synth.click.ElementDecl;
 import org.metron.synth.core.FlowState;
+import org.metron.synth.core.IdleTimeouts;
 import org.metron.synth.core.Out;
 import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Run;
@@ -12,7 +13,9 @@ import org.metron.synth.hs.Field;
 import org.metron.synth.packet.Packet;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -26,16 +29,14 @@ public final class SynthRewriterElement extends Element {
     private final String select;
     private final StatefulStep forwardStep;
     private final StatefulStep replyStep;
-    /** The agent's SynthRewriter: TIMEOUT, TCP_TIMEOUT and UDP_TIMEOUT, 300 s unless given (docs/contracts.md). */
-    private final double shortestIdleTimeout;
+    /** The agent's SynthRewriter: Click's IPRewriter timeout keywords and defaults (docs/contracts.md). */
+    private final IdleTimeouts timeouts;
 
     SynthRewriterElement(String nf, ElementDecl decl) {
         super(nf, decl);
         String sel = "roundrobin";
         long capacity = 0;
-        double timeout = 300;
-        double tcp = -1;
-        double udp = -1;
+        Map<String, Arg> timeoutArgs = new HashMap<>();
         for (Arg a : decl.args()) {
             String[] w = Args.words(a);
             switch (w[0]) {
@@ -55,18 +56,11 @@ public final class SynthRewriterElement extends Element {
                     }
                     sel = w[1];
                     break;
-                case "TIMEOUT": case "TCP_TIMEOUT": case "UDP_TIMEOUT": {
-                    Arg v = new Arg(a.text().trim().substring(w[0].length()).trim(), a.line(), a.column());
-                    double t = seconds(v, w[0]);
-                    if (w[0].equals("TIMEOUT")) {
-                        timeout = t;
-                    } else if (w[0].equals("TCP_TIMEOUT")) {
-                        tcp = t;
-                    } else {
-                        udp = t;
-                    }
+                case "TIMEOUT": case "TCP_TIMEOUT": case "TCP_NODATA_TIMEOUT": case "TCP_DONE_TIMEOUT":
+                case "UDP_TIMEOUT": case "UDP_STREAMING_TIMEOUT":
+                    timeoutArgs.put(w[0], new Arg(a.text().trim().substring(w[0].length()).trim(), a.line(),
+                            a.column()));
                     break;
-                }
                 case "GUARANTEE":
                     break;
                 case "CAPACITY":  // the declared capacity of the rewriters it collapses: part of its operation
@@ -84,14 +78,14 @@ public final class SynthRewriterElement extends Element {
             throw error("SynthRewriter needs at least one PATTERN");
         }
         select = sel;
-        shortestIdleTimeout = Math.min(tcp < 0 ? timeout : tcp, udp < 0 ? timeout : udp);
-        forwardStep = StatefulStep.rewrite(id(), pool, select, capacity);
-        replyStep = StatefulStep.reply(id(), pool, select, capacity);
+        timeouts = idleTimeouts(timeoutArgs::get);
+        forwardStep = StatefulStep.rewrite(id(), pool, select, capacity, timeouts);
+        replyStep = StatefulStep.reply(id(), pool, select, capacity, timeouts);
     }
 
     @Override
     public double shortestIdleTimeout() {
-        return shortestIdleTimeout;
+        return timeouts.shortest();
     }
 
     @Override

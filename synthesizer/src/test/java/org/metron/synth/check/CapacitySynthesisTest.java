@@ -19,11 +19,11 @@ import static org.junit.Assert.fail;
  * stateful operation).
  */
 public class CapacitySynthesisTest {
-    private static String napt(String keywords) {
+    static String napt(String keywords) {
         return SmallChainsTest.NAPT.replace("0 1, drop)", "0 1, drop" + keywords + ")");
     }
 
-    private static String lb(String keywords) {
+    static String lb(String keywords) {
         return SmallChainsTest.LB.replace("IPRewriter(rr, drop)", "IPRewriter(rr, drop" + keywords + ")");
     }
 
@@ -32,6 +32,19 @@ public class CapacitySynthesisTest {
      * the synthesized chain is equivalent to the original.
      */
     private static void rewritersDeclare(ChainSpec c, String required, String... allowed) {
+        rewritersDeclare(c, args -> {
+            int cap = args.indexOf(", CAPACITY ");
+            int end = cap < 0 ? -1 : args.indexOf(',', cap + 11);  // the timeouts follow it
+            return cap < 0 ? "" : args.substring(cap + 11, end < 0 ? args.length() : end);
+        }, required, allowed);
+    }
+
+    /**
+     * Every group's SynthRewriter's arguments (without the parentheses) give, by {@code declared}, one of
+     * {@code allowed}, and some give {@code required}; the synthesized chain is equivalent to the original.
+     */
+    static void rewritersDeclare(ChainSpec c, java.util.function.Function<String, String> declared, String required,
+                                 String... allowed) {
         CompiledChain out = Synthesizer.compile(c, TargetProfile.OPENFLOW13);
         boolean seen = false;
         for (ClassGroup g : out.groups()) {
@@ -40,11 +53,9 @@ public class CapacitySynthesisTest {
                 if (at < 0) {
                     continue;
                 }
-                String args = line.substring(at, line.indexOf(')', at) + 1);
-                int cap = args.indexOf(", CAPACITY ");
-                String declared = cap < 0 ? "" : args.substring(cap + 11, args.length() - 1);
-                assertTrue(g.clickConfig(), java.util.Arrays.asList(allowed).contains(declared));
-                seen |= declared.equals(required);
+                String value = declared.apply(line.substring(at + 14, line.indexOf(')', at)));
+                assertTrue(g.clickConfig(), java.util.Arrays.asList(allowed).contains(value));
+                seen |= value.equals(required);
             }
         }
         assertTrue("no SynthRewriter declares '" + required + "'", seen);

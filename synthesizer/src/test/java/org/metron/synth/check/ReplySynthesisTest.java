@@ -14,6 +14,7 @@ import org.metron.synth.TargetProfile;
 import org.metron.synth.TrafficClass;
 import org.metron.synth.core.ChainModel;
 import org.metron.synth.core.FlowState;
+import org.metron.synth.core.IdleTimeouts;
 import org.metron.synth.hs.Field;
 import org.metron.synth.packet.Packet;
 
@@ -30,6 +31,9 @@ import static org.junit.Assert.fail;
  * before and after the rewriter's reply input, and are restored by the mapping their forward packet made.
  */
 public class ReplySynthesisTest {
+    /** The idle timeouts every emitted SynthRewriter states; the NAT declares none: Click's defaults. */
+    private static final String CLICK_TIMEOUTS = IdleTimeouts.CLICK_DEFAULTS.keywords();
+
     static final String NAPT_BOTH = "FromDevice(in0) -> Strip(14) -> CheckIPHeader\n"
             + "  -> rw :: IPRewriter(pattern 192.0.2.1 1024-65535 - - 0 1, drop)\n"
             + "  -> Unstrip(14) -> ToDevice(out0);\n"
@@ -76,7 +80,7 @@ public class ReplySynthesisTest {
                 assertEquals(4000, r.packet.get(Field.L4_DST));
                 assertEquals(0x08080808L, r.packet.get(Field.IP4_SRC));
                 assertEquals(53, r.packet.get(Field.L4_SRC));
-                assertEquals("reply SynthRewriter(PATTERN 192.0.2.1 1024-65535 - -)", r.stateful);
+                assertEquals("reply SynthRewriter(PATTERN 192.0.2.1 1024-65535 - -, " + CLICK_TIMEOUTS + ")", r.stateful);
             }
             // another port: no mapping
             assertEquals(-1, forwardThenReply(out, fwd, Pkt.of("8.8.8.8", "192.0.2.1", 17, 53, 1025).build())[2]
@@ -204,11 +208,12 @@ public class ReplySynthesisTest {
 
     @Test
     public void checkerCatchesRepliesLookingInAnotherFlowTable() {
+        String rw = "PATTERN 192.0.2.1 1024-65535 - -, " + CLICK_TIMEOUTS;
         CompiledChain ok = Synthesizer.compile(NAT, TargetProfile.P4_TAGGER);
         CompiledChain bad = withGroups(ok, s -> s.replace("-> [1]rw;", "-> [1]other;")
-                .replace("rw :: SynthRewriter(PATTERN 192.0.2.1 1024-65535 - -);",
-                        "rw :: SynthRewriter(PATTERN 192.0.2.1 1024-65535 - -);\n"
-                                + "other :: SynthRewriter(PATTERN 192.0.2.1 1024-65535 - -);\n"
+                .replace("rw :: SynthRewriter(" + rw + ");",
+                        "rw :: SynthRewriter(" + rw + ");\n"
+                                + "other :: SynthRewriter(" + rw + ");\n"
                                 + "other[0] -> Discard;\nother[1] -> Unstrip(14) -> [1]output;"));
         assertTrue(bad.groups().toString(), bad.groups().stream().anyMatch(g -> g.clickConfig().contains("[1]other")));
         EquivalenceChecker.Report r = new EquivalenceChecker(NAT, bad, 11).run(20000);
