@@ -192,7 +192,7 @@ public final class MetronJson {
             cn.put("retaSize", c.getRetaSize());
             cn.put("maxMacAddrs", c.getMaxMacAddrs());
             cn.put("vlanFilter", c.getVlanFilter());
-            c.getRteFlowErrorsList().forEach(cn.putArray("rteFlowErrors")::add);
+            d.rteFlowErrors().forEach(cn.putArray("rteFlowErrors")::add);
             cn.put("summary", d.capabilitySummary());
         }
         ArrayNode refusals = n.putArray("refusals");

@@ -138,6 +138,14 @@ public final class NicDispatch {
         return capabilities == null ? NicCapabilities.getDefaultInstance() : capabilities;
     }
 
+    /**
+     * The probe's rte_flow errors as plain strings: the app bundle reads them without seeing protobuf's list type
+     * (ProtocolStringList), since protobuf stays inside this bundle (docs/onos.md).
+     */
+    public List<String> rteFlowErrors() {
+        return List.copyOf(capabilities().getRteFlowErrorsList());
+    }
+
     /** How the mode was chosen, for people: "rte-flow", "rss (auto)", "single (asked vmdq)". */
     public String summary() {
         if (automatic) {
