@@ -190,27 +190,6 @@ class Element {
   // 1,205), and clearing and scanning every output's batch per call cost more than classifying.
   void push_to_outputs(PacketBatch& in, const int* res) {
     const int nout = noutputs_;
-    // Most batches go whole to one output, less what is dropped (every single-output element, a filter that
-    // allows all but a few): they are passed on in place, compacted over the drops, instead of copied into a
-    // scratch batch.
-    int k0 = -1;
-    bool one = true;
-    for (uint16_t i = 0; i < in.n && one; ++i) {
-      const int k = res[i] >= 0 && res[i] < nout ? res[i] : -1;
-      if (k >= 0 && k0 >= 0 && k != k0) one = false;
-      if (k >= 0) k0 = k;
-    }
-    if (one) {
-      uint16_t kept = 0;
-      for (uint16_t i = 0; i < in.n; ++i) {
-        if (k0 >= 0 && res[i] == k0) in.pkts[kept++] = in.pkts[i];
-        else drop(in.pkts[i]);
-      }
-      in.n = kept;
-      if (kept) output_push(k0, in);
-      in.n = 0;
-      return;
-    }
     int reached[kBurst];
     unsigned nr = 0;
     for (uint16_t i = 0; i < in.n; ++i) {
