@@ -67,7 +67,7 @@ class Capture:
 
     def __init__(self, netns, path):
         self.path = Path(path)
-        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "-n", "-w",
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "--immediate-mode", "-n", "-w",
                                       str(self.path), "ip"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         # tcpdump prints "listening on ..." once the socket is bound: only then is nothing missed.
         line = self.proc.stderr.readline()
