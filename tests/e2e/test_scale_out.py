@@ -5,9 +5,13 @@ controller divides the class and, with no core free on that server, places the n
 (re-tagged at the offload switch s1, flow state moved over gRPC), then back down until the half comes back. Both
 servers carry packets of the chain while it is spread, every flow keeps its NAPT mapping (and LB backend) from
 its first packet to its last, and the packets lost at the sink are counted and reported (the test requires none).
+Eight more flows start while the chain is spread, so both servers make new NAPT mappings: the external ports
+each server hands out are disjoint and lie in its group's port share (docs/scaling.md#port-shares) — with the
+agents' per-core ranges, core 0 of each server, they were the same.
 """
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,12 @@ import workload  # noqa: E402
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
 
 
+LATE_SPORT = 41000  # source ports of the flows started while the chain is spread (ids FLOWS..2*FLOWS-1)
+LATE_PPS = 30
+NAPT_RANGE = (1024, 65535)  # the demo NAPT's pattern (deploy/demo/metron_demo/chains.py)
+PORT_SHARES = 16            # GroupAssignment.PORT_SHARES
+
+
 def servers_of(doc):
     """group id -> the server it runs on, from a /scaling/<chain> document."""
     return {g["id"]: g["server"] for g in doc["groups"]}
@@ -30,13 +40,26 @@ def servers_of(doc):
 
 def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings(tmp_path):
     with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
-        run = DemoRun(s, tmp_path)
+        late = {}
+
+        def new_flows_while_spread(demo):
+            sender = workload.Sender(s.netns("src"), FLOWS, sport=LATE_SPORT, flow_base=FLOWS,
+                                     dport=demo.plan.allowed_port, dport_step=0)
+            try:
+                sender.rate(LATE_PPS)
+                time.sleep(1.5)
+                late["log"] = sender.finish()
+            finally:
+                sender.kill()
+
+        run = DemoRun(s, tmp_path, while_split=new_flows_while_spread)
         home = run.before["groups"][0]["server"]
         cls, log, during, timeline, after, arrivals = run.cls, run.log, run.during, run.timeline, run.after, \
             run.arrivals
         history = after["history"]
-        lost = workload.lost(arrivals, log["sent"])
-        windows = workload.loss_windows(arrivals, log["sent"])
+        sent = log["sent"] + late["log"]["sent"]  # flow ids 0..FLOWS-1, then the late ones
+        lost = workload.lost(arrivals, sent)
+        windows = workload.loss_windows(arrivals, sent)
         print(f"scale-out e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
               f"{sum(len(v) for v in lost.values())}; history "
               f"{[(e['kind'], e['outcome'], e['reactionMs'], e['steps'], e['slice']) for e in history]}; while spread "
@@ -60,8 +83,30 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         assert servers_of(after) == {after["groups"][0]["id"]: home}, after["groups"]
         assert "slices" not in after["groups"][0], after["groups"]
 
+        # the flows started while spread: those of the other server's slice got their mapping there, the others on
+        # the chain's server (as did every early flow); no external port is handed out by both servers
+        far_group = [g for g in during["groups"] if g["server"] != home][0]
+        part = far_group["slices"][str(cls)]
+        late_flows = range(FLOWS, 2 * FLOWS)
+        made_far = {f for f in late_flows if (LATE_SPORT + f - FLOWS) & part["sportMask"] == part["sportValue"]}
+        made_home = set(range(2 * FLOWS)) - made_far
+        napt = {f: arrivals.napt.get(f, set()) for f in range(2 * FLOWS)}
+        assert all(len(v) == 1 for v in napt.values()), napt
+        port = {f: next(iter(v))[1] for f, v in napt.items()}
+        shares = {g["server"]: g["portShare"] for g in during["groups"]}
+        print(f"ports made on {home} (share {shares[home]}): {sorted(port[f] for f in made_home)}; on "
+              f"{far_group['server']} (share {shares[far_group['server']]}): {sorted(port[f] for f in made_far)}")
+        assert made_far and made_home - set(range(FLOWS)), (part, made_far)
+        assert {port[f] for f in made_far}.isdisjoint(port[f] for f in made_home), port
+        assert len(set(port.values())) == 2 * FLOWS, port
+        per = (NAPT_RANGE[1] - NAPT_RANGE[0] + 1) // PORT_SHARES
+        assert shares[home] != shares[far_group["server"]], shares
+        assert all((port[f] - NAPT_RANGE[0]) // per == shares[far_group["server"]] for f in made_far), port
+        assert all((port[f] - NAPT_RANGE[0]) // per == shares[home] for f in made_home), port
+
         assert run.capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
         assert min(log["sent"]) > 30, log["sent"]
+        assert min(late["log"]["sent"]) > 0, late["log"]["sent"]
         assert lost == {}, windows[:10]
         run.assert_mappings_kept()
 

@@ -1,6 +1,6 @@
 // Test helper: what leaves a pipeline on a kernel interface, read by a raw socket on a thread of its own.
 // Frames are the veth_fixture.h kind (Ethernet + IPv4 + UDP + 4-byte sequence number); each one's translated
-// source address and port are recorded under its sequence number.
+// source and destination addresses and ports are recorded under its sequence number.
 #pragma once
 
 #include <arpa/inet.h>
@@ -45,6 +45,8 @@ class EgressCapture {
   struct Frame {
     uint32_t src_ip;
     uint16_t sport;
+    uint32_t dst_ip;  // what a reply's reverse translation restores
+    uint16_t dport;
   };
   // Frames by sequence number once `n` arrived (or 10 s passed).
   std::map<uint32_t, std::vector<Frame>> WaitFor(size_t n) {
@@ -71,7 +73,8 @@ class EgressCapture {
       socklen_t len = sizeof from;
       const ssize_t n = recvfrom(fd_, b, sizeof b, 0, reinterpret_cast<sockaddr*>(&from), &len);
       if (n < 46 || from.sll_pkttype == PACKET_OUTGOING) continue;
-      Frame f{ntohl(*reinterpret_cast<const uint32_t*>(b + 26)), ntohs(*reinterpret_cast<const uint16_t*>(b + 34))};
+      Frame f{ntohl(*reinterpret_cast<const uint32_t*>(b + 26)), ntohs(*reinterpret_cast<const uint16_t*>(b + 34)),
+              ntohl(*reinterpret_cast<const uint32_t*>(b + 30)), ntohs(*reinterpret_cast<const uint16_t*>(b + 36))};
       const uint32_t seq = ntohl(*reinterpret_cast<const uint32_t*>(b + 42));
       std::lock_guard<std::mutex> lock(mu_);
       frames_[seq].push_back(f);

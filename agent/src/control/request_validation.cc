@@ -55,6 +55,7 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
   }
   std::map<std::string, int> ids;
   std::map<std::pair<int, uint32_t>, int> tags;
+  std::map<std::pair<uint32_t, uint32_t>, int> shares;  // (index, count) -> group
   std::map<uint32_t, std::vector<std::pair<int, std::optional<pb::PortBits>>>> classes;
   for (int i = 0; i < groups.size(); ++i) {
     const pb::GroupSpec& g = groups[i];
@@ -108,6 +109,18 @@ grpc::Status CheckGroups(const google::protobuf::RepeatedPtrField<pb::GroupSpec>
     }
     s = CheckBits(where + ".state_filter", g.state_filter(), /*nonzero=*/false);
     if (!s.ok()) return s;
+    if (const pb::PortShare& ps = g.port_share(); ps.count() > 0 || ps.index() > 0) {
+      if (ps.count() == 0 || ps.count() > 65536)
+        return Invalid(where + ".port_share.count", std::to_string(ps.count()) + " is not in 1..65536");
+      if (ps.index() >= ps.count())
+        return Invalid(where + ".port_share.index", std::to_string(ps.index()) + " is not below count " +
+                                                        std::to_string(ps.count()));
+      // Two groups with one share would hand out the same external ports (docs/scaling.md#port-shares).
+      if (auto [it, fresh] = shares.emplace(std::make_pair(ps.index(), ps.count()), i); !fresh)
+        return Invalid(where + ".port_share", "share " + std::to_string(ps.index()) + " of " +
+                                                  std::to_string(ps.count()) + " is also that of groups[" +
+                                                  std::to_string(it->second) + "]");
+    }
     if (!update && g.state_from_size() > 0) {
       return Invalid(where + ".state_from", Quote(g.state_from(0)) + ": only UpdatePipeline initialises state");
     }

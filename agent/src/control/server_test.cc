@@ -137,6 +137,20 @@ TEST_F(ServerTest, InvalidRequestsAreRejectedNamingFieldAndValueBeforeTheBackend
        "groups[0].slices[0].class_id: 5 is not among the group's class_ids"},
       {[](auto& r) { r.mutable_groups(0)->mutable_state_filter()->set_mask(0x10000); },
        "groups[0].state_filter: mask 65536 value 0: need a 16-bit mask"},
+      {[](auto& r) { r.mutable_groups(0)->mutable_port_share()->set_index(2); },
+       "groups[0].port_share.count: 0 is not in 1..65536"},
+      {[](auto& r) {
+         r.mutable_groups(0)->mutable_port_share()->set_index(16);
+         r.mutable_groups(0)->mutable_port_share()->set_count(16);
+       },
+       "groups[0].port_share.index: 16 is not below count 16"},
+      {[](auto& r) {
+         for (int g : {0, 1}) {
+           r.mutable_groups(g)->mutable_port_share()->set_index(3);
+           r.mutable_groups(g)->mutable_port_share()->set_count(16);
+         }
+       },
+       "groups[1].port_share: share 3 of 16 is also that of groups[0]"},
       {[](auto& r) { r.mutable_groups(0)->add_class_ids(70000); },
        "groups[0].class_ids[1]: 70000 exceeds 65535"},
       {[](auto& r) { r.mutable_groups(0)->add_state_from("g1"); },

@@ -33,8 +33,14 @@ class EgressSink {
 // Everything an element may need from its surroundings at initialisation (never on the packet path).
 struct GraphEnv {
   int socket_id = 0;          // NUMA node of the core that runs the graph
-  unsigned slot = 0;          // the core's dense slot (rx/tx queue index, port-range share)
+  unsigned slot = 0;          // the core's dense slot (rx/tx queue index; port-range share unless assigned)
   unsigned slots = 1;         // number of cores running instances of this configuration
+  // A group's share of every rewriter port range, assigned by the controller (docs/scaling.md#port-shares): share
+  // `port_share` of `port_shares`, unique across the chain's groups on every server (divided again by slot under
+  // RSS). Not assigned (a standalone configuration, a controller that sends none): the range is divided by slot.
+  bool port_share_assigned = false;
+  unsigned port_share = 0;
+  unsigned port_shares = 1;
   Port* (*find_port)(void* ctx, const std::string& name) = nullptr;  // standalone FromDevice/ToDevice
   void* port_ctx = nullptr;
   EgressSink* egress = nullptr;  // group graphs: target of `[k]output`

@@ -330,6 +330,14 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   spec.class_ids.assign(s.class_ids().begin(), s.class_ids().end());
   spec.state_filter.mask = static_cast<uint16_t>(s.state_filter().mask());
   spec.state_filter.value = static_cast<uint16_t>(s.state_filter().value());
+  if (s.port_share().count() > 0) {  // the controller's share, divided between the cores that run the group
+    const unsigned per_core = rss(p.ingress) ? spec.slots : 1;
+    spec.port_share = s.port_share().index() * per_core + (per_core > 1 ? spec.slot : 0);
+    spec.port_shares = s.port_share().count() * per_core;
+    spec.port_share_assigned = true;
+    spec.assigned_index = s.port_share().index();
+    spec.assigned_count = s.port_share().count();
+  }
 
   // Unchanged groups keep running with their state (and their egress: an update's new egress is for new groups).
   std::shared_ptr<GroupRuntime> reuse;
@@ -337,7 +345,9 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
     for (const auto& g : current->groups) {
       const auto& o = g->spec();
       if (o.group_id == spec.group_id && o.click == spec.click && o.tag_kind == spec.tag_kind &&
-          o.tag == spec.tag && o.core == spec.core && o.class_ids == spec.class_ids)
+          o.tag == spec.tag && o.core == spec.core && o.class_ids == spec.class_ids &&
+          o.port_share == spec.port_share && o.port_shares == spec.port_shares &&
+          o.port_share_assigned == spec.port_share_assigned)
         reuse = g;
     }
   if (reuse) {
@@ -447,6 +457,10 @@ void EngineBackend::fill_status(const Pipeline& p, pb::PipelineStatus* out) cons
     gs->mutable_tag()->set_value(g->spec().tag);
     gs->set_core(g->spec().core);
     for (uint32_t c : g->spec().class_ids) gs->add_class_ids(c);
+    if (g->spec().port_share_assigned) {
+      gs->mutable_port_share()->set_index(g->spec().assigned_index);
+      gs->mutable_port_share()->set_count(g->spec().assigned_count);
+    }
   }
 }
 

@@ -16,6 +16,9 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
   env.socket_id = spec_.socket_id;
   env.slot = spec_.slot;
   env.slots = spec_.slots;
+  env.port_share = spec_.port_share;
+  env.port_shares = spec_.port_shares;
+  env.port_share_assigned = spec_.port_share_assigned;
   env.egress = this;
   env.instance = spec_.pipeline_id + "/" + spec_.group_id;
   graph_ = Graph::build(spec_.click, env);

@@ -69,6 +69,12 @@ class GroupRuntime final : public EgressSink {
     std::vector<EgressTarget> egress;
     std::vector<uint32_t> class_ids;
     PortBits state_filter;  // GroupSpec.state_filter: which of its sources' flows it imports
+    // Its share of the rewriters' port ranges (GraphEnv::port_share) when the controller assigned one
+    // (GroupSpec.port_share, times the slots under RSS); otherwise the rewriters divide the range by slot.
+    bool port_share_assigned = false;
+    unsigned port_share = 0;
+    unsigned port_shares = 1;
+    uint32_t assigned_index = 0, assigned_count = 0;  // GroupSpec.port_share as given (reported back)
   };
   // Builds the graph; throws ClickError on a bad configuration.
   explicit GroupRuntime(Spec spec);

@@ -1,7 +1,8 @@
 // The IPRewriter family: NAPT and load balancing over a per-core FlowTable.
 //
 // RewritePattern is Click's `SADDR SPORT DADDR DPORT` (each `-` = keep; SPORT may be a range `lo-hi` from which
-// each new flow gets a free port, the range split evenly between the cores running the configuration).
+// each new flow gets a free port from this instance's share of the range: the core's in a standalone
+// configuration, the group's under a controller, docs/scaling.md#port-shares).
 // FlowRewriter holds what SynthRewriter and IPRewriter share: the table, the patterns, backend selection
 // (round robin or Maglev), checksum-preserving rewriting, timeouts and state export/import.
 #pragma once
@@ -178,7 +179,12 @@ class FlowRewriter {
   uint64_t timeout_[2][16] = {};  // [tcp][state]: idle limit in TSC cycles
   uint64_t guarantee_[2] = {};    // [tcp]
   uint64_t tsc_hz_ = 1;
-  unsigned slot_ = 0, slots_ = 1;
+  // Ports of a SPORT range this instance maps to: false when it has none (a share the controller assigned of a
+  // range with fewer ports than shares).
+  bool share_of(const RewritePattern& p, uint32_t* lo, uint32_t* count) const;
+
+  unsigned share_ = 0, shares_ = 1;  // GraphEnv::port_share / port_shares
+  bool share_assigned_ = false;
   uint16_t cursor_ = 0;
   uint32_t rng_ = 0x9e3779b9;
   Relaxed<uint64_t> evicted_, refused_, failures_;

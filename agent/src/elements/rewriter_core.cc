@@ -293,9 +293,28 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   }
   guarantee_[1] = cycles(t.tcp_guarantee);
   guarantee_[0] = cycles(t.udp_guarantee);
-  slot_ = env.slot;
-  slots_ = env.slots ? env.slots : 1;
-  rng_ ^= static_cast<uint32_t>(slot_ * 2654435761u);
+  share_assigned_ = env.port_share_assigned;
+  share_ = share_assigned_ ? env.port_share : env.slot;
+  shares_ = std::max(1u, share_assigned_ ? env.port_shares : env.slots);
+  rng_ ^= static_cast<uint32_t>(share_ * 2654435761u);
+  // A share the controller assigned must hold a port of every range: sharing the whole range (what a standalone
+  // configuration does with more cores than ports) would hand out another group's ports.
+  if (share_assigned_)
+    for (const RewritePattern& p : patterns)
+      if (p.set_sport && p.sport_hi != p.sport_lo && static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1 < shares_)
+        throw ConfigError(name + ": port range " + std::to_string(p.sport_lo) + "-" + std::to_string(p.sport_hi) +
+                          " of pattern '" + p.text + "' has fewer ports than the " + std::to_string(shares_) +
+                          " shares it is divided into between the chain's groups and cores");
+}
+
+bool FlowRewriter::share_of(const RewritePattern& p, uint32_t* lo, uint32_t* count) const {
+  const uint32_t n = static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1;
+  *lo = p.sport_lo, *count = n;
+  if (n < shares_) return !share_assigned_;  // standalone: every core uses the whole range (Click's behaviour)
+  const uint32_t per = n / shares_;
+  *lo = p.sport_lo + share_ * per;
+  *count = share_ + 1 == shares_ ? n - share_ * per : per;
+  return true;
 }
 
 void FlowRewriter::track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
@@ -341,14 +360,9 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
     if (p.set_sport) mapped.sport = p.sport_lo;
     idx = insert_or_shed(t, mapped, p, backend, now);
   } else {
-    // This core's share of the port range, so cores never hand out the same port.
-    const uint32_t n = static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1;
-    uint32_t lo = p.sport_lo, count = n;
-    if (n >= slots_) {
-      const uint32_t per = n / slots_;
-      lo = p.sport_lo + slot_ * per;
-      count = slot_ + 1 == slots_ ? n - slot_ * per : per;
-    }
+    // This group's (or core's) share of the port range, so no two of them hand out the same port.
+    uint32_t lo, count;
+    if (!share_of(p, &lo, &count)) return failures_.add(1), -1;  // a pattern not seen at initialize: counted
     // Offset in the share of the first port to try, then the following ones (Click's order). cursor_ is the next
     // offset of a sequential pattern.
     uint32_t at;

@@ -12,11 +12,19 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * One traffic-class group of a placed chain: its tag on the server NIC, the core that runs it, its classes, and
- * — for a group scaling placed on another server than the chain's (docs/scaling.md#scale-out) — that server and
- * its NICs.
+ * One traffic-class group of a placed chain: its tag on the server NIC, the core that runs it, its classes, its
+ * share of the NAPT port ranges, and — for a group scaling placed on another server than the chain's
+ * (docs/scaling.md#scale-out) — that server and its NICs.
  */
 public final class GroupAssignment {
+    /**
+     * Shares the port range of every rewriter pattern is divided into (docs/scaling.md#port-shares): a chain runs
+     * at most this many groups at once, each mapping new flows to ports of its own share only.
+     */
+    public static final int PORT_SHARES = 16;
+    /** {@link #portShare()} of a group placed before shares were assigned: the agent's per-core ranges. */
+    public static final int NO_PORT_SHARE = -1;
+
     private final String groupId;
     private final Tag tag;
     private final int core;
@@ -25,6 +33,7 @@ public final class GroupAssignment {
     private final DeviceId server;
     private final String nic;
     private final String egressNic;
+    private final int portShare;
 
     public GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds) {
         this(groupId, tag, core, classIds, Map.of());
@@ -36,11 +45,16 @@ public final class GroupAssignment {
      * @throws IllegalArgumentException for a slice of a class not in {@code classIds}
      */
     public GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds, Map<Integer, ClassSlice> slices) {
-        this(groupId, tag, core, classIds, slices, null, "", "");
+        this(groupId, tag, core, classIds, slices, null, "", "", NO_PORT_SHARE);
     }
 
     private GroupAssignment(String groupId, Tag tag, int core, List<Integer> classIds, Map<Integer, ClassSlice> slices,
-                            DeviceId server, String nic, String egressNic) {
+                            DeviceId server, String nic, String egressNic, int portShare) {
+        if (portShare < NO_PORT_SHARE || portShare >= PORT_SHARES) {
+            throw new IllegalArgumentException("group " + groupId + ": port share " + portShare + " is not in 0.."
+                    + (PORT_SHARES - 1));
+        }
+        this.portShare = portShare;
         this.server = server;
         this.nic = Objects.requireNonNull(nic, "nic");
         this.egressNic = Objects.requireNonNull(egressNic, "egressNic");
@@ -91,7 +105,25 @@ public final class GroupAssignment {
      */
     public GroupAssignment onServer(DeviceId remote, String remoteNic, String remoteEgressNic) {
         return new GroupAssignment(groupId, tag, core, classIds, slices, Objects.requireNonNull(remote, "server"),
-                remoteNic, remoteEgressNic);
+                remoteNic, remoteEgressNic, portShare);
+    }
+
+    /** This group as the pipeline of the server it runs on holds it: no other server named, same share. */
+    public GroupAssignment onItsServer() {
+        return new GroupAssignment(groupId, tag, core, classIds, slices, null, "", "", portShare);
+    }
+
+    /**
+     * This group mapping new flows to share {@code share} (of {@link #PORT_SHARES}) of every port range: unique
+     * among the chain's groups on every server, so no two groups hand out the same external port.
+     */
+    public GroupAssignment withPortShare(int share) {
+        return new GroupAssignment(groupId, tag, core, classIds, slices, server, nic, egressNic, share);
+    }
+
+    /** Its share of the port ranges, {@link #NO_PORT_SHARE} when none was assigned. */
+    public int portShare() {
+        return portShare;
     }
 
     /** The server running this group when it is not the chain's server; empty on the chain's server. */
@@ -139,17 +171,17 @@ public final class GroupAssignment {
         GroupAssignment g = (GroupAssignment) o;
         return groupId.equals(g.groupId) && tag.equals(g.tag) && core == g.core && classIds.equals(g.classIds)
                 && slices.equals(g.slices) && Objects.equals(server, g.server) && nic.equals(g.nic)
-                && egressNic.equals(g.egressNic);
+                && egressNic.equals(g.egressNic) && portShare == g.portShare;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(groupId, tag, core, classIds, slices, server, nic);
+        return Objects.hash(groupId, tag, core, classIds, slices, server, nic, portShare);
     }
 
     @Override
     public String toString() {
         return MoreObjects.toStringHelper(this).add("group", groupId).add("tag", tag).add("core", core)
-                .add("classes", classesText()).add("server", server).toString();
+                .add("classes", classesText()).add("server", server).add("portShare", portShare).toString();
     }
 }

@@ -4,9 +4,14 @@ import com.google.common.base.MoreObjects;
 import com.google.common.collect.ImmutableList;
 import org.onosproject.net.DeviceId;
 
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Where a chain runs: the server and its NIC, one core and tag per traffic-class group, and the offload device
@@ -36,6 +41,56 @@ public final class Placement {
         this.offloadDevice = offloadDevice.orElse(null);
         this.offloadProfile = Objects.requireNonNull(offloadProfile, "offloadProfile");
         this.groups = ImmutableList.copyOf(groups);
+        Map<Integer, String> shares = new HashMap<>();
+        for (GroupAssignment g : this.groups) {
+            String other = g.portShare() == GroupAssignment.NO_PORT_SHARE ? null
+                    : shares.putIfAbsent(g.portShare(), g.groupId());
+            if (other != null) {
+                throw new IllegalArgumentException("chain " + chainId + ": groups " + other + " and " + g.groupId()
+                        + " both hold port share " + g.portShare());
+            }
+        }
+    }
+
+    /**
+     * The lowest port share (docs/scaling.md#port-shares) no group of this placement holds, on any server, nor
+     * {@code alsoTaken}.
+     *
+     * @throws IllegalStateException when all {@link GroupAssignment#PORT_SHARES} are held
+     */
+    public int freePortShare(Collection<Integer> alsoTaken) {
+        Set<Integer> held = groups.stream().map(GroupAssignment::portShare).collect(Collectors.toSet());
+        for (int s = 0; s < GroupAssignment.PORT_SHARES; s++) {
+            if (!held.contains(s) && !alsoTaken.contains(s)) {
+                return s;
+            }
+        }
+        throw new IllegalStateException("chain " + chainId + " holds all " + GroupAssignment.PORT_SHARES
+                + " port shares (groups " + groups.stream().map(GroupAssignment::groupId)
+                .collect(Collectors.toList()) + ")");
+    }
+
+    /** {@code groups} with port shares 0, 1, ... in order, skipping {@code taken} (a version running beside). */
+    public static List<GroupAssignment> withPortShares(List<GroupAssignment> groups, Collection<Integer> taken) {
+        ImmutableList.Builder<GroupAssignment> out = ImmutableList.builder();
+        int s = 0;
+        for (GroupAssignment g : groups) {
+            while (taken.contains(s)) {
+                s++;
+            }
+            if (s >= GroupAssignment.PORT_SHARES) {
+                throw new IllegalStateException(groups.size() + " groups beside port shares " + taken
+                        + " need more than the " + GroupAssignment.PORT_SHARES + " port shares");
+            }
+            out.add(g.withPortShare(s++));
+        }
+        return out.build();
+    }
+
+    /** The port shares its groups hold. */
+    public Set<Integer> portShares() {
+        return groups.stream().map(GroupAssignment::portShare).filter(s -> s != GroupAssignment.NO_PORT_SHARE)
+                .collect(Collectors.toSet());
     }
 
     public ChainId chainId() {

@@ -233,7 +233,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(), sc == null ? "" : sc.nic(),
                     d.tagType(), id, groupIds.isEmpty() ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
                     sc == null ? Set.of() : sc.tagsInUse());
-            p = placementOf(id, sc, oc, groupIds.isEmpty() ? List.of() : claimed, version);
+            p = placementOf(id, sc, oc, groupIds.isEmpty() ? List.of() : claimed, version,
+                    oldPlacement.portShares());
         }
         try {
             Optional<MetronServer> server = Optional.ofNullable(sc).map(ServerChoice::server);
@@ -788,12 +789,15 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** The placement of a chain; {@code sc} is null when the chain needs no server. */
     private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
-        return placementOf(id, sc, oc, groupTags, "");
+        return placementOf(id, sc, oc, groupTags, "", Set.of());
     }
 
-    /** {@link #placementOf} for one version of the chain: its group ids end with {@code version} ("~v2"). */
+    /**
+     * {@link #placementOf} for one version of the chain: its group ids end with {@code version} ("~v2"), its
+     * groups' port shares avoid {@code oldShares}, those of the version running beside it until the move.
+     */
     private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags,
-                                         String version) {
+                                         String version, Set<Integer> oldShares) {
         if (sc == null) {
             return new Placement(id, Optional.empty(), "", "", Optional.of(oc.device()), oc.profile().name(),
                     List.of());
@@ -807,7 +811,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                     cgs.get(g).classIds()));
         }
         return new Placement(id, Optional.of(sc.server().id()), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
-                oc.profile().name(), groups);
+                oc.profile().name(), Placement.withPortShares(groups, oldShares));
     }
 
     static String groupId(ClassGroup g) {

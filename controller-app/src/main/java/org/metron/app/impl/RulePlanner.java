@@ -520,8 +520,8 @@ public final class RulePlanner {
      */
     public static DeployPipelineRequest remotePipeline(ChainId chain, GroupAssignment ga, CompiledChain compiled,
                                                        Tag marker) {
-        Placement alone = new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "", List.of(
-                new GroupAssignment(ga.groupId(), ga.tag(), ga.core(), ga.classIds(), ga.slices())));
+        Placement alone = new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
+                List.of(ga.onItsServer()));
         return pipeline(chain, alone, compiled, marker);
     }
 
@@ -577,7 +577,7 @@ public final class RulePlanner {
 
     /**
      * The agent's spec of a placed group: its compiled group's Click config, tag, core, classes and the slices of
-     * classes it holds only part of (docs/scaling.md#class-split).
+     * classes it holds only part of (docs/scaling.md#class-split), its port share (docs/scaling.md#port-shares).
      */
     public static GroupSpec.Builder groupSpec(ClassGroup cg, GroupAssignment ga) {
         GroupSpec.Builder g = GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
@@ -587,6 +587,10 @@ public final class RulePlanner {
                 .setCore(ga.core()).addAllClassIds(ga.classIds());
         ga.slices().forEach((cls, s) -> g.addSlices(org.metron.agent.v1.ClassSlice.newBuilder().setClassId(cls)
                 .setSport(portBits(s))));
+        if (ga.portShare() != GroupAssignment.NO_PORT_SHARE) {
+            g.setPortShare(org.metron.agent.v1.PortShare.newBuilder().setIndex(ga.portShare())
+                    .setCount(GroupAssignment.PORT_SHARES));
+        }
         return g;
     }
 

@@ -80,6 +80,10 @@ public final class MetronJson {
                 gn.put("nic", g.nic());
                 gn.put("egressNic", g.egressNic());
             }
+            if (g.portShare() != GroupAssignment.NO_PORT_SHARE) {
+                // the part of the NAPT port ranges it maps new flows to (docs/scaling.md#port-shares)
+                gn.put("portShare", g.portShare());
+            }
             ArrayNode classes = gn.putArray("classes");
             g.classIds().forEach(classes::add);
             if (!g.slices().isEmpty()) {

@@ -333,6 +333,16 @@ public final class ScalingExecutor {
         }
     }
 
+    /**
+     * A split's parts with their port shares (docs/scaling.md#port-shares): the kept half keeps the group's, the
+     * new half takes the lowest share no group of the chain holds on any server, so a flow it maps never gets a
+     * port another group of the chain hands out, wherever that group runs.
+     */
+    private static SplitParts withPortShares(SplitParts p, GroupAssignment g, Placement before) {
+        return new SplitParts(p.keep.withPortShare(g.portShare()),
+                p.added.withPortShare(before.freePortShare(Set.of())), p.retagged, p.superseded, p.moved, p.slice);
+    }
+
     /** Builds a split's parts for the new group's id, tag and core. */
     private interface SplitPlan {
         SplitParts parts(String newId, Tag tag, int core);
@@ -347,6 +357,12 @@ public final class ScalingExecutor {
         ChainId chainId = c.placement.value().chainId();
         String groupId = g.groupId();
         String newId = childId(c.placement.value(), base);
+        try {
+            c.placement.value().freePortShare(Set.of());
+        } catch (IllegalStateException e) {
+            throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage()
+                    + ": a new group would hand out ports another group of the chain does");
+        }
         ScalingOperation op;
         SplitParts parts;
         synchronized (store.reservationLock()) {
@@ -369,7 +385,7 @@ public final class ScalingExecutor {
             } catch (MetronException e) {
                 throw refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage());
             }
-            parts = plan.parts(newId, tag, core);
+            parts = withPortShares(plan.parts(newId, tag, core), g, c.placement.value());
             List<GroupAssignment> groups = new ArrayList<>();
             for (GroupAssignment x : c.placement.value().groups()) {
                 if (x.groupId().equals(groupId)) {
@@ -457,7 +473,7 @@ public final class ScalingExecutor {
         } catch (MetronException e) {
             throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, e.getMessage());
         }
-        SplitParts parts = plan.parts(newId, tag, core);
+        SplitParts parts = withPortShares(plan.parts(newId, tag, core), g, before);
         GroupAssignment moved = parts.added.onServer(remote.id(), nic, egressNic);
         List<InstalledRule> retagged;
         RulePlanner.RemotePath path;
@@ -581,7 +597,9 @@ public final class ScalingExecutor {
             List<GroupAssignment> groups = new ArrayList<>();
             for (GroupAssignment x : c.placement.value().groups()) {
                 if (x.groupId().equals(a.groupId())) {
-                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes), slices));
+                    // it keeps its port share: the retired group's mappings it absorbs hold ports of another share
+                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes), slices)
+                            .withPortShare(a.portShare()));
                 } else if (!x.groupId().equals(b.groupId())) {
                     groups.add(x);
                 }

@@ -129,6 +129,11 @@ public class MakeBeforeBreakTest {
         Set<org.metron.app.api.Tag> newTags = after.groups().stream().map(g -> g.tag()).collect(Collectors.toSet());
         assertTrue(java.util.Collections.disjoint(oldTags, newTags));
         assertEquals(newTags, w.manager.tags().stream().map(TagAllocation::tag).collect(Collectors.toSet()));
+        // new port shares too: both versions map new flows while traffic moves (docs/scaling.md#port-shares)
+        assertFalse(before.portShares().isEmpty());
+        assertEquals(after.groups().size(), after.portShares().size());
+        assertTrue(before.portShares() + " " + after.portShares(),
+                java.util.Collections.disjoint(before.portShares(), after.portShares()));
         // the agent runs only the new groups, the carried table in the group that took the old one's classes
         DeployPipelineRequest p = agent.pipelines().get(ID.name());
         assertEquals(after.groups().size(), p.getGroupsCount());
@@ -138,6 +143,9 @@ public class MakeBeforeBreakTest {
         assertEquals(1, carried.size());
         assertEquals(table(rw, 3, 1024).getEntriesList(), carried.get(0).getEntriesList());
         assertTrue(agent.state(ID.name(), oldGroup.getGroupId()).isEmpty());
+        assertEquals(after.groups().stream().filter(g -> g.groupId().equals(newGroup.getGroupId())).findFirst()
+                .orElseThrow().portShare(), newGroup.getPortShare().getIndex());
+        assertEquals(org.metron.app.api.GroupAssignment.PORT_SHARES, newGroup.getPortShare().getCount());
         // egress marker of the new version: its first tag
         assertTrue(p.getEgress(0).getDstMac(), p.getEgress(0).getDstMac().startsWith(String.format("02:4d:%02x:%02x",
                 after.groups().get(0).tag().group() >> 8, after.groups().get(0).tag().group() & 0xff)));

@@ -289,6 +289,60 @@ public class ScaleOutExecutorTest {
         assertTrue(rig.scaling.inProgress().isEmpty());
     }
 
+    /** The port share (index of count) a server's agent runs a group of the chain with; -1 when it has none. */
+    private static int agentShare(Rig rig, MetronServer s, String group) throws Exception {
+        GroupStatus g = rig.groups(s).stream().filter(x -> x.getGroupId().equals(group)).findFirst().orElseThrow();
+        assertEquals(g.hasPortShare() ? GroupAssignment.PORT_SHARES : 0, g.getPortShare().getCount());
+        return g.hasPortShare() ? g.getPortShare().getIndex() : -1;
+    }
+
+    @Test
+    public void theHalvesOnTwoServersMapToDisjointPortSharesKeptAcrossTheStoreARestartAndAMerge() throws Exception {
+        Rig rig = new Rig("scaleout-ports");
+        assertEquals(0, rig.group("g0").portShare());
+        assertEquals(0, agentShare(rig, rig.home, "g0"));
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
+                "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        GroupAssignment moved = rig.group("g0.1");
+        assertTrue(moved.remote());
+        // both halves run on core 0 of their server: the per-core division gave them the same ports
+        assertEquals(rig.group("g0").core(), moved.core());
+        assertEquals("the kept half keeps its share", 0, rig.group("g0").portShare());
+        assertEquals("the new half on the other server takes another", 1, moved.portShare());
+        // what each server's agent runs them with (ListPipelines reports the share it was given)
+        assertEquals(0, agentShare(rig, rig.home, "g0"));
+        assertEquals(1, agentShare(rig, rig.away, "g0.1"));
+        // stored with the placement: a restarted controller reads the same shares
+        Placement stored = rig.placement();
+        Placement back = org.metron.app.store.MetronSerializers.NAMESPACE.deserialize(
+                org.metron.app.store.MetronSerializers.NAMESPACE.serialize(stored));
+        assertEquals(stored, back);
+        assertEquals(List.of(0, 1), back.groups().stream().map(GroupAssignment::portShare)
+                .collect(Collectors.toList()));
+        ChainStore reopened = new ChainStore(rig.factory);
+        assertEquals(stored, reopened.placements().get(rig.chain).get().value());
+
+        // merged back by another executor (as after a restart): the kept group keeps share 0, whose ports the
+        // absorbed mappings (share 1) do not collide with
+        rig.importFlow(rig.away, "g0.1", 5002, 20000 + 1 * 4032);
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0.1", "g0", "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals(0, rig.group("g0").portShare());
+        assertEquals(0, agentShare(rig, rig.home, "g0"));
+        assertEquals(Map.of(5002, 20000 + 4032), rig.flows(rig.home, "g0"));
+
+        // out again: the new half takes the lowest share no group holds, on the other server as before
+        e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0), "test",
+                System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(1, rig.group("g0.1").portShare());
+        assertEquals(1, agentShare(rig, rig.away, "g0.1"));
+        assertEquals(0, agentShare(rig, rig.home, "g0"));
+    }
+
     @Test
     public void aClassSliceScalesOutWithItsFlowsOnlyAndJoinsBackToTheOriginalRules() throws Exception {
         Rig rig = new Rig("scaleout-slice");

@@ -59,9 +59,13 @@ public class StoreSerializationTest {
         // a group scaled out to another server (docs/scaling.md#scale-out) keeps its server and NICs
         Placement out = new Placement(p.chainId(), p.server(), p.nic(), p.egressNic(), p.offloadDevice(),
                 p.offloadProfile(), java.util.List.of(g, new org.metron.app.api.GroupAssignment("g0.1",
-                Tag.of(g.tag().type(), 98), g.core(), java.util.List.of(cls)).onServer(
+                Tag.of(g.tag().type(), 98), g.core(), java.util.List.of(cls)).withPortShare(1).onServer(
                 org.onosproject.net.DeviceId.deviceId("metron:other"), "eth2", "eth3")));
         assertEquals(out, roundTrip(out));
+        // and each group its port share (docs/scaling.md#port-shares)
+        assertEquals(0, g.portShare());
+        assertEquals(java.util.List.of(0, 1), roundTrip(out).groups().stream()
+                .map(org.metron.app.api.GroupAssignment::portShare).collect(java.util.stream.Collectors.toList()));
         assertEquals(java.util.Optional.of(org.onosproject.net.DeviceId.deviceId("metron:other")),
                 roundTrip(out).groups().get(1).server());
         assertEquals("eth3", roundTrip(out).groups().get(1).egressNic());
