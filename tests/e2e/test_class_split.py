@@ -43,9 +43,10 @@ def demo_chain(name, ingress, egress, cycles):
 
 class DemoRun:
     """The demo chain deployed on a session's topology and taken through workload.split_then_merge: what the
-    host said before, while split and after, the sender's log, the timeline and the packets at the sink."""
+    host said before, while split and after, the sender's log, the timeline and the packets at the sink.
+    while_split() runs while the chain is split, at the high rate (default: the /scaling document then)."""
 
-    def __init__(self, s, tmp_path):
+    def __init__(self, s, tmp_path, while_split=None):
         net = s.network()
         body, self.plan = demo_chain("demo", net["ingress"][0], net["egress"][0],
                                      int(workload.tsc_hz() / CAPACITY_PPS))
@@ -61,8 +62,9 @@ class DemoRun:
         self.timeline.start()
         sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=self.plan.allowed_port, dport_step=0)
         try:
-            self.log, self.during = workload.split_then_merge(sender, self.timeline, LOW_PPS, CAPACITY_PPS,
-                                                              lambda: s.host.call("GET", "/scaling/demo"))
+            self.log, self.during = workload.split_then_merge(
+                sender, self.timeline, LOW_PPS, CAPACITY_PPS,
+                while_split or (lambda: s.host.call("GET", "/scaling/demo")))
         finally:
             sender.kill()
             self.samples = self.timeline.stop()

@@ -525,6 +525,15 @@ public final class RulePlanner {
         return pipeline(chain, alone, compiled, marker);
     }
 
+    /**
+     * The NIC rule of a group scaled out to another server (its tag to its core's queue on that server's NIC),
+     * with the id {@link #nicRuleId} gives it; installed there when that NIC has a rule table.
+     */
+    public static NicRule remoteNicRule(ChainId chain, GroupAssignment ga) {
+        return nicRules(chain, new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
+                List.of(new GroupAssignment(ga.groupId(), ga.tag(), ga.core(), ga.classIds())))).get(0);
+    }
+
     /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */
     private static String text(MacAddress mac) {
         return mac.toString().toLowerCase(Locale.ROOT);

@@ -902,11 +902,9 @@ public final class ScalingExecutor {
                     call(far.deployPipeline(RulePlanner.remotePipeline(op.chain(), rg, cc, marker)),
                             "deploying " + op.other() + " of " + op.chain() + " on " + far.target());
                     if (op.nicRuleId() != 0) {
-                        call(far.installNicRules(NicRuleBatch.newBuilder().addAllRules(RulePlanner.nicRules(
-                                op.chain(), new Placement(op.chain(), rg.server(), rg.nic(), rg.egressNic(),
-                                        Optional.empty(), "", List.of(new GroupAssignment(rg.groupId(), rg.tag(),
-                                        rg.core(), rg.classIds()))))).build()), "installing the NIC rule of "
-                                + op.other() + " on " + far.target());
+                        call(far.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(
+                                op.chain(), rg)).build()), "installing the NIC rule of " + op.other() + " on "
+                                + far.target());
                     }
                     long n = moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), false);
                     timer.lap("nic+pipeline");
