@@ -90,6 +90,11 @@ public final class RulePlanner {
         this.network = Objects.requireNonNull(network);
     }
 
+    /** The application the planned rules belong to (their ids depend on it). */
+    ApplicationId appId() {
+        return appId;
+    }
+
     /** The same planner over another view of the network (a failure precomputed: {@link NetworkWithout}). */
     RulePlanner over(NetworkView view) {
         return new RulePlanner(appId, view);

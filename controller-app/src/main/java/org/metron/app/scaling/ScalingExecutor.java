@@ -1045,6 +1045,8 @@ public final class ScalingExecutor {
             store.installed().replace(op.chain(), inst.get().version(), finalInstalled(op, repliesRetagged));
         }
         journal.operations().remove(op.chain());
+        // every split, merge and scale-out ends here: the backups computed for the old rules no longer fit
+        compiled.rulesChanged(op.chain());
     }
 
     /** Puts everything back as before the operation; answers what could not be undone. */
