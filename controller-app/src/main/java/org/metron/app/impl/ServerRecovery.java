@@ -152,15 +152,15 @@ public final class ServerRecovery {
         return true;
     }
 
-    /** The chain's groups scaled out to {@code server} (at most one: docs/scaling.md#scale-out). */
+    /** The chain's groups scaled out to {@code server}. */
     private static List<GroupAssignment> scaledOutTo(Placement p, MetronServer server) {
         return p.groups().stream().filter(g -> g.remote() && g.server().equals(Optional.of(server.id())))
                 .collect(Collectors.toList());
     }
 
     /**
-     * The group a chain scaled out to {@code server}: its NIC rule (when that NIC has a rule table, as the
-     * scale-out installed it) and its pipeline, as the scale-out deployed them.
+     * The groups a chain scaled out to {@code server}: their NIC rules (when that NIC has a rule table, as the
+     * scale-out installed them) and their pipeline, as the scale-outs left them.
      */
     private boolean restoreScaledOut(ChainId id, Chain chain, Placement p, MetronServer server,
                                      Set<String> pipelines, Set<Long> nicRules) {
@@ -168,30 +168,29 @@ public final class ServerRecovery {
         if (away.isEmpty()) {
             return false;
         }
-        if (away.size() > 1) {
-            throw new MetronException(Fault.INTERNAL, "chain " + id + " has groups " + away.stream()
-                    .map(GroupAssignment::groupId).collect(Collectors.toList()) + " on " + server.id()
-                    + ": one pipeline per chain and server holds one scaled-out group");
-        }
-        GroupAssignment g = away.get(0);
         AgentClient agent = server.agent();
-        long ruleId = RulePlanner.nicRuleId(id, g.groupId());
-        boolean missingRule = !nicRules.contains(ruleId) && call(agent.getResources(), "reading resources of "
-                + agent.target()).getNicsList().stream().anyMatch(n -> n.getName().equals(g.nic())
-                && n.getMaxNicRules() > 0);
+        List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(RulePlanner.nicRuleId(id,
+                g.groupId()))).collect(Collectors.toList());
+        Set<String> tables = lacking.isEmpty() ? Set.of() : call(agent.getResources(), "reading resources of "
+                + agent.target()).getNicsList().stream().filter(n -> n.getMaxNicRules() > 0)
+                .map(org.metron.agent.v1.Nic::getName).collect(Collectors.toSet());
+        List<NicRule> missingRules = lacking.stream().filter(g -> tables.contains(g.nic()))
+                .map(g -> RulePlanner.remoteNicRule(id, g)).collect(Collectors.toList());
         boolean missingPipeline = !pipelines.contains(id.name());
-        if (!missingRule && !missingPipeline) {
+        if (missingRules.isEmpty() && !missingPipeline) {
             return false;
         }
-        if (missingRule) {
-            call(agent.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(id, g))
-                    .build()), "reinstalling the NIC rule of " + g.groupId() + " of " + id + " on " + agent.target());
+        if (!missingRules.isEmpty()) {
+            call(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(missingRules).build()),
+                    "reinstalling " + missingRules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
-            redeploy(agent, id, RulePlanner.remotePipeline(id, g, compiled(chain, p), p.groups().get(0).tag()));
+            redeploy(agent, id, RulePlanner.remotePipeline(id, p, server.id(), compiled(chain, p),
+                    p.groups().get(0).tag()));
         }
-        log.info("Chain {} group {} scaled out to {} restored: pipeline {}, NIC rule {}", id, g.groupId(), server,
-                missingPipeline ? "redeployed" : "was running", missingRule ? "reinstalled" : "none missing");
+        log.info("Chain {} groups {} scaled out to {} restored: pipeline {}, NIC rules {}", id, away.stream()
+                .map(GroupAssignment::groupId).collect(Collectors.toList()), server, missingPipeline ? "redeployed"
+                : "was running", missingRules.stream().map(NicRule::getId).collect(Collectors.toList()));
         return true;
     }
 

@@ -313,6 +313,57 @@ public class ScaleOutExecutorTest {
         assertTrue(rig.scaling.inProgress().isEmpty());
     }
 
+    /**
+     * Two groups of one chain on the other server (its agent has two worker cores): the second scale-out joins the
+     * pipeline there by an update, the first group runs on with its flows; merging one back retires it there by
+     * an update (the other keeps its flows), merging the last removes the pipeline.
+     */
+    @Test
+    public void twoGroupsScaledOutToOneServerShareItsPipelineAndComeBackOneByOne() throws Exception {
+        Rig rig = new Rig("scaleout-two");
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
+                "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(List.of(0, 3), rig.group("g0").classIds());
+        rig.importFlow(rig.away, "g0.1", 5002, 3002);
+        int rulesAfterFirst = rig.switches.total();
+
+        ScalingEvent second = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 3, 400.0), "test",
+                System.currentTimeMillis());
+
+        assertEquals(second.detail(), ScalingEvent.Outcome.DONE, second.outcome());
+        List<GroupAssignment> away = rig.placement().groups().stream().filter(GroupAssignment::remote)
+                .collect(Collectors.toList());
+        assertEquals(away.toString(), 2, away.size());
+        assertTrue(away.stream().allMatch(g -> g.server().get().equals(rig.away.id())));
+        assertEquals("two cores on the other server", 2, rig.placement().coresOn(rig.away.id()).size());
+        GroupAssignment other = away.stream().filter(g -> !g.groupId().equals("g0.1")).findFirst().get();
+        assertEquals(Set.of("g0.1", other.groupId()), rig.groups(rig.away).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toSet()));
+        assertEquals("the first group ran on with its flows", Integer.valueOf(3002),
+                rig.flows(rig.away, "g0.1").get(5002));
+        assertEquals(1, rig.offloadRulesFor(other.tag()).size());
+        assertEquals("toward S2, as g0.1's", Set.of(PortNumber.portNumber(2)),
+                new java.util.HashSet<>(rig.offloadRulesFor(other.tag()).values()));
+        assertEquals("one more transit rule (the return rules are shared)", rulesAfterFirst + 1,
+                rig.switches.total());
+
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0", other.groupId(), "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals(List.of("g0.1"), rig.groups(rig.away).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(Integer.valueOf(3002), rig.flows(rig.away, "g0.1").get(5002));
+        assertEquals(rulesAfterFirst, rig.switches.total());
+        assertEquals("the shared return rule stays for g0.1", 1, rig.s2Rules(rig.awayPort()).size());
+
+        m = rig.executor().merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertTrue(rig.groups(rig.away).isEmpty());
+        assertEquals(Integer.valueOf(3002), rig.flows(rig.home, "g0").get(5002));
+        assertEquals(List.of(0, 1, 2, 3), rig.group("g0").classIds().stream().sorted().collect(Collectors.toList()));
+        assertTrue(rig.s2Rules(rig.awayPort()).isEmpty());
+    }
+
     @Test
     public void aClassSliceScalesOutWithItsFlowsOnlyAndJoinsBackToTheOriginalRules() throws Exception {
         Rig rig = new Rig("scaleout-slice");
