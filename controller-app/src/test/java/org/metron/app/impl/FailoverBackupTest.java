@@ -3,6 +3,7 @@ package org.metron.app.impl;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.local.LocalStoreFactory;
@@ -12,7 +13,12 @@ import org.metron.app.scaling.ScalingExecutor;
 import org.metron.app.scaling.ScalingStore;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.FailoverBackup;
+import org.metron.app.spi.MetronServer;
 import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.TestAgent;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowRule;
 
@@ -174,5 +180,55 @@ public class FailoverBackupTest {
                 fromBackup.store.installed().get(ID).get().value().switchRules().size());
         fromBackup.manager.remove(ID);
         assertEquals(0, fromBackup.switches.total());
+    }
+    /**
+     * The chain deployed with at most 1 core per server (its two groups share it) beside a second server on
+     * s4:11, then class 0's source-port-bit-0 half scaled out to the other server (no core left for it). Both
+     * servers' agents are TestAgent stand-ins (ScaleOutExecutorTest scales out between real agents).
+     */
+    private static TwoPathWorld scaledOut() {
+        TwoPathWorld w = new TwoPathWorld();
+        w.servers.add(new MetronServer(DeviceId.deviceId("metron:b"), new TestAgent("b:1", 4, 0.1)
+                .nic("eth0", true, 64), Map.of("eth0", ConnectPoint.deviceConnectPoint(TwoPathWorld.S4 + "/11"))));
+        String json = TwoPathWorld.json("r").replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1");
+        assertTrue(json, json.contains("\"maxCpuCores\": 1"));
+        assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
+        ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
+                w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
+                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1))
+                .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        w.manager.awaitBackups();
+        return w;
+    }
+
+    /**
+     * A chain with a group on another server fails over with it: the backup for s2 failing (computed after the
+     * scale-out) puts on s3 class 0's half for the remote group, leaving toward s4, and on s4 the remote group's
+     * tag from s3 to the other server's port 11; a recomputation installs the same tables.
+     */
+    @Test
+    public void aScaledOutGroupKeepsItsPathToTheOtherServerAfterAFailover() {
+        TwoPathWorld fromBackup = scaledOut();
+        TwoPathWorld recomputed = scaledOut();
+        Placement p = fromBackup.manager.placement(ID).get();
+        GroupAssignment remote = p.groups().stream().filter(GroupAssignment::remote).findFirst().orElseThrow();
+        assertEquals(p, backups(fromBackup).failover(Fixtures.D2).orElseThrow().basis());
+        PortNumber otherPort = PortNumber.portNumber(remote.server().get().equals(DeviceId.deviceId("metron:b"))
+                ? 11 : 10);
+
+        failS2(fromBackup, recomputed);
+
+        assertEquals(Set.of("g0 sport&0x0001=0x0000", remote.groupId() + " sport&0x0001=0x0001"),
+                class0Rules(fromBackup, S3));
+        assertTrue(fromBackup.switches.rules(S3).stream().filter(r -> RuleRetagger.taggedClass(r, remote.tag())
+                .isPresent()).allMatch(r -> r.treatment().allInstructions().contains(
+                Instructions.createOutput(PortNumber.portNumber(2)))));
+        assertEquals(1, fromBackup.switches.rules(DeviceId.deviceId(TwoPathWorld.S4)).stream()
+                .filter(r -> RuleRetagger.matchesGroup(r, remote.tag())
+                        && r.selector().criteria().toString().contains("IN_PORT:2")
+                        && r.treatment().allInstructions().contains(Instructions.createOutput(otherPort))).count());
+        assertEquals(fromBackup.switches.total(),
+                fromBackup.store.installed().get(ID).get().value().switchRules().size());
     }
 }

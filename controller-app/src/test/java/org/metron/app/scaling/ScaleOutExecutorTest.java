@@ -149,6 +149,16 @@ public class ScaleOutExecutorTest {
             return placement().groups().stream().filter(g -> g.groupId().equals(id)).findFirst().get();
         }
 
+        /** Classes 1 and 2 (the split's choice at these rates) scaled out to the other server as g0.1. */
+        GroupAssignment spreadWholeClasses() {
+            ScalingEvent e = executor().split(chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0), "test",
+                    System.currentTimeMillis());
+            assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+            GroupAssignment moved = group("g0.1");
+            assertEquals(away.id(), moved.server().get());
+            return moved;
+        }
+
         /**
          * Flows from source ports 5000 and 5001 on the chain's server, then class 0 divided by source-port bit 0:
          * the half with the bit set (5001's) scaled out to the other server as g0.1.
@@ -229,11 +239,7 @@ public class ScaleOutExecutorTest {
     @Test
     public void removingAChainSpreadOverTwoServersRemovesItsHalfOnTheOtherServerToo() throws Exception {
         Rig rig = new Rig("scaleout-rm");
-        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
-                "test", System.currentTimeMillis());
-        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
-        GroupAssignment moved = rig.group("g0.1");
-        assertEquals(rig.away.id(), moved.server().get());
+        GroupAssignment moved = rig.spreadWholeClasses();
         assertEquals(1, rig.groups(rig.away).size());
 
         rig.manager.remove(rig.chain);
@@ -321,9 +327,7 @@ public class ScaleOutExecutorTest {
     @Test
     public void twoGroupsScaledOutToOneServerShareItsPipelineAndComeBackOneByOne() throws Exception {
         Rig rig = new Rig("scaleout-two");
-        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
-                "test", System.currentTimeMillis());
-        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        rig.spreadWholeClasses();
         assertEquals(List.of(0, 3), rig.group("g0").classIds());
         rig.importFlow(rig.away, "g0.1", 5002, 3002);
         int rulesAfterFirst = rig.switches.total();
