@@ -38,8 +38,8 @@ import java.util.stream.Collectors;
  * Gives a server back what the store says it runs and its agent no longer holds (the agent restarted and lost
  * its pipelines and NIC rules): the same pipeline (groups, tags, cores) and NIC rules with the same ids, built
  * from the stored placement exactly as the first deployment built them — for the chains whose server it is, and
- * for the groups chains scaled out to it (docs/scaling.md#scale-out: the pipeline named as the chain with that one
- * group, and its NIC rule where the NIC has a rule table). Compares against what the agent lists, so nothing
+ * for the groups chains scaled out to it (docs/scaling.md#scale-out: the pipeline named as the chain with the
+ * chain's groups on that server, and their NIC rules where the NIC has a rule table). Compares against what the agent lists, so nothing
  * present is installed twice; switch rules are not the agent's and stay as they are (they still send the groups'
  * tags to this server). A group's flow state comes back from the agent's own file (--state-dir), which it offers
  * to the first deployment of the same pipeline and group id with the same Click config.
