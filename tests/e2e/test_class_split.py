@@ -46,7 +46,8 @@ class DemoRun:
     host said before, while split and after, the sender's log, the timeline and the packets at the sink."""
 
     def __init__(self, s, tmp_path, while_split=lambda run: None):
-        """while_split(run) is called while the chain is split, before `during` is read."""
+        """while_split(run) is called while the chain is split; `during` is what it returns, or the /scaling
+        document read after it when it returns None."""
         net = s.network()
         body, self.plan = demo_chain("demo", net["ingress"][0], net["egress"][0],
                                      int(workload.tsc_hz() / CAPACITY_PPS))
@@ -64,13 +65,17 @@ class DemoRun:
         try:
             self.log, self.during = workload.split_then_merge(
                 sender, self.timeline, LOW_PPS, CAPACITY_PPS,
-                lambda: (while_split(self), s.host.call("GET", "/scaling/demo"))[1])
+                lambda: self._during(s, while_split))
         finally:
             sender.kill()
             self.samples = self.timeline.stop()
             pcap, self.capture_drops = capture.stop()
         self.after = s.host.call("GET", "/scaling/demo")
         self.arrivals = workload.read_pcap(pcap)
+
+    def _during(self, s, while_split):
+        doc = while_split(self)
+        return doc if doc is not None else s.host.call("GET", "/scaling/demo")
 
     def assert_mappings_kept(self):
         """One NAPT translation and one LB backend per flow, from the first packet to the last."""

@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 sys.path.insert(0, str(REPO / "bench" / "scaling"))
 
 from metron_demo.session import Session  # noqa: E402
+from support import wait_for  # noqa: E402
 from test_class_split import FLOWS, DemoRun  # noqa: E402
 import workload  # noqa: E402
 
@@ -115,3 +116,64 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         assert cli.returncode == 0, cli.stderr
         assert "server" in cli.stdout and home in cli.stdout, cli.stdout
         s.host.call("DELETE", "/chains/demo")
+
+
+def test_a_restarted_agent_of_the_other_server_gets_its_half_back_with_its_flows(tmp_path):
+    """While the demo chain is spread over both servers, the agent of the server holding the scaled-out half is
+    restarted (SIGTERM: it saves its tables; the launcher's --state-dir). The controller's agent watch sees the new
+    boot id and deploys that half there again (ServerRecovery), filled from the agent's file; the switch rules were
+    left pointing at it. Packets of the half's flows reach the sink again before the merge, the other half's flows
+    lose nothing, the half's losses lie around the restart, and every flow keeps one NAPT translation and one LB
+    backend from its first packet to its last (a half redeployed empty would give its flows new ports)."""
+    with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
+        marks = {}
+
+        def restart_other_agent(run):
+            during = s.host.call("GET", "/scaling/demo")
+            remote = [g for g in during["groups"] if g.get("remote")]
+            assert len(remote) == 1, during["groups"]
+            node = remote[0]["server"].split(":")[-1]
+            assert node in s.state["nodes"], (remote[0]["server"], list(s.state["nodes"]))
+            marks.update(node=node, group=remote[0]["id"], stop_ns=time.time_ns())
+            s.restart_agent(node)
+
+            def redeployed():
+                try:
+                    return any(g["pipelineId"] == "demo" and g["groupId"] == marks["group"]
+                               for g in s.agent_stats(node)["groups"])
+                except RuntimeError:  # the agent is still starting
+                    return False
+
+            wait_for(redeployed, 60, f"the controller to redeploy {marks['group']} on the restarted {node}")
+            marks["back_ns"] = time.time_ns()
+            time.sleep(2.0)  # still spread, at the high rate: the half carries its flows again
+            return during
+
+        run = DemoRun(s, tmp_path, while_split=restart_other_agent)
+        history = run.after["history"]
+        log_text = (Path(s.state["run_dir"]) / f"agent-{marks['node']}.log").read_text(errors="replace")
+        half = next(g for g in run.during["groups"] if g["id"] == marks["group"])
+        sl = half["slices"][str(run.cls)]
+        moved = [f for f in range(FLOWS) if (40000 + f) & sl["sportMask"] == sl["sportValue"]]
+        lost = workload.lost(run.arrivals, run.log["sent"])
+        windows = workload.loss_windows(run.arrivals, run.log["sent"])
+        again = {f: sum(1 for (flow, _), ns in run.arrivals.sent_ns.items()
+                        if flow == f and marks["back_ns"] <= ns <= marks["back_ns"] + 2_000_000_000)
+                 for f in moved}
+        print(f"scale-out restart e2e: {marks['node']} restarted in "
+              f"{(marks['back_ns'] - marks['stop_ns']) / 1e6:.0f} ms (stop to redeployed); half {marks['group']} "
+              f"flows {moved}; packets after: {again}; lost {sum(len(v) for v in lost.values())} of "
+              f"{sum(run.log['sent'])}, windows {windows[:5]}; history "
+              f"{[(e['kind'], e['outcome'], e['steps']) for e in history]}")
+        assert [(e["kind"], e["outcome"]) for e in history] == [("split", "DONE"), ("merge", "DONE")], history
+        assert 0 < len(moved) < FLOWS, (sl, moved)
+        assert f"state: restored pipeline 'demo' group '{marks['group']}'" in log_text, log_text[-2000:]
+        assert all(n > 0 for n in again.values()), again
+        assert run.capture_drops == 0, "the capture itself dropped packets: the loss check would be meaningless"
+        assert not set(lost) - set(moved), {f: len(v) for f, v in lost.items()}
+        for before, after, flow, first, n in windows:
+            assert (before is None or before >= marks["stop_ns"] - 1_000_000_000) and \
+                (after is None or after <= marks["back_ns"] + 1_000_000_000), (flow, first, n, marks)
+        run.assert_mappings_kept()
+        s.host.call("DELETE", "/chains/demo")
+

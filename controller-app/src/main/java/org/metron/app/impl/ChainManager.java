@@ -431,16 +431,21 @@ public final class ChainManager implements MetronService, CompiledChains {
         return moved;
     }
 
-    /** What a reroute installs: the offload choice, the placement it leads to and the plan of its rules. */
+    /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
     private static final class Reroute {
         final OffloadChoice offload;
         final Placement placement;
-        final DeploymentPlan plan;
+        /** Per device, install order (the offload device last). */
+        final Map<DeviceId, List<InstalledRule>> rules;
 
-        Reroute(OffloadChoice offload, Placement placement, DeploymentPlan plan) {
+        Reroute(OffloadChoice offload, Placement placement, Map<DeviceId, List<InstalledRule>> rules) {
             this.offload = offload;
             this.placement = placement;
-            this.plan = plan;
+            this.rules = rules;
+        }
+
+        List<InstalledRule> allRules() {
+            return rules.values().stream().flatMap(List::stream).collect(Collectors.toList());
         }
     }
 
@@ -464,7 +469,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         } else {
             Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
             moved = r.placement;
-            store.installed().put(id, deployer.reroute(st, r.plan.switchRules()));
+            store.installed().put(id, deployer.reroute(st, r.rules));
             // the new offload device's alternatives (as before this reroute path had backups); failovers follow
             store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
             compiled.put(id, new Compiled(existing(id).version(), r.offload.compiled()));
@@ -507,25 +512,31 @@ public final class ChainManager implements MetronService, CompiledChains {
                 ? pe.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
                 : pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
                 new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
-        List<List<Integer>> before = p.groups().stream().map(GroupAssignment::classIds).collect(Collectors.toList());
-        List<List<Integer>> after = oc.compiled().groups().stream().map(ClassGroup::classIds)
-                .collect(Collectors.toList());
-        if (!before.equals(after)) {
-            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "offload device " + oc.device() + " would need "
-                    + "other server groups " + after + " than the running " + before + "; resubmit the chain");
-        }
         Tag marker = p.groups().isEmpty() ? tags.allocations().stream()
                 .filter(t -> t.chainId().equals(id)).map(TagAllocation::tag).findFirst().orElseThrow()
                 : p.groups().get(0).tag();
         Placement moved = new Placement(id, p.server(), p.nic(), p.egressNic(), Optional.of(oc.device()),
                 oc.profile().name(), p.groups());
-        return new Reroute(oc, moved, rp.plan(id, d, moved, server, false, oc, marker));
+        // planned as compiled, then as scaling left the groups (split, sliced, on other servers, merged)
+        Placement basis;
+        try {
+            basis = ScaledRules.basis(moved, oc.compiled());
+        } catch (MetronException e) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "offload device " + oc.device() + " would need "
+                    + "other server groups: " + e.getMessage(), e);
+        }
+        DeploymentPlan plan = rp.plan(id, d, basis, server, false, oc, marker);
+        return new Reroute(oc, moved, ScaledRules.of(plan, basis, moved, oc.device(), g -> rp.remotePath(id, d,
+                oc.device(), servers.server(g.server().orElseThrow()).orElseThrow(() -> new MetronException(
+                        Fault.AGENT_FAILURE, "server " + g.server().get() + " of group " + g.groupId() + " is gone")),
+                g, marker), rp.appId()));
     }
 
     /**
      * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
      * ingress device, where the chain would go if that device failed. Called after every change of the chain's
-     * placement; a backup computed for an older placement is never used (see {@link #fits}).
+     * placement or rules: deployment, update, reroute here, every scaling operation through
+     * {@link #rulesChanged}; a backup computed for an older placement is never used (see {@link #fits}).
      */
     public void refreshBackups(ChainId id) {
         backupWorker.execute(() -> {
@@ -569,7 +580,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             NetworkWithout without = new NetworkWithout(placement.network(), f);
             try {
                 Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
-                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.plan.allSwitchRules()));
+                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.allRules()));
             } catch (MetronException e) {
                 log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
             }
@@ -919,6 +930,11 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public CompiledChain compiled(ChainId id) {
         return compiledFor(existing(id), placement(id));
+    }
+
+    @Override
+    public void rulesChanged(ChainId id) {
+        refreshBackups(id);
     }
 
     private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {

@@ -15,4 +15,11 @@ public interface CompiledChains {
      * @throws org.metron.app.api.MetronException UNKNOWN_CHAIN for a chain that does not exist
      */
     CompiledChain compiled(ChainId id);
+
+    /**
+     * Scaling changed the chain's groups or switch rules (an operation committed): what was precomputed for its
+     * rules before, its failover backups, is computed again ({@link ChainManager#refreshBackups}), so a device
+     * failing later is still handled by a lookup, with the rules the chain has now.
+     */
+    void rulesChanged(ChainId id);
 }

@@ -2,6 +2,7 @@ package org.metron.app.impl;
 
 import com.google.common.hash.Hashing;
 import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.agent.v1.Egress;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.NicAction;
@@ -88,6 +89,11 @@ public final class RulePlanner {
     public RulePlanner(ApplicationId appId, NetworkView network) {
         this.appId = Objects.requireNonNull(appId);
         this.network = Objects.requireNonNull(network);
+    }
+
+    /** The application the planned rules belong to (their ids depend on it). */
+    ApplicationId appId() {
+        return appId;
     }
 
     /** The same planner over another view of the network (a failure precomputed: {@link NetworkWithout}). */
@@ -515,14 +521,39 @@ public final class RulePlanner {
     }
 
     /**
-     * The pipeline a group scaled out to another server runs there: the chain's egress list through the group's
-     * egress NIC, the one group.
+     * The pipeline the groups a chain scaled out to {@code server} run there (named after the chain, as on its own
+     * server): the chain's egress list through their egress NIC, those groups of {@code p}.
+     *
+     * @throws MetronException INTERNAL when {@code p} places no group on {@code server}
      */
-    public static DeployPipelineRequest remotePipeline(ChainId chain, GroupAssignment ga, CompiledChain compiled,
-                                                       Tag marker) {
-        Placement alone = new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
-                List.of(ga.onItsServer()));
+    public static DeployPipelineRequest remotePipeline(ChainId chain, Placement p, DeviceId server,
+                                                       CompiledChain compiled, Tag marker) {
+        List<GroupAssignment> there = p.groups().stream().filter(g -> g.server().equals(Optional.of(server)))
+                .collect(Collectors.toList());
+        if (there.isEmpty()) {
+            throw new MetronException(Fault.INTERNAL, "chain " + chain + " has no group on " + server);
+        }
+        Placement alone = new Placement(chain, Optional.of(server), there.get(0).nic(), there.get(0).egressNic(),
+                Optional.empty(), "", there.stream().map(GroupAssignment::onItsServer).collect(Collectors.toList()));
         return pipeline(chain, alone, compiled, marker);
+    }
+
+    /**
+     * The same group set as an update of the running pipeline: groups whose spec is unchanged keep running with
+     * their flows, new ones start empty, absent ones are retired; the pipeline keeps its egress.
+     */
+    public static UpdatePipelineRequest asUpdate(DeployPipelineRequest req) {
+        return UpdatePipelineRequest.newBuilder().setPipelineId(req.getPipelineId()).addAllGroups(req.getGroupsList())
+                .build();
+    }
+
+    /**
+     * The NIC rule of a group scaled out to another server (its tag to its core's queue on that server's NIC),
+     * with the id {@link #nicRuleId} gives it; installed there when that NIC has a rule table.
+     */
+    public static NicRule remoteNicRule(ChainId chain, GroupAssignment ga) {
+        return nicRules(chain, new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
+                List.of(new GroupAssignment(ga.groupId(), ga.tag(), ga.core(), ga.classIds())))).get(0);
     }
 
     /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */

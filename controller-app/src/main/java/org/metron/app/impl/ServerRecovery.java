@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineState;
@@ -7,6 +8,7 @@ import org.metron.agent.v1.PipelineStatus;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -24,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -34,8 +37,12 @@ import java.util.stream.Collectors;
 /**
  * Gives a server back what the store says it runs and its agent no longer holds (the agent restarted and lost
  * its pipelines and NIC rules): the same pipeline (groups, tags, cores) and NIC rules with the same ids, built
- * from the stored placement exactly as the first deployment built them. Compares against what the agent lists,
- * so nothing present is installed twice; switch rules are not the agent's and stay as they are.
+ * from the stored placement exactly as the first deployment built them — for the chains whose server it is, and
+ * for the groups chains scaled out to it (docs/scaling.md#scale-out: the pipeline named as the chain with the
+ * chain's groups on that server, and their NIC rules where the NIC has a rule table). Compares against what the agent lists, so nothing
+ * present is installed twice; switch rules are not the agent's and stay as they are (they still send the groups'
+ * tags to this server). A group's flow state comes back from the agent's own file (--state-dir), which it offers
+ * to the first deployment of the same pipeline and group id with the same Click config.
  */
 public final class ServerRecovery {
     private static final Logger log = LoggerFactory.getLogger(ServerRecovery.class);
@@ -56,7 +63,8 @@ public final class ServerRecovery {
     }
 
     /**
-     * Restores every chain this instance leads on {@code server} whose pipeline or NIC rules the agent lacks.
+     * Restores every chain this instance leads on {@code server} (as its server, or for a group scaled out to it)
+     * whose pipeline or NIC rules the agent lacks.
      * A chain that cannot be restored does not stop the others.
      *
      * @return the chains something was restored for
@@ -71,8 +79,11 @@ public final class ServerRecovery {
                 .getRulesList().stream().map(NicRule::getId).collect(Collectors.toSet());
         List<ChainId> restored = new ArrayList<>();
         List<String> failed = new ArrayList<>();
+        Map<ChainId, Placement> placements = store.placements().snapshot();
         for (InstalledState st : store.installed().snapshot().values()) {
-            if (!st.server().equals(Optional.of(server.id()))) {
+            Placement placed = placements.get(st.chainId());
+            if (!st.server().equals(Optional.of(server.id()))
+                    && (placed == null || scaledOutTo(placed, server).isEmpty())) {
                 continue;
             }
             ChainId id = st.chainId();
@@ -100,9 +111,12 @@ public final class ServerRecovery {
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
         Optional<Placement> p = store.placements().get(id).map(Versioned::value);
         // a chain being removed, or left FAILED by an incomplete removal, is not brought back
-        if (st.isEmpty() || chain.isEmpty() || p.isEmpty() || !st.get().server().equals(Optional.of(server.id()))
+        if (st.isEmpty() || chain.isEmpty() || p.isEmpty()
                 || !(chain.get().state() == ChainState.DEPLOYED || chain.get().state() == ChainState.ACTIVE)) {
             return false;
+        }
+        if (!st.get().server().equals(Optional.of(server.id()))) {
+            return restoreScaledOut(id, chain.get(), p.get(), server, pipelines, nicRules);
         }
         // a chain kept on its server while the server was lost (ChainManager.serverLost) is whole again: the
         // loss is over (the log keeps it), the chain reads as it did before
@@ -130,17 +144,63 @@ public final class ServerRecovery {
                     "reinstalling " + rules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
-            PipelineStatus status = call(agent.deployPipeline(RulePlanner.pipeline(id, p.get(),
-                    compiled(chain.get(), p.get()), p.get().groups().get(0).tag())),
-                    "redeploying pipeline " + id + " on " + agent.target());
-            if (status.getState() == PipelineState.PIPELINE_FAILED) {
-                throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
-                        + " reports redeployed pipeline " + id + " FAILED: " + status.getMessage());
-            }
+            redeploy(agent, id, RulePlanner.pipeline(id, p.get(), compiled(chain.get(), p.get()),
+                    p.get().groups().get(0).tag()));
         }
         log.info("Chain {} restored on {}: pipeline {}, NIC rules {}", id, server, missingPipeline ? "redeployed"
                 : "was running", missingRules);
         return true;
+    }
+
+    /** The chain's groups scaled out to {@code server}. */
+    private static List<GroupAssignment> scaledOutTo(Placement p, MetronServer server) {
+        return p.groups().stream().filter(g -> g.remote() && g.server().equals(Optional.of(server.id())))
+                .collect(Collectors.toList());
+    }
+
+    /**
+     * The groups a chain scaled out to {@code server}: their NIC rules (when that NIC has a rule table, as the
+     * scale-out installed them) and their pipeline, as the scale-outs left them.
+     */
+    private boolean restoreScaledOut(ChainId id, Chain chain, Placement p, MetronServer server,
+                                     Set<String> pipelines, Set<Long> nicRules) {
+        List<GroupAssignment> away = scaledOutTo(p, server);
+        if (away.isEmpty()) {
+            return false;
+        }
+        AgentClient agent = server.agent();
+        List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(RulePlanner.nicRuleId(id,
+                g.groupId()))).collect(Collectors.toList());
+        Set<String> tables = lacking.isEmpty() ? Set.of() : call(agent.getResources(), "reading resources of "
+                + agent.target()).getNicsList().stream().filter(n -> n.getMaxNicRules() > 0)
+                .map(org.metron.agent.v1.Nic::getName).collect(Collectors.toSet());
+        List<NicRule> missingRules = lacking.stream().filter(g -> tables.contains(g.nic()))
+                .map(g -> RulePlanner.remoteNicRule(id, g)).collect(Collectors.toList());
+        boolean missingPipeline = !pipelines.contains(id.name());
+        if (missingRules.isEmpty() && !missingPipeline) {
+            return false;
+        }
+        if (!missingRules.isEmpty()) {
+            call(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(missingRules).build()),
+                    "reinstalling " + missingRules.size() + " NIC rules of " + id + " on " + agent.target());
+        }
+        if (missingPipeline) {
+            redeploy(agent, id, RulePlanner.remotePipeline(id, p, server.id(), compiled(chain, p),
+                    p.groups().get(0).tag()));
+        }
+        log.info("Chain {} groups {} scaled out to {} restored: pipeline {}, NIC rules {}", id, away.stream()
+                .map(GroupAssignment::groupId).collect(Collectors.toList()), server, missingPipeline ? "redeployed"
+                : "was running", missingRules.stream().map(NicRule::getId).collect(Collectors.toList()));
+        return true;
+    }
+
+    private void redeploy(AgentClient agent, ChainId id, DeployPipelineRequest req) {
+        PipelineStatus status = call(agent.deployPipeline(req), "redeploying pipeline " + id + " on "
+                + agent.target());
+        if (status.getState() == PipelineState.PIPELINE_FAILED) {
+            throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
+                    + " reports redeployed pipeline " + id + " FAILED: " + status.getMessage());
+        }
     }
 
     /**

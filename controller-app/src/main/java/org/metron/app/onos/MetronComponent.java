@@ -132,6 +132,11 @@ public class MetronComponent implements MetronService, CompiledChains {
         return manager.compiled(id);
     }
 
+    @Override
+    public void rulesChanged(ChainId id) {
+        manager.rulesChanged(id);
+    }
+
     private void reroute(DeviceId device) {
         events.execute(() -> {
             List<ChainId> moved = manager.reroute(device);

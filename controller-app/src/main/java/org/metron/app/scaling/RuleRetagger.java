@@ -199,7 +199,11 @@ public final class RuleRetagger {
         return new ClassSlice(m, port.toInt() & m);
     }
 
-    private static FlowRule withSport(FlowRule rule, int cls, ClassSlice sport, Tag to, ApplicationId app) {
+    /**
+     * {@code rule} matching source ports in {@code sport} (in place of its own source-port match), tagging for
+     * {@code to} (class {@code cls}); the id a deployment of that match gets.
+     */
+    public static FlowRule withSport(FlowRule rule, int cls, ClassSlice sport, Tag to, ApplicationId app) {
         boolean tcp = sportType(rule).orElseThrow() == Criterion.Type.TCP_SRC_MASKED;
         TrafficSelector.Builder s = DefaultTrafficSelector.builder();
         for (Criterion c : rule.selector().criteria()) {

@@ -1,6 +1,7 @@
 package org.metron.app.scaling;
 
 import org.metron.agent.v1.Core;
+import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.NicRule;
@@ -149,11 +150,9 @@ public final class ScalingExecutor {
         if (home == null) {
             return new int[]{-1, 0};
         }
-        Set<DeviceId> hosting = new HashSet<>();
-        p.groups().forEach(x -> x.server().ifPresent(hosting::add));
         int here = resources.fresh(home).map(r -> freeCores(home, r).size()).orElse(-1);
         int elsewhere = planner == null ? 0 : servers.servers().stream()
-                .filter(s -> !s.id().equals(home) && !hosting.contains(s.id()) && !s.attachments().isEmpty())
+                .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty())
                 .mapToInt(s -> resources.fresh(s.id()).map(r -> freeCores(s.id(), r).size()).orElse(0)).sum();
         return new int[]{here, elsewhere};
     }
@@ -431,11 +430,9 @@ public final class ScalingExecutor {
                                        StepTimer timer, SplitPlan plan, String newId) {
         Placement before = c.placement.value();
         ChainId chainId = before.chainId();
-        Set<DeviceId> hosting = new HashSet<>();
-        before.groups().forEach(x -> x.server().ifPresent(hosting::add));
+        // a server already running a group of the chain takes another into the same pipeline
         List<MetronServer> candidates = servers.servers().stream()
-                .filter(s -> !s.id().equals(c.server.id()) && !hosting.contains(s.id())
-                        && !s.attachments().isEmpty())
+                .filter(s -> !s.id().equals(c.server.id()) && !s.attachments().isEmpty())
                 .collect(Collectors.toCollection(ArrayList::new));
         java.util.Collections.shuffle(candidates, random);
         MetronServer best = null;
@@ -917,14 +914,16 @@ public final class ScalingExecutor {
                 store.installed().put(op.chain(), union(op));
                 if (split) {
                     long asked = System.nanoTime();
-                    call(far.deployPipeline(RulePlanner.remotePipeline(op.chain(), rg, cc, marker)),
-                            "deploying " + op.other() + " of " + op.chain() + " on " + far.target());
+                    DeployPipelineRequest there = RulePlanner.remotePipeline(op.chain(), op.after(),
+                            remote.id(), cc, marker);
+                    // beside the chain's other groups there (kept running with their flows), or a new pipeline
+                    call(there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
+                            : far.deployPipeline(there), "deploying " + op.other() + " of " + op.chain() + " on "
+                            + far.target());
                     if (op.nicRuleId() != 0) {
-                        call(far.installNicRules(NicRuleBatch.newBuilder().addAllRules(RulePlanner.nicRules(
-                                op.chain(), new Placement(op.chain(), rg.server(), rg.nic(), rg.egressNic(),
-                                        Optional.empty(), "", List.of(new GroupAssignment(rg.groupId(), rg.tag(),
-                                        rg.core(), rg.classIds()))))).build()), "installing the NIC rule of "
-                                + op.other() + " on " + far.target());
+                        call(far.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(
+                                op.chain(), rg)).build()), "installing the NIC rule of " + op.other() + " on "
+                                + far.target());
                     }
                     long n = moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), false);
                     timer.lap("nic+pipeline");
@@ -981,14 +980,18 @@ public final class ScalingExecutor {
         }
         if (!split) {
             problems.addAll(removeByDevice(op.transitRemoved()));
-            problems.addAll(removeRemote(op, far, rg));
+            problems.addAll(removeRemote(op, far, rg, op.after(), cc));
             store.tags().remove(new TagKey(op.otherTag()));
         }
         return committed(op, true, problems, timer);
     }
 
-    /** Removes a scaled-out group's NIC rule and pipeline from its server, as far as they are there. */
-    private List<String> removeRemote(ScalingOperation op, AgentClient far, GroupAssignment rg) {
+    /**
+     * Removes a scaled-out group's NIC rule and pipeline from its server, as far as they are there; the pipeline is
+     * updated instead when {@code remaining} keeps other groups of the chain there (they run on with their flows).
+     */
+    private List<String> removeRemote(ScalingOperation op, AgentClient far, GroupAssignment rg, Placement remaining,
+                                      CompiledChain cc) {
         List<String> left = new ArrayList<>();
         long id = op.nicRuleId();
         try {
@@ -1003,7 +1006,13 @@ public final class ScalingExecutor {
         try {
             boolean runs = call(far.listPipelines(), "listing pipelines of " + far.target()).getPipelinesList()
                     .stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()));
-            if (runs) {
+            DeviceId server = rg.server().orElseThrow();
+            boolean others = remaining.groups().stream().anyMatch(g -> g.server().equals(Optional.of(server)));
+            if (runs && others) {
+                call(far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(), remaining,
+                        server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other() + " on "
+                        + far.target());
+            } else if (runs) {
                 call(far.removePipeline(op.chain().name()), "removing " + op.other() + " from " + far.target());
             }
         } catch (MetronException e) {
@@ -1015,7 +1024,7 @@ public final class ScalingExecutor {
     /** Undoes a scale-out stopped before its re-tag: the other server's pipeline and rules, the tag, the store. */
     private List<String> rollbackRemote(ScalingOperation op, AgentClient far, GroupAssignment rg) {
         List<String> left = new ArrayList<>(removeByDevice(op.transitAdded()));
-        left.addAll(removeRemote(op, far, rg));
+        left.addAll(removeRemote(op, far, rg, op.before(), compiled.compiled(op.chain())));
         releaseSplit(op);
         restoreRecords(op);
         return left;
@@ -1065,6 +1074,8 @@ public final class ScalingExecutor {
             store.installed().replace(op.chain(), inst.get().version(), finalInstalled(op, repliesRetagged));
         }
         journal.operations().remove(op.chain());
+        // every split, merge and scale-out ends here: the backups computed for the old rules no longer fit
+        compiled.rulesChanged(op.chain());
     }
 
     /** Puts everything back as before the operation; answers what could not be undone. */

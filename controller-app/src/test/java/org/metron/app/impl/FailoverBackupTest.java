@@ -3,12 +3,26 @@ package org.metron.app.impl;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.Placement;
+import org.metron.app.api.Tag;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.scaling.RuleRetagger;
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingExecutor;
+import org.metron.app.scaling.ScalingStore;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.FailoverBackup;
+import org.metron.app.spi.MetronServer;
 import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.TestAgent;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowRule;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,6 +30,7 @@ import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 
 /**
@@ -60,13 +75,12 @@ public class FailoverBackupTest {
                     backups(w).failover(Fixtures.D1).isPresent());
     }
 
-    @Test
-    public void aFailureIsHandledFromTheBackupWithTheRulesARecomputationInstalls() {
-        TwoPathWorld fromBackup = deployed();
-        TwoPathWorld recomputed = deployed();
-        // the second world has its backups dropped: its reroute computes
+    /**
+     * s2 fails in two worlds holding the same chain: one has its backups, the other's are dropped, so its reroute
+     * computes. Both move the offload to s3, the first by the lookup; both install the same tables.
+     */
+    private static void failS2(TwoPathWorld fromBackup, TwoPathWorld recomputed) {
         recomputed.store.backups().put(ID, backups(recomputed).withFailovers(Map.of()));
-
         for (TwoPathWorld w : List.of(fromBackup, recomputed)) {
             w.net.down(Fixtures.S2);
             assertEquals(List.of(ID), w.manager.reroute(Fixtures.D2));
@@ -78,6 +92,13 @@ public class FailoverBackupTest {
         String computed = recomputed.manager.chain(ID).get().reason();
         assertTrue(computed, computed.contains("(recomputed,"));
         assertEquals(tables(recomputed), tables(fromBackup));
+    }
+
+    @Test
+    public void aFailureIsHandledFromTheBackupWithTheRulesARecomputationInstalls() {
+        TwoPathWorld fromBackup = deployed();
+        TwoPathWorld recomputed = deployed();
+        failS2(fromBackup, recomputed);
         assertEquals(recomputed.manager.placement(ID), fromBackup.manager.placement(ID));
         // the moved chain's backups are computed for its new placement: with s2 down, s3 has no alternative
         fromBackup.manager.awaitBackups();
@@ -105,5 +126,109 @@ public class FailoverBackupTest {
         w.manager.reroute(Fixtures.D2);
         assertTrue(w.manager.chain(ID).get().reason().contains("(recomputed,"));
         assertEquals(S3, w.manager.placement(ID).get().offloadDevice().get());
+    }
+    /** Class 0's offload rules on {@code device}: the group tag each writes, with its source-port slice. */
+    private static Set<String> class0Rules(TwoPathWorld w, DeviceId device) {
+        Placement p = w.manager.placement(ID).get();
+        return w.switches.rules(device).stream().flatMap(r -> p.groups().stream()
+                .filter(g -> RuleRetagger.taggedClass(r, g.tag()).equals(java.util.Optional.of(0)))
+                .map(g -> g.groupId() + " " + RuleRetagger.sportBits(r).orElseThrow()))
+                .collect(Collectors.toSet());
+    }
+
+    /**
+     * A class split changes the chain's offload rules (class 0 of g0 divided by source-port bit 0: g0 keeps the
+     * bit clear, a new group g0.1 with its own tag and core takes the bit set). The split refreshes the backups
+     * (ScalingExecutor commits through {@link CompiledChains#rulesChanged}): the backup for the offload switch s2
+     * failing is computed for the split placement, and applying it installs on s3 the split's rules - class 0 as
+     * two halves, each tagged for its group, and transit for g0.1's tag on s4 - not the one rule of before the
+     * split; a recomputation installs the same. The agent is the TestAgent stand-in: switch rules are what is
+     * checked here (ScalingExecutorTest splits on a real agent).
+     */
+    @Test
+    public void afterASplitTheBackupAppliedOnAFailureCarriesTheSplitRules() {
+        TwoPathWorld fromBackup = deployed();
+        TwoPathWorld recomputed = deployed();
+        FailoverBackup before = backups(fromBackup).failover(Fixtures.D2).orElseThrow();
+        assertEquals(Set.of("g0 whole"), class0Rules(fromBackup, Fixtures.D2));
+        for (TwoPathWorld w : List.of(fromBackup, recomputed)) {
+            ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
+                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis)
+                    .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
+            assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+            w.manager.awaitBackups();
+        }
+        Set<String> split = Set.of("g0 sport&0x0001=0x0000", "g0.1 sport&0x0001=0x0001");
+        assertEquals(split, class0Rules(fromBackup, Fixtures.D2));
+        FailoverBackup after = backups(fromBackup).failover(Fixtures.D2).orElseThrow();
+        assertEquals("computed for the split placement", fromBackup.manager.placement(ID).get(), after.basis());
+        assertNotEquals(before.basis(), after.basis());
+        Tag moved = fromBackup.manager.placement(ID).get().groups().stream()
+                .filter(g -> g.groupId().equals("g0.1")).findFirst().orElseThrow().tag();
+        assertTrue("the pre-split backup has nothing for the new group", before.switchRules().stream()
+                .noneMatch(r -> RuleRetagger.matchesGroup(r.rule(), moved)
+                        || RuleRetagger.taggedClass(r.rule(), moved).isPresent()));
+        failS2(fromBackup, recomputed);
+        // what moved to s3: class 0 divided as on s2, each half tagged for its group; g0.1's tag reaches the server
+        assertEquals(split, class0Rules(fromBackup, S3));
+        assertEquals(1, fromBackup.switches.rules(DeviceId.deviceId(TwoPathWorld.S4)).stream()
+                .filter(r -> RuleRetagger.matchesGroup(r, moved)
+                        && r.selector().criteria().toString().contains("IN_PORT:2")).count());
+        assertEquals(recomputed.store.installed().get(ID).get().value().switchRules().size(),
+                fromBackup.store.installed().get(ID).get().value().switchRules().size());
+        assertEquals(fromBackup.switches.total(),
+                fromBackup.store.installed().get(ID).get().value().switchRules().size());
+        fromBackup.manager.remove(ID);
+        assertEquals(0, fromBackup.switches.total());
+    }
+    /**
+     * The chain deployed with at most 1 core per server (its two groups share it) beside a second server on
+     * s4:11, then class 0's source-port-bit-0 half scaled out to the other server (no core left for it). Both
+     * servers' agents are TestAgent stand-ins (ScaleOutExecutorTest scales out between real agents).
+     */
+    private static TwoPathWorld scaledOut() {
+        TwoPathWorld w = new TwoPathWorld();
+        w.servers.add(new MetronServer(DeviceId.deviceId("metron:b"), new TestAgent("b:1", 4, 0.1)
+                .nic("eth0", true, 64), Map.of("eth0", ConnectPoint.deviceConnectPoint(TwoPathWorld.S4 + "/11"))));
+        String json = TwoPathWorld.json("r").replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1");
+        assertTrue(json, json.contains("\"maxCpuCores\": 1"));
+        assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
+        ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
+                w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
+                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1))
+                .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        w.manager.awaitBackups();
+        return w;
+    }
+
+    /**
+     * A chain with a group on another server fails over with it: the backup for s2 failing (computed after the
+     * scale-out) puts on s3 class 0's half for the remote group, leaving toward s4, and on s4 the remote group's
+     * tag from s3 to the other server's port 11; a recomputation installs the same tables.
+     */
+    @Test
+    public void aScaledOutGroupKeepsItsPathToTheOtherServerAfterAFailover() {
+        TwoPathWorld fromBackup = scaledOut();
+        TwoPathWorld recomputed = scaledOut();
+        Placement p = fromBackup.manager.placement(ID).get();
+        GroupAssignment remote = p.groups().stream().filter(GroupAssignment::remote).findFirst().orElseThrow();
+        assertEquals(p, backups(fromBackup).failover(Fixtures.D2).orElseThrow().basis());
+        PortNumber otherPort = PortNumber.portNumber(remote.server().get().equals(DeviceId.deviceId("metron:b"))
+                ? 11 : 10);
+
+        failS2(fromBackup, recomputed);
+
+        assertEquals(Set.of("g0 sport&0x0001=0x0000", remote.groupId() + " sport&0x0001=0x0001"),
+                class0Rules(fromBackup, S3));
+        assertTrue(fromBackup.switches.rules(S3).stream().filter(r -> RuleRetagger.taggedClass(r, remote.tag())
+                .isPresent()).allMatch(r -> r.treatment().allInstructions().contains(
+                Instructions.createOutput(PortNumber.portNumber(2)))));
+        assertEquals(1, fromBackup.switches.rules(DeviceId.deviceId(TwoPathWorld.S4)).stream()
+                .filter(r -> RuleRetagger.matchesGroup(r, remote.tag())
+                        && r.selector().criteria().toString().contains("IN_PORT:2")
+                        && r.treatment().allInstructions().contains(Instructions.createOutput(otherPort))).count());
+        assertEquals(fromBackup.switches.total(),
+                fromBackup.store.installed().get(ID).get().value().switchRules().size());
     }
 }

@@ -16,10 +16,12 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
+import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
@@ -31,6 +33,8 @@ import org.metron.app.testing.RealAgent;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.metron.drivers.agent.AgentClient;
+import org.metron.drivers.agent.AgentEndpoint;
+import org.metron.drivers.agent.GrpcAgentClient;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.PortNumber;
@@ -83,8 +87,8 @@ public class ScaleOutExecutorTest {
         }
     }
 
-    private static String nicOf(RealAgent a) throws Exception {
-        return a.client().getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
+    private static String nicOf(AgentClient a) throws Exception {
+        return a.getResources().get(10, TimeUnit.SECONDS).getNics(0).getName();
     }
 
     /** One chain of four UDP classes (ScalingExecutorTest#compiled) on one of two servers, one core at most. */
@@ -100,13 +104,19 @@ public class ScaleOutExecutorTest {
         final MetronServer home;
         final MetronServer away;
 
+        final Synthesis synthesis = (spec, profile) -> ScalingExecutorTest.compiled(spec.name(), profile);
+
         Rig(String name) throws Exception {
-            servers.add(new MetronServer(DeviceId.deviceId("metron:a"), first.client(), Map.of(nicOf(first),
+            this(name, first.client(), second.client());
+        }
+
+        /** On the servers of two given agents' clients (server a and server b). */
+        Rig(String name, AgentClient a, AgentClient b) throws Exception {
+            servers.add(new MetronServer(DeviceId.deviceId("metron:a"), a, Map.of(nicOf(a),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
-            servers.add(new MetronServer(DeviceId.deviceId("metron:b"), second.client(), Map.of(nicOf(second),
+            servers.add(new MetronServer(DeviceId.deviceId("metron:b"), b, Map.of(nicOf(b),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
             Duration t = Duration.ofSeconds(10);
-            Synthesis synthesis = (spec, profile) -> ScalingExecutorTest.compiled(spec.name(), profile);
             manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                     new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
@@ -137,6 +147,30 @@ public class ScaleOutExecutorTest {
 
         GroupAssignment group(String id) {
             return placement().groups().stream().filter(g -> g.groupId().equals(id)).findFirst().get();
+        }
+
+        /** Classes 1 and 2 (the split's choice at these rates) scaled out to the other server as g0.1. */
+        GroupAssignment spreadWholeClasses() {
+            ScalingEvent e = executor().split(chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0), "test",
+                    System.currentTimeMillis());
+            assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+            GroupAssignment moved = group("g0.1");
+            assertEquals(away.id(), moved.server().get());
+            return moved;
+        }
+
+        /**
+         * Flows from source ports 5000 and 5001 on the chain's server, then class 0 divided by source-port bit 0:
+         * the half with the bit set (5001's) scaled out to the other server as g0.1.
+         */
+        GroupAssignment sliceOut() throws Exception {
+            importFlow(home, "g0", 5000, 2000);
+            importFlow(home, "g0", 5001, 2001);
+            ScalingEvent e = executor().splitClass(chain, "g0", 0, 0, "test", System.currentTimeMillis());
+            assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+            GroupAssignment moved = group("g0.1");
+            assertTrue(moved.remote());
+            return moved;
         }
 
         List<GroupStatus> groups(MetronServer s) throws Exception {
@@ -205,11 +239,7 @@ public class ScaleOutExecutorTest {
     @Test
     public void removingAChainSpreadOverTwoServersRemovesItsHalfOnTheOtherServerToo() throws Exception {
         Rig rig = new Rig("scaleout-rm");
-        ScalingEvent e = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0),
-                "test", System.currentTimeMillis());
-        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
-        GroupAssignment moved = rig.group("g0.1");
-        assertEquals(rig.away.id(), moved.server().get());
+        GroupAssignment moved = rig.spreadWholeClasses();
         assertEquals(1, rig.groups(rig.away).size());
 
         rig.manager.remove(rig.chain);
@@ -343,18 +373,60 @@ public class ScaleOutExecutorTest {
         assertEquals(0, agentShare(rig, rig.home, "g0"));
     }
 
+    /**
+     * Two groups of one chain on the other server (its agent has two worker cores): the second scale-out joins the
+     * pipeline there by an update, the first group runs on with its flows; merging one back retires it there by
+     * an update (the other keeps its flows), merging the last removes the pipeline.
+     */
+    @Test
+    public void twoGroupsScaledOutToOneServerShareItsPipelineAndComeBackOneByOne() throws Exception {
+        Rig rig = new Rig("scaleout-two");
+        rig.spreadWholeClasses();
+        assertEquals(List.of(0, 3), rig.group("g0").classIds());
+        rig.importFlow(rig.away, "g0.1", 5002, 3002);
+        int rulesAfterFirst = rig.switches.total();
+
+        ScalingEvent second = rig.executor().split(rig.chain, "g0", Map.of(0, 500.0, 3, 400.0), "test",
+                System.currentTimeMillis());
+
+        assertEquals(second.detail(), ScalingEvent.Outcome.DONE, second.outcome());
+        List<GroupAssignment> away = rig.placement().groups().stream().filter(GroupAssignment::remote)
+                .collect(Collectors.toList());
+        assertEquals(away.toString(), 2, away.size());
+        assertTrue(away.stream().allMatch(g -> g.server().get().equals(rig.away.id())));
+        assertEquals("two cores on the other server", 2, rig.placement().coresOn(rig.away.id()).size());
+        GroupAssignment other = away.stream().filter(g -> !g.groupId().equals("g0.1")).findFirst().get();
+        assertEquals(Set.of("g0.1", other.groupId()), rig.groups(rig.away).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toSet()));
+        assertEquals("the first group ran on with its flows", Integer.valueOf(3002),
+                rig.flows(rig.away, "g0.1").get(5002));
+        assertEquals(1, rig.offloadRulesFor(other.tag()).size());
+        assertEquals("toward S2, as g0.1's", Set.of(PortNumber.portNumber(2)),
+                new java.util.HashSet<>(rig.offloadRulesFor(other.tag()).values()));
+        assertEquals("one more transit rule (the return rules are shared)", rulesAfterFirst + 1,
+                rig.switches.total());
+
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0", other.groupId(), "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals(List.of("g0.1"), rig.groups(rig.away).stream().map(GroupStatus::getGroupId)
+                .collect(Collectors.toList()));
+        assertEquals(Integer.valueOf(3002), rig.flows(rig.away, "g0.1").get(5002));
+        assertEquals(rulesAfterFirst, rig.switches.total());
+        assertEquals("the shared return rule stays for g0.1", 1, rig.s2Rules(rig.awayPort()).size());
+
+        m = rig.executor().merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertTrue(rig.groups(rig.away).isEmpty());
+        assertEquals(Integer.valueOf(3002), rig.flows(rig.home, "g0").get(5002));
+        assertEquals(List.of(0, 1, 2, 3), rig.group("g0").classIds().stream().sorted().collect(Collectors.toList()));
+        assertTrue(rig.s2Rules(rig.awayPort()).isEmpty());
+    }
+
     @Test
     public void aClassSliceScalesOutWithItsFlowsOnlyAndJoinsBackToTheOriginalRules() throws Exception {
         Rig rig = new Rig("scaleout-slice");
         Set<Object> original = rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id).collect(Collectors.toSet());
-        rig.importFlow(rig.home, "g0", 5000, 2000);
-        rig.importFlow(rig.home, "g0", 5001, 2001);
-
-        ScalingEvent e = rig.executor().splitClass(rig.chain, "g0", 0, 0, "test", System.currentTimeMillis());
-
-        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
-        GroupAssignment moved = rig.group("g0.1");
-        assertTrue(moved.remote());
+        GroupAssignment moved = rig.sliceOut();
         assertEquals(List.of(0), moved.classIds());
         assertEquals("only the flows of its slice (source port bit 0 set)", Map.of(5001, 2001),
                 rig.flows(rig.away, "g0.1"));
@@ -417,5 +489,116 @@ public class ScaleOutExecutorTest {
         assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules().size());
         assertEquals(ScalingEvent.Outcome.DONE, rig.executor().merge(rig.chain, "g0", "g0.1", "test",
                 System.currentTimeMillis()).outcome());
+    }
+    /** What identifies a server's groups of the chain as its agent reports them: id, tag, core, classes. */
+    private static List<String> described(List<GroupStatus> groups) {
+        return groups.stream().map(g -> g.getGroupId() + " tag " + g.getTag().getValue() + " core " + g.getCore()
+                + " classes " + g.getClassIdsList()).collect(Collectors.toList());
+    }
+
+    private static GrpcAgentClient clientOf(int port) {
+        return GrpcAgentClient.connect(AgentEndpoint.builder().host("127.0.0.1").port(port)
+                .deadline(Duration.ofSeconds(5)).build());
+    }
+
+    private static int portOf(RealAgent a) {
+        String target = a.client().target();
+        return Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
+    }
+
+    /**
+     * The agent of the server a class slice was scaled out to crashes (SIGKILL) and starts again on its port with
+     * its state directory: the agent watch sees its new boot id and {@link ServerRecovery} deploys the scaled-out
+     * group there again (same group, tag, core, classes, slice), filled with its flows from the agent's last
+     * checkpoint; the switch rules still send the slice there, and the chain merges back with those flows.
+     */
+    @Test
+    public void aRestartedAgentOfTheOtherServerGetsTheScaledOutGroupBackWithItsFlows() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("metron-scaleout-state");
+        RealAgent[] agents = new RealAgent[2];
+        int[] ports = new int[2];
+        List<GrpcAgentClient> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                agents[i] = RealAgent.startOnPort("scaleout-restart" + i, 0, "--state-dir",
+                        dir.resolve("agent" + i).toString(), "--state-checkpoint-ms", "100");
+                ports[i] = portOf(agents[i]);
+                clients.add(clientOf(ports[i]));
+            }
+            Rig rig = new Rig("scaleout-restart", clients.get(0), clients.get(1));
+            Duration t = Duration.ofSeconds(10);
+            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager,
+                    rig.synthesis, t), t);
+            assertEquals("the first round compares both servers", Set.of(rig.home.id(), rig.away.id()),
+                    watch.check());
+            GroupAssignment moved = rig.sliceOut();
+            rig.importFlow(rig.away, "g0.1", 5003, 3003); // a flow the other server made
+            List<String> away = described(rig.groups(rig.away));
+            List<String> home = described(rig.groups(rig.home));
+            assertEquals(away.toString(), 1, away.size());
+            Map<Integer, Integer> flows = rig.flows(rig.away, "g0.1");
+            assertEquals(Map.of(5001, 2001, 5003, 3003), flows);
+            Set<FlowRule> switchRules = new java.util.HashSet<>(rig.switches.rules(Fixtures.D1));
+            switchRules.addAll(rig.switches.rules(Fixtures.D2));
+            int awayIndex = rig.away.agent() == clients.get(0) ? 0 : 1;
+            java.nio.file.Path stateDir = dir.resolve("agent" + awayIndex);
+            // a checkpoint after the last import: the group's file is (re)written every 100 ms
+            long deadline = System.currentTimeMillis() + 10_000;
+            long since = System.currentTimeMillis();
+            while (System.currentTimeMillis() < deadline && newestWrite(stateDir) <= since + 200) {
+                Thread.sleep(50);
+            }
+            assertTrue(agents[awayIndex].log(), newestWrite(stateDir) > since + 200);
+
+            agents[awayIndex].kill();
+            assertTrue("the agent lost the group", watch.check().isEmpty());
+            agents[awayIndex].close();
+            agents[awayIndex] = RealAgent.startOnPort("scaleout-restart" + awayIndex + "b", ports[awayIndex],
+                    "--state-dir", stateDir.toString(), "--state-checkpoint-ms", "100");
+            Set<DeviceId> recovered = Set.of();
+            deadline = System.currentTimeMillis() + 30_000;
+            while (!recovered.contains(rig.away.id()) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+                recovered = watch.check();
+            }
+            assertEquals(agents[awayIndex].log(), Set.of(rig.away.id()), recovered);
+            assertEquals(agents[awayIndex].log(), away, described(rig.groups(rig.away)));
+            assertEquals("the flows of the last checkpoint\n" + agents[awayIndex].log(), flows,
+                    rig.flows(rig.away, "g0.1"));
+            assertEquals("the chain's server was not touched", home, described(rig.groups(rig.home)));
+            Set<FlowRule> after = new java.util.HashSet<>(rig.switches.rules(Fixtures.D1));
+            after.addAll(rig.switches.rules(Fixtures.D2));
+            assertEquals("the switches still send the slice to the other server", switchRules, after);
+            assertEquals(Set.of(), watch.check());
+
+            ScalingEvent m = rig.executor().merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+            assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+            assertEquals(Map.of(5000, 2000, 5001, 2001, 5003, 3003), rig.flows(rig.home, "g0"));
+            rig.manager.remove(rig.chain);
+            removeChains();
+            rigs.remove(rig);
+        } finally {
+            for (GrpcAgentClient c : clients) {
+                c.close();
+            }
+            for (RealAgent a : agents) {
+                if (a != null) {
+                    a.close();
+                }
+            }
+            try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(dir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    /** When a file in {@code dir} was last written (0 when none). */
+    private static long newestWrite(java.nio.file.Path dir) throws Exception {
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(dir)) {
+            return files.mapToLong(f -> f.toFile().lastModified()).max().orElse(0);
+        }
     }
 }

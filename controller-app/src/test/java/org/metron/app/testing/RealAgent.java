@@ -113,6 +113,11 @@ public final class RealAgent implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
+    /** Kills the process as a crash does (SIGKILL: no state saved at exit); {@link #close()} still cleans up. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+
     @Override
     public void close() throws Exception {
         client.close();
