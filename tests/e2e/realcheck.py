@@ -41,7 +41,7 @@ class Capture:
     def __init__(self, netns, path, iface="eth0", direction="in"):
         self.path = Path(path)
         self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", iface, "-Q", direction, "-n", "-s",
-                                      "0", "-B", "32768", "-U", "-w", str(self.path)],
+                                      "0", "-B", "32768", "-U", "--immediate-mode", "-w", str(self.path)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         if "listening" not in line:
@@ -92,7 +92,7 @@ class Result:
     ovs_lost: int = 0
     replies: dict = None  # the reply pass's report (chains with a reply ingress)
     window: int = 0  # frames per window of a windowed trace (0: one window)
-    skipped: str = None  # why a chain with a reply ingress had no reply pass
+    skipped: str = None  # what the reply pass left out (a windowed trace: all but its last window)
     ovs_unread: int = 0  # frames the kernel received on OVS's ports that its datapath never read
     diagnosis: list = field(default_factory=list)
 
@@ -158,11 +158,12 @@ def retry_fits(report, window, rate):
                            f"the chain's shortest idle timeout); replay slower (METRON_REAL_PPS)")
 
 
-def replay_and_compare(session, sender, pcap, work, tag, compare, rate, window=0):
+def replay_and_compare(session, sender, pcap, work, tag, compare, rate, window=0, then=None):
     """Replays `pcap` from host `sender` while capturing what arrives at sink (egress 0) and src (egress 1),
     compares (`compare`: the metron-synth arguments naming the expectations), replays what did not arrive again
     slowly and compares once more. Returns the report and the frames the capturing kernels dropped. `window`:
-    frames per window of a windowed trace (flow state compared per window and pass)."""
+    frames per window of a windowed trace (flow state compared per window and pass). `then(captures)` runs right
+    after the first replay, before any comparing (a windowed trace's reply pass, while its mappings live)."""
     def run(suffix, frames_file, pps):
         caps = {k: Capture(session.netns(h), work / f"{tag}-{h}{suffix}.pcap") for k, h in ((0, "sink"), (1, "src"))}
         replay(session.netns(sender), frames_file, pps)
@@ -174,6 +175,8 @@ def replay_and_compare(session, sender, pcap, work, tag, compare, rate, window=0
     if window:
         compare = [*compare, "--window", window]
     drops, captures = run("", pcap, rate)
+    if then:
+        then(captures)
     synth(*compare, *captures, "--report", report, "--missing-pcap", missing)
     retries = []
     first = json.loads(report.read_text())
@@ -205,19 +208,30 @@ def check(session, chain_file, frames, workdir, seed=1, rate=RATE, name=None):
         window = int(m.group(1)) if m else 0
         macs = ["--egress-mac", f"0={traffic.SINK_MAC}", "--egress-mac", f"1={traffic.SRC_MAC}"]
         lost0, unread0 = ovs_lost(session), ovs_unread(session)
-        forward, drops, captures = replay_and_compare(session, "src", inp, work, "forward",
-                                                      [spec, "--compare", inp, *macs], rate, window)
-        replies, skipped = None, None
-        if len(chain["ingress"]) > 1 and window:
-            # the reply pass follows the whole forward trace: replies to the early windows' frames would come
-            # after their mappings' idle timeouts (the reply model has one reply per forward frame, no timing)
-            skipped = f"reply pass not run: a trace in windows of {window} frames outlasts the idle timeouts"
-        elif len(chain["ingress"]) > 1:
+        answered = {}
+
+        def reply_pass(captures, since=0):
+            # replies to what arrived, from the sink; `since`: to forward frames from that id on only
             rin, rexp = work / "replies.pcap", work / "replies-expected.json"
-            synth(spec, "--replies", rin, "--forward", inp, *captures, "--seed", seed, *macs, "-o", rexp)
-            replies, more, _ = replay_and_compare(session, "sink", rin, work, "replies",
-                                                  ["--compare-expected", rexp, "--inputs", rin], rate)
-            drops += more
+            synth(spec, "--replies", rin, "--forward", inp, *captures, "--seed", seed, *macs, "-o", rexp,
+                  "--since", since)
+            answered["report"], answered["drops"], _ = replay_and_compare(
+                session, "sink", rin, work, "replies", ["--compare-expected", rexp, "--inputs", rin], rate)
+
+        has_replies = len(chain["ingress"]) > 1
+        # a windowed trace outlasts the idle timeouts: replies answer its last window, right after the forward
+        # replay (before comparing it), while that window's mappings live; earlier windows' may have expired, as
+        # Click's would (the reply model has one reply per forward frame, no timing)
+        last = (frames - 1) // window * window if window else 0
+        forward, drops, captures = replay_and_compare(
+            session, "src", inp, work, "forward", [spec, "--compare", inp, *macs], rate, window,
+            then=(lambda caps: reply_pass(caps, last)) if has_replies and window else None)
+        if has_replies and not window:
+            reply_pass(captures)
+        replies = answered.get("report")
+        drops += answered.get("drops", 0)
+        skipped = (f"reply pass answered the last window only (frames {last} on, of windows of {window} frames)"
+                   if replies and window else None)
         result = Result(name, frames, forward, time.monotonic() - t0, drops, ovs_lost(session) - lost0, replies,
                         window=window, skipped=skipped, ovs_unread=ovs_unread(session) - unread0)
         keep = os.environ.get("METRON_REAL_RESULTS")

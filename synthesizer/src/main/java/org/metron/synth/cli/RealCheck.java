@@ -40,7 +40,8 @@ import java.util.Set;
  *                         [--window W]                                  (flow state per window of W frames)
  * metron-synth CHAIN.json --replies OUT.pcap --forward IN.pcap --capture K=FILE... [--retry K=FILE...]
  *                         -o EXPECTED.json [--egress-mac K=MAC]...      replies to the delivered forward frames
- *                                                                       (and to no flow), with their expectations
+ *                         [--since ID]                                  (and to no flow), with their expectations;
+ *                                                                       --since: to forward frames ID and later only
  * metron-synth --compare-expected EXPECTED.json --inputs IN.pcap --capture K=FILE... [--retry ...] [--report ...]
  * </pre>
  * The compare modes exit 0 when nothing mismatched, 3 otherwise; frames the chain sends that did not arrive are
@@ -58,7 +59,7 @@ final class RealCheck {
     static final class Options {
         private static final Set<String> SINGLE = Set.of("--frames", "--pcap", "--expect", "--compare",
                 "--compare-expected", "--inputs", "--replies", "--forward", "--report", "--missing-pcap", "--pps",
-                "--window");
+                "--window", "--since");
         private static final Set<String> PAIRS = Set.of("--egress-mac", "--capture", "--retry");
         private final Map<String, String> single = new HashMap<>();
         private final Map<String, List<String[]>> pairs = new HashMap<>();
@@ -199,6 +200,8 @@ final class RealCheck {
             throw new IllegalArgumentException("--replies needs --forward IN.pcap (the forward frames)");
         }
         Map<Integer, byte[]> forward = frames(o.get("--forward"));
+        // a windowed trace answers its last window only: earlier windows' mappings may have legitimately expired
+        int since = o.get("--since") == null ? 0 : Integer.parseInt(o.get("--since"));
         Map<Integer, Object[]> seen = new LinkedHashMap<>();
         List<String[]> all = new ArrayList<>(o.pairs("--capture"));
         all.addAll(o.pairs("--retry"));
@@ -212,6 +215,9 @@ final class RealCheck {
             });
         }
         FrameGenerator gen = new FrameGenerator(chain, seed ^ 0x5e91);
+        // earlier windows' mappings may still live: a reply to no flow must not mirror theirs either (their own
+        // generator, so the replies sent are the same with or without --since)
+        FrameGenerator earlier = new FrameGenerator(chain, seed ^ 0x5e92);
         Long srcMac = o.egressMacs().get(0);
         Long dstMac = o.egressMacs().get(1);
         Set<String> mirrored = new HashSet<>();
@@ -221,6 +227,14 @@ final class RealCheck {
         for (Map.Entry<Integer, byte[]> e : forward.entrySet()) {
             Object[] s = seen.get(e.getKey());
             if (s == null) {
+                continue;
+            }
+            if (e.getKey() < since) {
+                try {
+                    mirrored.add(tuple(earlier.reply(e.getKey(), (byte[]) s[1]).bytes));
+                } catch (OutsideModelException x) {
+                    // nothing to avoid
+                }
                 continue;
             }
             FrameGenerator.Frame r = gen.reply(e.getKey(), (byte[]) s[1]);
