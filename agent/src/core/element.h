@@ -196,6 +196,10 @@ class Element {
   // 1,205), and clearing and scanning every output's batch per call cost more than classifying.
   void push_to_outputs(PacketBatch& in, const int* res) {
     const int nout = noutputs_;
+    if (nout == 1) {  // every element of a synthesized chain: one output, a loop without per-output bookkeeping
+      push_to_output0(in, res);
+      return;
+    }
     int reached[kBurst];
     unsigned nr = 0;
     for (uint16_t i = 0; i < in.n; ++i) {
@@ -222,6 +226,23 @@ class Element {
 
 
  private:
+  // push_to_outputs for one output. The scratch batch's count lives in a register while the packets are copied
+  // (as a member of a batch that may alias `in`, the general loop loads and stores it per packet: a
+  // store-to-load dependency between packets). Same result, same scratch batch, as the general loop.
+  void push_to_output0(PacketBatch& in, const int* res) {
+    PacketBatch& o = scratch_[0];
+    uint16_t n = 0;
+    for (uint16_t i = 0, end = in.n; i < end; ++i) {
+      rte_mbuf* m = in.pkts[i];
+      if (res[i] == 0) o.pkts[n++] = m;
+      else drop(m);
+    }
+    in.n = 0;
+    o.n = n;
+    output_push(0, o);
+    o.n = 0;
+  }
+
   struct Link {
     Element* e = nullptr;
     int port = 0;

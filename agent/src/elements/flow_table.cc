@@ -321,8 +321,25 @@ int32_t FlowTable::find(const uint8_t* key) const {
   return -1;
 }
 
-void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const {
+void FlowTable::lookup_hashed(const void** keys, unsigned n, int32_t* out) const {
   void* data[RTE_HASH_LOOKUP_BULK_MAX];
+  uint64_t hits = 0;
+  rte_hash_lookup_bulk_data(hash_, keys, n, &hits, data);
+  for (unsigned i = 0; i < n; ++i) out[i] = (hits >> i) & 1 ? static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[i])) : -1;
+  if (old_hash_ != nullptr && hits != (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1)) {
+    // During a rehash: what the new hash does not know yet may still be in the old one.
+    const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
+    unsigned at[RTE_HASH_LOOKUP_BULK_MAX], nm = 0;
+    for (unsigned i = 0; i < n; ++i)
+      if (!((hits >> i) & 1)) miss[nm] = keys[i], at[nm++] = i;
+    uint64_t old_hits = 0;
+    rte_hash_lookup_bulk_data(old_hash_, miss, nm, &old_hits, data);
+    for (unsigned k = 0; k < nm; ++k)
+      if ((old_hits >> k) & 1) out[at[k]] = static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[k]));
+  }
+}
+
+void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const {
   Key4 compact[RTE_HASH_LOOKUP_BULK_MAX];
   const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
   for (unsigned done = 0; done < n;) {
@@ -335,21 +352,17 @@ void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const
         ptrs[i] = &compact[i];
       }
     }
-    uint64_t hits = 0;
-    rte_hash_lookup_bulk_data(hash_, ptrs, chunk, &hits, data);
-    for (unsigned i = 0; i < chunk; ++i)
-      out[done + i] = (hits >> i) & 1 ? static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[i])) : -1;
-    if (old_hash_ != nullptr && hits != (chunk == 64 ? ~uint64_t{0} : (uint64_t{1} << chunk) - 1)) {
-      // During a rehash: what the new hash does not know yet may still be in the old one.
-      const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
-      unsigned at[RTE_HASH_LOOKUP_BULK_MAX], nm = 0;
-      for (unsigned i = 0; i < chunk; ++i)
-        if (!((hits >> i) & 1)) miss[nm] = ptrs[i], at[nm++] = i;
-      uint64_t old_hits = 0;
-      rte_hash_lookup_bulk_data(old_hash_, miss, nm, &old_hits, data);
-      for (unsigned k = 0; k < nm; ++k)
-        if ((old_hits >> k) & 1) out[done + at[k]] = static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[k]));
-    }
+    lookup_hashed(ptrs, chunk, out + done);
+    done += chunk;
+  }
+}
+
+void FlowTable::lookup4(const Key4* const* keys, unsigned n, int32_t* out) const {
+  const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+  for (unsigned done = 0; done < n;) {
+    const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+    std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
+    lookup_hashed(ptrs, chunk, out + done);
     done += chunk;
   }
 }

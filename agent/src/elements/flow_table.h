@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -69,6 +70,35 @@ struct Key4 {
   uint8_t pad[2];
 };
 static_assert(sizeof(Key4) == 16, "rte_hash compares 16-byte keys with one vector compare");
+static_assert(offsetof(Key4, src) == 0 && offsetof(Key4, dst) == 4, "the addresses are the first 8 bytes, as in IPv4");
+
+inline Key4 to_key4(const Tuple& t) {
+  Key4 k{};
+  std::memcpy(k.src, t.src, 4);
+  std::memcpy(k.dst, t.dst, 4);
+  k.sport = t.sport;
+  k.dport = t.dport;
+  k.proto = t.proto;
+  k.v6 = t.v6;
+  return k;
+}
+inline Tuple to_tuple(const Key4& k) {
+  Tuple t{};
+  std::memcpy(t.src, k.src, 4);
+  std::memcpy(t.dst, k.dst, 4);
+  t.sport = k.sport;
+  t.dport = k.dport;
+  t.proto = k.proto;
+  return t;
+}
+inline Key4 reversed(const Key4& k) {
+  Key4 r = k;
+  std::memcpy(r.src, k.dst, 4);
+  std::memcpy(r.dst, k.src, 4);
+  r.sport = k.dport;
+  r.dport = k.sport;
+  return r;
+}
 
 // The per-flow state next to the two tuples.
 struct FlowMeta {
@@ -115,6 +145,14 @@ class FlowTable {
   // For each key: -1 (miss) or record index << 1 | direction (0 forward, 1 reply).
   void lookup(const Tuple* const* keys, unsigned n, int32_t* out) const;
   int32_t lookup_one(const Tuple& key) const;
+  // IPv4-only tables (!ipv6()): the same with keys in their hashed form, which rewriters read straight from the
+  // headers (no Tuple per packet to build and encode), and the records' keys as stored.
+  void lookup4(const Key4* const* keys, unsigned n, int32_t* out) const;
+  int32_t lookup_one4(const Key4& key) const { return find(reinterpret_cast<const uint8_t*>(&key)); }
+  const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
+  const Key4& mapped4(uint32_t idx) const {
+    return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta) + sizeof(Key4));
+  }
   // Adds a flow: its record index, kFull or kConflict.
   int32_t insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
   void remove(uint32_t idx);
@@ -241,31 +279,22 @@ class FlowTable {
       std::memcpy(key, &t, sizeof t);
       return;
     }
-    Key4 k{};
-    std::memcpy(k.src, t.src, 4);
-    std::memcpy(k.dst, t.dst, 4);
-    k.sport = t.sport;
-    k.dport = t.dport;
-    k.proto = t.proto;
-    k.v6 = t.v6;
+    const Key4 k = to_key4(t);
     std::memcpy(key, &k, sizeof k);
   }
   Tuple decode(const uint8_t* key) const {
-    Tuple t{};
     if (ipv6()) {
+      Tuple t;
       std::memcpy(&t, key, sizeof t);
       return t;
     }
     Key4 k;
     std::memcpy(&k, key, sizeof k);
-    std::memcpy(t.src, k.src, 4);
-    std::memcpy(t.dst, k.dst, 4);
-    t.sport = k.sport;
-    t.dport = k.dport;
-    t.proto = k.proto;
-    return t;
+    return to_tuple(k);
   }
   int32_t find(const uint8_t* key) const;
+  // One bulk lookup of at most RTE_HASH_LOOKUP_BULK_MAX keys in hashed form (and in the old hash while rehashing).
+  void lookup_hashed(const void** keys, unsigned n, int32_t* out) const;
   // Allocates the records [from, to) and a hash for `to` flows into next_hash_ / chunks_ (grower thread, or the
   // control path for reserve()); false, nothing kept, if the memory cannot be had.
   bool prepare_growth(uint32_t from, uint32_t to);

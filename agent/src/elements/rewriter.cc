@@ -13,7 +13,9 @@
 #include <rte_hash_crc.h>
 
 #include <cstring>
+#include <type_traits>
 
+#include "core/annotations.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 
@@ -37,45 +39,87 @@ bool unpack_allocator(const std::string& s, uint16_t* port_cursor, uint32_t* rr)
   return true;
 }
 
+// The flow key per packet, in one of two forms: Tuple (any table) or, for IPv4-only tables, the table's own
+// hashed form Key4, read from the headers once and used as is for the lookup, the record and the rewrite.
+bool read_key(rte_mbuf* m, Tuple* k, uint8_t** l4) { return tuple_of(m, k, l4); }
+bool read_key(rte_mbuf* m, Key4* k, uint8_t** l4) { return key4_of(m, k, l4); }
+void lookup_keys(const FlowTable& t, const Tuple* const* k, unsigned n, int32_t* out) { t.lookup(k, n, out); }
+void lookup_keys(const FlowTable& t, const Key4* const* k, unsigned n, int32_t* out) { t.lookup4(k, n, out); }
+int32_t lookup_key(const FlowTable& t, const Tuple& k) { return t.lookup_one(k); }
+int32_t lookup_key(const FlowTable& t, const Key4& k) { return t.lookup_one4(k); }
+void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Tuple& from, uint8_t* l4) {
+  rewrite_packet(m, from, t.rewrite_target(idx, reply), l4);
+}
+void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Key4& from, uint8_t* l4) {
+  rewrite_ipv4(ip_header(m), l4, from, reply ? reversed(t.orig4(idx)) : t.mapped4(idx));
+}
+const Tuple& as_tuple(const Tuple& k) { return k; }
+Tuple as_tuple(const Key4& k) { return to_tuple(k); }
+
 // Per-packet work shared by both rewriters: look every packet up in one bulk call, rewrite hits, and hand misses
-// to `on_miss(i, tuple, l4, now)` which returns the output (or -1).
-template <typename OnMiss, typename OutOf>
-void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, OnMiss on_miss,
-                   OutOf out_of) {
-  Tuple keys[kBurst];
-  const Tuple* ptrs[kBurst];
+// to `on_miss(m, tuple, l4, now)` which returns the output (or -1). With Key4 keys, packets that have none but
+// a Tuple (IPv6 ones, which an IPv4-only table never holds) are misses; packets are handled in their order.
+template <typename Key, typename OnMiss, typename OutOf>
+void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, uint64_t now,
+                  OnMiss on_miss, OutOf out_of) {
+  constexpr int16_t kNone = -1, kTupleOnly = -2;
+  Key keys[kBurst];
+  const Key* ptrs[kBurst];
   uint8_t* l4s[kBurst];
   int32_t found[kBurst];
-  uint16_t idx_of[kBurst];
+  int16_t slot[kBurst];  // packet i's key: keys[slot[i]], or kNone / kTupleOnly
+  Tuple tuples[kBurst];  // kTupleOnly packets' tuples (Key4 keys only), at the packet's index
+  uint8_t* tuple_l4s[kBurst];
   unsigned nk = 0;
-  const uint64_t now = rte_rdtsc();
-  rw.expire(now);
   for (uint16_t i = 0; i < b.n; ++i) {
     res[i] = -1;
-    if (!tuple_of(b.pkts[i], &keys[nk], &l4s[nk])) {
-      ++*bad;
+    if (read_key(b.pkts[i], &keys[nk], &l4s[nk])) {
+      ptrs[nk] = &keys[nk];
+      slot[i] = static_cast<int16_t>(nk++);
       continue;
     }
-    ptrs[nk] = &keys[nk];
-    idx_of[nk++] = i;
+    slot[i] = kNone;
+    if constexpr (std::is_same_v<Key, Key4>) {
+      if (tuple_of(b.pkts[i], &tuples[i], &tuple_l4s[i])) {
+        slot[i] = kTupleOnly;
+        continue;
+      }
+    }
+    ++*bad;
   }
   self.profile_stage(0);
-  rw.table().lookup(ptrs, nk, found);
+  lookup_keys(rw.table(), ptrs, nk, found);
   self.profile_stage(1);
-  for (unsigned j = 0; j < nk; ++j) {
+  for (uint16_t i = 0; i < b.n; ++i) {
+    const int j = slot[i];
+    if (j == kNone) continue;
+    rte_mbuf* m = b.pkts[i];
+    if (j == kTupleOnly) {
+      res[i] = on_miss(m, tuples[i], tuple_l4s[i], now);
+      continue;
+    }
     int32_t r = found[j];
     // A new flow's second packet in the same batch missed the bulk lookup: look again before creating.
-    if (r < 0) r = rw.table().lookup_one(keys[j]);
+    if (r < 0) r = lookup_key(rw.table(), keys[j]);
     if (r < 0) {
-      res[idx_of[j]] = on_miss(b.pkts[idx_of[j]], keys[j], l4s[j], now);
+      res[i] = on_miss(m, as_tuple(keys[j]), l4s[j], now);
       continue;
     }
     const uint32_t idx = static_cast<uint32_t>(r) >> 1;
     const bool reply = r & 1;
-    rw.touch(idx, b.pkts[idx_of[j]], l4s[j], reply, now);
-    rewrite_packet(b.pkts[idx_of[j]], keys[j], rw.table().rewrite_target(idx, reply), l4s[j]);
-    res[idx_of[j]] = out_of(rw.table().meta(idx), reply);
+    rw.touch(idx, m, l4s[j], reply, now);
+    rewrite_to_target(rw.table(), idx, reply, m, keys[j], l4s[j]);
+    res[i] = out_of(rw.table().meta(idx), reply);
   }
+}
+
+template <typename OnMiss, typename OutOf>
+void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, OnMiss on_miss,
+                   OutOf out_of) {
+  const uint64_t now = rte_rdtsc();
+  rw.expire(now);
+  if (rw.table().ipv6()) process_keys<Tuple>(self, rw, b, res, bad, now, on_miss, out_of);
+  else process_keys<Key4>(self, rw, b, res, bad, now, on_miss, out_of);
 }
 
 class SynthRewriter final : public Element {

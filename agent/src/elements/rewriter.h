@@ -82,6 +82,11 @@ bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4);
 // Rewrites the packet's addresses/ports to `to` (same family), updating IPv4 and TCP/UDP checksums
 // incrementally.
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4);
+// The IPv4 forms of both, on the flow key as IPv4-only flow tables hash it (the per-packet path of such tables:
+// the key is read from the headers once and serves the lookup and the rewrite). key4_of answers false for what
+// tuple_of refuses and for every IPv6 packet.
+bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4);
+void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
 
 // Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds, with FastClick's
 // defaults. Every rewriter follows each flow's TCP/UDP progress, which picks its timeout.

@@ -115,76 +115,94 @@ uint32_t PatternPool::select(const Tuple&, uint32_t hash) {
   return i;
 }
 
-bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4) {
-  const PacketAnno a = anno(m);
-  if (a.ip_ver == 0) return false;
+bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
+  if (anno(m).ip_ver != 4) return false;
   uint8_t* ip = ip_header(m);
   const int left = ip_bytes_left(m);
-  std::memset(t, 0, sizeof *t);
-  int at, end;  // the transport header's offset and the end of what it may take, from the IP header
-  if (a.ip_ver == 4) {
-    if (left < 20) return false;
-    at = (ip[0] & 0xf) * 4;
-    end = left;
-    t->proto = ip[9];
-    if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
-    std::memcpy(t->src, ip + 12, 4);
-    std::memcpy(t->dst, ip + 16, 4);
-  } else {
-    if (left < 40) return false;
-    const Ipv6Upper u = ipv6_upper_layer(ip, left);  // behind the extension headers, as the classifiers read it
-    if (!u.first_frag) return false;
-    at = u.l4;
-    end = u.end;
-    t->proto = u.proto;
-    t->v6 = 1;
-    std::memcpy(t->src, ip + 8, 16);
-    std::memcpy(t->dst, ip + 24, 16);
-  }
-  if (t->proto != 6 && t->proto != 17) return false;
-  if (end < at + (t->proto == 6 ? 20 : 8)) return false;
+  if (left < 20) return false;
+  if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
+  const uint8_t proto = ip[9];
+  if (proto != 6 && proto != 17) return false;
+  const int at = (ip[0] & 0xf) * 4;
+  if (left < at + (proto == 6 ? 20 : 8)) return false;
   *l4 = ip + at;
+  std::memcpy(k, ip + 12, 8);  // src and dst: adjacent in both, at the start of a Key4
+  k->sport = load16(*l4);
+  k->dport = load16(*l4 + 2);
+  k->proto = proto;
+  k->v6 = 0;
+  k->pad[0] = k->pad[1] = 0;
+  return true;
+}
+
+bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4) {
+  const PacketAnno a = anno(m);
+  if (a.ip_ver == 4) {
+    Key4 k;
+    if (!key4_of(m, &k, l4)) return false;
+    *t = to_tuple(k);
+    return true;
+  }
+  if (a.ip_ver != 6) return false;
+  uint8_t* ip = ip_header(m);
+  const int left = ip_bytes_left(m);
+  if (left < 40) return false;
+  const Ipv6Upper u = ipv6_upper_layer(ip, left);  // behind the extension headers, as the classifiers read it
+  if (!u.first_frag) return false;
+  std::memset(t, 0, sizeof *t);
+  t->proto = u.proto;
+  t->v6 = 1;
+  std::memcpy(t->src, ip + 8, 16);
+  std::memcpy(t->dst, ip + 24, 16);
+  if (t->proto != 6 && t->proto != 17) return false;
+  if (u.end < u.l4 + (t->proto == 6 ? 20 : 8)) return false;
+  *l4 = ip + u.l4;
   t->sport = load16(*l4);
   t->dport = load16(*l4 + 2);
   return true;
 }
 
+namespace {
+// The transport checksum field, and whether the packet carries one (UDP over IPv4: 0 = none).
+uint8_t* l4_checksum(uint8_t* l4, uint8_t proto, bool v6, bool* present) {
+  uint8_t* csum = proto == 6 ? l4 + 16 : l4 + 6;
+  *present = proto == 6 || v6 || load16(csum) != 0;
+  return csum;
+}
+void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) { store16(csum, proto == 17 && c == 0 ? 0xffff : c); }
+}  // namespace
+
+void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to) {
+  bool l4csum;
+  uint8_t* csum = l4_checksum(l4, from.proto, false, &l4csum);
+  // Addresses: four 16-bit words, each changed one adding to both checksums; ports to the transport one.
+  const auto* fa = reinterpret_cast<const uint8_t*>(&from);  // src, dst
+  const auto* ta = reinterpret_cast<const uint8_t*>(&to);
+  uint32_t addr = 0;
+  for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
+  const uint32_t ports = csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
+  std::memcpy(ip + 12, ta, 8);
+  store16(l4, to.sport);
+  store16(l4 + 2, to.dport);
+  store16(ip + 10, csum_apply(load16(ip + 10), addr));
+  if (l4csum) store_l4_checksum(csum, from.proto, csum_apply(load16(csum), addr + ports));
+}
+
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4) {
   uint8_t* ip = ip_header(m);
-  uint8_t* csum = from.proto == 6 ? l4 + 16 : l4 + 6;
-  const bool l4csum = from.proto == 6 || load16(csum) != 0 || from.v6;  // UDP/IPv4 checksum 0 = none
-  uint16_t c = l4csum ? load16(csum) : 0;
-  const int words = from.v6 ? 8 : 2;
-  uint8_t* sa = from.v6 ? ip + 8 : ip + 12;
-  uint8_t* da = from.v6 ? ip + 24 : ip + 16;
-  uint16_t ipc = from.v6 ? 0 : load16(ip + 10);
-  for (int w = 0; w < words; ++w) {
-    const uint16_t os = load16(from.src + 2 * w), ns = load16(to.src + 2 * w);
-    const uint16_t od = load16(from.dst + 2 * w), nd = load16(to.dst + 2 * w);
-    if (os != ns) {
-      if (l4csum) c = csum_update16(c, os, ns);
-      if (!from.v6) ipc = csum_update16(ipc, os, ns);
-      store16(sa + 2 * w, ns);
-    }
-    if (od != nd) {
-      if (l4csum) c = csum_update16(c, od, nd);
-      if (!from.v6) ipc = csum_update16(ipc, od, nd);
-      store16(da + 2 * w, nd);
-    }
-  }
-  if (from.sport != to.sport) {
-    if (l4csum) c = csum_update16(c, from.sport, to.sport);
-    store16(l4, to.sport);
-  }
-  if (from.dport != to.dport) {
-    if (l4csum) c = csum_update16(c, from.dport, to.dport);
-    store16(l4 + 2, to.dport);
-  }
-  if (!from.v6) store16(ip + 10, ipc);
-  if (l4csum) {
-    if (from.proto == 17 && c == 0) c = 0xffff;
-    store16(csum, c);
-  }
+  if (!from.v6) return rewrite_ipv4(ip, l4, to_key4(from), to_key4(to));
+  bool l4csum;
+  uint8_t* csum = l4_checksum(l4, from.proto, true, &l4csum);
+  uint32_t sum = 0;
+  for (int w = 0; w < 8; ++w)
+    sum += csum_term(load16(from.src + 2 * w), load16(to.src + 2 * w)) +
+           csum_term(load16(from.dst + 2 * w), load16(to.dst + 2 * w));
+  sum += csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
+  std::memcpy(ip + 8, to.src, 16);
+  std::memcpy(ip + 24, to.dst, 16);
+  store16(l4, to.sport);
+  store16(l4 + 2, to.dport);
+  store_l4_checksum(csum, from.proto, csum_apply(load16(csum), sum));
 }
 
 // ---- FlowRewriter ----------------------------------------------------------------------------------------------

@@ -36,6 +36,20 @@ inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word)
   return static_cast<uint16_t>(~sum);
 }
 
+// Several RFC 1624 updates at once: csum_apply(hc, sum of csum_term(old_i, new_i)) equals applying
+// csum_update16(hc, old_i, new_i) word by word for the words that changed (an unchanged word's term is 0, as
+// skipping it is: one's-complement sums fold the same however they are grouped).
+inline uint32_t csum_term(uint16_t old_word, uint16_t new_word) {
+  const uint32_t t = static_cast<uint16_t>(~old_word) + static_cast<uint32_t>(new_word);
+  return old_word != new_word ? t : 0;
+}
+inline uint16_t csum_apply(uint16_t hc, uint32_t terms) {
+  uint32_t sum = static_cast<uint16_t>(~hc) + terms;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
 inline uint16_t csum_update32(uint16_t hc, uint32_t old_v, uint32_t new_v) {
   hc = csum_update16(hc, static_cast<uint16_t>(old_v >> 16), static_cast<uint16_t>(new_v >> 16));
   return csum_update16(hc, static_cast<uint16_t>(old_v), static_cast<uint16_t>(new_v));
