@@ -87,10 +87,12 @@ class FlowTableGrower {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return pending_.exchange(false); });
-      for (FlowTable* t : tables_) serve(*t);
+      unsigned standbys = 0;
+      for (FlowTable* t : tables_) standbys += t->standby_ != nullptr;
+      for (FlowTable* t : tables_) serve(*t, &standbys);
     }
   }
-  static void serve(FlowTable& t) {
+  static void serve(FlowTable& t, unsigned* standbys) {
     switch (t.grow_state_.load(std::memory_order_acquire)) {
       case FlowTable::kWanted: {
         const uint32_t cap = t.capacity_plain_;
@@ -107,13 +109,16 @@ class FlowTableGrower {
     }
     free_hash(t.retired_.exchange(nullptr, std::memory_order_acquire));
     // The next growth's heap, made while the table still has room: DPDK zeroes all of it when it takes it, which
-    // for the larger tables takes longer than the last quarter of the table lasts at full speed (BENCHMARKS.md).
+    // for the larger tables takes longer than the table's last quarter lasts at full speed (BENCHMARKS.md).
+    // Heaps are few: standby ones take at most half of them, so that hashes in use do not go without.
     const uint32_t cap = t.capacity();
-    if (t.standby_ == nullptr && t.standby_tried_ != cap && t.grow_state_.load(std::memory_order_acquire) == FlowTable::kIdle &&
+    if (t.standby_ == nullptr && t.standby_tried_ != cap && *standbys < RTE_MAX_HEAPS / 2 &&
+        t.grow_state_.load(std::memory_order_acquire) == FlowTable::kIdle &&
         t.size() >= t.standby_at_.load(std::memory_order_acquire)) {
       std::string why;
       t.standby_ = make_own_heap(hash_bytes(uint64_t{cap} * 2, t.ipv6()), &why);  // none: the growth makes one
       t.standby_tried_ = cap;
+      *standbys += t.standby_ != nullptr;
     }
   }
   std::mutex mu_;
@@ -255,9 +260,10 @@ void FlowTable::adopt_growth() {
   // quarter of the table, and up to half of it or 128k flows, still free.
   const uint32_t headroom = std::max(capacity_plain_ / 4, std::min(capacity_plain_ / 2, 1u << 17));
   grow_at_ = grows_ && can_grow() ? capacity_plain_ - headroom : UINT32_MAX;
-  // The grower makes the next hash's heap of its own half a headroom before the growth is asked for.
+  // The grower makes the next hash's heap of its own a headroom (at most half the flows) before the growth is asked
+  // for: at full speed a core fills that much in about the time making the heap takes on a loaded machine.
   const bool own_next = grow_at_ != UINT32_MAX && own_heap_pays(hash_bytes(uint64_t{capacity_plain_} * 2, ipv6()));
-  standby_at_.store(own_next ? grow_at_ - headroom / 2 : UINT32_MAX, std::memory_order_release);
+  standby_at_.store(own_next ? grow_at_ - std::min(headroom, grow_at_ / 2) : UINT32_MAX, std::memory_order_release);
   memory_.set(reserve_bytes(capacity_plain_, ipv6()));
 }
 

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace metron {
@@ -33,6 +35,41 @@ std::atomic<size_t> g_heaps{0};   // heaps in existence
 std::atomic<unsigned> g_seq{0};
 
 size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+
+// DPDK zeroes the whole area when it takes it (rte_malloc_heap_memory_add), front to back, which makes every page
+// resident; the pages hold zeros only, which is what an untouched anonymous page reads, so they can be given back.
+// Giving them back behind the memset, a few MB at a time, keeps the process's peak from growing by the whole
+// area (hundreds of MB for the largest tables). Runs until `done`; never touches the first page (DPDK writes its
+// element header there once the memset is over). A page given back just before the memset finishes writing it is
+// faulted in again as zeros: either way it reads zeros.
+class BehindTheMemset {
+ public:
+  BehindTheMemset(char* base, size_t len) : base_(base), len_(len), thread_([this] { run(); }) {}
+  ~BehindTheMemset() {
+    done_.store(true);
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    const size_t page = page_size(), chunk = size_t{4} << 20;
+    std::vector<unsigned char> vec(chunk / page);
+    size_t at = page;  // the next chunk not given back yet
+    while (!done_.load() && at + chunk <= len_) {
+      // The chunk is behind the memset once its last page is resident.
+      if (mincore(base_ + at + chunk - page, page, vec.data()) == 0 && (vec[0] & 1)) {
+        madvise(base_ + at, chunk, MADV_DONTNEED);
+        at += chunk;
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+    }
+  }
+  char* base_;
+  size_t len_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 // Undoes make_own_heap, in reverse: the memory leaves the heap (DPDK refuses while anything is allocated in it),
 // the heap goes, the pages go back to the OS. If DPDK still holds the memory, the mapping stays (logged).
@@ -75,15 +112,19 @@ OwnHeap* make_own_heap(size_t bytes, std::string* why) {
     --g_heaps;
     return nullptr;
   }
-  if (rte_malloc_heap_memory_add(h->name.c_str(), base, len, nullptr, 0, page) != 0) {
+  int added;
+  {
+    BehindTheMemset chase(static_cast<char*>(base), len);
+    added = rte_malloc_heap_memory_add(h->name.c_str(), base, len, nullptr, 0, page);
+  }
+  if (added != 0) {
     *why = std::string("rte_malloc_heap_memory_add: ") + rte_strerror(rte_errno);  // ENOSPC: no memseg list left
     release(h, false);
     return nullptr;
   }
-  // DPDK zeroed the whole area when it took it (every page became resident) and keeps its free-element header in
-  // the first page. The pages after it hold zeros only, which is what an untouched anonymous page reads: give them
-  // back, so the hash becomes resident as flows arrive, as in the EAL heap (whose fresh memory is never written).
-  // The last page is kept too, where a debug build of DPDK would put the element's trailer.
+  // The rest of what DPDK zeroed goes back too, so the hash becomes resident as flows arrive, as in the EAL heap
+  // (whose fresh memory is never written). Kept: the first page (DPDK's free-element header) and the last, where a
+  // debug build of DPDK would put the element's trailer.
   if (len > 2 * page) madvise(static_cast<char*>(base) + page, len - 2 * page, MADV_DONTNEED);
   return h;
 }
