@@ -96,7 +96,7 @@ class FlowTableGrower {
     switch (t.grow_state_.load(std::memory_order_acquire)) {
       case FlowTable::kWanted: {
         const uint32_t cap = t.capacity_plain_;
-        if (t.prepare_growth(cap, cap * 2)) {
+        if (t.prepare_growth(cap, cap * 2, /*may_wait=*/false)) {
           t.grow_state_.store(FlowTable::kReady, std::memory_order_release);
         } else {
           t.growth_failures_.add(1);
@@ -148,7 +148,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
   }
   chunk_mask_ = (1u << chunk_bits_) - 1;
   if (grows_) FlowTableGrower::instance().add(this);  // first: it may throw, and nothing is allocated yet
-  if (!prepare_growth(0, cap)) {
+  if (!prepare_growth(0, cap, /*may_wait=*/true)) {
     const std::string why = rte_strerror(rte_errno);
     if (grows_) FlowTableGrower::instance().remove(this);
     throw std::runtime_error(name + ": cannot allocate a flow table for " + std::to_string(cap) + " flows: " + why);
@@ -209,7 +209,7 @@ size_t FlowTable::memory_available(int socket) {
   return bytes;
 }
 
-bool FlowTable::prepare_growth(uint32_t from, uint32_t to) {
+bool FlowTable::prepare_growth(uint32_t from, uint32_t to, bool may_wait) {
   // A declared table is one chunk of its capacity; a growing one has whole chunks of 2^16 records (the first
   // holds every size up to 57,344), allocated when the capacity first reaches into them.
   const unsigned first = from >> chunk_bits_, last = (to - 1) >> chunk_bits_;
@@ -235,10 +235,14 @@ bool FlowTable::prepare_growth(uint32_t from, uint32_t to) {
   p.hash_func_init_val = 0x4d455452;
   p.socket_id = socket_id_;
   // A growing table retires this hash at its next growth: a large one gets a heap of its own, so that retiring it
-  // gives its memory back (hash_heap.h). A declared table's hash lives as long as the table.
+  // gives its memory back (hash_heap.h). A declared table's hash lives as long as the table. The grower only uses a
+  // heap made ahead: zeroing one now would keep a core that fills its table fast waiting for room (refusing flows).
   const size_t bytes = hash_bytes(to, ipv6());
+  const OwnHeapUse use = !grows_ || !own_heap_pays(bytes) ? OwnHeapUse::kNo
+                         : may_wait                        ? OwnHeapUse::kYes
+                                                           : OwnHeapUse::kIfReady;
   HashHome home;
-  next_hash_ = create_hash(p, bytes, grows_ && own_heap_pays(bytes), &standby_, &home);
+  next_hash_ = create_hash(p, bytes, use, &standby_, &home);
   if (next_hash_ == nullptr) return undo(), false;
   if (home == HashHome::kEalFallback) shared_heap_hashes_.add(1);
   next_capacity_ = to;
@@ -334,7 +338,7 @@ bool FlowTable::reserve(uint32_t n) {
     free_hash(retired_.exchange(nullptr));
     if (uint64_t{size_plain_} + n <= grow_at_ || (!can_grow() && free_slots() >= n)) return true;
     if (!can_grow()) return false;
-    if (!prepare_growth(capacity_plain_, capacity_plain_ * 2)) {
+    if (!prepare_growth(capacity_plain_, capacity_plain_ * 2, /*may_wait=*/true)) {
       growth_failures_.add(1);
       return free_slots() >= n;
     }

@@ -175,8 +175,8 @@ class FlowTable {
   size_t memory_bytes() const { return memory_.get(); }
   uint64_t growths() const { return growths_.get(); }
   uint64_t growth_failures() const { return growth_failures_.get(); }
-  // Hashes of this growing table that could not get a heap of their own (hash_heap.h: too many tables growing at
-  // once) and went to the EAL heap, where their memory stays resident after the table outgrows them.
+  // Hashes of this growing table that got no heap of their own (hash_heap.h: none left, or none made ahead in time
+  // for a growth) and went to the EAL heap, where their memory stays resident after the table outgrows them.
   uint64_t shared_heap_hashes() const { return shared_heap_hashes_.get(); }
   // Bytes one flow takes in this table (record plus its two hash keys), for capacity planning and tests.
   size_t bytes_per_flow() const;
@@ -275,8 +275,9 @@ class FlowTable {
   }
   int32_t find(const uint8_t* key) const;
   // Allocates the records [from, to) and a hash for `to` flows into next_hash_ / chunks_ (grower thread, or the
-  // control path for reserve()); false, nothing kept, if the memory cannot be had.
-  bool prepare_growth(uint32_t from, uint32_t to);
+  // control path for reserve()); false, nothing kept, if the memory cannot be had. may_wait: a heap of its own may
+  // be made now (control path) rather than only taken ready (hash_heap.h).
+  bool prepare_growth(uint32_t from, uint32_t to, bool may_wait);
   void adopt_growth();
   // Moves the keys of up to `n` records not yet rehashed into the new hash; frees nothing.
   void rehash_some(uint32_t n);

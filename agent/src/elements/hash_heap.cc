@@ -133,14 +133,14 @@ void drop_own_heap(OwnHeap* heap) {
   if (heap != nullptr) release(heap, true);
 }
 
-rte_hash* create_hash(const rte_hash_parameters& p, size_t bytes, bool own, OwnHeap** standby, HashHome* home) {
+rte_hash* create_hash(const rte_hash_parameters& p, size_t bytes, OwnHeapUse use, OwnHeap** standby, HashHome* home) {
   *home = HashHome::kEal;
-  if (!own) return rte_hash_create(&p);
-  std::string why;
+  if (use == OwnHeapUse::kNo) return rte_hash_create(&p);
+  std::string why = "no heap of its own made ahead in time";
   OwnHeap* heap = nullptr;
   if (*standby != nullptr && (*standby)->bytes < bytes) drop_own_heap(*standby), *standby = nullptr;  // outgrown
   std::swap(heap, *standby);
-  if (heap == nullptr) heap = make_own_heap(bytes, &why);
+  if (heap == nullptr && use == OwnHeapUse::kYes) heap = make_own_heap(bytes, &why);
   if (heap != nullptr) {
     rte_hash_parameters q = p;
     q.socket_id = rte_malloc_heap_get_socket(heap->name.c_str());
