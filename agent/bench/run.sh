@@ -103,18 +103,18 @@ compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynth
 # Resident memory of a one-core agent process with 1M NAPT flows (the agent's default EAL memory and packet
 # pool), against the same flows in a full-width table (a pattern that keeps addresses may meet IPv6 flows; every
 # table had that layout before the compact IPv4 one).
-mem() { "$BUILD/napt_memory_bench" 1048576 "$1" "$2" 2>/dev/null | awk '/^result/{print $2, $3, $4}'; }
-read -r rss base cyc < <(mem v4 declared)
-read -r rss_any base_any cyc_any < <(mem any declared)
+mem() { "$BUILD/napt_memory_bench" 1048576 "$1" "$2" 2>/dev/null | awk '/^result/{print $2, $3, $4, $5}'; }
+read -r rss base cyc peak < <(mem v4 declared)
+read -r rss_any base_any cyc_any _ < <(mem any declared)
 write agent_napt_1m_flows_rss "Resident memory of the whole one-core agent process holding 1M NAPT flows, CAPACITY 1048576 (target <= 256 MB)" \
   "$rss" MB "same flows, full-width IPv6-capable table" "$rss_any" \
   "\"target_mb\": 256, \"process_rss_before_mb\": $base, \"growth_mb\": $(awk -v a="$rss" -v b="$base" 'BEGIN{printf "%.1f", a-b}'), \"insert_cycles_per_flow\": $cyc, \"baseline_insert_cycles_per_flow\": $cyc_any"
 # The same flows in a table without a declared capacity (Click's default: it grows by rehashing, off the packet
-# path); with --no-huge the EAL heap keeps the hashes each growth frees resident.
-read -r rss_grow base_grow cyc_grow < <(mem v4 grow)
-write agent_napt_1m_flows_grown_rss "Resident memory of the one-core agent process holding 1M NAPT flows in a table grown from empty (no CAPACITY), --no-huge" \
+# path); each large hash a growth retires lived in a DPDK heap of its own and goes back to the OS (hash_heap.h).
+read -r rss_grow base_grow cyc_grow peak_grow < <(mem v4 grow)
+write agent_napt_1m_flows_grown_rss "Resident memory of the one-core agent process holding 1M NAPT flows in a table grown from empty (no CAPACITY), --no-huge (target <= 256 MB)" \
   "$rss_grow" MB "same flows, CAPACITY 1048576 declared" "$rss" \
-  "\"process_rss_before_mb\": $base_grow, \"insert_cycles_per_flow\": $cyc_grow, \"baseline_insert_cycles_per_flow\": $cyc"
+  "\"target_mb\": 256, \"process_rss_before_mb\": $base_grow, \"peak_rss_mb\": $peak_grow, \"baseline_peak_rss_mb\": $peak, \"insert_cycles_per_flow\": $cyc_grow, \"baseline_insert_cycles_per_flow\": $cyc"
 
 # Flow state across an agent restart, 1M NAPT flows in one group (state_persist_bench): what the shutdown save
 # and a checkpoint cost (export between two batches of the core + write to disk) against the in-memory export a

@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <thread>
 #include <vector>
 #include <string>
 
 #include "elements/flow_table.h"
+#include "elements/hash_heap.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 #include "packets.h"
@@ -327,6 +329,61 @@ TEST(FlowTable, BigTableBecomesResidentOnlyAsFlowsArrive) {
   for (uint32_t i = 0; i < 100000; ++i)
     ASSERT_GE(t.insert(v4(i, 2, 1, 9), v4(7, 2, static_cast<uint16_t>(i), static_cast<uint16_t>(i >> 16)), 0, 0, 1, 0), 0);
   EXPECT_GT(rss_mb() - before, idle + 100000.0 * 48 / (1 << 20)) << "records are real memory once used";
+}
+
+// A growth retires the previous hash; with --no-huge the EAL heap would keep it resident (rte_free zeroes every
+// page of it, touched or not, and the heap never returns memory: 1M flows grown from empty kept ~126 MB of dead
+// hashes, BENCHMARKS.md). A large generation lives in a DPDK heap of its own, which retiring it unmaps.
+TEST(FlowTable, GrowthReturnsTheRetiredHashMemoryToTheOs) {
+  test::eal();
+  const size_t heaps = own_heaps_in_use();
+  {
+    // 458,752 flows: a 42 MB hash (8 MB of buckets, a 4 MB free-slot ring, 30 MB of key store); 4,000 flows in it.
+    FlowTable t("retire", 400000, 0, false, true);
+    ASSERT_EQ(t.capacity(), 458752u);
+    EXPECT_EQ(own_heaps_in_use(), heaps + 1);
+    for (uint32_t i = 0; i < 4000; ++i) ASSERT_GE(t.insert(orig_of(i), mapped_of(i), 0, 0, 1, 1), 0) << i;
+    const double before = rss_mb();
+    // Control-path growth (an import's): the next hash (917,504 flows) is made, every key moves into it and the
+    // retired one is freed here and now.
+    ASSERT_TRUE(t.reserve(400000));
+    const double grown = rss_mb() - before;
+    ASSERT_EQ(t.capacity(), 917504u);
+    EXPECT_FALSE(t.rehashing());
+    EXPECT_EQ(t.shared_heap_hashes(), 0u);
+    EXPECT_EQ(own_heaps_in_use(), heaps + 1) << "the retired generation's heap is gone";
+    // What the growth may add: the new generation's 8 MB ring (written whole at creation) and the part of its 16 MB
+    // of buckets the 8,000 keys touch (entries 2 x 917,504 + 1/16 + 64 -> 2^21: 2^18 buckets of 64 B, 2^21 ring
+    // slots of 4 B). Keeping the retired 42 MB generation (zeroed whole by rte_free) adds ~30 MB more.
+    EXPECT_LT(grown, 24.0) << "the retired hash stayed resident";
+    for (uint32_t i = 0; i < 4000; ++i) ASSERT_EQ(t.lookup_one(orig_of(i)) >> 1, static_cast<int32_t>(i)) << i;
+    std::printf("growth 458,752 -> 917,504 flows: process RSS %+.1f MB\n", grown);
+  }
+  EXPECT_EQ(own_heaps_in_use(), heaps) << "a destroyed table's heap is gone too";
+}
+
+// Heaps of their own are few (RTE_MAX_HEAPS, the NUMA nodes' included): tables beyond them keep growing in the EAL
+// heap, as before, and say so (shared_heap_hashes); they work the same.
+TEST(FlowTable, TablesBeyondTheOwnHeapsUseTheEalHeapCounted) {
+  test::eal();
+  const size_t heaps = own_heaps_in_use();
+  std::vector<std::unique_ptr<FlowTable>> tables;
+  uint64_t shared = 0;
+  for (int i = 0; i < RTE_MAX_HEAPS + 2; ++i) {
+    // 114,688 flows: a 10.6 MB hash, the smallest growth step that gets a heap of its own.
+    tables.push_back(std::make_unique<FlowTable>("many" + std::to_string(i), 100000, 0, false, true));
+    shared += tables.back()->shared_heap_hashes();
+  }
+  EXPECT_LT(own_heaps_in_use(), static_cast<size_t>(RTE_MAX_HEAPS));
+  EXPECT_EQ(own_heaps_in_use() - heaps + shared, tables.size()) << "each hash in a heap of its own or counted";
+  EXPECT_GE(shared, 3u);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    FlowTable& t = *tables[i];
+    ASSERT_EQ(t.insert(orig_of(static_cast<uint32_t>(i)), mapped_of(static_cast<uint32_t>(i)), 0, 0, 1, 1), 0) << i;
+    EXPECT_EQ(t.lookup_one(reversed(mapped_of(static_cast<uint32_t>(i)))), 1) << i;
+  }
+  tables.clear();
+  EXPECT_EQ(own_heaps_in_use(), heaps);
 }
 
 TEST(FlowTable, Ipv4OnlyRewriterRefusesIpv6State) {

@@ -166,6 +166,9 @@ std::string FormatAgentMetrics(const pb::Stats& s, const std::string& version) {
        &pb::FlowStateStats::growths},
       {"metron_agent_flow_table_growth_failures_total", "counter", "Growths the memory could not hold.",
        &pb::FlowStateStats::growth_failures},
+      {"metron_agent_flow_table_shared_heap_hashes_total", "counter",
+       "Grown hashes that got no DPDK heap of their own; their memory stays resident after the table outgrows them.",
+       &pb::FlowStateStats::shared_heap_hashes},
   };
   for (const FlowField& f : kFlowFields) {
     e.family(f.name, f.type, f.help);

@@ -71,6 +71,7 @@ struct FlowStateStats {
   uint64_t mapping_failures = 0;   // all new flows not mapped: refused, no free port, pattern of another family
   uint64_t growths = 0;            // times the table doubled
   uint64_t growth_failures = 0;    // growths the memory could not hold
+  uint64_t shared_heap_hashes = 0; // grown hashes without a heap of their own: resident after the table outgrows them
 };
 
 struct PortCountRange {

@@ -902,6 +902,7 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         fs->set_mapping_failures(st.mapping_failures);
         fs->set_growths(st.growths);
         fs->set_growth_failures(st.growth_failures);
+        fs->set_shared_heap_hashes(st.shared_heap_hashes);
       }
     }
   }

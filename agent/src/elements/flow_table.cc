@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "elements/hash_heap.h"
+
 namespace metron {
 
 namespace {
@@ -32,6 +34,15 @@ std::atomic<unsigned> g_seq{0};
 uint32_t hash_entries(uint64_t capacity) { return static_cast<uint32_t>(capacity * 2 + capacity / 16 + 64); }
 
 size_t key_len_of(bool ipv6) { return ipv6 ? sizeof(Tuple) : sizeof(Key4); }
+
+// What rte_hash_create allocates for a table of `capacity` flows: buckets of 8 entries (64 B) for the entries
+// rounded up to a power of two, a key store of entries + 1 slots, a ring of free slot ids (4 B each) rounded up to a
+// power of two.
+size_t hash_bytes(uint64_t capacity, bool ipv6) {
+  const uint64_t entries = hash_entries(capacity), slots = entries + 1;
+  const size_t key_entry = (8 + key_len_of(ipv6) + 15) / 16 * 16;
+  return rte_align64pow2(entries) / 8 * 64 + rte_align64pow2(slots) * 4 + slots * key_entry;
+}
 
 }  // namespace
 
@@ -76,15 +87,16 @@ class FlowTableGrower {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait_for(lock, std::chrono::milliseconds(20), [this] { return pending_.exchange(false); });
-      for (FlowTable* t : tables_) serve(*t);
+      unsigned standbys = 0;
+      for (FlowTable* t : tables_) standbys += t->standby_ != nullptr;
+      for (FlowTable* t : tables_) serve(*t, &standbys);
     }
   }
-  static void serve(FlowTable& t) {
-    if (rte_hash* old = t.retired_.exchange(nullptr, std::memory_order_acquire)) rte_hash_free(old);
+  static void serve(FlowTable& t, unsigned* standbys) {
     switch (t.grow_state_.load(std::memory_order_acquire)) {
       case FlowTable::kWanted: {
         const uint32_t cap = t.capacity_plain_;
-        if (t.prepare_growth(cap, cap * 2)) {
+        if (t.prepare_growth(cap, cap * 2, /*may_wait=*/false)) {
           t.grow_state_.store(FlowTable::kReady, std::memory_order_release);
         } else {
           t.growth_failures_.add(1);
@@ -94,6 +106,19 @@ class FlowTableGrower {
       }
       default:
         break;
+    }
+    free_hash(t.retired_.exchange(nullptr, std::memory_order_acquire));
+    // The next growth's heap, made while the table still has room: DPDK zeroes all of it when it takes it, which
+    // for the larger tables takes longer than the table's last quarter lasts at full speed (BENCHMARKS.md).
+    // Heaps are few: standby ones take at most half of them, so that hashes in use do not go without.
+    const uint32_t cap = t.capacity();
+    if (t.standby_ == nullptr && t.standby_tried_ != cap && *standbys < RTE_MAX_HEAPS / 2 &&
+        t.grow_state_.load(std::memory_order_acquire) == FlowTable::kIdle &&
+        t.size() >= t.standby_at_.load(std::memory_order_acquire)) {
+      std::string why;
+      t.standby_ = make_own_heap(hash_bytes(uint64_t{cap} * 2, t.ipv6()), &why);  // none: the growth makes one
+      t.standby_tried_ = cap;
+      *standbys += t.standby_ != nullptr;
     }
   }
   std::mutex mu_;
@@ -123,7 +148,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
   }
   chunk_mask_ = (1u << chunk_bits_) - 1;
   if (grows_) FlowTableGrower::instance().add(this);  // first: it may throw, and nothing is allocated yet
-  if (!prepare_growth(0, cap)) {
+  if (!prepare_growth(0, cap, /*may_wait=*/true)) {
     const std::string why = rte_strerror(rte_errno);
     if (grows_) FlowTableGrower::instance().remove(this);
     throw std::runtime_error(name + ": cannot allocate a flow table for " + std::to_string(cap) + " flows: " + why);
@@ -133,15 +158,16 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
 
 FlowTable::~FlowTable() {
   if (grows_) FlowTableGrower::instance().remove(this);
-  free_hash(hash_);
-  free_hash(old_hash_);
-  free_hash(next_hash_);
-  if (rte_hash* old = retired_.exchange(nullptr)) rte_hash_free(old);
+  drop_hash(hash_);
+  drop_hash(old_hash_);
+  drop_hash(next_hash_);
+  free_hash(retired_.exchange(nullptr));
+  drop_own_heap(standby_);
   for (uint8_t*& c : chunks_) rte_free(c), c = nullptr;
 }
 
-void FlowTable::free_hash(rte_hash*& h) {
-  if (h != nullptr) rte_hash_free(h);
+void FlowTable::drop_hash(rte_hash*& h) {
+  free_hash(h);
   h = nullptr;
 }
 
@@ -152,13 +178,7 @@ size_t FlowTable::bytes_per_flow() const {
 }
 
 size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
-  const size_t key_len = key_len_of(ipv6);
-  const size_t stride = sizeof(FlowMeta) + 2 * key_len;
-  const uint64_t entries = hash_entries(capacity), slots = entries + 1;
-  const size_t key_entry = (8 + key_len + 15) / 16 * 16;
-  // What rte_hash_create allocates: buckets of 8 entries (64 B) for entries rounded up to a power of two, a key
-  // store of entries + 1 slots, a ring of free slot ids (4 B each) rounded up to a power of two.
-  return capacity * stride + rte_align64pow2(entries) / 8 * 64 + rte_align64pow2(slots) * 4 + slots * key_entry;
+  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6);
 }
 
 size_t FlowTable::max_bytes_per_flow(bool ipv6) {
@@ -189,7 +209,7 @@ size_t FlowTable::memory_available(int socket) {
   return bytes;
 }
 
-bool FlowTable::prepare_growth(uint32_t from, uint32_t to) {
+bool FlowTable::prepare_growth(uint32_t from, uint32_t to, bool may_wait) {
   // A declared table is one chunk of its capacity; a growing one has whole chunks of 2^16 records (the first
   // holds every size up to 57,344), allocated when the capacity first reaches into them.
   const unsigned first = from >> chunk_bits_, last = (to - 1) >> chunk_bits_;
@@ -214,8 +234,17 @@ bool FlowTable::prepare_growth(uint32_t from, uint32_t to) {
   p.hash_func = rte_hash_crc;
   p.hash_func_init_val = 0x4d455452;
   p.socket_id = socket_id_;
-  next_hash_ = rte_hash_create(&p);
+  // A growing table retires this hash at its next growth: a large one gets a heap of its own, so that retiring it
+  // gives its memory back (hash_heap.h). A declared table's hash lives as long as the table. The grower only uses a
+  // heap made ahead: zeroing one now would keep a core that fills its table fast waiting for room (refusing flows).
+  const size_t bytes = hash_bytes(to, ipv6());
+  const OwnHeapUse use = !grows_ || !own_heap_pays(bytes) ? OwnHeapUse::kNo
+                         : may_wait                        ? OwnHeapUse::kYes
+                                                           : OwnHeapUse::kIfReady;
+  HashHome home;
+  next_hash_ = create_hash(p, bytes, use, &standby_, &home);
   if (next_hash_ == nullptr) return undo(), false;
+  if (home == HashHome::kEalFallback) shared_heap_hashes_.add(1);
   next_capacity_ = to;
   return true;
 }
@@ -235,6 +264,10 @@ void FlowTable::adopt_growth() {
   // quarter of the table, and up to half of it or 128k flows, still free.
   const uint32_t headroom = std::max(capacity_plain_ / 4, std::min(capacity_plain_ / 2, 1u << 17));
   grow_at_ = grows_ && can_grow() ? capacity_plain_ - headroom : UINT32_MAX;
+  // The grower makes the next hash's heap of its own a headroom (at most half the flows) before the growth is asked
+  // for: at full speed a core fills that much in about the time making the heap takes on a loaded machine.
+  const bool own_next = grow_at_ != UINT32_MAX && own_heap_pays(hash_bytes(uint64_t{capacity_plain_} * 2, ipv6()));
+  standby_at_.store(own_next ? grow_at_ - std::min(headroom, grow_at_ / 2) : UINT32_MAX, std::memory_order_release);
   memory_.set(reserve_bytes(capacity_plain_, ipv6()));
 }
 
@@ -300,12 +333,12 @@ bool FlowTable::reserve(uint32_t n) {
   for (;;) {
     if (old_hash_ != nullptr) {
       rehash_some(UINT32_MAX);
-      free_hash(old_hash_);  // still here if the retired slot was busy: free it here, off the core
+      drop_hash(old_hash_);  // still here if the retired slot was busy: free it here, off the core
     }
-    if (rte_hash* old = retired_.exchange(nullptr)) rte_hash_free(old);
+    free_hash(retired_.exchange(nullptr));
     if (uint64_t{size_plain_} + n <= grow_at_ || (!can_grow() && free_slots() >= n)) return true;
     if (!can_grow()) return false;
-    if (!prepare_growth(capacity_plain_, capacity_plain_ * 2)) {
+    if (!prepare_growth(capacity_plain_, capacity_plain_ * 2, /*may_wait=*/true)) {
       growth_failures_.add(1);
       return free_slots() >= n;
     }
@@ -426,7 +459,7 @@ void FlowTable::remove(uint32_t idx) {
 
 void FlowTable::clear() {
   rte_hash_reset(hash_);
-  free_hash(old_hash_);
+  drop_hash(old_hash_);
   for (uint32_t i = 0; i < fresh_; ++i) meta(i).live = 0;
   fresh_ = 0;
   free_head_ = kNoRecord;

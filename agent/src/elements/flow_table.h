@@ -23,7 +23,8 @@
 // pointer swap), inserts new flows into the new hash from then on and moves the keys of a few old records into
 // it at every batch (like the ~500 us slices of a state copy, but a few records per batch: 16 plus two per flow
 // the batch created, so the move always finishes before the new table asks to grow again). Until then a lookup
-// that misses the new hash looks in the old one. The grower frees the old hash once the core is done with it.
+// that misses the new hash looks in the old one. The grower frees the old hash once the core is done with it; a
+// large hash lives in a DPDK heap of its own, so freeing it returns its memory to the OS (hash_heap.h).
 #pragma once
 
 #include <algorithm>
@@ -34,6 +35,10 @@
 #include <string>
 
 struct rte_hash;
+
+namespace metron {
+struct OwnHeap;
+}
 
 namespace metron {
 
@@ -208,6 +213,9 @@ class FlowTable {
   size_t memory_bytes() const { return memory_.get(); }
   uint64_t growths() const { return growths_.get(); }
   uint64_t growth_failures() const { return growth_failures_.get(); }
+  // Hashes of this growing table that got no heap of their own (hash_heap.h: none left, or none made ahead in time
+  // for a growth) and went to the EAL heap, where their memory stays resident after the table outgrows them.
+  uint64_t shared_heap_hashes() const { return shared_heap_hashes_.get(); }
   // Bytes one flow takes in this table (record plus its two hash keys), for capacity planning and tests.
   size_t bytes_per_flow() const;
   // DPDK memory a table of `capacity` flows reserves (records, hash buckets, keys, free-slot ring).
@@ -296,12 +304,13 @@ class FlowTable {
   // One bulk lookup of at most RTE_HASH_LOOKUP_BULK_MAX keys in hashed form (and in the old hash while rehashing).
   void lookup_hashed(const void** keys, unsigned n, int32_t* out) const;
   // Allocates the records [from, to) and a hash for `to` flows into next_hash_ / chunks_ (grower thread, or the
-  // control path for reserve()); false, nothing kept, if the memory cannot be had.
-  bool prepare_growth(uint32_t from, uint32_t to);
+  // control path for reserve()); false, nothing kept, if the memory cannot be had. may_wait: a heap of its own may
+  // be made now (control path) rather than only taken ready (hash_heap.h).
+  bool prepare_growth(uint32_t from, uint32_t to, bool may_wait);
   void adopt_growth();
   // Moves the keys of up to `n` records not yet rehashed into the new hash; frees nothing.
   void rehash_some(uint32_t n);
-  void free_hash(rte_hash*& h);
+  void drop_hash(rte_hash*& h);  // frees it (hash_heap.h), leaves nullptr
 
   std::string name_;
   int socket_id_;
@@ -327,8 +336,11 @@ class FlowTable {
   rte_hash* next_hash_ = nullptr;      // kReady: the grower's hash for the next capacity
   uint32_t next_capacity_ = 0;
   std::atomic<rte_hash*> retired_{nullptr};  // a rehashed-from hash for the grower to free
+  std::atomic<uint32_t> standby_at_{UINT32_MAX};  // size from which the grower makes the next hash's own heap
+  OwnHeap* standby_ = nullptr;                     // that heap (hash_heap.h); grower or control path, mu_ held
+  uint32_t standby_tried_ = 0;                     // capacity for which the grower last made one (grower only)
   Relaxed<uint32_t> size_, capacity_;
-  Relaxed<uint64_t> memory_, growths_, growth_failures_;
+  Relaxed<uint64_t> memory_, growths_, growth_failures_, shared_heap_hashes_;
 };
 
 }  // namespace metron

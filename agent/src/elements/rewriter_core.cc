@@ -417,6 +417,7 @@ void FlowRewriter::stats(FlowStateStats* out) const {
   out->mapping_failures = failures_.get();
   out->growths = t.growths();
   out->growth_failures = t.growth_failures();
+  out->shared_heap_hashes = t.shared_heap_hashes();
 }
 
 void FlowRewriter::report(std::ostream& os) const {
