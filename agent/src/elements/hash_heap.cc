@@ -29,8 +29,17 @@ namespace {
 
 constexpr size_t kOwnHeapMinBytes = size_t{8} << 20;
 
-std::mutex g_mu;                  // guards g_hashes (control path and grower only)
-std::vector<OwnHeap*> g_hashes;   // heaps holding a hash, to find a hash's heap when it is freed
+// The heaps holding a hash, to find a hash's heap when it is freed, and the lock guarding them (control path and
+// grower only). Made on first use and never destroyed: a table owned by a static object (a fuzzer's graph) is
+// freed at exit after namespace-scope objects constructed before it are gone (ASan: heap-use-after-free).
+struct HashHeaps {
+  std::mutex mu;
+  std::vector<OwnHeap*> heaps;
+};
+HashHeaps& hash_heaps() {
+  static HashHeaps* const h = new HashHeaps;
+  return *h;
+}
 std::atomic<size_t> g_heaps{0};   // heaps in existence
 std::atomic<unsigned> g_seq{0};
 
@@ -146,8 +155,9 @@ rte_hash* create_hash(const rte_hash_parameters& p, size_t bytes, OwnHeapUse use
     q.socket_id = rte_malloc_heap_get_socket(heap->name.c_str());
     heap->hash = q.socket_id < 0 ? nullptr : rte_hash_create(&q);
     if (heap->hash != nullptr) {
-      std::lock_guard<std::mutex> lock(g_mu);
-      g_hashes.push_back(heap);
+      HashHeaps& hh = hash_heaps();
+      std::lock_guard<std::mutex> lock(hh.mu);
+      hh.heaps.push_back(heap);
       *home = HashHome::kOwnHeap;
       return heap->hash;
     }
@@ -166,9 +176,10 @@ void free_hash(rte_hash* h) {
   if (h == nullptr) return;
   OwnHeap* heap = nullptr;
   {
-    std::lock_guard<std::mutex> lock(g_mu);
-    auto it = std::find_if(g_hashes.begin(), g_hashes.end(), [h](const OwnHeap* o) { return o->hash == h; });
-    if (it != g_hashes.end()) heap = *it, g_hashes.erase(it);
+    HashHeaps& hh = hash_heaps();
+    std::lock_guard<std::mutex> lock(hh.mu);
+    auto it = std::find_if(hh.heaps.begin(), hh.heaps.end(), [h](const OwnHeap* o) { return o->hash == h; });
+    if (it != hh.heaps.end()) heap = *it, hh.heaps.erase(it);
   }
   rte_hash_free(h);
   if (heap != nullptr) release(heap, true);
