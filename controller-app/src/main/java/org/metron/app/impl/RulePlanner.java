@@ -553,7 +553,7 @@ public final class RulePlanner {
      */
     public static NicRule remoteNicRule(ChainId chain, GroupAssignment ga) {
         return nicRules(chain, new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
-                List.of(new GroupAssignment(ga.groupId(), ga.tag(), ga.core(), ga.classIds())))).get(0);
+                List.of(ga.onItsServer()))).get(0);
     }
 
     /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */
