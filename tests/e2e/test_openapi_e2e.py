@@ -2,7 +2,8 @@
 host, a real agent, real OVS. Every operation's real answers conform to it (status documented, content type, body
 schema), and a property-based fuzz generated from it (schemathesis; tests/fuzz/openapi_fuzz.py, in the venv of
 deploy/deps/fuzz.requirements.txt) gets no server error while the chain already running, its placement, tags and
-OVS rules stay exactly as they were. METRON_FUZZ_CASES sets the fuzz's size (make test: 300; make fuzz: 5000)."""
+OVS rules stay exactly as they were. METRON_FUZZ_CASES sets the fuzz's size (make test: 300; make fuzz: 5000);
+METRON_FUZZ_SEED replays the seed a run printed (default: the time)."""
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ from metron_demo import chains  # noqa: E402
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
 
 CASES = int(os.environ.get("METRON_FUZZ_CASES", "300"))
+SEED = ["--seed", os.environ["METRON_FUZZ_SEED"]] if os.environ.get("METRON_FUZZ_SEED") else []
 RESIDENT = "resident"
 INGRESS, EGRESS = "of:0000000000000001/1", "of:0000000000000002/1"
 # where generated chains may enter and leave: the resident's points (taken), the other end, the inter-switch
@@ -64,7 +66,7 @@ def state(session):
 def fuzz(session, python, *args):
     user = "admin:" + session.host.auth_password()
     return subprocess.run([python, str(REPO / "tests" / "fuzz" / "openapi_fuzz.py"), "--base-url", session.host.rest,
-                           "--auth", user, *args], capture_output=True, text=True, timeout=3600)
+                           "--auth", user, *SEED, *args], capture_output=True, text=True, timeout=3600)
 
 
 def test_real_answers_conform_to_the_document(session, resident, venv_python, capsys):

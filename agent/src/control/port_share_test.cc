@@ -134,12 +134,40 @@ TEST_F(PortShareTest, WithoutSharesGroupsOnTheSameCoreSlotHandOutTheSamePorts) {
   EXPECT_EQ(External(ports[kTagA]), External(ports[kTagB]));
 }
 
-TEST_F(PortShareTest, ARangeWithFewerPortsThanItsSharesIsRefused) {
-  pb::GroupSpec g = Napt("g0", kTagA, 3);
-  g.mutable_port_share()->set_count(1000);  // 256 ports cannot make 1000 shares
-  grpc::Status s = DeployChain(g);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("fewer ports than the 1000 shares"), std::string::npos) << s.error_message();
+// Click accepts any range, so a range with fewer ports than shares runs: each of the lowest shares gets one port
+// of it, a share past the range none, and the flows a group cannot map are counted, not refused at deploy.
+TEST_F(PortShareTest, ARangeWithFewerPortsThanItsSharesGivesOnePortPerShareAndCountsWhatItCannotMap) {
+  google::protobuf::RepeatedPtrField<pb::GroupSpec> gs;
+  *gs.Add() = Napt("g0", kTagA, 3);
+  *gs.Add() = Napt("g0.1", kTagB, 300);
+  for (pb::GroupSpec& g : gs) g.mutable_port_share()->set_count(1000);  // 256 ports cannot make 1000 shares
+  grpc::Status s = DeployChain(gs);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // Every flow goes to one server (10.0.0.2:2000), so share 3's one port maps one of them, share 300 none.
+  std::map<uint32_t, uint16_t> sent;  // seq -> tag
+  for (uint16_t tag : {kTagA, kTagB})
+    for (uint32_t f = 0; f < 4; ++f) {
+      test::FrameSpec fs = test::MacTagged(tag, 0, seq_++);
+      fs.sport = static_cast<uint16_t>((tag == kTagA ? 1000 : 3000) + f);
+      sent[fs.seq] = tag;
+      sender_->Send(fs);
+    }
+  std::map<std::string, uint64_t> failures;  // group -> mapping failures, once all eight packets were handled
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    failures.clear();
+    pb::Stats stats;
+    ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+    for (const pb::GroupStats& g : stats.groups())
+      for (const pb::FlowStateStats& f : g.flow_state()) failures[g.group_id()] += f.mapping_failures();
+  } while (failures["g0"] + failures["g0.1"] < 7 && std::chrono::steady_clock::now() < deadline &&
+           (std::this_thread::sleep_for(std::chrono::milliseconds(20)), true));
+  std::map<uint16_t, std::set<uint16_t>> ports;
+  for (const auto& [seq, fr] : capture_->WaitFor(1)) ports[sent.at(seq)].insert(fr[0].sport);
+  EXPECT_EQ(ports[kTagA], std::set<uint16_t>{kLo + 3}) << "share 3 of 1000 is the range's fourth port";
+  EXPECT_TRUE(ports[kTagB].empty()) << "share 300 holds no port of a 256-port range";
+  EXPECT_EQ(failures["g0"], 3u) << "three flows to one destination found share 3's one port taken";
+  EXPECT_EQ(failures["g0.1"], 4u) << "share 300 mapped none of its four flows";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <rte_hash_crc.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/annotations.h"
@@ -315,20 +316,29 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   share_ = share_assigned_ ? env.port_share : env.slot;
   shares_ = std::max(1u, share_assigned_ ? env.port_shares : env.slots);
   rng_ ^= static_cast<uint32_t>(share_ * 2654435761u);
-  // A share the controller assigned must hold a port of every range: sharing the whole range (what a standalone
-  // configuration does with more cores than ports) would hand out another group's ports.
+  // A share the controller assigned holds ports no other group of the chain holds. A range with fewer ports than
+  // shares (Click accepts any range, e.g. 1024-1025) gives one port to each of the lowest shares and none to the
+  // rest: a group whose share holds no port maps no new flow of that pattern (mapping_failures, as Click counts a
+  // range with no free port), since sharing the range would hand out another group's ports.
   if (share_assigned_)
     for (const RewritePattern& p : patterns)
       if (p.set_sport && p.sport_hi != p.sport_lo && static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1 < shares_)
-        throw ConfigError(name + ": port range " + std::to_string(p.sport_lo) + "-" + std::to_string(p.sport_hi) +
-                          " of pattern '" + p.text + "' has fewer ports than the " + std::to_string(shares_) +
-                          " shares it is divided into between the chain's groups and cores");
+        std::fprintf(stderr, "metron-agent: %s: port range %u-%u of pattern '%s' has fewer ports than the %u shares it "
+                     "is divided into between the chain's groups and cores: share %u %s\n",
+                     name.c_str(), p.sport_lo, p.sport_hi, p.text.c_str(), shares_, share_,
+                     share_ <= static_cast<uint32_t>(p.sport_hi - p.sport_lo) ? "maps to one port of it"
+                                                                              : "holds none of it: its new flows fail");
 }
 
 bool FlowRewriter::share_of(const RewritePattern& p, uint32_t* lo, uint32_t* count) const {
   const uint32_t n = static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1;
   *lo = p.sport_lo, *count = n;
-  if (n < shares_) return !share_assigned_;  // standalone: every core uses the whole range (Click's behaviour)
+  if (n < shares_) {
+    if (!share_assigned_) return true;  // standalone: every core uses the whole range (Click's behaviour)
+    if (share_ >= n) return false;      // a share of a range too small to reach it: no port (see initialize)
+    *lo = p.sport_lo + share_, *count = 1;
+    return true;
+  }
   const uint32_t per = n / shares_;
   *lo = p.sport_lo + share_ * per;
   *count = share_ + 1 == shares_ ? n - share_ * per : per;
@@ -380,7 +390,7 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
   } else {
     // This group's (or core's) share of the port range, so no two of them hand out the same port.
     uint32_t lo, count;
-    if (!share_of(p, &lo, &count)) return failures_.add(1), -1;  // a pattern not seen at initialize: counted
+    if (!share_of(p, &lo, &count)) return failures_.add(1), -1;  // no port for this share (or pattern): counted
     // Offset in the share of the first port to try, then the following ones (Click's order). cursor_ is the next
     // offset of a sequential pattern.
     uint32_t at;
