@@ -13,8 +13,9 @@ e2e-fuzz: e2e-build
 	METRON_FUZZ_CASES=$(FUZZ_CASES) $(PYTEST) -q -p no:cacheprovider tests/e2e/test_openapi_e2e.py
 # The real-data-plane checker (tests/e2e/test_real_equivalence.py, part of e2e-test with 1320 frames per corpus
 # chain) with 10^6 frames per corpus chain, in windows of a third of the chain's shortest idle timeout (flow state
-# checked per window; no reply pass); each chain's line gives its counts and the time it took. Root, after
-# `make build`. METRON_REAL_FRAMES / METRON_REAL_PPS / METRON_REAL_RESULTS (keep captures and reports) override.
+# checked per window; a reply pass answers the last window, see synthesizer/README.md); each chain's line gives
+# its counts and the time it took. Root, after `make build`. METRON_REAL_FRAMES / METRON_REAL_PPS /
+# METRON_REAL_RESULTS (keep captures and reports) override.
 REAL_FRAMES ?= 1000000
 check-long: e2e-build
 	METRON_REAL_FRAMES=$(REAL_FRAMES) $(PYTEST) -q -s -p no:cacheprovider tests/e2e/test_real_equivalence.py

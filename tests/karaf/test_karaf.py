@@ -10,9 +10,12 @@ reached over real gRPC by the Metron bundles.
 Stood in for (tests/karaf/onos-standin, because Maven Central does not serve those ONOS bundles): core-net,
 core-dist, core-primitives, core-persistence (application, device, link, topology/path, network config, driver,
 flow rule, host, pipeconf subsystems, mastership, leadership, cluster of one node, consistent maps that keep
-their entries Kryo-encoded), drivers-default's "default" driver, and the legacy GUI's UiExtensionService.
-Not there: OpenFlow and P4Runtime (no switch is controlled, so no chain can be placed on a path) and ONOS's own
-apps (so an app requiring one, like org.metron.drivers.p4, is not installed: reported as skipped).
+their entries Kryo-encoded), drivers-default's "default" driver, the legacy GUI's UiExtensionService, and ONOS's
+OpenFlow device provider and LLDP link discovery (switches and links declared in netcfg are reported as if they
+had connected and been discovered; their flow rules are recorded, no switch is behind them).
+Not there: OpenFlow and P4Runtime protocol stacks (no packet crosses a switch here; the embedded host's e2e tests
+run real OVS) and ONOS's own apps (so an app requiring one, like org.metron.drivers.p4, is not installed:
+reported as skipped).
 """
 import json
 import re
@@ -273,3 +276,86 @@ def test_agent_in_netcfg_becomes_a_server_device_and_goes_unavailable_when_kille
     missing = [k for k in ("cores", "availableCores") if k not in dev["annotations"]]
     assert not missing, (f"{did} lacks the annotations {missing} of its driver's description; it has "
                          f"{dev['annotations']}")
+
+
+# --------------------------------------------------------------------------------------------------- a placed chain
+SW1, SW2 = "of:0000000000000001", "of:0000000000000002"
+
+
+def switch_netcfg(server, server_port):
+    """paper-fig3's shape: the chain enters at SW1/1 and leaves at SW2/1; SW1/2-SW2/2 join the switches; the
+    server's NIC is cabled to SW1/3. The switches and links are declared in netcfg and reported by the stand-in for
+    ONOS's OpenFlow provider and LLDP discovery (onos-standin NetcfgSwitchProvider): no switch is behind them."""
+    def ports(n):
+        return {str(i): {"number": i, "enabled": True, "type": "copper", "speed": 10000} for i in range(1, n + 1)}
+    return {
+        "devices": {
+            server: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}},
+            SW1: {"basic": {"type": "SWITCH"}, "ports": ports(3)},
+            SW2: {"basic": {"type": "SWITCH"}, "ports": ports(2)},
+        },
+        "links": {
+            f"{SW1}/2-{SW2}/2": {"basic": {"type": "DIRECT", "bidirectional": True}},
+            f"{server}/{server_port}-{SW1}/3": {"basic": {"type": "DIRECT", "bidirectional": True}},
+        },
+    }
+
+
+def metron_flows(karaf, did):
+    """Metron's entries among ONOS's flow entries of a device (ONOS's REST answers 404 for a device without any)."""
+    status, body = karaf.http("GET", f"/onos/v1/flows/{did}")
+    assert status in (200, 404), (status, body)
+    return [f for f in json.loads(body)["flows"] if f.get("appId") == "org.metron.app"] if status == 200 else []
+
+
+def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_agent(karaf, installed, quiet_agent):
+    """The whole ONOS path of a chain inside the real Karaf: netcfg declares a real agent and two switches (stood in
+    for, see switch_netcfg); the chain submitted over Metron's REST is synthesized, placed on the agent's server by
+    the placement engine, its switch rules go through ONOS's FlowRuleService (the stand-in records them, as no
+    switch is connected) and read back through ONOS's real /onos/v1/flows, and its pipeline is deployed over real
+    gRPC through the metron-server driver: the agent itself reports the chain on a core. Removing the chain takes
+    the rules off and the pipeline off the agent."""
+    server = f"metron:{quiet_agent.address}"
+    name = "hk-karaf-placed"
+    status, body = karaf.http("POST", "/onos/v1/network/configuration", switch_netcfg(server, 1))
+    assert status == 200, (status, body)
+    try:
+        for did in (server, SW1, SW2):
+            wait_for(f"device {did} available", lambda d=did: (x := device(karaf, d)) and x.get("available"),
+                     timeout=60)
+        wait_for("4 links (2 cables, both directions)",
+                 lambda: len(json.loads(karaf.http("GET", "/onos/v1/links")[1])["links"]) >= 4, timeout=30)
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        print("submit:", status, body)
+        assert status == 201, (status, body)
+        chain = wait_for(f"{name} ACTIVE", lambda: (c := json.loads(karaf.http(
+            "GET", f"/onos/metron/chains/{name}")[1])).get("state") == "ACTIVE" and c, timeout=60)
+        print("chain:", json.dumps(chain)[:600])
+        placements = json.loads(karaf.http("GET", "/onos/metron/placements")[1])
+        print("placements:", json.dumps(placements)[:600])
+        assert server in json.dumps(placements), placements
+        # the offload rules, as ONOS's own REST reads them from its FlowRuleService
+        ours = metron_flows(karaf, SW1)
+        print(f"{len(ours)} Metron flow entries on {SW1}, {len(metron_flows(karaf, SW2))} on {SW2}")
+        assert ours and metron_flows(karaf, SW2), "no Metron rule on the offload device or on the egress switch"
+        assert any(f["state"] == "ADDED" for f in ours), ours[:3]
+        rules = json.loads(karaf.http("GET", "/onos/metron/rules")[1])["rules"]
+        assert len(rules) >= len(ours), (len(rules), len(ours))
+        # the agent's own report (GetResources over gRPC, through the driver): a core runs the chain's pipeline
+        srv = next(s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"] if s["id"] == server)
+        print("server:", json.dumps(srv))
+        assert srv["reachable"], srv
+        assert any(c["chain"] == name for c in srv["cores"]), srv["cores"]
+        assert name in karaf.ssh("onos:metron-servers")
+        # removal: rules off the switches and the pipeline off the agent
+        assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
+        wait_for("Metron's rules gone from both switches",
+                 lambda: not metron_flows(karaf, SW1) and not metron_flows(karaf, SW2), timeout=30)
+        wait_for("the agent's cores free of the chain", lambda: not any(
+            c["chain"] == name for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]
+            if s["id"] == server for c in s["cores"]), timeout=30)
+    finally:
+        karaf.http("DELETE", f"/onos/metron/chains/{name}")
+        for did in (server, SW1, SW2):
+            karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
+        karaf.http("DELETE", "/onos/v1/network/configuration/links")

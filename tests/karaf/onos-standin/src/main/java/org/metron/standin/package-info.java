@@ -16,8 +16,11 @@
  *       no Atomix); the device, link, topology/path, network-config, driver, flow-rule, host and pipeconf
  *       subsystems, on onos-api's own model, provider-registry, listener and driver classes; the
  *       {@code default} driver; the legacy GUI's UiExtensionService (a recorder, enabled by configuration).</li>
- *   <li>Not there at all: OpenFlow/P4Runtime/gRPC protocol stacks and their providers (no switch is
- *       controlled), Atomix clustering, ONOS's own apps (none is on Maven Central).</li>
+ *   <li>Stood in for, in place of ONOS's OpenFlow device provider and LLDP link discovery: switches and links
+ *       declared in netcfg, reported as if they had connected and been discovered
+ *       ({@link org.metron.standin.net.NetcfgSwitchProvider}); their flow rules are recorded.</li>
+ *   <li>Not there at all: OpenFlow/P4Runtime/gRPC protocol stacks (no packet crosses a switch here), Atomix
+ *       clustering, ONOS's own apps (none is on Maven Central).</li>
  * </ul>
  */
 package org.metron.standin;

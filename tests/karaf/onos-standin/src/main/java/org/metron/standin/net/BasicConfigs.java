@@ -12,6 +12,7 @@ import org.onosproject.net.config.basics.BasicLinkConfig;
 import org.onosproject.net.config.basics.DeviceAnnotationConfig;
 import org.onosproject.net.config.basics.InterfaceConfig;
 import org.onosproject.net.config.basics.PortAnnotationConfig;
+import org.onosproject.net.config.basics.PortDescriptionsConfig;
 
 import java.util.List;
 
@@ -31,6 +32,13 @@ final class BasicConfigs {
                 @Override
                 public BasicDeviceConfig createConfig() {
                     return new BasicDeviceConfig();
+                }
+            },
+            new ConfigFactory<DeviceId, PortDescriptionsConfig>(DEVICE_SUBJECT_FACTORY, PortDescriptionsConfig.class,
+                                                                "ports") {
+                @Override
+                public PortDescriptionsConfig createConfig() {
+                    return new PortDescriptionsConfig();
                 }
             },
             new ConfigFactory<DeviceId, DeviceAnnotationConfig>(DEVICE_SUBJECT_FACTORY,
