@@ -135,13 +135,13 @@ def karaf(oars):
 class Agent:
     """A real metron-agent on a DPDK null vdev, as the drivers' Java tests start it (AgentProcess)."""
 
-    def __init__(self, vdev="net_null0"):
+    def __init__(self, vdev="net_null0", lcores=("-l", "0-1")):
         assert AGENT_BIN.exists(), (f"metron-agent not found at {AGENT_BIN}: build it (mkdir -p agent/build && cd "
                                     "agent/build && cmake .. -DCMAKE_BUILD_TYPE=Release && make metron-agent)")
         self.port = kr.free_port()
         self.prefix = f"hk-karaf-{os.getpid()}-{self.port}"
         self.log = Path(tempfile.mkstemp(prefix=self.prefix, suffix=".log")[1])
-        cmd = [str(AGENT_BIN), "--listen", f"127.0.0.1:{self.port}", "--dpdk", "-l", "0-1", "--vdev", vdev,
+        cmd = [str(AGENT_BIN), "--listen", f"127.0.0.1:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
                "--no-huge", "-m", "256", "--no-pci", "--file-prefix", self.prefix, "--"]
         self.process = subprocess.Popen(cmd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
@@ -181,8 +181,9 @@ def agent():
 @pytest.fixture
 def quiet_agent():
     """An agent whose null NIC receives nothing (net_null's no-rx): a chain deployed on it idles as on a link without
-    traffic, where a plain null NIC would feed its core packets without end (a busy core on this shared machine)."""
-    a = Agent("net_null0,no-rx=1")
+    traffic, where a plain null NIC would feed its core packets without end (a busy core on this shared machine).
+    Two worker lcores (1 and 2, both on CPU 1 of this 2-CPU machine) so that a chain can split."""
+    a = Agent("net_null0,no-rx=1", ("--lcores", "0@0,1@1,2@1"))
     yield a
     a.close()
 

@@ -313,8 +313,9 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
     for, see switch_netcfg); the chain submitted over Metron's REST is synthesized, placed on the agent's server by
     the placement engine, its switch rules go through ONOS's FlowRuleService (the stand-in records them, as no
     switch is connected) and read back through ONOS's real /onos/v1/flows, and its pipeline is deployed over real
-    gRPC through the metron-server driver: the agent itself reports the chain on a core. Removing the chain takes
-    the rules off and the pipeline off the agent."""
+    gRPC through the metron-server driver: the agent itself reports the chain on a core. The ScalingComponent
+    splits it over two cores and merges it back (rules re-tagged, groups on the agent), and removing the chain
+    takes the rules off and the pipeline off the agent."""
     server = f"metron:{quiet_agent.address}"
     name = "hk-karaf-placed"
     status, body = karaf.http("POST", "/onos/v1/network/configuration", switch_netcfg(server, 1))
@@ -347,6 +348,24 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         assert srv["reachable"], srv
         assert any(c["chain"] == name for c in srv["cores"]), srv["cores"]
         assert name in karaf.ssh("onos:metron-servers")
+        # scaling through ONOS's REST (the ScalingComponent): the chain's one class divides over two cores, the
+        # halves' rules re-tagged in ONOS's flow-rule service, the agent running a group on each; then back
+        before = {f["id"] for f in metron_flows(karaf, SW1)}
+        status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/split?group=g0")
+        print("split:", status, body[:600])
+        assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
+        groups = json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]
+        assert len(groups) == 2 and len({g["core"] for g in groups}) == 2, groups
+        srv = next(s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"] if s["id"] == server)
+        assert sorted(c["id"] for c in srv["cores"] if c["chain"] == name) == sorted(g["core"] for g in groups), srv
+        assert {f["id"] for f in metron_flows(karaf, SW1)} != before, "the split re-tagged no rule on the switch"
+        status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/merge?keep=g0&retire="
+                                  + next(g["id"] for g in groups if g["id"] != "g0"))
+        print("merge:", status, body[:600])
+        assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
+        assert len(json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]) == 1
+        wait_for("the merged rules back on the switch", lambda: {f["id"] for f in metron_flows(karaf, SW1)} == before,
+                 timeout=30)
         # removal: rules off the switches and the pipeline off the agent
         assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
         wait_for("Metron's rules gone from both switches",
