@@ -62,6 +62,7 @@ class DemoRun:
         self.timeline = workload.Timeline(s.host, "demo")
         self.timeline.start()
         sender = workload.Sender(s.netns("src"), FLOWS, sport=40000, dport=self.plan.allowed_port, dport_step=0)
+        self.sender = sender  # while_split may change the rate
         try:
             self.log, self.during = workload.split_then_merge(
                 sender, self.timeline, LOW_PPS, CAPACITY_PPS,

@@ -82,6 +82,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
+    private volatile ServerLoss scaledOut = ServerLoss.NONE;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
     /** Computes failover backups off the operations' threads, one chain at a time. */
     private final java.util.concurrent.ExecutorService backupWorker =
@@ -365,17 +366,34 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
+     * What else acts on a lost server: scaling brings back the groups it scaled out to it ({@link ServerLoss});
+     * {@link ServerLoss#NONE} by default.
+     */
+    public void onServerLost(ServerLoss scaled) {
+        scaledOut = Objects.requireNonNull(scaled);
+    }
+
+    /**
      * Moves every chain this instance leads off a server that is gone (its device stayed unavailable past the
      * failover deadline, see the ONOS component): the chain's switch rules come off, its placement and tags are
      * released, and it is placed and deployed again from its stored definition among the servers still available.
      * Its reason then says it moved and from where. A chain no other server can take is left as it is (rules,
      * tags, cores: it comes back if its agent does), its reason naming the lost server and why nothing else can
      * take it; one that cannot be brought up elsewhere after all ends FAILED saying so. Flow state does not move
-     * (the agent holding it is gone).
+     * (the agent holding it is gone). First, the chains placed on other servers that had groups scaled out to it
+     * get those back on their own servers ({@link #onServerLost}: scaling does it).
      *
      * @return the chains that run again on another server
      */
     public List<ChainId> serverLost(DeviceId server) {
+        try {
+            List<ChainId> back = scaledOut.serverLost(server);
+            if (!back.isEmpty()) {
+                log.warn("Chains {}: their groups on lost server {} run on their own servers again", back, server);
+            }
+        } catch (RuntimeException e) {
+            log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
+        }
         List<ChainId> moved = new ArrayList<>();
         for (Placement p : store.placements().snapshot().values()) {
             if (!p.server().map(server::equals).orElse(false)) {

@@ -15,6 +15,7 @@ import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerLoss;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.spi.Leadership;
@@ -40,6 +41,7 @@ import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,6 +91,10 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected LinkService linkService;
 
+    /** Scaling ({@code ScalingComponent}): brings back the groups scaled out to a lost server. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    protected volatile ServerLoss scaledOut;
+
     private final DeviceListener deviceListener = new InternalDeviceListener();
     private final LinkListener linkListener = new InternalLinkListener();
     private ScheduledExecutorService events;
@@ -104,6 +110,11 @@ public class MetronComponent implements MetronService, CompiledChains {
                 new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
+        // read when a server is lost: scaling may start after this component, or stop before it
+        manager.onServerLost(server -> {
+            ServerLoss s = scaledOut;
+            return s == null ? List.of() : s.serverLost(server);
+        });
         failoverDeadline = AgentWatch.configuredFailover();
         events = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "reroute", log));
         deviceService.addListener(deviceListener);

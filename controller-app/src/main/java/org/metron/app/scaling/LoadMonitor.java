@@ -67,6 +67,8 @@ public final class LoadMonitor implements AutoCloseable {
     /** Per server its last two reports: groups scaled out to it are measured on them (docs/scaling.md#scale-out). */
     private final Map<DeviceId, Stats> previous = new HashMap<>();
     private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
+    /** Per server its last report, kept when its stream fails: what a lost server's groups last held. */
+    private final Map<DeviceId, Stats> lastSeen = new ConcurrentHashMap<>();
     private final Map<ChainId, ChainLoad> latest = new ConcurrentHashMap<>();
     private final Set<ChainId> busy = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -140,6 +142,7 @@ public final class LoadMonitor implements AutoCloseable {
                 return; // an older report overtaken by a sample taken on demand
             }
             last.put(server, stats);
+            lastSeen.put(server, stats);
             lastAtMs.put(server, clock.getAsLong());
             if (prev == null) {
                 return;
@@ -172,6 +175,17 @@ public final class LoadMonitor implements AutoCloseable {
                 workers.execute(() -> act(c, d.get()));
             }
         }
+    }
+
+    /**
+     * The flows group {@code group} of {@code chain} held in the last report {@code server} sent (every stateful
+     * element's table summed), also after its stream failed; empty when no report of it was received.
+     */
+    java.util.OptionalLong lastFlows(DeviceId server, ChainId chain, String group) {
+        Stats s = lastSeen.get(server);
+        Optional<GroupStats> g = s == null ? Optional.empty() : group(s, chain, group);
+        return g.map(x -> java.util.OptionalLong.of(x.getFlowStateList().stream()
+                .mapToLong(org.metron.agent.v1.FlowStateStats::getFlows).sum())).orElse(java.util.OptionalLong.empty());
     }
 
     /**

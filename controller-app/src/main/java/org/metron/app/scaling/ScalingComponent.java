@@ -2,6 +2,7 @@ package org.metron.app.scaling;
 
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerLoss;
 import org.metron.app.onos.MetronComponent;
 import org.metron.app.onos.OnosSwitchProgrammer;
 import org.metron.app.spi.Leadership;
@@ -31,9 +32,10 @@ import java.util.concurrent.CompletableFuture;
  * Scaling inside ONOS: the same {@link ScalingManager} the embedded host runs, over the SPI components and the
  * instance's one {@link ChainStoreService} (shared with {@link MetronComponent}, so a split and a remove of the
  * same chain serialize), offered as {@link ScalingService} to the REST resources and the CLI. Only the instance
- * leading a chain changes it.
+ * leading a chain changes it. Also offered as {@link ServerLoss}: {@link MetronComponent} hands it the servers it
+ * finds lost, whose scaled-out groups come back.
  */
-@Component(immediate = true, service = ScalingService.class)
+@Component(immediate = true, service = {ScalingService.class, ServerLoss.class})
 public class ScalingComponent extends ScalingServiceDelegate {
     private final Logger log = LoggerFactory.getLogger(getClass());
 

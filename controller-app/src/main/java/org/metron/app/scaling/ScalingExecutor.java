@@ -516,7 +516,7 @@ public final class ScalingExecutor {
         timer.lap("reserve");
         log.info("Scaling out {} group {}: classes {} {} move to {} on {} ({}, core {})", chainId, g.groupId(),
                 parts.moved, parts.slice, newId, remote.id(), tag, core);
-        return runRemote(op, c.server, remote, timer);
+        return runRemote(op, c.server, remote.agent(), timer);
     }
 
     /** {@code wanted} when the server has a NIC of that name, else its first cabled NIC. */
@@ -555,121 +555,213 @@ public final class ScalingExecutor {
                 a = b;
                 b = t;
             }
-            if (a.remote()) {
-                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
-                        "groups " + a.groupId() + " and " + b.groupId() + " both run on other servers than the "
-                                + "chain's: one of them merges with a group on " + c.server.id() + " first");
+            String why = mergeRefusal(c, a, b);
+            if (why != null) {
+                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start, why);
             }
-            ClassGroup ba = base(c.compiled, a.groupId());
-            ClassGroup bb = base(c.compiled, b.groupId());
-            if (!ba.statefulKey().equals(bb.statefulKey()) || ba.classifies() || bb.classifies()) {
-                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
-                        "groups " + a.groupId() + " ('" + ba.statefulKey() + "') and " + b.groupId() + " ('"
-                                + bb.statefulKey() + "') do not have the same stateful operations");
-            }
-            if (a.core() == b.core() && !b.remote()) {
-                throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
-                        "groups " + a.groupId() + " and " + b.groupId() + " share core " + a.core());
-            }
-            TreeSet<Integer> classes = new TreeSet<>(a.classIds());
-            classes.addAll(b.classIds());
-            // a class both hold comes back together: their slices must be the two halves of one
-            Map<Integer, ClassSlice> slices = new HashMap<>(b.slices());
-            slices.putAll(a.slices());
-            Map<Integer, Integer> joined = new TreeMap<>();
-            for (int cls : a.classIds()) {
-                if (!b.classIds().contains(cls)) {
-                    continue;
-                }
-                Optional<ClassSlice> u = a.slice(cls).union(b.slice(cls));
-                if (u.isEmpty()) {
-                    throw refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
-                            "groups " + a.groupId() + " and " + b.groupId() + " both hold parts of class " + cls
-                                    + " (" + a.slice(cls) + ", " + b.slice(cls) + ") that are not the two halves of"
-                                    + " one slice");
-                }
-                slices.put(cls, u.get());
-                joined.put(cls, Integer.numberOfTrailingZeros(a.slice(cls).value() ^ b.slice(cls).value()));
-            }
-            List<GroupAssignment> groups = new ArrayList<>();
-            for (GroupAssignment x : c.placement.value().groups()) {
-                if (x.groupId().equals(a.groupId())) {
-                    // it keeps its port share: the retired group's mappings it absorbs hold ports of another share
-                    groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes), slices)
-                            .withPortShare(a.portShare()));
-                } else if (!x.groupId().equals(b.groupId())) {
-                    groups.add(x);
-                }
-            }
-            Placement after = withGroups(c.placement.value(), groups);
-            InstalledState installed = c.installed.value();
-            Set<Integer> whole = new HashSet<>(b.classIds());
-            whole.removeAll(joined.keySet());
-            List<InstalledRule> retagged = retag(installed, b.tag(), a.tag(), whole);
-            // each pair of halves becomes the rule they were made from, tagging for the kept group
-            List<InstalledRule> superseded = new ArrayList<>();
-            Map<Object, InstalledRule> rejoined = new LinkedHashMap<>();
-            StringBuilder sliceText = new StringBuilder();
-            for (Map.Entry<Integer, Integer> j : joined.entrySet()) {
-                int cls = j.getKey();
-                // the two halves of a divided rule share the rule they came from; a rule that went whole to one
-                // side (it fixes the bit) has no partner and only changes its tag, if it tagged for the retired one
-                Map<Object, List<InstalledRule>> byOrigin = new LinkedHashMap<>();
-                Map<Object, FlowRule> origin = new HashMap<>();
-                for (Tag t : List.of(a.tag(), b.tag())) {
-                    for (InstalledRule r : classRules(installed, t, cls)) {
-                        // a rule without a source port (neither TCP nor UDP) was never divided
-                        FlowRule u = RuleRetagger.sportBits(r.rule()).isEmpty() ? r.rule()
-                                : RuleRetagger.unsliced(r.rule(), cls, j.getValue(), a.tag(), app);
-                        byOrigin.computeIfAbsent(u.id(), k -> new ArrayList<>()).add(r);
-                        origin.put(u.id(), u);
-                    }
-                }
-                for (Map.Entry<Object, List<InstalledRule>> o : byOrigin.entrySet()) {
-                    if (o.getValue().size() > 1) {
-                        superseded.addAll(o.getValue());
-                        rejoined.put(o.getKey(), new InstalledRule(Role.OFFLOAD, origin.get(o.getKey())));
-                    } else if (RuleRetagger.taggedClass(o.getValue().get(0).rule(), b.tag()).isPresent()) {
-                        FlowRule moved = RuleRetagger.retagOffload(o.getValue().get(0).rule(), cls, a.tag(), app);
-                        rejoined.put(moved.id(), new InstalledRule(Role.OFFLOAD, moved));
-                    }
-                }
-                sliceText.append(sliceText.length() > 0 ? "; " : "").append(String.format(Locale.ROOT,
-                        "class %d joined over source-port bit %d: %s (%s) and %s (%s) -> %s", cls, j.getValue(),
-                        a.groupId(), a.slice(cls), b.groupId(), b.slice(cls), slices.get(cls)));
-            }
-            retagged.addAll(rejoined.values());
-            final Tag retiredTag = b.tag();
-            List<InstalledRule> transit = installed.switchRules().stream()
-                    .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), retiredTag))
-                    .collect(Collectors.toList());
-            long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
-            long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
-            MetronServer remote = null;
-            if (b.remote()) {
-                // back to the chain's server: the rules leave the offload device as the kept group's do, and the
-                // transit and return rules of the scale-out go
-                remote = remoteServer(b);
-                PortNumber home = homePort(installed, a.tag());
-                retagged = retagged.stream().map(r -> r.role() == Role.OFFLOAD
-                        ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), home, app)) : r)
-                        .collect(Collectors.toList());
-                transit = onlyFor(c, b);
-                AgentClient far = remote.agent();
-                ServerResources res = resources.fresh(remote.id()).orElseGet(() -> call(far.getResources(),
-                        "reading resources of " + far.target()));
-                String rnic = b.nic();
-                nicRule = res.getNicsList().stream().anyMatch(n -> n.getName().equals(rnic) && n.getMaxNicRules() > 0)
-                        ? retiredRule : 0;
-            }
-            ScalingOperation op = new ScalingOperation(Kind.MERGE, chainId, Step.PIPELINE, a.groupId(), b.groupId(),
-                    b.tag(), b.core(), b.classIds(), c.placement.value(), after, installed, retagged, List.of(),
-                    transit, nicRule, reason, onsetMs, start, superseded, sliceText.toString());
+            ScalingOperation op = mergeOperation(c, a, b, reason, onsetMs, start, true);
             journal.operations().put(chainId, op);
             timer.lap("reserve");
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return remote != null ? runRemote(op, c.server, remote, timer) : run(op, c.server, timer);
+            return b.remote() ? runRemote(op, c.server, remoteServer(b).agent(), timer) : run(op, c.server, timer);
         }
+    }
+
+    /** Why group {@code b} cannot merge into {@code a} ({@code a} on the chain's server); null when it can. */
+    private static String mergeRefusal(Ctx c, GroupAssignment a, GroupAssignment b) {
+        if (a.remote()) {
+            return "groups " + a.groupId() + " and " + b.groupId() + " both run on other servers than the chain's: "
+                    + "one of them merges with a group on " + c.server.id() + " first";
+        }
+        ClassGroup ba = base(c.compiled, a.groupId());
+        ClassGroup bb = base(c.compiled, b.groupId());
+        if (!ba.statefulKey().equals(bb.statefulKey()) || ba.classifies() || bb.classifies()) {
+            return "groups " + a.groupId() + " ('" + ba.statefulKey() + "') and " + b.groupId() + " ('"
+                    + bb.statefulKey() + "') do not have the same stateful operations";
+        }
+        if (a.core() == b.core() && !b.remote()) {
+            return "groups " + a.groupId() + " and " + b.groupId() + " share core " + a.core();
+        }
+        for (int cls : a.classIds()) {
+            // a class both hold comes back together: their slices must be the two halves of one
+            if (b.classIds().contains(cls) && a.slice(cls).union(b.slice(cls)).isEmpty()) {
+                return "groups " + a.groupId() + " and " + b.groupId() + " both hold parts of class " + cls + " ("
+                        + a.slice(cls) + ", " + b.slice(cls) + ") that are not the two halves of one slice";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The operation merging {@code b} into {@code a} (docs/scaling.md#merge), which {@link #mergeRefusal} allows:
+     * the kept group's classes and slices, the re-tagged rules (two halves of a divided rule joined back into the
+     * rule they came from), the retired group's transit rules and NIC rule. A group on another server comes back
+     * to the chain's server: the rules leave the offload device as the kept group's do, and the transit and
+     * return rules only its scale-out needed go.
+     *
+     * @param farReachable false when {@code b}'s server is lost: nothing is asked of it (its NIC rule is left)
+     */
+    private ScalingOperation mergeOperation(Ctx c, GroupAssignment a, GroupAssignment b, String reason, long onsetMs,
+                                            long start, boolean farReachable) {
+        ChainId chainId = c.placement.value().chainId();
+        TreeSet<Integer> classes = new TreeSet<>(a.classIds());
+        classes.addAll(b.classIds());
+        Map<Integer, ClassSlice> slices = new HashMap<>(b.slices());
+        slices.putAll(a.slices());
+        Map<Integer, Integer> joined = new TreeMap<>();
+        for (int cls : a.classIds()) {
+            if (b.classIds().contains(cls)) {
+                slices.put(cls, a.slice(cls).union(b.slice(cls)).orElseThrow());
+                joined.put(cls, Integer.numberOfTrailingZeros(a.slice(cls).value() ^ b.slice(cls).value()));
+            }
+        }
+        List<GroupAssignment> groups = new ArrayList<>();
+        for (GroupAssignment x : c.placement.value().groups()) {
+            if (x.groupId().equals(a.groupId())) {
+                // it keeps its port share: the retired group's mappings it absorbs hold ports of another share
+                groups.add(new GroupAssignment(a.groupId(), a.tag(), a.core(), new ArrayList<>(classes), slices)
+                        .withPortShare(a.portShare()));
+            } else if (!x.groupId().equals(b.groupId())) {
+                groups.add(x);
+            }
+        }
+        Placement after = withGroups(c.placement.value(), groups);
+        InstalledState installed = c.installed.value();
+        Set<Integer> whole = new HashSet<>(b.classIds());
+        whole.removeAll(joined.keySet());
+        List<InstalledRule> retagged = retag(installed, b.tag(), a.tag(), whole);
+        // each pair of halves becomes the rule they were made from, tagging for the kept group
+        List<InstalledRule> superseded = new ArrayList<>();
+        Map<Object, InstalledRule> rejoined = new LinkedHashMap<>();
+        StringBuilder sliceText = new StringBuilder();
+        for (Map.Entry<Integer, Integer> j : joined.entrySet()) {
+            int cls = j.getKey();
+            // the two halves of a divided rule share the rule they came from; a rule that went whole to one
+            // side (it fixes the bit) has no partner and only changes its tag, if it tagged for the retired one
+            Map<Object, List<InstalledRule>> byOrigin = new LinkedHashMap<>();
+            Map<Object, FlowRule> origin = new HashMap<>();
+            for (Tag t : List.of(a.tag(), b.tag())) {
+                for (InstalledRule r : classRules(installed, t, cls)) {
+                    // a rule without a source port (neither TCP nor UDP) was never divided
+                    FlowRule u = RuleRetagger.sportBits(r.rule()).isEmpty() ? r.rule()
+                            : RuleRetagger.unsliced(r.rule(), cls, j.getValue(), a.tag(), app);
+                    byOrigin.computeIfAbsent(u.id(), k -> new ArrayList<>()).add(r);
+                    origin.put(u.id(), u);
+                }
+            }
+            for (Map.Entry<Object, List<InstalledRule>> o : byOrigin.entrySet()) {
+                if (o.getValue().size() > 1) {
+                    superseded.addAll(o.getValue());
+                    rejoined.put(o.getKey(), new InstalledRule(Role.OFFLOAD, origin.get(o.getKey())));
+                } else if (RuleRetagger.taggedClass(o.getValue().get(0).rule(), b.tag()).isPresent()) {
+                    FlowRule moved = RuleRetagger.retagOffload(o.getValue().get(0).rule(), cls, a.tag(), app);
+                    rejoined.put(moved.id(), new InstalledRule(Role.OFFLOAD, moved));
+                }
+            }
+            sliceText.append(sliceText.length() > 0 ? "; " : "").append(String.format(Locale.ROOT,
+                    "class %d joined over source-port bit %d: %s (%s) and %s (%s) -> %s", cls, j.getValue(),
+                    a.groupId(), a.slice(cls), b.groupId(), b.slice(cls), slices.get(cls)));
+        }
+        retagged.addAll(rejoined.values());
+        List<InstalledRule> transit = installed.switchRules().stream()
+                .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), b.tag()))
+                .collect(Collectors.toList());
+        long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
+        long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
+        if (b.remote()) {
+            PortNumber home = homePort(installed, a.tag());
+            retagged = retagged.stream().map(r -> r.role() == Role.OFFLOAD
+                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), home, app)) : r)
+                    .collect(Collectors.toList());
+            transit = onlyFor(c, b);
+            nicRule = farReachable && farHasRuleTable(remoteServer(b), b.nic()) ? retiredRule : 0;
+        }
+        return new ScalingOperation(Kind.MERGE, chainId, Step.PIPELINE, a.groupId(), b.groupId(), b.tag(), b.core(),
+                b.classIds(), c.placement.value(), after, installed, retagged, List.of(), transit, nicRule, reason,
+                onsetMs, start, superseded, sliceText.toString());
+    }
+
+    /** Whether {@code nic} of {@code s} has a NIC rule table (its resources as last read, else asked now). */
+    private boolean farHasRuleTable(MetronServer s, String nic) {
+        ServerResources res = resources.fresh(s.id()).orElseGet(() -> call(s.agent().getResources(),
+                "reading resources of " + s.agent().target()));
+        return res.getNicsList().stream().anyMatch(n -> n.getName().equals(nic) && n.getMaxNicRules() > 0);
+    }
+
+    // ---- a lost server ----------------------------------------------------------------------------------------
+
+    /**
+     * Server {@code lost} is gone for good (its agent silent past the failover deadline, ChainManager.serverLost):
+     * every group of the chain scaled out to it comes back to the chain's server as a merge would bring it back
+     * (docs/scaling.md#scale-out), into the group on the chain's server it can join — one holding the other part
+     * of a class it holds, else one of the compiled group it comes from, else any with the same stateful
+     * operations — without asking the lost agent anything: the kept group takes its classes (and joins their
+     * slices), the rules are re-tagged to the kept group and leave toward the chain's server, the transit and
+     * return rules only its scale-out needed go. Its flows are lost with the server (no checkpoint of it is
+     * reachable): the history entry and the chain's reason say so, with the flows it last reported.
+     *
+     * @param lastFlows the flows a group of the chain last reported on {@code lost}, by group id; empty if unknown
+     * @return the history entries of the groups brought back (one no group on the chain's server can take is
+     *         recorded FAILED and stays placed there)
+     */
+    public List<ScalingEvent> serverLost(ChainId chainId, DeviceId lost,
+                                         java.util.function.Function<String, java.util.OptionalLong> lastFlows) {
+        List<ScalingEvent> out = new ArrayList<>();
+        synchronized (lock(chainId)) {
+            List<String> there = context(chainId).placement.value().groups().stream()
+                    .filter(g -> g.server().equals(Optional.of(lost))).map(GroupAssignment::groupId)
+                    .collect(Collectors.toList());
+            for (String id : there) {
+                long start = clock.getAsLong();
+                StepTimer timer = new StepTimer();
+                Ctx c = context(chainId);
+                GroupAssignment b = c.group(id);
+                java.util.OptionalLong flows = lastFlows.apply(id);
+                String lostState = "its flow state is lost with the server ("
+                        + (flows.isPresent() ? flows.getAsLong() + " flows at its last report" : "flow count unknown")
+                        + "; no checkpoint of it is reachable)";
+                Optional<GroupAssignment> keep = c.placement.value().localGroups().stream()
+                        .filter(a -> mergeRefusal(c, a, b) == null)
+                        .min(java.util.Comparator.comparingInt(a -> joinRank(c, a, b)));
+                if (keep.isEmpty()) {
+                    // recorded FAILED; the other groups there are still brought back
+                    log.warn("Chain {}: {}", chainId, refuse(chainId, Kind.MERGE, List.of(id), "server " + lost
+                            + " lost", start, start, "no group on " + c.server.id() + " can take group " + id
+                            + " of the lost server (classes " + b.classesText() + "): it stays placed there; "
+                            + lostState).getMessage());
+                    continue;
+                }
+                GroupAssignment a = keep.get();
+                String reason = "server " + lost + " lost: group " + id + " (classes " + b.classesText()
+                        + ") merged back into " + a.groupId() + " on " + c.server.id() + "; " + lostState;
+                ScalingOperation op = mergeOperation(c, a, b, reason, start, start, false);
+                journal.operations().put(chainId, op);
+                timer.lap("reserve");
+                log.warn("Chain {}: {}", chainId, reason);
+                try {
+                    out.add(runRemote(op, c.server, null, timer));
+                } catch (MetronException e) {
+                    // rolled back before the re-tag (its entry recorded): the group stays placed there
+                    log.warn("Chain {}: group {} of lost server {} not brought back: {}", chainId, id, lost,
+                            e.getMessage());
+                    continue;
+                }
+                store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> store.chains().put(chainId,
+                        ch.withState(ch.state(), reason)));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * How well {@code a} suits a group {@code b} of a lost server (lower is better): a group holding part of a
+     * class {@code b} holds (the group it was split from), then one of its compiled group, then any.
+     */
+    private static int joinRank(Ctx c, GroupAssignment a, GroupAssignment b) {
+        if (a.classIds().stream().anyMatch(b.classIds()::contains)) {
+            return 0;
+        }
+        return base(c.compiled, a.groupId()).id() == base(c.compiled, b.groupId()).id() ? 1 : 2;
     }
 
     // ---- steps -----------------------------------------------------------------------------------------------
@@ -840,10 +932,20 @@ public final class ScalingExecutor {
     /**
      * The rules that carry traffic to and from group {@code g} on another server and that nothing else of the
      * chain needs: its path's rules less those of the chain's own server and of its other groups elsewhere (the
-     * return paths share their hops near the egress point).
+     * return paths share their hops near the egress point). A lost server the registry no longer lists (ONOS drops
+     * an unavailable device) has no cabling to plan the path by: then only the transit rules carrying {@code g}'s
+     * tag are known to be its own, and its return rules stay (they match frames only that server sent).
      */
     private List<InstalledRule> onlyFor(Ctx c, GroupAssignment g) {
         Placement p = c.placement.value();
+        Optional<MetronServer> there = g.server().flatMap(servers::server);
+        if (there.isEmpty()) {
+            log.warn("Chain {}: server {} of group {} is not registered: its return rules stay", p.chainId(),
+                    g.server().orElse(null), g.groupId());
+            return c.installed.value().switchRules().stream()
+                    .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
+                    .collect(Collectors.toList());
+        }
         DeviceId od = p.offloadDevice().orElseThrow();
         Tag marker = p.groups().get(0).tag();
         GroupAssignment first = p.groups().get(0);
@@ -855,7 +957,7 @@ public final class ScalingExecutor {
                 .forEach(r -> shared.add(r.rule().id())));
         Set<Object> installed = c.installed.value().switchRules().stream().map(r -> r.rule().id())
                 .collect(Collectors.toSet());
-        return planner().remotePath(p.chainId(), c.chain.deployment(), od, remoteServer(g), g, marker).rules()
+        return planner().remotePath(p.chainId(), c.chain.deployment(), od, there.get(), g, marker).rules()
                 .stream().filter(r -> !shared.contains(r.rule().id()) && installed.contains(r.rule().id()))
                 .collect(Collectors.toList());
     }
@@ -901,10 +1003,12 @@ public final class ScalingExecutor {
      * Runs a scale-out or its merge back from its recorded step, in the order of docs/scaling.md#scale-out:
      * PIPELINE (the other server's pipeline and its state over gRPC, transit and return rules), SWITCHED (the
      * offload device's re-tag in one batch), SYNCED (window flows), commit.
+     *
+     * @param far the other server's agent; null for a merge back from a lost server ({@link #serverLost}):
+     *            nothing is asked of it, its flows are not copied and its pipeline and NIC rule are left
      */
-    private ScalingEvent runRemote(ScalingOperation op, MetronServer home, MetronServer remote, StepTimer timer) {
+    private ScalingEvent runRemote(ScalingOperation op, MetronServer home, AgentClient far, StepTimer timer) {
         AgentClient local = home.agent();
-        AgentClient far = remote.agent();
         CompiledChain cc = compiled.compiled(op.chain());
         GroupAssignment rg = remoteGroup(op).orElseThrow();
         Tag marker = op.before().groups().get(0).tag();
@@ -915,7 +1019,7 @@ public final class ScalingExecutor {
                 if (split) {
                     long asked = System.nanoTime();
                     DeployPipelineRequest there = RulePlanner.remotePipeline(op.chain(), op.after(),
-                            remote.id(), cc, marker);
+                            rg.server().orElseThrow(), cc, marker);
                     // beside the chain's other groups there (kept running with their flows), or a new pipeline
                     call(there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
                             : far.deployPipeline(there), "deploying " + op.other() + " of " + op.chain() + " on "
@@ -934,9 +1038,10 @@ public final class ScalingExecutor {
                     // the kept group takes the merged classes (adopting its own table), then the remote flows
                     call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
                             "updating pipeline " + op.chain() + " on " + local.target());
-                    long n = moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
+                    long n = far == null ? 0
+                            : moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
                     timer.lap("pipeline+state");
-                    timer.note(n + " flows added");
+                    timer.note(far == null ? "the other server is lost: no flows to add" : n + " flows added");
                 }
                 op = record(op, Step.SWITCHED);
             }
@@ -967,12 +1072,12 @@ public final class ScalingExecutor {
                     call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
                             "updating pipeline " + op.chain() + " on " + local.target());
                     moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), true);
-                } else {
+                } else if (far != null) {
                     drain(far, op);
                     timer.lap("drain");
                     moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
+                    timer.lap("sync");
                 }
-                timer.lap("sync");
             } catch (MetronException e) {
                 problems.add(e.getMessage());
             }
@@ -980,7 +1085,9 @@ public final class ScalingExecutor {
         }
         if (!split) {
             problems.addAll(removeByDevice(op.transitRemoved()));
-            problems.addAll(removeRemote(op, far, rg, op.after(), cc));
+            if (far != null) {
+                problems.addAll(removeRemote(op, far, rg, op.after(), cc));
+            }
             store.tags().remove(new TagKey(op.otherTag()));
         }
         return committed(op, true, problems, timer);
@@ -1171,7 +1278,7 @@ public final class ScalingExecutor {
                     try {
                         // a merge back stopped before its re-tag: the chain's server restores the kept group
                         out.add(op.step().compareTo(Step.SWITCHED) >= 0
-                                ? runRemote(op, server.get(), remote.get(), new StepTimer())
+                                ? runRemote(op, server.get(), remote.get().agent(), new StepTimer())
                                 : rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
                     } catch (MetronException e) {
                         log.warn("Recovery of {} failed: {}", op, e.getMessage());

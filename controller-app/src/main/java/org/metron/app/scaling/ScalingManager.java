@@ -3,16 +3,22 @@ package org.metron.app.scaling;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerLoss;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.onosproject.core.ApplicationId;
+import org.onosproject.net.DeviceId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -25,7 +31,11 @@ import java.util.function.LongSupplier;
  * {@link #start()} first completes or rolls back what a previous controller left unfinished, then starts
  * monitoring. Hosts (the ONOS component, the embedded host) construct one next to the ChainManager.
  */
-public final class ScalingManager implements ScalingService, AutoCloseable {
+public final class ScalingManager implements ScalingService, ServerLoss, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ScalingManager.class);
+
+    private final ChainStore chains;
+    private final Leadership leadership;
     private final ScalingStore store;
     private final ScalingExecutor executor;
     private final LoadMonitor monitor;
@@ -54,6 +64,8 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
                           int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
                           int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
+        this.chains = chains;
+        this.leadership = leadership;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock,
                 scaleOut.orElse(null), new java.security.SecureRandom());
@@ -72,6 +84,11 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
 
     public ScalingExecutor executor() {
         return executor;
+    }
+
+    /** The load monitor (tests hand it a report of their own). */
+    LoadMonitor monitor() {
+        return monitor;
     }
 
     @Override
@@ -135,6 +152,31 @@ public final class ScalingManager implements ScalingService, AutoCloseable {
             throw new MetronException(Fault.INVALID_CHAIN, "merge needs the group to keep and the group to retire");
         }
         return executor.merge(chain, keep, retire, "requested by an operator", clock.getAsLong());
+    }
+
+    /**
+     * Brings the groups scaled out to a lost server back to their chains' own servers, for the chains this
+     * instance leads ({@link ScalingExecutor#serverLost}); the flows each last reported there are named in the
+     * history.
+     */
+    @Override
+    public List<ChainId> serverLost(DeviceId server) {
+        List<ChainId> back = new ArrayList<>();
+        for (Placement p : chains.placements().snapshot().values()) {
+            ChainId id = p.chainId();
+            if (p.server().equals(Optional.of(server)) || !leadership.actsFor(id)
+                    || p.groups().stream().noneMatch(g -> g.server().equals(Optional.of(server)))) {
+                continue;
+            }
+            try {
+                if (!executor.serverLost(id, server, g -> monitor.lastFlows(server, id, g)).isEmpty()) {
+                    back.add(id);
+                }
+            } catch (MetronException e) {
+                log.warn("Chain {}: its groups on lost server {} not brought back: {}", id, server, e.getMessage());
+            }
+        }
+        return back;
     }
 
     @Override

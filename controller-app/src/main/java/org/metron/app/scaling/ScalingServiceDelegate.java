@@ -3,6 +3,8 @@ package org.metron.app.scaling;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
+import org.metron.app.impl.ServerLoss;
+import org.onosproject.net.DeviceId;
 
 import java.util.Collection;
 import java.util.List;
@@ -10,7 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /** {@link ScalingService} forwarded to the running manager (an OSGi component is created before it starts). */
-abstract class ScalingServiceDelegate implements ScalingService {
+abstract class ScalingServiceDelegate implements ScalingService, ServerLoss {
     private volatile ScalingManager manager;
 
     /** Sets the manager; answers the previous one. */
@@ -26,6 +28,13 @@ abstract class ScalingServiceDelegate implements ScalingService {
             throw new MetronException(Fault.INTERNAL, "scaling is not running (component not active)");
         }
         return m;
+    }
+
+    /** Nothing to bring back while scaling is not running (what it scaled out stays placed). */
+    @Override
+    public List<ChainId> serverLost(DeviceId server) {
+        ScalingManager m = manager;
+        return m == null ? List.of() : m.serverLost(server);
     }
 
     @Override

@@ -592,6 +592,130 @@ public class ScaleOutExecutorTest {
         }
     }
 
+    /**
+     * The server a class slice was scaled out to is lost for good: its agent SIGKILLed and not started again. The
+     * agent watch reports it lost (deadline 0 here) to {@link ChainManager#serverLost}, which hands it to scaling
+     * ({@link ScalingManager} registered as the chain manager's {@code ServerLoss}, as both hosts do): the slice
+     * comes back into g0 on the chain's server without a call to the dead agent — g0 holds the whole class again
+     * (the agent lists it so), the offload rules are the original ones toward the chain's server, the transit and
+     * return rules to the lost server are gone, its tag released; the flow made there is lost and the history
+     * and the chain's reason say so, with the flows the group held in the last report of its server. When that
+     * server's agent comes back later (empty), the recovery puts nothing of the chain there.
+     */
+    @Test
+    public void aLostOtherServerGivesItsGroupBackToTheChainsServerWithoutItsFlows() throws Exception {
+        RealAgent[] agents = new RealAgent[2];
+        int[] ports = new int[2];
+        List<GrpcAgentClient> clients = new ArrayList<>();
+        ScalingManager scaler = null;
+        try {
+            for (int i = 0; i < 2; i++) {
+                agents[i] = RealAgent.startOnPort("scaleout-lost" + i, 0);
+                ports[i] = portOf(agents[i]);
+                // a loaded machine's agent may take a while; the dead one's calls are not waited for (none made)
+                clients.add(GrpcAgentClient.connect(AgentEndpoint.builder().host("127.0.0.1").port(ports[i])
+                        .deadline(Duration.ofSeconds(15)).build()));
+            }
+            Rig rig = new Rig("scaleout-lost", clients.get(0), clients.get(1));
+            Duration t = Duration.ofSeconds(10);
+            scaler = new ScalingManager(rig.store, rig.factory, rig.servers, rig.crashing, rig.manager, Fixtures.APP,
+                    t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
+                    System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
+                    java.util.Optional.of(new RulePlanner(Fixtures.APP, Fixtures.network(0))));
+            rig.manager.onServerLost(scaler);
+            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager,
+                    rig.synthesis, t), t).failover(Duration.ZERO, rig.manager::serverLost);
+            assertEquals(Set.of(rig.home.id(), rig.away.id()), watch.check());
+            GroupAssignment g0 = rig.group("g0");
+            PortNumber homePort = rig.offloadRulesFor(g0.tag()).values().iterator().next();
+            Set<Object> original = rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id)
+                    .collect(Collectors.toSet());
+            int rules = rig.switches.total();
+
+            GroupAssignment moved = rig.sliceOut();
+            rig.importFlow(rig.away, "g0.1", 5003, 3003); // a flow the other server made
+            assertEquals(Map.of(5001, 2001, 5003, 3003), rig.flows(rig.away, "g0.1"));
+            assertFalse(rig.s2Rules(rig.awayPort()).isEmpty());
+            assertTrue(rig.switches.rules(Fixtures.D2).stream().anyMatch(r -> RuleRetagger.matchesGroup(r,
+                    moved.tag())));
+            // the last report of the other server (a real one) is what the history names
+            scaler.monitor().onReport(rig.away.id(), rig.away.agent().getStats("").get(10, TimeUnit.SECONDS));
+            int awayIndex = rig.away.agent() == clients.get(0) ? 0 : 1;
+            agents[awayIndex].kill();
+
+            long lostAt = System.currentTimeMillis();
+            assertEquals("the other server is lost (nothing to recover)", Set.of(), watch.check());
+            long tookMs = System.currentTimeMillis() - lostAt;
+
+            assertTrue(rig.placement().toString(), rig.placement().groups().stream().noneMatch(GroupAssignment::remote));
+            assertEquals(List.of("g0"), rig.placement().groups().stream().map(GroupAssignment::groupId)
+                    .collect(Collectors.toList()));
+            assertEquals(List.of(0, 1, 2, 3), rig.group("g0").classIds());
+            assertTrue("class 0 whole again", rig.group("g0").slices().isEmpty());
+            List<GroupStatus> home = rig.groups(rig.home);
+            assertEquals(1, home.size());
+            assertEquals(List.of(0, 1, 2, 3), home.get(0).getClassIdsList());
+            Map<Integer, Integer> flows = rig.flows(rig.home, "g0");
+            assertEquals("the flows made on the chain's server stay", Integer.valueOf(2000), flows.get(5000));
+            assertFalse("the flow made on the lost server is gone with it", flows.containsKey(5003));
+            // the original offload rules (the slice joined back), all toward the chain's server
+            assertEquals(original, rig.switches.rules(Fixtures.D1).stream().map(FlowRule::id)
+                    .collect(Collectors.toSet()));
+            assertTrue(rig.offloadRulesFor(moved.tag()).isEmpty());
+            assertTrue(rig.offloadRulesFor(g0.tag()).values().stream().allMatch(homePort::equals));
+            assertTrue("no return rule from the lost server", rig.s2Rules(rig.awayPort()).isEmpty());
+            assertTrue(rig.switches.rules(Fixtures.D2).stream().noneMatch(r -> RuleRetagger.matchesGroup(r,
+                    moved.tag())));
+            assertEquals(rules, rig.switches.total());
+            assertEquals(rig.switches.total(), rig.store.installed().get(rig.chain).get().value().switchRules()
+                    .size());
+            assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
+            assertTrue(rig.scaling.inProgress().isEmpty());
+            List<ScalingEvent> history = rig.scaling.history(rig.chain);
+            ScalingEvent e = history.stream().filter(x -> x.reason().contains("lost")).findFirst().orElseThrow(
+                    () -> new AssertionError(history.toString()));
+            assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+            assertEquals(ScalingDecision.Kind.MERGE, e.kind());
+            assertEquals(List.of("g0", "g0.1"), e.groups());
+            assertTrue(e.reason(), e.reason().startsWith("server " + rig.away.id() + " lost: group g0.1"));
+            assertTrue(e.reason(), e.reason().contains("flow state is lost with the server (2 flows at its last "
+                    + "report"));
+            assertTrue(e.steps(), e.steps().contains("the other server is lost"));
+            assertTrue(rig.manager.chain(rig.chain).get().reason(), rig.manager.chain(rig.chain).get().reason()
+                    .contains("server " + rig.away.id() + " lost"));
+            assertEquals(ChainState.ACTIVE, rig.manager.chain(rig.chain).get().state());
+            System.out.printf("lost server handled in %d ms (steps: %s)%n", tookMs, e.steps());
+
+            // its agent comes back, empty: nothing of the chain is placed there any more, so nothing is deployed
+            agents[awayIndex].close();
+            agents[awayIndex] = RealAgent.startOnPort("scaleout-lost" + awayIndex + "b", ports[awayIndex]);
+            Set<DeviceId> recovered = Set.of();
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (!recovered.contains(rig.away.id()) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+                recovered = watch.check();
+            }
+            assertEquals(Set.of(rig.away.id()), recovered);
+            assertTrue("the merged-back group is not resurrected", rig.groups(rig.away).isEmpty());
+            assertEquals(List.of(0, 1, 2, 3), rig.groups(rig.home).get(0).getClassIdsList());
+            rig.manager.remove(rig.chain);
+            removeChains();
+            rigs.remove(rig);
+        } finally {
+            if (scaler != null) {
+                scaler.close();
+            }
+            for (GrpcAgentClient c : clients) {
+                c.close();
+            }
+            for (RealAgent a : agents) {
+                if (a != null) {
+                    a.close();
+                }
+            }
+        }
+    }
+
     /** When a file in {@code dir} was last written (0 when none). */
     private static long newestWrite(java.nio.file.Path dir) throws Exception {
         if (!java.nio.file.Files.isDirectory(dir)) {

@@ -102,6 +102,8 @@ public final class EmbeddedHost implements AutoCloseable {
                     Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS),
                     Optional.of(new RulePlanner(APP_ID, view)));
             scaler.start();
+            // a lost server's scaled-out groups come back to their chains' servers (docs/scaling.md#restarts)
+            manager.onServerLost(scaler);
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs)
             watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
