@@ -188,6 +188,15 @@ def quiet_agent():
     a.close()
 
 
+@pytest.fixture
+def two_busy_servers():
+    """Two quiet agents with one worker lcore each: a chain on one has no core to split to there."""
+    agents = [Agent("net_null0,no-rx=1", ("--lcores", "0@0,1@1")) for _ in range(2)]
+    yield agents
+    for a in agents:
+        a.close()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

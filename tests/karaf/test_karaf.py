@@ -282,16 +282,16 @@ def test_agent_in_netcfg_becomes_a_server_device_and_goes_unavailable_when_kille
 SW1, SW2 = "of:0000000000000001", "of:0000000000000002"
 
 
-def switch_netcfg(server, server_port):
+def switch_netcfg(server, server_port, other=None):
     """paper-fig3's shape: the chain enters at SW1/1 and leaves at SW2/1; SW1/2-SW2/2 join the switches; the
-    server's NIC is cabled to SW1/3. The switches and links are declared in netcfg and reported by the stand-in for
+    server's NIC is cabled to SW1/3 (another server's, when given, to SW1/4). The switches and links are declared in netcfg and reported by the stand-in for
     ONOS's OpenFlow provider and LLDP discovery (onos-standin NetcfgSwitchProvider): no switch is behind them."""
     def ports(n):
         return {str(i): {"number": i, "enabled": True, "type": "copper", "speed": 10000} for i in range(1, n + 1)}
-    return {
+    cfg = {
         "devices": {
             server: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}},
-            SW1: {"basic": {"type": "SWITCH"}, "ports": ports(3)},
+            SW1: {"basic": {"type": "SWITCH"}, "ports": ports(4)},
             SW2: {"basic": {"type": "SWITCH"}, "ports": ports(2)},
         },
         "links": {
@@ -299,6 +299,27 @@ def switch_netcfg(server, server_port):
             f"{server}/{server_port}-{SW1}/3": {"basic": {"type": "DIRECT", "bidirectional": True}},
         },
     }
+    if other:
+        cfg["devices"][other] = cfg["devices"][server]
+        cfg["links"][f"{other}/{server_port}-{SW1}/4"] = {"basic": {"type": "DIRECT", "bidirectional": True}}
+    return cfg
+
+
+def split_measured(karaf, name):
+    """Splits g0 once the load monitor has a report of the chain: with one measured class the operator's split
+    divides it by a source-port bit (docs/scaling.md#class-split); before any report, a one-class group is refused."""
+    wait_for(f"a load report of {name}", lambda: "load" in json.loads(karaf.http(
+        "GET", f"/onos/metron/scaling/{name}")[1]), timeout=30)
+    status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/split?group=g0")
+    print("split:", status, body[:700])
+    assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
+    return json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]
+
+
+def remove_netcfg(karaf, devices):
+    for did in devices:
+        karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
+    karaf.http("DELETE", "/onos/v1/network/configuration/links")
 
 
 def metron_flows(karaf, did):
@@ -351,10 +372,7 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         # scaling through ONOS's REST (the ScalingComponent): the chain's one class divides over two cores, the
         # halves' rules re-tagged in ONOS's flow-rule service, the agent running a group on each; then back
         before = {f["id"] for f in metron_flows(karaf, SW1)}
-        status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/split?group=g0")
-        print("split:", status, body[:600])
-        assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
-        groups = json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]
+        groups = split_measured(karaf, name)
         assert len(groups) == 2 and len({g["core"] for g in groups}) == 2, groups
         srv = next(s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"] if s["id"] == server)
         assert sorted(c["id"] for c in srv["cores"] if c["chain"] == name) == sorted(g["core"] for g in groups), srv
@@ -375,6 +393,47 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
             if s["id"] == server for c in s["cores"]), timeout=30)
     finally:
         karaf.http("DELETE", f"/onos/metron/chains/{name}")
-        for did in (server, SW1, SW2):
-            karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
-        karaf.http("DELETE", "/onos/v1/network/configuration/links")
+        remove_netcfg(karaf, (server, SW1, SW2))
+
+
+def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_server_is_lost(karaf, installed,
+                                                                                             two_busy_servers):
+    """Scale-out and a lost server inside the real Karaf: two real agents with one worker core each, so the chain's
+    split finds no core on its own server and places its new half on the other one (the ScalingComponent, through
+    ONOS's device, link and flow-rule services and the metron-server driver); that agent is then killed for good,
+    ONOS marks its device unavailable, and after the failover deadline MetronComponent hands the loss to the
+    ScalingComponent (ServerLoss): the half comes back to the chain's own server, said in the scaling history."""
+    a, b = two_busy_servers
+    ids = {f"metron:{x.address}": x for x in (a, b)}
+    first, second = list(ids)
+    name = "hk-karaf-spread"
+    status, body = karaf.http("POST", "/onos/v1/network/configuration", switch_netcfg(first, 1, second))
+    assert status == 200, (status, body)
+    try:
+        for did in (first, second, SW1, SW2):
+            wait_for(f"device {did} available", lambda d=did: (x := device(karaf, d)) and x.get("available"),
+                     timeout=60)
+        wait_for("6 links", lambda: len(json.loads(karaf.http("GET", "/onos/v1/links")[1])["links"]) >= 6, timeout=30)
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        assert status == 201, (status, body)
+        home = json.loads(karaf.http("GET", "/onos/metron/placements")[1])["placements"][0]["server"]
+        far = next(d for d in ids if d != home)
+        groups = split_measured(karaf, name)
+        assert sorted(g["server"] for g in groups) == sorted([home, far]), groups
+        srv = {s["id"]: s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]}
+        assert any(c["chain"] == name for c in srv[far]["cores"]), srv[far]
+        killed = time.time()
+        ids[far].kill()
+        wait_for(f"{far} unavailable", lambda: not device(karaf, far)["available"], timeout=60)
+        back = wait_for("the half back on the chain's server", lambda: (g := json.loads(karaf.http(
+            "GET", f"/onos/metron/scaling/{name}")[1])["groups"]) and all(x["server"] == home for x in g) and g,
+            timeout=90)
+        print(f"back {time.time() - killed:.1f} s after the kill: {back}")
+        history = karaf.http("GET", "/onos/metron/scaling")[1]
+        assert "lost" in history and far in history, history[-1500:]
+        srv = {s["id"]: s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]}
+        assert [c["id"] for c in srv[home]["cores"] if c["chain"] == name] == [g["core"] for g in back], srv[home]
+        assert json.loads(karaf.http("GET", f"/onos/metron/chains/{name}")[1])["state"] == "ACTIVE"
+    finally:
+        karaf.http("DELETE", f"/onos/metron/chains/{name}")
+        remove_netcfg(karaf, (first, second, SW1, SW2))

@@ -932,20 +932,33 @@ public final class ScalingExecutor {
     /**
      * The rules that carry traffic to and from group {@code g} on another server and that nothing else of the
      * chain needs: its path's rules less those of the chain's own server and of its other groups elsewhere (the
-     * return paths share their hops near the egress point). A lost server the registry no longer lists (ONOS drops
-     * an unavailable device) has no cabling to plan the path by: then only the transit rules carrying {@code g}'s
-     * tag are known to be its own, and its return rules stay (they match frames only that server sent).
+     * return paths share their hops near the egress point). A lost server the registry no longer lists, or whose
+     * cabling is gone (ONOS drops an unavailable device's links), has no path to plan: then only the transit rules
+     * carrying {@code g}'s tag are known to be its own, and its return rules stay (they match frames only that
+     * server sent).
      */
     private List<InstalledRule> onlyFor(Ctx c, GroupAssignment g) {
         Placement p = c.placement.value();
         Optional<MetronServer> there = g.server().flatMap(servers::server);
-        if (there.isEmpty()) {
-            log.warn("Chain {}: server {} of group {} is not registered: its return rules stay", p.chainId(),
-                    g.server().orElse(null), g.groupId());
-            return c.installed.value().switchRules().stream()
-                    .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
-                    .collect(Collectors.toList());
+        String why = "is not registered";
+        if (there.isPresent()) {
+            try {
+                return plannedOnlyFor(c, g, there.get());
+            } catch (MetronException e) {
+                // ONOS keeps an unavailable server's device but drops its links: no cabling to plan the path by
+                why = "has no path to plan (" + e.getMessage() + ")";
+            }
         }
+        log.warn("Chain {}: server {} of group {} {}: its return rules stay", p.chainId(), g.server().orElse(null),
+                g.groupId(), why);
+        return c.installed.value().switchRules().stream()
+                .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
+                .collect(Collectors.toList());
+    }
+
+    /** {@link #onlyFor} from the planned paths, {@code there} being {@code g}'s server with its cabling. */
+    private List<InstalledRule> plannedOnlyFor(Ctx c, GroupAssignment g, MetronServer there) {
+        Placement p = c.placement.value();
         DeviceId od = p.offloadDevice().orElseThrow();
         Tag marker = p.groups().get(0).tag();
         GroupAssignment first = p.groups().get(0);
@@ -957,7 +970,7 @@ public final class ScalingExecutor {
                 .forEach(r -> shared.add(r.rule().id())));
         Set<Object> installed = c.installed.value().switchRules().stream().map(r -> r.rule().id())
                 .collect(Collectors.toSet());
-        return planner().remotePath(p.chainId(), c.chain.deployment(), od, there.get(), g, marker).rules()
+        return planner().remotePath(p.chainId(), c.chain.deployment(), od, there, g, marker).rules()
                 .stream().filter(r -> !shared.contains(r.rule().id()) && installed.contains(r.rule().id()))
                 .collect(Collectors.toList());
     }
