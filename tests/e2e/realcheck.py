@@ -106,7 +106,8 @@ class Result:
     @staticmethod
     def _line(what, r):
         return (f"{r['sent']} {what}, {r['delivered']} delivered, {r['dropped']} dropped, "
-                f"{r['mismatches']} mismatches, {r['losses']} losses, "
+                f"{r['mismatches']} mismatches ({r.get('missing', 0)} of them frames missing after the retry too), "
+                f"{r['losses']} losses, "
                 f"{r['outsideModel']} outside the model, {r['checksumExceptions']} bad-checksum frames forwarded")
 
     def summary(self):
