@@ -321,13 +321,16 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
   // rest: a group whose share holds no port maps no new flow of that pattern (mapping_failures, as Click counts a
   // range with no free port), since sharing the range would hand out another group's ports.
   if (share_assigned_)
-    for (const RewritePattern& p : patterns)
-      if (p.set_sport && p.sport_hi != p.sport_lo && static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1 < shares_)
-        std::fprintf(stderr, "metron-agent: %s: port range %u-%u of pattern '%s' has fewer ports than the %u shares it "
-                     "is divided into between the chain's groups and cores: share %u %s\n",
-                     name.c_str(), p.sport_lo, p.sport_hi, p.text.c_str(), shares_, share_,
-                     share_ <= static_cast<uint32_t>(p.sport_hi - p.sport_lo) ? "maps to one port of it"
-                                                                              : "holds none of it: its new flows fail");
+    for (const RewritePattern& p : patterns) {
+      uint32_t lo, count;
+      if (!p.set_sport || p.sport_hi == p.sport_lo || static_cast<uint32_t>(p.sport_hi) - p.sport_lo + 1 >= shares_)
+        continue;
+      const std::string what = share_of(p, &lo, &count) ? "maps to its one port, " + std::to_string(lo)
+                                                         : std::string("holds none of it: its new flows fail");
+      std::fprintf(stderr, "metron-agent: %s: port range %u-%u of pattern '%s' has fewer ports than the %u shares it "
+                   "is divided into between the chain's groups and cores: share %u %s\n", name.c_str(),
+                   p.sport_lo, p.sport_hi, p.text.c_str(), shares_, share_, what.c_str());
+    }
 }
 
 bool FlowRewriter::share_of(const RewritePattern& p, uint32_t* lo, uint32_t* count) const {
