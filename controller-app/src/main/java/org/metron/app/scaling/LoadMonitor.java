@@ -2,6 +2,7 @@ package org.metron.app.scaling;
 
 import org.metron.agent.v1.ClassStats;
 import org.metron.agent.v1.CoreStats;
+import org.metron.agent.v1.FlowStateStats;
 import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.Stats;
 import org.metron.app.api.Chain;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -181,11 +183,11 @@ public final class LoadMonitor implements AutoCloseable {
      * The flows group {@code group} of {@code chain} held in the last report {@code server} sent (every stateful
      * element's table summed), also after its stream failed; empty when no report of it was received.
      */
-    java.util.OptionalLong lastFlows(DeviceId server, ChainId chain, String group) {
+    OptionalLong lastFlows(DeviceId server, ChainId chain, String group) {
         Stats s = lastSeen.get(server);
         Optional<GroupStats> g = s == null ? Optional.empty() : group(s, chain, group);
-        return g.map(x -> java.util.OptionalLong.of(x.getFlowStateList().stream()
-                .mapToLong(org.metron.agent.v1.FlowStateStats::getFlows).sum())).orElse(java.util.OptionalLong.empty());
+        return g.map(x -> OptionalLong.of(x.getFlowStateList().stream().mapToLong(FlowStateStats::getFlows).sum()))
+                .orElse(OptionalLong.empty());
     }
 
     /**

@@ -53,6 +53,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -61,6 +62,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -68,6 +70,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
@@ -705,7 +708,7 @@ public final class ScalingExecutor {
      *         recorded FAILED and stays placed there)
      */
     public List<ScalingEvent> serverLost(ChainId chainId, DeviceId lost,
-                                         java.util.function.Function<String, java.util.OptionalLong> lastFlows) {
+                                         Function<String, OptionalLong> lastFlows) {
         List<ScalingEvent> out = new ArrayList<>();
         synchronized (lock(chainId)) {
             List<String> there = context(chainId).placement.value().groups().stream()
@@ -716,13 +719,13 @@ public final class ScalingExecutor {
                 StepTimer timer = new StepTimer();
                 Ctx c = context(chainId);
                 GroupAssignment b = c.group(id);
-                java.util.OptionalLong flows = lastFlows.apply(id);
+                OptionalLong flows = lastFlows.apply(id);
                 String lostState = "its flow state is lost with the server ("
                         + (flows.isPresent() ? flows.getAsLong() + " flows at its last report" : "flow count unknown")
                         + "; no checkpoint of it is reachable)";
                 Optional<GroupAssignment> keep = c.placement.value().localGroups().stream()
                         .filter(a -> mergeRefusal(c, a, b) == null)
-                        .min(java.util.Comparator.comparingInt(a -> joinRank(c, a, b)));
+                        .min(Comparator.comparingInt(a -> joinRank(c, a, b)));
                 if (keep.isEmpty()) {
                     // recorded FAILED; the other groups there are still brought back
                     log.warn("Chain {}: {}", chainId, refuse(chainId, Kind.MERGE, List.of(id), "server " + lost
