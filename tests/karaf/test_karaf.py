@@ -17,6 +17,7 @@ Not there: OpenFlow and P4Runtime protocol stacks (no packet crosses a switch he
 run real OVS) and ONOS's own apps (so an app requiring one, like org.metron.drivers.p4, is not installed:
 reported as skipped).
 """
+import contextlib
 import json
 import re
 import time
@@ -282,27 +283,50 @@ def test_agent_in_netcfg_becomes_a_server_device_and_goes_unavailable_when_kille
 SW1, SW2 = "of:0000000000000001", "of:0000000000000002"
 
 
-def switch_netcfg(server, server_port, other=None):
-    """paper-fig3's shape: the chain enters at SW1/1 and leaves at SW2/1; SW1/2-SW2/2 join the switches; the
-    server's NIC is cabled to SW1/3 (another server's, when given, to SW1/4). The switches and links are declared in netcfg and reported by the stand-in for
-    ONOS's OpenFlow provider and LLDP discovery (onos-standin NetcfgSwitchProvider): no switch is behind them."""
+def switch_netcfg(*servers):
+    """paper-fig3's shape: the chain enters at SW1/1 and leaves at SW2/1; SW1/2-SW2/2 join the switches; server i's
+    NIC (its port 1) is cabled to SW1/3+i. The switches and links are declared in netcfg and reported by the stand-in
+    for ONOS's OpenFlow provider and LLDP discovery (onos-standin NetcfgSwitchProvider): no switch is behind them."""
     def ports(n):
         return {str(i): {"number": i, "enabled": True, "type": "copper", "speed": 10000} for i in range(1, n + 1)}
-    cfg = {
-        "devices": {
-            server: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}},
-            SW1: {"basic": {"type": "SWITCH"}, "ports": ports(4)},
-            SW2: {"basic": {"type": "SWITCH"}, "ports": ports(2)},
-        },
-        "links": {
-            f"{SW1}/2-{SW2}/2": {"basic": {"type": "DIRECT", "bidirectional": True}},
-            f"{server}/{server_port}-{SW1}/3": {"basic": {"type": "DIRECT", "bidirectional": True}},
-        },
-    }
-    if other:
-        cfg["devices"][other] = cfg["devices"][server]
-        cfg["links"][f"{other}/{server_port}-{SW1}/4"] = {"basic": {"type": "DIRECT", "bidirectional": True}}
-    return cfg
+    cable = {"basic": {"type": "DIRECT", "bidirectional": True}}
+    devices = {s: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}} for s in servers}
+    devices[SW1] = {"basic": {"type": "SWITCH"}, "ports": ports(2 + len(servers))}
+    devices[SW2] = {"basic": {"type": "SWITCH"}, "ports": ports(2)}
+    links = {f"{SW1}/2-{SW2}/2": cable, **{f"{s}/1-{SW1}/{3 + i}": cable for i, s in enumerate(servers)}}
+    return {"devices": devices, "links": links}
+
+
+@contextlib.contextmanager
+def switched_network(karaf, *servers, chains=()):
+    """The network of switch_netcfg declared, every device available and every link (both directions) up; after,
+    `chains` removed (whatever state they are in) and the netcfg with them."""
+    cfg = switch_netcfg(*servers)
+    status, body = karaf.http("POST", "/onos/v1/network/configuration", cfg)
+    assert status == 200, (status, body)
+    try:
+        for did in cfg["devices"]:
+            wait_for(f"device {did} available", lambda d=did: (x := device(karaf, d)) and x.get("available"),
+                     timeout=60)
+        wait_for(f"{2 * len(cfg['links'])} links", lambda: len(json.loads(karaf.http("GET", "/onos/v1/links")[1])
+                                                              ["links"]) >= 2 * len(cfg["links"]), timeout=30)
+        yield
+    finally:
+        for name in chains:
+            karaf.http("DELETE", f"/onos/metron/chains/{name}")
+        for did in cfg["devices"]:
+            karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
+        karaf.http("DELETE", "/onos/v1/network/configuration/links")
+
+
+def metron_servers(karaf):
+    """Metron's view of its servers by device id (the agents' own GetResources, through the driver)."""
+    return {s["id"]: s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]}
+
+
+def chain_cores(karaf, server, name):
+    """The cores the agent of `server` reports running chain `name`."""
+    return sorted(c["id"] for c in metron_servers(karaf)[server]["cores"] if c["chain"] == name)
 
 
 def split_measured(karaf, name):
@@ -314,12 +338,6 @@ def split_measured(karaf, name):
     print("split:", status, body[:700])
     assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
     return json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]
-
-
-def remove_netcfg(karaf, devices):
-    for did in devices:
-        karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
-    karaf.http("DELETE", "/onos/v1/network/configuration/links")
 
 
 def metron_flows(karaf, did):
@@ -339,14 +357,7 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
     takes the rules off and the pipeline off the agent."""
     server = f"metron:{quiet_agent.address}"
     name = "hk-karaf-placed"
-    status, body = karaf.http("POST", "/onos/v1/network/configuration", switch_netcfg(server, 1))
-    assert status == 200, (status, body)
-    try:
-        for did in (server, SW1, SW2):
-            wait_for(f"device {did} available", lambda d=did: (x := device(karaf, d)) and x.get("available"),
-                     timeout=60)
-        wait_for("4 links (2 cables, both directions)",
-                 lambda: len(json.loads(karaf.http("GET", "/onos/v1/links")[1])["links"]) >= 4, timeout=30)
+    with switched_network(karaf, server, chains=[name]):
         status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
         print("submit:", status, body)
         assert status == 201, (status, body)
@@ -364,7 +375,7 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         rules = json.loads(karaf.http("GET", "/onos/metron/rules")[1])["rules"]
         assert len(rules) >= len(ours), (len(rules), len(ours))
         # the agent's own report (GetResources over gRPC, through the driver): a core runs the chain's pipeline
-        srv = next(s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"] if s["id"] == server)
+        srv = metron_servers(karaf)[server]
         print("server:", json.dumps(srv))
         assert srv["reachable"], srv
         assert any(c["chain"] == name for c in srv["cores"]), srv["cores"]
@@ -374,8 +385,7 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         before = {f["id"] for f in metron_flows(karaf, SW1)}
         groups = split_measured(karaf, name)
         assert len(groups) == 2 and len({g["core"] for g in groups}) == 2, groups
-        srv = next(s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"] if s["id"] == server)
-        assert sorted(c["id"] for c in srv["cores"] if c["chain"] == name) == sorted(g["core"] for g in groups), srv
+        assert chain_cores(karaf, server, name) == sorted(g["core"] for g in groups), metron_servers(karaf)[server]
         assert {f["id"] for f in metron_flows(karaf, SW1)} != before, "the split re-tagged no rule on the switch"
         status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/merge?keep=g0&retire="
                                   + next(g["id"] for g in groups if g["id"] != "g0"))
@@ -388,12 +398,7 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
         wait_for("Metron's rules gone from both switches",
                  lambda: not metron_flows(karaf, SW1) and not metron_flows(karaf, SW2), timeout=30)
-        wait_for("the agent's cores free of the chain", lambda: not any(
-            c["chain"] == name for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]
-            if s["id"] == server for c in s["cores"]), timeout=30)
-    finally:
-        karaf.http("DELETE", f"/onos/metron/chains/{name}")
-        remove_netcfg(karaf, (server, SW1, SW2))
+        wait_for("the agent's cores free of the chain", lambda: not chain_cores(karaf, server, name), timeout=30)
 
 
 def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_server_is_lost(karaf, installed,
@@ -405,23 +410,15 @@ def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_s
     ScalingComponent (ServerLoss): the half comes back to the chain's own server, said in the scaling history."""
     a, b = two_busy_servers
     ids = {f"metron:{x.address}": x for x in (a, b)}
-    first, second = list(ids)
     name = "hk-karaf-spread"
-    status, body = karaf.http("POST", "/onos/v1/network/configuration", switch_netcfg(first, 1, second))
-    assert status == 200, (status, body)
-    try:
-        for did in (first, second, SW1, SW2):
-            wait_for(f"device {did} available", lambda d=did: (x := device(karaf, d)) and x.get("available"),
-                     timeout=60)
-        wait_for("6 links", lambda: len(json.loads(karaf.http("GET", "/onos/v1/links")[1])["links"]) >= 6, timeout=30)
+    with switched_network(karaf, *ids, chains=[name]):
         status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
         assert status == 201, (status, body)
         home = json.loads(karaf.http("GET", "/onos/metron/placements")[1])["placements"][0]["server"]
         far = next(d for d in ids if d != home)
         groups = split_measured(karaf, name)
         assert sorted(g["server"] for g in groups) == sorted([home, far]), groups
-        srv = {s["id"]: s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]}
-        assert any(c["chain"] == name for c in srv[far]["cores"]), srv[far]
+        assert chain_cores(karaf, far, name), metron_servers(karaf)[far]
         killed = time.time()
         ids[far].kill()
         wait_for(f"{far} unavailable", lambda: not device(karaf, far)["available"], timeout=60)
@@ -431,9 +428,5 @@ def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_s
         print(f"back {time.time() - killed:.1f} s after the kill: {back}")
         history = karaf.http("GET", "/onos/metron/scaling")[1]
         assert "lost" in history and far in history, history[-1500:]
-        srv = {s["id"]: s for s in json.loads(karaf.http("GET", "/onos/metron/servers")[1])["servers"]}
-        assert [c["id"] for c in srv[home]["cores"] if c["chain"] == name] == [g["core"] for g in back], srv[home]
+        assert chain_cores(karaf, home, name) == [g["core"] for g in back], metron_servers(karaf)[home]
         assert json.loads(karaf.http("GET", f"/onos/metron/chains/{name}")[1])["state"] == "ACTIVE"
-    finally:
-        karaf.http("DELETE", f"/onos/metron/chains/{name}")
-        remove_netcfg(karaf, (first, second, SW1, SW2))
