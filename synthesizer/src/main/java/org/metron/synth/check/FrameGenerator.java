@@ -16,8 +16,10 @@ import java.util.SplittableRandom;
  * Frames for checking a deployed chain on a real data plane: the {@link PacketGenerator}'s packets (aimed at the
  * chain's rule boundaries) written as frames, every other one of a {@link Kind} switches treat specially, in
  * turn, so any run of 2 x {@code Kind.values().length} frames holds each kind. Every frame carries a
- * {@link #MAGIC} marker, its kind and its number in front of its payload, which identifies it wherever it
- * arrives, whatever the chain rewrote in its headers.
+ * {@link #MAGIC} marker, its kind, its number and a check byte in front of its payload, which identifies it
+ * wherever it arrives, whatever the chain rewrote in its headers. The check byte is there because random headers
+ * spell the magic now and then (in 10^6 frames, one had it across its two MAC addresses, so it read as another
+ * frame): an occurrence counts only when its check byte matches.
  * <p>
  * A long trace comes in windows of consecutive frames ({@link #windowFrames}): SAME_FLOW frames and fragments of
  * known flows repeat flows of their own window only, so a replay whose windows each last well within the chain's
@@ -62,9 +64,12 @@ public final class FrameGenerator {
     public static final int REPLY_BASE = 1 << 30;
     private static final int UNMAPPED_BASE = REPLY_BASE + (1 << 29);
 
-    /** Marker bytes in front of every generated payload (then the kind's ordinal and the frame number). */
+    /**
+     * Marker bytes in front of every generated payload (then the kind's ordinal, the frame number and
+     * {@link #check}).
+     */
     public static final byte[] MAGIC = {(byte) 0xa5, 'm', 'Q'};
-    static final int MARKER_BYTES = 8;
+    static final int MARKER_BYTES = 9;
     /** Earlier flows remembered for {@link Kind#SAME_FLOW} and fragments of known flows. */
     private static final int FLOWS = 64;
 
@@ -189,19 +194,29 @@ public final class FrameGenerator {
 
     static byte[] marker(int id, Kind kind) {
         return new byte[] {MAGIC[0], MAGIC[1], MAGIC[2], (byte) kind.ordinal(), (byte) (id >>> 24),
-            (byte) (id >>> 16), (byte) (id >>> 8), (byte) id};
+            (byte) (id >>> 16), (byte) (id >>> 8), (byte) id, check(kind.ordinal(), id)};
+    }
+
+    /** A byte of the kind and number well mixed: a magic spelled by chance rarely has the right one after it. */
+    private static byte check(int kind, int id) {
+        int h = (id ^ kind << 24) * 0x9e3779b1;
+        h ^= h >>> 15;
+        h *= 0x85ebca6b;
+        return (byte) (h >>> 24 ^ h >>> 16);
     }
 
     /**
-     * The frame number and kind in a frame's marker, or null if it carries none. Kind is null for an unknown
-     * ordinal.
+     * The frame number and kind in a frame's marker, or null if it carries none: the first occurrence of the
+     * magic whose check byte matches. Kind is null for an unknown ordinal.
      */
     public static Object[] identify(byte[] f) {
         for (int i = 0; i + MARKER_BYTES <= f.length; i++) {
             if (f[i] == MAGIC[0] && f[i + 1] == MAGIC[1] && f[i + 2] == MAGIC[2]) {
                 int k = f[i + 3] & 0xff;
                 int id = (f[i + 4] & 0xff) << 24 | (f[i + 5] & 0xff) << 16 | (f[i + 6] & 0xff) << 8 | f[i + 7] & 0xff;
-                return new Object[] {id, k < Kind.values().length ? Kind.values()[k] : null};
+                if (f[i + 8] == check(k, id)) {
+                    return new Object[] {id, k < Kind.values().length ? Kind.values()[k] : null};
+                }
             }
         }
         return null;
