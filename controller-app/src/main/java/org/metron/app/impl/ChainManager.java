@@ -547,7 +547,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         return new Reroute(oc, moved, ScaledRules.of(plan, basis, moved, oc.device(), g -> rp.remotePath(id, d,
                 oc.device(), servers.server(g.server().orElseThrow()).orElseThrow(() -> new MetronException(
                         Fault.AGENT_FAILURE, "server " + g.server().get() + " of group " + g.groupId() + " is gone")),
-                g, marker), rp.appId()));
+                g, marker, ReplyTraffic.of(oc.compiled()).present()), rp.appId()));
     }
 
     /**

@@ -270,19 +270,7 @@ public final class RulePlanner {
             List<Link> path = network.path(entry, attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point " + entry
                     + " to server NIC " + placement.nic() + " at " + attachment));
-            towardServer = path.isEmpty() ? attachment.port() : path.get(0).src().port();
-            for (int i = 0; i < path.size(); i++) {
-                DeviceId dev = path.get(i).dst().deviceId();
-                if (!network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                    continue;
-                }
-                PortNumber in = path.get(i).dst().port();
-                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : attachment.port();
-                for (GroupAssignment ga : placement.groups()) {
-                    add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
-                            DefaultTrafficTreatment.builder().setOutput(out));
-                }
-            }
+            towardServer = transitRules(path, attachment, placement.groups(), rules);
         }
         List<OffloadRule> replyRules = compiled.replyRules();
         if (replyRules.isEmpty()) {
@@ -306,6 +294,28 @@ public final class RulePlanner {
                     treatment(r, where, byClass, classifier, marker, hops, towardServer, entry, d, replies, rules));
         }
         return rd;
+    }
+
+    /**
+     * Adds TRANSIT rules carrying the tags of {@code groups} along {@code path} to {@code to}, on every programmable
+     * device the path enters (its first device's own rules output onto it), matching the port they enter by;
+     * downstream first.
+     *
+     * @return the first device's port onto the path ({@code to}'s own port when the path is empty)
+     */
+    private PortNumber transitRules(List<Link> path, ConnectPoint to, List<GroupAssignment> groups,
+                                    Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
+        for (int i = path.size() - 1; i >= 0; i--) {
+            DeviceId dev = path.get(i).dst().deviceId();
+            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
+                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : to.port();
+                for (GroupAssignment ga : groups) {
+                    add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag())
+                            .matchInPort(path.get(i).dst().port()), DefaultTrafficTreatment.builder().setOutput(out));
+                }
+            }
+        }
+        return path.isEmpty() ? to.port() : path.get(0).src().port();
     }
 
     private static ConnectPoint cabled(MetronServer s, String nic) {
@@ -472,51 +482,71 @@ public final class RulePlanner {
      * The rules that connect a group scaled out to another server (docs/scaling.md#scale-out): TRANSIT rules for
      * its tag from the offload device to the server's NIC (on every programmable device after the offload
      * device; the offload device's own rules output toward it), and RETURN rules carrying the chain's marked
-     * output from the server's egress NIC to the egress point, as a deployment there would install.
+     * output from the server's egress NIC to the egress point, as a deployment there would install. A chain with a
+     * reply ingress also gets the reply path a deployment there would have: TRANSIT rules for the tag from the
+     * egress point (where replies enter, classified by the reply rules) to the server's NIC, and RETURN rules
+     * carrying the restored replies (the reply marker) from that NIC to the ingress point.
      *
-     * @return the rules (server side first) and, as the last element's companion, the offload device's port
-     *         toward the server: {@link RemotePath#towardServer()}
+     * @param replies whether the chain has a reply ingress
+     * @return the rules (server side first) and the ports the offload and reply rules leave toward the server by
      */
     public RemotePath remotePath(ChainId chain, DeploymentSpec d, DeviceId offloadDevice, MetronServer remote,
-                                 GroupAssignment ga, Tag marker) {
+                                 GroupAssignment ga, Tag marker, boolean replies) {
         ConnectPoint attachment = cabled(remote, ga.nic());
         ConnectPoint egressAttachment = cabled(remote, ga.egressNic());
         Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
-        NextHops hops = NextHops.of(chain, d, false, network);
+        NextHops hops = NextHops.of(chain, d, replies, network);
         returnRules(egressAttachment, returnPath(egressAttachment, d.egressPoint()), d.egressPoint(), marker,
                 marker.egressMac(), hops.toward(false), false, rules);
+        if (replies) {
+            // the server's pipeline sends restored replies out of the NIC it reads (RulePlanner#pipeline)
+            returnRules(attachment, returnPath(attachment, d.ingressPoint()), d.ingressPoint(), marker,
+                    marker.replyEgressMac(), hops.toward(true), false, rules);
+        }
         List<Link> path = network.path(new ConnectPoint(offloadDevice, PortNumber.ANY), attachment)
                 .orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path "
                         + "from offload device " + offloadDevice + " to server " + remote.id() + " NIC " + ga.nic()));
-        for (int i = path.size() - 1; i >= 0; i--) {
-            DeviceId dev = path.get(i).dst().deviceId();
-            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : attachment.port();
-                add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(
-                        path.get(i).dst().port()), DefaultTrafficTreatment.builder().setOutput(out));
-            }
+        PortNumber toward = transitRules(path, attachment, List.of(ga), rules);
+        PortNumber replyToward = null;
+        if (replies) {
+            List<Link> back = network.path(d.egressPoint(), attachment).orElseThrow(() -> new MetronException(
+                    Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point "
+                    + d.egressPoint() + " to server " + remote.id() + " NIC " + ga.nic()));
+            replyToward = transitRules(back, attachment, List.of(ga), rules);
         }
         List<InstalledRule> out = new ArrayList<>();
         rules.values().forEach(m -> out.addAll(m.values()));
-        return new RemotePath(out, path.isEmpty() ? attachment.port() : path.get(0).src().port());
+        return new RemotePath(out, toward, Optional.ofNullable(replyToward));
     }
 
-    /** Rules to a scaled-out group's server and the offload device's port toward it. */
+    /** Rules to and from a scaled-out group's server, and the ports its offload and reply rules leave by. */
     public static final class RemotePath {
         private final List<InstalledRule> rules;
         private final PortNumber towardServer;
+        private final Optional<PortNumber> replyTowardServer;
 
-        RemotePath(List<InstalledRule> rules, PortNumber towardServer) {
+        RemotePath(List<InstalledRule> rules, PortNumber towardServer, Optional<PortNumber> replyTowardServer) {
             this.rules = List.copyOf(rules);
             this.towardServer = towardServer;
+            this.replyTowardServer = replyTowardServer;
         }
 
         public List<InstalledRule> rules() {
             return rules;
         }
 
-        public PortNumber towardServer() {
-            return towardServer;
+        /**
+         * The port rules of {@code role} tagging for the group leave their device by toward its server: the offload
+         * device's for OFFLOAD rules, the egress point's device's for REPLY rules.
+         *
+         * @throws MetronException INTERNAL for a reply rule when the path was planned without replies
+         */
+        public PortNumber towardServer(Role role) {
+            if (role != Role.REPLY) {
+                return towardServer;
+            }
+            return replyTowardServer.orElseThrow(() -> new MetronException(Fault.INTERNAL, "a reply rule toward a "
+                    + "server whose path was planned for a chain without a reply ingress"));
         }
     }
 

@@ -33,8 +33,8 @@ import java.util.stream.Collectors;
  * as the scaling operations re-tagged the installed ones ({@link RuleRetagger}): each to the placed group holding
  * its class, or divided by source-port bits between the groups holding slices of the class; the other groups on the
  * chain's server get transit rules along the same hops, and a group on another server its path there and back
- * ({@link RulePlanner#remotePath}), the offload rules tagging for it leaving toward it. For a placement scaling never
- * changed the result is the plan itself. Pure.
+ * ({@link RulePlanner#remotePath}), the offload and reply rules tagging for it leaving toward it. For a placement
+ * scaling never changed the result is the plan itself. Pure.
  */
 final class ScaledRules {
     private ScaledRules() {
@@ -133,7 +133,7 @@ final class ScaledRules {
                 FlowRule f = forSlice(r.rule(), cls, h.slice(cls), b.tag(), h.tag(), app);
                 if (f != null) {
                     out.add(new InstalledRule(r.role(), h.remote()
-                            ? RuleRetagger.withOutput(f, paths.get(h).towardServer(), app) : f));
+                            ? RuleRetagger.withOutput(f, paths.get(h).towardServer(r.role()), app) : f));
                 }
             }
             // no placed group lists the class (the unclassified class of a classifying group): as planned

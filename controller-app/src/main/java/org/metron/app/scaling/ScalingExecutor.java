@@ -478,16 +478,13 @@ public final class ScalingExecutor {
         List<InstalledRule> retagged;
         RulePlanner.RemotePath path;
         try {
-            if (parts.retagged.stream().anyMatch(r -> r.role() == Role.REPLY)) {
-                throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "classes " + parts.moved + " of chain "
-                        + chainId + " have reply rules: replies of a group on another server are not carried there");
-            }
-            DeviceId od = before.offloadDevice().orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT,
+            before.offloadDevice().orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT,
                     "chain " + chainId + " has no offload device to re-tag at"));
-            path = planner.remotePath(chainId, c.chain.deployment(), od, remote, moved, before.groups().get(0).tag());
+            path = pathTo(c, remote, moved);
+            // offload rules leave the offload device toward it, reply rules the egress point's device
             retagged = parts.retagged.stream().map(r -> RuleRetagger.taggedClass(r.rule(), tag).isPresent()
-                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), path.towardServer(), app)) : r)
-                    .collect(Collectors.toList());
+                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), path.towardServer(r.role()), app))
+                    : r).collect(Collectors.toList());
         } catch (MetronException e) {
             store.tags().remove(new TagKey(tag));
             throw refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, e.getMessage());
@@ -672,10 +669,13 @@ public final class ScalingExecutor {
         long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
         long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
         if (b.remote()) {
+            // the offload rules leave as the kept group's do; the reply rules as a deployment on the chain's
+            // server plans them (the kept group may have none to copy the port from)
             PortNumber home = homePort(installed, a.tag());
-            retagged = retagged.stream().map(r -> r.role() == Role.OFFLOAD
-                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), home, app)) : r)
-                    .collect(Collectors.toList());
+            PortNumber replyHome = retagged.stream().anyMatch(r -> r.role() == Role.REPLY)
+                    ? homePath(c).towardServer(Role.REPLY) : null;
+            retagged = retagged.stream().map(r -> new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(),
+                    r.role() == Role.REPLY ? replyHome : home, app))).collect(Collectors.toList());
             transit = onlyFor(c, b);
             nicRule = farReachable && farHasRuleTable(remoteServer(b), b.nic()) ? retiredRule : 0;
         }
@@ -856,20 +856,7 @@ public final class ScalingExecutor {
             timer.lap("superseded");
         }
         if (op.step() == Step.SWITCHED) {
-            // Replies of the moved classes follow them, right after the forward batch (docs/scaling.md#replies):
-            // until then they reach the old group, which still holds every mapping made before the operation.
-            List<InstalledRule> replyRules = retagged(op, Role.REPLY);
-            if (!replyRules.isEmpty()) {
-                try {
-                    installByDevice(replyRules);
-                    timer.lap("replies");
-                } catch (MetronException e) {
-                    // the batch is atomic: the switch still holds the old reply rules, and the store says so
-                    repliesRetagged = false;
-                    problems.add("reply rules of classes " + op.moved() + " still tag them for "
-                            + (op.kind() == Kind.SPLIT ? op.group() : op.other()) + ": " + e.getMessage());
-                }
-            }
+            repliesRetagged = retagReplies(op, problems, timer);
             try {
                 if (op.kind() == Kind.MERGE) {
                     drain(agent, op);
@@ -898,6 +885,29 @@ public final class ScalingExecutor {
             store.tags().remove(new TagKey(op.otherTag()));
         }
         return committed(op, repliesRetagged, problems, timer);
+    }
+
+    /**
+     * The reply batch, right after the forward batch (docs/scaling.md#replies): until it is confirmed, replies of the
+     * moved classes reach the old group, which still holds every mapping made before the operation.
+     *
+     * @return false when the batch failed (listed in {@code problems}): the switch still holds the old reply rules
+     *         (the batch is atomic), and the store is to say so
+     */
+    private boolean retagReplies(ScalingOperation op, List<String> problems, StepTimer timer) {
+        List<InstalledRule> replyRules = retagged(op, Role.REPLY);
+        if (replyRules.isEmpty()) {
+            return true;
+        }
+        try {
+            installByDevice(replyRules);
+            timer.lap("replies");
+            return true;
+        } catch (MetronException e) {
+            problems.add("reply rules of classes " + op.moved() + " still tag them for "
+                    + (op.kind() == Kind.SPLIT ? op.group() : op.other()) + ": " + e.getMessage());
+            return false;
+        }
     }
 
     /** Commits an operation that went past its re-tag and records its DONE entry, with what went wrong after. */
@@ -962,20 +972,28 @@ public final class ScalingExecutor {
     /** {@link #onlyFor} from the planned paths, {@code there} being {@code g}'s server with its cabling. */
     private List<InstalledRule> plannedOnlyFor(Ctx c, GroupAssignment g, MetronServer there) {
         Placement p = c.placement.value();
-        DeviceId od = p.offloadDevice().orElseThrow();
-        Tag marker = p.groups().get(0).tag();
-        GroupAssignment first = p.groups().get(0);
         Set<Object> shared = new HashSet<>();
-        planner().remotePath(p.chainId(), c.chain.deployment(), od, c.server, first.onServer(c.server.id(), p.nic(),
-                p.egressNic()), marker).rules().forEach(r -> shared.add(r.rule().id()));
-        p.groups().stream().filter(x -> x.remote() && !x.groupId().equals(g.groupId())).forEach(x -> planner()
-                .remotePath(p.chainId(), c.chain.deployment(), od, remoteServer(x), x, marker).rules()
-                .forEach(r -> shared.add(r.rule().id())));
+        homePath(c).rules().forEach(r -> shared.add(r.rule().id()));
+        p.groups().stream().filter(x -> x.remote() && !x.groupId().equals(g.groupId())).forEach(x -> pathTo(c,
+                remoteServer(x), x).rules().forEach(r -> shared.add(r.rule().id())));
         Set<Object> installed = c.installed.value().switchRules().stream().map(r -> r.rule().id())
                 .collect(Collectors.toSet());
-        return planner().remotePath(p.chainId(), c.chain.deployment(), od, there, g, marker).rules()
-                .stream().filter(r -> !shared.contains(r.rule().id()) && installed.contains(r.rule().id()))
+        return pathTo(c, there, g).rules().stream()
+                .filter(r -> !shared.contains(r.rule().id()) && installed.contains(r.rule().id()))
                 .collect(Collectors.toList());
+    }
+
+    /** The path a group on the chain's own server would have (its first group's tag): rules the chain holds. */
+    private RulePlanner.RemotePath homePath(Ctx c) {
+        Placement p = c.placement.value();
+        return pathTo(c, c.server, p.groups().get(0).onServer(c.server.id(), p.nic(), p.egressNic()));
+    }
+
+    /** The rules to and from group {@code g} on server {@code s} and the ports toward it (RulePlanner#remotePath). */
+    private RulePlanner.RemotePath pathTo(Ctx c, MetronServer s, GroupAssignment g) {
+        Placement p = c.placement.value();
+        return planner().remotePath(p.chainId(), c.chain.deployment(), p.offloadDevice().orElseThrow(), s, g,
+                p.groups().get(0).tag(), ReplyTraffic.of(c.compiled).present());
     }
 
     /** The port the offload rules tagging for {@code tag} leave the offload device through. */
@@ -1076,11 +1094,14 @@ public final class ScalingExecutor {
             throw new MetronException(e.fault(), detail, e);
         }
         List<String> problems = new ArrayList<>();
+        boolean repliesRetagged = true;
         if (op.step() == Step.SWITCHED) {
             if (!op.superseded().isEmpty()) {
                 problems.addAll(removeByDevice(op.superseded()));
                 timer.lap("superseded");
             }
+            // toward the other server (split) or back (merge), before the retired group drains
+            repliesRetagged = retagReplies(op, problems, timer);
             try {
                 if (split) {
                     // the kept group drops the moved classes (adopting its table); flows it mapped for them
@@ -1106,7 +1127,7 @@ public final class ScalingExecutor {
             }
             store.tags().remove(new TagKey(op.otherTag()));
         }
-        return committed(op, true, problems, timer);
+        return committed(op, repliesRetagged, problems, timer);
     }
 
     /**

@@ -25,20 +25,27 @@ import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.TagKey;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.RealAgent;
+import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.agent.GrpcAgentClient;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.FlowId;
 import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.TrafficTreatment;
+import org.onosproject.net.flow.criteria.Criterion;
+import org.onosproject.net.flow.criteria.EthCriterion;
 import org.onosproject.net.flow.instructions.Instruction;
 import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherInstruction;
@@ -67,6 +74,9 @@ import static org.junit.Assert.fail;
  * both ways (whole classes and a source-port slice), rollback on a refused re-tag, recovery after a crash at it.
  */
 public class ScaleOutExecutorTest {
+    /** A third switch, behind s2 (s2 port 4 - s3 port 1): an egress point there puts the reply rules on it. */
+    private static final String S3 = "of:0000000000000003";
+    private static final DeviceId D3 = DeviceId.deviceId(S3);
     private static RealAgent first;
     private static RealAgent second;
 
@@ -105,24 +115,37 @@ public class ScaleOutExecutorTest {
         final MetronServer away;
 
         final Synthesis synthesis = (spec, profile) -> ScalingExecutorTest.compiled(spec.name(), profile);
+        /** s1 - s2 - servers as in every scaling test, and s3 (s2 port 4 - s3 port 1) for an egress point there. */
+        final TestNetwork network = Fixtures.network(0).device(S3, DeviceRole.OPENFLOW_SWITCH, 1000)
+                .cable(Fixtures.S2, 4, S3, 1);
 
         Rig(String name) throws Exception {
-            this(name, first.client(), second.client());
+            this(name, first.client(), second.client(), Fixtures.S1 + "/3");
+        }
+
+        /** Leaving (and, for a chain with a reply ingress, answered) at {@code egressPoint}. */
+        Rig(String name, String egressPoint) throws Exception {
+            this(name, first.client(), second.client(), egressPoint);
+        }
+
+        Rig(String name, AgentClient a, AgentClient b) throws Exception {
+            this(name, a, b, Fixtures.S1 + "/3");
         }
 
         /** On the servers of two given agents' clients (server a and server b). */
-        Rig(String name, AgentClient a, AgentClient b) throws Exception {
+        Rig(String name, AgentClient a, AgentClient b, String egressPoint) throws Exception {
             servers.add(new MetronServer(DeviceId.deviceId("metron:a"), a, Map.of(nicOf(a),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
             servers.add(new MetronServer(DeviceId.deviceId("metron:b"), b, Map.of(nicOf(b),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
             Duration t = Duration.ofSeconds(10);
             manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
-                    new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
-                    new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
+                    new PlacementEngine(servers, network, switches, new Random(1), t),
+                    new RulePlanner(Fixtures.APP, network), new Deployer(switches, t), t, synthesis);
             chain = ChainId.of(name);
-            String json = Fixtures.chainJson(name, "mac", 1, 1).replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1");
-            assertTrue(json, json.contains("\"maxCpuCores\": 1"));
+            String json = Fixtures.chainJson(name, "mac", 1, 1).replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1")
+                    .replace("\"egressPoint\": \"" + Fixtures.S1 + "/3\"", "\"egressPoint\": \"" + egressPoint + "\"");
+            assertTrue(json, json.contains("\"maxCpuCores\": 1") && json.contains(egressPoint));
             assertEquals(ChainState.ACTIVE, manager.submit(json).state());
             DeviceId on = placement().server().get();
             home = servers.server(on).get();
@@ -132,8 +155,8 @@ public class ScaleOutExecutorTest {
 
         ScalingExecutor executor() {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
-                    Duration.ofSeconds(10), System::currentTimeMillis, new RulePlanner(Fixtures.APP,
-                    Fixtures.network(0)), new Random(1));
+                    Duration.ofSeconds(10), System::currentTimeMillis, new RulePlanner(Fixtures.APP, network),
+                    new Random(1));
         }
 
         Placement placement() {
@@ -216,6 +239,35 @@ public class ScaleOutExecutorTest {
                 }
             }
             return out;
+        }
+
+        /** Every rule on s1, s2 and s3 (id to actions): the same ids and actions are the same switch state. */
+        Map<FlowId, TrafficTreatment> allRules() {
+            Map<FlowId, TrafficTreatment> out = new java.util.HashMap<>();
+            for (DeviceId d : List.of(Fixtures.D1, Fixtures.D2, D3)) {
+                switches.rules(d).forEach(r -> out.put(r.id(), r.treatment()));
+            }
+            return out;
+        }
+
+        /** The reply rules as the switches hold them (the store says which they are), by the class they tag. */
+        Map<Integer, FlowRule> replyRules() {
+            Map<Integer, FlowRule> out = new TreeMap<>();
+            store.installed().get(chain).get().value().switchRules().stream().filter(r -> r.role() == Role.REPLY)
+                    .forEach(r -> switches.rules(r.rule().deviceId()).stream()
+                            .filter(x -> x.id().equals(r.rule().id())).findFirst()
+                            .ifPresent(x -> out.put((int) (destination(x).toLong() & 0xffff), x)));
+            return out;
+        }
+
+        /** Every rule the store says the chain has is on its switch, exactly, and there are no others. */
+        void assertStoreTruthful() {
+            List<org.metron.app.store.InstalledRule> rules = store.installed().get(chain).get().value().switchRules();
+            assertEquals(switches.total(), rules.size());
+            for (org.metron.app.store.InstalledRule r : rules) {
+                assertTrue(r.toString(), switches.rules(r.rule().deviceId()).stream()
+                        .anyMatch(x -> x.exactMatch(r.rule())));
+            }
         }
 
         List<FlowRule> s2Rules(PortNumber inPort) {
@@ -621,7 +673,7 @@ public class ScaleOutExecutorTest {
             scaler = new ScalingManager(rig.store, rig.factory, rig.servers, rig.crashing, rig.manager, Fixtures.APP,
                     t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
                     System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
-                    java.util.Optional.of(new RulePlanner(Fixtures.APP, Fixtures.network(0))));
+                    java.util.Optional.of(new RulePlanner(Fixtures.APP, rig.network)));
             rig.manager.onServerLost(scaler);
             AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager,
                     rig.synthesis, t), t).failover(Duration.ZERO, rig.manager::serverLost);
@@ -714,6 +766,169 @@ public class ScaleOutExecutorTest {
                 }
             }
         }
+    }
+
+    /** The destination MAC a rule writes (a tag's class MAC for an offload or reply rule). */
+    private static MacAddress destination(FlowRule r) {
+        return r.treatment().allInstructions().stream().filter(i -> i instanceof ModEtherInstruction)
+                .map(i -> ((ModEtherInstruction) i).mac()).findFirst().orElseThrow(() -> new AssertionError(r));
+    }
+
+    /** The port a rule outputs to. */
+    private static PortNumber output(FlowRule r) {
+        return r.treatment().allInstructions().stream().filter(i -> i instanceof Instructions.OutputInstruction)
+                .map(i -> ((Instructions.OutputInstruction) i).port()).findFirst().orElseThrow(() ->
+                        new AssertionError(r));
+    }
+
+    /** Whether a rule matches frames to exactly {@code mac} (a return rule matching a marker). */
+    private static boolean matchesDestination(FlowRule r, MacAddress mac) {
+        return r.selector().criteria().stream().anyMatch(c -> c.type() == Criterion.Type.ETH_DST
+                && ((EthCriterion) c).mac().equals(mac));
+    }
+
+    /** Forward class c with reply class c + 5 answering it (the "answers" chain): 0, 3, 5, 8 stay, 1, 2, 6, 7 go. */
+    private static final Map<Integer, Double> REPLY_RATES = Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0,
+            5, 500.0, 6, 300.0, 7, 200.0, 8, 10.0);
+
+    /**
+     * A chain with a reply ingress (NAPT whose replies come back through the egress point, here on s3, so the reply
+     * rules sit on another device than the offload rules): a group scales out with the reply classes answering its
+     * forward classes. The reply rules of those reply classes tag for the new group (same rule ids) and reach the
+     * other server through a transit rule on s2 (the reply path s3 - s2 - server), the other server's restored
+     * replies go back to the ingress point under the reply marker, and the flows go with the classes. Merging back
+     * leaves every switch as it was before the scale-out: same rule ids, same actions.
+     */
+    @Test
+    public void repliesOfAScaledOutGroupReachTheOtherServerAndReturnFromItAndMergeBackAsBefore() throws Exception {
+        Rig rig = new Rig("answers-out", S3 + "/3");
+        GroupAssignment g0 = rig.group("g0");
+        Tag marker = g0.tag();
+        Map<FlowId, TrafficTreatment> before = rig.allRules();
+        Map<Integer, FlowRule> replies = rig.replyRules();
+        assertEquals(Set.of(5, 6, 7, 8), replies.keySet());
+        assertTrue("the reply rules sit on s3", replies.values().stream().allMatch(r -> r.deviceId().equals(D3)));
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", REPLY_RATES, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertTrue(e.steps(), e.steps().contains("replies"));
+        GroupAssignment moved = rig.group("g0.1");
+        assertEquals(rig.away.id(), moved.server().get());
+        assertEquals(List.of(1, 2, 6, 7), moved.classIds());
+        assertEquals(List.of(0, 3, 5, 8), rig.group("g0").classIds());
+        assertEquals(List.of(1, 2, 6, 7), rig.groups(rig.away).get(0).getClassIdsList());
+        assertEquals("the flows went with the classes", Map.of(5000, 2000), rig.flows(rig.away, "g0.1"));
+        Map<Integer, FlowRule> spread = rig.replyRules();
+        assertEquals("the same reply rules, modified in place", replies.keySet().stream().map(c -> replies.get(c)
+                .id()).collect(Collectors.toSet()), spread.values().stream().map(FlowRule::id)
+                .collect(Collectors.toSet()));
+        for (int c : List.of(6, 7)) {
+            assertEquals(moved.tag().classMac(c), destination(spread.get(c)));
+        }
+        for (int c : List.of(5, 8)) {
+            assertEquals(g0.tag().classMac(c), destination(spread.get(c)));
+        }
+        assertTrue("s3 has one way to the servers", spread.values().stream()
+                .allMatch(r -> output(r).equals(PortNumber.portNumber(1))));
+        // s2: the new tag from s3 (replies) and from s1 (forward) to the other server
+        for (long in : new long[]{4, 1}) {
+            List<FlowRule> transit = rig.s2Rules(PortNumber.portNumber(in)).stream()
+                    .filter(r -> RuleRetagger.matchesGroup(r, moved.tag())).collect(Collectors.toList());
+            assertEquals("from s2 port " + in, 1, transit.size());
+            assertEquals(rig.awayPort(), output(transit.get(0)));
+        }
+        // from the other server: its output to the egress point (s3) and its restored replies to the ingress (s1)
+        List<FlowRule> back = rig.s2Rules(rig.awayPort());
+        assertEquals(back.toString(), 2, back.size());
+        assertEquals(PortNumber.portNumber(4), output(back.stream().filter(r -> matchesDestination(r,
+                marker.egressMac())).findFirst().orElseThrow()));
+        assertEquals(PortNumber.portNumber(1), output(back.stream().filter(r -> matchesDestination(r,
+                marker.replyEgressMac())).findFirst().orElseThrow()));
+        assertTrue("s1 already carries replies from s2 to the ingress point", rig.switches.rules(Fixtures.D1)
+                .stream().anyMatch(r -> matchesDestination(r, marker.replyEgressMac())));
+        assertEquals(2, rig.offloadRulesFor(moved.tag()).size());
+        rig.assertStoreTruthful();
+
+        // a flow the other server made comes back with the merge
+        rig.importFlow(rig.away, "g0.1", 5002, 3002);
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0.1", "g0", "test", System.currentTimeMillis());
+
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertTrue(m.steps(), m.steps().contains("replies"));
+        assertEquals(List.of(0, 1, 2, 3, 5, 6, 7, 8), rig.group("g0").classIds());
+        assertEquals(Map.of(5000, 2000, 5002, 3002), rig.flows(rig.home, "g0"));
+        assertTrue(rig.groups(rig.away).isEmpty());
+        assertEquals("every switch as before the scale-out", before, rig.allRules());
+        rig.assertStoreTruthful();
+        assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
+    }
+
+    /**
+     * The reply batch on s3 is refused after the forward batch moved traffic: the scale-out is done and says so; the
+     * reply rules still send the moved reply classes to the chain's server (whose group still holds the flows made
+     * before), and the store says what the switch holds. The merge back then finds every switch as before.
+     */
+    @Test
+    public void aRefusedReplyBatchLeavesTheScaleOutDoneAndTheStoreTruthful() throws Exception {
+        Rig rig = new Rig("answers-out-refused", S3 + "/3");
+        Map<FlowId, TrafficTreatment> before = rig.allRules();
+        Map<Integer, FlowRule> replies = rig.replyRules();
+        rig.crashing.crashOn = D3;
+        rig.crashing.failInstead = true;
+
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", REPLY_RATES, "test", System.currentTimeMillis());
+
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertTrue(e.detail(), e.detail().contains("reply rules of classes [1, 2, 6, 7] still tag them for g0")
+                && e.detail().contains("refused"));
+        GroupAssignment moved = rig.group("g0.1");
+        assertTrue(moved.remote());
+        assertEquals(2, rig.offloadRulesFor(moved.tag()).size());
+        Map<Integer, FlowRule> now = rig.replyRules();
+        replies.forEach((c, r) -> assertEquals(destination(r), destination(now.get(c))));
+        rig.assertStoreTruthful();
+
+        ScalingEvent m = rig.executor().merge(rig.chain, "g0", "g0.1", "test", System.currentTimeMillis());
+        assertEquals(m.detail(), ScalingEvent.Outcome.DONE, m.outcome());
+        assertEquals(before, rig.allRules());
+        rig.assertStoreTruthful();
+    }
+
+    /**
+     * The controller stops between the forward batch and the reply batch (journal at SWITCHED): on restart the
+     * recovery re-tags forward (again) and the replies toward the other server, syncs and commits.
+     */
+    @Test
+    public void aControllerThatStoppedBeforeTheReplyBatchSendsTheRepliesToTheOtherServerOnRestart()
+            throws Exception {
+        Rig rig = new Rig("answers-out-crash", S3 + "/3");
+        Tag original = rig.group("g0").tag();
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+        rig.crashing.crashOn = D3;
+        try {
+            rig.executor().split(rig.chain, "g0", REPLY_RATES, "test", System.currentTimeMillis());
+            fail("the controller should have crashed");
+        } catch (IllegalStateException expected) {
+            // the journal holds the operation at SWITCHED
+        }
+        assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
+        Tag moved = rig.group("g0.1").tag();
+        assertEquals("forward re-tagged", 2, rig.offloadRulesFor(moved).size());
+        rig.replyRules().forEach((c, r) -> assertEquals("replies not yet", original.classMac(c), destination(r)));
+
+        List<ScalingEvent> recovered = rig.executor().recover();
+
+        assertEquals(1, recovered.size());
+        assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
+        Map<Integer, FlowRule> replies = rig.replyRules();
+        for (int c : List.of(5, 6, 7, 8)) {
+            assertEquals("class " + c, (c == 6 || c == 7 ? moved : original).classMac(c), destination(replies.get(c)));
+        }
+        assertEquals(Map.of(5000, 2000), rig.flows(rig.away, "g0.1"));
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        rig.assertStoreTruthful();
     }
 
     /** When a file in {@code dir} was last written (0 when none). */
