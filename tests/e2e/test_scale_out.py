@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO / "bench" / "scaling"))
 from metron_demo.session import Session  # noqa: E402
 from support import wait_for  # noqa: E402
 from test_class_split import CAPACITY_PPS, FLOWS, DemoRun  # noqa: E402
+from test_scaling_replies import CHAIN as ECHOES, echoes_through_a_split_and_a_merge  # noqa: E402
 import workload  # noqa: E402
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
@@ -118,6 +119,35 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         assert cli.returncode == 0, cli.stderr
         assert "server" in cli.stdout and home in cli.stdout, cli.stdout
         s.host.call("DELETE", "/chains/demo")
+
+
+def test_replies_of_a_group_scaled_out_come_back_restored_from_the_other_server(tmp_path):
+    """NAPT -> LB with replies (test_scaling_replies' echoes chain, one flow per class, every request echoed by the
+    backend) on two-servers: the chain's server has one core, so its group's split goes to the other server with
+    the reply classes answering the moved classes. Replies enter at the egress point s2 and reach the other server
+    over s2 -> s1 -> srv (reply rules re-tagged there, transit on s1); it restores them and sends them back out of
+    its NIC toward the ingress point. Flows opened before the scale-out, and flows opened while spread, keep one
+    NAPT translation and get every echo back restored while spread and after the merge back; nothing is lost."""
+    with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
+        run = echoes_through_a_split_and_a_merge(s, tmp_path)
+        split, merge = run["history"]
+        home = s.host.call("GET", "/scaling/" + ECHOES)["groups"][0]["server"]  # merged back: the one group
+        print(f"replies scale-out e2e: split reaction {split['reactionMs']} ms ({split['steps']}); merge back "
+              f"reaction {merge['reactionMs']} ms ({merge['steps']})")
+        assert "new half on another server" in split["reason"], split
+        assert "remote agent" in split["steps"], split
+        far = [g for g in run["during"]["groups"] if g.get("remote")]
+        assert len(far) == 1 and far[0]["server"] != home, run["during"]["groups"]
+        assert sorted(far[0]["classes"]) == sorted(split["movedClasses"]), (far, split)
+        # the other server ran the moved reply classes: each had a rate above 0 in its server's reports
+        moved_replies = [r for r in run["reply"].values() if r in split["movedClasses"]]
+        rates = {r: max((g["classRates"].get(str(r), 0) for _, d in run["docs"]
+                         for g in (d.get("load") or {}).get("groups", []) if g["id"] == far[0]["id"]), default=0)
+                 for r in moved_replies}
+        assert moved_replies and all(v > 0 for v in rates.values()), rates
+        # the chain's server never held more than its one core
+        assert {c for _, c, _ in run["samples"]} == {1}, run["samples"]
+        s.host.call("DELETE", "/chains/" + ECHOES)
 
 
 def test_a_restarted_agent_of_the_other_server_gets_its_half_back_with_its_flows(tmp_path):

@@ -427,7 +427,9 @@ public final class ScalingExecutor {
      * goes to another server reachable from the offload device — two servers drawn at random, the one with more
      * free cores wins (the placement's two choices) — with a tag of that server's NIC. The re-tagged offload
      * rules leave the offload device toward it; transit rules carry its tag there and return rules its output
-     * to the egress point. Caller holds the reservation lock.
+     * to the egress point. A chain with a reply ingress: the re-tagged reply rules leave the egress point's device
+     * toward it, transit rules carry its tag there from the egress point, return rules its restored replies to the
+     * ingress point (docs/scaling.md#scale-out). Caller holds the reservation lock.
      */
     private ScalingEvent reserveRemote(Ctx c, GroupAssignment g, String reason, long onsetMs, long start,
                                        StepTimer timer, SplitPlan plan, String newId) {
@@ -596,8 +598,9 @@ public final class ScalingExecutor {
      * The operation merging {@code b} into {@code a} (docs/scaling.md#merge), which {@link #mergeRefusal} allows:
      * the kept group's classes and slices, the re-tagged rules (two halves of a divided rule joined back into the
      * rule they came from), the retired group's transit rules and NIC rule. A group on another server comes back
-     * to the chain's server: the rules leave the offload device as the kept group's do, and the transit and
-     * return rules only its scale-out needed go.
+     * to the chain's server: the offload rules leave the offload device as the kept group's do, the reply rules
+     * the egress point's device as a deployment there plans them, and the transit and return rules only its
+     * scale-out needed (the reply path's included) go.
      *
      * @param farReachable false when {@code b}'s server is lost: nothing is asked of it (its NIC rule is left)
      */
@@ -1036,7 +1039,7 @@ public final class ScalingExecutor {
     /**
      * Runs a scale-out or its merge back from its recorded step, in the order of docs/scaling.md#scale-out:
      * PIPELINE (the other server's pipeline and its state over gRPC, transit and return rules), SWITCHED (the
-     * offload device's re-tag in one batch), SYNCED (window flows), commit.
+     * offload device's re-tag in one batch, then the reply rules' batch), SYNCED (window flows), commit.
      *
      * @param far the other server's agent; null for a merge back from a lost server ({@link #serverLost}):
      *            nothing is asked of it, its flows are not copied and its pipeline and NIC rule are left
