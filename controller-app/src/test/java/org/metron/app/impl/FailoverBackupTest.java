@@ -16,6 +16,15 @@ import org.metron.app.store.FailoverBackup;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.OffloadRule;
+import org.metron.synth.RangeMatch;
+import org.metron.synth.RuleAction;
+import org.metron.synth.RuleMatch;
+import org.metron.synth.SynthStats;
+import org.metron.synth.TargetProfile;
+import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.PortNumber;
 import org.onosproject.net.flow.instructions.Instructions;
@@ -25,6 +34,7 @@ import org.onosproject.net.flow.FlowRule;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -187,19 +197,93 @@ public class FailoverBackupTest {
      * servers' agents are TestAgent stand-ins (ScaleOutExecutorTest scales out between real agents).
      */
     private static TwoPathWorld scaledOut() {
-        TwoPathWorld w = new TwoPathWorld();
+        return scaledOut(new TwoPathWorld(), x -> x.splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis()));
+    }
+
+    /** {@code w}'s chain deployed as {@link #scaledOut()} says, then scaled out by {@code split}. */
+    private static TwoPathWorld scaledOut(TwoPathWorld w, java.util.function.Function<ScalingExecutor,
+            ScalingEvent> split) {
         w.servers.add(new MetronServer(DeviceId.deviceId("metron:b"), new TestAgent("b:1", 4, 0.1)
                 .nic("eth0", true, 64), Map.of("eth0", ConnectPoint.deviceConnectPoint(TwoPathWorld.S4 + "/11"))));
         String json = TwoPathWorld.json("r").replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1");
         assertTrue(json, json.contains("\"maxCpuCores\": 1"));
         assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
-        ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
-                w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
-                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1))
-                .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
+        ScalingEvent e = split.apply(new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()),
+                w.servers, w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
+                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1)));
         assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
         w.manager.awaitBackups();
         return w;
+    }
+
+    /**
+     * NAPT with replies: UDP to ports 1000 and 1001 are forward classes 0 and 1, the rest dropped (class 2);
+     * replies from those ports are reply classes 3 and 4, each answering its own forward class (so the group
+     * splits into two units, docs/scaling.md#replies).
+     */
+    private static CompiledChain answered(String name, TargetProfile profile) {
+        List<TrafficClass> classes = new java.util.ArrayList<>();
+        List<OffloadRule> rules = new java.util.ArrayList<>();
+        List<OffloadRule> replyRules = new java.util.ArrayList<>();
+        for (int c = 0; c < 2; c++) {
+            classes.add(new TrafficClass(c, List.of("udp dst port " + (1000 + c)), 0, List.of(), false, "napt",
+                    "napt"));
+            rules.add(OffloadRule.of(20, RuleMatch.builder().ethType(0x0800).ipProto(17)
+                    .l4Dst(RangeMatch.exact(1000 + c, 16)).build(), RuleAction.toServer(c)));
+            classes.add(new TrafficClass(3 + c, List.of("udp src port " + (1000 + c)), 1, List.of(), false, "napt",
+                    "reply: restore by input 1 of the SynthRewriter of 'napt'; egress 1 (fw.out1)"));
+            replyRules.add(OffloadRule.of(5, RuleMatch.builder().ethType(0x0800).ipProto(17)
+                    .l4Src(RangeMatch.exact(1000 + c, 16)).build(), RuleAction.toServer(3 + c)));
+        }
+        classes.add(new TrafficClass(2, List.of("-"), -1, List.of(), false, "", "deny"));
+        rules.add(OffloadRule.of(10, RuleMatch.builder().build(), RuleAction.drop()));
+        return new CompiledChain(name, profile, classes, List.of(new ClassGroup(0, List.of(0, 1, 3, 4),
+                "rw :: SynthRewriter(PATTERN 10.9.9.9 1024-65535 - -);", "napt", false)), rules, replyRules,
+                List.of("fw.out0", "fw.out1"), new SynthStats(5, 5, rules.size() + replyRules.size(), 0, Map.of()),
+                Map.of(3, List.of(0), 4, List.of(1)));
+    }
+
+    /**
+     * A chain with a reply ingress at s4:20 whose group scaled out with forward class 1 and the reply class 4
+     * answering it: the backup for s2 failing keeps the replies going to the other server — the reply rules on s4
+     * (the egress point's device, not the offload device) send reply class 4 out of s4's port toward the other
+     * server, tagged for the remote group, and reply class 3 toward the chain's server; the other server's
+     * restored replies have their return rule from s4 to s3 (the way to the ingress point once s2 is gone).
+     */
+    @Test
+    public void aScaledOutGroupsRepliesKeepGoingToTheOtherServerAfterAFailover() {
+        java.util.function.Function<ScalingExecutor, ScalingEvent> split = x -> x.split(ID, "g0",
+                Map.of(0, 500.0, 3, 500.0, 1, 300.0, 4, 300.0), "test", System.currentTimeMillis());
+        TwoPathWorld fromBackup = scaledOut(new TwoPathWorld((spec, profile) -> answered(spec.name(), profile)), split);
+        TwoPathWorld recomputed = scaledOut(new TwoPathWorld((spec, profile) -> answered(spec.name(), profile)), split);
+        Placement p = fromBackup.manager.placement(ID).get();
+        GroupAssignment remote = p.groups().stream().filter(GroupAssignment::remote).findFirst().orElseThrow();
+        GroupAssignment home = p.groups().get(0);
+        assertEquals(List.of(1, 4), remote.classIds());
+        boolean bIsRemote = remote.server().get().equals(DeviceId.deviceId("metron:b"));
+        PortNumber otherPort = PortNumber.portNumber(bIsRemote ? 11 : 10);
+        PortNumber homePort = PortNumber.portNumber(bIsRemote ? 10 : 11);
+
+        failS2(fromBackup, recomputed);
+
+        DeviceId s4 = DeviceId.deviceId(TwoPathWorld.S4);
+        Map<Integer, FlowRule> replies = fromBackup.store.installed().get(ID).get().value().switchRules().stream()
+                .filter(r -> r.role() == org.metron.app.api.RuleInfo.Role.REPLY).map(r -> r.rule())
+                .collect(Collectors.toMap(r -> RuleRetagger.taggedClass(r, remote.tag())
+                        .orElseGet(() -> RuleRetagger.taggedClass(r, home.tag()).orElse(-1)), r -> r));
+        assertEquals(Set.of(3, 4), replies.keySet());
+        assertTrue(replies.values().stream().allMatch(r -> r.deviceId().equals(s4)));
+        assertEquals(Optional.of(4), RuleRetagger.taggedClass(replies.get(4), remote.tag()));
+        assertTrue(replies.get(4).treatment().allInstructions().contains(Instructions.createOutput(otherPort)));
+        assertEquals(Optional.of(3), RuleRetagger.taggedClass(replies.get(3), home.tag()));
+        assertTrue(replies.get(3).treatment().allInstructions().contains(Instructions.createOutput(homePort)));
+        assertTrue("the other server's restored replies go on toward s3", fromBackup.switches.rules(s4).stream()
+                .anyMatch(r -> r.selector().criteria().toString().contains("IN_PORT:" + otherPort)
+                        && r.selector().criteria().toString().contains(home.tag().replyEgressMac().toString())
+                        && r.treatment().allInstructions().contains(Instructions.createOutput(
+                        PortNumber.portNumber(2)))));
+        assertEquals(fromBackup.switches.total(),
+                fromBackup.store.installed().get(ID).get().value().switchRules().size());
     }
 
     /**

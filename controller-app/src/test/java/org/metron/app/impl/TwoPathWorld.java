@@ -38,10 +38,14 @@ final class TwoPathWorld {
     final ChainManager manager;
 
     TwoPathWorld() {
+        this(Fixtures.synthesis());
+    }
+
+    TwoPathWorld(Synthesis synthesis) {
         Duration t = Duration.ofSeconds(2);
         manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
-                new Deployer(switches, t), t, Fixtures.synthesis());
+                new Deployer(switches, t), t, synthesis);
     }
 
     static String json(String name) {

@@ -931,6 +931,35 @@ public class ScaleOutExecutorTest {
         rig.assertStoreTruthful();
     }
 
+    /**
+     * The server a reply-answered group was scaled out to is lost ({@link ScalingExecutor#serverLost}, called here
+     * directly while its agent still runs: the detection is aLostOtherServerGivesItsGroupBackToTheChainsServer's;
+     * nothing is asked of the agent either way): the group comes back into g0, the reply rules tag for g0 toward
+     * the chain's server again (same ids) and the reply path to the lost server goes with the rest of its path —
+     * every switch as before the scale-out.
+     */
+    @Test
+    public void aLostOtherServerGivesTheRepliesOfItsGroupBackToTheChainsServer() throws Exception {
+        Rig rig = new Rig("answers-out-lost", S3 + "/3");
+        Map<FlowId, TrafficTreatment> before = rig.allRules();
+        ScalingEvent e = rig.executor().split(rig.chain, "g0", REPLY_RATES, "test", System.currentTimeMillis());
+        assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
+        assertNotEquals(before, rig.allRules());
+
+        List<ScalingEvent> back = rig.executor().serverLost(rig.chain, rig.away.id(),
+                g -> java.util.OptionalLong.empty());
+
+        assertEquals(1, back.size());
+        assertEquals(back.get(0).detail(), ScalingEvent.Outcome.DONE, back.get(0).outcome());
+        assertEquals(List.of("g0"), rig.placement().groups().stream().map(GroupAssignment::groupId)
+                .collect(Collectors.toList()));
+        assertEquals(List.of(0, 1, 2, 3, 5, 6, 7, 8), rig.groups(rig.home).get(0).getClassIdsList());
+        assertEquals("every switch as before the scale-out", before, rig.allRules());
+        rig.assertStoreTruthful();
+        // the stand-in for a lost server still runs the group: gone with the server in the real case
+        rig.away.agent().removePipeline(rig.chain.name()).get(10, TimeUnit.SECONDS);
+    }
+
     /** When a file in {@code dir} was last written (0 when none). */
     private static long newestWrite(java.nio.file.Path dir) throws Exception {
         if (!java.nio.file.Files.isDirectory(dir)) {
