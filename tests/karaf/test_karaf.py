@@ -20,12 +20,16 @@ reported as skipped).
 import contextlib
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, header_entries, install_order, manifest
+
+sys.path.insert(0, str(ROOT / "bench" / "scaling"))
+import workload  # noqa: E402  (the scaling workload's chains: one source of truth for them)
 
 APP = "org.metron.app"
 CLI_SOURCES = ROOT / "controller-app/src/main/java/org/metron/app/cli"
@@ -429,4 +433,56 @@ def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_s
         history = karaf.http("GET", "/onos/metron/scaling")[1]
         assert "lost" in history and far in history, history[-1500:]
         assert chain_cores(karaf, home, name) == [g["core"] for g in back], metron_servers(karaf)[home]
+        assert json.loads(karaf.http("GET", f"/onos/metron/chains/{name}")[1])["state"] == "ACTIVE"
+
+
+def entries(karaf, did):
+    """Metron's entries of a device as (selector, treatment) texts: what a re-tag changes, whatever the ids."""
+    return sorted(json.dumps([f["selector"], f["treatment"]], sort_keys=True) for f in metron_flows(karaf, did))
+
+
+def test_replies_of_a_group_scaled_out_are_sent_to_the_other_server_and_come_back_with_it(karaf, installed,
+                                                                                           two_busy_servers):
+    """Scale-out of a group answered by reply classes, inside the real Karaf: the echoes chain (NAPT -> LB with a
+    reply path, two classes, each answered by its own reply class) enters at SW1/1 and leaves at SW2/1, where its
+    replies enter. Its split finds no core on the chain's server and moves one class and the reply class answering
+    it to the other server: the reply rules on SW2 (the egress point's device) are re-tagged for the new group
+    through ONOS's flow-rule service, and SW1 gets the rules that carry that tag from SW2 to the other server's port.
+    That agent is then killed for good: the half comes back, and SW2's reply rules are exactly what they were."""
+    a, b = two_busy_servers
+    ids = {f"metron:{x.address}": x for x in (a, b)}
+    name = "hk-karaf-replies"
+    chain = json.loads(workload.chain_json_replies(name, f"{SW1}/1", f"{SW2}/1", classes=2, cycles=0,
+                                                   auto_scale=False))
+    with switched_network(karaf, *ids, chains=[name]):
+        status, body = karaf.http("POST", "/onos/metron/chains", chain)
+        assert status == 201, (status, body)
+        home = json.loads(karaf.http("GET", "/onos/metron/placements")[1])["placements"][0]["server"]
+        far = next(d for d in ids if d != home)
+        far_port = 3 + list(ids).index(far)  # switch_netcfg's cabling
+        replies_before, sw1_before = entries(karaf, SW2), entries(karaf, SW1)
+        assert replies_before, "no reply rule on the egress point's device"
+        groups = split_measured(karaf, name)
+        print("spread:", groups)
+        assert sorted(g["server"] for g in groups) == sorted([home, far]), groups
+        assert chain_cores(karaf, far, name), metron_servers(karaf)[far]
+        history = json.loads(karaf.http("GET", "/onos/metron/scaling")[1])
+        print("history:", json.dumps(history)[-1200:])
+        # the reply batch ran: the moved reply class's rules on SW2 tag for the new group now
+        wait_for("SW2's reply rules re-tagged", lambda: entries(karaf, SW2) != replies_before, timeout=30)
+        # SW1 carries what enters from SW2 (its port 2) under the new tag to the other server's port
+        new_on_sw1 = [json.loads(e) for e in set(entries(karaf, SW1)) - set(sw1_before)]
+        def has(items, kind, port):  # ONOS's codecs write a port as a number or a string
+            return any(x.get("type") == kind and str(x.get("port")) == str(port) for x in items)
+        toward_far = [sel for sel, tr in new_on_sw1
+                      if has(sel["criteria"], "IN_PORT", 2) and has(tr["instructions"], "OUTPUT", far_port)]
+        print(f"{len(new_on_sw1)} new entries on {SW1}; from {SW2} toward the other server: {toward_far}")
+        assert toward_far, new_on_sw1
+        ids[far].kill()
+        wait_for(f"{far} unavailable", lambda: not device(karaf, far)["available"], timeout=60)
+        wait_for("the half back on the chain's server", lambda: all(
+            x["server"] == home for x in json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]),
+            timeout=90)
+        wait_for("SW2's reply rules as before the scale-out", lambda: entries(karaf, SW2) == replies_before,
+                 timeout=30)
         assert json.loads(karaf.http("GET", f"/onos/metron/chains/{name}")[1])["state"] == "ACTIVE"
