@@ -707,8 +707,10 @@ public final class ScalingExecutor {
      * reachable): the history entry and the chain's reason say so, with the flows it last reported.
      *
      * @param lastFlows the flows a group of the chain last reported on {@code lost}, by group id; empty if unknown
-     * @return the history entries of the groups brought back (one no group on the chain's server can take is
-     *         recorded FAILED and stays placed there)
+     * @return the history entries of the groups it tried to bring back: DONE for those back, ROLLED_BACK (or
+     *         FAILED, rollback incomplete) for those whose merge back failed and stay placed there, to be tried
+     *         again; one no group on the chain's server can take is not tried (recorded FAILED, not returned: it
+     *         stays placed there until the chain changes)
      */
     public List<ScalingEvent> serverLost(ChainId chainId, DeviceId lost,
                                          Function<String, OptionalLong> lastFlows) {
@@ -747,9 +749,12 @@ public final class ScalingExecutor {
                 try {
                     out.add(runRemote(op, c.server, null, timer));
                 } catch (MetronException e) {
-                    // rolled back before the re-tag (its entry recorded): the group stays placed there
+                    // rolled back before the re-tag: the group stays placed there; its entry, just recorded under
+                    // the chain's lock, is the history's last
                     log.warn("Chain {}: group {} of lost server {} not brought back: {}", chainId, id, lost,
                             e.getMessage());
+                    List<ScalingEvent> h = journal.history(chainId);
+                    out.add(h.get(h.size() - 1));
                     continue;
                 }
                 store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> store.chains().put(chainId,

@@ -24,6 +24,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -42,6 +46,15 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final Optional<IngressWatch> ingress;
     private final FlowStateAlerts alerts = new FlowStateAlerts();
     private final LongSupplier clock;
+    private final ServerRegistry servers;
+    /** First wait before a failed lost-server merge back is tried again; doubled each time up to the max. */
+    static final long RETRY_FIRST_MS = 1_000;
+    static final long RETRY_MAX_MS = 30_000;
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "metron-lost-server-retry");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
      * @param ports       switch port counters for the ingress trigger (empty: agents' load reports only)
@@ -64,6 +77,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
                           int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
                           int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
+        this.servers = servers;
         this.chains = chains;
         this.leadership = leadership;
         this.store = new ScalingStore(factory);
@@ -161,7 +175,18 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
      */
     @Override
     public List<ChainId> serverLost(DeviceId server) {
+        return bringBack(server, RETRY_FIRST_MS);
+    }
+
+    /**
+     * One round of {@link #serverLost}. A merge back that failed (a switch refused the re-tag, a call timed out:
+     * rolled back, the group still placed on the lost server, its traffic lost) is tried again after {@code retryMs},
+     * then after twice that each time up to {@link #RETRY_MAX_MS}, until every group is back or the server's agent
+     * answers again (its restart recovery then restores what it held there).
+     */
+    private List<ChainId> bringBack(DeviceId server, long retryMs) {
         List<ChainId> back = new ArrayList<>();
+        boolean again = false;
         for (Placement p : chains.placements().snapshot().values()) {
             ChainId id = p.chainId();
             if (p.server().equals(Optional.of(server)) || !leadership.actsFor(id)
@@ -169,18 +194,55 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
                 continue;
             }
             try {
-                if (!executor.serverLost(id, server, g -> monitor.lastFlows(server, id, g)).isEmpty()) {
+                List<ScalingEvent> tried = executor.serverLost(id, server, g -> monitor.lastFlows(server, id, g));
+                if (tried.stream().anyMatch(e -> e.outcome() == ScalingEvent.Outcome.DONE)) {
                     back.add(id);
                 }
+                again |= tried.stream().anyMatch(e -> e.outcome() != ScalingEvent.Outcome.DONE);
             } catch (MetronException e) {
                 log.warn("Chain {}: its groups on lost server {} not brought back: {}", id, server, e.getMessage());
+                again = true;
             }
+        }
+        if (again && !retries.isShutdown()) {
+            log.warn("Groups on lost server {} not all back: trying again in {} ms", server, retryMs);
+            CompletableFuture<?> probe = probe(server);
+            retries.schedule(() -> {
+                try {
+                    if (probe.isDone() && !probe.isCompletedExceptionally()) {
+                        log.info("Server {} answers again: its groups stay there (restart recovery)", server);
+                        return;
+                    }
+                    List<ChainId> now = bringBack(server, Math.min(2 * retryMs, RETRY_MAX_MS));
+                    if (!now.isEmpty()) {
+                        log.warn("Chains {}: their groups on lost server {} run on their own servers again", now,
+                                server);
+                    }
+                } catch (RuntimeException e) {
+                    // an exception would end the retries: they must go on
+                    log.warn("Bringing back the groups of lost server {} failed: {}", server, e.toString());
+                }
+            }, retryMs, TimeUnit.MILLISECONDS);
         }
         return back;
     }
 
+    /**
+     * A health check of {@code server}'s agent, not waited for: one that has succeeded by the time of the retry means
+     * the agent answers again (a dead one's fails, or is still being retried on UNAVAILABLE until its deadline).
+     */
+    private CompletableFuture<?> probe(DeviceId server) {
+        try {
+            return servers.server(server).map(s -> (CompletableFuture<?>) s.agent().health())
+                    .orElseGet(() -> CompletableFuture.failedFuture(new IllegalStateException(server + " is gone")));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     @Override
     public void close() {
+        retries.shutdownNow();
         ingress.ifPresent(IngressWatch::close);
         monitor.close();
     }

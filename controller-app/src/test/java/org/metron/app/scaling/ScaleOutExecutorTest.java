@@ -651,8 +651,9 @@ public class ScaleOutExecutorTest {
      * comes back into g0 on the chain's server without a call to the dead agent — g0 holds the whole class again
      * (the agent lists it so), the offload rules are the original ones toward the chain's server, the transit and
      * return rules to the lost server are gone, its tag released; the flow made there is lost and the history
-     * and the chain's reason say so, with the flows the group held in the last report of its server. When that
-     * server's agent comes back later (empty), the recovery puts nothing of the chain there.
+     * and the chain's reason say so, with the flows the group held in the last report of its server. The switch
+     * refuses the first merge back: it rolls back and is tried again, and the second brings the slice back. When
+     * that server's agent comes back later (empty), the recovery puts nothing of the chain there.
      */
     @Test
     public void aLostOtherServerGivesItsGroupBackToTheChainsServerWithoutItsFlows() throws Exception {
@@ -694,9 +695,23 @@ public class ScaleOutExecutorTest {
             scaler.monitor().onReport(rig.away.id(), rig.away.agent().getStats("").get(10, TimeUnit.SECONDS));
             int awayIndex = rig.away.agent() == clients.get(0) ? 0 : 1;
             agents[awayIndex].kill();
+            // the switch refuses the first merge back's re-tag: rolled back, the slice still placed on the lost
+            // server (its traffic lost); scaling tries again RETRY_FIRST_MS later, and that one brings it back
+            rig.crashing.crashOn = Fixtures.D1;
+            rig.crashing.failInstead = true;
 
             long lostAt = System.currentTimeMillis();
             assertEquals("the other server is lost (nothing to recover)", Set.of(), watch.check());
+            long firstMs = System.currentTimeMillis() - lostAt;
+            assertTrue("the refused merge back leaves the slice there", rig.placement().groups().stream()
+                    .anyMatch(GroupAssignment::remote));
+            List<ScalingEvent> first = rig.scaling.history(rig.chain);
+            assertEquals(first.toString(), ScalingEvent.Outcome.ROLLED_BACK, first.get(first.size() - 1).outcome());
+            long retryBy = System.currentTimeMillis() + ScalingManager.RETRY_FIRST_MS + 20_000;
+            while (rig.placement().groups().stream().anyMatch(GroupAssignment::remote)
+                    && System.currentTimeMillis() < retryBy) {
+                Thread.sleep(50);
+            }
             long tookMs = System.currentTimeMillis() - lostAt;
 
             assertTrue(rig.placement().toString(), rig.placement().groups().stream().noneMatch(GroupAssignment::remote));
@@ -724,7 +739,8 @@ public class ScaleOutExecutorTest {
             assertFalse(rig.store.tags().get(new TagKey(moved.tag())).isPresent());
             assertTrue(rig.scaling.inProgress().isEmpty());
             List<ScalingEvent> history = rig.scaling.history(rig.chain);
-            ScalingEvent e = history.stream().filter(x -> x.reason().contains("lost")).findFirst().orElseThrow(
+            ScalingEvent e = history.stream().filter(x -> x.reason().contains("lost")
+                    && x.outcome() == ScalingEvent.Outcome.DONE).findFirst().orElseThrow(
                     () -> new AssertionError(history.toString()));
             assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
             assertEquals(ScalingDecision.Kind.MERGE, e.kind());
@@ -736,7 +752,8 @@ public class ScaleOutExecutorTest {
             assertTrue(rig.manager.chain(rig.chain).get().reason(), rig.manager.chain(rig.chain).get().reason()
                     .contains("server " + rig.away.id() + " lost"));
             assertEquals(ChainState.ACTIVE, rig.manager.chain(rig.chain).get().state());
-            System.out.printf("lost server handled in %d ms (steps: %s)%n", tookMs, e.steps());
+            System.out.printf("lost server handled in %d ms: the first try refused after %d ms, the retry DONE "
+                    + "(steps: %s)%n", tookMs, firstMs, e.steps());
 
             // its agent comes back, empty: nothing of the chain is placed there any more, so nothing is deployed
             agents[awayIndex].close();
