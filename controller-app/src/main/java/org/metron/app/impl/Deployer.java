@@ -234,7 +234,7 @@ public final class Deployer {
                 List<Long> ids = rules.stream().map(r -> r.getId()).collect(Collectors.toList());
                 undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
             }
-            PipelineStatus status = step(pipeline, Fault.AGENT_FAILURE, "deploying pipeline " + chain
+            PipelineStatus status = buildStep(agent, pipeline, Fault.AGENT_FAILURE, "deploying pipeline " + chain
                     + " on agent " + agent.target());
             undo.push(new Undo("pipeline " + chain + " on " + agent.target(),
                     () -> agent.removePipeline(chain.name())));
@@ -363,8 +363,26 @@ public final class Deployer {
 
     /** Waits for one step up to the deadline; its failure as {@code fault} naming {@code what}. */
     <T> T step(CompletableFuture<T> f, Fault fault, String what) {
+        return step(f, fault, what, timeout);
+    }
+
+    /** {@link #step} of a call that builds or fills a pipeline on {@code agent}: waits for its build deadline. */
+    <T> T buildStep(AgentClient agent, CompletableFuture<T> f, Fault fault, String what) {
+        return step(f, fault, what, buildWait(timeout, agent));
+    }
+
+    /**
+     * How long to wait for a call of {@code agent} that builds or fills a pipeline: its build deadline (the call
+     * has failed by then) and a second, or {@code step} if longer.
+     */
+    public static Duration buildWait(Duration step, AgentClient agent) {
+        Duration d = agent.buildDeadline().plusSeconds(1);
+        return d.compareTo(step) > 0 ? d : step;
+    }
+
+    private <T> T step(CompletableFuture<T> f, Fault fault, String what, Duration wait) {
         try {
-            return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new MetronException(fault, what + ": interrupted", e);

@@ -119,7 +119,7 @@ final class MakeBeforeBreak {
                     UpdatePipelineRequest both = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
                             .addAllGroups(old.pipeline.getGroupsList()).addAllGroups(plan.pipeline().getGroupsList())
                             .addAllEgress(plan.pipeline().getEgressList()).build();
-                    requireRunning(deployer.step(Deployer.call(() -> agent.updatePipeline(both)),
+                    requireRunning(deployer.buildStep(agent, Deployer.call(() -> agent.updatePipeline(both)),
                             Fault.AGENT_FAILURE, "starting the new version's groups beside the old ones in pipeline "
                             + chain + " on " + agent.target()), agent);
                     UpdatePipelineRequest back = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
@@ -129,7 +129,7 @@ final class MakeBeforeBreak {
                             () -> agent.updatePipeline(back)));
                     steps.add("groups started beside the old ones");
                 } else {
-                    requireRunning(deployer.step(Deployer.call(() -> agent.deployPipeline(plan.pipeline())),
+                    requireRunning(deployer.buildStep(agent, Deployer.call(() -> agent.deployPipeline(plan.pipeline())),
                             Fault.AGENT_FAILURE, "deploying the new version of " + chain + " on " + agent.target()),
                             agent);
                     undo.push(new Deployer.Undo("new pipeline " + chain + " on " + agent.target(),
@@ -248,8 +248,9 @@ final class MakeBeforeBreak {
                 }
                 ImportStateRequest req = ImportStateRequest.newBuilder().setSnapshot(part)
                         .setTargetGroupId(e.getKey()).setMerge(merge).build();
-                ImportStateReply r = deployer.step(Deployer.call(() -> to.importState(req)), Fault.AGENT_FAILURE,
-                        "importing " + src + " of " + chain + " into group " + e.getKey() + " on " + to.target());
+                ImportStateReply r = deployer.buildStep(to, Deployer.call(() -> to.importState(req)),
+                        Fault.AGENT_FAILURE, "importing " + src + " of " + chain + " into group " + e.getKey()
+                        + " on " + to.target());
                 n += r.getEntries();
                 merge = true;
             }

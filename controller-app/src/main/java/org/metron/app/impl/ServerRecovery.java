@@ -196,7 +196,7 @@ public final class ServerRecovery {
 
     private void redeploy(AgentClient agent, ChainId id, DeployPipelineRequest req) {
         PipelineStatus status = call(agent.deployPipeline(req), "redeploying pipeline " + id + " on "
-                + agent.target());
+                + agent.target(), Deployer.buildWait(timeout, agent));
         if (status.getState() == PipelineState.PIPELINE_FAILED) {
             throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
                     + " reports redeployed pipeline " + id + " FAILED: " + status.getMessage());
@@ -216,8 +216,12 @@ public final class ServerRecovery {
     }
 
     private <T> T call(CompletableFuture<T> f, String what) {
+        return call(f, what, timeout);
+    }
+
+    private <T> T call(CompletableFuture<T> f, String what, Duration wait) {
         try {
-            return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new MetronException(Fault.AGENT_FAILURE, what + ": interrupted", e);

@@ -26,6 +26,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TagType;
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.Deployer;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.TagAllocator;
@@ -818,7 +819,7 @@ public final class ScalingExecutor {
                 }
                 PipelineStatus updated = null;
                 try {
-                    updated = call(pipe, "updating pipeline " + op.chain() + " on " + agent.target());
+                    updated = build(agent, pipe, "updating pipeline " + op.chain() + " on " + agent.target());
                 } catch (MetronException e) {
                     failed = failed == null ? e : failed;
                 }
@@ -871,7 +872,7 @@ public final class ScalingExecutor {
                     timer.lap("drain");
                 }
                 // state created between the clone and the re-tag: the table that saw a flow first wins
-                call(agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
+                build(agent, agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
                                 ? Map.of(op.other(), List.of(op.group(), op.other()))
                                 : Map.of(op.group(), List.of(op.other(), op.group())))),
                         "merging window state on " + agent.target());
@@ -1031,7 +1032,7 @@ public final class ScalingExecutor {
             kept.addTables(t.toBuilder().clearEntries().addAllEntries(t.getEntriesList().stream()
                     .filter(e -> slice.contains(e.getKey().getSrcPort())).collect(Collectors.toList())));
         }
-        return call(to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
+        return build(to, to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
                 .setMerge(merge).build()), "importing the state of " + fromGroup + " into " + toGroup + " on "
                 + to.target()).getEntries();
     }
@@ -1063,7 +1064,7 @@ public final class ScalingExecutor {
                     DeployPipelineRequest there = RulePlanner.remotePipeline(op.chain(), op.after(),
                             rg.server().orElseThrow(), cc, marker);
                     // beside the chain's other groups there (kept running with their flows), or a new pipeline
-                    call(there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
+                    build(far, there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
                             : far.deployPipeline(there), "deploying " + op.other() + " of " + op.chain() + " on "
                             + far.target());
                     if (op.nicRuleId() != 0) {
@@ -1078,8 +1079,8 @@ public final class ScalingExecutor {
                     timer.lap("transit");
                 } else {
                     // the kept group takes the merged classes (adopting its own table), then the remote flows
-                    call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
-                            "updating pipeline " + op.chain() + " on " + local.target());
+                    build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(),
+                            List.of(op.group())))), "updating pipeline " + op.chain() + " on " + local.target());
                     long n = far == null ? 0
                             : moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
                     timer.lap("pipeline+state");
@@ -1114,8 +1115,8 @@ public final class ScalingExecutor {
                 if (split) {
                     // the kept group drops the moved classes (adopting its table); flows it mapped for them
                     // between the export and the re-tag reach the remote group (which keeps its own on a clash)
-                    call(local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
-                            "updating pipeline " + op.chain() + " on " + local.target());
+                    build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(),
+                            List.of(op.group())))), "updating pipeline " + op.chain() + " on " + local.target());
                     moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), true);
                 } else if (far != null) {
                     drain(far, op);
@@ -1161,7 +1162,7 @@ public final class ScalingExecutor {
             DeviceId server = rg.server().orElseThrow();
             boolean others = remaining.groups().stream().anyMatch(g -> g.server().equals(Optional.of(server)));
             if (runs && others) {
-                call(far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(), remaining,
+                build(far, far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(), remaining,
                         server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other() + " on "
                         + far.target());
             } else if (runs) {
@@ -1244,10 +1245,10 @@ public final class ScalingExecutor {
                 PipelineStatus ignored = null;
                 if (op.kind() == Kind.SPLIT && otherRuns) {
                     // flows the new group created go back with it; the group's own table wins conflicts
-                    ignored = call(agent.updatePipeline(pipeline(op, cc, op.before(),
+                    ignored = build(agent, agent.updatePipeline(pipeline(op, cc, op.before(),
                             Map.of(op.group(), List.of(op.group(), op.other())))), "restoring pipeline " + op.chain());
                 } else if (op.kind() == Kind.MERGE) {
-                    ignored = call(agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
+                    ignored = build(agent, agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
                             List.of(op.group()), op.other(), List.of(op.other(), op.group())))),
                             "restoring pipeline " + op.chain());
                 }
@@ -1690,9 +1691,18 @@ public final class ScalingExecutor {
         return call(f, what, Fault.AGENT_FAILURE);
     }
 
+    /** {@link #call} of a call that builds or fills a pipeline on {@code agent}: waits for its build deadline. */
+    private <T> T build(AgentClient agent, CompletableFuture<T> f, String what) {
+        return call(f, what, Fault.AGENT_FAILURE, Deployer.buildWait(timeout, agent));
+    }
+
     private <T> T call(CompletableFuture<T> f, String what, Fault fault) {
+        return call(f, what, fault, timeout);
+    }
+
+    private <T> T call(CompletableFuture<T> f, String what, Fault fault, Duration wait) {
         try {
-            return f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new MetronException(fault, what + ": interrupted", e);
@@ -1700,7 +1710,7 @@ public final class ScalingExecutor {
             Throwable c = e.getCause() == null ? e : e.getCause();
             throw new MetronException(fault, what + " failed: " + c.getMessage(), c);
         } catch (TimeoutException e) {
-            throw new MetronException(fault, what + " failed: no answer in " + timeout.toMillis() + " ms", e);
+            throw new MetronException(fault, what + " failed: no answer in " + wait.toMillis() + " ms", e);
         }
     }
 }

@@ -14,6 +14,7 @@ import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.UpdatePipelineRequest;
 
+import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -26,6 +27,14 @@ public interface AgentClient extends AutoCloseable {
 
     /** "host:port" of the agent. */
     String target();
+
+    /**
+     * How long a call that builds or fills a pipeline ({@link #deployPipeline}, {@link #updatePipeline},
+     * {@link #importState}) may take before it fails (other calls: the endpoint's deadline).
+     */
+    default Duration buildDeadline() {
+        return AgentEndpoint.DEFAULT_BUILD_DEADLINE;
+    }
 
     CompletableFuture<ServerResources> getResources();
 

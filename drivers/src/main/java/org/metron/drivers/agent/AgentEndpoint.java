@@ -9,17 +9,25 @@ import java.util.Optional;
 import static com.google.common.base.Preconditions.checkArgument;
 
 /**
- * Where and how to reach one agent: address, per-call deadline and, when configured, mutual TLS.
+ * Where and how to reach one agent: address, per-call deadlines and, when configured, mutual TLS.
  * Immutable; validated on construction so a bad endpoint fails where it is configured, not on first call.
  */
 public final class AgentEndpoint {
 
     /** Per-call deadline used unless configured otherwise. */
     public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
+    /**
+     * Deadline of the calls that build or fill a pipeline (DeployPipeline, UpdatePipeline, ImportState) unless
+     * configured otherwise: the agent compiles classifiers and DPI automata or loads flow state there, which takes
+     * seconds for large rule and pattern sets and longer on a busy server (fw-dpi's DeployPipeline took more than
+     * 5 s at load 20 on a 2-CPU machine, 0.7 s idle), while a query is answered at once.
+     */
+    public static final Duration DEFAULT_BUILD_DEADLINE = Duration.ofSeconds(30);
 
     private final String host;
     private final int port;
     private final Duration deadline;
+    private final Duration buildDeadline;
     private final Path certChain;
     private final Path privateKey;
     private final Path trustCerts;
@@ -29,6 +37,9 @@ public final class AgentEndpoint {
         checkArgument(b.port > 0 && b.port < 65536, "agent endpoint %s: port %s is not in 1..65535", b.host, b.port);
         checkArgument(b.deadline != null && !b.deadline.isNegative() && !b.deadline.isZero(),
                       "agent endpoint %s:%s: deadline must be positive, got %s", b.host, b.port, b.deadline);
+        checkArgument(b.buildDeadline != null && !b.buildDeadline.isNegative() && !b.buildDeadline.isZero(),
+                      "agent endpoint %s:%s: build deadline must be positive, got %s", b.host, b.port,
+                      b.buildDeadline);
         checkArgument((b.certChain == null) == (b.privateKey == null),
                       "agent endpoint %s:%s: a client certificate needs both certChain and privateKey", b.host, b.port);
         checkArgument(b.certChain == null || b.trustCerts != null,
@@ -41,6 +52,7 @@ public final class AgentEndpoint {
         this.host = b.host;
         this.port = b.port;
         this.deadline = b.deadline;
+        this.buildDeadline = b.buildDeadline;
         this.certChain = b.certChain;
         this.privateKey = b.privateKey;
         this.trustCerts = b.trustCerts;
@@ -80,7 +92,7 @@ public final class AgentEndpoint {
 
     /** A builder starting from this endpoint's values. */
     public Builder toBuilder() {
-        Builder b = new Builder().host(host).port(port).deadline(deadline);
+        Builder b = new Builder().host(host).port(port).deadline(deadline).buildDeadline(buildDeadline);
         b.certChain = certChain;
         b.privateKey = privateKey;
         b.trustCerts = trustCerts;
@@ -102,6 +114,11 @@ public final class AgentEndpoint {
 
     public Duration deadline() {
         return deadline;
+    }
+
+    /** The deadline of calls that build or fill a pipeline ({@link #DEFAULT_BUILD_DEADLINE}). */
+    public Duration buildDeadline() {
+        return buildDeadline;
     }
 
     /** True when the channel is TLS (a CA to trust the agent is configured). */
@@ -131,19 +148,20 @@ public final class AgentEndpoint {
         }
         AgentEndpoint that = (AgentEndpoint) o;
         return port == that.port && host.equals(that.host) && deadline.equals(that.deadline)
+                && buildDeadline.equals(that.buildDeadline)
                 && Objects.equals(certChain, that.certChain) && Objects.equals(privateKey, that.privateKey)
                 && Objects.equals(trustCerts, that.trustCerts);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(host, port, deadline, certChain, privateKey, trustCerts);
+        return Objects.hash(host, port, deadline, buildDeadline, certChain, privateKey, trustCerts);
     }
 
     @Override
     public String toString() {
         return target() + (tls() ? " (tls" + (certChain != null ? ", client cert" : "") + ")" : "")
-                + " deadline " + deadline.toMillis() + "ms";
+                + " deadline " + deadline.toMillis() + "ms, build " + buildDeadline.toMillis() + "ms";
     }
 
     /** Builder; {@link #build()} validates. */
@@ -151,6 +169,7 @@ public final class AgentEndpoint {
         private String host;
         private int port;
         private Duration deadline = DEFAULT_DEADLINE;
+        private Duration buildDeadline = DEFAULT_BUILD_DEADLINE;
         private Path certChain;
         private Path privateKey;
         private Path trustCerts;
@@ -170,6 +189,11 @@ public final class AgentEndpoint {
 
         public Builder deadline(Duration deadline) {
             this.deadline = deadline;
+            return this;
+        }
+
+        public Builder buildDeadline(Duration buildDeadline) {
+            this.buildDeadline = buildDeadline;
             return this;
         }
 

@@ -37,6 +37,7 @@ import org.metron.agent.v1.UpdatePipelineRequest;
 
 import javax.net.ssl.SSLException;
 import java.util.Collection;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -164,12 +165,12 @@ public final class GrpcAgentClient implements AgentClient {
 
     @Override
     public CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
-        return write("DeployPipeline", request, (s, q, o) -> s.deployPipeline(q, o));
+        return build("DeployPipeline", request, (s, q, o) -> s.deployPipeline(q, o));
     }
 
     @Override
     public CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
-        return write("UpdatePipeline", request, (s, q, o) -> s.updatePipeline(q, o));
+        return build("UpdatePipeline", request, (s, q, o) -> s.updatePipeline(q, o));
     }
 
     @Override
@@ -219,7 +220,7 @@ public final class GrpcAgentClient implements AgentClient {
 
     @Override
     public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
-        return write("ImportState", request, (s, q, o) -> s.importState(q, o));
+        return build("ImportState", request, (s, q, o) -> s.importState(q, o));
     }
 
     /** The async stub method of one RPC. */
@@ -230,17 +231,28 @@ public final class GrpcAgentClient implements AgentClient {
 
     /** Idempotent: retried on UNAVAILABLE until the deadline. */
     private <Q, R> CompletableFuture<R> read(String name, Q request, Rpc<Q, R> rpc) {
-        return call(name, request, rpc, true);
+        return call(name, request, rpc, true, endpoint.deadline());
     }
 
     /** Mutating: sent at most once. */
     private <Q, R> CompletableFuture<R> write(String name, Q request, Rpc<Q, R> rpc) {
-        return call(name, Objects.requireNonNull(request, name + " request"), rpc, false);
+        return call(name, Objects.requireNonNull(request, name + " request"), rpc, false, endpoint.deadline());
     }
 
-    private <Q, R> CompletableFuture<R> call(String name, Q request, Rpc<Q, R> rpc, boolean retry) {
+    /** Mutating and building a pipeline (or filling its tables): sent at most once, with the build deadline. */
+    private <Q, R> CompletableFuture<R> build(String name, Q request, Rpc<Q, R> rpc) {
+        return call(name, Objects.requireNonNull(request, name + " request"), rpc, false, endpoint.buildDeadline());
+    }
+
+    @Override
+    public Duration buildDeadline() {
+        return endpoint.buildDeadline();
+    }
+
+    private <Q, R> CompletableFuture<R> call(String name, Q request, Rpc<Q, R> rpc, boolean retry,
+                                             Duration deadline) {
         CompletableFuture<R> result = new CompletableFuture<>();
-        long deadlineNanos = System.nanoTime() + endpoint.deadline().toNanos();
+        long deadlineNanos = System.nanoTime() + deadline.toNanos();
         attempt(name, request, rpc, retry, deadlineNanos, 0, null, result);
         return result;
     }

@@ -19,18 +19,20 @@ import java.util.Map;
  * gRPC port the device id names. Every field is optional; an empty object declares a plain-text server.
  * <pre>
  * "metron": {
- *   "deadlineMs": 5000,
+ *   "deadlineMs": 5000, "buildDeadlineMs": 30000,
  *   "trustCerts": "/etc/metron/ca.pem", "certChain": "/etc/metron/ctl.pem", "privateKey": "/etc/metron/ctl.key",
  *   "nics": { "eth0": "of:0000000000000001/3" }
  * }
  * </pre>
  * {@code nics} names, per NIC of the agent, the switch port its cable goes to: the provider reports a link each
- * way, which is how placement finds the path to a server.
+ * way, which is how placement finds the path to a server. {@code deadlineMs} bounds every agent call but those that
+ * build or fill a pipeline, which {@code buildDeadlineMs} bounds (AgentEndpoint's defaults: 5 s and 30 s).
  */
 public class MetronServerConfig extends Config<DeviceId> {
 
     public static final String KEY = "metron";
     static final String DEADLINE_MS = "deadlineMs";
+    static final String BUILD_DEADLINE_MS = "buildDeadlineMs";
     static final String TRUST_CERTS = "trustCerts";
     static final String CERT_CHAIN = "certChain";
     static final String PRIVATE_KEY = "privateKey";
@@ -58,17 +60,29 @@ public class MetronServerConfig extends Config<DeviceId> {
         }
         boolean known;
         try {
-            known = hasOnlyFields(DEADLINE_MS, TRUST_CERTS, CERT_CHAIN, PRIVATE_KEY, NICS);
+            known = hasOnlyFields(DEADLINE_MS, BUILD_DEADLINE_MS, TRUST_CERTS, CERT_CHAIN, PRIVATE_KEY, NICS);
         } catch (InvalidFieldException e) {
             known = false;
         }
         if (!known) {
             throw new IllegalArgumentException(subject() + ": " + KEY + " takes only " + DEADLINE_MS + ", "
-                                                       + TRUST_CERTS + ", " + CERT_CHAIN + ", " + PRIVATE_KEY + ", "
-                                                       + NICS);
+                                                       + BUILD_DEADLINE_MS + ", " + TRUST_CERTS + ", " + CERT_CHAIN
+                                                       + ", " + PRIVATE_KEY + ", " + NICS);
         }
         endpoint();
         nics();
+    }
+
+    /** A positive number of milliseconds under {@code key}, if given. */
+    private java.util.Optional<Duration> millis(String key) {
+        if (!object.has(key)) {
+            return java.util.Optional.empty();
+        }
+        JsonNode d = object.get(key);
+        if (!d.canConvertToLong() || d.asLong() <= 0) {
+            throw new IllegalArgumentException(subject() + ": " + key + " must be a positive number, got " + d);
+        }
+        return java.util.Optional.of(Duration.ofMillis(d.asLong()));
     }
 
     /**
@@ -78,14 +92,8 @@ public class MetronServerConfig extends Config<DeviceId> {
      */
     public AgentEndpoint endpoint() {
         AgentEndpoint.Builder b = MetronDeviceIds.endpoint(subject()).toBuilder();
-        if (object.has(DEADLINE_MS)) {
-            JsonNode d = object.get(DEADLINE_MS);
-            if (!d.canConvertToLong() || d.asLong() <= 0) {
-                throw new IllegalArgumentException(subject() + ": " + DEADLINE_MS + " must be a positive number, got "
-                                                           + d);
-            }
-            b.deadline(Duration.ofMillis(d.asLong()));
-        }
+        millis(DEADLINE_MS).ifPresent(b::deadline);
+        millis(BUILD_DEADLINE_MS).ifPresent(b::buildDeadline);
         String trust = get(TRUST_CERTS, null);
         String chain = get(CERT_CHAIN, null);
         String key = get(PRIVATE_KEY, null);

@@ -2,6 +2,7 @@ package org.metron.drivers.provider;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.Test;
+import org.metron.drivers.agent.AgentEndpoint;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 
@@ -39,6 +40,9 @@ public class MetronServerConfigTest {
                                       "{\"deadlineMs\": 800, \"nics\": {\"eth0\": \"of:0000000000000002/7\"}}");
         assertTrue(c.isValid());
         assertEquals(Duration.ofMillis(800), c.endpoint().deadline());
+        assertEquals(AgentEndpoint.DEFAULT_BUILD_DEADLINE, c.endpoint().buildDeadline());
+        assertEquals(Duration.ofMillis(60_000), config("metron:10.0.0.2:50051", "{\"buildDeadlineMs\": 60000}")
+                .endpoint().buildDeadline());
         assertEquals(Map.of("eth0", ConnectPoint.deviceConnectPoint("of:0000000000000002/7")), c.nics());
     }
 
@@ -52,6 +56,9 @@ public class MetronServerConfigTest {
         assertTrue(assertThrows(IllegalArgumentException.class,
                                 () -> config("metron:10.0.0.2:50051", "{\"deadlineMs\": -1}").check())
                            .getMessage().contains("deadlineMs must be a positive number"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                                () -> config("metron:10.0.0.2:50051", "{\"buildDeadlineMs\": 0}").check())
+                           .getMessage().contains("buildDeadlineMs must be a positive number"));
         assertTrue(assertThrows(IllegalArgumentException.class,
                                 () -> config("metron:10.0.0.2:50051", "{\"tls\": true}").check())
                            .getMessage().contains("takes only"));
