@@ -26,6 +26,7 @@ e2e-bench:
 	deploy/demo/bench.py --out bench/results
 	nice /usr/bin/python3 bench/scaling/scaling_bench.py bench/results
 	nice /usr/bin/python3 bench/scaling/atload_bench.py bench/results
+	nice /usr/bin/python3 bench/scaling/scaleout_bench.py bench/results
 e2e-clean: ; @true
 e2e-demo:
 	deploy/demo/demo.py
