@@ -2,6 +2,7 @@ package org.metron.app.onos;
 
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
+import org.metron.drivers.provider.MetronServerConfig;
 import org.metron.drivers.server.AgentAccess;
 import org.metron.drivers.server.MetronDeviceIds;
 import org.onosproject.net.AnnotationKeys;
@@ -10,6 +11,7 @@ import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.Port;
+import org.onosproject.net.config.NetworkConfigService;
 import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.driver.DriverService;
 import org.onosproject.net.link.LinkService;
@@ -29,7 +31,8 @@ import java.util.stream.StreamSupport;
 /**
  * {@link ServerRegistry} over ONOS's devices: each available {@code metron:host:port} device (the drivers' server
  * provider makes them from netcfg), its agent client from the device's driver ({@link AgentAccess} through ONOS's
- * driver subsystem), and for each NIC port the switch port its link leads to.
+ * driver subsystem), and for each NIC port the switch port its link leads to — or, for a NIC without a link (a server
+ * gone unavailable loses its links, not its cable), the switch port its netcfg {@code nics} names.
  */
 @Component(immediate = true, service = ServerRegistry.class)
 public class OnosServerRegistry implements ServerRegistry {
@@ -42,6 +45,9 @@ public class OnosServerRegistry implements ServerRegistry {
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DriverService driverService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected NetworkConfigService netcfgService;
 
     @Override
     public Collection<MetronServer> servers() {
@@ -70,6 +76,12 @@ public class OnosServerRegistry implements ServerRegistry {
             for (Link l : linkService.getEgressLinks(new ConnectPoint(id, p.number()))) {
                 attachments.put(nic, l.dst());
             }
+        }
+        // a lost server's group comes back by the path to its server, planned from this cabling: without it the
+        // rules only that path needed (its return rules) would stay (docs/scaling.md, "A lost server")
+        MetronServerConfig cfg = netcfgService.getConfig(id, MetronServerConfig.class);
+        if (cfg != null && cfg.isValid()) {
+            cfg.nics().forEach(attachments::putIfAbsent);
         }
         return new MetronServer(id, driverService.createHandler(id).behaviour(AgentAccess.class).agent(), attachments);
     }

@@ -327,6 +327,7 @@ public class OnosAdaptersTest {
     public void serverRegistryFindsServersAndWhereTheirNicsAreCabled() {
         OnosServerRegistry r = new OnosServerRegistry();
         r.deviceService = new Devices();
+        r.netcfgService = new org.onosproject.net.config.NetworkConfigServiceAdapter(); // no netcfg: links only
         r.linkService = new LinkServiceAdapter() {
             @Override
             public Set<Link> getEgressLinks(ConnectPoint cp) {
