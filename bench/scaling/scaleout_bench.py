@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 sys.path.insert(0, str(HERE))
 
 from metron_demo.session import Session  # noqa: E402
-from scaling_bench import write  # noqa: E402
+from scaling_bench import out_dir, write  # noqa: E402
 from test_class_split import DemoRun  # noqa: E402
 import workload  # noqa: E402
 
@@ -46,11 +46,7 @@ def one(topology, work):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        sys.exit(2)
-    out = Path(sys.argv[1])
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_dir(__doc__)
     trials = int(os.environ.get("SCALEOUT_BENCH_TRIALS", "3"))
     runs = {k: [] for k in TOPOLOGIES}
     with tempfile.TemporaryDirectory(prefix="metron-scaleout-bench-") as tmp:

@@ -183,12 +183,18 @@ def plot(out, runs):
     fig.savefig(out / "scaling_figure9.png", dpi=110)
 
 
-def main():
+def out_dir(usage):
+    """The one argument, OUT_DIR, made if missing; `usage` printed and exit 2 without it."""
     if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
+        print(usage, file=sys.stderr)
         sys.exit(2)
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def main():
+    out = out_dir(__doc__)
     # Both policies alternate, TRIALS times: on this shared 2-CPU machine one run's reaction varies with what
     # else runs; the medians (and the worst losses) compare the policies under the same conditions.
     trials = int(os.environ.get("SCALING_BENCH_TRIALS", "3"))
