@@ -1079,8 +1079,7 @@ public final class ScalingExecutor {
                     timer.lap("transit");
                 } else {
                     // the kept group takes the merged classes (adopting its own table), then the remote flows
-                    build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(),
-                            List.of(op.group())))), "updating pipeline " + op.chain() + " on " + local.target());
+                    keepOwnTables(local, op, cc);
                     long n = far == null ? 0
                             : moveState(far, op.other(), local, op.group(), op.chain(), ClassSlice.WHOLE, true);
                     timer.lap("pipeline+state");
@@ -1115,8 +1114,7 @@ public final class ScalingExecutor {
                 if (split) {
                     // the kept group drops the moved classes (adopting its table); flows it mapped for them
                     // between the export and the re-tag reach the remote group (which keeps its own on a clash)
-                    build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(),
-                            List.of(op.group())))), "updating pipeline " + op.chain() + " on " + local.target());
+                    keepOwnTables(local, op, cc);
                     moveState(local, op.group(), far, op.other(), op.chain(), stateSlice(rg), true);
                 } else if (far != null) {
                     drain(far, op);
@@ -1181,6 +1179,15 @@ public final class ScalingExecutor {
         releaseSplit(op);
         restoreRecords(op);
         return left;
+    }
+
+    /**
+     * The chain's pipeline on its own server after a scale-out or its merge back ({@code op.after()}), the kept
+     * group adopting its own tables: the other server's flows are copied separately.
+     */
+    private void keepOwnTables(AgentClient local, ScalingOperation op, CompiledChain cc) {
+        build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
+                "updating pipeline " + op.chain() + " on " + local.target());
     }
 
     /**
