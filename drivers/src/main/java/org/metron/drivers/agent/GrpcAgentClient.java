@@ -69,6 +69,8 @@ public final class GrpcAgentClient implements AgentClient {
     private final ScheduledExecutorService timer;
     private final AtomicInteger reconnectAttempt = new AtomicInteger();
     private volatile boolean closed;
+    /** Told of every connectivity change of the channel (a killed agent resets the connection at once). */
+    private volatile Consumer<Boolean> connectivityListener = ready -> { };
 
     private GrpcAgentClient(AgentEndpoint endpoint, Backoff backoff, ManagedChannel channel) {
         this.endpoint = endpoint;
@@ -148,6 +150,57 @@ public final class GrpcAgentClient implements AgentClient {
             timer.schedule(channel::resetConnectBackoff, delay, TimeUnit.MILLISECONDS);
         }
         channel.notifyWhenStateChanged(state, this::watchConnectivity);
+        try {
+            connectivityListener.accept(state == ConnectivityState.READY);
+        } catch (RuntimeException e) {
+            // a listener's fault must not stop the reconnection above; it only loses this one notification
+        }
+    }
+
+    /**
+     * Sets what runs on every change of the channel's connectivity state, told whether the channel is connected
+     * (on a gRPC thread: it must not block).
+     * A dead agent's connection is reset by its kernel, so this fires within milliseconds of the agent's death,
+     * long before a call's deadline or a keepalive would tell.
+     */
+    public void onConnectivityChange(Consumer<Boolean> listener) {
+        connectivityListener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /**
+     * One Health call, never retried and failing fast, that answers whether the agent serves now: a dead agent's
+     * refused connection fails it at once (where {@link #health()} retries until its deadline), a live agent has
+     * the endpoint's whole deadline to answer (a busy agent is not taken for dead). When the channel is not
+     * connected its reconnect backoff is cut short first, so a restarted agent is found by the next ping.
+     */
+    public CompletableFuture<Boolean> ping() {
+        if (closed) {
+            return CompletableFuture.completedFuture(false);
+        }
+        if (channel.getState(true) != ConnectivityState.READY) {
+            channel.resetConnectBackoff();
+        }
+        CompletableFuture<Boolean> result = new CompletableFuture<>();
+        stub.withDeadlineAfter(endpoint.deadline().toNanos(), TimeUnit.NANOSECONDS)
+                .health(HealthRequest.getDefaultInstance(), new StreamObserver<HealthReply>() {
+                    private boolean serving;
+
+                    @Override
+                    public void onNext(HealthReply value) {
+                        serving = value.getServing();
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                        result.complete(false);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        result.complete(serving);
+                    }
+                });
+        return result;
     }
 
     // ---- Unary calls -------------------------------------------------------------------------------------

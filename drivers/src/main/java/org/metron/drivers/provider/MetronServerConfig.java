@@ -6,13 +6,14 @@ import org.metron.drivers.server.MetronDeviceIds;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.config.Config;
-import org.onosproject.net.config.InvalidFieldException;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * netcfg of one Metron server, under {@code devices/metron:<host>:<port>/metron}: the agent is at the host and
@@ -37,37 +38,70 @@ public class MetronServerConfig extends Config<DeviceId> {
     static final String CERT_CHAIN = "certChain";
     static final String PRIVATE_KEY = "privateKey";
     static final String NICS = "nics";
+    private static final Set<String> FIELDS =
+            Set.of(DEADLINE_MS, BUILD_DEADLINE_MS, TRUST_CERTS, CERT_CHAIN, PRIVATE_KEY, NICS);
 
+    /** Told of every verdict of {@link #isValid()}, which ONOS asks before it applies (or refuses) an entry. */
+    public interface Verdicts {
+        Verdicts NONE = new Verdicts() {
+            @Override
+            public void refused(DeviceId device, String field, String reason) {
+            }
+
+            @Override
+            public void accepted(DeviceId device) {
+            }
+        };
+
+        void refused(DeviceId device, String field, String reason);
+
+        void accepted(DeviceId device);
+    }
+
+    private final Verdicts verdicts;
+
+    public MetronServerConfig() {
+        this(Verdicts.NONE);
+    }
+
+    /** A config whose {@link #isValid()} verdicts go to {@code verdicts} (the provider's refusal record). */
+    public MetronServerConfig(Verdicts verdicts) {
+        this.verdicts = verdicts;
+    }
+
+    /**
+     * ONOS's NetworkConfigManager asks this before it applies an entry; on false it refuses the entry silently
+     * (its REST answers 207), so the refusal is told to {@link Verdicts} here, naming the field.
+     */
     @Override
     public boolean isValid() {
         try {
             check();
-            return true;
-        } catch (IllegalArgumentException e) {
+        } catch (InvalidServerConfigException e) {
+            verdicts.refused(e.device(), e.field(), e.reason());
             return false;
         }
+        verdicts.accepted(subject());
+        return true;
     }
 
     /**
      * Checks the whole entry.
      *
-     * @throws IllegalArgumentException naming the device and what is wrong
+     * @throws InvalidServerConfigException naming the device, the field and what is wrong
      */
     public void check() {
         if (!MetronDeviceIds.isMetronServer(subject())) {
-            throw new IllegalArgumentException(subject() + ": a Metron server's id is "
-                                                       + MetronDeviceIds.SCHEME + ":<host>:<port>");
+            throw new InvalidServerConfigException(subject(), "id", "a Metron server's id is "
+                    + MetronDeviceIds.SCHEME + ":<host>:<port>");
         }
-        boolean known;
-        try {
-            known = hasOnlyFields(DEADLINE_MS, BUILD_DEADLINE_MS, TRUST_CERTS, CERT_CHAIN, PRIVATE_KEY, NICS);
-        } catch (InvalidFieldException e) {
-            known = false;
-        }
-        if (!known) {
-            throw new IllegalArgumentException(subject() + ": " + KEY + " takes only " + DEADLINE_MS + ", "
-                                                       + BUILD_DEADLINE_MS + ", " + TRUST_CERTS + ", " + CERT_CHAIN
-                                                       + ", " + PRIVATE_KEY + ", " + NICS);
+        for (Iterator<String> it = object.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!FIELDS.contains(f)) {
+                throw new InvalidServerConfigException(subject(), f, KEY + " takes only " + DEADLINE_MS + ", "
+                        + BUILD_DEADLINE_MS + ", " + TRUST_CERTS + ", " + CERT_CHAIN + ", " + PRIVATE_KEY + ", "
+                        + NICS + " (not " + f + ")");
+            }
         }
         endpoint();
         nics();
@@ -80,7 +114,7 @@ public class MetronServerConfig extends Config<DeviceId> {
         }
         JsonNode d = object.get(key);
         if (!d.canConvertToLong() || d.asLong() <= 0) {
-            throw new IllegalArgumentException(subject() + ": " + key + " must be a positive number, got " + d);
+            throw new InvalidServerConfigException(subject(), key, key + " must be a positive number, got " + d);
         }
         return java.util.Optional.of(Duration.ofMillis(d.asLong()));
     }
@@ -94,16 +128,32 @@ public class MetronServerConfig extends Config<DeviceId> {
         AgentEndpoint.Builder b = MetronDeviceIds.endpoint(subject()).toBuilder();
         millis(DEADLINE_MS).ifPresent(b::deadline);
         millis(BUILD_DEADLINE_MS).ifPresent(b::buildDeadline);
-        String trust = get(TRUST_CERTS, null);
-        String chain = get(CERT_CHAIN, null);
-        String key = get(PRIVATE_KEY, null);
+        String trust = readable(TRUST_CERTS);
+        String chain = readable(CERT_CHAIN);
+        String key = readable(PRIVATE_KEY);
         if (trust != null) {
             b.trustCerts(Path.of(trust));
         }
         if (chain != null || key != null) {
             b.clientCertificate(chain == null ? null : Path.of(chain), key == null ? null : Path.of(key));
         }
-        return b.build();
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            // what is left for the endpoint to refuse is a TLS file missing beside another
+            String field = chain != null && key == null ? PRIVATE_KEY : chain == null && key != null ? CERT_CHAIN
+                    : TRUST_CERTS;
+            throw new InvalidServerConfigException(subject(), field, e.getMessage(), e);
+        }
+    }
+
+    /** The TLS file named under {@code field}, if any, which must be readable. */
+    private String readable(String field) {
+        String file = get(field, null);
+        if (file != null && !Files.isReadable(Path.of(file))) {
+            throw new InvalidServerConfigException(subject(), field, field + ": cannot read TLS file " + file);
+        }
+        return file;
     }
 
     /**
@@ -118,16 +168,15 @@ public class MetronServerConfig extends Config<DeviceId> {
             return out;
         }
         if (!n.isObject()) {
-            throw new IllegalArgumentException(subject() + ": " + NICS + " must map NIC names to switch ports");
+            throw new InvalidServerConfigException(subject(), NICS, NICS + " must map NIC names to switch ports");
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             try {
                 out.put(e.getKey(), ConnectPoint.deviceConnectPoint(e.getValue().asText()));
             } catch (RuntimeException bad) {
-                throw new IllegalArgumentException(subject() + ": " + NICS + "." + e.getKey() + ": '"
-                                                           + e.getValue().asText()
-                                                           + "' is not a switch port (<device>/<port>)", bad);
+                throw new InvalidServerConfigException(subject(), NICS + "." + e.getKey(), NICS + "." + e.getKey()
+                        + ": '" + e.getValue().asText() + "' is not a switch port (<device>/<port>)", bad);
             }
         }
         return out;

@@ -24,7 +24,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 import static org.slf4j.LoggerFactory.getLogger;
@@ -34,10 +38,41 @@ import static org.slf4j.LoggerFactory.getLogger;
  * one port per NIC (from the driver's {@link DeviceDescriptionDiscovery}) and a link each way between each NIC and
  * the switch port netcfg names; a server whose agent stops answering is disconnected (unavailable, its links
  * gone), which is what ONOS applications, Metron's own failure handling included, react to.
+ * <p>
+ * As ONOS's DeviceManager wants of a provider: a server counts as reachable ({@link #isConnected}) before its
+ * device is announced, because ONOS asks {@code isReachable} right after granting mastership on
+ * {@code deviceConnected} and gives the role up if the answer is no (the device then has no master, its ports are
+ * dropped and ONOS's flow service fails for it). Once a device has a master only that node probes its agent; a
+ * device with no master is probed by every node, as any of them may connect it, and announced again if its
+ * agent answers. Liveness: the agent's channel tells of a reset connection at once (a killed agent's kernel resets
+ * it), which triggers a probe; a periodic probe finds a returning agent.
  * Plain class, everything through ONOS's provider services and the device's driver; the OSGi shell is
  * {@link MetronServerProvider}.
  */
 public final class ServerDevices {
+
+    /** A device without a master is announced again at most this often (ONOS may refuse it a role meanwhile). */
+    static final long REANNOUNCE_MS = 2000;
+
+    /** Who masters a device, as ONOS's MastershipService tells. */
+    public interface Mastership {
+        /** This node is alone: it masters whatever it connects (unit tests, a provider without a cluster). */
+        Mastership ALONE = new Mastership() {
+            @Override
+            public boolean hasMaster(DeviceId id) {
+                return true;
+            }
+
+            @Override
+            public boolean isLocalMaster(DeviceId id) {
+                return true;
+            }
+        };
+
+        boolean hasMaster(DeviceId id);
+
+        boolean isLocalMaster(DeviceId id);
+    }
 
     /** What one server is declared as, and what was last reported for it. */
     private static final class Server {
@@ -48,6 +83,12 @@ public final class ServerDevices {
         boolean connected;
         /** Its ports and links were reported for this declaration. */
         boolean described;
+        /** When its device was last announced (deviceConnected). */
+        long announced;
+        /** Whether its channel was connected at the last connectivity change (a change of it triggers a probe). */
+        volatile boolean channelReady;
+        /** A triggered probe is queued: more changes meanwhile need no other. */
+        final AtomicBoolean probeQueued = new AtomicBoolean();
 
         Server(AgentEndpoint endpoint, Map<String, ConnectPoint> nics) {
             this.endpoint = endpoint;
@@ -61,19 +102,56 @@ public final class ServerDevices {
     private final AgentClientService agents;
     private final Function<DeviceId, DriverHandler> handlers;
     private final String driverName;
+    private final Mastership mastership;
     private final Map<DeviceId, Server> servers = new ConcurrentHashMap<>();
+    private volatile Executor prober = Runnable::run;
+
+    /** A node alone ({@link Mastership#ALONE}). */
+    public ServerDevices(DeviceProviderService devices, LinkProviderService links, AgentClientService agents,
+                         Function<DeviceId, DriverHandler> handlers, String driverName) {
+        this(devices, links, agents, handlers, driverName, Mastership.ALONE);
+    }
 
     /**
      * @param handlers   the driver handler of a server device (ONOS's DriverService in ONOS)
      * @param driverName the driver the devices are annotated with, so ONOS binds it to them
+     * @param mastership who masters the devices: only a device's master probes it
      */
     public ServerDevices(DeviceProviderService devices, LinkProviderService links, AgentClientService agents,
-                         Function<DeviceId, DriverHandler> handlers, String driverName) {
+                         Function<DeviceId, DriverHandler> handlers, String driverName, Mastership mastership) {
         this.devices = devices;
         this.links = links;
         this.agents = agents;
         this.handlers = handlers;
         this.driverName = driverName;
+        this.mastership = mastership;
+    }
+
+    /**
+     * Starts watching liveness: every {@code periodMs} the servers this node probes are probed, and a change of a
+     * server's channel (connected or not) probes it at once; probes run on {@code executor}, one at a time.
+     */
+    public void startProbing(ScheduledExecutorService executor, long periodMs) {
+        prober = executor;
+        executor.scheduleWithFixedDelay(this::probeAll, periodMs, periodMs, TimeUnit.MILLISECONDS);
+    }
+
+    private void channelChanged(DeviceId id, boolean ready) {
+        Server s = servers.get(id);
+        if (s == null || s.channelReady == ready) {
+            return; // reconnect attempts of a dead agent (connecting, failing) need no probe each
+        }
+        s.channelReady = ready;
+        if (s.probeQueued.compareAndSet(false, true)) {
+            try {
+                prober.execute(() -> {
+                    s.probeQueued.set(false);
+                    probe(id);
+                });
+            } catch (RejectedExecutionException e) {
+                s.probeQueued.set(false); // shutting down
+            }
+        }
     }
 
     /** Declares (or re-declares) a server and probes it at once. */
@@ -88,6 +166,7 @@ public final class ServerDevices {
                 now.connected = before.connected;
             }
             agents.setEndpoint(id, endpoint);
+            agents.watchConnectivity(id, ready -> channelChanged(id, ready));
         }
         probe(id);
     }
@@ -97,6 +176,7 @@ public final class ServerDevices {
         Server s = servers.remove(id);
         if (s != null) {
             disconnect(id, s);
+            agents.watchConnectivity(id, null);
             agents.remove(id);
         }
     }
@@ -106,13 +186,22 @@ public final class ServerDevices {
         return Set.copyOf(servers.keySet());
     }
 
-    /** Whether the server's device is connected (its agent answered the last probe). */
+    /**
+     * Whether the server's agent answers, as far as this node knows: the last probe found it serving (and
+     * announced it). A node that does not probe the device (another masters it) also wants its channel
+     * connected, so a dead agent is not taken for reachable on a stale probe. Independent of any role.
+     */
     public boolean isConnected(DeviceId id) {
         Server s = servers.get(id);
-        return s != null && s.connected;
+        return s != null && s.connected && (probesHere(id) || agents.isReady(id));
     }
 
-    /** Probes every declared server in turn. */
+    /** Whether this node probes the device: it masters it, or nobody does (any node may connect it). */
+    public boolean probesHere(DeviceId id) {
+        return !mastership.hasMaster(id) || mastership.isLocalMaster(id);
+    }
+
+    /** Probes every declared server this node probes, in turn. */
     public void probeAll() {
         for (DeviceId id : declared()) {
             try {
@@ -124,26 +213,29 @@ public final class ServerDevices {
     }
 
     /**
-     * Asks the server's agent whether it serves (the driver's handshaker: one Health call within the endpoint's
-     * deadline) and reports the change, if any: connected with its ports and links, or disconnected.
+     * Asks the server's agent whether it serves (one Health call, not retried: see
+     * {@link AgentClientService#ping}) and reports the change, if any: connected with its ports and links, or
+     * disconnected. A device another node masters is left to it; one with no master whose agent serves is
+     * announced again, so that ONOS gives it a master at once.
      */
     public void probe(DeviceId id) {
         Server s = servers.get(id);
-        if (s == null) {
+        if (s == null || (s.described && !probesHere(id))) {
             return;
         }
         DriverHandler handler = handlers.apply(id);
-        DeviceHandshaker handshaker = handler.behaviour(DeviceHandshaker.class);
-        handshaker.connect();
+        handler.behaviour(DeviceHandshaker.class).connect();
         boolean up;
         try {
-            up = handshaker.probeReachability().get(s.endpoint.deadline().toMillis() * 2, TimeUnit.MILLISECONDS);
+            up = agents.ping(id).get(s.endpoint.deadline().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             up = false;
         }
+        boolean reannounce = up && s.described && !mastership.hasMaster(id)
+                && System.currentTimeMillis() - s.announced >= REANNOUNCE_MS;
         DeviceDescription description = null;
         List<PortDescription> ports = List.of();
-        if (up && !s.described) {
+        if (up && (!s.described || reannounce)) {
             DeviceDescriptionDiscovery discovery = handler.behaviour(DeviceDescriptionDiscovery.class);
             description = discovery.discoverDeviceDetails();
             ports = discovery.discoverPortDetails();
@@ -153,7 +245,11 @@ public final class ServerDevices {
             if (servers.get(id) != s) {
                 return; // re-declared or forgotten meanwhile: that call reports
             }
-            if (up && !s.described) {
+            if (up && (!s.described || reannounce)) {
+                if (reannounce) {
+                    log.info("Metron server {} serves but its device has no master: announcing it again", id);
+                    vanish(s);
+                }
                 connect(id, s, description, ports);
             } else if (!up && s.connected) {
                 log.warn("Metron server {} is unreachable: device unavailable", id);
@@ -163,6 +259,10 @@ public final class ServerDevices {
     }
 
     private void connect(DeviceId id, Server s, DeviceDescription description, List<PortDescription> ports) {
+        // reachable before announced: ONOS's DeviceManager asks isReachable() as soon as deviceConnected has
+        // granted this node mastership, and gives the role up on a no
+        s.connected = true;
+        s.announced = System.currentTimeMillis();
         // the driver's annotations (cores, memory, ...) plus the driver name, so ONOS binds the driver to the device
         devices.deviceConnected(id, DefaultDeviceDescription.copyReplacingAnnotation(description,
                 DefaultAnnotations.builder().putAll(description.annotations())
@@ -179,7 +279,6 @@ public final class ServerDevices {
             s.links.add(new DefaultLinkDescription(sw, server, Link.Type.DIRECT));
         }
         s.links.forEach(links::linkDetected);
-        s.connected = true;
         s.described = true;
         log.info("Metron server {} connected: {} ports, {} links", id, ports.size(), s.links.size());
     }

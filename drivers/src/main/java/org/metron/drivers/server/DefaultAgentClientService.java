@@ -15,6 +15,8 @@ import org.slf4j.Logger;
 
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.concurrent.ConcurrentHashMap;
 
 import static org.slf4j.LoggerFactory.getLogger;
@@ -28,6 +30,7 @@ public class DefaultAgentClientService implements AgentClientService {
     private final Map<DeviceId, GrpcAgentClient> clients = new ConcurrentHashMap<>();
     private final Map<DeviceId, MastershipRole> roles = new ConcurrentHashMap<>();
     private final Map<DeviceId, Map<ProviderId, DeviceAgentListener>> listeners = new ConcurrentHashMap<>();
+    private final Map<DeviceId, Consumer<Boolean>> watchers = new ConcurrentHashMap<>();
 
     @Activate
     protected void activate() {
@@ -41,14 +44,39 @@ public class DefaultAgentClientService implements AgentClientService {
         endpoints.clear();
         roles.clear();
         listeners.clear();
+        watchers.clear();
         log.info("Stopped");
     }
 
     @Override
     public AgentClient client(DeviceId device) {
         Objects.requireNonNull(device, "device");
-        return clients.computeIfAbsent(device, d -> GrpcAgentClient.connect(
-                endpoints.computeIfAbsent(d, MetronDeviceIds::endpoint)));
+        return grpcClient(device);
+    }
+
+    private GrpcAgentClient grpcClient(DeviceId device) {
+        return clients.computeIfAbsent(device, d -> {
+            GrpcAgentClient c = GrpcAgentClient.connect(endpoints.computeIfAbsent(d, MetronDeviceIds::endpoint));
+            // looked up on each change, so a watcher set after the client was made is told too
+            c.onConnectivityChange(ready -> watchers.getOrDefault(d, r -> { }).accept(ready));
+            return c;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> ping(DeviceId device) {
+        Objects.requireNonNull(device, "device");
+        return grpcClient(device).ping();
+    }
+
+    @Override
+    public void watchConnectivity(DeviceId device, Consumer<Boolean> onChange) {
+        Objects.requireNonNull(device, "device");
+        if (onChange == null) {
+            watchers.remove(device);
+        } else {
+            watchers.put(device, onChange);
+        }
     }
 
     @Override

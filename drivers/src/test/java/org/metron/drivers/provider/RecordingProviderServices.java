@@ -28,11 +28,16 @@ final class RecordingProviderServices {
     final Map<DeviceId, List<PortDescription>> ports = new ConcurrentHashMap<>();
     final Set<LinkDescription> links = ConcurrentHashMap.newKeySet();
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** What the provider's isReachable answered when each device was announced (ONOS asks right then). */
+    final List<Boolean> reachableWhenConnected = new CopyOnWriteArrayList<>();
+    /** The provider's isReachable, as ONOS's DeviceManager calls it after granting mastership. */
+    volatile java.util.function.Predicate<DeviceId> isReachable = id -> true;
 
     final DeviceProviderService devices = new DeviceProviderService() {
         @Override
         public void deviceConnected(DeviceId id, DeviceDescription d) {
             calls.add("connected " + id);
+            reachableWhenConnected.add(isReachable.test(id));
             available.put(id, d);
         }
 

@@ -40,6 +40,7 @@ public class ServerDevicesAgentTest {
         RecordingProviderServices onos = new RecordingProviderServices();
         ServerDevices servers = new ServerDevices(onos.devices, onos.linkService, agents,
                                                   id -> new MetronServerHandler(id, agents), "metron-server");
+        onos.isReachable = servers::isConnected;
         AgentProcess agent = AgentProcess.start(new AgentProcess.Options());
         int port = agent.port();
         AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(port)
@@ -86,6 +87,8 @@ public class ServerDevicesAgentTest {
             assertFalse("the client is closed with the server", agents.hasClient(id));
             assertEquals(List.of("connected " + id, "connected " + id, "disconnected " + id,
                                  "connected " + id, "disconnected " + id), onos.calls);
+            assertEquals("reachable whenever announced (ONOS asks right after granting mastership)",
+                         List.of(true, true, true), onos.reachableWhenConnected);
         } finally {
             agent.close();
             agents.remove(id);

@@ -158,6 +158,14 @@ public final class AgentProcess implements AutoCloseable {
         Files.deleteIfExists(log);
     }
 
+    /** Kills the agent at once (SIGKILL, as a crash): no goodbye on its connections. */
+    public void kill() throws IOException, InterruptedException {
+        if (process.isAlive()) {
+            process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+        removeRuntimeDir(prefix);
+    }
+
     /** Stops the process only; the veth pair stays (for a restart on the same NIC). */
     public void stopProcess() throws IOException, InterruptedException {
         if (process.isAlive()) {
