@@ -2,7 +2,9 @@ package org.metron.standin.net;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterables;
+import org.onosproject.cluster.ClusterService;
 import org.onosproject.event.EventDeliveryService;
+import org.onosproject.mastership.MastershipListener;
 import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.DefaultDevice;
 import org.onosproject.net.DefaultPort;
@@ -60,19 +62,40 @@ import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
 /**
  * The device subsystem (core-net's DeviceManager + the device store, stand-in) on onos-api's provider registry:
  * providers register, report devices (netcfg "basic"/"annotations" applied, devices netcfg disallows refused),
- * ports, statistics and disconnections; the store records them and fires DeviceEvents. As ONOS does, the
- * provider is told it is MASTER once its device connects, a disconnect disables the device's ports and marks it
- * offline, and every 30 s (ONOS's mastership check period) a device its provider says is unreachable goes offline.
+ * ports, statistics and disconnections; the store records them and fires DeviceEvents.
+ * <p>
+ * Mastership as ONOS 2.7.0's DeviceManager handles it (read from its sources, measured in a real ONOS 2.7.0):
+ * <ul>
+ *   <li>{@code deviceConnected} requests mastership and waits for it, stores the device and tells the provider
+ *       {@code roleChanged} with the role it got;</li>
+ *   <li>the MASTER_CHANGED that follows is handled on a background thread (DeviceManager's
+ *       InternalMastershipListener/handleMastershipEvent): the provider's {@code isReachable} is asked, and on a
+ *       no this node logs "... cannot reach the device. Relinquishing role." at WARN and relinquishes: the device
+ *       stays available with no master; on a yes the role is reasserted ({@code roleChanged} + {@code
+ *       triggerProbe});</li>
+ *   <li>port updates ({@code updatePorts}, {@code portStatusChanged}, {@code deletePort}) and netcfg description
+ *       updates of a device this node does not master are dropped (logged);</li>
+ *   <li>{@code deviceDisconnected} disables the device's ports, marks it offline only if this node masters it, and
+ *       relinquishes the role;</li>
+ *   <li>{@code receivedRoleReply} refusing a requested MASTER relinquishes it;</li>
+ *   <li>a periodic mastership check (DeviceManager's mastershipCheck, every minute as in ONOS; {@code
+ *       -Dstandin.mastershipCheckMs} shortens it for a test) reasserts a role for a reachable device with none
+ *       and marks an unreachable available device offline.</li>
+ * </ul>
  */
 @Component(immediate = true, service = {DeviceService.class, DeviceAdminService.class, DeviceProviderRegistry.class})
 public class DeviceManagerStandin
         extends AbstractListenerProviderRegistry<DeviceEvent, DeviceListener, DeviceProvider, DeviceProviderService>
         implements DeviceAdminService, DeviceProviderRegistry {
-    static final long REACHABILITY_CHECK_SECONDS = 30;
+    /** ONOS's DeviceManager checks mastership every minute. */
+    static final long MASTERSHIP_CHECK_MS = 60_000;
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Map<DeviceId, Record> records = new ConcurrentHashMap<>();
     private final NetworkConfigListener netcfgListener = this::netcfgChanged;
+    // as ONOS's InternalMastershipListener: handled on the background thread, not the event dispatcher's
+    private final MastershipListener mastershipListener = this::mastershipChanged;
     private ScheduledExecutorService background;
+    private DeviceRoles roles;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
@@ -82,6 +105,9 @@ public class DeviceManagerStandin
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected MastershipService mastership;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ClusterService cluster;
 
     /** One device as the store holds it. */
     private static final class Record {
@@ -104,12 +130,16 @@ public class DeviceManagerStandin
         dispatcher.addSink(DeviceEvent.class, listenerRegistry);
         netcfg.addListener(netcfgListener);
         background = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "standin-devices"));
-        background.scheduleWithFixedDelay(this::reachabilityCheck, REACHABILITY_CHECK_SECONDS,
-                                          REACHABILITY_CHECK_SECONDS, TimeUnit.SECONDS);
+        roles = new DeviceRoles(this, mastership, cluster.getLocalNode().id());
+        mastership.addListener(mastershipListener);
+        long checkMs = Long.getLong("standin.mastershipCheckMs", MASTERSHIP_CHECK_MS);
+        background.scheduleWithFixedDelay(roles::mastershipCheck, checkMs, checkMs, TimeUnit.MILLISECONDS);
+        log.info("Started (mastership checked every {} ms)", checkMs);
     }
 
     @Deactivate
     protected void deactivate() {
+        mastership.removeListener(mastershipListener);
         background.shutdownNow();
         netcfg.removeListener(netcfgListener);
         dispatcher.removeSink(DeviceEvent.class);
@@ -136,7 +166,7 @@ public class DeviceManagerStandin
                 && Objects.equals(a.annotations(), b.annotations());
     }
 
-    private synchronized void markOffline(DeviceId id, boolean disablePorts) {
+    synchronized void markOffline(DeviceId id, boolean disablePorts) {
         Record r = records.get(id);
         if (r == null || !r.available) {
             return;
@@ -156,18 +186,36 @@ public class DeviceManagerStandin
         post(new DeviceEvent(DEVICE_AVAILABILITY_CHANGED, r.device));
     }
 
-    private void reachabilityCheck() {
-        for (Map.Entry<DeviceId, Record> e : records.entrySet()) {
-            DeviceProvider p = getProvider(e.getValue().provider);
-            try {
-                if (e.getValue().available && p != null && !p.isReachable(e.getKey())) {
-                    log.info("device {} is not reachable: marking it offline", e.getKey());
-                    markOffline(e.getKey(), false);
-                }
-            } catch (RuntimeException ex) {
-                log.warn("reachability check of {} failed", e.getKey(), ex);
-            }
+    private void mastershipChanged(org.onosproject.mastership.MastershipEvent event) {
+        background.execute(() -> roles.handleMastershipEvent(event));
+    }
+
+    DeviceProvider providerOf(DeviceId id) {
+        Record r = records.get(id);
+        return r == null ? null : getProvider(r.provider);
+    }
+
+    boolean isReachable(DeviceId id) {
+        DeviceProvider p = providerOf(id);
+        return p != null && p.isReachable(id);
+    }
+
+    synchronized void markOnline(DeviceId id) {
+        Record r = records.get(id);
+        if (r != null && !r.available) {
+            r.available = true;
+            r.updated = System.currentTimeMillis();
+            post(new DeviceEvent(DEVICE_AVAILABILITY_CHANGED, r.device));
         }
+    }
+
+    /** Whether this node may change what the store holds of the device: ONOS's store takes its master's word. */
+    private boolean master(DeviceId id, String what) {
+        if (mastership.isLocalMaster(id)) {
+            return true;
+        }
+        log.info("Ignoring {} of {}: this node is not its master", what, id);
+        return false;
     }
 
     private void netcfgChanged(NetworkConfigEvent event) {
@@ -176,7 +224,7 @@ public class DeviceManagerStandin
             synchronized (this) {
                 DeviceId id = (DeviceId) event.subject();
                 Record r = records.get(id);
-                if (r != null) {
+                if (r != null && master(id, "a netcfg description update")) {
                     r.device = device(r, id);
                     post(new DeviceEvent(DEVICE_UPDATED, r.device));
                 }
@@ -199,6 +247,9 @@ public class DeviceManagerStandin
                 log.warn("device {} is not allowed by netcfg: refused", id);
                 return;
             }
+            // ONOS 2.7 waits for the election, then stores the device and applies the role it got
+            MastershipRole role = mastership.requestRoleFor(id).join();
+            log.info("Local role is {} for {}", role, id);
             DeviceEvent event;
             synchronized (DeviceManagerStandin.this) {
                 Record r = records.computeIfAbsent(id, k -> new Record(provider().id()));
@@ -212,19 +263,31 @@ public class DeviceManagerStandin
                         : DEVICE_UPDATED, r.device);
                 post(event);
             }
-            // ONOS asks for mastership of a new device, then tells its provider the role it got
-            mastership.requestRoleFor(id).thenAcceptAsync(role -> provider().roleChanged(id, role), background);
+            if (role != MastershipRole.NONE) {
+                provider().roleChanged(id, role);
+            }
+            log.info("Device {} connected", id);
         }
 
+        /** Ports disabled; offline only by its master (else it stays available); the role given up. */
         @Override
         public void deviceDisconnected(DeviceId id) {
             checkValidity();
-            markOffline(id, true);
+            log.info("Device {} disconnected from this node", id);
+            if (mastership.isLocalMaster(id)) {
+                markOffline(id, true);
+            } else {
+                log.info("{} is not mastered by this node: it stays available", id);
+            }
+            mastership.relinquishMastership(id);
         }
 
         @Override
         public void updatePorts(DeviceId id, List<PortDescription> descriptions) {
             checkValidity();
+            if (!master(id, descriptions.size() + " port updates")) {
+                return;
+            }
             synchronized (DeviceManagerStandin.this) {
                 Record r = records.get(id);
                 if (r == null) {
@@ -247,6 +310,9 @@ public class DeviceManagerStandin
         @Override
         public void deletePort(DeviceId id, PortDescription description) {
             checkValidity();
+            if (!master(id, "a port removal")) {
+                return;
+            }
             synchronized (DeviceManagerStandin.this) {
                 Record r = records.get(id);
                 Port old = r == null ? null : r.ports.remove(description.portNumber());
@@ -261,6 +327,9 @@ public class DeviceManagerStandin
             checkValidity();
             if (description.isRemoved()) {
                 deletePort(id, description);
+                return;
+            }
+            if (!master(id, "a port update")) {
                 return;
             }
             synchronized (DeviceManagerStandin.this) {
@@ -285,7 +354,14 @@ public class DeviceManagerStandin
 
         @Override
         public void receivedRoleReply(DeviceId id, MastershipRole requested, MastershipRole response) {
-            log.debug("role reply for {}: asked {}, got {}", id, requested, response);
+            log.debug("got reply to a role request for {}: asked for {}, and got {}", id, requested, response);
+            if (!Objects.equals(requested, response)) {
+                // DeviceManager: the device did not take the role; a refused MASTER goes to another node
+                log.warn("Failed to assert role onto device {}. requested={}, response={}", id, requested, response);
+                if (requested == MastershipRole.MASTER) {
+                    mastership.relinquishMastership(id);
+                }
+            }
         }
 
         @Override

@@ -5,7 +5,10 @@ import com.google.common.collect.Iterables;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.event.AbstractListenerManager;
 import org.onosproject.event.EventDeliveryService;
+import org.onosproject.mastership.MastershipService;
+import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.driver.DriverService;
 import org.onosproject.net.flow.DefaultFlowEntry;
 import org.onosproject.net.flow.FlowEntry;
@@ -17,6 +20,7 @@ import org.onosproject.net.flow.FlowRuleOperation;
 import org.onosproject.net.flow.FlowRuleOperations;
 import org.onosproject.net.flow.FlowRuleProgrammable;
 import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.flow.FlowRuleStoreException;
 import org.onosproject.net.flow.TableStatisticsEntry;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -41,10 +45,21 @@ import java.util.stream.Collectors;
  * driver's NIC rules reach the real agent); a rule the behaviour does not accept fails its batch. Devices
  * without that behaviour are switches, whose OpenFlow provider is not here: their rules are recorded as ADDED
  * (no switch behind them). Batches run asynchronously, in order; callbacks and RULE_ADDED/REMOVED events follow.
+ * <p>
+ * Mastership as ONOS 2.7's ECFlowRuleStore has it: the entries of an AVAILABLE device with no master cannot be
+ * read (FlowRuleStoreException "There is no master for available device ...", so ONOS's own GET /onos/v1/flows
+ * answers 500), and a batch for a device with no master fails.
+ * <p>
+ * A switch that refuses rules, so that a caller's failure path runs: a switch device annotated
+ * {@value #REJECT_ANNOTATION}=true (netcfg {@code devices/<id>/annotations}, ONOS's DeviceAnnotationConfig) fails
+ * every batch of rules to add to it, as a switch answering each flow-mod with an error would (ONOS's
+ * FlowRuleManager then calls the batch's {@code onError}); removals still succeed, so what was installed can be
+ * taken back. The smallest switch fault an OpenFlow switch really shows, set and cleared at run time over REST.
  */
 @Component(immediate = true, service = FlowRuleService.class)
 public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, FlowRuleListener>
         implements FlowRuleService {
+    static final String REJECT_ANNOTATION = "standinRejectFlowRules";
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Map<DeviceId, Map<FlowId, FlowEntry>> entries = new ConcurrentHashMap<>();
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
@@ -54,6 +69,12 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DriverService drivers;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService devices;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected MastershipService mastership;
 
     @Activate
     protected void activate() {
@@ -76,12 +97,26 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         }
     }
 
+    /** ECFlowRuleStore: an available device with no master has no readable flow table. */
+    private void checkMaster(DeviceId id) {
+        if (mastership.getMasterFor(id) == null && devices.isAvailable(id)) {
+            throw new FlowRuleStoreException("There is no master for available device " + id);
+        }
+    }
+
     /** Applies one stage's rules of one kind to one device; false if the device refused any. */
     private boolean applyToDevice(DeviceId id, List<FlowRule> rules, boolean add) {
+        if (mastership.getMasterFor(id) == null) {
+            log.warn("No master for {}: its {} flow rules fail", id, rules.size());
+            return false;
+        }
         FlowRuleProgrammable p = programmable(id);
         Collection<FlowRule> done = rules;
         if (p != null) {
             done = add ? p.applyFlowRules(rules) : p.removeFlowRules(rules);
+        } else if (add && rejects(id)) {
+            log.warn("Switch {} ({}=true) rejects {} flow rules", id, REJECT_ANNOTATION, rules.size());
+            return false;
         }
         Set<FlowId> doneIds = done.stream().map(FlowRule::id).collect(Collectors.toSet());
         Map<FlowId, FlowEntry> table = entries.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
@@ -122,6 +157,11 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
             }
         }
         return ok;
+    }
+
+    private boolean rejects(DeviceId id) {
+        Device d = devices.getDevice(id);
+        return d != null && "true".equals(d.annotations().value(REJECT_ANNOTATION));
     }
 
     @Override
@@ -174,16 +214,19 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
 
     @Override
     public FlowEntry getFlowEntry(FlowRule rule) {
+        checkMaster(rule.deviceId());
         return entries.getOrDefault(rule.deviceId(), Map.of()).get(rule.id());
     }
 
     @Override
     public Iterable<FlowEntry> getFlowEntries(DeviceId deviceId) {
+        checkMaster(deviceId);
         return ImmutableList.copyOf(entries.getOrDefault(deviceId, Map.of()).values());
     }
 
     @Override
     public Iterable<FlowEntry> getFlowEntriesById(ApplicationId appId) {
+        entries.keySet().forEach(this::checkMaster);
         return entries.values().stream().flatMap(t -> t.values().stream()).filter(e -> e.appId() == appId.id())
                 .collect(ImmutableList.toImmutableList());
     }

@@ -122,13 +122,15 @@ public class NetcfgSwitchProvider implements DeviceProvider, LinkProvider {
         if (!"of".equals(id.uri().getScheme()) || basic == null || basic.type() != Device.Type.SWITCH) {
             return;
         }
+        // a switch's OpenFlow channel is up before ONOS hears of it: reachable before deviceConnected, which
+        // asks isReachable right after granting mastership (ONOS's OpenFlowDeviceProvider is so)
+        reported.add(id);
         devices.deviceConnected(id, new DefaultDeviceDescription(id.uri(), Device.Type.SWITCH, "Metron stand-in",
                 "netcfg", "netcfg", id.toString(), new ChassisId(id.uri().getSchemeSpecificPart().hashCode())));
         PortDescriptionsConfig ports = netcfg.getConfig(id, PortDescriptionsConfig.class);
         if (ports != null) {
             devices.updatePorts(id, ports.portDescriptions());
         }
-        reported.add(id);
         log.info("switch {} declared in netcfg: reported with {} ports", id,
                  ports == null ? 0 : ports.portDescriptions().size());
         reportLinks();
@@ -166,6 +168,8 @@ public class NetcfgSwitchProvider implements DeviceProvider, LinkProvider {
 
     @Override
     public void roleChanged(DeviceId deviceId, MastershipRole newRole) {
+        // a switch takes the role it is given (OpenFlow's role reply)
+        devices.receivedRoleReply(deviceId, newRole, newRole);
     }
 
     @Override
