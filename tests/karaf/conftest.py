@@ -135,10 +135,12 @@ def karaf(oars):
 class Agent:
     """A real metron-agent on a DPDK null vdev, as the drivers' Java tests start it (AgentProcess)."""
 
-    def __init__(self, vdev="net_null0", lcores=("-l", "0-1")):
+    def __init__(self, vdev="net_null0", lcores=("-l", "0-1"), port=None):
+        """port: listen there (an agent restarted where a killed one served), else on a free port."""
         assert AGENT_BIN.exists(), (f"metron-agent not found at {AGENT_BIN}: build it (mkdir -p agent/build && cd "
                                     "agent/build && cmake .. -DCMAKE_BUILD_TYPE=Release && make metron-agent)")
-        self.port = kr.free_port()
+        self.vdev, self.lcores = vdev, lcores
+        self.port = port or kr.free_port()
         self.prefix = f"hk-karaf-{os.getpid()}-{self.port}"
         self.log = Path(tempfile.mkstemp(prefix=self.prefix, suffix=".log")[1])
         cmd = [str(AGENT_BIN), "--listen", f"127.0.0.1:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
@@ -159,6 +161,11 @@ class Agent:
     @property
     def address(self):
         return f"127.0.0.1:{self.port}"
+
+    def restart(self):
+        """A new agent where this one (killed) served: same port, same NIC."""
+        self.close()
+        return Agent(self.vdev, self.lcores, port=self.port)
 
     def kill(self):
         if self.process.poll() is None:

@@ -283,6 +283,101 @@ def test_agent_in_netcfg_becomes_a_server_device_and_goes_unavailable_when_kille
                          f"{dev['annotations']}")
 
 
+def log_since(karaf, offset):
+    """karaf.log from byte `offset` on (what happened during one test)."""
+    with open(karaf.log_file, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
+
+
+def log_size(karaf):
+    return karaf.log_file.stat().st_size if karaf.log_file.exists() else 0
+
+
+LIVENESS_GOAL_MS = 1000
+# what polling ONOS's REST adds to the provider's own time (the drivers' ServerLivenessAgentTest measures that alone)
+REST_SLACK_MS = 500
+
+
+def test_a_real_agent_connects_mastered_with_its_ports_every_time_and_its_death_is_seen_at_once(
+        karaf, installed, agent):
+    """ONOS 2.7's DeviceManager (as the stand-in does it, see DeviceRoles) asks the provider's isReachable right after
+    granting mastership on deviceConnected and gives the role up on a no; a non-master's port updates are then
+    dropped and ONOS's flow service fails for the device. Five times in a row a real agent declared in netcfg (then
+    killed and restarted on its port) must come up available, MASTER, with its NIC as a port, ONOS's own
+    GET /onos/v1/flows answering 200 and no "Relinquishing role" logged; a SIGKILLed agent's device must go
+    unavailable, and a restarted one's available, within about a second."""
+    did = f"metron:{agent.address}"
+    since = log_size(karaf)
+    netcfg = {"devices": {did: {"basic": {"driver": "metron-server"}, "metron": {"deadlineMs": 5000}}}}
+    status, body = karaf.http("POST", "/onos/v1/network/configuration", netcfg)
+    assert status == 200, (status, body)
+    agents, timings = [agent], []
+    try:
+        for cycle in range(1, 6):
+            wait_for(f"{did} available (cycle {cycle})", lambda: (d := device(karaf, did)) and d["available"],
+                     timeout=30, interval=0.05)
+            # what the connect left, a second later: a relinquished role stays NONE until ONOS's minute check
+            time.sleep(1)
+            dev = device(karaf, did)
+            ports = json.loads(karaf.http("GET", f"/onos/v1/devices/{did}/ports")[1])["ports"]
+            flows = karaf.http("GET", "/onos/v1/flows")
+            print(f"cycle {cycle}: available={dev['available']} role={dev.get('role')} ports={len(ports)} "
+                  f"GET /onos/v1/flows={flows[0]}")
+            assert dev["available"] and dev.get("role") == "MASTER", f"cycle {cycle}: {dev}"
+            assert ports and all(p["isEnabled"] for p in ports), f"cycle {cycle}: ports {ports}"
+            assert flows[0] == 200, f"cycle {cycle}: ONOS's GET /onos/v1/flows answered {flows}"
+            killed = time.time()
+            agents[-1].kill()
+            down = (wait_down(karaf, did) - killed) * 1000
+            agents.append(agents[-1].restart())
+            restarted = time.time()
+            up = (wait_up(karaf, did) - restarted) * 1000
+            timings.append((down, up))
+            print(f"cycle {cycle}: unavailable {down:.0f} ms after SIGKILL, available {up:.0f} ms after the "
+                  "restarted agent served")
+        log = log_since(karaf, since)
+        relinquished = [line for line in log.splitlines() if "Relinquishing role" in line]
+        assert not relinquished, "\n".join(relinquished)
+        slow = [(i + 1, d, u) for i, (d, u) in enumerate(timings)
+                if d > LIVENESS_GOAL_MS + REST_SLACK_MS or u > LIVENESS_GOAL_MS + REST_SLACK_MS]
+        assert not slow, f"(cycle, ms to unavailable, ms to available) over {LIVENESS_GOAL_MS} ms + REST: {slow}"
+    finally:
+        for a in agents:
+            a.close()
+        karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
+
+
+def wait_down(karaf, did, timeout=30):
+    """The time at which ONOS's REST first shows the device unavailable."""
+    wait_for(f"{did} unavailable", lambda: not device(karaf, did)["available"], timeout=timeout, interval=0.02)
+    return time.time()
+
+
+def wait_up(karaf, did, timeout=30):
+    wait_for(f"{did} available", lambda: device(karaf, did)["available"], timeout=timeout, interval=0.02)
+    return time.time()
+
+
+def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
+    """ONOS answers a netcfg entry whose isValid() is false with 207 and applies nothing, logging nothing itself
+    (its NetworkConfigWebResource over the stand-in's NetworkConfigManager behaviour); Metron's provider logs the
+    refusal at WARN naming the device and the field."""
+    did = "metron:127.0.0.1:1"
+    since = log_size(karaf)
+    status, body = karaf.http("POST", "/onos/v1/network/configuration",
+                              {"devices": {did: {"metron": {"deadlineMs": "soon"}}}})
+    print("ONOS answered", status, body)
+    assert status == 207, (status, body)
+    cfg = karaf.http("GET", f"/onos/v1/network/configuration/devices/{did}")
+    assert cfg[0] == 404 or "metron" not in json.loads(cfg[1]), f"a refused entry was applied: {cfg}"
+    assert device(karaf, did) is None
+    warn = wait_for("the refusal's WARN in karaf.log", lambda: [
+        line for line in log_since(karaf, since).splitlines()
+        if " | WARN " in line and did in line and "deadlineMs" in line], timeout=10)
+    print(warn[0])
+
+
 # --------------------------------------------------------------------------------------------------- a placed chain
 SW1, SW2 = "of:0000000000000001", "of:0000000000000002"
 

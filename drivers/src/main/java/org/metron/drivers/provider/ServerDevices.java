@@ -79,8 +79,8 @@ public final class ServerDevices {
         final AgentEndpoint endpoint;
         final Map<String, ConnectPoint> nics;
         final List<LinkDescription> links = new ArrayList<>();
-        /** The device was reported connected (available) and not disconnected since. */
-        boolean connected;
+        /** The device was reported connected (available) and not disconnected since; read by ONOS's threads. */
+        volatile boolean connected;
         /** Its ports and links were reported for this declaration. */
         boolean described;
         /** When its device was last announced (deviceConnected). */
@@ -285,11 +285,15 @@ public final class ServerDevices {
 
     private void disconnect(DeviceId id, Server s) {
         vanish(s);
-        if (s.connected) {
-            devices.deviceDisconnected(id);
-        }
+        boolean was = s.connected;
+        // unreachable before the disconnect is told: ONOS relinquishes the role on deviceDisconnected and, on the
+        // mastership change that follows, asks isReachable; a yes there takes the role again and marks the device
+        // online
         s.connected = false;
         s.described = false;
+        if (was) {
+            devices.deviceDisconnected(id);
+        }
     }
 
     private void vanish(Server s) {

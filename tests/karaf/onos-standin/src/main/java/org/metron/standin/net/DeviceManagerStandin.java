@@ -190,9 +190,10 @@ public class DeviceManagerStandin
         background.execute(() -> roles.handleMastershipEvent(event));
     }
 
+    /** As DeviceManager's getProvider(DeviceId): the stored device's provider, else the one of its id's scheme. */
     DeviceProvider providerOf(DeviceId id) {
         Record r = records.get(id);
-        return r == null ? null : getProvider(r.provider);
+        return r == null ? getProvider(id) : getProvider(r.provider);
     }
 
     boolean isReachable(DeviceId id) {
