@@ -591,3 +591,31 @@ def test_replies_of_a_group_scaled_out_are_sent_to_the_other_server_and_come_bac
         wait_for(f"{SW1}'s rules as before the scale-out (return rules from the lost server gone)",
                  lambda: entries(karaf, SW1) == sw1_before, timeout=30)
         assert json.loads(karaf.http("GET", f"/onos/metron/chains/{name}")[1])["state"] == "ACTIVE"
+
+
+def test_a_switch_rejecting_a_chains_rules_leaves_none_of_them_and_the_chain_not_active(karaf, installed,
+                                                                                        quiet_agent):
+    """A switch that answers the chain's flow-mods with errors (the stand-in's FlowRuleService fails every add batch
+    for a switch annotated standinRejectFlowRules=true, as ONOS's FlowRuleManager reports a switch's errors): the
+    batch's onError runs Metron's compensation (OnosSwitchProgrammer removes what went in), the chain is not ACTIVE
+    and no Metron rule is left on either switch, as read back through ONOS's /onos/v1/flows."""
+    server = f"metron:{quiet_agent.address}"
+    name = "hk-karaf-rejected"
+    with switched_network(karaf, server, chains=[name]):
+        status, body = karaf.http("POST", "/onos/v1/network/configuration",
+                                  {"devices": {SW2: {"annotations": {"entries": {"standinRejectFlowRules": "true"}}}}})
+        assert status == 200, (status, body)
+        wait_for(f"{SW2} annotated", lambda: device(karaf, SW2)["annotations"].get("standinRejectFlowRules"),
+                 timeout=10)
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        print("submit:", status, body[:600])
+        chain = wait_for(f"{name} settled", lambda: (c := json.loads(karaf.http(
+            "GET", f"/onos/metron/chains/{name}")[1])).get("state") not in ("SUBMITTED", "PLACED", "DEPLOYING")
+            and c, timeout=60)
+        print("chain:", json.dumps(chain)[:800])
+        assert chain["state"] != "ACTIVE", chain
+        left = wait_for("no Metron rule on either switch", lambda: not metron_flows(karaf, SW1)
+                        and not metron_flows(karaf, SW2) or None, timeout=30)
+        assert left is True
+        assert any("rejects" in line and SW2 in line for line in karaf.log_file.read_text(errors="replace")
+                   .splitlines()), "the stand-in's switch fault did not run"

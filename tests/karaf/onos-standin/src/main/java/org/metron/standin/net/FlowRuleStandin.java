@@ -51,7 +51,7 @@ import java.util.stream.Collectors;
  * answers 500), and a batch for a device with no master fails.
  * <p>
  * A switch that refuses rules, so that a caller's failure path runs: a switch device annotated
- * {@value #REJECT_ANNOTATION}=true (netcfg {@code devices/<id>/annotations}, ONOS's DeviceAnnotationConfig) fails
+ * {@value #REJECT_ANNOTATION}=true (netcfg {@code devices/<id>/annotations/entries}, ONOS's DeviceAnnotationConfig) fails
  * every batch of rules to add to it, as a switch answering each flow-mod with an error would (ONOS's
  * FlowRuleManager then calls the batch's {@code onError}); removals still succeed, so what was installed can be
  * taken back. The smallest switch fault an OpenFlow switch really shows, set and cleared at run time over REST.
