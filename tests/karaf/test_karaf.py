@@ -10,7 +10,11 @@ reached over real gRPC by the Metron bundles.
 Stood in for (tests/karaf/onos-standin, because Maven Central does not serve those ONOS bundles): core-net,
 core-dist, core-primitives, core-persistence (application, device, link, topology/path, network config, driver,
 flow rule, host, pipeconf subsystems, mastership, leadership, cluster of one node, consistent maps that keep
-their entries Kryo-encoded), drivers-default's "default" driver, the legacy GUI's UiExtensionService, and ONOS's
+their entries Kryo-encoded; device mastership as ONOS 2.7.0's DeviceManager handles it: role requested on
+deviceConnected, the provider's isReachable asked on the mastership change and the role relinquished on a no, a
+non-master's port updates dropped, a minute's mastership check; ONOS's flow store failing for an available device
+with no master; netcfg refusing a config whose isValid() is false, which ONOS's real REST answers 207; a switch
+annotated standinRejectFlowRules=true failing its add batches), drivers-default's "default" driver, the legacy GUI's UiExtensionService, and ONOS's
 OpenFlow device provider and LLDP link discovery (switches and links declared in netcfg are reported as if they
 had connected and been discovered; their flow rules are recorded, no switch is behind them).
 Not there: OpenFlow and P4Runtime protocol stacks (no packet crosses a switch here; the embedded host's e2e tests
