@@ -104,7 +104,8 @@ public final class ServerDevices {
     private final String driverName;
     private final Mastership mastership;
     private final Map<DeviceId, Server> servers = new ConcurrentHashMap<>();
-    private volatile Executor prober = Runnable::run;
+    /** Where triggered probes run, once {@link #startProbing} is called (never on the gRPC thread that tells). */
+    private volatile Executor prober;
 
     /** A node alone ({@link Mastership#ALONE}). */
     public ServerDevices(DeviceProviderService devices, LinkProviderService links, AgentClientService agents,
@@ -142,7 +143,8 @@ public final class ServerDevices {
             return; // reconnect attempts of a dead agent (connecting, failing) need no probe each
         }
         s.channelReady = ready;
-        if (s.probeQueued.compareAndSet(false, true)) {
+        Executor prober = this.prober;
+        if (prober != null && s.probeQueued.compareAndSet(false, true)) {
             try {
                 prober.execute(() -> {
                     s.probeQueued.set(false);
