@@ -380,6 +380,9 @@ def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
         line for line in log_since(karaf, since).splitlines()
         if " | WARN " in line and did in line and "deadlineMs" in line], timeout=10)
     print(warn[0])
+    # the refusals are listed for the app by the drivers bundle's OSGi service (the app's REST/CLI read it)
+    services = karaf.ssh("service:list org.metron.drivers.provider.ServerConfigErrors | cat", check=False)
+    assert "MetronServerProvider" in services, services
 
 
 # --------------------------------------------------------------------------------------------------- a placed chain
