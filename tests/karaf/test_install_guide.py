@@ -1,7 +1,8 @@
 """docs/onos.md, the ONOS install guide, run as written in a fresh real Karaf (see test_karaf.py for what is real
 and what is stood in for): every shell block marked `<!-- karaf-test -->`, in order, with `set -e -o pipefail`.
-Substituted only: ONOS=127.0.0.1, the ports (8181, 8101) by this Karaf's, `ssh -p 8101 karaf@$ONOS` by the same
-ssh with this run's key (the guide's password login needs a terminal), AGENT by a real agent's address, and
+Substituted only: ONOS=127.0.0.1, the ports (8181, 8101) by this Karaf's, the guide's ssh login (its `$KARAF`,
+defined once in the guide and set before each block here) with this run's key where the reader adds theirs to
+keys.properties, AGENT by a real agent's address, and
 netcfg.json (the guide's example names TLS files and switch ports) by one declaring that agent. A block that
 submits a chain needs OpenFlow switches, which this runtime does not have: its failure for that reason (Metron's
 409 IMPOSSIBLE_PLACEMENT) is reported as an expected failure, anything else fails. Right after an install or a
@@ -60,13 +61,18 @@ def guide_env():
     shut_down(k)
 
 
+def karaf_definition():
+    """The guide's `KARAF="ssh ..."` line: a reader sets it once per shell, each block here runs in a new one."""
+    m = re.search(r'^KARAF=".*"$', GUIDE.read_text(), re.M) if GUIDE.exists() else None
+    return m.group(0) if m else ""
+
+
 def runnable(k, text):
-    """The block with this Karaf's ports, and its ssh (whatever other flags the guide gives) logging in with
-    this run's key."""
-    login = ("-q -i {key} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes "
-             "-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedAlgorithms=+ssh-rsa -p {port} karaf@$ONOS").format(
-        key=k.key, port=k.ssh_port)
-    text = re.sub(r"\bssh((?: -\w+)*) -p 8101 karaf@\$ONOS", lambda m: f"ssh{m.group(1)} {login}", text)
+    """The block after the guide's $KARAF definition, with this Karaf's ports and its ssh logging in with this
+    run's key (the guide's reader added theirs to keys.properties) and no known-hosts file of the machine's."""
+    login = "-i {key} -o UserKnownHostsFile=/dev/null -p {port} karaf@$ONOS".format(key=k.key, port=k.ssh_port)
+    text = karaf_definition() + "\n" + text
+    text = re.sub(r"-p 8101 karaf@\$ONOS", login, text)
     return text.replace(":8181/", f":{k.http_port}/")
 
 

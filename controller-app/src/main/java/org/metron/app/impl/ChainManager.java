@@ -126,6 +126,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         ParsedChain pc = ChainRequests.parse(json);
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         synchronized (lock(pc.id())) {
+            leadership.join(pc.id()); // the instance a new chain is submitted to runs first, so it owns it
             requireLeader(pc.id());
             Optional<Versioned<Chain>> old = store.chains().get(pc.id());
             Chain chain = new Chain(pc.id(), pc.json(), pc.deployment(), ChainState.SUBMITTED, "",

@@ -3,16 +3,37 @@ package org.metron.app.onos;
 import org.metron.app.api.ChainId;
 import org.metron.app.spi.Leadership;
 import org.onosproject.cluster.ClusterService;
+import org.onosproject.cluster.LeadershipEvent;
+import org.onosproject.cluster.LeadershipEventListener;
 import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
+import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** One ONOS leadership topic per chain: the elected instance deploys, updates and removes it. */
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * Chain ownership over ONOS's LeadershipService, one topic per chain ({@value #TOPIC_PREFIX}name). Every instance
+ * runs for every chain it knows of; the elected leader owns the chain. Whether this instance owns a chain is a read
+ * of the leader ONOS already holds ({@code getLeader}); running for a topic (a cluster write) happens once per chain
+ * and instance. When a leader's instance stops, ONOS elects the next candidate and posts a LeadershipEvent: the
+ * instance that became leader tells its listeners, which pick up what the old owner left unfinished.
+ */
 @Component(immediate = true, service = Leadership.class)
 public class OnosLeadership implements Leadership {
     static final String TOPIC_PREFIX = "metron-chain:";
+
+    private final Logger log = LoggerFactory.getLogger(getClass());
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected LeadershipService leadershipService;
@@ -20,15 +41,92 @@ public class OnosLeadership implements Leadership {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService clusterService;
 
+    /** Topics this instance runs for: joined once each. */
+    private final Set<String> joined = ConcurrentHashMap.newKeySet();
+    /** Topics this instance leads, as last seen in an event: a gain is reported once per term. */
+    private final Set<String> leading = ConcurrentHashMap.newKeySet();
+    private final List<Consumer<ChainId>> listeners = new CopyOnWriteArrayList<>();
+    private final LeadershipEventListener events = this::leadershipChanged;
+
+    @Activate
+    protected void activate() {
+        leadershipService.addListener(events);
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        leadershipService.removeListener(events);
+    }
+
     @Override
     public boolean actsFor(ChainId chain) {
-        NodeId me = clusterService.getLocalNode().id();
-        org.onosproject.cluster.Leadership l = leadershipService.runForLeadership(TOPIC_PREFIX + chain.name());
-        return l != null && l.leaderNodeId() != null && l.leaderNodeId().equals(me);
+        NodeId leader = leadershipService.getLeader(topic(chain));
+        return leader != null && leader.equals(local());
+    }
+
+    @Override
+    public void join(ChainId chain) {
+        String topic = topic(chain);
+        if (joined.add(topic)) {
+            org.onosproject.cluster.Leadership l = leadershipService.runForLeadership(topic);
+            if (l != null && local().equals(l.leaderNodeId()) && leading.add(topic)) {
+                notifyGained(chain);
+            }
+        }
     }
 
     @Override
     public void release(ChainId chain) {
-        leadershipService.withdraw(TOPIC_PREFIX + chain.name());
+        String topic = topic(chain);
+        if (joined.remove(topic)) {
+            leading.remove(topic);
+            leadershipService.withdraw(topic);
+        }
+    }
+
+    @Override
+    public Optional<String> owner(ChainId chain) {
+        return Optional.ofNullable(leadershipService.getLeader(topic(chain))).map(NodeId::toString);
+    }
+
+    @Override
+    public void addListener(Consumer<ChainId> gained) {
+        listeners.add(gained);
+    }
+
+    @Override
+    public void removeListener(Consumer<ChainId> gained) {
+        listeners.remove(gained);
+    }
+
+    private void leadershipChanged(LeadershipEvent e) {
+        String topic = e.subject().topic();
+        if (!topic.startsWith(TOPIC_PREFIX)) {
+            return;
+        }
+        boolean mine = local().equals(e.subject().leaderNodeId());
+        if (mine && leading.add(topic)) {
+            notifyGained(ChainId.of(topic.substring(TOPIC_PREFIX.length())));
+        } else if (!mine) {
+            leading.remove(topic);
+        }
+    }
+
+    private void notifyGained(ChainId chain) {
+        for (Consumer<ChainId> l : listeners) {
+            try {
+                l.accept(chain);
+            } catch (RuntimeException e) {
+                log.warn("Taking over chain {} failed: {}", chain, e.toString());
+            }
+        }
+    }
+
+    private NodeId local() {
+        return clusterService.getLocalNode().id();
+    }
+
+    private static String topic(ChainId chain) {
+        return TOPIC_PREFIX + chain.name();
     }
 }

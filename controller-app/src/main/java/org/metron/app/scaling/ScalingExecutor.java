@@ -73,6 +73,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
@@ -1304,52 +1305,72 @@ public final class ScalingExecutor {
     // ---- recovery --------------------------------------------------------------------------------------------
 
     /**
-     * Completes (re-tag done) or rolls back (not yet) every operation the journal holds: run once at start,
-     * before the monitor decides anything.
+     * Completes (re-tag done) or rolls back (not yet) every operation the journal holds for a chain {@code owned}
+     * accepts: run at start, before the monitor decides anything, for the chains this instance owns, and again for
+     * a chain whose owner stopped mid-operation once this instance owns it. An operation whose chain was deleted
+     * meanwhile is dropped (its removal took everything of it off); one that cannot be recovered is logged and left,
+     * never failing the others.
      *
      * @return the history entries recorded
      */
-    public List<ScalingEvent> recover() {
+    public List<ScalingEvent> recover(Predicate<ChainId> owned) {
         List<ScalingEvent> out = new ArrayList<>();
         for (ScalingOperation op : journal.inProgress()) {
+            if (!owned.test(op.chain())) {
+                continue;
+            }
             synchronized (lock(op.chain())) {
-                Optional<MetronServer> server = op.before().server().flatMap(servers::server);
-                if (server.isEmpty()) {
-                    log.warn("Cannot recover {} of {}: server {} not registered", op.kind(), op.chain(),
-                            op.before().server());
+                if (store.chains().get(op.chain()).isEmpty()) {
+                    log.warn("Dropping the unfinished {} of deleted chain {}", op.kind(), op.chain());
+                    journal.operations().remove(op.chain());
                     continue;
                 }
-                log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
-                Optional<MetronServer> remote = remoteGroup(op).flatMap(GroupAssignment::server)
-                        .flatMap(servers::server);
-                if (remoteGroup(op).isPresent() && remote.isEmpty()) {
-                    log.warn("Cannot recover {} of {}: the other server of {} is not registered", op.kind(),
-                            op.chain(), op.other());
-                    continue;
-                }
-                if (remote.isPresent() && (op.step().compareTo(Step.SWITCHED) >= 0 || op.kind() == Kind.MERGE)) {
-                    try {
-                        // a merge back stopped before its re-tag: the chain's server restores the kept group
-                        out.add(op.step().compareTo(Step.SWITCHED) >= 0
-                                ? runRemote(op, server.get(), remote.get().agent(), new StepTimer())
-                                : rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
-                    } catch (MetronException e) {
-                        log.warn("Recovery of {} failed: {}", op, e.getMessage());
-                    }
-                } else if (remote.isPresent()) {
-                    out.add(rollbackEvent(op, rollbackRemote(op, remote.get().agent(), remoteGroup(op).get())));
-                } else if (op.step().compareTo(Step.SWITCHED) >= 0) {
-                    try {
-                        out.add(run(op, server.get(), new StepTimer()));
-                    } catch (MetronException e) {
-                        log.warn("Recovery of {} failed: {}", op, e.getMessage());
-                    }
-                } else {
-                    out.add(rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
+                try {
+                    recoverOne(op, out);
+                } catch (RuntimeException e) {
+                    log.warn("Recovery of {} of {} failed: {}", op.kind(), op.chain(), e.toString());
                 }
             }
         }
         return out;
+    }
+
+    /** {@link #recover} of one operation; caller holds the chain's lock. */
+    private void recoverOne(ScalingOperation op, List<ScalingEvent> out) {
+        Optional<MetronServer> server = op.before().server().flatMap(servers::server);
+        if (server.isEmpty()) {
+            log.warn("Cannot recover {} of {}: server {} not registered", op.kind(), op.chain(),
+                    op.before().server());
+            return;
+        }
+        log.info("Recovering {} of {} from step {}", op.kind(), op.chain(), op.step());
+        Optional<MetronServer> remote = remoteGroup(op).flatMap(GroupAssignment::server)
+                .flatMap(servers::server);
+        if (remoteGroup(op).isPresent() && remote.isEmpty()) {
+            log.warn("Cannot recover {} of {}: the other server of {} is not registered", op.kind(),
+                    op.chain(), op.other());
+            return;
+        }
+        if (remote.isPresent() && (op.step().compareTo(Step.SWITCHED) >= 0 || op.kind() == Kind.MERGE)) {
+            try {
+                // a merge back stopped before its re-tag: the chain's server restores the kept group
+                out.add(op.step().compareTo(Step.SWITCHED) >= 0
+                        ? runRemote(op, server.get(), remote.get().agent(), new StepTimer())
+                        : rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
+            } catch (MetronException e) {
+                log.warn("Recovery of {} failed: {}", op, e.getMessage());
+            }
+        } else if (remote.isPresent()) {
+            out.add(rollbackEvent(op, rollbackRemote(op, remote.get().agent(), remoteGroup(op).get())));
+        } else if (op.step().compareTo(Step.SWITCHED) >= 0) {
+            try {
+                out.add(run(op, server.get(), new StepTimer()));
+            } catch (MetronException e) {
+                log.warn("Recovery of {} failed: {}", op, e.getMessage());
+            }
+        } else {
+            out.add(rollbackEvent(op, rollback(op, server.get().agent(), compiled.compiled(op.chain()))));
+        }
     }
 
     /** Records the history entry of an operation a restarted controller rolled back. */

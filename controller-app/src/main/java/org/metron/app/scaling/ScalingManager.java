@@ -28,6 +28,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -47,6 +48,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final FlowStateAlerts alerts = new FlowStateAlerts();
     private final LongSupplier clock;
     private final ServerRegistry servers;
+    private final Consumer<ChainId> takeOver = this::recoverTakenOver;
     /** First wait before a failed lost-server merge back is tried again; doubled each time up to the max. */
     static final long RETRY_FIRST_MS = 1_000;
     static final long RETRY_MAX_MS = 30_000;
@@ -88,12 +90,27 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
     }
 
-    /** Recovers unfinished operations, then starts the monitor. */
+    /**
+     * Recovers the unfinished operations of the chains this instance owns, then starts the monitor; from then on,
+     * a chain this instance comes to own (its owner stopped, maybe mid-operation) has its unfinished operation
+     * finished or rolled back here.
+     */
     public List<ScalingEvent> start() {
-        List<ScalingEvent> recovered = executor.recover();
+        List<ScalingEvent> recovered = executor.recover(leadership::actsFor);
+        leadership.addListener(takeOver);
         monitor.start();
         ingress.ifPresent(IngressWatch::start);
         return recovered;
+    }
+
+    /** A chain this instance came to own: its journalled operation, if any, is recovered off the event thread. */
+    private void recoverTakenOver(ChainId chain) {
+        retries.execute(() -> {
+            List<ScalingEvent> done = executor.recover(c -> c.equals(chain) && leadership.actsFor(c));
+            if (!done.isEmpty()) {
+                log.warn("Chain {}: finished the scaling operation its previous owner left: {}", chain, done);
+            }
+        });
     }
 
     public ScalingExecutor executor() {
@@ -242,6 +259,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
 
     @Override
     public void close() {
+        leadership.removeListener(takeOver);
         retries.shutdownNow();
         ingress.ifPresent(IngressWatch::close);
         monitor.close();

@@ -2,19 +2,39 @@ package org.metron.app.spi;
 
 import org.metron.app.api.ChainId;
 
+import java.util.Optional;
+import java.util.function.Consumer;
+
 /**
- * Which controller instance acts for a chain: exactly one instance at a time deploys, updates and removes a
- * given chain, so two instances never program the same chain's rules concurrently. A single-instance
- * implementation answers true for everything.
+ * Which controller instance owns a chain: exactly one instance at a time deploys, updates, scales, recovers and
+ * removes a given chain, so two instances never program the same chain's rules concurrently. Every instance runs
+ * for every chain it knows of ({@link #join}); when the owner stops, the next candidate owns the chain and is told
+ * so ({@link #addListener}), which is how unfinished work is picked up. A single-instance implementation owns
+ * everything.
  */
 public interface Leadership {
 
     /**
-     * Runs for (or confirms) leadership of the chain's topic and answers whether this instance holds it.
-     * Must be idempotent and must not block longer than the implementation's election timeout.
+     * Whether this instance owns the chain now. A read of the current owner (never a cluster write): it is asked
+     * on every operation and by the load monitor on every round.
      */
     boolean actsFor(ChainId chain);
 
-    /** Gives up leadership of the chain's topic (the chain was removed). No-op when not leader. */
+    /** Runs for the chain's ownership; idempotent. The first instance to run for a chain owns it. */
+    void join(ChainId chain);
+
+    /** Gives up running for the chain (it is gone); no-op when not running. */
     void release(ChainId chain);
+
+    /** The instance that owns the chain, as the cluster names it; empty when nobody runs for it yet. */
+    Optional<String> owner(ChainId chain);
+
+    /**
+     * Called with each chain this instance comes to own, on an event thread or the thread that joined: a listener
+     * hands the work to a thread of its own and returns.
+     */
+    void addListener(Consumer<ChainId> gained);
+
+    /** Undoes {@link #addListener}. */
+    void removeListener(Consumer<ChainId> gained);
 }

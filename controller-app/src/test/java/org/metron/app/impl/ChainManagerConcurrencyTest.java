@@ -64,7 +64,24 @@ public class ChainManagerConcurrencyTest {
             }
 
             @Override
+            public void join(ChainId chain) {
+            }
+
+            @Override
             public void release(ChainId chain) {
+            }
+
+            @Override
+            public java.util.Optional<String> owner(ChainId chain) {
+                return java.util.Optional.empty();
+            }
+
+            @Override
+            public void addListener(java.util.function.Consumer<ChainId> gained) {
+            }
+
+            @Override
+            public void removeListener(java.util.function.Consumer<ChainId> gained) {
             }
         };
         ChainManager other = new ChainManager(new ChainStore(new LocalStoreFactory()), w.servers, w.switches, never,

@@ -530,7 +530,7 @@ public class ScaleOutExecutorTest {
         }
         assertEquals(ScalingOperation.Step.SWITCHED, rig.scaling.inProgress().iterator().next().step());
 
-        List<ScalingEvent> recovered = rig.executor().recover();
+        List<ScalingEvent> recovered = rig.executor().recover(c -> true);
 
         assertEquals(1, recovered.size());
         assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
@@ -935,7 +935,7 @@ public class ScaleOutExecutorTest {
         assertEquals("forward re-tagged", 2, rig.offloadRulesFor(moved).size());
         rig.replyRules().forEach((c, r) -> assertEquals("replies not yet", original.classMac(c), destination(r)));
 
-        List<ScalingEvent> recovered = rig.executor().recover();
+        List<ScalingEvent> recovered = rig.executor().recover(c -> true);
 
         assertEquals(1, recovered.size());
         assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());

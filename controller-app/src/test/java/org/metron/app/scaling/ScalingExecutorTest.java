@@ -432,7 +432,7 @@ public class ScalingExecutorTest {
         assertEquals("the switch was never re-tagged", 1, rig.offloadTags().values().stream()
                 .map(m -> m.toLong() >>> 16).distinct().count());
 
-        List<ScalingEvent> recovered = rig.executor().recover();
+        List<ScalingEvent> recovered = rig.executor().recover(c -> true);
 
         assertEquals(1, recovered.size());
         assertEquals(ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
@@ -442,6 +442,25 @@ public class ScalingExecutorTest {
         assertEquals(Set.of("g0", "g0.1"), rig.agentGroups().stream().map(GroupStatus::getGroupId)
                 .collect(Collectors.toSet()));
         assertEquals(Map.of(5000, 2000), rig.flows("g0.1"));
+    }
+
+    @Test
+    public void anUnfinishedSplitIsLeftToTheChainsOwnerAndDroppedOnceTheChainIsDeleted() throws Exception {
+        Rig rig = new Rig("owned");
+        rig.crashing.crashOn = Fixtures.D1;
+        assertThrows(IllegalStateException.class,
+                () -> rig.executor().split(rig.chain, "g0", Map.of(), "test", System.currentTimeMillis()));
+        ScalingOperation op = rig.scaling.inProgress().iterator().next();
+
+        // another instance owns the chain: it finishes the split, this one touches nothing
+        assertTrue(rig.executor().recover(c -> false).isEmpty());
+        assertEquals(op.toString(), rig.scaling.inProgress().iterator().next().toString());
+
+        // the chain was deleted meanwhile: its journal entry goes, and recovery carries on with the others
+        org.metron.app.api.Chain chain = rig.store.chains().remove(rig.chain).orElseThrow();
+        assertTrue(rig.executor().recover(c -> true).isEmpty());
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        rig.store.chains().put(rig.chain, chain); // for removeChains, which takes off what is left
     }
 
     /** The agent's load report as the monitor receives it: cumulative counters after {@code step} intervals. */
@@ -751,7 +770,7 @@ public class ScalingExecutorTest {
         assertTrue("the replies were not re-tagged yet",
                 replyTags(rig).values().stream().allMatch(m -> m.toLong() >>> 16 == group));
 
-        List<ScalingEvent> recovered = rig.executor().recover();
+        List<ScalingEvent> recovered = rig.executor().recover(c -> true);
 
         assertEquals(1, recovered.size());
         assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
@@ -819,7 +838,7 @@ public class ScalingExecutorTest {
         assertTrue("forward re-tagged, replies not yet", replyTags(rig).values().stream()
                 .anyMatch(m -> m.toLong() >>> 16 == retired.classMac(0).toLong() >>> 16));
 
-        List<ScalingEvent> recovered = rig.executor().recover();
+        List<ScalingEvent> recovered = rig.executor().recover(c -> true);
 
         assertEquals(recovered.get(0).detail(), ScalingEvent.Outcome.DONE, recovered.get(0).outcome());
         replyTags(rig).forEach((c, mac) -> assertEquals(kept.classMac(c), mac));

@@ -1,0 +1,110 @@
+package org.metron.app.testing;
+
+import org.metron.app.api.ChainId;
+import org.metron.app.spi.Leadership;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * Chain ownership among several controller instances in one JVM, as ONOS's LeadershipService elects per topic:
+ * candidates in the order they ran, the first one leads; when the leader's instance stops (or withdraws) the next
+ * candidate leads and is told. Instances share one {@code TestLeadership}; {@link #instance} gives each its view.
+ */
+public final class TestLeadership {
+    private final Map<ChainId, List<String>> candidates = new HashMap<>();
+    private final Map<String, Instance> instances = new HashMap<>();
+
+    /** The view of the instance called {@code name} (made on first use). */
+    public synchronized Leadership instance(String name) {
+        return instances.computeIfAbsent(name, Instance::new);
+    }
+
+    /** The instance stops: it leaves every topic, and the next candidate of each topic it led is told it leads. */
+    public void stop(String name) {
+        List<Runnable> told = new ArrayList<>();
+        synchronized (this) {
+            for (Map.Entry<ChainId, List<String>> e : candidates.entrySet()) {
+                told.addAll(leave(e.getKey(), e.getValue(), name));
+            }
+            instances.remove(name);
+        }
+        told.forEach(Runnable::run);
+    }
+
+    private List<Runnable> leave(ChainId chain, List<String> order, String name) {
+        boolean led = !order.isEmpty() && order.get(0).equals(name);
+        order.remove(name);
+        if (!led || order.isEmpty()) {
+            return List.of();
+        }
+        Instance next = instances.get(order.get(0));
+        return next == null ? List.of() : List.of(() -> next.gained(chain));
+    }
+
+    private final class Instance implements Leadership {
+        final String name;
+        final List<Consumer<ChainId>> listeners = new CopyOnWriteArrayList<>();
+
+        Instance(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public boolean actsFor(ChainId chain) {
+            return owner(chain).map(name::equals).orElse(false);
+        }
+
+        @Override
+        public void join(ChainId chain) {
+            boolean leads;
+            synchronized (TestLeadership.this) {
+                List<String> order = candidates.computeIfAbsent(chain, c -> new ArrayList<>());
+                if (order.contains(name)) {
+                    return;
+                }
+                order.add(name);
+                leads = order.size() == 1;
+            }
+            if (leads) {
+                gained(chain);
+            }
+        }
+
+        @Override
+        public void release(ChainId chain) {
+            List<Runnable> told;
+            synchronized (TestLeadership.this) {
+                told = leave(chain, candidates.getOrDefault(chain, new ArrayList<>()), name);
+            }
+            told.forEach(Runnable::run);
+        }
+
+        @Override
+        public Optional<String> owner(ChainId chain) {
+            synchronized (TestLeadership.this) {
+                List<String> order = candidates.get(chain);
+                return order == null || order.isEmpty() ? Optional.empty() : Optional.of(order.get(0));
+            }
+        }
+
+        @Override
+        public void addListener(Consumer<ChainId> gained) {
+            listeners.add(gained);
+        }
+
+        @Override
+        public void removeListener(Consumer<ChainId> gained) {
+            listeners.remove(gained);
+        }
+
+        void gained(ChainId chain) {
+            listeners.forEach(l -> l.accept(chain));
+        }
+    }
+}
