@@ -141,7 +141,15 @@ public final class AgentWatch implements AutoCloseable {
                 log.warn("Recovery of {} failed, retrying next round: {}", s, ex.getMessage());
             }
         }
-        // forget servers that left the registry; if they come back they are compared again
+        // what deleted chains left on a server whose agent answers (or a switch that is back) goes now
+        Set<DeviceId> answering = new HashSet<>(present);
+        answering.removeAll(unreachableSince.keySet());
+        try {
+            recovery.afterRound(answering);
+        } catch (RuntimeException ex) {
+            log.warn("Retrying pending removals failed: {}", ex.toString());
+        }
+                // forget servers that left the registry; if they come back they are compared again
         bootIds.keySet().retainAll(present);
         unchecked.retainAll(present);
         unreachableSince.keySet().retainAll(present);

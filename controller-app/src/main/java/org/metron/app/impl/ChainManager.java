@@ -27,7 +27,6 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
-import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
@@ -36,17 +35,14 @@ import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowEntry;
-import org.onosproject.net.flow.FlowId;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -82,6 +78,8 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
+    private final ChainRemoval removal;
+    private final ChainReconciler reconciler;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
     /** Computes failover backups off the operations' threads, one chain at a time. */
@@ -117,6 +115,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
+        this.removal = new ChainRemoval(store, servers, deployer, this::withoutShared, this::releasePlacement);
+        this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
+                agentTimeout), agentTimeout);
     }
 
     // ---- operations ------------------------------------------------------------------------------------------
@@ -134,6 +135,9 @@ public final class ChainManager implements MetronService, CompiledChains {
                     ? store.chains().replace(pc.id(), old.get().version(), chain)
                     : store.chains().putIfAbsent(pc.id(), chain);
             if (!stored) {
+                if (old.isPresent() && old.get().value().markedForRemoval()) {
+                    throw beingRemoved(old.get().value(), "submitted again");
+                }
                 throw new MetronException(Fault.DUPLICATE_CHAIN, "chain " + pc.id() + " already exists ("
                         + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
                         + "update it");
@@ -169,6 +173,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         synchronized (lock(id)) {
             requireLeader(id);
             Chain old = existing(id);
+            if (old.markedForRemoval()) {
+                throw beingRemoved(old, "updated");
+            }
             requireAgentAnswers(old);
             Chain next = old.withDefinition(pc.json(), pc.deployment());
             Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
@@ -273,22 +280,95 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
+    /**
+     * Records the operator's delete (the chain REMOVING: a tombstone every instance sees, which nothing undoes)
+     * before touching any device, then removes what it can ({@link ChainRemoval}). What could not be removed
+     * (a dead agent, an unreachable switch) is removed when its device answers again ({@link #retryRemovals}),
+     * by another DELETE, or by whoever reconciles the chain; the chain goes once nothing of it is left.
+     */
     @Override
-    public void remove(ChainId id) {
+    public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
             requireLeader(id);
             Chain chain = existing(id);
-            store.chains().put(id, chain.withState(ChainState.REMOVING, ""));
-            List<String> left = tearDown(chain);
-            if (!left.isEmpty()) {
-                store.chains().put(id, chain.withState(ChainState.FAILED, "removal incomplete: " + left));
-                throw new MetronException(Fault.AGENT_FAILURE, "chain " + id + " could not be fully removed: "
-                        + left + "; retry DELETE");
+            if (!chain.markedForRemoval()) {
+                chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
+                store.chains().put(id, chain);
             }
-            store.chains().remove(id);
-            compiled.remove(id);
-            leadership.release(id);
+            return finishRemoval(chain);
         }
+    }
+
+    /** One removal attempt of a chain marked for removal; caller holds the lock. */
+    Optional<Chain> finishRemoval(Chain chain) {
+        Optional<Chain> left = removal.attempt(chain);
+        if (left.isEmpty()) {
+            compiled.remove(chain.id());
+            leadership.release(chain.id());
+        }
+        return left;
+    }
+
+    /**
+     * Tries again to remove the chains marked for removal that have something left on a device {@code back}
+     * accepts (its agent answers again, the switch is available again): the agent watch's rounds and the ONOS
+     * device listener call it.
+     *
+     * @return the chains now gone
+     */
+    public List<ChainId> retryRemovals(java.util.function.Predicate<DeviceId> back) {
+        List<ChainId> gone = new ArrayList<>();
+        for (Chain c : store.chains().snapshot().values()) {
+            if (!c.markedForRemoval() || c.pending().stream().noneMatch(p -> back.test(p.device()))) {
+                continue;
+            }
+            whileLeading(c.id(), () -> store.chains().get(c.id()).map(Versioned::value)
+                    .filter(Chain::markedForRemoval).ifPresent(now -> {
+                        if (finishRemoval(now).isEmpty()) {
+                            gone.add(c.id());
+                        }
+                    }));
+        }
+        return gone;
+    }
+
+    /**
+     * Picks up a chain this instance has just come to act for (another instance stopped while acting for it):
+     * finishes or redoes a bring-up left half-way, continues a removal, checks a degraded chain's server
+     * ({@link ChainReconciler}). Idempotent; an ACTIVE chain whose server answers is left alone.
+     *
+     * @return what was done, for the log
+     */
+    public String reconcile(ChainId id) {
+        return reconciler.reconcile(id);
+    }
+
+    /**
+     * Removes what the chain's record says it installed, releases its placement and brings it up again from its
+     * stored definition (reconciliation of a bring-up another instance left half-way); caller holds the lock.
+     *
+     * @throws MetronException when it cannot be brought up (the chain is then FAILED saying why)
+     */
+    Chain bringUpAgain(Chain c, String why) {
+        List<String> left = tearDown(c);
+        if (!left.isEmpty()) {
+            log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
+        }
+        releasePlacement(c.id());
+        compiled.remove(c.id());
+        return bringUp(c.withState(ChainState.SUBMITTED, why), compilerOf(c));
+    }
+
+    /** Whether {@code device} is a switch the network view has now (an unavailable device is not in it). */
+    boolean switchAvailable(DeviceId device) {
+        return placement.network().device(device).map(d -> d.role() != org.metron.app.spi.DeviceRole.SERVER)
+                .orElse(false);
+    }
+
+    private static MetronException beingRemoved(Chain c, String what) {
+        return new MetronException(Fault.BEING_REMOVED, "chain " + c.id() + " cannot be " + what + ": it was "
+                + "deleted and is being removed" + (c.pending().isEmpty() ? "" : " (left: " + c.pending() + ")")
+                + "; submit it again once it is gone");
     }
 
     @Override
@@ -328,6 +408,14 @@ public final class ChainManager implements MetronService, CompiledChains {
      * @return the chains that were moved
      */
     public List<ChainId> reroute(DeviceId device) {
+        return reroute(device, "device " + device + " unavailable");
+    }
+
+    /**
+     * {@link #reroute(DeviceId)} naming what failed in logs and reasons ({@code cause}: "device X unavailable",
+     * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
+     */
+    public List<ChainId> reroute(DeviceId device, String cause) {
         List<ChainId> moved = new ArrayList<>();
         for (InstalledState st : store.installed().snapshot().values()) {
             if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
@@ -335,14 +423,16 @@ public final class ChainManager implements MetronService, CompiledChains {
             }
             ChainId id = st.chainId();
             synchronized (lock(id)) {
-                if (!leadership.actsFor(id)) {
+                // a chain the operator deleted is never given new rules
+                if (!leadership.actsFor(id) || chain(id).map(Chain::markedForRemoval).orElse(true)) {
                     continue;
                 }
                 try {
-                    rerouteOne(id, device);
+                    rerouteOne(id, device, cause);
                     moved.add(id);
                 } catch (MetronException e) {
-                    log.warn("Chain {} could not be rerouted around {}: {}", id, device, e.getMessage());
+                    log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
+                            e.getMessage());
                 }
             }
         }
@@ -401,52 +491,87 @@ public final class ChainManager implements MetronService, CompiledChains {
             }
             ChainId id = p.chainId();
             synchronized (lock(id)) {
-                Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-                boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
-                if (!leadership.actsFor(id) || chain.isEmpty() || !stillThere
-                        || chain.get().state() == ChainState.REMOVING) {
-                    continue;
-                }
-                Chain c = chain.get();
-                String why = "server " + server + " became unavailable";
-                ChainCompiler compiler = compilerOf(c);
-                // nothing is torn down unless another server can take the chain: with none, the chain stays placed
-                // (its rules, tags and cores) and comes back when its agent does (restart recovery)
-                try {
-                    ServerChoice other = placement.chooseServer(id, c.deployment(), c.deployment().cpuCores(),
-                            this::reservedCores, compiler.flowStateDemand());
-                    if (other.server().id().equals(server)) {
-                        continue; // its agent answers again: restart recovery's case, not a loss
-                    }
-                } catch (MetronException e) {
-                    store.chains().put(id, c.withState(c.state(), why + "; no other server can take the chain ("
-                            + e.getMessage() + "): it stays placed there until its agent answers again"));
-                    log.warn("Chain {} stays on lost server {}: no other server can take it: {}", id, server,
-                            e.getMessage());
-                    continue;
-                }
-                store.installed().get(id).map(Versioned::value).ifPresent(st -> {
-                    List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
-                    if (!left.isEmpty()) {
-                        log.warn("Chain {}: rules of the lost server's placement not removed: {}", id, left);
-                    }
-                });
-                releasePlacement(id);
-                try {
-                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler);
-                    store.chains().put(id, up.withState(up.state(), "moved off " + server
-                            + " (unavailable) to " + placement(id).flatMap(Placement::server)
-                            .map(Object::toString).orElse("the offload device alone")));
+                if (leadership.actsFor(id) && moveOff(id, server)) {
                     moved.add(id);
-                    log.warn("Chain {} moved off {}: the server became unavailable", id, server);
-                } catch (MetronException e) {
-                    store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
-                            + "chain: " + e.getMessage()));
-                    log.warn("Chain {} failed with its server {}: {}", id, server, e.getMessage());
                 }
             }
         }
         return moved;
+    }
+
+    /**
+     * {@link #serverLost} for one chain, caller holding its lock: moved to another server, or DEGRADED naming what
+     * does not run when no other server can take it (nothing torn down: it comes back if its agent does), or
+     * FAILED when another server was chosen but the chain could not be brought up there. A chain marked for
+     * removal, or no longer placed on {@code server}, is left alone.
+     *
+     * @return whether the chain now runs on another server
+     */
+    boolean moveOff(ChainId id, DeviceId server) {
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
+        if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
+            return false;
+        }
+        Chain c = chain.get();
+        String why = "server " + server + " became unavailable";
+        ChainCompiler compiler = compilerOf(c);
+        // nothing is torn down unless another server can take the chain: with none, the chain stays placed
+        // (its rules, tags and cores) and comes back when its agent does (restart recovery)
+        try {
+            ServerChoice other = placement.chooseServer(id, c.deployment(), c.deployment().cpuCores(),
+                    this::reservedCores, compiler.flowStateDemand());
+            if (other.server().id().equals(server)) {
+                return false; // its agent answers again: restart recovery's case, not a loss
+            }
+        } catch (MetronException e) {
+            List<org.metron.app.api.PendingPart> down = notRunning(id, server);
+            store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
+                    + e.getMessage() + "): its traffic does not flow until the agent of " + server
+                    + " answers again", down));
+            log.warn("Chain {} DEGRADED: its server {} is lost and no other server can take it ({}); not running: "
+                    + "{}", id, server, e.getMessage(), down);
+            return false;
+        }
+        store.installed().get(id).map(Versioned::value).ifPresent(st -> {
+            List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
+            if (!left.isEmpty()) {
+                log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
+            }
+        });
+        releasePlacement(id);
+        try {
+            Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler);
+            String to = placement(id).flatMap(Placement::server).map(Object::toString)
+                    .orElse("the offload device alone");
+            store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
+            log.warn("Chain {} moved off lost server {} to {}: {}", id, server, to, up.state());
+            return true;
+        } catch (MetronException e) {
+            store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
+                    + "chain: " + e.getMessage()));
+            log.warn("Chain {} FAILED with its lost server {}: {}", id, server, e.getMessage());
+            return false;
+        }
+    }
+
+    /** What of a chain runs on {@code server}: its pipeline and NIC rules there, as pending parts. */
+    private List<org.metron.app.api.PendingPart> notRunning(ChainId id, DeviceId server) {
+        String why = "server " + server + " unavailable";
+        List<org.metron.app.api.PendingPart> out = new ArrayList<>();
+        store.installed().get(id).map(Versioned::value).filter(st -> st.server().equals(Optional.of(server)))
+                .ifPresent(st -> {
+                    if (st.pipeline()) {
+                        out.add(new org.metron.app.api.PendingPart(server, "pipeline " + id, why));
+                    }
+                    if (!st.nicRuleIds().isEmpty()) {
+                        out.add(new org.metron.app.api.PendingPart(server, "NIC rules " + st.nicRuleIds(), why));
+                    }
+                });
+        if (out.isEmpty()) {
+            out.add(new org.metron.app.api.PendingPart(server, "the chain's groups", why));
+        }
+        return out;
     }
 
     /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
@@ -472,7 +597,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * that device when it still fits (computed for the chain's current placement, every device it uses
      * available), else by computing a new path and offload device from the current network view.
      */
-    private void rerouteOne(ChainId id, DeviceId failed) {
+    private void rerouteOne(ChainId id, DeviceId failed, String cause) {
         long t0 = System.nanoTime();
         Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
@@ -495,11 +620,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         store.placements().put(id, moved);
         String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
         Chain c = existing(id);
-        store.chains().put(id, c.withState(c.state(), "rerouted around " + failed + " (" + how + ", "
+        store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
                 + ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
-                .orElse("-")));
-        log.info("Chain {} rerouted around {} {} in {} ms: offload on {}", id, failed, how, ms(t0, System.nanoTime()),
-                moved.offloadDevice().map(Object::toString).orElse("-"));
+                .orElse("-"), c.pending()));
+        log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
+                st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
+                ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
         refreshBackups(id);
     }
 
@@ -730,58 +856,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
-    /** Removes what the chain installed and releases what it holds; answers what could not be removed. */
-    private List<String> tearDown(Chain chain) {
-        ChainId id = chain.id();
-        List<String> left = new ArrayList<>();
-        Optional<InstalledState> installed = store.installed().get(id).map(Versioned::value);
-        if (installed.isPresent()) {
-            Optional<DeviceId> serverId = installed.get().server();
-            Optional<MetronServer> server = serverId.flatMap(servers::server);
-            if (serverId.isPresent() && server.isEmpty()) {
-                left.add("server " + serverId.get() + " is no longer registered");
-            } else {
-                left.addAll(deployer.undeploy(withoutShared(installed.get()), server));
-            }
-            left.addAll(tearDownScaledOut(id, serverId));
-        }
-        if (left.isEmpty()) {
-            releasePlacement(id);
-        }
-        return left;
-    }
-
     /**
-     * Groups scaling moved to another server (docs/scaling.md#scale-out) run there as their own pipeline (named
-     * after the chain) with their own NIC rule; the chain's installed state names only its own server, so they go
-     * here. A restarted agent no longer holding them counts as removed.
+     * Removes what the chain installed and releases what it holds ({@link ChainRemoval}); what could not be removed
+     * stays recorded. Answers what is left.
      */
-    private List<String> tearDownScaledOut(ChainId id, Optional<DeviceId> home) {
-        List<String> left = new ArrayList<>();
-        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
-        Set<DeviceId> done = new HashSet<>();
-        for (GroupAssignment g : placed.map(Placement::groups).orElse(List.of())) {
-            Optional<DeviceId> far = g.server().filter(d -> !Optional.of(d).equals(home));
-            if (far.isEmpty()) {
-                continue;
-            }
-            Optional<MetronServer> server = servers.server(far.get());
-            if (server.isEmpty()) {
-                left.add("server " + far.get() + " of group " + g.groupId() + " is no longer registered");
-                continue;
-            }
-            AgentClient agent = server.get().agent();
-            // as Deployer.undeploy: the pipeline first (the last pushed undo runs first), then the NIC rule
-            Deque<Deployer.Undo> undo = new ArrayDeque<>();
-            undo.push(new Deployer.Undo("NIC rule of group " + g.groupId() + " on " + agent.target(),
-                    () -> AgentCalls.removeNicRulesPresent(agent, List.of(RulePlanner.nicRuleId(id, g.groupId())))));
-            if (done.add(far.get())) {
-                undo.push(new Deployer.Undo("pipeline " + id + " on " + agent.target(),
-                        () -> AgentCalls.goneIsDone(agent.removePipeline(id.name()))));
-            }
-            left.addAll(deployer.rollback(undo));
-        }
-        return left;
+    private List<String> tearDown(Chain chain) {
+        return removal.removeInstalled(chain.id()).stream().map(Object::toString).collect(Collectors.toList());
     }
 
     /**
@@ -992,8 +1072,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         List<CompletableFuture<ServerResources>> resources = new ArrayList<>();
         List<CompletableFuture<Stats>> loads = new ArrayList<>();
         for (MetronServer s : all) {
-            resources.add(s.agent().getResources());
-            loads.add(s.agent().getStats(""));
+            // a call that throws instead of failing its future is that server's error, not the whole answer's
+            resources.add(Deployer.call(() -> s.agent().getResources()));
+            loads.add(Deployer.call(() -> s.agent().getStats("")));
         }
         for (int i = 0; i < all.size(); i++) {
             MetronServer s = all.get(i);
@@ -1021,17 +1102,16 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public List<RuleInfo> rules(DeviceId device) {
         List<RuleInfo> out = new ArrayList<>();
-        Map<DeviceId, Map<FlowId, FlowEntry>> counters = new HashMap<>();
+        DeviceCounters counters = new DeviceCounters(switches);
         for (InstalledState st : store.installed().snapshot().values()) {
             for (InstalledRule r : st.switchRules()) {
                 DeviceId dev = r.rule().deviceId();
                 if (device != null && !device.equals(dev)) {
                     continue;
                 }
-                FlowEntry e = counters.computeIfAbsent(dev, k -> switches.entries(k).stream()
-                        .collect(Collectors.toMap(FlowEntry::id, x -> x, (a, b) -> a))).get(r.rule().id());
+                FlowEntry e = counters.entry(dev, r.rule().id());
                 out.add(new RuleInfo(st.chainId(), r.role(), r.rule(), e == null ? -1 : e.packets(),
-                        e == null ? -1 : e.bytes()));
+                        e == null ? -1 : e.bytes(), counters.error(dev)));
             }
         }
         return out;

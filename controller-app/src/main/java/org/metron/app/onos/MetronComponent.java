@@ -148,11 +148,21 @@ public class MetronComponent implements MetronService, CompiledChains {
         manager.rulesChanged(id);
     }
 
-    private void reroute(DeviceId device) {
+    private void reroute(DeviceId device, String cause) {
         events.execute(() -> {
-            List<ChainId> moved = manager.reroute(device);
+            List<ChainId> moved = manager.reroute(device, cause);
             if (!moved.isEmpty()) {
-                log.info("Rerouted {} around {}", moved, device);
+                log.info("Rerouted {} after {} (their rules on {})", moved, cause, device);
+            }
+        });
+    }
+
+    /** A device available again: what deleted chains left on it is removed now (agents: the agent watch too). */
+    private void deviceBack(DeviceId device) {
+        events.execute(() -> {
+            List<ChainId> gone = manager.retryRemovals(device::equals);
+            if (!gone.isEmpty()) {
+                log.info("Chains {} removed: {} is available again", gone, device);
             }
         });
     }
@@ -167,23 +177,31 @@ public class MetronComponent implements MetronService, CompiledChains {
                 return;
             }
             List<ChainId> moved = manager.serverLost(server);
-            log.warn("Metron server {} unavailable for {} ms: moved {}", server, failoverDeadline.toMillis(), moved);
+            log.warn("Metron server {} unavailable for {} ms: chains moved to other servers: {}", server,
+                    failoverDeadline.toMillis(), moved);
         }, failoverDeadline.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** A device that went unavailable. */
+    /** A device that went unavailable, or came back. */
     private class InternalDeviceListener implements DeviceListener {
         @Override
         public boolean isRelevant(DeviceEvent e) {
-            return (e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED
-                    && !deviceService.isAvailable(e.subject().id())) || e.type() == DeviceEvent.Type.DEVICE_REMOVED;
+            return e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED
+                    || e.type() == DeviceEvent.Type.DEVICE_REMOVED;
         }
 
         @Override
         public void event(DeviceEvent e) {
-            reroute(e.subject().id());
-            if (MetronDeviceIds.isMetronServer(e.subject().id())) {
-                serverLost(e.subject().id());
+            DeviceId id = e.subject().id();
+            if (e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED && deviceService.isAvailable(id)) {
+                deviceBack(id);
+                return;
+            }
+            if (MetronDeviceIds.isMetronServer(id)) {
+                serverLost(id); // a server holds no switch rules: nothing to reroute around it
+            } else {
+                reroute(id, "device " + id + (e.type() == DeviceEvent.Type.DEVICE_REMOVED ? " removed"
+                        : " unavailable"));
             }
         }
     }
@@ -197,8 +215,16 @@ public class MetronComponent implements MetronService, CompiledChains {
 
         @Override
         public void event(LinkEvent e) {
-            reroute(e.subject().src().deviceId());
-            reroute(e.subject().dst().deviceId());
+            DeviceId src = e.subject().src().deviceId();
+            DeviceId dst = e.subject().dst().deviceId();
+            // a link to a Metron server goes with the server (serverLost's case): no path around it reaches the
+            // server, and the switch at its other end is healthy
+            if (MetronDeviceIds.isMetronServer(src) || MetronDeviceIds.isMetronServer(dst)) {
+                return;
+            }
+            String cause = "link " + e.subject().src() + " -> " + e.subject().dst() + " removed";
+            reroute(src, cause);
+            reroute(dst, cause);
         }
     }
 
@@ -213,8 +239,16 @@ public class MetronComponent implements MetronService, CompiledChains {
     }
 
     @Override
-    public void remove(ChainId id) {
-        manager.remove(id);
+    public Optional<Chain> remove(ChainId id) {
+        return manager.remove(id);
+    }
+
+    /**
+     * Picks up a chain this instance has come to act for (its previous owner stopped): see
+     * {@link ChainManager#reconcile}. For whoever follows chain ownership (leadership events).
+     */
+    public String reconcile(ChainId id) {
+        return manager.reconcile(id);
     }
 
     @Override
