@@ -120,11 +120,11 @@ final class ChainRemoval {
         List<InstalledRule> kept = new ArrayList<>();
         for (DeviceId dev : order) {
             List<InstalledRule> rules = byDevice.get(dev);
-            List<String> failed = deployer.rollback(undo(new Deployer.Undo(rules.size() + " rules on " + dev,
-                    () -> deployer.switchRemoval(dev, rules))));
-            if (!failed.isEmpty()) {
+            String failed = once(new Deployer.Undo(rules.size() + " rules on " + dev,
+                    () -> deployer.switchRemoval(dev, rules)));
+            if (failed != null) {
                 kept.addAll(rules);
-                left.add(new PendingPart(dev, rules.size() + " switch rules", String.join("; ", failed)));
+                left.add(new PendingPart(dev, rules.size() + " switch rules", failed));
             }
         }
         return kept;
@@ -158,11 +158,10 @@ final class ChainRemoval {
         }
         AgentClient agent = server.get().agent();
         if (pipeline) {
-            List<String> failed = deployer.rollback(undo(new Deployer.Undo(pipelineWhat + " on " + agent.target(),
-                    () -> AgentCalls.goneIsDone(agent.removePipeline(st.chainId().name())))));
-            if (!failed.isEmpty()) {
-                String why = String.join("; ", failed);
-                left.add(new PendingPart(serverId, pipelineWhat, why));
+            String failed = once(new Deployer.Undo(pipelineWhat + " on " + agent.target(),
+                    () -> AgentCalls.goneIsDone(agent.removePipeline(st.chainId().name()))));
+            if (failed != null) {
+                left.add(new PendingPart(serverId, pipelineWhat, failed));
                 if (nics) {
                     left.add(new PendingPart(serverId, nicWhat, "not tried: the agent failed to remove the pipeline"));
                 }
@@ -170,10 +169,10 @@ final class ChainRemoval {
             }
         }
         if (nics) {
-            List<String> failed = deployer.rollback(undo(new Deployer.Undo(nicWhat + " on " + agent.target(),
-                    () -> AgentCalls.removeNicRulesPresent(agent, st.nicRuleIds()))));
-            if (!failed.isEmpty()) {
-                left.add(new PendingPart(serverId, nicWhat, String.join("; ", failed)));
+            String failed = once(new Deployer.Undo(nicWhat + " on " + agent.target(),
+                    () -> AgentCalls.removeNicRulesPresent(agent, st.nicRuleIds())));
+            if (failed != null) {
+                left.add(new PendingPart(serverId, nicWhat, failed));
                 return new boolean[]{false, true};
             }
         }
@@ -219,9 +218,12 @@ final class ChainRemoval {
         return left;
     }
 
-    private static Deque<Deployer.Undo> undo(Deployer.Undo u) {
+    /** Runs one removal; answers its error (without the part's name, which the pending part carries), or null. */
+    private String once(Deployer.Undo u) {
         Deque<Deployer.Undo> d = new ArrayDeque<>();
         d.push(u);
-        return d;
+        List<String> failed = deployer.rollback(d);
+        return failed.isEmpty() ? null : failed.get(0).substring(Math.min(failed.get(0).length(),
+                u.what.length() + 2));
     }
 }

@@ -25,6 +25,7 @@ public final class TestSwitches implements SwitchProgrammer {
     private final Map<DeviceId, Map<Object, FlowRule>> tables = new HashMap<>();
     private final Set<DeviceId> rejecting = new HashSet<>();
     private final Map<DeviceId, RuntimeException> unreadable = new HashMap<>();
+    private final Set<DeviceId> refusingRemoval = new HashSet<>();
     private final Map<DeviceId, Integer> otherRules = new HashMap<>();
     private final List<String> log = new ArrayList<>();
     private java.util.function.Consumer<DeviceId> beforeCommit = d -> { };
@@ -50,6 +51,16 @@ public final class TestSwitches implements SwitchProgrammer {
             unreadable.remove(d);
         } else {
             unreadable.put(d, e);
+        }
+        return this;
+    }
+
+    /** Makes removals from the device fail (unreachable), or succeed again ({@code refuse} false). */
+    public synchronized TestSwitches refuseRemoval(DeviceId d, boolean refuse) {
+        if (refuse) {
+            refusingRemoval.add(d);
+        } else {
+            refusingRemoval.remove(d);
         }
         return this;
     }
@@ -139,6 +150,9 @@ public final class TestSwitches implements SwitchProgrammer {
     @Override
     public synchronized CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
         log.add("remove " + device + " " + rules.size());
+        if (refusingRemoval.contains(device)) {
+            return CompletableFuture.failedFuture(new IllegalStateException(device + " does not answer"));
+        }
         Map<Object, FlowRule> t = tables.getOrDefault(device, new HashMap<>());
         rules.forEach(r -> t.remove(entry(r))); // a strict delete: by match and priority
         return CompletableFuture.completedFuture(null);
