@@ -1313,6 +1313,13 @@ public final class ScalingExecutor {
         List<ScalingEvent> out = new ArrayList<>();
         for (ScalingOperation op : journal.inProgress()) {
             synchronized (lock(op.chain())) {
+                // a chain the operator deleted is never scaled again: its removal takes what the operation left
+                Optional<Chain> chain = store.chains().get(op.chain()).map(Versioned::value);
+                if (chain.isEmpty() || chain.get().markedForRemoval()) {
+                    journal.operations().remove(op.chain());
+                    log.warn("Not recovering {} of {}: the chain was deleted", op.kind(), op.chain());
+                    continue;
+                }
                 Optional<MetronServer> server = op.before().server().flatMap(servers::server);
                 if (server.isEmpty()) {
                     log.warn("Cannot recover {} of {}: server {} not registered", op.kind(), op.chain(),
