@@ -58,6 +58,8 @@ public final class AgentWatch implements AutoCloseable {
     private final Map<DeviceId, Long> unreachableSince = new HashMap<>();
     private final Set<DeviceId> reportedLost = new HashSet<>();
     private Duration failoverDeadline;
+    /** How long a round waits for Health: the timeout, or the interval once started (a round is not held up). */
+    private Duration healthWait;
     private Consumer<DeviceId> onLost = id -> { };
     private ScheduledExecutorService timer;
 
@@ -68,6 +70,7 @@ public final class AgentWatch implements AutoCloseable {
         this.servers = Objects.requireNonNull(servers);
         this.recovery = Objects.requireNonNull(recovery);
         this.timeout = Objects.requireNonNull(timeout);
+        this.healthWait = timeout;
     }
 
     /**
@@ -99,6 +102,9 @@ public final class AgentWatch implements AutoCloseable {
         if (timer != null) {
             throw new IllegalStateException("agent watch already started");
         }
+        // an agent that does not answer Health within a round counts as not answering in that round: a dead one
+        // is not waited for for the client's whole deadline (it retries until then), so its loss is seen in time
+        healthWait = interval.compareTo(timeout) < 0 ? interval : timeout;
         timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "metron-agent-watch");
             t.setDaemon(true);
@@ -118,19 +124,21 @@ public final class AgentWatch implements AutoCloseable {
         Set<DeviceId> present = new HashSet<>();
         // ask every agent at once, so an unreachable one costs one timeout per round, not one per server
         Map<MetronServer, CompletableFuture<HealthReply>> health = new LinkedHashMap<>();
-        servers.servers().forEach(s -> health.put(s, s.agent().health()));
+        long asked = System.nanoTime();
+        servers.servers().forEach(s -> health.put(s, Deployer.call(() -> s.agent().health())));
+        long waitUntil = asked + healthWait.toNanos();
         for (Map.Entry<MetronServer, CompletableFuture<HealthReply>> e : health.entrySet()) {
             MetronServer s = e.getKey();
             present.add(s.id());
             HealthReply h;
             try {
-                h = e.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                h = e.getValue().get(Math.max(0, waitUntil - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 return recovered;
             } catch (Exception ex) {
                 unchecked.add(s.id()); // whatever it holds when it answers again must be compared
-                unreachable(s.id());
+                unreachable(s.id(), asked);
                 continue;
             }
             unreachableSince.remove(s.id());
@@ -168,9 +176,10 @@ public final class AgentWatch implements AutoCloseable {
         return recovered;
     }
 
-    private void unreachable(DeviceId id) {
+    /** {@code asked}: when the Health it did not answer was asked (the outage began before). */
+    private void unreachable(DeviceId id, long asked) {
         long now = System.nanoTime();
-        long since = unreachableSince.computeIfAbsent(id, k -> now);
+        long since = unreachableSince.computeIfAbsent(id, k -> asked);
         if (failoverDeadline != null && now - since >= failoverDeadline.toNanos() && reportedLost.add(id)) {
             log.warn("Agent of {} has not answered for {} ms: the server is lost", id, (now - since) / 1_000_000);
             try {

@@ -517,13 +517,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         String why = "server " + server + " became unavailable";
         ChainCompiler compiler = compilerOf(c);
         // nothing is torn down unless another server can take the chain: with none, the chain stays placed
-        // (its rules, tags and cores) and comes back when its agent does (restart recovery)
+        // (its rules, tags and cores) and comes back when its agent does (restart recovery). The lost server is
+        // not asked (a dead agent would cost a timeout per question)
+        PlacementEngine others = placement.without(server);
         try {
-            ServerChoice other = placement.chooseServer(id, c.deployment(), c.deployment().cpuCores(),
-                    this::reservedCores, compiler.flowStateDemand());
-            if (other.server().id().equals(server)) {
-                return false; // its agent answers again: restart recovery's case, not a loss
-            }
+            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), this::reservedCores,
+                    compiler.flowStateDemand());
         } catch (MetronException e) {
             List<org.metron.app.api.PendingPart> down = notRunning(id, server);
             store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
@@ -541,7 +540,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         });
         releasePlacement(id);
         try {
-            Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler);
+            Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
             String to = placement(id).flatMap(Placement::server).map(Object::toString)
                     .orElse("the offload device alone");
             store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
@@ -742,6 +741,11 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */
     private Chain bringUp(Chain chain, ChainCompiler compiler) {
+        return bringUp(chain, compiler, placement);
+    }
+
+    /** {@link #bringUp(Chain, ChainCompiler)} choosing with {@code pe} (e.g. without a lost server). */
+    private Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
         ChainId id = chain.id();
         DeploymentSpec d = chain.deployment();
         Chain current = chain;
@@ -755,12 +759,12 @@ public final class ChainManager implements MetronService, CompiledChains {
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
                 requireFreeIngressEarly(id, d, current.json(), compiler);
-                Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
-                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
                         compiler.flowStateDemand());
                 oc = full.isPresent() ? full.get()
-                        : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
+                        : pe.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
                         compiler);
                 List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
                         .collect(Collectors.toList());
