@@ -49,6 +49,10 @@ def state(session):
     return session.host.call("GET", f"/chains/{CHAIN}")
 
 
+def placed_on(session):
+    return next(p["server"] for p in session.host.call("GET", "/placements")["placements"] if p["chain"] == CHAIN)
+
+
 def metron_rules(session):
     """Metron's rules on every switch, from OVS's own tables."""
     switches = [n for n, v in session.state["nodes"].items() if v.get("bridge")]
@@ -110,3 +114,33 @@ def test_a_lost_server_without_spare_degrades_and_a_delete_with_a_dead_agent_sta
         print(f"lost-server e2e: killed agent -> DEGRADED in {degraded_ms:.0f} ms (deadline 1500 ms, watch every "
               f"500 ms); restarted agent -> ACTIVE in {active_ms:.0f} ms; {got}/{sent} flows before, 0 while "
               f"DEGRADED; DELETE with the agent dead: 202 REMOVING {left['pending']}; gone once it answered")
+
+
+def test_a_lost_servers_chain_runs_on_the_other_server_within_3s(tmp_path):
+    """two-servers: the agent of the chain's server is SIGKILLed; with the default deadline (1.5 s) and watch
+    interval (0.5 s) the chain is ACTIVE on the other server, its traffic reaching the sink, within 3 s."""
+    with Session("two-servers", run_root=tmp_path, log=lambda m: None) as s:
+        chain, plan, _, _ = scenario.deploy(s, CHAIN, 50)
+        assert chain["state"] == "ACTIVE", chain
+        wait_for(lambda: (lambda r: r if r[0] == r[1] else None)(arrivals(s, plan, "before")), 30,
+                 "traffic through the chain")
+        lost = placed_on(s)
+        node = lost.split(":")[-1]
+        proc = [p for p in s.state["processes"] if p["name"] == f"agent-{node}"][-1]
+        t0 = time.monotonic()
+        os.kill(proc["pid"], signal.SIGKILL)
+
+        def moved():
+            c = state(s)
+            return c if c["state"] == "ACTIVE" and c["reason"].startswith(f"moved off {lost}") else None
+
+        c = wait_for(moved, 30, "the chain ACTIVE on the other server")
+        failover_ms = (time.monotonic() - t0) * 1000
+        other = placed_on(s)
+        got, sent = wait_for(lambda: (lambda r: r if r[0] == r[1] else None)(arrivals(s, plan, "after")), 30,
+                             "traffic through the moved chain")
+        print(f"lost-server e2e with a spare: agent of {lost} killed -> chain ACTIVE on {other} in "
+              f"{failover_ms:.0f} ms (goal 3000); {got}/{sent} flows after; reason: {c['reason']}")
+        assert other != lost
+        assert failover_ms <= 3000, failover_ms
+        s.host.call("DELETE", f"/chains/{CHAIN}")
