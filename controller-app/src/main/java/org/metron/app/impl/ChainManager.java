@@ -1,8 +1,6 @@
 package org.metron.app.impl;
 
 import org.metron.agent.v1.DeployPipelineRequest;
-import org.metron.agent.v1.ServerResources;
-import org.metron.agent.v1.Stats;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -27,14 +25,12 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
-import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
-import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,14 +39,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -79,6 +73,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Duration agentTimeout;
     private final Synthesis synthesis;
     private final ChainRemoval removal;
+    private final Inventory inventory;
     private final ChainReconciler reconciler;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
@@ -115,7 +110,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
-        this.removal = new ChainRemoval(store, servers, deployer, this::withoutShared, this::releasePlacement);
+        this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
+                this::releasePlacement, compiled::remove);
+        this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
                 agentTimeout), agentTimeout);
     }
@@ -136,7 +133,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                     : store.chains().putIfAbsent(pc.id(), chain);
             if (!stored) {
                 if (old.isPresent() && old.get().value().markedForRemoval()) {
-                    throw beingRemoved(old.get().value(), "submitted again");
+                    throw ChainRemoval.refusal(old.get().value(), "submitted again");
                 }
                 throw new MetronException(Fault.DUPLICATE_CHAIN, "chain " + pc.id() + " already exists ("
                         + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
@@ -174,7 +171,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             requireLeader(id);
             Chain old = existing(id);
             if (old.markedForRemoval()) {
-                throw beingRemoved(old, "updated");
+                throw ChainRemoval.refusal(old, "updated");
             }
             requireAgentAnswers(old);
             Chain next = old.withDefinition(pc.json(), pc.deployment());
@@ -301,12 +298,7 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** One removal attempt of a chain marked for removal; caller holds the lock. */
     Optional<Chain> finishRemoval(Chain chain) {
-        Optional<Chain> left = removal.attempt(chain);
-        if (left.isEmpty()) {
-            compiled.remove(chain.id());
-            leadership.release(chain.id());
-        }
-        return left;
+        return removal.finish(chain);
     }
 
     /**
@@ -317,19 +309,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * @return the chains now gone
      */
     public List<ChainId> retryRemovals(java.util.function.Predicate<DeviceId> back) {
-        List<ChainId> gone = new ArrayList<>();
-        for (Chain c : store.chains().snapshot().values()) {
-            if (!c.markedForRemoval() || c.pending().stream().noneMatch(p -> back.test(p.device()))) {
-                continue;
-            }
-            whileLeading(c.id(), () -> store.chains().get(c.id()).map(Versioned::value)
-                    .filter(Chain::markedForRemoval).ifPresent(now -> {
-                        if (finishRemoval(now).isEmpty()) {
-                            gone.add(c.id());
-                        }
-                    }));
-        }
-        return gone;
+        return removal.retry(back);
     }
 
     /**
@@ -365,11 +345,6 @@ public final class ChainManager implements MetronService, CompiledChains {
                 .orElse(false);
     }
 
-    private static MetronException beingRemoved(Chain c, String what) {
-        return new MetronException(Fault.BEING_REMOVED, "chain " + c.id() + " cannot be " + what + ": it was "
-                + "deleted and is being removed" + (c.pending().isEmpty() ? "" : " (left: " + c.pending() + ")")
-                + "; submit it again once it is gone");
-    }
 
     @Override
     public ValidationReport validate(String json) {
@@ -524,7 +499,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), this::reservedCores,
                     compiler.flowStateDemand());
         } catch (MetronException e) {
-            List<org.metron.app.api.PendingPart> down = notRunning(id, server);
+            List<org.metron.app.api.PendingPart> down = LostServer.notRunning(store, id, server);
             store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
                     + e.getMessage() + "): its traffic does not flow until the agent of " + server
                     + " answers again", down));
@@ -552,25 +527,6 @@ public final class ChainManager implements MetronService, CompiledChains {
             log.warn("Chain {} FAILED with its lost server {}: {}", id, server, e.getMessage());
             return false;
         }
-    }
-
-    /** What of a chain runs on {@code server}: its pipeline and NIC rules there, as pending parts. */
-    private List<org.metron.app.api.PendingPart> notRunning(ChainId id, DeviceId server) {
-        String why = "server " + server + " unavailable";
-        List<org.metron.app.api.PendingPart> out = new ArrayList<>();
-        store.installed().get(id).map(Versioned::value).filter(st -> st.server().equals(Optional.of(server)))
-                .ifPresent(st -> {
-                    if (st.pipeline()) {
-                        out.add(new org.metron.app.api.PendingPart(server, "pipeline " + id, why));
-                    }
-                    if (!st.nicRuleIds().isEmpty()) {
-                        out.add(new org.metron.app.api.PendingPart(server, "NIC rules " + st.nicRuleIds(), why));
-                    }
-                });
-        if (out.isEmpty()) {
-            out.add(new org.metron.app.api.PendingPart(server, "the chain's groups", why));
-        }
-        return out;
     }
 
     /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
@@ -1070,54 +1026,11 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     @Override
     public List<ServerInfo> servers() {
-        List<ServerInfo> out = new ArrayList<>();
-        // ask every agent at once, so one unreachable server costs one timeout, not one per server
-        List<MetronServer> all = new ArrayList<>(servers.servers());
-        List<CompletableFuture<ServerResources>> resources = new ArrayList<>();
-        List<CompletableFuture<Stats>> loads = new ArrayList<>();
-        for (MetronServer s : all) {
-            // a call that throws instead of failing its future is that server's error, not the whole answer's
-            resources.add(Deployer.call(() -> s.agent().getResources()));
-            loads.add(Deployer.call(() -> s.agent().getStats("")));
-        }
-        for (int i = 0; i < all.size(); i++) {
-            MetronServer s = all.get(i);
-            try {
-                ServerResources res = resources.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Stats stats = loads.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Map<Integer, Double> load = new HashMap<>();
-                stats.getCoresList().forEach(c -> load.put(c.getCore(), c.getLoad()));
-                List<ServerInfo.CoreInfo> cores = res.getCoresList().stream()
-                        .map(c -> new ServerInfo.CoreInfo(c.getId(), load.getOrDefault(c.getId(), 0.0),
-                                c.getAvailable(), c.getPipelineId()))
-                        .collect(Collectors.toList());
-                List<ServerInfo.NicInfo> nics = res.getNicsList().stream()
-                        .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules(),
-                                NicDispatch.of(n)))
-                        .collect(Collectors.toList());
-                out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
-            } catch (Exception e) {
-                out.add(new ServerInfo(s.id(), s.agent().target(), false, Errors.message(e), List.of(), List.of()));
-            }
-        }
-        return out;
+        return inventory.servers();
     }
 
     @Override
     public List<RuleInfo> rules(DeviceId device) {
-        List<RuleInfo> out = new ArrayList<>();
-        DeviceCounters counters = new DeviceCounters(switches);
-        for (InstalledState st : store.installed().snapshot().values()) {
-            for (InstalledRule r : st.switchRules()) {
-                DeviceId dev = r.rule().deviceId();
-                if (device != null && !device.equals(dev)) {
-                    continue;
-                }
-                FlowEntry e = counters.entry(dev, r.rule().id());
-                out.add(new RuleInfo(st.chainId(), r.role(), r.rule(), e == null ? -1 : e.packets(),
-                        e == null ? -1 : e.bytes(), counters.error(dev)));
-            }
-        }
-        return out;
+        return inventory.rules(device);
     }
 }

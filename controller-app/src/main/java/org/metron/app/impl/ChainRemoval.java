@@ -4,8 +4,10 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
 import org.metron.app.api.PendingPart;
 import org.metron.app.api.Placement;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
@@ -27,6 +29,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 
@@ -44,20 +47,66 @@ final class ChainRemoval {
     private final ChainStore store;
     private final ServerRegistry servers;
     private final Deployer deployer;
+    private final Leadership leadership;
     private final UnaryOperator<InstalledState> withoutShared;
     private final Consumer<ChainId> releasePlacement;
+    private final Consumer<ChainId> forget;
 
     /**
      * @param withoutShared the installed state without the switch entries other chains hold too (left in place)
      * @param releasePlacement forgets the chain's installed state, placement, backups and tags
+     * @param forget forgets what the manager keeps of a chain that is gone (its compiled form)
      */
-    ChainRemoval(ChainStore store, ServerRegistry servers, Deployer deployer,
-                 UnaryOperator<InstalledState> withoutShared, Consumer<ChainId> releasePlacement) {
+    ChainRemoval(ChainStore store, ServerRegistry servers, Deployer deployer, Leadership leadership,
+                 UnaryOperator<InstalledState> withoutShared, Consumer<ChainId> releasePlacement,
+                 Consumer<ChainId> forget) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.deployer = Objects.requireNonNull(deployer);
+        this.leadership = Objects.requireNonNull(leadership);
         this.withoutShared = Objects.requireNonNull(withoutShared);
         this.releasePlacement = Objects.requireNonNull(releasePlacement);
+        this.forget = Objects.requireNonNull(forget);
+    }
+
+    /** The refusal of an operation ({@code what}: "updated", "submitted again") on a chain marked for removal. */
+    static MetronException refusal(Chain c, String what) {
+        return new MetronException(MetronException.Fault.BEING_REMOVED, "chain " + c.id() + " cannot be " + what
+                + ": it was deleted and is being removed" + (c.pending().isEmpty() ? "" : " (left: " + c.pending()
+                + ")") + "; submit it again once it is gone");
+    }
+
+    /** {@link #attempt}; a chain gone is forgotten and its leadership released. Caller holds the chain's lock. */
+    Optional<Chain> finish(Chain chain) {
+        Optional<Chain> left = attempt(chain);
+        if (left.isEmpty()) {
+            forget.accept(chain.id());
+            leadership.release(chain.id());
+        }
+        return left;
+    }
+
+    /**
+     * Another attempt for every chain marked for removal that this instance acts for and that has something left
+     * on a device {@code back} accepts, each under its lock.
+     *
+     * @return the chains now gone
+     */
+    List<ChainId> retry(Predicate<DeviceId> back) {
+        List<ChainId> gone = new ArrayList<>();
+        for (Chain c : store.chains().snapshot().values()) {
+            if (!c.markedForRemoval() || c.pending().stream().noneMatch(p -> back.test(p.device()))) {
+                continue;
+            }
+            synchronized (store.lockFor(c.id())) {
+                Optional<Chain> now = store.chains().get(c.id()).map(Versioned::value);
+                if (leadership.actsFor(c.id()) && now.isPresent() && now.get().markedForRemoval()
+                        && finish(now.get()).isEmpty()) {
+                    gone.add(c.id());
+                }
+            }
+        }
+        return gone;
     }
 
     /**
