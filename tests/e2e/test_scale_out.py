@@ -211,7 +211,7 @@ def test_a_restarted_agent_of_the_other_server_gets_its_half_back_with_its_flows
 
 
 # the embedded host's failover deadline and agent-watch interval (AgentWatch.FAILOVER_PROPERTY, INTERVAL_PROPERTY),
-# shorter than the defaults (3000, 2000 ms) so the test does not wait for them
+# shorter than the defaults (1500, 500 ms) so the test does not wait for them
 LOST_HOST_OPTIONS = "-Dmetron.serverFailoverMs=1000 -Dmetron.recovery.intervalMs=250"
 
 

@@ -30,6 +30,8 @@ public class MetronException extends RuntimeException {
         SWITCH_FAILURE,
         /** Another controller instance is responsible for the chain. */
         NOT_LEADER,
+        /** The chain was deleted and is being removed: it cannot be updated or submitted again until it is gone. */
+        BEING_REMOVED,
         /** A bug: an invariant did not hold. */
         INTERNAL
     }

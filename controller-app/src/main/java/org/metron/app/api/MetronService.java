@@ -41,11 +41,14 @@ public interface MetronService {
     Chain update(ChainId id, String json);
 
     /**
-     * Removes a chain and releases everything it holds.
+     * Removes a chain and releases everything it holds. The delete is recorded first (the chain REMOVING) and never
+     * undone; what cannot be removed now (a dead agent, an unreachable switch) is removed when its device answers
+     * again, and the chain goes once nothing of it is left. A chain already REMOVING is tried again.
      *
+     * @return empty when the chain is gone; else the chain, REMOVING, whose pending parts name what is left
      * @throws MetronException UNKNOWN_CHAIN
      */
-    void remove(ChainId id);
+    Optional<Chain> remove(ChainId id);
 
     /**
      * Dry run: parses, synthesizes and computes a placement without reserving or installing anything.

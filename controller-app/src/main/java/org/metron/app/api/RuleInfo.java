@@ -4,7 +4,10 @@ import org.onosproject.net.flow.FlowRule;
 
 import java.util.Objects;
 
-/** A switch rule Metron installed for a chain, with the device's counters (-1 when the device has none). */
+/**
+ * A switch rule Metron installed for a chain, with the device's counters (-1 when the device has none, or when
+ * the device could not be read: {@link #deviceRead()} false, {@link #deviceError()} why).
+ */
 public final class RuleInfo {
     /** Why the rule exists. */
     public enum Role {
@@ -23,13 +26,33 @@ public final class RuleInfo {
     private final FlowRule rule;
     private final long packets;
     private final long bytes;
+    private final String deviceError;
 
     public RuleInfo(ChainId chainId, Role role, FlowRule rule, long packets, long bytes) {
+        this(chainId, role, rule, packets, bytes, "");
+    }
+
+    /**
+     * @param deviceError why the rule's device could not be read (its counters are then -1, unknown); empty when
+     *                    it was read
+     */
+    public RuleInfo(ChainId chainId, Role role, FlowRule rule, long packets, long bytes, String deviceError) {
         this.chainId = Objects.requireNonNull(chainId);
         this.role = Objects.requireNonNull(role);
         this.rule = Objects.requireNonNull(rule);
         this.packets = packets;
         this.bytes = bytes;
+        this.deviceError = deviceError == null ? "" : deviceError;
+    }
+
+    /** Whether the rule's device answered when its counters were read (false: counters unknown). */
+    public boolean deviceRead() {
+        return deviceError.isEmpty();
+    }
+
+    /** Why the device could not be read ("There is no master for available device ..."); empty when it was. */
+    public String deviceError() {
+        return deviceError;
     }
 
     public ChainId chainId() {

@@ -4,7 +4,11 @@ import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.rest.MetronText;
+
+import java.util.Optional;
 
 /** Removes a chain and everything it installed. */
 @Service
@@ -16,7 +20,13 @@ public class ChainRemoveCommand extends MetronCommand {
 
     @Override
     protected void run() {
-        metron().remove(ChainId.of(name));
-        print("chain %s removed", name);
+        Optional<Chain> left = metron().remove(ChainId.of(name));
+        if (left.isEmpty()) {
+            print("chain %s removed", name);
+        } else {
+            // the delete stands: what is left goes when its device answers again
+            print("chain %s deleted, not removed yet (state=%s): left %s", name, left.get().state(),
+                    MetronText.pending(left.get().pending()));
+        }
     }
 }

@@ -4,6 +4,7 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.Chain;
 import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.MetronText;
 
 /** Lists chains with their lifecycle state. */
 @Service
@@ -15,9 +16,10 @@ public class ChainsCommand extends MetronCommand {
             if (outputJson()) {
                 print("%s", MetronJson.chain(c, false));
             } else {
-                print("name=%s state=%s ingress=%s egress=%s tagType=%s cores=%d%s", c.id(), c.state(),
+                print("name=%s state=%s ingress=%s egress=%s tagType=%s cores=%d%s%s", c.id(), c.state(),
                         c.deployment().ingressPoint(), c.deployment().egressPoint(), c.deployment().tagType(),
-                        c.deployment().cpuCores(), c.reason().isEmpty() ? "" : " reason=" + c.reason());
+                        c.deployment().cpuCores(), c.pending().isEmpty() ? "" : " pending="
+                                + MetronText.pending(c.pending()), c.reason().isEmpty() ? "" : " reason=" + c.reason());
             }
         }
     }

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
 public final class MetronTables {
     static final ViewTable CHAINS = new ViewTable("Chain", "Chains", "No chains", (m, s, t) -> chains(m, t),
             "name", "Chain", "state", "State", "ingress", "Ingress", "egress", "Egress", "tagType", "Tags",
-            "cores", "Cores", "server", "Server", "reason", "Reason");
+            "cores", "Cores", "server", "Server", "pending", "Not running / left", "reason", "Reason");
     static final ViewTable CLASSES = new ViewTable("Class", "Traffic classes: entries in first-match order",
             "No traffic classes", (m, s, t) -> classes(m, t),
             "id", "", "chain", "Chain", "classId", "Class", "entry", "Entry", "match", "Match",
@@ -70,6 +70,7 @@ public final class MetronTables {
                     .cell("tagType", c.deployment().tagType().name().toLowerCase(Locale.ROOT))
                     .cell("cores", Integer.toString(c.deployment().cpuCores()))
                     .cell("server", m.placement(c.id()).map(MetronText::server).orElse("not placed"))
+                    .cell("pending", c.pending().isEmpty() ? MetronText.NONE : MetronText.pending(c.pending()))
                     .cell("reason", c.reason().isEmpty() ? MetronText.NONE : c.reason());
         }
     }
@@ -153,7 +154,9 @@ public final class MetronTables {
     static void rules(MetronService m, TableModel t) {
         Map<List<String>, long[]> sums = new TreeMap<>(Comparator.comparing((List<String> k) -> String.join("/", k)));
         for (RuleInfo r : m.rules(null)) {
-            long[] s = sums.computeIfAbsent(List.of(r.chainId().name(), r.rule().deviceId().toString(),
+            // a device that could not be read shows as such, its counters unknown
+            long[] s = sums.computeIfAbsent(List.of(r.chainId().name(), r.rule().deviceId().toString()
+                    + (r.deviceRead() ? "" : " (unreadable: " + r.deviceError() + ")"),
                     r.role().name().toLowerCase(Locale.ROOT)), k -> new long[3]);
             s[0]++;
             s[1] = sum(s[1], r.packets());
@@ -178,6 +181,12 @@ public final class MetronTables {
             if (c.state() == ChainState.FAILED) {
                 t.addRow().cell("id", "chain/" + c.id()).cell("what", "chain failed").cell("subject", c.id().name())
                         .cell("detail", c.reason().isEmpty() ? MetronText.NONE : c.reason());
+            } else if (c.state() == ChainState.DEGRADED) {
+                t.addRow().cell("id", "chain/" + c.id()).cell("what", "chain degraded: its traffic does not flow")
+                        .cell("subject", c.id().name()).cell("detail", MetronText.pending(c.pending()));
+            } else if (c.markedForRemoval() && !c.pending().isEmpty()) {
+                t.addRow().cell("id", "chain/" + c.id()).cell("what", "chain deleted, not removed yet")
+                        .cell("subject", c.id().name()).cell("detail", MetronText.pending(c.pending()));
             }
         }
         for (ServerInfo srv : m.servers()) {

@@ -28,13 +28,24 @@ import java.util.function.Consumer;
  * until it succeeds. Servers whose agent answers with the boot id already checked cost one Health call.
  */
 public final class AgentWatch implements AutoCloseable {
-    /** Default time between two rounds: a restarted agent is back in service within about this long. */
-    public static final int INTERVAL_MS = 2000;
+    /**
+     * Default time between two rounds: a restarted agent is back in service within about this long, and in the
+     * embedded host (where this watch is what notices a dead agent) a death is seen within it.
+     */
+    public static final int INTERVAL_MS = 500;
     /** System property overriding {@link #INTERVAL_MS} in both hosts (ONOS and embedded). */
     public static final String INTERVAL_PROPERTY = "metron.recovery.intervalMs";
     /** System property: how long a server's agent stays unreachable before its chains move (ms), both hosts. */
     public static final String FAILOVER_PROPERTY = "metron.serverFailoverMs";
-    public static final int FAILOVER_MS = 3000;
+    /**
+     * Default failover deadline, from RealAgentFailoverTimingTest's measurements (real agents, switches stood in):
+     * moving a lost server's chain to another server took 41-122 ms (a whole submission in ONOS 2.7 took
+     * 230-670 ms); a killed agent started again at once answered after 0.29-0.6 s at best, up to 1.5 s while the
+     * shared 2-core machine was busy. With the server's device unavailable within 1 s of its agent's death,
+     * 1 s + 1.5 s + the move stays within the 3 s promised; an agent restarted at once is back with about 1 s left
+     * to notice its return, so its chains recover in place (a slower restart has them moved instead).
+     */
+    public static final int FAILOVER_MS = 1500;
 
     private static final Logger log = LoggerFactory.getLogger(AgentWatch.class);
 
@@ -47,6 +58,8 @@ public final class AgentWatch implements AutoCloseable {
     private final Map<DeviceId, Long> unreachableSince = new HashMap<>();
     private final Set<DeviceId> reportedLost = new HashSet<>();
     private Duration failoverDeadline;
+    /** How long a round waits for Health: the timeout, or the interval once started (a round is not held up). */
+    private Duration healthWait;
     private Consumer<DeviceId> onLost = id -> { };
     private ScheduledExecutorService timer;
 
@@ -57,6 +70,7 @@ public final class AgentWatch implements AutoCloseable {
         this.servers = Objects.requireNonNull(servers);
         this.recovery = Objects.requireNonNull(recovery);
         this.timeout = Objects.requireNonNull(timeout);
+        this.healthWait = timeout;
     }
 
     /**
@@ -88,6 +102,9 @@ public final class AgentWatch implements AutoCloseable {
         if (timer != null) {
             throw new IllegalStateException("agent watch already started");
         }
+        // an agent that does not answer Health within a round counts as not answering in that round: a dead one
+        // is not waited for for the client's whole deadline (it retries until then), so its loss is seen in time
+        healthWait = interval.compareTo(timeout) < 0 ? interval : timeout;
         timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "metron-agent-watch");
             t.setDaemon(true);
@@ -107,19 +124,21 @@ public final class AgentWatch implements AutoCloseable {
         Set<DeviceId> present = new HashSet<>();
         // ask every agent at once, so an unreachable one costs one timeout per round, not one per server
         Map<MetronServer, CompletableFuture<HealthReply>> health = new LinkedHashMap<>();
-        servers.servers().forEach(s -> health.put(s, s.agent().health()));
+        long asked = System.nanoTime();
+        servers.servers().forEach(s -> health.put(s, Deployer.call(() -> s.agent().health())));
+        long waitUntil = asked + healthWait.toNanos();
         for (Map.Entry<MetronServer, CompletableFuture<HealthReply>> e : health.entrySet()) {
             MetronServer s = e.getKey();
             present.add(s.id());
             HealthReply h;
             try {
-                h = e.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                h = e.getValue().get(Math.max(0, waitUntil - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 return recovered;
             } catch (Exception ex) {
                 unchecked.add(s.id()); // whatever it holds when it answers again must be compared
-                unreachable(s.id());
+                unreachable(s.id(), asked);
                 continue;
             }
             unreachableSince.remove(s.id());
@@ -141,7 +160,15 @@ public final class AgentWatch implements AutoCloseable {
                 log.warn("Recovery of {} failed, retrying next round: {}", s, ex.getMessage());
             }
         }
-        // forget servers that left the registry; if they come back they are compared again
+        // what deleted chains left on a server whose agent answers (or a switch that is back) goes now
+        Set<DeviceId> answering = new HashSet<>(present);
+        answering.removeAll(unreachableSince.keySet());
+        try {
+            recovery.afterRound(answering);
+        } catch (RuntimeException ex) {
+            log.warn("Retrying pending removals failed: {}", ex.toString());
+        }
+                // forget servers that left the registry; if they come back they are compared again
         bootIds.keySet().retainAll(present);
         unchecked.retainAll(present);
         unreachableSince.keySet().retainAll(present);
@@ -149,9 +176,10 @@ public final class AgentWatch implements AutoCloseable {
         return recovered;
     }
 
-    private void unreachable(DeviceId id) {
+    /** {@code asked}: when the Health it did not answer was asked (the outage began before). */
+    private void unreachable(DeviceId id, long asked) {
         long now = System.nanoTime();
-        long since = unreachableSince.computeIfAbsent(id, k -> now);
+        long since = unreachableSince.computeIfAbsent(id, k -> asked);
         if (failoverDeadline != null && now - since >= failoverDeadline.toNanos() && reportedLost.add(id)) {
             log.warn("Agent of {} has not answered for {} ms: the server is lost", id, (now - since) / 1_000_000);
             try {

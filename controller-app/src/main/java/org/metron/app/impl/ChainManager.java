@@ -1,8 +1,6 @@
 package org.metron.app.impl;
 
 import org.metron.agent.v1.DeployPipelineRequest;
-import org.metron.agent.v1.ServerResources;
-import org.metron.agent.v1.Stats;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -27,34 +25,26 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
-import org.metron.drivers.agent.AgentClient;
-import org.metron.drivers.server.NicDispatch;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
-import org.onosproject.net.flow.FlowEntry;
-import org.onosproject.net.flow.FlowId;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.Deque;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -82,6 +72,9 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
+    private final ChainRemoval removal;
+    private final Inventory inventory;
+    private final ChainReconciler reconciler;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
     /** Computes failover backups off the operations' threads, one chain at a time. */
@@ -117,6 +110,11 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
+        this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
+                this::releasePlacement, compiled::remove);
+        this.inventory = new Inventory(store, servers, switches, agentTimeout);
+        this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
+                agentTimeout), agentTimeout);
     }
 
     // ---- operations ------------------------------------------------------------------------------------------
@@ -135,6 +133,9 @@ public final class ChainManager implements MetronService, CompiledChains {
                     ? store.chains().replace(pc.id(), old.get().version(), chain)
                     : store.chains().putIfAbsent(pc.id(), chain);
             if (!stored) {
+                if (old.isPresent() && old.get().value().markedForRemoval()) {
+                    throw ChainRemoval.refusal(old.get().value(), "submitted again");
+                }
                 throw new MetronException(Fault.DUPLICATE_CHAIN, "chain " + pc.id() + " already exists ("
                         + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
                         + "update it");
@@ -170,6 +171,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         synchronized (lock(id)) {
             requireLeader(id);
             Chain old = existing(id);
+            if (old.markedForRemoval()) {
+                throw ChainRemoval.refusal(old, "updated");
+            }
             requireAgentAnswers(old);
             Chain next = old.withDefinition(pc.json(), pc.deployment());
             Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
@@ -274,23 +278,74 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
+    /**
+     * Records the operator's delete (the chain REMOVING: a tombstone every instance sees, which nothing undoes)
+     * before touching any device, then removes what it can ({@link ChainRemoval}). What could not be removed
+     * (a dead agent, an unreachable switch) is removed when its device answers again ({@link #retryRemovals}),
+     * by another DELETE, or by whoever reconciles the chain; the chain goes once nothing of it is left.
+     */
     @Override
-    public void remove(ChainId id) {
+    public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
             requireLeader(id);
             Chain chain = existing(id);
-            store.chains().put(id, chain.withState(ChainState.REMOVING, ""));
-            List<String> left = tearDown(chain);
-            if (!left.isEmpty()) {
-                store.chains().put(id, chain.withState(ChainState.FAILED, "removal incomplete: " + left));
-                throw new MetronException(Fault.AGENT_FAILURE, "chain " + id + " could not be fully removed: "
-                        + left + "; retry DELETE");
+            if (!chain.markedForRemoval()) {
+                chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
+                store.chains().put(id, chain);
             }
-            store.chains().remove(id);
-            compiled.remove(id);
-            leadership.release(id);
+            return finishRemoval(chain);
         }
     }
+
+    /** One removal attempt of a chain marked for removal; caller holds the lock. */
+    Optional<Chain> finishRemoval(Chain chain) {
+        return removal.finish(chain);
+    }
+
+    /**
+     * Tries again to remove the chains marked for removal that have something left on a device {@code back}
+     * accepts (its agent answers again, the switch is available again): the agent watch's rounds and the ONOS
+     * device listener call it.
+     *
+     * @return the chains now gone
+     */
+    public List<ChainId> retryRemovals(java.util.function.Predicate<DeviceId> back) {
+        return removal.retry(back);
+    }
+
+    /**
+     * Picks up a chain this instance has just come to act for (another instance stopped while acting for it):
+     * finishes or redoes a bring-up left half-way, continues a removal, checks a degraded chain's server
+     * ({@link ChainReconciler}). Idempotent; an ACTIVE chain whose server answers is left alone.
+     *
+     * @return what was done, for the log
+     */
+    public String reconcile(ChainId id) {
+        return reconciler.reconcile(id);
+    }
+
+    /**
+     * Removes what the chain's record says it installed, releases its placement and brings it up again from its
+     * stored definition (reconciliation of a bring-up another instance left half-way); caller holds the lock.
+     *
+     * @throws MetronException when it cannot be brought up (the chain is then FAILED saying why)
+     */
+    Chain bringUpAgain(Chain c, String why) {
+        List<String> left = tearDown(c);
+        if (!left.isEmpty()) {
+            log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
+        }
+        releasePlacement(c.id());
+        compiled.remove(c.id());
+        return bringUp(c.withState(ChainState.SUBMITTED, why), compilerOf(c));
+    }
+
+    /** Whether {@code device} is a switch the network view has now (an unavailable device is not in it). */
+    boolean switchAvailable(DeviceId device) {
+        return placement.network().device(device).map(d -> d.role() != org.metron.app.spi.DeviceRole.SERVER)
+                .orElse(false);
+    }
+
 
     @Override
     public ValidationReport validate(String json) {
@@ -329,6 +384,14 @@ public final class ChainManager implements MetronService, CompiledChains {
      * @return the chains that were moved
      */
     public List<ChainId> reroute(DeviceId device) {
+        return reroute(device, "device " + device + " unavailable");
+    }
+
+    /**
+     * {@link #reroute(DeviceId)} naming what failed in logs and reasons ({@code cause}: "device X unavailable",
+     * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
+     */
+    public List<ChainId> reroute(DeviceId device, String cause) {
         List<ChainId> moved = new ArrayList<>();
         for (InstalledState st : store.installed().snapshot().values()) {
             if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
@@ -336,14 +399,16 @@ public final class ChainManager implements MetronService, CompiledChains {
             }
             ChainId id = st.chainId();
             synchronized (lock(id)) {
-                if (!leadership.actsFor(id)) {
+                // a chain the operator deleted is never given new rules
+                if (!leadership.actsFor(id) || chain(id).map(Chain::markedForRemoval).orElse(true)) {
                     continue;
                 }
                 try {
-                    rerouteOne(id, device);
+                    rerouteOne(id, device, cause);
                     moved.add(id);
                 } catch (MetronException e) {
-                    log.warn("Chain {} could not be rerouted around {}: {}", id, device, e.getMessage());
+                    log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
+                            e.getMessage());
                 }
             }
         }
@@ -402,52 +467,67 @@ public final class ChainManager implements MetronService, CompiledChains {
             }
             ChainId id = p.chainId();
             synchronized (lock(id)) {
-                Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-                boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
-                if (!leadership.actsFor(id) || chain.isEmpty() || !stillThere
-                        || chain.get().state() == ChainState.REMOVING) {
-                    continue;
-                }
-                Chain c = chain.get();
-                String why = "server " + server + " became unavailable";
-                ChainCompiler compiler = compilerOf(c);
-                // nothing is torn down unless another server can take the chain: with none, the chain stays placed
-                // (its rules, tags and cores) and comes back when its agent does (restart recovery)
-                try {
-                    ServerChoice other = placement.chooseServer(id, c.deployment(), c.deployment().cpuCores(),
-                            this::reservedCores, compiler.flowStateDemand());
-                    if (other.server().id().equals(server)) {
-                        continue; // its agent answers again: restart recovery's case, not a loss
-                    }
-                } catch (MetronException e) {
-                    store.chains().put(id, c.withState(c.state(), why + "; no other server can take the chain ("
-                            + e.getMessage() + "): it stays placed there until its agent answers again"));
-                    log.warn("Chain {} stays on lost server {}: no other server can take it: {}", id, server,
-                            e.getMessage());
-                    continue;
-                }
-                store.installed().get(id).map(Versioned::value).ifPresent(st -> {
-                    List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
-                    if (!left.isEmpty()) {
-                        log.warn("Chain {}: rules of the lost server's placement not removed: {}", id, left);
-                    }
-                });
-                releasePlacement(id);
-                try {
-                    Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler);
-                    store.chains().put(id, up.withState(up.state(), "moved off " + server
-                            + " (unavailable) to " + placement(id).flatMap(Placement::server)
-                            .map(Object::toString).orElse("the offload device alone")));
+                if (leadership.actsFor(id) && moveOff(id, server)) {
                     moved.add(id);
-                    log.warn("Chain {} moved off {}: the server became unavailable", id, server);
-                } catch (MetronException e) {
-                    store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
-                            + "chain: " + e.getMessage()));
-                    log.warn("Chain {} failed with its server {}: {}", id, server, e.getMessage());
                 }
             }
         }
         return moved;
+    }
+
+    /**
+     * {@link #serverLost} for one chain, caller holding its lock: moved to another server, or DEGRADED naming what
+     * does not run when no other server can take it (nothing torn down: it comes back if its agent does), or
+     * FAILED when another server was chosen but the chain could not be brought up there. A chain marked for
+     * removal, or no longer placed on {@code server}, is left alone.
+     *
+     * @return whether the chain now runs on another server
+     */
+    boolean moveOff(ChainId id, DeviceId server) {
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
+        if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
+            return false;
+        }
+        Chain c = chain.get();
+        String why = "server " + server + " became unavailable";
+        ChainCompiler compiler = compilerOf(c);
+        // nothing is torn down unless another server can take the chain: with none, the chain stays placed
+        // (its rules, tags and cores) and comes back when its agent does (restart recovery). The lost server is
+        // not asked (a dead agent would cost a timeout per question)
+        PlacementEngine others = placement.without(server);
+        try {
+            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), this::reservedCores,
+                    compiler.flowStateDemand());
+        } catch (MetronException e) {
+            List<org.metron.app.api.PendingPart> down = LostServer.notRunning(store, id, server);
+            store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
+                    + e.getMessage() + "): its traffic does not flow until the agent of " + server
+                    + " answers again", down));
+            log.warn("Chain {} DEGRADED: its server {} is lost and no other server can take it ({}); not running: "
+                    + "{}", id, server, e.getMessage(), down);
+            return false;
+        }
+        store.installed().get(id).map(Versioned::value).ifPresent(st -> {
+            List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
+            if (!left.isEmpty()) {
+                log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
+            }
+        });
+        releasePlacement(id);
+        try {
+            Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
+            String to = placement(id).flatMap(Placement::server).map(Object::toString)
+                    .orElse("the offload device alone");
+            store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
+            log.warn("Chain {} moved off lost server {} to {}: {}", id, server, to, up.state());
+            return true;
+        } catch (MetronException e) {
+            store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
+                    + "chain: " + e.getMessage()));
+            log.warn("Chain {} FAILED with its lost server {}: {}", id, server, e.getMessage());
+            return false;
+        }
     }
 
     /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
@@ -473,7 +553,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * that device when it still fits (computed for the chain's current placement, every device it uses
      * available), else by computing a new path and offload device from the current network view.
      */
-    private void rerouteOne(ChainId id, DeviceId failed) {
+    private void rerouteOne(ChainId id, DeviceId failed, String cause) {
         long t0 = System.nanoTime();
         Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
@@ -496,11 +576,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         store.placements().put(id, moved);
         String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
         Chain c = existing(id);
-        store.chains().put(id, c.withState(c.state(), "rerouted around " + failed + " (" + how + ", "
+        store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
                 + ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
-                .orElse("-")));
-        log.info("Chain {} rerouted around {} {} in {} ms: offload on {}", id, failed, how, ms(t0, System.nanoTime()),
-                moved.offloadDevice().map(Object::toString).orElse("-"));
+                .orElse("-"), c.pending()));
+        log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
+                st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
+                ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
         refreshBackups(id);
     }
 
@@ -617,6 +698,11 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */
     private Chain bringUp(Chain chain, ChainCompiler compiler) {
+        return bringUp(chain, compiler, placement);
+    }
+
+    /** {@link #bringUp(Chain, ChainCompiler)} choosing with {@code pe} (e.g. without a lost server). */
+    private Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
         ChainId id = chain.id();
         DeploymentSpec d = chain.deployment();
         Chain current = chain;
@@ -630,12 +716,12 @@ public final class ChainManager implements MetronService, CompiledChains {
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
                 requireFreeIngressEarly(id, d, current.json(), compiler);
-                Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
-                sc = full.isPresent() ? null : placement.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
                         compiler.flowStateDemand());
                 oc = full.isPresent() ? full.get()
-                        : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
+                        : pe.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
                         compiler);
                 List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
                         .collect(Collectors.toList());
@@ -731,58 +817,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
-    /** Removes what the chain installed and releases what it holds; answers what could not be removed. */
-    private List<String> tearDown(Chain chain) {
-        ChainId id = chain.id();
-        List<String> left = new ArrayList<>();
-        Optional<InstalledState> installed = store.installed().get(id).map(Versioned::value);
-        if (installed.isPresent()) {
-            Optional<DeviceId> serverId = installed.get().server();
-            Optional<MetronServer> server = serverId.flatMap(servers::server);
-            if (serverId.isPresent() && server.isEmpty()) {
-                left.add("server " + serverId.get() + " is no longer registered");
-            } else {
-                left.addAll(deployer.undeploy(withoutShared(installed.get()), server));
-            }
-            left.addAll(tearDownScaledOut(id, serverId));
-        }
-        if (left.isEmpty()) {
-            releasePlacement(id);
-        }
-        return left;
-    }
-
     /**
-     * Groups scaling moved to another server (docs/scaling.md#scale-out) run there as their own pipeline (named
-     * after the chain) with their own NIC rule; the chain's installed state names only its own server, so they go
-     * here. A restarted agent no longer holding them counts as removed.
+     * Removes what the chain installed and releases what it holds ({@link ChainRemoval}); what could not be removed
+     * stays recorded. Answers what is left.
      */
-    private List<String> tearDownScaledOut(ChainId id, Optional<DeviceId> home) {
-        List<String> left = new ArrayList<>();
-        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
-        Set<DeviceId> done = new HashSet<>();
-        for (GroupAssignment g : placed.map(Placement::groups).orElse(List.of())) {
-            Optional<DeviceId> far = g.server().filter(d -> !Optional.of(d).equals(home));
-            if (far.isEmpty()) {
-                continue;
-            }
-            Optional<MetronServer> server = servers.server(far.get());
-            if (server.isEmpty()) {
-                left.add("server " + far.get() + " of group " + g.groupId() + " is no longer registered");
-                continue;
-            }
-            AgentClient agent = server.get().agent();
-            // as Deployer.undeploy: the pipeline first (the last pushed undo runs first), then the NIC rule
-            Deque<Deployer.Undo> undo = new ArrayDeque<>();
-            undo.push(new Deployer.Undo("NIC rule of group " + g.groupId() + " on " + agent.target(),
-                    () -> AgentCalls.removeNicRulesPresent(agent, List.of(RulePlanner.nicRuleId(id, g.groupId())))));
-            if (done.add(far.get())) {
-                undo.push(new Deployer.Undo("pipeline " + id + " on " + agent.target(),
-                        () -> AgentCalls.goneIsDone(agent.removePipeline(id.name()))));
-            }
-            left.addAll(deployer.rollback(undo));
-        }
-        return left;
+    private List<String> tearDown(Chain chain) {
+        return removal.removeInstalled(chain.id()).stream().map(Object::toString).collect(Collectors.toList());
     }
 
     /**
@@ -987,54 +1027,11 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     @Override
     public List<ServerInfo> servers() {
-        List<ServerInfo> out = new ArrayList<>();
-        // ask every agent at once, so one unreachable server costs one timeout, not one per server
-        List<MetronServer> all = new ArrayList<>(servers.servers());
-        List<CompletableFuture<ServerResources>> resources = new ArrayList<>();
-        List<CompletableFuture<Stats>> loads = new ArrayList<>();
-        for (MetronServer s : all) {
-            resources.add(s.agent().getResources());
-            loads.add(s.agent().getStats(""));
-        }
-        for (int i = 0; i < all.size(); i++) {
-            MetronServer s = all.get(i);
-            try {
-                ServerResources res = resources.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Stats stats = loads.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Map<Integer, Double> load = new HashMap<>();
-                stats.getCoresList().forEach(c -> load.put(c.getCore(), c.getLoad()));
-                List<ServerInfo.CoreInfo> cores = res.getCoresList().stream()
-                        .map(c -> new ServerInfo.CoreInfo(c.getId(), load.getOrDefault(c.getId(), 0.0),
-                                c.getAvailable(), c.getPipelineId()))
-                        .collect(Collectors.toList());
-                List<ServerInfo.NicInfo> nics = res.getNicsList().stream()
-                        .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules(),
-                                NicDispatch.of(n)))
-                        .collect(Collectors.toList());
-                out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
-            } catch (Exception e) {
-                out.add(new ServerInfo(s.id(), s.agent().target(), false, Errors.message(e), List.of(), List.of()));
-            }
-        }
-        return out;
+        return inventory.servers();
     }
 
     @Override
     public List<RuleInfo> rules(DeviceId device) {
-        List<RuleInfo> out = new ArrayList<>();
-        Map<DeviceId, Map<FlowId, FlowEntry>> counters = new HashMap<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            for (InstalledRule r : st.switchRules()) {
-                DeviceId dev = r.rule().deviceId();
-                if (device != null && !device.equals(dev)) {
-                    continue;
-                }
-                FlowEntry e = counters.computeIfAbsent(dev, k -> switches.entries(k).stream()
-                        .collect(Collectors.toMap(FlowEntry::id, x -> x, (a, b) -> a))).get(r.rule().id());
-                out.add(new RuleInfo(st.chainId(), r.role(), r.rule(), e == null ? -1 : e.packets(),
-                        e == null ? -1 : e.bytes()));
-            }
-        }
-        return out;
+        return inventory.rules(device);
     }
 }

@@ -346,6 +346,12 @@ public final class Deployer {
         return List.of(r.deviceId(), r.tableId(), r.priority(), r.selector());
     }
 
+    /** Removes some of a chain's switch rules from one device (a call that throws is a failed future). */
+    CompletableFuture<Void> switchRemoval(DeviceId device, List<org.metron.app.store.InstalledRule> rules) {
+        return call(() -> switches.remove(device, rules.stream().map(org.metron.app.store.InstalledRule::rule)
+                .collect(Collectors.toList())));
+    }
+
     /** Runs every undo, last pushed first; answers what could not be undone. */
     List<String> rollback(Deque<Undo> undo) {
         List<String> failed = new ArrayList<>();

@@ -75,6 +75,26 @@ public final class PlacementEngine {
     }
 
     /**
+     * This engine without one server (a lost one: its agent is not asked, so a dead agent costs no timeout).
+     */
+    PlacementEngine without(DeviceId lost) {
+        ServerRegistry all = servers;
+        return new PlacementEngine(new ServerRegistry() {
+            @Override
+            public java.util.Collection<MetronServer> servers() {
+                List<MetronServer> out = new ArrayList<>(all.servers());
+                out.removeIf(m -> m.id().equals(lost));
+                return out;
+            }
+
+            @Override
+            public Optional<MetronServer> server(DeviceId id) {
+                return id.equals(lost) ? Optional.empty() : all.server(id);
+            }
+        }, network, switches, random, agentTimeout);
+    }
+
+    /**
      * Picks a server, a NIC (and egress NIC) and free cores for a chain.
      *
      * @param coresNeeded   cores to reserve

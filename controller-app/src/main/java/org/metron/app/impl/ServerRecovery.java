@@ -51,6 +51,9 @@ public final class ServerRecovery {
     private final ChainManager chains;
     private final Synthesis synthesis;
     private final Duration timeout;
+    /** The states whose chains run on their servers, and so are restored there. */
+    private static final Set<ChainState> RESTORED = Set.of(ChainState.DEPLOYED, ChainState.ACTIVE,
+            ChainState.DEGRADED);
 
     /**
      * @param timeout how long one agent call may take
@@ -105,29 +108,35 @@ public final class ServerRecovery {
         return restored;
     }
 
+    /**
+     * After each round of the agent watch: what chains marked for removal left on a device that answers again
+     * ({@code answering} servers, or a switch the network view has) is removed now.
+     */
+    public void afterRound(Set<org.onosproject.net.DeviceId> answering) {
+        List<ChainId> gone = chains.retryRemovals(d -> answering.contains(d) || chains.switchAvailable(d));
+        if (!gone.isEmpty()) {
+            log.info("Chains {} removed: their devices answer again", gone);
+        }
+    }
+
     /** One chain, under its lock; re-reads the store since the chain may have changed since the snapshot. */
     private boolean restoreChain(ChainId id, MetronServer server, Set<String> pipelines, Set<Long> nicRules) {
         Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
         Optional<Placement> p = store.placements().get(id).map(Versioned::value);
-        // a chain being removed, or left FAILED by an incomplete removal, is not brought back
-        if (st.isEmpty() || chain.isEmpty() || p.isEmpty()
-                || !(chain.get().state() == ChainState.DEPLOYED || chain.get().state() == ChainState.ACTIVE)) {
+        // a chain the operator deleted (REMOVING) is never brought back; nor is a FAILED one
+        if (st.isEmpty() || chain.isEmpty() || p.isEmpty() || !RESTORED.contains(chain.get().state())) {
             return false;
         }
         if (!st.get().server().equals(Optional.of(server.id()))) {
             return restoreScaledOut(id, chain.get(), p.get(), server, pipelines, nicRules);
-        }
-        // a chain kept on its server while the server was lost (ChainManager.serverLost) is whole again: the
-        // loss is over (the log keeps it), the chain reads as it did before
-        if (chain.get().reason().startsWith("server " + server.id() + " became unavailable")) {
-            store.chains().put(id, chain.get().withState(chain.get().state(), ""));
         }
         AgentClient agent = server.agent();
         List<Long> missingRules = st.get().nicRuleIds().stream().filter(r -> !nicRules.contains(r))
                 .collect(Collectors.toList());
         boolean missingPipeline = st.get().pipeline() && !pipelines.contains(id.name());
         if (missingRules.isEmpty() && !missingPipeline) {
+            whole(chain.get(), server);
             return false;
         }
         // NIC rules first, as in a deployment: the pipeline's queues are fed from the moment it starts
@@ -149,7 +158,20 @@ public final class ServerRecovery {
         }
         log.info("Chain {} restored on {}: pipeline {}, NIC rules {}", id, server, missingPipeline ? "redeployed"
                 : "was running", missingRules);
+        whole(chain.get(), server);
         return true;
+    }
+
+    /**
+     * A chain DEGRADED while its server was lost (ChainManager.serverLost) runs again once its server holds its
+     * pipeline and NIC rules: ACTIVE, the loss kept in the log.
+     */
+    private void whole(Chain chain, MetronServer server) {
+        if (chain.state() == ChainState.DEGRADED) {
+            Chain now = store.chains().get(chain.id()).map(Versioned::value).orElse(chain);
+            store.chains().put(chain.id(), now.withState(ChainState.ACTIVE, ""));
+            log.info("Chain {} ACTIVE again: the agent of {} answers and holds its pipeline", chain.id(), server);
+        }
     }
 
     /** The chain's groups scaled out to {@code server}. */

@@ -83,6 +83,12 @@ public final class ControllerMetrics {
                 + "device and role; role offload counts the chain's packets entering the network (a re-tag after a "
                 + "split replaces rules, which rate() sees as a counter reset).");
         t.family("metron_chain_switch_bytes_total", Type.COUNTER, "Bytes a chain's switch rules matched.");
+        // a device whose entries could not be read: its counters above are unknown (summed as 0), said here
+        Map<String, Integer> readable = new TreeMap<>();
+        rules.forEach(r -> readable.merge(r.rule().deviceId().toString(), r.deviceRead() ? 1 : 0, Math::min));
+        t.family("metron_switch_counters_readable", Type.GAUGE, "1 when a device holding Metron's rules answered "
+                + "the read of its flow entries, 0 when not (e.g. ONOS: no master for it): its counters unknown.");
+        readable.forEach((dev, ok) -> t.sample("metron_switch_counters_readable", ok, "device", dev));
         sums.forEach((k, s) -> {
             String[] labels = {"chain", k.get(0), "device", k.get(1), "role", k.get(2)};
             t.sample("metron_chain_switch_rules", s[0], labels);

@@ -11,6 +11,7 @@ import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
@@ -100,6 +101,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     private ScheduledExecutorService events;
     private ChainManager manager;
     private AgentWatch watch;
+    private ChainOwnership ownership;
     private Duration failoverDeadline;
 
     @Activate
@@ -122,6 +124,9 @@ public class MetronComponent implements MetronService, CompiledChains {
         // restores what restarted agents lost, for the chains this instance leads
         watch = new AgentWatch(servers, new ServerRecovery(store, manager, Synthesis.SYNTHESIZER, STEP_TIMEOUT),
                 STEP_TIMEOUT).start(AgentWatch.configuredInterval());
+        // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
+        ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, System::currentTimeMillis)
+                .start(Duration.ofMillis(ChainOwnership.INTERVAL_MS));
         log.info("Started");
     }
 
@@ -129,6 +134,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     protected void deactivate() throws InterruptedException {
         deviceService.removeListener(deviceListener);
         linkService.removeListener(linkListener);
+        ownership.close();
         watch.close();
         // let a reroute in progress finish: stopping it halfway would leave rules of two paths
         events.shutdown();
@@ -148,11 +154,21 @@ public class MetronComponent implements MetronService, CompiledChains {
         manager.rulesChanged(id);
     }
 
-    private void reroute(DeviceId device) {
+    private void reroute(DeviceId device, String cause) {
         events.execute(() -> {
-            List<ChainId> moved = manager.reroute(device);
+            List<ChainId> moved = manager.reroute(device, cause);
             if (!moved.isEmpty()) {
-                log.info("Rerouted {} around {}", moved, device);
+                log.info("Rerouted {} after {} (their rules on {})", moved, cause, device);
+            }
+        });
+    }
+
+    /** A device available again: what deleted chains left on it is removed now (agents: the agent watch too). */
+    private void deviceBack(DeviceId device) {
+        events.execute(() -> {
+            List<ChainId> gone = manager.retryRemovals(device::equals);
+            if (!gone.isEmpty()) {
+                log.info("Chains {} removed: {} is available again", gone, device);
             }
         });
     }
@@ -167,23 +183,31 @@ public class MetronComponent implements MetronService, CompiledChains {
                 return;
             }
             List<ChainId> moved = manager.serverLost(server);
-            log.warn("Metron server {} unavailable for {} ms: moved {}", server, failoverDeadline.toMillis(), moved);
+            log.warn("Metron server {} unavailable for {} ms: chains moved to other servers: {}", server,
+                    failoverDeadline.toMillis(), moved);
         }, failoverDeadline.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** A device that went unavailable. */
+    /** A device that went unavailable, or came back. */
     private class InternalDeviceListener implements DeviceListener {
         @Override
         public boolean isRelevant(DeviceEvent e) {
-            return (e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED
-                    && !deviceService.isAvailable(e.subject().id())) || e.type() == DeviceEvent.Type.DEVICE_REMOVED;
+            return e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED
+                    || e.type() == DeviceEvent.Type.DEVICE_REMOVED;
         }
 
         @Override
         public void event(DeviceEvent e) {
-            reroute(e.subject().id());
-            if (MetronDeviceIds.isMetronServer(e.subject().id())) {
-                serverLost(e.subject().id());
+            DeviceId id = e.subject().id();
+            if (e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED && deviceService.isAvailable(id)) {
+                deviceBack(id);
+                return;
+            }
+            if (MetronDeviceIds.isMetronServer(id)) {
+                serverLost(id); // a server holds no switch rules: nothing to reroute around it
+            } else {
+                reroute(id, "device " + id + (e.type() == DeviceEvent.Type.DEVICE_REMOVED ? " removed"
+                        : " unavailable"));
             }
         }
     }
@@ -197,8 +221,16 @@ public class MetronComponent implements MetronService, CompiledChains {
 
         @Override
         public void event(LinkEvent e) {
-            reroute(e.subject().src().deviceId());
-            reroute(e.subject().dst().deviceId());
+            DeviceId src = e.subject().src().deviceId();
+            DeviceId dst = e.subject().dst().deviceId();
+            // a link to a Metron server goes with the server (serverLost's case): no path around it reaches the
+            // server, and the switch at its other end is healthy
+            if (MetronDeviceIds.isMetronServer(src) || MetronDeviceIds.isMetronServer(dst)) {
+                return;
+            }
+            String cause = "link " + e.subject().src() + " -> " + e.subject().dst() + " removed";
+            reroute(src, cause);
+            reroute(dst, cause);
         }
     }
 
@@ -213,8 +245,8 @@ public class MetronComponent implements MetronService, CompiledChains {
     }
 
     @Override
-    public void remove(ChainId id) {
-        manager.remove(id);
+    public Optional<Chain> remove(ChainId id) {
+        return manager.remove(id);
     }
 
     @Override

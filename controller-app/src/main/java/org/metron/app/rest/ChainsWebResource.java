@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
 /**
  * Service chains: submit, inspect, replace, remove, dry-run. Bodies are chain JSON (docs/contracts.md) with NF
@@ -113,16 +114,22 @@ public class ChainsWebResource extends MetronWebResource {
     }
 
     /**
-     * Removes a chain and everything it installed.
+     * Removes a chain and everything it installed. The delete is recorded first and never undone.
      *
      * @param name chain name
-     * @return 204 No Content; 404 unknown
+     * @return 204 No Content when nothing of it is left; 202 Accepted with the chain (REMOVING, what is left in
+     *         pending) when something could not be removed yet (it goes when its device answers again); 404 unknown
      */
     @DELETE
     @Path("{name}")
-    @Statuses({204, 404, 421, 422, 502})
+    @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({202, 204, 404, 421, 422})
     public Response remove(@PathParam("name") String name) {
-        metron().remove(ChainId.of(name));
+        Optional<Chain> left = metron().remove(ChainId.of(name));
+        if (left.isPresent()) {
+            return Response.accepted(MetronJson.chain(left.get(), false).toString())
+                    .type(MediaType.APPLICATION_JSON_TYPE).build();
+        }
         return Response.noContent().build();
     }
 

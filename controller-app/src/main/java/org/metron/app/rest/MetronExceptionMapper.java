@@ -23,6 +23,7 @@ public class MetronExceptionMapper implements ExceptionMapper<MetronException> {
                 return 404;
             case DUPLICATE_CHAIN:
             case IMPOSSIBLE_PLACEMENT:
+            case BEING_REMOVED:
                 return 409;
             case NOT_LEADER:
                 return 421;

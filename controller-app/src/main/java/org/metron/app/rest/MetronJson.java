@@ -36,6 +36,9 @@ public final class MetronJson {
         n.put("name", c.id().name());
         n.put("state", c.state().name());
         n.put("reason", c.reason());
+        ArrayNode pending = n.putArray("pending");
+        c.pending().forEach(p -> pending.addObject().put("device", p.device().toString()).put("what", p.what())
+                .put("why", p.why()));
         n.put("version", c.version());
         n.put("tagType", c.deployment().tagType().name().toLowerCase());
         n.put("cpuCores", c.deployment().cpuCores());
@@ -213,6 +216,8 @@ public final class MetronJson {
         n.setAll(flowRule(r.rule()));
         n.put("packets", r.packets());
         n.put("bytes", r.bytes());
+        n.put("deviceRead", r.deviceRead());
+        n.put("deviceError", r.deviceError());
         return n;
     }
 

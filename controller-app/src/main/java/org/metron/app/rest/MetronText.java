@@ -70,7 +70,12 @@ public final class MetronText {
                 : String.format(Locale.ROOT, "%.0f pps", rate);
     }
 
-    /** A switch counter; -1 (the device keeps none) reads as "-". */
+    /** A chain's pending parts: "pipeline web on metron:... (why); ...". */
+    public static String pending(java.util.List<org.metron.app.api.PendingPart> parts) {
+        return parts.stream().map(Object::toString).collect(java.util.stream.Collectors.joining("; "));
+    }
+
+    /** A switch counter; -1 (the device keeps none, or could not be read) reads as "-". */
     public static String counter(long value) {
         return value < 0 ? NONE : Long.toString(value);
     }

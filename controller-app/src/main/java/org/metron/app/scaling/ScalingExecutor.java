@@ -1320,9 +1320,11 @@ public final class ScalingExecutor {
                 continue;
             }
             synchronized (lock(op.chain())) {
-                if (store.chains().get(op.chain()).isEmpty()) {
-                    log.warn("Dropping the unfinished {} of deleted chain {}", op.kind(), op.chain());
+                // a chain the operator deleted is never scaled again: its removal takes what the operation left
+                Optional<Chain> chain = store.chains().get(op.chain()).map(Versioned::value);
+                if (chain.isEmpty() || chain.get().markedForRemoval()) {
                     journal.operations().remove(op.chain());
+                    log.warn("Not recovering {} of {}: the chain was deleted", op.kind(), op.chain());
                     continue;
                 }
                 try {

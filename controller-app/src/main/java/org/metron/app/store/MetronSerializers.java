@@ -30,6 +30,7 @@ public final class MetronSerializers {
             .register(InstalledState.class, BackupConfiguration.class)
             .register(FailoverBackup.class)
             .register(org.metron.app.api.ClassSlice.class)
+            .register(org.metron.app.api.PendingPart.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -108,19 +108,18 @@ public class AgentWatchTest {
     }
 
     @Test
-    public void aChainLeftFailedByAnIncompleteRemovalIsNotBroughtBack() {
+    public void aChainDeletedWhileItsAgentWasDownIsNotBroughtBackAndGoesWhenTheAgentReturns() {
         w.manager.submit(Fixtures.chainJson("web"));
         watch.check();
         agent0.unreachable(true);
-        assertThrows(MetronException.class, () -> w.manager.remove(WEB));
-        assertEquals(ChainState.FAILED, w.manager.chain(WEB).get().state());
+        assertEquals(ChainState.REMOVING, w.manager.remove(WEB).get().state());
         agent0.unreachable(false).restart();
         watch.check();
+        // the restarted agent is not given the deleted chain again, and the removal ends: nothing is left
         assertTrue(agent0.pipelines().isEmpty());
         assertTrue(agent0.nicRules().isEmpty());
-        // and DELETE again finishes the removal though the agent holds none of it any more
-        w.manager.remove(WEB);
         assertFalse(w.manager.chain(WEB).isPresent());
+        assertFalse(w.manager.placement(WEB).isPresent());
     }
 
     @Test

@@ -91,7 +91,7 @@ public class ChainOwnershipTest {
             }
         }
         assertEquals(List.of(0L, 1000L, 3000L, 7000L, 15000L, 31000L, 61000L), tries);
-        put("stuck", ChainState.PLACED); // another state: its own delays, from the shortest again
+        put("stuck", ChainState.DEGRADED); // another state: its own delays, from the shortest again
         int before = calls.size();
         a.round();
         assertEquals(before + 1, calls.size());

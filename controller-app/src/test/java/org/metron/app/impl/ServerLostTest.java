@@ -1,6 +1,7 @@
 package org.metron.app.impl;
 
 import org.junit.Test;
+import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.Placement;
@@ -9,6 +10,7 @@ import org.metron.app.testing.Fixtures.World;
 import org.onosproject.net.DeviceId;
 
 import java.util.List;
+import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotEquals;
@@ -46,7 +48,7 @@ public class ServerLostTest {
     }
 
     @Test
-    public void withNoOtherServerTheChainStaysPlacedForItsAgentsReturn() {
+    public void withNoOtherServerTheChainIsDegradedAndPlacedForItsAgentsReturn() {
         World w = new World(1, Fixtures.synthesis(), 42);
         ChainId id = ChainId.of("web");
         w.manager.submit(Fixtures.chainJson("web"));
@@ -56,17 +58,50 @@ public class ServerLostTest {
 
         assertTrue(w.manager.serverLost(lost).isEmpty());
 
-        assertEquals("nothing torn down", ChainState.ACTIVE, w.manager.chain(id).get().state());
-        assertTrue(w.manager.chain(id).get().reason(), w.manager.chain(id).get().reason().startsWith(
-                "server " + lost + " became unavailable; no other server can take the chain ("));
-        assertEquals(rules, w.switches.total());
+        Chain c = w.manager.chain(id).get();
+        assertEquals("its traffic does not flow: not ACTIVE", ChainState.DEGRADED, c.state());
+        assertTrue(c.reason(), c.reason().startsWith("server " + lost + " became unavailable; no other server can "
+                + "take the chain ("));
+        // what does not run, structured: the pipeline and the NIC rules on the lost server
+        assertEquals(List.of("pipeline web", "NIC rules"), c.pending().stream()
+                .map(p -> p.what().replaceAll(" \\[.*", "")).collect(Collectors.toList()));
+        assertTrue(c.pending().stream().allMatch(p -> p.device().equals(lost)));
+        assertEquals("nothing torn down", rules, w.switches.total());
         assertEquals(lost, w.manager.placement(id).get().server().get());
         assertTrue(w.agents.get(0).pipelines().containsKey("web"));
+        // a second loss report (another event, a node taking over) changes nothing
+        assertTrue(w.manager.serverLost(lost).isEmpty());
+        assertEquals(ChainState.DEGRADED, w.manager.chain(id).get().state());
 
-        // its agent answers again: restart recovery compares it, and the chain no longer reads as waiting
-        w.agents.get(0).unreachable(false);
+        // its agent answers again (restarted: it lost the pipeline): restart recovery restores it, ACTIVE again
+        w.agents.get(0).restart().unreachable(false);
         java.time.Duration t = java.time.Duration.ofSeconds(2);
         new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), t), t).check();
+        assertTrue(w.agents.get(0).pipelines().containsKey("web"));
+        assertEquals(ChainState.ACTIVE, w.manager.chain(id).get().state());
         assertEquals("whole again: no reason left", "", w.manager.chain(id).get().reason());
+        assertTrue(w.manager.chain(id).get().pending().isEmpty());
+    }
+
+    /** DEGRADED, and a server able to take the chain joins: checking the chain again moves it there. */
+    @Test
+    public void aDegradedChainMovesWhenAServerCanTakeItAgain() {
+        World w = new World(2, Fixtures.synthesis(), 42);
+        ChainId id = ChainId.of("web");
+        w.manager.submit(Fixtures.chainJson("web"));
+        DeviceId lost = w.manager.placement(id).get().server().get();
+        int l = lost.toString().equals(Fixtures.serverId(0)) ? 0 : 1;
+        DeviceId other = DeviceId.deviceId(Fixtures.serverId(1 - l));
+        w.servers.remove(other); // the only other server is away too
+        w.servers.remove(lost);
+        w.agents.get(l).unreachable(true);
+        w.manager.serverLost(lost);
+        assertEquals(ChainState.DEGRADED, w.manager.chain(id).get().state());
+
+        w.servers.add(Fixtures.server(1 - l, w.agents.get(1 - l)));
+        assertEquals("moved off " + lost, w.manager.reconcile(id));
+        assertEquals(ChainState.ACTIVE, w.manager.chain(id).get().state());
+        assertEquals(other, w.manager.placement(id).get().server().get());
+        assertTrue(w.agents.get(1 - l).pipelines().containsKey("web"));
     }
 }

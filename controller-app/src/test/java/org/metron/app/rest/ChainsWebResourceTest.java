@@ -125,6 +125,46 @@ public class ChainsWebResourceTest extends JerseyTest {
         assertEquals(0, w.switches.total());
     }
 
+    /**
+     * DELETE of a chain whose agent is dead: 202 with the chain REMOVING and what is left (never 502, never brought
+     * back); GET shows the pending removal; a second DELETE tries again and answers the same; once the agent is
+     * back the DELETE answers 204 and the chain is gone. A PUT or POST of the deleted chain is refused (409).
+     */
+    @Test
+    public void deleteOfAChainWhoseAgentIsDeadAnswers202WithWhatIsLeft() throws IOException {
+        assertEquals(201, post("chains", Fixtures.chainJson("web")).getStatus());
+        String server = w.manager.placement(ChainId.of("web")).get().server().get().toString();
+        int d = server.equals(Fixtures.serverId(0)) ? 0 : 1;
+        w.agents.get(d).unreachable(true);
+
+        for (int attempt = 0; attempt < 2; attempt++) {
+            Response r = target("chains/web").request().delete();
+            assertEquals(202, r.getStatus());
+            JsonNode left = json(r);
+            assertEquals("REMOVING", left.get("state").asText());
+            assertEquals(2, left.get("pending").size());
+            assertEquals(server, left.get("pending").get(0).get("device").asText());
+            assertEquals("pipeline web", left.get("pending").get(0).get("what").asText());
+            assertTrue(left.get("pending").get(0).get("why").asText().contains("connection refused"));
+        }
+        JsonNode got = json(target("chains/web").request().get());
+        assertEquals("REMOVING", got.get("state").asText());
+        assertEquals(2, got.get("pending").size());
+        Response put = target("chains/web").request().put(Entity.entity(Fixtures.chainJson("web"),
+                MediaType.APPLICATION_JSON_TYPE));
+        assertEquals(409, put.getStatus());
+        assertEquals("BEING_REMOVED", json(put).get("error").asText());
+        Response again = post("chains", Fixtures.chainJson("web"));
+        assertEquals(409, again.getStatus());
+        assertEquals("BEING_REMOVED", json(again).get("error").asText());
+        assertEquals(ChainState.REMOVING, w.manager.chain(ChainId.of("web")).get().state());
+
+        w.agents.get(d).unreachable(false);
+        assertEquals(204, target("chains/web").request().delete().getStatus());
+        assertEquals(404, target("chains/web").request().get().getStatus());
+        assertTrue(w.agents.get(d).pipelines().isEmpty());
+    }
+
     @Test
     public void errorBodiesNameTheFaultAndLeaveChainsAlone() throws IOException {
         assertEquals(201, post("chains", Fixtures.chainJson("keep")).getStatus());

@@ -24,6 +24,8 @@ import java.util.concurrent.CompletableFuture;
 public final class TestSwitches implements SwitchProgrammer {
     private final Map<DeviceId, Map<Object, FlowRule>> tables = new HashMap<>();
     private final Set<DeviceId> rejecting = new HashSet<>();
+    private final Map<DeviceId, RuntimeException> unreadable = new HashMap<>();
+    private final Set<DeviceId> refusingRemoval = new HashSet<>();
     private final Map<DeviceId, Integer> otherRules = new HashMap<>();
     private final List<String> log = new ArrayList<>();
     private java.util.function.Consumer<DeviceId> beforeCommit = d -> { };
@@ -37,6 +39,29 @@ public final class TestSwitches implements SwitchProgrammer {
     /** Undoes {@link #reject}. */
     public synchronized TestSwitches accept(DeviceId d) {
         rejecting.remove(d);
+        return this;
+    }
+
+    /**
+     * Makes reading the device's flow entries throw {@code e} (as ONOS's FlowRuleManager does for an available
+     * device with no master); null makes it readable again.
+     */
+    public synchronized TestSwitches unreadable(DeviceId d, RuntimeException e) {
+        if (e == null) {
+            unreadable.remove(d);
+        } else {
+            unreadable.put(d, e);
+        }
+        return this;
+    }
+
+    /** Makes removals from the device fail (unreachable), or succeed again ({@code refuse} false). */
+    public synchronized TestSwitches refuseRemoval(DeviceId d, boolean refuse) {
+        if (refuse) {
+            refusingRemoval.add(d);
+        } else {
+            refusingRemoval.remove(d);
+        }
         return this;
     }
 
@@ -125,6 +150,9 @@ public final class TestSwitches implements SwitchProgrammer {
     @Override
     public synchronized CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
         log.add("remove " + device + " " + rules.size());
+        if (refusingRemoval.contains(device)) {
+            return CompletableFuture.failedFuture(new IllegalStateException(device + " does not answer"));
+        }
         Map<Object, FlowRule> t = tables.getOrDefault(device, new HashMap<>());
         rules.forEach(r -> t.remove(entry(r))); // a strict delete: by match and priority
         return CompletableFuture.completedFuture(null);
@@ -132,6 +160,9 @@ public final class TestSwitches implements SwitchProgrammer {
 
     @Override
     public synchronized Collection<FlowEntry> entries(DeviceId device) {
+        if (unreadable.containsKey(device)) {
+            throw unreadable.get(device);
+        }
         List<FlowEntry> out = new ArrayList<>();
         tables.getOrDefault(device, Map.of()).values()
                 .forEach(r -> out.add(new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED, 0, 7, 700)));

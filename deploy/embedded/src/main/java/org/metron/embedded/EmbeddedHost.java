@@ -3,6 +3,7 @@ package org.metron.embedded;
 import org.metron.app.api.MetronService;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.Deployer;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
@@ -65,6 +66,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final ChainManager metron;
     private final ScalingManager scaling;
     private final AgentWatch watch;
+    private final ChainOwnership ownership;
     private RerouteTrigger reroutes;
     private final Path hostFile;
     private final String httpHost;
@@ -77,6 +79,7 @@ public final class EmbeddedHost implements AutoCloseable {
         WebServer server = null;
         ScalingManager scaler = null;
         AgentWatch watcher = null;
+        ChainOwnership owner = null;
         try {
             awaitSwitches(net, o.switchWaitMs);
             registry = new AgentServerRegistry(net, o.agentTls);
@@ -84,8 +87,9 @@ public final class EmbeddedHost implements AutoCloseable {
             OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
             ChainStore chains = new ChainStore(stores);
+            SingleInstanceLeadership leadership = new SingleInstanceLeadership();
             ChainManager manager = new ChainManager(chains, registry,
-                    switches, new SingleInstanceLeadership(),
+                    switches, leadership,
                     new PlacementEngine(registry, view, switches, new SecureRandom(), STEP_TIMEOUT),
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
@@ -98,7 +102,7 @@ public final class EmbeddedHost implements AutoCloseable {
             scaler = new ScalingManager(chains, stores, registry, switches, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
-                    new SingleInstanceLeadership(), System::currentTimeMillis, Optional.<PortCounters>of(switches),
+                    leadership, System::currentTimeMillis, Optional.<PortCounters>of(switches),
                     Integer.getInteger("metron.scaling.portStatsMs", IngressWatch.INTERVAL_MS),
                     Optional.of(new RulePlanner(APP_ID, view)));
             scaler.start();
@@ -109,6 +113,9 @@ public final class EmbeddedHost implements AutoCloseable {
             watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
                     STEP_TIMEOUT), STEP_TIMEOUT).failover(AgentWatch.configuredFailover(), manager::serverLost)
                     .start(AgentWatch.configuredInterval());
+            // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
+            owner = new ChainOwnership(chains.chains(), leadership, manager::reconcile, System::currentTimeMillis)
+                    .start(Duration.ofMillis(ChainOwnership.INTERVAL_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users, net, view));
@@ -124,6 +131,9 @@ public final class EmbeddedHost implements AutoCloseable {
             if (scaler != null) {
                 scaler.close();
             }
+            if (owner != null) {
+                owner.close();
+            }
             if (watcher != null) {
                 watcher.close();
             }
@@ -137,6 +147,7 @@ public final class EmbeddedHost implements AutoCloseable {
         web = server;
         scaling = scaler;
         watch = watcher;
+        ownership = owner;
         hostFile = o.data.resolve(HOST_FILE);
         httpHost = o.http.getAddress().getHostAddress();
         String json = String.format("{\"rest\": \"%s\", \"dashboard\": \"%s\", \"openflow_port\": %d, "
@@ -188,6 +199,7 @@ public final class EmbeddedHost implements AutoCloseable {
         reroutes.close();
         web.close();
         scaling.close();
+        ownership.close();
         watch.close();
         metron.close();
         servers.close();

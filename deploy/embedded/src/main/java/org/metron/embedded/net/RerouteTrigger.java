@@ -42,7 +42,8 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
 
     @Override
     public void switchDisconnected(OfSwitch sw) {
-        reroute(DeviceId.deviceId(sw.deviceId()));
+        DeviceId id = DeviceId.deviceId(sw.deviceId());
+        reroute(id, "switch " + id + " disconnected");
     }
 
     @Override
@@ -55,27 +56,28 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
         }
         ConnectPoint end = new ConnectPoint(DeviceId.deviceId(sw.deviceId()),
                                             PortNumber.portNumber(d.getPortNo().getPortNumber()));
-        reroute(end.deviceId());
+        String cause = "port " + end + " down";
+        reroute(end.deviceId(), cause);
         // The link's other end may carry rules pointing into it too.
         for (List<ConnectPoint> link : net.links) {
             if (link.contains(end)) {
                 ConnectPoint peer = link.get(0).equals(end) ? link.get(1) : link.get(0);
                 if (net.switches.containsValue(peer.deviceId())) {
-                    reroute(peer.deviceId());
+                    reroute(peer.deviceId(), cause);
                 }
             }
         }
     }
 
-    private void reroute(DeviceId device) {
+    private void reroute(DeviceId device, String cause) {
         events.execute(() -> {
             try {
-                List<ChainId> moved = manager.reroute(device);
+                List<ChainId> moved = manager.reroute(device, cause);
                 if (!moved.isEmpty()) {
-                    log.info("Rerouted {} around {}", moved, device);
+                    log.info("Rerouted {} after {} (their rules on {})", moved, cause, device);
                 }
             } catch (RuntimeException e) {
-                log.warn("Rerouting around {} failed: {}", device, e.toString());
+                log.warn("Rerouting after {} (rules on {}) failed: {}", cause, device, e.toString());
             }
         });
     }

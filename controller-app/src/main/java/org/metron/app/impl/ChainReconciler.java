@@ -1,0 +1,191 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.PipelineState;
+import org.metron.agent.v1.PipelineStatus;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledState;
+import org.metron.drivers.agent.AgentClient;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * What an instance does for a chain it has just come to act for ({@link ChainManager#reconcile}): the instance
+ * that acted for it may have stopped half-way. By the stored state:
+ * <ul>
+ *   <li>REMOVING: the removal continues (the operator's delete is never undone);</li>
+ *   <li>SUBMITTED, SYNTHESIZED, PLACED: what may be installed is removed (the recorded installed state, and the
+ *       pipeline and NIC rules of the stored placement, which the agent treats as gone when absent) and the chain
+ *       is brought up again;</li>
+ *   <li>DEPLOYED: ACTIVE when its agent reports the pipeline running, else as PLACED;</li>
+ *   <li>DEGRADED: its server is checked: restored in place when its agent answers, else moved to another server
+ *       when one can take it (else it stays DEGRADED);</li>
+ *   <li>ACTIVE: nothing while its server answers or is still registered (the failover deadline's case); moved off
+ *       a server no longer registered;</li>
+ *   <li>FAILED, or no chain: nothing.</li>
+ * </ul>
+ * Idempotent: a second call finds the chain in a settled state.
+ */
+final class ChainReconciler {
+    private static final Logger log = LoggerFactory.getLogger(ChainReconciler.class);
+
+    private final ChainManager chains;
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final ServerRecovery recovery;
+    private final Duration timeout;
+
+    ChainReconciler(ChainManager chains, ChainStore store, ServerRegistry servers, ServerRecovery recovery,
+                    Duration timeout) {
+        this.chains = Objects.requireNonNull(chains);
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.recovery = Objects.requireNonNull(recovery);
+        this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    String reconcile(ChainId id) {
+        String[] done = {"another instance acts for it"};
+        chains.whileLeading(id, () -> done[0] = reconcileLocked(id));
+        if (!done[0].startsWith("nothing")) {
+            log.info("Chain {} reconciled: {}", id, done[0]);
+        }
+        return done[0];
+    }
+
+    private String reconcileLocked(ChainId id) {
+        Optional<Chain> stored = store.chains().get(id).map(Versioned::value);
+        if (stored.isEmpty()) {
+            return "nothing: no such chain";
+        }
+        Chain c = stored.get();
+        Optional<DeviceId> server = store.placements().get(id).map(Versioned::value).flatMap(Placement::server);
+        try {
+            switch (c.state()) {
+                case REMOVING:
+                    return chains.finishRemoval(c).map(left -> "removal continues, left: " + left.pending())
+                            .orElse("removed");
+                case SUBMITTED:
+                case SYNTHESIZED:
+                case PLACED:
+                    return bringUpAgain(c);
+                case DEPLOYED:
+                    if (pipelineRunning(id, server)) {
+                        store.chains().put(id, c.withState(ChainState.ACTIVE, ""));
+                        return "ACTIVE: its pipeline runs";
+                    }
+                    return bringUpAgain(c);
+                case DEGRADED:
+                    return checkServer(c, server.orElseThrow());
+                case ACTIVE:
+                    if (server.isEmpty() || servers.servers().stream().anyMatch(s -> s.id().equals(server.get()))) {
+                        return "nothing: ACTIVE, its server registered";
+                    }
+                    return checkServer(c, server.get());
+                default:
+                    return "nothing: " + c.state();
+            }
+        } catch (MetronException e) {
+            return "failed: " + e.getMessage();
+        }
+    }
+
+    /** Removes what the chain may hold (recorded or not) and brings it up from its stored definition. */
+    private String bringUpAgain(Chain c) {
+        ChainId id = c.id();
+        Optional<Placement> p = store.placements().get(id).map(Versioned::value);
+        Optional<MetronServer> server = p.flatMap(Placement::server).flatMap(servers::server);
+        boolean recorded = store.installed().get(id).map(Versioned::value).flatMap(InstalledState::server)
+                .isPresent();
+        if (server.isPresent() && !recorded) {
+            // deployed half-way by an instance that stopped before recording it: the agent's part by the placement
+            AgentClient agent = server.get().agent();
+            List<Long> nicRules = p.get().groups().isEmpty() ? List.of()
+                    : RulePlanner.nicRules(id, p.get()).stream().map(org.metron.agent.v1.NicRule::getId)
+                    .collect(Collectors.toList());
+            quietly(AgentCalls.goneIsDone(agent.removePipeline(id.name())), "pipeline " + id + " on " + agent);
+            if (!nicRules.isEmpty()) {
+                quietly(AgentCalls.removeNicRulesPresent(agent, nicRules), "NIC rules of " + id + " on " + agent);
+            }
+        }
+        Chain up = chains.bringUpAgain(c, "the instance acting for it stopped while it was " + c.state());
+        return "brought up again from " + c.state() + ": " + up.state();
+    }
+
+    /** DEGRADED (or ACTIVE on a server gone from the registry): restored in place, moved, or left DEGRADED. */
+    private String checkServer(Chain c, DeviceId serverId) {
+        Optional<MetronServer> server = servers.server(serverId);
+        if (server.isPresent() && answers(server.get())) {
+            recovery.restore(server.get());
+            ChainState now = store.chains().get(c.id()).map(Versioned::value).map(Chain::state).orElse(c.state());
+            return "server " + serverId + " answers: " + now;
+        }
+        if (chains.moveOff(c.id(), serverId)) {
+            return "moved off " + serverId;
+        }
+        return "server " + serverId + " does not answer: " + store.chains().get(c.id()).map(Versioned::value)
+                .map(Chain::state).orElse(c.state());
+    }
+
+    private boolean answers(MetronServer s) {
+        try {
+            s.agent().health().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private boolean pipelineRunning(ChainId id, Optional<DeviceId> serverId) {
+        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+        if (st.isEmpty()) {
+            return false;
+        }
+        if (!st.get().pipeline()) {
+            return true; // the switches handle it alone: installed is all there is
+        }
+        Optional<MetronServer> server = serverId.flatMap(servers::server);
+        if (server.isEmpty()) {
+            return false;
+        }
+        try {
+            return server.get().agent().listPipelines().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .getPipelinesList().stream().filter(p -> p.getPipelineId().equals(id.name()))
+                    .map(PipelineStatus::getState).anyMatch(PipelineState.PIPELINE_RUNNING::equals);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private void quietly(CompletableFuture<?> f, String what) {
+        try {
+            f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            log.warn("Reconcile: could not remove {}: {}", what, Errors.message(e));
+        }
+    }
+}
