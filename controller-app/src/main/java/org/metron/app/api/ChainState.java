@@ -36,4 +36,14 @@ public enum ChainState {
     public boolean holdsResources() {
         return this == PLACED || this == DEPLOYED || this == ACTIVE || this == REMOVING || this == DEGRADED;
     }
+
+    /** Whether a chain in this state is still being brought up (by its owner, maybe another instance). */
+    public boolean bringingUp() {
+        return this == SUBMITTED || this == SYNTHESIZED || this == PLACED;
+    }
+
+    /** Whether its owner still has work to do for a chain in this state (everything but ACTIVE and FAILED). */
+    public boolean unsettled() {
+        return this != ACTIVE && this != FAILED;
+    }
 }

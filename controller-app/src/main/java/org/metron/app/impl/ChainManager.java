@@ -75,6 +75,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final ChainRemoval removal;
     private final Inventory inventory;
     private final ChainReconciler reconciler;
+    private final OwnerHandover handover;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
     private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
     /** Computes failover backups off the operations' threads, one chain at a time. */
@@ -110,6 +111,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
+        this.handover = new OwnerHandover(store.chains());
         this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
                 this::releasePlacement, compiled::remove);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
@@ -125,7 +127,10 @@ public final class ChainManager implements MetronService, CompiledChains {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         synchronized (lock(pc.id())) {
             leadership.join(pc.id()); // the instance a new chain is submitted to runs first, so it owns it
-            requireLeader(pc.id());
+            boolean mine = leadership.actsFor(pc.id());
+            if (!mine) {
+                compiler.apply(TargetProfile.NONE); // bad Click is refused here, not left to the owner
+            }
             Optional<Versioned<Chain>> old = store.chains().get(pc.id());
             Chain chain = new Chain(pc.id(), pc.json(), pc.deployment(), ChainState.SUBMITTED, "",
                     old.map(v -> v.value().version() + 1).orElse(0L));
@@ -139,6 +144,9 @@ public final class ChainManager implements MetronService, CompiledChains {
                 throw new MetronException(Fault.DUPLICATE_CHAIN, "chain " + pc.id() + " already exists ("
                         + old.map(v -> v.value().state().toString()).orElse("just created") + "); use PUT to "
                         + "update it");
+            }
+            if (!mine) {
+                return handover.awaitBringUp(chain); // stored: its owner brings it up
             }
             try {
                 return bringUp(chain, compiler);
@@ -287,7 +295,10 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
-            requireLeader(id);
+            if (!leadership.actsFor(id)) {
+                // the tombstone every instance sees; the owner removes the chain
+                return handover.remove(store.chains().get(id).orElseThrow(() -> unknown(id)));
+            }
             Chain chain = existing(id);
             if (!chain.markedForRemoval()) {
                 chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
@@ -957,13 +968,17 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     private void requireLeader(ChainId id) {
         if (!leadership.actsFor(id)) {
-            throw new MetronException(Fault.NOT_LEADER, "another controller instance acts for chain " + id);
+            throw new MetronException(Fault.NOT_LEADER, "controller instance " + leadership.owner(id)
+                    .orElse("(none yet)") + " acts for chain " + id + ": send the update there");
         }
     }
 
+    private static MetronException unknown(ChainId id) {
+        return new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'");
+    }
+
     private Chain existing(ChainId id) {
-        return store.chains().get(id).map(Versioned::value).orElseThrow(() ->
-                new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
+        return store.chains().get(id).map(Versioned::value).orElseThrow(() -> unknown(id));
     }
 
     // ---- queries ---------------------------------------------------------------------------------------------

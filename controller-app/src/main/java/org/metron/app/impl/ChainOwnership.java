@@ -2,7 +2,6 @@ package org.metron.app.impl;
 
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.ChainState;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronMap;
 import org.slf4j.Logger;
@@ -71,11 +70,6 @@ public final class ChainOwnership implements AutoCloseable {
         return this;
     }
 
-    /** Whether a chain in {@code state} still has work to be done by its owner. */
-    public static boolean unsettled(ChainState state) {
-        return state != ChainState.ACTIVE && state != ChainState.FAILED;
-    }
-
     /** One round (tests call it directly). */
     public void round() {
         try {
@@ -94,7 +88,7 @@ public final class ChainOwnership implements AutoCloseable {
             }
             long t = clock.getAsLong();
             for (Chain c : now.values()) {
-                if (!unsettled(c.state())) {
+                if (!c.state().unsettled()) {
                     retries.remove(c.id());
                 } else if (due(c, t) && leadership.actsFor(c.id())) {
                     tryOnce(c.id());
@@ -123,7 +117,7 @@ public final class ChainOwnership implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Chain {}: reconciling failed: {}", id, e.toString());
         }
-        chains.get(id).map(v -> v.value()).filter(c -> unsettled(c.state())).ifPresentOrElse(c -> {
+        chains.get(id).map(v -> v.value()).filter(c -> c.state().unsettled()).ifPresentOrElse(c -> {
             long[] before = retries.get(id);
             long delay = before == null || before[0] != c.state().ordinal() ? intervalMs
                     : Math.min(MAX_BACKOFF_MS, 2 * before[2]);

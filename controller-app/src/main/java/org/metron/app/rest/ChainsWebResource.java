@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 
@@ -53,17 +54,20 @@ public class ChainsWebResource extends MetronWebResource {
      * Submits a chain: synthesizes, places and deploys it.
      *
      * @param body chain JSON
-     * @return 201 Created with the chain; 400/422 bad input, 409 duplicate or impossible placement,
+     * @return 201 Created with the chain; 202 Accepted with the chain when another instance owns it and left it
+     *         FAILED or is still bringing it up; 400/422 bad input, 409 duplicate or impossible placement,
      *         502 agent or switch failure
      */
     @POST
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({201, 400, 409, 421, 422, 502})
+    @Statuses({201, 202, 400, 409, 422, 502})
     public Response submit(InputStream body) {
         Chain c = metron().submit(read(body));
-        return Response.created(URI.create("chains/" + c.id().name())).entity(MetronJson.chain(c, false)
-                .toString()).type(MediaType.APPLICATION_JSON_TYPE).build();
+        // 202: another instance owns the chain and left it FAILED, or is still bringing it up (the body says which)
+        Response.ResponseBuilder r = c.state() == ChainState.FAILED || c.state().bringingUp()
+                ? Response.accepted() : Response.created(URI.create("chains/" + c.id().name()));
+        return r.entity(MetronJson.chain(c, false).toString()).type(MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     /**
@@ -123,7 +127,7 @@ public class ChainsWebResource extends MetronWebResource {
     @DELETE
     @Path("{name}")
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({202, 204, 404, 421, 422})
+    @Statuses({202, 204, 404, 422})
     public Response remove(@PathParam("name") String name) {
         Optional<Chain> left = metron().remove(ChainId.of(name));
         if (left.isPresent()) {

@@ -30,7 +30,7 @@ public final class ChainStore {
     private final Object reservationLock = new Object();
 
     public ChainStore(StoreFactory factory) {
-        this.chains = factory.map(CHAINS, MetronSerializers.NAMESPACE);
+        this.chains = new ChainRecords(factory.map(CHAINS, MetronSerializers.NAMESPACE));
         this.placements = factory.map(PLACEMENTS, MetronSerializers.NAMESPACE);
         this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
         this.installed = factory.map(INSTALLED, MetronSerializers.NAMESPACE);
@@ -51,6 +51,7 @@ public final class ChainStore {
         return reservationLock;
     }
 
+    /** The chains; a write never undoes a delete ({@link ChainRecords}). */
     public MetronMap<ChainId, Chain> chains() {
         return chains;
     }

@@ -1,20 +1,14 @@
 package org.metron.app.impl;
 
 import org.junit.Test;
-import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
-import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.spi.Leadership;
-import org.metron.app.store.ChainStore;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -52,45 +46,5 @@ public class ChainManagerConcurrencyTest {
         // 2 servers x 4 cores are now all taken: the ninth chain cannot be placed
         assertEquals(MetronException.Fault.IMPOSSIBLE_PLACEMENT, assertThrows(MetronException.class,
                 () -> w.manager.submit(Fixtures.chainJsonAt("p9", 30))).fault());
-    }
-
-    @Test
-    public void anInstanceThatIsNotLeaderStoresNothing() {
-        World w = new World(1, Fixtures.synthesis(), 5);
-        Leadership never = new Leadership() {
-            @Override
-            public boolean actsFor(ChainId chain) {
-                return false;
-            }
-
-            @Override
-            public void join(ChainId chain) {
-            }
-
-            @Override
-            public void release(ChainId chain) {
-            }
-
-            @Override
-            public java.util.Optional<String> owner(ChainId chain) {
-                return java.util.Optional.empty();
-            }
-
-            @Override
-            public void addListener(java.util.function.Consumer<ChainId> gained) {
-            }
-
-            @Override
-            public void removeListener(java.util.function.Consumer<ChainId> gained) {
-            }
-        };
-        ChainManager other = new ChainManager(new ChainStore(new LocalStoreFactory()), w.servers, w.switches, never,
-                new PlacementEngine(w.servers, w.network, w.switches, new Random(1), Duration.ofSeconds(1)),
-                new RulePlanner(Fixtures.APP, w.network), new Deployer(w.switches, Duration.ofSeconds(1)),
-                Duration.ofSeconds(1), Fixtures.synthesis());
-        MetronException e = assertThrows(MetronException.class, () -> other.submit(Fixtures.chainJson("n")));
-        assertEquals(MetronException.Fault.NOT_LEADER, e.fault());
-        assertTrue(other.chains().isEmpty());
-        assertEquals(0, w.switches.total());
     }
 }

@@ -80,7 +80,7 @@ public class ChainOwnershipTest {
     @Test
     public void aChainLeftUnsettledIsTriedAgainAfterADelayThatDoublesUpToItsMaximum() {
         ChainOwnership a = instance("a");
-        put("stuck", ChainState.REMOVING); // the reconcile leaves it so: its agent is dead, say
+        put("stuck", ChainState.DEGRADED); // the reconcile leaves it so: its server is dead, say
         List<Long> tries = new ArrayList<>();
         for (long t = 0; t <= 70_000; t += 100) {
             now.set(t);
@@ -91,7 +91,7 @@ public class ChainOwnershipTest {
             }
         }
         assertEquals(List.of(0L, 1000L, 3000L, 7000L, 15000L, 31000L, 61000L), tries);
-        put("stuck", ChainState.DEGRADED); // another state: its own delays, from the shortest again
+        put("stuck", ChainState.REMOVING); // another state: its own delays, from the shortest again
         int before = calls.size();
         a.round();
         assertEquals(before + 1, calls.size());

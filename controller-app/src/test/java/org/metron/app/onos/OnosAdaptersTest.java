@@ -282,10 +282,11 @@ public class OnosAdaptersTest {
     }
 
     @Test
-    public void leadershipIsPerChainTopic() {
+    public void ownershipIsPerChainTopicReadWithoutACallToTheClusterAndJoinedOnce() {
         NodeId me = NodeId.nodeId("me");
         OnosLeadership l = new OnosLeadership();
-        List<String> topics = new ArrayList<>();
+        List<String> calls = new ArrayList<>();
+        List<ChainId> gained = new ArrayList<>();
         l.clusterService = new ClusterServiceAdapter() {
             @Override
             public ControllerNode getLocalNode() {
@@ -294,21 +295,35 @@ public class OnosAdaptersTest {
         };
         l.leadershipService = new LeadershipServiceAdapter() {
             @Override
+            public NodeId getLeader(String topic) {
+                return topic.endsWith("mine") ? me : topic.endsWith("theirs") ? NodeId.nodeId("other") : null;
+            }
+
+            @Override
             public org.onosproject.cluster.Leadership runForLeadership(String topic) {
-                topics.add(topic);
-                NodeId leader = topic.endsWith("mine") ? me : NodeId.nodeId("other");
+                calls.add(topic);
+                NodeId leader = getLeader(topic);
                 return new org.onosproject.cluster.Leadership(topic, new Leader(leader, 1, 0), List.of(leader));
             }
 
             @Override
             public void withdraw(String topic) {
-                topics.add("withdraw " + topic);
+                calls.add("withdraw " + topic);
             }
         };
+        l.addListener(gained::add);
         assertTrue(l.actsFor(ChainId.of("mine")));
         assertFalse(l.actsFor(ChainId.of("theirs")));
+        assertFalse(l.actsFor(ChainId.of("nobody")));
+        assertEquals("other", l.owner(ChainId.of("theirs")).orElseThrow());
+        assertTrue("asking is a read", calls.isEmpty());
+        l.join(ChainId.of("mine"));
+        l.join(ChainId.of("mine"));
+        l.join(ChainId.of("theirs"));
+        assertEquals(List.of(ChainId.of("mine")), gained);
         l.release(ChainId.of("mine"));
-        assertEquals(List.of("metron-chain:mine", "metron-chain:theirs", "withdraw metron-chain:mine"), topics);
+        l.release(ChainId.of("nobody")); // never joined: nothing to withdraw
+        assertEquals(List.of("metron-chain:mine", "metron-chain:theirs", "withdraw metron-chain:mine"), calls);
     }
 
     @Test

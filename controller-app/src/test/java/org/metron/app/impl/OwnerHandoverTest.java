@@ -1,0 +1,110 @@
+package org.metron.app.impl;
+
+import org.junit.After;
+import org.junit.Test;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.MetronException;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.store.ChainStore;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.Fixtures.World;
+import org.metron.app.testing.TestLeadership;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * Two controller instances over one store (each with its own chain locks, as two JVMs), one network: an operator's
+ * write reaches whichever instance it is sent to; the chain's owner carries it out.
+ */
+public class OwnerHandoverTest {
+    private final World w = new World(1, Fixtures.synthesis(), 5);
+    private final LocalStoreFactory shared = new LocalStoreFactory();
+    private final TestLeadership cluster = new TestLeadership();
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    private ChainManager instance(String name) {
+        ChainStore store = new ChainStore(shared);
+        ChainManager m = new ChainManager(store, w.servers, w.switches, cluster.instance(name),
+                new PlacementEngine(w.servers, w.network, w.switches, new Random(1), Duration.ofSeconds(1)),
+                new RulePlanner(Fixtures.APP, w.network), new Deployer(w.switches, Duration.ofSeconds(1)),
+                Duration.ofSeconds(1), Fixtures.synthesis());
+        open.add(new ChainOwnership(store.chains(), cluster.instance(name), m::reconcile, System::currentTimeMillis)
+                .start(Duration.ofMillis(50)));
+        open.add(m::close);
+        return m;
+    }
+
+    @After
+    public void close() throws Exception {
+        for (AutoCloseable c : open) {
+            c.close();
+        }
+    }
+
+    @Test
+    public void aChainSubmittedToAnInstanceThatDoesNotOwnItIsBroughtUpByItsOwner() {
+        ChainManager a = instance("a");
+        ChainManager b = instance("b");
+        cluster.instance("a").join(ChainId.of("web")); // a runs for "web" first: it owns it
+
+        Chain c = b.submit(Fixtures.chainJson("web"));
+
+        assertEquals(ChainState.ACTIVE, c.state());
+        assertEquals("a", cluster.instance("b").owner(ChainId.of("web")).orElseThrow());
+        assertEquals(1, w.agents.get(0).pipelines().size());
+        assertTrue(w.switches.total() > 0);
+        assertEquals(c, a.chain(ChainId.of("web")).orElseThrow());
+    }
+
+    @Test
+    public void badClickIsRefusedByTheInstanceItIsSentToAndNothingIsStored() {
+        instance("a");
+        ChainManager b = instance("b");
+        cluster.instance("a").join(ChainId.of("web"));
+        String bad = Fixtures.chainJson("web").replace("IPFilter", "Bogus");
+
+        MetronException e = assertThrows(MetronException.class, () -> b.submit(bad));
+        assertEquals(MetronException.Fault.INVALID_CHAIN, e.fault());
+        assertTrue(e.getMessage(), e.getMessage().contains("Bogus"));
+        assertTrue(b.chains().isEmpty());
+    }
+
+    @Test
+    public void aDeleteSentToAnInstanceThatDoesNotOwnTheChainIsCarriedOutByItsOwner() {
+        ChainManager a = instance("a");
+        ChainManager b = instance("b");
+        a.submit(Fixtures.chainJson("web"));
+        assertTrue(w.switches.total() > 0);
+
+        Optional<Chain> left = b.remove(ChainId.of("web"));
+
+        assertEquals(Optional.empty(), left);
+        assertTrue(a.chains().isEmpty());
+        assertEquals(0, w.switches.total());
+        assertTrue(w.agents.get(0).pipelines().isEmpty());
+    }
+
+    @Test
+    public void noWriteBringsBackAChainMarkedForRemoval() {
+        Chain up = w.manager.submit(Fixtures.chainJson("web"));
+        ChainStore store = new ChainStore(new LocalStoreFactory());
+        Chain tombstone = up.withState(ChainState.REMOVING, "deleted");
+        store.chains().put(up.id(), tombstone);
+
+        store.chains().put(up.id(), up.withState(ChainState.ACTIVE, "an owner finishing an operation"));
+        long v = store.chains().get(up.id()).orElseThrow().version();
+        assertTrue(!store.chains().replace(up.id(), v, up.withState(ChainState.DEGRADED, "")));
+
+        assertEquals(ChainState.REMOVING, store.chains().get(up.id()).orElseThrow().value().state());
+    }
+}
