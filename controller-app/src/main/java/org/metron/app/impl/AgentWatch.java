@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * One watcher for all servers: asks each agent's Health every interval and has {@link ServerRecovery} compare
@@ -61,6 +62,7 @@ public final class AgentWatch implements AutoCloseable {
     /** How long a round waits for Health: the timeout, or the interval once started (a round is not held up). */
     private Duration healthWait;
     private Consumer<DeviceId> onLost = id -> { };
+    private Predicate<DeviceId> watched = id -> true;
     private ScheduledExecutorService timer;
 
     /**
@@ -71,6 +73,16 @@ public final class AgentWatch implements AutoCloseable {
         this.recovery = Objects.requireNonNull(recovery);
         this.timeout = Objects.requireNonNull(timeout);
         this.healthWait = timeout;
+    }
+
+    /**
+     * Watches only the servers {@code which} accepts. In an ONOS cluster each agent is asked by one node, its
+     * device's master; the owners of the chains it serves elsewhere restore them when its device is available
+     * again (the ONOS component's device listener).
+     */
+    public synchronized AgentWatch watching(Predicate<DeviceId> which) {
+        this.watched = Objects.requireNonNull(which);
+        return this;
     }
 
     /**
@@ -125,7 +137,8 @@ public final class AgentWatch implements AutoCloseable {
         // ask every agent at once, so an unreachable one costs one timeout per round, not one per server
         Map<MetronServer, CompletableFuture<HealthReply>> health = new LinkedHashMap<>();
         long asked = System.nanoTime();
-        servers.servers().forEach(s -> health.put(s, Deployer.call(() -> s.agent().health())));
+        servers.servers().stream().filter(s -> watched.test(s.id()))
+                .forEach(s -> health.put(s, Deployer.call(() -> s.agent().health())));
         long waitUntil = asked + healthWait.toNanos();
         for (Map.Entry<MetronServer, CompletableFuture<HealthReply>> e : health.entrySet()) {
             MetronServer s = e.getKey();

@@ -30,6 +30,7 @@ import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onlab.util.Tools;
 import org.metron.drivers.server.MetronDeviceIds;
+import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceEvent;
 import org.onosproject.net.device.DeviceListener;
@@ -92,6 +93,9 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected LinkService linkService;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected MastershipService mastershipService;
+
     /** Scaling ({@code ScalingComponent}): brings back the groups scaled out to a lost server. */
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
     protected volatile ServerLoss scaledOut;
@@ -101,6 +105,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     private ScheduledExecutorService events;
     private ChainManager manager;
     private AgentWatch watch;
+    private ServerRecovery recovery;
     private ChainOwnership ownership;
     private Duration failoverDeadline;
 
@@ -122,8 +127,9 @@ public class MetronComponent implements MetronService, CompiledChains {
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
         // restores what restarted agents lost, for the chains this instance leads
-        watch = new AgentWatch(servers, new ServerRecovery(store, manager, Synthesis.SYNTHESIZER, STEP_TIMEOUT),
-                STEP_TIMEOUT).start(AgentWatch.configuredInterval());
+        recovery = new ServerRecovery(store, manager, Synthesis.SYNTHESIZER, STEP_TIMEOUT);
+        watch = new AgentWatch(servers, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
+                .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
         ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, System::currentTimeMillis)
                 .start(Duration.ofMillis(ChainOwnership.INTERVAL_MS));
@@ -169,6 +175,21 @@ public class MetronComponent implements MetronService, CompiledChains {
             List<ChainId> gone = manager.retryRemovals(device::equals);
             if (!gone.isEmpty()) {
                 log.info("Chains {} removed: {} is available again", gone, device);
+            }
+            // its agent may have restarted and lost what it ran: the chains this instance owns there come back (the
+            // agent watch, on the device's master only, also sees a restart that left the device available)
+            if (MetronDeviceIds.isMetronServer(device)) {
+                servers.server(device).ifPresent(s -> {
+                    try {
+                        List<ChainId> restored = recovery.restore(s);
+                        if (!restored.isEmpty()) {
+                            log.info("Chains {} restored on {}: available again", restored, device);
+                        }
+                    } catch (RuntimeException e) {
+                        // the owners' reconciliation of their DEGRADED chains tries again
+                        log.warn("Restoring chains on {} failed: {}", device, e.getMessage());
+                    }
+                });
             }
         });
     }

@@ -76,6 +76,14 @@ public class AgentWatchTest {
     }
 
     @Test
+    public void aWatchOfSomeServersAsksOnlyTheirAgents() {
+        watch.watching(SERVER0::equals); // in ONOS: the servers whose device this node masters
+        assertEquals(Set.of(SERVER0), watch.check());
+        assertEquals(1, count(agent0, "Health"));
+        assertEquals(0, count(agent1, "Health"));
+    }
+
+    @Test
     public void anAgentBackFromUnreachableIsComparedAndMissingPiecesRestored() {
         watch.check();
         w.manager.submit(Fixtures.chainJson("web"));

@@ -1,5 +1,9 @@
 package org.metron.app.onos;
 
+import org.onosproject.mastership.MastershipService;
+import org.onosproject.mastership.MastershipServiceAdapter;
+import org.onosproject.net.DeviceId;
+
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.Leadership;
@@ -38,6 +42,13 @@ public final class OnosServices {
     public final StoreFactory storeFactory = new LocalStoreFactory();
     public final List<DeviceListener> deviceListeners = new ArrayList<>();
     public final List<LinkListener> linkListeners = new ArrayList<>();
+    /** One node, master of every device (the servers' agents are watched here). */
+    public final MastershipService mastershipService = new MastershipServiceAdapter() {
+        @Override
+        public boolean isLocalMaster(DeviceId deviceId) {
+            return true;
+        }
+    };
     public final CoreService coreService = new CoreServiceAdapter() {
         @Override
         public ApplicationId registerApplication(String name) {
@@ -99,6 +110,7 @@ public final class OnosServices {
         c.chainStores = chainStores;
         c.deviceService = deviceService;
         c.linkService = linkService;
+        c.mastershipService = mastershipService;
         c.activate();
         return c;
     }
