@@ -366,7 +366,8 @@ def wait_up(karaf, did, timeout=30):
 def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
     """ONOS answers a netcfg entry whose isValid() is false with 207 and applies nothing, logging nothing itself
     (its NetworkConfigWebResource over the stand-in's NetworkConfigManager behaviour); Metron's provider logs the
-    refusal at WARN naming the device and the field."""
+    refusal at WARN naming the device and the field, and the app lists it (REST GET /onos/metron/servers
+    `refusedConfigs`, the metron-servers command) until an entry for the device is accepted."""
     did = "metron:127.0.0.1:1"
     since = log_size(karaf)
     status, body = karaf.http("POST", "/onos/v1/network/configuration",
@@ -380,9 +381,29 @@ def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
         line for line in log_since(karaf, since).splitlines()
         if " | WARN " in line and did in line and "deadlineMs" in line], timeout=10)
     print(warn[0])
-    # the refusals are listed for the app by the drivers bundle's OSGi service (the app's REST/CLI read it)
+    # the refusals are listed for the app by the drivers bundle's OSGi service (the app's REST/CLI/GUI read it)
     services = karaf.ssh("service:list org.metron.drivers.provider.ServerConfigErrors | cat", check=False)
     assert "MetronServerProvider" in services, services
+    # ... and Metron lists them: REST GET /onos/metron/servers "refusedConfigs", the metron-servers command
+    status, body = karaf.http("GET", "/onos/metron/servers")
+    assert status == 200, (status, body)
+    refused = [r for r in json.loads(body)["refusedConfigs"] if r["device"] == did]
+    print("refusedConfigs:", refused)
+    assert len(refused) == 1 and refused[0]["field"] == "deadlineMs" and refused[0]["reason"], refused
+    assert refused[0]["time"].startswith(time.strftime("%Y-", time.gmtime())), refused
+    console = karaf.ssh("onos:metron-servers", check=False)
+    print(console)
+    assert re.search(rf"id={re.escape(did)} NETCFG REFUSED metron\.deadlineMs: .+ \(refused at ", console), console
+    # an accepted entry for the device clears it
+    status, body = karaf.http("POST", "/onos/v1/network/configuration",
+                              {"devices": {did: {"metron": {"deadlineMs": 5000}}}})
+    assert status == 200, (status, body)
+    try:
+        wait_for("the refusal cleared", lambda: did not in json.dumps(json.loads(karaf.http(
+            "GET", "/onos/metron/servers")[1])["refusedConfigs"]), timeout=10)
+        assert "NETCFG REFUSED" not in karaf.ssh("onos:metron-servers", check=False)
+    finally:
+        karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
 
 
 # --------------------------------------------------------------------------------------------------- a placed chain

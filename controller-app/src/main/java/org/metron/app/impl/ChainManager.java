@@ -11,6 +11,7 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
@@ -1028,6 +1029,11 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public List<ServerInfo> servers() {
         return inventory.servers();
+    }
+
+    @Override
+    public List<RefusedServerConfig> refusedServerConfigs() {
+        return servers.refusedConfigs();
     }
 
     @Override

@@ -2,6 +2,7 @@ package org.metron.app.onos;
 
 import org.junit.Test;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.MetronServer;
@@ -16,12 +17,14 @@ import org.metron.drivers.tagging.TaggerPipeconfId;
 import org.metron.drivers.server.AgentClientService;
 import org.metron.drivers.server.DefaultAgentClientService;
 import org.metron.drivers.server.MetronDriversLoader;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.onosproject.net.driver.DefaultDriverData;
 import org.onosproject.net.driver.DefaultDriverHandler;
 import org.onosproject.net.driver.Driver;
 import org.onosproject.net.driver.DriverHandler;
 import org.onosproject.net.driver.DriverServiceAdapter;
 import org.onosproject.net.driver.XmlDriverLoader;
+import java.time.Instant;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -362,6 +365,20 @@ public class OnosAdaptersTest {
                 servers.get(0).attachments());
         assertEquals(agent, r.server(SERVER).get().agent());
         assertFalse(r.server(Fixtures.D1).isPresent());
+    }
+
+    @Test
+    public void serverRegistryListsTheNetcfgEntriesTheDriversRefused() {
+        OnosServerRegistry r = new OnosServerRegistry();
+        assertTrue("no ServerConfigErrors service (yet): nothing refused", r.refusedConfigs().isEmpty());
+        Instant at = Instant.parse("2026-11-28T10:00:00Z");
+        r.configErrors = () -> List.of(new ServerConfigErrors.Refused(SERVER, "deadlineMs", "not a number: soon", at),
+                new ServerConfigErrors.Refused(Fixtures.D1, "nics.eth0", "not a connect point: s9", at.plusSeconds(1)));
+        assertEquals(List.of(new RefusedServerConfig(SERVER, "deadlineMs", "not a number: soon", at),
+                new RefusedServerConfig(Fixtures.D1, "nics.eth0", "not a connect point: s9", at.plusSeconds(1))),
+                r.refusedConfigs());
+        r.configErrors = null; // the drivers bundle stopped: the dynamic reference is unbound
+        assertTrue(r.refusedConfigs().isEmpty());
     }
 
     private static Driver metronServerDriver() {
