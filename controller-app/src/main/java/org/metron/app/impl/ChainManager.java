@@ -170,8 +170,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         compiler.apply(TargetProfile.NONE);
         synchronized (lock(id)) {
+            Chain old = existing(id); // a chain no instance has is unknown (404) wherever it is asked for
             requireLeader(id);
-            Chain old = existing(id);
             if (old.markedForRemoval()) {
                 throw ChainRemoval.refusal(old, "updated");
             }
@@ -288,8 +288,8 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
-            requireLeader(id);
             Chain chain = existing(id);
+            requireLeader(id);
             if (!chain.markedForRemoval()) {
                 chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
                 store.chains().put(id, chain);

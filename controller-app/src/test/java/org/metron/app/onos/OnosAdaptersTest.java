@@ -299,8 +299,13 @@ public class OnosAdaptersTest {
             @Override
             public org.onosproject.cluster.Leadership runForLeadership(String topic) {
                 topics.add(topic);
-                NodeId leader = topic.endsWith("mine") ? me : NodeId.nodeId("other");
+                NodeId leader = getLeader(topic);
                 return new org.onosproject.cluster.Leadership(topic, new Leader(leader, 1, 0), List.of(leader));
+            }
+
+            @Override
+            public NodeId getLeader(String topic) {
+                return topic.endsWith("mine") ? me : NodeId.nodeId("other");
             }
 
             @Override
@@ -308,9 +313,16 @@ public class OnosAdaptersTest {
                 topics.add("withdraw " + topic);
             }
         };
+        // asking who acts for a chain is a read (ONOS's getLeader), never a cluster write
         assertTrue(l.actsFor(ChainId.of("mine")));
         assertFalse(l.actsFor(ChainId.of("theirs")));
+        assertEquals(List.of(), topics);
+        // running for a chain's topic happens once per chain and instance
+        l.join(ChainId.of("mine"));
+        l.join(ChainId.of("mine"));
+        l.join(ChainId.of("theirs"));
         l.release(ChainId.of("mine"));
+        l.release(ChainId.of("ghost")); // never joined: nothing to withdraw
         assertEquals(List.of("metron-chain:mine", "metron-chain:theirs", "withdraw metron-chain:mine"), topics);
     }
 
