@@ -394,14 +394,6 @@ def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
     console = karaf.ssh("onos:metron-servers", check=False)
     print(console)
     assert re.search(rf"id={re.escape(did)} NETCFG REFUSED metron\.deadlineMs: .+ \(refused at ", console), console
-    # the GUI view's Problems table (the legacy GUI stood in for, as in test_gui_view_follows_the_legacy_gui)
-    karaf.ssh("config:edit org.metron.standin.gui; config:property-set enabled true; config:update")
-    wait_for("the Metron view", lambda: "view=metron" in karaf.ssh("standin:gui-views", check=False))
-    reply = karaf.ssh("standin:gui-request metron metronProblemDataRequest", check=False)
-    rows = json.loads(reply.strip().splitlines()[-1])["payload"]["metronProblems"]
-    print("GUI problems:", rows)
-    assert [r for r in rows if r["what"] == "server netcfg refused" and r["subject"] == did
-            and "metron.deadlineMs" in r["detail"]], rows
     # an accepted entry for the device clears it
     status, body = karaf.http("POST", "/onos/v1/network/configuration",
                               {"devices": {did: {"metron": {"deadlineMs": 5000}}}})
