@@ -217,10 +217,10 @@ class Karaf:
 
     # ---------------------------------------------------------------- http
     def http(self, method: str, path: str, body=None, auth=(ONOS_USER, ONOS_PASSWORD), content_type=None,
-             timeout=60):
+             timeout=60, accept="application/json"):
         """(status, text) of one HTTP request to Karaf's web container."""
         data = None
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if body is not None:
             data = body if isinstance(body, (bytes, str)) else json.dumps(body)
             data = data.encode() if isinstance(data, str) else data

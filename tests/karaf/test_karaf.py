@@ -366,7 +366,8 @@ def wait_up(karaf, did, timeout=30):
 def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
     """ONOS answers a netcfg entry whose isValid() is false with 207 and applies nothing, logging nothing itself
     (its NetworkConfigWebResource over the stand-in's NetworkConfigManager behaviour); Metron's provider logs the
-    refusal at WARN naming the device and the field."""
+    refusal at WARN naming the device and the field, and the app lists it (REST GET /onos/metron/servers
+    `refusedConfigs`, the metron-servers command) until an entry for the device is accepted."""
     did = "metron:127.0.0.1:1"
     since = log_size(karaf)
     status, body = karaf.http("POST", "/onos/v1/network/configuration",
@@ -380,9 +381,29 @@ def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
         line for line in log_since(karaf, since).splitlines()
         if " | WARN " in line and did in line and "deadlineMs" in line], timeout=10)
     print(warn[0])
-    # the refusals are listed for the app by the drivers bundle's OSGi service (the app's REST/CLI read it)
+    # the refusals are listed for the app by the drivers bundle's OSGi service (the app's REST/CLI/GUI read it)
     services = karaf.ssh("service:list org.metron.drivers.provider.ServerConfigErrors | cat", check=False)
     assert "MetronServerProvider" in services, services
+    # ... and Metron lists them: REST GET /onos/metron/servers "refusedConfigs", the metron-servers command
+    status, body = karaf.http("GET", "/onos/metron/servers")
+    assert status == 200, (status, body)
+    refused = [r for r in json.loads(body)["refusedConfigs"] if r["device"] == did]
+    print("refusedConfigs:", refused)
+    assert len(refused) == 1 and refused[0]["field"] == "deadlineMs" and refused[0]["reason"], refused
+    assert refused[0]["time"].startswith(time.strftime("%Y-", time.gmtime())), refused
+    console = karaf.ssh("onos:metron-servers", check=False)
+    print(console)
+    assert re.search(rf"id={re.escape(did)} NETCFG REFUSED metron\.deadlineMs: .+ \(refused at ", console), console
+    # an accepted entry for the device clears it
+    status, body = karaf.http("POST", "/onos/v1/network/configuration",
+                              {"devices": {did: {"metron": {"deadlineMs": 5000}}}})
+    assert status == 200, (status, body)
+    try:
+        wait_for("the refusal cleared", lambda: did not in json.dumps(json.loads(karaf.http(
+            "GET", "/onos/metron/servers")[1])["refusedConfigs"]), timeout=10)
+        assert "NETCFG REFUSED" not in karaf.ssh("onos:metron-servers", check=False)
+    finally:
+        karaf.http("DELETE", f"/onos/v1/network/configuration/devices/{did}")
 
 
 # --------------------------------------------------------------------------------------------------- a placed chain
@@ -626,3 +647,175 @@ def test_a_switch_rejecting_a_chains_rules_leaves_none_of_them_and_the_chain_not
         assert left is True
         assert any("rejects" in line and SW2 in line for line in karaf.log_file.read_text(errors="replace")
                    .splitlines()), "the stand-in's switch fault did not run"
+
+
+# --------------------------------------------------------------------------------------------------- a lost server
+@contextlib.contextmanager
+def always_200(karaf, *paths, interval=0.2):
+    # (Metron's metrics are Prometheus text: asked for as such)
+    """Polls ONOS's and Metron's read-only REST `paths` in the background while the block runs; yields the list of
+    (path, status, body head) of every answer that was not 200 (the caller asserts it empty) and how many polls ran."""
+    import threading
+    bad, polls, stop = [], [0], threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            for p in paths:
+                try:
+                    status, body = karaf.http("GET", p, timeout=30, accept="*/*")
+                except Exception as e:  # noqa: BLE001 (a refused or hung connection is an answer that is not 200)
+                    status, body = None, repr(e)
+                polls[0] += 1
+                if status != 200:
+                    bad.append((p, status, body[:300]))
+            stop.wait(interval)
+
+    t = threading.Thread(target=poll, daemon=True)
+    t.start()
+    try:
+        yield bad, polls
+    finally:
+        stop.set()
+        t.join(timeout=60)
+
+
+def revive(karaf, agents, agent=None):
+    """After a failed test: an agent the test killed and did not restart is restarted (appended to `agents`) and its
+    device waited for, so that removing the test's chain finishes and leaves no REMOVING chain to the next test."""
+    agent = agent or agents[0]
+    if agent.process.poll() is None or any(a.port == agent.port and a.process.poll() is None for a in agents):
+        return
+    agents.append(agent.restart())
+    with contextlib.suppress(AssertionError):
+        wait_up(karaf, f"metron:{agent.address}", timeout=10)
+
+
+def chain(karaf, name):
+    status, body = karaf.http("GET", f"/onos/metron/chains/{name}")
+    return json.loads(body) if status == 200 else None
+
+
+def metric_samples(karaf, family):
+    """{labels text: value} of one family in Metron's Prometheus text (the GET must answer 200)."""
+    status, body = karaf.http("GET", "/onos/metron/metrics", accept="text/plain")
+    assert status == 200, (status, body[:500])
+    return {m.group(1): float(m.group(2)) for m in re.finditer(rf"^{family}\{{([^}}]*)\}} (\S+)$", body, re.M)}
+
+
+def test_a_chain_whose_only_server_dies_is_degraded_not_active_and_active_again_with_its_agent(karaf, installed,
+                                                                                             quiet_agent):
+    """ACTIVE while blackholed (issue 21): a chain placed on the only server, whose agent is then SIGKILLed, must not
+    stay ACTIVE while its traffic has nowhere to go. Within a few seconds (liveness + the failover deadline,
+    1.5 s by default) it is DEGRADED, its `pending` naming the server and the pipeline that does not run, counted
+    under DEGRADED in Metron's metrics (which, like ONOS's /onos/v1/flows, answer 200 throughout); the agent
+    restarted on its port gets the chain's pipeline back and the chain is ACTIVE again. On b792e96's app the chain
+    stays ACTIVE (ChainManager.serverLost kept it placed, saying nothing)."""
+    server = f"metron:{quiet_agent.address}"
+    name = "hk-karaf-blackholed"
+    agents = [quiet_agent]
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: [x.close() for x in agents[1:]])
+        stack.enter_context(switched_network(karaf, server, chains=[name]))
+        stack.callback(revive, karaf, agents)
+        not_200, polls = stack.enter_context(always_200(karaf, "/onos/v1/flows", "/onos/metron/metrics"))
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        assert status == 201, (status, body)
+        wait_for(f"{name} ACTIVE", lambda: (chain(karaf, name) or {}).get("state") == "ACTIVE", timeout=60)
+        assert chain_cores(karaf, server, name), metron_servers(karaf)[server]
+        rules_before = entries(karaf, SW1), entries(karaf, SW2)
+        killed = time.time()
+        quiet_agent.kill()
+        degraded = wait_for(f"{name} DEGRADED", lambda: (c := chain(karaf, name)) and c["state"] == "DEGRADED" and c,
+                            timeout=15, interval=0.1)
+        took = time.time() - killed
+        print(f"DEGRADED {took:.1f} s after SIGKILL: {json.dumps(degraded)[:900]}")
+        assert took < 10, f"DEGRADED only {took:.1f} s after the agent died"
+        pending = degraded["pending"]
+        assert pending and all(p["device"] == server for p in pending), pending
+        assert any("pipeline" in p["what"] and name in p["what"] for p in pending), pending
+        counted = metric_samples(karaf, "metron_chains")
+        print("metron_chains:", counted)
+        assert counted.get('state="DEGRADED"') == 1, counted
+        assert counted.get('state="ACTIVE"', 0) == 0, counted
+        assert metric_samples(karaf, "metron_chain_state").get(f'chain="{name}",state="DEGRADED"') == 1
+        assert name in karaf.ssh("onos:metron-chains") and "DEGRADED" in karaf.ssh("onos:metron-chains")
+        # it stays DEGRADED (nothing flips it back to ACTIVE while the server is gone)
+        time.sleep(3)
+        assert chain(karaf, name)["state"] == "DEGRADED", chain(karaf, name)
+        agents.append(quiet_agent.restart())
+        restarted = time.time()
+        wait_for(f"{name} ACTIVE again", lambda: chain(karaf, name)["state"] == "ACTIVE", timeout=30, interval=0.1)
+        print(f"ACTIVE {time.time() - restarted:.1f} s after the restarted agent served")
+        back = wait_for("the chain's pipeline on the restarted agent", lambda: chain_cores(karaf, server, name),
+                        timeout=15)
+        print("cores:", back)
+        assert chain(karaf, name)["pending"] == [], chain(karaf, name)
+        assert (entries(karaf, SW1), entries(karaf, SW2)) == rules_before, "the switch rules changed"
+        assert metric_samples(karaf, "metron_chains").get('state="ACTIVE"') == 1
+    print(f"{polls[0]} polls of /onos/v1/flows and /onos/metron/metrics")
+    assert not not_200, f"answers other than 200: {not_200[:10]}"
+
+
+def test_a_chain_deleted_while_its_agent_is_dead_stays_deleted_and_goes_when_the_agent_returns(karaf, installed,
+                                                                                             two_busy_servers):
+    """Deleted stays deleted (issue 21): a chain on one of two servers, its agent SIGKILLed, then DELETE. The answer
+    is 202 with the chain REMOVING and `pending` naming what is left on the dead server. Past the failover deadline
+    (the device unavailable, a second server free to take the chain, as when b792e96's serverLost placed the deleted
+    chain there) it is still REMOVING and nothing of it was deployed anywhere: no pipeline on the other agent, no
+    switch rule added in ONOS's /onos/v1/flows. The dead agent restarted on its port: the removal finishes, the chain
+    is gone (404), no pipeline on either agent, no Metron rule on either switch. ONOS's /onos/v1/flows and Metron's
+    metrics answer 200 throughout. On b792e96's app the DELETE answered 502 and the chain came back ACTIVE on the
+    other server."""
+    a, b = two_busy_servers
+    ids = {f"metron:{x.address}": x for x in (a, b)}
+    name = "hk-karaf-deleted"
+    agents = []
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: [x.close() for x in agents])
+        stack.enter_context(switched_network(karaf, *ids, chains=[name]))
+        homes = []
+        stack.callback(lambda: homes and revive(karaf, agents, ids[homes[0]]))
+        not_200, polls = stack.enter_context(always_200(karaf, "/onos/v1/flows", "/onos/metron/metrics"))
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        assert status == 201, (status, body)
+        wait_for(f"{name} ACTIVE", lambda: (chain(karaf, name) or {}).get("state") == "ACTIVE", timeout=60)
+        home = json.loads(karaf.http("GET", "/onos/metron/placements")[1])["placements"][0]["server"]
+        far = next(d for d in ids if d != home)
+        homes.append(home)
+        assert chain_cores(karaf, home, name) and not chain_cores(karaf, far, name)
+        ids[home].kill()
+        status, body = karaf.http("DELETE", f"/onos/metron/chains/{name}")
+        deleted = time.time()
+        print("DELETE:", status, body[:900])
+        assert status == 202, (status, body)
+        answer = json.loads(body)
+        assert answer["state"] == "REMOVING", answer
+        assert answer["pending"] and all(p["device"] == home for p in answer["pending"]), answer["pending"]
+        assert any("pipeline" in p["what"] for p in answer["pending"]), answer["pending"]
+        flows_after_delete = {did: {f["id"] for f in metron_flows(karaf, did)} for did in (SW1, SW2)}
+        wait_for(f"{home} unavailable", lambda: not device(karaf, home)["available"], timeout=30, interval=0.1)
+        # past the failover deadline (1.5 s) with room for the agent watch's rounds: serverLost would have run
+        while time.time() < deleted + 8:
+            c = chain(karaf, name)
+            assert c and c["state"] == "REMOVING", f"{time.time() - deleted:.1f} s after the DELETE: {c}"
+            assert not chain_cores(karaf, far, name), f"deployed on {far}: {metron_servers(karaf)[far]}"
+            time.sleep(0.5)
+        placements = karaf.http("GET", "/onos/metron/placements")[1]
+        assert far not in placements, placements
+        for did in (SW1, SW2):
+            added = {f["id"] for f in metron_flows(karaf, did)} - flows_after_delete[did]
+            assert not added, f"rules added on {did} for a deleted chain: {added}"
+        assert device(karaf, far)["available"], f"{far} should have been there to take the chain"
+        assert "BEING_REMOVED" in karaf.http("POST", "/onos/metron/chains", chain_json(name))[1]
+        agents.append(ids[home].restart())
+        returned = time.time()
+        wait_for(f"{name} gone", lambda: karaf.http("GET", f"/onos/metron/chains/{name}")[0] == 404, timeout=30,
+                 interval=0.1)
+        print(f"gone {time.time() - returned:.1f} s after the dead agent served again")
+        assert not chain_cores(karaf, home, name), metron_servers(karaf)[home]
+        assert not chain_cores(karaf, far, name), metron_servers(karaf)[far]
+        wait_for("no Metron rule on either switch", lambda: not metron_flows(karaf, SW1)
+                 and not metron_flows(karaf, SW2), timeout=15)
+        assert name not in karaf.http("GET", "/onos/metron/placements")[1]
+    print(f"{polls[0]} polls of /onos/v1/flows and /onos/metron/metrics")
+    assert not not_200, f"answers other than 200: {not_200[:10]}"

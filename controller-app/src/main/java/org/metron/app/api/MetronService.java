@@ -77,6 +77,9 @@ public interface MetronService {
     /** Every known server, each queried once for resources and load. */
     List<ServerInfo> servers();
 
+    /** Server configuration entries refused by the host (ONOS's netcfg), oldest first. */
+    List<RefusedServerConfig> refusedServerConfigs();
+
     /** Rules Metron installed on a device (all devices when null), with counters. */
     List<RuleInfo> rules(DeviceId device);
 }

@@ -2,6 +2,7 @@ package org.metron.app.cli;
 
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
@@ -9,9 +10,12 @@ import org.metron.drivers.server.NicDispatch;
 
 import java.util.stream.Collectors;
 
-/** Servers with per-core load and per-NIC dispatch as their agents report them now. */
+/**
+ * Servers with per-core load and per-NIC dispatch as their agents report them now; then each server netcfg entry
+ * ONOS refused (device, field, reason, when).
+ */
 @Service
-@Command(scope = "onos", name = "metron-servers", description = "Lists Metron servers with per-core load and how each NIC dispatches")
+@Command(scope = "onos", name = "metron-servers", description = "Lists Metron servers with per-core load and how each NIC dispatches, and refused server netcfg entries")
 public class ServersCommand extends MetronCommand {
     @Override
     protected void run() {
@@ -35,6 +39,13 @@ public class ServersCommand extends MetronCommand {
                     print("    core=%d load=%s %s", c.id(), MetronText.percent(c.load()),
                             c.pipeline().isEmpty() ? MetronText.coreUse(c) : "chain=" + c.pipeline());
                 }
+            }
+        }
+        for (RefusedServerConfig r : metron().refusedServerConfigs()) {
+            if (outputJson()) {
+                print("%s", MetronJson.refusedConfig(r));
+            } else {
+                print("id=%s NETCFG REFUSED %s", r.device(), MetronText.refused(r));
             }
         }
     }

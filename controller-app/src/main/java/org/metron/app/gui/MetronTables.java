@@ -7,6 +7,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.TagAllocation;
@@ -173,8 +174,8 @@ public final class MetronTables {
     }
 
     /**
-     * What needs an operator: chains that failed, servers that do not answer, scaling that did not complete,
-     * stateful elements that shed flows.
+     * What needs an operator: chains that failed, servers that do not answer, server netcfg entries ONOS refused,
+     * scaling that did not complete, stateful elements that shed flows.
      */
     static void problems(MetronService m, ScalingService s, TableModel t) {
         for (Chain c : m.chains()) {
@@ -194,6 +195,10 @@ public final class MetronTables {
                 t.addRow().cell("id", "server/" + srv.id()).cell("what", "agent unreachable")
                         .cell("subject", srv.id() + " (" + srv.agent() + ")").cell("detail", srv.error());
             }
+        }
+        for (RefusedServerConfig r : m.refusedServerConfigs()) {
+            t.addRow().cell("id", "netcfg/" + r.device()).cell("what", "server netcfg refused")
+                    .cell("subject", r.device().toString()).cell("detail", MetronText.refused(r));
         }
         s.history().values().stream().flatMap(List::stream).filter(e -> e.outcome() != ScalingEvent.Outcome.DONE)
                 .sorted(Comparator.comparingLong(ScalingEvent::atMs))

@@ -11,6 +11,7 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
@@ -177,8 +178,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         compiler.apply(TargetProfile.NONE);
         synchronized (lock(id)) {
+            Chain old = existing(id); // a chain no instance has is unknown (404) wherever it is asked for
             requireLeader(id);
-            Chain old = existing(id);
             if (old.markedForRemoval()) {
                 throw ChainRemoval.refusal(old, "updated");
             }
@@ -1043,6 +1044,11 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public List<ServerInfo> servers() {
         return inventory.servers();
+    }
+
+    @Override
+    public List<RefusedServerConfig> refusedServerConfigs() {
+        return servers.refusedConfigs();
     }
 
     @Override

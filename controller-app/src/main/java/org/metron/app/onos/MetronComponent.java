@@ -5,6 +5,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
@@ -308,6 +309,11 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Override
     public List<ServerInfo> servers() {
         return manager.servers();
+    }
+
+    @Override
+    public List<RefusedServerConfig> refusedServerConfigs() {
+        return manager.refusedServerConfigs();
     }
 
     @Override

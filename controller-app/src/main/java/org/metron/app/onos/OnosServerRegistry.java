@@ -1,8 +1,10 @@
 package org.metron.app.onos;
 
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.drivers.provider.MetronServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.drivers.server.AgentAccess;
 import org.metron.drivers.server.MetronDeviceIds;
 import org.onosproject.net.AnnotationKeys;
@@ -18,6 +20,7 @@ import org.onosproject.net.link.LinkService;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 
 import java.util.Collection;
 import java.util.Comparator;
@@ -32,7 +35,8 @@ import java.util.stream.StreamSupport;
  * {@link ServerRegistry} over ONOS's devices: each available {@code metron:host:port} device (the drivers' server
  * provider makes them from netcfg), its agent client from the device's driver ({@link AgentAccess} through ONOS's
  * driver subsystem), and for each NIC port the switch port its link leads to — or, for a NIC without a link (a server
- * gone unavailable loses its links, not its cable), the switch port its netcfg {@code nics} names.
+ * gone unavailable loses its links, not its cable), the switch port its netcfg {@code nics} names. The netcfg entries
+ * ONOS refused come from the drivers' {@link ServerConfigErrors} service, as they are.
  */
 @Component(immediate = true, service = ServerRegistry.class)
 public class OnosServerRegistry implements ServerRegistry {
@@ -49,6 +53,10 @@ public class OnosServerRegistry implements ServerRegistry {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected NetworkConfigService netcfgService;
 
+    /** The drivers bundle's list of refused server netcfg entries (its MetronServerProvider offers it). */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    protected volatile ServerConfigErrors configErrors;
+
     @Override
     public Collection<MetronServer> servers() {
         return StreamSupport.stream(deviceService.getAvailableDevices().spliterator(), false)
@@ -63,6 +71,14 @@ public class OnosServerRegistry implements ServerRegistry {
             return Optional.empty();
         }
         return Optional.of(describe(id));
+    }
+
+    @Override
+    public List<RefusedServerConfig> refusedConfigs() {
+        ServerConfigErrors errors = configErrors;
+        return errors == null ? List.of() : errors.refused().stream()
+                .map(r -> new RefusedServerConfig(r.device(), r.field(), r.reason(), r.time()))
+                .collect(Collectors.toList());
     }
 
     private MetronServer describe(DeviceId id) {

@@ -81,9 +81,9 @@ public class InventoryWebResource extends MetronWebResource {
     }
 
     /**
-     * Metron servers with per-core load, as their agents report now.
+     * Metron servers with per-core load, as their agents report now, and the server netcfg entries ONOS refused.
      *
-     * @return 200 OK with {"servers": [...]}
+     * @return 200 OK with {"servers": [...], "refusedConfigs": [...]}
      */
     @GET
     @Path("servers")
@@ -93,6 +93,8 @@ public class InventoryWebResource extends MetronWebResource {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("servers");
         metron().servers().forEach(s -> a.add(MetronJson.server(s)));
+        ArrayNode refused = root.putArray("refusedConfigs");
+        metron().refusedServerConfigs().forEach(r -> refused.add(MetronJson.refusedConfig(r)));
         return ok(root).build();
     }
 

@@ -8,6 +8,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
@@ -136,6 +137,16 @@ public final class MetronJson {
         n.put("nic", t.nic());
         n.put("chain", t.chainId().name());
         n.put("groupId", t.groupId());
+        return n;
+    }
+
+    /** A refused server netcfg entry: {"device", "field" (under {@code metron}), "reason", "time" (ISO-8601)}. */
+    public static ObjectNode refusedConfig(RefusedServerConfig r) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("device", r.device().toString());
+        n.put("field", r.field());
+        n.put("reason", r.reason());
+        n.put("time", r.time().toString());
         return n;
     }
 

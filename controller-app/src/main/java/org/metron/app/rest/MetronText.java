@@ -75,6 +75,11 @@ public final class MetronText {
         return parts.stream().map(Object::toString).collect(java.util.stream.Collectors.joining("; "));
     }
 
+    /** A refused server netcfg entry: "metron.FIELD: REASON (refused at TIME)". */
+    public static String refused(org.metron.app.api.RefusedServerConfig r) {
+        return "metron." + r.field() + ": " + r.reason() + " (refused at " + r.time() + ")";
+    }
+
     /** A switch counter; -1 (the device keeps none, or could not be read) reads as "-". */
     public static String counter(long value) {
         return value < 0 ? NONE : Long.toString(value);

@@ -1,8 +1,10 @@
 package org.metron.app.spi;
 
+import org.metron.app.api.RefusedServerConfig;
 import org.onosproject.net.DeviceId;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -18,4 +20,13 @@ public interface ServerRegistry {
 
     /** One server, empty when not registered. */
     Optional<MetronServer> server(DeviceId id);
+
+    /**
+     * Server configuration entries the host refused (in ONOS: {@code metron} netcfg entries whose {@code isValid()}
+     * said no, as the drivers' {@code ServerConfigErrors} lists them), oldest first; none where servers are not
+     * configured through netcfg.
+     */
+    default List<RefusedServerConfig> refusedConfigs() {
+        return List.of();
+    }
 }

@@ -6,13 +6,16 @@ import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.testing.Console;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
+import org.onosproject.net.DeviceId;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Instant;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -104,6 +107,18 @@ public class MetronCommandsTest {
         rm.name = "web";
         assertEquals("chain web removed", run(rm).trim());
         assertTrue(w.manager.chains().isEmpty());
+    }
+
+    @Test
+    public void serversPrintsTheRefusedServerNetcfgEntriesAfterTheServers() throws Exception {
+        String none = run(new ServersCommand());
+        assertFalse(none, none.contains("NETCFG REFUSED"));
+        w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "nics.eth0",
+                "not a connect point: s9", Instant.parse("2026-11-28T10:00:00Z")));
+        String s = run(new ServersCommand());
+        assertTrue(s, s.contains("id=metron:server0 agent=10.0.0.1:50051 load="));
+        assertTrue(s, s.endsWith("id=metron:10.0.0.7:50051 NETCFG REFUSED metron.nics.eth0: not a connect point: s9 "
+                + "(refused at 2026-11-28T10:00:00Z)\n"));
     }
 
     @Test

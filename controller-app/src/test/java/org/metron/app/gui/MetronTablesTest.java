@@ -1,11 +1,16 @@
 package org.metron.app.gui;
 
 import org.junit.Test;
+import org.metron.app.api.RefusedServerConfig;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.scaling.ScalingManager;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
+import org.onosproject.net.DeviceId;
 import org.onosproject.ui.table.TableModel;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -45,6 +50,23 @@ public class MetronTablesTest {
         assertEquals("mac, vlan", nics.getRows()[0].get("tags"));
         assertEquals("not probed", nics.getRows()[0].get("capabilities"));
         assertEquals("no refusal: a word, not an empty cell", "-", nics.getRows()[0].get("refused"));
+    }
+
+    /** A server netcfg entry ONOS refused is a problem: the device, and the field with its reason and time. */
+    @Test
+    public void theProblemsTableListsRefusedServerNetcfgEntries() {
+        World w = new World(1, Fixtures.synthesis(), 1);
+        try (ScalingManager scaling = Fixtures.scaling(w, new LocalStoreFactory())) {
+            assertEquals(0, MetronTables.PROBLEMS.rows(w.manager, scaling).rowCount());
+            w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
+                    "not a positive number: soon", Instant.parse("2026-11-28T10:00:00Z")));
+            TableModel problems = MetronTables.PROBLEMS.rows(w.manager, scaling);
+            assertEquals(1, problems.rowCount());
+            assertEquals("server netcfg refused", problems.getRows()[0].get("what"));
+            assertEquals("metron:10.0.0.7:50051", problems.getRows()[0].get("subject"));
+            assertEquals("metron.deadlineMs: not a positive number: soon (refused at 2026-11-28T10:00:00Z)",
+                    problems.getRows()[0].get("detail"));
+        }
     }
 
     /** The ONOS view's HTML has a section for every table, with every column a title is given for. */

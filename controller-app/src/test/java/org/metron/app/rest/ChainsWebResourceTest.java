@@ -7,9 +7,11 @@ import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronService;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onlab.osgi.ServiceDirectory;
+import org.onosproject.net.DeviceId;
 
 import javax.annotation.Priority;
 import javax.ws.rs.Priorities;
@@ -23,6 +25,7 @@ import javax.ws.rs.core.Application;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
 import java.io.IOException;
+import java.time.Instant;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -123,6 +126,24 @@ public class ChainsWebResourceTest extends JerseyTest {
         assertEquals(204, target("chains/web").request().delete().getStatus());
         assertEquals(0, json(target("chains").request().get()).get("chains").size());
         assertEquals(0, w.switches.total());
+    }
+
+    /** GET /servers lists the server netcfg entries ONOS refused (an empty list when there are none). */
+    @Test
+    public void serversListTheRefusedServerNetcfgEntries() throws IOException {
+        assertEquals(0, json(target("servers").request().get()).get("refusedConfigs").size());
+        w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
+                "not a positive number: soon", Instant.parse("2026-11-28T10:00:00Z")));
+        JsonNode root = json(target("servers").request().get());
+        assertEquals(2, root.get("servers").size());
+        JsonNode r = root.get("refusedConfigs");
+        assertEquals(1, r.size());
+        assertEquals("metron:10.0.0.7:50051", r.get(0).get("device").asText());
+        assertEquals("deadlineMs", r.get(0).get("field").asText());
+        assertEquals("not a positive number: soon", r.get(0).get("reason").asText());
+        assertEquals("2026-11-28T10:00:00Z", r.get(0).get("time").asText());
+        assertEquals("viewers may read it", 200, target("servers").request().header("X-Role", "viewer").get()
+                .getStatus());
     }
 
     /**

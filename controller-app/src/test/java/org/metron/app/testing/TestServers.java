@@ -1,5 +1,6 @@
 package org.metron.app.testing;
 
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.onosproject.net.DeviceId;
@@ -12,6 +13,18 @@ import java.util.Optional;
 /** A fixed list of servers. */
 public final class TestServers implements ServerRegistry {
     private final List<MetronServer> servers = new ArrayList<>();
+    private final List<RefusedServerConfig> refused = new ArrayList<>();
+
+    /** A configuration entry the host refused (ONOS: a server netcfg entry whose isValid() said no). */
+    public TestServers refuse(RefusedServerConfig r) {
+        refused.add(r);
+        return this;
+    }
+
+    @Override
+    public List<RefusedServerConfig> refusedConfigs() {
+        return List.copyOf(refused);
+    }
 
     public TestServers add(MetronServer s) {
         servers.add(s);

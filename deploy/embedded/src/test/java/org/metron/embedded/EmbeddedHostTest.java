@@ -121,6 +121,8 @@ public class EmbeddedHostTest {
         assertEquals(200, r.statusCode());
         assertThat(r.body(), containsString("\"id\":\"metron:srv1\""));
         assertThat(r.body(), containsString("\"agent\":\"" + net.node("srv1").get("agent").asText() + "\""));
+        // no netcfg in this host: nothing is ever refused, the list is there and empty as the contract has it
+        assertThat(r.body(), containsString("\"refusedConfigs\":[]"));
         if (EmulatedNetwork.agentBuilt()) {
             assertThat(r.body(), containsString("\"reachable\":true"));
             assertThat(r.body(), containsString("\"name\":\"eth1\",\"mac\":\"02:00:00:00:01:02\""));

@@ -1,6 +1,7 @@
 package org.metron.embedded.net;
 
 import com.google.common.collect.ImmutableList;
+import org.metron.app.api.RefusedServerConfig;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.drivers.agent.AgentEndpoint;
@@ -40,6 +41,12 @@ public final class AgentServerRegistry implements ServerRegistry, AutoCloseable 
     @Override
     public Optional<MetronServer> server(DeviceId id) {
         return servers.stream().filter(s -> s.id().equals(id)).findFirst();
+    }
+
+    /** None: this host has no netcfg; a bad server entry in the topology file stops the host at start instead. */
+    @Override
+    public List<RefusedServerConfig> refusedConfigs() {
+        return List.of();
     }
 
     @Override
