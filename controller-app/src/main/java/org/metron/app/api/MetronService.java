@@ -1,5 +1,6 @@
 package org.metron.app.api;
 
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.onosproject.net.DeviceId;
 
 import java.util.Collection;
@@ -78,7 +79,7 @@ public interface MetronService {
     List<ServerInfo> servers();
 
     /** Server configuration entries refused by the host (ONOS's netcfg), oldest first. */
-    List<RefusedServerConfig> refusedServerConfigs();
+    List<ServerConfigErrors.Refused> refusedServerConfigs();
 
     /** Rules Metron installed on a device (all devices when null), with counters. */
     List<RuleInfo> rules(DeviceId device);

@@ -2,7 +2,7 @@ package org.metron.app.cli;
 
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
@@ -41,7 +41,7 @@ public class ServersCommand extends MetronCommand {
                 }
             }
         }
-        for (RefusedServerConfig r : metron().refusedServerConfigs()) {
+        for (ServerConfigErrors.Refused r : metron().refusedServerConfigs()) {
             if (outputJson()) {
                 print("%s", MetronJson.refusedConfig(r));
             } else {

@@ -7,7 +7,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.TagAllocation;
@@ -196,7 +196,7 @@ public final class MetronTables {
                         .cell("subject", srv.id() + " (" + srv.agent() + ")").cell("detail", srv.error());
             }
         }
-        for (RefusedServerConfig r : m.refusedServerConfigs()) {
+        for (ServerConfigErrors.Refused r : m.refusedServerConfigs()) {
             t.addRow().cell("id", "netcfg/" + r.device()).cell("what", "server netcfg refused")
                     .cell("subject", r.device().toString()).cell("detail", MetronText.refused(r));
         }

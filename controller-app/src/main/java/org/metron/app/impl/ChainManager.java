@@ -11,7 +11,7 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
@@ -1047,7 +1047,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     @Override
-    public List<RefusedServerConfig> refusedServerConfigs() {
+    public List<ServerConfigErrors.Refused> refusedServerConfigs() {
         return servers.refusedConfigs();
     }
 

@@ -5,7 +5,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
@@ -312,7 +312,7 @@ public class MetronComponent implements MetronService, CompiledChains {
     }
 
     @Override
-    public List<RefusedServerConfig> refusedServerConfigs() {
+    public List<ServerConfigErrors.Refused> refusedServerConfigs() {
         return manager.refusedServerConfigs();
     }
 

@@ -1,6 +1,6 @@
 package org.metron.app.onos;
 
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.drivers.provider.MetronServerConfig;
@@ -74,11 +74,9 @@ public class OnosServerRegistry implements ServerRegistry {
     }
 
     @Override
-    public List<RefusedServerConfig> refusedConfigs() {
+    public List<ServerConfigErrors.Refused> refusedConfigs() {
         ServerConfigErrors errors = configErrors;
-        return errors == null ? List.of() : errors.refused().stream()
-                .map(r -> new RefusedServerConfig(r.device(), r.field(), r.reason(), r.time()))
-                .collect(Collectors.toList());
+        return errors == null ? List.of() : errors.refused();
     }
 
     private MetronServer describe(DeviceId id) {

@@ -8,7 +8,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
@@ -141,7 +141,7 @@ public final class MetronJson {
     }
 
     /** A refused server netcfg entry: {"device", "field" (under {@code metron}), "reason", "time" (ISO-8601)}. */
-    public static ObjectNode refusedConfig(RefusedServerConfig r) {
+    public static ObjectNode refusedConfig(ServerConfigErrors.Refused r) {
         ObjectNode n = MAPPER.createObjectNode();
         n.put("device", r.device().toString());
         n.put("field", r.field());

@@ -76,7 +76,7 @@ public final class MetronText {
     }
 
     /** A refused server netcfg entry: "metron.FIELD: REASON (refused at TIME)". */
-    public static String refused(org.metron.app.api.RefusedServerConfig r) {
+    public static String refused(org.metron.drivers.provider.ServerConfigErrors.Refused r) {
         return "metron." + r.field() + ": " + r.reason() + " (refused at " + r.time() + ")";
     }
 

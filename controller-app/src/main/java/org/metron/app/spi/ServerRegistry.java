@@ -1,6 +1,6 @@
 package org.metron.app.spi;
 
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.onosproject.net.DeviceId;
 
 import java.util.Collection;
@@ -26,7 +26,7 @@ public interface ServerRegistry {
      * said no, as the drivers' {@code ServerConfigErrors} lists them), oldest first; none where servers are not
      * configured through netcfg.
      */
-    default List<RefusedServerConfig> refusedConfigs() {
+    default List<ServerConfigErrors.Refused> refusedConfigs() {
         return List.of();
     }
 }

@@ -6,7 +6,7 @@ import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.testing.Console;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
@@ -113,7 +113,7 @@ public class MetronCommandsTest {
     public void serversPrintsTheRefusedServerNetcfgEntriesAfterTheServers() throws Exception {
         String none = run(new ServersCommand());
         assertFalse(none, none.contains("NETCFG REFUSED"));
-        w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "nics.eth0",
+        w.servers.refuse(new ServerConfigErrors.Refused(DeviceId.deviceId("metron:10.0.0.7:50051"), "nics.eth0",
                 "not a connect point: s9", Instant.parse("2026-11-28T10:00:00Z")));
         String s = run(new ServersCommand());
         assertTrue(s, s.contains("id=metron:server0 agent=10.0.0.1:50051 load="));

@@ -1,7 +1,7 @@
 package org.metron.app.gui;
 
 import org.junit.Test;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.testing.Fixtures;
@@ -58,7 +58,7 @@ public class MetronTablesTest {
         World w = new World(1, Fixtures.synthesis(), 1);
         try (ScalingManager scaling = Fixtures.scaling(w, new LocalStoreFactory())) {
             assertEquals(0, MetronTables.PROBLEMS.rows(w.manager, scaling).rowCount());
-            w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
+            w.servers.refuse(new ServerConfigErrors.Refused(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
                     "not a positive number: soon", Instant.parse("2026-11-28T10:00:00Z")));
             TableModel problems = MetronTables.PROBLEMS.rows(w.manager, scaling);
             assertEquals(1, problems.rowCount());

@@ -7,7 +7,7 @@ import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronService;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.onlab.osgi.ServiceDirectory;
@@ -132,7 +132,7 @@ public class ChainsWebResourceTest extends JerseyTest {
     @Test
     public void serversListTheRefusedServerNetcfgEntries() throws IOException {
         assertEquals(0, json(target("servers").request().get()).get("refusedConfigs").size());
-        w.servers.refuse(new RefusedServerConfig(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
+        w.servers.refuse(new ServerConfigErrors.Refused(DeviceId.deviceId("metron:10.0.0.7:50051"), "deadlineMs",
                 "not a positive number: soon", Instant.parse("2026-11-28T10:00:00Z")));
         JsonNode root = json(target("servers").request().get());
         assertEquals(2, root.get("servers").size());

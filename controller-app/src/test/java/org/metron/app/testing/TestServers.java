@@ -1,6 +1,6 @@
 package org.metron.app.testing;
 
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.onosproject.net.DeviceId;
@@ -13,16 +13,16 @@ import java.util.Optional;
 /** A fixed list of servers. */
 public final class TestServers implements ServerRegistry {
     private final List<MetronServer> servers = new ArrayList<>();
-    private final List<RefusedServerConfig> refused = new ArrayList<>();
+    private final List<ServerConfigErrors.Refused> refused = new ArrayList<>();
 
     /** A configuration entry the host refused (ONOS: a server netcfg entry whose isValid() said no). */
-    public TestServers refuse(RefusedServerConfig r) {
+    public TestServers refuse(ServerConfigErrors.Refused r) {
         refused.add(r);
         return this;
     }
 
     @Override
-    public List<RefusedServerConfig> refusedConfigs() {
+    public List<ServerConfigErrors.Refused> refusedConfigs() {
         return List.copyOf(refused);
     }
 

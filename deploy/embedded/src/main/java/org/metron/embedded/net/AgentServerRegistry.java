@@ -1,7 +1,7 @@
 package org.metron.embedded.net;
 
 import com.google.common.collect.ImmutableList;
-import org.metron.app.api.RefusedServerConfig;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.drivers.agent.AgentEndpoint;
@@ -45,7 +45,7 @@ public final class AgentServerRegistry implements ServerRegistry, AutoCloseable 
 
     /** None: this host has no netcfg; a bad server entry in the topology file stops the host at start instead. */
     @Override
-    public List<RefusedServerConfig> refusedConfigs() {
+    public List<ServerConfigErrors.Refused> refusedConfigs() {
         return List.of();
     }
 
