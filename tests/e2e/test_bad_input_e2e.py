@@ -65,8 +65,9 @@ def assert_host_and_switches_unchanged(session, good):
 
 
 def without_version(snap):
-    """A snapshot of a chain that was taken down and brought back: only its version may have moved."""
-    return dict(snap, chain={k: v for k, v in snap["chain"].items() if k != "version"})
+    """A snapshot of a chain that was taken down and brought back: only its version and the reason (which tells the
+    outage it came back from) may have moved."""
+    return dict(snap, chain={k: v for k, v in snap["chain"].items() if k not in ("version", "reason")})
 
 
 def ovs_flows(session):
@@ -361,6 +362,14 @@ def start_agent(session, server="srv1"):
                                              if s.name == server))
 
 
+def assert_degraded_on_srv1(session):
+    """The good chain while its only server's agent is down: DEGRADED once the failover deadline has passed (never
+    ACTIVE while its traffic cannot flow), its pending parts naming that server."""
+    chain = wait_for(lambda: (lambda c: c if c["state"] == "DEGRADED" else None)(
+        session.host.call("GET", "/chains/" + GOOD)), 15, "the good chain to be DEGRADED")
+    assert any("srv1" in p["device"] for p in chain["pending"]), chain
+
+
 def redeployed(session):
     try:
         return any(g["pipelineId"] == GOOD for g in session.agent_stats()["groups"])
@@ -378,8 +387,9 @@ def test_agent_down_names_the_agent_and_the_chain_comes_back(session, good, tmp_
                           f"agent {address}", "metron:srv1")
         second = chain_names(session)["second"]
         assert second["state"] == "FAILED" and second["reason"] == message
-        # Nothing of "second" went anywhere; the good chain keeps its state, placement, tags and switch rules.
-        assert session.host.call("GET", "/chains/" + GOOD)["state"] == "ACTIVE"
+        # Nothing of "second" went anywhere; the good chain keeps its placement, tags and switch rules, and says
+        # that its traffic does not flow: its only server is lost (past the failover deadline), so it is DEGRADED
+        assert_degraded_on_srv1(session)
         for key in ("placements", "tags", "rules"):
             assert [x for x in session.host.call("GET", "/" + key)[key] if x["chain"] != GOOD] == []
         unreachable = session.host.call("GET", "/servers")["servers"][0]
@@ -404,8 +414,9 @@ def test_update_with_the_agent_down_keeps_the_running_chain(session, good):
     try:
         body = chain_body(GOOD)
         body["deployment"]["maxCpuCores"] = 1  # a valid, different definition
+        assert_degraded_on_srv1(session)
         refused(session, "PUT", "/chains/" + GOOD, body, 502, "AGENT_FAILURE", f"agent {address}")
-        assert session.host.call("GET", "/chains/" + GOOD)["state"] == "ACTIVE"
+        assert_degraded_on_srv1(session)
         assert ovs_flows(session) == good["ovs"]
     finally:
         start_agent(session)
