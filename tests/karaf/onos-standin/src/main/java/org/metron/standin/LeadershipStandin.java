@@ -10,6 +10,8 @@ import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
 import org.onosproject.event.AbstractListenerManager;
 import org.onosproject.event.EventDeliveryService;
+import org.metron.standin.cluster.AtomixElections;
+import org.metron.standin.cluster.AtomixNode;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -21,7 +23,12 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Leadership in a one-node cluster (core-dist's stand-in): the first run for a topic makes this node its leader. */
+/**
+ * LeadershipService (core-dist's DistributedLeadershipStore + core-net's LeadershipManager, stand-in). One node: the
+ * first run for a topic makes this node its leader, for good. In a cluster ({@link AtomixNode} started): one Atomix
+ * LeaderElector "onos-leadership" for every topic, LeadershipEvents on every node when a topic's leader or
+ * candidates change, a dead node's candidacies withdrawn by Atomix when its Raft session expires.
+ */
 @Component(immediate = true, service = LeadershipService.class)
 public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, LeadershipEventListener>
         implements LeadershipService {
@@ -31,29 +38,57 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    private volatile AtomixElections elections;
+
     @Activate
     protected void activate() {
         eventDispatcher = dispatcher;
         dispatcher.addSink(LeadershipEvent.class, listenerRegistry);
+        if (atomixNode.atomix() != null) {
+            elections = new AtomixElections(atomixNode, "onos-leadership", this::changed);
+        }
     }
 
     @Deactivate
     protected void deactivate() {
+        if (elections != null) {
+            elections.close();
+        }
         dispatcher.removeSink(LeadershipEvent.class);
+    }
+
+    private void changed(String topic, Leadership old, Leadership now) {
+        Leadership l = now != null ? now : new Leadership(topic, null, ImmutableList.of());
+        boolean leaderChanged = !java.util.Objects.equals(old == null ? null : old.leaderNodeId(), l.leaderNodeId());
+        boolean candidatesChanged = !java.util.Objects.equals(old == null ? ImmutableList.of() : old.candidates(),
+                                                              l.candidates());
+        post(new LeadershipEvent(leaderChanged && candidatesChanged
+                ? LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED
+                : leaderChanged ? LeadershipEvent.Type.LEADER_CHANGED : LeadershipEvent.Type.CANDIDATES_CHANGED, l));
     }
 
     @Override
     public Leadership getLeadership(String topic) {
-        return topics.get(topic);
+        return elections != null ? elections.get(topic) : topics.get(topic);
     }
 
     @Override
     public Set<String> ownedTopics(NodeId nodeId) {
+        if (elections != null) {
+            return elections.all().entrySet().stream().filter(e -> nodeId.equals(e.getValue().leaderNodeId()))
+                    .map(Map.Entry::getKey).collect(ImmutableSet.toImmutableSet());
+        }
         return ClusterStandin.LOCAL.equals(nodeId) ? ImmutableSet.copyOf(topics.keySet()) : ImmutableSet.of();
     }
 
     @Override
     public Leadership runForLeadership(String topic) {
+        if (elections != null) {
+            return elections.run(topic, ClusterStandin.LOCAL);
+        }
         boolean[] elected = {false};
         Leadership l = topics.computeIfAbsent(topic, t -> {
             elected[0] = true;
@@ -69,6 +104,10 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
 
     @Override
     public void withdraw(String topic) {
+        if (elections != null) {
+            elections.withdraw(topic, ClusterStandin.LOCAL);
+            return;
+        }
         Leadership l = topics.remove(topic);
         if (l != null) {
             post(new LeadershipEvent(LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED,
