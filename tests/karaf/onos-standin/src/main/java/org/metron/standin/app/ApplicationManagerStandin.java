@@ -2,6 +2,9 @@ package org.metron.standin.app;
 
 import com.google.common.collect.ImmutableSet;
 import org.apache.karaf.features.FeaturesService;
+import io.atomix.core.map.AtomicMap;
+import io.atomix.core.map.AtomicMapEventListener;
+import org.metron.standin.cluster.AtomixNode;
 import org.onosproject.app.ApplicationAdminService;
 import org.onosproject.app.ApplicationDescription;
 import org.onosproject.app.ApplicationEvent;
@@ -24,7 +27,13 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,6 +46,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * the required apps first, then adds the app's features repository and installs its features with Karaf's
  * FeaturesService; a feature that fails to install is only logged (WARN) and the app is still reported ACTIVE,
  * which is why the Karaf test judges Metron by its bundles and components, never by the app state.
+ * In a cluster ({@link AtomixNode} started), as ONOS's DistributedApplicationStore: an install, activation,
+ * deactivation or uninstall on any node is recorded in Atomix maps (the .oar's bytes, the app's state) and every
+ * other node does the same locally, in the order recorded; a node that starts later catches up.
  */
 @Component(immediate = true, service = {ApplicationAdminService.class, ApplicationService.class})
 public class ApplicationManagerStandin extends ApplicationArchive implements ApplicationAdminService {
@@ -54,14 +66,79 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected FeaturesService features;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    private AtomicMap<String, byte[]> sharedBits;
+    private AtomicMap<String, byte[]> sharedStates;
+    private ExecutorService follower;
+    private final AtomicMapEventListener<String, byte[]> stateListener = e -> follower.execute(() -> follow(e.key()));
+
     @Activate
     protected void activate() {
         dispatcher.addSink(ApplicationEvent.class, listeners);
+        if (atomixNode.atomix() != null) {
+            follower = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-apps"));
+            sharedBits = atomixNode.bytesMap("onos-app-bits");
+            sharedStates = atomixNode.bytesMap("onos-app-states");
+            sharedStates.addListener(stateListener);
+            for (String name : sharedStates.keySet()) {
+                follower.execute(() -> follow(name));
+            }
+        }
     }
 
     @Deactivate
     protected void deactivate() {
+        if (follower != null) {
+            sharedStates.removeListener(stateListener);
+            follower.shutdownNow();
+        }
         dispatcher.removeSink(ApplicationEvent.class);
+    }
+
+    private void publish(String name, ApplicationState state) {
+        if (sharedStates != null) {
+            if (state == null) {
+                sharedStates.remove(name);
+                sharedBits.remove(name);
+            } else {
+                sharedStates.put(name, state.name().getBytes(StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    /** Brings this node's copy of app `name` to the state recorded in the cluster (another node's doing). */
+    private synchronized void follow(String name) {
+        try {
+            io.atomix.utils.time.Versioned<byte[]> recorded = sharedStates.get(name);
+            ApplicationState want = recorded == null ? null
+                    : ApplicationState.valueOf(new String(recorded.value(), StandardCharsets.UTF_8));
+            ApplicationState have = states.get(name);
+            if (want == have) {
+                return;
+            }
+            log.info("app {}: {} here, {} in the cluster", name, have, want);
+            if (want == null) {
+                uninstallHere(app(getId(name)).id());
+                return;
+            }
+            if (have == null) {
+                io.atomix.utils.time.Versioned<byte[]> bits = sharedBits.get(name);
+                if (bits == null) {
+                    log.warn("app {} is {} in the cluster without its archive", name, want);
+                    return;
+                }
+                installHere(new ByteArrayInputStream(bits.value()));
+            }
+            if (want == ApplicationState.ACTIVE) {
+                activateHere(getId(name));
+            } else if (states.get(name) == ApplicationState.ACTIVE) {
+                deactivateHere(getId(name));
+            }
+        } catch (RuntimeException e) {
+            log.warn("app {} could not follow the cluster: {}", name, e.toString(), e);
+        }
     }
 
     private Application app(ApplicationId id) {
@@ -74,6 +151,22 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
 
     @Override
     public synchronized Application install(InputStream archive) {
+        if (sharedBits == null) {
+            return installHere(archive);
+        }
+        byte[] bytes;
+        try {
+            bytes = archive.readAllBytes();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Application app = installHere(new ByteArrayInputStream(bytes));
+        sharedBits.put(app.id().name(), bytes);
+        publish(app.id().name(), ApplicationState.INSTALLED);
+        return app;
+    }
+
+    private synchronized Application installHere(InputStream archive) {
         ApplicationDescription desc = saveApplication(archive);
         for (String required : desc.requiredApps()) {
             if (!apps.containsKey(required)) {
@@ -91,12 +184,20 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
 
     @Override
     public synchronized void activate(ApplicationId id) {
+        activateHere(id);
+        for (String required : app(id).requiredApps()) {
+            publish(required, ApplicationState.ACTIVE);
+        }
+        publish(id.name(), ApplicationState.ACTIVE);
+    }
+
+    private synchronized void activateHere(ApplicationId id) {
         Application app = app(id);
         if (states.get(id.name()) == ApplicationState.ACTIVE) {
             return;
         }
         for (String required : app.requiredApps()) {
-            activate(getId(required));
+            activateHere(getId(required));
         }
         app.featuresRepo().ifPresent(repo -> {
             try {
@@ -116,6 +217,11 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
 
     @Override
     public synchronized void deactivate(ApplicationId id) {
+        deactivateHere(id);
+        publish(id.name(), ApplicationState.INSTALLED);
+    }
+
+    private synchronized void deactivateHere(ApplicationId id) {
         Application app = app(id);
         for (String feature : app.features()) {
             try {
@@ -131,9 +237,14 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
 
     @Override
     public synchronized void uninstall(ApplicationId id) {
+        uninstallHere(id);
+        publish(id.name(), null);
+    }
+
+    private synchronized void uninstallHere(ApplicationId id) {
         Application app = app(id);
         if (states.get(id.name()) == ApplicationState.ACTIVE) {
-            deactivate(id);
+            deactivateHere(id);
         }
         apps.remove(id.name());
         states.remove(id.name());
