@@ -135,13 +135,14 @@ def karaf(oars):
 class Agent:
     """A real metron-agent on a DPDK null vdev, as the drivers' Java tests start it (AgentProcess)."""
 
-    def __init__(self, vdev="net_null0", lcores=("-l", "0-1")):
+    def __init__(self, vdev="net_null0", lcores=("-l", "0-1"), host="127.0.0.1"):
         assert AGENT_BIN.exists(), (f"metron-agent not found at {AGENT_BIN}: build it (mkdir -p agent/build && cd "
                                     "agent/build && cmake .. -DCMAKE_BUILD_TYPE=Release && make metron-agent)")
         self.port = kr.free_port()
+        self.host = host
         self.prefix = f"hk-karaf-{os.getpid()}-{self.port}"
         self.log = Path(tempfile.mkstemp(prefix=self.prefix, suffix=".log")[1])
-        cmd = [str(AGENT_BIN), "--listen", f"127.0.0.1:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
+        cmd = [str(AGENT_BIN), "--listen", f"{host}:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
                "--no-huge", "-m", "256", "--no-pci", "--file-prefix", self.prefix, "--"]
         self.process = subprocess.Popen(cmd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
@@ -158,7 +159,7 @@ class Agent:
 
     @property
     def address(self):
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def kill(self):
         if self.process.poll() is None:
@@ -204,3 +205,7 @@ def pytest_runtest_makereport(item, call):
     k = getattr(pytest, "karaf_instance", None)
     if report.failed and k is not None:
         report.sections.append(("karaf.log", k.log_problems()))
+    c = getattr(pytest, "cluster_instance", None)
+    if report.failed and c is not None:
+        for n in c.nodes:
+            report.sections.append((f"karaf.log of {n}", n.karaf.log_problems(limit=60)))

@@ -72,7 +72,9 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
     private AtomicMap<String, byte[]> sharedBits;
     private AtomicMap<String, byte[]> sharedStates;
     private ExecutorService follower;
-    private final AtomicMapEventListener<String, byte[]> stateListener = e -> follower.execute(() -> follow(e.key()));
+    private final AtomicMapEventListener<String, byte[]> stateListener = e -> follower.execute(this::followAll);
+    /** Raft log entries stay small (Atomix's default limit is 1 MB): an archive is kept in chunks of this size. */
+    private static final int CHUNK = 512 * 1024;
 
     @Activate
     protected void activate() {
@@ -82,9 +84,7 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
             sharedBits = atomixNode.bytesMap("onos-app-bits");
             sharedStates = atomixNode.bytesMap("onos-app-states");
             sharedStates.addListener(stateListener);
-            for (String name : sharedStates.keySet()) {
-                follower.execute(() -> follow(name));
-            }
+            follower.execute(this::followAll);
         }
     }
 
@@ -101,43 +101,84 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
         if (sharedStates != null) {
             if (state == null) {
                 sharedStates.remove(name);
-                sharedBits.remove(name);
+                io.atomix.utils.time.Versioned<byte[]> n = sharedBits.remove(name);
+                for (int i = 0; n != null && i < java.nio.ByteBuffer.wrap(n.value()).getInt(); i++) {
+                    sharedBits.remove(name + "#" + i);
+                }
             } else {
                 sharedStates.put(name, state.name().getBytes(StandardCharsets.UTF_8));
             }
         }
     }
 
-    /** Brings this node's copy of app `name` to the state recorded in the cluster (another node's doing). */
-    private synchronized void follow(String name) {
+    private void putBits(String name, byte[] bytes) {
+        int chunks = (bytes.length + CHUNK - 1) / CHUNK;
+        for (int i = 0; i < chunks; i++) {
+            sharedBits.put(name + "#" + i, java.util.Arrays.copyOfRange(bytes, i * CHUNK,
+                                                                        Math.min(bytes.length, (i + 1) * CHUNK)));
+        }
+        sharedBits.put(name, java.nio.ByteBuffer.allocate(4).putInt(chunks).array());
+    }
+
+    private byte[] getBits(String name) {
+        io.atomix.utils.time.Versioned<byte[]> n = sharedBits.get(name);
+        if (n == null) {
+            return null;
+        }
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < java.nio.ByteBuffer.wrap(n.value()).getInt(); i++) {
+            out.writeBytes(sharedBits.get(name + "#" + i).value());
+        }
+        return out.toByteArray();
+    }
+
+    /** Follows every app recorded in the cluster, again while that changes something (an app needs its required
+     * apps installed here first, whatever order the events came in). */
+    private void followAll() {
+        for (int pass = 0; pass < 10; pass++) {
+            boolean changed = false;
+            for (String name : sharedStates.keySet()) {
+                changed |= follow(name);
+            }
+            if (!changed) {
+                return;
+            }
+        }
+    }
+
+    /** Brings this node's copy of app `name` to the state recorded in the cluster (another node's doing); true if
+     * that changed anything here. */
+    private synchronized boolean follow(String name) {
         try {
             io.atomix.utils.time.Versioned<byte[]> recorded = sharedStates.get(name);
             ApplicationState want = recorded == null ? null
                     : ApplicationState.valueOf(new String(recorded.value(), StandardCharsets.UTF_8));
             ApplicationState have = states.get(name);
             if (want == have) {
-                return;
+                return false;
             }
             log.info("app {}: {} here, {} in the cluster", name, have, want);
             if (want == null) {
                 uninstallHere(app(getId(name)).id());
-                return;
+                return true;
             }
             if (have == null) {
-                io.atomix.utils.time.Versioned<byte[]> bits = sharedBits.get(name);
+                byte[] bits = getBits(name);
                 if (bits == null) {
                     log.warn("app {} is {} in the cluster without its archive", name, want);
-                    return;
+                    return false;
                 }
-                installHere(new ByteArrayInputStream(bits.value()));
+                installHere(new ByteArrayInputStream(bits));
             }
             if (want == ApplicationState.ACTIVE) {
                 activateHere(getId(name));
             } else if (states.get(name) == ApplicationState.ACTIVE) {
                 deactivateHere(getId(name));
             }
+            return true;
         } catch (RuntimeException e) {
-            log.warn("app {} could not follow the cluster: {}", name, e.toString(), e);
+            log.info("app {} does not follow the cluster yet: {}", name, e.toString());
+            return false;
         }
     }
 
@@ -161,7 +202,7 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
             throw new UncheckedIOException(e);
         }
         Application app = installHere(new ByteArrayInputStream(bytes));
-        sharedBits.put(app.id().name(), bytes);
+        putBits(app.id().name(), bytes);
         publish(app.id().name(), ApplicationState.INSTALLED);
         return app;
     }

@@ -3,6 +3,9 @@ package org.metron.standin.cluster;
 import io.atomix.cluster.Node;
 import io.atomix.cluster.discovery.BootstrapDiscoveryProvider;
 import io.atomix.core.Atomix;
+import io.atomix.core.AtomixRegistry;
+import io.atomix.primitive.PrimitiveType;
+import io.atomix.core.registry.SimpleRegistry;
 import io.atomix.core.election.LeaderElector;
 import io.atomix.core.map.AtomicMap;
 import io.atomix.protocols.raft.MultiRaftProtocol;
@@ -46,7 +49,7 @@ public class AtomixNode {
         }
         String data = System.getProperty("karaf.data", "data") + "/db/partitions/";
         List<String> ids = cfg.members.stream().map(m -> m.id).collect(Collectors.toList());
-        Atomix a = Atomix.builder(getClass().getClassLoader())
+        Atomix a = Atomix.builder(registry())
                 .withClusterId(cfg.name)
                 .withMemberId(cfg.local.id)
                 .withAddress(cfg.local.ip, cfg.local.port)
@@ -74,6 +77,60 @@ public class AtomixNode {
         }
         atomix = a;
         log.info("Atomix member {} started: members {}", cfg.local.id, a.getMembershipService().getMembers());
+    }
+
+    /** Atomix 3.1.9's primitive types, its internal ones (primary elector, session ids) included. */
+    private static final PrimitiveType[] PRIMITIVE_TYPES = {
+        io.atomix.primitive.partition.impl.PrimaryElectorType.instance(),
+        io.atomix.primitive.session.impl.SessionIdGeneratorType.instance(),
+        io.atomix.core.barrier.DistributedCyclicBarrierType.instance(),
+        io.atomix.core.collection.DistributedCollectionType.instance(),
+        io.atomix.core.counter.AtomicCounterType.instance(),
+        io.atomix.core.counter.DistributedCounterType.instance(),
+        io.atomix.core.election.LeaderElectionType.instance(),
+        io.atomix.core.election.LeaderElectorType.instance(),
+        io.atomix.core.idgenerator.AtomicIdGeneratorType.instance(),
+        io.atomix.core.list.DistributedListType.instance(),
+        io.atomix.core.lock.AtomicLockType.instance(),
+        io.atomix.core.lock.DistributedLockType.instance(),
+        io.atomix.core.log.DistributedLogType.instance(),
+        io.atomix.core.map.AtomicCounterMapType.instance(),
+        io.atomix.core.map.AtomicMapType.instance(),
+        io.atomix.core.map.AtomicNavigableMapType.instance(),
+        io.atomix.core.map.AtomicSortedMapType.instance(),
+        io.atomix.core.map.DistributedMapType.instance(),
+        io.atomix.core.map.DistributedNavigableMapType.instance(),
+        io.atomix.core.map.DistributedSortedMapType.instance(),
+        io.atomix.core.multimap.AtomicMultimapType.instance(),
+        io.atomix.core.multimap.DistributedMultimapType.instance(),
+        io.atomix.core.multiset.DistributedMultisetType.instance(),
+        io.atomix.core.queue.DistributedQueueType.instance(),
+        io.atomix.core.semaphore.AtomicSemaphoreType.instance(),
+        io.atomix.core.semaphore.DistributedSemaphoreType.instance(),
+        io.atomix.core.set.DistributedNavigableSetType.instance(),
+        io.atomix.core.set.DistributedSetType.instance(),
+        io.atomix.core.set.DistributedSortedSetType.instance(),
+        io.atomix.core.transaction.TransactionType.instance(),
+        io.atomix.core.tree.AtomicDocumentTreeType.instance(),
+        io.atomix.core.value.AtomicValueType.instance(),
+        io.atomix.core.value.DistributedValueType.instance(),
+        io.atomix.core.workqueue.WorkQueueType.instance(),
+    };
+
+    /**
+     * The types this member uses, named up front: Atomix's default registry scans the class path with classgraph,
+     * which under Felix loads the types through a class loader of its own (ClassCastException on
+     * HeartbeatMembershipProtocol$Type vs NamedType, measured in this Karaf).
+     */
+    private static AtomixRegistry registry() {
+        SimpleRegistry.Builder b = SimpleRegistry.builder()
+                .addPartitionGroupType(RaftPartitionGroup.TYPE)
+                .addProtocolType(MultiRaftProtocol.TYPE)
+                .addDiscoveryProviderType(BootstrapDiscoveryProvider.TYPE);
+        for (PrimitiveType t : PRIMITIVE_TYPES) {
+            b.addPrimitiveType(t);
+        }
+        return b.build();
     }
 
     @Deactivate
