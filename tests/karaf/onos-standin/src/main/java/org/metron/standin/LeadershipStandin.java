@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableSet;
 import org.onosproject.cluster.Leader;
 import org.onosproject.cluster.Leadership;
 import org.onosproject.cluster.LeadershipEvent;
+import org.onosproject.cluster.LeadershipAdminService;
 import org.onosproject.cluster.LeadershipEventListener;
 import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
@@ -29,9 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * LeaderElector "onos-leadership" for every topic, LeadershipEvents on every node when a topic's leader or
  * candidates change, a dead node's candidacies withdrawn by Atomix when its Raft session expires.
  */
-@Component(immediate = true, service = LeadershipService.class)
+@Component(immediate = true, service = {LeadershipService.class, LeadershipAdminService.class})
 public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, LeadershipEventListener>
-        implements LeadershipService {
+        implements LeadershipService, LeadershipAdminService {
     private final Map<String, Leadership> topics = new ConcurrentHashMap<>();
     private final AtomicLong terms = new AtomicLong();
 
@@ -112,6 +113,29 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
         if (l != null) {
             post(new LeadershipEvent(LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED,
                                      new Leadership(topic, null, ImmutableList.of())));
+        }
+    }
+
+    // ------------------------------------------------------------------ LeadershipAdminService (onos:leaders)
+    @Override
+    public Map<String, Leadership> getLeaderBoard() {
+        return elections != null ? elections.all() : Map.copyOf(topics);
+    }
+
+    @Override
+    public boolean transferLeadership(String topic, NodeId nodeId) {
+        return elections != null && elections.anoint(topic, nodeId);
+    }
+
+    @Override
+    public boolean promoteToTopOfCandidateList(String topic, NodeId nodeId) {
+        return elections != null && elections.promote(topic, nodeId);
+    }
+
+    @Override
+    public void unregister(NodeId nodeId) {
+        if (elections != null) {
+            elections.evict(nodeId);
         }
     }
 }

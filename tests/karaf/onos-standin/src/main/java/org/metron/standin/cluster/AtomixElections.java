@@ -72,6 +72,19 @@ public final class AtomixElections {
         elector.withdraw(topic, node.id());
     }
 
+    public boolean anoint(String topic, NodeId node) {
+        return elector.anoint(topic, node.id());
+    }
+
+    public boolean promote(String topic, NodeId node) {
+        return elector.promote(topic, node.id());
+    }
+
+    /** Removes node from every election (LeadershipAdminService.unregister). */
+    public void evict(NodeId node) {
+        elector.evict(node.id());
+    }
+
     /** The locally known leadership of topic (kept current by the elector's events). */
     public Leadership get(String topic) {
         return view.get(topic);
