@@ -79,11 +79,12 @@ def chain_on(k):
     return json.loads(body) if status == 200 else None
 
 
-def leaderboard(k):
-    """{topic: leader node id} as ONOS's real `onos:leaders -j` prints it on node k (onos-cli 2.7.0)."""
+def leaderboard(k, full=False):
+    """{topic: leader node id} (full: the whole entry, candidates too) as ONOS's real `onos:leaders -j` prints it
+    on node k (onos-cli 2.7.0, on the stand-in's LeadershipAdminService)."""
     out = k.ssh("onos:leaders -j", check=False, timeout=30)
     try:
-        return {t["topic"]: t["leader"] for t in json.loads(out[out.index("["):])}
+        return {t["topic"]: t if full else t["leader"] for t in json.loads(out[out.index("["):])}
     except ValueError:
         return {}
 
@@ -92,6 +93,15 @@ def leader(cluster):
     """The node acting for the chain (leader of its topic) as the first live node sees it; None without one."""
     l = leaderboard(cluster.alive()[0].karaf).get(TOPIC)
     return None if l in (None, "none") else l
+
+
+def masters(k, dids):
+    """{device: master node id} through ONOS's real REST (/onos/v1/mastership/{id}/master) on node k."""
+    out = {}
+    for d in dids:
+        status, body = k.http("GET", f"/onos/v1/mastership/{d}/master", timeout=20)
+        out[d] = json.loads(body).get("nodeId") if status == 200 else f"HTTP {status}"
+    return out
 
 
 def rules(k, did):
@@ -191,6 +201,12 @@ def test_a_chain_submitted_on_one_node_is_deployed_once_and_readable_on_all(clus
     for n in cluster.nodes:
         assert chain_on(n.karaf)["state"] == "ACTIVE"
     cluster.chain_servers = ids
+    cluster.devices = [*ids, SW1, SW2]
+    # one master per device (an Atomix election each), the same seen from every node
+    seen = {str(n): masters(n.karaf, cluster.devices) for n in cluster.nodes}
+    print("masters:", seen[str(cluster.nodes[0])])
+    assert all(v == seen[str(cluster.nodes[0])] for v in seen.values()), seen
+    assert all(m in {n.id for n in cluster.nodes} for m in seen[str(cluster.nodes[0])].values()), seen
 
 
 # --------------------------------------------------------------------------------------------------- node killed
@@ -204,6 +220,14 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
     before_rules = (rules(k, SW1), rules(k, SW2))
     victim.kill()
     t0 = time.time()
+    mastered = [d for d, m in masters(k, cluster.devices).items() if m == victim.id]
+
+    def mastered_by_survivors():
+        return all(m in {n.id for n in survivors} for m in masters(k, cluster.devices).values())
+    wait_for(f"the devices {victim} mastered ({mastered}) mastered by the survivors", mastered_by_survivors,
+             timeout=30, interval=0.1)
+    print(f"{victim} killed: every device has a live master after {(time.time() - t0) * 1000:.0f} ms "
+          f"(Atomix session expiry of its mastership candidacies)")
 
     def taken_over():
         new = leader(cluster)
@@ -211,11 +235,19 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
                                              for n in survivors) and new
     try:
         new = wait_for(f"another node acting for {CHAIN}", taken_over, timeout=60, interval=0.1)
-    except AssertionError:
+    except AssertionError as e:
         write_result("cluster_takeover_ms", (time.time() - t0) * 1000, 5000)
-        raise
+        board = {str(n): {t: v for t, v in leaderboard(n.karaf, full=True).items()
+                          if t == TOPIC or t.startswith("device:")} for n in survivors}
+        states = {str(n): (chain_on(n.karaf) or {}).get("state") for n in survivors}
+        states["masters"] = masters(k, cluster.devices)
+        raise AssertionError(f"{e}\nchain states: {states}\nleaderships on the survivors (chain topic, devices): "
+                             f"{json.dumps(board, indent=1)}") from None
     ms = (time.time() - t0) * 1000
     print(f"{victim} killed: {new} acts for {CHAIN} after {ms:.0f} ms")
+    now = masters(k, cluster.devices)
+    print(f"devices {victim} mastered: {mastered}; masters now: {now}")
+    assert all(now[d] in {n.id for n in survivors} for d in cluster.devices), now
     write_result("cluster_takeover_ms", ms, 5000)
     time.sleep(3)  # whatever the new owner would redeploy, give it time to show
     assert {s: chain_cores(k, s) for s in cluster.chain_servers} == before_cores, "the pipeline was redeployed"
