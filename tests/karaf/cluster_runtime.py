@@ -94,6 +94,13 @@ class Node:
             p.wait(timeout=30)
         self.killed = True
 
+    def restart(self, timeout=300):
+        """Starts the killed node again on its own Karaf directory (its Atomix Raft logs in data/db) and waits until
+        it is ready (Atomix rejoined: the stand-in's services wait for it)."""
+        self.karaf.launch(wrapper=("ip", "netns", "exec", self.netns), max_mem=HEAP)
+        self.killed = False
+        self.karaf.wait_ready(timeout)
+
     def __repr__(self):
         return f"{self.id}@{self.ip}"
 

@@ -289,3 +289,42 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once(cluster,
     for kk in alive(cluster):
         assert (rules(kk, SW1), rules(kk, SW2)) == (rules(k, SW1), rules(k, SW2))
     assert ms <= 3000, f"agent failover took {ms:.0f} ms (goal 3000)"
+
+
+# --------------------------------------------------------------------------------------------------- node rejoins
+def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
+    victim = next((n for n in cluster.nodes if n.killed), None)
+    if victim is None:
+        pytest.skip("no node was killed (the takeover test did not get that far)")
+    k = cluster.alive()[0].karaf
+    before = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
+    t0 = time.time()
+    victim.restart()
+    print(f"{victim} ready again after {time.time() - t0:.1f} s")
+    wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
+    time.sleep(5)  # whatever the rejoined node would deploy, give it time to show
+    after = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
+    assert after == before, "the rejoined node changed the deployment"
+    assert (rules(victim.karaf, SW1), rules(victim.karaf, SW2)) == before[1:], "the rejoined node reads other rules"
+    assert chain_on(victim.karaf)["state"] == chain_on(k)["state"]
+
+
+# --------------------------------------------------------------------------------------------------- delete
+def test_a_delete_on_one_node_during_a_failure_stays_deleted_on_all(cluster, servers):
+    """Every agent dead (no server left for the chain), the operator deletes it on one node: the answer says so,
+    and no node ever shows the chain ACTIVE again."""
+    for a in servers:
+        a.kill()
+    k = cluster.alive()[-1].karaf
+    status, body = k.http("DELETE", f"/onos/metron/chains/{CHAIN}")
+    print(f"DELETE on {cluster.alive()[-1]} with every agent dead:", status, body[:400])
+    deadline = time.time() + 15
+    seen = set()
+    while time.time() < deadline:
+        for kk in alive(cluster):
+            c = chain_on(kk)
+            seen.add(c["state"] if c else "gone")
+            assert not c or c["state"] != "ACTIVE", f"the deleted chain is ACTIVE again on a node: {c}"
+        time.sleep(0.5)
+    print("states seen after the delete:", sorted(seen))
+    assert status in (200, 202, 204), f"DELETE answered {status}: {body}"
