@@ -302,6 +302,9 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     victim.restart()
     print(f"{victim} ready again after {time.time() - t0:.1f} s")
     wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
+    for did in cluster.devices:
+        wait_for(f"{did} known on {victim}", lambda d=did: device(victim.karaf, d), timeout=60)
+    print(f"{victim}: chain readable and every device known {time.time() - t0:.1f} s after its restart")
     time.sleep(5)  # whatever the rejoined node would deploy, give it time to show
     after = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
     assert after == before, "the rejoined node changed the deployment"

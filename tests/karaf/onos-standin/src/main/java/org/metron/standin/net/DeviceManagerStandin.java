@@ -3,6 +3,8 @@ package org.metron.standin.net;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterables;
 import org.onosproject.event.EventDeliveryService;
+import org.onosproject.mastership.MastershipEvent;
+import org.onosproject.mastership.MastershipListener;
 import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.DefaultDevice;
 import org.onosproject.net.DefaultPort;
@@ -72,6 +74,7 @@ public class DeviceManagerStandin
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Map<DeviceId, Record> records = new ConcurrentHashMap<>();
     private final NetworkConfigListener netcfgListener = this::netcfgChanged;
+    private final MastershipListener mastershipListener = this::mastershipChanged;
     private ScheduledExecutorService background;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -103,6 +106,7 @@ public class DeviceManagerStandin
         eventDispatcher = dispatcher;
         dispatcher.addSink(DeviceEvent.class, listenerRegistry);
         netcfg.addListener(netcfgListener);
+        mastership.addListener(mastershipListener);
         background = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "standin-devices"));
         background.scheduleWithFixedDelay(this::reachabilityCheck, REACHABILITY_CHECK_SECONDS,
                                           REACHABILITY_CHECK_SECONDS, TimeUnit.SECONDS);
@@ -112,6 +116,7 @@ public class DeviceManagerStandin
     protected void deactivate() {
         background.shutdownNow();
         netcfg.removeListener(netcfgListener);
+        mastership.removeListener(mastershipListener);
         dispatcher.removeSink(DeviceEvent.class);
     }
 
@@ -167,6 +172,22 @@ public class DeviceManagerStandin
             } catch (RuntimeException ex) {
                 log.warn("reachability check of {} failed", e.getKey(), ex);
             }
+        }
+    }
+
+    /**
+     * As DeviceManager's InternalMastershipListener: when a device's master changes (in a cluster, its master node
+     * died or gave it up), the provider of a device this node knows is told the role this node has now.
+     */
+    private void mastershipChanged(MastershipEvent event) {
+        if (event.type() != MastershipEvent.Type.MASTER_CHANGED) {
+            return;
+        }
+        Record r = records.get(event.subject());
+        DeviceProvider p = r == null ? null : getProvider(r.provider);
+        if (p != null) {
+            MastershipRole role = mastership.getLocalRole(event.subject());
+            background.execute(() -> p.roleChanged(event.subject(), role));
         }
     }
 
