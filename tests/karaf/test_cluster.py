@@ -18,6 +18,9 @@ switches of netcfg are the stand-in's NetcfgSwitchProvider; their rules are reco
 Measured (bench/results): cluster_takeover_ms (the node acting for a chain killed -> another node acts for it and
 the chain is ACTIVE on the survivors; goal 5000) and agent_failover_ms (the agent running a chain killed -> the
 chain ACTIVE on the other server, read on every node; goal 3000).
+Expected to fail on b792e96's app and drivers (nothing is marked xfail; see tests/karaf/README.md "Status"): the
+takeover (no other node runs for a chain's topic), the agent failover's 3 s goal, the DELETE with every agent dead
+(502).
 """
 import json
 import os
@@ -132,10 +135,13 @@ def machine():
     return f"{cpu}, {os.cpu_count()} cores, {mem} GB, load avg {os.getloadavg()[0]:.0f} (shared)"
 
 
-def write_result(name, value, goal):
+def write_result(name, value, goal, note=None):
+    """bench/results/<name>.json; value None (with a note) when the event did not happen at all."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    doc = {"name": name, "value": round(value, 1), "unit": "ms", "baseline": "goal", "baseline_value": goal,
-           "ratio": round(value / goal, 3), "machine": machine()}
+    doc = {"name": name, "value": None if value is None else round(value, 1), "unit": "ms", "baseline": "goal",
+           "baseline_value": goal, "ratio": None if value is None else round(value / goal, 3), "machine": machine()}
+    if note:
+        doc["note"] = note
     (RESULTS / f"{name}.json").write_text(json.dumps(doc) + "\n")
     print(json.dumps(doc))
 
@@ -244,7 +250,8 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
         board = {str(n): {t: v for t, v in leaderboard(n.karaf, full=True).items() if t == TOPIC} for n in survivors}
         failure = (f"{e}\nno node acts for {CHAIN} {ms:.0f} ms after {victim} (its only candidate) died; "
                    f"leaderships of {TOPIC} on the survivors: {json.dumps(board)}")
-    write_result("cluster_takeover_ms", ms, 5000)
+    write_result("cluster_takeover_ms", None if failure else ms, 5000,
+                 note=failure and f"no takeover: no node led {TOPIC} within {TAKEOVER_WAIT_S} s of {victim}'s kill")
     # what must hold whoever acts: the chain stays ACTIVE and readable on the survivors, nothing is redeployed
     time.sleep(3)  # whatever a new owner would redeploy, give it time to show
     assert {s: chain_cores(k, s) for s in cluster.chain_servers} == before_cores, "the pipeline was redeployed"
@@ -276,7 +283,7 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once(cluster,
     try:
         wait_for(f"{CHAIN} ACTIVE on {other}", moved, timeout=90, interval=0.1)
     except AssertionError:
-        write_result("agent_failover_ms", (time.time() - t0) * 1000, 3000)
+        write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s")
         raise
     ms = (time.time() - t0) * 1000
     print(f"agent of {hosting} killed: {CHAIN} ACTIVE on {other} after {ms:.0f} ms")
