@@ -75,21 +75,20 @@ def warm_cache(boot_features, system_artifacts, oars):
         shutil.rmtree(k.base, ignore_errors=True)
 
 
-JERSEY_RACE = "InjectionManagerFactory not found"
-
-
-def ready(karaf, timeout):
-    """Waits until karaf is ready. Three Karafs booting at once on two CPUs sometimes lose Karaf's boot race between
-    ONOS's REST servlet and jersey-hk2 (karaf.log: "InjectionManagerFactory not found", /onos/v1 then answers 404
-    for good); ONOS's onos-rest bundle restarted once registers it again. Any other failure is raised."""
+def ready(node, timeout):
+    """Waits until the node's Karaf is ready. Three Karafs booting at once on two CPUs sometimes come up without a
+    working web container (karaf.log: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, and
+    Jetty's port not listening although Pax Web says "available"): such a node is killed and started once more on
+    its own directory (its Atomix member rejoins with its Raft data); a second failure is raised."""
     try:
-        karaf.wait_ready(min(timeout, 120))
+        node.karaf.wait_ready(min(timeout, 150))
         return
-    except RuntimeError:
-        if not karaf.log_file.exists() or JERSEY_RACE not in karaf.log_file.read_text(errors="replace"):
-            raise
-    karaf.ssh("bundle:restart org.onosproject.onos-rest", check=False)
-    karaf.wait_ready(timeout)
+    except RuntimeError as e:
+        print(f"{node} not ready ({str(e).splitlines()[0]}): restarting it once")
+    node.kill()
+    node.karaf.launch(wrapper=("ip", "netns", "exec", node.netns), max_mem=HEAP)
+    node.killed = False
+    node.karaf.wait_ready(timeout)
 
 
 class Node:
@@ -116,7 +115,7 @@ class Node:
         it is ready (Atomix rejoined: the stand-in's services wait for it)."""
         self.karaf.launch(wrapper=("ip", "netns", "exec", self.netns), max_mem=HEAP)
         self.killed = False
-        ready(self.karaf, timeout)
+        ready(self, timeout)
 
     def __repr__(self):
         return f"{self.id}@{self.ip}"
@@ -173,7 +172,7 @@ class Cluster:
 
         def wait(n):
             try:
-                ready(n.karaf, timeout)
+                ready(n, timeout)
             except Exception as e:  # noqa: BLE001 (reported below, per node)
                 errors[n.id] = e
 
