@@ -234,7 +234,7 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
     wait_for(f"the devices {victim} mastered ({mastered}) mastered by the survivors", mastered_by_survivors,
              timeout=30, interval=0.1)
     print(f"{victim} killed: every device has a live master after {(time.time() - t0) * 1000:.0f} ms "
-          f"(Atomix session expiry of its mastership candidacies)")
+          f"({victim} mastered {mastered or 'none'}; Atomix expires a dead node's candidacies with its session)")
 
     def taken_over():
         new = leader(cluster)
@@ -329,6 +329,9 @@ def test_a_delete_on_one_node_during_a_failure_stays_deleted_on_all(cluster, ser
     k = cluster.alive()[-1].karaf
     status, body = k.http("DELETE", f"/onos/metron/chains/{CHAIN}")
     print(f"DELETE on {cluster.alive()[-1]} with every agent dead:", status, body[:400])
+    assert status != 421, (f"the operator's DELETE on {cluster.alive()[-1]} was refused ({status} {body}): another "
+                           f"node acts for the chain and nothing was recorded; states now: "
+                           f"{[(chain_on(kk) or {}).get('state') for kk in alive(cluster)]}")
     deadline = time.time() + 15
     seen = set()
     while time.time() < deadline:
