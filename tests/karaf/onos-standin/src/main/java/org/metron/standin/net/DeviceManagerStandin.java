@@ -2,6 +2,7 @@ package org.metron.standin.net;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterables;
+import org.metron.standin.cluster.AtomixNode;
 import org.onosproject.cluster.ClusterService;
 import org.onosproject.event.EventDeliveryService;
 import org.onosproject.mastership.MastershipListener;
@@ -109,8 +110,14 @@ public class DeviceManagerStandin
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService cluster;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    /** In a cluster: the device store every node shares (null for one node). */
+    private volatile SharedDevices shared;
+
     /** One device as the store holds it. */
-    private static final class Record {
+    static final class Record {
         final ProviderId provider;
         DeviceDescription description;
         Device device;
@@ -134,11 +141,17 @@ public class DeviceManagerStandin
         mastership.addListener(mastershipListener);
         long checkMs = Long.getLong("standin.mastershipCheckMs", MASTERSHIP_CHECK_MS);
         background.scheduleWithFixedDelay(roles::mastershipCheck, checkMs, checkMs, TimeUnit.MILLISECONDS);
+        if (atomixNode.atomix() != null) {
+            shared = new SharedDevices(atomixNode.bytesMap("onos-devices"), this, mastership);
+        }
         log.info("Started (mastership checked every {} ms)", checkMs);
     }
 
     @Deactivate
     protected void deactivate() {
+        if (shared != null) {
+            shared.close();
+        }
         mastership.removeListener(mastershipListener);
         background.shutdownNow();
         netcfg.removeListener(netcfgListener);
@@ -151,6 +164,25 @@ public class DeviceManagerStandin
     }
 
     // ------------------------------------------------------------------ store
+    /** Posts the event; in a cluster, what this node accepted as a device's master goes to every node. */
+    @Override
+    protected void post(DeviceEvent event) {
+        super.post(event);
+        SharedDevices s = shared;
+        if (s != null && event.type() != PORT_STATS_UPDATED && mastership.isLocalMaster(event.subject().id())) {
+            s.publish(event.subject().id());
+        }
+    }
+
+    /** An event of a change the master made (applied from the shared store): posted, not shared again. */
+    void postEvent(DeviceEvent event) {
+        super.post(event);
+    }
+
+    Map<DeviceId, Record> records() {
+        return records;
+    }
+
     private Device device(Record r, DeviceId id) {
         DeviceDescription d = DeviceNetcfg.combine(netcfg, id, r.description);
         return new DefaultDevice(r.provider, id, d.type(), d.manufacturer(), d.hwVersion(), d.swVersion(),
@@ -161,7 +193,7 @@ public class DeviceManagerStandin
         return new DefaultPort(device, p.portNumber(), p.isEnabled(), p.type(), p.portSpeed(), p.annotations());
     }
 
-    private static boolean samePort(Port a, Port b) {
+    static boolean samePort(Port a, Port b) {
         return a.isEnabled() == b.isEnabled() && a.type() == b.type() && a.portSpeed() == b.portSpeed()
                 && Objects.equals(a.annotations(), b.annotations());
     }
@@ -225,7 +257,7 @@ public class DeviceManagerStandin
             synchronized (this) {
                 DeviceId id = (DeviceId) event.subject();
                 Record r = records.get(id);
-                if (r != null && master(id, "a netcfg description update")) {
+                if (r != null && r.description != null && master(id, "a netcfg description update")) {
                     r.device = device(r, id);
                     post(new DeviceEvent(DEVICE_UPDATED, r.device));
                 }
