@@ -19,9 +19,8 @@ switches of netcfg are the stand-in's NetcfgSwitchProvider; their rules are reco
 Measured (bench/results): cluster_takeover_ms (the node acting for a chain killed -> another node acts for it and
 the chain is ACTIVE on the survivors; goal 5000) and agent_failover_ms (the agent running a chain killed -> the
 chain ACTIVE on the other server, read on every node; goal 3000).
-Expected to fail on b792e96's app and drivers (nothing is marked xfail; see tests/karaf/README.md "Status"): the
-takeover (no other node runs for a chain's topic), the agent failover's 3 s goal, the DELETE with every agent dead
-(502).
+Status on the merged code (main's app and drivers, the shared device/link stores): see tests/karaf/README.md
+"Status"; nothing is marked xfail.
 """
 import json
 import os
@@ -309,7 +308,18 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     t0 = time.time()
     victim.restart()
     print(f"{victim} ready again after {time.time() - t0:.1f} s")
-    wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
+    try:
+        wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=90, interval=1)
+    except AssertionError:
+        # the harness's boot race, not the cluster's: Pax Web failed to deploy Metron's web app on the restarted
+        # node ("Error deploying web application ... LoginService has different IdentityService", seen in 1 of 3
+        # runs): that node is started once more
+        if "Error deploying web application" not in victim.karaf.log_file.read_text(errors="replace"):
+            raise
+        print(f"{victim}: Pax Web did not deploy a web application; killed and started once more")
+        victim.kill()
+        victim.restart()
+        wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
     # every device, a server whose agent died before the node rejoined too: the device store is shared
     for did in cluster.devices:
         wait_for(f"{did} known on {victim}", lambda d=did: device(victim.karaf, d), timeout=60)

@@ -27,9 +27,11 @@ public final class AtomixElections {
     private final LeaderElector<String> elector;
     private final Map<String, Leadership> view = new ConcurrentHashMap<>();
     private final LeadershipEventListener<String> atomixListener;
+    private final Listener listener;
 
     public AtomixElections(AtomixNode node, String name, Listener listener) {
         this.elector = node.elector(name);
+        this.listener = listener;
         this.atomixListener = e -> {
             Leadership now = onos(e.topic(), e.newLeadership());
             Leadership old = now == null ? view.remove(e.topic()) : view.put(e.topic(), now);
@@ -59,11 +61,17 @@ public final class AtomixElections {
         return new Leadership(topic, leader, l.candidates().stream().map(NodeId::nodeId).collect(Collectors.toList()));
     }
 
-    /** Runs for topic (idempotent); the leadership after the run. */
+    /**
+     * Runs for topic (idempotent); the leadership after the run. A change is told to the listener here, as ONOS's
+     * store tells its own node (the elector's event that follows finds the view current and tells nothing more).
+     */
     public Leadership run(String topic, NodeId node) {
         Leadership l = onos(topic, elector.run(topic, node.id()));
         if (l != null) {
-            view.put(topic, l);
+            Leadership old = view.put(topic, l);
+            if (!Objects.equals(old, l)) {
+                listener.changed(topic, old, l);
+            }
         }
         return l;
     }

@@ -124,17 +124,17 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
             return false;
         }
         Set<FlowId> doneIds = done.stream().map(FlowRule::id).collect(Collectors.toSet());
-        for (FlowRule r : rules) {
-            if (!doneIds.contains(r.id())) {
-                continue;
-            }
-            if (add) {
-                FlowEntry e = new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED);
-                entries.put(id, e);
-                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_ADDED, e));
-            } else if (entries.remove(id, r.id())) {
-                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r));
-            }
+        List<FlowRule> stored = rules.stream().filter(r -> doneIds.contains(r.id())).collect(Collectors.toList());
+        if (add) {
+            List<FlowEntry> added = stored.stream().map(r -> new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED))
+                    .collect(Collectors.toList());
+            entries.putAll(id, added);
+            added.forEach(e -> post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_ADDED, e)));
+        } else {
+            Set<FlowId> removed = entries.removeAll(id, stored.stream().map(FlowRule::id)
+                    .collect(Collectors.toList()));
+            stored.stream().filter(r -> removed.contains(r.id()))
+                    .forEach(r -> post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r)));
         }
         return doneIds.size() == rules.size();
     }

@@ -9,7 +9,12 @@ import org.onosproject.store.serializers.KryoNamespaces;
 import org.onosproject.store.service.Serializer;
 
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -50,6 +55,29 @@ final class FlowTable {
             return shared.remove(key(device, flow)) != null;
         }
         return local.getOrDefault(device, Map.of()).remove(flow) != null;
+    }
+
+    /** Stores a batch; in a cluster the writes go out together (pipelined Raft commits), then are waited for. */
+    void putAll(DeviceId device, List<FlowEntry> batch) {
+        if (shared == null) {
+            batch.forEach(e -> put(device, e));
+            return;
+        }
+        CompletableFuture.allOf(batch.stream()
+                .map(e -> shared.async().put(key(device, e.id()), SERIALIZER.encode(e)))
+                .toArray(CompletableFuture[]::new)).join();
+    }
+
+    /** Removes a batch; the flows the device had. */
+    Set<FlowId> removeAll(DeviceId device, List<FlowId> flows) {
+        if (shared == null) {
+            return flows.stream().filter(f -> remove(device, f)).collect(Collectors.toSet());
+        }
+        Map<FlowId, CompletableFuture<?>> pending = new HashMap<>();
+        flows.forEach(f -> pending.put(f, shared.async().remove(key(device, f))));
+        CompletableFuture.allOf(pending.values().toArray(CompletableFuture[]::new)).join();
+        return pending.entrySet().stream().filter(e -> e.getValue().join() != null).map(Map.Entry::getKey)
+                .collect(Collectors.toSet());
     }
 
     FlowEntry get(DeviceId device, FlowId flow) {

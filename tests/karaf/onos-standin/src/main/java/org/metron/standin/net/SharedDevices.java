@@ -115,7 +115,7 @@ final class SharedDevices {
     /** [Device, available, [Port...]] of the device as this node (its master) holds it; null if it has none. */
     private ArrayList<Object> snapshot(DeviceId id) {
         synchronized (local) {
-            DeviceManagerStandin.Record r = local.records().get(id);
+            DeviceRecord r = local.records().get(id);
             if (r == null || r.device == null) {
                 return null;
             }
@@ -129,7 +129,7 @@ final class SharedDevices {
 
     private void removed(DeviceId id) {
         synchronized (local) {
-            DeviceManagerStandin.Record r = local.records().remove(id);
+            DeviceRecord r = local.records().remove(id);
             if (r != null && r.device != null) {
                 local.postEvent(new DeviceEvent(DEVICE_REMOVED, r.device));
             }
@@ -139,8 +139,8 @@ final class SharedDevices {
     /** The master's record applied here, with the events a change makes (as the store's replicas post them). */
     private void apply(DeviceId id, Device device, boolean available, List<Port> ports) {
         synchronized (local) {
-            DeviceManagerStandin.Record r = local.records().computeIfAbsent(
-                    id, k -> new DeviceManagerStandin.Record(device.providerId()));
+            DeviceRecord r = local.records().computeIfAbsent(
+                    id, k -> new DeviceRecord(device.providerId()));
             boolean added = r.device == null;
             boolean availabilityChanged = !added && r.available != available;
             boolean updated = !added && !sameDevice(r.device, device);
