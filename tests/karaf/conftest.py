@@ -135,15 +135,16 @@ def karaf(oars):
 class Agent:
     """A real metron-agent on a DPDK null vdev, as the drivers' Java tests start it (AgentProcess)."""
 
-    def __init__(self, vdev="net_null0", lcores=("-l", "0-1"), port=None):
+    def __init__(self, vdev="net_null0", lcores=("-l", "0-1"), port=None, host="127.0.0.1"):
         """port: listen there (an agent restarted where a killed one served), else on a free port."""
         assert AGENT_BIN.exists(), (f"metron-agent not found at {AGENT_BIN}: build it (mkdir -p agent/build && cd "
                                     "agent/build && cmake .. -DCMAKE_BUILD_TYPE=Release && make metron-agent)")
         self.vdev, self.lcores = vdev, lcores
         self.port = port or kr.free_port()
+        self.host = host
         self.prefix = f"hk-karaf-{os.getpid()}-{self.port}"
         self.log = Path(tempfile.mkstemp(prefix=self.prefix, suffix=".log")[1])
-        cmd = [str(AGENT_BIN), "--listen", f"127.0.0.1:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
+        cmd = [str(AGENT_BIN), "--listen", f"{host}:{self.port}", "--dpdk", *lcores, "--vdev", vdev,
                "--no-huge", "-m", "256", "--no-pci", "--file-prefix", self.prefix, "--"]
         self.process = subprocess.Popen(cmd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True)
@@ -160,12 +161,12 @@ class Agent:
 
     @property
     def address(self):
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def restart(self):
         """A new agent where this one (killed) served: same port, same NIC."""
         self.close()
-        return Agent(self.vdev, self.lcores, port=self.port)
+        return Agent(self.vdev, self.lcores, port=self.port, host=self.host)
 
     def kill(self):
         if self.process.poll() is None:
@@ -211,3 +212,7 @@ def pytest_runtest_makereport(item, call):
     k = getattr(pytest, "karaf_instance", None)
     if report.failed and k is not None:
         report.sections.append(("karaf.log", k.log_problems()))
+    c = getattr(pytest, "cluster_instance", None)
+    if report.failed and c is not None:
+        for n in c.nodes:
+            report.sections.append((f"karaf.log of {n}", n.karaf.log_problems(limit=60)))

@@ -93,8 +93,9 @@ def _set_property(cfg: Path, key: str, value: str):
 class Karaf:
     """One Karaf instance in `base` (a fresh directory), started on Java 11, driven over ssh and HTTP."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, host: str = "127.0.0.1"):
         self.base = base
+        self.host = host  # the address its console and HTTP listen on (a node's own address in a network namespace)
         self.home = base / f"apache-karaf-{KARAF_VERSION}"
         self.ssh_port = free_port()
         self.http_port = free_port()
@@ -116,12 +117,12 @@ class Karaf:
         _set_property(mvn_cfg, "org.ops4j.pax.url.mvn.localRepository", str(m2))
         _set_property(mvn_cfg, "org.ops4j.pax.url.mvn.repositories", "https://repo1.maven.org/maven2@id=central")
         _set_property(etc / "org.apache.karaf.shell.cfg", "sshPort", str(self.ssh_port))
-        _set_property(etc / "org.apache.karaf.shell.cfg", "sshHost", "127.0.0.1")
+        _set_property(etc / "org.apache.karaf.shell.cfg", "sshHost", self.host)
         _set_property(etc / "org.apache.karaf.management.cfg", "rmiRegistryPort", str(free_port()))
         _set_property(etc / "org.apache.karaf.management.cfg", "rmiServerPort", str(free_port()))
         (etc / "org.ops4j.pax.web.cfg").write_text(
             f"org.osgi.service.http.port = {self.http_port}\n"
-            "org.osgi.service.http.host = 127.0.0.1\n"
+            f"org.osgi.service.http.host = {self.host}\n"
             "org.ops4j.pax.web.config.file = ${karaf.etc}/jetty.xml\n")
         # ONOS's REST user (ONOS installs onos/rocks in Karaf's admin group: roles admin, viewer, ...)
         with open(etc / "users.properties", "a") as f:
@@ -144,8 +145,16 @@ class Karaf:
         features_cfg.write_text(text)
 
     # ---------------------------------------------------------------- process
-    def start(self, timeout=300):
+    def start(self, timeout=300, wrapper=(), max_mem=None):
+        """Starts Karaf (`wrapper`: a command prefix, e.g. `ip netns exec NS`; max_mem: its heap, e.g. 512M) and
+        waits until it is ready."""
+        self.launch(wrapper, max_mem)
+        self.wait_ready(timeout)
+
+    def launch(self, wrapper=(), max_mem=None):
         env = dict(os.environ)
+        if max_mem:
+            env["JAVA_MAX_MEM"] = max_mem
         env["JAVA_HOME"] = str(java11_home())
         opts = []
         if SYSTEM_CA_STORE.exists():
@@ -153,11 +162,13 @@ class Karaf:
             opts.append(f"-Djavax.net.ssl.trustStore={SYSTEM_CA_STORE}")
         env["EXTRA_JAVA_OPTS"] = " ".join(opts)
         env.pop("KARAF_DEBUG", None)
-        self.process = subprocess.Popen([str(self.home / "bin" / "karaf"), "server"], env=env,
+        self.process = subprocess.Popen([*wrapper, str(self.home / "bin" / "karaf"), "server"], env=env,
                                         stdout=open(self.console_log, "w"), stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, start_new_session=True,
                                         # ONOS's ApplicationArchive writes apps to ../apps and m2 trees to system/
                                         cwd=self.home)
+
+    def wait_ready(self, timeout=300):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.process.poll() is not None:
@@ -198,7 +209,7 @@ class Karaf:
                             "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
                             # Karaf 4.2.9's sshd signs with ssh-rsa (SHA-1) only, which OpenSSH 9 leaves off
                             "-o", "HostKeyAlgorithms=+ssh-rsa", "-o", "PubkeyAcceptedAlgorithms=+ssh-rsa",
-                            "karaf@127.0.0.1", command],
+                            f"karaf@{self.host}", command],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
         if check and r.returncode != 0:
@@ -227,7 +238,7 @@ class Karaf:
             headers["Content-Type"] = content_type or "application/json"
         if auth:
             headers["Authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
-        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", data=data, method=method,
+        req = urllib.request.Request(f"http://{self.host}:{self.http_port}{path}", data=data, method=method,
                                      headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:

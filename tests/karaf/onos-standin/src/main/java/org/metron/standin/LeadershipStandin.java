@@ -5,11 +5,14 @@ import com.google.common.collect.ImmutableSet;
 import org.onosproject.cluster.Leader;
 import org.onosproject.cluster.Leadership;
 import org.onosproject.cluster.LeadershipEvent;
+import org.onosproject.cluster.LeadershipAdminService;
 import org.onosproject.cluster.LeadershipEventListener;
 import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
 import org.onosproject.event.AbstractListenerManager;
 import org.onosproject.event.EventDeliveryService;
+import org.metron.standin.cluster.AtomixElections;
+import org.metron.standin.cluster.AtomixNode;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -21,39 +24,72 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** Leadership in a one-node cluster (core-dist's stand-in): the first run for a topic makes this node its leader. */
-@Component(immediate = true, service = LeadershipService.class)
+/**
+ * LeadershipService (core-dist's DistributedLeadershipStore + core-net's LeadershipManager, stand-in). One node: the
+ * first run for a topic makes this node its leader, for good. In a cluster ({@link AtomixNode} started): one Atomix
+ * LeaderElector "onos-leadership" for every topic, LeadershipEvents on every node when a topic's leader or
+ * candidates change, a dead node's candidacies withdrawn by Atomix when its Raft session expires.
+ */
+@Component(immediate = true, service = {LeadershipService.class, LeadershipAdminService.class})
 public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, LeadershipEventListener>
-        implements LeadershipService {
+        implements LeadershipService, LeadershipAdminService {
     private final Map<String, Leadership> topics = new ConcurrentHashMap<>();
     private final AtomicLong terms = new AtomicLong();
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    private volatile AtomixElections elections;
+
     @Activate
     protected void activate() {
         eventDispatcher = dispatcher;
         dispatcher.addSink(LeadershipEvent.class, listenerRegistry);
+        if (atomixNode.atomix() != null) {
+            elections = new AtomixElections(atomixNode, "onos-leadership", this::changed);
+        }
     }
 
     @Deactivate
     protected void deactivate() {
+        if (elections != null) {
+            elections.close();
+        }
         dispatcher.removeSink(LeadershipEvent.class);
+    }
+
+    private void changed(String topic, Leadership old, Leadership now) {
+        Leadership l = now != null ? now : new Leadership(topic, null, ImmutableList.of());
+        boolean leaderChanged = !java.util.Objects.equals(old == null ? null : old.leaderNodeId(), l.leaderNodeId());
+        boolean candidatesChanged = !java.util.Objects.equals(old == null ? ImmutableList.of() : old.candidates(),
+                                                              l.candidates());
+        post(new LeadershipEvent(leaderChanged && candidatesChanged
+                ? LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED
+                : leaderChanged ? LeadershipEvent.Type.LEADER_CHANGED : LeadershipEvent.Type.CANDIDATES_CHANGED, l));
     }
 
     @Override
     public Leadership getLeadership(String topic) {
-        return topics.get(topic);
+        return elections != null ? elections.get(topic) : topics.get(topic);
     }
 
     @Override
     public Set<String> ownedTopics(NodeId nodeId) {
+        if (elections != null) {
+            return elections.all().entrySet().stream().filter(e -> nodeId.equals(e.getValue().leaderNodeId()))
+                    .map(Map.Entry::getKey).collect(ImmutableSet.toImmutableSet());
+        }
         return ClusterStandin.LOCAL.equals(nodeId) ? ImmutableSet.copyOf(topics.keySet()) : ImmutableSet.of();
     }
 
     @Override
     public Leadership runForLeadership(String topic) {
+        if (elections != null) {
+            return elections.run(topic, ClusterStandin.LOCAL);
+        }
         boolean[] elected = {false};
         Leadership l = topics.computeIfAbsent(topic, t -> {
             elected[0] = true;
@@ -69,10 +105,37 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
 
     @Override
     public void withdraw(String topic) {
+        if (elections != null) {
+            elections.withdraw(topic, ClusterStandin.LOCAL);
+            return;
+        }
         Leadership l = topics.remove(topic);
         if (l != null) {
             post(new LeadershipEvent(LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED,
                                      new Leadership(topic, null, ImmutableList.of())));
+        }
+    }
+
+    // ------------------------------------------------------------------ LeadershipAdminService (onos:leaders)
+    @Override
+    public Map<String, Leadership> getLeaderBoard() {
+        return elections != null ? elections.all() : Map.copyOf(topics);
+    }
+
+    @Override
+    public boolean transferLeadership(String topic, NodeId nodeId) {
+        return elections != null && elections.anoint(topic, nodeId);
+    }
+
+    @Override
+    public boolean promoteToTopOfCandidateList(String topic, NodeId nodeId) {
+        return elections != null && elections.promote(topic, nodeId);
+    }
+
+    @Override
+    public void unregister(NodeId nodeId) {
+        if (elections != null) {
+            elections.evict(nodeId);
         }
     }
 }

@@ -2,6 +2,7 @@ package org.metron.standin.net;
 
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.Iterables;
+import org.metron.standin.cluster.AtomixNode;
 import org.onosproject.cluster.ClusterService;
 import org.onosproject.event.EventDeliveryService;
 import org.onosproject.mastership.MastershipListener;
@@ -30,7 +31,6 @@ import org.onosproject.net.device.PortDescription;
 import org.onosproject.net.device.PortStatistics;
 import org.onosproject.net.provider.AbstractListenerProviderRegistry;
 import org.onosproject.net.provider.AbstractProviderService;
-import org.onosproject.net.provider.ProviderId;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -43,7 +43,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -82,6 +81,7 @@ import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
  *       -Dstandin.mastershipCheckMs} shortens it for a test) reasserts a role for a reachable device with none
  *       and marks an unreachable available device offline.</li>
  * </ul>
+ * In a cluster, what this node accepts for a device it masters goes to every node ({@link SharedDevices}).
  */
 @Component(immediate = true, service = {DeviceService.class, DeviceAdminService.class, DeviceProviderRegistry.class})
 public class DeviceManagerStandin
@@ -90,7 +90,7 @@ public class DeviceManagerStandin
     /** ONOS's DeviceManager checks mastership every minute. */
     static final long MASTERSHIP_CHECK_MS = 60_000;
     private final Logger log = LoggerFactory.getLogger(getClass());
-    private final Map<DeviceId, Record> records = new ConcurrentHashMap<>();
+    private final Map<DeviceId, DeviceRecord> records = new ConcurrentHashMap<>();
     private final NetworkConfigListener netcfgListener = this::netcfgChanged;
     // as ONOS's InternalMastershipListener: handled on the background thread, not the event dispatcher's
     private final MastershipListener mastershipListener = this::mastershipChanged;
@@ -109,20 +109,11 @@ public class DeviceManagerStandin
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService cluster;
 
-    /** One device as the store holds it. */
-    private static final class Record {
-        final ProviderId provider;
-        DeviceDescription description;
-        Device device;
-        boolean available;
-        final Map<PortNumber, Port> ports = new TreeMap<>((a, b) -> Long.compare(a.toLong(), b.toLong()));
-        List<PortStatistics> stats = ImmutableList.of();
-        long updated = System.currentTimeMillis();
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
 
-        Record(ProviderId provider) {
-            this.provider = provider;
-        }
-    }
+    /** In a cluster: the device store every node shares (null for one node). */
+    private volatile SharedDevices shared;
 
     @Activate
     protected void activate() {
@@ -134,11 +125,17 @@ public class DeviceManagerStandin
         mastership.addListener(mastershipListener);
         long checkMs = Long.getLong("standin.mastershipCheckMs", MASTERSHIP_CHECK_MS);
         background.scheduleWithFixedDelay(roles::mastershipCheck, checkMs, checkMs, TimeUnit.MILLISECONDS);
+        if (atomixNode.atomix() != null) {
+            shared = new SharedDevices(atomixNode.bytesMap("onos-devices"), this, mastership);
+        }
         log.info("Started (mastership checked every {} ms)", checkMs);
     }
 
     @Deactivate
     protected void deactivate() {
+        if (shared != null) {
+            shared.close();
+        }
         mastership.removeListener(mastershipListener);
         background.shutdownNow();
         netcfg.removeListener(netcfgListener);
@@ -151,7 +148,26 @@ public class DeviceManagerStandin
     }
 
     // ------------------------------------------------------------------ store
-    private Device device(Record r, DeviceId id) {
+    /** Posts the event; in a cluster, what this node accepted as a device's master goes to every node. */
+    @Override
+    protected void post(DeviceEvent event) {
+        super.post(event);
+        SharedDevices s = shared;
+        if (s != null && event.type() != PORT_STATS_UPDATED && mastership.isLocalMaster(event.subject().id())) {
+            s.publish(event.subject().id());
+        }
+    }
+
+    /** An event of a change the master made (applied from the shared store): posted, not shared again. */
+    void postEvent(DeviceEvent event) {
+        super.post(event);
+    }
+
+    Map<DeviceId, DeviceRecord> records() {
+        return records;
+    }
+
+    private Device device(DeviceRecord r, DeviceId id) {
         DeviceDescription d = DeviceNetcfg.combine(netcfg, id, r.description);
         return new DefaultDevice(r.provider, id, d.type(), d.manufacturer(), d.hwVersion(), d.swVersion(),
                                  d.serialNumber(), d.chassisId(), d.annotations());
@@ -161,13 +177,13 @@ public class DeviceManagerStandin
         return new DefaultPort(device, p.portNumber(), p.isEnabled(), p.type(), p.portSpeed(), p.annotations());
     }
 
-    private static boolean samePort(Port a, Port b) {
+    static boolean samePort(Port a, Port b) {
         return a.isEnabled() == b.isEnabled() && a.type() == b.type() && a.portSpeed() == b.portSpeed()
                 && Objects.equals(a.annotations(), b.annotations());
     }
 
     synchronized void markOffline(DeviceId id, boolean disablePorts) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         if (r == null || !r.available) {
             return;
         }
@@ -192,7 +208,7 @@ public class DeviceManagerStandin
 
     /** As DeviceManager's getProvider(DeviceId): the stored device's provider, else the one of its id's scheme. */
     DeviceProvider providerOf(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? getProvider(id) : getProvider(r.provider);
     }
 
@@ -202,7 +218,7 @@ public class DeviceManagerStandin
     }
 
     synchronized void markOnline(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         if (r != null && !r.available) {
             r.available = true;
             r.updated = System.currentTimeMillis();
@@ -224,8 +240,8 @@ public class DeviceManagerStandin
                 && event.subject() instanceof DeviceId) {
             synchronized (this) {
                 DeviceId id = (DeviceId) event.subject();
-                Record r = records.get(id);
-                if (r != null && master(id, "a netcfg description update")) {
+                DeviceRecord r = records.get(id);
+                if (r != null && r.description != null && master(id, "a netcfg description update")) {
                     r.device = device(r, id);
                     post(new DeviceEvent(DEVICE_UPDATED, r.device));
                 }
@@ -253,7 +269,7 @@ public class DeviceManagerStandin
             log.info("Local role is {} for {}", role, id);
             DeviceEvent event;
             synchronized (DeviceManagerStandin.this) {
-                Record r = records.computeIfAbsent(id, k -> new Record(provider().id()));
+                DeviceRecord r = records.computeIfAbsent(id, k -> new DeviceRecord(provider().id()));
                 boolean added = r.device == null;
                 boolean cameBack = !added && !r.available;
                 r.description = description;
@@ -290,7 +306,7 @@ public class DeviceManagerStandin
                 return;
             }
             synchronized (DeviceManagerStandin.this) {
-                Record r = records.get(id);
+                DeviceRecord r = records.get(id);
                 if (r == null) {
                     log.warn("ports of unknown device {} ignored", id);
                     return;
@@ -315,7 +331,7 @@ public class DeviceManagerStandin
                 return;
             }
             synchronized (DeviceManagerStandin.this) {
-                Record r = records.get(id);
+                DeviceRecord r = records.get(id);
                 Port old = r == null ? null : r.ports.remove(description.portNumber());
                 if (old != null) {
                     post(new DeviceEvent(PORT_REMOVED, r.device, old));
@@ -334,7 +350,7 @@ public class DeviceManagerStandin
                 return;
             }
             synchronized (DeviceManagerStandin.this) {
-                Record r = records.get(id);
+                DeviceRecord r = records.get(id);
                 if (r == null) {
                     log.warn("port status of unknown device {} ignored", id);
                     return;
@@ -343,7 +359,7 @@ public class DeviceManagerStandin
             }
         }
 
-        private void putPort(Record r, PortDescription p) {
+        private void putPort(DeviceRecord r, PortDescription p) {
             Port port = port(r.device, p);
             Port old = r.ports.put(p.portNumber(), port);
             if (old == null) {
@@ -368,7 +384,7 @@ public class DeviceManagerStandin
         @Override
         public void updatePortStatistics(DeviceId id, Collection<PortStatistics> statistics) {
             checkValidity();
-            Record r = records.get(id);
+            DeviceRecord r = records.get(id);
             if (r != null) {
                 r.stats = ImmutableList.copyOf(statistics);
                 post(new DeviceEvent(PORT_STATS_UPDATED, r.device));
@@ -377,7 +393,7 @@ public class DeviceManagerStandin
 
         @Override
         public DeviceDescription getDeviceDescription(DeviceId id) {
-            Record r = records.get(id);
+            DeviceRecord r = records.get(id);
             return r == null ? null : r.description;
         }
     }
@@ -411,7 +427,7 @@ public class DeviceManagerStandin
 
     @Override
     public Device getDevice(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? null : r.device;
     }
 
@@ -422,13 +438,13 @@ public class DeviceManagerStandin
 
     @Override
     public synchronized List<Port> getPorts(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? ImmutableList.of() : ImmutableList.copyOf(r.ports.values());
     }
 
     @Override
     public List<PortStatistics> getPortStatistics(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? ImmutableList.of() : r.stats;
     }
 
@@ -439,33 +455,33 @@ public class DeviceManagerStandin
 
     @Override
     public synchronized Port getPort(DeviceId id, PortNumber number) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? null : r.ports.get(number);
     }
 
     @Override
     public boolean isAvailable(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r != null && r.available;
     }
 
     @Override
     public String localStatus(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? null : (r.available ? "connected " : "disconnected ")
                 + (System.currentTimeMillis() - r.updated) / 1000 + "s ago";
     }
 
     @Override
     public long getLastUpdatedInstant(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         return r == null ? 0 : r.updated;
     }
 
     // ------------------------------------------------------------------ DeviceAdminService
     @Override
     public synchronized void removeDevice(DeviceId id) {
-        Record r = records.remove(id);
+        DeviceRecord r = records.remove(id);
         if (r != null) {
             post(new DeviceEvent(DEVICE_REMOVED, r.device));
         }
@@ -473,7 +489,7 @@ public class DeviceManagerStandin
 
     @Override
     public void changePortState(DeviceId id, PortNumber port, boolean enable) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         DeviceProvider p = r == null ? null : getProvider(r.provider);
         if (p != null) {
             p.changePortState(id, port, enable);
@@ -482,7 +498,7 @@ public class DeviceManagerStandin
 
     @Override
     public synchronized void removeDevicePorts(DeviceId id) {
-        Record r = records.get(id);
+        DeviceRecord r = records.get(id);
         if (r != null) {
             for (Port p : ImmutableList.copyOf(r.ports.values())) {
                 r.ports.remove(p.number());

@@ -22,6 +22,7 @@ import org.onosproject.net.flow.FlowRuleProgrammable;
 import org.onosproject.net.flow.FlowRuleService;
 import org.onosproject.net.flow.FlowRuleStoreException;
 import org.onosproject.net.flow.TableStatisticsEntry;
+import org.metron.standin.cluster.AtomixNode;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -61,7 +62,7 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         implements FlowRuleService {
     static final String REJECT_ANNOTATION = "standinRejectFlowRules";
     private final Logger log = LoggerFactory.getLogger(getClass());
-    private final Map<DeviceId, Map<FlowId, FlowEntry>> entries = new ConcurrentHashMap<>();
+    private volatile FlowTable entries;
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -76,8 +77,12 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected MastershipService mastership;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
     @Activate
     protected void activate() {
+        entries = new FlowTable(atomixNode.atomix() == null ? null : atomixNode.bytesMap("onos-flow-table"));
         eventDispatcher = dispatcher;
         dispatcher.addSink(FlowRuleEvent.class, listenerRegistry);
     }
@@ -119,18 +124,17 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
             return false;
         }
         Set<FlowId> doneIds = done.stream().map(FlowRule::id).collect(Collectors.toSet());
-        Map<FlowId, FlowEntry> table = entries.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
-        for (FlowRule r : rules) {
-            if (!doneIds.contains(r.id())) {
-                continue;
-            }
-            if (add) {
-                FlowEntry e = new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED);
-                table.put(r.id(), e);
-                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_ADDED, e));
-            } else if (table.remove(r.id()) != null) {
-                post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r));
-            }
+        List<FlowRule> stored = rules.stream().filter(r -> doneIds.contains(r.id())).collect(Collectors.toList());
+        if (add) {
+            List<FlowEntry> added = stored.stream().map(r -> new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED))
+                    .collect(Collectors.toList());
+            entries.putAll(id, added);
+            added.forEach(e -> post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_ADDED, e)));
+        } else {
+            Set<FlowId> removed = entries.removeAll(id, stored.stream().map(FlowRule::id)
+                    .collect(Collectors.toList()));
+            stored.stream().filter(r -> removed.contains(r.id()))
+                    .forEach(r -> post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r)));
         }
         return doneIds.size() == rules.size();
     }
@@ -199,7 +203,7 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
 
     @Override
     public void purgeFlowRules(DeviceId deviceId) {
-        entries.remove(deviceId);
+        entries.purge(deviceId);
     }
 
     @Override
@@ -209,32 +213,32 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
 
     @Override
     public int getFlowRuleCount() {
-        return entries.values().stream().mapToInt(Map::size).sum();
+        return entries.all().size();
     }
 
     @Override
     public FlowEntry getFlowEntry(FlowRule rule) {
         checkMaster(rule.deviceId());
-        return entries.getOrDefault(rule.deviceId(), Map.of()).get(rule.id());
+        return entries.get(rule.deviceId(), rule.id());
     }
 
     @Override
     public Iterable<FlowEntry> getFlowEntries(DeviceId deviceId) {
         checkMaster(deviceId);
-        return ImmutableList.copyOf(entries.getOrDefault(deviceId, Map.of()).values());
+        return entries.of(deviceId);
     }
 
     @Override
     public Iterable<FlowEntry> getFlowEntriesById(ApplicationId appId) {
-        entries.keySet().forEach(this::checkMaster);
-        return entries.values().stream().flatMap(t -> t.values().stream()).filter(e -> e.appId() == appId.id())
+        Collection<FlowEntry> all = entries.all();
+        all.stream().map(FlowEntry::deviceId).distinct().forEach(this::checkMaster);
+        return all.stream().filter(e -> e.appId() == appId.id())
                 .collect(ImmutableList.toImmutableList());
     }
 
     @Override
     public Iterable<FlowRule> getFlowRulesByGroupId(ApplicationId appId, short groupId) {
-        return entries.values().stream().flatMap(t -> t.values().stream())
-                .filter(e -> e.appId() == appId.id() && e.groupId().id() == groupId)
+        return entries.all().stream().filter(e -> e.appId() == appId.id() && e.groupId().id() == groupId)
                 .collect(ImmutableList.toImmutableList());
     }
 

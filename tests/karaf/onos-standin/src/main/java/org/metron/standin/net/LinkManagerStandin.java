@@ -1,6 +1,7 @@
 package org.metron.standin.net;
 
 import com.google.common.collect.ImmutableSet;
+import org.metron.standin.cluster.AtomixNode;
 import org.onosproject.event.EventDeliveryService;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DefaultLink;
@@ -40,6 +41,9 @@ import static org.onosproject.net.LinkKey.linkKey;
  * The link subsystem (core-net's LinkManager + link store, stand-in): providers report links between known,
  * available devices; LINK_ADDED/UPDATED/REMOVED events; as ONOS does, links of a device that goes away or
  * offline, and links at a port that is disabled or removed, are removed.
+ * <p>
+ * In a cluster, reported and vanished links are shared through {@link SharedLinks} (ONOS's GossipLinkStore /
+ * ECLinkStore): every node shows the cluster's links between the devices available to it.
  */
 @Component(immediate = true, service = {LinkService.class, LinkAdminService.class, LinkProviderRegistry.class})
 public class LinkManagerStandin
@@ -55,15 +59,28 @@ public class LinkManagerStandin
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceService deviceService;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    /** In a cluster: the links every node shares (null for one node). */
+    private volatile SharedLinks shared;
+
     @Activate
     protected void activate() {
         eventDispatcher = dispatcher;
         dispatcher.addSink(LinkEvent.class, listenerRegistry);
         deviceService.addListener(deviceListener);
+        if (atomixNode.atomix() != null) {
+            shared = new SharedLinks(atomixNode.bytesMap("onos-links"), this::show,
+                                     k -> removeLink(k.src(), k.dst()));
+        }
     }
 
     @Deactivate
     protected void deactivate() {
+        if (shared != null) {
+            shared.close();
+        }
         deviceService.removeListener(deviceListener);
         dispatcher.removeSink(LinkEvent.class);
     }
@@ -94,6 +111,15 @@ public class LinkManagerStandin
             default:
                 break;
         }
+        SharedLinks s = shared;
+        DeviceId id = e.subject().id();
+        if (s != null && deviceService.isAvailable(id) && (e.type() == DeviceEvent.Type.DEVICE_ADDED
+                || e.type() == DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED || e.type() == DeviceEvent.Type.PORT_ADDED
+                || e.type() == DeviceEvent.Type.DEVICE_UPDATED)) {
+            // a device this node learnt (or saw come back) after its links were reported: they show up now
+            s.declared().stream().filter(l -> l.src().deviceId().equals(id) || l.dst().deviceId().equals(id))
+                    .filter(l -> !links.containsKey(linkKey(l.src(), l.dst()))).forEach(this::show);
+        }
     }
 
     private synchronized void removeWhere(Predicate<Link> which) {
@@ -120,32 +146,56 @@ public class LinkManagerStandin
             }
             Link link = DefaultLink.builder().providerId(provider().id()).src(d.src()).dst(d.dst()).type(d.type())
                     .state(Link.State.ACTIVE).isExpected(d.isExpected()).annotations(d.annotations()).build();
-            synchronized (LinkManagerStandin.this) {
-                Link old = links.put(linkKey(d.src(), d.dst()), link);
-                if (old == null) {
-                    post(new LinkEvent(LinkEvent.Type.LINK_ADDED, link));
-                } else if (old.type() != link.type() || !Objects.equals(old.annotations(), link.annotations())) {
-                    post(new LinkEvent(LinkEvent.Type.LINK_UPDATED, link));
-                }
+            if (shared != null) {
+                shared.put(link);
             }
+            show(link);
         }
 
         @Override
         public void linkVanished(LinkDescription d) {
             checkValidity();
+            if (shared != null) {
+                shared.remove(linkKey(d.src(), d.dst()));
+            }
             removeLink(d.src(), d.dst());
         }
 
         @Override
         public void linksVanished(ConnectPoint cp) {
             checkValidity();
+            vanishShared(l -> l.src().equals(cp) || l.dst().equals(cp));
             removeLinks(cp);
         }
 
         @Override
         public void linksVanished(DeviceId id) {
             checkValidity();
+            vanishShared(l -> l.src().deviceId().equals(id) || l.dst().deviceId().equals(id));
             removeLinks(id);
+        }
+    }
+
+    private void vanishShared(Predicate<Link> which) {
+        SharedLinks s = shared;
+        if (s != null) {
+            s.declared().stream().filter(which).forEach(l -> s.remove(linkKey(l.src(), l.dst())));
+        }
+    }
+
+    /** A link between devices available here is stored (LINK_ADDED, or LINK_UPDATED if it changed). */
+    private void show(Link link) {
+        if (!deviceService.isAvailable(link.src().deviceId()) || !deviceService.isAvailable(link.dst().deviceId())) {
+            log.info("link {} -> {} not shown: an end device is unknown or offline here", link.src(), link.dst());
+            return;
+        }
+        synchronized (this) {
+            Link old = links.put(linkKey(link.src(), link.dst()), link);
+            if (old == null) {
+                post(new LinkEvent(LinkEvent.Type.LINK_ADDED, link));
+            } else if (old.type() != link.type() || !Objects.equals(old.annotations(), link.annotations())) {
+                post(new LinkEvent(LinkEvent.Type.LINK_UPDATED, link));
+            }
         }
     }
 

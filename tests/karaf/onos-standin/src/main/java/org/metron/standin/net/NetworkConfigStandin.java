@@ -3,6 +3,7 @@ package org.metron.standin.net;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.common.collect.ImmutableSet;
+import org.metron.standin.cluster.AtomixNode;
 import org.onosproject.event.AbstractListenerManager;
 import org.onosproject.event.EventDeliveryService;
 import org.onosproject.net.config.Config;
@@ -37,7 +38,8 @@ import static org.onosproject.net.config.NetworkConfigEvent.Type.CONFIG_UPDATED;
  * subject and config class, created through the registered ConfigFactory, validated ({@code isValid()}, else
  * InvalidConfigException), with CONFIG_ADDED/UPDATED/REMOVED and CONFIG_REGISTERED/UNREGISTERED events. JSON for
  * a subject class/config key whose factory is not registered yet is kept and applied when the factory registers
- * (ONOS's pending configs). ONOS's real REST /onos/v1/network/configuration runs against this.
+ * (ONOS's pending configs). ONOS's real REST /onos/v1/network/configuration runs against this. In a cluster
+ * ({@link AtomixNode} started) every node's changes reach every node ({@link SharedNetcfg}), as ONOS's store does.
  */
 @Component(immediate = true, service = {NetworkConfigRegistry.class, NetworkConfigService.class})
 public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigEvent, NetworkConfigListener>
@@ -54,15 +56,70 @@ public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigE
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
+
+    private volatile SharedNetcfg shared;
+
     @Activate
     protected void activate() {
         eventDispatcher = dispatcher;
         dispatcher.addSink(NetworkConfigEvent.class, listenerRegistry);
         BasicConfigs.FACTORIES.forEach(this::registerConfigFactory);
+        if (atomixNode.atomix() != null) {
+            shared = new SharedNetcfg(atomixNode.bytesMap("onos-network-configs"), new SharedNetcfg.Local() {
+                @Override
+                public void apply(String subjectClassKey, String subjectKey, String configKey, JsonNode json) {
+                    followApply(subjectClassKey, subjectKey, configKey, json);
+                }
+
+                @Override
+                public void remove(String subjectClassKey, String subjectKey, String configKey) {
+                    SubjectFactory<?> sf = subjectFactoriesByKey.get(subjectClassKey);
+                    if (sf != null) {
+                        removeConfig(subjectClassKey, sf.createSubject(subjectKey), configKey);
+                    } else {
+                        pending.remove(List.of(subjectClassKey, subjectKey, configKey));
+                    }
+                }
+            });
+        }
+    }
+
+    /** Another node's config JSON, applied here unless this node has the same already. */
+    private synchronized void followApply(String subjectClassKey, String subjectKey, String configKey,
+                                          JsonNode json) {
+        SubjectFactory<?> sf = subjectFactoriesByKey.get(subjectClassKey);
+        if (sf == null) {
+            pending.put(List.of(subjectClassKey, subjectKey, configKey), json);
+            return;
+        }
+        Object subject = sf.createSubject(subjectKey);
+        Class<? extends Config> configClass = getConfigClass(subjectClassKey, configKey);
+        JsonNode have = configClass == null ? pending.get(List.of(subjectClassKey, subjectKey, configKey))
+                : configs.getOrDefault(subject, Map.of()).get(configClass);
+        if (!json.equals(have)) {
+            applyConfig(subjectClassKey, subject, configKey, json);
+        }
+    }
+
+    private void record(Object subject, String configKey, JsonNode json) {
+        SharedNetcfg s = shared;
+        SubjectFactory<?> sf = subjectFactoriesByClass.get(subject.getClass());
+        if (s != null && sf != null) {
+            if (json == null) {
+                s.remove(sf.subjectClassKey(), subjectKey(sf, subject), configKey);
+            } else {
+                s.put(sf.subjectClassKey(), subjectKey(sf, subject), configKey, json);
+            }
+        }
     }
 
     @Deactivate
     protected void deactivate() {
+        if (shared != null) {
+            shared.close();
+        }
         dispatcher.removeSink(NetworkConfigEvent.class);
     }
 
@@ -213,6 +270,9 @@ public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigE
                                              config.key());
         }
         JsonNode old = configs.computeIfAbsent(subject, s -> new ConcurrentHashMap<>()).put(configClass, json);
+        if (!json.equals(old)) {
+            record(subject, config.key(), json);
+        }
         post(new NetworkConfigEvent(old == null ? CONFIG_ADDED : CONFIG_UPDATED, subject, config,
                                     old == null ? null : create(subject, configClass, old), configClass));
         return config;
@@ -234,6 +294,9 @@ public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigE
         SubjectFactory<?> sf = subjectFactoriesByKey.get(subjectClassKey);
         String subjectKey = sf == null ? subject.toString() : subjectKey(sf, subject);
         pending.put(List.of(subjectClassKey, subjectKey, configKey), json);
+        if (shared != null) {
+            shared.put(subjectClassKey, subjectKey, configKey, json);
+        }
         return null;
     }
 
@@ -245,6 +308,10 @@ public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigE
             configs.remove(subject);
         }
         if (old != null) {
+            ConfigFactory<?, ?> f = factories.get(configClass);
+            if (f != null) {
+                record(subject, f.configKey(), null);
+            }
             post(new NetworkConfigEvent(CONFIG_REMOVED, subject, null, create(subject, configClass, old),
                                         configClass));
         }
@@ -258,8 +325,11 @@ public class NetworkConfigStandin extends AbstractListenerManager<NetworkConfigE
             removeConfig(subject, configClass);
         } else {
             SubjectFactory<?> sf = subjectFactoriesByKey.get(subjectClassKey);
-            pending.remove(List.of(subjectClassKey, sf == null ? subject.toString() : subjectKey(sf, subject),
-                                   configKey));
+            String subjectKey = sf == null ? subject.toString() : subjectKey(sf, subject);
+            pending.remove(List.of(subjectClassKey, subjectKey, configKey));
+            if (shared != null) {
+                shared.remove(subjectClassKey, subjectKey, configKey);
+            }
         }
     }
 

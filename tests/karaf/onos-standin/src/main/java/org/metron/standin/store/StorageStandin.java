@@ -24,18 +24,26 @@ import org.onosproject.store.service.TopicBuilder;
 import org.onosproject.store.service.TransactionContextBuilder;
 import org.onosproject.store.service.WorkQueue;
 import org.onosproject.store.service.WorkQueueBuilder;
+import org.metron.standin.cluster.AtomixNode;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * StorageService stand-in (core-primitives/-dist): consistent maps only (what Metron uses), one per name as in
- * ONOS (a second build of the same name gets the same map). Every other primitive fails naming itself.
+ * ONOS (a second build of the same name gets the same map). One node: {@link EncodedConsistentMap} (in this JVM).
+ * In a cluster ({@link AtomixNode} started): {@link AtomixConsistentMap}, an Atomix AtomicMap in the Raft partition
+ * group shared by every node, as ONOS's. Every other primitive fails naming itself.
  */
 @Component(immediate = true, service = StorageService.class)
 public class StorageStandin implements StorageService {
     private final Map<String, ConsistentMap<?, ?>> maps = new ConcurrentHashMap<>();
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected AtomixNode atomixNode;
 
     private static UnsupportedOperationException notStoodIn(String what) {
         return new UnsupportedOperationException("ONOS stand-in StorageService: " + what
@@ -49,7 +57,8 @@ public class StorageStandin implements StorageService {
             @SuppressWarnings("unchecked")
             public ConsistentMap<K, V> build() {
                 Serializer s = serializer();
-                return (ConsistentMap<K, V>) maps.computeIfAbsent(name(), n -> new EncodedConsistentMap<>(n, s));
+                return (ConsistentMap<K, V>) maps.computeIfAbsent(name(), n -> atomixNode.atomix() == null
+                        ? new EncodedConsistentMap<>(n, s) : new AtomixConsistentMap<>(n, s, atomixNode.bytesMap(n)));
             }
 
             @Override

@@ -1,0 +1,210 @@
+"""Three Karaf nodes (karaf_runtime.Karaf) forming one ONOS-like cluster on Atomix 3.1.9, each in its own network
+namespace, for tests/karaf/test_cluster.py. As root (ip netns).
+
+Network: a Linux bridge in the root namespace with address <subnet>.254 (the test and the agents use it); node i
+lives in namespace `mc<tag>-<i>` on a veth into the bridge with <subnet>.<i+1>. Each namespace's `lo` also carries
+the resolver's address from /etc/resolv.conf, so a DNS lookup fails at once instead of timing out: Netty and Atomix
+resolve peer addresses on their event loops, and a 10 s reverse lookup per peer keeps SWIM membership from ever
+converging (../shared/notes/onos-runtime.md, "Clustering"). Nothing is routed out of the namespaces, so Karaf's
+resolver there cannot reach Maven Central: `warm_cache` first boots one Karaf in the root namespace, with the
+project's apps installed, to fill the cache (~/.cache/metron/karaf/m2) with every bundle (Atomix's included).
+
+Each node's etc/metron-cluster.json names it and the three members (the stand-in's counterpart of ONOS's
+cluster.json): the stand-in embeds an Atomix member per node (org.metron.standin.cluster.AtomixNode).
+`Cluster.close()` kills every Karaf and agent it started and deletes every namespace, veth and bridge it made,
+whatever happened before.
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import karaf_runtime as kr
+
+ATOMIX_PORT = 9876
+HEAP = os.environ.get("METRON_CLUSTER_HEAP", "512M")
+
+
+def sh(*cmd, check=True):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stdout}")
+    return r.stdout
+
+
+def resolvers():
+    """The nameserver addresses of /etc/resolv.conf (IPv4 only)."""
+    out = []
+    for line in Path("/etc/resolv.conf").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "nameserver" and parts[1].count(".") == 3:
+            out.append(parts[1])
+    return out
+
+
+def warm_cache(boot_features, system_artifacts, oars):
+    """Fills Karaf's resolver cache once per set of features (the boot features and the apps' features): a root
+    namespace Karaf (it can reach Central) boots and installs the apps, then stops. Skipped when the marker of the
+    same inputs is there."""
+    h = hashlib.sha256(kr.FEATURES_XML.read_bytes())
+    for o in oars:
+        h.update(o.name.encode())
+        h.update(",".join(o.features).encode())
+    marker = kr.CACHE / "m2" / f".cluster-warm-{h.hexdigest()[:16]}"
+    if marker.exists():
+        return
+    k = kr.Karaf(Path(tempfile.mkdtemp(prefix="hk-cluster-warm-")))
+    try:
+        k.assemble(boot_features, system_artifacts)
+        k.start(max_mem=HEAP)
+        for o in oars:
+            status, body = k.http("POST", "/onos/v1/applications?activate=true", o.path.read_bytes(),
+                                  content_type="application/octet-stream", timeout=300)
+            if status != 200:
+                raise RuntimeError(f"warming the cache: {o.name} refused ({status}): {body}")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(time.ctime() + "\n")
+    finally:
+        k.stop()
+        shutil.rmtree(k.base, ignore_errors=True)
+
+
+def ready(node, timeout):
+    """Waits until the node's Karaf is ready. Three Karafs booting at once on two CPUs sometimes come up without a
+    working web container (karaf.log: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, and
+    Jetty's port not listening although Pax Web says "available"): such a node is killed and started once more on
+    its own directory (its Atomix member rejoins with its Raft data); a second failure is raised."""
+    try:
+        node.karaf.wait_ready(min(timeout, 150))
+        return
+    except RuntimeError as e:
+        print(f"{node} not ready ({str(e).splitlines()[0]}): restarting it once")
+    node.kill()
+    node.karaf.launch(wrapper=("ip", "netns", "exec", node.netns), max_mem=HEAP)
+    node.killed = False
+    node.karaf.wait_ready(timeout)
+
+
+class Node:
+    """One Karaf of the cluster: its namespace, address and ONOS node id."""
+
+    def __init__(self, index, netns, ip):
+        self.index = index
+        self.id = f"onos-{index + 1}"
+        self.netns = netns
+        self.ip = ip
+        self.karaf = kr.Karaf(Path(tempfile.mkdtemp(prefix=f"hk-cluster-{self.id}-")), host=ip)
+        self.killed = False
+
+    def kill(self):
+        """SIGKILL of the node's whole Karaf (a crash: no leave, no session close)."""
+        p = self.karaf.process
+        if p is not None and p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=30)
+        self.killed = True
+
+    def restart(self, timeout=300):
+        """Starts the killed node again on its own Karaf directory (its Atomix Raft logs in data/db) and waits until
+        it is ready (Atomix rejoined: the stand-in's services wait for it)."""
+        self.karaf.launch(wrapper=("ip", "netns", "exec", self.netns), max_mem=HEAP)
+        self.killed = False
+        ready(self, timeout)
+
+    def __repr__(self):
+        return f"{self.id}@{self.ip}"
+
+
+class Cluster:
+    def __init__(self, size=3):
+        self.tag = f"{os.getpid() % 10000}"
+        self.subnet = f"10.213.{os.getpid() % 250}"
+        self.gateway = f"{self.subnet}.254"
+        self.bridge = f"mcbr{self.tag}"
+        self.size = size
+        self.nodes = []
+        self.made_netns, self.made_links = [], []
+
+    # ------------------------------------------------------------------ network
+    def net_up(self):
+        sh("ip", "link", "add", self.bridge, "type", "bridge")
+        self.made_links.append(self.bridge)
+        sh("ip", "addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        sh("ip", "link", "set", self.bridge, "up")
+        for i in range(self.size):
+            ns = f"mc{self.tag}-{i + 1}"
+            ip = f"{self.subnet}.{i + 1}"
+            sh("ip", "netns", "add", ns)
+            self.made_netns.append(ns)
+            host_end, ns_end = f"mc{self.tag}h{i + 1}", f"mc{self.tag}n{i + 1}"
+            sh("ip", "link", "add", host_end, "type", "veth", "peer", "name", ns_end)
+            self.made_links.append(host_end)
+            sh("ip", "link", "set", ns_end, "netns", ns)
+            sh("ip", "link", "set", host_end, "master", self.bridge)
+            sh("ip", "link", "set", host_end, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+            sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{ip}/24", "dev", ns_end)
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", ns_end, "up")
+            # the name-resolution fix: the resolver's address answers inside the namespace (nothing listens: a
+            # lookup fails in milliseconds instead of timing out)
+            for r in resolvers():
+                sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{r}/32", "dev", "lo", check=False)
+            self.nodes.append(Node(i, ns, ip))
+
+    # ------------------------------------------------------------------ karafs
+    def boot(self, boot_features, system_artifacts, timeout=300):
+        """Assembles every node's Karaf with its cluster.json, starts all at once (Atomix forms its Raft groups
+        only with a majority up) and waits until each is ready."""
+        members = [{"id": n.id, "ip": n.ip, "port": ATOMIX_PORT} for n in self.nodes]
+        for n in self.nodes:
+            n.karaf.assemble(boot_features, system_artifacts)
+            (n.karaf.home / "etc" / "metron-cluster.json").write_text(
+                json.dumps({"name": "metron-test", "node": n.id, "nodes": members}, indent=1))
+        for n in self.nodes:
+            n.karaf.launch(wrapper=("ip", "netns", "exec", n.netns), max_mem=HEAP)
+        errors = {}
+
+        def wait(n):
+            try:
+                ready(n, timeout)
+            except Exception as e:  # noqa: BLE001 (reported below, per node)
+                errors[n.id] = e
+
+        threads = [threading.Thread(target=wait, args=(n,)) for n in self.nodes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise RuntimeError("cluster nodes not ready: " + "; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+    def alive(self):
+        return [n for n in self.nodes if not n.killed]
+
+    # ------------------------------------------------------------------ cleanup
+    def close(self, keep=False):
+        for n in self.nodes:
+            try:
+                if not n.killed:
+                    n.kill()
+            except Exception:  # noqa: BLE001 (cleanup goes on)
+                pass
+            if not keep:
+                shutil.rmtree(n.karaf.base, ignore_errors=True)
+        for ns in self.made_netns:
+            # whatever still runs in the namespace was started by this cluster
+            for pid in sh("ip", "netns", "pids", ns, check=False).split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            sh("ip", "netns", "del", ns, check=False)
+        for link in reversed(self.made_links):
+            sh("ip", "link", "del", link, check=False)
+        self.made_netns, self.made_links = [], []

@@ -1,0 +1,172 @@
+package org.metron.standin.cluster;
+
+import io.atomix.cluster.Node;
+import io.atomix.cluster.discovery.BootstrapDiscoveryProvider;
+import io.atomix.core.Atomix;
+import io.atomix.core.AtomixRegistry;
+import io.atomix.primitive.PrimitiveType;
+import io.atomix.core.registry.SimpleRegistry;
+import io.atomix.core.election.LeaderElector;
+import io.atomix.core.map.AtomicMap;
+import io.atomix.protocols.raft.MultiRaftProtocol;
+import io.atomix.protocols.raft.ReadConsistency;
+import io.atomix.protocols.raft.partition.RaftPartitionGroup;
+import io.atomix.utils.serializer.Namespace;
+import io.atomix.utils.serializer.Namespaces;
+import io.atomix.utils.serializer.Serializer;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * Stand-in for core-primitives' AtomixManager in ONOS's "test mode" (cluster.json without storage nodes): when
+ * {@link ClusterConfig} names a cluster, this Karaf node embeds one Atomix 3.1.9 member, discovering the others
+ * through the configured list (bootstrap discovery), with a Raft management group "system" (one partition) and a
+ * Raft partition group "raft" (one partition per member) over all members. {@link #atomix()} is null for a
+ * one-node stand-in. Raft sessions of the primitives built here expire {@link #SESSION_TIMEOUT} after their node
+ * stops answering: that is how a dead node's candidacies and masterships go away.
+ */
+@Component(immediate = true, service = AtomixNode.class)
+public class AtomixNode {
+    static final Duration SESSION_TIMEOUT = Duration.ofMillis(Long.getLong("metron.cluster.sessionTimeoutMs", 2500));
+    private static final long START_TIMEOUT_S = Long.getLong("metron.cluster.startTimeoutS", 240);
+    private final Logger log = LoggerFactory.getLogger(getClass());
+    private volatile Atomix atomix;
+
+    @Activate
+    protected void activate() {
+        ClusterConfig cfg = ClusterConfig.get();
+        if (cfg == null) {
+            return;
+        }
+        String data = System.getProperty("karaf.data", "data") + "/db/partitions/";
+        List<String> ids = cfg.members.stream().map(m -> m.id).collect(Collectors.toList());
+        Atomix a = Atomix.builder(registry())
+                .withClusterId(cfg.name)
+                .withMemberId(cfg.local.id)
+                .withAddress(cfg.local.ip, cfg.local.port)
+                .withProperty("type", "onos")
+                .withMembershipProvider(BootstrapDiscoveryProvider.builder()
+                        .withNodes(cfg.members.stream()
+                                .map(m -> Node.builder().withId(m.id).withAddress(m.ip, m.port).build())
+                                .collect(Collectors.toList()))
+                        .withHeartbeatInterval(Duration.ofMillis(500))
+                        .withFailureTimeout(Duration.ofSeconds(2))
+                        .build())
+                .withManagementGroup(RaftPartitionGroup.builder("system").withNumPartitions(1).withMembers(ids)
+                        .withDataDirectory(new File(data, "system")).build())
+                .addPartitionGroup(RaftPartitionGroup.builder("raft").withNumPartitions(ids.size()).withMembers(ids)
+                        .withDataDirectory(new File(data, "data")).build())
+                .withShutdownHookEnabled()
+                .build();
+        log.info("starting Atomix member {} at {}:{} of cluster {} ({})", cfg.local.id, cfg.local.ip,
+                 cfg.local.port, cfg.name, ids);
+        try {
+            a.start().get(START_TIMEOUT_S, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            a.stop();
+            throw new IllegalStateException("Atomix member " + cfg.local.id + " did not start", e);
+        }
+        atomix = a;
+        log.info("Atomix member {} started: members {}", cfg.local.id, a.getMembershipService().getMembers());
+    }
+
+    /** Atomix 3.1.9's primitive types, its internal ones (primary elector, session ids) included. */
+    private static final PrimitiveType[] PRIMITIVE_TYPES = {
+        io.atomix.primitive.partition.impl.PrimaryElectorType.instance(),
+        io.atomix.primitive.session.impl.SessionIdGeneratorType.instance(),
+        io.atomix.core.barrier.DistributedCyclicBarrierType.instance(),
+        io.atomix.core.collection.DistributedCollectionType.instance(),
+        io.atomix.core.counter.AtomicCounterType.instance(),
+        io.atomix.core.counter.DistributedCounterType.instance(),
+        io.atomix.core.election.LeaderElectionType.instance(),
+        io.atomix.core.election.LeaderElectorType.instance(),
+        io.atomix.core.idgenerator.AtomicIdGeneratorType.instance(),
+        io.atomix.core.list.DistributedListType.instance(),
+        io.atomix.core.lock.AtomicLockType.instance(),
+        io.atomix.core.lock.DistributedLockType.instance(),
+        io.atomix.core.log.DistributedLogType.instance(),
+        io.atomix.core.map.AtomicCounterMapType.instance(),
+        io.atomix.core.map.AtomicMapType.instance(),
+        io.atomix.core.map.AtomicNavigableMapType.instance(),
+        io.atomix.core.map.AtomicSortedMapType.instance(),
+        io.atomix.core.map.DistributedMapType.instance(),
+        io.atomix.core.map.DistributedNavigableMapType.instance(),
+        io.atomix.core.map.DistributedSortedMapType.instance(),
+        io.atomix.core.multimap.AtomicMultimapType.instance(),
+        io.atomix.core.multimap.DistributedMultimapType.instance(),
+        io.atomix.core.multiset.DistributedMultisetType.instance(),
+        io.atomix.core.queue.DistributedQueueType.instance(),
+        io.atomix.core.semaphore.AtomicSemaphoreType.instance(),
+        io.atomix.core.semaphore.DistributedSemaphoreType.instance(),
+        io.atomix.core.set.DistributedNavigableSetType.instance(),
+        io.atomix.core.set.DistributedSetType.instance(),
+        io.atomix.core.set.DistributedSortedSetType.instance(),
+        io.atomix.core.transaction.TransactionType.instance(),
+        io.atomix.core.tree.AtomicDocumentTreeType.instance(),
+        io.atomix.core.value.AtomicValueType.instance(),
+        io.atomix.core.value.DistributedValueType.instance(),
+        io.atomix.core.workqueue.WorkQueueType.instance(),
+    };
+
+    /**
+     * The types this member uses, named up front: Atomix's default registry scans the class path with classgraph,
+     * which under Felix loads the types through a class loader of its own (ClassCastException on
+     * HeartbeatMembershipProtocol$Type vs NamedType, measured in this Karaf).
+     */
+    private static AtomixRegistry registry() {
+        SimpleRegistry.Builder b = SimpleRegistry.builder()
+                .addPartitionGroupType(RaftPartitionGroup.TYPE)
+                .addProtocolType(MultiRaftProtocol.TYPE)
+                .addDiscoveryProviderType(BootstrapDiscoveryProvider.TYPE);
+        for (PrimitiveType t : PRIMITIVE_TYPES) {
+            b.addPrimitiveType(t);
+        }
+        return b.build();
+    }
+
+    @Deactivate
+    protected void deactivate() {
+        Atomix a = atomix;
+        atomix = null;
+        if (a != null) {
+            try {
+                a.stop().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                log.warn("Atomix stop: {}", e.toString());
+            }
+        }
+    }
+
+    /** The started member, or null for a one-node stand-in. */
+    public Atomix atomix() {
+        return atomix;
+    }
+
+    /** The protocol of every primitive of the stand-in: the "raft" group, linearizable reads. */
+    public static MultiRaftProtocol protocol() {
+        return MultiRaftProtocol.builder("raft").withReadConsistency(ReadConsistency.LINEARIZABLE)
+                .withMaxTimeout(SESSION_TIMEOUT).build();
+    }
+
+    private static final Serializer BASIC = Serializer.using(Namespace.builder().register(Namespaces.BASIC)
+                                                                     .build());
+
+    /** A map of strings to bytes (the stand-in encodes what it stores itself). */
+    public AtomicMap<String, byte[]> bytesMap(String name) {
+        return atomix.<String, byte[]>atomicMapBuilder(name).withProtocol(protocol()).withSerializer(BASIC).build();
+    }
+
+    /** A leader elector whose candidates are node ids. */
+    public LeaderElector<String> elector(String name) {
+        return atomix.<String>leaderElectorBuilder(name).withProtocol(protocol()).withSerializer(BASIC).build();
+    }
+}
