@@ -1,12 +1,10 @@
 package org.metron.standin.store;
 
-import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.common.collect.Maps;
 import io.atomix.core.map.AtomicMap;
 import io.atomix.core.map.AtomicMapEventListener;
 import org.onosproject.store.service.ConsistentMap;
-import org.onosproject.store.service.DistributedPrimitive;
 import org.onosproject.store.service.MapEvent;
 import org.onosproject.store.service.MapEventListener;
 import org.onosproject.store.service.Serializer;
@@ -14,13 +12,11 @@ import org.onosproject.store.service.Versioned;
 
 import java.util.Base64;
 import java.util.Collection;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -32,16 +28,13 @@ import java.util.stream.Collectors;
  * byte[] values), versions from Atomix, listeners on any node get every node's changes. Conditional updates
  * (compute*, replace, remove by version) are compare-and-set loops on the entry's Atomix version.
  */
-final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
-    private final String name;
-    private final Serializer serializer;
+final class AtomixConsistentMap<K, V> extends EncodedMapBase<K, V> {
     private final AtomicMap<String, byte[]> map;
     private final Map<MapEventListener<K, V>, AtomicMapEventListener<String, byte[]>> listeners =
             new ConcurrentHashMap<>();
 
     AtomixConsistentMap(String name, Serializer serializer, AtomicMap<String, byte[]> map) {
-        this.name = Objects.requireNonNull(name, "a consistent map needs a name");
-        this.serializer = Objects.requireNonNull(serializer, "consistent map " + name + " needs a serializer");
+        super(name, serializer);
         this.map = map;
     }
 
@@ -59,7 +52,8 @@ final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
     }
 
     /** Replaces key's entry with value (null removes) when test holds for its current value (a CAS loop). */
-    private Versioned<V> update(K key, Predicate<Versioned<V>> test, Function<Versioned<V>, V> value) {
+    @Override
+    protected Versioned<V> update(K key, Predicate<Versioned<V>> test, Function<Versioned<V>, V> value) {
         String k = key(key);
         while (true) {
             io.atomix.utils.time.Versioned<byte[]> cur = map.get(k);
@@ -82,15 +76,7 @@ final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
         }
     }
 
-    @Override
-    public String name() {
-        return name;
-    }
 
-    @Override
-    public DistributedPrimitive.Type primitiveType() {
-        return DistributedPrimitive.Type.CONSISTENT_MAP;
-    }
 
     @Override
     public int size() {
@@ -107,44 +93,16 @@ final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
         return map.containsKey(key(key));
     }
 
-    @Override
-    public boolean containsValue(V value) {
-        return values().stream().anyMatch(v -> Objects.equals(v.value(), value));
-    }
 
     @Override
     public Versioned<V> get(K key) {
         return decode(map.get(key(key)));
     }
 
-    @Override
-    public Versioned<V> getOrDefault(K key, V defaultValue) {
-        Versioned<V> v = get(key);
-        return v != null ? v : new Versioned<>(defaultValue, 0);
-    }
 
-    @Override
-    public Versioned<V> computeIfAbsent(K key, Function<? super K, ? extends V> f) {
-        Versioned<V> existing = get(key);
-        return existing != null ? existing : update(key, Objects::isNull, old -> f.apply(key));
-    }
 
-    @Override
-    public Versioned<V> compute(K key, BiFunction<? super K, ? super V, ? extends V> f) {
-        return computeIf(key, v -> true, f);
-    }
 
-    @Override
-    public Versioned<V> computeIfPresent(K key, BiFunction<? super K, ? super V, ? extends V> f) {
-        return computeIf(key, Objects::nonNull, f);
-    }
 
-    @Override
-    public Versioned<V> computeIf(K key, Predicate<? super V> condition,
-                                  BiFunction<? super K, ? super V, ? extends V> f) {
-        return update(key, old -> condition.test(Versioned.valueOrNull(old)),
-                      old -> f.apply(key, Versioned.valueOrNull(old)));
-    }
 
     @Override
     public Versioned<V> put(K key, V value) {
@@ -224,10 +182,6 @@ final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
         return map.replace(key(key), oldVersion, serializer.encode(newValue));
     }
 
-    @Override
-    public Iterator<Map.Entry<K, Versioned<V>>> iterator() {
-        return entrySet().iterator();
-    }
 
     @Override
     public void addListener(MapEventListener<K, V> listener, Executor executor) {
@@ -250,10 +204,4 @@ final class AtomixConsistentMap<K, V> implements ConsistentMap<K, V> {
         }
     }
 
-    @Override
-    public Map<K, V> asJavaMap() {
-        ImmutableMap.Builder<K, V> b = ImmutableMap.builder();
-        entrySet().forEach(e -> b.put(e.getKey(), e.getValue().value()));
-        return b.build();
-    }
 }

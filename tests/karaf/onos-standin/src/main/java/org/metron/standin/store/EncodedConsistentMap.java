@@ -1,10 +1,8 @@
 package org.metron.standin.store;
 
-import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
 import com.google.common.collect.Maps;
 import org.onosproject.store.service.ConsistentMap;
-import org.onosproject.store.service.DistributedPrimitive;
 import org.onosproject.store.service.MapEvent;
 import org.onosproject.store.service.MapEventListener;
 import org.onosproject.store.service.Serializer;
@@ -12,14 +10,12 @@ import org.onosproject.store.service.Versioned;
 
 import java.nio.ByteBuffer;
 import java.util.Collection;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -30,16 +26,13 @@ import java.util.stream.Collectors;
  * caller's KryoNamespace inside OSGi as it would in ONOS. Versions grow per map; updates are atomic per map;
  * listeners get MapEvents on their executors.
  */
-final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
-    private final String name;
-    private final Serializer serializer;
+final class EncodedConsistentMap<K, V> extends EncodedMapBase<K, V> {
     private final Map<ByteBuffer, Versioned<byte[]>> entries = new ConcurrentHashMap<>();
     private final AtomicLong versions = new AtomicLong();
     private final Map<MapEventListener<K, V>, Executor> listeners = new ConcurrentHashMap<>();
 
     EncodedConsistentMap(String name, Serializer serializer) {
-        this.name = Objects.requireNonNull(name, "a consistent map needs a name");
-        this.serializer = Objects.requireNonNull(serializer, "consistent map " + name + " needs a serializer");
+        super(name, serializer);
     }
 
     private ByteBuffer key(K key) {
@@ -55,7 +48,9 @@ final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
     }
 
     /** Replaces key's entry with value (null removes) when test holds for its current value; notifies listeners. */
-    private synchronized Versioned<V> update(K key, Predicate<Versioned<V>> test, Function<Versioned<V>, V> value) {
+    @Override
+    protected synchronized Versioned<V> update(K key, Predicate<Versioned<V>> test,
+                                               Function<Versioned<V>, V> value) {
         ByteBuffer k = key(key);
         Versioned<V> old = decode(entries.get(k));
         if (!test.test(old)) {
@@ -81,15 +76,7 @@ final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
         listeners.forEach((l, executor) -> executor.execute(() -> l.event(event)));
     }
 
-    @Override
-    public String name() {
-        return name;
-    }
 
-    @Override
-    public DistributedPrimitive.Type primitiveType() {
-        return DistributedPrimitive.Type.CONSISTENT_MAP;
-    }
 
     @Override
     public int size() {
@@ -106,44 +93,16 @@ final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
         return entries.containsKey(key(key));
     }
 
-    @Override
-    public boolean containsValue(V value) {
-        return values().stream().anyMatch(v -> Objects.equals(v.value(), value));
-    }
 
     @Override
     public Versioned<V> get(K key) {
         return decode(entries.get(key(key)));
     }
 
-    @Override
-    public Versioned<V> getOrDefault(K key, V defaultValue) {
-        Versioned<V> v = get(key);
-        return v != null ? v : new Versioned<>(defaultValue, 0);
-    }
 
-    @Override
-    public Versioned<V> computeIfAbsent(K key, Function<? super K, ? extends V> f) {
-        Versioned<V> existing = get(key);
-        return existing != null ? existing : update(key, Objects::isNull, old -> f.apply(key));
-    }
 
-    @Override
-    public Versioned<V> compute(K key, BiFunction<? super K, ? super V, ? extends V> f) {
-        return computeIf(key, v -> true, f);
-    }
 
-    @Override
-    public Versioned<V> computeIfPresent(K key, BiFunction<? super K, ? super V, ? extends V> f) {
-        return computeIf(key, Objects::nonNull, f);
-    }
 
-    @Override
-    public Versioned<V> computeIf(K key, Predicate<? super V> condition,
-                                  BiFunction<? super K, ? super V, ? extends V> f) {
-        return update(key, old -> condition.test(Versioned.valueOrNull(old)),
-                      old -> f.apply(key, Versioned.valueOrNull(old)));
-    }
 
     @Override
     public Versioned<V> put(K key, V value) {
@@ -237,10 +196,6 @@ final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
         return true;
     }
 
-    @Override
-    public Iterator<Map.Entry<K, Versioned<V>>> iterator() {
-        return entrySet().iterator();
-    }
 
     @Override
     public void addListener(MapEventListener<K, V> listener, Executor executor) {
@@ -252,10 +207,4 @@ final class EncodedConsistentMap<K, V> implements ConsistentMap<K, V> {
         listeners.remove(listener);
     }
 
-    @Override
-    public Map<K, V> asJavaMap() {
-        ImmutableMap.Builder<K, V> b = ImmutableMap.builder();
-        entrySet().forEach(e -> b.put(e.getKey(), e.getValue().value()));
-        return b.build();
-    }
 }
