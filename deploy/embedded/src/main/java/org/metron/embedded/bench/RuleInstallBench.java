@@ -1,8 +1,8 @@
 package org.metron.embedded.bench;
 
-import org.metron.embedded.openflow.FlowRuleTranslator;
-import org.metron.embedded.openflow.OfSwitch;
-import org.metron.embedded.openflow.OpenFlowController;
+import org.metron.openflow.FlowRuleTranslator;
+import org.metron.openflow.OfSwitch;
+import org.metron.openflow.OpenFlowController;
 import org.metron.embedded.topology.EmulatedNetwork;
 import org.onlab.packet.Ethernet;
 import org.onlab.packet.IPv4;

@@ -2,8 +2,8 @@ package org.metron.embedded.net;
 
 import org.metron.app.api.ChainId;
 import org.metron.app.impl.ChainManager;
-import org.metron.embedded.openflow.OfSwitch;
-import org.metron.embedded.openflow.OfSwitchListener;
+import org.metron.openflow.OfSwitch;
+import org.metron.openflow.OfSwitchListener;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.PortNumber;

@@ -7,7 +7,7 @@ import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.metron.app.spi.DeviceRole;
-import org.metron.embedded.openflow.OpenFlowController;
+import org.metron.openflow.OpenFlowController;
 import org.metron.embedded.topology.EmulatedNetwork;
 import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;

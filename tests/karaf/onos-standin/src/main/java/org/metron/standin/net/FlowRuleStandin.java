@@ -10,6 +10,7 @@ import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.driver.DriverService;
+import org.onosproject.net.flow.CompletedBatchOperation;
 import org.onosproject.net.flow.DefaultFlowEntry;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowId;
@@ -19,9 +20,15 @@ import org.onosproject.net.flow.FlowRuleListener;
 import org.onosproject.net.flow.FlowRuleOperation;
 import org.onosproject.net.flow.FlowRuleOperations;
 import org.onosproject.net.flow.FlowRuleProgrammable;
+import org.onosproject.net.flow.FlowRuleProvider;
+import org.onosproject.net.flow.FlowRuleProviderRegistry;
+import org.onosproject.net.flow.FlowRuleProviderService;
 import org.onosproject.net.flow.FlowRuleService;
 import org.onosproject.net.flow.FlowRuleStoreException;
 import org.onosproject.net.flow.TableStatisticsEntry;
+import org.onosproject.net.flow.oldbatch.FlowRuleBatchEntry;
+import org.onosproject.net.provider.AbstractProviderService;
+import org.onosproject.net.provider.ProviderId;
 import org.metron.standin.cluster.AtomixNode;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -31,7 +38,9 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -56,13 +65,24 @@ import java.util.stream.Collectors;
  * every batch of rules to add to it, as a switch answering each flow-mod with an error would (ONOS's
  * FlowRuleManager then calls the batch's {@code onError}); removals still succeed, so what was installed can be
  * taken back. The smallest switch fault an OpenFlow switch really shows, set and cleared at run time over REST.
+ * <p>
+ * Devices a registered FlowRuleProvider reported (the OpenFlow stand-in's real switches, by ProviderId as
+ * FlowRuleManager picks a provider) get their rules as ONOS 2.7's FlowRuleManager + ECFlowRuleStore handle them:
+ * stored PENDING_ADD / PENDING_REMOVE, sent as one FlowRuleBatchOperation ({@link FlowProviders}); a batch the
+ * provider completes with failures fails the operation (its failed adds leave the store: ONOS keeps them pending
+ * and retries them on each stats round, which Metron's compensation removes anyway); the provider's
+ * {@code pushFlowMetrics} makes a pending entry ADDED (RULE_ADDED) and then updates its counters, removes a
+ * PENDING_REMOVE entry the switch no longer has (RULE_REMOVED), re-applies an ADDED entry the switch lost
+ * (FlowRuleManager's flowMissing) and removes flows the store does not know (its extraneousFlow); {@code
+ * flowRemoved} from the switch removes a PENDING_REMOVE entry and re-applies an ADDED one, as FlowRuleManager does.
  */
-@Component(immediate = true, service = FlowRuleService.class)
+@Component(immediate = true, service = {FlowRuleService.class, FlowRuleProviderRegistry.class})
 public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, FlowRuleListener>
-        implements FlowRuleService {
+        implements FlowRuleService, FlowRuleProviderRegistry {
     static final String REJECT_ANNOTATION = "standinRejectFlowRules";
     private final Logger log = LoggerFactory.getLogger(getClass());
     private volatile FlowTable entries;
+    private final FlowProviders providers = new FlowProviders();
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -115,6 +135,10 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
             log.warn("No master for {}: its {} flow rules fail", id, rules.size());
             return false;
         }
+        FlowRuleProvider provider = providerOf(id);
+        if (provider != null) {
+            return applyThroughProvider(provider, id, rules, add);
+        }
         FlowRuleProgrammable p = programmable(id);
         Collection<FlowRule> done = rules;
         if (p != null) {
@@ -137,6 +161,157 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
                     .forEach(r -> post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, r)));
         }
         return doneIds.size() == rules.size();
+    }
+
+    private FlowRuleProvider providerOf(DeviceId id) {
+        Device d = devices.getDevice(id);
+        return d == null ? null : providers.of(d.providerId());
+    }
+
+    /** FlowRuleManager with a provider: entries stored pending, one batch sent, the provider's verdict awaited. */
+    private boolean applyThroughProvider(FlowRuleProvider provider, DeviceId id, List<FlowRule> rules, boolean add) {
+        FlowEntry.FlowEntryState state = add ? FlowEntry.FlowEntryState.PENDING_ADD
+                : FlowEntry.FlowEntryState.PENDING_REMOVE;
+        List<FlowEntry> pending = new ArrayList<>();
+        List<FlowRuleBatchEntry> ops = new ArrayList<>();
+        for (FlowRule r : rules) {
+            FlowEntry stored = add ? null : entries.get(id, r.id());
+            if (add || stored != null) {
+                pending.add(new DefaultFlowEntry(add ? r : stored, state));
+            }
+            ops.add(new FlowRuleBatchEntry(add ? FlowRuleBatchEntry.FlowRuleOperation.ADD
+                                               : FlowRuleBatchEntry.FlowRuleOperation.REMOVE, r));
+        }
+        entries.putAll(id, pending);
+        FlowRuleEvent.Type requested = add ? FlowRuleEvent.Type.RULE_ADD_REQUESTED
+                : FlowRuleEvent.Type.RULE_REMOVE_REQUESTED;
+        pending.forEach(e -> post(new FlowRuleEvent(requested, e)));
+        Set<FlowRule> failed = providers.execute(provider, id, ops);
+        if (failed.isEmpty()) {
+            return true;
+        }
+        log.warn("{} of {} flow rules to {} {} failed", failed.size(), rules.size(), add ? "add to" : "remove from",
+                 id);
+        if (add) {
+            entries.removeAll(id, failed.stream().map(FlowRule::id).collect(Collectors.toList()));
+        }
+        return false;
+    }
+
+    /** A provider's report of what its device holds (FlowRuleManager's pushFlowMetricsInternal). */
+    private void flowMetrics(FlowRuleProvider provider, DeviceId id, Iterable<FlowEntry> live, boolean missing) {
+        Map<FlowId, FlowEntry> onDevice = new HashMap<>();
+        live.forEach(e -> onDevice.put(e.id(), e));
+        for (FlowEntry stored : entries.of(id)) {
+            FlowEntry seen = onDevice.remove(stored.id());
+            if (seen != null) {
+                if (stored.state() == FlowEntry.FlowEntryState.PENDING_REMOVE) {
+                    continue; // its removal is in flight
+                }
+                boolean first = stored.state() != FlowEntry.FlowEntryState.ADDED;
+                if (first || seen.packets() != stored.packets() || seen.bytes() != stored.bytes()) {
+                    // written only when something changed: in a cluster every write is a Raft commit
+                    FlowEntry updated = new DefaultFlowEntry(stored, FlowEntry.FlowEntryState.ADDED, seen.life(),
+                                                             seen.packets(), seen.bytes());
+                    entries.put(id, updated);
+                    post(new FlowRuleEvent(first ? FlowRuleEvent.Type.RULE_ADDED : FlowRuleEvent.Type.RULE_UPDATED,
+                                           updated));
+                }
+            } else if (missing) {
+                flowGone(provider, id, stored, "missing from");
+            }
+        }
+        if (missing) {
+            onDevice.values().forEach(extra -> {
+                log.debug("extraneous flow {} on {}: removed", extra.id(), id);
+                provider.removeFlowRule(extra);
+            });
+        }
+    }
+
+    /** A stored entry the device no longer has: removed if its removal was asked, else installed again. */
+    private void flowGone(FlowRuleProvider provider, DeviceId id, FlowEntry stored, String how) {
+        switch (stored.state()) {
+            case PENDING_REMOVE:
+            case REMOVED:
+                if (entries.remove(id, stored.id())) {
+                    post(new FlowRuleEvent(FlowRuleEvent.Type.RULE_REMOVED, stored));
+                }
+                break;
+            case ADDED:
+                log.info("flow {} {} {}: installing it again", stored.id(), how, id);
+                provider.applyFlowRule(stored);
+                break;
+            default:
+                break; // PENDING_ADD: its batch is still in flight
+        }
+    }
+
+    /** What a registered provider reports; handled on the flow thread, in order with the batches. */
+    private final class ProviderService extends AbstractProviderService<FlowRuleProvider>
+            implements FlowRuleProviderService {
+        ProviderService(FlowRuleProvider provider) {
+            super(provider);
+        }
+
+        private void later(Runnable r) {
+            executor.execute(() -> {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    log.warn("flow report from {} failed: {}", provider().id(), e.toString(), e);
+                }
+            });
+        }
+
+        @Override
+        public void flowRemoved(FlowEntry removed) {
+            checkValidity();
+            later(() -> {
+                FlowEntry stored = entries.get(removed.deviceId(), removed.id());
+                if (stored != null) {
+                    flowGone(provider(), removed.deviceId(), stored, "removed by");
+                }
+            });
+        }
+
+        @Override
+        public void pushFlowMetrics(DeviceId id, Iterable<FlowEntry> live) {
+            checkValidity();
+            later(() -> flowMetrics(provider(), id, live, true));
+        }
+
+        @Override
+        public void pushFlowMetricsWithoutFlowMissing(DeviceId id, Iterable<FlowEntry> live) {
+            checkValidity();
+            later(() -> flowMetrics(provider(), id, live, false));
+        }
+
+        @Override
+        public void pushTableStatistics(DeviceId id, List<TableStatisticsEntry> stats) {
+            // table statistics are not kept (getFlowTableStatistics answers none)
+        }
+
+        @Override
+        public void batchOperationCompleted(long batchId, CompletedBatchOperation result) {
+            providers.completed(batchId, result);
+        }
+    }
+
+    @Override
+    public FlowRuleProviderService register(FlowRuleProvider provider) {
+        providers.add(provider);
+        return new ProviderService(provider);
+    }
+
+    @Override
+    public void unregister(FlowRuleProvider provider) {
+        providers.remove(provider);
+    }
+
+    @Override
+    public Set<ProviderId> getProviders() {
+        return providers.ids();
     }
 
     private boolean applyNow(FlowRuleOperations ops) {

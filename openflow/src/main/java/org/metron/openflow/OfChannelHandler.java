@@ -1,4 +1,4 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;

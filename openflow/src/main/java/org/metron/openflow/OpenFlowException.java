@@ -1,4 +1,4 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 /** A switch refused a request, did not answer in time, or is not connected; the message names the switch. */
 public class OpenFlowException extends RuntimeException {

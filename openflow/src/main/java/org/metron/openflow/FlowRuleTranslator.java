@@ -1,4 +1,4 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 import org.onlab.packet.EthType;
 import org.onlab.packet.Ip4Prefix;
@@ -36,6 +36,7 @@ import org.onosproject.net.flow.instructions.L4ModificationInstruction;
 import org.projectfloodlight.openflow.protocol.OFFactory;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowModFlags;
+import org.projectfloodlight.openflow.protocol.OFFlowRemoved;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
 import org.projectfloodlight.openflow.protocol.action.OFAction;
 import org.projectfloodlight.openflow.protocol.action.OFActionOutput;
@@ -329,6 +330,23 @@ public final class FlowRuleTranslator {
         FlowRule.Builder b = DefaultFlowRule.builder().forDevice(device).withCookie(e.getCookie().getValue())
                 .withPriority(e.getPriority()).forTable(e.getTableId().getValue())
                 .withSelector(selector(e.getMatch())).withTreatment(treatment(e.getInstructions()))
+                .withHardTimeout(e.getHardTimeout());
+        if (e.getIdleTimeout() == 0) {
+            b.makePermanent();
+        } else {
+            b.makeTemporary(e.getIdleTimeout());
+        }
+        return b.build();
+    }
+
+    /**
+     * The rule a FLOW_REMOVED message names (id = its cookie; the message carries no instructions, so the
+     * treatment is empty: enough to find the rule by id).
+     */
+    public FlowRule toRule(DeviceId device, OFFlowRemoved e) {
+        FlowRule.Builder b = DefaultFlowRule.builder().forDevice(device).withCookie(e.getCookie().getValue())
+                .withPriority(e.getPriority()).forTable(e.getTableId().getValue())
+                .withSelector(selector(e.getMatch())).withTreatment(DefaultTrafficTreatment.emptyTreatment())
                 .withHardTimeout(e.getHardTimeout());
         if (e.getIdleTimeout() == 0) {
             b.makePermanent();

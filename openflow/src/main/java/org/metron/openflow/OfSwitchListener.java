@@ -1,4 +1,4 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 import org.projectfloodlight.openflow.protocol.OFFlowRemoved;
 import org.projectfloodlight.openflow.protocol.OFPortStatus;

@@ -1,4 +1,9 @@
-package org.metron.embedded.openflow;
+package org.metron.embedded.net;
+
+import org.metron.openflow.FlowRuleTranslator;
+import org.metron.openflow.OfSwitch;
+import org.metron.openflow.OfSwitchListener;
+import org.metron.openflow.OpenFlowController;
 
 import org.junit.AfterClass;
 import org.junit.Assume;

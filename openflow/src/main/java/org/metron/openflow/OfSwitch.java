@@ -1,8 +1,9 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import org.projectfloodlight.openflow.protocol.OFBarrierReply;
+import org.projectfloodlight.openflow.protocol.OFControllerRole;
 import org.projectfloodlight.openflow.protocol.OFErrorMsg;
 import org.projectfloodlight.openflow.protocol.OFFactory;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
@@ -12,6 +13,7 @@ import org.projectfloodlight.openflow.protocol.OFMessage;
 import org.projectfloodlight.openflow.protocol.OFPortDesc;
 import org.projectfloodlight.openflow.protocol.OFPortStatsEntry;
 import org.projectfloodlight.openflow.protocol.OFPortStatsReply;
+import org.projectfloodlight.openflow.protocol.OFRoleReply;
 import org.projectfloodlight.openflow.protocol.OFStatsReply;
 import org.projectfloodlight.openflow.protocol.OFStatsReplyFlags;
 import org.projectfloodlight.openflow.protocol.OFStatsRequest;
@@ -26,6 +28,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -87,6 +91,11 @@ public final class OfSwitch {
         return factory;
     }
 
+    /** The switch's end of its channel (which connection this is, when a switch connects to several). */
+    public java.net.SocketAddress remoteAddress() {
+        return channel.remoteAddress();
+    }
+
     public boolean isConnected() {
         return channel.isActive();
     }
@@ -104,8 +113,23 @@ public final class OfSwitch {
 
     /** Sends flow mods then a barrier; fails naming the first rejected flow mod when the switch refuses any. */
     public CompletableFuture<Void> send(List<OFFlowMod> mods) {
+        return sendReportingErrors(mods).thenApply(rejected -> {
+            rejected.entrySet().stream().findFirst().ifPresent(e -> {
+                throw new OpenFlowException(deviceId() + " rejected flow mod #" + e.getKey() + " ("
+                        + mods.get(e.getKey()) + "): " + e.getValue());
+            });
+            return null;
+        });
+    }
+
+    /**
+     * Sends flow mods then a barrier; completes, once the barrier is answered, with the switch's error for each
+     * flow mod it rejected, by index in {@code mods} (empty when it took them all). For a caller that reports
+     * failures per rule, as ONOS's flow rule provider does.
+     */
+    public CompletableFuture<SortedMap<Integer, String>> sendReportingErrors(List<OFFlowMod> mods) {
         int first = xids.getAndAdd(mods.size()) + 1;
-        ByteBuf batch = channel.alloc().buffer(mods.size() * ADD_BYTES_HINT);
+        ByteBuf batch = channel.alloc().buffer(Math.max(1, mods.size()) * ADD_BYTES_HINT);
         try {
             for (int i = 0; i < mods.size(); i++) {
                 int start = batch.writerIndex();
@@ -117,10 +141,17 @@ public final class OfSwitch {
             return CompletableFuture.failedFuture(e);
         }
         channel.write(batch);
-        return barrier().thenApply(v -> {
-            failOnErrors(first, mods, "flow mod");
-            return null;
-        });
+        return barrier().thenApply(v -> takeErrors(first, mods.size()));
+    }
+
+    /**
+     * Asks the switch to take {@code role} for this connection (OpenFlow 1.3 ROLE_REQUEST; {@code generationId}
+     * orders MASTER/SLAVE requests across controllers); completes with the role the switch replied with.
+     */
+    public CompletableFuture<OFControllerRole> requestRole(OFControllerRole role, long generationId) {
+        return request(nextXid(), "role request " + role, xid -> factory.buildRoleRequest().setXid(xid).setRole(role)
+                .setGenerationId(U64.of(generationId)).build())
+                .thenApply(parts -> ((OFRoleReply) parts.get(0)).getRole());
     }
 
     /**
@@ -244,19 +275,27 @@ public final class OfSwitch {
 
     /** Flow mod {@code i} of a batch was sent with xid {@code first + i}. */
     private void failOnErrors(int first, List<OFFlowMod> mods, String what) {
-        if (errors.isEmpty()) {
-            return;
+        SortedMap<Integer, String> rejected = takeErrors(first, mods.size());
+        if (!rejected.isEmpty()) {
+            int i = rejected.firstKey();
+            throw new OpenFlowException(deviceId() + " rejected " + what + " #" + i + " (" + mods.get(i) + "): "
+                    + rejected.get(i));
         }
-        for (int i = 0; i < mods.size(); i++) {
+    }
+
+    /** The errors the switch answered flow mods {@code first .. first + count - 1} with, by index; forgotten after. */
+    private SortedMap<Integer, String> takeErrors(int first, int count) {
+        SortedMap<Integer, String> rejected = new TreeMap<>();
+        if (errors.isEmpty()) {
+            return rejected;
+        }
+        for (int i = 0; i < count; i++) {
             String error = errors.remove(first + i);
             if (error != null) {
-                for (int j = 0; j < mods.size(); j++) {
-                    errors.remove(first + j);
-                }
-                throw new OpenFlowException(deviceId() + " rejected " + what + " #" + i + " (" + mods.get(i)
-                        + "): " + error);
+                rejected.put(i, error);
             }
         }
+        return rejected;
     }
 
     private void fail(int xid, Throwable t) {
@@ -290,7 +329,7 @@ public final class OfSwitch {
         } else if (msg instanceof OFStatsReply) {
             OFStatsReply r = (OFStatsReply) msg;
             complete((int) r.getXid(), r, r.getFlags().contains(OFStatsReplyFlags.REPLY_MORE));
-        } else if (msg instanceof OFBarrierReply) {
+        } else if (msg instanceof OFBarrierReply || msg instanceof OFRoleReply) {
             complete((int) ((OFMessage) msg).getXid(), msg, false);
         }
     }

@@ -1,4 +1,4 @@
-package org.metron.embedded.openflow;
+package org.metron.openflow;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
