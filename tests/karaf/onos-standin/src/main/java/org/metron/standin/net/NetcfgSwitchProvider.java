@@ -46,11 +46,18 @@ import java.util.concurrent.Executors;
  * netcfg declares (links/basic, both directions when {@code bidirectional}) as if LLDP had found it, once both of
  * its ends are devices. No switch is behind these devices: the flow-rule stand-in records their rules. Metron
  * sees them exactly as it sees ONOS's OpenFlow switches (an {@code of:} SWITCH with ports and links), so a chain
- * can be placed, its rules planned and its pipeline deployed on a real agent inside the real Karaf.
+ * can be placed, its rules planned and its pipeline deployed on a real agent inside the real Karaf. Switches that
+ * really connect are the OpenFlow stand-in's (org.metron.standin.openflow); a netcfg entry of one is not reported
+ * here unless it says {@code "type": "SWITCH"}, so declare a real switch without it.
  */
 @Component(immediate = true)
 public class NetcfgSwitchProvider implements DeviceProvider, LinkProvider {
-    static final ProviderId PID = new ProviderId("of", "org.metron.standin.netcfgswitch");
+    /**
+     * Ancillary: the primary "of" provider is the OpenFlow stand-in's (org.metron.standin.openflow, real switches),
+     * as ONOS's OpenFlowDeviceProvider is; a device keeps the provider that reported it, so netcfg switches are
+     * asked about roles and reachability here and their rules stay recorded.
+     */
+    static final ProviderId PID = new ProviderId("of", "org.metron.standin.netcfgswitch", true);
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Set<DeviceId> reported = ConcurrentHashMap.newKeySet();
     private final NetworkConfigListener netcfgListener = e -> run(() -> netcfgChanged(e));
