@@ -327,16 +327,8 @@ public final class FlowRuleTranslator {
 
     /** The rule a flow entry represents, rebuilt from the switch's own view (id = the entry's cookie). */
     public FlowRule toRule(DeviceId device, OFFlowStatsEntry e) {
-        FlowRule.Builder b = DefaultFlowRule.builder().forDevice(device).withCookie(e.getCookie().getValue())
-                .withPriority(e.getPriority()).forTable(e.getTableId().getValue())
-                .withSelector(selector(e.getMatch())).withTreatment(treatment(e.getInstructions()))
-                .withHardTimeout(e.getHardTimeout());
-        if (e.getIdleTimeout() == 0) {
-            b.makePermanent();
-        } else {
-            b.makeTemporary(e.getIdleTimeout());
-        }
-        return b.build();
+        return rule(device, e.getCookie(), e.getPriority(), e.getTableId(), selector(e.getMatch()),
+                    treatment(e.getInstructions()), e.getIdleTimeout(), e.getHardTimeout());
     }
 
     /**
@@ -344,14 +336,19 @@ public final class FlowRuleTranslator {
      * treatment is empty: enough to find the rule by id).
      */
     public FlowRule toRule(DeviceId device, OFFlowRemoved e) {
-        FlowRule.Builder b = DefaultFlowRule.builder().forDevice(device).withCookie(e.getCookie().getValue())
-                .withPriority(e.getPriority()).forTable(e.getTableId().getValue())
-                .withSelector(selector(e.getMatch())).withTreatment(DefaultTrafficTreatment.emptyTreatment())
-                .withHardTimeout(e.getHardTimeout());
-        if (e.getIdleTimeout() == 0) {
+        return rule(device, e.getCookie(), e.getPriority(), e.getTableId(), selector(e.getMatch()),
+                    DefaultTrafficTreatment.emptyTreatment(), e.getIdleTimeout(), e.getHardTimeout());
+    }
+
+    private static FlowRule rule(DeviceId device, U64 cookie, int priority, TableId table, TrafficSelector selector,
+                                 TrafficTreatment treatment, int idleTimeout, int hardTimeout) {
+        FlowRule.Builder b = DefaultFlowRule.builder().forDevice(device).withCookie(cookie.getValue())
+                .withPriority(priority).forTable(table.getValue()).withSelector(selector).withTreatment(treatment)
+                .withHardTimeout(hardTimeout);
+        if (idleTimeout == 0) {
             b.makePermanent();
         } else {
-            b.makeTemporary(e.getIdleTimeout());
+            b.makeTemporary(idleTimeout);
         }
         return b.build();
     }

@@ -75,6 +75,8 @@ import java.util.stream.Collectors;
  * PENDING_REMOVE entry the switch no longer has (RULE_REMOVED), re-applies an ADDED entry the switch lost
  * (FlowRuleManager's flowMissing) and removes flows the store does not know (its extraneousFlow); {@code
  * flowRemoved} from the switch removes a PENDING_REMOVE entry and re-applies an ADDED one, as FlowRuleManager does.
+ * In a cluster such a batch is applied by the device's master ({@link BatchForwarding}, as ECFlowRuleStore
+ * forwards it there), whose connection alone may program the switch.
  */
 @Component(immediate = true, service = {FlowRuleService.class, FlowRuleProviderRegistry.class})
 public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, FlowRuleListener>
@@ -83,6 +85,9 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     private final Logger log = LoggerFactory.getLogger(getClass());
     private volatile FlowTable entries;
     private final FlowProviders providers = new FlowProviders();
+    /** In a cluster: batches for devices another node masters go there (null for one node). */
+    private volatile BatchForwarding forwarding;
+    private ExecutorService forwarded;
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
@@ -103,12 +108,23 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     @Activate
     protected void activate() {
         entries = new FlowTable(atomixNode.atomix() == null ? null : atomixNode.bytesMap("onos-flow-table"));
+        if (atomixNode.atomix() != null) {
+            forwarded = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows-forwarded"));
+            forwarding = new BatchForwarding(atomixNode.atomix(), (id, rules, add) -> {
+                FlowRuleProvider p = providerOf(id);
+                return p != null && mastership.isLocalMaster(id) && applyThroughProvider(p, id, rules, add);
+            }, forwarded);
+        }
         eventDispatcher = dispatcher;
         dispatcher.addSink(FlowRuleEvent.class, listenerRegistry);
     }
 
     @Deactivate
     protected void deactivate() {
+        if (forwarding != null) {
+            forwarding.close();
+            forwarded.shutdownNow();
+        }
         executor.shutdownNow();
         dispatcher.removeSink(FlowRuleEvent.class);
     }
@@ -137,7 +153,10 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         }
         FlowRuleProvider provider = providerOf(id);
         if (provider != null) {
-            return applyThroughProvider(provider, id, rules, add);
+            BatchForwarding f = forwarding;
+            return f != null && !mastership.isLocalMaster(id)
+                    ? f.toMaster(mastership.getMasterFor(id), id, rules, add)
+                    : applyThroughProvider(provider, id, rules, add);
         }
         FlowRuleProgrammable p = programmable(id);
         Collection<FlowRule> done = rules;
