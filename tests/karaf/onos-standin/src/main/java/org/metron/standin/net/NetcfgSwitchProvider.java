@@ -53,11 +53,12 @@ import java.util.concurrent.Executors;
 @Component(immediate = true)
 public class NetcfgSwitchProvider implements DeviceProvider, LinkProvider {
     /**
-     * Ancillary: the primary "of" provider is the OpenFlow stand-in's (org.metron.standin.openflow, real switches),
-     * as ONOS's OpenFlowDeviceProvider is; a device keeps the provider that reported it, so netcfg switches are
-     * asked about roles and reachability here and their rules stay recorded.
+     * Not the "of" scheme: ONOS allows one primary provider per scheme, and "of" is the OpenFlow stand-in's
+     * (org.metron.standin.openflow, real switches), as ONOS's OpenFlowDeviceProvider has it. A device keeps the
+     * provider that reported it, so netcfg switches are asked about roles and reachability here and their rules
+     * stay recorded.
      */
-    static final ProviderId PID = new ProviderId("of", "org.metron.standin.netcfgswitch", true);
+    static final ProviderId PID = new ProviderId("netcfg", "org.metron.standin.netcfgswitch");
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Set<DeviceId> reported = ConcurrentHashMap.newKeySet();
     private final NetworkConfigListener netcfgListener = e -> run(() -> netcfgChanged(e));

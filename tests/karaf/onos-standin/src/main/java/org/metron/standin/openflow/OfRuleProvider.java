@@ -148,6 +148,9 @@ final class OfRuleProvider implements FlowRuleProvider, OfSwitchListener {
 
     @Override
     public void flowRemoved(OfSwitch sw, OFFlowRemoved removed) {
+        if (service == null) {
+            return; // before registration: the first statistics round settles the entry
+        }
         DeviceId device = OfDeviceProvider.deviceId(sw);
         FlowRule rule = new FlowRuleTranslator(sw.factory()).toRule(device, removed);
         service.flowRemoved(new DefaultFlowEntry(rule, FlowEntry.FlowEntryState.REMOVED, removed.getDurationSec(),
