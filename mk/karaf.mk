@@ -4,12 +4,19 @@
 # Needs what java-build and agent-build make: the .oar files, the stand-in bundle, agent/build/metron-agent.
 KARAF_CACHE ?= $(HOME)/.cache/metron/karaf
 PYTEST ?= /usr/bin/python3 -m pytest
-.PHONY: karaf-build karaf-test karaf-cluster-test karaf-bench karaf-clean
+.PHONY: karaf-build karaf-test karaf-openflow-test karaf-cluster-test karaf-bench karaf-clean
 karaf-build:
 	@/usr/bin/python3 -m compileall -q tests/karaf >/dev/null
 karaf-test: karaf-build
-	METRON_KARAF_CACHE=$(KARAF_CACHE) $(PYTEST) -q -p no:cacheprovider tests/karaf --ignore=tests/karaf/test_cluster.py
+	METRON_KARAF_CACHE=$(KARAF_CACHE) $(PYTEST) -q -p no:cacheprovider tests/karaf --ignore=tests/karaf/test_cluster.py \
+		--ignore=tests/karaf/test_openflow.py
+	@$(MAKE) --no-print-directory karaf-openflow-test
 	@$(MAKE) --no-print-directory karaf-cluster-test
+# A real switch (tests/karaf/test_openflow.py, as root: OVS, network namespaces, a real agent and packets): writes
+# bench/results/karaf-openflow.json.
+karaf-openflow-test: karaf-build
+	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 600 \
+		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_openflow.py
 # The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces): three Karafs on a real Atomix 3.1.9
 # cluster. Atomix's bundles come from Central through Karaf's resolver into $(KARAF_CACHE)/m2 once (the test warms
 # the cache from the root namespace: nothing is routed out of the nodes' namespaces); later runs fetch nothing.

@@ -17,8 +17,8 @@ with no master; netcfg refusing a config whose isValid() is false, which ONOS's 
 annotated standinRejectFlowRules=true failing its add batches), drivers-default's "default" driver, the legacy GUI's UiExtensionService, and ONOS's
 OpenFlow device provider and LLDP link discovery (switches and links declared in netcfg are reported as if they
 had connected and been discovered; their flow rules are recorded, no switch is behind them).
-Not there: OpenFlow and P4Runtime protocol stacks (no packet crosses a switch here; the embedded host's e2e tests
-run real OVS) and ONOS's own apps (so an app requiring one, like org.metron.drivers.p4, is not installed:
+Not here: a real switch (no packet crosses a switch in this file; test_openflow.py connects real OVS to the stand-in's
+OpenFlow providers and sends packets through it and a real agent), the P4Runtime protocol stack and ONOS's own apps (so an app requiring one, like org.metron.drivers.p4, is not installed:
 reported as skipped).
 """
 import contextlib

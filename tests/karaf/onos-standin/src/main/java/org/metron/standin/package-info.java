@@ -19,12 +19,14 @@
  *   <li>Stood in for, in place of ONOS's OpenFlow device provider and LLDP link discovery: switches and links
  *       declared in netcfg, reported as if they had connected and been discovered
  *       ({@link org.metron.standin.net.NetcfgSwitchProvider}); their flow rules are recorded.</li>
+ *   <li>Stood in for, in place of ONOS's OpenFlow subsystem (OpenFlowDeviceProvider, OpenFlowRuleProvider, its
+ *       FlowStatsCollector): real OpenFlow 1.3 switches that connect to this node ({@code org.metron.standin.openflow},
+ *       on the project's own OpenFlow code, org.metron.openflow, embedded in this bundle).</li>
  *   <li>Cluster mode (Karaf's etc/metron-cluster.json names this node and the members,
  *       {@link org.metron.standin.cluster.ClusterConfig}): a real Atomix 3.1.9 member embedded in each node
  *       ({@link org.metron.standin.cluster.AtomixNode}) backs the cluster, leadership, mastership and consistent
  *       maps, and shares applications, network configuration and flow tables (tests/karaf/README.md).</li>
- *   <li>Not there at all: OpenFlow/P4Runtime/gRPC protocol stacks (no packet crosses a switch here), ONOS's own
- *       apps (none is on Maven Central).</li>
+ *   <li>Not there at all: P4Runtime/gRPC protocol stacks, ONOS's own apps (none is on Maven Central).</li>
  * </ul>
  */
 package org.metron.standin;
