@@ -47,6 +47,7 @@
 #include <hs/hs.h>
 #include <rte_cycles.h>
 #include <rte_malloc.h>
+#include <rte_prefetch.h>
 
 #include <memory>
 #include <vector>
@@ -151,6 +152,7 @@ class HyperscanDPI final : public Element {
     held_.resize(hold_core_);
     for (uint32_t i = 0; i < hold_core_; ++i) held_[i].next = i + 1 < hold_core_ ? i + 1 : kNone;
     free_held_ = hold_core_ > 0 ? 0 : kNone;
+    hs_stream_size(stream_db_, &stream_bytes_);
     timeout_tsc_ = static_cast<uint64_t>(timeout_s_ * static_cast<double>(rte_get_tsc_hz()));
   }
 
@@ -164,7 +166,47 @@ class HyperscanDPI final : public Element {
       table_->maintain(now);
       table_->expire(now, 8, [this](const FlowMeta&) { return timeout_tsc_; },
                      [this](uint32_t idx) { release_flow(idx, true); });
-      for (uint16_t i = 0; i < b.n; ++i) stream_packet(b.pkts[i], now);
+      // One bulk lookup for the batch's TCP segments (rte_hash prefetches every bucket before comparing), then
+      // the segments in order. A flow inserted or removed by an earlier segment of the batch makes the later
+      // results stale: from then on each segment looks its flow up again.
+      Key4 keys[kBurst];
+      Seg segs[kBurst];
+      const Key4* kp[kBurst];
+      int32_t found[kBurst];
+      uint8_t tcp[kBurst];
+      unsigned nk = 0;
+      for (uint16_t i = 0; i < b.n; ++i) {
+        tcp[i] = tcp_segment(b.pkts[i], &keys[i], &segs[i]);
+        if (tcp[i]) kp[nk++] = &keys[i];
+      }
+      int32_t bulk[kBurst];
+      if (nk > 0) table_->lookup4(kp, nk, bulk);
+      for (uint16_t i = 0, j = 0; i < b.n; ++i) {
+        if (!tcp[i]) continue;
+        found[i] = bulk[j++];
+        if (found[i] >= 0) {
+          const uint32_t idx = static_cast<uint32_t>(found[i]) >> 1;
+          rte_prefetch0(&dirs_[2 * idx + (found[i] & 1)]);
+        }
+      }
+      // Hyperscan's stream state is the next miss: its first lines, once the directions have arrived.
+      for (uint16_t i = 0; i < b.n; ++i) {
+        if (!tcp[i] || found[i] < 0) continue;
+        const uint32_t st = dirs_[2 * (static_cast<uint32_t>(found[i]) >> 1) + (found[i] & 1)].stream;
+        if (st != kNone) {
+          rte_prefetch0(streams_[st]);
+          rte_prefetch0(reinterpret_cast<const uint8_t*>(streams_[st]) + 64);
+        }
+      }
+      changed_ = false;
+      for (uint16_t i = 0; i < b.n; ++i) {
+        if (!tcp[i]) {
+          ++block_scans_;
+          emit(block_verdict(b.pkts[i]), b.pkts[i]);
+          continue;
+        }
+        stream_packet(b.pkts[i], keys[i], segs[i], changed_ ? table_->lookup_one4(keys[i]) : found[i], now);
+      }
     }
     b.n = 0;
     for (int k = 0; k < 2; ++k) output_push(k, out_[k]);
@@ -179,7 +221,8 @@ class HyperscanDPI final : public Element {
        << "ooo_dropped " << ooo_dropped_ << "\n"
        << "retransmitted_bytes_skipped " << retrans_bytes_ << "\n"
        << "block_scans " << block_scans_ << "\n"
-       << "flows " << table_->size() << "\n";
+       << "flows " << table_->size() << "\n"
+       << "stream_bytes " << stream_bytes_ << "\n";
   }
 
  private:
@@ -271,15 +314,7 @@ class HyperscanDPI final : public Element {
     return true;
   }
 
-  void stream_packet(rte_mbuf* m, uint64_t now) {
-    Key4 k;
-    Seg s;
-    if (!tcp_segment(m, &k, &s)) {
-      ++block_scans_;
-      emit(block_verdict(m), m);
-      return;
-    }
-    int32_t r = table_->lookup_one4(k);
+  void stream_packet(rte_mbuf* m, const Key4& k, const Seg& s, int32_t r, uint64_t now) {
     if (r < 0) {
       // Nothing to scan and nothing to start: pure ACKs, and FIN/RST of flows not (or no longer) held.
       if ((s.len == 0 && !(s.flags & kSyn)) || (s.flags & kRst)) {
@@ -296,6 +331,7 @@ class HyperscanDPI final : public Element {
       dirs_[2 * idx] = DirState{kNone, 0, kNone, 0, kIdle, {0, 0}};
       dirs_[2 * idx + 1] = DirState{kNone, 0, kNone, 0, kIdle, {0, 0}};
       r = idx << 1;
+      changed_ = true;
     }
     const uint32_t idx = static_cast<uint32_t>(r) >> 1;
     const unsigned dir = static_cast<unsigned>(r) & 1;
@@ -303,6 +339,7 @@ class HyperscanDPI final : public Element {
     if (s.flags & kRst) {
       release_flow(idx, true);
       table_->remove(idx);
+      changed_ = true;
       emit(0, m);
       return;
     }
@@ -324,14 +361,15 @@ class HyperscanDPI final : public Element {
       d.held = held_[h].next;
       --d.nheld;
       free_hold(h);
-      Key4 hk;
-      Seg hs;
+      Key4 hk{};
+      Seg hs{};
       tcp_segment(hm, &hk, &hs);
       emit(in_order(idx, d, hs), hm);
     }
     if (dirs_[2 * idx].phase == kEnded && dirs_[2 * idx + 1].phase == kEnded) {
       release_flow(idx, true);
       table_->remove(idx);
+      changed_ = true;
     }
   }
 
@@ -375,8 +413,8 @@ class HyperscanDPI final : public Element {
     uint32_t* link = &d.held;
     while (*link != kNone && static_cast<int32_t>(held_[*link].seq - seq) < 0) link = &held_[*link].next;
     if (*link != kNone && held_[*link].seq == seq) {
-      Key4 k;
-      Seg s;
+      Key4 k{};
+      Seg s{};
       tcp_segment(m, &k, &s);
       retrans_bytes_ += static_cast<uint64_t>(s.len);
       drop(m);
@@ -452,7 +490,9 @@ class HyperscanDPI final : public Element {
   uint8_t hold_flow_ = 8;
   uint32_t hold_core_ = 512;
   uint64_t timeout_tsc_ = 0;
+  size_t stream_bytes_ = 0;  // Hyperscan's state per open stream (memory planning: at most 2 x FLOWS of them)
   int hit_out_ = -1;
+  bool changed_ = false;  // the table changed during this batch: bulk lookup results are stale
   PacketBatch out_[2];
   std::unique_ptr<FlowTable> table_;
   DirState* dirs_ = nullptr;
