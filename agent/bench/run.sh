@@ -143,6 +143,9 @@ write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group h
   "$(awk -v a="$c_longest" -v b="$c_adopt" 'BEGIN{printf "%.3f", (a > b ? a : b)}')" ms "export + import at the take-over handoff (the previous path; a merge's take-over still)" "$c_copy" \
   "\"adopt_handoff_ms\": $c_adopt, \"longest_slice_ms\": $c_longest"
 
+# DPI across TCP segments: stream vs block mode, 100k flows (its own script, dpi_bench.sh).
+"$HERE/dpi_bench.sh" "$BUILD" "$RESULTS"
+
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
 "$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"

@@ -231,11 +231,18 @@ class FlowTable {
   // timeout_of(meta) returns the idle limit in TSC cycles. Returns how many expired.
   template <typename TimeoutOf>
   unsigned expire(uint64_t now, unsigned budget, TimeoutOf timeout_of) {
+    return expire(now, budget, timeout_of, [](uint32_t) {});
+  }
+  // The same, calling before_remove(idx) for each record just before it goes (owners with per-record state of
+  // their own beside the table: HyperscanDPI's streams and held segments).
+  template <typename TimeoutOf, typename BeforeRemove>
+  unsigned expire(uint64_t now, unsigned budget, TimeoutOf timeout_of, BeforeRemove before_remove) {
     unsigned n = 0;
     for (unsigned i = 0; i < budget && fresh_ > 0; ++i) {
       const uint32_t idx = next_swept();
       FlowMeta& m = meta(idx);
       if (m.live && now - m.last_tsc > timeout_of(m)) {
+        before_remove(idx);
         remove(idx);
         ++n;
       }

@@ -310,7 +310,10 @@ final class ClickEmitter {
             for (int i = 0; i < sigs.size(); i++) {
                 sb.append(i > 0 ? ", " : "").append('"').append(sigs.get(i).replace("\"", "\\\"")).append('"');
             }
-            sb.append(")");
+            // Block mode: the reference interpreter and the equivalence checker match each packet alone (Dpi), so
+            // the synthesized element must too; the agent's default, stream mode per TCP flow, would match across
+            // segments and hold out-of-order ones, which the checker does not model (yet).
+            sb.append(", MODE BLOCK)");
             extra.append("dpi").append(suffix).append("[1] -> Discard;\n");
         }
     }

@@ -36,6 +36,14 @@ public final class Dpi extends Element {
         for (Arg a : decl.args()) {
             String t = a.text().trim();
             String body;
+            if (hyperscan && t.matches("MODE\\s+\\S+")) {
+                // The agent's MODE keyword: this model matches each packet alone, which is MODE BLOCK.
+                if (!t.matches("MODE\\s+BLOCK")) {
+                    throw error(a, "HyperscanDPI " + t + " is not supported in a chain: the synthesizer models DPI per"
+                            + " packet (MODE BLOCK); stream mode per TCP flow is the agent's for standalone configurations");
+                }
+                continue;
+            }
             if (hyperscan) {
                 body = t.length() >= 2 && t.startsWith("\"") && t.endsWith("\"")
                         ? t.substring(1, t.length() - 1).replace("\\\"", "\"") : t;
@@ -58,6 +66,9 @@ public final class Dpi extends Element {
             }
             signatures.add(body);
             re.append(re.length() > 0 ? "|" : "").append("(?:").append(body).append(")");
+        }
+        if (signatures.isEmpty()) {
+            throw error("DPI needs at least one signature");
         }
         any = Pattern.compile(re.toString(), Pattern.DOTALL);
     }

@@ -13,6 +13,7 @@ import org.metron.synth.packet.PacketText;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
 
 /**
  * One test per element: the concrete semantics on hand-made packets (what Click documents), then the same
@@ -156,6 +157,21 @@ public class ElementSemanticsTest {
         assertEquals(-1, run(c, Pkt.of("1.1.1.1", "2.2.2.2", 6, 1, 80).payload("GET /abc.php?").build()).egress);
         assertEquals(0, run(c, Pkt.of("1.1.1.1", "2.2.2.2", 6, 1, 80).payload("GET /ABC.php?").build()).egress);
         equivalent(c);
+    }
+
+    @Test
+    public void hyperscanDpiInAChainIsBlockMode() {
+        String c = IP + "d :: HyperscanDPI(\"evil[0-9]+\", MODE BLOCK)" + OUT + " d[1] -> Discard;";
+        assertEquals(-1, run(c, Pkt.of("1.1.1.1", "2.2.2.2", 6, 1, 80).payload("xx evil42").build()).egress);
+        assertEquals(0, run(c, Pkt.of("1.1.1.1", "2.2.2.2", 6, 1, 80).payload("MODE BLOCK").build()).egress);
+        equivalent(c);
+        try {
+            run(IP + "d :: HyperscanDPI(\"evil\", MODE STREAM)" + OUT + " d[1] -> Discard;",
+                    Pkt.of("1.1.1.1", "2.2.2.2", 6, 1, 80).build());
+            fail("MODE STREAM accepted in a chain");
+        } catch (RuntimeException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("models DPI per packet (MODE BLOCK)"));
+        }
     }
 
     @Test
