@@ -26,7 +26,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TagType;
 import org.metron.app.impl.CompiledChains;
-import org.metron.app.impl.Deployer;
+import org.metron.app.impl.AgentCalls;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.TagAllocator;
@@ -68,9 +68,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -99,7 +96,7 @@ public final class ScalingExecutor {
     private final SwitchProgrammer switches;
     private final CompiledChains compiled;
     private final ApplicationId app;
-    private final Duration timeout;
+    private final AgentCalls calls;
     private final LongSupplier clock;
     private final TagAllocator tags;
     private final ResourceCache resources;
@@ -134,7 +131,7 @@ public final class ScalingExecutor {
         this.switches = Objects.requireNonNull(switches);
         this.compiled = Objects.requireNonNull(compiled);
         this.app = Objects.requireNonNull(app);
-        this.timeout = Objects.requireNonNull(timeout);
+        this.calls = new AgentCalls(timeout);
         this.clock = Objects.requireNonNull(clock);
         this.tags = new TagAllocator(store.tags());
         this.resources = new ResourceCache(clock);
@@ -370,7 +367,7 @@ public final class ScalingExecutor {
         ScalingOperation op;
         SplitParts parts;
         synchronized (store.reservationLock()) {
-            ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> call(
+            ServerResources res = resources.fresh(c.server.id()).orElseGet(() -> calls.await(
                     c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
             timer.lap("resources");
             int core = c.placement.value().cores().size() >= c.chain.deployment().maxCpuCores() ? -1
@@ -447,7 +444,7 @@ public final class ScalingExecutor {
         int bestFree = 0;
         for (MetronServer s : candidates.subList(0, Math.min(2, candidates.size()))) {
             try {
-                ServerResources r = resources.fresh(s.id()).orElseGet(() -> call(s.agent().getResources(),
+                ServerResources r = resources.fresh(s.id()).orElseGet(() -> calls.await(s.agent().getResources(),
                         "reading resources of " + s.agent().target()));
                 int free = freeCores(s.id(), r).size();
                 if (free > bestFree) {
@@ -691,7 +688,7 @@ public final class ScalingExecutor {
 
     /** Whether {@code nic} of {@code s} has a NIC rule table (its resources as last read, else asked now). */
     private boolean farHasRuleTable(MetronServer s, String nic) {
-        ServerResources res = resources.fresh(s.id()).orElseGet(() -> call(s.agent().getResources(),
+        ServerResources res = resources.fresh(s.id()).orElseGet(() -> calls.await(s.agent().getResources(),
                 "reading resources of " + s.agent().target()));
         return res.getNicsList().stream().anyMatch(n -> n.getName().equals(nic) && n.getMaxNicRules() > 0);
     }
@@ -812,20 +809,20 @@ public final class ScalingExecutor {
                 });
                 MetronException failed = null;
                 try {
-                    call(transit, "recording the rules of " + op.chain() + " and installing its transit rules",
-                            Fault.SWITCH_FAILURE);
+                    calls.await(transit, Fault.SWITCH_FAILURE, "recording the rules of " + op.chain()
+                            + " and installing its transit rules");
                     transitInstalled = true;
                 } catch (MetronException e) {
                     failed = e;
                 }
                 PipelineStatus updated = null;
                 try {
-                    updated = build(agent, pipe, "updating pipeline " + op.chain() + " on " + agent.target());
+                    updated = calls.build(agent, pipe, "updating pipeline " + op.chain() + " on " + agent.target());
                 } catch (MetronException e) {
                     failed = failed == null ? e : failed;
                 }
                 try {
-                    call(nic, "installing the NIC rule of " + op.other() + " on " + agent.target());
+                    calls.await(nic, "installing the NIC rule of " + op.other() + " on " + agent.target());
                 } catch (MetronException e) {
                     failed = failed == null ? e : failed;
                 }
@@ -873,7 +870,7 @@ public final class ScalingExecutor {
                     timer.lap("drain");
                 }
                 // state created between the clone and the re-tag: the table that saw a flow first wins
-                build(agent, agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
+                calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.after(), op.kind() == Kind.SPLIT
                                 ? Map.of(op.other(), List.of(op.group(), op.other()))
                                 : Map.of(op.group(), List.of(op.other(), op.group())))),
                         "merging window state on " + agent.target());
@@ -887,7 +884,7 @@ public final class ScalingExecutor {
             problems.addAll(removeByDevice(op.transitRemoved()));
             if (op.nicRuleId() != 0) {
                 try {
-                    call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of " + op.other());
+                    calls.await(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of " + op.other());
                 } catch (MetronException e) {
                     problems.add(e.getMessage());
                 }
@@ -1026,14 +1023,14 @@ public final class ScalingExecutor {
      */
     private long moveState(AgentClient from, String fromGroup, AgentClient to, String toGroup, ChainId chain,
                            ClassSlice slice, boolean merge) {
-        StateSnapshot snap = call(from.exportState(chain.name(), fromGroup), "exporting the state of " + fromGroup
+        StateSnapshot snap = calls.await(from.exportState(chain.name(), fromGroup), "exporting the state of " + fromGroup
                 + " from " + from.target());
         StateSnapshot.Builder kept = snap.toBuilder().clearTables();
         for (StateTable t : snap.getTablesList()) {
             kept.addTables(t.toBuilder().clearEntries().addAllEntries(t.getEntriesList().stream()
                     .filter(e -> slice.contains(e.getKey().getSrcPort())).collect(Collectors.toList())));
         }
-        return build(to, to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
+        return calls.build(to, to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
                 .setMerge(merge).build()), "importing the state of " + fromGroup + " into " + toGroup + " on "
                 + to.target()).getEntries();
     }
@@ -1065,11 +1062,11 @@ public final class ScalingExecutor {
                     DeployPipelineRequest there = RulePlanner.remotePipeline(op.chain(), op.after(),
                             rg.server().orElseThrow(), cc, marker);
                     // beside the chain's other groups there (kept running with their flows), or a new pipeline
-                    build(far, there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
+                    calls.build(far, there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
                             : far.deployPipeline(there), "deploying " + op.other() + " of " + op.chain() + " on "
                             + far.target());
                     if (op.nicRuleId() != 0) {
-                        call(far.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(
+                        calls.await(far.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(
                                 op.chain(), rg)).build()), "installing the NIC rule of " + op.other() + " on "
                                 + far.target());
                     }
@@ -1147,25 +1144,24 @@ public final class ScalingExecutor {
         List<String> left = new ArrayList<>();
         long id = op.nicRuleId();
         try {
-            boolean ruleThere = id != 0 && call(far.listNicRules(rg.nic()), "listing NIC rules of " + far.target())
-                    .getRulesList().stream().anyMatch(r -> r.getId() == id);
-            if (ruleThere) {
-                call(far.removeNicRules(List.of(id)), "removing the NIC rule of " + op.other());
+            if (id != 0) {
+                calls.await(AgentCalls.removeNicRulesPresent(far, List.of(id)), "removing the NIC rule of "
+                        + op.other() + " from " + far.target());
             }
         } catch (MetronException e) {
             left.add(e.getMessage());
         }
         try {
-            boolean runs = call(far.listPipelines(), "listing pipelines of " + far.target()).getPipelinesList()
-                    .stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()));
             DeviceId server = rg.server().orElseThrow();
-            boolean others = remaining.groups().stream().anyMatch(g -> g.server().equals(Optional.of(server)));
-            if (runs && others) {
-                build(far, far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(), remaining,
-                        server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other() + " on "
-                        + far.target());
-            } else if (runs) {
-                call(far.removePipeline(op.chain().name()), "removing " + op.other() + " from " + far.target());
+            if (remaining.groups().stream().noneMatch(g -> g.server().equals(Optional.of(server)))) {
+                calls.await(AgentCalls.removePipelinePresent(far, op.chain().name()), "removing " + op.other()
+                        + " from " + far.target());
+            } else if (calls.await(far.listPipelines(), "listing pipelines of " + far.target()).getPipelinesList()
+                    .stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()))) {
+                // other groups of the chain run on there with their flows
+                calls.build(far, far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(),
+                        remaining, server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other()
+                        + " on " + far.target());
             }
         } catch (MetronException e) {
             left.add(e.getMessage());
@@ -1187,7 +1183,7 @@ public final class ScalingExecutor {
      * group adopting its own tables: the other server's flows are copied separately.
      */
     private void keepOwnTables(AgentClient local, ScalingOperation op, CompiledChain cc) {
-        build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
+        calls.build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
                 "updating pipeline " + op.chain() + " on " + local.target());
     }
 
@@ -1208,7 +1204,7 @@ public final class ScalingExecutor {
         long end = clock.getAsLong() + DRAIN_MAX_MS;
         long last = -1;
         while (clock.getAsLong() < end) {
-            long n = call(agent.getStats(op.chain().name()), "reading stats of " + op.chain()).getGroupsList()
+            long n = calls.await(agent.getStats(op.chain().name()), "reading stats of " + op.chain()).getGroupsList()
                     .stream().filter(g -> g.getGroupId().equals(op.other())).mapToLong(GroupStats::getPackets)
                     .findFirst().orElse(-1);
             if (n == last) {
@@ -1247,16 +1243,16 @@ public final class ScalingExecutor {
             // and that batch is atomic (SwitchProgrammer#install), so they are still the original ones.
             left.addAll(removeByDevice(op.transitAdded()));
             try {
-                boolean otherRuns = call(agent.listPipelines(), "listing pipelines").getPipelinesList().stream()
+                boolean otherRuns = calls.await(agent.listPipelines(), "listing pipelines").getPipelinesList().stream()
                         .filter(s -> s.getPipelineId().equals(op.chain().name()))
                         .flatMap(s -> s.getGroupsList().stream()).anyMatch(g -> g.getGroupId().equals(op.other()));
                 PipelineStatus ignored = null;
                 if (op.kind() == Kind.SPLIT && otherRuns) {
                     // flows the new group created go back with it; the group's own table wins conflicts
-                    ignored = build(agent, agent.updatePipeline(pipeline(op, cc, op.before(),
+                    ignored = calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.before(),
                             Map.of(op.group(), List.of(op.group(), op.other())))), "restoring pipeline " + op.chain());
                 } else if (op.kind() == Kind.MERGE) {
-                    ignored = build(agent, agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
+                    ignored = calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
                             List.of(op.group()), op.other(), List.of(op.other(), op.group())))),
                             "restoring pipeline " + op.chain());
                 }
@@ -1268,12 +1264,8 @@ public final class ScalingExecutor {
             if (op.nicRuleId() != 0) {
                 try {
                     // the operation may have stopped before installing it
-                    boolean installed = call(agent.listNicRules(op.before().nic()), "listing NIC rules")
-                            .getRulesList().stream().anyMatch(r -> r.getId() == op.nicRuleId());
-                    if (installed) {
-                        call(agent.removeNicRules(List.of(op.nicRuleId())), "removing the NIC rule of "
-                                + op.other());
-                    }
+                    calls.await(AgentCalls.removeNicRulesPresent(agent, List.of(op.nicRuleId())),
+                            "removing the NIC rule of " + op.other());
                 } catch (MetronException e) {
                     left.add(e.getMessage());
                 }
@@ -1619,8 +1611,8 @@ public final class ScalingExecutor {
 
     private void installByDevice(List<InstalledRule> rules) {
         for (Map.Entry<DeviceId, List<FlowRule>> e : byDevice(rules).entrySet()) {
-            call(switches.install(e.getKey(), e.getValue()), "installing " + e.getValue().size() + " rules on "
-                    + e.getKey(), Fault.SWITCH_FAILURE);
+            calls.await(switches.install(e.getKey(), e.getValue()), Fault.SWITCH_FAILURE, "installing "
+                    + e.getValue().size() + " rules on " + e.getKey());
         }
     }
 
@@ -1628,8 +1620,8 @@ public final class ScalingExecutor {
         List<String> left = new ArrayList<>();
         for (Map.Entry<DeviceId, List<FlowRule>> e : byDevice(rules).entrySet()) {
             try {
-                call(switches.remove(e.getKey(), e.getValue()), "removing " + e.getValue().size() + " rules from "
-                        + e.getKey(), Fault.SWITCH_FAILURE);
+                calls.await(switches.remove(e.getKey(), e.getValue()), Fault.SWITCH_FAILURE, "removing "
+                        + e.getValue().size() + " rules from " + e.getKey());
             } catch (MetronException ex) {
                 left.add(ex.getMessage());
             }
@@ -1715,32 +1707,5 @@ public final class ScalingExecutor {
 
     private Object lock(ChainId id) {
         return store.lockFor(id);
-    }
-
-    private <T> T call(CompletableFuture<T> f, String what) {
-        return call(f, what, Fault.AGENT_FAILURE);
-    }
-
-    /** {@link #call} of a call that builds or fills a pipeline on {@code agent}: waits for its build deadline. */
-    private <T> T build(AgentClient agent, CompletableFuture<T> f, String what) {
-        return call(f, what, Fault.AGENT_FAILURE, Deployer.buildWait(timeout, agent));
-    }
-
-    private <T> T call(CompletableFuture<T> f, String what, Fault fault) {
-        return call(f, what, fault, timeout);
-    }
-
-    private <T> T call(CompletableFuture<T> f, String what, Fault fault, Duration wait) {
-        try {
-            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetronException(fault, what + ": interrupted", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause() == null ? e : e.getCause();
-            throw new MetronException(fault, what + " failed: " + c.getMessage(), c);
-        } catch (TimeoutException e) {
-            throw new MetronException(fault, what + " failed: no answer in " + wait.toMillis() + " ms", e);
-        }
     }
 }
