@@ -138,8 +138,8 @@ public final class Deployer {
             MetronException stageFailure = null;
             for (int i = 0; i < staging.size(); i++) {
                 try {
-                    staged.add(calls.await(staging.get(i), Fault.SWITCH_FAILURE, "staging " + batches.get(i).getValue().size()
-                            + " rules on " + batches.get(i).getKey()));
+                    staged.add(calls.await(staging.get(i), Fault.SWITCH_FAILURE, "staging "
+                            + batches.get(i).getValue().size() + " rules on " + batches.get(i).getKey()));
                 } catch (MetronException e) {
                     stageFailure = stageFailure == null ? e : stageFailure;
                     staged.add(null);

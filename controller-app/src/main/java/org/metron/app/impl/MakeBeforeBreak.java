@@ -129,9 +129,9 @@ final class MakeBeforeBreak {
                             () -> agent.updatePipeline(back)));
                     steps.add("groups started beside the old ones");
                 } else {
-                    requireRunning(deployer.calls().build(agent, Deployer.call(() -> agent.deployPipeline(plan.pipeline())),
-                            Fault.AGENT_FAILURE, "deploying the new version of " + chain + " on " + agent.target()),
-                            agent);
+                    requireRunning(deployer.calls().build(agent,
+                            Deployer.call(() -> agent.deployPipeline(plan.pipeline())), Fault.AGENT_FAILURE,
+                            "deploying the new version of " + chain + " on " + agent.target()), agent);
                     undo.push(new Deployer.Undo("new pipeline " + chain + " on " + agent.target(),
                             () -> AgentCalls.removePipelinePresent(agent, chain.name())));
                     steps.add("pipeline started on " + server.get().id());
@@ -152,8 +152,8 @@ final class MakeBeforeBreak {
                     moved.getOrDefault(dev, List.of()))));
             int i = 0;
             for (Map.Entry<DeviceId, List<FlowRule>> e : adds.entrySet()) {
-                staged.add(deployer.calls().await(staging.get(i++), Fault.SWITCH_FAILURE, "staging " + e.getValue().size()
-                        + " rules of the new version on " + e.getKey()));
+                staged.add(deployer.calls().await(staging.get(i++), Fault.SWITCH_FAILURE, "staging "
+                        + e.getValue().size() + " rules of the new version on " + e.getKey()));
             }
             Set<Object> oldEntries = old.installed.switchRules().stream().map(r -> Deployer.entry(r.rule()))
                     .collect(Collectors.toSet());

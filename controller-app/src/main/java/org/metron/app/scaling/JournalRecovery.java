@@ -108,8 +108,9 @@ final class JournalRecovery {
 
     /** Records the history entry of an operation a restarted controller rolled back. */
     private ScalingEvent rollbackEvent(ScalingOperation op, List<String> left) {
-        ScalingEvent ev = runner.event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED, "controller restarted at"
-                + " step " + op.step() + (left.isEmpty() ? " (rolled back)" : " (rollback incomplete: " + left + ")"),
+        ScalingEvent ev = runner.event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
+                "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
+                        : " (rollback incomplete: " + left + ")"),
                 op.before(), "");
         runner.journal.record(ev);
         return ev;

@@ -122,7 +122,8 @@ final class LocalSteps implements OperationRunner.Steps {
             // and that batch is atomic (SwitchProgrammer#install), so they are still the original ones.
             left.addAll(runner.removeByDevice(op.transitAdded()));
             try {
-                boolean otherRuns = runner.calls.await(agent.listPipelines(), "listing pipelines").getPipelinesList().stream()
+                boolean otherRuns = runner.calls.await(agent.listPipelines(), "listing pipelines").getPipelinesList()
+                        .stream()
                         .filter(s -> s.getPipelineId().equals(op.chain().name()))
                         .flatMap(s -> s.getGroupsList().stream()).anyMatch(g -> g.getGroupId().equals(op.other()));
                 PipelineStatus ignored = null;
@@ -131,8 +132,8 @@ final class LocalSteps implements OperationRunner.Steps {
                     ignored = runner.calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.before(),
                             Map.of(op.group(), List.of(op.group(), op.other())))), "restoring pipeline " + op.chain());
                 } else if (op.kind() == Kind.MERGE) {
-                    ignored = runner.calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.before(), Map.of(op.group(),
-                            List.of(op.group()), op.other(), List.of(op.other(), op.group())))),
+                    ignored = runner.calls.build(agent, agent.updatePipeline(pipeline(op, cc, op.before(),
+                            Map.of(op.group(), List.of(op.group()), op.other(), List.of(op.other(), op.group())))),
                             "restoring pipeline " + op.chain());
                 }
             } catch (MetronException e) {

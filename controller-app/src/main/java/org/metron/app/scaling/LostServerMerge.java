@@ -96,8 +96,8 @@ final class LostServerMerge {
                     out.add(h.get(h.size() - 1));
                     continue;
                 }
-                runner.store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> runner.store.chains().put(chainId,
-                        ch.withState(ch.state(), reason)));
+                runner.store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> runner.store.chains()
+                        .put(chainId, ch.withState(ch.state(), reason)));
             }
         }
         return out;

@@ -8,6 +8,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.spi.MetronServer;
@@ -83,13 +84,15 @@ final class MergeOperation {
             }
             String why = mergeRefusal(c, a, b);
             if (why != null) {
-                throw runner.refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start, why);
+                throw runner.refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                        why);
             }
             ScalingOperation op = mergeOperation(c, a, b, reason, onsetMs, start, true);
             runner.journal.operations().put(chainId, op);
             timer.lap("reserve");
             log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return b.remote() ? runner.runRemote(op, c.server, runner.remoteServer(b).agent(), timer) : runner.runLocal(op, c.server, timer);
+            return b.remote() ? runner.runRemote(op, c.server, runner.remoteServer(b).agent(), timer)
+                    : runner.runLocal(op, c.server, timer);
         }
     }
 
@@ -213,8 +216,8 @@ final class MergeOperation {
 
     /** Whether {@code nic} of {@code s} has a NIC rule table (its resources as last read, else asked now). */
     private boolean farHasRuleTable(MetronServer s, String nic) {
-        ServerResources res = runner.resources.fresh(s.id()).orElseGet(() -> runner.calls.await(s.agent().getResources(),
-                "reading resources of " + s.agent().target()));
+        ServerResources res = runner.resources.fresh(s.id()).orElseGet(() -> runner.calls.await(
+                s.agent().getResources(), "reading resources of " + s.agent().target()));
         return res.getNicsList().stream().anyMatch(n -> n.getName().equals(nic) && n.getMaxNicRules() > 0);
     }
 }

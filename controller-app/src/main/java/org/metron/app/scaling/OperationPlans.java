@@ -14,6 +14,7 @@ import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;

@@ -17,6 +17,7 @@ import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.AgentCalls;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.TagAllocator;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingEvent.Outcome;
 import org.metron.app.scaling.ScalingOperation.Step;
@@ -381,7 +382,10 @@ final class OperationRunner {
         return planner;
     }
 
-    /** Lowest core the agent of {@code server} offers that no placement holds, -1 when none (caller holds the reservation lock). */
+    /**
+     * Lowest core the agent of {@code server} offers that no placement holds, -1 when none (caller holds the
+     * reservation lock).
+     */
     int freeCore(DeviceId server, ServerResources res) {
         List<Integer> free = freeCores(server, res);
         return free.isEmpty() ? -1 : free.get(0);

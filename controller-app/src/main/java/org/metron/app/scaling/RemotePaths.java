@@ -7,6 +7,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.slf4j.Logger;

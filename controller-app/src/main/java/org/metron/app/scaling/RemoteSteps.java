@@ -135,8 +135,8 @@ final class RemoteSteps implements OperationRunner.Steps {
             if (remaining.groups().stream().noneMatch(g -> g.server().equals(Optional.of(server)))) {
                 runner.calls.await(AgentCalls.removePipelinePresent(far, op.chain().name()), "removing " + op.other()
                         + " from " + far.target());
-            } else if (runner.calls.await(far.listPipelines(), "listing pipelines of " + far.target()).getPipelinesList()
-                    .stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()))) {
+            } else if (runner.calls.await(far.listPipelines(), "listing pipelines of " + far.target())
+                    .getPipelinesList().stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()))) {
                 // other groups of the chain run on there with their flows
                 runner.calls.build(far, far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(),
                         remaining, server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other()
@@ -148,7 +148,7 @@ final class RemoteSteps implements OperationRunner.Steps {
         return left;
     }
 
-    /** Undoes a scale-out stopped before its re-tag: the other server's pipeline and rules, the tag, the runner.store. */
+    /** Undoes a scale-out stopped before its re-tag: the other server's pipeline and rules, the tag, the store. */
     private List<String> rollbackRemote(ScalingOperation op) {
         List<String> left = new ArrayList<>(runner.removeByDevice(op.transitAdded()));
         left.addAll(removeRemote(op, op.before()));
@@ -162,7 +162,8 @@ final class RemoteSteps implements OperationRunner.Steps {
      * group adopting its own tables: the other server's flows are copied separately.
      */
     private void keepOwnTables(ScalingOperation op) {
-        runner.calls.build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(), List.of(op.group())))),
+        runner.calls.build(local, local.updatePipeline(pipeline(op, cc, op.after(), Map.of(op.group(),
+                        List.of(op.group())))),
                 "updating pipeline " + op.chain() + " on " + local.target());
     }
 
@@ -176,15 +177,15 @@ final class RemoteSteps implements OperationRunner.Steps {
      */
     private long moveState(AgentClient from, String fromGroup, AgentClient to, String toGroup, ChainId chain,
                            ClassSlice slice, boolean merge) {
-        StateSnapshot snap = runner.calls.await(from.exportState(chain.name(), fromGroup), "exporting the state of " + fromGroup
-                + " from " + from.target());
+        StateSnapshot snap = runner.calls.await(from.exportState(chain.name(), fromGroup), "exporting the state of "
+                + fromGroup + " from " + from.target());
         StateSnapshot.Builder kept = snap.toBuilder().clearTables();
         for (StateTable t : snap.getTablesList()) {
             kept.addTables(t.toBuilder().clearEntries().addAllEntries(t.getEntriesList().stream()
                     .filter(e -> slice.contains(e.getKey().getSrcPort())).collect(Collectors.toList())));
         }
-        return runner.calls.build(to, to.importState(ImportStateRequest.newBuilder().setSnapshot(kept).setTargetGroupId(toGroup)
-                .setMerge(merge).build()), "importing the state of " + fromGroup + " into " + toGroup + " on "
-                + to.target()).getEntries();
+        return runner.calls.build(to, to.importState(ImportStateRequest.newBuilder().setSnapshot(kept)
+                .setTargetGroupId(toGroup).setMerge(merge).build()), "importing the state of " + fromGroup + " into "
+                + toGroup + " on " + to.target()).getEntries();
     }
 }

@@ -8,6 +8,7 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.spi.MetronServer;
@@ -67,8 +68,8 @@ final class ScaleOut {
         int bestFree = 0;
         for (MetronServer s : candidates.subList(0, Math.min(2, candidates.size()))) {
             try {
-                ServerResources r = runner.resources.fresh(s.id()).orElseGet(() -> runner.calls.await(s.agent().getResources(),
-                        "reading resources of " + s.agent().target()));
+                ServerResources r = runner.resources.fresh(s.id()).orElseGet(() -> runner.calls.await(
+                        s.agent().getResources(), "reading resources of " + s.agent().target()));
                 int free = runner.freeCores(s.id(), r).size();
                 if (free > bestFree) {
                     best = s;
@@ -107,7 +108,8 @@ final class ScaleOut {
             path = paths.pathTo(c, remote, moved);
             // offload rules leave the offload device toward it, reply rules the egress point's device
             retagged = parts.retagged.stream().map(r -> RuleRetagger.taggedClass(r.rule(), tag).isPresent()
-                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), path.towardServer(r.role()), runner.app))
+                    ? new InstalledRule(r.role(), RuleRetagger.withOutput(r.rule(), path.towardServer(r.role()),
+                            runner.app))
                     : r).collect(Collectors.toList());
         } catch (MetronException e) {
             runner.store.tags().remove(new TagKey(tag));

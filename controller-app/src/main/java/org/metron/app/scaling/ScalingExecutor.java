@@ -36,8 +36,8 @@ import static org.metron.app.scaling.OperationPlans.base;
  *
  * <p>Concurrency: one operation per chain at a time, on the same per-chain monitor as the chain's lifecycle
  * operations and recovery ({@link ChainStore#lockFor}); chains proceed in parallel except for the short core/tag
- * reservation, shared with placement ({@link ChainStore#reservationLock}). Store writes of the chain's placement and rules are compare-and-swap, so an
- * operator's remove/update that ran meanwhile is never overwritten.
+ * reservation, shared with placement ({@link ChainStore#reservationLock}). Store writes of the chain's placement
+ * and rules are compare-and-swap, so an operator's remove/update that ran meanwhile is never overwritten.
  */
 public final class ScalingExecutor {
     private final OperationRunner runner;
@@ -91,7 +91,8 @@ public final class ScalingExecutor {
         int here = runner.resources.fresh(home).map(res -> runner.freeCores(home, res).size()).orElse(-1);
         int elsewhere = !runner.scalesOut() ? 0 : runner.servers.servers().stream()
                 .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty())
-                .mapToInt(s -> runner.resources.fresh(s.id()).map(res -> runner.freeCores(s.id(), res).size()).orElse(0))
+                .mapToInt(s -> runner.resources.fresh(s.id()).map(res -> runner.freeCores(s.id(), res).size())
+                        .orElse(0))
                 .sum();
         return new int[]{here, elsewhere};
     }

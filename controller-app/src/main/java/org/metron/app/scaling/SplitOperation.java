@@ -10,6 +10,7 @@ import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.store.InstalledRule;
@@ -86,8 +87,8 @@ final class SplitOperation {
             return reserveAndRun(c, g, base, reason, onsetMs, start, timer, (newId, tag, core) -> new SplitParts(
                     new GroupAssignment(groupId, g.tag(), g.core(), halves.keep(), slicesOf(g, halves.keep())),
                     new GroupAssignment(newId, tag, core, halves.move(), slicesOf(g, halves.move())),
-                    runner.retag(c.installed.value(), g.tag(), tag, Set.copyOf(halves.move())), List.of(), halves.move(),
-                    ""));
+                    runner.retag(c.installed.value(), g.tag(), tag, Set.copyOf(halves.move())), List.of(),
+                    halves.move(), ""));
         });
     }
 
@@ -144,7 +145,8 @@ final class SplitOperation {
                         superseded.add(r);
                     } else if (fixed.isPresent() && (fixed.get().value() >> bit & 1) != 0) {
                         // its packets all have the bit set (e.g. source port 0 is never): it moves whole
-                        changed.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.retagOffload(r.rule(), cls, tag, runner.app)));
+                        changed.add(new InstalledRule(Role.OFFLOAD, RuleRetagger.retagOffload(r.rule(), cls, tag,
+                                runner.app)));
                     }
                     // else all its packets stay: the bit clear, or no source port (neither TCP nor UDP)
                 }
