@@ -12,7 +12,7 @@ import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
-import org.metron.app.scaling.ScalingJson;
+import org.metron.app.rest.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
 import org.metron.app.scaling.ScalingService;
 

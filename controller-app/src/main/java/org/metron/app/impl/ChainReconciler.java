@@ -185,7 +185,7 @@ final class ChainReconciler {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            log.warn("Reconcile: could not remove {}: {}", what, Errors.message(e));
+            log.warn("Reconcile: could not remove {}: {}", what, AgentCalls.message(e));
         }
     }
 }

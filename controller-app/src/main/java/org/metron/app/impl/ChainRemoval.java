@@ -208,7 +208,7 @@ final class ChainRemoval {
         AgentClient agent = server.get().agent();
         if (pipeline) {
             String failed = once(new Deployer.Undo(pipelineWhat + " on " + agent.target(),
-                    () -> AgentCalls.goneIsDone(agent.removePipeline(st.chainId().name()))));
+                    () -> AgentCalls.removePipelinePresent(agent, st.chainId().name())));
             if (failed != null) {
                 left.add(new PendingPart(serverId, pipelineWhat, failed));
                 if (nics) {
@@ -258,7 +258,7 @@ final class ChainRemoval {
                                 g.groupId())))));
             }
             undo.push(new Deployer.Undo("pipeline " + id + " on " + agent.target(),
-                    () -> AgentCalls.goneIsDone(agent.removePipeline(id.name()))));
+                    () -> AgentCalls.removePipelinePresent(agent, id.name())));
             List<String> failed = deployer.rollback(undo);
             if (!failed.isEmpty()) {
                 left.add(new PendingPart(serverId, what, String.join("; ", failed)));

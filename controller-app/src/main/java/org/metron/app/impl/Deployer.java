@@ -44,6 +44,7 @@ public final class Deployer {
 
     private final SwitchProgrammer switches;
     private final Duration timeout;
+    private final AgentCalls calls;
 
     /**
      * @param timeout how long one step (one agent call, one device batch) may take
@@ -51,6 +52,7 @@ public final class Deployer {
     public Deployer(SwitchProgrammer switches, Duration timeout) {
         this.switches = Objects.requireNonNull(switches);
         this.timeout = Objects.requireNonNull(timeout);
+        this.calls = new AgentCalls(timeout);
     }
 
     SwitchProgrammer switches() {
@@ -136,8 +138,8 @@ public final class Deployer {
             MetronException stageFailure = null;
             for (int i = 0; i < staging.size(); i++) {
                 try {
-                    staged.add(step(staging.get(i), Fault.SWITCH_FAILURE, "staging " + batches.get(i).getValue().size()
-                            + " rules on " + batches.get(i).getKey()));
+                    staged.add(calls.await(staging.get(i), Fault.SWITCH_FAILURE, "staging "
+                            + batches.get(i).getValue().size() + " rules on " + batches.get(i).getKey()));
                 } catch (MetronException e) {
                     stageFailure = stageFailure == null ? e : stageFailure;
                     staged.add(null);
@@ -157,7 +159,7 @@ public final class Deployer {
                 DeviceId device = batches.get(i).getKey();
                 List<FlowRule> rules = batches.get(i).getValue();
                 SwitchProgrammer.Staged s = staged.set(i, null);
-                step(s.commit(), Fault.SWITCH_FAILURE, "installing " + rules.size() + " rules on " + device);
+                calls.await(s.commit(), Fault.SWITCH_FAILURE, "installing " + rules.size() + " rules on " + device);
                 undo.push(new Undo(rules.size() + " rules on " + device, () -> switches.remove(device, rules)));
                 timing.append(", ").append(device).append(' ').append(rules.size()).append(" rules live ")
                         .append(ms(t2, System.nanoTime())).append(" ms");
@@ -196,7 +198,7 @@ public final class Deployer {
                 try {
                     s.discard().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (Exception ex) {
-                    log.warn("Could not discard staged rules: {}", Errors.message(ex));
+                    log.warn("Could not discard staged rules: {}", AgentCalls.message(ex));
                 }
             }
         }
@@ -229,12 +231,12 @@ public final class Deployer {
         /** Waits for the agent; records the undo of each step that succeeded; answers whether it is RUNNING. */
         boolean finish(Deque<Undo> undo) {
             if (!rules.isEmpty()) {
-                step(nicRules, Fault.AGENT_FAILURE, "installing " + rules.size() + " NIC rules on agent "
+                calls.await(nicRules, Fault.AGENT_FAILURE, "installing " + rules.size() + " NIC rules on agent "
                         + agent.target());
                 List<Long> ids = rules.stream().map(r -> r.getId()).collect(Collectors.toList());
                 undo.push(new Undo("NIC rules " + ids + " on " + agent.target(), () -> agent.removeNicRules(ids)));
             }
-            PipelineStatus status = buildStep(agent, pipeline, Fault.AGENT_FAILURE, "deploying pipeline " + chain
+            PipelineStatus status = calls.build(agent, pipeline, Fault.AGENT_FAILURE, "deploying pipeline " + chain
                     + " on agent " + agent.target());
             undo.push(new Undo("pipeline " + chain + " on " + agent.target(),
                     () -> agent.removePipeline(chain.name())));
@@ -287,7 +289,7 @@ public final class Deployer {
             }
             if (state.pipeline()) {
                 undo.push(new Undo("pipeline " + state.chainId() + " on " + agent.target(),
-                        () -> AgentCalls.goneIsDone(agent.removePipeline(state.chainId().name()))));
+                        () -> AgentCalls.removePipelinePresent(agent, state.chainId().name())));
             }
         }
         // switch rules were recorded in install order (offload device last): undo pushes make it first
@@ -320,7 +322,7 @@ public final class Deployer {
                 rules.forEach(r -> kept.add(entry(r)));
                 List<FlowRule> added = rules.stream().filter(r -> !before.contains(entry(r)))
                         .collect(Collectors.toList());
-                step(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
+                calls.await(switches.install(e.getKey(), rules), Fault.SWITCH_FAILURE,
                         "installing " + rules.size() + " rerouted rules on " + e.getKey());
                 undo.push(new Undo(added.size() + " rules on " + e.getKey(), () -> switches.remove(e.getKey(), added)));
             }
@@ -360,40 +362,15 @@ public final class Deployer {
             try {
                 u.action.get().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (Exception ex) {
-                log.warn("Could not undo {}: {}", u.what, Errors.message(ex));
-                failed.add(u.what + ": " + Errors.message(ex));
+                log.warn("Could not undo {}: {}", u.what, AgentCalls.message(ex));
+                failed.add(u.what + ": " + AgentCalls.message(ex));
             }
         }
         return failed;
     }
 
-    /** Waits for one step up to the deadline; its failure as {@code fault} naming {@code what}. */
-    <T> T step(CompletableFuture<T> f, Fault fault, String what) {
-        return step(f, fault, what, timeout);
-    }
-
-    /** {@link #step} of a call that builds or fills a pipeline on {@code agent}: waits for its build deadline. */
-    <T> T buildStep(AgentClient agent, CompletableFuture<T> f, Fault fault, String what) {
-        return step(f, fault, what, buildWait(timeout, agent));
-    }
-
-    /**
-     * How long to wait for a call of {@code agent} that builds or fills a pipeline: its build deadline (the call
-     * has failed by then) and a second, or {@code step} if longer.
-     */
-    public static Duration buildWait(Duration step, AgentClient agent) {
-        Duration d = agent.buildDeadline().plusSeconds(1);
-        return d.compareTo(step) > 0 ? d : step;
-    }
-
-    private <T> T step(CompletableFuture<T> f, Fault fault, String what, Duration wait) {
-        try {
-            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetronException(fault, what + ": interrupted", e);
-        } catch (Exception e) {
-            throw new MetronException(fault, what + " failed: " + Errors.message(e), e);
-        }
+    /** How this deployer waits for its agent calls and device batches (the step timeout, build deadlines). */
+    public AgentCalls calls() {
+        return calls;
     }
 }

@@ -50,7 +50,7 @@ final class DeviceCounters {
             entries.put(device, switches.entries(device).stream()
                     .collect(Collectors.toMap(FlowEntry::id, x -> x, (a, b) -> a)));
         } catch (RuntimeException e) {
-            String why = Errors.message(e);
+            String why = AgentCalls.message(e);
             errors.put(device, why.isEmpty() ? e.getClass().getSimpleName() : why);
             log.debug("Flow entries of {} unknown: {}", device, why);
         }

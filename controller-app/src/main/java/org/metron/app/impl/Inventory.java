@@ -69,7 +69,7 @@ final class Inventory {
                         .collect(Collectors.toList());
                 out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
             } catch (Exception e) {
-                out.add(new ServerInfo(s.id(), s.agent().target(), false, Errors.message(e), List.of(), List.of()));
+                out.add(new ServerInfo(s.id(), s.agent().target(), false, AgentCalls.message(e), List.of(), List.of()));
             }
         }
         return out;

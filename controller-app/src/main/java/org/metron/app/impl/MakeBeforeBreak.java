@@ -108,7 +108,7 @@ final class MakeBeforeBreak {
             if (server.isPresent()) {
                 AgentClient agent = server.get().agent();
                 if (!plan.nicRules().isEmpty()) {
-                    deployer.step(Deployer.call(() -> agent.installNicRules(NicRuleBatch.newBuilder()
+                    deployer.calls().await(Deployer.call(() -> agent.installNicRules(NicRuleBatch.newBuilder()
                             .addAllRules(plan.nicRules()).build())), Fault.AGENT_FAILURE, "installing "
                             + plan.nicRules().size() + " NIC rules of the new version on " + agent.target());
                     List<Long> ids = plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList());
@@ -119,7 +119,7 @@ final class MakeBeforeBreak {
                     UpdatePipelineRequest both = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
                             .addAllGroups(old.pipeline.getGroupsList()).addAllGroups(plan.pipeline().getGroupsList())
                             .addAllEgress(plan.pipeline().getEgressList()).build();
-                    requireRunning(deployer.buildStep(agent, Deployer.call(() -> agent.updatePipeline(both)),
+                    requireRunning(deployer.calls().build(agent, Deployer.call(() -> agent.updatePipeline(both)),
                             Fault.AGENT_FAILURE, "starting the new version's groups beside the old ones in pipeline "
                             + chain + " on " + agent.target()), agent);
                     UpdatePipelineRequest back = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
@@ -129,11 +129,11 @@ final class MakeBeforeBreak {
                             () -> agent.updatePipeline(back)));
                     steps.add("groups started beside the old ones");
                 } else {
-                    requireRunning(deployer.buildStep(agent, Deployer.call(() -> agent.deployPipeline(plan.pipeline())),
-                            Fault.AGENT_FAILURE, "deploying the new version of " + chain + " on " + agent.target()),
-                            agent);
+                    requireRunning(deployer.calls().build(agent,
+                            Deployer.call(() -> agent.deployPipeline(plan.pipeline())), Fault.AGENT_FAILURE,
+                            "deploying the new version of " + chain + " on " + agent.target()), agent);
                     undo.push(new Deployer.Undo("new pipeline " + chain + " on " + agent.target(),
-                            () -> AgentCalls.goneIsDone(agent.removePipeline(chain.name()))));
+                            () -> AgentCalls.removePipelinePresent(agent, chain.name())));
                     steps.add("pipeline started on " + server.get().id());
                 }
             }
@@ -152,8 +152,8 @@ final class MakeBeforeBreak {
                     moved.getOrDefault(dev, List.of()))));
             int i = 0;
             for (Map.Entry<DeviceId, List<FlowRule>> e : adds.entrySet()) {
-                staged.add(deployer.step(staging.get(i++), Fault.SWITCH_FAILURE, "staging " + e.getValue().size()
-                        + " rules of the new version on " + e.getKey()));
+                staged.add(deployer.calls().await(staging.get(i++), Fault.SWITCH_FAILURE, "staging "
+                        + e.getValue().size() + " rules of the new version on " + e.getKey()));
             }
             Set<Object> oldEntries = old.installed.switchRules().stream().map(r -> Deployer.entry(r.rule()))
                     .collect(Collectors.toSet());
@@ -161,7 +161,7 @@ final class MakeBeforeBreak {
             for (Map.Entry<DeviceId, List<FlowRule>> e : adds.entrySet()) {
                 DeviceId dev = e.getKey();
                 SwitchProgrammer.Staged s = staged.set(i++, null);
-                deployer.step(s.commit(), Fault.SWITCH_FAILURE, "moving " + chain + " on " + dev + " ("
+                deployer.calls().await(s.commit(), Fault.SWITCH_FAILURE, "moving " + chain + " on " + dev + " ("
                         + e.getValue().size() + " rules, " + moved.getOrDefault(dev, List.of()).size()
                         + " old entry rules removed)");
                 List<FlowRule> before = rulesOn(old.installed, dev);
@@ -234,7 +234,7 @@ final class MakeBeforeBreak {
         AgentClient to = server.get().agent();
         Map<String, StateSnapshot> exported = new HashMap<>();
         for (String g : carry.oldGroups()) {
-            exported.put(g, deployer.step(Deployer.call(() -> from.exportState(chain.name(), g)),
+            exported.put(g, deployer.calls().await(Deployer.call(() -> from.exportState(chain.name(), g)),
                     Fault.AGENT_FAILURE, "exporting the flow state of " + chain + " group " + g + " from "
                     + from.target()));
         }
@@ -248,7 +248,7 @@ final class MakeBeforeBreak {
                 }
                 ImportStateRequest req = ImportStateRequest.newBuilder().setSnapshot(part)
                         .setTargetGroupId(e.getKey()).setMerge(merge).build();
-                ImportStateReply r = deployer.buildStep(to, Deployer.call(() -> to.importState(req)),
+                ImportStateReply r = deployer.calls().build(to, Deployer.call(() -> to.importState(req)),
                         Fault.AGENT_FAILURE, "importing " + src + " of " + chain + " into group " + e.getKey()
                         + " on " + to.target());
                 n += r.getEntries();
@@ -295,7 +295,7 @@ final class MakeBeforeBreak {
                         () -> agent.updatePipeline(only)));
             } else if (old.installed.pipeline()) {
                 removals.push(new Deployer.Undo("old pipeline " + chain + " on " + agent.target(),
-                        () -> AgentCalls.goneIsDone(agent.removePipeline(chain.name()))));
+                        () -> AgentCalls.removePipelinePresent(agent, chain.name())));
             }
         }
         return deployer.rollback(removals);

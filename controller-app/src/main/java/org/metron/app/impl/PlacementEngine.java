@@ -208,7 +208,7 @@ public final class PlacementEngine {
             res = s.agent().getResources().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
             stats = s.agent().getStats("").get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
-            return new Probe(null, "agent " + s.agent().target() + " unreachable: " + Errors.message(e), true);
+            return new Probe(null, "agent " + s.agent().target() + " unreachable: " + AgentCalls.message(e), true);
         }
         List<Integer> free = res.getCoresList().stream()
                 .filter(c -> c.getAvailable() && (c.getPipelineId().isEmpty()

@@ -7,7 +7,6 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.scaling.RuleRetagger;
 import org.metron.app.store.InstalledRule;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;

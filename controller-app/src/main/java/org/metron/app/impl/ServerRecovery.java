@@ -30,8 +30,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -50,7 +48,7 @@ public final class ServerRecovery {
     private final ChainStore store;
     private final ChainManager chains;
     private final Synthesis synthesis;
-    private final Duration timeout;
+    private final AgentCalls calls;
     /** The states whose chains run on their servers, and so are restored there. */
     private static final Set<ChainState> RESTORED = Set.of(ChainState.DEPLOYED, ChainState.ACTIVE,
             ChainState.DEGRADED);
@@ -62,7 +60,7 @@ public final class ServerRecovery {
         this.store = Objects.requireNonNull(store);
         this.chains = Objects.requireNonNull(chains);
         this.synthesis = Objects.requireNonNull(synthesis);
-        this.timeout = Objects.requireNonNull(timeout);
+        this.calls = new AgentCalls(timeout);
     }
 
     /**
@@ -76,9 +74,9 @@ public final class ServerRecovery {
      */
     public List<ChainId> restore(MetronServer server) {
         AgentClient agent = server.agent();
-        Set<String> pipelines = call(agent.listPipelines(), "listing pipelines on " + agent.target())
+        Set<String> pipelines = calls.await(agent.listPipelines(), "listing pipelines on " + agent.target())
                 .getPipelinesList().stream().map(PipelineStatus::getPipelineId).collect(Collectors.toSet());
-        Set<Long> nicRules = call(agent.listNicRules(""), "listing NIC rules on " + agent.target())
+        Set<Long> nicRules = calls.await(agent.listNicRules(""), "listing NIC rules on " + agent.target())
                 .getRulesList().stream().map(NicRule::getId).collect(Collectors.toSet());
         List<ChainId> restored = new ArrayList<>();
         List<String> failed = new ArrayList<>();
@@ -149,7 +147,7 @@ public final class ServerRecovery {
                         + missingRules.stream().filter(r -> !built.contains(r)).collect(Collectors.toList())
                         + " its placement " + p.get().groups() + " does not produce");
             }
-            call(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules).build()),
+            calls.await(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules).build()),
                     "reinstalling " + rules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
@@ -193,7 +191,7 @@ public final class ServerRecovery {
         AgentClient agent = server.agent();
         List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(RulePlanner.nicRuleId(id,
                 g.groupId()))).collect(Collectors.toList());
-        Set<String> tables = lacking.isEmpty() ? Set.of() : call(agent.getResources(), "reading resources of "
+        Set<String> tables = lacking.isEmpty() ? Set.of() : calls.await(agent.getResources(), "reading resources of "
                 + agent.target()).getNicsList().stream().filter(n -> n.getMaxNicRules() > 0)
                 .map(org.metron.agent.v1.Nic::getName).collect(Collectors.toSet());
         List<NicRule> missingRules = lacking.stream().filter(g -> tables.contains(g.nic()))
@@ -203,7 +201,7 @@ public final class ServerRecovery {
             return false;
         }
         if (!missingRules.isEmpty()) {
-            call(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(missingRules).build()),
+            calls.await(agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(missingRules).build()),
                     "reinstalling " + missingRules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
@@ -217,8 +215,8 @@ public final class ServerRecovery {
     }
 
     private void redeploy(AgentClient agent, ChainId id, DeployPipelineRequest req) {
-        PipelineStatus status = call(agent.deployPipeline(req), "redeploying pipeline " + id + " on "
-                + agent.target(), Deployer.buildWait(timeout, agent));
+        PipelineStatus status = calls.build(agent, agent.deployPipeline(req), "redeploying pipeline " + id + " on "
+                + agent.target());
         if (status.getState() == PipelineState.PIPELINE_FAILED) {
             throw new MetronException(Fault.AGENT_FAILURE, "agent " + agent.target()
                     + " reports redeployed pipeline " + id + " FAILED: " + status.getMessage());
@@ -235,20 +233,5 @@ public final class ServerRecovery {
                 .apply(TargetProfile.named(p.offloadProfile()));
         p.groups().forEach(g -> RulePlanner.compiledGroup(cc, g.groupId()));
         return cc;
-    }
-
-    private <T> T call(CompletableFuture<T> f, String what) {
-        return call(f, what, timeout);
-    }
-
-    private <T> T call(CompletableFuture<T> f, String what, Duration wait) {
-        try {
-            return f.get(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetronException(Fault.AGENT_FAILURE, what + ": interrupted", e);
-        } catch (Exception e) {
-            throw new MetronException(Fault.AGENT_FAILURE, what + " failed: " + Errors.message(e), e);
-        }
     }
 }

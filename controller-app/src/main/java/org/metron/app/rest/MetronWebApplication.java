@@ -9,7 +9,7 @@ public class MetronWebApplication extends AbstractWebApplication {
     @Override
     public Set<Class<?>> getClasses() {
         return getClasses(ChainsWebResource.class, InventoryWebResource.class,
-                org.metron.app.scaling.ScalingWebResource.class, org.metron.app.metrics.MetricsWebResource.class,
+                ScalingWebResource.class, MetricsWebResource.class,
                 MetronExceptionMapper.class);
     }
 }

@@ -12,11 +12,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /** {@link ScalingService} forwarded to the running manager (an OSGi component is created before it starts). */
-abstract class ScalingServiceDelegate implements ScalingService, ServerLoss {
+public abstract class ScalingServiceDelegate implements ScalingService, ServerLoss {
     private volatile ScalingManager manager;
 
     /** Sets the manager; answers the previous one. */
-    ScalingManager delegate(ScalingManager m) {
+    protected ScalingManager delegate(ScalingManager m) {
         ScalingManager old = manager;
         manager = m;
         return old;

@@ -7,7 +7,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.local.LocalStoreFactory;
-import org.metron.app.scaling.RuleRetagger;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingExecutor;
 import org.metron.app.scaling.ScalingStore;

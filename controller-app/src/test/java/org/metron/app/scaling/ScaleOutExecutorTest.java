@@ -23,6 +23,7 @@ import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
+import org.metron.app.impl.RuleRetagger;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.DeviceRole;

@@ -7,7 +7,7 @@ import org.eclipse.jetty.servlet.ServletContextHandler;
 import org.eclipse.jetty.servlet.ServletHolder;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
-import org.metron.app.metrics.MetricsWebResource;
+import org.metron.app.rest.MetricsWebResource;
 import org.metron.app.rest.MetronWebApplication;
 import org.metron.app.rest.MetronWebResource;
 

@@ -1,16 +1,15 @@
-package org.metron.app.scaling;
+package org.metron.app.onos;
 
 import org.junit.After;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronException;
-import org.metron.app.onos.MetronComponent;
-import org.metron.app.onos.OnosServices;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
+import org.metron.app.scaling.ScalingEvent;
 
 import java.lang.management.LockInfo;
 import java.lang.management.ManagementFactory;

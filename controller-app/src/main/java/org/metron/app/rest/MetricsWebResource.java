@@ -1,9 +1,9 @@
-package org.metron.app.metrics;
+package org.metron.app.rest;
 
 import org.metron.app.api.MetronService;
-import org.metron.app.rest.MetronWebResource;
-import org.metron.app.rest.Statuses;
 import org.metron.app.scaling.ScalingService;
+import org.metron.app.metrics.ControllerMetrics;
+import org.metron.app.metrics.PrometheusText;
 import org.onlab.osgi.ServiceNotFoundException;
 
 import javax.ws.rs.GET;

@@ -1,4 +1,4 @@
-package org.metron.app.scaling;
+package org.metron.app.impl;
 
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagType;
@@ -22,7 +22,6 @@ import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModEtherI
 import org.onosproject.net.flow.instructions.L2ModificationInstruction.ModVlanIdInstruction;
 
 import org.metron.app.api.ClassSlice;
-import org.metron.app.impl.FlowIds;
 import org.onlab.packet.TpPort;
 import org.onosproject.net.flow.criteria.IPProtocolCriterion;
 import org.onosproject.net.flow.criteria.TcpPortCriterion;

@@ -1,10 +1,15 @@
-package org.metron.app.scaling;
+package org.metron.app.rest;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronService;
-import org.metron.app.rest.MetronJson;
+import org.metron.app.scaling.ChainLoad;
+import org.metron.app.scaling.FlowStateAlert;
+import org.metron.app.scaling.GroupLoad;
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingOperation;
+import org.metron.app.scaling.ScalingService;
 
 import java.util.Locale;
 

@@ -1,4 +1,4 @@
-package org.metron.app.scaling;
+package org.metron.app.rest;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -6,9 +6,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
-import org.metron.app.rest.MetronJson;
-import org.metron.app.rest.MetronWebResource;
-import org.metron.app.rest.Statuses;
+import org.metron.app.scaling.ScalingService;
 
 import javax.ws.rs.GET;
 import javax.ws.rs.POST;

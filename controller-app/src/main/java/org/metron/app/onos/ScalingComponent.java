@@ -1,16 +1,20 @@
-package org.metron.app.scaling;
+package org.metron.app.onos;
 
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
-import org.metron.app.onos.MetronComponent;
-import org.metron.app.onos.OnosSwitchProgrammer;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStoreService;
+import org.metron.app.scaling.IngressWatch;
+import org.metron.app.scaling.LoadMonitor;
+import org.metron.app.scaling.ScalingManager;
+import org.metron.app.scaling.ScalingPolicy;
+import org.metron.app.scaling.ScalingService;
+import org.metron.app.scaling.ScalingServiceDelegate;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
 import org.onosproject.net.DeviceId;

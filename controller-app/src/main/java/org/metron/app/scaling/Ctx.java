@@ -1,0 +1,39 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.Chain;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.store.InstalledState;
+import org.metron.synth.CompiledChain;
+import org.onosproject.store.service.Versioned;
+
+import java.util.stream.Collectors;
+
+/** What one operation needs to know about the chain, read once at its start. */
+final class Ctx {
+
+    final Chain chain;
+    final Versioned<Placement> placement;
+    final Versioned<InstalledState> installed;
+    final MetronServer server;
+    final CompiledChain compiled;
+
+    Ctx(Chain chain, Versioned<Placement> placement, Versioned<InstalledState> installed, MetronServer server,
+        CompiledChain compiled) {
+        this.chain = chain;
+        this.placement = placement;
+        this.installed = installed;
+        this.server = server;
+        this.compiled = compiled;
+    }
+
+    GroupAssignment group(String id) {
+        return placement.value().groups().stream().filter(g -> g.groupId().equals(id)).findFirst()
+                .orElseThrow(() -> new MetronException(Fault.INVALID_CHAIN, "chain " + placement.value()
+                        .chainId() + " has no group '" + id + "' (groups: " + placement.value().groups()
+                        .stream().map(GroupAssignment::groupId).collect(Collectors.toList()) + ")"));
+    }
+}
