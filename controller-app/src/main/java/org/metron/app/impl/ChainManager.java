@@ -4,6 +4,7 @@ import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ChainUpdate;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
@@ -162,11 +163,14 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
-     * Updates a chain. A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed
-     * beside the running one, takes the flow state of its unchanged elements, traffic moves at the switches, and
-     * the old version is removed. When the new version cannot be placed or deployed, the running version and its
-     * record stay exactly as they were. A chain that holds nothing (FAILED) is simply brought up with the new
-     * definition, its old one restored when that fails.
+     * Updates a chain. The operator's new definition is first recorded with the chain, beside the one that runs
+     * ({@link ChainUpdate}), by whichever instance takes the PUT; the chain's owner applies it ({@link #applyUpdate})
+     * and an instance that does not own the chain waits for the outcome ({@link OwnerHandover#awaitUpdate}).
+     * A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed beside the
+     * running one, takes the flow state of its unchanged elements, traffic moves at the switches, and the old version
+     * is removed. When the new version cannot be placed or deployed, the running version and its record stay exactly
+     * as they were, the update recorded as refused with the error. A chain that holds nothing (FAILED) is simply
+     * brought up with the new definition, its old one restored when that fails.
      */
     @Override
     public Chain update(ChainId id, String json) {
@@ -176,43 +180,92 @@ public final class ChainManager implements MetronService, CompiledChains {
                     + "from '" + id + "' in the request");
         }
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
-        compiler.apply(TargetProfile.NONE);
+        compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
         synchronized (lock(id)) {
-            Chain old = existing(id); // a chain no instance has is unknown (404) wherever it is asked for
-            requireLeader(id);
-            if (old.markedForRemoval()) {
-                throw ChainRemoval.refusal(old, "updated");
+            // a chain no instance has is unknown (404) wherever it is asked for
+            Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> unknown(id));
+            if (old.value().markedForRemoval()) {
+                throw ChainRemoval.refusal(old.value(), "updated");
             }
-            requireAgentAnswers(old);
-            Chain next = old.withDefinition(pc.json(), pc.deployment());
-            Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
-            Optional<Placement> placed = placement(id);
-            if (running.isPresent() && placed.isPresent()) {
-                try {
-                    return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
-                } catch (MetronException e) {
-                    store.chains().put(id, old); // the running version, its record included, is untouched
-                    log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
-                            old.version(), e.getMessage());
-                    throw e;
-                }
+            Chain asked = old.value().withUpdate(Optional.of(new ChainUpdate(pc.json(), pc.deployment())));
+            if (!store.chains().replace(id, old.version(), asked)) {
+                throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being "
+                        + "updated; retry PUT");
             }
-            tearDown(old);
-            store.chains().put(id, next);
+            if (!leadership.actsFor(id)) {
+                return handover.awaitUpdate(asked); // recorded: its owner applies it
+            }
+            return applyUpdate(asked, compiler);
+        }
+    }
+
+    /**
+     * Applies the update recorded with the chain, if any (its owner reconciling it: the instance that took the
+     * PUT did not own the chain, or its owner stopped mid-update); caller holds the lock.
+     */
+    Chain applyUpdate(ChainId id) {
+        Chain c = existing(id);
+        if (!c.updatePending() || c.markedForRemoval()) {
+            return c;
+        }
+        ChainCompiler compiler;
+        try {
+            compiler = new ChainCompiler(ChainRequests.parse(c.update().get().json()).spec(), synthesis);
+        } catch (MetronException e) {
+            refuse(id, c.update().get(), e);
+            throw e;
+        }
+        return applyUpdate(c, compiler);
+    }
+
+    /** {@link #update} on the owner, {@code asked} recorded with its update; caller holds the lock. */
+    private Chain applyUpdate(Chain asked, ChainCompiler compiler) {
+        ChainUpdate u = asked.update().orElseThrow();
+        try {
+            return runUpdate(asked, u, compiler);
+        } catch (MetronException e) {
+            refuse(asked.id(), u, e);
+            throw e;
+        }
+    }
+
+    /** Records that the owner refused {@code u} (the chain runs its previous definition), for whoever waits. */
+    private void refuse(ChainId id, ChainUpdate u, MetronException e) {
+        store.chains().get(id).map(Versioned::value).filter(c -> !c.markedForRemoval())
+                .ifPresent(c -> store.chains().put(id, c.withUpdate(Optional.of(u.refused(e)))));
+    }
+
+    private Chain runUpdate(Chain old, ChainUpdate u, ChainCompiler compiler) {
+        ChainId id = old.id();
+        requireAgentAnswers(old);
+        Chain next = old.withDefinition(u.json(), u.deployment());
+        Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
+        Optional<Placement> placed = placement(id);
+        if (running.isPresent() && placed.isPresent()) {
             try {
-                return bringUp(next, compiler);
+                return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
             } catch (MetronException e) {
-                // the new definition could not run: bring the old one back
-                log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
-                Chain restore = next.withDefinition(old.json(), old.deployment());
-                store.chains().put(id, restore);
-                try {
-                    bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec(), synthesis));
-                } catch (MetronException again) {
-                    log.warn("Restoring {} failed too: {}", id, again.getMessage());
-                }
+                store.chains().put(id, old); // the running version, its record included, is untouched
+                log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
+                        old.version(), e.getMessage());
                 throw e;
             }
+        }
+        tearDown(old);
+        store.chains().put(id, next);
+        try {
+            return bringUp(next, compiler);
+        } catch (MetronException e) {
+            // the new definition could not run: bring the old one back
+            log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
+            Chain restore = next.withDefinition(old.json(), old.deployment());
+            store.chains().put(id, restore);
+            try {
+                bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec(), synthesis));
+            } catch (MetronException again) {
+                log.warn("Restoring {} failed too: {}", id, again.getMessage());
+            }
+            throw e;
         }
     }
 
@@ -965,13 +1018,6 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     private Object lock(ChainId id) {
         return store.lockFor(id);
-    }
-
-    private void requireLeader(ChainId id) {
-        if (!leadership.actsFor(id)) {
-            throw new MetronException(Fault.NOT_LEADER, "controller instance " + leadership.owner(id)
-                    .orElse("(none yet)") + " acts for chain " + id + ": send the update there");
-        }
     }
 
     private static MetronException unknown(ChainId id) {

@@ -136,7 +136,7 @@ public final class ChainOwnership implements AutoCloseable {
 
     /** Whether the chain's owner still has work to do for it. */
     static boolean needsOwner(Chain c) {
-        return c.state().unsettled();
+        return c.state().unsettled() || c.updatePending();
     }
 
     private boolean due(Chain c, long now) {

@@ -9,12 +9,15 @@ import com.esotericsoftware.kryo.io.Output;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ChainUpdate;
+import org.metron.app.api.MetronException;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.PendingPart;
 import org.onosproject.net.DeviceId;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The stored form of a {@link Chain}, written field by field behind a format number, so that a field added later
@@ -22,8 +25,8 @@ import java.util.List;
  * Kryo's field serializer under another registration id, which {@link Legacy} still reads.
  */
 final class ChainSerializer extends Serializer<Chain> {
-    /** The format this version writes; the reader takes every format up to it. */
-    static final int FORMAT = 1;
+    /** The format this version writes (2: with the desired update); the reader takes every format up to it. */
+    static final int FORMAT = 2;
 
     ChainSerializer() {
         super(false, true);
@@ -44,6 +47,13 @@ final class ChainSerializer extends Serializer<Chain> {
             out.writeString(p.what());
             out.writeString(p.why());
         }
+        out.writeBoolean(c.update().isPresent());
+        c.update().ifPresent(u -> {
+            out.writeString(u.json());
+            kryo.writeObject(out, u.deployment());
+            out.writeString(u.refusal().map(Enum::name).orElse(""));
+            out.writeString(u.message());
+        });
     }
 
     @Override
@@ -64,7 +74,15 @@ final class ChainSerializer extends Serializer<Chain> {
         for (int i = 0; i < n; i++) {
             pending.add(new PendingPart(DeviceId.deviceId(in.readString()), in.readString(), in.readString()));
         }
-        return new Chain(id, json, d, state, reason, version, pending);
+        Optional<ChainUpdate> update = Optional.empty();
+        if (format >= 2 && in.readBoolean()) {
+            String uj = in.readString();
+            DeploymentSpec ud = kryo.readObject(in, DeploymentSpec.class);
+            String refusal = in.readString();
+            update = Optional.of(ChainUpdate.of(uj, ud, refusal.isEmpty() ? Optional.empty()
+                    : Optional.of(MetronException.Fault.valueOf(refusal)), in.readString()));
+        }
+        return new Chain(id, json, d, state, reason, version, pending, update);
     }
 
     /**
