@@ -79,7 +79,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final ChainReconciler reconciler;
     private final OwnerHandover handover;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
-    private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
+    private final ChainCompilers compilers;
     /** Computes failover backups off the operations' threads, one chain at a time. */
     private final java.util.concurrent.ExecutorService backupWorker =
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -88,17 +88,6 @@ public final class ChainManager implements MetronService, CompiledChains {
                 t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
                 return t;
             });
-
-    /** A chain's compiled form for the version and profile it was placed with. */
-    private static final class Compiled {
-        final long version;
-        final CompiledChain chain;
-
-        Compiled(long version, CompiledChain chain) {
-            this.version = version;
-            this.chain = chain;
-        }
-    }
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
                         PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
@@ -113,9 +102,10 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
+        this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
         this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
-                this::releasePlacement, compiled::remove);
+                this::releasePlacement, compilers::forget);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
                 agentTimeout), agentTimeout);
@@ -126,7 +116,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Chain submit(String json) {
         ParsedChain pc = ChainRequests.parse(json);
-        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
+        ChainCompiler compiler = compilers.of(pc);
         synchronized (lock(pc.id())) {
             leadership.join(pc.id()); // the instance a new chain is submitted to runs first, so it owns it
             boolean mine = leadership.actsFor(pc.id());
@@ -179,7 +169,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + pc.id() + "' in the body differs "
                     + "from '" + id + "' in the request");
         }
-        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis); // cached once the owner runs it
         compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
         synchronized (lock(id)) {
             // a chain no instance has is unknown (404) wherever it is asked for
@@ -210,7 +200,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
         ChainCompiler compiler;
         try {
-            compiler = new ChainCompiler(ChainRequests.parse(c.update().get().json()).spec(), synthesis);
+            compiler = new ChainCompiler(ChainRequests.parse(c.update().get().json()).spec(), synthesis); // as PUT
         } catch (MetronException e) {
             refuse(id, c.update().get(), e);
             throw e;
@@ -261,7 +251,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             Chain restore = next.withDefinition(old.json(), old.deployment());
             store.chains().put(id, restore);
             try {
-                bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec(), synthesis));
+                bringUp(restore, compilers.of(restore));
             } catch (MetronException again) {
                 log.warn("Restoring {} failed too: {}", id, again.getMessage());
             }
@@ -317,7 +307,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             store.installed().put(id, r.installed);
             store.placements().put(id, p);
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            compiled.put(id, new Compiled(next.version(), oc.compiled()));
+            compilers.placed(next, oc.compiled());
             List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
                     .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
             tags.release(id, oldTags);
@@ -401,8 +391,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
         }
         releasePlacement(c.id());
-        compiled.remove(c.id());
-        return bringUp(c.withState(ChainState.SUBMITTED, why), compilerOf(c));
+        compilers.forget(c.id());
+        return bringUp(c.withState(ChainState.SUBMITTED, why), compilers.of(c));
     }
 
     /** Whether {@code device} is a switch the network view has now (an unavailable device is not in it). */
@@ -629,14 +619,14 @@ public final class ChainManager implements MetronService, CompiledChains {
         if (backup.isPresent()) {
             moved = backup.get().moved();
             store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
-            compiled.remove(id); // compiled again for the new offload profile when asked
+            compilers.moved(id); // compiled for the new offload profile when asked
         } else {
             Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
             moved = r.placement;
             store.installed().put(id, deployer.reroute(st, r.rules));
             // the new offload device's alternatives (as before this reroute path had backups); failovers follow
             store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
-            compiled.put(id, new Compiled(existing(id).version(), r.offload.compiled()));
+            compilers.placed(existing(id), r.offload.compiled());
         }
         store.placements().put(id, moved);
         String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
@@ -657,7 +647,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     private ChainCompiler compilerOf(Chain chain) {
-        return new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis);
+        return compilers.of(chain);
     }
 
     /**
@@ -801,7 +791,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
                 store.placements().put(id, p);
             }
-            compiled.put(id, new Compiled(current.version(), oc.compiled()));
+            compilers.placed(current, oc.compiled());
             current = transition(current, ChainState.PLACED);
             log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
                     p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
@@ -1059,17 +1049,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {
-        Compiled c = compiled.get(chain.id());
-        if (c != null && c.version <= chain.version() && p.isPresent()) {
-            return c.chain;
-        }
-        // another instance placed it, or it is not placed: compile again from the stored definition
-        TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
-        CompiledChain cc = compilerOf(chain).apply(profile);
-        if (p.isPresent()) {
-            compiled.put(chain.id(), new Compiled(chain.version(), cc));
-        }
-        return cc;
+        return compilers.compiled(chain, p);
     }
 
     @Override
