@@ -5,6 +5,7 @@ import com.google.common.collect.ImmutableList;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A stored chain: the operator's JSON (NF configs inline, exactly as accepted), its deployment, its lifecycle
@@ -18,6 +19,7 @@ public final class Chain {
     private final String reason;
     private final long version;
     private final ImmutableList<PendingPart> pending;
+    private final ChainUpdate update;
 
     public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
                  long version) {
@@ -26,6 +28,12 @@ public final class Chain {
 
     public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
                  long version, List<PendingPart> pending) {
+        this(id, json, deployment, state, reason, version, pending, Optional.empty());
+    }
+
+    public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
+                 long version, List<PendingPart> pending, Optional<ChainUpdate> update) {
+        this.update = update.orElse(null);
         this.id = Objects.requireNonNull(id, "id");
         this.json = Objects.requireNonNull(json, "json");
         this.deployment = Objects.requireNonNull(deployment, "deployment");
@@ -64,6 +72,24 @@ public final class Chain {
         return pending;
     }
 
+    /**
+     * The operator's desired new definition (a PUT) beside the one that runs ({@link #json()}), until the owner has
+     * applied it; kept when refused, with the owner's error. Empty otherwise.
+     */
+    public Optional<ChainUpdate> update() {
+        return Optional.ofNullable(update);
+    }
+
+    /** Whether the chain has an update its owner has yet to apply. */
+    public boolean updatePending() {
+        return update != null && update.pending();
+    }
+
+    /** Same chain, same state, with this desired update (or none). */
+    public Chain withUpdate(Optional<ChainUpdate> newUpdate) {
+        return new Chain(id, json, deployment, state, reason, version + 1, pending, newUpdate);
+    }
+
     /** Whether the operator deleted the chain: nothing may place, deploy or restore it any more. */
     public boolean markedForRemoval() {
         return state == ChainState.REMOVING;
@@ -74,17 +100,21 @@ public final class Chain {
         return version;
     }
 
-    /** Same chain in another state (no pending parts). */
+    /**
+     * Same chain in another state (no pending parts). A desired update stays (an owner's state change never loses
+     * the operator's intent) unless the chain is deleted: a tombstone drops it.
+     */
     public Chain withState(ChainState newState, String newReason) {
-        return new Chain(id, json, deployment, newState, newReason, version + 1);
+        return withState(newState, newReason, List.of());
     }
 
-    /** Same chain in another state with these pending parts. */
+    /** Same chain in another state with these pending parts (a desired update as {@link #withState(ChainState, String)}). */
     public Chain withState(ChainState newState, String newReason, List<PendingPart> newPending) {
-        return new Chain(id, json, deployment, newState, newReason, version + 1, newPending);
+        return new Chain(id, json, deployment, newState, newReason, version + 1, newPending,
+                newState == ChainState.REMOVING ? Optional.empty() : update());
     }
 
-    /** Same id with a new definition, back to SUBMITTED. */
+    /** Same id with a new definition, back to SUBMITTED (a desired update is thereby applied: it goes). */
     public Chain withDefinition(String newJson, DeploymentSpec newDeployment) {
         return new Chain(id, newJson, newDeployment, ChainState.SUBMITTED, "", version + 1);
     }
@@ -96,17 +126,18 @@ public final class Chain {
         }
         Chain c = (Chain) o;
         return id.equals(c.id) && json.equals(c.json) && deployment.equals(c.deployment) && state == c.state
-                && reason.equals(c.reason) && version == c.version && pending.equals(c.pending);
+                && reason.equals(c.reason) && version == c.version && pending.equals(c.pending)
+                && Objects.equals(update, c.update);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(id, json, deployment, state, reason, version, pending);
+        return Objects.hash(id, json, deployment, state, reason, version, pending, update);
     }
 
     @Override
     public String toString() {
         return MoreObjects.toStringHelper(this).add("id", id).add("state", state).add("reason", reason)
-                .add("version", version).add("pending", pending).toString();
+                .add("version", version).add("pending", pending).add("update", update).toString();
     }
 }

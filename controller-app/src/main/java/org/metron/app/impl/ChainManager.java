@@ -4,6 +4,7 @@ import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ChainUpdate;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
@@ -78,7 +79,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final ChainReconciler reconciler;
     private final OwnerHandover handover;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
-    private final Map<ChainId, Compiled> compiled = new ConcurrentHashMap<>();
+    private final ChainCompilers compilers;
     /** Computes failover backups off the operations' threads, one chain at a time. */
     private final java.util.concurrent.ExecutorService backupWorker =
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -87,17 +88,6 @@ public final class ChainManager implements MetronService, CompiledChains {
                 t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
                 return t;
             });
-
-    /** A chain's compiled form for the version and profile it was placed with. */
-    private static final class Compiled {
-        final long version;
-        final CompiledChain chain;
-
-        Compiled(long version, CompiledChain chain) {
-            this.version = version;
-            this.chain = chain;
-        }
-    }
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
                         PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
@@ -112,9 +102,10 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
+        this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
         this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
-                this::releasePlacement, compiled::remove);
+                this::releasePlacement, compilers::forget);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
                 agentTimeout), agentTimeout);
@@ -125,7 +116,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Chain submit(String json) {
         ParsedChain pc = ChainRequests.parse(json);
-        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
+        ChainCompiler compiler = compilers.of(pc);
         synchronized (lock(pc.id())) {
             leadership.join(pc.id()); // the instance a new chain is submitted to runs first, so it owns it
             boolean mine = leadership.actsFor(pc.id());
@@ -162,11 +153,14 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
-     * Updates a chain. A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed
-     * beside the running one, takes the flow state of its unchanged elements, traffic moves at the switches, and
-     * the old version is removed. When the new version cannot be placed or deployed, the running version and its
-     * record stay exactly as they were. A chain that holds nothing (FAILED) is simply brought up with the new
-     * definition, its old one restored when that fails.
+     * Updates a chain. The operator's new definition is first recorded with the chain, beside the one that runs
+     * ({@link ChainUpdate}), by whichever instance takes the PUT; the chain's owner applies it ({@link #applyUpdate})
+     * and an instance that does not own the chain waits for the outcome ({@link OwnerHandover#awaitUpdate}).
+     * A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed beside the
+     * running one, takes the flow state of its unchanged elements, traffic moves at the switches, and the old version
+     * is removed. When the new version cannot be placed or deployed, the running version and its record stay exactly
+     * as they were, the update recorded as refused with the error. A chain that holds nothing (FAILED) is simply
+     * brought up with the new definition, its old one restored when that fails.
      */
     @Override
     public Chain update(ChainId id, String json) {
@@ -175,44 +169,93 @@ public final class ChainManager implements MetronService, CompiledChains {
             throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + pc.id() + "' in the body differs "
                     + "from '" + id + "' in the request");
         }
-        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
-        compiler.apply(TargetProfile.NONE);
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis); // cached once the owner runs it
+        compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
         synchronized (lock(id)) {
-            Chain old = existing(id); // a chain no instance has is unknown (404) wherever it is asked for
-            requireLeader(id);
-            if (old.markedForRemoval()) {
-                throw ChainRemoval.refusal(old, "updated");
+            // a chain no instance has is unknown (404) wherever it is asked for
+            Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> unknown(id));
+            if (old.value().markedForRemoval()) {
+                throw ChainRemoval.refusal(old.value(), "updated");
             }
-            requireAgentAnswers(old);
-            Chain next = old.withDefinition(pc.json(), pc.deployment());
-            Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
-            Optional<Placement> placed = placement(id);
-            if (running.isPresent() && placed.isPresent()) {
-                try {
-                    return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
-                } catch (MetronException e) {
-                    store.chains().put(id, old); // the running version, its record included, is untouched
-                    log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
-                            old.version(), e.getMessage());
-                    throw e;
-                }
+            Chain asked = old.value().withUpdate(Optional.of(new ChainUpdate(pc.json(), pc.deployment())));
+            if (!store.chains().replace(id, old.version(), asked)) {
+                throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being "
+                        + "updated; retry PUT");
             }
-            tearDown(old);
-            store.chains().put(id, next);
+            if (!leadership.actsFor(id)) {
+                return handover.awaitUpdate(asked); // recorded: its owner applies it
+            }
+            return applyUpdate(asked, compiler);
+        }
+    }
+
+    /**
+     * Applies the update recorded with the chain, if any (its owner reconciling it: the instance that took the
+     * PUT did not own the chain, or its owner stopped mid-update); caller holds the lock.
+     */
+    Chain applyUpdate(ChainId id) {
+        Chain c = existing(id);
+        if (!c.updatePending() || c.markedForRemoval()) {
+            return c;
+        }
+        ChainCompiler compiler;
+        try {
+            compiler = new ChainCompiler(ChainRequests.parse(c.update().get().json()).spec(), synthesis); // as PUT
+        } catch (MetronException e) {
+            refuse(id, c.update().get(), e);
+            throw e;
+        }
+        return applyUpdate(c, compiler);
+    }
+
+    /** {@link #update} on the owner, {@code asked} recorded with its update; caller holds the lock. */
+    private Chain applyUpdate(Chain asked, ChainCompiler compiler) {
+        ChainUpdate u = asked.update().orElseThrow();
+        try {
+            return runUpdate(asked, u, compiler);
+        } catch (MetronException e) {
+            refuse(asked.id(), u, e);
+            throw e;
+        }
+    }
+
+    /** Records that the owner refused {@code u} (the chain runs its previous definition), for whoever waits. */
+    private void refuse(ChainId id, ChainUpdate u, MetronException e) {
+        store.chains().get(id).map(Versioned::value).filter(c -> !c.markedForRemoval())
+                .ifPresent(c -> store.chains().put(id, c.withUpdate(Optional.of(u.refused(e)))));
+    }
+
+    private Chain runUpdate(Chain old, ChainUpdate u, ChainCompiler compiler) {
+        ChainId id = old.id();
+        requireAgentAnswers(old);
+        Chain next = old.withDefinition(u.json(), u.deployment());
+        Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
+        Optional<Placement> placed = placement(id);
+        if (running.isPresent() && placed.isPresent()) {
             try {
-                return bringUp(next, compiler);
+                return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
             } catch (MetronException e) {
-                // the new definition could not run: bring the old one back
-                log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
-                Chain restore = next.withDefinition(old.json(), old.deployment());
-                store.chains().put(id, restore);
-                try {
-                    bringUp(restore, new ChainCompiler(ChainRequests.parse(old.json()).spec(), synthesis));
-                } catch (MetronException again) {
-                    log.warn("Restoring {} failed too: {}", id, again.getMessage());
-                }
+                store.chains().put(id, old); // the running version, its record included, is untouched
+                log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
+                        old.version(), e.getMessage());
                 throw e;
             }
+        }
+        tearDown(old);
+        store.chains().put(id, next);
+        try {
+            return bringUp(next, compiler);
+        } catch (MetronException e) {
+            // the new definition could not run: bring the old one back
+            log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
+            Chain restore = next.withDefinition(old.json(), old.deployment());
+            store.chains().put(id, restore);
+            try {
+                bringUp(restore, compilers.of(restore));
+            } catch (MetronException again) {
+                log.warn("Restoring {} failed too: {}", id, again.getMessage());
+            }
+            throw e;
         }
     }
 
@@ -264,7 +307,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             store.installed().put(id, r.installed);
             store.placements().put(id, p);
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            compiled.put(id, new Compiled(next.version(), oc.compiled()));
+            compilers.placed(next, oc.compiled());
             List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
                     .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
             tags.release(id, oldTags);
@@ -348,8 +391,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
         }
         releasePlacement(c.id());
-        compiled.remove(c.id());
-        return bringUp(c.withState(ChainState.SUBMITTED, why), compilerOf(c));
+        compilers.forget(c.id());
+        return bringUp(c.withState(ChainState.SUBMITTED, why), compilers.of(c));
     }
 
     /** Whether {@code device} is a switch the network view has now (an unavailable device is not in it). */
@@ -576,14 +619,14 @@ public final class ChainManager implements MetronService, CompiledChains {
         if (backup.isPresent()) {
             moved = backup.get().moved();
             store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
-            compiled.remove(id); // compiled again for the new offload profile when asked
+            compilers.moved(id); // compiled for the new offload profile when asked
         } else {
             Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
             moved = r.placement;
             store.installed().put(id, deployer.reroute(st, r.rules));
             // the new offload device's alternatives (as before this reroute path had backups); failovers follow
             store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
-            compiled.put(id, new Compiled(existing(id).version(), r.offload.compiled()));
+            compilers.placed(existing(id), r.offload.compiled());
         }
         store.placements().put(id, moved);
         String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
@@ -604,7 +647,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     private ChainCompiler compilerOf(Chain chain) {
-        return new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis);
+        return compilers.of(chain);
     }
 
     /**
@@ -748,7 +791,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
                 store.placements().put(id, p);
             }
-            compiled.put(id, new Compiled(current.version(), oc.compiled()));
+            compilers.placed(current, oc.compiled());
             current = transition(current, ChainState.PLACED);
             log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
                     p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
@@ -967,13 +1010,6 @@ public final class ChainManager implements MetronService, CompiledChains {
         return store.lockFor(id);
     }
 
-    private void requireLeader(ChainId id) {
-        if (!leadership.actsFor(id)) {
-            throw new MetronException(Fault.NOT_LEADER, "controller instance " + leadership.owner(id)
-                    .orElse("(none yet)") + " acts for chain " + id + ": send the update there");
-        }
-    }
-
     private static MetronException unknown(ChainId id) {
         return new MetronException(Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'");
     }
@@ -1013,17 +1049,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {
-        Compiled c = compiled.get(chain.id());
-        if (c != null && c.version <= chain.version() && p.isPresent()) {
-            return c.chain;
-        }
-        // another instance placed it, or it is not placed: compile again from the stored definition
-        TargetProfile profile = p.map(pl -> TargetProfile.named(pl.offloadProfile())).orElse(TargetProfile.NONE);
-        CompiledChain cc = compilerOf(chain).apply(profile);
-        if (p.isPresent()) {
-            compiled.put(chain.id(), new Compiled(chain.version(), cc));
-        }
-        return cc;
+        return compilers.compiled(chain, p);
     }
 
     @Override

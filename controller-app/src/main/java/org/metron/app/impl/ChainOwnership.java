@@ -4,12 +4,14 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronMap;
+import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -20,18 +22,22 @@ import java.util.function.LongSupplier;
 
 /**
  * Makes the owner of each chain finish what the operator asked of it, whoever received the request and whichever
- * instance started the work. Every round it runs for ownership of every stored chain ({@link Leadership#join}),
- * gives it up for chains that are gone, and hands each chain it owns that is not settled (between SUBMITTED and
- * ACTIVE, REMOVING, DEGRADED) to {@code reconcile}; a chain this instance comes to own (its owner stopped) is handed
- * over at once. A chain left in the same unsettled state by a try (its agent is dead, say) is tried again after a
- * delay that doubles from one round up to {@link #MAX_BACKOFF_MS}: a dead device costs a call now and then, not
- * one every round.
- * Both hosts run it: in the embedded host, whose one instance owns everything, its first round picks up what the
+ * instance started the work. It follows the chains map's events ({@link MetronMap#addListener}): a chain written by
+ * any instance is run for ({@link Leadership#join}) and, when this instance owns it and it is not settled (between
+ * SUBMITTED and ACTIVE, REMOVING, DEGRADED), handed to {@code reconcile} at once; a chain removed is no longer run
+ * for. A chain this instance comes to own (its owner stopped) is handed over at once too. A slow sweep over a
+ * snapshot of the map ({@link #SWEEP_MS}) finds what events can miss (a listener added after a write, an event
+ * lost with a node). A chain left in the same unsettled state by a try (its agent is dead, say) is tried again
+ * after a delay that doubles from {@link #FIRST_RETRY_MS} up to {@link #MAX_BACKOFF_MS}: a dead device costs a call
+ * now and then, not one per write of the chain.
+ * Both hosts run it: in the embedded host, whose one instance owns everything, its first sweep picks up what the
  * previous run of the host left unfinished.
  */
 public final class ChainOwnership implements AutoCloseable {
-    /** Default time between two rounds: a chain submitted on another instance is picked up within about this. */
-    public static final int INTERVAL_MS = 1000;
+    /** Default time between two safety sweeps; map events bring a chain to its owner within milliseconds. */
+    public static final int SWEEP_MS = 10_000;
+    /** The first delay before a chain left unsettled is tried again. */
+    static final long FIRST_RETRY_MS = 1000;
     static final long MAX_BACKOFF_MS = 30_000;
     private static final Logger log = LoggerFactory.getLogger(ChainOwnership.class);
 
@@ -48,7 +54,9 @@ public final class ChainOwnership implements AutoCloseable {
         return t;
     });
     private final Consumer<ChainId> gained = id -> worker.execute(() -> takeOver(id));
-    private long intervalMs = INTERVAL_MS;
+    private final Consumer<ChainId> changed = id -> worker.execute(() -> changed(id));
+    private volatile boolean started;
+    private long firstRetryMs = FIRST_RETRY_MS;
 
     /**
      * @param reconcile brings one chain this instance owns to what its stored state asks (idempotent)
@@ -62,15 +70,17 @@ public final class ChainOwnership implements AutoCloseable {
         this.clock = Objects.requireNonNull(clock);
     }
 
-    /** Starts the rounds, the first at once. */
-    public ChainOwnership start(Duration interval) {
-        intervalMs = interval.toMillis();
+    /** Follows the map's events and sweeps every {@code sweep}, the first sweep at once. */
+    public ChainOwnership start(Duration sweep) {
+        firstRetryMs = Math.min(sweep.toMillis(), FIRST_RETRY_MS);
+        started = true;
         leadership.addListener(gained);
-        worker.scheduleWithFixedDelay(this::round, 0, intervalMs, TimeUnit.MILLISECONDS);
+        chains.addListener(changed);
+        worker.scheduleWithFixedDelay(this::round, 0, sweep.toMillis(), TimeUnit.MILLISECONDS);
         return this;
     }
 
-    /** One round (tests call it directly). */
+    /** One sweep over every stored chain (tests call it directly). */
     public void round() {
         try {
             Map<ChainId, Chain> now = chains.snapshot();
@@ -81,22 +91,52 @@ public final class ChainOwnership implements AutoCloseable {
             }
             for (ChainId id : Set.copyOf(joined)) {
                 if (!now.containsKey(id)) {
-                    joined.remove(id);
-                    retries.remove(id);
-                    leadership.release(id);
+                    forget(id);
                 }
             }
             long t = clock.getAsLong();
-            for (Chain c : now.values()) {
-                if (!c.state().unsettled()) {
-                    retries.remove(c.id());
-                } else if (due(c, t) && leadership.actsFor(c.id())) {
-                    tryOnce(c.id());
-                }
-            }
+            now.values().forEach(c -> consider(c, t));
         } catch (RuntimeException e) {
-            log.warn("Ownership round failed: {}", e.toString()); // the next round tries again
+            log.warn("Ownership sweep failed: {}", e.toString()); // the next sweep tries again
         }
+    }
+
+    /** A chain was written or removed (by any instance): run for it, reconcile it, or forget it. */
+    private void changed(ChainId id) {
+        try {
+            Optional<Chain> c = chains.get(id).map(Versioned::value);
+            if (c.isEmpty()) {
+                forget(id);
+                return;
+            }
+            if (joined.add(id)) {
+                leadership.join(id);
+            }
+            consider(c.get(), clock.getAsLong());
+        } catch (RuntimeException e) {
+            log.warn("Chain {}: following its change failed: {}", id, e.toString()); // the sweep tries again
+        }
+    }
+
+    /** The chain is gone: no longer run for (also when this instance ran for it outside, as a submission does). */
+    private void forget(ChainId id) {
+        joined.remove(id);
+        retries.remove(id);
+        leadership.release(id);
+    }
+
+    /** Hands {@code c} to reconcile when its owner has work to do, this instance owns it, and its retry is due. */
+    private void consider(Chain c, long now) {
+        if (!needsOwner(c)) {
+            retries.remove(c.id());
+        } else if (due(c, now) && leadership.actsFor(c.id())) {
+            tryOnce(c.id());
+        }
+    }
+
+    /** Whether the chain's owner still has work to do for it. */
+    static boolean needsOwner(Chain c) {
+        return c.state().unsettled() || c.updatePending();
     }
 
     private boolean due(Chain c, long now) {
@@ -117,16 +157,21 @@ public final class ChainOwnership implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Chain {}: reconciling failed: {}", id, e.toString());
         }
-        chains.get(id).map(v -> v.value()).filter(c -> c.state().unsettled()).ifPresentOrElse(c -> {
+        chains.get(id).map(Versioned::value).filter(ChainOwnership::needsOwner).ifPresentOrElse(c -> {
             long[] before = retries.get(id);
-            long delay = before == null || before[0] != c.state().ordinal() ? intervalMs
+            long delay = before == null || before[0] != c.state().ordinal() ? firstRetryMs
                     : Math.min(MAX_BACKOFF_MS, 2 * before[2]);
             retries.put(id, new long[] {c.state().ordinal(), clock.getAsLong() + delay, delay});
+            if (started) {
+                // the retry at its time, not at the next sweep (nor at the chain's next write)
+                worker.schedule(() -> changed(id), delay, TimeUnit.MILLISECONDS);
+            }
         }, () -> retries.remove(id));
     }
 
     @Override
     public void close() {
+        chains.removeListener(changed);
         leadership.removeListener(gained);
         worker.shutdownNow();
     }

@@ -40,6 +40,8 @@ import java.util.stream.Collectors;
  *       a server no longer registered;</li>
  *   <li>FAILED, or no chain: nothing.</li>
  * </ul>
+ * A chain with an update recorded (a PUT another instance took, or one its stopped owner was applying) is updated
+ * first, once it is not being brought up ({@link ChainManager#applyUpdate}): applied, or refused with the error.
  * Idempotent: a second call finds the chain in a settled state.
  */
 final class ChainReconciler {
@@ -77,6 +79,11 @@ final class ChainReconciler {
         Chain c = stored.get();
         Optional<DeviceId> server = store.placements().get(id).map(Versioned::value).flatMap(Placement::server);
         try {
+            if (c.updatePending() && !c.markedForRemoval() && !c.state().bringingUp()
+                    && c.state() != ChainState.DEPLOYED) {
+                // the operator's PUT, taken by another instance or left by an owner that stopped mid-update
+                return "update applied: " + chains.applyUpdate(id).state();
+            }
             switch (c.state()) {
                 case REMOVING:
                     return chains.finishRemoval(c).map(left -> "removal continues, left: " + left.pending())

@@ -3,6 +3,7 @@ package org.metron.app.impl;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.ChainUpdate;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.spi.MetronMap;
@@ -15,7 +16,8 @@ import java.util.function.Predicate;
 
 /**
  * What an instance that does not own a chain does with an operator's write, so that any instance takes any request:
- * it records the operator's intent in the store (a new chain SUBMITTED, a deleted one's REMOVING tombstone), which
+ * it records the operator's intent in the store (a new chain SUBMITTED, a desired update beside the running
+ * definition, a deleted one's REMOVING tombstone), which
  * every instance sees, and waits a while for the owner ({@link ChainOwnership} picks the intent up within a round)
  * to act on it. The answer is the chain as the owner left it; one still in progress when the wait ends is answered
  * as it is, and the owner carries on.
@@ -44,6 +46,31 @@ final class OwnerHandover {
     }
 
     /**
+     * The chain once its owner applied the update recorded in {@code asked} (and, when it brought the chain up
+     * again, once that ended), or as it is after the wait (its update still pending: 202).
+     *
+     * @throws MetronException the owner's error when it refused the update; BEING_REMOVED when the chain was
+     *                         deleted meanwhile; UNKNOWN_CHAIN when it is gone
+     */
+    Chain awaitUpdate(Chain asked) {
+        ChainUpdate u = asked.update().orElseThrow();
+        Predicate<Chain> mine = c -> c.update().map(x -> x.json().equals(u.json())).orElse(false);
+        Chain c = await(asked.id(), now -> now.isEmpty() || now.get().markedForRemoval()
+                || !(mine.test(now.get()) && now.get().updatePending())
+                && !(now.get().state().bringingUp() || now.get().state() == ChainState.DEPLOYED), SUBMIT_WAIT)
+                .orElseThrow(() -> new MetronException(Fault.UNKNOWN_CHAIN, "chain " + asked.id() + " was deleted "
+                        + "while its owner updated it"));
+        if (c.markedForRemoval()) {
+            throw ChainRemoval.refusal(c, "updated");
+        }
+        Optional<MetronException> refused = c.update().filter(x -> mine.test(c)).flatMap(ChainUpdate::error);
+        if (refused.isPresent()) {
+            throw refused.get();
+        }
+        return c;
+    }
+
+    /**
      * Marks {@code chain} for removal and waits for the owner's removal attempt: empty when nothing of the chain is
      * left, else the chain (REMOVING) with what is left, or as the owner has not yet touched it.
      */
@@ -54,9 +81,9 @@ final class OwnerHandover {
             throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being deleted; "
                     + "retry DELETE");
         }
-        long marked = chains.get(id).map(Versioned::version).orElse(-1L);
-        return await(id, c -> c.isEmpty() || chains.get(id).map(v -> v.version() != marked).orElse(true),
-                REMOVE_WAIT);
+        // judged on the one read await makes (a second read could see the chain gone after the first saw it)
+        long marked = chain.value().markedForRemoval() ? chain.value().version() : tombstone.version();
+        return await(id, c -> c.isEmpty() || c.get().version() != marked, REMOVE_WAIT);
     }
 
     private Optional<Chain> await(ChainId id, Predicate<Optional<Chain>> done, Duration wait) {

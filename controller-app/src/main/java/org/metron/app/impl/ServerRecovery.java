@@ -17,7 +17,6 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledState;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.synth.CompiledChain;
-import org.metron.synth.TargetProfile;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +46,6 @@ public final class ServerRecovery {
 
     private final ChainStore store;
     private final ChainManager chains;
-    private final Synthesis synthesis;
     private final AgentCalls calls;
     /** The states whose chains run on their servers, and so are restored there. */
     private static final Set<ChainState> RESTORED = Set.of(ChainState.DEPLOYED, ChainState.ACTIVE,
@@ -59,7 +57,7 @@ public final class ServerRecovery {
     public ServerRecovery(ChainStore store, ChainManager chains, Synthesis synthesis, Duration timeout) {
         this.store = Objects.requireNonNull(store);
         this.chains = Objects.requireNonNull(chains);
-        this.synthesis = Objects.requireNonNull(synthesis);
+        Objects.requireNonNull(synthesis); // compiles come from the chain manager's cache (kept for the callers)
         this.calls = new AgentCalls(timeout);
     }
 
@@ -229,8 +227,7 @@ public final class ServerRecovery {
      * ({@link RulePlanner#compiledGroup}), so the pipeline comes back as it was, scaled.
      */
     private CompiledChain compiled(Chain chain, Placement p) {
-        CompiledChain cc = new ChainCompiler(ChainRequests.parse(chain.json()).spec(), synthesis)
-                .apply(TargetProfile.named(p.offloadProfile()));
+        CompiledChain cc = chains.compiled(chain.id()); // the one cache: never synthesized again here
         p.groups().forEach(g -> RulePlanner.compiledGroup(cc, g.groupId()));
         return cc;
     }

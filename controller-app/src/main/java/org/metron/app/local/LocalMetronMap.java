@@ -9,6 +9,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * A single-instance {@link MetronMap}: linearizable by one lock, keys and values kept Kryo-encoded with the
@@ -45,6 +47,7 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
     private final KryoNamespace namespace;
     private final WriteListener listener;
     private final Map<KeyBytes, Entry> entries = new HashMap<>();
+    private final java.util.List<Consumer<K>> changeListeners = new CopyOnWriteArrayList<>();
     private long nextVersion = 1;
 
     public LocalMetronMap(KryoNamespace namespace) {
@@ -115,6 +118,25 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
         byte[] bytes = namespace.serialize(Objects.requireNonNull(value));
         listener.written(k.bytes, bytes);
         entries.put(k, new Entry(bytes, nextVersion++));
+        changed(k);
+    }
+
+    /** Tells the change listeners, in the order of the writes (the lock is held). */
+    private void changed(KeyBytes k) {
+        if (!changeListeners.isEmpty()) {
+            K key = namespace.deserialize(k.bytes);
+            changeListeners.forEach(l -> l.accept(key));
+        }
+    }
+
+    @Override
+    public void addListener(Consumer<K> changed) {
+        changeListeners.add(Objects.requireNonNull(changed));
+    }
+
+    @Override
+    public void removeListener(Consumer<K> changed) {
+        changeListeners.remove(changed);
     }
 
     @Override
@@ -126,6 +148,7 @@ public final class LocalMetronMap<K, V> implements MetronMap<K, V> {
         }
         listener.written(k.bytes, null);
         entries.remove(k);
+        changed(k);
         return Optional.of(namespace.deserialize(e.value));
     }
 

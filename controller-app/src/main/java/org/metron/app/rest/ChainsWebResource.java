@@ -102,19 +102,26 @@ public class ChainsWebResource extends MetronWebResource {
     }
 
     /**
-     * Replaces a chain's definition.
+     * Replaces a chain's definition, on any instance: one that does not own the chain records the update and
+     * waits for the owner to apply it.
      *
      * @param name chain name
      * @param body chain JSON with the same name
-     * @return 200 OK with the chain
+     * @return 200 OK with the chain; 202 Accepted with it when its owner is still applying the update (its
+     *         {@code update} says so) or bringing the chain up; the owner's error when it refused the update
      */
     @PUT
     @Path("{name}")
     @Consumes(MediaType.APPLICATION_JSON)
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({200, 400, 404, 409, 421, 422, 502})
+    @Statuses({200, 202, 400, 404, 409, 422, 502})
     public Response update(@PathParam("name") String name, InputStream body) {
-        return ok(MetronJson.chain(metron().update(ChainId.of(name), read(body)), false)).build();
+        Chain c = metron().update(ChainId.of(name), read(body));
+        if (c.updatePending() || c.state().bringingUp() || c.state() == ChainState.DEPLOYED) {
+            return Response.accepted(MetronJson.chain(c, false).toString()).type(MediaType.APPLICATION_JSON_TYPE)
+                    .build();
+        }
+        return ok(MetronJson.chain(c, false)).build();
     }
 
     /**

@@ -41,6 +41,11 @@ public final class MetronJson {
         c.pending().forEach(p -> pending.addObject().put("device", p.device().toString()).put("what", p.what())
                 .put("why", p.why()));
         n.put("version", c.version());
+        c.update().ifPresent(u -> {
+            ObjectNode un = n.putObject("update");
+            un.put("state", u.pending() ? "PENDING" : "REFUSED");
+            u.refusal().ifPresent(f -> un.put("error", f.name()).put("message", u.message()));
+        });
         n.put("tagType", c.deployment().tagType().name().toLowerCase());
         n.put("cpuCores", c.deployment().cpuCores());
         n.put("ingressPoint", c.deployment().ingressPoint().toString());

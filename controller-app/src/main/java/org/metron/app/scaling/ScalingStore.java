@@ -24,11 +24,12 @@ public final class ScalingStore {
     public static final int HISTORY = 200;
 
     /**
-     * Metron's namespace plus scaling's types, which take the ids after it in this order (append only, like
-     * {@link MetronSerializers#NAMESPACE}).
+     * Metron's namespace plus scaling's types, from {@link MetronSerializers#SCALING_FIRST_ID} in this order
+     * (append only, like {@link MetronSerializers#NAMESPACE}): the ids b792e96 stored its journal and history with.
      */
     public static final KryoNamespace NAMESPACE = KryoNamespace.newBuilder()
             .register(MetronSerializers.NAMESPACE)
+            .nextId(MetronSerializers.SCALING_FIRST_ID)
             .register(ScalingDecision.Kind.class, ScalingOperation.Step.class, ScalingOperation.class,
                     ScalingEvent.Outcome.class, ScalingEvent.class)
             .build("metron-scaling");

@@ -4,6 +4,7 @@ import org.onosproject.store.service.Versioned;
 
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * A strongly consistent, versioned key-value map: the subset of ONOS {@code ConsistentMap} Metron uses.
@@ -30,4 +31,14 @@ public interface MetronMap<K, V> {
 
     /** An immutable snapshot of every entry. */
     Map<K, V> snapshot();
+
+    /**
+     * Tells {@code changed} the key of every write and removal made after this call, by any instance sharing the
+     * map (ONOS: the ConsistentMap's map events), after it is applied. Called on a thread of the map's, maybe
+     * with a lock held: a listener reads what it needs later, on a thread of its own, and returns.
+     */
+    void addListener(Consumer<K> changed);
+
+    /** Undoes {@link #addListener}. */
+    void removeListener(Consumer<K> changed);
 }

@@ -82,4 +82,14 @@ final class ChainRecords implements MetronMap<ChainId, Chain> {
         log.warn("Chain {} was deleted meanwhile: its {} record is not written (the delete stands)", value.id(),
                 value.state());
     }
+
+    @Override
+    public void addListener(java.util.function.Consumer<ChainId> changed) {
+        map.addListener(changed);
+    }
+
+    @Override
+    public void removeListener(java.util.function.Consumer<ChainId> changed) {
+        map.removeListener(changed);
+    }
 }

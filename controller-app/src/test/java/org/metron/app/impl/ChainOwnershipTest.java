@@ -124,6 +124,21 @@ public class ChainOwnershipTest {
     }
 
     @Test
+    public void theOwnerFollowsTheMapsEventsWithoutWaitingForASweep() throws InterruptedException {
+        try (ChainOwnership a = instance("a").start(Duration.ofHours(1));
+             ChainOwnership b = instance("b").start(Duration.ofHours(1))) {
+            Thread.sleep(100); // the first sweeps (at start) found nothing
+            cluster.instance("a").join(ChainId.of("web")); // as a submission to a does, before it stores the chain
+            put("web", ChainState.SUBMITTED); // written by either instance: an event on both
+            waitFor(() -> calls.contains("a:web"));
+            waitFor(() -> cluster.instance("b").owner(ChainId.of("web")).isPresent());
+            assertFalse(calls.contains("b:web"));
+            chains.remove(ChainId.of("web"));
+            waitFor(() -> cluster.instance("a").owner(ChainId.of("web")).isEmpty());
+        }
+    }
+
+    @Test
     public void aChainThatIsGoneIsNoLongerRunForAndItsOwnershipPassesNowhere() {
         ChainOwnership a = instance("a");
         put("web", ChainState.ACTIVE);

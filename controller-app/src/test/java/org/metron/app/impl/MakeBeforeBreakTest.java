@@ -98,9 +98,14 @@ public class MakeBeforeBreakTest {
         return t.build();
     }
 
-    /** Everything the running version is: record, placement, tags, rules, agent pipeline and NIC rules. */
+    /**
+     * Everything the running version is: record (its definition and state; a refused update is recorded beside
+     * them, with the error), placement, tags, rules, agent pipeline and NIC rules.
+     */
     private List<Object> running() {
-        return List.of(w.manager.chain(ID).get(), w.manager.placement(ID).get(), new HashSet<>(w.manager.tags()),
+        org.metron.app.api.Chain c = w.manager.chain(ID).get();
+        return List.of(List.of(c.json(), c.deployment(), c.state(), c.reason(), c.pending()),
+                w.manager.placement(ID).get(), new HashSet<>(w.manager.tags()),
                 new HashSet<>(w.switches.rules(Fixtures.D1)), new HashSet<>(w.switches.rules(Fixtures.D2)),
                 agent.pipelines(), agent.nicRules().keySet(), w.store.installed().get(ID).get().value());
     }

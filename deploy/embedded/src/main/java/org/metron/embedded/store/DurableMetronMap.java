@@ -283,4 +283,14 @@ final class DurableMetronMap<K, V> implements MetronMap<K, V> {
     public Map<K, V> snapshot() {
         return map.snapshot();
     }
+
+    @Override
+    public void addListener(java.util.function.Consumer<K> changed) {
+        map.addListener(changed);
+    }
+
+    @Override
+    public void removeListener(java.util.function.Consumer<K> changed) {
+        map.removeListener(changed);
+    }
 }

@@ -1,0 +1,83 @@
+package org.metron.app.store;
+
+import org.junit.Test;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.PendingPart;
+import org.metron.app.api.TagType;
+import org.metron.app.scaling.ScalingDecision;
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingStore;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotEquals;
+
+/**
+ * Records an older Metron stored read back in this one (an ONOS cluster's maps outlive an app upgrade, the
+ * embedded host keeps its store on disk). The files under src/test/resources/store were written by the code of
+ * the commit each is named after (b792e96, 8d01de4), with that commit's MetronSerializers / ScalingStore.
+ */
+public class StoredFormatTest {
+    private static final String JSON =
+            "{\"name\": \"web\", \"nfs\": [{\"name\": \"fw\", \"click\": \"IPFilter(allow all)\"}]}";
+    private static final DeploymentSpec D = new DeploymentSpec(TagType.MAC, 2, 4, true,
+            ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
+            ConnectPoint.deviceConnectPoint("of:0000000000000002/1"), 1);
+
+    private static byte[] file(String name) throws IOException {
+        try (InputStream in = StoredFormatTest.class.getResourceAsStream("/store/" + name)) {
+            return in.readAllBytes();
+        }
+    }
+
+    private static Chain chain(String file) throws IOException {
+        return MetronSerializers.NAMESPACE.deserialize(file(file));
+    }
+
+    @Test
+    public void chainRecordsOfB792e96ReadBack() throws IOException {
+        assertEquals(new Chain(ChainId.of("web"), JSON, D, ChainState.ACTIVE, "", 7),
+                chain("chain-b792e96-active.bin"));
+        assertEquals(new Chain(ChainId.of("fw-napt"), JSON, D, ChainState.FAILED, "deploying pipeline fw-napt on "
+                + "agent 10.0.0.1:50051 failed: \u00e9 UNAVAILABLE", 3), chain("chain-b792e96-failed.bin"));
+        assertEquals(new Chain(ChainId.of("gone"), JSON, D, ChainState.REMOVING, "removal incomplete: pipeline "
+                + "gone on of:00", 12), chain("chain-b792e96-removing.bin"));
+    }
+
+    @Test
+    public void chainRecordsWithThePendingFieldOf8d01de4ReadBack() throws IOException {
+        assertEquals(new Chain(ChainId.of("web"), JSON, D, ChainState.DEGRADED, "server of:00 became unavailable",
+                9), chain("chain-8d01de4-degraded.bin"));
+    }
+
+    @Test
+    public void aChainIsWrittenInTheFormatThatKeepsItsFieldsApart() throws IOException {
+        Chain c = new Chain(ChainId.of("web"), JSON, D, ChainState.REMOVING, "deleted", 4,
+                List.of(new PendingPart(DeviceId.deviceId("metron:s1"), "pipeline web", "agent down")));
+        byte[] bytes = MetronSerializers.NAMESPACE.serialize(c);
+        assertEquals(c, MetronSerializers.NAMESPACE.deserialize(bytes));
+        assertEquals(c, ScalingStore.NAMESPACE.deserialize(ScalingStore.NAMESPACE.serialize(c)));
+        // not under the old registration (505, varint 507 = 0xfb 0x03), which only reads
+        assertNotEquals(file("chain-b792e96-active.bin")[0], bytes[0]);
+    }
+
+    @Test
+    public void aScalingHistoryOfB792e96ReadsBack() throws IOException {
+        List<ScalingEvent> h = ScalingStore.NAMESPACE.deserialize(file("scaling-history-b792e96.bin"));
+        assertEquals(1, h.size());
+        ScalingEvent e = h.get(0);
+        assertEquals(ChainId.of("web"), e.chain());
+        assertEquals(ScalingDecision.Kind.SPLIT, e.kind());
+        assertEquals(ScalingEvent.Outcome.DONE, e.outcome());
+        assertEquals(List.of("g0", "g0s1"), e.groups());
+        assertEquals("sport bit 0", e.slice());
+    }
+}
