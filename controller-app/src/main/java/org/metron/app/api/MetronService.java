@@ -35,9 +35,12 @@ public interface MetronService {
      * deployed beside the running one, takes the flow state of its unchanged stateful elements, traffic moves to it
      * at the switches, then the old version is removed. When the new version cannot be placed or deployed, the
      * running version (its record included) is untouched. A chain that holds nothing (FAILED) is brought up with
-     * the new definition, the old one restored if that fails.
+     * the new definition, the old one restored if that fails. Any instance takes it: the new definition is
+     * recorded with the chain ({@link Chain#update()}) and the chain's owner applies it; an instance that does not
+     * own the chain waits for that and answers the chain (its update still PENDING when the wait ended) or the
+     * owner's error.
      *
-     * @throws MetronException as {@link #submit}, or UNKNOWN_CHAIN
+     * @throws MetronException as {@link #submit}, or UNKNOWN_CHAIN, BEING_REMOVED
      */
     Chain update(ChainId id, String json);
 

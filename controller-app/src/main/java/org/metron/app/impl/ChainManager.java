@@ -24,13 +24,10 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
-import org.metron.app.store.FailoverBackup;
-import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
-import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
@@ -43,11 +40,9 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -78,16 +73,9 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Inventory inventory;
     private final ChainReconciler reconciler;
     private final OwnerHandover handover;
-    private volatile ServerLoss scaledOut = ServerLoss.NONE;
+    private final ChainReroute reroutes;
+    private final LostServer lost;
     private final ChainCompilers compilers;
-    /** Computes failover backups off the operations' threads, one chain at a time. */
-    private final java.util.concurrent.ExecutorService backupWorker =
-            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "metron-backups");
-                t.setDaemon(true);
-                t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
-                return t;
-            });
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
                         PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
@@ -106,6 +94,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.handover = new OwnerHandover(store.chains());
         this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
                 this::releasePlacement, compilers::forget);
+        this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers);
+        this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
                 agentTimeout), agentTimeout);
@@ -431,43 +421,18 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
-     * Re-routes every deployed chain whose switch rules use {@code device} (it failed, or one of its links
-     * did): a new path and offload device from the current network view, the same server, groups and tags,
-     * so pipelines keep running and keep their flow state. Chains whose new offload device would need
-     * different groups are left as they are (and logged): they need a resubmission.
+     * Re-routes every deployed chain whose switch rules use {@code device} (it failed, or one of its links did),
+     * keeping server, groups and tags ({@link ChainReroute}).
      *
      * @return the chains that were moved
      */
     public List<ChainId> reroute(DeviceId device) {
-        return reroute(device, "device " + device + " unavailable");
+        return reroutes.reroute(device);
     }
 
-    /**
-     * {@link #reroute(DeviceId)} naming what failed in logs and reasons ({@code cause}: "device X unavailable",
-     * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
-     */
+    /** {@link #reroute(DeviceId)} naming what failed ("link X - Y removed": the device may itself be healthy). */
     public List<ChainId> reroute(DeviceId device, String cause) {
-        List<ChainId> moved = new ArrayList<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
-                continue;
-            }
-            ChainId id = st.chainId();
-            synchronized (lock(id)) {
-                // a chain the operator deleted is never given new rules
-                if (!leadership.actsFor(id) || chain(id).map(Chain::markedForRemoval).orElse(true)) {
-                    continue;
-                }
-                try {
-                    rerouteOne(id, device, cause);
-                    moved.add(id);
-                } catch (MetronException e) {
-                    log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
-                            e.getMessage());
-                }
-            }
-        }
-        return moved;
+        return reroutes.reroute(device, cause);
     }
 
     /**
@@ -491,262 +456,37 @@ public final class ChainManager implements MetronService, CompiledChains {
      * {@link ServerLoss#NONE} by default.
      */
     public void onServerLost(ServerLoss scaled) {
-        scaledOut = Objects.requireNonNull(scaled);
+        lost.onServerLost(scaled);
     }
 
     /**
-     * Moves every chain this instance leads off a server that is gone (its device stayed unavailable past the
-     * failover deadline, see the ONOS component): the chain's switch rules come off, its placement and tags are
-     * released, and it is placed and deployed again from its stored definition among the servers still available.
-     * Its reason then says it moved and from where. A chain no other server can take is left as it is (rules,
-     * tags, cores: it comes back if its agent does), its reason naming the lost server and why nothing else can
-     * take it; one that cannot be brought up elsewhere after all ends FAILED saying so. Flow state does not move
-     * (the agent holding it is gone). First, the chains placed on other servers that had groups scaled out to it
-     * get those back on their own servers ({@link #onServerLost}: scaling does it).
+     * Moves every chain this instance owns off a server that is gone (unavailable past the failover deadline) to
+     * another server, or leaves it DEGRADED naming what does not run when none can take it ({@link LostServer}).
      *
      * @return the chains that run again on another server
      */
     public List<ChainId> serverLost(DeviceId server) {
-        try {
-            List<ChainId> back = scaledOut.serverLost(server);
-            if (!back.isEmpty()) {
-                log.warn("Chains {}: their groups on lost server {} run on their own servers again", back, server);
-            }
-        } catch (RuntimeException e) {
-            log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
-        }
-        List<ChainId> moved = new ArrayList<>();
-        for (Placement p : store.placements().snapshot().values()) {
-            if (!p.server().map(server::equals).orElse(false)) {
-                continue;
-            }
-            ChainId id = p.chainId();
-            synchronized (lock(id)) {
-                if (leadership.actsFor(id) && moveOff(id, server)) {
-                    moved.add(id);
-                }
-            }
-        }
-        return moved;
+        return lost.serverLost(server);
     }
 
-    /**
-     * {@link #serverLost} for one chain, caller holding its lock: moved to another server, or DEGRADED naming what
-     * does not run when no other server can take it (nothing torn down: it comes back if its agent does), or
-     * FAILED when another server was chosen but the chain could not be brought up there. A chain marked for
-     * removal, or no longer placed on {@code server}, is left alone.
-     *
-     * @return whether the chain now runs on another server
-     */
+    /** {@link #serverLost} for one chain, caller holding its lock ({@link LostServer#moveOff}). */
     boolean moveOff(ChainId id, DeviceId server) {
-        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        boolean stillThere = placement(id).flatMap(Placement::server).map(server::equals).orElse(false);
-        if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
-            return false;
-        }
-        Chain c = chain.get();
-        String why = "server " + server + " became unavailable";
-        ChainCompiler compiler = compilerOf(c);
-        // nothing is torn down unless another server can take the chain: with none, the chain stays placed
-        // (its rules, tags and cores) and comes back when its agent does (restart recovery). The lost server is
-        // not asked (a dead agent would cost a timeout per question)
-        PlacementEngine others = placement.without(server);
-        try {
-            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), this::reservedCores,
-                    compiler.flowStateDemand());
-        } catch (MetronException e) {
-            List<org.metron.app.api.PendingPart> down = LostServer.notRunning(store, id, server);
-            store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
-                    + e.getMessage() + "): its traffic does not flow until the agent of " + server
-                    + " answers again", down));
-            log.warn("Chain {} DEGRADED: its server {} is lost and no other server can take it ({}); not running: "
-                    + "{}", id, server, e.getMessage(), down);
-            return false;
-        }
-        store.installed().get(id).map(Versioned::value).ifPresent(st -> {
-            List<String> left = deployer.undeploy(withoutShared(st), Optional.empty());
-            if (!left.isEmpty()) {
-                log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
-            }
-        });
-        releasePlacement(id);
-        try {
-            Chain up = bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
-            String to = placement(id).flatMap(Placement::server).map(Object::toString)
-                    .orElse("the offload device alone");
-            store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
-            log.warn("Chain {} moved off lost server {} to {}: {}", id, server, to, up.state());
-            return true;
-        } catch (MetronException e) {
-            store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
-                    + "chain: " + e.getMessage()));
-            log.warn("Chain {} FAILED with its lost server {}: {}", id, server, e.getMessage());
-            return false;
-        }
+        return lost.moveOff(id, server);
     }
 
-    /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
-    private static final class Reroute {
-        final OffloadChoice offload;
-        final Placement placement;
-        /** Per device, install order (the offload device last). */
-        final Map<DeviceId, List<InstalledRule>> rules;
-
-        Reroute(OffloadChoice offload, Placement placement, Map<DeviceId, List<InstalledRule>> rules) {
-            this.offload = offload;
-            this.placement = placement;
-            this.rules = rules;
-        }
-
-        List<InstalledRule> allRules() {
-            return rules.values().stream().flatMap(List::stream).collect(Collectors.toList());
-        }
-    }
-
-    /**
-     * Moves a deployed chain's switch rules around a failed device: by a lookup of the backup precomputed for
-     * that device when it still fits (computed for the chain's current placement, every device it uses
-     * available), else by computing a new path and offload device from the current network view.
-     */
-    private void rerouteOne(ChainId id, DeviceId failed, String cause) {
-        long t0 = System.nanoTime();
-        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
-                + " has installed rules but no placement"));
-        InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
-        Optional<FailoverBackup> backup = store.backups().get(id).map(Versioned::value)
-                .flatMap(b -> b.failover(failed)).filter(b -> fits(b, p, failed));
-        Placement moved;
-        if (backup.isPresent()) {
-            moved = backup.get().moved();
-            store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
-            compilers.moved(id); // compiled for the new offload profile when asked
-        } else {
-            Reroute r = planReroute(id, placement, planner, compilerOf(existing(id)));
-            moved = r.placement;
-            store.installed().put(id, deployer.reroute(st, r.rules));
-            // the new offload device's alternatives (as before this reroute path had backups); failovers follow
-            store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
-            compilers.placed(existing(id), r.offload.compiled());
-        }
-        store.placements().put(id, moved);
-        String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
-        Chain c = existing(id);
-        store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
-                + ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
-                .orElse("-"), c.pending()));
-        log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
-                st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
-                ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
-        refreshBackups(id);
-    }
-
-    /** A backup fits while the chain still has the placement it was computed for and its devices are up. */
-    private boolean fits(FailoverBackup b, Placement current, DeviceId failed) {
-        return b.basis().equals(current) && b.switchRules().stream().map(r -> r.rule().deviceId()).distinct()
-                .allMatch(d -> !d.equals(failed) && placement.network().device(d).isPresent());
-    }
-
-    private ChainCompiler compilerOf(Chain chain) {
-        return compilers.of(chain);
-    }
-
-    /**
-     * A new path and offload device for a deployed chain over {@code pe}'s and {@code rp}'s network view (the
-     * current one, or one without a device whose failure is precomputed), keeping server, groups and tags.
-     */
-    private Reroute planReroute(ChainId id, PlacementEngine pe, RulePlanner rp, ChainCompiler compiler) {
-        Chain chain = existing(id);
-        DeploymentSpec d = chain.deployment();
-        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
-                + " has installed rules but no placement"));
-        Optional<MetronServer> server = p.server().flatMap(servers::server);
-        if (p.server().isPresent() && server.isEmpty()) {
-            throw new MetronException(Fault.AGENT_FAILURE, "server " + p.server().get() + " is gone");
-        }
-        OffloadChoice oc = server.isPresent()
-                ? pe.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
-                : pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
-                new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
-        Tag marker = p.groups().isEmpty() ? tags.allocations().stream()
-                .filter(t -> t.chainId().equals(id)).map(TagAllocation::tag).findFirst().orElseThrow()
-                : p.groups().get(0).tag();
-        Placement moved = new Placement(id, p.server(), p.nic(), p.egressNic(), Optional.of(oc.device()),
-                oc.profile().name(), p.groups());
-        // planned as compiled, then as scaling left the groups (split, sliced, on other servers, merged)
-        Placement basis;
-        try {
-            basis = ScaledRules.basis(moved, oc.compiled());
-        } catch (MetronException e) {
-            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "offload device " + oc.device() + " would need "
-                    + "other server groups: " + e.getMessage(), e);
-        }
-        DeploymentPlan plan = rp.plan(id, d, basis, server, false, oc, marker);
-        return new Reroute(oc, moved, ScaledRules.of(plan, basis, moved, oc.device(), g -> rp.remotePath(id, d,
-                oc.device(), servers.server(g.server().orElseThrow()).orElseThrow(() -> new MetronException(
-                        Fault.AGENT_FAILURE, "server " + g.server().get() + " of group " + g.groupId() + " is gone")),
-                g, marker, ReplyTraffic.of(oc.compiled()).present()), rp.appId()));
-    }
-
-    /**
-     * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
-     * ingress device, where the chain would go if that device failed. Called after every change of the chain's
-     * placement or rules: deployment, update, reroute here, every scaling operation through
-     * {@link #rulesChanged}; a backup computed for an older placement is never used (see {@link #fits}).
-     */
+    /** Recomputes the chain's failover backups in the background ({@link ChainReroute#refreshBackups}). */
     public void refreshBackups(ChainId id) {
-        backupWorker.execute(() -> {
-            try {
-                computeBackups(id);
-            } catch (RuntimeException e) {
-                log.debug("Backups of {} not computed: {}", id, e.toString());
-            }
-        });
+        reroutes.refreshBackups(id);
     }
 
     /** Stops computing backups (the hosts call it when they stop; chains stay as they are). */
     public void close() {
-        backupWorker.shutdownNow();
+        reroutes.close();
     }
 
     /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
     public void awaitBackups() {
-        try {
-            backupWorker.submit(() -> { }).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private void computeBackups(ChainId id) {
-        Optional<Placement> basis = placement(id);
-        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
-        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
-            return;
-        }
-        ChainCompiler compiler = compilerOf(chain.get());
-        Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
-        Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
-        st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
-        candidates.remove(chain.get().deployment().ingressPoint().deviceId()); // nothing routes around it
-        for (DeviceId f : candidates) {
-            NetworkWithout without = new NetworkWithout(placement.network(), f);
-            try {
-                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
-                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.allRules()));
-            } catch (MetronException e) {
-                log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
-            }
-        }
-        // no chain lock (operations must not wait for this): written only over the configuration read here, and a
-        // backup whose basis is not the placement at failure time is never used anyway (fits)
-        Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
-        if (cfg.isPresent() && placement(id).equals(basis)
-                && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
-            log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
-        }
+        reroutes.awaitBackups();
     }
 
     // ---- lifecycle steps -------------------------------------------------------------------------------------
@@ -757,7 +497,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /** {@link #bringUp(Chain, ChainCompiler)} choosing with {@code pe} (e.g. without a lost server). */
-    private Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
+    Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
         ChainId id = chain.id();
         DeploymentSpec d = chain.deployment();
         Chain current = chain;
@@ -843,7 +583,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
-    private static long ms(long from, long to) {
+    static long ms(long from, long to) {
         return (to - from) / 1_000_000;
     }
 
@@ -884,7 +624,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * The chain's installed state without the switch rules another chain holds too (chains sharing an ingress point
      * may install the same entry, e.g. a deny rule or the default drop): removing the chain must leave them.
      */
-    private InstalledState withoutShared(InstalledState st) {
+    InstalledState withoutShared(InstalledState st) {
         Set<Object> others = entriesOfOthers(st.chainId());
         return new InstalledState(st.chainId(), st.server(), st.switchRules().stream()
                 .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()),
@@ -899,7 +639,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         return out;
     }
 
-    private void releasePlacement(ChainId id) {
+    void releasePlacement(ChainId id) {
         store.installed().remove(id);
         store.placements().remove(id);
         store.backups().remove(id);
@@ -944,7 +684,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /** Cores promised to placed chains, per server. */
-    private Set<Integer> reservedCores(DeviceId server) {
+    Set<Integer> reservedCores(DeviceId server) {
         return reservedCoresExcept(server, null);
     }
 

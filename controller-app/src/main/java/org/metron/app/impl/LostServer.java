@@ -1,19 +1,149 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.Leadership;
 import org.metron.app.api.PendingPart;
 import org.metron.app.store.ChainStore;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
+import java.util.Objects;
 import java.util.List;
 import java.util.Optional;
 
-/** What of a chain does not run while its server is lost: the pending parts of a DEGRADED chain. */
+/**
+ * Moves the chains this instance owns off a server that is gone ({@link ChainManager#serverLost}): each to another
+ * server when one can take it, else DEGRADED naming what does not run (the pending parts of a DEGRADED chain).
+ */
 final class LostServer {
-    private LostServer() {
+    private static final Logger log = LoggerFactory.getLogger(LostServer.class);
+
+    private final ChainManager chains;
+    private final ChainStore store;
+    private final Leadership leadership;
+    private final PlacementEngine placement;
+    private final Deployer deployer;
+    private final ChainCompilers compilers;
+    private volatile ServerLoss scaledOut = ServerLoss.NONE;
+
+    LostServer(ChainManager chains, ChainStore store, Leadership leadership, PlacementEngine placement,
+               Deployer deployer, ChainCompilers compilers) {
+        this.chains = Objects.requireNonNull(chains);
+        this.store = Objects.requireNonNull(store);
+        this.leadership = Objects.requireNonNull(leadership);
+        this.placement = Objects.requireNonNull(placement);
+        this.deployer = Objects.requireNonNull(deployer);
+        this.compilers = Objects.requireNonNull(compilers);
     }
+
+    /**
+     * What else acts on a lost server: scaling brings back the groups it scaled out to it ({@link ServerLoss});
+     * {@link ServerLoss#NONE} by default.
+     */
+    void onServerLost(ServerLoss scaled) {
+        scaledOut = Objects.requireNonNull(scaled);
+    }
+
+    /**
+     * Moves every chain this instance leads off a server that is gone (its device stayed unavailable past the
+     * failover deadline, see the ONOS component): the chain's switch rules come off, its placement and tags are
+     * released, and it is placed and deployed again from its stored definition among the servers still available.
+     * Its reason then says it moved and from where. A chain no other server can take is left as it is (rules,
+     * tags, cores: it comes back if its agent does), its reason naming the lost server and why nothing else can
+     * take it; one that cannot be brought up elsewhere after all ends FAILED saying so. Flow state does not move
+     * (the agent holding it is gone). First, the chains placed on other servers that had groups scaled out to it
+     * get those back on their own servers ({@link ChainManager#onServerLost}: scaling does it).
+     *
+     * @return the chains that run again on another server
+     */
+    List<ChainId> serverLost(DeviceId server) {
+        try {
+            List<ChainId> back = scaledOut.serverLost(server);
+            if (!back.isEmpty()) {
+                log.warn("Chains {}: their groups on lost server {} run on their own servers again", back, server);
+            }
+        } catch (RuntimeException e) {
+            log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
+        }
+        List<ChainId> moved = new ArrayList<>();
+        for (Placement p : store.placements().snapshot().values()) {
+            if (!p.server().map(server::equals).orElse(false)) {
+                continue;
+            }
+            ChainId id = p.chainId();
+            synchronized (store.lockFor(id)) {
+                if (leadership.actsFor(id) && moveOff(id, server)) {
+                    moved.add(id);
+                }
+            }
+        }
+        return moved;
+    }
+
+    /**
+     * {@link #serverLost} for one chain, caller holding its lock: moved to another server, or DEGRADED naming what
+     * does not run when no other server can take it (nothing torn down: it comes back if its agent does), or
+     * FAILED when another server was chosen but the chain could not be brought up there. A chain marked for
+     * removal, or no longer placed on {@code server}, is left alone.
+     *
+     * @return whether the chain now runs on another server
+     */
+    boolean moveOff(ChainId id, DeviceId server) {
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        boolean stillThere = store.placements().get(id).map(Versioned::value).flatMap(Placement::server).map(server::equals).orElse(false);
+        if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
+            return false;
+        }
+        Chain c = chain.get();
+        String why = "server " + server + " became unavailable";
+        ChainCompiler compiler = compilers.of(c);
+        // nothing is torn down unless another server can take the chain: with none, the chain stays placed
+        // (its rules, tags and cores) and comes back when its agent does (restart recovery). The lost server is
+        // not asked (a dead agent would cost a timeout per question)
+        PlacementEngine others = placement.without(server);
+        try {
+            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), chains::reservedCores,
+                    compiler.flowStateDemand());
+        } catch (MetronException e) {
+            List<org.metron.app.api.PendingPart> down = notRunning(store, id, server);
+            store.chains().put(id, c.withState(ChainState.DEGRADED, why + "; no other server can take the chain ("
+                    + e.getMessage() + "): its traffic does not flow until the agent of " + server
+                    + " answers again", down));
+            log.warn("Chain {} DEGRADED: its server {} is lost and no other server can take it ({}); not running: "
+                    + "{}", id, server, e.getMessage(), down);
+            return false;
+        }
+        store.installed().get(id).map(Versioned::value).ifPresent(st -> {
+            List<String> left = deployer.undeploy(chains.withoutShared(st), Optional.empty());
+            if (!left.isEmpty()) {
+                log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
+            }
+        });
+        chains.releasePlacement(id);
+        try {
+            Chain up = chains.bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
+            String to = store.placements().get(id).map(Versioned::value).flatMap(Placement::server).map(Object::toString)
+                    .orElse("the offload device alone");
+            store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
+            log.warn("Chain {} moved off lost server {} to {}: {}", id, server, to, up.state());
+            return true;
+        } catch (MetronException e) {
+            store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "
+                    + "chain: " + e.getMessage()));
+            log.warn("Chain {} FAILED with its lost server {}: {}", id, server, e.getMessage());
+            return false;
+        }
+    }
+
+    /** What a reroute installs: the offload choice, the placement it leads to and its switch rules. */
 
     /** The chain's pipeline and NIC rules on {@code server}, as pending parts (its groups when none is recorded). */
     static List<PendingPart> notRunning(ChainStore store, ChainId id, DeviceId server) {

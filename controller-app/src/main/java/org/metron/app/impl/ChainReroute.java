@@ -1,0 +1,279 @@
+package org.metron.app.impl;
+
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.spi.Leadership;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.BackupConfiguration;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.FailoverBackup;
+import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Keeps deployed chains' traffic flowing around failed switches and links: a reroute moves a chain's switch rules
+ * around a device (by a lookup of the failover backup precomputed for it when it still fits, else computed from the
+ * current network view), keeping its server, groups and tags; failover backups are computed in the background after
+ * every change of a chain's placement or rules. The chain manager's {@code reroute}, {@code refreshBackups} and
+ * {@code rulesChanged} come here.
+ */
+final class ChainReroute {
+    private static final Logger log = LoggerFactory.getLogger(ChainReroute.class);
+
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final Leadership leadership;
+    private final PlacementEngine placement;
+    private final RulePlanner planner;
+    private final Deployer deployer;
+    private final TagAllocator tags;
+    private final ChainCompilers compilers;
+    /** Computes failover backups off the operations' threads, one chain at a time. */
+    private final java.util.concurrent.ExecutorService backupWorker =
+            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "metron-backups");
+                t.setDaemon(true);
+                t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
+                return t;
+            });
+
+    ChainReroute(ChainStore store, ServerRegistry servers, Leadership leadership, PlacementEngine placement,
+                 RulePlanner planner, Deployer deployer, TagAllocator tags, ChainCompilers compilers) {
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.leadership = Objects.requireNonNull(leadership);
+        this.placement = Objects.requireNonNull(placement);
+        this.planner = Objects.requireNonNull(planner);
+        this.deployer = Objects.requireNonNull(deployer);
+        this.tags = Objects.requireNonNull(tags);
+        this.compilers = Objects.requireNonNull(compilers);
+    }
+
+    private Chain existing(ChainId id) {
+        return store.chains().get(id).map(Versioned::value).orElseThrow(() -> new MetronException(
+                Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
+    }
+
+    private Optional<Placement> placement(ChainId id) {
+        return store.placements().get(id).map(Versioned::value);
+    }
+
+    /**
+     * Re-routes every deployed chain whose switch rules use {@code device} (it failed, or one of its links
+     * did): a new path and offload device from the current network view, the same server, groups and tags,
+     * so pipelines keep running and keep their flow state. Chains whose new offload device would need
+     * different groups are left as they are (and logged): they need a resubmission.
+     *
+     * @return the chains that were moved
+     */
+    List<ChainId> reroute(DeviceId device) {
+        return reroute(device, "device " + device + " unavailable");
+    }
+
+    /**
+     * {@link #reroute(DeviceId)} naming what failed in logs and reasons ({@code cause}: "device X unavailable",
+     * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
+     */
+    List<ChainId> reroute(DeviceId device, String cause) {
+        List<ChainId> moved = new ArrayList<>();
+        for (InstalledState st : store.installed().snapshot().values()) {
+            if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
+                continue;
+            }
+            ChainId id = st.chainId();
+            synchronized (store.lockFor(id)) {
+                // a chain the operator deleted is never given new rules
+                if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value).map(Chain::markedForRemoval).orElse(true)) {
+                    continue;
+                }
+                try {
+                    rerouteOne(id, device, cause);
+                    moved.add(id);
+                } catch (MetronException e) {
+                    log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
+                            e.getMessage());
+                }
+            }
+        }
+        return moved;
+    }
+
+    private static final class Reroute {
+        final OffloadChoice offload;
+        final Placement placement;
+        /** Per device, install order (the offload device last). */
+        final Map<DeviceId, List<InstalledRule>> rules;
+
+        Reroute(OffloadChoice offload, Placement placement, Map<DeviceId, List<InstalledRule>> rules) {
+            this.offload = offload;
+            this.placement = placement;
+            this.rules = rules;
+        }
+
+        List<InstalledRule> allRules() {
+            return rules.values().stream().flatMap(List::stream).collect(Collectors.toList());
+        }
+    }
+
+    /**
+     * Moves a deployed chain's switch rules around a failed device: by a lookup of the backup precomputed for
+     * that device when it still fits (computed for the chain's current placement, every device it uses
+     * available), else by computing a new path and offload device from the current network view.
+     */
+    private void rerouteOne(ChainId id, DeviceId failed, String cause) {
+        long t0 = System.nanoTime();
+        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+                + " has installed rules but no placement"));
+        InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
+        Optional<FailoverBackup> backup = store.backups().get(id).map(Versioned::value)
+                .flatMap(b -> b.failover(failed)).filter(b -> fits(b, p, failed));
+        Placement moved;
+        if (backup.isPresent()) {
+            moved = backup.get().moved();
+            store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
+            compilers.moved(id); // compiled for the new offload profile when asked
+        } else {
+            Reroute r = planReroute(id, placement, planner, compilers.of(existing(id)));
+            moved = r.placement;
+            store.installed().put(id, deployer.reroute(st, r.rules));
+            // the new offload device's alternatives (as before this reroute path had backups); failovers follow
+            store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));
+            compilers.placed(existing(id), r.offload.compiled());
+        }
+        store.placements().put(id, moved);
+        String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
+        Chain c = existing(id);
+        store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
+                + ChainManager.ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
+                .orElse("-"), c.pending()));
+        log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
+                st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
+                ChainManager.ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
+        refreshBackups(id);
+    }
+
+    /** A backup fits while the chain still has the placement it was computed for and its devices are up. */
+    private boolean fits(FailoverBackup b, Placement current, DeviceId failed) {
+        return b.basis().equals(current) && b.switchRules().stream().map(r -> r.rule().deviceId()).distinct()
+                .allMatch(d -> !d.equals(failed) && placement.network().device(d).isPresent());
+    }
+
+    /**
+     * A new path and offload device for a deployed chain over {@code pe}'s and {@code rp}'s network view (the
+     * current one, or one without a device whose failure is precomputed), keeping server, groups and tags.
+     */
+    private Reroute planReroute(ChainId id, PlacementEngine pe, RulePlanner rp, ChainCompiler compiler) {
+        Chain chain = existing(id);
+        DeploymentSpec d = chain.deployment();
+        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+                + " has installed rules but no placement"));
+        Optional<MetronServer> server = p.server().flatMap(servers::server);
+        if (p.server().isPresent() && server.isEmpty()) {
+            throw new MetronException(Fault.AGENT_FAILURE, "server " + p.server().get() + " is gone");
+        }
+        OffloadChoice oc = server.isPresent()
+                ? pe.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
+                : pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
+                new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
+        Tag marker = p.groups().isEmpty() ? tags.allocations().stream()
+                .filter(t -> t.chainId().equals(id)).map(TagAllocation::tag).findFirst().orElseThrow()
+                : p.groups().get(0).tag();
+        Placement moved = new Placement(id, p.server(), p.nic(), p.egressNic(), Optional.of(oc.device()),
+                oc.profile().name(), p.groups());
+        // planned as compiled, then as scaling left the groups (split, sliced, on other servers, merged)
+        Placement basis;
+        try {
+            basis = ScaledRules.basis(moved, oc.compiled());
+        } catch (MetronException e) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "offload device " + oc.device() + " would need "
+                    + "other server groups: " + e.getMessage(), e);
+        }
+        DeploymentPlan plan = rp.plan(id, d, basis, server, false, oc, marker);
+        return new Reroute(oc, moved, ScaledRules.of(plan, basis, moved, oc.device(), g -> rp.remotePath(id, d,
+                oc.device(), servers.server(g.server().orElseThrow()).orElseThrow(() -> new MetronException(
+                        Fault.AGENT_FAILURE, "server " + g.server().get() + " of group " + g.groupId() + " is gone")),
+                g, marker, ReplyTraffic.of(oc.compiled()).present()), rp.appId()));
+    }
+
+    /**
+     * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
+     * ingress device, where the chain would go if that device failed. Called after every change of the chain's
+     * placement or rules: deployment, update, reroute here, every scaling operation through
+     * {@link ChainManager#rulesChanged}; a backup computed for an older placement is never used (see {@link #fits}).
+     */
+    void refreshBackups(ChainId id) {
+        backupWorker.execute(() -> {
+            try {
+                computeBackups(id);
+            } catch (RuntimeException e) {
+                log.debug("Backups of {} not computed: {}", id, e.toString());
+            }
+        });
+    }
+
+    /** Stops computing backups (the hosts call it when they stop; chains stay as they are). */
+    void close() {
+        backupWorker.shutdownNow();
+    }
+
+    /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
+    void awaitBackups() {
+        try {
+            backupWorker.submit(() -> { }).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void computeBackups(ChainId id) {
+        Optional<Placement> basis = placement(id);
+        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
+            return;
+        }
+        ChainCompiler compiler = compilers.of(chain.get());
+        Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
+        Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
+        st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
+        candidates.remove(chain.get().deployment().ingressPoint().deviceId()); // nothing routes around it
+        for (DeviceId f : candidates) {
+            NetworkWithout without = new NetworkWithout(placement.network(), f);
+            try {
+                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
+                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.allRules()));
+            } catch (MetronException e) {
+                log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
+            }
+        }
+        // no chain lock (operations must not wait for this): written only over the configuration read here, and a
+        // backup whose basis is not the placement at failure time is never used anyway (fits)
+        Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
+        if (cfg.isPresent() && placement(id).equals(basis)
+                && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
+            log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
+        }
+    }
+
+}
