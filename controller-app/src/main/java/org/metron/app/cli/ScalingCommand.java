@@ -76,7 +76,7 @@ public class ScalingCommand extends MetronCommand {
                 print("    %s %s %s cores %s -> %s moved %s %s reaction=%dms duration=%dms steps=[%s] %s%s",
                         MetronText.time(e.atMs()), e.kind().name().toLowerCase(Locale.ROOT),
                         String.join("+", e.groups()), MetronText.list(e.coresBefore()),
-                        MetronText.list(e.coresAfter()), e.movedText(), e.outcome(),
+                        MetronText.list(e.coresAfter()), MetronText.moved(e), e.outcome(),
                         e.reactionMs(), e.durationMs(), e.steps(), e.reason(),
                         e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
             }

@@ -61,7 +61,7 @@ final class ScalingTables {
                         .cell("kind", e.kind().name().toLowerCase(Locale.ROOT))
                         .cell("groups", String.join(" + ", e.groups()))
                         .cell("cores", MetronText.list(e.coresBefore()) + " -> " + MetronText.list(e.coresAfter()))
-                        .cell("moved", e.movedText())
+                        .cell("moved", MetronText.moved(e))
                         .cell("outcome", e.outcome().name() + (e.detail().isEmpty() ? "" : ": " + e.detail()))
                         .cell("reactionMs", Long.toString(e.reactionMs()))
                         .cell("steps", e.steps().isEmpty() ? MetronText.NONE : e.steps()).cell("reason", e.reason()));

@@ -6,6 +6,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagType;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.TrafficClassInfo.Classification;
+import org.metron.app.scaling.ScalingEvent;
 import org.metron.drivers.server.NicDispatch;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.instructions.Instruction;
@@ -56,6 +57,11 @@ public final class MetronText {
     /** A list of numbers (cores, classes) as "1, 2", or "-" when empty. */
     public static String list(Collection<?> values) {
         return values.isEmpty() ? NONE : values.stream().map(Object::toString).collect(Collectors.joining(", "));
+    }
+
+    /** A scaling entry's moved classes: "0, 2", or "0 (class 0 divided by source-port bit 3: ...)". */
+    public static String moved(ScalingEvent e) {
+        return list(e.moved()) + (e.slice().isEmpty() ? "" : " (" + e.slice() + ")");
     }
 
     /** A 0..1 share as a whole percentage. */

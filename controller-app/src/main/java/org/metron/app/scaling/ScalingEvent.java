@@ -125,11 +125,6 @@ public final class ScalingEvent {
         return steps;
     }
 
-    /** The moved classes as operators read them: "0, 2", or "0 (class 0 divided by source-port bit 3: ...)". */
-    public String movedText() {
-        return org.metron.app.rest.MetronText.list(moved) + (slice.isEmpty() ? "" : " (" + slice + ")");
-    }
-
     /** What the operation did to a class's source-port slices; "" when it moved whole classes. */
     public String slice() {
         return slice;
