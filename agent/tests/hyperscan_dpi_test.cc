@@ -31,6 +31,12 @@ std::vector<uint8_t> seg(Flow f, uint32_t seq, const std::string& payload, uint8
 }
 std::vector<uint8_t> l3(const std::vector<uint8_t>& v) { return {v.begin() + 14, v.end()}; }
 
+Flow with_sport(uint16_t sport) {
+  Flow f;
+  f.sport = sport;
+  return f;
+}
+
 Flow reply_of(Flow f) {
   std::swap(f.src, f.dst);
   std::swap(f.sport, f.dport);
@@ -49,6 +55,12 @@ uint64_t counter(const GroupUnderTest& g, const std::string& key) {
   return 0;
 }
 
+// Exactly one packet got the match verdict (output 1): `frame`, Ethernet header stripped.
+void expect_only_match(const GroupUnderTest& g, const std::vector<uint8_t>& frame, const char* why = "") {
+  ASSERT_EQ(g.sink.out[1].size(), 1u) << why;
+  EXPECT_EQ(g.sink.out[1][0], l3(frame)) << why;
+}
+
 std::string dpi(const std::string& args) {
   return "input -> Strip(14) -> MarkIPHeader -> d :: HyperscanDPI(\"evilpayload\", \"attack[0-9]+x\"" + args +
          ") -> [0]output; d[1] -> [1]output;";
@@ -59,8 +71,7 @@ TEST(HyperscanDPIStream, PatternSplitAcrossTwoInOrderSegmentsMatchesOnce) {
   Flow f;
   const auto syn = seg(f, 1000, "", kSyn), s1 = seg(f, 1001, "GET /evil"), s2 = seg(f, 1010, "payload HTTP/1.1");
   g.push({syn, s1, s2});
-  ASSERT_EQ(g.sink.out[1].size(), 1u);
-  EXPECT_EQ(g.sink.out[1][0], l3(s2)) << "the segment whose bytes complete the match";
+  expect_only_match(g, s2, "the segment whose bytes complete the match");
   EXPECT_EQ(g.sink.out[0], (std::vector<std::vector<uint8_t>>{l3(syn), l3(s1)}));
   EXPECT_EQ(counter(g, "matches"), 1u);
   EXPECT_EQ(counter(g, "streams_open"), 1u);
@@ -90,8 +101,7 @@ TEST(HyperscanDPIStream, OutOfOrderSegmentIsHeldUntilTheGapFills) {
   EXPECT_EQ(counter(g, "ooo_held"), 1u);
   g.push(s1);
   EXPECT_EQ(g.sink.out[0], (std::vector<std::vector<uint8_t>>{l3(syn), l3(s1)}));
-  ASSERT_EQ(g.sink.out[1].size(), 1u);
-  EXPECT_EQ(g.sink.out[1][0], l3(s2)) << "released after the gap filled, with the match verdict";
+  expect_only_match(g, s2, "released after the gap filled, with the match verdict");
   EXPECT_EQ(counter(g, "matches"), 1u);
   EXPECT_EQ(counter(g, "ooo_dropped"), 0u);
 
@@ -100,8 +110,7 @@ TEST(HyperscanDPIStream, OutOfOrderSegmentIsHeldUntilTheGapFills) {
   const auto a = seg(f, 8, "xx att"), b = seg(f, 14, "ack1"), c = seg(f, 18, "2x zz");
   r.push({syn, c, b, a});
   EXPECT_EQ(r.sink.out[0], (std::vector<std::vector<uint8_t>>{l3(syn), l3(a), l3(b)}));
-  ASSERT_EQ(r.sink.out[1].size(), 1u);
-  EXPECT_EQ(r.sink.out[1][0], l3(c));
+  expect_only_match(r, c);
 }
 
 TEST(HyperscanDPIStream, RetransmissionIsNotScannedOrMatchedAgain) {
@@ -127,15 +136,13 @@ TEST(HyperscanDPIStream, RetransmissionIsNotScannedOrMatchedAgain) {
 
 TEST(HyperscanDPIStream, InterleavedFlowsAndDirectionsDoNotCrossMatch) {
   GroupUnderTest g(dpi(""));
-  Flow a, b;
-  b.sport = 5555;
+  const Flow a, b = with_sport(5555);
   g.push({seg(a, 1, "", kSyn), seg(b, 1, "", kSyn), seg(reply_of(a), 50, "", kSyn | kAck)});
   g.push({seg(a, 2, "xx evil"), seg(b, 2, "payload"), seg(reply_of(a), 51, "payload")});
   EXPECT_TRUE(g.sink.out[1].empty()) << "'evil' of one flow direction and 'payload' of another";
   const auto a2 = seg(a, 9, "payload");
   g.push(a2);
-  ASSERT_EQ(g.sink.out[1].size(), 1u);
-  EXPECT_EQ(g.sink.out[1][0], l3(a2));
+  expect_only_match(g, a2);
   EXPECT_EQ(counter(g, "flows"), 2u);
   EXPECT_EQ(counter(g, "streams_open"), 3u);
 }
@@ -150,8 +157,7 @@ TEST(HyperscanDPIStream, UdpStaysInBlockMode) {
   std::copy(h1.begin(), h1.end(), first.begin() + 14 + 20 + 8);
   std::copy(h2.begin(), h2.end(), second.begin() + 14 + 20 + 8);
   g.push({first, second, whole});
-  ASSERT_EQ(g.sink.out[1].size(), 1u);
-  EXPECT_EQ(g.sink.out[1][0], l3(whole));
+  expect_only_match(g, whole);
   EXPECT_EQ(counter(g, "block_scans"), 3u);
   EXPECT_EQ(counter(g, "streams_open"), 0u);
   EXPECT_EQ(counter(g, "flows"), 0u);
@@ -159,16 +165,14 @@ TEST(HyperscanDPIStream, UdpStaysInBlockMode) {
 
 TEST(HyperscanDPIStream, FullTableShedsNewFlowsToBlockModeAndCountsThem) {
   GroupUnderTest g(dpi(", FLOWS 1"));
-  Flow a, b;
-  b.sport = 4321;
+  const Flow a, b = with_sport(4321);
   g.push(seg(a, 1, "", kSyn));
   EXPECT_EQ(counter(g, "streams_shed"), 0u);
   const auto whole = seg(b, 2, "xx evilpayload"), h1 = seg(b, 16, "evil"), h2 = seg(b, 20, "payload");
   g.push({whole, h1, h2});
   EXPECT_EQ(counter(g, "streams_shed"), 3u) << "each packet of a flow the table could not take";
   EXPECT_EQ(counter(g, "block_scans"), 3u);
-  ASSERT_EQ(g.sink.out[1].size(), 1u) << "a shed flow is matched per packet, not skipped";
-  EXPECT_EQ(g.sink.out[1][0], l3(whole));
+  expect_only_match(g, whole, "a shed flow is matched per packet, not skipped");
   EXPECT_EQ(g.sink.out[0].size(), 3u);
   EXPECT_EQ(counter(g, "flows"), 1u);
 }
@@ -184,8 +188,7 @@ TEST(HyperscanDPIStream, FinRstAndIdleTimeoutFreeStreamsAndHeldSegments) {
   EXPECT_EQ(counter(g, "flows"), 0u);
   EXPECT_EQ(counter(g, "streams_open"), 0u);
   // RST ends a flow at once; its held segments are dropped and counted.
-  Flow h;
-  h.sport = 999;
+  const Flow h = with_sport(999);
   g.push({seg(h, 1, "", kSyn), seg(h, 50, "early"), seg(h, 60, "early2")});
   EXPECT_EQ(counter(g, "ooo_held"), 2u);
   g.push(seg(h, 2, "", kRst));
@@ -193,8 +196,7 @@ TEST(HyperscanDPIStream, FinRstAndIdleTimeoutFreeStreamsAndHeldSegments) {
   EXPECT_EQ(counter(g, "flows"), 0u);
   // Holding is bounded per flow direction (HOLD) and per core (HOLD_CORE).
   GroupUnderTest b(dpi(", HOLD 2, HOLD_CORE 3"));
-  Flow x, y;
-  y.sport = 7777;
+  const Flow x, y = with_sport(7777);
   b.push({seg(x, 1, "", kSyn), seg(x, 10, "a"), seg(x, 20, "b"), seg(x, 30, "c")});
   EXPECT_EQ(counter(b, "ooo_held"), 2u);
   EXPECT_EQ(counter(b, "ooo_dropped"), 1u);
@@ -217,8 +219,7 @@ TEST(HyperscanDPIStream, EndAnchoredPatternMatchesOnTheFin) {
   EXPECT_TRUE(g.sink.out[1].empty()) << "more bytes may follow";
   const auto fin = seg(f, 9, "", kFin | kAck);
   g.push(fin);
-  ASSERT_EQ(g.sink.out[1].size(), 1u) << "the end of data completes the pattern: the FIN gets the verdict";
-  EXPECT_EQ(g.sink.out[1][0], l3(fin));
+  expect_only_match(g, fin, "the end of data completes the pattern: the FIN gets the verdict");
 }
 
 TEST(HyperscanDPIStream, BadModeIsAConfigError) {
