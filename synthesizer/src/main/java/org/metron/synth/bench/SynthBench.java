@@ -29,8 +29,10 @@ import java.util.function.Supplier;
  */
 public final class SynthBench {
     /** Warm-up runs: the controller synthesizes in a long-lived JVM, so the figure is after JIT settles. */
-    private static final int WARMUP = 20;
-    private static final int RUNS = 15;
+    /** make test's bench smoke (-Dmetron.bench.smoke=true): one round, to prove the bench still runs. */
+    private static final boolean SMOKE = Boolean.getBoolean("metron.bench.smoke");
+    private static final int WARMUP = SMOKE ? 1 : 20;
+    private static final int RUNS = SMOKE ? 1 : 15;
 
     private SynthBench() {
     }
