@@ -41,7 +41,7 @@ public final class SynthBench {
         Path out = Paths.get(args.length > 0 ? args[0] : "bench/results");
         String machine = args.length > 1 ? args[1] : "unknown";
         Files.createDirectories(out);
-        int[] sizes = {250, 500, 1000, 2000, 4000};
+        int[] sizes = SMOKE ? new int[]{250, 4000} : new int[]{250, 500, 1000, 2000, 4000};
         double[] ours = new double[sizes.length];
         for (int k = 0; k < sizes.length; k++) {
             int n = sizes[k];
