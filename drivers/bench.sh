@@ -8,6 +8,8 @@ cd "$here"
 mvn -B -q -Dstyle.color=never test-compile dependency:build-classpath -Dmdep.outputFile=target/bench.classpath \
     -Dmdep.includeScope=test
 machine="$(uname -n), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-java ${METRON_ADD_OPENS:-} -Dmetron.agent.bin="$root/agent/build/metron-agent" \
+# BENCH_SMOKE=1 (make test): one round each, into BENCH_RESULTS (a scratch directory), to prove the bench runs.
+smoke=(); [[ ${BENCH_SMOKE:-0} == 1 ]] && smoke=(-Dmetron.bench.smoke=true)
+java ${METRON_ADD_OPENS:-} "${smoke[@]}" -Dmetron.agent.bin="$root/agent/build/metron-agent" \
     -cp "target/classes:target/test-classes:$(cat target/bench.classpath)" \
-    org.metron.drivers.server.NicRuleInstallBench "$root/bench/results" "$machine"
+    org.metron.drivers.server.NicRuleInstallBench "${BENCH_RESULTS:-$root/bench/results}" "$machine"

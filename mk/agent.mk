@@ -8,7 +8,7 @@ AGENT_JOBS ?= 2
 AGENT_FUZZ_SHORT ?= 20
 AGENT_FUZZ_LONG ?= 600
 
-.PHONY: agent-build agent-test agent-bench agent-fuzz agent-fuzz-build agent-clean
+.PHONY: agent-build agent-test agent-bench agent-bench-smoke agent-fuzz agent-fuzz-build agent-clean
 agent-build:
 	@cmake -S $(AGENT_DIR) -B $(AGENT_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@nice cmake --build $(AGENT_BUILD) -j $(AGENT_JOBS)
@@ -16,10 +16,18 @@ agent-build:
 agent-test: agent-build agent-fuzz-build
 	@cd $(AGENT_BUILD) && nice ctest --output-on-failure -j 1
 	@$(AGENT_DIR)/fuzz/run.sh $(AGENT_FUZZ_BUILD) $(AGENT_FUZZ_SHORT)
+	@$(MAKE) --no-print-directory agent-bench-smoke
 
 agent-bench: agent-build
 	@mkdir -p $(ROOT)/bench/results
 	@$(AGENT_DIR)/bench/run.sh $(AGENT_BUILD) $(ROOT)/bench/results
+
+# Every agent bench, briefly (BENCH_SMOKE=1: 0.3 s rounds, one round, 64k instead of 1M flows) into a scratch
+# directory: part of agent-test, so a bench that stops working fails the tests. Hugepages as in agent-bench.
+agent-bench-smoke: agent-build
+	@d=$$(mktemp -d /tmp/metron-bench-smoke.XXXXXX) && BENCH_SMOKE=1 $(AGENT_DIR)/bench/run.sh $(AGENT_BUILD) $$d >$$d/log 2>&1 \
+	  && echo "agent-bench-smoke: $$(ls $$d/*.json | wc -l) results, every bench ran" && rm -rf $$d \
+	  || { tail -30 $$d/log; echo "agent-bench-smoke: FAILED (log in $$d/log)"; exit 1; }
 
 agent-fuzz-build:
 	@cmake -S $(AGENT_DIR) -B $(AGENT_FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,13 +1,14 @@
 # End-to-end component: emulated topologies (topologies/), the embedded host's end-to-end tests (tests/e2e/),
 # the demo (deploy/demo/). The embedded host itself is a Maven module built by mk/java.mk.
 PYTEST ?= /usr/bin/python3 -m pytest
-.PHONY: e2e-build e2e-test e2e-bench e2e-fuzz e2e-clean e2e-demo check-long
+.PHONY: e2e-build e2e-test e2e-bench e2e-bench-smoke e2e-fuzz e2e-clean e2e-demo check-long
 e2e-build:
 	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py >/dev/null
 	@cd topologies && ./topo list >/dev/null
 # e2e-test runs the REST API's fuzz (tests/e2e/test_openapi_e2e.py) with 300 cases; e2e-fuzz with FUZZ_CASES
 e2e-test: e2e-build
 	$(PYTEST) -q -p no:cacheprovider tests/e2e
+	@$(MAKE) --no-print-directory e2e-bench-smoke
 FUZZ_CASES ?= 5000
 e2e-fuzz: e2e-build
 	METRON_FUZZ_CASES=$(FUZZ_CASES) $(PYTEST) -q -p no:cacheprovider tests/e2e/test_openapi_e2e.py
@@ -27,6 +28,20 @@ e2e-bench:
 	nice /usr/bin/python3 bench/scaling/scaling_bench.py bench/results
 	nice /usr/bin/python3 bench/scaling/atload_bench.py bench/results
 	nice /usr/bin/python3 bench/scaling/scaleout_bench.py bench/results
+# The e2e benches once, small (one round, 100-rule chains) into a scratch directory: part of e2e-test, so a bench
+# that stops working fails the tests. The scaling benches (bench/scaling, minutes per trial) run in their own
+# e2e tests' scenarios (tests/e2e -k scal); E2E_BENCH_SMOKE_SCALING=1 adds them here with one trial each.
+e2e-bench-smoke:
+	@test -f $(EMBEDDED_JAR) || { echo "e2e-bench-smoke: $(EMBEDDED_JAR) missing: run make build"; exit 1; }
+	@d=$$(mktemp -d /tmp/metron-bench-smoke.XXXXXX) && ( set -e; \
+	  nice java -Dmetron.bench.smoke=true -cp $(EMBEDDED_JAR) org.metron.embedded.bench.RuleInstallBench $$d 100; \
+	  deploy/demo/bench.py --out $$d --rules 100 --rounds 1 --chains 2; \
+	  if [ "$${E2E_BENCH_SMOKE_SCALING:-0}" = 1 ]; then \
+	    SCALING_BENCH_TRIALS=1 nice /usr/bin/python3 bench/scaling/scaling_bench.py $$d; \
+	    nice /usr/bin/python3 bench/scaling/atload_bench.py $$d 10000,25000; \
+	    SCALEOUT_BENCH_TRIALS=1 nice /usr/bin/python3 bench/scaling/scaleout_bench.py $$d; fi ) >$$d/log 2>&1 \
+	  && echo "e2e-bench-smoke: $$(ls $$d/*.json | wc -l) results, every bench ran" && rm -rf $$d \
+	  || { tail -30 $$d/log; echo "e2e-bench-smoke: FAILED (log in $$d/log)"; exit 1; }
 e2e-clean: ; @true
 e2e-demo:
 	deploy/demo/demo.py

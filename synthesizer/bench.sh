@@ -12,5 +12,8 @@ if [ -z "$jar" ] || [ -n "$(find synthesizer/src/main -newer "$jar" -type f | he
 fi
 cpu="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //; s/ [0-9]*-Core.*//; s/ Processor//' || echo unknown)"
 machine="$cpu, $(nproc) cores"
-mkdir -p bench/results
-exec nice java -Xmx512m -cp "$jar" org.metron.synth.bench.SynthBench bench/results "$machine"
+# BENCH_SMOKE=1 (make test): one round each, into BENCH_RESULTS (a scratch directory), to prove the bench runs.
+smoke=(); [[ ${BENCH_SMOKE:-0} == 1 ]] && smoke=(-Dmetron.bench.smoke=true)
+results=${BENCH_RESULTS:-bench/results}
+mkdir -p "$results"
+exec nice java -Xmx512m "${smoke[@]}" -cp "$jar" org.metron.synth.bench.SynthBench "$results" "$machine"

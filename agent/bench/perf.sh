@@ -19,7 +19,9 @@ BASE=${AGENT_BASE:-}
 BASE_PROF=${AGENT_BASE_PROFILED:-}
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
-[[ -f $DATA/flows1m.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$DATA/flows1m.pcap"
+TRACE1M=$DATA/flows1m.pcap
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then TRACE1M=$DATA/flows100k.pcap  # a smoke run does not build the 1M trace
+else [[ -f $TRACE1M ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$TRACE1M"; fi
 [[ -f $DATA/rss1.pcap ]] || $PY "$HERE/gen_traffic.py" split "$DATA/flows100k.pcap" "$DATA/rss0.pcap" "$DATA/rss1.pcap"
 TRACE=$DATA/flows100k.pcap
 configs
@@ -77,7 +79,7 @@ if [[ -n $BASE_PROF ]]; then
   m=() b=() c=()
   for _ in $(seq "$ROUNDS"); do
     m+=("$(stages "$AGENT" "$CHAIN" "$TRACE")"); b+=("$(stages "$BASE_PROF" "$CHAIN" "$TRACE")")
-    c+=("$("$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$TRACE" 262144 "$SECS" 2>/dev/null | awk '/^result/{print $2, $3}')")
+    c+=("$("${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$TRACE" 262144 "$SECS" 2>/dev/null | awk '/^result/{print $2, $3}')")
   done
   i=0
   for stage in rx parse classify lookup rewrite tx total; do
@@ -107,7 +109,7 @@ write agent_chain_2cores "FW(1000)->NAPT->LB synthesized, 100k flows, 2 worker c
 # p50 at the same load as their baseline.
 GROUP_CHAIN=$(cfg chain_group "input -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> [0]output;")
 lat=()
-for _ in $(seq "$ROUNDS"); do lat+=("$("$BUILD/chain_latency_bench" "$GROUP_CHAIN" "$TRACE" "$SECS" 0.1 0.5 0.9 2>/dev/null | tr '\n' ' ')"); done
+for _ in $(seq "$ROUNDS"); do lat+=("$("${HUGE_ENV[@]}" "$BUILD/chain_latency_bench" "$GROUP_CHAIN" "$TRACE" "$SECS" 0.1 0.5 0.9 2>/dev/null | tr '\n' ' ')"); done
 for pct in 10 50 90; do
   rows=() ; for r in "${lat[@]}"; do rows+=("$(awk -v l="0.$((pct / 10))0" '{for (i = 1; i <= NF; ++i) if ($i == "load" && $(i + 1) == l) print $(i + 2), $(i + 3), $(i + 4), $(i + 5)}' <<<"$r")"); done
   p50=$(col 2 "${rows[@]}"); p99=$(col 3 "${rows[@]}")
@@ -126,8 +128,8 @@ LB1M=$(for a in $(seq 1 16); do for b in 10 11 12 13; do printf 'PATTERN 5.5.5.%
 GROUP_CHAIN_1M=$(cfg chain_group_1m "input -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter(${LB1M}SELECT maglev, CAPACITY 1048576) -> DecIPTTL -> Unstrip(14) -> [0]output;")
 m=() b=()
 for _ in $(seq "$ROUNDS"); do
-  m+=("$("$BUILD/chain_latency_bench" "$GROUP_CHAIN_1M" "$DATA/flows1m.pcap" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
-  b+=("$("$BUILD/chain_latency_bench" "$GROUP_CHAIN" "$TRACE" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
+  m+=("$("${HUGE_ENV[@]}" "$BUILD/chain_latency_bench" "$GROUP_CHAIN_1M" "$TRACE1M" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
+  b+=("$("${HUGE_ENV[@]}" "$BUILD/chain_latency_bench" "$GROUP_CHAIN" "$TRACE" "$SECS" 2>/dev/null | awk '/^max/{print $2, $3}')")
 done
 write agent_chain_1m_flows "FW(1000)->NAPT->LB synthesized, 1M flows (CAPACITY 1048576, 16 NAPT addresses x 4 backends), closed loop from memory, wall-clock Mpps" \
   "$(col 1 "${m[@]}")" Mpps "same bench, 100k-flow trace" "$(col 1 "${b[@]}")" \

@@ -36,15 +36,29 @@ RULES6=$(cat "$DATA/rules1000_v6.txt")
 FILTER6=$(cfg filter6 "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6) -> Unstrip(14) -> ToDevice(net_null0);")
 FILTER6_LINEAR=$(cfg filter6_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES6, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
 
-# metron CLICK [pcap]: prints "mpps_cpu mpps_wall cycles_per_packet"
-metron() {
-  local click=$1 pcap=${2:-} vdevs out
-  if [[ -n $pcap ]]; then vdevs=(--vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev net_null0)
+# metron CLICK [INPUT]: prints "mpps_cpu mpps_wall cycles_per_packet". INPUT: a pcap for the pcap vdev
+# (net_pcap0), replay:PCAP for the memory-fed port (replay0, agent/src/drivers/replay_port.h), none: two net_null
+# ports. Runs on the EAL arguments in $EAL (hugepages when reserved; nohuge below swaps in EAL_NOHUGE).
+agent_run() {  # CLICK [INPUT] [FLAGS]: the agent's exit report
+  local click=$1 pcap=${2:-} vdevs=() extra=() out
+  if [[ $pcap == replay:* ]]; then extra=(--replay "replay0=${pcap#replay:}"); vdevs=(--vdev net_null0)
+  elif [[ -n $pcap ]]; then vdevs=(--vdev "net_pcap0,rx_pcap=$pcap,infinite_rx=1" --vdev net_null0)
   else vdevs=(--vdev net_null0,size=64 --vdev net_null1,size=64); fi
-  out=$("$AGENT" --duration "$SECS" --mbufs 131071 --dpdk -l 0 "${EAL[@]}" --file-prefix "mb$$" "${vdevs[@]}" -- "$click" 2>&1) ||
+  # shellcheck disable=SC2086
+  out=$("$AGENT" ${3:-} --duration "$SECS" --mbufs 131071 "${extra[@]}" --dpdk -l 0 "${EAL[@]}" --file-prefix "mb$$" "${vdevs[@]}" -- "$click" 2>&1) ||
     { echo "$out" >&2; return 1; }
-  awk '/^(src|a|b)\.count /{n+=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
-       END{printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}' <<<"$out"
+  echo "$out"
+}
+metron() {
+  agent_run "$@" | awk '/^(src|a|b)\.count /{n+=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
+       END{printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}'
+}
+# rx_cycles CLICK INPUT: "rx total" CPU cycles per packet from --profile (rx: the source element and the worker
+# loop, as perf.sh's stages; scaled by CPU time over wall time like perf.sh)
+rx_cycles() {
+  agent_run "$1" "$2" --profile | awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2}
+    /^profile\./{s = substr($1, 9); t += $2; if (s == "loop" || s == "src") rx += $2}
+    END{k = c / e / n; printf "%.1f %.1f\n", rx * k, t * k}'
 }
 
 # testpmd io-fwd between two net_null ports, same shape as $FWD: prints "mpps_cpu mpps_wall"
@@ -69,10 +83,25 @@ testpmd() {
 }
 
 
-# compare NAME DESCRIPTION BASELINE_NAME "metron args" "baseline command"
+# nohuge COMMAND...: COMMAND with the EAL on --no-huge memory (metron reads $EAL)
+nohuge() { local EAL=("${EAL_NOHUGE[@]}"); "$@"; }
+
+# compare NAME DESCRIPTION BASELINE_NAME "metron args" "baseline command": Metron and its baseline on hugepages
+# and, in the same interleaved rounds, Metron on --no-huge memory: agent_NAME_hugepages is the hugepage figure
+# against that --no-huge row (when hugepages could be reserved).
 compare() {
-  local name=$1 what=$2 bname=$3 mcmd=$4 bcmd=$5 m=() b=()
-  for _ in $(seq "$ROUNDS"); do m+=("$(eval "$mcmd")"); b+=("$(eval "$bcmd")"); done
+  local name=$1 what=$2 bname=$3 mcmd=$4 bcmd=$5 m=() b=() n=()
+  for _ in $(seq "$ROUNDS"); do
+    m+=("$(eval "$mcmd")"); b+=("$(eval "$bcmd")")
+    if (( HUGE )); then n+=("$(eval "nohuge $mcmd")"); fi
+  done
+  if (( HUGE )); then
+    local nv nw hv hw
+    nv=$(printf '%s\n' "${n[@]}" | awk '{print $1}' | median); nw=$(printf '%s\n' "${n[@]}" | awk '{print $2}' | median)
+    hv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); hw=$(printf '%s\n' "${m[@]}" | awk '{print $2}' | median)
+    write "agent_${name}_hugepages" "$what: 2 MB hugepages against --no-huge, same binary, same run (Mpps per CPU-second)" \
+      "$hv" Mpps "same run on --no-huge memory" "$nv" "\"wall_value\": $hw, \"baseline_wall_value\": $nw, \"baseline_machine\": \"$MACHINE_NOHUGE\""
+  fi
   local mv mw mc bv bw bc
   mv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); mw=$(printf '%s\n' "${m[@]}" | awk '{print $2}' | median)
   mc=$(printf '%s\n' "${m[@]}" | awk '{print $3}' | median)
@@ -100,10 +129,36 @@ compare napt_100k "NAPT (SynthRewriter), 100k flows" "I/O only, same trace" \
 compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynthesized chain, linear FW" \
   "metron $CHAIN $DATA/flows10k.pcap" "metron $CHAIN_NAIVE $DATA/flows10k.pcap"
 
+# Memory-fed input (--replay: the trace loaded once, fresh mbufs with the frames copied in, no device;
+# agent/src/drivers/replay_port.h) against the pcap vdev, same configurations, same 100k-flow trace: throughput,
+# and the rx stage's cycles per packet (--profile) next to the whole graph's.
+TRACE100K=$DATA/flows100k.pcap
+REPLAY_NAPT=$(cfg napt_replay "$(sed 's/net_pcap0/replay0/' "$NAPT")")
+REPLAY_FILTER=$(cfg filter_replay "$(sed 's/net_pcap0/replay0/' "$FILTER")")
+REPLAY_IO=$(cfg io_replay "$(sed 's/net_pcap0/replay0/' "$IO")")
+compare io_100k_replay "I/O only, memory-fed input (--replay), 100k-flow trace" "same, pcap vdev input" \
+  "metron $REPLAY_IO replay:$TRACE100K" "metron $IO $TRACE100K"
+compare napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input (--replay)" "same NAPT, pcap vdev input" \
+  "metron $REPLAY_NAPT replay:$TRACE100K" "metron $NAPT $TRACE100K"
+compare ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input (--replay)" \
+  "same IPFilter, pcap vdev input" "metron $REPLAY_FILTER replay:$TRACE100K" "metron $FILTER $TRACE100K"
+for w in napt ipfilter1000; do
+  if [[ $w == napt ]]; then rc=$REPLAY_NAPT pc=$NAPT; else rc=$REPLAY_FILTER pc=$FILTER; fi
+  r=() p=()
+  for _ in $(seq "$ROUNDS"); do r+=("$(rx_cycles "$rc" "replay:$TRACE100K")"); p+=("$(rx_cycles "$pc" "$TRACE100K")"); done
+  rr=$(printf '%s\n' "${r[@]}" | awk '{print $1}' | median); rt=$(printf '%s\n' "${r[@]}" | awk '{print $2}' | median)
+  pr=$(printf '%s\n' "${p[@]}" | awk '{print $1}' | median); pt=$(printf '%s\n' "${p[@]}" | awk '{print $2}' | median)
+  write "agent_${w}_100k_replay_rx_cycles" "$w, 100k flows: CPU cycles per packet of the rx stage (source element + worker loop, --profile), memory-fed input" \
+    "$rr" cyc/pkt "pcap vdev input, same config" "$pr" "\"total_cycles\": $rt, \"baseline_total_cycles\": $pt"
+done
+
+# The 1M-flow rows (memory, state save/restore/copy) on 64k flows in a smoke run.
+FLOWS_1M=1048576 FANOUT_SECS=1.5
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then FLOWS_1M=65536 FANOUT_SECS=0.3; fi
 # Resident memory of a one-core agent process with 1M NAPT flows (the agent's default EAL memory and packet
 # pool), against the same flows in a full-width table (a pattern that keeps addresses may meet IPv6 flows; every
 # table had that layout before the compact IPv4 one).
-mem() { "$BUILD/napt_memory_bench" 1048576 "$1" "$2" 2>/dev/null | awk '/^result/{print $2, $3, $4, $5}'; }
+mem() { "$BUILD/napt_memory_bench" "$FLOWS_1M" "$1" "$2" 2>/dev/null | awk '/^result/{print $2, $3, $4, $5}'; }
 read -r rss base cyc peak < <(mem v4 declared)
 read -r rss_any base_any cyc_any _ < <(mem any declared)
 write agent_napt_1m_flows_rss "Resident memory of the whole one-core agent process holding 1M NAPT flows, CAPACITY 1048576 (target <= 256 MB)" \
@@ -120,7 +175,7 @@ write agent_napt_1m_flows_grown_rss "Resident memory of the one-core agent proce
 # and a checkpoint cost (export between two batches of the core + write to disk) against the in-memory export a
 # split already does, and what a redeploy adds to restore them (read, check, parse + import) against importing
 # the same table from memory.
-read -r s_export s_save s_load s_import s_copy s_mb < <("$BUILD/state_persist_bench" 1048576 "$ROUNDS" "$DATA/state" \
+read -r s_export s_save s_load s_import s_copy s_mb < <("$BUILD/state_persist_bench" "$FLOWS_1M" "$ROUNDS" "$DATA/state" \
   2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7}')
 write agent_state_save_1m "Save the flow state of 1M NAPT flows (one SynthRewriter) to the state directory: export on the core + serialize, CRC, write, fsync, rename (${s_mb} MB file)" \
   "$(awk -v a="$s_export" -v b="$s_save" 'BEGIN{printf "%.1f", a+b}')" ms "in-memory export only (what a split copies)" "$s_export" \
@@ -134,7 +189,7 @@ write agent_state_restore_1m "Restore 1M NAPT flows from the state directory int
 # new half is filled from copy in slices between batches (core/state_copy.h) instead of the whole table in one
 # handoff; a split's kept half adopts the tables at its handoff instead of copying them there (export + import,
 # what a merge's take-over still does). docs/scaling.md#state-copy
-read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <("$BUILD/state_slice_bench" 1048576 "$ROUNDS" \
+read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <("$BUILD/state_slice_bench" "$FLOWS_1M" "$ROUNDS" \
   2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7, $8}')
 write agent_state_copy_stall_1m "Longest time a core is held while 1M NAPT flows are copied out of it (checkpoint, ExportState, a split's new half): sliced copy, ${c_slices} slices" \
   "$c_longest" ms "whole table in one handoff (the previous path)" "$c_whole" \
@@ -148,7 +203,7 @@ write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group h
 
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
-"$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS"
+"$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS" "$FANOUT_SECS"
 "$BUILD/src/control/control_deploy_bench" "$RESULTS" "$AGENT"
 
 # Packets per core (issue 16): A/B against a previous build when AGENT_BASE / AGENT_BASE_PROFILED name one.

@@ -44,8 +44,11 @@ ip -n "$NS" link add "$FANOUT" type veth peer name "${FANOUT}p"
 ip -n "$NS" link set "$FANOUT" up
 ip -n "$NS" link set "${FANOUT}p" up
 
-# shellcheck disable=SC2086  # split like systemd's $VAR
-ip netns exec "$NS" "$AGENT" --listen "$METRON_LISTEN" $METRON_TLS $OPTS --dpdk $EAL -- >"$LOG" 2>&1 &
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HP_BEFORE=$(cat "$HP" 2>/dev/null || echo none)
+# shellcheck disable=SC2086  # split like systemd's $VAR; started through hugepages.sh as the unit does
+ip netns exec "$NS" "$HERE/../../agent/scripts/hugepages.sh" run "$METRON_MEMORY_MB" \
+  "$AGENT" --listen "$METRON_LISTEN" $METRON_TLS $OPTS --dpdk $EAL -- >"$LOG" 2>&1 &
 PID=$!
 port=${METRON_LISTEN##*:}
 for _ in $(seq 100); do
@@ -63,4 +66,7 @@ STATE=
 [ "$rc" = 0 ] || { echo "FAIL: exit status $rc after SIGTERM"; cat "$LOG"; exit 1; }
 grep -q "state: saved 0 group(s) to $STATE" "$LOG" || { echo "FAIL: no state save at SIGTERM"; cat "$LOG"; exit 1; }
 [ ! -e "/var/run/dpdk/metron-conf-$$" ] || { echo "FAIL: /var/run/dpdk/metron-conf-$$ left behind"; exit 1; }
+grep -q "^hugepages: " "$LOG" || { echo "FAIL: the wrapper did not say whether it runs on hugepages"; cat "$LOG"; exit 1; }
+[ "$(cat "$HP" 2>/dev/null || echo none)" = "$HP_BEFORE" ] || { echo "FAIL: nr_hugepages $HP_BEFORE before, $(cat "$HP") after"; exit 1; }
+grep "^hugepages: " "$LOG"
 echo "OK: example conf starts the agent on $METRON_LISTEN with --fanout $FANOUT; clean exit on SIGTERM"

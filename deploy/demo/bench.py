@@ -105,9 +105,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
     ap.add_argument("--rules", type=int, default=4000)
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--chains", type=int, default=10, help="chains of the host memory figure")
     a = ap.parse_args()
-    submit_to_traffic(Path(a.out), a.rules)
-    rss(Path(a.out))
+    submit_to_traffic(Path(a.out), a.rules, a.rounds)
+    rss(Path(a.out), a.chains)
     return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from metron_demo import scenario  # noqa: E402
 from metron_demo.session import Session  # noqa: E402
+from metron_topo import agent as topo_agent, model  # noqa: E402
 
 
 def main():
@@ -22,7 +23,8 @@ def main():
     t0 = time.monotonic()
     print(f"== Metron demo: {a.topology}, FW({a.rules} rules) -> NAPT -> LB"
           + (", agents over mutual TLS" if a.tls else ""))
-    with Session(a.topology, tls=a.tls) as s:
+    servers = len(model.load(a.topology).servers)
+    with topo_agent.hugepages(servers), Session(a.topology, tls=a.tls) as s:
         print(f"network up and host ready in {time.monotonic() - t0:.1f} s "
               f"(REST {s.host.rest}, dashboard {s.host.rest.replace('/onos/metron', '/metron/ui/')})")
         out = scenario.run(s, n_rules=a.rules)

@@ -1,5 +1,7 @@
 """How the launcher starts a Metron agent inside a server's namespace (agent/ owns the binary and its flags)."""
+import contextlib
 import os
+import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -7,6 +9,11 @@ GRPC_PORT = 50051
 # Prometheus endpoint of every emulated agent, on its management address (agent --metrics-listen).
 METRICS_PORT = 9464
 IDLE_SLEEP_US = 1000
+# DPDK memory of each emulated agent (EAL -m); on hugepages when METRON_AGENT_HUGE_DIR names a hugetlbfs mount
+# (hugepages() below sets it), else --no-huge.
+AGENT_MEMORY_MB = 512
+HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
+HUGEPAGES_SH = REPO / "agent/scripts/hugepages.sh"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
 
@@ -17,6 +24,29 @@ def binary():
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
+
+
+@contextlib.contextmanager
+def hugepages(agents, log=print):
+    """2 MB hugepages for `agents` agents started inside the block (agent/scripts/hugepages.sh: reserved as root,
+    hugetlbfs mounted if nothing has it, both undone at the end); the agents fall back to --no-huge, and the log
+    says so, when the pages cannot be had. Yields the state line ("hugepages (...)" or "no hugepages (why)")."""
+    record = f"/run/metron-hugepages.topo-{os.getpid()}"
+    script = (f'HUGE_STATE_FILE={record}; source {HUGEPAGES_SH}; hugepages_reserve {agents * AGENT_MEMORY_MB} 2>/dev/null; '
+              'echo "$HUGE_STATE"; [[ ${HUGE_EAL[0]} == --huge-dir ]] && echo "${HUGE_EAL[1]}" || echo')
+    lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split("\n")
+    saved = os.environ.get(HUGE_DIR_ENV)
+    if lines[1]:
+        os.environ[HUGE_DIR_ENV] = lines[1]
+    log(f"agents' DPDK memory: {lines[0]}")
+    try:
+        yield lines[0]
+    finally:
+        if saved is None:
+            os.environ.pop(HUGE_DIR_ENV, None)
+        else:
+            os.environ[HUGE_DIR_ENV] = saved
+        subprocess.run(["bash", str(HUGEPAGES_SH), "release-state", record], check=False)
 
 
 def runtime_dir(file_prefix):
@@ -48,6 +78,8 @@ def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=Non
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
     argv += ["--idle-sleep", str(IDLE_SLEEP_US)]
     argv += ["--state-dir", flow_state_dir, "--state-checkpoint-ms", str(STATE_CHECKPOINT_MS)]
-    argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", "--no-huge", "-m", "512", "--no-pci",
-             "--file-prefix", file_prefix, "--"]
+    huge = os.environ.get(HUGE_DIR_ENV)
+    memory = ["--huge-dir", huge, "--huge-unlink"] if huge else ["--no-huge"]
+    argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", *memory, "-m", str(AGENT_MEMORY_MB),
+             "--no-pci", "--file-prefix", file_prefix, "--"]
     return argv

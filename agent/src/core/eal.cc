@@ -7,6 +7,7 @@
 #include <rte_mempool.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
@@ -69,8 +70,15 @@ bool eal_ready() {
 std::string eal_file_prefix_stem(const std::string& tag) { return "metron-" + tag + "-"; }
 
 std::vector<std::string> eal_default_args(const std::string& tag, const std::string& lcores) {
-  return {"--no-huge", "-m", "512", "--no-pci", "--file-prefix",
-          eal_file_prefix_stem(tag) + std::to_string(getpid()), "-l", lcores, "--log-level", "lib.eal:error"};
+  std::vector<std::string> args{"--no-huge"};
+  // The benchmark scripts reserve hugepages (agent/scripts/hugepages.sh) and name their mount here.
+  if (const char* dir = std::getenv("METRON_EAL_HUGE_DIR"); dir != nullptr && *dir != '\0')
+    args = {"--huge-dir", dir, "--huge-unlink"};
+  for (const char* a : {"-m", "512", "--no-pci", "--file-prefix"}) args.emplace_back(a);
+  args.push_back(eal_file_prefix_stem(tag) + std::to_string(getpid()));
+  for (const std::string& a : {std::string("-l"), lcores, std::string("--log-level"), std::string("lib.eal:error")})
+    args.push_back(a);
+  return args;
 }
 
 rte_mempool* packed_pktmbuf_pool(const std::string& name, unsigned n, int socket_id) {

@@ -15,7 +15,8 @@ void eal_init(const std::vector<std::string>& args);
 bool eal_ready();
 
 // The args every test, bench and emulated deployment uses on this class of machine (no hugepages, no PCI):
-// a file prefix unique to this process so parallel runs never share /var/run/dpdk state.
+// a file prefix unique to this process so parallel runs never share /var/run/dpdk state. With
+// METRON_EAL_HUGE_DIR set (the bench scripts, after reserving pages) hugepages from that mount instead.
 std::vector<std::string> eal_default_args(const std::string& tag, const std::string& lcores = "0");
 // The --file-prefix of eal_default_args() without the pid: "metron-<tag>-". The EAL's runtime directory
 // (/var/run/dpdk/<prefix><pid> as root) carries that name.

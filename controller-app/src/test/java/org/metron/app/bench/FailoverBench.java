@@ -31,7 +31,9 @@ import java.util.Map;
  * in the same run with the real synthesizer. Writes bench/results/failover_fw1000_napt_lb.json.
  */
 public final class FailoverBench {
-    private static final int RUNS = 5;
+    /** make test's bench smoke (-Dmetron.bench.smoke=true): one round, to prove the bench still runs. */
+    private static final boolean SMOKE = Boolean.getBoolean("metron.bench.smoke");
+    private static final int RUNS = SMOKE ? 1 : 5;
     private static final int RULES = 1000;
     private static final String S3 = "of:0000000000000003";
     private static final String S4 = "of:0000000000000004";

@@ -36,7 +36,9 @@ import java.util.Random;
  * from scratch in the same run (what an operator would otherwise do). Writes bench/results/recovery_fw1000_napt_lb.json.
  */
 public final class RecoveryBench {
-    private static final int RUNS = 5;
+    /** make test's bench smoke (-Dmetron.bench.smoke=true): one round, to prove the bench still runs. */
+    private static final boolean SMOKE = Boolean.getBoolean("metron.bench.smoke");
+    private static final int RUNS = SMOKE ? 1 : 5;
     private static final int RULES = 1000;
 
     private RecoveryBench() {

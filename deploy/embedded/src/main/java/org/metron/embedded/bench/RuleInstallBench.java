@@ -35,7 +35,9 @@ import java.util.stream.Collectors;
  * Usage: RuleInstallBench OUT_DIR [N ...]
  */
 public final class RuleInstallBench {
-    private static final int ROUNDS = 7;
+    /** make test's bench smoke (-Dmetron.bench.smoke=true): one round, to prove the bench still runs. */
+    private static final boolean SMOKE = Boolean.getBoolean("metron.bench.smoke");
+    private static final int ROUNDS = SMOKE ? 1 : 7;
     private static final DeviceId S1 = DeviceId.deviceId("of:0000000000000001");
 
     private RuleInstallBench() {

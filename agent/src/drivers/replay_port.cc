@@ -1,0 +1,130 @@
+#include "drivers/replay_port.h"
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_memcpy.h>
+
+#include <fstream>
+#include <stdexcept>
+
+namespace metron {
+
+namespace {
+
+struct PcapFrames {
+  std::vector<uint8_t> bytes;
+  std::vector<uint16_t> len;
+  uint32_t max_len = 0;
+};
+
+// Classic pcap (either byte order, micro- or nanosecond stamps); only the captured bytes are kept.
+PcapFrames read_pcap(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("replay: cannot read " + path);
+  uint32_t header[6];
+  if (!in.read(reinterpret_cast<char*>(header), sizeof header)) throw std::runtime_error("replay: " + path + ": not a pcap file");
+  const bool swapped = header[0] == 0xd4c3b2a1u || header[0] == 0x4d3cb2a1u;
+  if (!swapped && header[0] != 0xa1b2c3d4u && header[0] != 0xa1b23c4du)
+    throw std::runtime_error("replay: " + path + ": not a classic pcap file (pcapng is not read)");
+  auto host = [swapped](uint32_t v) { return swapped ? __builtin_bswap32(v) : v; };
+  if (host(header[5]) != 1) throw std::runtime_error("replay: " + path + ": link type is not Ethernet");
+  PcapFrames f;
+  uint32_t rec[4];  // seconds, fraction, captured length, original length
+  while (in.read(reinterpret_cast<char*>(rec), sizeof rec)) {
+    const uint32_t n = host(rec[2]);
+    if (n == 0 || n > RTE_MBUF_DEFAULT_DATAROOM)
+      throw std::runtime_error("replay: " + path + ": frame " + std::to_string(f.len.size()) + " of " +
+                               std::to_string(n) + " bytes (1.." + std::to_string(RTE_MBUF_DEFAULT_DATAROOM) + ")");
+    const size_t at = f.bytes.size();
+    f.bytes.resize(at + n);
+    if (!in.read(reinterpret_cast<char*>(f.bytes.data() + at), n)) throw std::runtime_error("replay: " + path + ": truncated");
+    f.len.push_back(static_cast<uint16_t>(n));
+    f.max_len = std::max(f.max_len, n);
+  }
+  if (f.len.empty()) throw std::runtime_error("replay: " + path + ": no frames");
+  return f;
+}
+
+}  // namespace
+
+std::unique_ptr<ReplayPort> ReplayPort::open(const std::string& spec, uint16_t txq, rte_mempool* pool) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw std::runtime_error("replay: expected NAME=FILE[,FILE...], got '" + spec + "'");
+  std::unique_ptr<ReplayPort> port(new ReplayPort(spec.substr(0, eq), txq == 0 ? 1 : txq, pool));
+  std::string files = spec.substr(eq + 1);
+  for (size_t start = 0; start <= files.size();) {
+    const size_t comma = std::min(files.find(',', start), files.size());
+    const PcapFrames f = read_pcap(files.substr(start, comma - start));
+    auto q = std::make_unique<Queue>();
+    q->stride = (f.max_len + 63u) & ~63u;
+    q->count = static_cast<uint32_t>(f.len.size());
+    const size_t size = static_cast<size_t>(q->stride) * q->count;
+    q->data = static_cast<uint8_t*>(rte_malloc("replay_frames", size, 64));
+    q->len = static_cast<uint16_t*>(rte_malloc("replay_lengths", q->count * sizeof(uint16_t), 64));
+    if (q->data == nullptr || q->len == nullptr) {
+      rte_free(q->data);
+      rte_free(q->len);
+      throw std::runtime_error("replay: no DPDK memory for " + std::to_string(size >> 20) + " MB of frames (raise -m)");
+    }
+    size_t at = 0;
+    for (uint32_t i = 0; i < q->count; ++i) {
+      rte_memcpy(q->data + static_cast<size_t>(i) * q->stride, f.bytes.data() + at, f.len[i]);
+      q->len[i] = f.len[i];
+      at += f.len[i];
+    }
+    port->queues_.push_back(std::move(q));
+    start = comma + 1;
+  }
+  for (uint16_t i = 0; i < port->txq_; ++i) port->tx_.push_back(std::make_unique<Queue>());
+  return port;
+}
+
+ReplayPort::~ReplayPort() {
+  for (auto& q : queues_) {
+    rte_free(q->data);
+    rte_free(q->len);
+  }
+}
+
+uint16_t ReplayPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
+  Queue& q = *queues_[qi];
+  if (rte_pktmbuf_alloc_bulk(pool_, pkts, n) != 0) {
+    q.rx_dropped += n;
+    return 0;
+  }
+  uint32_t next = q.next;
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    rte_mbuf* m = pkts[i];
+    const uint16_t len = q.len[next];
+    rte_memcpy(rte_pktmbuf_mtod(m, void*), q.data + static_cast<size_t>(next) * q.stride, len);
+    m->data_len = len;
+    m->pkt_len = len;
+    bytes += len;
+    if (++next == q.count) next = 0;
+  }
+  q.next = next;
+  q.rx_packets += n;
+  q.rx_bytes += bytes;
+  return n;
+}
+
+uint16_t ReplayPort::tx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
+  rte_pktmbuf_free_bulk(pkts, n);
+  tx_[qi % tx_.size()]->tx_packets += n;
+  return n;
+}
+
+PortCounters ReplayPort::counters() const {
+  PortCounters c;
+  for (const auto& q : queues_) {
+    c.rx_packets += q->rx_packets;
+    c.rx_bytes += q->rx_bytes;
+    c.rx_dropped += q->rx_dropped;
+  }
+  for (const auto& q : tx_) c.tx_packets += q->tx_packets;
+  return c;
+}
+
+}  // namespace metron
