@@ -28,7 +28,6 @@ import org.metron.app.store.InstalledState;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
-import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
@@ -70,6 +69,8 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Duration agentTimeout;
     private final Synthesis synthesis;
     private final ChainRemoval removal;
+    private final ChainTeardown teardown;
+    private final SharedIngressCheck ingress;
     private final Inventory inventory;
     private final ChainReconciler reconciler;
     private final OwnerHandover handover;
@@ -92,8 +93,9 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.synthesis = Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
-        this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
-                this::releasePlacement, compilers::forget);
+        this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers);
+        this.removal = teardown.removal();
+        this.ingress = new SharedIngressCheck(store, placement, compilers);
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
@@ -267,14 +269,14 @@ public final class ChainManager implements MetronService, CompiledChains {
         Placement p;
         List<Tag> claimed;
         synchronized (store.reservationLock()) {
-            requireFreeIngressEarly(id, d, next.json(), compiler);
+            ingress.requireEarly(id, d, next.json(), compiler);
             Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                     compiler);
             sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
                     server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
             oc = full.isPresent() ? full.get()
                     : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
-            requireFreeIngress(id, d, next.json(), oc);
+            ingress.require(id, d, next.json(), oc);
             String version = RulePlanner.VERSION_MARK + "v" + next.version();
             List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
                     .collect(Collectors.toList());
@@ -376,12 +378,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * @throws MetronException when it cannot be brought up (the chain is then FAILED saying why)
      */
     Chain bringUpAgain(Chain c, String why) {
-        List<String> left = tearDown(c);
-        if (!left.isEmpty()) {
-            log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
-        }
-        releasePlacement(c.id());
-        compilers.forget(c.id());
+        teardown.clear(c);
         return bringUp(c.withState(ChainState.SUBMITTED, why), compilers.of(c));
     }
 
@@ -510,7 +507,7 @@ public final class ChainManager implements MetronService, CompiledChains {
             Tag marker;
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
-                requireFreeIngressEarly(id, d, current.json(), compiler);
+                ingress.requireEarly(id, d, current.json(), compiler);
                 Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
                         compiler);
                 sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
@@ -522,7 +519,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                         .collect(Collectors.toList());
                 boolean markerOnly = groupIds.isEmpty();
                 // checked after the first compile so that bad Click is reported as such, not as a conflict
-                requireFreeIngress(id, d, current.json(), oc);
+                ingress.require(id, d, current.json(), oc);
                 List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
                         sc == null ? "" : sc.nic(), d.tagType(), id,
                         markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
@@ -612,38 +609,19 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
-    /**
-     * Removes what the chain installed and releases what it holds ({@link ChainRemoval}); what could not be removed
-     * stays recorded. Answers what is left.
-     */
+    /** Removes what the chain installed ({@link ChainTeardown#tearDown}); answers what is left. */
     private List<String> tearDown(Chain chain) {
-        return removal.removeInstalled(chain.id()).stream().map(Object::toString).collect(Collectors.toList());
+        return teardown.tearDown(chain);
     }
 
-    /**
-     * The chain's installed state without the switch rules another chain holds too (chains sharing an ingress point
-     * may install the same entry, e.g. a deny rule or the default drop): removing the chain must leave them.
-     */
+    /** {@link ChainTeardown#withoutShared}: what removing the chain may take off the switches. */
     InstalledState withoutShared(InstalledState st) {
-        Set<Object> others = entriesOfOthers(st.chainId());
-        return new InstalledState(st.chainId(), st.server(), st.switchRules().stream()
-                .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()),
-                st.nicRuleIds(), st.pipeline());
+        return teardown.withoutShared(st);
     }
 
-    /** Table entries of the switch rules every other chain installed. */
-    private Set<Object> entriesOfOthers(ChainId id) {
-        Set<Object> out = new HashSet<>();
-        store.installed().snapshot().values().stream().filter(st -> !st.chainId().equals(id))
-                .forEach(st -> st.switchRules().forEach(r -> out.add(Deployer.entry(r.rule()))));
-        return out;
-    }
-
+    /** {@link ChainTeardown#releasePlacement}. */
     void releasePlacement(ChainId id) {
-        store.installed().remove(id);
-        store.placements().remove(id);
-        store.backups().remove(id);
-        tags.release(id);
+        teardown.releasePlacement(id);
     }
 
     private Chain transition(Chain c, ChainState next) {
@@ -694,56 +672,6 @@ public final class ChainManager implements MetronService, CompiledChains {
         store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
                 .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
         return out;
-    }
-
-    /**
-     * Offload rules of a chain match what arrives on its ingress point, and reply rules what arrives on its egress
-     * point when it has a reply ingress: a chain may use a point another chain uses only when their traffic there
-     * is disjoint ({@link SharedIngress}); else it is refused, naming both chains and a packet of the overlap.
-     */
-    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, OffloadChoice oc) {
-        requireFreeIngress(id, d, json, oc.device(), oc.compiled());
-    }
-
-    /**
-     * {@link #requireFreeIngress} before a server is chosen, as the ingress device would classify the chain (where
-     * chains share a point they classify it there): an overlap is reported as such, not as a lack of cores.
-     */
-    private void requireFreeIngressEarly(ChainId id, DeploymentSpec d, String json, ChainCompiler compiler) {
-        DeviceId at = d.ingressPoint().deviceId();
-        Optional<org.metron.app.spi.NetworkDevice> device = placement.network().device(at);
-        if (device.isPresent() && device.get().role().programmable()) {
-            requireFreeIngress(id, d, json, at, compiler.apply(PlacementEngine.profileFor(device.get().role())));
-        }
-    }
-
-    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, DeviceId offload, CompiledChain cc) {
-        List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
-        for (Chain other : store.chains().snapshot().values()) {
-            if (other.id().equals(id) || !other.state().holdsResources()) {
-                continue;
-            }
-            List<ConnectPoint> theirs = ReplyTraffic.entryPoints(other.deployment(), other.json());
-            for (ConnectPoint p : mine) {
-                if (!theirs.contains(p)) {
-                    continue;
-                }
-                Optional<Placement> op = placement(other.id());
-                if (op.isEmpty() || op.get().offloadDevice().isEmpty()) {
-                    throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "entry point " + p + " already carries "
-                            + "chain " + other.id() + ", which is not placed yet; retry once it is");
-                }
-                SharedIngress.require(entryAt(id, p, d, offload, cc),
-                        entryAt(other.id(), p, other.deployment(), op.get().offloadDevice().get(),
-                                compiledFor(other, op)));
-            }
-        }
-    }
-
-    private static SharedIngress.Entry entryAt(ChainId id, ConnectPoint p, DeploymentSpec d, DeviceId offload,
-                                               CompiledChain cc) {
-        boolean replies = !p.equals(d.ingressPoint());
-        return SharedIngress.Entry.of(id, p, replies ? d.egressPoint().deviceId() : offload, cc, replies);
     }
 
     private Object lock(ChainId id) {
