@@ -56,8 +56,6 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Leadership leadership;
     private final PlacementEngine placement;
     private final TagAllocator tags;
-    private final RulePlanner planner;
-    private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
     private final ChainRemoval removal;
@@ -79,8 +77,6 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.leadership = Objects.requireNonNull(leadership);
         this.placement = Objects.requireNonNull(placement);
         this.tags = new TagAllocator(store.tags());
-        this.planner = Objects.requireNonNull(planner);
-        this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
