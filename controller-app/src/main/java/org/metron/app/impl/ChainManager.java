@@ -1,12 +1,9 @@
 package org.metron.app.impl;
 
-import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.ChainUpdate;
-import org.metron.app.api.DeploymentSpec;
-import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.MetronService;
@@ -14,7 +11,6 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
 import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.ServerInfo;
-import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
@@ -22,23 +18,18 @@ import org.metron.app.spi.Leadership;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
-import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledState;
-import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
-import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -65,11 +56,11 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final Leadership leadership;
     private final PlacementEngine placement;
     private final TagAllocator tags;
-    private final RulePlanner planner;
-    private final Deployer deployer;
     private final Duration agentTimeout;
     private final Synthesis synthesis;
     private final ChainRemoval removal;
+    private final ChainTeardown teardown;
+    private final ChainBringUp bringUps;
     private final Inventory inventory;
     private final ChainReconciler reconciler;
     private final OwnerHandover handover;
@@ -86,15 +77,15 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.leadership = Objects.requireNonNull(leadership);
         this.placement = Objects.requireNonNull(placement);
         this.tags = new TagAllocator(store.tags());
-        this.planner = Objects.requireNonNull(planner);
-        this.deployer = Objects.requireNonNull(deployer);
         this.agentTimeout = Objects.requireNonNull(agentTimeout);
         this.synthesis = Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
-        this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
-                this::releasePlacement, compilers::forget);
+        this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers);
+        this.removal = teardown.removal();
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers);
+        this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
+                teardown, reroutes);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, synthesis,
@@ -223,7 +214,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         Optional<Placement> placed = placement(id);
         if (running.isPresent() && placed.isPresent()) {
             try {
-                return makeBeforeBreak(old, next, compiler, running.get(), placed.get());
+                return bringUps.bringUpBeside(old, next, compiler, running.get(), placed.get());
             } catch (MetronException e) {
                 store.chains().put(id, old); // the running version, its record included, is untouched
                 log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
@@ -246,77 +237,6 @@ public final class ChainManager implements MetronService, CompiledChains {
                 log.warn("Restoring {} failed too: {}", id, again.getMessage());
             }
             throw e;
-        }
-    }
-
-    /**
-     * Places and deploys {@code next} beside the running {@code old}, moves traffic and state to it and removes
-     * the old version ({@link MakeBeforeBreak}). Caller holds the chain's lock.
-     *
-     * @throws MetronException when the new version cannot be placed or deployed; nothing of it is left
-     */
-    private Chain makeBeforeBreak(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
-                                  Placement oldPlacement) {
-        ChainId id = next.id();
-        DeploymentSpec d = next.deployment();
-        long t0 = System.nanoTime();
-        CompiledChain oldCompiled = compiledFor(old, Optional.of(oldPlacement));
-        Optional<MetronServer> oldServer = running.server().flatMap(servers::server);
-        ServerChoice sc;
-        OffloadChoice oc;
-        Placement p;
-        List<Tag> claimed;
-        synchronized (store.reservationLock()) {
-            requireFreeIngressEarly(id, d, next.json(), compiler);
-            Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
-                    compiler);
-            sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
-                    server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
-            oc = full.isPresent() ? full.get()
-                    : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
-            requireFreeIngress(id, d, next.json(), oc);
-            String version = RulePlanner.VERSION_MARK + "v" + next.version();
-            List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
-                    .collect(Collectors.toList());
-            claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(), sc == null ? "" : sc.nic(),
-                    d.tagType(), id, groupIds.isEmpty() ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
-                    sc == null ? Set.of() : sc.tagsInUse());
-            p = placementOf(id, sc, oc, groupIds.isEmpty() ? List.of() : claimed, version,
-                    oldPlacement.portShares());
-        }
-        try {
-            Optional<MetronServer> server = Optional.ofNullable(sc).map(ServerChoice::server);
-            DeploymentPlan plan = planner.plan(id, d, p, server, sc != null && sc.nicRules(), oc, claimed.get(0));
-            StateCarry carry = sc == null ? StateCarry.none()
-                    : StateCarry.between(oldPlacement, oldCompiled, p, oc.compiled());
-            DeployPipelineRequest oldPipeline = oldPlacement.groups().isEmpty() ? null
-                    : RulePlanner.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
-            MakeBeforeBreak.Result r = new MakeBeforeBreak(deployer).run(id,
-                    new MakeBeforeBreak.Running(withoutShared(running), oldServer, oldPipeline), plan, carry);
-            // the new version carries the traffic: the store says so, the old version's tags go
-            store.installed().put(id, r.installed);
-            store.placements().put(id, p);
-            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            compilers.placed(next, oc.compiled());
-            List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
-                    .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
-            tags.release(id, oldTags);
-            String reason = "updated from version " + old.version() + " make-before-break in "
-                    + ms(t0, System.nanoTime()) + " ms: " + r.carried + " flows carried over"
-                    + (carry.sources().isEmpty() ? " (no unchanged stateful element)" : " " + carry)
-                    + ", " + r.synced + " synced after the move"
-                    + (r.left.isEmpty() ? "" : "; not removed of the old version: " + r.left);
-            Chain done = next.withState(ChainState.ACTIVE, reason);
-            store.chains().put(id, done);
-            refreshBackups(id);
-            log.info("Chain {} {}", id, reason);
-            return done;
-        } catch (RuntimeException e) {
-            tags.release(id, claimed);
-            if (e instanceof MetronException) {
-                throw e;
-            }
-            throw new MetronException(Fault.INTERNAL, "chain " + id + " update: " + e, e);
         }
     }
 
@@ -376,12 +296,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * @throws MetronException when it cannot be brought up (the chain is then FAILED saying why)
      */
     Chain bringUpAgain(Chain c, String why) {
-        List<String> left = tearDown(c);
-        if (!left.isEmpty()) {
-            log.warn("Chain {}: not removed before bringing it up again: {}", c.id(), left);
-        }
-        releasePlacement(c.id());
-        compilers.forget(c.id());
+        teardown.clear(c);
         return bringUp(c.withState(ChainState.SUBMITTED, why), compilers.of(c));
     }
 
@@ -394,30 +309,7 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     @Override
     public ValidationReport validate(String json) {
-        ParsedChain pc = ChainRequests.parse(json);
-        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
-        CompiledChain base = compiler.apply(TargetProfile.NONE);
-        try {
-            DeploymentSpec d = pc.deployment();
-            Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
-                    compiler);
-            ServerChoice sc = full.isPresent() ? null
-                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores,
-                            compiler.flowStateDemand());
-            OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
-                    sc.server().attachment(sc.nic()).get(), compiler);
-            List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
-                    sc == null ? Set.of() : sc.tagsInUse());
-            Placement p = placementOf(pc.id(), sc, oc, preview);
-            return new ValidationReport(pc.id(), oc.compiled().classes().size(), oc.compiled().groups().size(),
-                    oc.compiled().offloadRules().size(), Optional.of(p), "");
-        } catch (MetronException e) {
-            if (e.fault() == Fault.INVALID_CHAIN) {
-                throw e;
-            }
-            return new ValidationReport(pc.id(), base.classes().size(), base.groups().size(),
-                    base.offloadRules().size(), Optional.empty(), e.getMessage());
-        }
+        return bringUps.validate(json);
     }
 
     /**
@@ -493,98 +385,12 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */
     private Chain bringUp(Chain chain, ChainCompiler compiler) {
-        return bringUp(chain, compiler, placement);
+        return bringUps.bringUp(chain, compiler, placement);
     }
 
     /** {@link #bringUp(Chain, ChainCompiler)} choosing with {@code pe} (e.g. without a lost server). */
     Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
-        ChainId id = chain.id();
-        DeploymentSpec d = chain.deployment();
-        Chain current = chain;
-        long t0 = System.nanoTime();
-        try {
-            current = transition(current, ChainState.SYNTHESIZED);
-            Placement p;
-            OffloadChoice oc;
-            ServerChoice sc;
-            Tag marker;
-            synchronized (store.reservationLock()) {
-                // a chain the offload device handles completely needs no server at all
-                requireFreeIngressEarly(id, d, current.json(), compiler);
-                Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
-                        compiler);
-                sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
-                        compiler.flowStateDemand());
-                oc = full.isPresent() ? full.get()
-                        : pe.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
-                        compiler);
-                List<String> groupIds = oc.compiled().groups().stream().map(ChainManager::groupId)
-                        .collect(Collectors.toList());
-                boolean markerOnly = groupIds.isEmpty();
-                // checked after the first compile so that bad Click is reported as such, not as a conflict
-                requireFreeIngress(id, d, current.json(), oc);
-                List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
-                        sc == null ? "" : sc.nic(), d.tagType(), id,
-                        markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
-                        sc == null ? Set.of() : sc.tagsInUse());
-                marker = claimed.get(0);
-                p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
-                store.placements().put(id, p);
-            }
-            compilers.placed(current, oc.compiled());
-            current = transition(current, ChainState.PLACED);
-            log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
-                    p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
-                    sc == null ? 0 : sc.queried());
-
-            long tPlaced = System.nanoTime();
-            // the agent starts the pipeline while the switch rules are planned and staged
-            Optional<Deployer.ServerStart> started = Optional.ofNullable(sc).map(c -> deployer.start(id, c.server(),
-                    c.nicRules() ? RulePlanner.nicRules(id, p) : List.of(), RulePlanner.pipeline(id, p,
-                    oc.compiled(), marker)));
-            DeploymentPlan plan;
-            try {
-                plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
-                        sc != null && sc.nicRules(), oc, marker);
-            } catch (RuntimeException e) {
-                started.ifPresent(Deployer.ServerStart::abandon);
-                throw e;
-            }
-            long tPlanned = System.nanoTime();
-            Deployer.Result result = deployer.deploy(plan, started);
-            long tDeployed = System.nanoTime();
-            store.installed().put(id, result.installed());
-            // only rerouting a deployed chain reads it: written once traffic flows, not before
-            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            current = transition(current, ChainState.DEPLOYED);
-            refreshBackups(id);
-            if (result.running()) {
-                current = transition(current, ChainState.ACTIVE);
-            }
-            // where a submission's time goes (the submit->traffic figure is measured from outside)
-            log.info("Chain {} {} in {} ms: synthesis+placement {}, rule planning {}, deployment {}, store {} "
-                            + "({} switch rules)", id, current.state(), ms(t0, System.nanoTime()), ms(t0, tPlaced),
-                    ms(tPlaced, tPlanned), ms(tPlanned, tDeployed), ms(tDeployed, System.nanoTime()),
-                    plan.ruleCount());
-            return current;
-        } catch (MetronException e) {
-            releasePlacement(id);
-            if (e.fault() == Fault.INVALID_CHAIN) {
-                // bad Click surfaces at the first compile, inside placement: bad input stores nothing
-                store.chains().remove(id);
-            } else {
-                store.chains().put(id, current.withState(ChainState.FAILED, e.getMessage()));
-            }
-            throw e;
-        } catch (RuntimeException e) {
-            releasePlacement(id);
-            store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
-            throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
-        }
-    }
-
-    static long ms(long from, long to) {
-        return (to - from) / 1_000_000;
+        return bringUps.bringUp(chain, compiler, pe);
     }
 
     /**
@@ -612,138 +418,24 @@ public final class ChainManager implements MetronService, CompiledChains {
         }
     }
 
-    /**
-     * Removes what the chain installed and releases what it holds ({@link ChainRemoval}); what could not be removed
-     * stays recorded. Answers what is left.
-     */
+    /** Removes what the chain installed ({@link ChainTeardown#tearDown}); answers what is left. */
     private List<String> tearDown(Chain chain) {
-        return removal.removeInstalled(chain.id()).stream().map(Object::toString).collect(Collectors.toList());
+        return teardown.tearDown(chain);
     }
 
-    /**
-     * The chain's installed state without the switch rules another chain holds too (chains sharing an ingress point
-     * may install the same entry, e.g. a deny rule or the default drop): removing the chain must leave them.
-     */
+    /** {@link ChainTeardown#withoutShared}: what removing the chain may take off the switches. */
     InstalledState withoutShared(InstalledState st) {
-        Set<Object> others = entriesOfOthers(st.chainId());
-        return new InstalledState(st.chainId(), st.server(), st.switchRules().stream()
-                .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()),
-                st.nicRuleIds(), st.pipeline());
+        return teardown.withoutShared(st);
     }
 
-    /** Table entries of the switch rules every other chain installed. */
-    private Set<Object> entriesOfOthers(ChainId id) {
-        Set<Object> out = new HashSet<>();
-        store.installed().snapshot().values().stream().filter(st -> !st.chainId().equals(id))
-                .forEach(st -> st.switchRules().forEach(r -> out.add(Deployer.entry(r.rule()))));
-        return out;
-    }
-
+    /** {@link ChainTeardown#releasePlacement}. */
     void releasePlacement(ChainId id) {
-        store.installed().remove(id);
-        store.placements().remove(id);
-        store.backups().remove(id);
-        tags.release(id);
-    }
-
-    private Chain transition(Chain c, ChainState next) {
-        Chain n = c.withState(next, "");
-        store.chains().put(c.id(), n);
-        return n;
-    }
-
-    /** The placement of a chain; {@code sc} is null when the chain needs no server. */
-    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
-        return placementOf(id, sc, oc, groupTags, "", Set.of());
-    }
-
-    /**
-     * {@link #placementOf} for one version of the chain: its group ids end with {@code version} ("~v2"), its
-     * groups' port shares avoid {@code oldShares}, those of the version running beside it until the move.
-     */
-    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags,
-                                         String version, Set<Integer> oldShares) {
-        if (sc == null) {
-            return new Placement(id, Optional.empty(), "", "", Optional.of(oc.device()), oc.profile().name(),
-                    List.of());
-        }
-        List<GroupAssignment> groups = new ArrayList<>();
-        List<ClassGroup> cgs = oc.compiled().groups();
-        for (int g = 0; g < cgs.size(); g++) {
-            // groups share the reserved cores round-robin; scaling gives a group its own core later
-            int core = sc.cores().get(g % sc.cores().size());
-            groups.add(new GroupAssignment(groupId(cgs.get(g)) + version, groupTags.get(g), core,
-                    cgs.get(g).classIds()));
-        }
-        return new Placement(id, Optional.of(sc.server().id()), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
-                oc.profile().name(), Placement.withPortShares(groups, oldShares));
-    }
-
-    static String groupId(ClassGroup g) {
-        return "g" + g.id();
+        teardown.releasePlacement(id);
     }
 
     /** Cores promised to placed chains, per server. */
     Set<Integer> reservedCores(DeviceId server) {
-        return reservedCoresExcept(server, null);
-    }
-
-    /** Cores promised to placed chains other than {@code chain} (null: all), per server. */
-    private Set<Integer> reservedCoresExcept(DeviceId server, ChainId chain) {
-        Set<Integer> out = new HashSet<>();
-        store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
-                .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
-        return out;
-    }
-
-    /**
-     * Offload rules of a chain match what arrives on its ingress point, and reply rules what arrives on its egress
-     * point when it has a reply ingress: a chain may use a point another chain uses only when their traffic there
-     * is disjoint ({@link SharedIngress}); else it is refused, naming both chains and a packet of the overlap.
-     */
-    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, OffloadChoice oc) {
-        requireFreeIngress(id, d, json, oc.device(), oc.compiled());
-    }
-
-    /**
-     * {@link #requireFreeIngress} before a server is chosen, as the ingress device would classify the chain (where
-     * chains share a point they classify it there): an overlap is reported as such, not as a lack of cores.
-     */
-    private void requireFreeIngressEarly(ChainId id, DeploymentSpec d, String json, ChainCompiler compiler) {
-        DeviceId at = d.ingressPoint().deviceId();
-        Optional<org.metron.app.spi.NetworkDevice> device = placement.network().device(at);
-        if (device.isPresent() && device.get().role().programmable()) {
-            requireFreeIngress(id, d, json, at, compiler.apply(PlacementEngine.profileFor(device.get().role())));
-        }
-    }
-
-    private void requireFreeIngress(ChainId id, DeploymentSpec d, String json, DeviceId offload, CompiledChain cc) {
-        List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
-        for (Chain other : store.chains().snapshot().values()) {
-            if (other.id().equals(id) || !other.state().holdsResources()) {
-                continue;
-            }
-            List<ConnectPoint> theirs = ReplyTraffic.entryPoints(other.deployment(), other.json());
-            for (ConnectPoint p : mine) {
-                if (!theirs.contains(p)) {
-                    continue;
-                }
-                Optional<Placement> op = placement(other.id());
-                if (op.isEmpty() || op.get().offloadDevice().isEmpty()) {
-                    throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "entry point " + p + " already carries "
-                            + "chain " + other.id() + ", which is not placed yet; retry once it is");
-                }
-                SharedIngress.require(entryAt(id, p, d, offload, cc),
-                        entryAt(other.id(), p, other.deployment(), op.get().offloadDevice().get(),
-                                compiledFor(other, op)));
-            }
-        }
-    }
-
-    private static SharedIngress.Entry entryAt(ChainId id, ConnectPoint p, DeploymentSpec d, DeviceId offload,
-                                               CompiledChain cc) {
-        boolean replies = !p.equals(d.ingressPoint());
-        return SharedIngress.Entry.of(id, p, replies ? d.egressPoint().deviceId() : offload, cc, replies);
+        return bringUps.reservedCores(server);
     }
 
     private Object lock(ChainId id) {

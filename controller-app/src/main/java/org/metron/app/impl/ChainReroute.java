@@ -163,11 +163,11 @@ final class ChainReroute {
         String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
         Chain c = existing(id);
         store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
-                + ChainManager.ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
+                + ChainBringUp.ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
                 .orElse("-"), c.pending()));
         log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
                 st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
-                ChainManager.ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
+                ChainBringUp.ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
         refreshBackups(id);
     }
 

@@ -54,7 +54,7 @@ final class ClassViews {
         placement.ifPresent(p -> p.groups().forEach(g -> g.classIds().forEach(c -> byClass.put(c, g))));
         Map<Integer, String> compiledGroup = new HashMap<>();
         for (ClassGroup g : cc.groups()) {
-            g.classIds().forEach(c -> compiledGroup.put(c, ChainManager.groupId(g)));
+            g.classIds().forEach(c -> compiledGroup.put(c, ChainBringUp.groupId(g)));
         }
         List<InstalledRule> rules = installed.map(InstalledState::switchRules).orElse(List.of());
         Sources sources = new Sources();

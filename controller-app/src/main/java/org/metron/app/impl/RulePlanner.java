@@ -610,10 +610,10 @@ public final class RulePlanner {
             end = at < 0 ? end : Math.min(end, at);
         }
         String base = placedGroupId.substring(0, end);
-        return compiled.groups().stream().filter(g -> ChainManager.groupId(g).equals(base)).findFirst()
+        return compiled.groups().stream().filter(g -> ChainBringUp.groupId(g).equals(base)).findFirst()
                 .orElseThrow(() -> new MetronException(Fault.INTERNAL, "group " + placedGroupId
                         + " comes from no compiled group (compiled: " + compiled.groups().stream()
-                        .map(ChainManager::groupId).collect(Collectors.toList()) + ")"));
+                        .map(ChainBringUp::groupId).collect(Collectors.toList()) + ")"));
     }
 
     static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {

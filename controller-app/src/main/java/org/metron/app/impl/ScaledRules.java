@@ -56,7 +56,7 @@ final class ScaledRules {
             GroupAssignment first = of.stream().filter(g -> !g.remote()).findFirst().orElse(null);
             if (first == null || !held.equals(new HashSet<>(cg.classIds()))) {
                 throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + p.chainId() + ": compiled group "
-                        + ChainManager.groupId(cg) + " has classes " + cg.classIds() + ", its placed groups "
+                        + ChainBringUp.groupId(cg) + " has classes " + cg.classIds() + ", its placed groups "
                         + of.stream().map(GroupAssignment::groupId).collect(Collectors.toList()) + " hold " + held
                         + (first == null ? " and none is on the chain's server" : "") + "; resubmit the chain");
             }

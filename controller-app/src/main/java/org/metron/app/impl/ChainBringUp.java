@@ -1,0 +1,315 @@
+package org.metron.app.impl;
+
+import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.MetronService;
+import org.metron.app.api.Placement;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.ValidationReport;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.BackupConfiguration;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledState;
+import org.metron.synth.ClassGroup;
+import org.metron.synth.CompiledChain;
+import org.metron.synth.TargetProfile;
+import org.onosproject.net.DeviceId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Brings a chain up: synthesis, placement (server, cores, offload, tags, reserved under the store's reservation
+ * lock), rule planning and deployment, SUBMITTED → ACTIVE or FAILED with everything released; the same placement
+ * for the new version of a running chain updated make-before-break ({@link MakeBeforeBreak}), and for a dry run
+ * (validate). {@link ChainManager} decides when; callers hold the chain's lock.
+ */
+final class ChainBringUp {
+    private static final Logger log = LoggerFactory.getLogger(ChainBringUp.class);
+
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final PlacementEngine placement;
+    private final TagAllocator tags;
+    private final RulePlanner planner;
+    private final Deployer deployer;
+    private final Synthesis synthesis;
+    private final ChainCompilers compilers;
+    private final SharedIngressCheck ingress;
+    private final ChainTeardown teardown;
+    private final ChainReroute reroutes;
+
+    ChainBringUp(ChainStore store, ServerRegistry servers, PlacementEngine placement, TagAllocator tags,
+                 RulePlanner planner, Deployer deployer, Synthesis synthesis, ChainCompilers compilers,
+                 ChainTeardown teardown, ChainReroute reroutes) {
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.placement = Objects.requireNonNull(placement);
+        this.tags = Objects.requireNonNull(tags);
+        this.planner = Objects.requireNonNull(planner);
+        this.deployer = Objects.requireNonNull(deployer);
+        this.synthesis = Objects.requireNonNull(synthesis);
+        this.compilers = Objects.requireNonNull(compilers);
+        this.ingress = new SharedIngressCheck(store, placement, compilers);
+        this.teardown = Objects.requireNonNull(teardown);
+        this.reroutes = Objects.requireNonNull(reroutes);
+    }
+
+    /**
+     * SUBMITTED → ACTIVE, or FAILED with everything released, choosing with {@code pe} (e.g. without a lost
+     * server). Caller holds the chain's lock.
+     */
+    Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
+        ChainId id = chain.id();
+        DeploymentSpec d = chain.deployment();
+        Chain current = chain;
+        long t0 = System.nanoTime();
+        try {
+            current = transition(current, ChainState.SYNTHESIZED);
+            Placement p;
+            OffloadChoice oc;
+            ServerChoice sc;
+            Tag marker;
+            synchronized (store.reservationLock()) {
+                // a chain the offload device handles completely needs no server at all
+                ingress.requireEarly(id, d, current.json(), compiler);
+                Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                        compiler);
+                sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                        compiler.flowStateDemand());
+                oc = full.isPresent() ? full.get()
+                        : pe.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
+                        compiler);
+                List<String> groupIds = oc.compiled().groups().stream().map(ChainBringUp::groupId)
+                        .collect(Collectors.toList());
+                boolean markerOnly = groupIds.isEmpty();
+                // checked after the first compile so that bad Click is reported as such, not as a conflict
+                ingress.require(id, d, current.json(), oc);
+                List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
+                        sc == null ? "" : sc.nic(), d.tagType(), id,
+                        markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
+                        sc == null ? Set.of() : sc.tagsInUse());
+                marker = claimed.get(0);
+                p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
+                store.placements().put(id, p);
+            }
+            compilers.placed(current, oc.compiled());
+            current = transition(current, ChainState.PLACED);
+            log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
+                    p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
+                    sc == null ? 0 : sc.queried());
+
+            long tPlaced = System.nanoTime();
+            // the agent starts the pipeline while the switch rules are planned and staged
+            Optional<Deployer.ServerStart> started = Optional.ofNullable(sc).map(c -> deployer.start(id, c.server(),
+                    c.nicRules() ? RulePlanner.nicRules(id, p) : List.of(), RulePlanner.pipeline(id, p,
+                    oc.compiled(), marker)));
+            DeploymentPlan plan;
+            try {
+                plan = planner.plan(id, d, p, Optional.ofNullable(sc).map(ServerChoice::server),
+                        sc != null && sc.nicRules(), oc, marker);
+            } catch (RuntimeException e) {
+                started.ifPresent(Deployer.ServerStart::abandon);
+                throw e;
+            }
+            long tPlanned = System.nanoTime();
+            Deployer.Result result = deployer.deploy(plan, started);
+            long tDeployed = System.nanoTime();
+            store.installed().put(id, result.installed());
+            // only rerouting a deployed chain reads it: written once traffic flows, not before
+            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
+            current = transition(current, ChainState.DEPLOYED);
+            reroutes.refreshBackups(id);
+            if (result.running()) {
+                current = transition(current, ChainState.ACTIVE);
+            }
+            // where a submission's time goes (the submit->traffic figure is measured from outside)
+            log.info("Chain {} {} in {} ms: synthesis+placement {}, rule planning {}, deployment {}, store {} "
+                            + "({} switch rules)", id, current.state(), ms(t0, System.nanoTime()), ms(t0, tPlaced),
+                    ms(tPlaced, tPlanned), ms(tPlanned, tDeployed), ms(tDeployed, System.nanoTime()),
+                    plan.ruleCount());
+            return current;
+        } catch (MetronException e) {
+            teardown.releasePlacement(id);
+            if (e.fault() == Fault.INVALID_CHAIN) {
+                // bad Click surfaces at the first compile, inside placement: bad input stores nothing
+                store.chains().remove(id);
+            } else {
+                store.chains().put(id, current.withState(ChainState.FAILED, e.getMessage()));
+            }
+            throw e;
+        } catch (RuntimeException e) {
+            teardown.releasePlacement(id);
+            store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
+            throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
+        }
+    }
+
+    static long ms(long from, long to) {
+        return (to - from) / 1_000_000;
+    }
+
+    /**
+     * Places and deploys {@code next} beside the running {@code old}, moves traffic and state to it and removes
+     * the old version ({@link MakeBeforeBreak}). Caller holds the chain's lock.
+     *
+     * @throws MetronException when the new version cannot be placed or deployed; nothing of it is left
+     */
+    Chain bringUpBeside(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
+                         Placement oldPlacement) {
+        ChainId id = next.id();
+        DeploymentSpec d = next.deployment();
+        long t0 = System.nanoTime();
+        CompiledChain oldCompiled = compilers.compiled(old, Optional.of(oldPlacement));
+        Optional<MetronServer> oldServer = running.server().flatMap(servers::server);
+        ServerChoice sc;
+        OffloadChoice oc;
+        Placement p;
+        List<Tag> claimed;
+        synchronized (store.reservationLock()) {
+            ingress.requireEarly(id, d, next.json(), compiler);
+            Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                    compiler);
+            sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
+                    server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
+            oc = full.isPresent() ? full.get()
+                    : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
+            ingress.require(id, d, next.json(), oc);
+            String version = RulePlanner.VERSION_MARK + "v" + next.version();
+            List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
+                    .collect(Collectors.toList());
+            claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(), sc == null ? "" : sc.nic(),
+                    d.tagType(), id, groupIds.isEmpty() ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
+                    sc == null ? Set.of() : sc.tagsInUse());
+            p = placementOf(id, sc, oc, groupIds.isEmpty() ? List.of() : claimed, version,
+                    oldPlacement.portShares());
+        }
+        try {
+            Optional<MetronServer> server = Optional.ofNullable(sc).map(ServerChoice::server);
+            DeploymentPlan plan = planner.plan(id, d, p, server, sc != null && sc.nicRules(), oc, claimed.get(0));
+            StateCarry carry = sc == null ? StateCarry.none()
+                    : StateCarry.between(oldPlacement, oldCompiled, p, oc.compiled());
+            DeployPipelineRequest oldPipeline = oldPlacement.groups().isEmpty() ? null
+                    : RulePlanner.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
+            MakeBeforeBreak.Result r = new MakeBeforeBreak(deployer).run(id,
+                    new MakeBeforeBreak.Running(teardown.withoutShared(running), oldServer, oldPipeline), plan, carry);
+            // the new version carries the traffic: the store says so, the old version's tags go
+            store.installed().put(id, r.installed);
+            store.placements().put(id, p);
+            store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
+            compilers.placed(next, oc.compiled());
+            List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
+                    .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
+            tags.release(id, oldTags);
+            String reason = "updated from version " + old.version() + " make-before-break in "
+                    + ms(t0, System.nanoTime()) + " ms: " + r.carried + " flows carried over"
+                    + (carry.sources().isEmpty() ? " (no unchanged stateful element)" : " " + carry)
+                    + ", " + r.synced + " synced after the move"
+                    + (r.left.isEmpty() ? "" : "; not removed of the old version: " + r.left);
+            Chain done = next.withState(ChainState.ACTIVE, reason);
+            store.chains().put(id, done);
+            reroutes.refreshBackups(id);
+            log.info("Chain {} {}", id, reason);
+            return done;
+        } catch (RuntimeException e) {
+            tags.release(id, claimed);
+            if (e instanceof MetronException) {
+                throw e;
+            }
+            throw new MetronException(Fault.INTERNAL, "chain " + id + " update: " + e, e);
+        }
+    }
+
+    /** Where {@code json} would be placed now, reserving nothing ({@link MetronService#validate}). */
+    ValidationReport validate(String json) {
+        ParsedChain pc = ChainRequests.parse(json);
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
+        CompiledChain base = compiler.apply(TargetProfile.NONE);
+        try {
+            DeploymentSpec d = pc.deployment();
+            Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
+                    compiler);
+            ServerChoice sc = full.isPresent() ? null
+                    : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores,
+                            compiler.flowStateDemand());
+            OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
+                    sc.server().attachment(sc.nic()).get(), compiler);
+            List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
+                    sc == null ? Set.of() : sc.tagsInUse());
+            Placement p = placementOf(pc.id(), sc, oc, preview);
+            return new ValidationReport(pc.id(), oc.compiled().classes().size(), oc.compiled().groups().size(),
+                    oc.compiled().offloadRules().size(), Optional.of(p), "");
+        } catch (MetronException e) {
+            if (e.fault() == Fault.INVALID_CHAIN) {
+                throw e;
+            }
+            return new ValidationReport(pc.id(), base.classes().size(), base.groups().size(),
+                    base.offloadRules().size(), Optional.empty(), e.getMessage());
+        }
+    }
+
+    private Chain transition(Chain c, ChainState next) {
+        Chain n = c.withState(next, "");
+        store.chains().put(c.id(), n);
+        return n;
+    }
+
+    /** The placement of a chain; {@code sc} is null when the chain needs no server. */
+    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags) {
+        return placementOf(id, sc, oc, groupTags, "", Set.of());
+    }
+
+    /**
+     * {@link #placementOf} for one version of the chain: its group ids end with {@code version} ("~v2"), its
+     * groups' port shares avoid {@code oldShares}, those of the version running beside it until the move.
+     */
+    private static Placement placementOf(ChainId id, ServerChoice sc, OffloadChoice oc, List<Tag> groupTags,
+                                         String version, Set<Integer> oldShares) {
+        if (sc == null) {
+            return new Placement(id, Optional.empty(), "", "", Optional.of(oc.device()), oc.profile().name(),
+                    List.of());
+        }
+        List<GroupAssignment> groups = new ArrayList<>();
+        List<ClassGroup> cgs = oc.compiled().groups();
+        for (int g = 0; g < cgs.size(); g++) {
+            // groups share the reserved cores round-robin; scaling gives a group its own core later
+            int core = sc.cores().get(g % sc.cores().size());
+            groups.add(new GroupAssignment(groupId(cgs.get(g)) + version, groupTags.get(g), core,
+                    cgs.get(g).classIds()));
+        }
+        return new Placement(id, Optional.of(sc.server().id()), sc.nic(), sc.egressNic(), Optional.of(oc.device()),
+                oc.profile().name(), Placement.withPortShares(groups, oldShares));
+    }
+
+    static String groupId(ClassGroup g) {
+        return "g" + g.id();
+    }
+
+    /** Cores promised to placed chains, per server. */
+    Set<Integer> reservedCores(DeviceId server) {
+        return reservedCoresExcept(server, null);
+    }
+
+    /** Cores promised to placed chains other than {@code chain} (null: all), per server. */
+    private Set<Integer> reservedCoresExcept(DeviceId server, ChainId chain) {
+        Set<Integer> out = new HashSet<>();
+        store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
+                .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
+        return out;
+    }
+}
