@@ -6,6 +6,8 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
+import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingRequests;
 import org.metron.app.scaling.ScalingService;
 
 import javax.ws.rs.GET;
@@ -16,6 +18,7 @@ import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
+import java.util.function.Supplier;
 
 /**
  * Scaling under /onos/metron/scaling: each chain's groups (tag, core, classes), latest load and history of
@@ -66,20 +69,21 @@ public class ScalingWebResource extends MetronWebResource {
     /**
      * Splits a group now.
      *
-     * @return 200 OK with the history entry; 404 unknown chain, 422 unknown group, 409 no core/tag or one class,
+     * @return 200 OK with the history entry (from the chain's owner, whichever instance received the request); 202
+     *         when the owner has not finished within {@link ScalingRequests#WAIT}; 404 unknown chain, 422 unknown group, 409 no core/tag or one class,
      *         502 agent/switch failure (rolled back)
      */
     @POST
     @Path("{chain}/split")
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({200, 404, 409, 421, 422, 502})
+    @Statuses({200, 202, 404, 409, 422, 502})
     public Response split(@PathParam("chain") String chain, @QueryParam("group") String group) {
         ChainId id = existing(chain);
         if (group == null || group.isEmpty()) {
             throw new MetronException(MetronException.Fault.INVALID_CHAIN, "split of " + id
                     + ": query parameter 'group' missing");
         }
-        return ok(ScalingJson.event(scaling().split(id, group))).build();
+        return answer(() -> scaling().split(id, group));
     }
 
     /**
@@ -90,11 +94,25 @@ public class ScalingWebResource extends MetronWebResource {
     @POST
     @Path("{chain}/merge")
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({200, 404, 409, 421, 422, 502})
+    @Statuses({200, 202, 404, 409, 422, 502})
     public Response merge(@PathParam("chain") String chain, @QueryParam("keep") String keep,
                           @QueryParam("retire") String retire) {
         ChainId id = existing(chain);
-        return ok(ScalingJson.event(scaling().merge(id, keep, retire))).build();
+        return answer(() -> scaling().merge(id, keep, retire));
+    }
+
+    /**
+     * The operation's history entry, wherever it ran (the chain's owner runs it: docs/contracts.md#chain-ownership);
+     * 202 with the request's id when the owner has not finished it within the wait (it carries on).
+     */
+    private Response answer(Supplier<ScalingEvent> op) {
+        try {
+            return ok(ScalingJson.event(op.get())).build();
+        } catch (ScalingRequests.Pending p) {
+            ObjectNode body = mapper().createObjectNode().put("request", p.request()).put("message", p.getMessage());
+            return Response.status(Response.Status.ACCEPTED).type(MediaType.APPLICATION_JSON_TYPE).entity(body)
+                    .build();
+        }
     }
 
     private ChainId existing(String name) {

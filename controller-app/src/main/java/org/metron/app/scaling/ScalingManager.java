@@ -49,6 +49,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final LongSupplier clock;
     private final ServerRegistry servers;
     private final Consumer<ChainId> takeOver = this::recoverTakenOver;
+    private final ScalingRequests requests;
     /** First wait before a failed lost-server merge back is tried again; doubled each time up to the max. */
     static final long RETRY_FIRST_MS = 1_000;
     static final long RETRY_MAX_MS = 30_000;
@@ -88,6 +89,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership, alerts);
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
+        this.requests = new ScalingRequests(store.requests(), leadership, this::runHere, ScalingRequests.WAIT);
     }
 
     /**
@@ -98,18 +100,23 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     public List<ScalingEvent> start() {
         List<ScalingEvent> recovered = executor.recover(leadership::actsFor);
         leadership.addListener(takeOver);
+        requests.start();
         monitor.start();
         ingress.ifPresent(IngressWatch::start);
         return recovered;
     }
 
-    /** A chain this instance came to own: its journalled operation, if any, is recovered off the event thread. */
+    /**
+     * A chain this instance came to own: its journalled operation, if any, is recovered off the event thread, then
+     * the operators' requests that wait for its owner are run.
+     */
     private void recoverTakenOver(ChainId chain) {
         retries.execute(() -> {
             List<ScalingEvent> done = executor.recover(c -> c.equals(chain) && leadership.actsFor(c));
             if (!done.isEmpty()) {
                 log.warn("Chain {}: finished the scaling operation its previous owner left: {}", chain, done);
             }
+            requests.tookOver(chain);
         });
     }
 
@@ -157,8 +164,38 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         return store.inProgress();
     }
 
+    /** The operator requests this instance records for, or runs as, chains' owners (tests). */
+    ScalingRequests requests() {
+        return requests;
+    }
+
+    /**
+     * Splits now when this instance owns the chain; else the owner does, asked through {@link ScalingRequests}
+     * (whose {@link ScalingRequests.Pending} says the owner has not answered yet).
+     */
     @Override
     public ScalingEvent split(ChainId chain, String group) {
+        return leadership.actsFor(chain) ? splitHere(chain, group)
+                : requests.ask(chain, ScalingRequest.Kind.SPLIT, group, null);
+    }
+
+    /** Merges now when this instance owns the chain; else as {@link #split}. */
+    @Override
+    public ScalingEvent merge(ChainId chain, String keep, String retire) {
+        if (keep == null || retire == null) {
+            throw new MetronException(Fault.INVALID_CHAIN, "merge needs the group to keep and the group to retire");
+        }
+        return leadership.actsFor(chain) ? mergeHere(chain, keep, retire)
+                : requests.ask(chain, ScalingRequest.Kind.MERGE, keep, retire);
+    }
+
+    /** Runs a request another instance recorded, this instance owning its chain. */
+    private ScalingEvent runHere(ScalingRequest r) {
+        return r.kind() == ScalingRequest.Kind.SPLIT ? splitHere(r.chain(), r.first())
+                : mergeHere(r.chain(), r.first(), r.second());
+    }
+
+    private ScalingEvent splitHere(ChainId chain, String group) {
         Optional<GroupLoad> measured = monitor.latest(chain).flatMap(c -> c.groups().stream()
                 .filter(g -> g.groupId().equals(group)).findFirst());
         if (measured.isPresent() && measured.get().classRates().size() == 1) {
@@ -177,11 +214,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         return executor.split(chain, group, rates, "requested by an operator", clock.getAsLong());
     }
 
-    @Override
-    public ScalingEvent merge(ChainId chain, String keep, String retire) {
-        if (keep == null || retire == null) {
-            throw new MetronException(Fault.INVALID_CHAIN, "merge needs the group to keep and the group to retire");
-        }
+    private ScalingEvent mergeHere(ChainId chain, String keep, String retire) {
         return executor.merge(chain, keep, retire, "requested by an operator", clock.getAsLong());
     }
 
@@ -260,6 +293,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     @Override
     public void close() {
         leadership.removeListener(takeOver);
+        requests.close();
         retries.shutdownNow();
         ingress.ifPresent(IngressWatch::close);
         monitor.close();

@@ -15,11 +15,13 @@ import java.util.Map;
 
 /**
  * Scaling's own state, in the same kind of strongly consistent maps as the chains: the journal of operations in
- * progress (one per chain at most) and each chain's history of decisions (the newest {@link #HISTORY} kept).
+ * progress (one per chain at most), each chain's history of decisions (the newest {@link #HISTORY} kept) and the
+ * operator requests waiting for their chains' owners.
  */
 public final class ScalingStore {
     public static final String OPERATIONS = "metron-scaling-operations";
     public static final String HISTORY_MAP = "metron-scaling-history";
+    public static final String REQUESTS = "metron-scaling-requests";
     /** Entries kept per chain. */
     public static final int HISTORY = 200;
 
@@ -31,15 +33,22 @@ public final class ScalingStore {
             .register(MetronSerializers.NAMESPACE)
             .nextId(MetronSerializers.SCALING_FIRST_ID)
             .register(ScalingDecision.Kind.class, ScalingOperation.Step.class, ScalingOperation.class,
-                    ScalingEvent.Outcome.class, ScalingEvent.class)
+                    ScalingEvent.Outcome.class, ScalingEvent.class, ScalingRequest.Kind.class, ScalingRequest.class)
             .build("metron-scaling");
 
     private final MetronMap<ChainId, ScalingOperation> operations;
     private final MetronMap<ChainId, List<ScalingEvent>> history;
+    private final MetronMap<String, ScalingRequest> requests;
 
     public ScalingStore(StoreFactory factory) {
         this.operations = factory.map(OPERATIONS, NAMESPACE);
         this.history = factory.map(HISTORY_MAP, NAMESPACE);
+        this.requests = factory.map(REQUESTS, NAMESPACE);
+    }
+
+    /** Operator requests recorded for their chains' owners ({@link ScalingRequests}), by request id. */
+    public MetronMap<String, ScalingRequest> requests() {
+        return requests;
     }
 
     public MetronMap<ChainId, ScalingOperation> operations() {
