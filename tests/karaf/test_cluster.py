@@ -573,12 +573,13 @@ def test_a_split_interrupted_by_killing_the_acting_node_is_finished_or_rolled_ba
     survivors = [n for n in cluster.nodes if not n.killed]
 
     def recovered():
-        new = leader(cluster)
-        return (new and new != acting and all(not in_progress(n.karaf) and (c := chain_on(n.karaf))
-                                              and c["state"] == "ACTIVE" for n in survivors) and new)
-    new = wait_for(f"the journalled split of {CHAIN} finished or rolled back by the next owner", recovered,
-                   timeout=SPLIT_RECOVERY_BOUND_S + 15, interval=0.2)
+        return all(not in_progress(n.karaf) and (c := chain_on(n.karaf)) and c["state"] == "ACTIVE"
+                   for n in survivors)
+    wait_for(f"the journalled split of {CHAIN} finished or rolled back by the next owner", recovered,
+             timeout=SPLIT_RECOVERY_BOUND_S + 15, interval=0.2)
     s = time.time() - t0
+    new = wait_for(f"another node acting for {CHAIN}", lambda: (l := leader(cluster)) and l != acting and l,
+                   timeout=30, interval=0.5)
     history = scaling(survivors[0].karaf)["history"]
     print(f"{owner} killed mid-split: {new} recovered it in {s:.1f} s; last history entry: "
           f"{json.dumps(history[-1:])[:500]}")
