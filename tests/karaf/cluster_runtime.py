@@ -75,16 +75,34 @@ def warm_cache(boot_features, system_artifacts, oars):
         shutil.rmtree(k.base, ignore_errors=True)
 
 
+# karaf.log lines of the boot races that leave a node without a working web container for good (see `ready`)
+BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application")
+# how long a node with no sign of such a race may take to come up before it is started once more
+SLOW_BOOT_S = 150
+
+
 def ready(node, timeout):
     """Waits until the node's Karaf is ready. Three Karafs booting at once on two CPUs sometimes come up without a
-    working web container (karaf.log: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, and
-    Jetty's port not listening although Pax Web says "available"): such a node is killed and started once more on
-    its own directory (its Atomix member rejoins with its Raft data); a second failure is raised."""
-    try:
-        node.karaf.wait_ready(min(timeout, 150))
-        return
-    except RuntimeError as e:
-        print(f"{node} not ready ({str(e).splitlines()[0]}): restarting it once")
+    working web container (karaf.log: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, Pax
+    Web's "Error deploying web application"; or Jetty's port not listening although Pax Web says "available"):
+    such a node is killed and started once more on its own directory (its Atomix member rejoins with its Raft
+    data) as soon as karaf.log shows the race, or after SLOW_BOOT_S without any sign of it (a node merely slow on
+    the loaded machine is not restarted: a restart costs a whole boot again); a second failure is raised."""
+    deadline = time.time() + min(timeout, SLOW_BOOT_S)
+    f = node.karaf.log_file
+    mark = f.stat().st_size if f.exists() else 0  # a restarted node's karaf.log holds its earlier boots too
+    while True:
+        try:
+            node.karaf.wait_ready(max(1, min(10, deadline - time.time())))
+            return
+        except RuntimeError as e:
+            with open(f, errors="replace") if f.exists() else open(os.devnull) as log:
+                log.seek(mark if f.exists() else 0)
+                text = log.read()
+            raced = [r for r in BOOT_RACES if r in text]
+            if raced or node.karaf.process.poll() is not None or time.time() >= deadline:
+                print(f"{node} not ready ({raced or str(e).splitlines()[0]}): restarting it once")
+                break
     node.kill()
     node.karaf.launch(wrapper=("ip", "netns", "exec", node.netns), max_mem=HEAP)
     node.killed = False

@@ -16,15 +16,34 @@ master, here every node reads one shared flow table per device). ONOS's own
 failure detector (Phi accrual over its messaging) is Atomix's membership here. There is no OpenFlow switch (the
 switches of netcfg are the stand-in's NetcfgSwitchProvider; their rules are recorded) and no OVS.
 
-Measured (bench/results): cluster_takeover_ms (the node acting for a chain killed -> another node acts for it and
-the chain is ACTIVE on the survivors; goal 5000) and agent_failover_ms (the agent running a chain killed -> the
-chain ACTIVE on the other server, read on every node; goal 3000).
-Status on the merged code (main's app and drivers, the shared device/link stores): see tests/karaf/README.md
-"Status"; nothing is marked xfail.
+What the tests assert, in order (one chain, two agents with one worker core each): the app active on all three
+after one install; the chain submitted on a node that does not own it deployed once (one pipeline, one set of
+switch rules, no rule twice) and readable on all; while all three run, each agent asked for liveness by its
+device's master alone (the data segments each agent receives per node, read on the agent's side with `ss -tni`:
+every node asks every agent for resources and load, only the master adds the probe and the agent watch) and, its
+agent SIGKILLed, the chain moved once, by its owner alone, ACTIVE on the other server; the agent back on its port,
+probed by its master alone, nothing of the chain put back or deployed twice; the node acting for the chain
+SIGKILLed: the chain ACTIVE on the survivors, another node acting for it, nothing redeployed; that node restarted:
+nothing duplicated; the owner's split interrupted (the other agent SIGSTOPped so the scale-out hangs in its first
+agent call, the owner node SIGKILLed, the agent resumed): the next owner finishes or rolls back the journalled
+operation (journal empty, chain ACTIVE, each class or class part in one group on one core, no orphan pipeline, no
+rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on all nodes.
+
+Measured (bench/results): agent_failover_ms (the agent running a chain killed -> the chain ACTIVE on the other
+server, read on every node; goal 3000; its note says where the time went, from the nodes' karaf.logs: agent found
+dead on the device's master, the device event on the chain's owner, the failover deadline, placed, ACTIVE) and
+cluster_takeover_ms (the node acting for a chain killed -> another node acts for it and the chain is ACTIVE on the
+survivors; goal 5000). Status and figures: tests/karaf/README.md; nothing is marked xfail.
 """
 import json
 import os
+import re
+import signal
+import subprocess
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -128,6 +147,83 @@ def chain_cores(k, server):
     return sorted(c["id"] for c in metron_servers(k).get(server, {}).get("cores", []) if c["chain"] == CHAIN)
 
 
+def agent_segments(agent):
+    """{(peer ip, peer port): data segments the agent received on that TCP connection}, read from the agent's side
+    of its established connections (`ss -tni`, root namespace: the agents listen on the bridge's address and each
+    node connects from its own namespace's address). No keepalive runs on an idle channel (GrpcAgentClient:
+    keepAliveWithoutCalls false), so a segment with data is a request (or a stream's flow control) of that node."""
+    out = subprocess.run(["ss", "-tniH", "state", "established", f"( sport = :{agent.port} )"],
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    segs, peer = {}, None
+    for line in out.splitlines():
+        m = re.match(r"\s*\d+\s+\d+\s+\S+:\d+\s+(\S+):(\d+)", line)
+        if m:
+            peer = (re.sub(r"^\[(::ffff:)?|\]$", "", m.group(1)), int(m.group(2)))  # [::ffff:a.b.c.d]
+            continue
+        d = re.search(r"data_segs_in:(\d+)", line)
+        if peer and d:
+            segs[peer] = int(d.group(1))
+            peer = None
+    return segs
+
+
+def requests_per_node(cluster, agents, window_s):
+    """{agent address: {node id: data segments the agent received from that node within window_s}}: what each
+    node asks of each agent while the test asks nothing (no REST call that reaches an agent meanwhile)."""
+    before = {a.address: agent_segments(a) for a in agents}
+    time.sleep(window_s)
+    after = {a.address: agent_segments(a) for a in agents}
+    by_ip = {n.ip: n.id for n in cluster.nodes}
+    out = {}
+    for a in agents:
+        counts = {n.id: 0 for n in cluster.alive()}
+        for conn, n in after[a.address].items():
+            node = by_ip.get(conn[0])
+            if node in counts:
+                counts[node] += n - before[a.address].get(conn, 0)
+        out[a.address] = counts
+    return out
+
+
+def assert_only_masters_probe(cluster, agents, k, window_s=4.0):
+    """Every node asks every agent for its resources and load (the scaling monitor, once a second): what only the
+    device's master adds is the liveness probe (ServerDevices, every 500 ms) and the app's agent watch (every
+    500 ms), about 4 requests a second more. Each agent must hear that surplus from its master alone."""
+    seen = requests_per_node(cluster, agents, window_s)
+    owners = masters(k, [f"metron:{a.address}" for a in agents])
+    print(f"data segments each agent received per node in {window_s} s (master: {owners}): {seen}")
+    for a in agents:
+        master = owners[f"metron:{a.address}"]
+        counts = seen[a.address]
+        others = [c for n, c in counts.items() if n != master]
+        assert master in counts, (a.address, master, counts)
+        # the master's surplus: at least 2 requests a second more than any other node (4 expected)
+        assert counts[master] >= max(others, default=0) + 2 * window_s, (
+            f"agent {a.address} is not probed by its master {master} alone: {counts}")
+
+
+def log_lines(node, pattern, since):
+    """(epoch seconds, line) of node's karaf.log lines matching pattern logged at or after since (karaf.log's
+    ISO8601 timestamps are the machine's local time)."""
+    f = node.karaf.log_file
+    out = []
+    if not f.exists():
+        return out
+    for line in f.read_text(errors="replace").splitlines():
+        m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{3})", line)
+        if not m or not re.search(pattern, line):
+            continue
+        t = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").timestamp() + int(m.group(2)) / 1000
+        if t >= since - 0.001:
+            out.append((t, line))
+    return out
+
+
+def nodes_logging(cluster, pattern, since):
+    """{node id: matching lines} of every node (alive or not) that logged pattern since `since`."""
+    return {n.id: l for n in cluster.nodes if (l := log_lines(n, pattern, since))}
+
+
 def machine():
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), "?")
@@ -219,6 +315,101 @@ def test_a_chain_submitted_on_one_node_is_deployed_once_and_readable_on_all(clus
     assert all(m in {n.id for n in cluster.nodes} for m in seen[str(cluster.nodes[0])].values()), seen
 
 
+# --------------------------------------------------------------------------------------------------- agent killed
+FAILOVER_STEPS = [  # (what, node it happens on, karaf.log pattern of the server {s} / chain {c})
+    ("agent found dead, device unavailable", "master", r"Metron server {s} is unreachable"),
+    ("device event on the chain's owner", "owner", r"Metron server {s} unavailable: its chains move"),
+    ("failover deadline passed, moving", "owner", r"Metron server {s} unavailable for \d+ ms, moving"),
+    ("placed on the other server", "owner", r"Chain {c} placed on"),
+    ("ACTIVE written (deployed)", "owner", r"Chain {c} ACTIVE in \d+ ms"),
+    ("move recorded", "owner", r"Chain {c} moved off lost server {s}"),
+]
+
+
+def failover_breakdown(cluster, roles, server, t0):
+    """Where the failover's time went, from the nodes' karaf.logs: [(step, node, ms after the kill, line)]."""
+    out = []
+    for what, role, pattern in FAILOVER_STEPS:
+        node = next(n for n in cluster.nodes if n.id == roles[role])
+        hits = log_lines(node, pattern.format(s=re.escape(server), c=re.escape(CHAIN)), t0)
+        out.append((what, node.id, round((hits[0][0] - t0) * 1000) if hits else None,
+                    hits[0][1][-160:] if hits else ""))
+    return out
+
+
+def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_probed_by_one_node(cluster, servers):
+    k = cluster.alive()[0].karaf
+    # while all nodes run (the killed one rejoins later): each agent is asked for liveness by its master only
+    assert_only_masters_probe(cluster, servers, k)
+    cores = {s: chain_cores(k, s) for s in cluster.chain_servers}
+    hosting = next((s for s, c in cores.items() if c), None)
+    assert hosting, f"the chain runs on no agent: {cores}"
+    other = next(s for s in cluster.chain_servers if s != hosting)
+    agent = next(a for a in servers if f"metron:{a.address}" == hosting)
+    roles = {"master": masters(k, [hosting])[hosting], "owner": leader(cluster)}
+    t0 = time.time()
+    agent.kill()
+
+    def moved_on(kk):
+        c = chain_on(kk)
+        return bool(c and c.get("state") == "ACTIVE" and other in json.dumps(
+            json.loads(kk.http("GET", "/onos/metron/placements")[1])))
+
+    def moved():
+        # every node asked at once: one REST round of lag on the loaded machine, not one per node and question
+        with ThreadPoolExecutor(len(alive(cluster))) as pool:
+            return all(pool.map(moved_on, alive(cluster)))
+    try:
+        wait_for(f"{CHAIN} ACTIVE on {other}", moved, timeout=90, interval=0.1)
+    except AssertionError:
+        write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s")
+        raise
+    ms = (time.time() - t0) * 1000
+    print(f"agent of {hosting} killed: {CHAIN} ACTIVE on {other} after {ms:.0f} ms (read on every node)")
+    time.sleep(3)  # a second node handling it would show by now
+    steps = failover_breakdown(cluster, roles, hosting, t0)
+    print("failover breakdown (ms after the kill, from karaf.log):\n" + "\n".join(
+        f"  {t if t is not None else '-':>6}  {n}  {w}" for w, n, t, _ in steps))
+    write_result("agent_failover_ms", ms, 3000,
+                 note="; ".join(f"{w} ({n}) {t} ms" for w, n, t, _ in steps))
+    # handled exactly once: the device's master found the agent dead first (the node it hands the role to when it
+    # gives it up, as ONOS's DeviceManager does on a disconnect, probes once and finds it dead too); the chain's
+    # owner alone moved the chain
+    noticed = nodes_logging(cluster, rf"Metron server {re.escape(hosting)} is unreachable", t0)
+    movers = nodes_logging(cluster, rf"Chain {CHAIN} moved off lost server", t0)
+    print(f"agent death noticed by {sorted(noticed, key=lambda n: noticed[n][0][0])}, chain moved by {list(movers)}")
+    assert noticed and min(noticed, key=lambda n: noticed[n][0][0]) == roles["master"], (
+        f"the agent's death was not noticed first by the device's master {roles['master']}: {noticed}")
+    assert list(movers) == [roles["owner"]], f"not moved by the owner {roles['owner']} alone: {movers}"
+    assert all(len(v) == 1 for v in movers.values()), movers
+    assert len(chain_cores(k, other)) == 1, f"not exactly one pipeline on {other}: {metron_servers(k)[other]}"
+    assert rules(k, SW1) and not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+    for kk in alive(cluster):
+        assert (rules(kk, SW1), rules(kk, SW2)) == (rules(k, SW1), rules(k, SW2))
+    after_failover = (rules(k, SW1), rules(k, SW2))
+
+    # the agent returns where it served: its device is available again on every node and probed by its master
+    # alone; the chain runs on where it moved (nothing of it goes back, nothing is deployed twice)
+    t1 = time.time()
+    servers[servers.index(agent)] = agent.restart()
+    for n in cluster.alive():
+        wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting)) and d["available"],
+                 timeout=30, interval=0.1)
+    print(f"agent of {hosting} back: its device available on every node after {time.time() - t1:.1f} s")
+    time.sleep(2)
+    assert_only_masters_probe(cluster, servers, k)
+    assert chain_cores(k, hosting) == [], f"the chain was deployed on the returned agent: {metron_servers(k)}"
+    assert len(chain_cores(k, other)) == 1, metron_servers(k)[other]
+    assert (rules(k, SW1), rules(k, SW2)) == after_failover, "the switch rules changed when the agent returned"
+    again = nodes_logging(cluster, rf"Chain {CHAIN} (placed on|restored|moved off)", t1)
+    assert not again, f"the chain was handled again when its old agent returned: {again}"
+    for kk in alive(cluster):
+        assert chain_on(kk)["state"] == "ACTIVE"
+    # against its goal in bench/results (ratio to 3000 ms); what fails here is a failover as slow as before the
+    # drivers watched the agent's channel (25-37 s)
+    assert ms <= FAILOVER_BOUND_MS, f"agent failover took {ms:.0f} ms (bound {FAILOVER_BOUND_MS}, goal 3000)"
+
+
 # --------------------------------------------------------------------------------------------------- node killed
 def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node_takes_over(cluster, servers):
     acting = leader(cluster)
@@ -266,42 +457,6 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
     assert failure is None, failure
 
 
-# --------------------------------------------------------------------------------------------------- agent killed
-def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once(cluster, servers):
-    k = cluster.alive()[0].karaf
-    cores = {s: chain_cores(k, s) for s in cluster.chain_servers}
-    hosting = next((s for s, c in cores.items() if c), None)
-    assert hosting, f"the chain runs on no agent: {cores}"
-    other = next(s for s in cluster.chain_servers if s != hosting)
-    agent = next(a for a in servers if f"metron:{a.address}" == hosting)
-    agent.kill()
-    t0 = time.time()
-
-    def moved():
-        for kk in alive(cluster):
-            c = chain_on(kk)
-            if not c or c.get("state") != "ACTIVE" or other not in json.dumps(
-                    json.loads(kk.http("GET", "/onos/metron/placements")[1])):
-                return False
-        return True
-    try:
-        wait_for(f"{CHAIN} ACTIVE on {other}", moved, timeout=90, interval=0.1)
-    except AssertionError:
-        write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s")
-        raise
-    ms = (time.time() - t0) * 1000
-    print(f"agent of {hosting} killed: {CHAIN} ACTIVE on {other} after {ms:.0f} ms")
-    write_result("agent_failover_ms", ms, 3000)
-    time.sleep(3)  # a second node handling it would show by now
-    assert len(chain_cores(k, other)) == 1, f"not exactly one pipeline on {other}: {metron_servers(k)[other]}"
-    assert rules(k, SW1) and not doubles(k, SW1), "a switch rule installed twice after the failover"
-    for kk in alive(cluster):
-        assert (rules(kk, SW1), rules(kk, SW2)) == (rules(k, SW1), rules(k, SW2))
-    # against its goal in bench/results (ratio to 3000 ms: 2.8-5.1 s measured at load 11-15); what fails here is
-    # a failover as slow as before the drivers watched the agent's channel (25-37 s)
-    assert ms <= FAILOVER_BOUND_MS, f"agent failover took {ms:.0f} ms (bound {FAILOVER_BOUND_MS}, goal 3000)"
-
-
 # --------------------------------------------------------------------------------------------------- node rejoins
 def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     victim = next((n for n in cluster.nodes if n.killed), None)
@@ -324,7 +479,7 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
         victim.kill()
         victim.restart()
         wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
-    # every device, a server whose agent died before the node rejoined too: the device store is shared
+    # every device, from the shared device store
     for did in cluster.devices:
         wait_for(f"{did} known on {victim}", lambda d=did: device(victim.karaf, d), timeout=60)
     print(f"{victim}: chain readable and every device known {time.time() - t0:.1f} s after its restart")
@@ -333,6 +488,121 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     assert after == before, "the rejoined node changed the deployment"
     assert (rules(victim.karaf, SW1), rules(victim.karaf, SW2)) == before[1:], "the rejoined node reads other rules"
     assert chain_on(victim.karaf)["state"] == chain_on(k)["state"]
+
+
+# --------------------------------------------------------------------------------------------------- split
+SPLIT_RECOVERY_BOUND_S = 5 + 10  # a takeover's 5 s goal + one agent step's timeout (MetronComponent.STEP_TIMEOUT)
+
+
+def scaling(k):
+    """The chain's scaling view on node k: groups, inProgress (its journalled operation), history."""
+    status, body = k.http("GET", f"/onos/metron/scaling/{CHAIN}", timeout=20)
+    assert status == 200, (status, body)
+    return json.loads(body)
+
+
+def in_progress(k):
+    return scaling(k)["inProgress"]
+
+
+def assert_scaled_consistently(k, servers):
+    """The chain as scaling left it, read on node k: ACTIVE; every traffic class (or part of a class divided by a
+    source-port bit) in exactly one group; each group's core running the chain on the group's agent and no other
+    core of the chain on any agent (no orphan pipeline); no switch rule twice. Answers the groups."""
+    assert chain_on(k)["state"] == "ACTIVE", chain_on(k)
+    groups = scaling(k)["groups"]
+    parts = [(c, g.get("slices", {}).get(str(c), {}).get("text", "whole")) for g in groups for c in g["classes"]]
+    assert parts and len(parts) == len(set(parts)), f"a class (part) in two groups: {groups}"
+    for a in servers:
+        sid = f"metron:{a.address}"
+        placed = sorted(g["core"] for g in groups if g["server"] == sid)
+        assert chain_cores(k, sid) == placed, (f"{sid} runs the chain on cores {chain_cores(k, sid)}, its groups "
+                                                f"there are on {placed}: {groups}")
+    assert not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+    return [(g["id"], g["server"], g["core"], g["classes"], g.get("slices")) for g in groups]
+
+
+def test_a_split_interrupted_by_killing_the_acting_node_is_finished_or_rolled_back_by_the_next_owner(cluster,
+                                                                                                    servers):
+    """The chain's owner splits g0 (the operator's REST, on that node). Every agent has one worker core, so the new
+    half goes to the other server (a scale-out): the agent there is stopped (SIGSTOP) first, so the split hangs in
+    its first agent call with its operation journalled; the owner node is then SIGKILLed and the agent resumed
+    (SIGCONT; the dead node's request may still reach it). The next owner must finish or roll back the operation:
+    journal empty, chain ACTIVE, each class on one core, no orphan pipeline, no rule twice; then it scales again."""
+    k0 = cluster.alive()[0].karaf
+    acting = leader(cluster)
+    assert acting, f"no node leads {TOPIC}"
+    owner = next(n for n in cluster.nodes if n.id == acting)
+    home = scaling(owner.karaf)["groups"][0]["server"]
+    far = next(a for a in servers if f"metron:{a.address}" != home)
+    before = assert_scaled_consistently(k0, servers)
+    rules_before = (rules(k0, SW1), rules(k0, SW2))
+    wait_for(f"a load report of {CHAIN} on {owner}", lambda: "load" in json.loads(owner.karaf.http(
+        "GET", f"/onos/metron/scaling/{CHAIN}")[1]), timeout=30)
+    answer = {}
+
+    def split():
+        try:
+            answer["reply"] = owner.karaf.http("POST", f"/onos/metron/scaling/{CHAIN}/split?group=g0", timeout=60)
+        except Exception as e:  # noqa: BLE001 (the node is killed under the request)
+            answer["error"] = repr(e)
+    watcher = next(n for n in cluster.alive() if n is not owner).karaf
+    op = None
+    for attempt in range(3):
+        answer.clear()
+        os.kill(far.process.pid, signal.SIGSTOP)
+        try:
+            t = threading.Thread(target=split, daemon=True)
+            t.start()
+            # the split reads the other server's resources from the cache the load monitor refreshes every second
+            # (fresh for 2 s); a cache older than that makes it ask the stopped agent, which answers nothing: the
+            # split is then refused after the step timeout with nothing journalled, and tried again
+            op = wait_for(f"the split of {CHAIN} journalled (read on another node)", lambda: in_progress(watcher)
+                          or (("reply" in answer or "error" in answer) and [answer]), timeout=15, interval=0.05)
+            if "reply" not in answer and "error" not in answer:
+                print(f"split in flight on {owner}: {json.dumps(op)[:400]}")
+                owner.kill()
+                t0 = time.time()
+                break
+        finally:
+            os.kill(far.process.pid, signal.SIGCONT)
+        print(f"split attempt {attempt + 1} not in flight (answered before the kill): {answer}")
+        t.join(timeout=30)
+        time.sleep(2)
+    assert owner.killed, f"the split was never in flight: {answer}"
+    survivors = [n for n in cluster.nodes if not n.killed]
+
+    def recovered():
+        return all(not in_progress(n.karaf) and (c := chain_on(n.karaf)) and c["state"] == "ACTIVE"
+                   for n in survivors)
+    wait_for(f"the journalled split of {CHAIN} finished or rolled back by the next owner", recovered,
+             timeout=SPLIT_RECOVERY_BOUND_S + 15, interval=0.2)
+    s = time.time() - t0
+    new = wait_for(f"another node acting for {CHAIN}", lambda: (l := leader(cluster)) and l != acting and l,
+                   timeout=30, interval=0.5)
+    history = scaling(survivors[0].karaf)["history"]
+    print(f"{owner} killed mid-split: {new} recovered it in {s:.1f} s; last history entry: "
+          f"{json.dumps(history[-1:])[:500]}")
+    time.sleep(3)  # a late agent call of the dead node (resumed agent) would show by now
+    t.join(timeout=5)
+    for n in survivors:
+        after = assert_scaled_consistently(n.karaf, servers)
+    assert history and history[-1]["outcome"] in ("DONE", "ROLLED_BACK"), history[-3:]
+    if history[-1]["outcome"] == "ROLLED_BACK":
+        assert after == before, f"rolled back, yet the groups are not as before: {before} -> {after}"
+        assert (rules(k0, SW1), rules(k0, SW2)) == rules_before, "rolled back, yet the switch rules changed"
+    assert s <= SPLIT_RECOVERY_BOUND_S, f"the next owner took {s:.1f} s (bound {SPLIT_RECOVERY_BOUND_S} s)"
+    # and the chain scales again, on its new owner
+    k = next(n for n in survivors if n.id == new).karaf
+    if len(after) == 1:
+        status, body = k.http("POST", f"/onos/metron/scaling/{CHAIN}/split?group=g0", timeout=60)
+    else:
+        status, body = k.http("POST", f"/onos/metron/scaling/{CHAIN}/merge?keep=g0&retire="
+                              + next(g[0] for g in after if g[0] != "g0"), timeout=60)
+    print("scaling again on the new owner:", status, body[:400])
+    assert status == 200 and json.loads(body)["outcome"] == "DONE", (status, body)
+    again = assert_scaled_consistently(k, servers)
+    assert len(again) != len(after), (after, again)
 
 
 # --------------------------------------------------------------------------------------------------- delete

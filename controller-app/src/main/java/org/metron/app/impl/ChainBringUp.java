@@ -133,11 +133,10 @@ final class ChainBringUp {
             store.installed().put(id, result.installed());
             // only rerouting a deployed chain reads it: written once traffic flows, not before
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            current = transition(current, ChainState.DEPLOYED);
+            // ACTIVE at once when the pipeline already runs: DEPLOYED is written only for a pipeline still starting
+            // (in an ONOS cluster every state written is a Raft write on the way to ACTIVE, a failover's included)
+            current = transition(current, result.running() ? ChainState.ACTIVE : ChainState.DEPLOYED);
             reroutes.refreshBackups(id);
-            if (result.running()) {
-                current = transition(current, ChainState.ACTIVE);
-            }
             // where a submission's time goes (the submit->traffic figure is measured from outside)
             log.info("Chain {} {} in {} ms: synthesis+placement {}, rule planning {}, deployment {}, store {} "
                             + "({} switch rules)", id, current.state(), ms(t0, System.nanoTime()), ms(t0, tPlaced),

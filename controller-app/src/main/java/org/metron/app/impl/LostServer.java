@@ -104,6 +104,7 @@ final class LostServer {
         }
         Chain c = chain.get();
         String why = "server " + server + " became unavailable";
+        long t0 = System.nanoTime();
         ChainCompiler compiler = compilers.of(c);
         // nothing is torn down unless another server can take the chain: with none, the chain stays placed
         // (its rules, tags and cores) and comes back when its agent does (restart recovery). The lost server is
@@ -121,19 +122,27 @@ final class LostServer {
                     + "{}", id, server, e.getMessage(), down);
             return false;
         }
+        long tChecked = System.nanoTime();
         store.installed().get(id).map(Versioned::value).ifPresent(st -> {
             List<String> left = deployer.undeploy(chains.withoutShared(st), Optional.empty());
             if (!left.isEmpty()) {
                 log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
             }
         });
+        long tOff = System.nanoTime();
         chains.releasePlacement(id);
+        long tReleased = System.nanoTime();
         try {
             Chain up = chains.bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
+            long tUp = System.nanoTime();
             String to = store.placements().get(id).map(Versioned::value).flatMap(Placement::server).map(Object::toString)
                     .orElse("the offload device alone");
             store.chains().put(id, up.withState(up.state(), "moved off " + server + " (unavailable) to " + to));
-            log.warn("Chain {} moved off lost server {} to {}: {}", id, server, to, up.state());
+            // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)
+            log.warn("Chain {} moved off lost server {} to {}: {} in {} ms (another server checked {}, old rules "
+                    + "off {}, placement released {}, brought up {})", id, server, to, up.state(),
+                    ChainBringUp.ms(t0, tUp), ChainBringUp.ms(t0, tChecked), ChainBringUp.ms(tChecked, tOff),
+                    ChainBringUp.ms(tOff, tReleased), ChainBringUp.ms(tReleased, tUp));
             return true;
         } catch (MetronException e) {
             store.chains().put(id, c.withState(ChainState.FAILED, why + "; no other server could take the "

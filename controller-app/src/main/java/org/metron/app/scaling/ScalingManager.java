@@ -111,10 +111,36 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
      * the operators' requests that wait for its owner are run.
      */
     private void recoverTakenOver(ChainId chain) {
+        recoverTakenOver(chain, RETRY_FIRST_MS);
+    }
+
+    /**
+     * One try at recovering {@code chain}'s journalled operation; a try that fails (in the 3-node cluster test the
+     * journal's Raft session was closed for a moment while the partitions re-elected after the owner's death, and
+     * the exception was lost in the executor: the operation stayed journalled and the chain never scaled again) or
+     * that leaves the operation journalled (a server not registered yet) is tried again after {@code retryMs},
+     * doubled each time up to {@link #RETRY_MAX_MS}, while this instance owns the chain.
+     */
+    private void recoverTakenOver(ChainId chain, long retryMs) {
+        if (retries.isShutdown()) {
+            return;
+        }
         retries.execute(() -> {
-            List<ScalingEvent> done = executor.recover(c -> c.equals(chain) && leadership.actsFor(c));
-            if (!done.isEmpty()) {
-                log.warn("Chain {}: finished the scaling operation its previous owner left: {}", chain, done);
+            boolean again;
+            try {
+                List<ScalingEvent> done = executor.recover(c -> c.equals(chain) && leadership.actsFor(c));
+                if (!done.isEmpty()) {
+                    log.warn("Chain {}: finished the scaling operation its previous owner left: {}", chain, done);
+                }
+                again = leadership.actsFor(chain) && store.operations().get(chain).isPresent();
+            } catch (RuntimeException e) {
+                log.warn("Chain {}: recovering the scaling operation its previous owner left failed, retrying in {} "
+                        + "ms: {}", chain, retryMs, e.toString());
+                again = true;
+            }
+            if (again && !retries.isShutdown()) {
+                retries.schedule(() -> recoverTakenOver(chain, Math.min(2 * retryMs, RETRY_MAX_MS)), retryMs,
+                        TimeUnit.MILLISECONDS);
             }
             requests.tookOver(chain);
         });

@@ -35,6 +35,7 @@ import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.rest.MetronText;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.SwitchProgrammer;
+import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
@@ -66,10 +67,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -559,6 +562,39 @@ public class ScalingExecutorTest {
         assertTrue(cache.fresh(server.id()).isPresent());
         now.incrementAndGet();
         assertTrue("too old: the split asks the agent", cache.fresh(server.id()).isEmpty());
+    }
+
+    /**
+     * A registry that cannot list the servers once (in ONOS: a server device whose driver is not bound on this node
+     * yet) must not stop the monitor: the next round subscribes and the chain is measured. Failed before: the
+     * exception cancelled the periodic subscription for good (measured on a node of the 3-node cluster test).
+     */
+    @Test
+    public void aFailedSubscriptionRoundIsRetriedAndTheChainIsMeasured() throws Exception {
+        Rig rig = new Rig("resubscribe");
+        AtomicInteger asked = new AtomicInteger();
+        ServerRegistry failingOnce = new ServerRegistry() {
+            @Override
+            public java.util.Collection<MetronServer> servers() {
+                if (asked.getAndIncrement() == 0) {
+                    throw new IllegalStateException("driver not bound yet");
+                }
+                return rig.servers.servers();
+            }
+
+            @Override
+            public Optional<MetronServer> server(DeviceId id) {
+                return rig.servers.server(id);
+            }
+        };
+        try (LoadMonitor monitor = new LoadMonitor(rig.store, failingOnce,
+                new ScalingPolicy(ScalingPolicy.Params.DEFAULT), rig.executor(), System::currentTimeMillis, 100,
+                new SingleInstanceLeadership())) {
+            monitor.start();
+            await(() -> monitor.latest(rig.chain).isPresent(), () -> "a measurement after " + asked.get()
+                    + " subscription rounds");
+            assertTrue(asked.get() >= 2);
+        }
     }
 
     @Test

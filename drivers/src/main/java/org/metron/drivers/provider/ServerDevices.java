@@ -89,6 +89,8 @@ public final class ServerDevices {
         volatile boolean channelReady;
         /** A triggered probe is queued: more changes meanwhile need no other. */
         final AtomicBoolean probeQueued = new AtomicBoolean();
+        /** When this node's last ping found the agent serving (nanoTime; 0: never). */
+        volatile long servedAt;
 
         Server(AgentEndpoint endpoint, Map<String, ConnectPoint> nics) {
             this.endpoint = endpoint;
@@ -106,6 +108,8 @@ public final class ServerDevices {
     private final Map<DeviceId, Server> servers = new ConcurrentHashMap<>();
     /** Where triggered probes run, once {@link #startProbing} is called (never on the gRPC thread that tells). */
     private volatile Executor prober;
+    /** How long this node's own successful ping stands for the agent answering: two probe periods. */
+    private volatile long pingFreshNanos = TimeUnit.MILLISECONDS.toNanos(2 * MetronServerProvider.DEFAULT_PROBE_MS);
 
     /** A node alone ({@link Mastership#ALONE}). */
     public ServerDevices(DeviceProviderService devices, LinkProviderService links, AgentClientService agents,
@@ -134,6 +138,7 @@ public final class ServerDevices {
      */
     public void startProbing(ScheduledExecutorService executor, long periodMs) {
         prober = executor;
+        pingFreshNanos = TimeUnit.MILLISECONDS.toNanos(2 * periodMs);
         executor.scheduleWithFixedDelay(this::probeAll, periodMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
@@ -189,13 +194,18 @@ public final class ServerDevices {
     }
 
     /**
-     * Whether the server's agent answers, as far as this node knows: the last probe found it serving (and
-     * announced it). A node that does not probe the device (another masters it) also wants its channel
-     * connected, so a dead agent is not taken for reachable on a stale probe. Independent of any role.
+     * Whether the server's agent answers, as far as this node knows: the device was announced and not
+     * disconnected since, and either this node's channel to the agent is connected or this node's own ping found it
+     * serving within the last two probe periods. A stale announcement never counts alone: a node that has just
+     * been given the mastership of a dead agent's device (its master found the agent dead and gave the role up, as
+     * ONOS's DeviceManager does on a disconnect) answered yes from the flag it set when it announced the device
+     * long before, and ONOS marked the dead agent's device available again until that node's own probe (measured
+     * in the 3-node cluster test: a flap of ~0.2 s per node the role passed through). Independent of any role.
      */
     public boolean isConnected(DeviceId id) {
         Server s = servers.get(id);
-        return s != null && s.connected && (probesHere(id) || agents.isReady(id));
+        return s != null && s.connected
+                && (agents.isReady(id) || System.nanoTime() - s.servedAt <= pingFreshNanos && s.servedAt != 0);
     }
 
     /** Whether this node probes the device: it masters it, or nobody does (any node may connect it). */
@@ -232,6 +242,9 @@ public final class ServerDevices {
             up = agents.ping(id).get(s.endpoint.deadline().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             up = false;
+        }
+        if (up) {
+            s.servedAt = System.nanoTime();
         }
         boolean reannounce = up && s.described && !mastership.hasMaster(id)
                 && System.currentTimeMillis() - s.announced >= REANNOUNCE_MS;

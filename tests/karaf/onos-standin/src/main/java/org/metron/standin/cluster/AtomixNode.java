@@ -9,7 +9,6 @@ import io.atomix.core.registry.SimpleRegistry;
 import io.atomix.core.election.LeaderElector;
 import io.atomix.core.map.AtomicMap;
 import io.atomix.protocols.raft.MultiRaftProtocol;
-import io.atomix.protocols.raft.ReadConsistency;
 import io.atomix.protocols.raft.partition.RaftPartitionGroup;
 import io.atomix.utils.serializer.Namespace;
 import io.atomix.utils.serializer.Namespaces;
@@ -151,10 +150,15 @@ public class AtomixNode {
         return atomix;
     }
 
-    /** The protocol of every primitive of the stand-in: the "raft" group, linearizable reads. */
+    /**
+     * The protocol of every primitive of the stand-in: the "raft" group with Atomix's default read consistency
+     * (sequential: a read is answered by the partition's leader without a quorum round), as ONOS 2.7's
+     * AtomixConsistentMapBuilder builds its ConsistentMaps (MultiRaftProtocol.builder(group) without a read
+     * consistency). Linearizable reads, which the stand-in had, cost every read of a map a heartbeat round to a
+     * majority that ONOS does not pay. Sessions expire {@link #SESSION_TIMEOUT} after their node stops answering.
+     */
     public static MultiRaftProtocol protocol() {
-        return MultiRaftProtocol.builder("raft").withReadConsistency(ReadConsistency.LINEARIZABLE)
-                .withMaxTimeout(SESSION_TIMEOUT).build();
+        return MultiRaftProtocol.builder("raft").withMaxTimeout(SESSION_TIMEOUT).build();
     }
 
     private static final Serializer BASIC = Serializer.using(Namespace.builder().register(Namespaces.BASIC)
