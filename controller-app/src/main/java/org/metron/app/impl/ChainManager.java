@@ -166,7 +166,14 @@ public final class ChainManager implements MetronService, CompiledChains {
             if (!leadership.actsFor(id)) {
                 return handover.awaitUpdate(asked); // recorded: its owner applies it
             }
-            return applyUpdate(asked, compiler);
+            try {
+                return runUpdate(asked, asked.update().orElseThrow(), compiler);
+            } catch (MetronException e) {
+                // the operator hears the refusal from this call: nobody waits for it, the record stays as it was
+                store.chains().get(id).map(Versioned::value).filter(c -> !c.markedForRemoval())
+                        .ifPresent(c -> store.chains().put(id, c.withUpdate(Optional.empty())));
+                throw e;
+            }
         }
     }
 
