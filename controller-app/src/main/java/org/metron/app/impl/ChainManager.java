@@ -169,9 +169,10 @@ public final class ChainManager implements MetronService, CompiledChains {
             try {
                 return runUpdate(asked, asked.update().orElseThrow(), compiler);
             } catch (MetronException e) {
-                // the operator hears the refusal from this call: nobody waits for it, the record stays as it was
-                store.chains().get(id).map(Versioned::value).filter(c -> !c.markedForRemoval())
-                        .ifPresent(c -> store.chains().put(id, c.withUpdate(Optional.empty())));
+                // the operator hears the refusal from this call and nobody else waits for it: the record is put back
+                // as it was before the PUT, version included (unless something else has changed it meanwhile)
+                store.chains().get(id).map(Versioned::value).filter(asked::equals)
+                        .ifPresent(c -> store.chains().put(id, old.value()));
                 throw e;
             }
         }
