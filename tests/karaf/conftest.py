@@ -112,7 +112,11 @@ def boot_karaf():
     k = kr.Karaf(Path(tempfile.mkdtemp(prefix="hk-karaf-")))
     k.assemble(BOOT_FEATURES, {str(kr.maven_path("org.metron", "metron-onos-standin", "1.0-SNAPSHOT")): STANDIN_JAR})
     t0 = time.time()
-    k.start()
+    try:
+        k.start()
+    except Exception:
+        k.stop()  # a Karaf that never got ready must not outlive the test (it holds the OpenFlow port, 6653)
+        raise
     print(f"Karaf up with {', '.join(BOOT_FEATURES)} in {time.time() - t0:.1f} s")
     return k
 
