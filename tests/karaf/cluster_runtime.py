@@ -75,8 +75,7 @@ def warm_cache(boot_features, system_artifacts, oars):
         shutil.rmtree(k.base, ignore_errors=True)
 
 
-# karaf.log lines of the boot races that leave a node without a working web container for good (see `ready`)
-BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application")
+BOOT_RACES = kr.BOOT_RACES  # see karaf_runtime and `ready`
 # how long a node with no sign of such a race may take to come up before it is started once more
 SLOW_BOOT_S = 150
 

@@ -63,6 +63,12 @@ def java11_home() -> Path:
     return home
 
 
+# karaf.log lines of the boot races of the web stack (Pax Web, Jersey) that leave a Karaf without a working web
+# container for good on a loaded machine: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, Pax
+# Web's "Error deploying web application". Such a Karaf is started once more on its own directory.
+BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
