@@ -54,10 +54,9 @@ public final class ServerRecovery {
     /**
      * @param timeout how long one agent call may take
      */
-    public ServerRecovery(ChainStore store, ChainManager chains, Synthesis synthesis, Duration timeout) {
+    public ServerRecovery(ChainStore store, ChainManager chains, Duration timeout) {
         this.store = Objects.requireNonNull(store);
         this.chains = Objects.requireNonNull(chains);
-        Objects.requireNonNull(synthesis); // compiles come from the chain manager's cache (kept for the callers)
         this.calls = new AgentCalls(timeout);
     }
 

@@ -136,7 +136,7 @@ public class MetronComponent implements MetronService, CompiledChains {
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
         // restores what restarted agents lost, for the chains this instance leads
-        recovery = new ServerRecovery(store, manager, Synthesis.SYNTHESIZER, STEP_TIMEOUT);
+        recovery = new ServerRecovery(store, manager, STEP_TIMEOUT);
         watch = new AgentWatch(servers, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
                 .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled

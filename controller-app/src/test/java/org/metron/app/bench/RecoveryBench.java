@@ -58,7 +58,7 @@ public final class RecoveryBench {
             TestServers servers = new TestServers().add(Fixtures.server(0, agent));
             ChainStore store = new ChainStore(new LocalStoreFactory());
             ChainManager m = manager(store, servers);
-            ServerRecovery recovery = new ServerRecovery(store, m, Synthesis.SYNTHESIZER, Duration.ofSeconds(30));
+            ServerRecovery recovery = new ServerRecovery(store, m, Duration.ofSeconds(30));
             long t0 = System.nanoTime();
             m.submit(json);
             long t1 = System.nanoTime();

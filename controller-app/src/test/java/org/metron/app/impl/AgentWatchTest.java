@@ -38,7 +38,7 @@ public class AgentWatchTest {
     public void setUp() {
         w = new World(2, Fixtures.synthesis(), 42);
         Duration t = Duration.ofSeconds(2);
-        watch = new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), t), t);
+        watch = new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, t), t);
         agent0 = w.agents.get(0);
         agent1 = w.agents.get(1);
     }

@@ -29,7 +29,7 @@ public class ChainRemovalTest {
     private static final Duration T = Duration.ofSeconds(2);
 
     private static AgentWatch watch(World w) {
-        return new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), T), T);
+        return new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, T), T);
     }
 
     @Test

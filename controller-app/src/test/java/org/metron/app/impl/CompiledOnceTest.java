@@ -38,7 +38,7 @@ public class CompiledOnceTest {
         }
         w.manager.awaitBackups();
         w.agents.get(0).restart(); // lost its pipeline: recovery builds it again from the placement
-        assertEquals(List.of(id), new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), Duration.ofSeconds(1))
+        assertEquals(List.of(id), new ServerRecovery(w.store, w.manager, Duration.ofSeconds(1))
                 .restore(w.servers.servers().iterator().next()));
         w.manager.compiled(id);
         w.manager.trafficClasses(id);

@@ -64,7 +64,7 @@ public class HonestStateRegressionTest {
         // the agent returns (restarted or not): the restart recovery must not restore it, the removal ends
         w.servers.add(Fixtures.server(d, w.agents.get(d)));
         w.agents.get(d).unreachable(false);
-        new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), T), T).check();
+        new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, T), T).check();
 
         assertTrue("gone once nothing of it is left", w.manager.chain(id).isEmpty());
         assertFalse(w.agents.get(d).pipelines().containsKey("web"));

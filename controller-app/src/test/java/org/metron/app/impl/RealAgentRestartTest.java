@@ -130,7 +130,7 @@ public class RealAgentRestartTest {
         ChainManager manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, synthesis);
-        AgentWatch watch = new AgentWatch(servers, new ServerRecovery(store, manager, synthesis, t), t);
+        AgentWatch watch = new AgentWatch(servers, new ServerRecovery(store, manager, t), t);
 
         assertEquals(ChainState.ACTIVE, manager.submit(Fixtures.chainJson("real")).state());
         Set<String> before = groups(client);

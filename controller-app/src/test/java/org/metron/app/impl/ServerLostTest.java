@@ -76,7 +76,7 @@ public class ServerLostTest {
         // its agent answers again (restarted: it lost the pipeline): restart recovery restores it, ACTIVE again
         w.agents.get(0).restart().unreachable(false);
         java.time.Duration t = java.time.Duration.ofSeconds(2);
-        new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, Fixtures.synthesis(), t), t).check();
+        new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, t), t).check();
         assertTrue(w.agents.get(0).pipelines().containsKey("web"));
         assertEquals(ChainState.ACTIVE, w.manager.chain(id).get().state());
         assertEquals("whole again: no reason left", "", w.manager.chain(id).get().reason());

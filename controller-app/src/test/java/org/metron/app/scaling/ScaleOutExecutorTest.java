@@ -580,8 +580,7 @@ public class ScaleOutExecutorTest {
             }
             Rig rig = new Rig("scaleout-restart", clients.get(0), clients.get(1));
             Duration t = Duration.ofSeconds(10);
-            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager,
-                    rig.synthesis, t), t);
+            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager, t), t);
             assertEquals("the first round compares both servers", Set.of(rig.home.id(), rig.away.id()),
                     watch.check());
             GroupAssignment moved = rig.sliceOut();
@@ -677,8 +676,7 @@ public class ScaleOutExecutorTest {
                     System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
                     java.util.Optional.of(new RulePlanner(Fixtures.APP, rig.network)));
             rig.manager.onServerLost(scaler);
-            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager,
-                    rig.synthesis, t), t).failover(Duration.ZERO, rig.manager::serverLost);
+            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager, t), t).failover(Duration.ZERO, rig.manager::serverLost);
             assertEquals(Set.of(rig.home.id(), rig.away.id()), watch.check());
             GroupAssignment g0 = rig.group("g0");
             PortNumber homePort = rig.offloadRulesFor(g0.tag()).values().iterator().next();

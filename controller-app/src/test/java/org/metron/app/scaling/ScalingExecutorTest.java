@@ -531,8 +531,7 @@ public class ScalingExecutorTest {
         assertTrue(rig.agentGroups().isEmpty());
 
         MetronServer server = rig.servers.server(split.server().get()).get();
-        assertEquals(List.of(rig.chain), new ServerRecovery(rig.store, rig.manager, rig.synthesis,
-                Duration.ofSeconds(10)).restore(server));
+        assertEquals(List.of(rig.chain), new ServerRecovery(rig.store, rig.manager, Duration.ofSeconds(10)).restore(server));
 
         // back as placed: both halves, with their tags, cores and classes (not the chain as compiled)
         Map<String, GroupStatus> running = rig.agentGroups().stream()

@@ -110,8 +110,7 @@ public final class EmbeddedHost implements AutoCloseable {
             manager.onServerLost(scaler);
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs)
-            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, Synthesis.SYNTHESIZER,
-                    STEP_TIMEOUT), STEP_TIMEOUT).failover(AgentWatch.configuredFailover(), manager::serverLost)
+            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT).failover(AgentWatch.configuredFailover(), manager::serverLost)
                     .start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = new ChainOwnership(chains.chains(), leadership, manager::reconcile, System::currentTimeMillis)
