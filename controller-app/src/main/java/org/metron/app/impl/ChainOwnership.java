@@ -85,9 +85,8 @@ public final class ChainOwnership implements AutoCloseable {
         try {
             Map<ChainId, Chain> now = chains.snapshot();
             for (ChainId id : now.keySet()) {
-                if (joined.add(id)) {
-                    leadership.join(id);
-                }
+                joined.add(id);
+                leadership.join(id); // again each sweep: a candidacy can be lost with a cluster session
             }
             for (ChainId id : Set.copyOf(joined)) {
                 if (!now.containsKey(id)) {

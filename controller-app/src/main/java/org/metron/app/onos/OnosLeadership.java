@@ -20,6 +20,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 
 /**
@@ -28,6 +30,12 @@ import java.util.function.Consumer;
  * of the leader ONOS already holds ({@code getLeader}); running for a topic (a cluster write) happens once per chain
  * and instance. When a leader's instance stops, ONOS elects the next candidate and posts a LeadershipEvent: the
  * instance that became leader tells its listeners, which pick up what the old owner left unfinished.
+ * <p>
+ * A candidacy can be lost while this instance runs: Atomix drops every candidacy of a Raft session that expires
+ * (measured in the 3-node Karaf test: with the acting node killed on the loaded machine, both survivors' sessions
+ * closed, their candidacies went with them and nobody took the chain over), and ONOS's DistributedLeadershipStore
+ * runs again on a restored session only for the topics this node leads. So a chain this instance runs for is run
+ * for again as soon as an event (or a {@link #join}) shows this instance missing from its candidates.
  */
 @Component(immediate = true, service = Leadership.class)
 public class OnosLeadership implements Leadership {
@@ -41,8 +49,11 @@ public class OnosLeadership implements Leadership {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService clusterService;
 
-    /** Topics this instance runs for: joined once each. */
+    /** Topics this instance runs for (until released). */
     private final Set<String> joined = ConcurrentHashMap.newKeySet();
+    /** Topics whose candidacy is being run again (one run at a time per topic). */
+    private final Set<String> rejoining = ConcurrentHashMap.newKeySet();
+    private ExecutorService rejoiner;
     /** Topics this instance leads, as last seen in an event: a gain is reported once per term. */
     private final Set<String> leading = ConcurrentHashMap.newKeySet();
     private final List<Consumer<ChainId>> listeners = new CopyOnWriteArrayList<>();
@@ -50,12 +61,14 @@ public class OnosLeadership implements Leadership {
 
     @Activate
     protected void activate() {
+        rejoiner = Executors.newSingleThreadExecutor(r -> new Thread(r, "metron-leadership"));
         leadershipService.addListener(events);
     }
 
     @Deactivate
     protected void deactivate() {
         leadershipService.removeListener(events);
+        rejoiner.shutdownNow();
     }
 
     @Override
@@ -64,15 +77,26 @@ public class OnosLeadership implements Leadership {
         return leader != null && leader.equals(local());
     }
 
+    /** Runs for the chain unless this instance is among its candidates already (a local read). */
     @Override
     public void join(ChainId chain) {
         String topic = topic(chain);
-        if (joined.add(topic)) {
-            org.onosproject.cluster.Leadership l = leadershipService.runForLeadership(topic);
-            if (l != null && local().equals(l.leaderNodeId()) && leading.add(topic)) {
-                notifyGained(chain);
-            }
+        joined.add(topic);
+        if (!candidate(topic)) {
+            run(topic, chain);
         }
+    }
+
+    private void run(String topic, ChainId chain) {
+        org.onosproject.cluster.Leadership l = leadershipService.runForLeadership(topic);
+        if (l != null && local().equals(l.leaderNodeId()) && leading.add(topic)) {
+            notifyGained(chain);
+        }
+    }
+
+    private boolean candidate(String topic) {
+        org.onosproject.cluster.Leadership l = leadershipService.getLeadership(topic);
+        return l != null && l.candidates().contains(local());
     }
 
     @Override
@@ -104,11 +128,27 @@ public class OnosLeadership implements Leadership {
         if (!topic.startsWith(TOPIC_PREFIX)) {
             return;
         }
+        ChainId chain = ChainId.of(topic.substring(TOPIC_PREFIX.length()));
         boolean mine = local().equals(e.subject().leaderNodeId());
         if (mine && leading.add(topic)) {
-            notifyGained(ChainId.of(topic.substring(TOPIC_PREFIX.length())));
+            notifyGained(chain);
         } else if (!mine) {
             leading.remove(topic);
+        }
+        if (joined.contains(topic) && !e.subject().candidates().contains(local()) && rejoining.add(topic)) {
+            rejoiner.execute(() -> {
+                rejoining.remove(topic);
+                try {
+                    if (joined.contains(topic) && !candidate(topic)) {
+                        log.warn("Chain {}: this instance's candidacy was lost ({}); running again", chain,
+                                 e.type());
+                        run(topic, chain);
+                    }
+                } catch (RuntimeException ex) {
+                    log.warn("Chain {}: running again failed: {} (the ownership sweep tries again)", chain,
+                             ex.toString());
+                }
+            });
         }
     }
 

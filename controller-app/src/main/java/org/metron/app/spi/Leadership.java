@@ -20,7 +20,10 @@ public interface Leadership {
      */
     boolean actsFor(ChainId chain);
 
-    /** Runs for the chain's ownership; idempotent. The first instance to run for a chain owns it. */
+    /**
+     * Runs for the chain's ownership; idempotent, and cheap when this instance runs for it already (it runs again
+     * when its candidacy was lost, say with an expired cluster session). The first instance to run owns the chain.
+     */
     void join(ChainId chain);
 
     /** Gives up running for the chain (it is gone); no-op when not running. */

@@ -47,6 +47,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_ADDED;
@@ -91,6 +92,8 @@ public class DeviceManagerStandin
     static final long MASTERSHIP_CHECK_MS = 60_000;
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final Map<DeviceId, DeviceRecord> records = new ConcurrentHashMap<>();
+    /** This node's count of the changes it made as a master (the second half of a record's stamp). */
+    private final AtomicLong stamps = new AtomicLong();
     private final NetworkConfigListener netcfgListener = this::netcfgChanged;
     // as ONOS's InternalMastershipListener: handled on the background thread, not the event dispatcher's
     private final MastershipListener mastershipListener = this::mastershipChanged;
@@ -153,8 +156,15 @@ public class DeviceManagerStandin
     protected void post(DeviceEvent event) {
         super.post(event);
         SharedDevices s = shared;
-        if (s != null && event.type() != PORT_STATS_UPDATED && mastership.isLocalMaster(event.subject().id())) {
-            s.publish(event.subject().id());
+        DeviceId id = event.subject().id();
+        if (s != null && event.type() != PORT_STATS_UPDATED && mastership.isLocalMaster(id)) {
+            // stamped now, while this node is master in this term (it may give the role up before the write)
+            DeviceRecord r = records.get(id);
+            if (r != null) {
+                r.term = mastership.getMastershipFor(id).term();
+                r.seq = stamps.incrementAndGet();
+            }
+            s.publish(id);
         }
     }
 

@@ -24,6 +24,19 @@ final class DeviceRecord {
     final Map<PortNumber, Port> ports = new TreeMap<>((a, b) -> Long.compare(a.toLong(), b.toLong()));
     List<PortStatistics> stats = ImmutableList.of();
     long updated = System.currentTimeMillis();
+    /**
+     * When the master last changed this record, as ONOS's MastershipBasedTimestamp orders a device's changes in
+     * GossipDeviceStore: the master's mastership term, then its own count. A change from the cluster is applied
+     * only when it is newer, so an old master's last word (say, "offline") is kept by whichever node holds the role
+     * next, and a stale copy never brings back what its master has since changed.
+     */
+    long term;
+    long seq;
+
+    /** Whether the change stamped (term, seq) is newer than what this record shows. */
+    boolean olderThan(long otherTerm, long otherSeq) {
+        return otherTerm != term ? otherTerm > term : otherSeq > seq;
+    }
 
     DeviceRecord(ProviderId provider) {
         this.provider = provider;

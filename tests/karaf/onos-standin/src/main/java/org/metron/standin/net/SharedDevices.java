@@ -35,10 +35,11 @@ import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
  * The cluster-wide device store (as core-dist's GossipDeviceStore / ECDeviceStore share theirs in ONOS): what a
  * device's master accepted (the device, its availability, its ports) is written to one Atomix map
  * ("onos-devices", keyed by device id, values Kryo-encoded with ONOS's API namespace: [DefaultDevice, available,
- * [DefaultPort...]]), and every other node applies each change to its own records, posting the DeviceEvents
+ * [DefaultPort...], term, seq]), and every node applies each change newer than its own record (by the master's
+ * stamp, {@link DeviceRecord#olderThan}, as GossipDeviceStore orders peers' updates by their timestamps: a node's
+ * being master now does not make an earlier master's last change stale) to its own records, posting the DeviceEvents
  * ONOS would post there (DEVICE_ADDED, DEVICE_AVAILABILITY_CHANGED, DEVICE_UPDATED, PORT_ADDED/UPDATED/REMOVED,
- * DEVICE_REMOVED). A node mastering a device keeps its own records of it (the master's word is the store's); a
- * node that starts later catches up from the map. ONOS gossips per-provider descriptions with timestamps; here
+ * DEVICE_REMOVED). A node that starts later catches up from the map. ONOS gossips per-provider descriptions with timestamps; here
  * the master's composed device is shared whole, which is what every node of ONOS ends up showing.
  */
 final class SharedDevices {
@@ -97,16 +98,16 @@ final class SharedDevices {
     @SuppressWarnings("unchecked")
     private void follow(String key, byte[] value) {
         DeviceId id = DeviceId.deviceId(key);
-        if (mastership.isLocalMaster(id)) {
-            return; // this node's records are the master's
-        }
         try {
             if (value == null) {
-                removed(id);
+                if (!mastership.isLocalMaster(id)) {
+                    removed(id);
+                }
                 return;
             }
             List<Object> s = SERIALIZER.decode(value);
-            apply(id, (Device) s.get(0), (Boolean) s.get(1), (List<Port>) s.get(2));
+            apply(id, (Device) s.get(0), (Boolean) s.get(1), (List<Port>) s.get(2), (Long) s.get(3),
+                  (Long) s.get(4));
         } catch (RuntimeException e) {
             log.warn("device {} from the cluster not applied here: {}", id, e.toString());
         }
@@ -123,6 +124,8 @@ final class SharedDevices {
             s.add(r.device);
             s.add(r.available);
             s.add(new ArrayList<>(r.ports.values()));
+            s.add(r.term);
+            s.add(r.seq);
             return s;
         }
     }
@@ -136,12 +139,20 @@ final class SharedDevices {
         }
     }
 
-    /** The master's record applied here, with the events a change makes (as the store's replicas post them). */
-    private void apply(DeviceId id, Device device, boolean available, List<Port> ports) {
+    /**
+     * A master's record applied here, with the events a change makes (as the store's replicas post them), unless
+     * this node's record is as new or newer (its own write coming back, or a stale one overtaken).
+     */
+    private void apply(DeviceId id, Device device, boolean available, List<Port> ports, long term, long seq) {
         synchronized (local) {
             DeviceRecord r = local.records().computeIfAbsent(
                     id, k -> new DeviceRecord(device.providerId()));
             boolean added = r.device == null;
+            if (!added && !r.olderThan(term, seq)) {
+                return;
+            }
+            r.term = term;
+            r.seq = seq;
             boolean availabilityChanged = !added && r.available != available;
             boolean updated = !added && !sameDevice(r.device, device);
             r.device = device;
