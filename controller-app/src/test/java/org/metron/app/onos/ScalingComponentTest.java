@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
@@ -63,12 +64,22 @@ public class ScalingComponentTest {
         Object monitor = onos.chainStores.chainStore().lockFor(FW);
         Future<ScalingEvent> split;
         Future<?> remove;
+        AtomicLong splitThread = new AtomicLong();
+        AtomicLong removeThread = new AtomicLong();
         synchronized (monitor) {
-            split = callers.submit(() -> scaling.split(FW, "g0"));
-            awaitWaiters(monitor, 1, split, "the scaling component's split");
-            remove = callers.submit(() -> metron.remove(FW));
-            awaitWaiters(monitor, 2, remove, "the lifecycle component's remove");
+            split = callers.submit(() -> {
+                splitThread.set(Thread.currentThread().getId());
+                return scaling.split(FW, "g0");
+            });
+            awaitWaiter(monitor, splitThread, split, "the scaling component's split");
+            remove = callers.submit(() -> {
+                removeThread.set(Thread.currentThread().getId());
+                metron.remove(FW);
+                return null;
+            });
+            awaitWaiter(monitor, removeThread, remove, "the lifecycle component's remove");
             assertFalse(split.isDone());
+            assertTrue(blockedOn(monitor, splitThread.get()));
         }
         remove.get(10, TimeUnit.SECONDS);
         assertTrue(metron.chain(FW).isEmpty());
@@ -80,20 +91,19 @@ public class ScalingComponentTest {
     }
 
     /**
-     * Waits until {@code n} threads are blocked entering {@code monitor}, which this thread holds, the last being
-     * {@code op}'s. An operation that locked a monitor of its own finishes instead (or blocks on another object),
-     * and the test fails.
+     * Waits until {@code op}'s thread is blocked entering {@code monitor}, which this thread holds (other threads of
+     * the components, such as a load round, may wait there too). An operation that locked a monitor of its own
+     * finishes instead (or blocks on another object), and the test fails.
      */
-    private static void awaitWaiters(Object monitor, int n, Future<?> op, String what) throws Exception {
-        int id = System.identityHashCode(monitor);
-        long me = Thread.currentThread().getId();
+    private static void awaitWaiter(Object monitor, AtomicLong opThread, Future<?> op, String what)
+            throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (op.isDone()) {
                 fail(what + " finished while the shared chain store's monitor for the chain was held: "
                         + outcome(op));
             }
-            if (waiters(id, me) == n) {
+            if (opThread.get() != 0 && blockedOn(monitor, opThread.get())) {
                 return;
             }
             Thread.sleep(5);
@@ -109,15 +119,12 @@ public class ScalingComponentTest {
         }
     }
 
-    private static int waiters(int monitorId, long owner) {
-        int n = 0;
-        for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
-            LockInfo l = t.getLockInfo();
-            if (t.getThreadState() == Thread.State.BLOCKED && l != null && l.getIdentityHashCode() == monitorId
-                    && t.getLockOwnerId() == owner) {
-                n++;
-            }
-        }
-        return n;
+    /** Whether thread {@code id} is blocked entering {@code monitor}, held by this thread. */
+    private static boolean blockedOn(Object monitor, long id) {
+        ThreadInfo t = ManagementFactory.getThreadMXBean().getThreadInfo(id);
+        LockInfo l = t == null ? null : t.getLockInfo();
+        return t != null && t.getThreadState() == Thread.State.BLOCKED && l != null
+                && l.getIdentityHashCode() == System.identityHashCode(monitor)
+                && t.getLockOwnerId() == Thread.currentThread().getId();
     }
 }
