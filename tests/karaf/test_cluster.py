@@ -495,8 +495,16 @@ SPLIT_RECOVERY_BOUND_S = 5 + 10  # a takeover's 5 s goal + one agent step's time
 
 
 def scaling(k):
-    """The chain's scaling view on node k: groups, inProgress (its journalled operation), history."""
-    status, body = k.http("GET", f"/onos/metron/scaling/{CHAIN}", timeout=20)
+    """The chain's scaling view on node k: groups, inProgress (its journalled operation), history. A 503 (the
+    cluster store did not answer: a node was just killed, a store partition elects a new leader) is retried after
+    its Retry-After, for up to 20 s, as a client does."""
+    deadline = time.time() + 20
+    while True:
+        status, body = k.http("GET", f"/onos/metron/scaling/{CHAIN}", timeout=20)
+        if status != 503 or time.time() > deadline:
+            break
+        print(f"GET scaling on {k}: 503, retried: {body[:200]}")
+        time.sleep(2)
     assert status == 200, (status, body)
     return json.loads(body)
 

@@ -58,7 +58,8 @@ public class StorageStandin implements StorageService {
             public ConsistentMap<K, V> build() {
                 Serializer s = serializer();
                 return (ConsistentMap<K, V>) maps.computeIfAbsent(name(), n -> atomixNode.atomix() == null
-                        ? new EncodedConsistentMap<>(n, s) : new AtomixConsistentMap<>(n, s, atomixNode.bytesMap(n)));
+                        ? new EncodedConsistentMap<>(n, s)
+                        : new AtomixConsistentMap<>(n, s, StorageFailures.adapt(atomixNode.bytesMap(n))));
             }
 
             @Override
