@@ -331,16 +331,32 @@ public final class Deployer {
             throw new MetronException(e.fault(), e.getMessage() + (failedUndo.isEmpty() ? " (rolled back)"
                     : " (rollback incomplete: " + failedUndo + ")"), e);
         }
+        removeStale(old, kept); // failures are logged: a failed device's rules die with it
+        return new InstalledState(old.chainId(), old.server(),
+                switchRules.values().stream().flatMap(List::stream).collect(Collectors.toList()), old.nicRuleIds(),
+                old.pipeline());
+    }
+
+    /**
+     * Removes {@code old}'s switch rules whose table entries ({@link #entry}) are not in {@code kept}, devices in
+     * reverse install order (offload device first), best effort. Compared as entries, not by id: a rule of the new
+     * placement that took an old rule's entry (same match and priority) would go with a strict delete of the old.
+     *
+     * @return what could not be removed
+     */
+    List<String> removeStale(InstalledState old, Set<Object> kept) {
         Map<DeviceId, List<FlowRule>> stale = new java.util.LinkedHashMap<>();
         old.switchRules().stream().map(InstalledRule::rule).filter(r -> !kept.contains(entry(r)))
                 .forEach(r -> stale.computeIfAbsent(r.deviceId(), k -> new ArrayList<>()).add(r));
         Deque<Undo> removals = new ArrayDeque<>();
-        stale.forEach((dev, rules) -> removals.push(new Undo(rules.size() + " stale rules on " + dev,
+        stale.forEach((dev, rules) -> removals.push(new Undo(rules.size() + " old rules on " + dev,
                 () -> switches.remove(dev, rules))));
-        rollback(removals); // failures are logged: a failed device's rules die with it
-        return new InstalledState(old.chainId(), old.server(),
-                switchRules.values().stream().flatMap(List::stream).collect(Collectors.toList()), old.nicRuleIds(),
-                old.pipeline());
+        return rollback(removals);
+    }
+
+    /** The table entries of a chain's installed switch rules. */
+    static Set<Object> entries(InstalledState state) {
+        return state.switchRules().stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
     }
 
     /** What identifies a rule's entry in a switch table (what a strict delete matches). */

@@ -192,7 +192,7 @@ final class MakeBeforeBreak {
         left.addAll(retire(chain, old, plan, samePipeline));
         Set<Object> kept = plan.allSwitchRules().stream().map(r -> Deployer.entry(r.rule()))
                 .collect(Collectors.toSet());
-        left.addAll(removeOldRules(old.installed, kept));
+        left.addAll(deployer.removeStale(old.installed, kept));
         log.info("Chain {} updated make-before-break: {}{}", chain, steps, left.isEmpty() ? "" : "; left: " + left);
         InstalledState now = new InstalledState(chain, server.map(MetronServer::id), plan.allSwitchRules(),
                 plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), server.isPresent());
@@ -298,17 +298,6 @@ final class MakeBeforeBreak {
                         () -> AgentCalls.removePipelinePresent(agent, chain.name())));
             }
         }
-        return deployer.rollback(removals);
-    }
-
-    /** Removes the old version's rules the new one does not hold, devices in reverse install order (offload first). */
-    private List<String> removeOldRules(InstalledState old, Set<Object> kept) {
-        Map<DeviceId, List<FlowRule>> stale = new LinkedHashMap<>();
-        old.switchRules().stream().map(InstalledRule::rule).filter(r -> !kept.contains(Deployer.entry(r)))
-                .forEach(r -> stale.computeIfAbsent(r.deviceId(), k -> new ArrayList<>()).add(r));
-        Deque<Deployer.Undo> removals = new ArrayDeque<>();
-        stale.forEach((dev, rules) -> removals.push(new Deployer.Undo(rules.size() + " old rules on " + dev,
-                () -> deployer.switches().remove(dev, rules))));
         return deployer.rollback(removals);
     }
 }
