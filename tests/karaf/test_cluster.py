@@ -530,9 +530,6 @@ def assert_scaled_consistently(k, servers):
     return [(g["id"], g["server"], g["core"], g["classes"], g.get("slices")) for g in groups]
 
 
-@pytest.mark.xfail(strict=False, reason="not yet seen passing (session 10): after the owner's kill and the agent's "
-                   "SIGCONT a surviving node answered GET /onos/metron/scaling/<chain> 500 'Connection reset by peer', "
-                   "and the next owner's journal recovery ran 13 s after the takeover; both open on issue 21")
 def test_a_split_interrupted_by_killing_the_acting_node_is_finished_or_rolled_back_by_the_next_owner(cluster,
                                                                                                     servers):
     """The chain's owner splits g0 (the operator's REST, on that node). Every agent has one worker core, so the new

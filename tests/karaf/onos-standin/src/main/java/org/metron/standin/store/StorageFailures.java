@@ -1,7 +1,7 @@
 package org.metron.standin.store;
 
-import io.atomix.core.map.AtomicMap;
 import io.atomix.primitive.PrimitiveException;
+import org.onosproject.store.service.ConsistentMap;
 import org.onosproject.store.service.StorageException;
 
 import java.lang.reflect.InvocationTargetException;
@@ -18,11 +18,14 @@ final class StorageFailures {
     private StorageFailures() {
     }
 
-    /** {@code map} with every call's Atomix failure turned into ONOS's. */
+    /**
+     * {@code map} with every call's Atomix failure turned into ONOS's: the whole call, so a failure while a snapshot
+     * (keySet, values, entrySet) iterates Atomix's collections is adapted too.
+     */
     @SuppressWarnings("unchecked")
-    static AtomicMap<String, byte[]> adapt(AtomicMap<String, byte[]> map) {
-        return (AtomicMap<String, byte[]>) Proxy.newProxyInstance(StorageFailures.class.getClassLoader(),
-                new Class<?>[] {AtomicMap.class}, (proxy, method, args) -> {
+    static <K, V> ConsistentMap<K, V> adapt(ConsistentMap<K, V> map) {
+        return (ConsistentMap<K, V>) Proxy.newProxyInstance(StorageFailures.class.getClassLoader(),
+                new Class<?>[] {ConsistentMap.class}, (proxy, method, args) -> {
                     try {
                         return method.invoke(map, args);
                     } catch (InvocationTargetException e) {

@@ -59,7 +59,7 @@ public class StorageStandin implements StorageService {
                 Serializer s = serializer();
                 return (ConsistentMap<K, V>) maps.computeIfAbsent(name(), n -> atomixNode.atomix() == null
                         ? new EncodedConsistentMap<>(n, s)
-                        : new AtomixConsistentMap<>(n, s, StorageFailures.adapt(atomixNode.bytesMap(n))));
+                        : StorageFailures.adapt(new AtomixConsistentMap<>(n, s, atomixNode.bytesMap(n))));
             }
 
             @Override
