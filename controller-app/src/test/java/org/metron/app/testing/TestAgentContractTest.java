@@ -1,0 +1,26 @@
+package org.metron.app.testing;
+
+import org.metron.drivers.agent.AgentClient;
+
+/**
+ * {@link AgentContract} against {@link TestAgent}, set up as {@link RealAgentContractTest}'s agent is: two worker
+ * cores and a fanout-steered NIC with a rule table.
+ */
+public class TestAgentContractTest extends AgentContract {
+    private final TestAgent agent = new TestAgent("fake:50051", 2, 0.1).nic("eth0", true, 64);
+
+    @Override
+    protected AgentClient agent() {
+        return agent;
+    }
+
+    @Override
+    protected void stop() {
+        agent.unreachable(true);
+    }
+
+    @Override
+    protected void restart() {
+        agent.restart().unreachable(false);
+    }
+}
