@@ -1,6 +1,5 @@
 package org.metron.app.testing;
 
-import com.google.protobuf.ByteString;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
@@ -18,10 +17,10 @@ import org.metron.agent.v1.Nic;
 import org.metron.agent.v1.NicAction;
 import org.metron.agent.v1.NicMatch;
 import org.metron.agent.v1.NicRule;
-import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.PipelineState;
 import org.metron.agent.v1.PipelineStatus;
 import org.metron.agent.v1.PortBits;
+import org.metron.agent.v1.PortShare;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.StateTable;
@@ -38,8 +37,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -47,6 +44,13 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
+import static org.metron.app.testing.ContractCalls.assertFails;
+import static org.metron.app.testing.ContractCalls.batch;
+import static org.metron.app.testing.ContractCalls.failure;
+import static org.metron.app.testing.ContractCalls.flow;
+import static org.metron.app.testing.ContractCalls.importOf;
+import static org.metron.app.testing.ContractCalls.ip;
+import static org.metron.app.testing.ContractCalls.ok;
 
 /**
  * What the controller may rely on from an agent (agent.proto), call by call and error by error, through the
@@ -63,7 +67,6 @@ public abstract class AgentContract {
     protected static final String NAPT = "input -> Strip(14) -> CheckIPHeader -> rw :: SynthRewriter(PATTERN "
             + "10.9.9.9 1024-65535 - -) -> Unstrip(14) -> [0]output;";
     protected static final String PASS = "input -> [0]output;";
-    private static final long WAIT_S = 30;
 
     /** The agent under test, as the controller's client for it. */
     protected abstract AgentClient agent();
@@ -101,28 +104,6 @@ public abstract class AgentContract {
 
     // ---- helpers --------------------------------------------------------------------------------------------
 
-    protected static <T> T ok(CompletableFuture<T> f) throws Exception {
-        return f.get(WAIT_S, TimeUnit.SECONDS);
-    }
-
-    /** The call's failure; fails the case when it succeeded or failed otherwise than with an AgentException. */
-    protected static AgentException failure(CompletableFuture<?> f) throws Exception {
-        try {
-            Object v = f.get(WAIT_S, TimeUnit.SECONDS);
-            throw new AssertionError("expected a failure, got " + v);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof AgentException) {
-                return (AgentException) e.getCause();
-            }
-            throw new AssertionError("not an AgentException", e.getCause());
-        }
-    }
-
-    protected static void assertFails(Code code, CompletableFuture<?> f) throws Exception {
-        AgentException e = failure(f);
-        assertEquals(e.getMessage(), code, e.code());
-    }
-
     /** A group under MAC tag {@code tag} holding traffic class {@code tag}. */
     protected GroupSpec group(String id, int tag, int core, String click) {
         return GroupSpec.newBuilder().setGroupId(id).setClickConfig(click)
@@ -150,24 +131,6 @@ public abstract class AgentContract {
                         + g.getCore())).collect(Collectors.toSet());
     }
 
-    protected static ByteString ip(int a, int b, int c, int d) {
-        return ByteString.copyFrom(new byte[]{(byte) a, (byte) b, (byte) c, (byte) d});
-    }
-
-    /** A NAPT mapping of UDP 10.0.0.1:srcPort -> 192.168.1.1:1000 to 10.9.9.9:mappedPort. */
-    protected static FlowEntry flow(int srcPort, int mappedPort) {
-        FiveTuple key = FiveTuple.newBuilder().setSrcIp(ip(10, 0, 0, 1)).setDstIp(ip(192, 168, 1, 1))
-                .setSrcPort(srcPort).setDstPort(1000).setProto(17).build();
-        return FlowEntry.newBuilder().setKey(key).setMapped(key.toBuilder().setSrcIp(ip(10, 9, 9, 9))
-                .setSrcPort(mappedPort)).build();
-    }
-
-    protected static ImportStateRequest importOf(String pipeline, String group, boolean merge, FlowEntry... flows) {
-        return ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder().setPipelineId(pipeline)
-                .setGroupId(group).addTables(StateTable.newBuilder().setElement("rw").setKind("SynthRewriter")
-                        .addAllEntries(List.of(flows)))).setMerge(merge).build();
-    }
-
     /** Source port -> mapped source port of every flow a group's tables hold. */
     protected java.util.Map<Integer, Integer> flows(String pipeline, String group) throws Exception {
         java.util.Map<Integer, Integer> out = new java.util.TreeMap<>();
@@ -182,10 +145,6 @@ public abstract class AgentContract {
                 .setMatch(NicMatch.newBuilder().setEthDst(String.format("02:4d:00:%02x:00:00", tag))
                         .setEthDstMask("ff:ff:ff:ff:00:00"))
                 .setAction(NicAction.newBuilder().setQueue(core)).build();
-    }
-
-    protected static NicRuleBatch batch(NicRule... rules) {
-        return NicRuleBatch.newBuilder().addAllRules(List.of(rules)).build();
     }
 
     protected Set<Long> ruleIds() throws Exception {
@@ -253,6 +212,20 @@ public abstract class AgentContract {
         assertEquals(Set.of("p/g0 tag 7 core " + c0, "q/g0 tag 8 core " + c0), running());
     }
 
+    private static PortShare share(int index, int count) {
+        return PortShare.newBuilder().setIndex(index).setCount(count).build();
+    }
+
+    @Test
+    public void statusesEchoVlanTagsAndPortShares() throws Exception {
+        GroupSpec vlan = group("g0", 7, workers.get(0), NAPT).toBuilder()
+                .setTag(Tag.newBuilder().setType(TagType.TAG_VLAN).setValue(100)).setPortShare(share(1, 4)).build();
+        GroupStatus g = deploy("p", vlan).getGroups(0);
+        assertEquals(vlan.getTag(), g.getTag());
+        assertEquals(vlan.getPortShare(), g.getPortShare());
+        assertEquals(g, ok(agent().listPipelines()).getPipelines(0).getGroups(0));
+    }
+
     @Test
     public void deployingARunningIdIsAlreadyExistsAndKeepsTheRunningOne() throws Exception {
         deploy("p", group("g0", 7, workers.get(0), PASS));
@@ -282,6 +255,11 @@ public abstract class AgentContract {
                 pipeline("p", group("g0", 7, c, PASS), group("g1", 7, c, PASS)),        // tag twice
                 pipeline("p", group("g0", 7, c, PASS), group("g1", 8, c, PASS).toBuilder().addClassIds(7)
                         .build()),                                                      // class in two groups
+                pipeline("p", group("g0", 7, c, PASS).toBuilder().setTag(Tag.newBuilder()
+                        .setType(TagType.TAG_VLAN).setValue(4095)).build()),                // VLAN id 4095
+                pipeline("p", group("g0", 7, c, PASS).toBuilder().setPortShare(share(4, 4)).build()),
+                pipeline("p", group("g0", 7, c, PASS).toBuilder().setPortShare(share(1, 4)).build(),
+                        group("g1", 8, c, PASS).toBuilder().setPortShare(share(1, 4)).build()), // one share twice
                 pipeline("p"),                                                          // no group
                 pipeline("", group("g0", 7, c, PASS)),                                  // no id
                 pipeline("p", group("g0", 7, c, PASS)).toBuilder().setIngressNic("nonic0").build(),
@@ -350,6 +328,27 @@ public abstract class AgentContract {
         ok(agent().updatePipeline(update("p", group("g1", 8, c1, NAPT))));
         assertFails(Code.NOT_FOUND, agent().exportState("p", "g0"));
         assertEquals(java.util.Map.of(2001, 3001), flows("p", "g1"));
+    }
+
+    @Test
+    public void anUpdateTakingAnotherPipelinesTagIsAlreadyExists() throws Exception {
+        deploy("p", group("g0", 7, workers.get(0), PASS));
+        deploy("q", group("g0", 8, workers.get(1), PASS));
+        assertFails(Code.ALREADY_EXISTS, agent().updatePipeline(update("p", group("g0", 8, workers.get(0), PASS))));
+        assertEquals(Set.of("p/g0 tag 7 core " + workers.get(0), "q/g0 tag 8 core " + workers.get(1)), running());
+    }
+
+    /** A merge: one new group takes the flows of two retired ones; GetStats counts them. */
+    @Test
+    public void aNewGroupMayTakeTheStateOfSeveralSources() throws Exception {
+        deploy("p", group("g0", 7, workers.get(0), NAPT), group("g1", 8, workers.get(1), NAPT));
+        ok(agent().importState(importOf("p", "g0", false, flow(2000, 3000))));
+        ok(agent().importState(importOf("p", "g1", false, flow(2001, 3001))));
+        ok(agent().updatePipeline(update("p", group("g2", 9, workers.get(0), NAPT).toBuilder()
+                .addStateFrom("g0").addStateFrom("g1").build())));
+        assertEquals(Set.of("p/g2 tag 9 core " + workers.get(0)), running());
+        assertEquals(java.util.Map.of(2000, 3000, 2001, 3001), flows("p", "g2"));
+        assertEquals(2, ok(agent().getStats("p")).getGroups(0).getFlowState(0).getFlows());
     }
 
     // ---- remove ---------------------------------------------------------------------------------------------
@@ -422,6 +421,19 @@ public abstract class AgentContract {
     }
 
     @Test
+    public void aBatchOverflowingTheNicsRuleTableIsResourceExhausted() throws Exception {
+        int max = ok(agent().getResources()).getNicsList().stream().filter(n -> n.getName().equals(nic))
+                .findFirst().get().getMaxNicRules();
+        ok(agent().installNicRules(batch(rule(1, 7, workers.get(0)))));
+        NicRule[] full = new NicRule[max];
+        for (int i = 0; i < max; i++) {
+            full[i] = rule(100 + i, 8, workers.get(0));
+        }
+        assertFails(Code.RESOURCE_EXHAUSTED, agent().installNicRules(batch(full)));
+        assertEquals(Set.of(1L), ruleIds());
+    }
+
+    @Test
     public void removingAnUnknownRuleIsNotFoundAndRemovesNothing() throws Exception {
         int c = workers.get(0);
         ok(agent().installNicRules(batch(rule(1, 7, c), rule(2, 8, c))));
@@ -468,13 +480,13 @@ public abstract class AgentContract {
         List<Stats> reports = new CopyOnWriteArrayList<>();
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         try (AutoCloseable sub = agent().streamLoad(20, reports::add, errors::add)) {
-            long deadline = System.currentTimeMillis() + WAIT_S * 1000;
+            long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
             while (reports.size() < 3 && System.currentTimeMillis() < deadline) {
                 Thread.sleep(10);
             }
         }
         assertEquals(List.of(), errors);
-        assertTrue("3 reports in " + WAIT_S + " s: " + reports.size(), reports.size() >= 3);
+        assertTrue("3 reports in " + ContractCalls.WAIT_S + " s: " + reports.size(), reports.size() >= 3);
         for (Stats s : reports) {
             assertEquals(workers, s.getCoresList().stream().map(CoreStats::getCore).collect(Collectors.toList()));
             s.getCoresList().forEach(c -> assertTrue(c.toString(), c.getLoad() >= 0 && c.getLoad() <= 1));
@@ -484,12 +496,36 @@ public abstract class AgentContract {
         assertTrue("no report after close", reports.size() <= seen + 1);
     }
 
+    /** What the load monitor relies on to resubscribe: the loss is reported, the reports come back. */
+    @Test
+    public void aLoadStreamReportsItsAgentsLossAndResumesAfterARestart() throws Exception {
+        List<Stats> reports = new CopyOnWriteArrayList<>();
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        try (AutoCloseable sub = agent().streamLoad(20, reports::add, errors::add)) {
+            waitFor(() -> !reports.isEmpty());
+            stop();
+            waitFor(() -> !errors.isEmpty());
+            assertEquals(errors.get(0).toString(), Code.UNAVAILABLE, ((AgentException) errors.get(0)).code());
+            restart();
+            int before = reports.size();
+            waitFor(() -> reports.size() > before);
+        }
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier done) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
+        while (!done.getAsBoolean()) {
+            assertTrue("not within " + ContractCalls.WAIT_S + " s", System.currentTimeMillis() < deadline);
+            Thread.sleep(10);
+        }
+    }
+
     @Test
     public void aLoadStreamWithAnIntervalBelowTenMsFailsInvalidArgument() throws Exception {
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         List<Stats> reports = new ArrayList<>();
         try (AutoCloseable sub = agent().streamLoad(5, reports::add, errors::add)) {
-            long deadline = System.currentTimeMillis() + WAIT_S * 1000;
+            long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
             while (errors.isEmpty() && System.currentTimeMillis() < deadline) {
                 Thread.sleep(10);
             }
@@ -517,6 +553,7 @@ public abstract class AgentContract {
         assertFails(Code.NOT_FOUND, agent().exportState("p", "g0"));
         deploy("p", group("g0", 7, workers.get(0), NAPT));
         assertFails(Code.NOT_FOUND, agent().exportState("p", "g9"));
+        assertFails(Code.INVALID_ARGUMENT, agent().exportState("", "g0"));
     }
 
     @Test

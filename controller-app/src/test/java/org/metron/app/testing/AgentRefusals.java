@@ -8,6 +8,7 @@ import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.ImportStateRequest;
 import org.metron.agent.v1.NicMatch;
 import org.metron.agent.v1.NicRule;
+import org.metron.agent.v1.PortShare;
 import org.metron.agent.v1.StateTable;
 import org.metron.agent.v1.TagType;
 import org.metron.drivers.agent.AgentException.Code;
@@ -117,6 +118,7 @@ final class AgentRefusals {
         Set<String> ids = new HashSet<>();
         Set<List<Integer>> tags = new HashSet<>();
         Map<Integer, Integer> classes = new HashMap<>();
+        Set<PortShare> shares = new HashSet<>();
         for (int i = 0; i < groups.size(); i++) {
             GroupSpec g = groups.get(i);
             String at = "groups[" + i + "]";
@@ -140,6 +142,15 @@ final class AgentRefusals {
                     throw invalid(at + ".class_ids: " + c + " already belongs to groups[" + classes.get(c) + "]");
                 }
                 classes.put(c, i);
+            }
+            if (g.getPortShare().getCount() > 0 || g.getPortShare().getIndex() > 0) {
+                PortShare ps = g.getPortShare();
+                if (ps.getCount() == 0 || ps.getCount() > 65536 || ps.getIndex() >= ps.getCount()) {
+                    throw invalid(at + ".port_share: " + ps.getIndex() + " of " + ps.getCount());
+                }
+                if (!shares.add(ps)) { // two groups would hand out the same external ports
+                    throw invalid(at + ".port_share: also an earlier group's");
+                }
             }
             if (!update && g.getStateFromCount() > 0) {
                 throw invalid(at + ".state_from: only UpdatePipeline initialises state");
