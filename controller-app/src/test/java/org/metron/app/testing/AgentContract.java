@@ -41,16 +41,16 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
-import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotEquals;
 import static org.junit.Assert.assertTrue;
 import static org.metron.app.testing.ContractCalls.assertFails;
 import static org.metron.app.testing.ContractCalls.batch;
 import static org.metron.app.testing.ContractCalls.failure;
-import static org.metron.app.testing.ContractCalls.flow;
 import static org.metron.app.testing.ContractCalls.importOf;
-import static org.metron.app.testing.ContractCalls.ip;
 import static org.metron.app.testing.ContractCalls.ok;
+import static org.metron.app.testing.ContractCalls.waitFor;
+import static org.metron.app.testing.NaptFlows.flow;
+import static org.metron.app.testing.NaptFlows.ip;
 
 /**
  * What the controller may rely on from an agent (agent.proto), call by call and error by error, through the
@@ -480,13 +480,9 @@ public abstract class AgentContract {
         List<Stats> reports = new CopyOnWriteArrayList<>();
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         try (AutoCloseable sub = agent().streamLoad(20, reports::add, errors::add)) {
-            long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
-            while (reports.size() < 3 && System.currentTimeMillis() < deadline) {
-                Thread.sleep(10);
-            }
+            waitFor(() -> reports.size() >= 3);
         }
         assertEquals(List.of(), errors);
-        assertTrue("3 reports in " + ContractCalls.WAIT_S + " s: " + reports.size(), reports.size() >= 3);
         for (Stats s : reports) {
             assertEquals(workers, s.getCoresList().stream().map(CoreStats::getCore).collect(Collectors.toList()));
             s.getCoresList().forEach(c -> assertTrue(c.toString(), c.getLoad() >= 0 && c.getLoad() <= 1));
@@ -512,25 +508,13 @@ public abstract class AgentContract {
         }
     }
 
-    private static void waitFor(java.util.function.BooleanSupplier done) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
-        while (!done.getAsBoolean()) {
-            assertTrue("not within " + ContractCalls.WAIT_S + " s", System.currentTimeMillis() < deadline);
-            Thread.sleep(10);
-        }
-    }
-
     @Test
     public void aLoadStreamWithAnIntervalBelowTenMsFailsInvalidArgument() throws Exception {
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         List<Stats> reports = new ArrayList<>();
         try (AutoCloseable sub = agent().streamLoad(5, reports::add, errors::add)) {
-            long deadline = System.currentTimeMillis() + ContractCalls.WAIT_S * 1000;
-            while (errors.isEmpty() && System.currentTimeMillis() < deadline) {
-                Thread.sleep(10);
-            }
+            waitFor(() -> !errors.isEmpty());
         }
-        assertFalse("an error", errors.isEmpty());
         assertEquals(Code.INVALID_ARGUMENT, ((AgentException) errors.get(0)).code());
         assertEquals(List.of(), reports);
     }

@@ -1,7 +1,5 @@
 package org.metron.app.testing;
 
-import com.google.protobuf.ByteString;
-import org.metron.agent.v1.FiveTuple;
 import org.metron.agent.v1.FlowEntry;
 import org.metron.agent.v1.ImportStateRequest;
 import org.metron.agent.v1.NicRule;
@@ -15,8 +13,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.metron.app.testing.NaptFlows.flow;
 
 /** {@link AgentContract}'s ways to wait for a call and to build requests that need no agent at hand. */
 final class ContractCalls {
@@ -48,22 +49,19 @@ final class ContractCalls {
         assertEquals(e.getMessage(), code, e.code());
     }
 
-    static ByteString ip(int a, int b, int c, int d) {
-        return ByteString.copyFrom(new byte[]{(byte) a, (byte) b, (byte) c, (byte) d});
-    }
-
-    /** A NAPT mapping of UDP 10.0.0.1:srcPort -> 192.168.1.1:1000 to 10.9.9.9:mappedPort. */
-    static FlowEntry flow(int srcPort, int mappedPort) {
-        FiveTuple key = FiveTuple.newBuilder().setSrcIp(ip(10, 0, 0, 1)).setDstIp(ip(192, 168, 1, 1))
-                .setSrcPort(srcPort).setDstPort(1000).setProto(17).build();
-        return FlowEntry.newBuilder().setKey(key).setMapped(key.toBuilder().setSrcIp(ip(10, 9, 9, 9))
-                .setSrcPort(mappedPort)).build();
-    }
-
     static ImportStateRequest importOf(String pipeline, String group, boolean merge, FlowEntry... flows) {
         return ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder().setPipelineId(pipeline)
                 .setGroupId(group).addTables(StateTable.newBuilder().setElement("rw").setKind("SynthRewriter")
                         .addAllEntries(List.of(flows)))).setMerge(merge).build();
+    }
+
+    /** Waits up to {@link #WAIT_S} for {@code done}; fails the case when it never is. */
+    static void waitFor(BooleanSupplier done) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + WAIT_S * 1000;
+        while (!done.getAsBoolean()) {
+            assertTrue("not within " + WAIT_S + " s", System.currentTimeMillis() < deadline);
+            Thread.sleep(10);
+        }
     }
 
     static NicRuleBatch batch(NicRule... rules) {

@@ -6,10 +6,7 @@ import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.agent.GrpcAgentClient;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,19 +16,15 @@ import java.util.concurrent.TimeUnit;
  * other real-agent tests it fails, never skips, when agent/build/metron-agent is missing.
  */
 public class RealAgentContractTest extends AgentContract {
-    private static String veth;
+    private static TestVeth veth;
     private static RealAgent process;
     private static GrpcAgentClient client;
     private static int port;
 
     @BeforeClass
     public static void startAgent() throws Exception {
-        String name = "mct" + (ProcessHandle.current().pid() % 100000);
-        ip("link", "add", name + "a", "type", "veth", "peer", "name", name + "b");
-        veth = name + "a";
-        ip("link", "set", name + "a", "up");
-        ip("link", "set", name + "b", "up");
-        process = RealAgent.startOnPort("contract", 0, "--fanout", veth);
+        veth = TestVeth.create("mct");
+        process = RealAgent.startOnPort("contract", 0, "--fanout", veth.agentSide());
         String target = process.client().target();
         port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
         client = GrpcAgentClient.connect(AgentEndpoint.builder().host("127.0.0.1").port(port)
@@ -47,17 +40,7 @@ public class RealAgentContractTest extends AgentContract {
             process.close();
         }
         if (veth != null) {
-            ip("link", "del", veth);
-        }
-    }
-
-    private static void ip(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("ip"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (p.waitFor() != 0) {
-            throw new AssertionError(String.join(" ", cmd) + ": " + out);
+            veth.close();
         }
     }
 
@@ -74,7 +57,7 @@ public class RealAgentContractTest extends AgentContract {
     @Override
     protected void restart() throws Exception {
         process.close();
-        process = RealAgent.startOnPort("contract", port, "--fanout", veth);
+        process = RealAgent.startOnPort("contract", port, "--fanout", veth.agentSide());
         // the controller's client reconnects on its own; wait until it has
         client.health().get(30, TimeUnit.SECONDS);
     }
