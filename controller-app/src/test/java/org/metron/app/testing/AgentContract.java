@@ -272,6 +272,30 @@ public abstract class AgentContract {
         }
     }
 
+    /** A NAPT group whose table declares {@code capacity} flows per core. */
+    protected static String napt(long capacity) {
+        return NAPT.replace("- -)", "- -, CAPACITY " + capacity + ")");
+    }
+
+    /** A declared flow-table capacity reserves memory: one that cannot fit is RESOURCE_EXHAUSTED. */
+    @Test
+    public void aDeclaredCapacityTheFlowMemoryCannotHoldIsResourceExhausted() throws Exception {
+        ServerResources res = ok(agent().getResources());
+        long tooMany = 4 * res.getFlowMemoryFreeBytes() / Math.max(1, res.getFlowEntryBytes()) + 1000;
+        assertTrue("the agent's flow memory fits in 2^26 flows: " + res, tooMany <= 1 << 26);
+        int c = workers.get(0);
+        assertFails(Code.RESOURCE_EXHAUSTED, agent().deployPipeline(pipeline("p", group("g0", 7, c, napt(tooMany)))));
+        assertEquals(Set.of(), running());
+        for (long bad : List.of(0L, (1L << 26) + 1)) {
+            assertFails(Code.INVALID_ARGUMENT, agent().deployPipeline(pipeline("p", group("g0", 7, c, napt(bad)))));
+        }
+        deploy("p", group("g0", 7, c, napt(1000)));
+        assertEquals(Set.of("p/g0 tag 7 core " + c), running());
+        long left = ok(agent().getResources()).getFlowMemoryFreeBytes();
+        assertTrue("reserved: " + left + " of " + res.getFlowMemoryFreeBytes() + " left",
+                left < res.getFlowMemoryFreeBytes());
+    }
+
     // ---- update ---------------------------------------------------------------------------------------------
 
     @Test

@@ -13,6 +13,7 @@ import org.metron.agent.v1.StateTable;
 import org.metron.agent.v1.TagType;
 import org.metron.drivers.agent.AgentException.Code;
 import org.metron.synth.SynthesisException;
+import org.metron.synth.click.Arg;
 import org.metron.synth.click.ClickParser;
 import org.metron.synth.click.ElementDecl;
 
@@ -42,6 +43,8 @@ final class AgentRefusals {
             "SynthRewriter", "ToDPDKDevice", "ToDevice", "Unstrip", "VLANDecap", "VLANEncap", "input", "output");
     /** Element classes with a flow table (has_state() in agent/src/elements/rewriter.cc). */
     static final Set<String> STATEFUL = Set.of("IPRewriter", "SynthRewriter");
+    /** FlowTable::kMaxCapacity (agent/src/elements/flow_table.h). */
+    private static final long MAX_CAPACITY = 1L << 26;
     private static final Pattern MAC = Pattern.compile("[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}");
 
     private AgentRefusals() {
@@ -183,10 +186,43 @@ final class AgentRefusals {
                         + e.className() + "'");
             }
             if (STATEFUL.contains(e.className())) {
+                capacity(e, field);
                 out.add(StateTable.newBuilder().setElement(e.name()).setKind(e.className()).build());
             }
         }
         return out;
+    }
+
+    /**
+     * The flows per core a stateful element declares (CAPACITY / MAPPING_CAPACITY, 1..2^26; 0 = none, its table
+     * grows), as agent/src/elements/rewriter_core.cc reads them.
+     */
+    private static long capacity(ElementDecl e, String field) {
+        for (Arg a : e.args()) {
+            String[] kv = a.normalized().split(" ", 2);
+            if (kv.length == 2 && (kv[0].equals("CAPACITY") || kv[0].equals("MAPPING_CAPACITY"))) {
+                long n;
+                try {
+                    n = Long.parseLong(kv[1]);
+                } catch (NumberFormatException x) {
+                    throw invalid(field + ": " + e.name() + ": " + kv[0] + " '" + kv[1] + "' is not a number");
+                }
+                if (n < 1 || n > MAX_CAPACITY) {
+                    throw invalid(field + ": " + e.name() + ": " + kv[0] + " " + n + " outside 1.." + MAX_CAPACITY);
+                }
+                return n;
+            }
+        }
+        return 0;
+    }
+
+    /** The flows a Click config's tables declare in all (a group runs on one core). */
+    static long declaredFlows(String click) {
+        long n = 0;
+        for (ElementDecl e : ClickParser.parse(click).elements().values()) {
+            n += STATEFUL.contains(e.className()) ? capacity(e, "click_config") : 0;
+        }
+        return n;
     }
 
     /** A NIC rule as the agent holds and lists it, or its refusal. */

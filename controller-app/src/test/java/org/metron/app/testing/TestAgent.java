@@ -130,7 +130,10 @@ public final class TestAgent implements AgentClient {
         return this;
     }
 
-    /** What GetResources reports of flow-state memory: free bytes and the bytes one declared flow reserves. */
+    /**
+     * Flow-state memory: free bytes before any table is reserved, and the bytes one declared flow reserves (a
+     * deploy whose CAPACITY does not fit is refused; GetResources reports what the running groups left).
+     */
     public synchronized TestAgent flowMemory(long freeBytes, int bytesPerFlow) {
         flowMemoryFree = freeBytes;
         flowEntryBytes = bytesPerFlow;
@@ -215,7 +218,8 @@ public final class TestAgent implements AgentClient {
                 owner.putIfAbsent(g.getCore(), p.getPipelineId());
             }));
             ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
-                    .addAllTagsInUse(tags).setFlowMemoryFreeBytes(flowMemoryFree).setFlowEntryBytes(flowEntryBytes);
+                    .addAllTagsInUse(tags).setFlowMemoryFreeBytes(flowMemoryFree - reserved(pipelines.values()))
+                    .setFlowEntryBytes(flowEntryBytes);
             workers().forEach(c -> b.addCores(Core.newBuilder().setId(c).setAvailable(true)
                     .setPipelineId(owner.getOrDefault(c, ""))));
             return b.build();
@@ -251,6 +255,22 @@ public final class TestAgent implements AgentClient {
         }
     }
 
+    /** Flow memory the declared capacities of these pipelines' groups reserve. */
+    private long reserved(Collection<DeployPipelineRequest> ps) {
+        return ps.stream().flatMap(p -> p.getGroupsList().stream())
+                .mapToLong(g -> AgentRefusals.declaredFlows(g.getClickConfig()) * flowEntryBytes).sum();
+    }
+
+    /** New groups whose declared tables do not fit in the flow memory left: RESOURCE_EXHAUSTED. */
+    private void checkFlowMemory(DeployPipelineRequest adding) {
+        long want = reserved(List.of(adding));
+        long free = flowMemoryFree - reserved(pipelines.values());
+        if (want > free) {
+            throw new Refused(Code.RESOURCE_EXHAUSTED, "click_config: declared capacities need " + want
+                    + " bytes of flow memory, " + free + " available");
+        }
+    }
+
     @Override
     public CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
         return call("DeployPipeline", () -> {
@@ -263,6 +283,7 @@ public final class TestAgent implements AgentClient {
                         + "' already deployed");
             }
             checkTagsFree(request.getPipelineId(), request.getIngressNic(), request.getGroupsList());
+            checkFlowMemory(request);
             pipelines.put(request.getPipelineId(), request);
             generations.put(request.getPipelineId(), 1L);
             return status(request.getPipelineId());
