@@ -19,6 +19,7 @@ import org.metron.agent.v1.PortBits;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.StateTable;
+import org.metron.agent.v1.StepTime;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.Tag;
 import org.metron.agent.v1.TagType;
@@ -187,6 +188,8 @@ public abstract class AgentContract extends AgentContractFixture {
         }
         deploy("p", group("g0", 7, c, napt(1000)));
         assertEquals(Set.of("p/g0 tag 7 core " + c), running());
+        assertFails(Code.RESOURCE_EXHAUSTED, agent().updatePipeline(update("p", group("g1", 8, c, napt(tooMany)))));
+        assertEquals(Set.of("p/g0 tag 7 core " + c), running());
         long left = ok(agent().getResources()).getFlowMemoryFreeBytes();
         assertTrue("reserved: " + left + " of " + res.getFlowMemoryFreeBytes() + " left",
                 left < res.getFlowMemoryFreeBytes());
@@ -201,6 +204,9 @@ public abstract class AgentContract extends AgentContractFixture {
         deploy("p", group("g0", 7, c0, PASS));
         PipelineStatus s = ok(agent().updatePipeline(update("p", group("g0", 7, c0, PASS), group("g1", 8, c1, PASS))));
         assertEquals(2, s.getGeneration());
+        // where the update's time went, as the scaling history shows it
+        assertEquals(List.of("wait", "build", "copy", "take-over", "adopt+steer", "retire"), s.getStepsList()
+                .stream().map(StepTime::getName).collect(Collectors.toList()));
         assertEquals(List.of("g0", "g1"), s.getGroupsList().stream().map(GroupStatus::getGroupId)
                 .collect(Collectors.toList()));
         assertEquals(Set.of("p/g0 tag 7 core " + c0, "p/g1 tag 8 core " + c1), running());

@@ -135,7 +135,7 @@ final class FakeFlowTables {
     }
 
     /** Whether the agent keeps running a group as it is (engine_backend.cc's build_group reuse test). */
-    private static boolean sameRuntime(GroupSpec a, GroupSpec b) {
+    static boolean sameRuntime(GroupSpec a, GroupSpec b) {
         return a.getClickConfig().equals(b.getClickConfig()) && a.getTag().equals(b.getTag())
                 && a.getCore() == b.getCore() && a.getClassIdsList().equals(b.getClassIdsList())
                 && a.getPortShare().equals(b.getPortShare());

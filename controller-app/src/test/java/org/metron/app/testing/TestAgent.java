@@ -24,6 +24,7 @@ import org.metron.agent.v1.PortStats;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.StateTable;
+import org.metron.agent.v1.StepTime;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.TagType;
 import org.metron.agent.v1.UpdatePipelineRequest;
@@ -231,6 +232,10 @@ public final class TestAgent implements AgentClient {
         return call("Health", () -> HealthReply.newBuilder().setServing(true).setBootId(bootId).build());
     }
 
+    /** The steps an agent's UpdatePipeline reports (engine_backend.cc's StepClock laps), timed at 0 here. */
+    private static final List<String> UPDATE_STEPS = List.of("wait", "build", "copy", "take-over", "adopt+steer",
+            "retire");
+
     private PipelineStatus status(String id) {
         PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(id)
                 .setState(PipelineState.PIPELINE_RUNNING).setGeneration(generations.get(id));
@@ -308,6 +313,10 @@ public final class TestAgent implements AgentClient {
             AgentRefusals.checkUpdate(request.getGroupsList(), request.getEgressList(), nicNames(), workers(),
                     cur.getGroupsList());
             checkTagsFree(id, cur.getIngressNic(), request.getGroupsList());
+            checkFlowMemory(DeployPipelineRequest.newBuilder().addAllGroups(request.getGroupsList().stream()
+                    .filter(g -> g.getStateFromCount() > 0 || cur.getGroupsList().stream()
+                            .noneMatch(o -> o.getGroupId().equals(g.getGroupId()) && FakeFlowTables.sameRuntime(o, g)))
+                    .collect(Collectors.toList())).build()); // new groups are built while the old ones still run
             DeployPipelineRequest.Builder next = cur.toBuilder().clearGroups().addAllGroups(request.getGroupsList());
             if (request.getEgressCount() > 0) {
                 next.clearEgress().addAllEgress(request.getEgressList());
@@ -315,7 +324,9 @@ public final class TestAgent implements AgentClient {
             state.update(id, cur.getGroupsList(), request.getGroupsList());
             pipelines.put(id, next.build());
             generations.merge(id, 1L, Long::sum);
-            return status(id);
+            PipelineStatus.Builder s = status(id).toBuilder();
+            UPDATE_STEPS.forEach(step -> s.addSteps(StepTime.newBuilder().setName(step)));
+            return s.build();
         });
     }
 
