@@ -297,6 +297,7 @@ public abstract class AgentContract extends AgentContractFixture {
     public void removingAnAbsentPipelineIsNotFound() throws Exception {
         deploy("q", group("g0", 8, workers.get(0), PASS));
         assertFails(Code.NOT_FOUND, agent().removePipeline("p"));
+        assertFails(Code.INVALID_ARGUMENT, agent().removePipeline(""));
         assertEquals(Set.of("q/g0 tag 8 core " + workers.get(0)), running());
     }
 
