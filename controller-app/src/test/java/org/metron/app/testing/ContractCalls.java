@@ -17,7 +17,6 @@ import java.util.function.BooleanSupplier;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
-import static org.metron.app.testing.NaptFlows.flow;
 
 /** {@link AgentContract}'s ways to wait for a call and to build requests that need no agent at hand. */
 final class ContractCalls {
