@@ -1,7 +1,10 @@
 package org.metron.app.impl;
 
 import org.junit.Test;
+import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.DispatchMode;
+import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.Tag;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.DeploymentSpec;
 import org.metron.app.api.MetronException;
@@ -48,6 +51,13 @@ public class PlacementEngineTest {
         return new PlacementEngine(servers, net, switches, new Random(seed), Duration.ofSeconds(1));
     }
 
+    /** A group of a pipeline that keeps {@code core} busy. */
+    private static GroupSpec busy(String id, int core) {
+        return GroupSpec.newBuilder().setGroupId(id).setClickConfig("input -> [0]output;").setCore(core)
+                .setTag(Tag.newBuilder().setType(org.metron.agent.v1.TagType.TAG_MAC).setValue(core + 1))
+                .addClassIds(core).build();
+    }
+
     private static DeploymentSpec spec(int cores, int nics) {
         return new DeploymentSpec(TagType.MAC, cores, Math.max(cores, 4), false, IN, OUT, nics);
     }
@@ -80,9 +90,9 @@ public class PlacementEngineTest {
         PlacementEngine e = engine(Fixtures.network(6), 3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.9);
         // only the most loaded server has 3 free cores: the others each run a pipeline on cores 0 and 1
         for (int i = 0; i < 5; i++) {
-            agents.get(i).deployPipeline(org.metron.agent.v1.DeployPipelineRequest.newBuilder().setPipelineId("x")
-                    .addGroups(org.metron.agent.v1.GroupSpec.newBuilder().setCore(0))
-                    .addGroups(org.metron.agent.v1.GroupSpec.newBuilder().setCore(1)).build());
+            assertEquals("x", agents.get(i).deployPipeline(DeployPipelineRequest.newBuilder().setPipelineId("x")
+                    .setIngressNic("eth0").addGroups(busy("g0", 0)).addGroups(busy("g1", 1)).build()).join()
+                    .getPipelineId());
         }
         ServerChoice c = e.chooseServer(C, spec(3, 1), 3, d -> Set.of());
         assertEquals(Fixtures.serverId(5), c.server().id().toString());

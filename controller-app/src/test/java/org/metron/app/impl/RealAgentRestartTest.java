@@ -15,6 +15,7 @@ import org.metron.app.testing.RealAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
+import org.metron.app.testing.TestVeth;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.agent.GrpcAgentClient;
 import org.metron.synth.ClassGroup;
@@ -48,7 +49,7 @@ public class RealAgentRestartTest {
     private static final DeviceId SERVER = DeviceId.deviceId("metron:real");
     private RealAgent agent;
     private GrpcAgentClient client;
-    private String veth;
+    private TestVeth veth;
 
     @After
     public void stop() throws Exception {
@@ -59,16 +60,8 @@ public class RealAgentRestartTest {
             agent.close();
         }
         if (veth != null) {
-            ip("link", "del", veth);
+            veth.close();
         }
-    }
-
-    private static void ip(String... args) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of("ip"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertEquals(String.join(" ", cmd) + ": " + out, 0, p.waitFor());
     }
 
     private static CompiledChain compiled(String name) {
@@ -101,12 +94,8 @@ public class RealAgentRestartTest {
     /** A kernel interface the agent steers by tag (AF_PACKET fanout) has a NIC rule table: rules come back. */
     @Test
     public void aKilledAndRestartedAgentGetsItsNicRulesBack() throws Exception {
-        String name = "mrt" + (ProcessHandle.current().pid() % 100000);
-        ip("link", "add", name + "a", "type", "veth", "peer", "name", name + "b");
-        veth = name + "a";
-        ip("link", "set", name + "a", "up");
-        ip("link", "set", name + "b", "up");
-        restartCycle(1, "--fanout", veth);
+        veth = TestVeth.create("mrt");
+        restartCycle(1, "--fanout", veth.agentSide());
     }
 
     /** Deploys a chain, restarts the agent, waits for the watch to restore it, removes it. */

@@ -31,6 +31,7 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.TagKey;
 import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.NaptFlows;
 import org.metron.app.testing.RealAgent;
 import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
@@ -206,7 +207,7 @@ public class ScaleOutExecutorTest {
         void importFlow(MetronServer s, String group, int srcPort, int mappedPort) throws Exception {
             s.agent().importState(ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder()
                     .setPipelineId(chain.name()).setGroupId(group).addTables(StateTable.newBuilder().setElement("rw")
-                            .setKind("SynthRewriter").addEntries(ScalingExecutorTest.flow(srcPort, mappedPort))))
+                            .setKind("SynthRewriter").addEntries(NaptFlows.flow(srcPort, mappedPort))))
                     .setMerge(true).build()).get(10, TimeUnit.SECONDS);
         }
 

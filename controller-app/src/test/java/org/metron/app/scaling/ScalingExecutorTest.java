@@ -1,13 +1,11 @@
 package org.metron.app.scaling;
 
-import com.google.protobuf.ByteString;
 import org.junit.After;
 import org.junit.AfterClass;
 import org.junit.BeforeClass;
 import org.junit.Test;
 import org.metron.agent.v1.ClassStats;
 import org.metron.agent.v1.CoreStats;
-import org.metron.agent.v1.FiveTuple;
 import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.FlowEntry;
@@ -40,6 +38,7 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.NaptFlows;
 import org.metron.app.testing.RealAgent;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
@@ -276,7 +275,7 @@ public class ScalingExecutorTest {
         void importFlow(String group, int srcPort, int mappedPort, boolean merge) throws Exception {
             agent.client().importState(ImportStateRequest.newBuilder().setSnapshot(StateSnapshot.newBuilder()
                     .setPipelineId(chain.name()).setGroupId(group).addTables(StateTable.newBuilder().setElement("rw")
-                            .setKind("SynthRewriter").addEntries(flow(srcPort, mappedPort)))).setMerge(merge).build())
+                            .setKind("SynthRewriter").addEntries(NaptFlows.flow(srcPort, mappedPort)))).setMerge(merge).build())
                     .get(10, TimeUnit.SECONDS);
         }
 
@@ -286,24 +285,13 @@ public class ScalingExecutorTest {
             for (StateTable t : agent.client().exportState(chain.name(), group).get(10, TimeUnit.SECONDS)
                     .getTablesList()) {
                 for (FlowEntry e : t.getEntriesList()) {
-                    if (e.getKey().getSrcIp().equals(ip(10, 0, 0, 1))) {
+                    if (e.getKey().getSrcIp().equals(NaptFlows.ip(10, 0, 0, 1))) {
                         out.put(e.getKey().getSrcPort(), e.getMapped().getSrcPort());
                     }
                 }
             }
             return out;
         }
-    }
-
-    static ByteString ip(int a, int b, int c, int d) {
-        return ByteString.copyFrom(new byte[]{(byte) a, (byte) b, (byte) c, (byte) d});
-    }
-
-    static FlowEntry flow(int srcPort, int mappedPort) {
-        FiveTuple key = FiveTuple.newBuilder().setSrcIp(ip(10, 0, 0, 1)).setDstIp(ip(192, 168, 1, 1))
-                .setSrcPort(srcPort).setDstPort(1000).setProto(17).build();
-        return FlowEntry.newBuilder().setKey(key).setMapped(key.toBuilder().setSrcIp(ip(10, 9, 9, 9))
-                .setSrcPort(mappedPort)).build();
     }
 
     @After

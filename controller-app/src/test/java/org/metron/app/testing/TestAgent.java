@@ -1,10 +1,13 @@
 package org.metron.app.testing;
 
+import org.metron.agent.v1.ClassStats;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.CoreStats;
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.DispatchMode;
+import org.metron.agent.v1.FlowStateStats;
 import org.metron.agent.v1.GroupSpec;
+import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.GroupStatus;
 import org.metron.agent.v1.HealthReply;
 import org.metron.agent.v1.ImportStateReply;
@@ -17,41 +20,53 @@ import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineState;
 import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.PortStats;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.StateTable;
+import org.metron.agent.v1.StepTime;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.TagType;
 import org.metron.agent.v1.UpdatePipelineRequest;
+import org.metron.app.testing.AgentRefusals.Refused;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentException;
+import org.metron.drivers.agent.AgentException.Code;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
- * An in-memory agent with agent.proto's semantics (cores owned by pipelines, ALREADY_EXISTS/NOT_FOUND,
- * all-or-nothing NIC rule batches, RESOURCE_EXHAUSTED for busy cores) for controller unit tests, where no
- * metron-agent process runs. Failures can be switched on per call kind; every call is logged in order.
+ * An in-memory agent for controller unit tests, where no metron-agent process runs, answering as the real agent
+ * does (AgentContract holds the two to the same cases): worker cores 0..cores-1 that several pipelines may share,
+ * requests refused with the agent's codes (AgentRefusals), tags unique per ingress NIC, all-or-nothing NIC rule
+ * batches on NICs with a rule table, flow tables per stateful element (FakeFlowTables), a load stream.
+ * Failures can be switched on per call kind; every call is logged in order.
  */
 public final class TestAgent implements AgentClient {
     private final String target;
     private final int cores;
     private final List<Nic> nics = new ArrayList<>();
     private final Set<Integer> tagsInUse = new HashSet<>();
-    private final Map<String, DeployPipelineRequest> pipelines = new LinkedHashMap<>();
-    private final Map<Long, NicRule> nicRules = new LinkedHashMap<>();
+    private final Map<String, DeployPipelineRequest> pipelines = new TreeMap<>();
+    private final Map<String, Long> generations = new TreeMap<>();
+    private final Map<Long, NicRule> nicRules = new TreeMap<>(Long::compareUnsigned);
     private final List<String> calls = new ArrayList<>();
-    /** (pipeline, group) to its flow tables. */
-    private final Map<List<String>, List<StateTable>> state = new LinkedHashMap<>();
+    private final FakeFlowTables state = new FakeFlowTables();
     private boolean failUpdate;
     private double load;
     private boolean unreachable;
@@ -84,6 +99,7 @@ public final class TestAgent implements AgentClient {
     /** The agent process restarted: every pipeline and NIC rule is gone and Health reports a new boot id. */
     public synchronized TestAgent restart() {
         pipelines.clear();
+        generations.clear();
         nicRules.clear();
         state.clear();
         bootId++;
@@ -100,6 +116,11 @@ public final class TestAgent implements AgentClient {
         return this;
     }
 
+    public synchronized TestAgent failUpdate(boolean v) {
+        failUpdate = v;
+        return this;
+    }
+
     public synchronized TestAgent failNicRules(boolean v) {
         failNicRules = v;
         return this;
@@ -110,22 +131,38 @@ public final class TestAgent implements AgentClient {
         return this;
     }
 
-    /** What GetResources reports of flow-state memory: free bytes and the bytes one declared flow reserves. */
+    /**
+     * Flow-state memory: free bytes before any table is reserved, and the bytes one declared flow reserves (a
+     * deploy whose CAPACITY does not fit is refused; GetResources reports what the running groups left).
+     */
     public synchronized TestAgent flowMemory(long freeBytes, int bytesPerFlow) {
         flowMemoryFree = freeBytes;
         flowEntryBytes = bytesPerFlow;
         return this;
     }
 
+    /** A tag some other party dispatches on this server (GetResources lists it). */
     public synchronized TestAgent tagInUse(int tag) {
         tagsInUse.add(tag);
         return this;
+    }
+
+    /** Flow state of a group, as ExportState answers it (next to empty tables of its other stateful elements). */
+    public synchronized TestAgent state(String pipeline, String group, List<StateTable> tables) {
+        state.set(pipeline, group, tables);
+        return this;
+    }
+
+    /** The tables a group holds (empty ones of its stateful elements left out). */
+    public synchronized List<StateTable> state(String pipeline, String group) {
+        return state.held(pipeline, group);
     }
 
     public synchronized Map<String, DeployPipelineRequest> pipelines() {
         return new LinkedHashMap<>(pipelines);
     }
 
+    /** The NIC rules as the agent holds them (an eth_dst's mask made explicit, an address's IP version set). */
     public synchronized Map<Long, NicRule> nicRules() {
         return new LinkedHashMap<>(nicRules);
     }
@@ -139,13 +176,29 @@ public final class TestAgent implements AgentClient {
         return resourceQueries;
     }
 
-    private <T> CompletableFuture<T> fail(String rpc, AgentException.Code code, String detail) {
-        return CompletableFuture.failedFuture(new AgentException(target, rpc, code, detail, null));
+    private List<Integer> workers() {
+        return IntStream.range(0, cores).boxed().collect(Collectors.toList());
     }
 
-    private boolean down(String rpc) {
+    private Set<String> nicNames() {
+        return nics.stream().map(Nic::getName).collect(Collectors.toSet());
+    }
+
+    /**
+     * One call: logged, UNAVAILABLE while unreachable, else {@code body}'s answer or refusal (a refusal changes
+     * nothing: bodies check everything before they change anything).
+     */
+    private synchronized <T> CompletableFuture<T> call(String rpc, Supplier<T> body) {
         calls.add(rpc);
-        return unreachable;
+        if (unreachable) {
+            return CompletableFuture.failedFuture(new AgentException(target, rpc, Code.UNAVAILABLE,
+                    "connection refused", null));
+        }
+        try {
+            return CompletableFuture.completedFuture(body.get());
+        } catch (Refused r) {
+            return CompletableFuture.failedFuture(new AgentException(target, rpc, r.code, r.getMessage(), null));
+        }
     }
 
     @Override
@@ -154,228 +207,306 @@ public final class TestAgent implements AgentClient {
     }
 
     @Override
-    public synchronized CompletableFuture<ServerResources> getResources() {
-        resourceQueries++;
-        if (down("GetResources")) {
-            return fail("GetResources", AgentException.Code.UNAVAILABLE, "connection refused");
+    public CompletableFuture<ServerResources> getResources() {
+        synchronized (this) {
+            resourceQueries++;
         }
-        ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
-                .addAllTagsInUse(tagsInUse).setFlowMemoryFreeBytes(flowMemoryFree).setFlowEntryBytes(flowEntryBytes);
-        Map<Integer, String> owner = new LinkedHashMap<>();
-        pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> owner.put(g.getCore(), p.getPipelineId())));
-        for (int c = 0; c < cores; c++) {
-            b.addCores(Core.newBuilder().setId(c).setAvailable(true).setPipelineId(owner.getOrDefault(c, "")));
-        }
-        return CompletableFuture.completedFuture(b.build());
+        return call("GetResources", () -> {
+            Set<Integer> tags = new TreeSet<>(tagsInUse);
+            Map<Integer, String> owner = new TreeMap<>();
+            pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> {
+                tags.add(g.getTag().getValue());
+                owner.putIfAbsent(g.getCore(), p.getPipelineId());
+            }));
+            ServerResources.Builder b = ServerResources.newBuilder().setHostname(target).addAllNics(nics)
+                    .addAllTagsInUse(tags).setFlowMemoryFreeBytes(flowMemoryFree - reserved(pipelines.values()))
+                    .setFlowEntryBytes(flowEntryBytes);
+            workers().forEach(c -> b.addCores(Core.newBuilder().setId(c).setAvailable(true)
+                    .setPipelineId(owner.getOrDefault(c, ""))));
+            return b.build();
+        });
     }
 
     @Override
-    public synchronized CompletableFuture<HealthReply> health() {
-        if (down("Health")) {
-            return fail("Health", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        return CompletableFuture.completedFuture(HealthReply.newBuilder().setServing(true).setBootId(bootId).build());
+    public CompletableFuture<HealthReply> health() {
+        return call("Health", () -> HealthReply.newBuilder().setServing(true).setBootId(bootId).build());
     }
 
-    @Override
-    public synchronized CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
-        if (down("DeployPipeline")) {
-            return fail("DeployPipeline", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        if (failDeploy) {
-            return fail("DeployPipeline", AgentException.Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
-        }
-        if (pipelines.containsKey(request.getPipelineId())) {
-            return fail("DeployPipeline", AgentException.Code.ALREADY_EXISTS, request.getPipelineId());
-        }
-        Set<Integer> busy = new HashSet<>();
-        pipelines.values().forEach(p -> p.getGroupsList().forEach(g -> busy.add(g.getCore())));
-        for (GroupSpec g : request.getGroupsList()) {
-            if (g.getCore() >= cores || busy.contains(g.getCore())) {
-                return fail("DeployPipeline", AgentException.Code.RESOURCE_EXHAUSTED, "core " + g.getCore() + " busy");
+    /** The steps an agent's UpdatePipeline reports (engine_backend.cc's StepClock laps), timed at 0 here. */
+    private static final List<String> UPDATE_STEPS = List.of("wait", "build", "copy", "take-over", "adopt+steer",
+            "retire");
+
+    private PipelineStatus status(String id) {
+        PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(id)
+                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(generations.get(id));
+        pipelines.get(id).getGroupsList().forEach(g -> s.addGroups(GroupStatus.newBuilder()
+                .setGroupId(g.getGroupId()).setTag(g.getTag()).setCore(g.getCore())
+                .addAllClassIds(g.getClassIdsList()).setPortShare(g.getPortShare())));
+        return s.build();
+    }
+
+    /** A tag of {@code groups} another pipeline entering at the same NIC already has: ALREADY_EXISTS. */
+    private void checkTagsFree(String id, String ingress, List<GroupSpec> groups) {
+        for (DeployPipelineRequest other : pipelines.values()) {
+            if (other.getPipelineId().equals(id) || !other.getIngressNic().equals(ingress)) {
+                continue;
+            }
+            for (GroupSpec g : groups) {
+                if (other.getGroupsList().stream().anyMatch(o -> o.getTag().equals(g.getTag()))) {
+                    throw new Refused(Code.ALREADY_EXISTS, g.getGroupId() + ".tag.value: " + g.getTag().getValue()
+                            + " already dispatched to pipeline '" + other.getPipelineId() + "'");
+                }
             }
         }
-        pipelines.put(request.getPipelineId(), request);
-        PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(request.getPipelineId())
-                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(1);
-        request.getGroupsList().forEach(g -> s.addGroups(GroupStatus.newBuilder().setGroupId(g.getGroupId())
-                .setTag(g.getTag()).setCore(g.getCore()).addAllClassIds(g.getClassIdsList())));
-        return CompletableFuture.completedFuture(s.build());
+    }
+
+    /** Flow memory the declared capacities of these pipelines' groups reserve. */
+    private long reserved(Collection<DeployPipelineRequest> ps) {
+        return ps.stream().flatMap(p -> p.getGroupsList().stream())
+                .mapToLong(g -> AgentRefusals.declaredFlows(g.getClickConfig()) * flowEntryBytes).sum();
+    }
+
+    /** New groups whose declared tables do not fit in the flow memory left: RESOURCE_EXHAUSTED. */
+    private void checkFlowMemory(DeployPipelineRequest adding) {
+        long want = reserved(List.of(adding));
+        long free = flowMemoryFree - reserved(pipelines.values());
+        if (want > free) {
+            throw new Refused(Code.RESOURCE_EXHAUSTED, "click_config: declared capacities need " + want
+                    + " bytes of flow memory, " + free + " available");
+        }
+    }
+
+    @Override
+    public CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request) {
+        return call("DeployPipeline", () -> {
+            if (failDeploy) {
+                throw new Refused(Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
+            }
+            AgentRefusals.checkDeploy(request, nicNames(), workers());
+            if (pipelines.containsKey(request.getPipelineId())) {
+                throw new Refused(Code.ALREADY_EXISTS, "pipeline_id: '" + request.getPipelineId()
+                        + "' already deployed");
+            }
+            checkTagsFree(request.getPipelineId(), request.getIngressNic(), request.getGroupsList());
+            checkFlowMemory(request);
+            pipelines.put(request.getPipelineId(), request);
+            generations.put(request.getPipelineId(), 1L);
+            return status(request.getPipelineId());
+        });
     }
 
     /**
-     * The group set becomes the request's; groups kept keep their flow state, groups gone lose it, a set egress
+     * The group set becomes the request's (flow tables as {@link FakeFlowTables#update} says); a set egress
      * replaces the pipeline's.
      */
     @Override
-    public synchronized CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
-        if (down("UpdatePipeline")) {
-            return fail("UpdatePipeline", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        if (failUpdate) {
-            return fail("UpdatePipeline", AgentException.Code.RESOURCE_EXHAUSTED, "group g0~v1: no memory");
-        }
-        DeployPipelineRequest cur = pipelines.get(request.getPipelineId());
-        if (cur == null) {
-            return fail("UpdatePipeline", AgentException.Code.NOT_FOUND, request.getPipelineId());
-        }
-        DeployPipelineRequest.Builder next = cur.toBuilder().clearGroups().addAllGroups(request.getGroupsList());
-        if (request.getEgressCount() > 0) {
-            next.clearEgress().addAllEgress(request.getEgressList());
-        }
-        Set<String> kept = new HashSet<>();
-        request.getGroupsList().forEach(g -> kept.add(g.getGroupId()));
-        state.keySet().removeIf(k -> k.get(0).equals(request.getPipelineId()) && !kept.contains(k.get(1)));
-        pipelines.put(request.getPipelineId(), next.build());
-        PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(request.getPipelineId())
-                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(2);
-        return CompletableFuture.completedFuture(s.build());
-    }
-
-    /** Flow state of a group, as ExportState answers it. */
-    public synchronized TestAgent state(String pipeline, String group, List<StateTable> tables) {
-        state.put(List.of(pipeline, group), new ArrayList<>(tables));
-        return this;
-    }
-
-    public synchronized List<StateTable> state(String pipeline, String group) {
-        return new ArrayList<>(state.getOrDefault(List.of(pipeline, group), List.of()));
-    }
-
-    public synchronized TestAgent failUpdate(boolean v) {
-        failUpdate = v;
-        return this;
+    public CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request) {
+        return call("UpdatePipeline", () -> {
+            if (failUpdate) {
+                throw new Refused(Code.RESOURCE_EXHAUSTED, "group g0~v1: no memory");
+            }
+            String id = request.getPipelineId();
+            DeployPipelineRequest cur = pipelines.get(id);
+            if (cur == null) {
+                throw new Refused(Code.NOT_FOUND, "pipeline_id: no pipeline '" + id + "'");
+            }
+            AgentRefusals.checkUpdate(request.getGroupsList(), request.getEgressList(), nicNames(), workers(),
+                    cur.getGroupsList());
+            checkTagsFree(id, cur.getIngressNic(), request.getGroupsList());
+            checkFlowMemory(DeployPipelineRequest.newBuilder().addAllGroups(request.getGroupsList().stream()
+                    .filter(g -> g.getStateFromCount() > 0 || cur.getGroupsList().stream()
+                            .noneMatch(o -> o.getGroupId().equals(g.getGroupId()) && FakeFlowTables.sameRuntime(o, g)))
+                    .collect(Collectors.toList())).build()); // new groups are built while the old ones still run
+            DeployPipelineRequest.Builder next = cur.toBuilder().clearGroups().addAllGroups(request.getGroupsList());
+            if (request.getEgressCount() > 0) {
+                next.clearEgress().addAllEgress(request.getEgressList());
+            }
+            state.update(id, cur.getGroupsList(), request.getGroupsList());
+            pipelines.put(id, next.build());
+            generations.merge(id, 1L, Long::sum);
+            PipelineStatus.Builder s = status(id).toBuilder();
+            UPDATE_STEPS.forEach(step -> s.addSteps(StepTime.newBuilder().setName(step)));
+            return s.build();
+        });
     }
 
     @Override
-    public synchronized CompletableFuture<Void> removePipeline(String pipelineId) {
-        if (down("RemovePipeline")) {
-            return fail("RemovePipeline", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        if (pipelines.remove(pipelineId) == null) {
-            return fail("RemovePipeline", AgentException.Code.NOT_FOUND, pipelineId);
-        }
-        state.keySet().removeIf(k -> k.get(0).equals(pipelineId));
-        return CompletableFuture.completedFuture(null);
+    public CompletableFuture<Void> removePipeline(String pipelineId) {
+        return call("RemovePipeline", () -> {
+            if (pipelineId.isEmpty()) {
+                throw new Refused(Code.INVALID_ARGUMENT, "pipeline_id: empty");
+            }
+            if (pipelines.remove(pipelineId) == null) {
+                throw new Refused(Code.NOT_FOUND, "pipeline_id: no pipeline '" + pipelineId + "'");
+            }
+            generations.remove(pipelineId);
+            state.removePipeline(pipelineId);
+            return null;
+        });
     }
 
     @Override
-    public synchronized CompletableFuture<ListPipelinesReply> listPipelines() {
-        if (down("ListPipelines")) {
-            return fail("ListPipelines", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        ListPipelinesReply.Builder b = ListPipelinesReply.newBuilder();
-        pipelines.keySet().forEach(id -> b.addPipelines(PipelineStatus.newBuilder().setPipelineId(id)
-                .setState(PipelineState.PIPELINE_RUNNING)));
-        return CompletableFuture.completedFuture(b.build());
+    public CompletableFuture<ListPipelinesReply> listPipelines() {
+        return call("ListPipelines", () -> ListPipelinesReply.newBuilder()
+                .addAllPipelines(pipelines.keySet().stream().map(this::status).collect(Collectors.toList())).build());
+    }
+
+    private Set<String> ruleTables() {
+        return nics.stream().filter(n -> n.getMaxNicRules() > 0).map(Nic::getName).collect(Collectors.toSet());
     }
 
     @Override
-    public synchronized CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
-        if (down("InstallNicRules")) {
-            return fail("InstallNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
+    public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
+        return call("InstallNicRules", () -> {
+            if (failNicRules) {
+                throw new Refused(Code.RESOURCE_EXHAUSTED, "NIC rule table full");
+            }
+            if (batch.getRulesCount() == 0) {
+                throw new Refused(Code.INVALID_ARGUMENT, "rules: empty batch");
+            }
+            Map<Long, NicRule> next = new TreeMap<>(Long::compareUnsigned);
+            next.putAll(nicRules);
+            for (int i = 0; i < batch.getRulesCount(); i++) {
+                NicRule r = AgentRefusals.nicRule(batch.getRules(i), "rules[" + i + "]", ruleTables(), workers());
+                if (next.putIfAbsent(r.getId(), r) != null) {
+                    throw new Refused(Code.ALREADY_EXISTS, "rules[" + i + "].id: " + r.getId() + " is already "
+                            + (nicRules.containsKey(r.getId()) ? "installed" : "in this batch"));
+                }
+            }
+            for (Nic n : nics) {
+                long held = next.values().stream().filter(r -> r.getNic().equals(n.getName())).count();
+                if (held > n.getMaxNicRules()) {
+                    throw new Refused(Code.RESOURCE_EXHAUSTED, "NIC " + n.getName() + ": " + held
+                            + " rules requested, its table holds " + n.getMaxNicRules());
+                }
+            }
+            nicRules.clear();
+            nicRules.putAll(next);
+            return NicRuleReply.newBuilder().setApplied(batch.getRulesCount()).build();
+        });
+    }
+
+    @Override
+    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+        return call("RemoveNicRules", () -> {
+            if (ids.isEmpty()) {
+                throw new Refused(Code.INVALID_ARGUMENT, "ids: empty");
+            }
+            if (new HashSet<>(ids).size() < ids.size()) {
+                throw new Refused(Code.INVALID_ARGUMENT, "ids: an id is listed twice");
+            }
+            int i = 0;
+            for (Long id : ids) { // the agent removes nothing when one id is unknown
+                if (!nicRules.containsKey(id)) {
+                    throw new Refused(Code.NOT_FOUND, "ids[" + i + "]: " + id + " is not an installed NIC rule");
+                }
+                i++;
+            }
+            ids.forEach(nicRules::remove);
+            return NicRuleReply.newBuilder().setApplied(ids.size()).build();
+        });
+    }
+
+    /** Rules of one NIC or all, ordered as the agent lists them: by NIC, then priority, then id. */
+    @Override
+    public CompletableFuture<NicRuleList> listNicRules(String nic) {
+        return call("ListNicRules", () -> {
+            if (!nic.isEmpty() && !ruleTables().contains(nic)) {
+                throw new Refused(Code.NOT_FOUND, "nic: \"" + nic + "\" is not a NIC with a rule table");
+            }
+            return NicRuleList.newBuilder().addAllRules(nicRules.values().stream()
+                    .filter(r -> nic.isEmpty() || r.getNic().equals(nic))
+                    .sorted(Comparator.comparing(NicRule::getNic).thenComparingInt(NicRule::getPriority))
+                    .collect(Collectors.toList())).build();
+        });
+    }
+
+    @Override
+    public CompletableFuture<Stats> getStats(String pipelineId) {
+        return call("GetStats", () -> stats(pipelineId));
+    }
+
+    /** Every worker core at the configured load, the groups of one pipeline ("" = all) with no traffic yet. */
+    private synchronized Stats stats(String pipelineId) {
+        if (!pipelineId.isEmpty() && !pipelines.containsKey(pipelineId)) {
+            throw new Refused(Code.NOT_FOUND, "pipeline_id: no pipeline '" + pipelineId + "'");
         }
-        if (failNicRules) {
-            return fail("InstallNicRules", AgentException.Code.RESOURCE_EXHAUSTED, "NIC rule table full");
-        }
-        for (NicRule r : batch.getRulesList()) {
-            if (nicRules.containsKey(r.getId())) {
-                return fail("InstallNicRules", AgentException.Code.ALREADY_EXISTS, "rule " + r.getId());
+        Stats.Builder s = Stats.newBuilder().setTimestampNs(System.nanoTime());
+        workers().forEach(c -> s.addCores(CoreStats.newBuilder().setCore(c).setLoad(load)));
+        for (DeployPipelineRequest p : pipelines.values()) {
+            if (!pipelineId.isEmpty() && !pipelineId.equals(p.getPipelineId())) {
+                continue;
+            }
+            for (GroupSpec g : p.getGroupsList()) {
+                GroupStats.Builder gs = GroupStats.newBuilder().setPipelineId(p.getPipelineId())
+                        .setGroupId(g.getGroupId()).setCore(g.getCore());
+                g.getClassIdsList().forEach(c -> gs.addClasses(ClassStats.newBuilder().setClassId(c)));
+                for (StateTable t : state.get(p.getPipelineId(), g)) {
+                    gs.addFlowState(FlowStateStats.newBuilder().setElement(t.getElement()).setKind(t.getKind())
+                            .setFlows(t.getEntriesCount()));
+                }
+                s.addGroups(gs);
             }
         }
-        batch.getRulesList().forEach(r -> nicRules.put(r.getId(), r));
-        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(batch.getRulesCount()).build());
+        nics.forEach(n -> s.addPorts(PortStats.newBuilder().setNic(n.getName())));
+        return s.build();
     }
 
-    @Override
-    public synchronized CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
-        if (down("RemoveNicRules")) {
-            return fail("RemoveNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        int i = 0;
-        for (Long id : ids) {
-            if (!nicRules.containsKey(id)) { // the agent removes nothing when one id is unknown
-                return fail("RemoveNicRules", AgentException.Code.NOT_FOUND, "ids[" + i + "]: " + id
-                        + " is not an installed NIC rule");
-            }
-            i++;
-        }
-        ids.forEach(nicRules::remove);
-        return CompletableFuture.completedFuture(NicRuleReply.newBuilder().setApplied(ids.size()).build());
-    }
-
-    @Override
-    public synchronized CompletableFuture<NicRuleList> listNicRules(String nic) {
-        if (down("ListNicRules")) {
-            return fail("ListNicRules", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        return CompletableFuture.completedFuture(NicRuleList.newBuilder().addAllRules(nicRules.values()
-                .stream().filter(r -> nic.isEmpty() || r.getNic().equals(nic)).collect(Collectors.toList())).build());
-    }
-
-    @Override
-    public synchronized CompletableFuture<Stats> getStats(String pipelineId) {
-        if (down("GetStats")) {
-            return fail("GetStats", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        Stats.Builder s = Stats.newBuilder();
-        for (int c = 0; c < cores; c++) {
-            s.addCores(CoreStats.newBuilder().setCore(c).setLoad(load));
-        }
-        return CompletableFuture.completedFuture(s.build());
-    }
-
+    /**
+     * Reports as GetStats("") every interval, as the real agent streams them; an interval outside the agent's
+     * 10 ms..1 h fails the stream with INVALID_ARGUMENT; no report goes out while the agent is unreachable.
+     */
     @Override
     public AutoCloseable streamLoad(int intervalMs, double alertLoad, Consumer<Stats> onReport,
                                     Consumer<Throwable> onError) {
-        return () -> { };
-    }
-
-    @Override
-    public synchronized CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
-        if (down("ExportState")) {
-            return fail("ExportState", AgentException.Code.UNAVAILABLE, "connection refused");
+        if (intervalMs < 0 || !(alertLoad >= 0 && alertLoad <= 1)) { // refused before sending, as GrpcAgentClient
+            throw new IllegalArgumentException("agent " + target + ": StreamLoad interval " + intervalMs
+                    + " ms, alert load " + alertLoad);
         }
-        return CompletableFuture.completedFuture(StateSnapshot.newBuilder().setPipelineId(pipelineId)
-                .setGroupId(groupId).addAllTables(state(pipelineId, groupId)).build());
-    }
-
-    /** Replaces (or, merging, adds to) the target group's tables of the same elements; a flow already there stays. */
-    @Override
-    public synchronized CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
-        if (down("ImportState")) {
-            return fail("ImportState", AgentException.Code.UNAVAILABLE, "connection refused");
-        }
-        StateSnapshot snap = request.getSnapshot();
-        List<String> key = List.of(snap.getPipelineId(), request.getTargetGroupId());
-        DeployPipelineRequest p = pipelines.get(snap.getPipelineId());
-        if (p == null || p.getGroupsList().stream().noneMatch(g -> g.getGroupId().equals(request.getTargetGroupId()))) {
-            return fail("ImportState", AgentException.Code.NOT_FOUND, "group " + key);
-        }
-        List<StateTable> tables = state.computeIfAbsent(key, k -> new ArrayList<>());
-        long n = 0;
-        for (StateTable t : snap.getTablesList()) {
-            int at = -1;
-            for (int i = 0; i < tables.size(); i++) {
-                at = tables.get(i).getElement().equals(t.getElement()) ? i : at;
-            }
-            StateTable.Builder b = at < 0 || !request.getMerge() ? StateTable.newBuilder(t).clearEntries()
-                    : tables.get(at).toBuilder();
-            Set<Object> have = new HashSet<>();
-            b.getEntriesList().forEach(e -> have.add(e.getKey()));
-            for (org.metron.agent.v1.FlowEntry e : t.getEntriesList()) {
-                if (have.add(e.getKey())) {
-                    b.addEntries(e);
-                    n++;
+        return FakeLoadStream.start(intervalMs, () -> {
+            synchronized (this) {
+                if (unreachable) {
+                    throw new AgentException(target, "StreamLoad", Code.UNAVAILABLE, "connection refused", null);
                 }
+                return stats("");
             }
-            if (at < 0) {
-                tables.add(b.build());
-            } else {
-                tables.set(at, b.build());
-            }
+        }, onReport, e -> onError.accept(e instanceof Refused
+                ? new AgentException(target, "StreamLoad", ((Refused) e).code, e.getMessage(), null) : e));
+    }
+
+    private GroupSpec group(String pipeline, String group, String field) {
+        DeployPipelineRequest p = pipelines.get(pipeline);
+        if (p == null) {
+            throw new Refused(Code.NOT_FOUND, field.replace("group_id", "pipeline_id") + ": no pipeline '"
+                    + pipeline + "'");
         }
-        return CompletableFuture.completedFuture(ImportStateReply.newBuilder().setEntries(n).build());
+        Optional<GroupSpec> g = p.getGroupsList().stream().filter(s -> s.getGroupId().equals(group)).findFirst();
+        return g.orElseThrow(() -> new Refused(Code.NOT_FOUND, field + ": no group '" + group + "' in pipeline '"
+                + pipeline + "'"));
+    }
+
+    @Override
+    public CompletableFuture<StateSnapshot> exportState(String pipelineId, String groupId) {
+        return call("ExportState", () -> {
+            if (pipelineId.isEmpty() || groupId.isEmpty()) {
+                throw new Refused(Code.INVALID_ARGUMENT, "pipeline_id/group_id: empty");
+            }
+            GroupSpec g = group(pipelineId, groupId, "group_id");
+            return StateSnapshot.newBuilder().setPipelineId(pipelineId).setGroupId(groupId)
+                    .addAllTables(state.get(pipelineId, g)).build();
+        });
+    }
+
+    @Override
+    public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
+        return call("ImportState", () -> {
+            AgentRefusals.checkImport(request);
+            StateSnapshot snap = request.getSnapshot();
+            String target = request.getTargetGroupId().isEmpty() ? snap.getGroupId() : request.getTargetGroupId();
+            GroupSpec g = group(snap.getPipelineId(), target, "target_group_id");
+            long n = state.importInto(snap.getPipelineId(), g, snap.getTablesList(), request.getMerge());
+            return ImportStateReply.newBuilder().setEntries(n).build();
+        });
     }
 
     @Override
