@@ -1,5 +1,5 @@
-/* metron-fastgen: the DPDK traffic generator and sink of the fast emulated network (topologies/README.md#fast,
- * issue 23 item 1). One process, one thread: it sends on one DPDK port (the source host's vhost-user port,
+/* metron-fastgen: the DPDK traffic generator and sink of the fast emulated network (issue 23 item 1,
+ * topologies/README.md#fast-network). One process, one thread: it sends on one DPDK port (the source host's vhost-user port,
  * attached with net_virtio_user) and counts what comes back on another (the sink host's), so the two ends never
  * fight over a CPU (shared/notes/dataplane.md: two busy-polling DPDK processes on one CPU starve each other).
  *
@@ -14,7 +14,8 @@
  * Per step one JSON line on stdout:
  *   sent, received (frames of this step), lost = sent - distinct received, duplicates (a (flow, seq) seen
  *   again), reordered (a frame whose seq is below the highest already received for its flow, first copy),
- *   flowsWithLoss, otherFrames (anything else the sink saw), txRetries, achievedPps, and the ports' own
+ *   flowsWithLoss, rewritten (frames whose IPv4 source or destination is no longer what was sent: the chain's
+ *   NAPT/LB translated them), otherFrames (anything else the sink saw), txRetries, achievedPps, and the ports' own
  *   counters (imissed, ierrors, oerrors, rx_nombuf) over the step.
  * The warmup step (default 2 s at 2 kpps) makes every flow's NAPT mapping and the switches' megaflows before the
  * measured steps; it is reported like them with "warmup": true.
@@ -69,7 +70,7 @@ struct port_counters {
 };
 
 struct step_result {
-    uint64_t sent, received, distinct, duplicates, reordered, other, retries, flows_with_loss;
+    uint64_t sent, received, distinct, duplicates, reordered, other, retries, flows_with_loss, rewritten;
     double seconds;
     bool stalled;
     struct port_counters tx_port, rx_port;
@@ -249,6 +250,8 @@ static void sink_reset(struct sink *s, unsigned flows, uint32_t max_seq) {
     for (unsigned f = 0; f < flows; f++) s->top[f] = -1;
 }
 
+static uint32_t g_src_ip, g_dst_ip;  /* network order, what the generator sends */
+
 static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct step_result *r) {
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN;
@@ -259,6 +262,9 @@ static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct
         off += 4;
     }
     if (et != RTE_ETHER_TYPE_IPV4 || (p[off] >> 4) != 4 || p[off + 9] != IPPROTO_UDP) goto other;
+    uint32_t saddr, daddr;
+    memcpy(&saddr, p + off + 12, 4);
+    memcpy(&daddr, p + off + 16, 4);
     off += (uint32_t)(p[off] & 0xf) * 4 + 8;
     if (off + PAYLOAD_LEN > len || memcmp(p + off, MAGIC, 4) != 0) goto other;
     uint16_t st = (uint16_t)(p[off + 4] << 8 | p[off + 5]);
@@ -266,6 +272,7 @@ static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct
     uint32_t seq = (uint32_t)p[off + 8] << 24 | (uint32_t)p[off + 9] << 16 | (uint32_t)p[off + 10] << 8 | p[off + 11];
     if (st != step || flow >= s->flows || seq >= s->max_seq) goto other;
     r->received++;
+    if (saddr != g_src_ip || daddr != g_dst_ip) r->rewritten++;  /* a NAPT or LB on the way translated it */
     uint64_t *w = &s->bits[(size_t)flow * s->words + seq / 64];
     uint64_t bit = 1ull << (seq % 64);
     if (*w & bit) {
@@ -376,7 +383,8 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
     }
     for (unsigned f = 0; f < o->flows; f++) {
         uint64_t got = 0;
-        for (uint32_t w = 0; w < s->words; w++) got += (uint64_t)__builtin_popcountll(s->bits[(size_t)f * s->words + w]);
+        const uint64_t *bits = s->bits + (size_t)f * s->words;
+        for (uint32_t w = 0; w < s->words; w++) got += (uint64_t)__builtin_popcountll(bits[w]);
         if (got < seq[f]) r.flows_with_loss++;
     }
     r.tx_port = counters_since(tx, tx0);
@@ -386,13 +394,15 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
 }
 
 static void report(uint16_t step, double pps, bool warmup, const struct step_result *r) {
-    printf("{\"step\":%u,\"warmup\":%s,\"stalled\":%s,\"pps\":%.0f,\"seconds\":%.3f,\"sent\":%" PRIu64 ",\"achievedPps\":%.0f,"
-           "\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"reordered\":%" PRIu64
-           ",\"flowsWithLoss\":%" PRIu64 ",\"otherFrames\":%" PRIu64 ",\"txRetries\":%" PRIu64
+    printf("{\"step\":%u,\"warmup\":%s,\"stalled\":%s,\"pps\":%.0f,\"seconds\":%.3f,\"sent\":%" PRIu64
+           ",\"achievedPps\":%.0f,\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"reordered\":%" PRIu64
+           ",\"flowsWithLoss\":%" PRIu64 ",\"rewritten\":%" PRIu64 ",\"otherFrames\":%" PRIu64
+           ",\"txRetries\":%" PRIu64
            ",\"txPort\":{\"oerrors\":%" PRIu64 "},\"rxPort\":{\"imissed\":%" PRIu64 ",\"ierrors\":%" PRIu64
            ",\"rxNombuf\":%" PRIu64 "}}\n",
-           step, warmup ? "true" : "false", r->stalled ? "true" : "false", pps, r->seconds, r->sent, r->seconds > 0 ? r->sent / r->seconds : 0,
-           r->received, r->sent - r->distinct, r->duplicates, r->reordered, r->flows_with_loss, r->other,
+           step, warmup ? "true" : "false", r->stalled ? "true" : "false", pps, r->seconds, r->sent,
+           r->seconds > 0 ? r->sent / r->seconds : 0,
+           r->received, r->sent - r->distinct, r->duplicates, r->reordered, r->flows_with_loss, r->rewritten, r->other,
            r->retries, r->tx_port.oerrors, r->rx_port.imissed, r->rx_port.ierrors, r->rx_port.rx_nombuf);
     fflush(stdout);
 }
@@ -414,6 +424,8 @@ int main(int argc, char **argv) {
     wait_link(tx, o.tx, 30);
     wait_link(rx, o.rx, 30);
     uint8_t *templates = make_templates(&o);
+    g_src_ip = o.src_ip;
+    g_dst_ip = o.dst_ip;
     struct sink s;
     memset(&s, 0, sizeof s);
     uint16_t step = 0;

@@ -21,7 +21,7 @@ def main(argv=None):
                         "(default: $METRON_TLS=1)")
     p.add_argument("--fast", action="store_true",
                    help="the fast network: OVS-DPDK bridges on hugepages, vhost-user ports, one agent worker per "
-                        "server (README.md#fast)")
+                        "server (README.md#fast-network)")
     p = sub.add_parser("down", help="tear down exactly what `up` built")
     p.add_argument("state", help="state file or run directory printed by up")
     p.add_argument("--keep-logs", action="store_true")
@@ -34,7 +34,8 @@ def main(argv=None):
     try:
         if a.cmd == "up":
             state = launcher.up(a.topology, run_root=a.run_root, controller=a.controller,
-                                agents=not a.no_agents, topo_id=a.id, tls=a.tls, fast=a.fast, log=lambda m: print(m, file=sys.stderr))
+                                agents=not a.no_agents, topo_id=a.id, tls=a.tls, fast=a.fast,
+                                log=lambda m: print(m, file=sys.stderr))
             print(state.path)
         elif a.cmd == "down":
             launcher.down(a.state, keep_logs=a.keep_logs)

@@ -1,10 +1,10 @@
 """How the launcher starts a Metron agent inside a server's namespace (agent/ owns the binary and its flags)."""
 import contextlib
 import os
-import subprocess
 from pathlib import Path
 
 from . import fastnet
+from . import hugepages as huge
 
 REPO = Path(__file__).resolve().parents[2]
 GRPC_PORT = 50051
@@ -15,7 +15,6 @@ IDLE_SLEEP_US = 1000
 # (hugepages() below sets it), else --no-huge.
 AGENT_MEMORY_MB = 512
 HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
-HUGEPAGES_SH = REPO / "agent/scripts/hugepages.sh"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
 
@@ -34,21 +33,19 @@ def hugepages(agents, log=print):
     hugetlbfs mounted if nothing has it, both undone at the end); the agents fall back to --no-huge, and the log
     says so, when the pages cannot be had. Yields the state line ("hugepages (...)" or "no hugepages (why)")."""
     record = f"/run/metron-hugepages.topo-{os.getpid()}"
-    script = (f'HUGE_STATE_FILE={record}; source {HUGEPAGES_SH}; hugepages_reserve {agents * AGENT_MEMORY_MB} 2>/dev/null; '
-              'echo "$HUGE_STATE"; [[ ${HUGE_EAL[0]} == --huge-dir ]] && echo "${HUGE_EAL[1]}" || echo')
-    lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split("\n")
+    line, huge_dir, _ = huge.reserve(record, agents * AGENT_MEMORY_MB)
     saved = os.environ.get(HUGE_DIR_ENV)
-    if lines[1]:
-        os.environ[HUGE_DIR_ENV] = lines[1]
-    log(f"agents' DPDK memory: {lines[0]}")
+    if huge_dir:
+        os.environ[HUGE_DIR_ENV] = huge_dir
+    log(f"agents' DPDK memory: {line}")
     try:
-        yield lines[0]
+        yield line
     finally:
         if saved is None:
             os.environ.pop(HUGE_DIR_ENV, None)
         else:
             os.environ[HUGE_DIR_ENV] = saved
-        subprocess.run(["bash", str(HUGEPAGES_SH), "release-state", record], check=False)
+        huge.release(record)
 
 
 def runtime_dir(file_prefix):

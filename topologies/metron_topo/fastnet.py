@@ -1,17 +1,16 @@
-"""The fast emulated network (README.md#fast, issue 23 item 1): the same topology with OVS-DPDK bridges instead of
-veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's openvswitch-switch-dpdk) on
+"""The fast emulated network (README.md#fast-network, issue 23 item 1): the same topology with OVS-DPDK bridges
+instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's openvswitch-switch-dpdk) on
 2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host and server interface is a
 vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and reconnects after a restart, to a
 socket the DPDK process on the other side serves with `net_virtio_user`); links between switches are patch ports.
 The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic comes from metron-fastgen
 (topologies/fastgen). This module holds what differs from the veth network; launcher.py builds either."""
 import os
-import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from . import hugepages
+
 VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
-HUGEPAGES_SH = REPO / "agent/scripts/hugepages.sh"
 # DPDK memory of ovs-vswitchd (its mbuf pools: it shrinks them until they fit) and of the traffic program; the
 # launcher reserves these plus the agents' (agent.AGENT_MEMORY_MB each) as hugepages and gives them back at `down`.
 OVS_MEMORY_MB = 1024
@@ -29,8 +28,10 @@ SOCKET_ROOT = "/run/metron-vhost"
 # arrives meanwhile fits its receive ring at 1 Mpps.
 AGENT_IDLE_SLEEP_US = 100
 # The virtio ring of an agent's NIC (net_virtio_user queue_size): the agent shares a CPU with everything else, and
-# what the switch cannot hand it while it is descheduled is lost; 4096 frames are 16 ms at 250 kpps. The agent's
-# packet pool then needs room for every ring's buffers (agent --mbufs).
+# what the switch cannot hand it while it is descheduled is lost; 4096 frames are 16 ms at 250 kpps. The virtio
+# PMD posts only as many receive buffers as the agent asks for (1024) unless its vectorized split-ring receive
+# path runs, which fills the whole ring: vectorized=1 and mrg_rxbuf=0 (no rx offloads, as the agent asks) give it.
+# The agent's packet pool then needs room for every ring's buffers (agent --mbufs).
 AGENT_QUEUE_SIZE = 4096
 AGENT_MBUFS = 32768
 
@@ -46,7 +47,8 @@ NICE = -10
 
 
 def niced(argv):
-    return ["nice", "-n", str(NICE), *argv]
+    """argv run at nice NICE whatever this process's own nice value (`nice -n` adds to it)."""
+    return ["nice", "-n", str(NICE - os.nice(0)), *argv]
 
 
 def boost(pid):
@@ -91,22 +93,19 @@ def reserve_hugepages(state, mb):
     record = Path(state["run_dir"]) / "hugepages.state"
     state.data["hugepages"] = str(record)
     state.save()
-    script = (f'HUGE_STATE_FILE={record}; source {HUGEPAGES_SH}; hugepages_reserve {mb}; '
-              'echo "$HUGE_STATE"; [[ ${HUGE_EAL[0]} == --huge-dir ]] && echo "${HUGE_EAL[1]}" || echo')
-    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
-    lines = p.stdout.split("\n")
-    if not lines[1]:
-        raise RuntimeError(f"fast network: {lines[0]}; {p.stderr.strip()}")
-    state.data["huge_dir"] = lines[1]
+    line, huge_dir, err = hugepages.reserve(record, mb)
+    if not huge_dir:
+        raise RuntimeError(f"fast network: {line}; {err}")
+    state.data["huge_dir"] = huge_dir
     state.save()
-    return lines[1]
+    return huge_dir
 
 
 def release_hugepages(state):
     """Gives back what reserve_hugepages added and mounted (idempotent: the record goes with the release)."""
     record = state.data.get("hugepages")
     if record and Path(record).exists():
-        subprocess.run(["bash", str(HUGEPAGES_SH), "release-state", record], check=False)
+        hugepages.release(record)
 
 
 def dpdk_config(huge_dir, topo_id):
@@ -140,7 +139,8 @@ def vdev_name(index):
 
 def vdev(index, sock, mac, queue_size=AGENT_QUEUE_SIZE):
     # server=1: the DPDK process serves the socket and the switch (a vhost-user client) connects to it
-    return f"{vdev_name(index)},path={sock},server=1,mac={mac},queue_size={queue_size}"
+    return (f"{vdev_name(index)},path={sock},server=1,mac={mac},queue_size={queue_size},vectorized=1,"
+            "mrg_rxbuf=0")
 
 
 def eal_memory(huge_dir, mb):

@@ -61,7 +61,7 @@ def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, top
     """Brings `topology` (a name or path) up. Returns the State. On failure, tears down what was built.
     tls: make a lab PKI in <run dir>/tls (certs.py), start every agent with mutual TLS, and record the
     controller's files per server (network.servers[].tls, netcfg).
-    fast: the fast network (fastnet.py, README.md#fast): OVS-DPDK bridges on hugepages, vhost-user ports."""
+    fast: the fast network (fastnet.py, README.md#fast-network): OVS-DPDK bridges on hugepages, vhost-user ports."""
     topo = model.load(topology)
     topo_id = topo_id or new_id()
     run_dir = Path(run_root) / topo_id
@@ -284,7 +284,8 @@ def network_view(topo, state):
 
     return {
         "switches": [{"name": s.name, "device_id": s.device_id} for s in topo.switches],
-        "servers": [{"name": s.name, "device_id": ids[s.name], "cores": agent.worker_cores(s, state.data.get("fast")),
+        "servers": [{"name": s.name, "device_id": ids[s.name],
+                     "cores": agent.worker_cores(s, state.data.get("fast")),
                      "agent": state.node(s.name).get("agent"),
                      **({"tls": state.node(s.name)["controller_tls"]} if "controller_tls" in state.node(s.name)
                         else {}),
