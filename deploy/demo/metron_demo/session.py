@@ -36,7 +36,7 @@ class Session:
 
     def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None, fast=False):
         """tls: agents and host speak mutual TLS (certificates of a lab CA, topologies/metron_topo/certs.py);
-        default $METRON_TLS=1. fast: the fast network (OVS-DPDK, vhost-user; topologies/README.md#fast)."""
+        default $METRON_TLS=1. fast: the fast network (OVS-DPDK, vhost-user; topologies/README.md#fast-network)."""
         self.fast = fast
         self.topology = topology
         self.tls = os.environ.get("METRON_TLS") == "1" if tls is None else tls
