@@ -38,12 +38,12 @@ AGENT_MBUFS = 32768
 
 # The fast network's data plane (ovs-vswitchd with its PMD thread, the agents, metron-fastgen) runs at this nice
 # value: it stands for dedicated cores, and on this machine's 2 shared CPUs a PMD or agent thread that waits
-# behind builds for a few ms overflows its ring (measured: at nice 0 and load ~12 the PMD waited 27% and the agent
-# 10% of the time, and 250 kpps lost 3%). Every one of them sleeps when idle, so it takes nothing while no
-# traffic runs. The kernel here groups tasks by session (sched_autogroup_enabled=1): a thread's nice then only
+# behind builds for a few ms overflows its ring (measured, FW->NAPT->LB at 250 kpps: at nice 0 and load ~12 the
+# PMD waited 27% and the agent 10% of the time and 3% was lost; at -10, 0-0.1% lost at load 11-21; at -20, none
+# at load 9-17). Every one of them sleeps when idle, so it takes nothing while no traffic runs. The kernel here groups tasks by session (sched_autogroup_enabled=1): a thread's nice then only
 # weighs against its own session's threads, and each of these processes has a session of its own (ovs-vswitchd
 # detaches, the launcher starts the others with start_new_session), so the session's weight is set too (boost).
-NICE = -10
+NICE = -20
 
 
 def niced(argv):
