@@ -11,7 +11,9 @@
  * TSC u64; seq counts from 0 per flow and step. Each rate is one step: the generator paces to it with the TSC (a
  * burst the port refuses in part is sent again, never skipped, so "sent" is what left), the sink marks each
  * (flow, seq) it receives in a bitmap; after the step the sink drains until nothing has arrived for DRAIN_MS.
- * Per step one JSON line on stdout:
+ * After the thread was descheduled it sends at most MAX_CATCHUP frames at once and lets the schedule slip by the
+ * rest (slippedMs; achievedPps is what was really sent): a line-rate catch-up burst would overflow the rings of
+ * the path at a rate it holds. Per step one JSON line on stdout:
  *   sent, received (frames of this step), lost = sent - distinct received, duplicates (a (flow, seq) seen
  *   again), reordered (a frame whose seq is below the highest already received for its flow, first copy),
  *   flowsWithLoss, rewritten (frames whose IPv4 source or destination is no longer what was sent: the chain's
@@ -51,6 +53,7 @@
 #define FRAME_LEN (RTE_ETHER_HDR_LEN + 20 + 8 + PAYLOAD_LEN)
 #define MAGIC "MFST"
 #define RETRY_SLEEP_NS 20000
+#define MAX_CATCHUP 256  /* frames the generator sends at once after falling behind its schedule */
 #define SINK_DESC 32768  /* receive buffers of the sink's port (queue_size=32768 on its vdev) */
 
 struct opts {
@@ -73,6 +76,7 @@ struct step_result {
     uint64_t sent, received, distinct, duplicates, reordered, other, retries, flows_with_loss, rewritten;
     double seconds;
     bool stalled;
+    uint64_t slipped_ns;
     struct port_counters tx_port, rx_port;
 };
 
@@ -312,6 +316,7 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
     uint16_t n_pending = 0, next_pending = 0;
     unsigned flow = 0;
     const uint64_t t0 = rte_rdtsc();
+    uint64_t t0_pace = t0;
     uint64_t built = 0, progress = t0, sent_before = 0;
     while (!g_stop && (r.sent < total)) {
         const uint64_t now = rte_rdtsc();
@@ -322,7 +327,15 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
             r.stalled = true;
             break;
         }
-        uint64_t due = (uint64_t)((double)(now - t0) * pps / (double)hz);
+        uint64_t due = (uint64_t)((double)(now - t0_pace) * pps / (double)hz);
+        if (due > built + MAX_CATCHUP) {
+            /* descheduled: catching up would send a line-rate burst larger than the path's rings at the rate
+             * asked; the schedule slips instead (achievedPps shows it) */
+            const uint64_t slip = (uint64_t)((double)(due - built - MAX_CATCHUP) / pps * (double)hz);
+            t0_pace += slip;
+            r.slipped_ns += (uint64_t)((double)slip * 1e9 / (double)hz);
+            due = built + MAX_CATCHUP;
+        }
         if (due > total) due = total;
         if (next_pending == n_pending && built < due) {
             uint16_t want = (uint16_t)(due - built < BURST ? due - built : BURST);
@@ -397,13 +410,13 @@ static void report(uint16_t step, double pps, bool warmup, const struct step_res
     printf("{\"step\":%u,\"warmup\":%s,\"stalled\":%s,\"pps\":%.0f,\"seconds\":%.3f,\"sent\":%" PRIu64
            ",\"achievedPps\":%.0f,\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"reordered\":%" PRIu64
            ",\"flowsWithLoss\":%" PRIu64 ",\"rewritten\":%" PRIu64 ",\"otherFrames\":%" PRIu64
-           ",\"txRetries\":%" PRIu64
+           ",\"txRetries\":%" PRIu64 ",\"slippedMs\":%.3f"
            ",\"txPort\":{\"oerrors\":%" PRIu64 "},\"rxPort\":{\"imissed\":%" PRIu64 ",\"ierrors\":%" PRIu64
            ",\"rxNombuf\":%" PRIu64 "}}\n",
            step, warmup ? "true" : "false", r->stalled ? "true" : "false", pps, r->seconds, r->sent,
            r->seconds > 0 ? r->sent / r->seconds : 0,
            r->received, r->sent - r->distinct, r->duplicates, r->reordered, r->flows_with_loss, r->rewritten, r->other,
-           r->retries, r->tx_port.oerrors, r->rx_port.imissed, r->rx_port.ierrors, r->rx_port.rx_nombuf);
+           r->retries, r->slipped_ns / 1e6, r->tx_port.oerrors, r->rx_port.imissed, r->rx_port.ierrors, r->rx_port.rx_nombuf);
     fflush(stdout);
 }
 

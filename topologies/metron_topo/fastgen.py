@@ -68,7 +68,6 @@ def run(state, rates, seconds, timeout=None, **kw):
 
 
 def lossless(step):
-    """Whether a step carried every frame once and in order, at the rate asked (within 2%: the generator never
-    skips a frame, it falls behind when the switch does not take them)."""
-    return (step["lost"] == 0 and step["duplicates"] == 0 and step["reordered"] == 0 and not step["stalled"]
-            and step["achievedPps"] >= 0.98 * step["pps"])
+    """Whether a step carried every frame once and in order. Its rate is step["achievedPps"]: the generator's
+    schedule slips when it is descheduled (metron_fastgen.c MAX_CATCHUP), so it can be below the rate asked."""
+    return step["lost"] == 0 and step["duplicates"] == 0 and step["reordered"] == 0 and not step["stalled"]
