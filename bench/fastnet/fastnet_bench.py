@@ -11,7 +11,8 @@ Both networks carry the demo chain FW(4 rules) -> NAPT -> LB on paper-fig3, depl
   per ladder step, loss exact per flow;
 - fast path (topo up --fast: OVS-DPDK, vhost-user, topologies/README.md#fast-network): metron-fastgen sends and counts.
 A step is lossless when it lost, duplicated and reordered nothing; the lossless rate is the rate really sent in
-the highest step below the first that was not (metron-fastgen's schedule slips when it is descheduled). Writes fastnet_lossless_pps.json (fast path, against the kernel path)
+the highest step below the first that was not (metron-fastgen's schedule slips when it is descheduled). Writes
+fastnet_lossless_pps.json (fast path, against the kernel path)
 and fastnet_lossless_pps_vs_target.json (fast path, against issue 23's 250 kpps floor); the full report (every
 step, load average) goes to stdout."""
 import json

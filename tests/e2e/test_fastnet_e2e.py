@@ -3,9 +3,9 @@ nothing lost: paper-fig3 brought up with `--fast` (OVS-DPDK bridges on hugepages
 net_virtio_user), the demo chain FW(4 rules) -> NAPT -> LB deployed through the embedded host exactly as on the
 kernel network, and metron-fastgen sending 1024 UDP flows at METRON_FASTNET_PPS (default 265,000 pps) for
 METRON_FASTNET_SECONDS (default 5) from the source host's port, counting at the sink's, per flow. Asserts at
-least 250,000 pps were really sent, every frame arrived once, in order per flow, translated by the chain (NAPT/LB rewrote its
-addresses); prints the step, the load average and the switch's and agent's drop counters. Also checks that the
-launcher gave back the hugepages it reserved."""
+least 250,000 pps were really sent, every frame arrived once, in order per flow, translated by the chain
+(NAPT/LB rewrote its addresses); prints the step, the load average and the switch's and agent's drop counters.
+Also checks that the launcher gave back the hugepages it reserved."""
 import os
 import sys
 from pathlib import Path
@@ -48,7 +48,8 @@ def test_chain_on_the_fast_network_loses_nothing_at_rate(tmp_path):
         s.host.call("DELETE", "/chains/demo")
     warm, step = steps
     print(f"fast network: {step['pps']:.0f} pps offered for {step['seconds']:.1f} s, sent {step['sent']} "
-          f"({step['achievedPps']:.0f} pps, schedule slipped {step['slippedMs']:.0f} ms), received {step['received']}, lost {step['lost']}, duplicated "
+          f"({step['achievedPps']:.0f} pps, schedule slipped {step['slippedMs']:.0f} ms), received "
+          f"{step['received']}, lost {step['lost']}, duplicated "
           f"{step['duplicates']}, reordered {step['reordered']}, translated {step['rewritten']}; warmup {warm}; "
           f"load average {os.getloadavg()}; drop counters {drops}")
     assert warm["lost"] == 0 and warm["received"] == warm["sent"], warm

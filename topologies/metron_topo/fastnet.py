@@ -1,10 +1,11 @@
 """The fast emulated network (README.md#fast-network, issue 23 item 1): the same topology with OVS-DPDK bridges
-instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's openvswitch-switch-dpdk) on
-2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host and server interface is a
-vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and reconnects after a restart, to a
-socket the DPDK process on the other side serves with `net_virtio_user`); links between switches are patch ports.
-The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic comes from metron-fastgen
-(topologies/fastgen). This module holds what differs from the veth network; launcher.py builds either."""
+instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's
+openvswitch-switch-dpdk) on 2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host
+and server interface is a vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and
+reconnects after a restart, to a socket the DPDK process on the other side serves with `net_virtio_user`); links
+between switches are patch ports. The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic
+comes from metron-fastgen (topologies/fastgen). This module holds what differs from the veth network; launcher.py
+builds either."""
 import os
 from pathlib import Path
 
@@ -40,9 +41,10 @@ AGENT_MBUFS = 32768
 # value: it stands for dedicated cores, and on this machine's 2 shared CPUs a PMD or agent thread that waits
 # behind builds for a few ms overflows its ring (measured, FW->NAPT->LB at 250 kpps: at nice 0 and load ~12 the
 # PMD waited 27% and the agent 10% of the time and 3% was lost; at -10, 0-0.1% lost at load 11-21; at -20, none
-# at load 9-17). Every one of them sleeps when idle, so it takes nothing while no traffic runs. The kernel here groups tasks by session (sched_autogroup_enabled=1): a thread's nice then only
-# weighs against its own session's threads, and each of these processes has a session of its own (ovs-vswitchd
-# detaches, the launcher starts the others with start_new_session), so the session's weight is set too (boost).
+# at load 9-17). Every one of them sleeps when idle, so it takes nothing while no traffic runs. The kernel here
+# groups tasks by session (sched_autogroup_enabled=1): a thread's nice then only weighs against its own session's
+# threads, and each of these processes has a session of its own (ovs-vswitchd detaches, the launcher starts the
+# others with start_new_session), so the session's weight is set too (boost).
 NICE = -20
 
 

@@ -88,7 +88,8 @@ def _build(topo, state, controller, agents, log):
         why = fastnet.unavailable()
         if why:
             raise RuntimeError(f"fast network unavailable: {why}")
-        dpdk = fastnet.dpdk_config(fastnet.reserve_hugepages(state, fastnet.memory_mb(len(topo.servers) * agent.AGENT_MEMORY_MB)), tid)
+        mb = fastnet.memory_mb(len(topo.servers) * agent.AGENT_MEMORY_MB)
+        dpdk = fastnet.dpdk_config(fastnet.reserve_hugepages(state, mb), tid)
         state.record("paths", fastnet.socket_dir(tid))
         Path(fastnet.socket_dir(tid)).mkdir(parents=True)
     # The switches live in a namespace of their own (see relay.py for why), with their OVS daemon.
