@@ -19,6 +19,9 @@ def main(argv=None):
     p.add_argument("--tls", action="store_true", default=os.environ.get("METRON_TLS") == "1",
                    help="agents speak mutual TLS with certificates of a lab CA made in <run dir>/tls "
                         "(default: $METRON_TLS=1)")
+    p.add_argument("--fast", action="store_true",
+                   help="the fast network: OVS-DPDK bridges on hugepages, vhost-user ports, one agent worker per "
+                        "server (README.md#fast-network)")
     p = sub.add_parser("down", help="tear down exactly what `up` built")
     p.add_argument("state", help="state file or run directory printed by up")
     p.add_argument("--keep-logs", action="store_true")
@@ -31,7 +34,8 @@ def main(argv=None):
     try:
         if a.cmd == "up":
             state = launcher.up(a.topology, run_root=a.run_root, controller=a.controller,
-                                agents=not a.no_agents, topo_id=a.id, tls=a.tls, log=lambda m: print(m, file=sys.stderr))
+                                agents=not a.no_agents, topo_id=a.id, tls=a.tls, fast=a.fast,
+                                log=lambda m: print(m, file=sys.stderr))
             print(state.path)
         elif a.cmd == "down":
             launcher.down(a.state, keep_logs=a.keep_logs)

@@ -1,8 +1,10 @@
 """How the launcher starts a Metron agent inside a server's namespace (agent/ owns the binary and its flags)."""
 import contextlib
 import os
-import subprocess
 from pathlib import Path
+
+from . import fastnet
+from . import hugepages as huge
 
 REPO = Path(__file__).resolve().parents[2]
 GRPC_PORT = 50051
@@ -13,7 +15,6 @@ IDLE_SLEEP_US = 1000
 # (hugepages() below sets it), else --no-huge.
 AGENT_MEMORY_MB = 512
 HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
-HUGEPAGES_SH = REPO / "agent/scripts/hugepages.sh"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
 
@@ -32,21 +33,19 @@ def hugepages(agents, log=print):
     hugetlbfs mounted if nothing has it, both undone at the end); the agents fall back to --no-huge, and the log
     says so, when the pages cannot be had. Yields the state line ("hugepages (...)" or "no hugepages (why)")."""
     record = f"/run/metron-hugepages.topo-{os.getpid()}"
-    script = (f'HUGE_STATE_FILE={record}; source {HUGEPAGES_SH}; hugepages_reserve {agents * AGENT_MEMORY_MB} 2>/dev/null; '
-              'echo "$HUGE_STATE"; [[ ${HUGE_EAL[0]} == --huge-dir ]] && echo "${HUGE_EAL[1]}" || echo')
-    lines = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split("\n")
+    line, huge_dir, _ = huge.reserve(record, agents * AGENT_MEMORY_MB)
     saved = os.environ.get(HUGE_DIR_ENV)
-    if lines[1]:
-        os.environ[HUGE_DIR_ENV] = lines[1]
-    log(f"agents' DPDK memory: {lines[0]}")
+    if huge_dir:
+        os.environ[HUGE_DIR_ENV] = huge_dir
+    log(f"agents' DPDK memory: {line}")
     try:
-        yield lines[0]
+        yield line
     finally:
         if saved is None:
             os.environ.pop(HUGE_DIR_ENV, None)
         else:
             os.environ[HUGE_DIR_ENV] = saved
-        subprocess.run(["bash", str(HUGEPAGES_SH), "release-state", record], check=False)
+        huge.release(record)
 
 
 def runtime_dir(file_prefix):
@@ -59,27 +58,46 @@ def state_dir(run_dir, server_name):
     return f"{run_dir}/agent-{server_name}.state"
 
 
-def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=None):
+def worker_cores(server, fast=False):
+    """Worker cores of a server's agent. On the fast network one: a vhost-user NIC has one queue pair that Open
+    vSwitch's one PMD thread fills, and no software PMD here dispatches by tag (shared/notes/dataplane.md), so
+    a second worker would never receive a packet; the controller sees one core (network view and GetResources)."""
+    return 1 if fast else server.cores
+
+
+def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=None, vdevs=None, huge_dir=None):
     """Agent command line for a server: gRPC on its management address, each NIC attached through the kernel's
     fanout dispatch (one AF_PACKET socket per worker core, steered by group tag), `cores` worker lcores spread
     over the machine's CPUs (the emulation has more lcores than CPUs). Worker cores are numbered 0..n-1 so that
     a core id equals its fanout socket index: the controller's NIC rules carry the core id as the queue
     (agent.proto NicAction.queue "= core") and the fanout dispatcher uses that value as the socket index.
     `tls`: (cert, key, ca) files: the agent then speaks mutual TLS only. Metrics are served on the management
-    address (METRICS_PORT)."""
+    address (METRICS_PORT).
+    `vdevs` (the fast network, fastnet.py): the NICs are these net_virtio_user vdevs on hugepages in `huge_dir`,
+    one worker core (worker_cores) kept off the switches' PMD CPU, instead of fanout sockets."""
     cpus = max(os.cpu_count() or 1, 1)
+    cores = worker_cores(server, vdevs is not None)
     argv = [binary_path, "--listen", f"{listen_ip}:{GRPC_PORT}",
-            "--cores", ",".join(str(c) for c in range(0, server.cores)),
+            "--cores", ",".join(str(c) for c in range(0, cores)),
             "--metrics-listen", f"{listen_ip}:{METRICS_PORT}"]
     if tls:
         argv += ["--tls-cert", str(tls[0]), "--tls-key", str(tls[1]), "--tls-ca", str(tls[2])]
-    for nic in server.nics:
-        argv += ["--fanout", nic.name]
+    if vdevs is None:
+        for nic in server.nics:
+            argv += ["--fanout", nic.name]
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
-    argv += ["--idle-sleep", str(IDLE_SLEEP_US)]
+    argv += ["--idle-sleep", str(fastnet.AGENT_IDLE_SLEEP_US if vdevs is not None else IDLE_SLEEP_US)]
+    if vdevs is not None:
+        argv += ["--mbufs", str(fastnet.AGENT_MBUFS)]
     argv += ["--state-dir", flow_state_dir, "--state-checkpoint-ms", str(STATE_CHECKPOINT_MS)]
+    if vdevs is not None:
+        argv += ["--dpdk", "--lcores", f"(0-{cores - 1})@({fastnet.worker_cpus()})",
+                 *fastnet.eal_memory(huge_dir, AGENT_MEMORY_MB), "--no-pci", "--file-prefix", file_prefix]
+        for v in vdevs:
+            argv += ["--vdev", v]
+        return argv + ["--"]
     huge = os.environ.get(HUGE_DIR_ENV)
     memory = ["--huge-dir", huge, "--huge-unlink"] if huge else ["--no-huge"]
-    argv += ["--dpdk", "--lcores", f"(0-{server.cores - 1})@(0-{cpus - 1})", *memory, "-m", str(AGENT_MEMORY_MB),
+    argv += ["--dpdk", "--lcores", f"(0-{cores - 1})@(0-{cpus - 1})", *memory, "-m", str(AGENT_MEMORY_MB),
              "--no-pci", "--file-prefix", file_prefix, "--"]
     return argv

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import agent, certs, model
+from . import agent, certs, fastnet, model
 from .ovs import Ovs
 from .sh import CommandError, ip_batch, run
 from .state import State, proc_start_time
@@ -56,16 +56,18 @@ def _free_mgmt_subnets(count):
     raise RuntimeError(f"no free /30 left in {MGMT_BLOCK} for management links")
 
 
-def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, topo_id=None, tls=False, log=print):
+def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, topo_id=None, tls=False, fast=False,
+       log=print):
     """Brings `topology` (a name or path) up. Returns the State. On failure, tears down what was built.
     tls: make a lab PKI in <run dir>/tls (certs.py), start every agent with mutual TLS, and record the
-    controller's files per server (network.servers[].tls, netcfg)."""
+    controller's files per server (network.servers[].tls, netcfg).
+    fast: the fast network (fastnet.py, README.md#fast-network): OVS-DPDK bridges on hugepages, vhost-user ports."""
     topo = model.load(topology)
     topo_id = topo_id or new_id()
     run_dir = Path(run_root) / topo_id
     run_dir.mkdir(parents=True, exist_ok=False)
     state = State.create(run_dir / "state.json", id=topo_id, topology=topo.name, topology_file=topo.source,
-                         run_dir=str(run_dir), controller=controller, tls=bool(tls))
+                         run_dir=str(run_dir), controller=controller, tls=bool(tls), fast=bool(fast))
     t0 = time.monotonic()
     try:
         _build(topo, state, controller, agents, log)
@@ -80,6 +82,16 @@ def up(topology, *, run_root=DEFAULT_RUN_ROOT, controller=None, agents=True, top
 
 def _build(topo, state, controller, agents, log):
     tid = state["id"]
+    fast = state.data.get("fast")
+    dpdk = None
+    if fast:
+        why = fastnet.unavailable()
+        if why:
+            raise RuntimeError(f"fast network unavailable: {why}")
+        mb = fastnet.memory_mb(len(topo.servers) * agent.AGENT_MEMORY_MB)
+        dpdk = fastnet.dpdk_config(fastnet.reserve_hugepages(state, mb), tid)
+        state.record("paths", fastnet.socket_dir(tid))
+        Path(fastnet.socket_dir(tid)).mkdir(parents=True)
     # The switches live in a namespace of their own (see relay.py for why), with their OVS daemon.
     ovs_ns = f"{tid}-ovs"
     state.record("namespaces", ovs_ns)
@@ -88,7 +100,7 @@ def _build(topo, state, controller, agents, log):
     state.data["ovs_netns"] = ovs_ns
     ovs = Ovs(state["run_dir"])
     state.data["ovs_dir"] = str(ovs.dir)
-    ovs.start(state, netns=ovs_ns)
+    ovs.start(state, netns=ovs_ns, dpdk=dpdk)
     switch_controller = _start_relay(state, ovs_ns, controller) if controller else None
 
     # Namespaces for hosts and servers.
@@ -98,11 +110,64 @@ def _build(topo, state, controller, agents, log):
         run(["ip", "netns", "add", ns])
         ip_batch(["link set lo up"], netns=ns)
         state.node(node.name).update(netns=ns, ifaces={})
-    hosts = {h.name: h for h in topo.hosts}
-    servers = {s.name: s for s in topo.servers}
     macs = {(s.name, n.name): n.mac for s in topo.servers for n in s.nics}
     macs.update({(h.name, "eth0"): h.mac for h in topo.hosts})
+    bridge_ports = (_vhost_links if fast else _veth_links)(topo, state, ovs_ns, macs)
 
+    # Bridges (named after the topology id so they never collide with anyone else's).
+    for sw in topo.switches:
+        br = f"{tid}{sw.name}"
+        state.record("bridges", br)
+        ovs.add_bridge(br, sw.dpid, bridge_ports[sw.name], switch_controller)
+        state.node(sw.name).update(bridge=br, dpid=sw.dpid, device_id=sw.device_id, netns=ovs_ns)
+    state.save()
+    _management(topo, state)
+    state.data["network"] = network_view(topo, state)
+    state.save()
+
+    binary = agent.binary() if agents else None
+    if agents and binary is None:
+        log("agent binary not built (agent/build/metron-agent or $METRON_AGENT): servers run without agents")
+    if binary:
+        for srv in topo.servers:
+            start_agent(state, srv, binary)
+    log(f"topology {topo.name} is up as {tid}{' (fast network: OVS-DPDK, vhost-user)' if fast else ''}: "
+        f"{len(topo.switches)} switches, {len(topo.hosts)} hosts, {len(topo.servers)} servers; state {state.path}")
+
+
+def _vhost_links(topo, state, ovs_ns, macs):
+    """The fast network's links: a switch-switch link is a pair of patch ports; a host's or server's interface is
+    a vhost-user port of its switch whose socket the DPDK process of that node serves (fastgen for hosts, the
+    agent for servers: NIC k of a server is its ethdev fastnet.vdev_name(k)). Answers the bridges' ports."""
+    tid, switches = state["id"], {s.name for s in topo.switches}
+    nic_index = {(s.name, n.name): k for s in topo.servers for k, n in enumerate(s.nics)}
+    bridge_ports = {s: [] for s in switches}
+    for i, (a, b) in enumerate(topo.links):
+        if a.node in switches and b.node in switches:
+            pa, pb = f"{tid}p{i}a", f"{tid}p{i}b"
+            bridge_ports[a.node].append((pa, int(a.port), fastnet.patch_port_options(pb)))
+            bridge_ports[b.node].append((pb, int(b.port), fastnet.patch_port_options(pa)))
+            state.node(a.node).setdefault("ports", {})[a.port] = pa
+            state.node(b.node).setdefault("ports", {})[b.port] = pb
+            continue
+        if a.node not in switches and b.node not in switches:
+            raise model.TopologyError(f"link {a}-{b}: the fast network connects nodes only through switches")
+        sw, ep = (a, b) if a.node in switches else (b, a)
+        sock, port = f"{fastnet.socket_dir(tid)}/{ep.node}-{ep.port}.sock", f"{tid}v{i}"
+        bridge_ports[sw.node].append((port, int(sw.port), fastnet.vhost_port_options(sock)))
+        state.node(sw.node).setdefault("ports", {})[sw.port] = port
+        iface = {"mac": macs[(ep.node, ep.port)], "peer": str(sw), "socket": sock}
+        if (ep.node, ep.port) in nic_index:
+            iface["dpdk_port"] = fastnet.vdev_name(nic_index[(ep.node, ep.port)])
+        state.node(ep.node)["ifaces"][ep.port] = iface
+    state.save()
+    return bridge_ports
+
+
+def _veth_links(topo, state, ovs_ns, macs):
+    """Links: one veth pair each. Answers the bridges' ports."""
+    tid = state["id"]
+    hosts = {h.name: h for h in topo.hosts}
     # Links: one veth pair each. Switch ends move into the OVS namespace and join the bridge; host/server ends
     # move into the node's namespace and take the interface name the topology declares.
     bridge_ports = {s.name: [] for s in topo.switches}
@@ -137,16 +202,12 @@ def _build(topo, state, controller, agents, log):
     # Without this, TCP over veth stalls (checksums left to an offload no one performs).
     for ns, dev in offload_off:
         run(["ethtool", "-K", dev, "tx", "off"], netns=ns)
+    return bridge_ports
 
-    # Bridges (named after the topology id so they never collide with anyone else's).
-    for sw in topo.switches:
-        br = f"{tid}{sw.name}"
-        state.record("bridges", br)
-        ovs.add_bridge(br, sw.dpid, bridge_ports[sw.name], switch_controller)
-        state.node(sw.name).update(bridge=br, dpid=sw.dpid, device_id=sw.device_id, netns=ovs_ns)
-    state.save()
 
-    # Management links for the agents' gRPC, then the agents.
+def _management(topo, state):
+    """Management links for the agents' gRPC (kernel veths in either network), and their TLS files."""
+    tid = state["id"]
     with open(LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subnets = _free_mgmt_subnets(len(topo.servers))
@@ -171,18 +232,6 @@ def _build(topo, state, controller, agents, log):
                                         controller_tls=certs.controller_fields(lab))
         state.save()
 
-    state.data["network"] = network_view(topo, state)
-    state.save()
-
-    binary = agent.binary() if agents else None
-    if agents and binary is None:
-        log("agent binary not built (agent/build/metron-agent or $METRON_AGENT): servers run without agents")
-    if binary:
-        for srv in topo.servers:
-            start_agent(state, srv, binary)
-    log(f"topology {topo.name} is up as {tid}: {len(topo.switches)} switches, {len(topo.hosts)} hosts, "
-        f"{len(topo.servers)} servers; state {state.path}")
-
 
 def _start_relay(state, ovs_ns, controller):
     """Starts the OpenFlow relay for `controller` (tcp:HOST:PORT); returns the target the switches use."""
@@ -205,8 +254,12 @@ def _start_relay(state, ovs_ns, controller):
 
 
 def set_port(state, switch, port, up):
-    """Sets a switch port's link up or down (its veth lives in the OVS namespace), as a cable pull would."""
+    """Sets a switch port's link up or down (its veth lives in the OVS namespace), as a cable pull would. The fast
+    network's ports are no kernel links: the port is set administratively down in the switch (OFPPC_PORT_DOWN)."""
     node = state["nodes"][switch]
+    if state.data.get("fast"):
+        Ovs(state["run_dir"]).ofctl(node["bridge"], "mod-port", node["ports"][str(port)], "up" if up else "down")
+        return
     run(["ip", "link", "set", node["ports"][str(port)], "up" if up else "down"], netns=node["netns"])
 
 
@@ -226,13 +279,18 @@ def network_view(topo, state):
         return f"{ids[ep.node]}/{port}"
 
     links = [[cp(a), cp(b)] for a, b in topo.links if a.node in ids and b.node in ids]
+
+    def nic_name(server, nic):  # the fast network's agents name their NICs after their DPDK ethdevs
+        return state.node(server).get("ifaces", {}).get(nic, {}).get("dpdk_port", nic)
+
     return {
         "switches": [{"name": s.name, "device_id": s.device_id} for s in topo.switches],
-        "servers": [{"name": s.name, "device_id": ids[s.name], "cores": s.cores,
+        "servers": [{"name": s.name, "device_id": ids[s.name],
+                     "cores": agent.worker_cores(s, state.data.get("fast")),
                      "agent": state.node(s.name).get("agent"),
                      **({"tls": state.node(s.name)["controller_tls"]} if "controller_tls" in state.node(s.name)
                         else {}),
-                     "nics": [{"name": n.name, "mac": n.mac, "port": nic_port[(s.name, n.name)],
+                     "nics": [{"name": nic_name(s.name, n.name), "mac": n.mac, "port": nic_port[(s.name, n.name)],
                                "attachment": cp(topo.peer(model.Endpoint(s.name, n.name)))}
                               for n in s.nics]} for s in topo.servers],
         "hosts": [{"name": h.name, "ip": h.ip, "mac": h.mac, "netns": state.node(h.name)["netns"],
@@ -248,15 +306,22 @@ def start_agent(state, server, binary=None):
     binary = binary or agent.binary()
     node = state.node(server.name)
     prefix = f"{state['id']}-{server.name}"
+    vdevs = None
+    if state.data.get("fast"):
+        vdevs = [fastnet.vdev(k, node["ifaces"][n.name]["socket"], n.mac) for k, n in enumerate(server.nics)]
     argv = agent.command(binary, server, node["mgmt_ip"], prefix, agent.state_dir(state["run_dir"], server.name),
-                         node.get("tls_files"))
+                         node.get("tls_files"), vdevs=vdevs, huge_dir=state.data.get("huge_dir"))
     if agent.runtime_dir(prefix) not in state["paths"]:
         state.record("paths", agent.runtime_dir(prefix))
     logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")
+    if vdevs:
+        argv = fastnet.niced(argv)
     p = subprocess.Popen(["ip", "netns", "exec", node["netns"]] + argv, stdout=logf, stderr=subprocess.STDOUT,
                          start_new_session=True)
     logf.close()
     state.record_process(f"agent-{server.name}", p.pid, argv)
+    if vdevs:
+        fastnet.boost(p.pid)
     node["agent_pid"] = p.pid
     state.save()
     return p.pid
@@ -321,6 +386,7 @@ def down(state_path, *, keep_logs=False, log=print):
                 errors.append(f"ip link del {veth}: {r.stderr.strip()}")
     for path in state["paths"]:
         shutil.rmtree(path, ignore_errors=True)
+    fastnet.release_hugepages(state)  # after ovs-vswitchd and the agents: their pages are free by now
     current_ns = set(run(["ip", "netns", "list"]).stdout.split())
     for ns in state["namespaces"]:
         if ns in current_ns:
@@ -347,6 +413,8 @@ def leaks(state):
     names = {w.split("@")[0].rstrip(":") for line in links.splitlines() for w in line.split()[1:2]}
     out += [f"link {v}" for v in state["veths"] + state["bridges"] if v in names]
     out += [f"path {p}" for p in state["paths"] if Path(p).exists()]
+    if state.data.get("hugepages") and Path(state["hugepages"]).exists():
+        out.append(f"hugepages reserved and not given back ({state['hugepages']})")
     return out
 
 

@@ -4,6 +4,8 @@ import os
 import time
 from pathlib import Path
 
+from . import fastnet
+from .fastnet import VSWITCHD
 from .sh import run
 
 SCHEMA = "/usr/share/openvswitch/vswitch.ovsschema"
@@ -88,7 +90,9 @@ class Ovs:
             time.sleep(0.05)
         raise RuntimeError(f"{name} did not write {pidfile}; see {self.dir}/{name}.log")
 
-    def start(self, state, netns=None):
+    def start(self, state, netns=None, dpdk=None):
+        """Starts this instance's daemons (never ovs-ctl: it wants the kernel module). dpdk: other_config for an
+        ovs-vswitchd with DPDK (fastnet.dpdk_config), which then runs the DPDK build (fastnet.VSWITCHD)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         run(["ovsdb-tool", "create", str(self.dir / "conf.db"), SCHEMA], env=self.env)
         argv = ["ovsdb-server", str(self.dir / "conf.db"), f"--remote=punix:{self.sock}",
@@ -97,20 +101,26 @@ class Ovs:
         run(argv, env=self.env)
         state.record_process("ovsdb-server", self._pid("ovsdb-server"), argv)
         self.vsctl("--no-wait", "init")
-        argv = ["ovs-vswitchd", f"unix:{self.sock}", f"--pidfile={self.dir}/ovs-vswitchd.pid",
+        if dpdk:
+            self.vsctl("--no-wait", "set", "Open_vSwitch", ".",
+                       *(f"other_config:{k}={v}" for k, v in dpdk.items()))
+        argv = [VSWITCHD if dpdk else "ovs-vswitchd", f"unix:{self.sock}", f"--pidfile={self.dir}/ovs-vswitchd.pid",
                 f"--unixctl={self.dir}/ovs-vswitchd.ctl", f"--log-file={self.dir}/ovs-vswitchd.log", "--detach"]
-        run(argv, env=self.env, netns=netns)
+        run(fastnet.niced(argv) if dpdk else argv, env=self.env, netns=netns)
         state.record_process("ovs-vswitchd", self._pid("ovs-vswitchd"), argv)
+        if dpdk:
+            fastnet.boost(self._pid("ovs-vswitchd"))
 
     def add_bridge(self, bridge, dpid, ports, controller=None):
         """One ovs-vsctl transaction per bridge: the bridge, its OpenFlow settings and all its ports with their
-        declared OpenFlow port numbers."""
+        declared OpenFlow port numbers. A port is (interface, ofport) with the veth options of METRON_OVS_PORTS,
+        or (interface, ofport, [interface options]) (the fast network's vhost-user and patch ports)."""
         args = ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", "protocols=OpenFlow13",
                 "fail_mode=secure", f"other-config:datapath-id={dpid:016x}",
                 "other-config:disable-in-band=true"]
-        for iface, ofport in ports:
+        for iface, ofport, *options in ports:
             args += ["--", "add-port", bridge, iface, "--", "set", "interface", iface, f"ofport_request={ofport}",
-                     *PORT_OPTIONS[PORT_TYPE]]
+                     *(options[0] if options else PORT_OPTIONS[PORT_TYPE])]
         self.vsctl(*args)
         self._wait_for_mgmt(bridge)
         if controller:

@@ -34,9 +34,10 @@ def free_port():
 class Session:
     """Context manager: topology up + host started on enter; everything down on exit."""
 
-    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None):
+    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None, fast=False):
         """tls: agents and host speak mutual TLS (certificates of a lab CA, topologies/metron_topo/certs.py);
-        default $METRON_TLS=1."""
+        default $METRON_TLS=1. fast: the fast network (OVS-DPDK, vhost-user; topologies/README.md#fast-network)."""
+        self.fast = fast
         self.topology = topology
         self.tls = os.environ.get("METRON_TLS") == "1" if tls is None else tls
         self.run_root = Path(run_root)
@@ -49,7 +50,8 @@ class Session:
         if not EMBEDDED_JAR.exists():
             raise RuntimeError(f"{EMBEDDED_JAR} missing: run `make build` first")
         self.state = launcher.up(self.topology, run_root=self.run_root,
-                                 controller=f"tcp:127.0.0.1:{self.openflow_port}", tls=self.tls, log=self.log)
+                                 controller=f"tcp:127.0.0.1:{self.openflow_port}", tls=self.tls, fast=self.fast,
+                                 log=self.log)
         try:
             self.data = Path(self.state["run_dir"]) / "host-data"
             self.start_host()

@@ -1,0 +1,152 @@
+"""The fast emulated network (README.md#fast-network, issue 23 item 1): the same topology with OVS-DPDK bridges
+instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's
+openvswitch-switch-dpdk) on 2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host
+and server interface is a vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and
+reconnects after a restart, to a socket the DPDK process on the other side serves with `net_virtio_user`); links
+between switches are patch ports. The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic
+comes from metron-fastgen (topologies/fastgen). This module holds what differs from the veth network; launcher.py
+builds either."""
+import os
+from pathlib import Path
+
+from . import hugepages
+
+VSWITCHD = "/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk"
+# DPDK memory of ovs-vswitchd (its mbuf pools: it shrinks them until they fit) and of the traffic program; the
+# launcher reserves these plus the agents' (agent.AGENT_MEMORY_MB each) as hugepages and gives them back at `down`.
+OVS_MEMORY_MB = 1024
+FASTGEN_MEMORY_MB = 512
+# An idle PMD thread sleeps up to this long (us) between polls: the machine's CPUs are shared, and a PMD that
+# spins on an idle port takes a whole CPU from everyone (shared/notes/dataplane.md: 43% -> 6% idle, 0 loss up
+# to 600 kpps with it).
+PMD_MAXSLEEP_US = 100
+# Retries of a transmit to a vhost-user peer whose ring is full (OVS's maximum): the agents and the sink are
+# descheduled now and then on shared CPUs.
+TX_RETRIES_MAX = 32
+# Where the vhost-user sockets live: a short path (sun_path holds 108 bytes, a pytest run dir is longer).
+SOCKET_ROOT = "/run/metron-vhost"
+# An agent's worker sleeps this long (us) per empty poll once idle (agent --idle-sleep), short enough that what
+# arrives meanwhile fits its receive ring at 1 Mpps.
+AGENT_IDLE_SLEEP_US = 100
+# The virtio ring of an agent's NIC (net_virtio_user queue_size): the agent shares a CPU with everything else, and
+# what the switch cannot hand it while it is descheduled is lost; 4096 frames are 16 ms at 250 kpps. The virtio
+# PMD posts only as many receive buffers as the agent asks for (1024) unless its vectorized split-ring receive
+# path runs, which fills the whole ring: vectorized=1 and mrg_rxbuf=0 (no rx offloads, as the agent asks) give it.
+# The agent's packet pool then needs room for every ring's buffers (agent --mbufs).
+AGENT_QUEUE_SIZE = 4096
+AGENT_MBUFS = 32768
+
+
+# The fast network's data plane (ovs-vswitchd with its PMD thread, the agents, metron-fastgen) runs at this nice
+# value: it stands for dedicated cores, and on this machine's 2 shared CPUs a PMD or agent thread that waits
+# behind builds for a few ms overflows its ring (measured, FW->NAPT->LB at 250 kpps: at nice 0 and load ~12 the
+# PMD waited 27% and the agent 10% of the time and 3% was lost; at -10, 0-0.1% lost at load 11-21; at -20, none
+# at load 9-17). Every one of them sleeps when idle, so it takes nothing while no traffic runs. The kernel here
+# groups tasks by session (sched_autogroup_enabled=1): a thread's nice then only weighs against its own session's
+# threads, and each of these processes has a session of its own (ovs-vswitchd detaches, the launcher starts the
+# others with start_new_session), so the session's weight is set too (boost).
+NICE = -20
+
+
+def niced(argv):
+    """argv run at nice NICE whatever this process's own nice value (`nice -n` adds to it)."""
+    return ["nice", "-n", str(NICE - os.nice(0)), *argv]
+
+
+def boost(pid):
+    """Gives the session (autogroup) of `pid` the data plane's nice value; a kernel without autogroups has none."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(str(NICE))
+    except OSError:
+        pass
+
+
+def unavailable():
+    """Why the fast network cannot be built here, or None."""
+    if os.geteuid() != 0:
+        return "not root (hugepages, OVS-DPDK)"
+    if not os.access(VSWITCHD, os.X_OK):
+        return f"{VSWITCHD} missing (apt-get install openvswitch-switch-dpdk; make deps)"
+    if not Path("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages").exists():
+        return "no 2 MB hugepages in this kernel"
+    return None
+
+
+def pmd_cpu():
+    """The CPU of the switches' PMD thread: the last one (the agents and the traffic program keep to the others)."""
+    return max((os.cpu_count() or 1) - 1, 0)
+
+
+def worker_cpus():
+    """CPUs for the agents and the traffic program: all but the PMD's when there are several."""
+    n = os.cpu_count() or 1
+    return f"0-{n - 2}" if n > 1 else "0"
+
+
+def memory_mb(agents_mb):
+    return OVS_MEMORY_MB + agents_mb + FASTGEN_MEMORY_MB
+
+
+def reserve_hugepages(state, mb):
+    """Reserves hugepages for `mb` MB (agent/scripts/hugepages.sh: added to the kernel's pool, hugetlbfs mounted
+    if nothing has it, both recorded in a state file before they happen); answers the hugetlbfs directory.
+    Unlike the agents' benchmarks the fast network cannot fall back to --no-huge (vhost-user shares the DPDK
+    processes' hugepage memory with the switch), so it fails instead, saying why."""
+    record = Path(state["run_dir"]) / "hugepages.state"
+    state.data["hugepages"] = str(record)
+    state.save()
+    line, huge_dir, err = hugepages.reserve(record, mb)
+    if not huge_dir:
+        raise RuntimeError(f"fast network: {line}; {err}")
+    state.data["huge_dir"] = huge_dir
+    state.save()
+    return huge_dir
+
+
+def release_hugepages(state):
+    """Gives back what reserve_hugepages added and mounted (idempotent: the record goes with the release)."""
+    record = state.data.get("hugepages")
+    if record and Path(record).exists():
+        hugepages.release(record)
+
+
+def dpdk_config(huge_dir, topo_id):
+    """other_config of the Open_vSwitch row, set before ovs-vswitchd starts: DPDK on our hugetlbfs with its own
+    file prefix (never another DPDK process's), no PCI scan (eth0 stays the kernel's), one PMD thread."""
+    return {"dpdk-init": "true",
+            "dpdk-extra": f"--no-pci --huge-dir={huge_dir} --file-prefix={topo_id}-ovs",
+            "dpdk-socket-mem": str(OVS_MEMORY_MB), "dpdk-socket-limit": str(OVS_MEMORY_MB),
+            "pmd-cpu-mask": hex(1 << pmd_cpu()), "pmd-maxsleep": str(PMD_MAXSLEEP_US),
+            "vhost-iommu-support": "false"}
+
+
+def socket_dir(topo_id):
+    return f"{SOCKET_ROOT}/{topo_id}"
+
+
+def vhost_port_options(sock):
+    return ["type=dpdkvhostuserclient", f"options:vhost-server-path={sock}",
+            f"options:tx-retries-max={TX_RETRIES_MAX}"]
+
+
+def patch_port_options(peer):
+    return ["type=patch", f"options:peer={peer}"]
+
+
+def vdev_name(index):
+    """The DPDK name of a server's index-th NIC: the agent names its ports after their ethdevs, and the controller
+    addresses a server's NICs by these names (network view)."""
+    return f"virtio_user{index}"
+
+
+def vdev(index, sock, mac, queue_size=AGENT_QUEUE_SIZE):
+    # server=1: the DPDK process serves the socket and the switch (a vhost-user client) connects to it
+    return (f"{vdev_name(index)},path={sock},server=1,mac={mac},queue_size={queue_size},vectorized=1,"
+            "mrg_rxbuf=0")
+
+
+def eal_memory(huge_dir, mb):
+    """EAL memory arguments of a DPDK process that talks vhost-user: its memory must be hugepage files the switch
+    can map, in few regions (vhost-user takes at most 8): --single-file-segments, kept in memory (no files left
+    behind by a killed process; --huge-unlink cannot go with single files), IOVA as virtual addresses."""
+    return ["--huge-dir", huge_dir, "--in-memory", "--single-file-segments", "--iova-mode=va", "-m", str(mb)]
