@@ -50,6 +50,7 @@ public final class TestAgent implements AgentClient {
     private final Map<String, DeployPipelineRequest> pipelines = new LinkedHashMap<>();
     private final Map<Long, NicRule> nicRules = new LinkedHashMap<>();
     private final List<String> calls = new ArrayList<>();
+    private final List<ImportStateRequest> imports = new ArrayList<>();
     /** (pipeline, group) to its flow tables. */
     private final Map<List<String>, List<StateTable>> state = new LinkedHashMap<>();
     private boolean failUpdate;
@@ -128,6 +129,11 @@ public final class TestAgent implements AgentClient {
 
     public synchronized Map<Long, NicRule> nicRules() {
         return new LinkedHashMap<>(nicRules);
+    }
+
+    /** ImportState requests accepted, in order. */
+    public synchronized List<ImportStateRequest> imports() {
+        return List.copyOf(imports);
     }
 
     public synchronized List<String> calls() {
@@ -352,6 +358,16 @@ public final class TestAgent implements AgentClient {
         if (p == null || p.getGroupsList().stream().noneMatch(g -> g.getGroupId().equals(request.getTargetGroupId()))) {
             return fail("ImportState", AgentException.Code.NOT_FOUND, "group " + key);
         }
+        if (request.getFollowSource()) {  // the agent's rule: a group follows another one of its pipeline and core
+            Set<Integer> cores = new HashSet<>();
+            long found = p.getGroupsList().stream().filter(g -> g.getGroupId().equals(snap.getGroupId())
+                    || g.getGroupId().equals(request.getTargetGroupId())).peek(g -> cores.add(g.getCore())).count();
+            if (found != 2 || cores.size() != 1) {
+                return fail("ImportState", AgentException.Code.FAILED_PRECONDITION, "follow_source: " + snap.getGroupId()
+                        + " is no other group of " + key + " on its core");
+            }
+        }
+        imports.add(request);
         List<StateTable> tables = state.computeIfAbsent(key, k -> new ArrayList<>());
         long n = 0;
         for (StateTable t : snap.getTablesList()) {
