@@ -139,6 +139,24 @@ def by_sequence(arrived):
                      for (src, sport, dst), (lo, hi, n) in sorted(spans.items(), key=lambda kv: kv[1]))
 
 
+def agent_drops(before, after):
+    """What the agent counted as dropped between two GetStats: per core, per port (rx/tx), per group."""
+    def count(stats):
+        out = {}
+        for c in stats.get("cores", []):
+            out[f"core {c.get('core', 0)}"] = int(c.get("drops", 0))
+        for p in stats.get("ports", []):
+            out[f"{p['nic']} rx"] = int(p.get("rxDropped", 0))
+            out[f"{p['nic']} tx"] = int(p.get("txDropped", 0))
+        for g in stats.get("groups", []):
+            out[f"group {g['groupId']}"] = int(g.get("drops", 0))
+            for f in g.get("flowState", []):
+                out[f"group {g['groupId']} inherited"] = int(f.get("inherited", 0))
+        return out
+    b, a = count(before), count(after)
+    return ", ".join(f"{k} +{a[k] - b.get(k, 0)}" for k in sorted(a) if a[k] - b.get(k, 0)) or "none"
+
+
 def gaps(seqs, total):
     """The sequence numbers below `total` missing from `seqs`, as ranges: '[a..b, c]'."""
     out, k = [], 0
@@ -169,7 +187,8 @@ def test_an_update_keeps_the_napt_mappings_of_open_flows_and_loses_no_packet(cle
     before = translations(clean, old, "upd-before")
     assert sorted(before) == [f.id for f in old], f"not every flow crossed the chain before the update: {before}"
     assert all(len(seen) == 1 for seen in before.values()), before
-    groups_before = {g["groupId"] for g in clean.agent_stats()["groups"] if g["pipelineId"] == "upd"}
+    stats_before = clean.agent_stats()
+    groups_before = {g["groupId"] for g in stats_before["groups"] if g["pipelineId"] == "upd"}
 
     # A steady flow, one packet per millisecond, across the whole update; the update lands in its middle (its pcap
     # is written first: building 8000 frames takes seconds here, and a flow that only starts after the update proves
@@ -202,7 +221,9 @@ def test_an_update_keeps_the_napt_mappings_of_open_flows_and_loses_no_packet(cle
     assert "not followed" not in updated["reason"], updated
 
     # the agent runs the new version's groups only
-    groups_after = {g["groupId"] for g in clean.agent_stats()["groups"] if g["pipelineId"] == "upd"}
+    stats_after = clean.agent_stats()
+    groups_after = {g["groupId"] for g in stats_after["groups"] if g["pipelineId"] == "upd"}
+    print("\nagent drops during the update: " + agent_drops(stats_before, stats_after))
     assert groups_after and not groups_after & groups_before, (groups_before, groups_after)
 
     steady_seen = [a for a in arrived if a[0] == 500]

@@ -26,17 +26,8 @@ constexpr uint32_t kClient = 0x0a000001;
 
 class UpdateWindowTest : public test::VethEngineTest {
  protected:
-  // NAPT of forward flows to 192.0.2.1, sequential ports of its share; replies (to 192.0.2.1) restored.
   static pb::GroupSpec Napt(const std::string& id, uint32_t tag, unsigned share, unsigned core) {
-    pb::GroupSpec g = VethEngineTest::Group(
-        id,
-        "input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> c :: IPClassifier(dst host 192.0.2.1, -);"
-        "c[1] -> [0]rw :: SynthRewriter(PATTERN 192.0.2.1 20000-20255 - -); c[0] -> [1]rw;"
-        "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [0]output;",
-        tag, core, {0});
-    g.mutable_port_share()->set_index(share);
-    g.mutable_port_share()->set_count(kShares);
-    return g;
+    return NaptGroup(id, tag, core, static_cast<int>(share), kShares);
   }
   grpc::Status Update(const std::vector<pb::GroupSpec>& groups) {
     pb::UpdatePipelineRequest u;
