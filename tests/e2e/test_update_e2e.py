@@ -2,8 +2,9 @@
 host, the real agent, real OVS and real packets.
 
 - An update of FW -> NAPT -> LB that changes the firewall keeps the NAPT port and LB backend of every open flow
-  (measured on the packets the sink receives before and after) and loses no packet of a steady flow sent across
-  the update (the count is printed).
+  (measured on the packets the sink receives before and after), and so do a steady flow sent across the update
+  and flows that start during it (some between the state copy and the move: the window the new groups follow the
+  old ones through); none of their packets is lost (translations first to last and lost ranges are printed).
 - Two chains whose traffic is disjoint share the ingress point and both carry theirs; a third that overlaps one of
   them is refused naming both and a packet of the overlap, and the two keep running.
 
