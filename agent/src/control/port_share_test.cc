@@ -26,19 +26,8 @@ constexpr uint32_t kPublic = 0xc0000201;  // 192.0.2.1
 
 class PortShareTest : public test::VethEngineTest {
  protected:
-  // NAPT of forward flows to 192.0.2.1, sequential ports; replies (to 192.0.2.1) restored by the same table.
   static pb::GroupSpec Napt(const std::string& id, uint32_t tag, int share) {
-    pb::GroupSpec g = VethEngineTest::Group(
-        id,
-        "input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> c :: IPClassifier(dst host 192.0.2.1, -);"
-        "c[1] -> [0]rw :: SynthRewriter(PATTERN 192.0.2.1 20000-20255 - -); c[0] -> [1]rw;"
-        "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [0]output;",
-        tag, kCoreA, {0});
-    if (share >= 0) {
-      g.mutable_port_share()->set_index(static_cast<uint32_t>(share));
-      g.mutable_port_share()->set_count(kShares);
-    }
-    return g;
+    return NaptGroup(id, tag, kCoreA, share, kShares);
   }
   // kFlows new flows into each group (distinct clients, one server), the external port each got by group.
   std::map<uint16_t, std::map<uint16_t, uint16_t>> MapFlows() {

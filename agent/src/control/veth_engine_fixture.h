@@ -73,6 +73,21 @@ class VethEngineTest : public ::testing::Test {
     for (uint32_t c : classes) g.add_class_ids(c);
     return g;
   }
+  // A MAC-tagged NAPT group of class 0: forward flows to 192.0.2.1, sequential ports of 20000-20255 (of share
+  // `share` of `shares` when share >= 0); replies (to 192.0.2.1) restored by the same table.
+  static pb::GroupSpec NaptGroup(const std::string& id, uint32_t tag, unsigned core, int share, uint32_t shares) {
+    pb::GroupSpec g = Group(
+        id,
+        "input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> c :: IPClassifier(dst host 192.0.2.1, -);"
+        "c[1] -> [0]rw :: SynthRewriter(PATTERN 192.0.2.1 20000-20255 - -); c[0] -> [1]rw;"
+        "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [0]output;",
+        tag, core, {0});
+    if (share >= 0) {
+      g.mutable_port_share()->set_index(static_cast<uint32_t>(share));
+      g.mutable_port_share()->set_count(shares);
+    }
+    return g;
+  }
   // Deploys pipeline "chain", reading rx0 and sending back out of it, with `groups`.
   grpc::Status DeployChain(const google::protobuf::RepeatedPtrField<pb::GroupSpec>& groups) {
     pb::DeployPipelineRequest d;

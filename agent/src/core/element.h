@@ -72,6 +72,8 @@ struct FlowStateStats {
   uint64_t growths = 0;            // times the table doubled
   uint64_t growth_failures = 0;    // growths the memory could not hold
   uint64_t shared_heap_hashes = 0; // grown hashes without a heap of their own: resident after the table outgrows them
+  uint64_t inherited = 0;          // flows taken over on a miss from a followed element (follow_state)
+  uint64_t inherit_failures = 0;   // flows a followed element held that this table could not add
 };
 
 struct PortCountRange {
@@ -123,6 +125,12 @@ class Element {
   virtual bool swap_state(Element& other) { return false; }
   // Returns entries imported; throws ConfigError on an invalid table, leaving the element unchanged.
   virtual uint64_t import_state(const agent::v1::StateTable& in, bool merge) { return 0; }
+  // ImportStateRequest.follow_source: until unfollow_state(source), a flow this element misses is looked up in
+  // `source` (the same element of the group its state came from, run by the same core) and taken over with its
+  // mapping before a new one is made. Answers false, changing nothing, unless `source` is an element of the same
+  // class with a table of the same shape. Control path, the core held (both elements are its).
+  virtual bool follow_state(const Element& source) { return false; }
+  virtual void unfollow_state(const Element& source) {}
   // Stateful elements: their flow table's figures; false for the others.
   virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
   // Counters for the standalone exit report ("count 123"); empty when the element has none.

@@ -75,6 +75,24 @@ Status EngineBackend::rss_refusal(const Pipeline& p, const std::string& what) co
                     "with its own per-core flow state, so a group's state is not one table to copy");
 }
 
+void EngineBackend::end_follows() {
+  auto running = [&](const std::shared_ptr<GroupRuntime>& g) {
+    auto it = pipelines_.find(g->spec().pipeline_id);
+    return it != pipelines_.end() &&
+           std::find(it->second.groups.begin(), it->second.groups.end(), g) != it->second.groups.end();
+  };
+  for (auto f = follows_.begin(); f != follows_.end();) {
+    if (running(f->target) && running(f->source)) {
+      ++f;
+      continue;
+    }
+    Element* e = f->target_element;
+    const Element* from = f->source_element;
+    engine_->between_batches(f->target->spec().core, [e, from] { e->unfollow_state(*from); });
+    f = follows_.erase(f);
+  }
+}
+
 // ---- Flow state across restarts -------------------------------------------------------------------------------
 
 namespace {
@@ -746,11 +764,13 @@ Status EngineBackend::UpdatePipeline(const pb::UpdatePipelineRequest& req, pb::P
     cur.egress_spec = shape.egress_spec;
     ++cur.generation;
   }
-  // 5. Final plans: groups that lost their tag retire (the steering handed over their backlog).
+  // 5. Final plans: groups that lost their tag retire (the steering handed over their backlog); groups that
+  //    followed them have taken what they needed (the frames still in flight to them are handled by now).
   for (unsigned c : cores) {
     auto plan = plan_for(c);
     if (!same_groups(*engine_->plan(c), *plan)) engine_->publish(c, std::move(plan));
   }
+  end_follows();
   consume_restored();
   clock.lap("retire");
   fill_status(cur, out);
@@ -774,6 +794,7 @@ Status EngineBackend::RemovePipeline(const pb::RemovePipelineRequest& req, pb::R
     pipelines_.erase(it);
   }
   publish_cores(cores);
+  end_follows();
   if (state_ != nullptr) {  // a removed chain's flows must not come back if a chain of that id is deployed later
     state_->remove_pipeline(req.pipeline_id());
     for (auto w = waiting_.begin(); w != waiting_.end();) w = w->first == req.pipeline_id() ? waiting_.erase(w) : ++w;
@@ -903,6 +924,8 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         fs->set_growths(st.growths);
         fs->set_growth_failures(st.growth_failures);
         fs->set_shared_heap_hashes(st.shared_heap_hashes);
+        fs->set_inherited(st.inherited);
+        fs->set_inherit_failures(st.inherit_failures);
       }
     }
   }
@@ -946,10 +969,25 @@ Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportS
     return Status(StatusCode::NOT_FOUND, "snapshot.pipeline_id: no pipeline '" + snap.pipeline_id() + "'");
   if (rss(it->second.ingress)) return rss_refusal(it->second, "ImportState");
   const std::string target = req.target_group_id().empty() ? snap.group_id() : req.target_group_id();
+  // follow_source: the snapshot's group, running on the target's core (checked below).
+  std::shared_ptr<GroupRuntime> source;
+  if (req.follow_source()) {
+    for (const auto& g : it->second.groups)
+      if (g->spec().group_id == snap.group_id()) source = g;
+    if (source == nullptr || snap.group_id() == target)
+      return invalid("follow_source: snapshot.group_id '" + snap.group_id() + "' is no other group of pipeline '" +
+                     snap.pipeline_id() + "'");
+  }
   for (const auto& g : it->second.groups) {
     if (g->spec().group_id != target) continue;
+    if (source != nullptr && source->spec().core != g->spec().core)
+      return Status(StatusCode::FAILED_PRECONDITION,
+                    "follow_source: group '" + snap.group_id() + "' runs on core " +
+                        std::to_string(source->spec().core) + ", group '" + target + "' on core " +
+                        std::to_string(g->spec().core) + ": a group can look flows up only in one its core runs");
     // Every table must name a stateful element of the same kind before anything is imported.
     std::vector<Element*> dst;
+    std::vector<const Element*> src;
     for (int i = 0; i < snap.tables().size(); ++i) {
       const pb::StateTable& t = snap.tables(i);
       Element* e = g->graph().find(t.element());
@@ -959,9 +997,17 @@ Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportS
       if (t.kind() != e->class_name())
         return invalid(f + ".kind: '" + t.kind() + "' but element '" + t.element() + "' is a " + e->class_name());
       dst.push_back(e);
+      if (source == nullptr) continue;
+      const Element* from = source->graph().find(t.element());
+      if (from == nullptr || from->class_name() != std::string(e->class_name()))
+        return invalid(f + ".element: follow_source: no " + e->class_name() + " '" + t.element() + "' in group '" +
+                       snap.group_id() + "'");
+      src.push_back(from);
     }
     uint64_t n = 0;
     Status st = Status::OK;
+    // Imported and followed in one step of the core: every flow the source maps from the snapshot on is either
+    // in the snapshot's copy or still in the source's table when the target misses it.
     engine_->between_batches(g->spec().core, [&] {
       for (int i = 0; i < snap.tables().size() && st.ok(); ++i) {
         try {
@@ -970,8 +1016,15 @@ Status EngineBackend::ImportState(const pb::ImportStateRequest& req, pb::ImportS
           st = invalid("snapshot.tables[" + std::to_string(i) + "]: " + e.what());
         }
       }
+      for (size_t i = 0; i < src.size() && st.ok(); ++i)
+        if (!dst[i]->follow_state(*src[i])) {
+          st = invalid("snapshot.tables[" + std::to_string(i) + "].element: follow_source: '" + snap.tables(i).element() +
+                       "' of group '" + snap.group_id() + "' holds a table of another shape");
+          for (size_t k = 0; k < i; ++k) dst[k]->unfollow_state(*src[k]);
+        }
     });
     if (!st.ok()) return st;
+    for (size_t i = 0; i < src.size(); ++i) follows_.push_back(Follow{g, source, dst[i], src[i]});
     out->set_entries(n);
     return Status::OK;
   }

@@ -108,6 +108,9 @@ class EngineBackend final : public AgentBackend {
   void consume_restored();
   // FAILED_PRECONDITION naming the pipeline's RSS NIC and what it cannot do there (per-core copies of a group).
   grpc::Status rss_refusal(const Pipeline& p, const std::string& what) const;
+  // Ends every follow (ImportStateRequest.follow_source) whose source or target no longer runs, on the target's
+  // core; called by each change that removes groups, before it lets them go.
+  void end_follows();
 
   Engine* const engine_;
   const std::string version_;
@@ -132,6 +135,14 @@ class EngineBackend final : public AgentBackend {
   std::set<std::pair<std::string, std::string>> written_;
   std::mutex stats_mu_;
   std::map<unsigned, CoreSample> last_sample_;
+  // Elements that look up the flows they miss in another group's element (ImportStateRequest.follow_source),
+  // with both groups, kept alive until end_follows() ends it (guarded by change_mu_).
+  struct Follow {
+    std::shared_ptr<GroupRuntime> target, source;
+    Element* target_element;
+    const Element* source_element;
+  };
+  std::vector<Follow> follows_;
 };
 
 }  // namespace metron

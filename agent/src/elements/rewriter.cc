@@ -101,6 +101,11 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
     int32_t r = found[j];
     // A new flow's second packet in the same batch missed the bulk lookup: look again before creating.
     if (r < 0) r = lookup_key(rw.table(), keys[j]);
+    // A flow the group this one follows mapped (a make-before-break update's window) keeps that mapping.
+    if (r < 0 && rw.following()) {
+      r = rw.inherit(as_tuple(keys[j]), now);
+      if (r == FlowRewriter::kInheritFailed) continue;  // counted; res[i] = -1 drops it
+    }
     if (r < 0) {
       res[i] = on_miss(m, as_tuple(keys[j]), l4s[j], now);
       continue;
@@ -175,6 +180,13 @@ class SynthRewriter final : public Element {
     const uint64_t n = rw_.import_state(in, merge);
     if (have_alloc && !merge) rw_.set_port_cursor(pc), pool_->set_rr_cursor(rr % pool_->patterns().size());
     return n;
+  }
+  bool follow_state(const Element& source) override {
+    if (std::strcmp(source.class_name(), class_name()) != 0) return false;
+    return rw_.follow(static_cast<const SynthRewriter&>(source).rw_);
+  }
+  void unfollow_state(const Element& source) override {
+    if (std::strcmp(source.class_name(), class_name()) == 0) rw_.unfollow(static_cast<const SynthRewriter&>(source).rw_);
   }
   bool swap_state(Element& other) override {
     if (std::strcmp(other.class_name(), class_name()) != 0) return false;
@@ -355,6 +367,18 @@ class IPRewriter final : public Element {
       r.fout = all_[r.backend].fout, r.rout = all_[r.backend].rout;
     });
     return n;
+  }
+  bool follow_state(const Element& source) override {
+    if (std::strcmp(source.class_name(), class_name()) != 0) return false;
+    const auto& o = static_cast<const IPRewriter&>(source);
+    // Records carry their outputs, taken from the patterns: the same patterns in the same order keep them right.
+    if (o.all_.size() != all_.size()) return false;
+    for (size_t k = 0; k < all_.size(); ++k)
+      if (o.all_[k].fout != all_[k].fout || o.all_[k].rout != all_[k].rout) return false;
+    return rw_.follow(o.rw_);
+  }
+  void unfollow_state(const Element& source) override {
+    if (std::strcmp(source.class_name(), class_name()) == 0) rw_.unfollow(static_cast<const IPRewriter&>(source).rw_);
   }
   bool swap_state(Element& other) override {
     if (std::strcmp(other.class_name(), class_name()) != 0) return false;

@@ -154,6 +154,18 @@ class FlowRewriter {
   // differ in declared capacity or address family.
   bool swap_table(FlowRewriter& o);
 
+  // Element::follow_state: `source` (another instance on this core) is consulted on a miss until unfollowed;
+  // false if its table holds another address family.
+  bool follow(const FlowRewriter& source);
+  void unfollow(const FlowRewriter& source);
+  bool following() const { return !sources_.empty(); }
+  // A flow this table missed: its record copied from the first source holding it (forward or reply key), as
+  // record index << 1 | direction like FlowTable::lookup; -1 if no source holds it; kInheritFailed if one does
+  // but this table cannot add it (counted: inherit_failures): the packet is dropped then, since a new mapping
+  // would change the flow's translation. The packet path, on the core.
+  static constexpr int32_t kInheritFailed = -2;
+  int32_t inherit(const Tuple& key, uint64_t now);
+
   uint16_t port_cursor() const { return cursor_; }
   void set_port_cursor(uint16_t c) { cursor_ = c; }
 
@@ -193,6 +205,9 @@ class FlowRewriter {
   uint16_t cursor_ = 0;
   uint32_t rng_ = 0x9e3779b9;
   Relaxed<uint64_t> evicted_, refused_, failures_;
+  // Tables followed (follow()); what was taken from them, and what could not be.
+  std::vector<const FlowRewriter*> sources_;
+  Relaxed<uint64_t> inherited_, inherit_failures_;
 };
 
 }  // namespace metron

@@ -431,6 +431,8 @@ void FlowRewriter::stats(FlowStateStats* out) const {
   out->growths = t.growths();
   out->growth_failures = t.growth_failures();
   out->shared_heap_hashes = t.shared_heap_hashes();
+  out->inherited = inherited_.get();
+  out->inherit_failures = inherit_failures_.get();
 }
 
 void FlowRewriter::report(std::ostream& os) const {
@@ -497,6 +499,42 @@ bool FlowRewriter::swap_table(FlowRewriter& o) {
   o.published_.store(o.table_.get(), std::memory_order_release);
   std::swap(cursor_, o.cursor_);
   return true;
+}
+
+bool FlowRewriter::follow(const FlowRewriter& source) {
+  if (&source == this || source.table_->ipv6() != table_->ipv6()) return false;
+  if (std::find(sources_.begin(), sources_.end(), &source) == sources_.end()) sources_.push_back(&source);
+  return true;
+}
+
+void FlowRewriter::unfollow(const FlowRewriter& source) {
+  sources_.erase(std::remove(sources_.begin(), sources_.end(), &source), sources_.end());
+}
+
+int32_t FlowRewriter::inherit(const Tuple& key, uint64_t now) {
+  for (const FlowRewriter* src : sources_) {
+    const FlowTable& t = *src->table_;
+    const int32_t r = t.ipv6() ? t.lookup_one(key) : t.lookup_one4(to_key4(key));
+    if (r < 0) continue;
+    const uint32_t from = static_cast<uint32_t>(r) >> 1;
+    const FlowMeta& m = t.meta(from);
+    // The same mapping, so the flow's next frames leave as its earlier ones did. Its ports lie in the source's
+    // share, which no instance of this table hands out: the insert can only fail for want of room.
+    int32_t idx = table_->insert(t.orig(from), t.mapped(from), m.backend, m.fout, m.rout, now);
+    if (idx == FlowTable::kFull && !table_->room_coming() &&
+        table_->evict_one(now, kEvictCandidates, kEvictScan, [this](const FlowMeta& x) { return guarantee_[x.proto == 6]; })) {
+      evicted_.add(1);
+      idx = table_->insert(t.orig(from), t.mapped(from), m.backend, m.fout, m.rout, now);
+    }
+    if (idx < 0) {
+      inherit_failures_.add(1);
+      return kInheritFailed;
+    }
+    table_->meta(static_cast<uint32_t>(idx)).state = m.state;
+    inherited_.add(1);
+    return idx << 1 | (r & 1);
+  }
+  return -1;
 }
 
 uint64_t FlowRewriter::import_state(const agent::v1::StateTable& in, bool merge) {

@@ -219,6 +219,8 @@ final class ChainBringUp {
                     + ms(t0, System.nanoTime()) + " ms: " + r.carried + " flows carried over"
                     + (carry.sources().isEmpty() ? " (no unchanged stateful element)" : " " + carry)
                     + ", " + r.synced + " synced after the move"
+                    + (r.unfollowed.isEmpty() ? "" : "; on another core, not followed until the move (a flow they"
+                    + " mapped after the copy may get a new mapping): " + r.unfollowed)
                     + (r.left.isEmpty() ? "" : "; not removed of the old version: " + r.left);
             Chain done = next.withState(ChainState.ACTIVE, reason);
             store.chains().put(id, done);

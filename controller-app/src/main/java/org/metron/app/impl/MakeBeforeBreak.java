@@ -79,13 +79,17 @@ final class MakeBeforeBreak {
         final long synced;
         final List<String> left;
         final List<String> steps;
+        /** Old groups a new one took state from but could not follow (another core): "g0 -> g0~v5". */
+        final List<String> unfollowed;
 
-        Result(InstalledState installed, long carried, long synced, List<String> left, List<String> steps) {
+        Result(InstalledState installed, long carried, long synced, List<String> left, List<String> steps,
+               List<String> unfollowed) {
             this.installed = installed;
             this.carried = carried;
             this.synced = synced;
             this.left = List.copyOf(left);
             this.steps = List.copyOf(steps);
+            this.unfollowed = List.copyOf(unfollowed);
         }
     }
 
@@ -102,6 +106,7 @@ final class MakeBeforeBreak {
         boolean samePipeline = server.isPresent() && old.server.isPresent()
                 && server.get().id().equals(old.server.get().id());
         List<SwitchProgrammer.Staged> staged = new ArrayList<>();
+        List<String> unfollowed = new ArrayList<>();
         long carried;
         try {
             // 1. the new version beside the old one
@@ -137,8 +142,9 @@ final class MakeBeforeBreak {
                     steps.add("pipeline started on " + server.get().id());
                 }
             }
-            // 2. flow state of unchanged elements
-            carried = copyState(chain, old, server, carry, false);
+            // 2. flow state of unchanged elements; the new groups follow the old ones from here on
+            carried = copyState(chain, old, server, carry, false, samePipeline ? plan.pipeline() : null,
+                    unfollowed);
             steps.add("state carried: " + carried + " flows");
             // 3. switch rules: checked everywhere first, then live device by device, entry devices last
             Map<DeviceId, List<FlowRule>> adds = new LinkedHashMap<>();
@@ -184,7 +190,7 @@ final class MakeBeforeBreak {
         drain();
         long synced = 0;
         try {
-            synced = copyState(chain, old, server, carry, true);
+            synced = copyState(chain, old, server, carry, true, null, new ArrayList<>());
             steps.add("window flows synced: " + synced);
         } catch (MetronException e) {
             left.add("state sync after the move: " + e.getMessage());
@@ -196,7 +202,7 @@ final class MakeBeforeBreak {
         log.info("Chain {} updated make-before-break: {}{}", chain, steps, left.isEmpty() ? "" : "; left: " + left);
         InstalledState now = new InstalledState(chain, server.map(MetronServer::id), plan.allSwitchRules(),
                 plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), server.isPresent());
-        return new Result(now, carried, synced, left, steps);
+        return new Result(now, carried, synced, left, steps, unfollowed);
     }
 
     /**
@@ -220,13 +226,20 @@ final class MakeBeforeBreak {
 
     /**
      * Copies the carried tables from the old groups into the new ones: the first source replaces a new group's
-     * tables, later ones merge in; {@code sync} merges everything (flows the old groups mapped after the first copy,
-     * a flow the new group already holds keeping its mapping).
+     * tables, later ones merge in; {@code sync} merges everything (flows the old groups mapped after the first copy
+     * that never reached a new group, a flow the new group already holds keeping its mapping).
+     * <p>
+     * With {@code beside} (the new version's groups, running in the old version's agent pipeline) each new group
+     * also follows the old groups it copies from on its own core: a flow it misses is looked up in theirs until they
+     * retire (agent.proto ImportStateRequest.follow_source). That closes the window between this copy and the move:
+     * a flow an old group maps meanwhile keeps its mapping when its frames reach the new group, where without it the
+     * new group would give it a second one (its own port share) before the sync. Sources on another core cannot be
+     * followed: they are named in {@code unfollowed}.
      *
      * @return flows imported
      */
     private long copyState(ChainId chain, Running old, Optional<MetronServer> server, StateCarry carry,
-                           boolean sync) {
+                           boolean sync, DeployPipelineRequest beside, List<String> unfollowed) {
         if (carry.sources().isEmpty() || server.isEmpty() || old.server.isEmpty()) {
             return 0;
         }
@@ -246,8 +259,13 @@ final class MakeBeforeBreak {
                 if (part.getTablesCount() == 0) {
                     continue;
                 }
+                boolean follow = beside != null && core(old.pipeline, src.oldGroup()).isPresent()
+                        && core(old.pipeline, src.oldGroup()).equals(core(beside, e.getKey()));
+                if (beside != null && !follow) {
+                    unfollowed.add(src.oldGroup() + " -> " + e.getKey());
+                }
                 ImportStateRequest req = ImportStateRequest.newBuilder().setSnapshot(part)
-                        .setTargetGroupId(e.getKey()).setMerge(merge).build();
+                        .setTargetGroupId(e.getKey()).setMerge(merge).setFollowSource(follow).build();
                 ImportStateReply r = deployer.calls().build(to, Deployer.call(() -> to.importState(req)),
                         Fault.AGENT_FAILURE, "importing " + src + " of " + chain + " into group " + e.getKey()
                         + " on " + to.target());
@@ -256,6 +274,11 @@ final class MakeBeforeBreak {
             }
         }
         return n;
+    }
+
+    private static Optional<Integer> core(DeployPipelineRequest pipeline, String group) {
+        return pipeline.getGroupsList().stream().filter(g -> g.getGroupId().equals(group)).findFirst()
+                .map(g -> g.getCore());
     }
 
     /**

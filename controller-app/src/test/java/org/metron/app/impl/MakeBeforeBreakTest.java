@@ -161,6 +161,15 @@ public class MakeBeforeBreakTest {
                 && !c.equals("Health")).collect(Collectors.toList());
         assertEquals(List.of("InstallNicRules", "UpdatePipeline", "ExportState", "ImportState", "ExportState",
                 "ImportState", "UpdatePipeline", "RemoveNicRules"), order);
+        // the copy makes the new group follow the old one on their core until it retires (a flow the old group
+        // maps before the move keeps its mapping); the sync after the move only merges
+        List<org.metron.agent.v1.ImportStateRequest> imports = agent.imports();
+        assertEquals(2, imports.size());
+        assertTrue(imports.get(0).getFollowSource() && !imports.get(0).getMerge());
+        assertEquals(oldGroup.getGroupId(), imports.get(0).getSnapshot().getGroupId());
+        assertFalse(imports.get(1).getFollowSource());
+        assertTrue(imports.get(1).getMerge());
+        assertFalse(up.reason(), up.reason().contains("not followed"));
         // switches: everything checked first, then live device by device; the offload device last, in one batch
         // with the removal of the old entry rules the new version does not overwrite
         List<String> sw = w.switches.log().subList(switchLogBefore, w.switches.log().size());

@@ -66,6 +66,7 @@ public final class TestAgent implements AgentClient {
     private final Map<String, Long> generations = new TreeMap<>();
     private final Map<Long, NicRule> nicRules = new TreeMap<>(Long::compareUnsigned);
     private final List<String> calls = new ArrayList<>();
+    private final List<ImportStateRequest> imports = new ArrayList<>();
     private final FakeFlowTables state = new FakeFlowTables();
     private boolean failUpdate;
     private double load;
@@ -169,6 +170,11 @@ public final class TestAgent implements AgentClient {
 
     public synchronized List<String> calls() {
         return new ArrayList<>(calls);
+    }
+
+    /** ImportState requests accepted, in order. */
+    public synchronized List<ImportStateRequest> imports() {
+        return List.copyOf(imports);
     }
 
     /** How many times placement asked this server for resources. */
@@ -504,6 +510,15 @@ public final class TestAgent implements AgentClient {
             StateSnapshot snap = request.getSnapshot();
             String target = request.getTargetGroupId().isEmpty() ? snap.getGroupId() : request.getTargetGroupId();
             GroupSpec g = group(snap.getPipelineId(), target, "target_group_id");
+            if (request.getFollowSource()) { // the agent's rule: a group follows another one of its pipeline and core
+                GroupSpec src = pipelines.get(snap.getPipelineId()).getGroupsList().stream()
+                        .filter(x -> x.getGroupId().equals(snap.getGroupId())).findFirst().orElse(null);
+                if (src == null || src.getGroupId().equals(g.getGroupId()) || src.getCore() != g.getCore()) {
+                    throw new Refused(Code.FAILED_PRECONDITION, "follow_source: " + snap.getGroupId()
+                            + " is no other group of pipeline " + snap.getPipelineId() + " on the core of " + target);
+                }
+            }
+            imports.add(request);
             long n = state.importInto(snap.getPipelineId(), g, snap.getTablesList(), request.getMerge());
             return ImportStateReply.newBuilder().setEntries(n).build();
         });
