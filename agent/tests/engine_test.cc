@@ -182,6 +182,49 @@ TEST_F(EngineTest, ManyGroupsOnACoreEachGetTheirFrames) {
   EXPECT_EQ(stats.cores(0).drops(), static_cast<uint64_t>(strays));
 }
 
+// Frames a port refuses (its tx ring full) are freed and counted as drops of the group that sent them, with the
+// groups' frames queued together for one tx_burst per burst (TxBuffer): what each group sent or lost adds up.
+TEST(EngineTxTest, RefusedFramesAreDropsOfTheGroupThatSentThem) {
+  test::RingPort in("txin"), out("txout", 16);  // the egress ring holds 15 frames: nobody drains it
+  Engine engine({kWorker}, test::pool());
+  Port* in_port = engine.add_port(std::move(in.port));
+  Port* out_port = engine.add_port(std::move(out.port));
+  EngineBackend backend(&engine, "test");
+  engine.start();
+  pb::DeployPipelineRequest r = test::OneGroupPipeline(*in_port, *out_port, "input -> [0]output;", kWorker, 7);
+  *r.add_groups() = r.groups(0);
+  r.mutable_groups(1)->set_group_id("g8");
+  r.mutable_groups(1)->mutable_tag()->set_value(8);
+  pb::PipelineStatus st;
+  ASSERT_TRUE(backend.DeployPipeline(r, &st).ok());
+  const int kFrames = 100;
+  Flow f7, f8;
+  f7.dst_mac = "02:4d:00:07:00:01";
+  f8.dst_mac = "02:4d:00:08:00:01";
+  for (int i = 0; i < kFrames; ++i) in.inject(test::frame(i % 3 ? f7 : f8));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (bool all = false; !all && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pb::Stats now;
+    ASSERT_TRUE(backend.GetStats(pb::StatsRequest(), &now).ok());
+    all = now.cores(0).rx_packets() == kFrames;
+  }
+  engine.stop();
+  pb::Stats stats;
+  ASSERT_TRUE(backend.GetStats(pb::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.cores(0).rx_packets(), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(stats.cores(0).tx_packets(), 15u);
+  EXPECT_EQ(out.drain().size(), 15u);
+  ASSERT_EQ(stats.groups_size(), 2);
+  uint64_t dropped = 0;
+  for (const auto& g : stats.groups()) {
+    EXPECT_EQ(g.packets(), g.group_id() == "g7" ? 66u : 34u) << g.group_id();
+    EXPECT_LE(g.drops(), g.packets()) << g.group_id();
+    dropped += g.drops();
+  }
+  EXPECT_EQ(dropped, static_cast<uint64_t>(kFrames - 15));
+}
+
 TEST_F(EngineTest, VlanTaggedFramesReachTheirGroupUntagged) {
   pb::PipelineStatus st;
   ASSERT_TRUE(backend_->DeployPipeline(pipeline("p", "input -> [0]output;", 100, pb::TAG_VLAN), &st).ok());

@@ -179,13 +179,10 @@ void Engine::loop(Worker& w) {
         per_group[g].push_back(m);
       }
       if (misrouted) c.drops.add(misrouted);
-      for (size_t g = 0; g < ng; ++g) {
-        if (per_group[g].n == 0) continue;
-        GroupRuntime* gr = b.groups[g];
-        const uint64_t tx0 = gr->tx_packets();
-        gr->process(per_group[g]);
-        c.tx.add(gr->tx_packets() - tx0);
-      }
+      for (size_t g = 0; g < ng; ++g)
+        if (per_group[g].n) b.groups[g]->process(per_group[g], &w.tx);
+      // What the groups sent leaves now, one tx_burst per port and queue for the whole rx burst.
+      c.tx.add(w.tx.flush());
     }
     for (const auto& g : plan->standalone) handled += g->run_sources();
     const uint64_t t1 = rte_rdtsc();

@@ -19,6 +19,7 @@
 #include "core/graph.h"
 #include "core/group.h"
 #include "core/port.h"
+#include "core/tx_buffer.h"
 
 struct rte_mempool;
 
@@ -135,6 +136,7 @@ class Engine {
     std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
     std::atomic<Handoff*> handoff{nullptr};
     CoreCounters counters;
+    TxBuffer tx;  // the worker's own: what its groups send, flushed after every rx burst
     std::atomic<bool> in_loop{false};
   };
   // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.

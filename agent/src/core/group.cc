@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/port.h"
+#include "core/tx_buffer.h"
 #include "utils/checksum.h"
 
 namespace metron {
@@ -84,7 +85,7 @@ struct ClassTally {
 // shared counters once per batch and class: a reader sees whole batches, exactly as many as were counted.
 // Tallies are kept for up to kTallies classes at once (slot = counters' index mod kTallies, flushed when another
 // class takes the slot), so a batch that interleaves a few classes still adds once per class.
-void GroupRuntime::process(PacketBatch& b) {
+void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   const uint64_t t0 = rte_rdtsc();
   constexpr unsigned kTallies = 8;
   constexpr uint32_t kUnknown = ~0u;
@@ -127,7 +128,9 @@ void GroupRuntime::process(PacketBatch& b) {
   if (unknown) unknown_class_.add(unknown);
   packets_.add(b.n);
   bytes_.add(bytes);
+  tx_buffer_ = tx;
   graph_->push_input(b);
+  tx_buffer_ = nullptr;
   busy_.add(rte_rdtsc() - t0);
 }
 
@@ -148,11 +151,12 @@ void GroupRuntime::egress(int k, PacketBatch& b) {
     }
   }
   const uint16_t q = static_cast<uint16_t>(spec_.slot % e.port->tx_queues());
-  const uint16_t sent = e.port->tx_burst(q, b.pkts, b.n);
-  tx_.add(sent);
-  if (sent < b.n) {
-    tx_dropped_.add(b.n - sent);
-    rte_pktmbuf_free_bulk(b.pkts + sent, b.n - sent);
+  if (tx_buffer_ != nullptr) {
+    tx_buffer_->add(e.port, q, this, b.pkts, b.n);
+  } else {
+    const uint16_t sent = e.port->tx_burst(q, b.pkts, b.n);
+    if (sent < b.n) rte_pktmbuf_free_bulk(b.pkts + sent, b.n - sent);
+    count_tx(sent, static_cast<uint16_t>(b.n - sent));
   }
   b.n = 0;
 }
