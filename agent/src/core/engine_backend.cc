@@ -415,7 +415,7 @@ std::unique_ptr<WorkerPlan> EngineBackend::plan_for(unsigned core, const GroupLi
     for (auto& x : plan->ingress)
       if (x.port == g->spec().ingress) b = &x;
     if (b == nullptr) {
-      plan->ingress.push_back(IngressBinding{g->spec().ingress, static_cast<uint16_t>(g->spec().slot), {}});
+      plan->ingress.push_back(IngressBinding{g->spec().ingress, static_cast<uint16_t>(g->spec().slot), {}, {}});
       b = &plan->ingress.back();
     }
     b->groups.push_back(g.get());
