@@ -142,6 +142,17 @@ compare napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input (--
   "metron $REPLAY_NAPT replay:$TRACE100K" "metron $NAPT $TRACE100K"
 compare ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input (--replay)" \
   "same IPFilter, pcap vdev input" "metron $REPLAY_FILTER replay:$TRACE100K" "metron $FILTER $TRACE100K"
+# The offloaded chain's agent side (group_dispatch_bench): frames tagged by the switch, dispatched by tag to 4
+# groups on one core, each running NAPT->LB as synthesized (one SynthRewriter) with its group counters, against
+# the same NAPT->LB as one standalone graph on the untagged trace: what tag dispatch and the group runtime cost.
+GROUP_NAPT_LB="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
+REPLAY_NAPT_LB=$(cfg napt_lb_replay "src :: FromDevice(replay0) -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
+groups4() {  # on hugepages unless run under nohuge (the bench's own EAL: --no-huge without METRON_EAL_HUGE_DIR)
+  local env=("${HUGE_ENV[@]}"); [[ ${EAL[0]} == --no-huge ]] && env=(env)
+  "${env[@]}" "$BUILD/group_dispatch_bench" "$TRACE100K" 4 "$SECS" "$GROUP_NAPT_LB" 2>/dev/null | awk '/^result/{print $2, $3, $4}'
+}
+compare offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched by tag to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
+  "same NAPT->LB, one standalone graph, untagged" "groups4" "metron $REPLAY_NAPT_LB replay:$TRACE100K"
 for w in napt ipfilter1000; do
   if [[ $w == napt ]]; then rc=$REPLAY_NAPT pc=$NAPT; else rc=$REPLAY_FILTER pc=$FILTER; fi
   r=() p=()
@@ -208,3 +219,6 @@ write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group h
 
 # Packets per core (issue 16): A/B against a previous build when AGENT_BASE / AGENT_BASE_PROFILED name one.
 "$HERE/perf.sh" "$BUILD" "$RESULTS"
+# The hot path against a previous build (issue 25): HOTPATH_BASE names a directory holding its metron-agent and
+# group_dispatch_bench.
+if [[ -n ${HOTPATH_BASE:-} ]]; then "$HERE/hotpath_ab.sh" "$BUILD" "$HOTPATH_BASE" "$RESULTS"; fi

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -102,6 +104,125 @@ TEST_F(EngineTest, DeployedGroupForwardsItsTagAndCountsClasses) {
   EXPECT_EQ(stats.cores(0).drops(), 4u);
   EXPECT_GT(stats.cores(0).busy_cycles(), 0u);
   EXPECT_GT(stats.cores(0).total_cycles(), stats.cores(0).busy_cycles());
+}
+
+// The class counters the controller's load monitor splits classes by (docs/scaling.md): per class packets, bytes,
+// TCP/UDP packets and how many had each source-port bit set, exact when read, with classes interleaved in a
+// burst, frames of no class of the group, and frames without a source port (ICMP, later fragments do not count).
+TEST_F(EngineTest, ClassCountersCountEverySourcePortBitExactly) {
+  pb::PipelineStatus st;
+  pb::DeployPipelineRequest r = pipeline("p", "input -> [0]output;", 7);
+  for (uint32_t c = 10; c < 20; ++c) r.mutable_groups(0)->add_class_ids(c);  // more classes than kept per batch
+  ASSERT_TRUE(backend_->DeployPipeline(r, &st).ok());
+  std::map<uint32_t, uint64_t> packets, bytes, l4;
+  std::map<uint32_t, std::array<uint64_t, 16>> ones;
+  const int kFrames = 600;
+  for (int i = 0; i < kFrames; ++i) {
+    const uint16_t cls = i % 7 == 0 ? 5 : i % 5 == 0 ? 4 : i % 3 == 0 ? 3 : static_cast<uint16_t>(10 + i % 10);
+    Flow f = tagged(7, cls);
+    f.sport = static_cast<uint16_t>(i * 2654435761u >> 16);
+    f.proto = i % 11 == 0 ? 1 : i % 2 ? 6 : 17;
+    const auto bytes_of = test::frame(f);
+    in_->inject(bytes_of);
+    if (cls == 5) continue;  // not a class of the group: forwarded, counted as the group's packet only
+    packets[cls] += 1;
+    bytes[cls] += bytes_of.size();
+    if (f.proto == 1) continue;
+    l4[cls] += 1;
+    for (int k = 0; k < 16; ++k) ones[cls][k] += (f.sport >> k) & 1;
+  }
+  ASSERT_EQ(collect(kFrames).size(), static_cast<size_t>(kFrames));
+  pb::Stats stats;
+  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+  ASSERT_EQ(stats.groups_size(), 1);
+  EXPECT_EQ(stats.groups(0).packets(), static_cast<uint64_t>(kFrames));
+  ASSERT_EQ(stats.groups(0).classes_size(), 12);
+  for (const auto& c : stats.groups(0).classes()) {
+    SCOPED_TRACE("class " + std::to_string(c.class_id()));
+    EXPECT_EQ(c.packets(), packets[c.class_id()]);
+    EXPECT_EQ(c.bytes(), bytes[c.class_id()]);
+    EXPECT_EQ(c.l4_packets(), l4[c.class_id()]);
+    ASSERT_EQ(c.sport_ones_size(), l4[c.class_id()] ? 16 : 0);
+    for (int k = 0; k < c.sport_ones_size(); ++k) EXPECT_EQ(c.sport_ones(k), ones[c.class_id()][k]) << "bit " << k;
+  }
+}
+
+// Many groups on one core, their frames interleaved in every burst: each frame reaches its own group (found by
+// its tag), each group counts and sends exactly its frames, frames of no group are dropped and counted.
+TEST_F(EngineTest, ManyGroupsOnACoreEachGetTheirFrames) {
+  pb::PipelineStatus st;
+  pb::DeployPipelineRequest r = pipeline("p", "input -> Counter -> [0]output;", 100);
+  for (uint32_t tag = 101; tag < 140; ++tag) {
+    pb::GroupSpec* g = r.add_groups();
+    *g = r.groups(0);
+    g->set_group_id("g" + std::to_string(tag));
+    g->mutable_tag()->set_value(tag);
+    g->clear_class_ids();
+  }
+  ASSERT_TRUE(backend_->DeployPipeline(r, &st).ok());
+  std::map<std::string, uint64_t> want;
+  const int kFrames = 2000;
+  int strays = 0;
+  for (int i = 0; i < kFrames; ++i) {
+    const uint16_t tag = static_cast<uint16_t>(100 + (i * 7) % 41);  // 140 is no group's
+    in_->inject(test::frame(tagged(tag, 3)));
+    if (tag == 140) ++strays;
+    else want["g" + std::to_string(tag)] += 1;
+  }
+  ASSERT_EQ(collect(kFrames - strays).size(), static_cast<size_t>(kFrames - strays));
+  pb::Stats stats;
+  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+  ASSERT_EQ(stats.groups_size(), 40);
+  for (const auto& g : stats.groups()) {
+    EXPECT_EQ(g.packets(), want[g.group_id()]) << g.group_id();
+    EXPECT_EQ(g.drops(), 0u) << g.group_id();
+  }
+  EXPECT_EQ(stats.cores(0).rx_packets(), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(stats.cores(0).tx_packets(), static_cast<uint64_t>(kFrames - strays));
+  EXPECT_EQ(stats.cores(0).drops(), static_cast<uint64_t>(strays));
+}
+
+// Frames a port refuses (its tx ring full) are freed and counted as drops of the group that sent them, with the
+// groups' frames queued together for one tx_burst per burst (TxBuffer): what each group sent or lost adds up.
+TEST(EngineTxTest, RefusedFramesAreDropsOfTheGroupThatSentThem) {
+  test::RingPort in("txin"), out("txout", 16);  // the egress ring holds 15 frames: nobody drains it
+  Engine engine({kWorker}, test::pool());
+  Port* in_port = engine.add_port(std::move(in.port));
+  Port* out_port = engine.add_port(std::move(out.port));
+  EngineBackend backend(&engine, "test");
+  engine.start();
+  pb::DeployPipelineRequest r = test::OneGroupPipeline(*in_port, *out_port, "input -> [0]output;", kWorker, 7);
+  *r.add_groups() = r.groups(0);
+  r.mutable_groups(1)->set_group_id("g8");
+  r.mutable_groups(1)->mutable_tag()->set_value(8);
+  pb::PipelineStatus st;
+  ASSERT_TRUE(backend.DeployPipeline(r, &st).ok());
+  const int kFrames = 100;
+  Flow f7, f8;
+  f7.dst_mac = "02:4d:00:07:00:01";
+  f8.dst_mac = "02:4d:00:08:00:01";
+  for (int i = 0; i < kFrames; ++i) in.inject(test::frame(i % 3 ? f7 : f8));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (bool all = false; !all && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pb::Stats now;
+    ASSERT_TRUE(backend.GetStats(pb::StatsRequest(), &now).ok());
+    all = now.cores(0).rx_packets() == kFrames;
+  }
+  engine.stop();
+  pb::Stats stats;
+  ASSERT_TRUE(backend.GetStats(pb::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.cores(0).rx_packets(), static_cast<uint64_t>(kFrames));
+  EXPECT_EQ(stats.cores(0).tx_packets(), 15u);
+  EXPECT_EQ(out.drain().size(), 15u);
+  ASSERT_EQ(stats.groups_size(), 2);
+  uint64_t dropped = 0;
+  for (const auto& g : stats.groups()) {
+    EXPECT_EQ(g.packets(), g.group_id() == "g7" ? 66u : 34u) << g.group_id();
+    EXPECT_LE(g.drops(), g.packets()) << g.group_id();
+    dropped += g.drops();
+  }
+  EXPECT_EQ(dropped, static_cast<uint64_t>(kFrames - 15));
 }
 
 TEST_F(EngineTest, VlanTaggedFramesReachTheirGroupUntagged) {

@@ -150,6 +150,8 @@ void Engine::loop(Worker& w) {
       if (per_group.size() < ng) per_group.resize(ng);
       for (size_t g = 0; g < ng; ++g) per_group[g].n = 0;
       uint64_t misrouted = 0;
+      uint32_t last_key = 0;  // no tag key is 0
+      int last_group = -1;
       for (uint16_t i = 0; i < in.n; ++i) {
         rte_mbuf* m = in.pkts[i];
         clear_anno(m);
@@ -169,23 +171,22 @@ void Engine::loop(Worker& w) {
         } else {
           key = tag_key(TagKind::kMac, load16(d + 2));
         }
-        size_t g = 0;
-        while (g < ng && b.groups[g]->key() != key) ++g;
-        if (g == ng) {
+        if (key != last_key) {  // a burst often carries runs of one tag
+          last_key = key;
+          last_group = b.by_tag.find(key);
+        }
+        if (last_group < 0) {
           ++misrouted;
           rte_pktmbuf_free(m);
           continue;
         }
-        per_group[g].push_back(m);
+        per_group[last_group].push_back(m);
       }
       if (misrouted) c.drops.add(misrouted);
-      for (size_t g = 0; g < ng; ++g) {
-        if (per_group[g].n == 0) continue;
-        GroupRuntime* gr = b.groups[g];
-        const uint64_t tx0 = gr->tx_packets();
-        gr->process(per_group[g]);
-        c.tx.add(gr->tx_packets() - tx0);
-      }
+      for (size_t g = 0; g < ng; ++g)
+        if (per_group[g].n) b.groups[g]->process(per_group[g], &w.tx);
+      // What the groups sent leaves now, one tx_burst per port and queue for the whole rx burst.
+      c.tx.add(w.tx.flush());
     }
     for (const auto& g : plan->standalone) handled += g->run_sources();
     const uint64_t t1 = rte_rdtsc();
@@ -239,7 +240,26 @@ void Engine::await(Worker& w, Handoff& h) {
   }
 }
 
+void TagIndex::build(const std::vector<GroupRuntime*>& groups) {
+  unsigned bits = 1;
+  while ((size_t{1} << bits) < 2 * groups.size()) ++bits;
+  slots_.assign(size_t{1} << bits, Slot{});
+  mask_ = (1u << bits) - 1;
+  shift_ = 32 - bits;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const uint32_t key = groups[i]->key();
+    uint32_t s = slot_of(key);
+    while (slots_[s].key != 0 && slots_[s].key != key) s = (s + 1) & mask_;
+    if (slots_[s].key == 0) slots_[s] = Slot{key, static_cast<uint32_t>(i)};  // two groups, one tag: the first
+  }
+}
+
+void Engine::index_tags(WorkerPlan& plan) {
+  for (IngressBinding& b : plan.ingress) b.by_tag.build(b.groups);
+}
+
 bool Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<bool()>& handoff) {
+  index_tags(*plan);
   std::lock_guard<std::mutex> lock(publish_mu_);
   Worker& w = worker(core);
   Handoff h;
@@ -268,6 +288,7 @@ void Engine::publish_during(std::vector<std::pair<unsigned, std::unique_ptr<Work
       throw std::invalid_argument("engine: two plans for core " + std::to_string(core));
     ws.push_back(&w);
   }
+  for (auto& p : plans) index_tags(*p.second);
   std::vector<Handoff> hs(plans.size());
   for (size_t i = 0; i < plans.size(); ++i) {
     hs[i].plan = plans[i].second.get();

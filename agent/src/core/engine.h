@@ -19,16 +19,42 @@
 #include "core/graph.h"
 #include "core/group.h"
 #include "core/port.h"
+#include "core/tx_buffer.h"
 
 struct rte_mempool;
 
 namespace metron {
 
+// Tag key -> position in a list of groups, in O(1) whatever the number of groups (a core may run hundreds):
+// open addressing with linear probing over a power-of-two table at most half full. Built off the data path.
+class TagIndex {
+ public:
+  void build(const std::vector<GroupRuntime*>& groups);
+  // The position of the group whose key() is `key`, or -1.
+  int find(uint32_t key) const {
+    for (uint32_t s = slot_of(key);; s = (s + 1) & mask_) {
+      if (slots_[s].key == key) return static_cast<int>(slots_[s].index);
+      if (slots_[s].key == 0) return -1;  // tag keys are never 0 (their kind is in bits 16+)
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t key = 0;
+    uint32_t index = 0;
+  };
+  uint32_t slot_of(uint32_t key) const { return (key * 0x9e3779b1u) >> shift_; }  // Fibonacci hashing
+  std::vector<Slot> slots_ = std::vector<Slot>(1);
+  uint32_t mask_ = 0;
+  unsigned shift_ = 32;
+};
+
 struct IngressBinding {
   Port* port = nullptr;
   uint16_t queue = 0;
-  // Groups of this core fed by this port, looked up by tag key (few per core: a linear scan wins).
+  // Groups of this core fed by this port, and which of them runs a tag (Engine::publish builds `by_tag`).
   std::vector<GroupRuntime*> groups;
+  TagIndex by_tag;
 };
 
 struct WorkerPlan {
@@ -135,6 +161,7 @@ class Engine {
     std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
     std::atomic<Handoff*> handoff{nullptr};
     CoreCounters counters;
+    TxBuffer tx;  // the worker's own: what its groups send, flushed after every rx burst
     std::atomic<bool> in_loop{false};
   };
   // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.
@@ -144,6 +171,8 @@ class Engine {
   // Takes a handoff's plan as the worker's own (frees the previous one); caller holds publish_mu_.
   static void adopt(Worker& w, std::unique_ptr<WorkerPlan> plan);
   static void carry_out(Worker& w, Handoff& h);
+  // Builds each ingress binding's tag index of a plan about to be published.
+  static void index_tags(WorkerPlan& plan);
   static int launch(void* arg);
   void loop(Worker& w);
   Worker& worker(unsigned core);

@@ -78,6 +78,8 @@ class EngineBackend final : public AgentBackend {
     uint64_t generation = 0;
   };
   using GroupList = std::vector<std::shared_ptr<GroupRuntime>>;
+  // One UpdatePipeline call, in named steps (core/pipeline_update.cc).
+  class PipelineUpdate;
 
   // Parses `egress` into p's egress targets. Status names the field.
   grpc::Status set_egress(const google::protobuf::RepeatedPtrField<pb::Egress>& egress, Pipeline* p) const;

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "core/port.h"
+#include "core/tx_buffer.h"
 #include "utils/checksum.h"
 
 namespace metron {
@@ -34,45 +35,102 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
 
 namespace {
 
-// Counts the source-port bits of an IPv4 TCP/UDP frame that carries its L4 header (not a later fragment): 16
-// single-writer adds on the worker's own counters, no branch per bit.
-inline void count_sport(ClassCounters& c, const rte_mbuf* m) {
-  const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t len = rte_pktmbuf_data_len(m);
-  if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
-  const uint8_t* ip = p + 14;
-  const uint32_t ihl = (ip[0] & 0x0f) * 4u;
-  if (ihl < 20 || (ip[9] != 6 && ip[9] != 17) || (load16(ip + 6) & 0x1fff) != 0 || len < 14 + ihl + 2) return;
-  const uint32_t sport = load16(ip + ihl);
-  c.l4.add(1);
-  for (int k = 0; k < kSportBits; ++k) c.sport_ones[k].add((sport >> k) & 1u);
-}
+// kSpread[x]: byte k is bit k of x. Adding kSpread[byte] for every packet counts how many packets had each of the
+// byte's 8 bits set, 8 counters in one add (a batch has at most kBurst < 256 packets: no byte overflows).
+struct Spread {
+  uint64_t v[256];
+  constexpr Spread() : v() {
+    for (int x = 0; x < 256; ++x)
+      for (int k = 0; k < 8; ++k) v[x] |= static_cast<uint64_t>((x >> k) & 1) << (8 * k);
+  }
+};
+constexpr Spread kSpread;
+static_assert(kBurst < 256, "per-bit counts are kept in bytes during a batch");
+
+// One class's counts over a batch: added to its ClassCounters once per batch, not per packet.
+// (No member initializers: a batch zeroes only the tallies it uses, ClassTally{}.)
+struct ClassTally {
+  uint64_t packets, bytes, l4;
+  uint64_t ones_lo, ones_hi;  // per-bit counts of the source port's low and high byte, a byte per bit
+
+  // An IPv4 TCP/UDP frame that carries its L4 header (not a later fragment): its source port's bits.
+  void count_sport(const rte_mbuf* m) {
+    const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
+    const uint8_t* ip = p + 14;
+    const uint32_t ihl = (ip[0] & 0x0f) * 4u;
+    if (ihl < 20 || (ip[9] != 6 && ip[9] != 17) || (load16(ip + 6) & 0x1fff) != 0 || len < 14 + ihl + 2) return;
+    const uint32_t sport = load16(ip + ihl);
+    ++l4;
+    ones_lo += kSpread.v[sport & 0xff];
+    ones_hi += kSpread.v[sport >> 8];
+  }
+  void add_to(ClassCounters& c) const {
+    c.packets.add(packets);
+    c.bytes.add(bytes);
+    if (l4 == 0) return;
+    c.l4.add(l4);
+    for (int k = 0; k < 8; ++k) {
+      c.sport_ones[k].add((ones_lo >> (8 * k)) & 0xff);
+      c.sport_ones[8 + k].add((ones_hi >> (8 * k)) & 0xff);
+    }
+  }
+};
 
 }  // namespace
 
-void GroupRuntime::process(PacketBatch& b) {
+// The group's telemetry (packets, bytes, per class packets, bytes and source-port bits, which the controller's
+// load monitor reads to choose how to split a class) is tallied on the stack over the batch and added to the
+// shared counters once per batch and class: a reader sees whole batches, exactly as many as were counted.
+// Tallies are kept for up to kTallies classes at once (slot = counters' index mod kTallies, flushed when another
+// class takes the slot), so a batch that interleaves a few classes still adds once per class.
+void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   const uint64_t t0 = rte_rdtsc();
-  uint64_t bytes = 0;
-  const size_t nc = sorted_classes_.size();
+  constexpr unsigned kTallies = 8;
+  constexpr uint32_t kUnknown = ~0u;
+  ClassTally tally[kTallies];
+  uint32_t owner[kTallies];
+  unsigned used = 0;  // bit s: tally[s] counts for class index owner[s]
+  uint64_t bytes = 0, unknown = 0;
+  uint32_t last_cls = ~0u, last = kUnknown;  // the previous packet's class id and its counters' index
   for (uint16_t i = 0; i < b.n; ++i) {
     rte_mbuf* m = b.pkts[i];
     const uint32_t len = rte_pktmbuf_pkt_len(m);
     bytes += len;
     // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes.
     const uint32_t cls = load16(rte_pktmbuf_mtod(m, const uint8_t*) + 4);
-    const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
-    if (it != sorted_classes_.end() && *it == cls && nc) {
-      ClassCounters& c = classes_[sorted_index_[it - sorted_classes_.begin()]];
-      c.packets.add(1);
-      c.bytes.add(len);
-      count_sport(c, m);
-    } else {
-      unknown_class_.add(1);
+    if (cls != last_cls) {
+      last_cls = cls;
+      const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
+      last = it != sorted_classes_.end() && *it == cls ? sorted_index_[it - sorted_classes_.begin()] : kUnknown;
     }
+    if (last == kUnknown) {
+      ++unknown;
+      continue;
+    }
+    const unsigned s = last % kTallies;
+    if (!(used >> s & 1u) || owner[s] != last) {
+      if (used >> s & 1u) tally[s].add_to(classes_[owner[s]]);
+      tally[s] = ClassTally{};
+      owner[s] = last;
+      used |= 1u << s;
+    }
+    ClassTally& t = tally[s];
+    ++t.packets;
+    t.bytes += len;
+    t.count_sport(m);
   }
+  for (unsigned u = used; u != 0; u &= u - 1) {
+    const unsigned s = static_cast<unsigned>(__builtin_ctz(u));
+    tally[s].add_to(classes_[owner[s]]);
+  }
+  if (unknown) unknown_class_.add(unknown);
   packets_.add(b.n);
   bytes_.add(bytes);
+  tx_buffer_ = tx;
   graph_->push_input(b);
+  tx_buffer_ = nullptr;
   busy_.add(rte_rdtsc() - t0);
 }
 
@@ -93,11 +151,12 @@ void GroupRuntime::egress(int k, PacketBatch& b) {
     }
   }
   const uint16_t q = static_cast<uint16_t>(spec_.slot % e.port->tx_queues());
-  const uint16_t sent = e.port->tx_burst(q, b.pkts, b.n);
-  tx_.add(sent);
-  if (sent < b.n) {
-    tx_dropped_.add(b.n - sent);
-    rte_pktmbuf_free_bulk(b.pkts + sent, b.n - sent);
+  if (tx_buffer_ != nullptr) {
+    tx_buffer_->add(e.port, q, this, b.pkts, b.n);
+  } else {
+    const uint16_t sent = e.port->tx_burst(q, b.pkts, b.n);
+    if (sent < b.n) rte_pktmbuf_free_bulk(b.pkts + sent, b.n - sent);
+    count_tx(sent, static_cast<uint16_t>(b.n - sent));
   }
   b.n = 0;
 }

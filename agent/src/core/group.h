@@ -15,6 +15,7 @@
 namespace metron {
 
 class Port;
+class TxBuffer;
 
 // Where `[k]output` goes: a port, with the next hop's MAC and VLAN written on the way out.
 struct EgressTarget {
@@ -84,9 +85,15 @@ class GroupRuntime final : public EgressSink {
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
 
-  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped.
-  void process(PacketBatch& b);
+  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped. What the
+  // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
+  void process(PacketBatch& b, TxBuffer* tx = nullptr);
   void egress(int k, PacketBatch& b) override;
+  // Of this group's frames a port was handed: `sent` it took, `refused` it did not (freed).
+  void count_tx(uint16_t sent, uint16_t refused) {
+    tx_.add(sent);
+    if (refused) tx_dropped_.add(refused);
+  }
   int egress_count() const override { return static_cast<int>(spec_.egress.size()); }
 
   // Counters (any thread).
@@ -108,6 +115,7 @@ class GroupRuntime final : public EgressSink {
   std::vector<uint32_t> sorted_classes_;  // sorted class ids ...
   std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
   std::unique_ptr<ClassCounters[]> classes_;
+  TxBuffer* tx_buffer_ = nullptr;  // during process(): where egress queues frames
   alignas(64) RelaxedCounter packets_;
   RelaxedCounter bytes_;
   RelaxedCounter tx_;

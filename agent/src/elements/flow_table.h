@@ -158,6 +158,13 @@ class FlowTable {
   const Key4& mapped4(uint32_t idx) const {
     return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta) + sizeof(Key4));
   }
+  // Asks for record idx's cache lines (for writing: a hit's metadata is updated) ahead of their use: a rewriter
+  // asks for every hit of a batch right after its bulk lookup, so the batch's record misses overlap.
+  void prefetch(uint32_t idx) const {
+    const uint8_t* r = record(idx);
+    __builtin_prefetch(r, 1);
+    __builtin_prefetch(r + stride_ - 1, 1);
+  }
   // Adds a flow: its record index, kFull or kConflict.
   int32_t insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
   void remove(uint32_t idx);

@@ -88,7 +88,11 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
     ++*bad;
   }
   self.profile_stage(0);
-  lookup_keys(rw.table(), ptrs, nk, found);
+  if (nk) lookup_keys(rw.table(), ptrs, nk, found);
+  // A stage ahead (FAJITA, l3fwd): every hit's record is asked for before the first one is touched, so a batch's
+  // record misses overlap instead of following one another.
+  for (unsigned j = 0; j < nk; ++j)
+    if (found[j] >= 0) rw.table().prefetch(static_cast<uint32_t>(found[j]) >> 1);
   self.profile_stage(1);
   for (uint16_t i = 0; i < b.n; ++i) {
     const int j = slot[i];

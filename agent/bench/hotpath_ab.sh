@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The agent's hot path, this build against a previous one in the same run (issue 25 item 5): rounds interleaved
+# (this build, the previous one, this build, ...), medians, Mpps per CPU-second of the worker, hugepages as in
+# run.sh. Rows: the memory-fed standalone NAPT and IPFilter(1000) on the 100k-flow trace (run.sh's
+# *_100k_replay rows), and the offloaded chain's agent side (group_dispatch_bench: frames tagged as the switch
+# tags them, dispatched by tag to 4 and to 16 groups on one core, each running NAPT->LB as synthesized).
+# usage: hotpath_ab.sh BUILD_DIR BASE_DIR RESULTS_DIR [LABEL]
+#   BASE_DIR holds the previous build's metron-agent and group_dispatch_bench; LABEL names it in the JSON
+#   (default: BASE_DIR's name). env: AGENT_BENCH_SECONDS (2), AGENT_BENCH_ROUNDS (5), HOTPATH_ROWS (all: a
+#   space-separated subset of napt ipfilter groups4 groups16)
+# Writes RESULTS_DIR/agent_hotpath_<row>.json.
+set -euo pipefail
+BUILD=$(realpath "$1")
+BASE=$(realpath "$2")
+RESULTS=$(realpath "$3")
+LABEL=${4:-$(basename "$BASE")}
+HERE=$(dirname "$(realpath "$0")")
+AGENT_BENCH_SECONDS=${AGENT_BENCH_SECONDS:-2}
+AGENT_BENCH_ROUNDS=${AGENT_BENCH_ROUNDS:-5}
+# shellcheck source=common.sh
+source "$HERE/common.sh"
+ROWS=${HOTPATH_ROWS:-napt ipfilter groups4 groups16}
+[[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
+[[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
+TRACE=$DATA/flows100k.pcap
+configs
+NAPT_R=$(cfg napt_replay "$(sed 's/net_pcap0/replay0/' "$NAPT")")
+FILTER_R=$(cfg filter_replay "$(sed 's/net_pcap0/replay0/' "$FILTER")")
+# The agent side of the offloaded chain: NAPT->LB (one SynthRewriter, as the synthesizer emits it) per group,
+# each table twice its group's flows (@CAPACITY@, group_dispatch_bench).
+GROUP_CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
+
+# standalone DIR CLICK: "mpps_cpu mpps_wall cycles_per_packet" of DIR/metron-agent on the memory-fed trace
+standalone() {
+  "$1/metron-agent" --duration "$SECS" --mbufs 131071 --replay "replay0=$TRACE" --dpdk -l 0 "${EAL[@]}" \
+    --file-prefix "hp$$" --vdev net_null0 -- "$2" 2>&1 |
+    awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
+         END{if (n == 0 || c == 0) exit 1; printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}'
+}
+# groups DIR N: the same figures of DIR/group_dispatch_bench with N groups
+groups() {
+  "${HUGE_ENV[@]}" "$1/group_dispatch_bench" "$TRACE" "$2" "$SECS" "$GROUP_CLICK" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} END{exit !ok}'
+}
+
+col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
+# ab NAME DESCRIPTION COMMAND...: COMMAND run with this build's directory and BASE's, interleaved
+ab() {
+  local name=$1 what=$2 m=() b=()
+  shift 2
+  for _ in $(seq "$ROUNDS"); do m+=("$("$1" "$BUILD" "${@:2}")"); b+=("$("$1" "$BASE" "${@:2}")"); done
+  write "agent_hotpath_$name" "$what (Mpps per CPU-second, one lcore, median of $ROUNDS interleaved rounds)" "$(col 1 "${m[@]}")" \
+    Mpps "previous build ($LABEL)" "$(col 1 "${b[@]}")" \
+    "\"wall_value\": $(col 2 "${m[@]}"), \"baseline_wall_value\": $(col 2 "${b[@]}"), \"cycles_per_packet\": $(col 3 "${m[@]}"), \"baseline_cycles_per_packet\": $(col 3 "${b[@]}"), \"rounds\": \"${m[*]%% *} / ${b[*]%% *}\", \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
+}
+
+for row in $ROWS; do
+  case $row in
+    napt) ab napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input, standalone" standalone "$NAPT_R" ;;
+    ipfilter) ab ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input, standalone" standalone "$FILTER_R" ;;
+    groups4) ab offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 4 ;;
+    groups16) ab offloaded_napt_lb_16groups "Offloaded chain's agent side: tagged frames dispatched to 16 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 16 ;;
+    *) echo "hotpath_ab.sh: unknown row '$row'" >&2; exit 2 ;;
+  esac
+done
