@@ -338,6 +338,16 @@ public class OnosAdaptersTest {
         }
     }
 
+    private static final NodeId ME = NodeId.nodeId("me");
+    private static final NodeId OTHER = NodeId.nodeId("other");
+
+    /** Elections seen by ME in which OTHER alone runs for (and leads) {@code topic}. */
+    private static Elections ledByOther(String topic) {
+        Elections elections = new Elections(ME);
+        elections.set(topic, OTHER, OTHER);
+        return elections;
+    }
+
     private static OnosLeadership leadership(Elections elections) {
         OnosLeadership l = new OnosLeadership();
         l.clusterService = new ClusterServiceAdapter() {
@@ -353,10 +363,7 @@ public class OnosAdaptersTest {
 
     @Test
     public void ownershipIsPerChainTopicReadWithoutACallToTheClusterAndJoinedOnce() {
-        NodeId me = NodeId.nodeId("me");
-        NodeId other = NodeId.nodeId("other");
-        Elections elections = new Elections(me);
-        elections.set("metron-chain:theirs", other, other);
+        Elections elections = ledByOther("metron-chain:theirs");
         OnosLeadership l = leadership(elections);
         List<ChainId> gained = new ArrayList<>();
         l.addListener(gained::add);
@@ -383,10 +390,9 @@ public class OnosAdaptersTest {
     @Test
     public void aCandidacyLostWithAClusterSessionIsRunForAgainAndTheChainTakenOverWhenItsOwnerIsGone()
             throws Exception {
-        NodeId me = NodeId.nodeId("me");
-        NodeId other = NodeId.nodeId("other");
-        Elections elections = new Elections(me);
-        elections.set("metron-chain:c", other, other);
+        NodeId me = ME;
+        NodeId other = OTHER;
+        Elections elections = ledByOther("metron-chain:c");
         OnosLeadership l = leadership(elections);
         BlockingQueue<ChainId> gained = new LinkedBlockingQueue<>();
         l.addListener(gained::add);
