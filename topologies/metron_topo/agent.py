@@ -19,12 +19,17 @@ HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
 STATE_CHECKPOINT_MS = 1000
 
 
-def binary():
-    """The agent binary: $METRON_AGENT, else the CMake build output; None when the agent is not built."""
-    for candidate in (os.environ.get("METRON_AGENT"), REPO / "agent/build/metron-agent"):
+def built_binary(env, path):
+    """An executable: $env, else `path` under the repository (a build output); None when neither is there."""
+    for candidate in (os.environ.get(env), REPO / path):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     return None
+
+
+def binary():
+    """The agent binary: $METRON_AGENT, else the CMake build output; None when the agent is not built."""
+    return built_binary("METRON_AGENT", "agent/build/metron-agent")
 
 
 @contextlib.contextmanager

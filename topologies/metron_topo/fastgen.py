@@ -2,22 +2,18 @@
 port and counts at another's, per flow (loss, duplicates, reordering by sequence numbers in the payload). It is
 recorded in the state file like every process the launcher starts, so `topo down` stops one left running."""
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from . import fastnet
+from .agent import built_binary
 
-REPO = Path(__file__).resolve().parents[2]
 SINK_QUEUE = 32768  # the sink's receive ring (metron_fastgen.c SINK_DESC)
 
 
 def binary():
     """$METRON_FASTGEN, else the CMake output of `make e2e-build`; None when not built."""
-    for candidate in (os.environ.get("METRON_FASTGEN"), REPO / "topologies/fastgen/build/metron-fastgen"):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
+    return built_binary("METRON_FASTGEN", "topologies/fastgen/build/metron-fastgen")
 
 
 def command(state, rates, seconds, *, src="src", sink="sink", flows=1024, sport=40000, dport=5000,

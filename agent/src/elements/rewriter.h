@@ -181,7 +181,7 @@ class FlowRewriter {
   // flow would stall the core).
   static constexpr unsigned kEvictCandidates = 32;
   static constexpr unsigned kEvictScan = 1024;
-  int32_t insert_or_shed(const Tuple& t, const Tuple& mapped, const RewritePattern& p, uint32_t backend, uint64_t now);
+  int32_t insert_or_shed(const Tuple& t, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
   void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply);
   uint64_t timeout_of(const FlowMeta& m) const { return timeout_[m.proto == 6][m.state & 15]; }
   uint32_t random() {

@@ -367,15 +367,15 @@ void FlowRewriter::track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
   meta.state = st & 0x7f;
 }
 
-int32_t FlowRewriter::insert_or_shed(const Tuple& t, const Tuple& mapped, const RewritePattern& p, uint32_t backend,
+int32_t FlowRewriter::insert_or_shed(const Tuple& t, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout,
                                      uint64_t now) {
-  int32_t idx = table_->insert(t, mapped, backend, p.fout, p.rout, now);
+  int32_t idx = table_->insert(t, mapped, backend, fout, rout, now);
   // Full: unless the table's growth is on its way, shed as Click does (the flow idle longest of a sample, if idle
   // past its guarantee, makes room; otherwise the new flow is refused).
   if (idx == FlowTable::kFull && !table_->room_coming() &&
       table_->evict_one(now, kEvictCandidates, kEvictScan, [this](const FlowMeta& m) { return guarantee_[m.proto == 6]; })) {
     evicted_.add(1);
-    idx = table_->insert(t, mapped, backend, p.fout, p.rout, now);
+    idx = table_->insert(t, mapped, backend, fout, rout, now);
   }
   return idx;
 }
@@ -389,7 +389,7 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
   if (p.set_dport) mapped.dport = p.dport;
   if (!p.set_sport || p.sport_lo == p.sport_hi) {
     if (p.set_sport) mapped.sport = p.sport_lo;
-    idx = insert_or_shed(t, mapped, p, backend, now);
+    idx = insert_or_shed(t, mapped, backend, p.fout, p.rout, now);
   } else {
     // This group's (or core's) share of the port range, so no two of them hand out the same port.
     uint32_t lo, count;
@@ -402,7 +402,7 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
     else at = random() % count;
     for (uint32_t tries = 0; tries < std::min(count, kPortTries) && idx == FlowTable::kConflict; ++tries) {
       mapped.sport = static_cast<uint16_t>(lo + at);
-      idx = insert_or_shed(t, mapped, p, backend, now);
+      idx = insert_or_shed(t, mapped, backend, p.fout, p.rout, now);
       if (tries == 0 && p.pick == RewritePattern::Pick::kSameFirst) at = random() % count;  // own port taken
       else at = at + 1 == count ? 0 : at + 1;
       if (p.pick == RewritePattern::Pick::kSequential) cursor_ = static_cast<uint16_t>(at);
@@ -519,13 +519,9 @@ int32_t FlowRewriter::inherit(const Tuple& key, uint64_t now) {
     const uint32_t from = static_cast<uint32_t>(r) >> 1;
     const FlowMeta& m = t.meta(from);
     // The same mapping, so the flow's next frames leave as its earlier ones did. Its ports lie in the source's
-    // share, which no instance of this table hands out: the insert can only fail for want of room.
-    int32_t idx = table_->insert(t.orig(from), t.mapped(from), m.backend, m.fout, m.rout, now);
-    if (idx == FlowTable::kFull && !table_->room_coming() &&
-        table_->evict_one(now, kEvictCandidates, kEvictScan, [this](const FlowMeta& x) { return guarantee_[x.proto == 6]; })) {
-      evicted_.add(1);
-      idx = table_->insert(t.orig(from), t.mapped(from), m.backend, m.fout, m.rout, now);
-    }
+    // share, which no instance of this table hands out: the insert can only fail for want of room (and sheds as a
+    // new flow's would).
+    const int32_t idx = insert_or_shed(t.orig(from), t.mapped(from), m.backend, m.fout, m.rout, now);
     if (idx < 0) {
       inherit_failures_.add(1);
       return kInheritFailed;

@@ -88,7 +88,8 @@ public final class ChainManager implements MetronService, CompiledChains {
                 teardown, reroutes);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
-        this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, agentTimeout), agentTimeout);
+        this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, agentTimeout),
+                agentTimeout);
     }
 
     // ---- operations ------------------------------------------------------------------------------------------

@@ -315,7 +315,7 @@ public final class Deployer {
         // compared as table entries, not by id: a rule installed by an earlier version under another id scheme
         // is the same entry, and a strict delete of the "stale" old one would take the new one away
         Set<Object> kept = new HashSet<>();
-        Set<Object> before = old.switchRules().stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
+        Set<Object> before = entries(old.switchRules());
         try {
             for (Map.Entry<DeviceId, List<InstalledRule>> e : switchRules.entrySet()) {
                 List<FlowRule> rules = e.getValue().stream().map(InstalledRule::rule).collect(Collectors.toList());
@@ -354,9 +354,9 @@ public final class Deployer {
         return rollback(removals);
     }
 
-    /** The table entries of a chain's installed switch rules. */
-    static Set<Object> entries(InstalledState state) {
-        return state.switchRules().stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
+    /** The table entries of some installed switch rules. */
+    static Set<Object> entries(java.util.Collection<InstalledRule> rules) {
+        return rules.stream().map(r -> entry(r.rule())).collect(Collectors.toSet());
     }
 
     /** What identifies a rule's entry in a switch table (what a strict delete matches). */

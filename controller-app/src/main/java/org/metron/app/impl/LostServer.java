@@ -134,7 +134,7 @@ final class LostServer {
         try {
             Chain up = chains.bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
             long tUp = System.nanoTime();
-            Set<Object> kept = store.installed().get(id).map(Versioned::value).map(Deployer::entries)
+            Set<Object> kept = store.installed().get(id).map(Versioned::value).map(st -> Deployer.entries(st.switchRules()))
                     .orElse(Set.of());
             old.ifPresent(st -> removeOldRules(id, server, st, kept));
             long tOff = System.nanoTime();

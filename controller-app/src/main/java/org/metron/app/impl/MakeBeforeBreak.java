@@ -150,8 +150,7 @@ final class MakeBeforeBreak {
             Map<DeviceId, List<FlowRule>> adds = new LinkedHashMap<>();
             plan.switchRules().forEach((dev, rules) -> adds.put(dev, rules.stream().map(InstalledRule::rule)
                     .collect(Collectors.toList())));
-            Set<Object> newEntries = plan.allSwitchRules().stream().map(r -> Deployer.entry(r.rule()))
-                    .collect(Collectors.toSet());
+            Set<Object> newEntries = Deployer.entries(plan.allSwitchRules());
             Map<DeviceId, List<FlowRule>> moved = entryRulesToRemove(old.installed, newEntries, adds.keySet());
             List<CompletableFuture<SwitchProgrammer.Staged>> staging = new ArrayList<>();
             adds.forEach((dev, rules) -> staging.add(deployer.stageOn(dev, rules,
@@ -161,8 +160,7 @@ final class MakeBeforeBreak {
                 staged.add(deployer.calls().await(staging.get(i++), Fault.SWITCH_FAILURE, "staging "
                         + e.getValue().size() + " rules of the new version on " + e.getKey()));
             }
-            Set<Object> oldEntries = old.installed.switchRules().stream().map(r -> Deployer.entry(r.rule()))
-                    .collect(Collectors.toSet());
+            Set<Object> oldEntries = Deployer.entries(old.installed.switchRules());
             i = 0;
             for (Map.Entry<DeviceId, List<FlowRule>> e : adds.entrySet()) {
                 DeviceId dev = e.getKey();
@@ -196,9 +194,7 @@ final class MakeBeforeBreak {
             left.add("state sync after the move: " + e.getMessage());
         }
         left.addAll(retire(chain, old, plan, samePipeline));
-        Set<Object> kept = plan.allSwitchRules().stream().map(r -> Deployer.entry(r.rule()))
-                .collect(Collectors.toSet());
-        left.addAll(deployer.removeStale(old.installed, kept));
+        left.addAll(deployer.removeStale(old.installed, Deployer.entries(plan.allSwitchRules())));
         log.info("Chain {} updated make-before-break: {}{}", chain, steps, left.isEmpty() ? "" : "; left: " + left);
         InstalledState now = new InstalledState(chain, server.map(MetronServer::id), plan.allSwitchRules(),
                 plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), server.isPresent());
@@ -259,8 +255,8 @@ final class MakeBeforeBreak {
                 if (part.getTablesCount() == 0) {
                     continue;
                 }
-                boolean follow = beside != null && core(old.pipeline, src.oldGroup()).isPresent()
-                        && core(old.pipeline, src.oldGroup()).equals(core(beside, e.getKey()));
+                Optional<Integer> srcCore = core(old.pipeline, src.oldGroup());
+                boolean follow = beside != null && srcCore.isPresent() && srcCore.equals(core(beside, e.getKey()));
                 if (beside != null && !follow) {
                     unfollowed.add(src.oldGroup() + " -> " + e.getKey());
                 }

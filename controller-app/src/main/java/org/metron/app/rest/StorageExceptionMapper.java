@@ -19,8 +19,7 @@ public class StorageExceptionMapper implements ExceptionMapper<StorageException>
 
     @Override
     public Response toResponse(StorageException e) {
-        String what = e.getClass().getName().replace(StorageException.class.getName() + "$", "")
-                .replace(StorageException.class.getName(), "StorageException");
+        String what = e.getClass().getSimpleName(); // Unavailable, Timeout, ... or StorageException itself
         ObjectNode body = MetronJson.MAPPER.createObjectNode();
         body.put("error", "STORE_UNAVAILABLE");
         body.put("status", 503);

@@ -47,7 +47,7 @@ final class StorageFailures {
             return new StorageException.Interrupted();
         } else if (root instanceof PrimitiveException.Unavailable) {
             return new StorageException.Unavailable();
-        } else if (root instanceof PrimitiveException || e instanceof PrimitiveException) {
+        } else if (root instanceof PrimitiveException) {
             return new StorageException(root);
         }
         return e; // not Atomix's (a serializer's error, say): as it was
