@@ -17,6 +17,11 @@ import org.metron.synth.click.Arg;
 import org.metron.synth.click.ClickParser;
 import org.metron.synth.click.ElementDecl;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -25,6 +30,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -35,12 +41,11 @@ import java.util.regex.Pattern;
  * element registry, not run.
  */
 final class AgentRefusals {
-    /** The element classes of agent/src/elements/registry.cc. */
-    static final Set<String> ELEMENTS = Set.of("AverageCounter", "CheckIPHeader", "Classifier", "Counter",
-            "DecIPTTL", "Discard", "EtherEncap", "EtherRewrite", "FromDPDKDevice", "FromDevice", "HyperscanDPI",
-            "IPClassifier", "IPFilter", "IPRewriter", "IPRewriterPatterns", "LookupIPRoute", "MaglevIPMapper",
-            "MarkIPHeader", "RoundRobinIPMapper", "SetIPChecksum", "SpinCycles", "StoreEtherAddress", "Strip",
-            "SynthRewriter", "ToDPDKDevice", "ToDevice", "Unstrip", "VLANDecap", "VLANEncap", "input", "output");
+    /**
+     * The element classes of agent/src/elements/registry.cc, read from it (the agent's one list; a copy here
+     * drifted from it before): its {"Name", make_element_...} entries.
+     */
+    static final Set<String> ELEMENTS = registeredElements(Paths.get("../agent/src/elements/registry.cc"));
     /** Element classes with a flow table (has_state() in agent/src/elements/rewriter.cc). */
     static final Set<String> STATEFUL = Set.of("IPRewriter", "SynthRewriter");
     /** FlowTable::kMaxCapacity (agent/src/elements/flow_table.h). */
@@ -48,6 +53,22 @@ final class AgentRefusals {
     private static final Pattern MAC = Pattern.compile("[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}");
 
     private AgentRefusals() {
+    }
+
+    private static Set<String> registeredElements(Path registry) {
+        try {
+            Matcher m = Pattern.compile("\\{\"(\\w+)\", make_element_").matcher(Files.readString(registry));
+            Set<String> out = new java.util.TreeSet<>();
+            while (m.find()) {
+                out.add(m.group(1));
+            }
+            if (out.isEmpty()) {
+                throw new IllegalStateException("no element class found in " + registry.toAbsolutePath());
+            }
+            return Set.copyOf(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException("the agent's element registry: " + registry.toAbsolutePath(), e);
+        }
     }
 
     /** A refused request: the status code and the detail the agent would give. */
