@@ -12,6 +12,7 @@ host, the real agent, real OVS and real packets.
 (An update that cannot be placed leaving the running version untouched, packets still flowing, is in
 test_bad_input_e2e.py.)"""
 import json
+import re
 import subprocess
 import sys
 import time
@@ -220,7 +221,9 @@ def test_an_update_keeps_the_napt_mappings_of_open_flows_and_loses_no_packet(cle
     assert sender.error is None, sender.error
     assert late_sender.error is None, late_sender.error
     assert updated["state"] == "ACTIVE", updated
-    assert "flows carried over" in updated["reason"] and "0 flows carried over" not in updated["reason"], updated
+    # some flows carried over (a count of 0 fails; "20 flows" must not read as "0 flows")
+    carried = re.search(r"\b(\d+) flows carried over", updated["reason"])
+    assert carried and int(carried.group(1)) > 0, updated
     assert "not followed" not in updated["reason"], updated
 
     # the agent runs the new version's groups only
