@@ -121,7 +121,7 @@ public final class ChainSpec {
                 throw new SynthesisException("chain JSON: deployment.tagType '" + tag + "' must be \"mac\" or \"vlan\"");
             }
             int cores = integer(d, "cpuCores", 1);
-            dep = new Deployment(tag.equals("mac") ? Deployment.TagType.MAC : Deployment.TagType.VLAN, cores,
+            dep = new Deployment(tag.equals("mac") ? TagType.MAC : TagType.VLAN, cores,
                     integer(d, "maxCpuCores", cores), bool(d, "autoScale", false),
                     str(d, "ingressPoint", "deployment", false), str(d, "egressPoint", "deployment", false),
                     integer(d, "nics", 1), str(d, "egressMac", "deployment", false),
@@ -223,7 +223,7 @@ public final class ChainSpec {
         ArrayNode out = top.putArray("egress");
         egress.forEach(r -> out.add(r.toString()));
         ObjectNode d = top.putObject("deployment");
-        d.put("tagType", deployment.tagType() == Deployment.TagType.MAC ? "mac" : "vlan");
+        d.put("tagType", deployment.tagType().jsonName());
         d.put("cpuCores", deployment.cpuCores());
         d.put("maxCpuCores", deployment.maxCpuCores());
         d.put("autoScale", deployment.autoScale());

@@ -4,13 +4,13 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The {@code deployment} block of chain JSON. Read by the controller only; the synthesizer parses it so the
- * schema has one owner, but never uses it. Immutable.
+ * The {@code deployment} block of chain JSON: how a chain is placed (tag carrier, cores, NICs, where its traffic
+ * enters and leaves, next-hop MACs). The one deployment type: the synthesizer parses it (the schema has one
+ * owner) but never uses it; the controller keeps it with the chain and places the chain by it. Points and MACs
+ * are kept as text (this library knows no ONOS types); the controller checks their syntax when it accepts a
+ * chain and stores them in ONOS's canonical form. Immutable.
  */
 public final class Deployment {
-    /** Tag carriers (docs/contracts.md#tags). */
-    public enum TagType { MAC, VLAN }
-
     /** Defaults used when chain JSON has no deployment block. */
     public static final Deployment DEFAULT = new Deployment(TagType.MAC, 1, 1, false, null, null, 1);
 
@@ -115,5 +115,26 @@ public final class Deployment {
     public int hashCode() {
         return Objects.hash(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint, egressPoint, nics, egressMac,
                 replyMac);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("Deployment{tagType=").append(tagType).append(", cpuCores=")
+                .append(cpuCores).append(", maxCpuCores=").append(maxCpuCores).append(", autoScale=")
+                .append(autoScale);
+        if (ingressPoint != null) {
+            b.append(", ingress=").append(ingressPoint);
+        }
+        if (egressPoint != null) {
+            b.append(", egress=").append(egressPoint);
+        }
+        b.append(", nics=").append(nics);
+        if (egressMac != null) {
+            b.append(", egressMac=").append(egressMac);
+        }
+        if (replyMac != null) {
+            b.append(", replyMac=").append(replyMac);
+        }
+        return b.append('}').toString();
     }
 }

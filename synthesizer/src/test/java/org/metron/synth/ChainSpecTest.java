@@ -27,7 +27,7 @@ public class ChainSpecTest {
         assertEquals(2, c.nfs().size());
         assertEquals(InterfaceRef.of("fw", "out0"), c.links().get(0).from());
         assertEquals(InterfaceRef.of("napt", "out0"), c.egress().get(0));
-        assertEquals(Deployment.TagType.VLAN, c.deployment().tagType());
+        assertEquals(TagType.VLAN, c.deployment().tagType());
         assertEquals(4, c.deployment().maxCpuCores());
         assertEquals("of:0000000000000001/1", c.deployment().ingressPoint().get());
         assertEquals(c, ChainSpec.fromJson(c.toJson()));

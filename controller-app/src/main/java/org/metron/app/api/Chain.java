@@ -1,5 +1,7 @@
 package org.metron.app.api;
 
+import org.metron.synth.Deployment;
+
 import com.google.common.base.MoreObjects;
 import com.google.common.collect.ImmutableList;
 
@@ -14,24 +16,24 @@ import java.util.Optional;
 public final class Chain {
     private final ChainId id;
     private final String json;
-    private final DeploymentSpec deployment;
+    private final Deployment deployment;
     private final ChainState state;
     private final String reason;
     private final long version;
     private final ImmutableList<PendingPart> pending;
     private final ChainUpdate update;
 
-    public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
+    public Chain(ChainId id, String json, Deployment deployment, ChainState state, String reason,
                  long version) {
         this(id, json, deployment, state, reason, version, List.of());
     }
 
-    public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
+    public Chain(ChainId id, String json, Deployment deployment, ChainState state, String reason,
                  long version, List<PendingPart> pending) {
         this(id, json, deployment, state, reason, version, pending, Optional.empty());
     }
 
-    public Chain(ChainId id, String json, DeploymentSpec deployment, ChainState state, String reason,
+    public Chain(ChainId id, String json, Deployment deployment, ChainState state, String reason,
                  long version, List<PendingPart> pending, Optional<ChainUpdate> update) {
         this.update = update.orElse(null);
         this.id = Objects.requireNonNull(id, "id");
@@ -52,7 +54,7 @@ public final class Chain {
         return json;
     }
 
-    public DeploymentSpec deployment() {
+    public Deployment deployment() {
         return deployment;
     }
 
@@ -115,7 +117,7 @@ public final class Chain {
     }
 
     /** Same id with a new definition, back to SUBMITTED (a desired update is thereby applied: it goes). */
-    public Chain withDefinition(String newJson, DeploymentSpec newDeployment) {
+    public Chain withDefinition(String newJson, Deployment newDeployment) {
         return new Chain(id, newJson, newDeployment, ChainState.SUBMITTED, "", version + 1);
     }
 

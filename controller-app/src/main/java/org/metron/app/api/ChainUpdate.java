@@ -1,5 +1,7 @@
 package org.metron.app.api;
 
+import org.metron.synth.Deployment;
+
 import com.google.common.base.MoreObjects;
 
 import java.util.Objects;
@@ -13,15 +15,15 @@ import java.util.Optional;
  */
 public final class ChainUpdate {
     private final String json;
-    private final DeploymentSpec deployment;
+    private final Deployment deployment;
     private final MetronException.Fault refusal;
     private final String message;
 
-    public ChainUpdate(String json, DeploymentSpec deployment) {
+    public ChainUpdate(String json, Deployment deployment) {
         this(json, deployment, null, "");
     }
 
-    private ChainUpdate(String json, DeploymentSpec deployment, MetronException.Fault refusal, String message) {
+    private ChainUpdate(String json, Deployment deployment, MetronException.Fault refusal, String message) {
         this.json = Objects.requireNonNull(json, "json");
         this.deployment = Objects.requireNonNull(deployment, "deployment");
         this.refusal = refusal;
@@ -29,7 +31,7 @@ public final class ChainUpdate {
     }
 
     /** Rebuilds a stored update (the stored format). */
-    public static ChainUpdate of(String json, DeploymentSpec deployment, Optional<MetronException.Fault> refusal,
+    public static ChainUpdate of(String json, Deployment deployment, Optional<MetronException.Fault> refusal,
                                  String message) {
         return new ChainUpdate(json, deployment, refusal.orElse(null), message);
     }
@@ -39,7 +41,7 @@ public final class ChainUpdate {
         return json;
     }
 
-    public DeploymentSpec deployment() {
+    public Deployment deployment() {
         return deployment;
     }
 

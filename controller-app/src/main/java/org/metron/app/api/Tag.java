@@ -1,5 +1,7 @@
 package org.metron.app.api;
 
+import org.metron.synth.TagType;
+
 import org.onlab.packet.MacAddress;
 
 import java.util.Objects;

@@ -1,10 +1,14 @@
 package org.metron.app.cli;
 
+
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.Chain;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /** Lists chains with their lifecycle state. */
 @Service
@@ -17,7 +21,7 @@ public class ChainsCommand extends MetronCommand {
                 print("%s", MetronJson.chain(c, false));
             } else {
                 print("name=%s state=%s ingress=%s egress=%s tagType=%s cores=%d%s%s", c.id(), c.state(),
-                        c.deployment().ingressPoint(), c.deployment().egressPoint(), c.deployment().tagType(),
+                        ingress(c.deployment()), egress(c.deployment()), c.deployment().tagType(),
                         c.deployment().cpuCores(), c.pending().isEmpty() ? "" : " pending="
                                 + MetronText.pending(c.pending()), c.reason().isEmpty() ? "" : " reason=" + c.reason());
             }

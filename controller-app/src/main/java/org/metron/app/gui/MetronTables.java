@@ -1,5 +1,6 @@
 package org.metron.app.gui;
 
+
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -24,6 +25,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * The tables of the Metron view, in the order shown: the ONOS GUI (through {@link MetronViewMessageHandler})
@@ -66,8 +70,8 @@ public final class MetronTables {
     static void chains(MetronService m, TableModel t) {
         for (Chain c : m.chains()) {
             t.addRow().cell("name", c.id().name()).cell("state", c.state().name())
-                    .cell("ingress", c.deployment().ingressPoint().toString())
-                    .cell("egress", c.deployment().egressPoint().toString())
+                    .cell("ingress", ingress(c.deployment()).toString())
+                    .cell("egress", egress(c.deployment()).toString())
                     .cell("tagType", c.deployment().tagType().name().toLowerCase(Locale.ROOT))
                     .cell("cores", Integer.toString(c.deployment().cpuCores()))
                     .cell("server", m.placement(c.id()).map(MetronText::server).orElse("not placed"))

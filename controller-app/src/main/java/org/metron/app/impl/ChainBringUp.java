@@ -1,10 +1,11 @@
 package org.metron.app.impl;
 
+
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
@@ -32,6 +33,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * Brings a chain up: synthesis, placement (server, cores, offload, tags, reserved under the store's reservation
@@ -76,7 +80,7 @@ final class ChainBringUp {
      */
     Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
         ChainId id = chain.id();
-        DeploymentSpec d = chain.deployment();
+        Deployment d = chain.deployment();
         Chain current = chain;
         long t0 = System.nanoTime();
         try {
@@ -88,12 +92,12 @@ final class ChainBringUp {
             synchronized (store.reservationLock()) {
                 // a chain the offload device handles completely needs no server at all
                 ingress.requireEarly(id, d, current.json(), compiler);
-                Optional<OffloadChoice> full = pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+                Optional<OffloadChoice> full = pe.chooseFullOffload(id, ingress(d), egress(d),
                         compiler);
                 sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
                         compiler.flowStateDemand());
                 oc = full.isPresent() ? full.get()
-                        : pe.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(),
+                        : pe.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(),
                         compiler);
                 List<String> groupIds = oc.compiled().groups().stream().map(ChainBringUp::groupId)
                         .collect(Collectors.toList());
@@ -172,7 +176,7 @@ final class ChainBringUp {
     Chain bringUpBeside(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
                          Placement oldPlacement) {
         ChainId id = next.id();
-        DeploymentSpec d = next.deployment();
+        Deployment d = next.deployment();
         long t0 = System.nanoTime();
         CompiledChain oldCompiled = compilers.compiled(old, Optional.of(oldPlacement));
         Optional<MetronServer> oldServer = running.server().flatMap(servers::server);
@@ -182,12 +186,12 @@ final class ChainBringUp {
         List<Tag> claimed;
         synchronized (store.reservationLock()) {
             ingress.requireEarly(id, d, next.json(), compiler);
-            Optional<OffloadChoice> full = placement.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(),
+            Optional<OffloadChoice> full = placement.chooseFullOffload(id, ingress(d), egress(d),
                     compiler);
             sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
                     server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
             oc = full.isPresent() ? full.get()
-                    : placement.chooseOffload(id, d.ingressPoint(), sc.server().attachment(sc.nic()).get(), compiler);
+                    : placement.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(), compiler);
             ingress.require(id, d, next.json(), oc);
             String version = RulePlanner.VERSION_MARK + "v" + next.version();
             List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
@@ -242,13 +246,13 @@ final class ChainBringUp {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis);
         CompiledChain base = compiler.apply(TargetProfile.NONE);
         try {
-            DeploymentSpec d = pc.deployment();
-            Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), d.ingressPoint(), d.egressPoint(),
+            Deployment d = pc.deployment();
+            Optional<OffloadChoice> full = placement.chooseFullOffload(pc.id(), ingress(d), egress(d),
                     compiler);
             ServerChoice sc = full.isPresent() ? null
                     : placement.chooseServer(pc.id(), d, d.cpuCores(), this::reservedCores,
                             compiler.flowStateDemand());
-            OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), d.ingressPoint(),
+            OffloadChoice oc = full.isPresent() ? full.get() : placement.chooseOffload(pc.id(), ingress(d),
                     sc.server().attachment(sc.nic()).get(), compiler);
             List<Tag> preview = tags.peek(d.tagType(), oc.compiled().groups().size(),
                     sc == null ? Set.of() : sc.tagsInUse());

@@ -3,10 +3,9 @@ package org.metron.app.impl;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.Deployments;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
-import org.metron.app.api.TagType;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
 import org.metron.synth.SynthesisException;
@@ -73,11 +72,14 @@ public final class ChainRequests {
         return root;
     }
 
-    private static DeploymentSpec deployment(Deployment d) {
+    /**
+     * The chain's deployment as the controller keeps it: both points required (placement starts from them),
+     * points and MACs checked as ONOS reads them and kept in ONOS's canonical text.
+     */
+    private static Deployment deployment(Deployment d) {
         ConnectPoint in = point(d.ingressPoint().orElse(null), "deployment.ingressPoint");
         ConnectPoint out = point(d.egressPoint().orElse(null), "deployment.egressPoint");
-        return new DeploymentSpec(d.tagType() == Deployment.TagType.MAC ? TagType.MAC : TagType.VLAN,
-                d.cpuCores(), d.maxCpuCores(), d.autoScale(), in, out, d.nics(),
+        return Deployments.of(d.tagType(), d.cpuCores(), d.maxCpuCores(), d.autoScale(), in, out, d.nics(),
                 mac(d.egressMac().orElse(null), "deployment.egressMac"),
                 mac(d.replyMac().orElse(null), "deployment.replyMac"));
     }

@@ -1,8 +1,9 @@
 package org.metron.app.impl;
 
+
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -28,6 +29,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * Keeps deployed chains' traffic flowing around failed switches and links: a reroute moves a chain's switch rules
@@ -183,7 +187,7 @@ final class ChainReroute {
      */
     private Reroute planReroute(ChainId id, PlacementEngine pe, RulePlanner rp, ChainCompiler compiler) {
         Chain chain = existing(id);
-        DeploymentSpec d = chain.deployment();
+        Deployment d = chain.deployment();
         Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
         Optional<MetronServer> server = p.server().flatMap(servers::server);
@@ -191,8 +195,8 @@ final class ChainReroute {
             throw new MetronException(Fault.AGENT_FAILURE, "server " + p.server().get() + " is gone");
         }
         OffloadChoice oc = server.isPresent()
-                ? pe.chooseOffload(id, d.ingressPoint(), server.get().attachment(p.nic()).get(), compiler)
-                : pe.chooseFullOffload(id, d.ingressPoint(), d.egressPoint(), compiler).orElseThrow(() ->
+                ? pe.chooseOffload(id, ingress(d), server.get().attachment(p.nic()).get(), compiler)
+                : pe.chooseFullOffload(id, ingress(d), egress(d), compiler).orElseThrow(() ->
                 new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "no device can take chain " + id + " alone"));
         Tag marker = p.groups().isEmpty() ? tags.allocations().stream()
                 .filter(t -> t.chainId().equals(id)).map(TagAllocation::tag).findFirst().orElseThrow()
@@ -257,7 +261,7 @@ final class ChainReroute {
         Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
         Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
         st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
-        candidates.remove(chain.get().deployment().ingressPoint().deviceId()); // nothing routes around it
+        candidates.remove(ingress(chain.get().deployment()).deviceId()); // nothing routes around it
         for (DeviceId f : candidates) {
             NetworkWithout without = new NetworkWithout(placement.network(), f);
             try {

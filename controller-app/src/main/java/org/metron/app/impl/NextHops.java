@@ -1,7 +1,9 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.spi.NetworkView;
@@ -11,6 +13,9 @@ import org.onosproject.net.ConnectPoint;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * The destination MACs a chain's frames get at their last hop (docs/contracts.md#egress): inside the network
@@ -33,9 +38,10 @@ final class NextHops {
      * @param replies whether the chain has a reply ingress (only then are replies delivered at the ingress point)
      * @throws MetronException IMPOSSIBLE_PLACEMENT when the chain names no MAC and several hosts share a point
      */
-    static NextHops of(ChainId chain, DeploymentSpec d, boolean replies, NetworkView network) {
-        return new NextHops(resolve(chain, d.egressPoint(), d.egressMac(), "egressPoint", "egressMac", network),
-                replies ? resolve(chain, d.ingressPoint(), d.replyMac(), "ingressPoint", "replyMac", network) : null);
+    static NextHops of(ChainId chain, Deployment d, boolean replies, NetworkView network) {
+        return new NextHops(resolve(chain, egress(d), Deployments.egressMac(d), "egressPoint",
+                "egressMac", network), replies ? resolve(chain, ingress(d), Deployments.replyMac(d),
+                "ingressPoint", "replyMac", network) : null);
     }
 
     private static MacAddress resolve(ChainId chain, ConnectPoint point, Optional<MacAddress> named,

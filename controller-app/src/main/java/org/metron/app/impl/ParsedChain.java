@@ -1,7 +1,7 @@
 package org.metron.app.impl;
 
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.synth.ChainSpec;
 
 import java.util.Objects;
@@ -10,9 +10,9 @@ import java.util.Objects;
 public final class ParsedChain {
     private final ChainId id;
     private final ChainSpec spec;
-    private final DeploymentSpec deployment;
+    private final Deployment deployment;
 
-    ParsedChain(ChainId id, ChainSpec spec, DeploymentSpec deployment) {
+    ParsedChain(ChainId id, ChainSpec spec, Deployment deployment) {
         this.id = Objects.requireNonNull(id);
         this.spec = Objects.requireNonNull(spec);
         this.deployment = Objects.requireNonNull(deployment);
@@ -26,7 +26,7 @@ public final class ParsedChain {
         return spec;
     }
 
-    public DeploymentSpec deployment() {
+    public Deployment deployment() {
         return deployment;
     }
 

@@ -1,15 +1,16 @@
 package org.metron.app.impl;
 
+
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.CoreStats;
 import org.metron.agent.v1.Nic;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.Stats;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.NetworkDevice;
@@ -37,6 +38,9 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * Decides where a chain runs (paper §placement). Servers: power of two random choices — query the load of
@@ -102,17 +106,17 @@ public final class PlacementEngine {
      * @throws MetronException IMPOSSIBLE_PLACEMENT listing why each server was rejected, or AGENT_FAILURE when
      *                         every server was rejected because its agent could not be reached
      */
-    public ServerChoice chooseServer(ChainId chain, DeploymentSpec d, int coresNeeded,
+    public ServerChoice chooseServer(ChainId chain, Deployment d, int coresNeeded,
                                      Function<DeviceId, Set<Integer>> reservedCores) {
         return chooseServer(chain, d, coresNeeded, reservedCores, FlowStateDemand.none());
     }
 
     /**
-     * As {@link #chooseServer(ChainId, DeploymentSpec, int, Function)}, for a chain whose groups declare flow
+     * As {@link #chooseServer(ChainId, Deployment, int, Function)}, for a chain whose groups declare flow
      * state: a server must also have the flow memory its declared capacities reserve (its agent's
      * {@code flow_memory_free_bytes}, at {@code flow_entry_bytes} per flow).
      */
-    public ServerChoice chooseServer(ChainId chain, DeploymentSpec d, int coresNeeded,
+    public ServerChoice chooseServer(ChainId chain, Deployment d, int coresNeeded,
                                      Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState) {
         List<MetronServer> candidates = new ArrayList<>(servers.servers());
         if (candidates.isEmpty()) {
@@ -151,7 +155,7 @@ public final class PlacementEngine {
         Fault fault = unreachable == rejected.size() ? Fault.AGENT_FAILURE : Fault.IMPOSSIBLE_PLACEMENT;
         throw new MetronException(fault, "chain " + chain + " needs " + coresNeeded + " free cores"
                 + (flowState.isEmpty() ? "" : ", the flow memory of its declared capacities") + " and "
-                + d.nics() + " NIC(s), the ingress one reachable from " + d.ingressPoint() + " and dispatching "
+                + d.nics() + " NIC(s), the ingress one reachable from " + ingress(d) + " and dispatching "
                 + tagName(d.tagType()) + " tags; no server fits: " + reasons);
     }
 
@@ -163,7 +167,7 @@ public final class PlacementEngine {
      * @param current     the running version's server, if it has one
      * @param reservedCores cores promised to other chains (not this one)
      */
-    public ServerChoice chooseServerForUpdate(ChainId chain, DeploymentSpec d, int coresNeeded,
+    public ServerChoice chooseServerForUpdate(ChainId chain, Deployment d, int coresNeeded,
                                               Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState,
                                               Optional<MetronServer> current) {
         String why = "";
@@ -200,7 +204,7 @@ public final class PlacementEngine {
      * @param ownPipeline a pipeline whose cores count as free (the running version of a chain being updated; "" =
      *                    none)
      */
-    private Probe probe(MetronServer s, DeploymentSpec d, int coresNeeded, Set<Integer> reserved,
+    private Probe probe(MetronServer s, Deployment d, int coresNeeded, Set<Integer> reserved,
                         FlowStateDemand flowState, String ownPipeline) {
         ServerResources res;
         Stats stats;
@@ -231,7 +235,7 @@ public final class PlacementEngine {
                 continue;
             }
             usable.add(n.getName());
-            if (nic == null && network.path(d.ingressPoint(), at.get()).isPresent()) {
+            if (nic == null && network.path(ingress(d), at.get()).isPresent()) {
                 // the ingress NIC steers the chain's group tags to its cores: it must dispatch their type
                 String refusal = tagRefusal(n, d.tagType());
                 if (!refusal.isEmpty()) {
@@ -244,20 +248,20 @@ public final class PlacementEngine {
         }
         if (usable.size() < d.nics() || nic == null) {
             return new Probe(null, usable.size() + " usable NICs" + (nic != null ? ""
-                    : cannotTag.isEmpty() ? ", none reachable from " + d.ingressPoint()
-                    : ", none of those reachable from " + d.ingressPoint() + " can dispatch " + tagName(d.tagType())
+                    : cannotTag.isEmpty() ? ", none reachable from " + ingress(d)
+                    : ", none of those reachable from " + ingress(d) + " can dispatch " + tagName(d.tagType())
                             + " tags: " + String.join("; ", cannotTag)), false);
         }
         String egressNic = null;
         for (String n : usable) {
             boolean other = d.nics() < 2 ? n.equals(nic) : !n.equals(nic);
-            if (other && network.path(s.attachment(n).get(), d.egressPoint()).isPresent()) {
+            if (other && network.path(s.attachment(n).get(), egress(d)).isPresent()) {
                 egressNic = n;
                 break;
             }
         }
         if (egressNic == null) {
-            return new Probe(null, "no NIC with a path to egress " + d.egressPoint(), false);
+            return new Probe(null, "no NIC with a path to egress " + egress(d), false);
         }
         double load = stats.getCoresList().stream().mapToDouble(CoreStats::getLoad).average().orElse(0);
         return new Probe(new ServerChoice(s, nic, egressNic, free.subList(0, coresNeeded),

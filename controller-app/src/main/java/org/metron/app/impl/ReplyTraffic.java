@@ -1,8 +1,9 @@
 package org.metron.app.impl;
 
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Tag;
@@ -22,6 +23,9 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * What a compiled chain's reply ingress means for deployment (docs/contracts.md "Replies"): whether the chain
@@ -120,14 +124,14 @@ public final class ReplyTraffic {
      * its chain JSON declares a reply ingress (a second {@code ingress} entry, docs/contracts.md). Read from the
      * stored JSON so that no chain has to be compiled to learn it.
      */
-    static List<ConnectPoint> entryPoints(DeploymentSpec d, String chainJson) {
+    static List<ConnectPoint> entryPoints(Deployment d, String chainJson) {
         JsonNode ingress;
         try {
             ingress = JSON.readTree(chainJson).path("ingress");
         } catch (IOException e) {
             throw new MetronException(Fault.INTERNAL, "stored chain JSON does not parse: " + e.getMessage());
         }
-        return ingress.size() > 1 ? List.of(d.ingressPoint(), d.egressPoint()) : List.of(d.ingressPoint());
+        return ingress.size() > 1 ? List.of(ingress(d), egress(d)) : List.of(ingress(d));
     }
 
     /** Whether the chain has a reply ingress. */

@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+
 import com.google.common.hash.Hashing;
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.UpdatePipelineRequest;
@@ -9,14 +10,14 @@ import org.metron.agent.v1.NicAction;
 import org.metron.agent.v1.NicMatch;
 import org.metron.agent.v1.NicRule;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.store.InstalledRule;
@@ -55,6 +56,9 @@ import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
@@ -141,13 +145,13 @@ public final class RulePlanner {
      * @param nicRules whether the server NIC has a rule table for tag → queue rules
      * @param marker   the tag whose egress MAC (and VLAN) marks the chain's output toward its egress point
      */
-    public DeploymentPlan plan(ChainId chain, DeploymentSpec d, Placement placement, Optional<MetronServer> server,
+    public DeploymentPlan plan(ChainId chain, Deployment d, Placement placement, Optional<MetronServer> server,
                                boolean nicRules, OffloadChoice offload, Tag marker) {
         CompiledChain compiled = offload.compiled();
         ReplyTraffic replies = ReplyTraffic.of(compiled);
-        if (replies.present() && d.ingressPoint().equals(d.egressPoint())) {
+        if (replies.present() && ingress(d).equals(egress(d))) {
             throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + " has a reply ingress but its "
-                    + "ingress and egress point are both " + d.ingressPoint() + ": replies could not be told from "
+                    + "ingress and egress point are both " + ingress(d) + ": replies could not be told from "
                     + "forward traffic");
         }
         if (server.isEmpty() && !compiled.groups().isEmpty()) {
@@ -169,18 +173,18 @@ public final class RulePlanner {
 
         List<Link> path = offload.path();
         List<DeviceId> devices = new ArrayList<>();
-        devices.add(d.ingressPoint().deviceId());
+        devices.add(ingress(d).deviceId());
         path.forEach(l -> devices.add(l.dst().deviceId()));
         int pos = offload.position();
         Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
-            returnRules(egressAttachment, returnPath(egressAttachment, d.egressPoint()), d.egressPoint(), marker,
+            returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
                     marker.egressMac(), hops.toward(false), false, rules);
         }
         if (replies.present() && attachment != null) {
-            returnRules(attachment, returnPath(attachment, d.ingressPoint()), d.ingressPoint(), marker,
+            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         // without a server the path runs on to the egress point and no tag travels it
@@ -194,7 +198,7 @@ public final class RulePlanner {
         }
         for (int i = pos - 1; i >= 0; i--) {
             if (network.device(devices.get(i)).map(n -> n.role().programmable()).orElse(false)) {
-                PortNumber in = i == 0 ? d.ingressPoint().port() : path.get(i - 1).dst().port();
+                PortNumber in = i == 0 ? ingress(d).port() : path.get(i - 1).dst().port();
                 add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
                         DefaultTrafficSelector.builder().matchInPort(in),
                         DefaultTrafficTreatment.builder().setOutput(path.get(i).src().port()));
@@ -208,7 +212,7 @@ public final class RulePlanner {
 
         // offload device, last
         DeviceId od = devices.get(pos);
-        PortNumber arrival = pos == 0 ? d.ingressPoint().port() : path.get(pos - 1).dst().port();
+        PortNumber arrival = pos == 0 ? ingress(d).port() : path.get(pos - 1).dst().port();
         PortNumber towardServer = pos < devices.size() - 1 ? path.get(pos).src().port()
                 : attachment != null ? attachment.port() : null;
         List<OffloadRule> offloadRules = compiled.offloadRules();
@@ -254,11 +258,11 @@ public final class RulePlanner {
      *
      * @return the reply device
      */
-    private DeviceId replyRules(ChainId chain, DeploymentSpec d, CompiledChain compiled, ReplyTraffic replies,
+    private DeviceId replyRules(ChainId chain, Deployment d, CompiledChain compiled, ReplyTraffic replies,
                                 ConnectPoint attachment, Placement placement, Map<Integer, GroupAssignment> byClass,
                                 GroupAssignment classifier, Tag marker, NextHops hops,
                                 Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        ConnectPoint entry = d.egressPoint();
+        ConnectPoint entry = egress(d);
         DeviceId rd = entry.deviceId();
         if (!network.device(rd).map(n -> n.role().programmable()).orElse(false)) {
             throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + " has a reply ingress but its "
@@ -326,7 +330,7 @@ public final class RulePlanner {
     private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
                                                GroupAssignment classifier, Tag marker, NextHops hops,
                                                PortNumber towardServer,
-                                               ConnectPoint from, DeploymentSpec d, ReplyTraffic replies,
+                                               ConnectPoint from, Deployment d, ReplyTraffic replies,
                                                Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
         RuleAction a = r.action();
         switch (a.type()) {
@@ -345,7 +349,7 @@ public final class RulePlanner {
                 // a reply egress leads back to the ingress point, under the reply marker
                 boolean reply = replies.isReplyEgress(a.egress());
                 MacAddress markerMac = reply ? marker.replyEgressMac() : marker.egressMac();
-                ConnectPoint to = reply ? d.ingressPoint() : d.egressPoint();
+                ConnectPoint to = reply ? ingress(d) : egress(d);
                 List<Link> path = returnPath(from, to);
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 // the marker (or, when no rule follows this one, the next host's MAC) first: a rule's own dst MAC
@@ -490,17 +494,17 @@ public final class RulePlanner {
      * @param replies whether the chain has a reply ingress
      * @return the rules (server side first) and the ports the offload and reply rules leave toward the server by
      */
-    public RemotePath remotePath(ChainId chain, DeploymentSpec d, DeviceId offloadDevice, MetronServer remote,
+    public RemotePath remotePath(ChainId chain, Deployment d, DeviceId offloadDevice, MetronServer remote,
                                  GroupAssignment ga, Tag marker, boolean replies) {
         ConnectPoint attachment = cabled(remote, ga.nic());
         ConnectPoint egressAttachment = cabled(remote, ga.egressNic());
         Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
         NextHops hops = NextHops.of(chain, d, replies, network);
-        returnRules(egressAttachment, returnPath(egressAttachment, d.egressPoint()), d.egressPoint(), marker,
+        returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
                 marker.egressMac(), hops.toward(false), false, rules);
         if (replies) {
             // the server's pipeline sends restored replies out of the NIC it reads (RulePlanner#pipeline)
-            returnRules(attachment, returnPath(attachment, d.ingressPoint()), d.ingressPoint(), marker,
+            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         List<Link> path = network.path(new ConnectPoint(offloadDevice, PortNumber.ANY), attachment)
@@ -509,9 +513,9 @@ public final class RulePlanner {
         PortNumber toward = transitRules(path, attachment, List.of(ga), rules);
         PortNumber replyToward = null;
         if (replies) {
-            List<Link> back = network.path(d.egressPoint(), attachment).orElseThrow(() -> new MetronException(
+            List<Link> back = network.path(egress(d), attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point "
-                    + d.egressPoint() + " to server " + remote.id() + " NIC " + ga.nic()));
+                    + egress(d) + " to server " + remote.id() + " NIC " + ga.nic()));
             replyToward = transitRules(back, attachment, List.of(ga), rules);
         }
         List<InstalledRule> out = new ArrayList<>();

@@ -1,8 +1,9 @@
 package org.metron.app.impl;
 
+
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -16,6 +17,9 @@ import org.onosproject.store.service.Versioned;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * The check that a chain's entry points are free for it: where chains share an ingress (or reply ingress) point,
@@ -38,7 +42,7 @@ final class SharedIngressCheck {
      * point when it has a reply ingress: a chain may use a point another chain uses only when their traffic there
      * is disjoint ({@link SharedIngress}); else it is refused, naming both chains and a packet of the overlap.
      */
-    void require(ChainId id, DeploymentSpec d, String json, OffloadChoice oc) {
+    void require(ChainId id, Deployment d, String json, OffloadChoice oc) {
         require(id, d, json, oc.device(), oc.compiled());
     }
 
@@ -46,15 +50,15 @@ final class SharedIngressCheck {
      * {@link #require} before a server is chosen, as the ingress device would classify the chain (where
      * chains share a point they classify it there): an overlap is reported as such, not as a lack of cores.
      */
-    void requireEarly(ChainId id, DeploymentSpec d, String json, ChainCompiler compiler) {
-        DeviceId at = d.ingressPoint().deviceId();
+    void requireEarly(ChainId id, Deployment d, String json, ChainCompiler compiler) {
+        DeviceId at = ingress(d).deviceId();
         Optional<NetworkDevice> device = placement.network().device(at);
         if (device.isPresent() && device.get().role().programmable()) {
             require(id, d, json, at, compiler.apply(PlacementEngine.profileFor(device.get().role())));
         }
     }
 
-    private void require(ChainId id, DeploymentSpec d, String json, DeviceId offload, CompiledChain cc) {
+    private void require(ChainId id, Deployment d, String json, DeviceId offload, CompiledChain cc) {
         List<ConnectPoint> mine = ReplyTraffic.entryPoints(d, json);
         for (Chain other : store.chains().snapshot().values()) {
             if (other.id().equals(id) || !other.state().holdsResources()) {
@@ -77,9 +81,9 @@ final class SharedIngressCheck {
         }
     }
 
-    private static SharedIngress.Entry entryAt(ChainId id, ConnectPoint p, DeploymentSpec d, DeviceId offload,
+    private static SharedIngress.Entry entryAt(ChainId id, ConnectPoint p, Deployment d, DeviceId offload,
                                                CompiledChain cc) {
-        boolean replies = !p.equals(d.ingressPoint());
-        return SharedIngress.Entry.of(id, p, replies ? d.egressPoint().deviceId() : offload, cc, replies);
+        boolean replies = !p.equals(ingress(d));
+        return SharedIngress.Entry.of(id, p, replies ? egress(d).deviceId() : offload, cc, replies);
     }
 }

@@ -5,7 +5,7 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.store.TagKey;
 import org.onosproject.net.DeviceId;

@@ -1,5 +1,6 @@
 package org.metron.app.rest;
 
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -21,6 +22,9 @@ import org.onosproject.net.flow.FlowRule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Locale;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * The JSON form of every Metron value the REST API, the GUI and the CLI's --json output show. One place, so
@@ -48,8 +52,8 @@ public final class MetronJson {
         });
         n.put("tagType", c.deployment().tagType().name().toLowerCase());
         n.put("cpuCores", c.deployment().cpuCores());
-        n.put("ingressPoint", c.deployment().ingressPoint().toString());
-        n.put("egressPoint", c.deployment().egressPoint().toString());
+        n.put("ingressPoint", ingress(c.deployment()).toString());
+        n.put("egressPoint", egress(c.deployment()).toString());
         if (withDefinition) {
             try {
                 n.set("definition", MAPPER.readTree(c.json()));

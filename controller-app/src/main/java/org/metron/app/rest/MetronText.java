@@ -3,7 +3,7 @@ package org.metron.app.rest;
 import org.metron.app.api.Placement;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.TrafficClassInfo.Classification;
 import org.metron.app.scaling.ScalingEvent;

@@ -1,5 +1,6 @@
 package org.metron.app.scaling;
 
+
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -23,6 +24,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /**
  * Switch port statistics as the early trigger (docs/scaling.md#monitoring): one poller for all chains reads the
@@ -79,7 +83,7 @@ public final class IngressWatch implements AutoCloseable {
             if (p.server().isEmpty() || c.isEmpty() || c.get().state() != ChainState.ACTIVE) {
                 continue;
             }
-            ConnectPoint in = c.get().deployment().ingressPoint();
+            ConnectPoint in = ingress(c.get().deployment());
             byDevice.computeIfAbsent(in.deviceId(), d -> new ArrayList<>()).add(new Watched(in, p.server().get()));
         }
         rates.keySet().removeIf(cp -> byDevice.getOrDefault(cp.deviceId(), List.of()).stream()
@@ -104,7 +108,7 @@ public final class IngressWatch implements AutoCloseable {
     /** The latest ingress packet rate of a chain's ingress port (packets/s), once two readings exist. */
     public Optional<Double> ingressPps(ChainId chain) {
         return store.chains().get(chain).map(Versioned::value)
-                .flatMap(c -> Optional.ofNullable(rates.get(c.deployment().ingressPoint())))
+                .flatMap(c -> Optional.ofNullable(rates.get(ingress(c.deployment()))))
                 .flatMap(Rate::pps);
     }
 

@@ -11,7 +11,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.ChainUpdate;
 import org.metron.app.api.MetronException;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.PendingPart;
 import org.onosproject.net.DeviceId;
 
@@ -65,7 +65,7 @@ final class ChainSerializer extends Serializer<Chain> {
         }
         ChainId id = ChainId.of(in.readString());
         String json = in.readString();
-        DeploymentSpec d = kryo.readObject(in, DeploymentSpec.class);
+        Deployment d = kryo.readObject(in, Deployment.class);
         ChainState state = ChainState.valueOf(in.readString());
         String reason = in.readString();
         long version = in.readVarLong(true);
@@ -77,7 +77,7 @@ final class ChainSerializer extends Serializer<Chain> {
         Optional<ChainUpdate> update = Optional.empty();
         if (format >= 2 && in.readBoolean()) {
             String uj = in.readString();
-            DeploymentSpec ud = kryo.readObject(in, DeploymentSpec.class);
+            Deployment ud = kryo.readObject(in, Deployment.class);
             String refusal = in.readString();
             update = Optional.of(ChainUpdate.of(uj, ud, refusal.isEmpty() ? Optional.empty()
                     : Optional.of(MetronException.Fault.valueOf(refusal)), in.readString()));
@@ -107,7 +107,7 @@ final class ChainSerializer extends Serializer<Chain> {
         @Override
         @SuppressWarnings("unchecked")
         public Chain read(Kryo kryo, Input in, Class<Chain> type) {
-            DeploymentSpec d = kryo.readObjectOrNull(in, DeploymentSpec.class);
+            Deployment d = kryo.readObjectOrNull(in, Deployment.class);
             ChainId id = kryo.readObjectOrNull(in, ChainId.class);
             String json = kryo.readObjectOrNull(in, String.class);
             List<PendingPart> pending = List.of();

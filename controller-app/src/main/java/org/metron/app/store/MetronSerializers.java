@@ -3,13 +3,13 @@ package org.metron.app.store;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.onlab.util.KryoNamespace;
 import org.onosproject.store.serializers.KryoNamespaces;
 
@@ -32,7 +32,8 @@ public final class MetronSerializers {
     public static final KryoNamespace NAMESPACE = KryoNamespace.newBuilder()
             .register(KryoNamespaces.API)
             .nextId(FIRST_ID)
-            .register(ChainId.class, ChainState.class, TagType.class, Tag.class, DeploymentSpec.class)
+            .register(ChainId.class, ChainState.class, TagType.class, Tag.class)
+            .register(new DeploymentSerializer(), Deployment.class)
             // chain records written before ChainSerializer (id 505): read only
             .register(new ChainSerializer.Legacy(), Chain.class)
             .register(GroupAssignment.class, Placement.class, TagAllocation.class, TagKey.class,

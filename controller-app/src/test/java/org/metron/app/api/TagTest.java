@@ -1,5 +1,7 @@
 package org.metron.app.api;
 
+import org.metron.synth.TagType;
+
 import org.junit.Test;
 import org.onlab.packet.MacAddress;
 

@@ -18,6 +18,7 @@ import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.metron.synth.Synthesizer;
 import org.metron.synth.TargetProfile;
 import org.metron.synth.corpus.CorpusGenerator;
@@ -51,7 +52,7 @@ public final class DeployBench {
         for (int rules : SMOKE ? new int[]{1000} : new int[]{1000, 4000}) {
             ChainSpec base = CorpusGenerator.fwNaptLb(rules, 11);
             ChainSpec spec = new ChainSpec(base.name(), base.nfs(), base.links(), base.ingress(), base.egress(),
-                    new Deployment(Deployment.TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", Fixtures.S1 + "/3", 1));
+                    new Deployment(TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", Fixtures.S1 + "/3", 1));
             String json = spec.toJson();
             double[] submit = new double[RUNS];
             double[] synth = new double[RUNS];

@@ -12,6 +12,7 @@ import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.metron.synth.corpus.CorpusGenerator;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
@@ -46,7 +47,7 @@ public final class FailoverBench {
         Files.createDirectories(out);
         ChainSpec base = CorpusGenerator.fwNaptLb(RULES, 11);
         ChainSpec spec = new ChainSpec(base.name(), base.nfs(), base.links(), base.ingress(), base.egress(),
-                new Deployment(Deployment.TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", S4 + "/20", 1));
+                new Deployment(TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", S4 + "/20", 1));
         String json = spec.toJson();
         ChainId id = ChainId.of(spec.name());
         double[] lookup = new double[RUNS];

@@ -1,10 +1,12 @@
 package org.metron.app.bench;
 
+import org.metron.app.api.Deployments;
+
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
-import org.metron.app.api.TagType;
+import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.ServerChoice;
 import org.metron.app.testing.Fixtures;
@@ -73,7 +75,7 @@ public final class PlacementBench {
         net.cable(Fixtures.S2, 1, Fixtures.S1, 2);
         PlacementEngine engine = new PlacementEngine(reg, net, new TestSwitches(), new Random(seed),
                 Duration.ofSeconds(1));
-        DeploymentSpec spec = new DeploymentSpec(TagType.MAC, 1, 1, false,
+        Deployment spec = Deployments.of(TagType.MAC, 1, 1, false,
                 ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1"), ConnectPoint.deviceConnectPoint(Fixtures.S1
                 + "/3"), 1);
         Random uniform = new Random(seed);

@@ -18,6 +18,7 @@ import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.metron.synth.corpus.CorpusGenerator;
 
 import java.io.IOException;
@@ -49,7 +50,7 @@ public final class RecoveryBench {
         Files.createDirectories(out);
         ChainSpec base = CorpusGenerator.fwNaptLb(RULES, 11);
         ChainSpec spec = new ChainSpec(base.name(), base.nfs(), base.links(), base.ingress(), base.egress(),
-                new Deployment(Deployment.TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", Fixtures.S1 + "/3", 1));
+                new Deployment(TagType.MAC, 1, 1, false, Fixtures.S1 + "/1", Fixtures.S1 + "/3", 1));
         String json = spec.toJson();
         double[] restore = new double[RUNS];
         double[] submit = new double[RUNS];

@@ -309,7 +309,7 @@ public class ChainManagerTest {
         assertEquals(ChainState.ACTIVE, updated.state());
         Placement p = w.manager.placement(ChainId.of("u")).get();
         assertEquals("eth1", p.egressNic());
-        assertTrue(w.manager.tags().stream().allMatch(t -> t.tag().type() == org.metron.app.api.TagType.VLAN));
+        assertTrue(w.manager.tags().stream().allMatch(t -> t.tag().type() == org.metron.synth.TagType.VLAN));
 
         w.switches.reject(Fixtures.D1);
         assertThrows(MetronException.class, () -> w.manager.update(ChainId.of("u"), Fixtures.chainJson("u")));

@@ -1,11 +1,13 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
-import org.metron.app.api.TagType;
+import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.store.ChainStore;
@@ -47,7 +49,7 @@ public class ChainOwnershipTest {
     private void put(String name, ChainState state) {
         ChainId id = ChainId.of(name);
         long v = chains.get(id).map(c -> c.value().version() + 1).orElse(0L);
-        chains.put(id, new Chain(id, "{}", new DeploymentSpec(TagType.MAC, 1, 1, false,
+        chains.put(id, new Chain(id, "{}", Deployments.of(TagType.MAC, 1, 1, false,
                 ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1"), ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/3"),
                 1), state, "", v));
     }

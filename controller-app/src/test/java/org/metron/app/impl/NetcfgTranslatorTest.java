@@ -1,12 +1,16 @@
 package org.metron.app.impl;
 
+
 import org.junit.Test;
 import org.metron.app.api.MetronException;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 /** The original Metron netcfg chain format is translated to chain JSON. */
 public class NetcfgTranslatorTest {
@@ -34,8 +38,8 @@ public class NetcfgTranslatorTest {
         assertEquals(2, pc.deployment().cpuCores());
         assertEquals(4, pc.deployment().maxCpuCores());
         assertTrue(pc.deployment().autoScale());
-        assertEquals("of:0000000000000001/1", pc.deployment().ingressPoint().toString());
-        assertEquals("of:0000000000000001/3", pc.deployment().egressPoint().toString());
+        assertEquals("of:0000000000000001/1", ingress(pc.deployment()).toString());
+        assertEquals("of:0000000000000001/3", egress(pc.deployment()).toString());
         String click = pc.spec().nfs().get(0).click();
         assertTrue(click, click.contains("f :: IPFilter(allow udp, deny all);"));
         assertTrue(click, click.contains("in [0] -> [0] f;"));

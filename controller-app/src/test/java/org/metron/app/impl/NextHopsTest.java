@@ -1,16 +1,18 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.MetronSerializers;
@@ -39,6 +41,9 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
+
 /**
  * The last hop toward either end of a chain addresses frames to the host there (docs/contracts.md#egress):
  * the chain's egressMac/replyMac, else the one host the network knows at the point, else the marker stays.
@@ -56,7 +61,7 @@ public class NextHopsTest {
     private final TestNetwork net = Fixtures.network(1);
     private final MetronServer server = Fixtures.server(0, new TestAgent("a:1", 4, 0));
 
-    private DeploymentPlan plan(TagType type, DeploymentSpec d) {
+    private DeploymentPlan plan(TagType type, Deployment d) {
         CompiledChain compiled = ReplyRulesTest.naptWithReplies(ReplyRulesTest.replyRules(),
                 List.of("napt.out0", "fw.out1"));
         List<GroupAssignment> groups = List.of(new GroupAssignment("g0", Tag.of(type, 7), 0,
@@ -64,12 +69,12 @@ public class NextHopsTest {
         Placement p = new Placement(C, Optional.of(server.id()), "eth0", "eth1", Optional.of(Fixtures.D1),
                 "OPENFLOW13", groups);
         OffloadChoice o = new OffloadChoice(Fixtures.D1, compiled.target(), compiled,
-                net.path(d.ingressPoint(), server.attachment("eth0").get()).get(), 0, List.of(), List.of());
+                net.path(ingress(d), server.attachment("eth0").get()).get(), 0, List.of(), List.of());
         return new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.of(server), true, o, groups.get(0).tag());
     }
 
-    private static DeploymentSpec spec(TagType type, MacAddress egressMac, MacAddress replyMac) {
-        return new DeploymentSpec(type, 1, 1, false, IN, OUT, 2, egressMac, replyMac);
+    private static Deployment spec(TagType type, MacAddress egressMac, MacAddress replyMac) {
+        return Deployments.of(type, 1, 1, false, IN, OUT, 2, egressMac, replyMac);
     }
 
     private static List<Instruction> instr(FlowRule r) {
@@ -172,7 +177,7 @@ public class NextHopsTest {
         assertEquals(ChainState.ACTIVE, w.manager.submit(json.replace("\"nics\": 1", "\"nics\": 1, \"egressMac\": "
                 + "\"02:00:00:00:00:02\", \"replyMac\": \"02:00:00:00:00:01\"")).state());
         // stored with the chain (what a restarted controller plans with)
-        DeploymentSpec stored = w.store.chains().get(ChainId.of("m")).get().value().deployment();
+        Deployment stored = w.store.chains().get(ChainId.of("m")).get().value().deployment();
         assertEquals(Optional.of(SINK), stored.egressMac());
         assertEquals(Optional.of(SRC), stored.replyMac());
         assertEquals(stored, MetronSerializers.NAMESPACE.deserialize(MetronSerializers.NAMESPACE.serialize(stored)));

@@ -128,7 +128,7 @@ public class OwnerHandoverTest {
             t0 = System.nanoTime();
             Chain updated = b.update(id, Fixtures.chainJson(id.name(), "vlan", 1, 1));
             put.add((System.nanoTime() - t0) / 1_000_000);
-            assertEquals(org.metron.app.api.TagType.VLAN, updated.deployment().tagType());
+            assertEquals(org.metron.synth.TagType.VLAN, updated.deployment().tagType());
             t0 = System.nanoTime();
             assertEquals(Optional.empty(), b.remove(id));
             delete.add((System.nanoTime() - t0) / 1_000_000);
@@ -158,7 +158,7 @@ public class OwnerHandoverTest {
 
         assertEquals(ChainState.ACTIVE, c.state());
         assertEquals(Optional.empty(), c.update());
-        assertEquals(org.metron.app.api.TagType.VLAN, c.deployment().tagType());
+        assertEquals(org.metron.synth.TagType.VLAN, c.deployment().tagType());
         assertEquals(c, a.chain(ChainId.of("web")).orElseThrow());
         assertEquals(2, a.placement(ChainId.of("web")).orElseThrow().cores().size());
         assertEquals(1, w.agents.get(0).pipelines().size());
@@ -206,7 +206,7 @@ public class OwnerHandoverTest {
         }
         Chain c = b.chain(ChainId.of("web")).orElseThrow();
         assertEquals(ChainState.ACTIVE, c.state());
-        assertEquals(org.metron.app.api.TagType.VLAN, c.deployment().tagType());
+        assertEquals(org.metron.synth.TagType.VLAN, c.deployment().tagType());
         assertEquals(Optional.empty(), c.update());
         assertEquals(1, w.agents.get(0).pipelines().size());
     }

@@ -1,13 +1,15 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
@@ -43,7 +45,7 @@ public class P4TaggerRulesTest {
             groups.add(new GroupAssignment("g" + g, Tag.of(type, 3 + g), g, compiled.groups().get(g).classIds()));
         }
         ConnectPoint in = ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1");
-        DeploymentSpec d = new DeploymentSpec(type, 2, 2, false, in,
+        Deployment d = Deployments.of(type, 2, 2, false, in,
                 ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/3"), 1);
         Placement p = new Placement(ChainId.of("p4"), Optional.of(server.id()), "eth0", "eth0",
                 Optional.of(Fixtures.D1), "P4_TAGGER", groups);

@@ -1,15 +1,17 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.DispatchMode;
 import org.metron.agent.v1.GroupSpec;
 import org.metron.agent.v1.Tag;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.TestAgent;
@@ -58,8 +60,8 @@ public class PlacementEngineTest {
                 .addClassIds(core).build();
     }
 
-    private static DeploymentSpec spec(int cores, int nics) {
-        return new DeploymentSpec(TagType.MAC, cores, Math.max(cores, 4), false, IN, OUT, nics);
+    private static Deployment spec(int cores, int nics) {
+        return Deployments.of(TagType.MAC, cores, Math.max(cores, 4), false, IN, OUT, nics);
     }
 
     @Test
@@ -132,7 +134,7 @@ public class PlacementEngineTest {
         servers.add(Fixtures.server(1, fanout));
         PlacementEngine e = new PlacementEngine(servers, Fixtures.network(2), switches, new Random(1),
                 Duration.ofSeconds(1));
-        DeploymentSpec vlan = new DeploymentSpec(TagType.VLAN, 1, 4, false, IN, OUT, 1);
+        Deployment vlan = Deployments.of(TagType.VLAN, 1, 4, false, IN, OUT, 1);
         for (int i = 0; i < 10; i++) {
             assertEquals("the less loaded server cannot dispatch VLAN tags", Fixtures.serverId(1),
                     e.chooseServer(C, vlan, 1, d -> Set.of()).server().id().toString());

@@ -1,10 +1,12 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
@@ -12,7 +14,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.MetronSerializers;
@@ -118,7 +120,7 @@ public class ReplyRulesTest {
         }
         Placement p = new Placement(C, Optional.of(server.id()), "eth0", "eth1", Optional.of(Fixtures.D1),
                 "OPENFLOW13", groups);
-        DeploymentSpec d = new DeploymentSpec(type, 2, 2, false, in, out, 2);
+        Deployment d = Deployments.of(type, 2, 2, false, in, out, 2);
         OffloadChoice o = new OffloadChoice(Fixtures.D1, compiled.target(), compiled,
                 net.path(in, server.attachment("eth0").get()).get(), 0, List.of(), List.of());
         return new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.of(server), true, o, groups.get(0).tag());
@@ -352,7 +354,7 @@ public class ReplyRulesTest {
         ConnectPoint out = ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/5");
         Tag marker = Tag.of(TagType.MAC, 9);
         Placement p = new Placement(C, Optional.empty(), "", "", Optional.of(Fixtures.D1), "OPENFLOW13", List.of());
-        DeploymentSpec d = new DeploymentSpec(TagType.MAC, 1, 1, false, IN, out, 1);
+        Deployment d = Deployments.of(TagType.MAC, 1, 1, false, IN, out, 1);
         OffloadChoice o = new OffloadChoice(Fixtures.D1, c.target(), c, net.path(IN, out).get(), 0, List.of(),
                 List.of());
         DeploymentPlan plan = new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.empty(), false, o, marker);

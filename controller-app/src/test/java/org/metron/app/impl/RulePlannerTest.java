@@ -1,14 +1,16 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.agent.v1.NicRule;
 import org.metron.app.api.ChainId;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.testing.Fixtures;
@@ -65,7 +67,7 @@ public class RulePlannerTest {
         }
         Placement p = new Placement(C, Optional.of(server.id()), "eth0", "eth1", Optional.of(offload), "OPENFLOW13",
                 groups);
-        DeploymentSpec d = new DeploymentSpec(type, 2, 2, false, IN, OUT, 2);
+        Deployment d = Deployments.of(type, 2, 2, false, IN, OUT, 2);
         OffloadChoice o = new OffloadChoice(offload, compiled.target(), compiled,
                 net.path(IN, server.attachment("eth0").get()).get(), position, List.of(), List.of());
         return new RulePlanner(Fixtures.APP, net).plan(C, d, p, Optional.of(server), true, o, groups.get(0).tag());

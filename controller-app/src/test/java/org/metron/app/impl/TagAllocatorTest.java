@@ -4,7 +4,7 @@ import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Tag;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.store.ChainStore;
 import org.onosproject.net.DeviceId;

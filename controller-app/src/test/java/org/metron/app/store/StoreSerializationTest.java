@@ -8,7 +8,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
@@ -89,7 +89,7 @@ public class StoreSerializationTest {
         ConsistentMap<ChainId, Chain> raw = b.build();
         MetronMap<ChainId, Chain> map = new ConsistentMetronMap<>(raw);
         ChainId id = ChainId.of("m");
-        Chain c = new Chain(id, "{}", new org.metron.app.api.DeploymentSpec(TagType.MAC, 1, 1, false,
+        Chain c = new Chain(id, "{}", org.metron.app.api.Deployments.of(TagType.MAC, 1, 1, false,
                 org.onosproject.net.ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/1"),
                 org.onosproject.net.ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/3"), 1),
                 ChainState.SUBMITTED, "", 0);

@@ -1,22 +1,32 @@
 package org.metron.app.store;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Test;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
+import org.metron.app.api.ChainUpdate;
+import org.metron.app.api.Deployments;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Tag;
+import org.metron.synth.Deployment;
 import org.metron.app.api.PendingPart;
-import org.metron.app.api.TagType;
+import org.metron.synth.TagType;
 import org.metron.app.scaling.ScalingDecision;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingStore;
+import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
+import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotEquals;
 
@@ -28,7 +38,7 @@ import static org.junit.Assert.assertNotEquals;
 public class StoredFormatTest {
     private static final String JSON =
             "{\"name\": \"web\", \"nfs\": [{\"name\": \"fw\", \"click\": \"IPFilter(allow all)\"}]}";
-    private static final DeploymentSpec D = new DeploymentSpec(TagType.MAC, 2, 4, true,
+    private static final Deployment D = Deployments.of(TagType.MAC, 2, 4, true,
             ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
             ConnectPoint.deviceConnectPoint("of:0000000000000002/1"), 1);
 
@@ -79,5 +89,29 @@ public class StoredFormatTest {
         assertEquals(ScalingEvent.Outcome.DONE, e.outcome());
         assertEquals(List.of("g0", "g0s1"), e.groups());
         assertEquals("sport bit 0", e.slice());
+    }
+
+    /**
+     * Written by 9e3ae33, when the controller had a deployment type of its own (DeploymentSpec, ConnectPoint and
+     * MacAddress fields) and a TagType of its own: the shared types read them back and write the same bytes.
+     */
+    @Test
+    public void deploymentsAndTagsOf9e3ae33ReadBackAndAreWrittenTheSame() throws IOException {
+        Deployment full = Deployments.of(TagType.VLAN, 2, 6, true,
+                ConnectPoint.deviceConnectPoint("of:0000000000000001/3"),
+                ConnectPoint.deviceConnectPoint("of:0000000000000002/4"), 2,
+                MacAddress.valueOf("02:00:00:00:00:02"), MacAddress.valueOf("02:00:00:00:00:01"));
+        Deployment plain = Deployments.of(TagType.MAC, 1, 1, false,
+                ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
+                ConnectPoint.deviceConnectPoint("of:0000000000000002/1"), 1);
+        Chain c = new Chain(ChainId.of("web"), "{\"name\":\"web\"}", full, ChainState.ACTIVE, "r", 5, List.of(),
+                Optional.of(ChainUpdate.of("{\"name\":\"web2\"}", plain,
+                        Optional.of(MetronException.Fault.INVALID_CHAIN), "m")));
+        byte[] stored = file("chain-9e3ae33-update.bin");
+        assertEquals(c, chain("chain-9e3ae33-update.bin"));
+        assertArrayEquals(stored, MetronSerializers.NAMESPACE.serialize(c));
+        List<Tag> tags = new ArrayList<>(List.of(Tag.of(TagType.MAC, 300), Tag.of(TagType.VLAN, 7)));
+        assertEquals(tags, MetronSerializers.NAMESPACE.deserialize(file("tags-9e3ae33.bin")));
+        assertArrayEquals(file("tags-9e3ae33.bin"), MetronSerializers.NAMESPACE.serialize(tags));
     }
 }

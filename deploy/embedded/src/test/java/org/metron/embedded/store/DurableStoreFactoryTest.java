@@ -1,5 +1,7 @@
 package org.metron.embedded.store;
 
+import org.metron.app.api.Deployments;
+
 import org.junit.Rule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
@@ -8,8 +10,8 @@ import org.metron.app.spi.MetronMap;
 import org.metron.app.store.ChainStore;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainState;
-import org.metron.app.api.DeploymentSpec;
-import org.metron.app.api.TagType;
+import org.metron.synth.Deployment;
+import org.metron.synth.TagType;
 import org.onosproject.net.ConnectPoint;
 import org.onlab.util.KryoNamespace;
 import org.onosproject.store.serializers.KryoNamespaces;
@@ -22,6 +24,9 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
+
+import static org.metron.app.api.Deployments.egress;
+import static org.metron.app.api.Deployments.ingress;
 
 public class DurableStoreFactoryTest {
     @Rule
@@ -53,7 +58,7 @@ public class DurableStoreFactoryTest {
         Path dir = tmp.getRoot().toPath();
         ChainStore store = new ChainStore(new DurableStoreFactory(dir));
         ChainId id = ChainId.of("fw-napt-lb");
-        DeploymentSpec d = new DeploymentSpec(TagType.MAC, 1, 4, true,
+        Deployment d = Deployments.of(TagType.MAC, 1, 4, true,
                 ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
                 ConnectPoint.deviceConnectPoint("of:0000000000000002/1"), 1);
         Chain chain = new Chain(id, "{\"name\": \"fw-napt-lb\"}", d, ChainState.ACTIVE, "", 3);
@@ -64,7 +69,7 @@ public class DurableStoreFactoryTest {
         assertEquals(chain.id(), back.id());
         assertEquals(chain.json(), back.json());
         assertEquals(chain.state(), back.state());
-        assertEquals(chain.deployment().ingressPoint(), back.deployment().ingressPoint());
+        assertEquals(ingress(chain.deployment()), ingress(back.deployment()));
         assertEquals(chain.version(), back.version());
         assertTrue(restarted.placements().snapshot().isEmpty());
     }

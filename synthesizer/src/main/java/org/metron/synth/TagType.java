@@ -1,6 +1,11 @@
-package org.metron.app.api;
+package org.metron.synth;
 
-/** How the offload device marks a traffic-class group (docs/contracts.md#tags). */
+import java.util.Locale;
+
+/**
+ * How the offload device marks a traffic-class group (docs/contracts.md#tags): the chain JSON's
+ * {@code deployment.tagType}, the controller's tag allocator and its switch rules all use this one type.
+ */
 public enum TagType {
     /** dst MAC 02:4d:GG:GG:CC:CC, group tag 1..65535. */
     MAC(1, 0xFFFF),
@@ -23,5 +28,10 @@ public enum TagType {
     /** Largest valid group tag. */
     public int max() {
         return max;
+    }
+
+    /** The name chain JSON uses ("mac", "vlan"). */
+    public String jsonName() {
+        return name().toLowerCase(Locale.ROOT);
     }
 }
