@@ -178,8 +178,8 @@ public class NextHopsTest {
                 + "\"02:00:00:00:00:02\", \"replyMac\": \"02:00:00:00:00:01\"")).state());
         // stored with the chain (what a restarted controller plans with)
         Deployment stored = w.store.chains().get(ChainId.of("m")).get().value().deployment();
-        assertEquals(Optional.of(SINK), stored.egressMac());
-        assertEquals(Optional.of(SRC), stored.replyMac());
+        assertEquals(Optional.of(SINK), Deployments.egressMac(stored));
+        assertEquals(Optional.of(SRC), Deployments.replyMac(stored));
         assertEquals(stored, MetronSerializers.NAMESPACE.deserialize(MetronSerializers.NAMESPACE.serialize(stored)));
         List<FlowRule> s1 = new ArrayList<>(w.switches.rules(Fixtures.D1));
         assertTrue(s1.stream().anyMatch(r -> instr(r).equals(List.of(Instructions.modL2Dst(SINK),
