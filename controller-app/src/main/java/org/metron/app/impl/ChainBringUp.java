@@ -112,7 +112,7 @@ final class ChainBringUp {
                 p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
                 store.placements().put(id, p);
             }
-            compilers.placed(current, oc.compiled());
+            compilers.placed(current, compiler, oc.compiled());
             current = transition(current, ChainState.PLACED);
             log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,
                     p.server().map(Object::toString).orElse("no server"), p.cores(), oc.device(),
@@ -215,7 +215,7 @@ final class ChainBringUp {
             store.installed().put(id, r.installed);
             store.placements().put(id, p);
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
-            compilers.placed(next, oc.compiled());
+            compilers.placed(next, compiler, oc.compiled());
             List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
                     .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
             tags.release(id, oldTags);

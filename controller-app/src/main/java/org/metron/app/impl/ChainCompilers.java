@@ -64,6 +64,16 @@ final class ChainCompilers {
         entry(c.id(), c.json(), () -> ChainRequests.parse(c.json()).spec()).placed = compiled;
     }
 
+    /**
+     * As {@link #placed(Chain, CompiledChain)}, by {@code compiler}, the compiler the placement ran (a PUT's, made
+     * before its definition was stored): it becomes this definition's compiler, so nothing parses or synthesizes
+     * the new version again (a cached compiler of the same definition stays).
+     */
+    void placed(Chain c, ChainCompiler compiler, CompiledChain compiled) {
+        byChain.compute(c.id(), (id, e) -> e != null && e.json.equals(c.json()) ? e
+                : new Entry(c.json(), compiler)).placed = compiled;
+    }
+
     /** The chain's offload device changed (reroute from a backup): the next ask compiles for its profile. */
     void moved(ChainId id) {
         Entry e = byChain.get(id);

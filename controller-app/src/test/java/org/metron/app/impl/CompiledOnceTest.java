@@ -54,4 +54,25 @@ public class CompiledOnceTest {
         w.manager.update(id, Fixtures.chainJson("web", "vlan", 2, 2));
         assertTrue(compiles.get() > before);
     }
+
+    /** An updated chain's new version is parsed and compiled by its PUT and kept so: later passes reuse it. */
+    @Test
+    public void anUpdatedDefinitionIsNotCompiledAgainAfterTheUpdate() {
+        w.manager.submit(Fixtures.chainJson("web"));
+        w.manager.awaitBackups();
+        assertEquals(ChainState.ACTIVE, w.manager.update(id, Fixtures.chainJson("web", "vlan", 2, 2)).state());
+        w.manager.awaitBackups();
+        int updated = compiles.get();
+
+        for (int i = 0; i < 3; i++) {
+            w.manager.refreshBackups(id);
+        }
+        w.manager.awaitBackups();
+        w.agents.get(0).restart();
+        new ServerRecovery(w.store, w.manager, Duration.ofSeconds(1)).restore(w.servers.servers().iterator().next());
+        w.manager.compiled(id);
+        w.manager.trafficClasses(id);
+
+        assertEquals(updated, compiles.get());
+    }
 }
