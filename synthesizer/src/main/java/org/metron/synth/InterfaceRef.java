@@ -27,6 +27,11 @@ public final class InterfaceRef {
         if (dot <= 0 || dot == text.length() - 1) {
             throw new SynthesisException("chain JSON: " + where + " '" + text + "' is not of the form nf.iface");
         }
+        if (text.chars().anyMatch(c -> c == '\n' || c == '\r' || c == '\u2028' || c == '\u2029')) {
+            // chain.schema.json's iface pattern ("." matches no line terminator): no line breaks in a name
+            throw new SynthesisException("chain JSON: " + where + " '" + text.replaceAll("\\R", "\\\\n")
+                    + "' has a line break in it");
+        }
         return new InterfaceRef(text.substring(0, dot), text.substring(dot + 1));
     }
 

@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
  * and the leadership topic suffix, so it is restricted to characters every one of those accepts.
  */
 public final class ChainId implements Comparable<ChainId> {
-    private static final Pattern VALID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+    private static final Pattern VALID = Pattern.compile(RequestRules.CHAIN_ID);
 
     private final String name;
 

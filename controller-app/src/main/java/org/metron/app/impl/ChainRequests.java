@@ -6,6 +6,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.Deployments;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.RequestRules;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.Deployment;
 import org.metron.synth.SynthesisException;
@@ -49,6 +50,10 @@ public final class ChainRequests {
         } catch (SynthesisException e) {
             throw new MetronException(Fault.INVALID_CHAIN, e.getMessage(), e);
         }
+        if (!RequestRules.chainName(spec.name())) {
+            throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + spec.name() + "' must match "
+                    + RequestRules.CHAIN_NAME + " (a chain id that the synthesizer reads)");
+        }
         ChainId id = ChainId.of(spec.name());
         return new ParsedChain(id, spec, deployment(spec.deployment()));
     }
@@ -89,18 +94,13 @@ public final class ChainRequests {
         if (text == null) {
             return null;
         }
-        MacAddress mac;
-        try {
-            mac = MacAddress.valueOf(text);
-        } catch (IllegalArgumentException e) {
-            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' is not a MAC address "
-                    + "(six hex bytes, e.g. \"02:00:00:00:00:02\")", e);
+        if (!RequestRules.unicastMac(text)) {
+            // the message tells a malformed address from a group or zero one
+            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' " + (RequestRules.mac(text)
+                    ? "must be a host's unicast address" : "is not a MAC address (six hex bytes, e.g. "
+                    + "\"02:00:00:00:00:02\")"));
         }
-        if (mac.isMulticast() || mac.isBroadcast() || mac.equals(MacAddress.ZERO)) {
-            throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' must be a host's unicast "
-                    + "address");
-        }
-        return mac;
+        return MacAddress.valueOf(text);
     }
 
     private static ConnectPoint point(String text, String field) {
@@ -108,11 +108,10 @@ public final class ChainRequests {
             throw new MetronException(Fault.INVALID_CHAIN, field + " is required (a connect point such as "
                     + "\"of:0000000000000001/1\")");
         }
-        try {
-            return ConnectPoint.deviceConnectPoint(text);
-        } catch (IllegalArgumentException e) {
+        if (!RequestRules.connectPoint(text)) {
             throw new MetronException(Fault.INVALID_CHAIN, field + " '" + text + "' is not a connect point "
-                    + "(device/port, e.g. \"of:0000000000000001/1\")", e);
+                    + "(device/port, e.g. \"of:0000000000000001/1\": " + RequestRules.CONNECT_POINT + ")");
         }
+        return ConnectPoint.deviceConnectPoint(text);
     }
 }

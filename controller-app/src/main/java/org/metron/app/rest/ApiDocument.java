@@ -1,7 +1,9 @@
 package org.metron.app.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.app.api.RequestRules;
 import org.metron.synth.ChainSpec;
 
 import java.io.IOException;
@@ -15,7 +17,9 @@ import java.util.List;
  * {@value #DOCUMENT}, with the chain's schema taken from the synthesizer's {@value #CHAIN_SCHEMA} (its one
  * source) where the document refers to it, turned into a Swagger 2.0 schema ({@code $defs} become definitions
  * named {@code Chain<Name>}, JSON Schema 2020-12's {@code $schema} and {@code $id} go). Served at
- * /onos/metron/swagger.json by both hosts and to ONOS's API documentation ({@link ApiDocRegistrator}).
+ * /onos/metron/swagger.json by both hosts and to ONOS's API documentation ({@link ApiDocRegistrator}). The rules
+ * the controller checks beyond that schema (a deployment with both points, point and MAC patterns, chain ids in
+ * paths) are written in from {@link RequestRules}, the constants its validation applies.
  */
 public final class ApiDocument {
     static final String DOCUMENT = "/apidoc/metron-api.json";
@@ -50,8 +54,60 @@ public final class ApiDocument {
                 names.add(d.getKey());
             }
         });
-        names.forEach(n -> definitions.set(n, swagger2(chain.deepCopy(), n, definitions)));
+        names.forEach(n -> definitions.set(n, controllerRules(swagger2(chain.deepCopy(), n, definitions))));
+        parameterRules(doc);
         return doc;
+    }
+
+    /**
+     * What the controller asks of a chain body beyond the synthesizer's schema, from the constants its validation
+     * applies ({@link RequestRules}): a deployment naming both points, points and MACs in ONOS's form, counts
+     * that are ints, a name that is a chain id.
+     */
+    private static ObjectNode controllerRules(ObjectNode chain) {
+        ObjectNode props = (ObjectNode) chain.get("properties");
+        ((ObjectNode) props.get("name")).put("pattern", RequestRules.CHAIN_NAME).put("maxLength", 64);
+        required(chain, "deployment");
+        ObjectNode d = (ObjectNode) props.get("deployment");
+        required(d, "ingressPoint");
+        required(d, "egressPoint");
+        d.put("description", "How the controller places the chain: required by the controller (the synthesizer "
+                + "ignores it). maxCpuCores must be at least cpuCores.");
+        ObjectNode dp = (ObjectNode) d.get("properties");
+        for (String point : List.of("ingressPoint", "egressPoint")) {
+            ((ObjectNode) dp.get(point)).put("pattern", RequestRules.CONNECT_POINT);
+        }
+        for (String mac : List.of("egressMac", "replyMac")) {
+            ((ObjectNode) dp.get(mac)).put("pattern", RequestRules.UNICAST_MAC);
+        }
+        for (String count : List.of("cpuCores", "maxCpuCores", "nics")) {
+            ((ObjectNode) dp.get(count)).put("maximum", RequestRules.MAX_COUNT);
+        }
+        return chain;
+    }
+
+    private static void required(ObjectNode schema, String field) {
+        ArrayNode r = schema.has("required") ? (ArrayNode) schema.get("required") : schema.putArray("required");
+        for (JsonNode f : r) {
+            if (f.asText().equals(field)) {
+                return;
+            }
+        }
+        r.add(field);
+    }
+
+    /** Chain ids in paths and the scaling operations' group parameters, as the resources check them. */
+    private static void parameterRules(ObjectNode doc) {
+        doc.get("paths").forEach(path -> path.forEach(op -> op.path("parameters").forEach(p -> {
+            ObjectNode param = (ObjectNode) p;
+            String in = param.path("in").asText();
+            String name = param.path("name").asText();
+            if (in.equals("path") && (name.equals("name") || name.equals("chain"))) {
+                param.put("pattern", RequestRules.CHAIN_ID);
+            } else if (in.equals("query") && param.path("required").asBoolean()) {
+                param.put("minLength", 1);
+            }
+        })));
     }
 
     /** A JSON Schema 2020-12 document as a Swagger 2.0 schema named {@code name}; its $defs join definitions. */

@@ -6,6 +6,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
+import org.metron.app.api.RequestRules;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingRequests;
 import org.metron.app.scaling.ScalingService;
@@ -79,10 +80,7 @@ public class ScalingWebResource extends MetronWebResource {
     @Statuses({200, 202, 404, 409, 422, 502})
     public Response split(@PathParam("chain") String chain, @QueryParam("group") String group) {
         ChainId id = existing(chain);
-        if (group == null || group.isEmpty()) {
-            throw new MetronException(MetronException.Fault.INVALID_CHAIN, "split of " + id
-                    + ": query parameter 'group' missing");
-        }
+        RequestRules.required("group", group, "split of " + id);
         return answer(() -> scaling().split(id, group));
     }
 
@@ -98,6 +96,8 @@ public class ScalingWebResource extends MetronWebResource {
     public Response merge(@PathParam("chain") String chain, @QueryParam("keep") String keep,
                           @QueryParam("retire") String retire) {
         ChainId id = existing(chain);
+        RequestRules.required("keep", keep, "merge of " + id);
+        RequestRules.required("retire", retire, "merge of " + id);
         return answer(() -> scaling().merge(id, keep, retire));
     }
 
