@@ -2,17 +2,30 @@ package org.metron.app.local;
 
 import org.metron.app.api.ChainId;
 import org.metron.app.spi.Leadership;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
- * Ownership when there is one controller instance: it owns every chain from the start, so it never gains one
- * (what a restarted instance left unfinished is picked up by {@code ChainOwnership}'s first round).
+ * Ownership when there is one controller instance: it owns every chain (what a restarted instance left unfinished
+ * is picked up by {@code ChainOwnership}'s first round). For the chains it runs for it answers as ONOS's
+ * leadership does on one node (LeadershipContract holds the two to it): running for a chain gains it, once, and
+ * the listeners are told on the joining thread; a chain given up and run for again is gained again.
  */
 public final class SingleInstanceLeadership implements Leadership {
     /** How the single instance is named in {@link #owner}. */
     public static final String LOCAL = "local";
+
+    private static final Logger log = LoggerFactory.getLogger(SingleInstanceLeadership.class);
+
+    private final Set<ChainId> joined = ConcurrentHashMap.newKeySet();
+    private final List<Consumer<ChainId>> listeners = new CopyOnWriteArrayList<>();
 
     @Override
     public boolean actsFor(ChainId chain) {
@@ -21,10 +34,21 @@ public final class SingleInstanceLeadership implements Leadership {
 
     @Override
     public void join(ChainId chain) {
+        if (!joined.add(chain)) {
+            return;
+        }
+        for (Consumer<ChainId> l : listeners) {
+            try {
+                l.accept(chain);
+            } catch (RuntimeException e) {
+                log.warn("Taking over chain {} failed: {}", chain, e.toString()); // as OnosLeadership
+            }
+        }
     }
 
     @Override
     public void release(ChainId chain) {
+        joined.remove(chain);
     }
 
     @Override
@@ -34,9 +58,11 @@ public final class SingleInstanceLeadership implements Leadership {
 
     @Override
     public void addListener(Consumer<ChainId> gained) {
+        listeners.add(gained);
     }
 
     @Override
     public void removeListener(Consumer<ChainId> gained) {
+        listeners.remove(gained);
     }
 }

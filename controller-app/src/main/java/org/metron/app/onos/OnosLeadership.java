@@ -129,7 +129,10 @@ public class OnosLeadership implements Leadership {
             return;
         }
         ChainId chain = ChainId.of(topic.substring(TOPIC_PREFIX.length()));
-        boolean mine = local().equals(e.subject().leaderNodeId());
+        // who leads now, not who led when the event was raised: events arrive after the fact, and a withdrawal's
+        // event read after this instance ran again would take the chain from it and give it back, telling the
+        // listeners of a second gain (LeadershipContract found it: release, join, two gains)
+        boolean mine = local().equals(leadershipService.getLeader(topic));
         if (mine && leading.add(topic)) {
             notifyGained(chain);
         } else if (!mine) {
