@@ -8,6 +8,8 @@ import org.metron.app.testing.Fixtures.World;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.Assert.assertEquals;
@@ -55,24 +57,30 @@ public class CompiledOnceTest {
         assertTrue(compiles.get() > before);
     }
 
-    /** An updated chain's new version is parsed and compiled by its PUT and kept so: later passes reuse it. */
+    /**
+     * Where a chain has backups on another device: the update's placement compiled the new definition for the
+     * devices it probed; the backup pass after it, further passes and the views compile no (definition, profile)
+     * pair twice.
+     */
     @Test
-    public void anUpdatedDefinitionIsNotCompiledAgainAfterTheUpdate() {
-        w.manager.submit(Fixtures.chainJson("web"));
-        w.manager.awaitBackups();
-        assertEquals(ChainState.ACTIVE, w.manager.update(id, Fixtures.chainJson("web", "vlan", 2, 2)).state());
-        w.manager.awaitBackups();
-        int updated = compiles.get();
-
+    public void noDefinitionIsCompiledTwiceForAProfileAcrossAnUpdateAndItsBackups() {
+        Map<String, Integer> byPair = new ConcurrentHashMap<>();
+        TwoPathWorld t = new TwoPathWorld((spec, profile) -> {
+            byPair.merge(spec.toJson() + " @ " + profile, 1, Integer::sum);
+            return Fixtures.synthesis().compile(spec, profile);
+        });
+        assertEquals(ChainState.ACTIVE, t.manager.submit(TwoPathWorld.json("web")).state());
+        t.manager.awaitBackups();
+        assertEquals(ChainState.ACTIVE, t.manager.update(id, TwoPathWorld.json("web").replace("dst port 80",
+                "dst port 81")).state());
+        t.manager.awaitBackups();
         for (int i = 0; i < 3; i++) {
-            w.manager.refreshBackups(id);
+            t.manager.refreshBackups(id);
         }
-        w.manager.awaitBackups();
-        w.agents.get(0).restart();
-        new ServerRecovery(w.store, w.manager, Duration.ofSeconds(1)).restore(w.servers.servers().iterator().next());
-        w.manager.compiled(id);
-        w.manager.trafficClasses(id);
-
-        assertEquals(updated, compiles.get());
+        t.manager.awaitBackups();
+        t.manager.compiled(id);
+        t.manager.trafficClasses(id);
+        assertTrue(byPair.size() > 2);
+        byPair.forEach((pair, n) -> assertEquals(pair, 1, (int) n));
     }
 }
