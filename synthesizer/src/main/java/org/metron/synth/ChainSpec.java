@@ -64,11 +64,6 @@ public final class ChainSpec {
         if (this.ingress.isEmpty() || this.egress.isEmpty()) {
             throw new SynthesisException("chain JSON: a chain needs at least one ingress and one egress interface");
         }
-        if (this.ingress.size() > 2) {
-            // chain.schema.json: a forward ingress and at most one reply ingress
-            throw new SynthesisException("chain JSON: 'ingress' has " + this.ingress.size() + " entries, at most 2 "
-                    + "(the forward ingress and the reply ingress)");
-        }
         for (ChainLink l : this.links) {
             checkNf(names, l.from(), "link from");
             checkNf(names, l.to(), "link to");

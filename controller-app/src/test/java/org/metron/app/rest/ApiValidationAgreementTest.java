@@ -9,6 +9,9 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.RequestRules;
 import org.metron.app.impl.ChainRequests;
+import org.metron.app.impl.Synthesis;
+import org.metron.synth.SynthesisException;
+import org.metron.synth.TargetProfile;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -19,6 +22,8 @@ import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 /**
@@ -253,14 +258,26 @@ public class ApiValidationAgreementTest {
         probe("deployment.nics", integers(), b -> { });
         probe("deployment.autoScale", List.of(JSON.booleanNode(true), JSON.booleanNode(false), JSON.textNode("true"),
                 JSON.numberNode(1)), b -> { });
-        probe("ingress", List.of(array("fw.in0"), array(), array("fw.in0", "fw.in1"), array("fw.in0", "fw.a", "fw.b"),
-                array("fw"), array("fw."), JSON.textNode("fw.in0")), b -> { });
+        // more than two ingress entries (the schema's maxItems) are refused by synthesis (ChainModel), which
+        // submission and validation run next: checked apart below
+        probe("ingress", List.of(array("fw.in0"), array(), array("fw.in0", "fw.in1"), array("fw"), array("fw."),
+                JSON.textNode("fw.in0")), b -> { });
         for (int i = 0; i < 300; i++) {
             // the NF part names the chain's NF (a rule no schema states); the rest is probed
             String iface = "fw." + (random.nextBoolean() ? randomString() : mutate("in0"));
             probe("egress", List.of(array(iface)), b -> { });
         }
         assertAgreement();
+    }
+
+    @Test
+    public void moreIngressEntriesThanTheDocumentAllowsAreRefusedBySynthesis() {
+        ObjectNode b = body();
+        b.set("ingress", array("fw.in0", "fw.a", "fw.b"));
+        assertFalse(docAccepts(chain, b));
+        SynthesisException e = assertThrows(SynthesisException.class, () -> Synthesis.SYNTHESIZER.compile(
+                ChainRequests.parse(b.toString()).spec(), TargetProfile.NONE));
+        assertTrue(e.getMessage(), e.getMessage().contains("ingress"));
     }
 
     private static ArrayNode array(String... items) {
