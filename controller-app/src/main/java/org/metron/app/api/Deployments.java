@@ -26,15 +26,12 @@ public final class Deployments {
     /**
      * A deployment with both points; {@code egressMac} and {@code replyMac} may be null (docs/contracts.md#egress).
      *
-     * @throws IllegalArgumentException unless 1 &le; cpuCores &le; maxCpuCores and nics &ge; 1
+     * @throws org.metron.synth.SynthesisException unless 1 &le; cpuCores &le; maxCpuCores and nics &ge; 1 (the
+     *                                            deployment's own invariants)
      */
     public static Deployment of(TagType tagType, int cpuCores, int maxCpuCores, boolean autoScale,
                                 ConnectPoint ingressPoint, ConnectPoint egressPoint, int nics, MacAddress egressMac,
                                 MacAddress replyMac) {
-        if (cpuCores < 1 || maxCpuCores < cpuCores || nics < 1) {
-            throw new IllegalArgumentException("need 1 <= cpuCores (" + cpuCores + ") <= maxCpuCores ("
-                    + maxCpuCores + ") and nics (" + nics + ") >= 1");
-        }
         return new Deployment(tagType, cpuCores, maxCpuCores, autoScale, ingressPoint.toString(),
                 egressPoint.toString(), nics, egressMac == null ? null : egressMac.toString(),
                 replyMac == null ? null : replyMac.toString());
