@@ -107,3 +107,65 @@ def describe(r):
 
 def op_ms(r):
     return r["op"]["endMs"] - r["op"]["startMs"]
+
+
+# ---- the operations (each answers what the host answered, or raises what it raised) ------------------------------
+
+def update(s, n_rules):
+    """A make-before-break update: the firewall gets n_rules (NAPT and LB unchanged: their flows carry over)."""
+    return s.host.call("PUT", "/chains/demo", chain_body(s, n_rules))
+
+
+class FullTable:
+    """s1's flow table 0 limited to what it holds now (overflow_policy=refuse) inside the block: an update adds a
+    rule there (its new egress marker's transit rule), which s1 refuses (OFPFMFC_TABLE_FULL) when its bundle
+    commits - after the agent started the new groups beside the old ones, their flows were copied and s2's bundle
+    went live: a failure half way."""
+
+    def __init__(self, s, switch="s1"):
+        from metron_topo.ovs import Ovs
+        self.s, self.ovs, self.bridge = s, Ovs(s.state["run_dir"]), s.state["nodes"][switch]["bridge"]
+
+    def __enter__(self):
+        n = len(self.s.flows("s1"))
+        self.ovs.vsctl("--", "--id=@ft", "create", "Flow_Table", f"flow_limit={n}", "overflow_policy=refuse", "--",
+                       "set", "Bridge", self.bridge, "flow_tables:0=@ft")
+        return self
+
+    def __exit__(self, *exc):
+        self.ovs.vsctl("clear", "Bridge", self.bridge, "flow_tables")
+
+
+def group_packets(s, server="srv1"):
+    """{group: packets} of pipeline 'demo' on a server's agent, from its metrics endpoint (cheap under load: no
+    JVM); {} while the agent does not answer."""
+    import re
+    import urllib.request
+    from metron_topo.agent import METRICS_PORT
+    host = s.state["nodes"][server]["agent"].rsplit(":", 1)[0]
+    try:
+        text = urllib.request.urlopen(f"http://{host}:{METRICS_PORT}/metrics", timeout=5).read().decode()
+    except OSError:
+        return {}
+    return {m.group(1): float(m.group(2)) for m in re.finditer(
+        r'^metron_agent_group_packets_total\{pipeline="demo",group="([^"]+)"[^}]*\} (\S+)$', text, re.M)}
+
+
+def restart(s, server="srv1", timeout=60):
+    """The server's agent stopped (SIGTERM: it saves its flow state) and started again as the launcher does;
+    returns once the controller redeployed the chain there: {"downMs": from the stop to then}."""
+    t = time.monotonic()
+    s.restart_agent(server)
+    while not group_packets(s, server):
+        if time.monotonic() - t > timeout:
+            raise AssertionError(f"the chain was not redeployed on the restarted agent of {server} in {timeout} s")
+        time.sleep(0.05)
+    return {"downMs": (time.monotonic() - t) * 1e3}
+
+
+def split(s):
+    return s.host.call("POST", "/scaling/demo/split?group=g0")
+
+
+def merge(s, retire):
+    return s.host.call("POST", f"/scaling/demo/merge?keep=g0&retire={retire}")

@@ -18,9 +18,7 @@ time a loss was and the operation's window.
 
 Runtime: about 40 s per topology bring-up and 10-15 s per operation."""
 import json
-import signal  # noqa: F401  (the restart is the launcher's SIGTERM; named for the reader)
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -31,9 +29,7 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from metron_demo.session import Session  # noqa: E402
 from metron_topo import fastgen, fastnet  # noqa: E402
-from metron_topo.ovs import Ovs  # noqa: E402
 from metron_client import HostError  # noqa: E402
-from support import wait_for  # noqa: E402
 import moves  # noqa: E402
 
 pytestmark = [pytest.mark.system,
@@ -71,28 +67,12 @@ def two(tmp_path_factory):
     yield from loaded(tmp_path_factory, "two-servers")
 
 
-def group_packets(s, server="srv1"):
-    """{group: packets} of pipeline 'demo' on a server's agent, from its metrics endpoint (cheap under load: no
-    JVM); {} while the agent does not answer."""
-    import re
-    import urllib.request
-    from metron_topo.agent import METRICS_PORT
-    host = s.state["nodes"][server]["agent"].rsplit(":", 1)[0]
-    try:
-        text = urllib.request.urlopen(f"http://{host}:{METRICS_PORT}/metrics", timeout=5).read().decode()
-    except OSError:
-        return {}
-    return {m.group(1): float(m.group(2)) for m in re.finditer(
-        r'^metron_agent_group_packets_total\{pipeline="demo",group="([^"]+)"[^}]*\} (\S+)$', text, re.M)}
-
-
 class TestOneServer:
     rules = moves.RULES
 
     def test_an_update_at_rate_loses_nothing(self, fig3):
         TestOneServer.rules += 1
-        body = moves.chain_body(fig3, TestOneServer.rules)
-        r = fig3.load.operate("update", lambda: fig3.host.call("PUT", "/chains/demo", body))
+        r = fig3.load.operate("update", lambda: moves.update(fig3, TestOneServer.rules))
         print("\n" + moves.describe(r))
         answer = r["op"]["answer"]
         assert answer and answer["state"] == "ACTIVE" and "make-before-break" in answer["reason"], r["op"]
@@ -101,18 +81,8 @@ class TestOneServer:
 
     def test_an_update_the_switch_refuses_half_way_leaves_traffic_on_the_old_version(self, fig3):
         before = fig3.host.call("GET", "/chains/demo")
-        ovs, bridge = Ovs(fig3.state["run_dir"]), fig3.state["nodes"]["s1"]["bridge"]
-        n = len(fig3.flows("s1"))
-        # s1's table 0 may hold what it has now: a rule the update adds (its new egress marker's transit rule) is
-        # refused (OFPFMFC_TABLE_FULL) when s1's bundle commits, after the agent started the new groups beside the
-        # old ones and their flows were copied, and after s2's bundle went live
-        ovs.vsctl("--", "--id=@ft", "create", "Flow_Table", f"flow_limit={n}", "overflow_policy=refuse", "--",
-                  "set", "Bridge", bridge, "flow_tables:0=@ft")
-        body = moves.chain_body(fig3, TestOneServer.rules + 1)
-        try:
-            r = fig3.load.operate("refused update", lambda: fig3.host.call("PUT", "/chains/demo", body))
-        finally:
-            ovs.vsctl("clear", "Bridge", bridge, "flow_tables")
+        with moves.FullTable(fig3):
+            r = fig3.load.operate("refused update", lambda: moves.update(fig3, TestOneServer.rules + 1))
         print("\n" + moves.describe(r))
         e = r["op"]["error"]
         assert isinstance(e, HostError) and e.status == 502, r["op"]
@@ -125,19 +95,14 @@ class TestOneServer:
         assert_hitless(r)
 
     def test_an_agent_restart_at_rate_keeps_every_translation(self, fig3):
-        def restart():
-            t = time.monotonic()
-            fig3.restart_agent("srv1")
-            wait_for(lambda: group_packets(fig3), 60, "the controller to redeploy the chain on the restarted agent")
-            return {"downMs": (time.monotonic() - t) * 1e3}
-        r = fig3.load.operate("agent restart", restart)
+        r = fig3.load.operate("agent restart", lambda: moves.restart(fig3))
         st = r["step"]
         print("\n" + moves.describe(r))
         assert r["op"]["error"] is None, r["op"]["error"]
         assert not st["stalled"] and st["achievedPps"] >= moves.FLOOR_PPS, st
         # Frames sent while no agent serves srv1's port are lost: nothing on the path holds them (the switch's
-        # transmit to a vhost-user port with no reader drops). Bounded by the time from the SIGTERM to the chain
-        # running again at the rate sent, so a longer outage (or loss outside it) fails.
+        # transmit to a vhost-user port with no reader drops: ovs_tx_failure_drops). Bounded by the time from the
+        # SIGTERM to the chain running again, at the rate sent, so a longer outage (or loss outside it) fails.
         bound = int(st["achievedPps"] * r["op"]["answer"]["downMs"] / 1e3)
         assert st["lost"] <= bound, (st["lost"], bound)
         assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), st
@@ -145,15 +110,14 @@ class TestOneServer:
 
 class TestTwoServers:
     def test_scale_out_to_the_second_server_and_back_at_rate(self, two):
-        out = two.load.operate("scale-out", lambda: two.host.call("POST", "/scaling/demo/split?group=g0"))
+        out = two.load.operate("scale-out", lambda: moves.split(two))
         print("\n" + moves.describe(out) + f"; {out['op']['answer']}")
         doc = two.host.call("GET", "/scaling/demo")
         other = [g for g in doc["groups"] if g["id"] != "g0"]
         assert len(other) == 1, doc["groups"]
-        remote = group_packets(two, "srv2")  # the new half runs on the second server and carried its flows
+        remote = moves.group_packets(two, "srv2")  # the new half runs on the second server and carried its flows
         assert remote.get(other[0]["id"], 0) > 0, (other, remote)
-        back = two.load.operate("merge back", lambda: two.host.call(
-            "POST", f"/scaling/demo/merge?keep=g0&retire={other[0]['id']}"))
+        back = two.load.operate("merge back", lambda: moves.merge(two, other[0]["id"]))
         print(moves.describe(back) + f"; {back['op']['answer']}")
         assert out["op"]["answer"]["outcome"] == "DONE", out["op"]
         assert back["op"]["answer"]["outcome"] == "DONE", back["op"]
