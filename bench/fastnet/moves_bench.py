@@ -28,12 +28,19 @@ from metron_topo import fastgen  # noqa: E402
 from scaling_bench import write  # noqa: E402
 
 
-def timed(fn):
+def timed(fn, refused=False):
+    """fn()'s duration in ms; with `refused`, fn must fail (the refused update: what it took to refuse)."""
     t = time.monotonic()
     try:
-        fn()
-    except Exception:  # the refused update: its duration is what it took to refuse
-        pass
+        answer = fn()
+    except Exception:
+        if not refused:
+            raise
+        return (time.monotonic() - t) * 1e3
+    if refused:
+        raise AssertionError(f"expected a refusal, got {answer}")
+    if isinstance(answer, dict) and answer.get("outcome", "DONE") != "DONE":
+        raise AssertionError(f"the operation did not complete: {answer}")
     return (time.monotonic() - t) * 1e3
 
 
@@ -45,7 +52,7 @@ def one_server(tmp):
         rules = moves.RULES
         idle = {"update": timed(lambda: moves.update(s, rules + 1))}
         with moves.FullTable(s):
-            idle["refused_update"] = timed(lambda: moves.update(s, rules + 2))
+            idle["refused_update"] = timed(lambda: moves.update(s, rules + 2), refused=True)
         idle["agent_restart"] = moves.restart(s)["downMs"]
         load = moves.Load(s, plan.allowed_port)
         try:

@@ -454,7 +454,15 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
         }
     }
     r.seconds = (double)(rte_rdtsc() - t0) / (double)hz;
-    if (next_pending < n_pending) rte_pktmbuf_free_bulk(pending + next_pending, n_pending - next_pending);
+    if (next_pending < n_pending) {
+        /* built but never sent (the step ended): their seqs were never used, so they count neither as sent nor
+         * as lost (the per-flow cursors go back over them, last built first) */
+        rte_pktmbuf_free_bulk(pending + next_pending, n_pending - next_pending);
+        for (uint16_t i = next_pending; i < n_pending; i++) {
+            flow = flow == 0 ? o->flows - 1 : flow - 1;
+            seq[flow]--;
+        }
+    }
     /* drain: until nothing arrived for drain_ms (at most 20 x drain_ms) */
     const uint64_t idle = (uint64_t)o->drain_ms * hz / 1000;
     const uint64_t end = rte_rdtsc() + 20 * idle;
