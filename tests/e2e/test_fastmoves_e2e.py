@@ -43,7 +43,7 @@ pytestmark = [pytest.mark.system,
 
 
 # Loss allowed in an operation's step: one receive ring of the agent (fastnet.AGENT_QUEUE_SIZE frames, ~15 ms at
-# 265 kpps). Measured: the update lost 0 in 10 of 12 runs (97 and 169 frames, one burst each, in the others), the
+# 265 kpps). Measured: the update lost 0 in 13 of 15 runs (97 and 169 frames, one burst each, in the others), the
 # refused update, the scale-out and the merge back 0 in every run; but the path itself, with no operation, lost
 # 34-423 frames in 4 of 16 steps of 7.5 s at ~255 kpps at load ~11 (the agent's ring full while its worker was off
 # the CPU: ovs_tx_failure_drops), so a step's loss of that size cannot be told from the path's. An operation that
