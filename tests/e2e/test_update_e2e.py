@@ -304,7 +304,8 @@ def test_an_update_keeps_the_napt_mappings_of_open_flows_and_loses_no_packet(cle
     # own ring dropped; every one of them had reached the sink's interface). A capture that dropped frames would
     # make the count meaningless: that fails first, as such.
     assert sink.cap.dropped == 0, f"the sink's capture itself dropped frames ({sink.cap.summary})"
-    assert veths[0] == veths[1], f"the sink's interface received {veths[1]} of the {veths[0]} frames sent"
+    sent = STEADY_PPS * STEADY_SECONDS + sum(late_sent.values())  # the veths also count a stray IPv6 frame or so
+    assert veths[1] >= sent, f"the sink's interface received {veths[1]} frames of the {sent} sent"
     assert lost == 0, f"{lost} packets of the steady flow lost during the update"
     assert all(n == 0 for n in late_lost.values()), f"packets of late flows lost: {late_lost}"
 
