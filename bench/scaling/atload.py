@@ -58,15 +58,7 @@ def drop_counters(s):
     """Every counter of the path that can say where a frame was lost, flattened to {name: value}: OVS's interface
     statistics (rx/tx dropped and errors of every port of every switch) and the agent's (its ports' rx_dropped
     counts the fanout sockets' kernel drops, i.e. full rx rings)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "topologies"))
-    from metron_topo.ovs import Ovs
-    out = {}
-    doc = json.loads(Ovs(s.state["run_dir"]).vsctl("--format=json", "--", "--columns=name,statistics", "list",
-                                                   "Interface").stdout)
-    for name, stats in doc["data"]:
-        for key, value in stats[1]:
-            if "drop" in key or "error" in key:
-                out[f"ovs {name} {key}"] = value
+    out = ovs_drops(s)
 
     def walk(prefix, x):
         if isinstance(x, dict):
@@ -83,6 +75,20 @@ def drop_counters(s):
     # the kernel's per-CPU input backlog (a veth delivers into it): machine-wide, other users' drops count too
     rows = [line.split() for line in Path("/proc/net/softnet_stat").read_text().splitlines()]
     out["kernel backlog drops (machine-wide)"] = sum(int(r[1], 16) for r in rows)
+    return out
+
+
+def ovs_drops(s):
+    """Open vSwitch's drop and error counters of every interface of every switch: {"ovs <iface> <key>": n}."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "topologies"))
+    from metron_topo.ovs import Ovs
+    out = {}
+    doc = json.loads(Ovs(s.state["run_dir"]).vsctl("--format=json", "--", "--columns=name,statistics", "list",
+                                                   "Interface").stdout)
+    for name, stats in doc["data"]:
+        for key, value in stats[1]:
+            if "drop" in key or "error" in key:
+                out[f"ovs {name} {key}"] = value
     return out
 
 

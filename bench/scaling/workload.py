@@ -308,7 +308,7 @@ class Capture:
 
     def __init__(self, netns, path, expr="udp"):
         self.path = Path(path)
-        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "--immediate-mode", "-n", "-B",
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "--immediate-mode", "-n", "-s", "2048", "-B",
                                       "16384", "-w", str(self.path), *expr.split()],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         line = self.proc.stderr.readline()

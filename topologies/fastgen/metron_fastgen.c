@@ -22,6 +22,12 @@
  * The warmup step (default 2 s at 2 kpps) makes every flow's NAPT mapping and the switches' megaflows before the
  * measured steps; it is reported like them with "warmup": true.
  *
+ * Each step prints {"event":"start","step":N,"t0UnixNs":...} when its first frame leaves (CLOCK_REALTIME), and its
+ * report adds t0UnixNs, lostRanges ([from ms, to ms, frames] after t0: when the lost frames were sent, the first 16
+ * runs) and remapped (flows whose translation - source address and port, destination address - changed from the
+ * first one the sink saw for them, in any earlier step included: a NAPT or LB mapping lost). SIGUSR1 ends the
+ * running step early (its seconds are a maximum then).
+ *
  * When neither end has anything to do the thread sleeps (down to the next due burst, at most 50 us): the
  * emulated servers' agents share the same CPUs. */
 #include <errno.h>
@@ -54,7 +60,8 @@
 #define MAGIC "MFST"
 #define RETRY_SLEEP_NS 20000
 #define MAX_CATCHUP 256  /* frames the generator sends at once after falling behind its schedule */
-#define SINK_DESC 32768  /* receive buffers of the sink's port (queue_size=32768 on its vdev) */
+#define SINK_DESC 32768
+#define MAX_GAPS 16     /* lost ranges reported per step */  /* receive buffers of the sink's port (queue_size=32768 on its vdev) */
 
 struct opts {
     const char *tx, *rx;
@@ -73,15 +80,21 @@ struct port_counters {
 };
 
 struct step_result {
-    uint64_t sent, received, distinct, duplicates, reordered, other, retries, flows_with_loss, rewritten;
+    uint64_t sent, received, distinct, duplicates, reordered, other, retries, flows_with_loss, rewritten, remapped;
     double seconds;
     bool stalled;
+    uint64_t t0_unix_ns;  /* CLOCK_REALTIME at the step's first frame: the caller places its operations by it */
+    unsigned n_gaps;
+    double gaps[MAX_GAPS][3];  /* [from ms, to ms, frames]: when the lost frames were sent, from the step's start */
     uint64_t slipped_ns;
     struct port_counters tx_port, rx_port;
 };
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_end_step;
 static void on_signal(int sig) { (void)sig; g_stop = 1; }
+/* SIGUSR1 ends the step running now early (its seconds are then a maximum): a caller that loads the network
+ * across an operation of unknown duration ends the step a fixed time after the operation. */
+static void on_end_step(int sig) { (void)sig; g_end_step = 1; }
 
 static void die(const char *what, const char *detail) {
     fprintf(stderr, "metron-fastgen: %s: %s\n", what, detail);
@@ -256,6 +269,15 @@ static void sink_reset(struct sink *s, unsigned flows, uint32_t max_seq) {
 
 static uint32_t g_src_ip, g_dst_ip;  /* network order, what the generator sends */
 
+/* Per flow, the translation the sink first saw (source address and port, destination address: the NAPT's mapping
+ * and the LB's backend), kept across steps: a flow whose frames arrive with another one later lost its mapping. */
+struct translation {
+    uint32_t saddr, daddr;
+    uint16_t sport;
+    bool seen, changed;
+};
+static struct translation g_maps[MAX_FLOWS];
+
 static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct step_result *r) {
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     uint32_t len = rte_pktmbuf_data_len(m), off = RTE_ETHER_HDR_LEN;
@@ -267,9 +289,12 @@ static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct
     }
     if (et != RTE_ETHER_TYPE_IPV4 || (p[off] >> 4) != 4 || p[off + 9] != IPPROTO_UDP) goto other;
     uint32_t saddr, daddr;
+    uint16_t sport;
     memcpy(&saddr, p + off + 12, 4);
     memcpy(&daddr, p + off + 16, 4);
-    off += (uint32_t)(p[off] & 0xf) * 4 + 8;
+    off += (uint32_t)(p[off] & 0xf) * 4;
+    memcpy(&sport, p + off, 2);
+    off += 8;
     if (off + PAYLOAD_LEN > len || memcmp(p + off, MAGIC, 4) != 0) goto other;
     uint16_t st = (uint16_t)(p[off + 4] << 8 | p[off + 5]);
     uint16_t flow = (uint16_t)(p[off + 6] << 8 | p[off + 7]);
@@ -277,6 +302,13 @@ static void sink_count(struct sink *s, struct rte_mbuf *m, uint16_t step, struct
     if (st != step || flow >= s->flows || seq >= s->max_seq) goto other;
     r->received++;
     if (saddr != g_src_ip || daddr != g_dst_ip) r->rewritten++;  /* a NAPT or LB on the way translated it */
+    struct translation *t = &g_maps[flow];
+    if (!t->seen) {
+        *t = (struct translation){saddr, daddr, sport, true, false};
+    } else if (!t->changed && (t->saddr != saddr || t->daddr != daddr || t->sport != sport)) {
+        t->changed = true;  /* counted once per flow, in the step it happened */
+        r->remapped++;
+    }
     uint64_t *w = &s->bits[(size_t)flow * s->words + seq / 64];
     uint64_t bit = 1ull << (seq % 64);
     if (*w & bit) {
@@ -300,6 +332,37 @@ static unsigned receive(uint16_t rx, struct sink *s, uint16_t step, struct step_
     return n;
 }
 
+/* Where in time the loss was: round k is seq k of every flow (sent one after another from round_tsc[k] on); runs
+ * of consecutive rounds that lost frames, as [from ms, to ms, frames]. The first MAX_GAPS. */
+static void lost_ranges(const struct sink *s, const uint32_t *seq, const uint64_t *round_tsc, uint64_t t0,
+                        uint64_t hz, struct step_result *r) {
+    const uint32_t rounds = seq[0];
+    double from = -1, to = 0, frames = 0;
+    uint32_t prev = 0;
+    for (uint32_t k = 0; k < rounds; k++) {
+        unsigned lost = 0;
+        for (unsigned f = 0; f < s->flows; f++)
+            if (k < seq[f] && !(s->bits[(size_t)f * s->words + k / 64] & (1ull << (k % 64)))) lost++;
+        if (!lost) continue;
+        const double ms = (double)(round_tsc[k] - t0) * 1e3 / (double)hz;
+        if (from >= 0 && k > prev + 1) {
+            if (r->n_gaps < MAX_GAPS) {
+                r->gaps[r->n_gaps][0] = from, r->gaps[r->n_gaps][1] = to, r->gaps[r->n_gaps][2] = frames;
+                r->n_gaps++;
+            }
+            from = -1;
+        }
+        if (from < 0) from = ms, frames = 0;
+        to = ms;
+        prev = k;
+        frames += lost;
+    }
+    if (from >= 0 && r->n_gaps < MAX_GAPS) {
+        r->gaps[r->n_gaps][0] = from, r->gaps[r->n_gaps][1] = to, r->gaps[r->n_gaps][2] = frames;
+        r->n_gaps++;
+    }
+}
+
 static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t rx, struct rte_mempool *pool,
                                    const uint8_t *templates, struct sink *s, uint16_t step, double pps,
                                    double seconds) {
@@ -310,15 +373,22 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
     uint32_t per_flow = (uint32_t)(total / o->flows + 2);
     sink_reset(s, o->flows, per_flow);
     uint32_t *seq = calloc(o->flows, sizeof(uint32_t));
-    if (!seq) die("calloc", "seqs");
+    uint64_t *round_tsc = calloc(per_flow, sizeof(uint64_t));  /* when seq k of flow 0 was built */
+    if (!seq || !round_tsc) die("calloc", "seqs");
     struct port_counters tx0 = counters(tx), rx0 = counters(rx);
     struct rte_mbuf *pending[BURST];
     uint16_t n_pending = 0, next_pending = 0;
     unsigned flow = 0;
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
     const uint64_t t0 = rte_rdtsc();
+    r.t0_unix_ns = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec;
+    printf("{\"event\":\"start\",\"step\":%u,\"t0UnixNs\":%" PRIu64 "}\n", step, r.t0_unix_ns);
+    fflush(stdout);
     uint64_t t0_pace = t0;
     uint64_t built = 0, progress = t0, sent_before = 0;
-    while (!g_stop && (r.sent < total)) {
+    g_end_step = 0;
+    while (!g_stop && !g_end_step && (r.sent < total)) {
         const uint64_t now = rte_rdtsc();
         if (r.sent != sent_before) {
             sent_before = r.sent;
@@ -346,6 +416,7 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
                     memcpy(p, templates + (size_t)flow * FRAME_LEN, FRAME_LEN);
                     uint8_t *pl = p + FRAME_LEN - PAYLOAD_LEN;
                     uint16_t st = rte_cpu_to_be_16(step), fl = rte_cpu_to_be_16((uint16_t)flow);
+                    if (flow == 0) round_tsc[seq[0]] = now;
                     uint32_t sq = rte_cpu_to_be_32(seq[flow]++);
                     uint64_t ts = rte_cpu_to_be_64(now);
                     memcpy(pl + 4, &st, 2);
@@ -383,7 +454,15 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
         }
     }
     r.seconds = (double)(rte_rdtsc() - t0) / (double)hz;
-    if (next_pending < n_pending) rte_pktmbuf_free_bulk(pending + next_pending, n_pending - next_pending);
+    if (next_pending < n_pending) {
+        /* built but never sent (the step ended): their seqs were never used, so they count neither as sent nor
+         * as lost (the per-flow cursors go back over them, last built first) */
+        rte_pktmbuf_free_bulk(pending + next_pending, n_pending - next_pending);
+        for (uint16_t i = next_pending; i < n_pending; i++) {
+            flow = flow == 0 ? o->flows - 1 : flow - 1;
+            seq[flow]--;
+        }
+    }
     /* drain: until nothing arrived for drain_ms (at most 20 x drain_ms) */
     const uint64_t idle = (uint64_t)o->drain_ms * hz / 1000;
     const uint64_t end = rte_rdtsc() + 20 * idle;
@@ -400,23 +479,28 @@ static struct step_result run_step(const struct opts *o, uint16_t tx, uint16_t r
         for (uint32_t w = 0; w < s->words; w++) got += (uint64_t)__builtin_popcountll(bits[w]);
         if (got < seq[f]) r.flows_with_loss++;
     }
+    lost_ranges(s, seq, round_tsc, t0, hz, &r);
     r.tx_port = counters_since(tx, tx0);
     r.rx_port = counters_since(rx, rx0);
     free(seq);
+    free(round_tsc);
     return r;
 }
 
 static void report(uint16_t step, double pps, bool warmup, const struct step_result *r) {
     printf("{\"step\":%u,\"warmup\":%s,\"stalled\":%s,\"pps\":%.0f,\"seconds\":%.3f,\"sent\":%" PRIu64
            ",\"achievedPps\":%.0f,\"received\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"reordered\":%" PRIu64
-           ",\"flowsWithLoss\":%" PRIu64 ",\"rewritten\":%" PRIu64 ",\"otherFrames\":%" PRIu64
+           ",\"flowsWithLoss\":%" PRIu64 ",\"rewritten\":%" PRIu64 ",\"remapped\":%" PRIu64 ",\"otherFrames\":%" PRIu64
            ",\"txRetries\":%" PRIu64 ",\"slippedMs\":%.3f"
            ",\"txPort\":{\"oerrors\":%" PRIu64 "},\"rxPort\":{\"imissed\":%" PRIu64 ",\"ierrors\":%" PRIu64
-           ",\"rxNombuf\":%" PRIu64 "}}\n",
+           ",\"rxNombuf\":%" PRIu64 "},\"t0UnixNs\":%" PRIu64 ",\"lostRanges\":[",
            step, warmup ? "true" : "false", r->stalled ? "true" : "false", pps, r->seconds, r->sent,
            r->seconds > 0 ? r->sent / r->seconds : 0,
-           r->received, r->sent - r->distinct, r->duplicates, r->reordered, r->flows_with_loss, r->rewritten, r->other,
-           r->retries, r->slipped_ns / 1e6, r->tx_port.oerrors, r->rx_port.imissed, r->rx_port.ierrors, r->rx_port.rx_nombuf);
+           r->received, r->sent - r->distinct, r->duplicates, r->reordered, r->flows_with_loss, r->rewritten, r->remapped, r->other,
+           r->retries, r->slipped_ns / 1e6, r->tx_port.oerrors, r->rx_port.imissed, r->rx_port.ierrors, r->rx_port.rx_nombuf, r->t0_unix_ns);
+    for (unsigned i = 0; i < r->n_gaps; i++)
+        printf("%s[%.1f,%.1f,%.0f]", i ? "," : "", r->gaps[i][0], r->gaps[i][1], r->gaps[i][2]);
+    printf("]}\n");
     fflush(stdout);
 }
 
@@ -427,6 +511,7 @@ int main(int argc, char **argv) {
     parse_opts(argc - n, argv + n, &o);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    signal(SIGUSR1, on_end_step);
     prctl(PR_SET_TIMERSLACK, 1UL);  /* short sleeps stay short */
     struct rte_mempool *pool = rte_pktmbuf_pool_create("fastgen", SINK_DESC + 16383, 256, 0,
                                                        RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());

@@ -3,6 +3,7 @@ port and counts at another's, per flow (loss, duplicates, reordering by sequence
 recorded in the state file like every process the launcher starts, so `topo down` stops one left running."""
 import json
 import subprocess
+import time
 from pathlib import Path
 
 from . import fastnet
@@ -43,24 +44,85 @@ def command(state, rates, seconds, *, src="src", sink="sink", flows=1024, sport=
 def run(state, rates, seconds, timeout=None, **kw):
     """Runs metron-fastgen to the end; answers its steps (one dict per rate, the warmup first, see
     metron_fastgen.c). Its log (EAL, vdevs) goes to <run dir>/fastgen.log."""
-    argv = command(state, rates, seconds, **kw)
-    timeout = timeout or 60 + len(rates) * (seconds + 10)
-    logf = open(Path(state["run_dir"]) / "fastgen.log", "ab")
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=logf, text=True, start_new_session=True)
-    logf.close()
-    state.record_process("fastgen", p.pid, argv)
-    fastnet.boost(p.pid)
-    try:
-        out, _ = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        raise RuntimeError(f"metron-fastgen did not finish in {timeout} s; see {state['run_dir']}/fastgen.log")
-    steps = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    if p.returncode != 0 or len(steps) != len(rates) + (1 if kw.get("warmup_seconds", 2.0) > 0 else 0):
-        tail = (Path(state["run_dir"]) / "fastgen.log").read_text(errors="replace").strip().splitlines()[-5:]
-        raise RuntimeError(f"metron-fastgen exited {p.returncode} after {len(steps)} steps: " + " | ".join(tail))
-    return steps
+    return Background(state, rates, seconds, **kw).finish(timeout)
+
+
+class Background:
+    """metron-fastgen running while the caller does something else: wait_step(k) returns once step k (0 is the
+    warmup when there is one) has started, with its start as CLOCK_REALTIME ns (its lostRanges count from there);
+    finish() answers the steps as run() does."""
+
+    def __init__(self, state, rates, seconds, **kw):
+        import queue
+        import threading
+        self.state, self.rates, self.seconds, self.kw = state, rates, seconds, kw
+        argv = command(state, rates, seconds, **kw)
+        logf = open(Path(state["run_dir"]) / "fastgen.log", "ab")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=logf, text=True, start_new_session=True)
+        logf.close()
+        state.record_process("fastgen", self.p.pid, argv)
+        fastnet.boost(self.p.pid)
+        self.lines = []
+        self.events = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            if line.startswith("{"):
+                doc = json.loads(line)
+                (self.events.put if doc.get("event") else self.lines.append)(doc)
+        self.events.put(None)
+
+    def wait_step(self, step, timeout=90):
+        import queue
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                ev = self.events.get(timeout=max(0.1, end - time.monotonic()))
+            except queue.Empty:
+                ev = None
+            if ev is None:
+                raise RuntimeError(f"metron-fastgen never started step {step}; see {self.state['run_dir']}/fastgen.log")
+            if ev["step"] == step:
+                return ev["t0UnixNs"]
+
+    def wait_report(self, step, timeout=60):
+        """The report of step k (0 is the warmup when there is one), once metron-fastgen printed it."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for doc in list(self.lines):
+                if doc["step"] == step:
+                    return doc
+            if self.p.poll() is not None and not self.reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise RuntimeError(f"metron-fastgen gave no report of step {step}; see {self.state['run_dir']}/fastgen.log")
+
+    def end_step(self):
+        """Ends the running step now (metron-fastgen's SIGUSR1); the next one, if any, starts."""
+        import signal
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGUSR1)
+
+    def finish(self, timeout=None):
+        timeout = timeout or 60 + len(self.rates) * (self.seconds + 10)
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise RuntimeError(f"metron-fastgen did not finish in {timeout} s; see {self.state['run_dir']}/fastgen.log")
+        self.reader.join(10)
+        steps = self.lines
+        if self.p.returncode != 0 or len(steps) != len(self.rates) + (1 if self.kw.get("warmup_seconds", 2.0) > 0 else 0):
+            tail = (Path(self.state["run_dir"]) / "fastgen.log").read_text(errors="replace").strip().splitlines()[-5:]
+            raise RuntimeError(f"metron-fastgen exited {self.p.returncode} after {len(steps)} steps: " + " | ".join(tail))
+        return steps
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
 
 
 def lossless(step):

@@ -62,13 +62,23 @@ def replay(netns, pcap, pps=2000):
     return int(m.group(1)) if m else None
 
 
+SNAPLEN = 2048
+BUFFER_KB = 32768
+
+
 class Capture:
     """tcpdump on the sink's eth0 into a pcap until stopped (then parsed with scapy)."""
 
     def __init__(self, netns, path):
         self.path = Path(path)
-        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "--immediate-mode", "-n", "-w",
-                                      str(self.path), "ip"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # In immediate mode libpcap takes a TPACKET_V2 ring whose slots are sized by the snap length: with tcpdump's
+        # default (262144 bytes) its 2 MB buffer held about 8 frames, and on this loaded machine tcpdump lost frames
+        # whenever it was descheduled for a few ms ("packets dropped by kernel"), which tests read as the network's
+        # loss (docs/updates.md, measured). Frames here are at most 1518 bytes: 2048-byte slots, 32 MB of them.
+        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "tcpdump", "-i", "eth0", "-U", "--immediate-mode", "-n",
+                                      "-s", str(SNAPLEN), "-B", str(BUFFER_KB), "-w", str(self.path), "ip"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.summary, self.dropped = "", None
         # tcpdump prints "listening on ..." once the socket is bound: only then is nothing missed.
         line = self.proc.stderr.readline()
         if b"listening" not in line:
@@ -79,6 +89,11 @@ class Capture:
         time.sleep(0.3)
         self.proc.terminate()
         self.proc.wait(timeout=10)
+        # tcpdump's own account at exit ("N packets captured", "M packets dropped by kernel")
+        self.summary = "; ".join(line.strip() for line in self.proc.stderr.read().decode(errors="replace").splitlines()
+                                 if "packets" in line)
+        m = re.search(r"(\d+) packets dropped by kernel", self.summary)
+        self.dropped = int(m.group(1)) if m else None
         from scapy.all import rdpcap
         return rdpcap(str(self.path)) if self.path.exists() and self.path.stat().st_size > 24 else []
 
