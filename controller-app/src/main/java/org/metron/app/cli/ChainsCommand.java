@@ -6,10 +6,11 @@ import org.metron.app.api.Chain;
 import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 
-/** Lists chains with their lifecycle state. */
+/** Lists chains with their lifecycle state and their black-box NFs (docs/blackbox.md), one line each. */
 @Service
 @Command(scope = "onos", name = "metron-chains", description = "Lists Metron service chains and their state")
 public class ChainsCommand extends MetronCommand {
+
     @Override
     protected void run() {
         for (Chain c : metron().chains()) {
@@ -20,6 +21,7 @@ public class ChainsCommand extends MetronCommand {
                         c.deployment().ingressPoint(), c.deployment().egressPoint(), c.deployment().tagType(),
                         c.deployment().cpuCores(), c.pending().isEmpty() ? "" : " pending="
                                 + MetronText.pending(c.pending()), c.reason().isEmpty() ? "" : " reason=" + c.reason());
+                scaling().blackBoxes(c.id()).forEach(b -> print("    %s", MetronText.blackBox(b)));
             }
         }
     }
