@@ -10,6 +10,7 @@ import java.util.Set;
 
 import static org.junit.Assert.assertEquals;
 import static org.metron.app.testing.ContractCalls.failure;
+import static org.metron.app.testing.ContractCalls.ok;
 
 /**
  * {@link AgentContract}'s cases for black-box NFs (docs/blackbox.md): a deploy whose {@code BlackBoxNF} cannot
@@ -29,7 +30,9 @@ public abstract class BlackBoxContract extends AgentContractFixture {
     }
 
     private void refused(String program, String why) throws Exception {
-        deploy("other", group("g0", 7, workers.get(0), PASS));
+        if (running().isEmpty()) {
+            deploy("other", group("g0", 7, workers.get(0), PASS));
+        }
         AgentException e = failure(agent().deployPipeline(pipeline("p", group("g0", 8, workers.get(1),
                 box(program)))));
         assertEquals(e.getMessage(), Code.FAILED_PRECONDITION, e.code());
@@ -38,6 +41,7 @@ public abstract class BlackBoxContract extends AgentContractFixture {
         // nothing of the refused pipeline stays; the one deployed before runs on
         assertEquals(Set.of("other/g0 tag 7 core " + workers.get(0)), running());
         deploy("p", group("g0", 8, workers.get(1), PASS)); // its id and tag are free
+        ok(agent().removePipeline("p"));
     }
 
     @Test
