@@ -69,22 +69,30 @@ public final class BlackBoxWatch implements AutoCloseable {
         Map<String, String> was = new HashMap<>();
         Set<ChainId> touched = new LinkedHashSet<>();
         if (before != null) {
-            before.forEach(b -> {
-                was.put(b.part(), b.stats().getState());
-                touched.add(b.chain());
-            });
+            before.forEach(b -> was.put(key(b), b.stats().getState()));
         }
+        // chains to judge: a box of theirs changed state, came or went, or is FAILED (the chain may have become
+        // ACTIVE since); not every report of every chain, which would read the store every interval
         for (BlackBoxStatus b : boxes) {
             String state = b.stats().getState();
-            touched.add(b.chain());
-            if (!state.equals(was.get(b.part()))) {
+            if (!state.equals(was.remove(key(b)))) {
+                touched.add(b.chain());
                 log.info("Chain {} on {}: {} {} (restarts {}, last exit '{}')", b.chain(), server, b.part(), state,
                         b.stats().getRestarts(), b.stats().getLastExit());
+            } else if (b.failed()) {
+                touched.add(b.chain());
             }
+        }
+        if (before != null) {
+            before.stream().filter(b -> was.containsKey(key(b))).forEach(b -> touched.add(b.chain()));
         }
         if (!touched.isEmpty() && !judge.isShutdown()) {
             judge.execute(() -> touched.forEach(this::judgeQuietly));
         }
+    }
+
+    private static String key(BlackBoxStatus b) {
+        return b.chain().name() + "/" + b.part();
     }
 
     /** A chain's black boxes on every server, by group and element. */
