@@ -173,7 +173,8 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     body = chain_json("bbclosed", NF_FWD, "closed", net["ingress"][0], net["egress"][0])
     spec = tmp_path / "bbclosed.json"
     spec.write_text(body)
-    check = subprocess.run([str(SYNTH), str(spec), "--check", "20000"], capture_output=True, text=True, timeout=600)
+    check = subprocess.run([str(SYNTH), str(spec), "-o", str(tmp_path / "synth"), "--check", "20000"],
+                           capture_output=True, text=True, timeout=600)
     assert check.returncode == 0, check.stderr
     assert "equivalence: 20000 packets" in check.stdout and ", 0 mismatches" in check.stdout, check.stdout
 
