@@ -282,7 +282,9 @@ class BlackBoxNF final : public Element {
   std::vector<std::string> nf_argv(const NfRings& r) const {
     std::vector<std::string> a{program_,     "--proc-type=secondary", "--file-prefix", file_prefix_, "--no-pci",
                                "--lcores",   std::to_string(lcore_) + "@(" + cpus_ + ")",
-                               "--log-level", "lib.eal:error", "--"};
+                               "--log-level", "lib.eal:error",
+                               // The agent's vdevs a secondary cannot drive (ring ports): not the NF's concern.
+                               "--log-level", "pmd.net.ring:critical", "--log-level", "bus.vdev:critical", "--"};
     a.insert(a.end(), nf_args_.begin(), nf_args_.end());
     return a;
   }
@@ -351,13 +353,25 @@ class BlackBoxNF final : public Element {
         if (++failures >= kMaxFailures) {
           state_.store(kFailed, std::memory_order_release);
           sleep_or_stop(std::chrono::hours(24 * 365));
-          return;
+          return;  // no instance runs
         }
       }
       stalled_.store(false, std::memory_order_release);
       state_.store(kRunning, std::memory_order_release);
       up_since = std::chrono::steady_clock::now();
     }
+    stop_instance();
+  }
+
+  // Ends the running instance from this thread: the NF dies with the thread that forked it (PR_SET_PDEATHSIG), so
+  // this thread must outlive the SIGTERM grace period for the NF to leave cleanly.
+  void stop_instance() {
+    std::unique_ptr<NfProcess> p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p = std::move(proc_);
+    }
+    p.reset();  // SIGTERM, then SIGKILL to the group; reaped
   }
 
   // New rings for the next instance, published to the worker. False if they cannot be had (then FAILED).
@@ -400,11 +414,7 @@ class BlackBoxNF final : public Element {
       stop_.store(true);
     }
     stop_cv_.notify_all();
-    if (supervisor_.joinable()) supervisor_.join();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      proc_.reset();  // SIGTERM, then SIGKILL to the group; reaped
-    }
+    if (supervisor_.joinable()) supervisor_.join();  // it stopped the instance
     rings_.clear();  // frees the mbufs still queued
   }
 
