@@ -390,6 +390,35 @@ TEST_F(BlackBoxTest, NfThatStopsReadingIsCountedAndReplaced) {
   kill(pid, SIGCONT);
 }
 
+// MODE MEMIF: the NF is a DPDK process of its own on a net_memif client of the element's memif server port (a copy
+// each way); its verdicts drop packets on its side. Supervised the same way.
+TEST_F(BlackBoxTest, MemifModePassesWithVerdictsAndIsRestarted) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "MODE MEMIF, ARGS \"--drop-port 23\", ON_FAILURE OPEN") + " -> [0]output;").ok());
+  pb::BlackBoxStats b = box();
+  EXPECT_EQ(b.mode(), "MEMIF");
+  EXPECT_EQ(b.state(), "RUNNING");
+  const int pid = b.pid();
+  for (int i = 0; i < 100; ++i) in_->inject(pkt(80));
+  for (int i = 0; i < 50; ++i) in_->inject(pkt(23));
+  auto out = collect(100);
+  ASSERT_EQ(out.size(), 100u);
+  for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
+  b = box();
+  EXPECT_EQ(b.sent(), 150u);
+  EXPECT_EQ(b.returned(), 100u);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([&] {
+    const auto x = box();
+    return x.state() == "RUNNING" && x.pid() != pid && x.pid() > 0;
+  })) << box().DebugString();
+  for (int i = 0; i < 40; ++i) in_->inject(pkt(80));
+  EXPECT_EQ(collect(40).size(), 40u) << "passes through the new instance";
+  b = box();
+  EXPECT_EQ(b.restarts(), 1u);
+  EXPECT_EQ(b.last_exit(), "signal 9");
+  EXPECT_EQ(b.returned(), 140u);
+}
+
 // The deploy errors of docs/blackbox.md, each leaving nothing of the pipeline (no group, no process).
 TEST_F(BlackBoxTest, DeployErrorsNameTheNfAndLeaveNothing) {
   const std::string dir = "/tmp/metron-bbtest-" + std::to_string(getpid());
