@@ -168,14 +168,10 @@ class BlackBoxNF final : public Element {
   void push(int, PacketBatch& b) override {
     // State first: RUNNING is stored after its instance's rings were published, so sync_rings then finds them.
     const int state = state_.load(std::memory_order_acquire);
-    if (memif_) {
-      push_memif(state, b);
-      return;
-    }
-    sync_rings();
+    if (!memif_) sync_rings();
     if (state == kRunning) {
-      unsigned free_left = 0;
-      const unsigned n = rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, &free_left);
+      const unsigned n = memif_ ? port_->tx_burst(0, b.pkts, b.n)
+                                : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
       sent_.add(n);
       if (n == b.n) {
         full_since_ = 0;
@@ -272,13 +268,14 @@ class BlackBoxNF final : public Element {
     output_push(0, pass);
   }
 
-  // The input ring refused packets. A stall is a full ring whose consumer index has not moved for STALL_TIMEOUT.
+  // The NF's input refused packets. A stall: it keeps refusing while the NF makes no progress for STALL_TIMEOUT
+  // (RING: the input ring's consumer index does not move; MEMIF: nothing comes back).
   void note_full() {
-    const uint32_t tail = active_->in->cons.tail;
+    const uint64_t progress = memif_ ? returned_.get() : active_->in->cons.tail;
     const uint64_t now = rte_rdtsc();
-    if (full_since_ == 0 || tail != full_tail_) {
+    if (full_since_ == 0 || progress != full_progress_) {
       full_since_ = now;
-      full_tail_ = tail;
+      full_progress_ = progress;
       return;
     }
     if (stall_cycles_ && now - full_since_ > stall_cycles_ && !stalled_.load(std::memory_order_relaxed))
@@ -327,30 +324,6 @@ class BlackBoxNF final : public Element {
     pool_ = nullptr;
     if (!memif_socket_.empty()) unlink(memif_socket_.c_str());
   }
-  void push_memif(int state, PacketBatch& b) {
-    if (state == kRunning) {
-      const uint16_t n = port_->tx_burst(0, b.pkts, b.n);
-      sent_.add(n);
-      if (n == b.n) {
-        full_since_ = 0;
-        b.n = 0;
-        return;
-      }
-      ring_full_.add(b.n - n);
-      // A stall: the port refuses packets and none has come back for STALL_TIMEOUT.
-      const uint64_t now = rte_rdtsc(), back = returned_.get();
-      if (full_since_ == 0 || back != full_back_) {
-        full_since_ = now;
-        full_back_ = back;
-      } else if (stall_cycles_ && now - full_since_ > stall_cycles_) {
-        stalled_.store(true, std::memory_order_release);
-      }
-      std::memmove(b.pkts, b.pkts + n, (b.n - n) * sizeof(rte_mbuf*));
-      b.n = static_cast<uint16_t>(b.n - n);
-    }
-    apply_policy(b);
-  }
-
   // ---- supervisor thread ----
   std::vector<std::string> nf_argv() const {
     if (memif_) {
@@ -541,8 +514,7 @@ class BlackBoxNF final : public Element {
   // Worker-only.
   NfRings* active_ = nullptr;
   uint64_t full_since_ = 0;
-  uint32_t full_tail_ = 0;
-  uint64_t full_back_ = 0;
+  uint64_t full_progress_ = 0;
 
   // Worker <-> supervisor.
   std::atomic<NfRings*> cur_{nullptr};
