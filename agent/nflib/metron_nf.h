@@ -18,6 +18,11 @@
  * element's ON_FAILURE policy. SIGTERM/SIGINT make metron_nf_running() false: the agent stops NFs with SIGTERM
  * (then SIGKILL) and kills the whole process group.
  *
+ * MEMIF mode (METRON_NF_MODE=MEMIF): the NF is a DPDK primary of its own (its own --file-prefix, --no-huge) and
+ * the agent puts a net_memif client vdev on its EAL line; the library sets up that port (ethdev 0) with a pool of
+ * its own. rx/tx then receive from and send to the agent through memif (a copy each way); dropped packets are
+ * freed by the library (the agent cannot count them: its nf_dropped stays 0 in this mode).
+ *
  * Minimal loop:
  *
  *     struct metron_nf* nf;
@@ -56,6 +61,7 @@ enum metron_nf_verdict {
 #define METRON_NF_ENV_RX "METRON_NF_RX_RING"    /* ring the agent fills: the NF's input */
 #define METRON_NF_ENV_TX "METRON_NF_TX_RING"    /* ring the NF fills: packets back to the agent */
 #define METRON_NF_ENV_READY "METRON_NF_READY_FD" /* pipe: one byte written once attached */
+#define METRON_NF_ENV_MODE "METRON_NF_MODE"      /* RING (default) or MEMIF */
 
 /* Initialises the EAL (secondary) from argv and attaches to the agent's rings. Returns the number of arguments it
  * consumed (argv[0] stays the program: the NF's own arguments are argv[ret + 1 ...] like after rte_eal_init), or

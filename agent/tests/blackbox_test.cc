@@ -306,59 +306,49 @@ TEST_F(BlackBoxTest, EachGroupRunsItsOwnInstance) {
 
 // kill -9 mid-stream: the agent restarts the NF; meanwhile the policy holds and is counted. Every packet is
 // accounted for but those the dead NF held (at most one burst taken, one burst being given back).
+class KilledNfTest : public BlackBoxTest {
+ protected:
+  // Runs the stream through an NF with ON_FAILURE `policy`, kills it, waits for the next instance to pass packets.
+  pb::BlackBoxStats kill_mid_stream(const std::string& policy, uint64_t* out, uint64_t* injected) {
+    EXPECT_TRUE(deploy("input -> " + bb("ids", "ON_FAILURE " + policy) + " -> [0]output;").ok());
+    const int pid = box().pid();
+    Stream s(in_.get(), pkt(80), 50);
+    EXPECT_TRUE(wait_for([&] { return (*out += drain_count()) > 200; }));
+    EXPECT_EQ(kill(pid, SIGKILL), 0);
+    EXPECT_TRUE(wait_for([&] {
+      *out += drain_count();
+      const auto b = box();
+      return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
+    })) << box().DebugString();
+    const uint64_t out_at_restart = *out;
+    EXPECT_TRUE(wait_for([&] { return (*out += drain_count()) > out_at_restart + 200; })) << "passes again";
+    s.end();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    *out += drain_count();
+    *injected = s.sent.load();
+    const pb::BlackBoxStats b = box();
+    EXPECT_EQ(b.restarts(), 1u);
+    EXPECT_EQ(b.last_exit(), "signal 9");
+    return b;
+  }
+};
 
-TEST_F(BlackBoxTest, KilledNfIsRestartedAndFailClosedDropsMeanwhile) {
-  ASSERT_TRUE(deploy("input -> " + bb("ids", "ON_FAILURE CLOSED") + " -> [0]output;").ok());
-  const int pid = box().pid();
-  size_t out = 0;
-  Stream s(in_.get(), pkt(80), 50);
-  ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > 200; }));
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  ASSERT_TRUE(wait_for([&] {
-    out += drain_count();
-    const auto b = box();
-    return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
-  })) << box().DebugString();
-  const uint64_t out_at_restart = out;
-  ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > out_at_restart + 200; })) << "passes again";
-  s.end();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  out += drain_count();
-  const pb::BlackBoxStats b = box();
-  EXPECT_EQ(b.restarts(), 1u);
-  EXPECT_EQ(b.last_exit(), "signal 9");
+TEST_F(KilledNfTest, FailClosedDropsWhileTheNfIsDown) {
+  uint64_t out = 0, injected = 0;
+  const pb::BlackBoxStats b = kill_mid_stream("CLOSED", &out, &injected);
   EXPECT_GT(b.failed_closed(), 0u) << "packets arrived while the NF was down";
   EXPECT_EQ(b.bypassed(), 0u);
   EXPECT_EQ(out, b.returned());
-  const uint64_t injected = s.sent.load();
   EXPECT_LE(out + b.failed_closed(), injected);
   EXPECT_GE(out + b.failed_closed() + 2 * kBurst, injected) << b.DebugString();
 }
 
-TEST_F(BlackBoxTest, KilledNfIsRestartedAndFailOpenBypassesMeanwhile) {
-  ASSERT_TRUE(deploy("input -> " + bb("ids", "ON_FAILURE OPEN") + " -> [0]output;").ok());
-  const int pid = box().pid();
-  size_t out = 0;
-  Stream s(in_.get(), pkt(80), 50);
-  ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > 200; }));
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  ASSERT_TRUE(wait_for([&] {
-    out += drain_count();
-    const auto b = box();
-    return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
-  })) << box().DebugString();
-  const uint64_t out_at_restart = out;
-  ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > out_at_restart + 200; })) << "passes again";
-  s.end();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  out += drain_count();
-  const pb::BlackBoxStats b = box();
-  EXPECT_EQ(b.restarts(), 1u);
-  EXPECT_EQ(b.last_exit(), "signal 9");
+TEST_F(KilledNfTest, FailOpenBypassesWhileTheNfIsDown) {
+  uint64_t out = 0, injected = 0;
+  const pb::BlackBoxStats b = kill_mid_stream("OPEN", &out, &injected);
   EXPECT_GT(b.bypassed(), 0u) << "packets arrived while the NF was down";
   EXPECT_EQ(b.failed_closed(), 0u);
   EXPECT_EQ(out, b.returned() + b.bypassed());
-  const uint64_t injected = s.sent.load();
   EXPECT_LE(out, injected);
   EXPECT_GE(out + 2 * kBurst, injected) << b.DebugString();
 }
@@ -388,6 +378,35 @@ TEST_F(BlackBoxTest, NfThatStopsReadingIsCountedAndReplaced) {
   EXPECT_EQ(b.last_exit(), "signal 9") << "killed by the agent";
   EXPECT_EQ(b.restarts(), 1u);
   kill(pid, SIGCONT);
+}
+
+// MODE MEMIF: the NF is a DPDK process of its own on a net_memif client of the element's memif server port (a copy
+// each way); its verdicts drop packets on its side. Supervised the same way.
+TEST_F(BlackBoxTest, MemifModePassesWithVerdictsAndIsRestarted) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "MODE MEMIF, ARGS \"--drop-port 23\", ON_FAILURE OPEN") + " -> [0]output;").ok());
+  pb::BlackBoxStats b = box();
+  EXPECT_EQ(b.mode(), "MEMIF");
+  EXPECT_EQ(b.state(), "RUNNING");
+  const int pid = b.pid();
+  for (int i = 0; i < 100; ++i) in_->inject(pkt(80));
+  for (int i = 0; i < 50; ++i) in_->inject(pkt(23));
+  auto out = collect(100);
+  ASSERT_EQ(out.size(), 100u);
+  for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
+  b = box();
+  EXPECT_EQ(b.sent(), 150u);
+  EXPECT_EQ(b.returned(), 100u);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([&] {
+    const auto x = box();
+    return x.state() == "RUNNING" && x.pid() != pid && x.pid() > 0;
+  })) << box().DebugString();
+  for (int i = 0; i < 40; ++i) in_->inject(pkt(80));
+  EXPECT_EQ(collect(40).size(), 40u) << "passes through the new instance";
+  b = box();
+  EXPECT_EQ(b.restarts(), 1u);
+  EXPECT_EQ(b.last_exit(), "signal 9");
+  EXPECT_EQ(b.returned(), 140u);
 }
 
 // The deploy errors of docs/blackbox.md, each leaving nothing of the pipeline (no group, no process).

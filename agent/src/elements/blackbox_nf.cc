@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -40,6 +41,8 @@
 #include "../../nflib/metron_nf.h"
 #include "core/element.h"
 #include "core/group.h"
+#include "core/eal.h"
+#include "drivers/dpdk_port.h"
 #include "elements/nf_process.h"
 
 namespace metron {
@@ -120,8 +123,9 @@ class BlackBoxNF final : public Element {
     if (auto v = args.take("CPUS")) cpus_ = unquote(*v);
     if (program_.empty()) throw ConfigError("PROGRAM: missing (the NF's executable)");
     if (nf_.empty()) nf_ = name();
-    if (mode_ != "RING")
-      throw ConfigError("MODE " + mode_ + ": not supported by this agent (RING only; MEMIF and KERNEL to come)");
+    if (mode_ != "RING" && mode_ != "MEMIF")
+      throw ConfigError("MODE " + mode_ + ": not supported by this agent (RING or MEMIF; KERNEL to come)");
+    memif_ = mode_ == "MEMIF";
     if (ring_size_ < 2 * kBurst || (ring_size_ & (ring_size_ - 1)) != 0)
       throw ConfigError("RING_SIZE: a power of two of at least " + std::to_string(2 * kBurst));
     if (attach_ms_ <= 0) throw ConfigError("ATTACH_TIMEOUT: must be positive");
@@ -133,15 +137,20 @@ class BlackBoxNF final : public Element {
     struct stat st{};
     if (stat(program_.c_str(), &st) != 0) throw PreconditionError(who + "not found");
     if (!S_ISREG(st.st_mode) || access(program_.c_str(), X_OK) != 0) throw PreconditionError(who + "not executable");
-    if (rte_eal_process_type() != RTE_PROC_PRIMARY || !rte_eal_has_hugepages())
-      throw PreconditionError(who + "MODE RING needs the agent on hugepages as the DPDK primary (multi-process)");
-    const std::string runtime = rte_eal_get_runtime_dir();
-    file_prefix_ = runtime.substr(runtime.find_last_of('/') + 1);
-    lcore_ = RTE_MAX_LCORE - 1 - (g_nf_seq.fetch_add(1) % (RTE_MAX_LCORE / 2));
+    const unsigned seq = g_nf_seq.fetch_add(1);
     stall_cycles_ = stall_ms_ * rte_get_tsc_hz() / 1000;
-    rings_.push_back(std::make_unique<NfRings>(1, ring_size_));
-    active_ = rings_.back().get();
-    cur_.store(active_, std::memory_order_release);
+    if (memif_) {
+      open_memif(env, seq);
+    } else {
+      if (rte_eal_process_type() != RTE_PROC_PRIMARY || !rte_eal_has_hugepages())
+        throw PreconditionError(who + "MODE RING needs the agent on hugepages as the DPDK primary (multi-process)");
+      const std::string runtime = rte_eal_get_runtime_dir();
+      file_prefix_ = runtime.substr(runtime.find_last_of('/') + 1);
+      lcore_ = RTE_MAX_LCORE - 1 - (seq % (RTE_MAX_LCORE / 2));
+      rings_.push_back(std::make_unique<NfRings>(1, ring_size_));
+      active_ = rings_.back().get();
+      cur_.store(active_, std::memory_order_release);
+    }
     // The supervisor thread starts every instance, the first too: an NF dies with the thread that forked it.
     std::promise<std::string> started;
     std::future<std::string> result = started.get_future();
@@ -150,16 +159,19 @@ class BlackBoxNF final : public Element {
     if (!err.empty()) {
       supervisor_.join();
       rings_.clear();
+      close_memif();
       throw PreconditionError(who + err);
     }
   }
 
   // ---- data path (the group's core) ----
   void push(int, PacketBatch& b) override {
-    sync_rings();
-    if (state_.load(std::memory_order_acquire) == kRunning) {
-      unsigned free_left = 0;
-      const unsigned n = rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, &free_left);
+    // State first: RUNNING is stored after its instance's rings were published, so sync_rings then finds them.
+    const int state = state_.load(std::memory_order_acquire);
+    if (!memif_) sync_rings();
+    if (state == kRunning) {
+      const unsigned n = memif_ ? port_->tx_burst(0, b.pkts, b.n)
+                                : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
       sent_.add(n);
       if (n == b.n) {
         full_since_ = 0;
@@ -176,6 +188,15 @@ class BlackBoxNF final : public Element {
 
   bool is_source() const override { return true; }
   unsigned run_source() override {
+    if (memif_) {
+      PacketBatch b;
+      b.n = port_->rx_burst(0, b.pkts, kBurst);
+      if (!b.n) return 0;
+      const unsigned n = b.n;
+      returned_.add(n);
+      output_push(0, b);
+      return n;
+    }
     sync_rings();
     void* objs[kBurst];
     const unsigned n = rte_ring_sc_dequeue_burst(active_->out, objs, kBurst, nullptr);
@@ -247,13 +268,14 @@ class BlackBoxNF final : public Element {
     output_push(0, pass);
   }
 
-  // The input ring refused packets. A stall is a full ring whose consumer index has not moved for STALL_TIMEOUT.
+  // The NF's input refused packets. A stall: it keeps refusing while the NF makes no progress for STALL_TIMEOUT
+  // (RING: the input ring's consumer index does not move; MEMIF: nothing comes back).
   void note_full() {
-    const uint32_t tail = active_->in->cons.tail;
+    const uint64_t progress = memif_ ? returned_.get() : active_->in->cons.tail;
     const uint64_t now = rte_rdtsc();
-    if (full_since_ == 0 || tail != full_tail_) {
+    if (full_since_ == 0 || progress != full_progress_) {
       full_since_ = now;
-      full_tail_ = tail;
+      full_progress_ = progress;
       return;
     }
     if (stall_cycles_ && now - full_since_ > stall_cycles_ && !stalled_.load(std::memory_order_relaxed))
@@ -278,28 +300,73 @@ class BlackBoxNF final : public Element {
     retired_gen_.store(old->gen, std::memory_order_release);
   }
 
+  // ---- MEMIF mode: a net_memif server port per element, the NF its client (a copy each way) ----
+  void open_memif(const GraphEnv& env, unsigned seq) {
+    std::error_code ec;
+    std::filesystem::create_directories(kMemifDir, ec);
+    const std::string id = std::to_string(getpid()) + "_" + std::to_string(seq);
+    memif_socket_ = std::string(kMemifDir) + "/bb" + id + ".sock";
+    nf_prefix_ = "mbbnf" + id;
+    pool_ = packed_pktmbuf_pool("mbbp" + std::to_string(seq), 4095, env.socket_id);
+    try {
+      port_ = DpdkPort::open("net_memif_mbb" + std::to_string(seq) + ",role=server,id=0,socket-abstract=no,socket=" +
+                                 memif_socket_,
+                             1, 1, pool_);
+    } catch (...) {
+      rte_mempool_free(pool_);
+      pool_ = nullptr;
+      throw;
+    }
+  }
+  void close_memif() {
+    port_.reset();
+    if (pool_ != nullptr) rte_mempool_free(pool_);
+    pool_ = nullptr;
+    if (!memif_socket_.empty()) unlink(memif_socket_.c_str());
+  }
   // ---- supervisor thread ----
-  std::vector<std::string> nf_argv(const NfRings& r) const {
+  std::vector<std::string> nf_argv() const {
+    if (memif_) {
+      std::vector<std::string> a{program_, "--no-huge", "-m", "64", "--file-prefix", nf_prefix_, "--no-pci",
+                                 "--vdev", "net_memif0,role=client,id=0,socket-abstract=no,socket=" + memif_socket_,
+                                 "--lcores", "0@(" + cpus_ + ")", "--log-level", "lib.eal:error", "--"};
+      a.insert(a.end(), nf_args_.begin(), nf_args_.end());
+      return a;
+    }
     std::vector<std::string> a{program_,     "--proc-type=secondary", "--file-prefix", file_prefix_, "--no-pci",
                                "--lcores",   std::to_string(lcore_) + "@(" + cpus_ + ")",
-                               "--log-level", "lib.eal:error", "--"};
+                               "--log-level", "lib.eal:error",
+                               // The agent's vdevs a secondary cannot drive (ring ports): not the NF's concern.
+                               "--log-level", "pmd.net.ring:critical", "--log-level", "bus.vdev:critical", "--"};
     a.insert(a.end(), nf_args_.begin(), nf_args_.end());
     return a;
   }
 
   // Starts an instance on rings `r` and waits for it to attach. Empty on success, else why not.
-  std::string start_instance(const NfRings& r) {
+  std::string start_instance() {
     std::unique_ptr<NfProcess> p;
+    std::vector<std::string> env{std::string(METRON_NF_ENV_MODE) + "=" + mode_};
+    if (!memif_) {
+      env.push_back(std::string(METRON_NF_ENV_RX) + "=" + rings_.back()->in_name);
+      env.push_back(std::string(METRON_NF_ENV_TX) + "=" + rings_.back()->out_name);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
     try {
-      p = std::make_unique<NfProcess>(nf_argv(r),
-                                      std::vector<std::string>{std::string(METRON_NF_ENV_RX) + "=" + r.in_name,
-                                                               std::string(METRON_NF_ENV_TX) + "=" + r.out_name},
-                                      METRON_NF_ENV_READY);
+      p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY);
     } catch (const std::exception& e) {
       return e.what();
     }
     pid_.store(p->pid(), std::memory_order_relaxed);
-    const NfProcess::Attach a = p->wait_attached(attach_ms_);
+    NfProcess::Attach a = p->wait_attached(attach_ms_);
+    if (a == NfProcess::Attach::kAttached && memif_) {  // attached = its memif connected to our port
+      while (!port_->link_up() && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(attach_ms_)) {
+        if (p->wait_exit(5)) {
+          a = NfProcess::Attach::kExited;
+          break;
+        }
+      }
+      if (a == NfProcess::Attach::kAttached && !port_->link_up()) a = NfProcess::Attach::kTimeout;
+    }
     if (a == NfProcess::Attach::kAttached) {
       std::lock_guard<std::mutex> lock(mu_);
       proc_ = std::move(p);
@@ -310,11 +377,12 @@ class BlackBoxNF final : public Element {
                           ? "exited at start (" + p->how() + ")"
                           : "did not attach within " + std::to_string(attach_ms_) + " ms";
     p.reset();  // kills and reaps
+    remove_nf_runtime_dir();
     return why;
   }
 
   void supervise(std::promise<std::string>* started) {
-    std::string err = start_instance(*rings_.back());
+    std::string err = start_instance();
     if (!err.empty()) {
       started->set_value(err);
       return;
@@ -336,12 +404,13 @@ class BlackBoxNF final : public Element {
         dead_cpu_ += proc_->cpu_seconds();
         proc_.reset();
       }
+      remove_nf_runtime_dir();
       if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
       for (;;) {
         // Backoff: 50 ms, doubling per failed start in a row, at most 2 s.
         const auto backoff = std::chrono::milliseconds(std::min<unsigned>(2000, 50u << std::min(failures, 6u)));
         if (!publish_rings() || sleep_or_stop(backoff)) return;
-        err = start_instance(*rings_.back());
+        err = start_instance();
         restarts_.fetch_add(1, std::memory_order_relaxed);
         if (err.empty()) break;
         {
@@ -351,17 +420,37 @@ class BlackBoxNF final : public Element {
         if (++failures >= kMaxFailures) {
           state_.store(kFailed, std::memory_order_release);
           sleep_or_stop(std::chrono::hours(24 * 365));
-          return;
+          return;  // no instance runs
         }
       }
       stalled_.store(false, std::memory_order_release);
       state_.store(kRunning, std::memory_order_release);
       up_since = std::chrono::steady_clock::now();
     }
+    stop_instance();
+  }
+
+  // Ends the running instance from this thread: the NF dies with the thread that forked it (PR_SET_PDEATHSIG), so
+  // this thread must outlive the SIGTERM grace period for the NF to leave cleanly.
+  void stop_instance() {
+    std::unique_ptr<NfProcess> p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p = std::move(proc_);
+    }
+    p.reset();  // SIGTERM, then SIGKILL to the group; reaped
+    remove_nf_runtime_dir();
+  }
+  // MEMIF: the NF is a DPDK primary of its own, whose runtime directory a killed instance leaves behind.
+  void remove_nf_runtime_dir() const {
+    if (!memif_) return;
+    std::error_code ec;
+    std::filesystem::remove_all("/var/run/dpdk/" + nf_prefix_, ec);
   }
 
   // New rings for the next instance, published to the worker. False if they cannot be had (then FAILED).
   bool publish_rings() {
+    if (memif_) return true;  // the memif port stays; the next instance connects to it again
     try {
       auto r = std::make_unique<NfRings>(rings_.back()->gen + 1, ring_size_);
       NfRings* p = r.get();
@@ -400,20 +489,22 @@ class BlackBoxNF final : public Element {
       stop_.store(true);
     }
     stop_cv_.notify_all();
-    if (supervisor_.joinable()) supervisor_.join();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      proc_.reset();  // SIGTERM, then SIGKILL to the group; reaped
-    }
-    rings_.clear();  // frees the mbufs still queued
+    if (supervisor_.joinable()) supervisor_.join();  // it stopped the instance
+    rings_.clear();
+    close_memif();  // frees the mbufs still queued
   }
 
   static constexpr unsigned kMaxFailures = 10;
+  static constexpr const char* kMemifDir = "/run/metron";
 
   // Configuration.
   std::string nf_, program_, mode_ = "RING", cpus_, file_prefix_;
   std::vector<std::string> nf_args_;
   bool open_ = false;
+  bool memif_ = false;
+  std::string memif_socket_, nf_prefix_;
+  rte_mempool* pool_ = nullptr;
+  std::unique_ptr<DpdkPort> port_;
   unsigned ring_size_ = 1024;
   int attach_ms_ = 2000;
   uint64_t stall_ms_ = 100;
@@ -423,7 +514,7 @@ class BlackBoxNF final : public Element {
   // Worker-only.
   NfRings* active_ = nullptr;
   uint64_t full_since_ = 0;
-  uint32_t full_tail_ = 0;
+  uint64_t full_progress_ = 0;
 
   // Worker <-> supervisor.
   std::atomic<NfRings*> cur_{nullptr};
