@@ -14,8 +14,8 @@ fed over zero-copy rings). It passes UDP to port 5000 and drops UDP to port 5001
 - A program that does not exist or exits at once fails its chain's deploy (FAILED, the agent's message naming the
   NF and the program) and leaves the running chain as it was.
 
-The agents run on 2 MB hugepages whose files stay mapped for the NF (METRON_AGENT_HUGE_SHARED): reserved here and
-given back, with the files, at the end. Run under the machine-wide lock (flock /tmp/metron-sys.lock)."""
+The agents run on 2 MB hugepages whose files stay mapped for the NF: reserved here and
+given back, with the files, at the end (METRON_HUGE_MULTIPROCESS). Run under the machine-wide lock (flock /tmp/metron-sys.lock)."""
 import json
 import os
 import signal

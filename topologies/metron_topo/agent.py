@@ -16,9 +16,9 @@ IDLE_SLEEP_US = 1000
 AGENT_MEMORY_MB = 512
 HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
 # Set (to 1) with METRON_AGENT_HUGE_DIR: the agents keep their hugepage files (no --huge-unlink) so DPDK secondary
-# processes can map them: black-box NFs in MODE RING (docs/blackbox.md). remove_hugepage_files() deletes them once
-# the agents are gone.
-HUGE_SHARED_ENV = "METRON_AGENT_HUGE_SHARED"
+# processes can map them: black-box NFs in MODE RING (docs/blackbox.md). The same switch as agent/scripts/
+# hugepages.sh's; remove_hugepage_files() deletes the files once the agents are gone.
+HUGE_SHARED_ENV = "METRON_HUGE_MULTIPROCESS"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
 
