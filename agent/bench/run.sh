@@ -212,6 +212,9 @@ write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group h
 # DPI across TCP segments: stream vs block mode, 100k flows (its own script, dpi_bench.sh).
 "$HERE/dpi_bench.sh" "$BUILD" "$RESULTS"
 
+# Chains of 1, 2, 3, 6 black-box NFs on zero-copy rings (issue 24; its own script, blackbox_chain_bench.sh).
+"$HERE/blackbox_chain_bench.sh" "$BUILD" "$RESULTS"
+
 # Dispatch and control benchmarks: their own binaries, each writing its JSON with its baseline measured in the
 # same run (kernel tag dispatch vs net_af_packet; DeployPipeline into a running agent vs a DPDK process per chain).
 "$BUILD/src/dispatch/fanout_dispatch_bench" "$RESULTS" "$FANOUT_SECS"

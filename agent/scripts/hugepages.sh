@@ -65,8 +65,11 @@ hugepages_reserve() {
     HUGE_MOUNTED=$dir
     _hp_record
   fi
-  # --huge-unlink: the EAL unlinks its page files once mapped, so a killed process leaves none behind.
+  # --huge-unlink: the EAL unlinks its page files once mapped, so a killed process leaves none behind. Black-box
+  # NFs in RING mode (docs/blackbox.md) are DPDK secondaries that map the agent's page files: with
+  # METRON_HUGE_MULTIPROCESS=1 the files are kept (and `run` removes them when its command exits).
   HUGE_EAL=(--huge-dir "$dir" --huge-unlink)
+  if [[ ${METRON_HUGE_MULTIPROCESS:-0} == 1 ]]; then HUGE_EAL=(--huge-dir "$dir"); fi
   HUGE_STATE="hugepages (2 MB, $pages reserved for -m $mb, $HUGE_ADDED added to the pool)"
   echo "hugepages: $dir, $pages x 2 MB for -m $mb ($HUGE_ADDED added to the kernel's pool)" >&2
 }
@@ -104,6 +107,11 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
         rc=0; wait "$child" || rc=$?
         kill -0 "$child" 2>/dev/null || break
       done
+      if [[ ${HUGE_EAL[0]} == --huge-dir && ${#HUGE_EAL[@]} == 2 ]]; then  # kept page files: the command's own
+        prefix=rte; prev=""
+        for a in "${cmd[@]}"; do [[ $prev == --file-prefix ]] && prefix=$a; [[ $a == --file-prefix=* ]] && prefix=${a#*=}; prev=$a; done
+        rm -f "${HUGE_EAL[1]}/${prefix}map_"*
+      fi
       exit "$rc" ;;
     release-state)
       for f in "${2:-/run/metron-hugepages}" "${2:-/run/metron-hugepages}".*; do

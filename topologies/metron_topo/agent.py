@@ -15,6 +15,10 @@ IDLE_SLEEP_US = 1000
 # (hugepages() below sets it), else --no-huge.
 AGENT_MEMORY_MB = 512
 HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
+# Set (to 1) with METRON_AGENT_HUGE_DIR: the agents keep their hugepage files (no --huge-unlink) so DPDK secondary
+# processes can map them: black-box NFs in MODE RING (docs/blackbox.md). The same switch as agent/scripts/
+# hugepages.sh's; remove_hugepage_files() deletes the files once the agents are gone.
+HUGE_SHARED_ENV = "METRON_HUGE_MULTIPROCESS"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
 
@@ -51,6 +55,18 @@ def hugepages(agents, log=print):
         else:
             os.environ[HUGE_DIR_ENV] = saved
         huge.release(record)
+
+
+def remove_hugepage_files(file_prefix):
+    """Deletes the hugepage files agents with `file_prefix` (a topology id: all its agents) kept (HUGE_SHARED_ENV),
+    after they stopped; answers how many. DPDK names them <prefix>map_<n> in the hugetlbfs directory."""
+    huge = os.environ.get(HUGE_DIR_ENV)
+    if not huge:
+        return 0
+    files = [f for f in Path(huge).glob(f"{file_prefix}*map_*") if f.is_file()]
+    for f in files:
+        f.unlink()
+    return len(files)
 
 
 def runtime_dir(file_prefix):
@@ -102,7 +118,8 @@ def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=Non
             argv += ["--vdev", v]
         return argv + ["--"]
     huge = os.environ.get(HUGE_DIR_ENV)
-    memory = ["--huge-dir", huge, "--huge-unlink"] if huge else ["--no-huge"]
+    shared = os.environ.get(HUGE_SHARED_ENV) == "1"
+    memory = (["--huge-dir", huge] + ([] if shared else ["--huge-unlink"])) if huge else ["--no-huge"]
     argv += ["--dpdk", "--lcores", f"(0-{cores - 1})@(0-{cpus - 1})", *memory, "-m", str(AGENT_MEMORY_MB),
              "--no-pci", "--file-prefix", file_prefix, "--"]
     return argv

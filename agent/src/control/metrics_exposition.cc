@@ -176,6 +176,39 @@ std::string FormatAgentMetrics(const pb::Stats& s, const std::string& version) {
       for (const pb::FlowStateStats& fs : g.flow_state())
         e.sample(with(with(group(g), "element", fs.element()), "kind", fs.kind()), (fs.*f.get)());
   }
+
+  // Black-box NFs (docs/blackbox.md): their process's state and one family per BlackBoxStats counter.
+  auto nf_labels = [&](const pb::GroupStats& g, const pb::BlackBoxStats& b) {
+    return with(with(with(group(g), "element", b.element()), "nf", b.nf()), "mode", b.mode());
+  };
+  e.family("metron_blackbox_up", "gauge", "1 while the black-box NF's process runs and is attached (state RUNNING).");
+  for (const pb::GroupStats& g : s.groups())
+    for (const pb::BlackBoxStats& b : g.black_boxes())
+      e.sample(with(with(nf_labels(g, b), "state", b.state()), "on_failure", b.on_failure()),
+               b.state() == "RUNNING" ? 1 : 0);
+  struct NfField {
+    const char* name;
+    const char* help;
+    uint64_t (pb::BlackBoxStats::*get)() const;
+  };
+  static const NfField kNfFields[] = {
+      {"metron_blackbox_restarts_total", "Instances of the NF started after the first.", &pb::BlackBoxStats::restarts},
+      {"metron_blackbox_sent_packets_total", "Packets handed to the NF.", &pb::BlackBoxStats::sent},
+      {"metron_blackbox_returned_packets_total", "Packets the NF passed back.", &pb::BlackBoxStats::returned},
+      {"metron_blackbox_nf_dropped_packets_total", "Packets the NF dropped (its verdict).",
+       &pb::BlackBoxStats::nf_dropped},
+      {"metron_blackbox_ring_full_packets_total", "Packets not handed over: the NF's input was full.",
+       &pb::BlackBoxStats::ring_full},
+      {"metron_blackbox_bypassed_packets_total", "Fail-open: packets passed on without the NF (down or not reading).",
+       &pb::BlackBoxStats::bypassed},
+      {"metron_blackbox_failed_closed_packets_total",
+       "Fail-closed: packets dropped because the NF was down or not reading.", &pb::BlackBoxStats::failed_closed},
+  };
+  for (const NfField& f : kNfFields) {
+    e.family(f.name, "counter", f.help);
+    for (const pb::GroupStats& g : s.groups())
+      for (const pb::BlackBoxStats& b : g.black_boxes()) e.sample(nf_labels(g, b), (b.*f.get)());
+  }
   return e.take();
 }
 

@@ -144,6 +144,52 @@ TEST(MetricsExposition, GroupsClassesAndFlowTablesWithTheirLabels) {
   EXPECT_EQ(find("metron_agent_build_info")->labels.at("version"), "1.2.3");
 }
 
+TEST(MetricsExposition, BlackBoxNfsWithTheirStateAndCounters) {
+  pb::Stats s;
+  pb::GroupStats* g = s.add_groups();
+  g->set_pipeline_id("p");
+  g->set_group_id("g0");
+  g->set_core(1);
+  pb::BlackBoxStats* b = g->add_black_boxes();
+  b->set_element("bb");
+  b->set_nf("ids");
+  b->set_mode("RING");
+  b->set_state("RESTARTING");
+  b->set_on_failure("CLOSED");
+  b->set_restarts(2);
+  b->set_sent(900);
+  b->set_ring_full(30);
+  b->set_failed_closed(45);
+  std::map<std::string, std::string> types;
+  const std::vector<Sample> samples = Parse(FormatAgentMetrics(s, "1"), &types);
+  auto find = [&](const std::string& name) -> const Sample* {
+    for (const Sample& x : samples)
+      if (x.name == name) return &x;
+    return nullptr;
+  };
+  const Sample* up = find("metron_blackbox_up");
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->value, "0") << "down while RESTARTING";
+  EXPECT_EQ(up->labels.at("state"), "RESTARTING");
+  EXPECT_EQ(up->labels.at("on_failure"), "CLOSED");
+  EXPECT_EQ(types.at("metron_blackbox_up"), "gauge");
+  const std::map<std::string, std::string> want = {{"metron_blackbox_restarts_total", "2"},
+                                                   {"metron_blackbox_sent_packets_total", "900"},
+                                                   {"metron_blackbox_ring_full_packets_total", "30"},
+                                                   {"metron_blackbox_failed_closed_packets_total", "45"},
+                                                   {"metron_blackbox_bypassed_packets_total", "0"}};
+  for (const auto& [name, value] : want) {
+    const Sample* x = find(name);
+    ASSERT_NE(x, nullptr) << name;
+    EXPECT_EQ(x->value, value) << name;
+    EXPECT_EQ(x->labels.at("nf"), "ids");
+    EXPECT_EQ(x->labels.at("element"), "bb");
+    EXPECT_EQ(x->labels.at("mode"), "RING");
+    EXPECT_EQ(x->labels.at("group"), "g0");
+    EXPECT_EQ(types.at(name), "counter");
+  }
+}
+
 class MetricsServerTest : public ::testing::Test {
  protected:
   void SetUp() override {

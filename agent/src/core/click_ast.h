@@ -34,6 +34,12 @@ class ClickResourceError : public ClickError {
   using ClickError::ClickError;
 };
 
+// An element whose outside requirement failed (PreconditionError): message() is the element's own text.
+class ClickPreconditionError : public ClickError {
+ public:
+  using ClickError::ClickError;
+};
+
 struct ElementDecl {
   std::string name;               // declared name, or "Class@N" for anonymous elements
   std::string cls;                // element class; "input"/"output" for a group config's pseudo-ports

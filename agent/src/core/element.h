@@ -76,6 +76,14 @@ struct FlowStateStats {
   uint64_t inherit_failures = 0;   // flows a followed element held that this table could not add
 };
 
+// A black-box NF element's process and counters as the control API reports them (GroupStats.black_boxes,
+// docs/blackbox.md): any thread may read them.
+struct BlackBoxStatsView {
+  std::string nf, mode, state, on_failure, last_exit;
+  int pid = 0;
+  uint64_t restarts = 0, sent = 0, returned = 0, nf_dropped = 0, ring_full = 0, bypassed = 0, failed_closed = 0;
+};
+
 struct PortCountRange {
   int min, max;  // max -1 = unbounded
 };
@@ -133,6 +141,8 @@ class Element {
   virtual void unfollow_state(const Element& source) {}
   // Stateful elements: their flow table's figures; false for the others.
   virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
+  // Black-box NFs (BlackBoxNF): their process's state and counters; false for the others.
+  virtual bool black_box_stats(BlackBoxStatsView* out) const { return false; }
   // Counters for the standalone exit report ("count 123"); empty when the element has none.
   virtual void report(std::ostream& os) const {}
   // Names of the sub-stages the element marks with profile_stage(k) inside its push, k = 0, 1, ... (profiled

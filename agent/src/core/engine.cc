@@ -188,6 +188,14 @@ void Engine::loop(Worker& w) {
       // What the groups sent leaves now, one tx_burst per port and queue for the whole rx burst.
       c.tx.add(w.tx.flush());
     }
+    if (!plan->polled.empty()) {
+      unsigned polled = 0;
+      for (GroupRuntime* g : plan->polled) polled += g->poll_sources(&w.tx);
+      if (polled) {
+        handled += polled;
+        c.tx.add(w.tx.flush());
+      }
+    }
     for (const auto& g : plan->standalone) handled += g->run_sources();
     const uint64_t t1 = rte_rdtsc();
     if (handled) {
@@ -256,6 +264,9 @@ void TagIndex::build(const std::vector<GroupRuntime*>& groups) {
 
 void Engine::index_tags(WorkerPlan& plan) {
   for (IngressBinding& b : plan.ingress) b.by_tag.build(b.groups);
+  plan.polled.clear();
+  for (const auto& g : plan.groups)
+    if (g->graph().has_sources()) plan.polled.push_back(g.get());
 }
 
 bool Engine::publish(unsigned core, std::unique_ptr<WorkerPlan> plan, const std::function<bool()>& handoff) {

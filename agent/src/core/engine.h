@@ -61,6 +61,9 @@ struct WorkerPlan {
   std::vector<IngressBinding> ingress;
   std::vector<std::shared_ptr<GroupRuntime>> groups;  // keeps the groups alive while the plan is published
   std::vector<std::shared_ptr<Graph>> standalone;     // standalone graphs: polled through their FromDevices
+  // Groups whose graph has sources of its own (a BlackBoxNF's returning ring), polled every iteration; built by
+  // Engine::publish from `groups`.
+  std::vector<GroupRuntime*> polled;
 };
 
 struct alignas(64) CoreCounters {

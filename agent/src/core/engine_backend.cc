@@ -374,6 +374,8 @@ Status EngineBackend::build_group(const Pipeline& p, const pb::GroupSpec& s, pb:
   }
   try {
     out->push_back(std::make_shared<GroupRuntime>(std::move(spec)));
+  } catch (const ClickPreconditionError& e) {  // docs/blackbox.md: the black-box NF's own message, as it is
+    return Status(StatusCode::FAILED_PRECONDITION, e.message());
   } catch (const ClickResourceError& e) {  // e.g. a declared flow-table capacity the memory cannot hold
     return Status(StatusCode::RESOURCE_EXHAUSTED, f + ".click_config: " + e.what());
   } catch (const ClickError& e) {
@@ -682,6 +684,25 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         fs->set_shared_heap_hashes(st.shared_heap_hashes);
         fs->set_inherited(st.inherited);
         fs->set_inherit_failures(st.inherit_failures);
+      }
+      for (const auto& e : g->graph().elements()) {
+        BlackBoxStatsView st;
+        if (!e->black_box_stats(&st)) continue;
+        pb::BlackBoxStats* bs = gs->add_black_boxes();
+        bs->set_element(e->name());
+        bs->set_nf(st.nf);
+        bs->set_mode(st.mode);
+        bs->set_state(st.state);
+        bs->set_on_failure(st.on_failure);
+        bs->set_pid(st.pid);
+        bs->set_restarts(st.restarts);
+        bs->set_sent(st.sent);
+        bs->set_returned(st.returned);
+        bs->set_nf_dropped(st.nf_dropped);
+        bs->set_ring_full(st.ring_full);
+        bs->set_bypassed(st.bypassed);
+        bs->set_failed_closed(st.failed_closed);
+        bs->set_last_exit(st.last_exit);
       }
     }
   }

@@ -111,6 +111,8 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env)
     Element& e = *g->elements_[i];
     try {
       e.initialize(genv);
+    } catch (const PreconditionError& err) {  // well-formed, but what it needs outside failed (a program)
+      throw ClickPreconditionError(cfg.elements[i].pos, err.what());
     } catch (const ResourceError& err) {  // well-formed, but more than this server holds
       throw ClickResourceError(cfg.elements[i].pos, where(cfg.elements[i]) + err.what());
     } catch (const std::exception& err) {  // bad arguments found late, or a table that cannot be allocated

@@ -134,6 +134,15 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   busy_.add(rte_rdtsc() - t0);
 }
 
+unsigned GroupRuntime::poll_sources(TxBuffer* tx) {
+  const uint64_t t0 = rte_rdtsc();
+  tx_buffer_ = tx;
+  const unsigned n = graph_->run_sources();
+  tx_buffer_ = nullptr;
+  if (n) busy_.add(rte_rdtsc() - t0);
+  return n;
+}
+
 void GroupRuntime::egress(int k, PacketBatch& b) {
   const EgressTarget& e = spec_.egress[k];
   if (e.set_dst_mac || e.vlan) {

@@ -88,6 +88,9 @@ class GroupRuntime final : public EgressSink {
   // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped. What the
   // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
   void process(PacketBatch& b, TxBuffer* tx = nullptr);
+  // Data path: polls the graph's sources (BlackBoxNF: packets its NF passed back), queueing what leaves in `tx`.
+  // Returns packets handled. Only for groups whose graph has sources (WorkerPlan::polled).
+  unsigned poll_sources(TxBuffer* tx);
   void egress(int k, PacketBatch& b) override;
   // Of this group's frames a port was handed: `sent` it took, `refused` it did not (freed).
   void count_tx(uint16_t sent, uint16_t refused) {

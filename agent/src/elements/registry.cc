@@ -11,7 +11,7 @@ namespace metron {
   X(Unstrip) X(EtherEncap) X(EtherRewrite) X(StoreEtherAddress) X(VLANEncap) X(VLANDecap) X(CheckIPHeader) X(MarkIPHeader)       \
   X(DecIPTTL) X(SetIPChecksum) X(Classifier) X(IPFilter) X(IPClassifier) \
   X(SynthRewriter) X(IPRewriter) X(IPRewriterPatterns) X(RoundRobinIPMapper) X(MaglevIPMapper) X(LookupIPRoute) X(HyperscanDPI) \
-  X(SpinCycles)
+  X(SpinCycles) X(BlackBoxNF)
 
 #define METRON_DECLARE_FACTORY(Cls) std::unique_ptr<Element> make_element_##Cls();
 METRON_ELEMENT_FACTORIES(METRON_DECLARE_FACTORY)
@@ -48,6 +48,7 @@ const std::map<std::string, ElementFactory>& classes() {
       {"RoundRobinIPMapper", make_element_RoundRobinIPMapper},
       {"MaglevIPMapper", make_element_MaglevIPMapper},
       {"LookupIPRoute", make_element_LookupIPRoute},
+      {"BlackBoxNF", make_element_BlackBoxNF},
       {"HyperscanDPI", make_element_HyperscanDPI},
       {"SpinCycles", make_element_SpinCycles},
   };

@@ -23,6 +23,13 @@ class ResourceError : public ConfigError {
   using ConfigError::ConfigError;
 };
 
+// A well-formed configuration whose outside requirement failed when it was initialised (a black-box NF's program
+// not found, exited, never attached): refused with FAILED_PRECONDITION and this message as it is, no prefix.
+class PreconditionError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // Splits "KEYWORD rest" when the first word is an all-caps keyword (Click's keyword arguments).
 struct KeywordArg {
   std::string keyword;  // empty for a positional argument

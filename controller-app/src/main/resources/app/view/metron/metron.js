@@ -3,7 +3,7 @@
 (function () {
     'use strict';
 
-    var TABLES = ['Problem', 'Chain', 'Placement', 'Tag', 'Core', 'Nic', 'Group', 'Scaling', 'FlowState', 'Rule', 'Class'];
+    var TABLES = ['Problem', 'Chain', 'Placement', 'Tag', 'Core', 'Nic', 'Group', 'Scaling', 'FlowState', 'BlackBox', 'Rule', 'Class'];
 
     function table(tag) {
         return ['$scope', 'TableBuilderService', function ($scope, tbs) {

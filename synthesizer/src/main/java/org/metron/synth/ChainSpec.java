@@ -14,12 +14,12 @@ import java.util.Set;
 
 /**
  * A service chain as the operator submits it (docs/contracts.md#chain-json, schema in
- * {@code chain.schema.json}): NFs written in Click, links between NF interfaces, ingress and egress
+ * {@code chain.schema.json}): NFs written in Click or black boxes (docs/blackbox.md), links between NF interfaces, ingress and egress
  * interfaces, and the controller's deployment block. Immutable.
  */
 public final class ChainSpec {
     private static final Set<String> TOP_KEYS = Set.of("name", "nfs", "links", "ingress", "egress", "deployment");
-    private static final Set<String> NF_KEYS = Set.of("name", "click");
+    private static final Set<String> NF_KEYS = Set.of("name", "click", "blackbox");
     private static final Set<String> LINK_KEYS = Set.of("from", "to");
     private static final Set<String> DEPLOYMENT_KEYS = Set.of("tagType", "cpuCores", "maxCpuCores", "autoScale",
             "ingressPoint", "egressPoint", "nics", "egressMac", "replyMac");
@@ -102,7 +102,18 @@ public final class ChainSpec {
         for (JsonNode o : list(top, "nfs", "chain", true)) {
             String where = "nfs[" + nfs.size() + "]";
             JsonNode m = obj(o, where, NF_KEYS);
-            nfs.add(NfSpec.of(str(m, "name", where, true), str(m, "click", where, true)));
+            String nfName = str(m, "name", where, true);
+            where += " (" + nfName + ")";
+            if (present(m, "click") && present(m, "blackbox")) {
+                throw new SynthesisException("chain JSON: " + where + " has both 'click' and 'blackbox'; an NF is "
+                        + "either Click or a black box (docs/blackbox.md)");
+            }
+            if (!present(m, "click") && !present(m, "blackbox")) {
+                throw new SynthesisException("chain JSON: " + where + " needs 'click' (its Click configuration) or "
+                        + "'blackbox' (a separate process: docs/blackbox.md)");
+            }
+            nfs.add(present(m, "blackbox") ? NfSpec.blackBox(nfName, BlackBoxSpec.fromJson(m.get("blackbox"), where))
+                    : NfSpec.of(nfName, str(m, "click", where, true)));
         }
         List<ChainLink> links = new ArrayList<>();
         for (JsonNode o : list(top, "links", "chain", false)) {
@@ -215,7 +226,14 @@ public final class ChainSpec {
         ObjectNode top = JsonText.MAPPER.createObjectNode();
         top.put("name", name);
         ArrayNode nfl = top.putArray("nfs");
-        nfs.forEach(nf -> nfl.addObject().put("name", nf.name()).put("click", nf.click()));
+        for (NfSpec nf : nfs) {
+            ObjectNode o = nfl.addObject().put("name", nf.name());
+            if (nf.isBlackBox()) {
+                nf.blackBox().get().toJson(o.putObject("blackbox"));
+            } else {
+                o.put("click", nf.click());
+            }
+        }
         ArrayNode ll = top.putArray("links");
         links.forEach(l -> ll.addObject().put("from", l.from().toString()).put("to", l.to().toString()));
         ArrayNode in = top.putArray("ingress");

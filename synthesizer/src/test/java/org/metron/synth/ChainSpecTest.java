@@ -70,6 +70,68 @@ public class ChainSpecTest {
         expect(CHAIN.replace("\"name\": \"napt\"", "\"name\": \"fw\""), "NF name 'fw' is used twice");
     }
 
+    static final String BOX = CHAIN.replace("{\"name\": \"napt\", \"click\": \"FromDevice(in0) -> ToDevice(out0);\"}",
+            "{\"name\": \"ids\", \"blackbox\": {\"program\": \"/usr/lib/metron/metron-nf-fwd\", "
+            + "\"args\": [\"--drop-port\", \"23\"], \"mode\": \"ring\", \"onFailure\": \"open\", "
+            + "\"mayDrop\": true, \"rewrites\": [\"tp_dst\", \"ip_dst\"], \"flowState\": \"pinned\"}}")
+            .replace("napt.", "ids.");
+
+    @Test
+    public void blackBoxIsReadAndWrittenBack() {
+        ChainSpec c = ChainSpec.fromJson(BOX);
+        BlackBoxSpec b = c.nf("ids").blackBox().get();
+        assertEquals("/usr/lib/metron/metron-nf-fwd", b.program().get());
+        assertEquals(BlackBoxSpec.OnFailure.OPEN, b.onFailure());
+        assertEquals(java.util.List.of("ip_dst", "tp_dst"), b.rewrites());
+        assertEquals(BlackBoxSpec.FlowStatePolicy.PINNED, b.flowState());
+        assertEquals("BlackBoxNF(NAME ids, PROGRAM /usr/lib/metron/metron-nf-fwd, ARGS \"--drop-port 23\", MODE RING, "
+                + "ON_FAILURE OPEN, RING_SIZE 1024, ATTACH_TIMEOUT 2000)", b.element("ids"));
+        assertEquals(c, ChainSpec.fromJson(c.toJson()));
+        // defaults: ring, closed, may drop, rewrites nothing
+        BlackBoxSpec d = ChainSpec.fromJson(BOX.replaceAll(", \"mode\".*\"pinned\"", "")).nf("ids").blackBox().get();
+        assertEquals(BlackBoxSpec.Mode.RING, d.mode());
+        assertEquals(BlackBoxSpec.OnFailure.CLOSED, d.onFailure());
+        assertTrue(d.mayDrop() && d.rewrites().isEmpty());
+    }
+
+    @Test
+    public void badBlackBoxesNameTheNfAndField() {
+        String box = "\"blackbox\": {\"program\"";
+        expect(BOX.replace(box, "\"click\": \"x\", " + box), "nfs[1] (ids) has both 'click' and 'blackbox'");
+        expect(BOX.replace("\"mode\": \"ring\"", "\"mode\": \"rings\""),
+                "nfs[1] (ids).blackbox.mode 'rings' is not one of [ring, memif, kernel]");
+        expect(BOX.replace("\"onFailure\": \"open\"", "\"onFailure\": \"maybe\""),
+                "nfs[1] (ids).blackbox.onFailure 'maybe' is not one of [closed, open]");
+        expect(BOX.replace("\"tp_dst\"", "\"payload\""), "nfs[1] (ids).blackbox.rewrites[0] \"payload\" is not a field");
+        expect(BOX.replace("[\"tp_dst\", \"ip_dst\"]", "\"ip_dst\""), "nfs[1] (ids).blackbox.rewrites must be an array");
+        expect(BOX.replace("\"/usr/lib/metron/metron-nf-fwd\"", "\"metron-nf-fwd\""),
+                "nfs[1] (ids).blackbox.program 'metron-nf-fwd' must be an absolute path");
+        expect(BOX.replace("\"23\"", "\"2 3\""), "nfs[1] (ids).blackbox.args[1] '2 3' holds ' '");
+        expect(BOX.replace("\"program\": \"/usr/lib/metron/metron-nf-fwd\", ", ""),
+                "nfs[1] (ids).blackbox needs exactly one of 'program'");
+        expect(BOX.replace("\"mayDrop\": true", "\"mayDrop\": \"yes\""), "nfs[1] (ids).blackbox.mayDrop must be true");
+        expect(BOX.replace("\"flowState\": \"pinned\"", "\"flowState\": \"sticky\""),
+                "nfs[1] (ids).blackbox.flowState 'sticky' is not one of [none, pinned]");
+        expect(BOX.replace("\"mayDrop\"", "\"mayDrops\""), "unknown key 'mayDrops' in nfs[1] (ids).blackbox");
+        expect(BOX.replace("\"mode\": \"ring\"", "\"mode\": \"ring\", \"endpoint\": {\"memif\": \"/run/x\"}"),
+                "needs exactly one of 'program' (a path to run) and 'endpoint'");
+        expect(CHAIN.replace("\"click\": \"FromDevice(in0) -> ToDevice(out0);\"", "\"clik\": \"\""),
+                "unknown key 'clik'");
+        expect(CHAIN.replace(", \"click\": \"FromDevice(in0) -> ToDevice(out0);\"", ""),
+                "nfs[1] (napt) needs 'click' (its Click configuration) or 'blackbox'");
+    }
+
+    @Test
+    public void blackBoxInterfacesAreIn0AndOut0() {
+        try {
+            org.metron.synth.Synthesizer.compile(ChainSpec.fromJson(BOX.replace("\"ids.out0\"", "\"ids.out1\"")),
+                    TargetProfile.OPENFLOW13);
+            fail("accepted");
+        } catch (SynthesisException e) {
+            assertTrue(e.getMessage(), e.getMessage().contains("names no output of black-box NF 'ids' (its output is out0)"));
+        }
+    }
+
     private static void expect(String json, String fragment) {
         try {
             ChainSpec.fromJson(json);

@@ -2,6 +2,7 @@ package org.metron.app.cli;
 
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
+import org.metron.app.scaling.ScalingService;
 import org.onosproject.cli.AbstractShellCommand;
 
 /**
@@ -10,6 +11,16 @@ import org.onosproject.cli.AbstractShellCommand;
  */
 public abstract class MetronCommand extends AbstractShellCommand {
     private MetronService service;
+    private ScalingService scaling;
+
+    /** For hosts without OSGi (tests): the scaling service to use. */
+    public void setScaling(ScalingService scaling) {
+        this.scaling = scaling;
+    }
+
+    protected ScalingService scaling() {
+        return scaling != null ? scaling : get(ScalingService.class);
+    }
 
     /** For hosts without OSGi (tests, the embedded host's shell): the service to use. */
     public void setService(MetronService service) {

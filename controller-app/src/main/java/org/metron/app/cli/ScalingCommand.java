@@ -14,7 +14,6 @@ import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.rest.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
-import org.metron.app.scaling.ScalingService;
 
 import java.util.List;
 import java.util.Locale;
@@ -33,16 +32,6 @@ public class ScalingCommand extends MetronCommand {
     @Completion(ChainNameCompleter.class)
     String name = null;
 
-    private ScalingService scaling;
-
-    /** For hosts without OSGi (tests): the scaling service to use. */
-    public void setScaling(ScalingService scaling) {
-        this.scaling = scaling;
-    }
-
-    private ScalingService scaling() {
-        return scaling != null ? scaling : get(ScalingService.class);
-    }
 
     @Override
     protected void run() {

@@ -62,7 +62,8 @@ public final class MetronTables {
 
     /** Every table, in the order the views show them. */
     public static final List<ViewTable> ALL = List.of(PROBLEMS, CHAINS, PLACEMENTS, TAGS, CORES, NICS,
-            ScalingTables.GROUPS, ScalingTables.HISTORY, ScalingTables.FLOW_STATE, RULES, CLASSES);
+            ScalingTables.GROUPS, ScalingTables.HISTORY, ScalingTables.FLOW_STATE, ScalingTables.BLACK_BOXES, RULES,
+            CLASSES);
 
     private MetronTables() {
     }

@@ -1,9 +1,11 @@
 package org.metron.app.gui;
 
+import org.metron.agent.v1.BlackBoxStats;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.rest.MetronText;
+import org.metron.app.scaling.BlackBoxStatus;
 import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.GroupLoad;
@@ -32,6 +34,12 @@ final class ScalingTables {
             (m, s, t) -> flowState(s, t), "id", "", "at", "Time", "chain", "Chain", "group", "Group",
             "server", "Server", "element", "Element", "evicted", "Evicted", "refused", "Refused",
             "growthFailures", "Growths failed", "flows", "Flows held / capacity");
+
+    static final ViewTable BLACK_BOXES = new ViewTable("BlackBox", "Black-box NFs (separate processes)",
+            "No black-box NFs", (m, s, t) -> blackBoxes(s, t), "id", "", "chain", "Chain", "nf", "NF", "group", "Group",
+            "server", "Server", "state", "State", "restarts", "Restarts", "packets",
+            "Sent / returned / NF dropped / ring full", "failure", "Bypassed / dropped while down", "lastExit",
+            "Last exit");
 
     private ScalingTables() {
     }
@@ -76,5 +84,20 @@ final class ScalingTables {
                         .cell("evicted", Long.toString(a.evicted())).cell("refused", Long.toString(a.refused()))
                         .cell("growthFailures", Long.toString(a.growthFailures()))
                         .cell("flows", a.flows() + " / " + a.capacity()));
+    }
+
+    /** The chains' black-box NFs: a FAILED one leaves its chain DEGRADED (docs/blackbox.md). */
+    static void blackBoxes(ScalingService s, TableModel t) {
+        for (BlackBoxStatus b : s.blackBoxes()) {
+            BlackBoxStats x = b.stats();
+            t.addRow().cell("id", b.chain() + "/" + b.group() + "/" + x.getElement()).cell("chain", b.chain().name())
+                    .cell("nf", x.getNf() + " (" + x.getMode() + ", fail-" + x.getOnFailure().toLowerCase(Locale.ROOT) + ")")
+                    .cell("group", b.group()).cell("server", b.server().toString()).cell("state", x.getState())
+                    .cell("restarts", Long.toString(x.getRestarts()))
+                    .cell("packets", x.getSent() + " / " + x.getReturned() + " / " + x.getNfDropped() + " / "
+                            + x.getRingFull())
+                    .cell("failure", x.getBypassed() + " / " + x.getFailedClosed())
+                    .cell("lastExit", x.getLastExit().isEmpty() ? MetronText.NONE : x.getLastExit());
+        }
     }
 }

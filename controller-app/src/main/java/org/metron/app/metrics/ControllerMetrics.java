@@ -1,5 +1,6 @@
 package org.metron.app.metrics;
 
+import org.metron.agent.v1.BlackBoxStats;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -9,6 +10,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
 import org.metron.app.metrics.PrometheusText.Type;
+import org.metron.app.scaling.BlackBoxStatus;
 import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingService;
@@ -49,6 +51,7 @@ public final class ControllerMetrics {
         if (scaling != null) {
             scaling(t, scaling);
             flowStateAlerts(t, scaling.flowStateAlerts());
+            blackBoxes(t, scaling.blackBoxes());
         }
         return t.text();
     }
@@ -180,5 +183,34 @@ public final class ControllerMetrics {
             }
             t.sample("metron_flow_state_last_alert_timestamp_seconds", s[4] / 1000.0, labels);
         });
+    }
+
+    /** The chains' black-box NFs as their agents last reported them (docs/blackbox.md). */
+    static void blackBoxes(PrometheusText t, List<BlackBoxStatus> boxes) {
+        t.family("metron_blackbox_up", Type.GAUGE, "A chain's black-box NF, per group: 1 while RUNNING, 0 otherwise "
+                + "(state label: STARTING, RUNNING, RESTARTING, FAILED).");
+        t.family("metron_blackbox_restarts_total", Type.COUNTER, "Instances of the black-box NF started after the first.");
+        t.family("metron_blackbox_packets_total", Type.COUNTER, "Packets of the black-box NF by what became of them: sent "
+                + "(handed to it), returned (it passed them back), nf_dropped (its verdict), ring_full (not handed "
+                + "over: its input was full), bypassed (fail-open while down), failed_closed (fail-closed drops).");
+        for (BlackBoxStatus b : boxes) {
+            BlackBoxStats s = b.stats();
+            String[] labels = {"chain", b.chain().name(), "group", b.group(), "server", b.server().toString(), "nf",
+                    s.getNf(), "mode", s.getMode()};
+            String[] withState = java.util.Arrays.copyOf(labels, labels.length + 2);
+            withState[labels.length] = "state";
+            withState[labels.length + 1] = s.getState();
+            t.sample("metron_blackbox_up", "RUNNING".equals(s.getState()) ? 1 : 0, withState);
+            t.sample("metron_blackbox_restarts_total", s.getRestarts(), labels);
+            long[] counts = {s.getSent(), s.getReturned(), s.getNfDropped(), s.getRingFull(), s.getBypassed(),
+                    s.getFailedClosed()};
+            String[] what = {"sent", "returned", "nf_dropped", "ring_full", "bypassed", "failed_closed"};
+            for (int i = 0; i < what.length; i++) {
+                String[] l = java.util.Arrays.copyOf(labels, labels.length + 2);
+                l[labels.length] = "what";
+                l[labels.length + 1] = what[i];
+                t.sample("metron_blackbox_packets_total", counts[i], l);
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
+import org.metron.app.scaling.ScalingService;
 
 import javax.ws.rs.Consumes;
 import javax.ws.rs.DELETE;
@@ -98,7 +99,10 @@ public class ChainsWebResource extends MetronWebResource {
     public Response get(@PathParam("name") String name) {
         ChainId id = ChainId.of(name);
         Chain c = metron().chain(id).orElseThrow(() -> unknown(id));
-        return ok(MetronJson.chain(c, true)).build();
+        ObjectNode n = MetronJson.chain(c, true);
+        ArrayNode boxes = n.putArray("blackBoxes");
+        get(ScalingService.class).blackBoxes(id).forEach(b -> boxes.add(MetronJson.blackBox(b)));
+        return ok(n).build();
     }
 
     /**

@@ -4,6 +4,7 @@ package org.metron.app.rest;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.metron.agent.v1.BlackBoxStats;
 import org.metron.agent.v1.NicCapabilities;
 import org.metron.app.api.Chain;
 import org.metron.app.api.GroupAssignment;
@@ -16,6 +17,7 @@ import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
+import org.metron.app.scaling.BlackBoxStatus;
 import org.metron.drivers.server.NicDispatch;
 import org.onosproject.net.flow.FlowRule;
 
@@ -61,6 +63,19 @@ public final class MetronJson {
                 throw new UncheckedIOException(e);
             }
         }
+        return n;
+    }
+
+    /** A black-box NF's status (docs/blackbox.md; the document's BlackBox). */
+    public static ObjectNode blackBox(BlackBoxStatus b) {
+        BlackBoxStats s = b.stats();
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("nf", s.getNf()).put("group", b.group()).put("server", b.server().toString())
+                .put("element", s.getElement()).put("mode", s.getMode()).put("state", s.getState())
+                .put("onFailure", s.getOnFailure()).put("pid", s.getPid()).put("restarts", s.getRestarts())
+                .put("sent", s.getSent()).put("returned", s.getReturned()).put("nfDropped", s.getNfDropped())
+                .put("ringFull", s.getRingFull()).put("bypassed", s.getBypassed())
+                .put("failedClosed", s.getFailedClosed()).put("lastExit", s.getLastExit());
         return n;
     }
 

@@ -81,6 +81,20 @@ public final class MetronText {
         return parts.stream().map(Object::toString).collect(java.util.stream.Collectors.joining("; "));
     }
 
+    /**
+     * A black-box NF's status on one line (CLI, GUI): {@code black box NF group=G server=S state=STATE
+     * restarts=N sent=N returned=N nfDropped=N ringFull=N bypassed=N failedClosed=N [lastExit=...]}.
+     */
+    public static String blackBox(org.metron.app.scaling.BlackBoxStatus b) {
+        org.metron.agent.v1.BlackBoxStats s = b.stats();
+        return "black box " + s.getNf() + " group=" + b.group() + " server=" + b.server() + " element="
+                + s.getElement() + " mode=" + s.getMode() + " state=" + s.getState() + " onFailure="
+                + s.getOnFailure() + " pid=" + s.getPid() + " restarts=" + s.getRestarts() + " sent=" + s.getSent()
+                + " returned=" + s.getReturned() + " nfDropped=" + s.getNfDropped() + " ringFull=" + s.getRingFull()
+                + " bypassed=" + s.getBypassed() + " failedClosed=" + s.getFailedClosed()
+                + (s.getLastExit().isEmpty() ? "" : " lastExit=" + s.getLastExit().replace(' ', '_'));
+    }
+
     /** A refused server netcfg entry: "metron.FIELD: REASON (refused at TIME)". */
     public static String refused(org.metron.drivers.provider.ServerConfigErrors.Refused r) {
         return "metron." + r.field() + ": " + r.reason() + " (refused at " + r.time() + ")";

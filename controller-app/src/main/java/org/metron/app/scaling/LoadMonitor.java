@@ -61,6 +61,8 @@ public final class LoadMonitor implements AutoCloseable {
     private final int intervalMs;
     private final Leadership leadership;
     private final FlowStateAlerts alerts;
+    /** Where every report's black boxes go (null: nowhere). */
+    private final BlackBoxWatch boxes;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
             "metron-load-monitor"));
     private final ExecutorService workers = Executors.newFixedThreadPool(2, r -> daemon(r, "metron-scaling"));
@@ -88,6 +90,16 @@ public final class LoadMonitor implements AutoCloseable {
      */
     public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
                        LongSupplier clock, int intervalMs, Leadership leadership, FlowStateAlerts alerts) {
+        this(store, servers, policy, executor, clock, intervalMs, leadership, alerts, null);
+    }
+
+    /**
+     * @param boxes where every report's black-box NFs go (docs/blackbox.md); null for nowhere
+     */
+    public LoadMonitor(ChainStore store, ServerRegistry servers, ScalingPolicy policy, ScalingExecutor executor,
+                       LongSupplier clock, int intervalMs, Leadership leadership, FlowStateAlerts alerts,
+                       BlackBoxWatch boxes) {
+        this.boxes = boxes;
         this.leadership = Objects.requireNonNull(leadership);
         this.alerts = Objects.requireNonNull(alerts);
         if (intervalMs < 10) {
@@ -142,6 +154,9 @@ public final class LoadMonitor implements AutoCloseable {
                             last.remove(id);
                             previous.remove(id);
                         }
+                        if (boxes != null) {
+                            boxes.forget(id);
+                        }
                     }));
         }
     }
@@ -160,6 +175,9 @@ public final class LoadMonitor implements AutoCloseable {
             last.put(server, stats);
             lastSeen.put(server, stats);
             lastAtMs.put(server, clock.getAsLong());
+            if (boxes != null) {
+                boxes.observe(server, stats, clock.getAsLong());
+            }
             if (prev == null) {
                 return;
             }

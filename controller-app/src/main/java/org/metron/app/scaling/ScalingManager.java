@@ -46,6 +46,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final LoadMonitor monitor;
     private final Optional<IngressWatch> ingress;
     private final FlowStateAlerts alerts = new FlowStateAlerts();
+    private final BlackBoxWatch boxes;
     private final LongSupplier clock;
     private final ServerRegistry servers;
     private final Consumer<ChainId> takeOver = this::recoverTakenOver;
@@ -86,8 +87,9 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock,
                 scaleOut.orElse(null), new java.security.SecureRandom());
+        this.boxes = new BlackBoxWatch(chains, leadership);
         this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
-                leadership, alerts);
+                leadership, alerts, boxes);
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
         this.requests = new ScalingRequests(store.requests(), leadership, this::runHere, ScalingRequests.WAIT);
     }
@@ -173,6 +175,16 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     @Override
     public List<FlowStateAlert> flowStateAlerts() {
         return alerts.recent();
+    }
+
+    @Override
+    public List<BlackBoxStatus> blackBoxes(ChainId chain) {
+        return boxes.of(chain);
+    }
+
+    @Override
+    public List<BlackBoxStatus> blackBoxes() {
+        return boxes.all();
     }
 
     @Override
@@ -323,5 +335,6 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         retries.shutdownNow();
         ingress.ifPresent(IngressWatch::close);
         monitor.close();
+        boxes.close();
     }
 }

@@ -21,6 +21,12 @@ public interface ScalingService {
     /** Every chain's flow-state alerts, oldest first. */
     List<FlowStateAlert> flowStateAlerts();
 
+    /** A chain's black-box NFs as their agents last reported them (docs/blackbox.md). */
+    List<BlackBoxStatus> blackBoxes(ChainId chain);
+
+    /** Every chain's black-box NFs. */
+    List<BlackBoxStatus> blackBoxes();
+
     /** Every chain's history. */
     Map<ChainId, List<ScalingEvent>> history();
 

@@ -58,6 +58,16 @@ public abstract class ScalingServiceDelegate implements ScalingService, ServerLo
     }
 
     @Override
+    public List<BlackBoxStatus> blackBoxes(ChainId chain) {
+        return m().blackBoxes(chain);
+    }
+
+    @Override
+    public List<BlackBoxStatus> blackBoxes() {
+        return m().blackBoxes();
+    }
+
+    @Override
     public Optional<ChainLoad> load(ChainId chain) {
         return m().load(chain);
     }

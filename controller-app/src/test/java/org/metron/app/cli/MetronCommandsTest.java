@@ -29,15 +29,23 @@ public class MetronCommandsTest {
     @Rule
     public final Console console = new Console();
     private World w;
+    private org.metron.app.scaling.ScalingManager scaling;
 
     @Before
     public void setUp() {
         w = new World(2, Fixtures.synthesis(), 42);
+        scaling = Fixtures.scaling(w, new org.metron.app.local.LocalStoreFactory());
+    }
+
+    @org.junit.After
+    public void tearDown() {
+        scaling.close();
     }
 
     private String run(MetronCommand c) throws Exception {
         console.reset();
         c.setService(w.manager);
+        c.setScaling(scaling);
         c.doExecute();
         return console.text();
     }

@@ -68,9 +68,7 @@ public class OperatorViewsTest {
     private String run(MetronCommand c, boolean json) throws Exception {
         console.reset();
         c.setService(w.manager);
-        if (c instanceof ScalingCommand) {
-            ((ScalingCommand) c).setScaling(scaling);
-        }
+        c.setScaling(scaling);
         if (json) {
             java.lang.reflect.Field f = org.onosproject.cli.AbstractShellCommand.class.getDeclaredField("json");
             f.setAccessible(true);

@@ -33,14 +33,23 @@ import static org.junit.Assert.assertTrue;
 /** The REST API over real HTTP (Jersey on Jetty) against the real ChainManager. */
 public class ChainsWebResourceTest extends JerseyTest {
     private World w;
+    /** Not started: the chain's view reads its black boxes from it (none here). */
+    private org.metron.app.scaling.ScalingManager scaling;
+
+    @org.junit.After
+    public void closeScaling() {
+        scaling.close();
+    }
 
     @Override
     protected Application configure() {
         w = new World(2, Fixtures.synthesis(), 42);
+        scaling = Fixtures.scaling(w, new org.metron.app.local.LocalStoreFactory());
         ServiceDirectory dir = new ServiceDirectory() {
             @Override
             public <T> T get(Class<T> c) {
-                return c == MetronService.class ? c.cast(w.manager) : null;
+                return c == MetronService.class ? c.cast(w.manager)
+                        : c == org.metron.app.scaling.ScalingService.class ? c.cast(scaling) : null;
             }
         };
         return new ResourceConfig(new MetronWebApplication().getClasses())

@@ -50,13 +50,14 @@ import static org.metron.app.testing.NaptFlows.ip;
  * What the controller may rely on from an agent (agent.proto), call by call and error by error, through the
  * client interface the controller uses. One subclass runs it against the real metron-agent process, one against
  * {@link TestAgent}, the in-memory agent most controller tests use: where they disagree, the fake has drifted
- * from the agent the controller really talks to. Every case asserts the status code and what can be seen after
+ * from the agent the controller really talks to (black-box NF cases: {@link BlackBoxContract}). Every case asserts
+ * the status code and what can be seen after
  * the call (a failed call changes nothing, agent.proto says).
  * <p>
  * The agent under test offers worker cores and a NIC with a rule table (a tag-steered NIC); the cases read both
  * from GetResources rather than assuming ids, as the controller's placement does.
  */
-public abstract class AgentContract extends AgentContractFixture {
+public abstract class AgentContract extends BlackBoxContract {
     // ---- system ---------------------------------------------------------------------------------------------
 
     @Test

@@ -1,5 +1,6 @@
 package org.metron.app.testing;
 
+import org.metron.agent.v1.BlackBoxStats;
 import org.metron.agent.v1.ClassStats;
 import org.metron.agent.v1.Core;
 import org.metron.agent.v1.CoreStats;
@@ -36,6 +37,7 @@ import org.metron.drivers.agent.AgentException.Code;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -77,6 +79,10 @@ public final class TestAgent implements AgentClient {
     private long flowMemoryFree;
     private int flowEntryBytes;
     private long bootId = 1;
+    /** Whether the agent runs on hugepages (a RING black box needs them; the contract's real agent has none). */
+    private boolean hugepages = true;
+    /** Black-box stats a test set, by "pipeline/nf" (else RUNNING, no traffic: FakeBlackBoxes.stats). */
+    private final Map<String, BlackBoxStats> blackBoxes = new HashMap<>();
 
     public TestAgent(String target, int cores, double load) {
         this.target = target;
@@ -124,6 +130,21 @@ public final class TestAgent implements AgentClient {
 
     public synchronized TestAgent failNicRules(boolean v) {
         failNicRules = v;
+        return this;
+    }
+
+    /** Whether the agent runs on hugepages as the DPDK primary (default true): RING black boxes need it. */
+    public synchronized TestAgent hugepages(boolean v) {
+        hugepages = v;
+        return this;
+    }
+
+    /**
+     * What GetStats reports for black-box NF {@code nf} of pipeline {@code pipeline} from now on (its element name
+     * is taken from the group config): as the real agent reports a box that died, restarted or FAILED.
+     */
+    public synchronized TestAgent blackBox(String pipeline, BlackBoxStats stats) {
+        blackBoxes.put(pipeline + "/" + stats.getNf(), stats);
         return this;
     }
 
@@ -295,6 +316,7 @@ public final class TestAgent implements AgentClient {
             }
             checkTagsFree(request.getPipelineId(), request.getIngressNic(), request.getGroupsList());
             checkFlowMemory(request);
+            FakeBlackBoxes.start(request.getGroupsList(), hugepages);
             pipelines.put(request.getPipelineId(), request);
             generations.put(request.getPipelineId(), 1L);
             return status(request.getPipelineId());
@@ -319,10 +341,13 @@ public final class TestAgent implements AgentClient {
             AgentRefusals.checkUpdate(request.getGroupsList(), request.getEgressList(), nicNames(), workers(),
                     cur.getGroupsList());
             checkTagsFree(id, cur.getIngressNic(), request.getGroupsList());
-            checkFlowMemory(DeployPipelineRequest.newBuilder().addAllGroups(request.getGroupsList().stream()
+            List<GroupSpec> built = request.getGroupsList().stream()
                     .filter(g -> g.getStateFromCount() > 0 || cur.getGroupsList().stream()
                             .noneMatch(o -> o.getGroupId().equals(g.getGroupId()) && FakeFlowTables.sameRuntime(o, g)))
-                    .collect(Collectors.toList())).build()); // new groups are built while the old ones still run
+                    .collect(Collectors.toList());
+            // new groups are built while the old ones still run
+            checkFlowMemory(DeployPipelineRequest.newBuilder().addAllGroups(built).build());
+            FakeBlackBoxes.start(built, hugepages);
             DeployPipelineRequest.Builder next = cur.toBuilder().clearGroups().addAllGroups(request.getGroupsList());
             if (request.getEgressCount() > 0) {
                 next.clearEgress().addAllEgress(request.getEgressList());
@@ -451,6 +476,7 @@ public final class TestAgent implements AgentClient {
                     gs.addFlowState(FlowStateStats.newBuilder().setElement(t.getElement()).setKind(t.getKind())
                             .setFlows(t.getEntriesCount()));
                 }
+                gs.addAllBlackBoxes(FakeBlackBoxes.stats(p.getPipelineId(), g, blackBoxes));
                 s.addGroups(gs);
             }
         }

@@ -75,6 +75,8 @@ public final class EquivalenceChecker {
     /** Packets aimed at the reply entries; null without a reply ingress. */
     private final PacketGenerator replyGen;
     private final SplittableRandom choices;
+    /** What the chain's black boxes do, per packet (the same function on both sides). */
+    private final OpaqueBoxes boxes;
 
     /**
      * Prepares a check of one chain compiled for one target.
@@ -91,6 +93,7 @@ public final class EquivalenceChecker {
         this.gen = new PacketGenerator(seed, s.entries, dpiLiterals(chain));
         this.replyGen = model.ingresses() > 1 ? new PacketGenerator(seed ^ 0x7e91, s.reply.cubes, List.of()) : null;
         this.choices = new SplittableRandom(seed ^ 0x5eed);
+        this.boxes = new OpaqueBoxes(model, s, seed ^ 0xb0c5);
     }
 
     /** Convenience: compile for a target and check. */
@@ -134,7 +137,7 @@ public final class EquivalenceChecker {
                 outside++;
                 continue;
             }
-            Outcome b = syn.run(p, choice, false, 0, synState);
+            Outcome b = syn.run(p, choice, false, 0, synState, boxes.forPacket(choice));
             if (p.isIp6()) {
                 v6++;
             }
@@ -171,7 +174,7 @@ public final class EquivalenceChecker {
     /** The reference's forward outcome, or null if the packet is outside the model ({@link Outcome#modelled}). */
     private Outcome reference(Packet p, long choice, boolean tracing, FlowState state) {
         try {
-            Outcome a = ref.run(p, choice, tracing, 0, state);
+            Outcome a = ref.run(p, choice, tracing, 0, state, boxes.forPacket(choice));
             return a.modelled(p) ? a : null;
         } catch (org.metron.synth.packet.OutsideModelException e) {
             return null;
@@ -221,7 +224,8 @@ public final class EquivalenceChecker {
 
     /** Checks one given packet; null if equivalent, else the explanation. */
     public String check(Packet p, long choice) {
-        String d = Outcome.diff(p, ref.run(p, choice, false), syn.run(p, choice, false));
+        String d = Outcome.diff(p, ref.run(p, choice, false, 0, null, boxes.forPacket(choice)),
+                syn.run(p, choice, false, 0, null, boxes.forPacket(choice)));
         return d == null ? null : explain(p, choice);
     }
 
@@ -243,7 +247,8 @@ public final class EquivalenceChecker {
                     v[f.ordinal()] = cand;
                     Packet q = PacketGenerator.wellFormed(v, cur.payload, cur.check);
                     Outcome a = q.equals(cur) ? null : reference(q, choice, false, null);
-                    if (a != null && Outcome.diff(q, a, syn.run(q, choice, false)) != null) {
+                    if (a != null && Outcome.diff(q, a, syn.run(q, choice, false, 0, null, boxes.forPacket(choice)))
+                            != null) {
                         cur = q;
                         changed = true;
                         break;
@@ -255,8 +260,8 @@ public final class EquivalenceChecker {
     }
 
     private String explain(Packet p, long choice) {
-        Outcome a = ref.run(p, choice, true);
-        Outcome b = syn.run(p, choice, true);
+        Outcome a = ref.run(p, choice, true, 0, null, boxes.forPacket(choice));
+        Outcome b = syn.run(p, choice, true, 0, null, boxes.forPacket(choice));
         return "MISMATCH on packet: " + PacketText.format(p) + " (choice " + choice + ")\n  "
                 + Outcome.diff(p, a, b) + "\n  reference trace: " + a.trace + " -> "
                 + (a.egress < 0 ? "drop by " + a.droppedBy : "egress " + a.egress + " " + a.stateful)

@@ -17,6 +17,8 @@ public final class Outcome {
     public final List<String> trace;
     /** True if a CheckIPHeader rejected the frame on its way (then dropped unless its output 1 leads on). */
     public final boolean headerRejected;
+    /** The black boxes the packet met and what each was handed, in order. */
+    public List<org.metron.synth.core.Run.BoxInput> boxInputs = List.of();
     /** Choice seeds 0..span-1 give every outcome pool choices can give this packet (see Run#span). */
     public long span = 1;
 
@@ -42,6 +44,10 @@ public final class Outcome {
      * and the agent writes the egress MAC).
      */
     public static String diff(Packet input, Outcome ref, Outcome syn) {
+        String boxes = boxDiff(input, ref, syn);
+        if (boxes != null) {
+            return boxes;
+        }
         if (ref.egress != syn.egress) {
             return "verdict: reference " + verdict(ref) + ", synthesized " + verdict(syn);
         }
@@ -79,6 +85,42 @@ public final class Outcome {
      */
     public boolean modelled(Packet input) {
         return input.check == org.metron.synth.packet.HeaderCheck.VALID || egress < 0 && headerRejected;
+    }
+
+    /**
+     * Whether both sides handed the same black boxes the same packets (the Click parts before each box are
+     * equivalent): every field but the dst MAC, which holds the class tag on the synthesized side unless the
+     * chain wrote it; null if so.
+     */
+    private static String boxDiff(Packet input, Outcome ref, Outcome syn) {
+        int n = Math.max(ref.boxInputs.size(), syn.boxInputs.size());
+        for (int i = 0; i < n; i++) {
+            if (i >= ref.boxInputs.size() || i >= syn.boxInputs.size()
+                    || !ref.boxInputs.get(i).nf.equals(syn.boxInputs.get(i).nf)) {
+                return "black boxes met: reference " + names(ref) + ", synthesized " + names(syn);
+            }
+            Packet a = ref.boxInputs.get(i).packet;
+            Packet b = syn.boxInputs.get(i).packet;
+            for (Field f : Field.values()) {
+                if (f == Field.ETH_DST && a.get(f) == input.get(f)) {
+                    continue;
+                }
+                if (a.get(f) != b.get(f)) {
+                    return "black box " + ref.boxInputs.get(i).nf + " handed " + f + ": reference "
+                            + Long.toUnsignedString(a.get(f)) + ", synthesized " + Long.toUnsignedString(b.get(f));
+                }
+            }
+            if (!java.util.Arrays.equals(a.payload, b.payload)) {
+                return "black box " + ref.boxInputs.get(i).nf + " handed a different payload";
+            }
+        }
+        return null;
+    }
+
+    private static List<String> names(Outcome o) {
+        List<String> out = new java.util.ArrayList<>();
+        o.boxInputs.forEach(b -> out.add(b.nf));
+        return out;
     }
 
     private static String verdict(Outcome o) {

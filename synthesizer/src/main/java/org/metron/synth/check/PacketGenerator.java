@@ -141,6 +141,20 @@ public final class PacketGenerator {
         return wellFormed(v, p.payload, p.check);
     }
 
+    /**
+     * A value of f picked by {@code h} alone (not this generator's random state): half the time one of the
+     * boundaries of its entries, else any value of the field. For what a black box writes, the same on both
+     * sides of the checker.
+     */
+    long pick(Field f, long h) {
+        long[] b = boundaries[f.ordinal()];
+        if (b.length > 0 && (h & 1) == 0) {
+            return b[(int) Long.remainderUnsigned(h >>> 1, b.length)];
+        }
+        long x = h >>> 1 | h << 63;
+        return f.width() == 64 ? x : x & f.max();
+    }
+
     private long between(long lo, long hi) {
         if (lo == hi) {
             return lo;

@@ -7,6 +7,7 @@ import org.metron.synth.OffloadRule;
 import org.metron.synth.RuleAction;
 import org.metron.synth.RuleMatch;
 import org.metron.synth.TrafficClass;
+import org.metron.synth.core.BlackBoxes;
 import org.metron.synth.core.FlowState;
 import org.metron.synth.core.NfGraph;
 import org.metron.synth.core.Run;
@@ -86,8 +87,14 @@ public final class SynthesizedEvaluator {
      * against flow tables (null = fresh, unrecorded).
      */
     public Outcome run(Packet input, long choice, boolean tracing, int ingress, FlowState state) {
+        return run(input, choice, tracing, ingress, state, BlackBoxes.IDENTITY);
+    }
+
+    /** As {@link #run(Packet, long, boolean, int, FlowState)}, with what the groups' BlackBoxNF elements do. */
+    public Outcome run(Packet input, long choice, boolean tracing, int ingress, FlowState state, BlackBoxes boxes) {
         Packet p = input.copy();
         Run run = new Run(choice, tracing);
+        run.boxes = boxes;
         run.state = state;
         RuleIndex index = ingress == 0 ? rules : replyRules;
         List<OffloadRule> rulesInOrder = ingress == 0 ? ordered : replyOrdered;
@@ -141,11 +148,11 @@ public final class SynthesizedEvaluator {
         NfGraph graph = graphs.get(g.id());
         Device in = graph.source("input");
         GraphRunner.Stop stop = GraphRunner.run(graph, in, p, run);
-        if (stop.sink == null) {
-            return new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace);
-        }
-        return new Outcome(stop.port, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps), null,
+        Outcome o = stop.sink == null ? new Outcome(-1, p, new EnumMap<>(run.allocated), "", run.droppedBy, run.trace)
+                : new Outcome(stop.port, p, new EnumMap<>(run.allocated), SynthOps.canonical(run.steps), null,
                 run.trace);
+        o.boxInputs = run.boxInputs;
+        return o;
     }
 
     private static void write(Packet p, HeaderWrite w) {

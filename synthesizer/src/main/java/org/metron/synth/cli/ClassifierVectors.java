@@ -52,6 +52,9 @@ public final class ClassifierVectors {
             collect(new NfGraph("group" + g.id(), g.clickConfig()), "g" + g.id() + ".", probes, cubes);
         }
         for (NfSpec nf : spec.nfs()) {
+            if (nf.isBlackBox()) {
+                continue;
+            }
             collect(new NfGraph(nf.name(), nf.click()), "nf." + nf.name() + ".", probes, cubes);
         }
         StringBuilder sb = new StringBuilder(PACKET_COLUMNS);

@@ -36,6 +36,7 @@ final class ClickEmitter {
         ClassInfo first = classes.get(0);
         sb.append("// classes ").append(ids(classes)).append(first.stateful.isEmpty() ? "" : ": " + first.stateful)
                 .append('\n');
+        BoxEmitter.declare(sb, classes, "", egress);
         StringBuilder extra = new StringBuilder();
         if (classes.stream().anyMatch(c -> c.reply)) {
             List<ClassInfo> fwd = direction(classes, false);
@@ -104,6 +105,7 @@ final class ClickEmitter {
                               List<String> egress) {
         StringBuilder sb = new StringBuilder();
         sb.append("// software classifier group: classes ").append(ids(classes)).append('\n');
+        BoxEmitter.declare(sb, classes, "", egress);
         // class pipelines first: Click names must be declared before use
         StringBuilder extra = new StringBuilder();
         Map<String, List<ClassInfo>> shared = new LinkedHashMap<>();
@@ -282,7 +284,7 @@ final class ClickEmitter {
     }
 
     /** Appends the class's stateful elements (DPI first: it only reads the payload); extra gets side branches. */
-    private static void stateful(StringBuilder sb, ClassInfo c, String suffix, StringBuilder extra) {
+    static void stateful(StringBuilder sb, ClassInfo c, String suffix, StringBuilder extra) {
         if (c.drops()) {
             return;
         }
@@ -324,6 +326,14 @@ final class ClickEmitter {
 
     /** Stateless tail from an IP-marked packet (ipMarked) or from an Ethernet frame, to the egress. */
     private static String tail(ClassInfo c, List<String> egress, boolean ipMarked) {
+        return tail(c, egress, ipMarked, "");
+    }
+
+    /**
+     * As {@link #tail(ClassInfo, List, boolean)}; a class that goes to a black box ends there instead of at an
+     * egress: at its {@code BlackBoxNF} among the names of {@code scope} ({@link BoxEmitter}).
+     */
+    static String tail(ClassInfo c, List<String> egress, boolean ipMarked, String scope) {
         if (c.drops()) {
             return " -> Discard";
         }
@@ -356,6 +366,9 @@ final class ClickEmitter {
                 default:
                     throw new IllegalStateException("no stateless write element for " + w.getKey());
             }
+        }
+        if (c.box != null) {
+            return sb.append(" -> ").append(BoxEmitter.name(scope, c)).toString();
         }
         sb.append(" -> [").append(c.egress).append("]output");
         return sb.toString();

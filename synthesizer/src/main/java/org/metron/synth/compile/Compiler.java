@@ -615,7 +615,13 @@ public final class Compiler {
                 if (c.ttlDec > 0) {
                     ops.append("dec-ttl x").append(c.ttlDec).append("; ");
                 }
-                ops.append("egress ").append(c.egress).append(" (").append(egress.get(c.egress)).append(")");
+                if (c.box != null) {
+                    ops.append("black box ").append(c.box.nf).append(" (").append(c.box.spec.declared())
+                            .append("), then classified again in software into ").append(c.box.after.classes.size())
+                            .append(" classes");
+                } else {
+                    ops.append("egress ").append(c.egress).append(" (").append(egress.get(c.egress)).append(")");
+                }
             }
             out.add(new TrafficClass(c.id, filters.get(c.id), c.egress, writes(c), c.ttlDec > 0, c.stateful,
                     ops.toString()));

@@ -1,5 +1,6 @@
 package org.metron.synth.core;
 
+import org.metron.synth.BlackBoxSpec;
 import org.metron.synth.ChainLink;
 import org.metron.synth.ChainSpec;
 import org.metron.synth.InterfaceRef;
@@ -20,6 +21,7 @@ import java.util.Map;
 public final class ChainModel {
     public final ChainSpec spec;
     private final Map<String, NfGraph> nfs = new LinkedHashMap<>();
+    private final Map<String, BlackBoxSpec> boxes = new LinkedHashMap<>();
     private final Map<String, InterfaceRef> links = new HashMap<>();
     private final Map<String, Integer> egress = new HashMap<>();
 
@@ -31,7 +33,22 @@ public final class ChainModel {
     public ChainModel(ChainSpec spec) {
         this.spec = spec;
         for (NfSpec nf : spec.nfs()) {
-            nfs.put(nf.name(), new NfGraph(nf.name(), nf.click()));
+            if (nf.isBlackBox()) {
+                boxes.put(nf.name(), nf.blackBox().get());
+            } else {
+                nfs.put(nf.name(), new NfGraph(nf.name(), nf.click()));
+            }
+        }
+        if (!boxes.isEmpty() && spec.ingress().size() > 1) {
+            throw new SynthesisException("unsupported construct: chain '" + spec.name() + "' has a reply ingress "
+                    + "and black-box NF '" + boxes.keySet().iterator().next() + "': replies through a black box "
+                    + "are not synthesized (docs/blackbox.md)");
+        }
+        for (InterfaceRef r : spec.ingress()) {
+            if (boxes.containsKey(r.nf())) {
+                throw new SynthesisException(r.nf(), null, 0, 0, "unsupported construct: ingress " + r + " is a "
+                        + "black box; a chain enters at a Click NF (the switch classifies what enters)");
+            }
         }
         if (spec.ingress().size() > 2) {
             throw new SynthesisException("unsupported construct: chain '" + spec.name() + "' has "
@@ -59,6 +76,13 @@ public final class ChainModel {
     }
 
     private void requireSource(InterfaceRef r, String where) {
+        if (boxes.containsKey(r.nf())) {
+            if (!r.iface().equals(BlackBoxSpec.INPUT)) {
+                throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r + " names no "
+                        + "input of black-box NF '" + r.nf() + "' (its input is " + BlackBoxSpec.INPUT + ")");
+            }
+            return;
+        }
         if (nfs.get(r.nf()).source(r.iface()) == null) {
             throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r
                     + " names no FromDevice/FromDPDKDevice interface of NF '" + r.nf() + "'");
@@ -66,6 +90,13 @@ public final class ChainModel {
     }
 
     private void requireSink(InterfaceRef r, String where) {
+        if (boxes.containsKey(r.nf())) {
+            if (!r.iface().equals(BlackBoxSpec.OUTPUT)) {
+                throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r + " names no "
+                        + "output of black-box NF '" + r.nf() + "' (its output is " + BlackBoxSpec.OUTPUT + ")");
+            }
+            return;
+        }
         if (!nfs.get(r.nf()).hasSink(r.iface())) {
             throw new SynthesisException(r.nf(), null, 0, 0, "dangling edge: " + where + " " + r
                     + " names no ToDevice/ToDPDKDevice interface of NF '" + r.nf() + "'");
@@ -82,8 +113,19 @@ public final class ChainModel {
                 .orElse(Double.POSITIVE_INFINITY);
     }
 
+    /** A Click NF's graph, or null for a black box. */
     public NfGraph nf(String name) {
         return nfs.get(name);
+    }
+
+    /** The black box of that name, or null for a Click NF. */
+    public BlackBoxSpec blackBox(String name) {
+        return boxes.get(name);
+    }
+
+    /** True if the chain has black-box NFs. */
+    public boolean hasBlackBoxes() {
+        return !boxes.isEmpty();
     }
 
     /** Number of ingresses: 1, or 2 when the chain has a reply ingress (index 1). */

@@ -28,6 +28,10 @@ public final class Run {
     public String droppedBy;
     /** True once a CheckIPHeader rejected the frame ({@link org.metron.synth.packet.HeaderCheck}). */
     public boolean headerRejected;
+    /** What black boxes do to packets that reach one (docs/blackbox.md). */
+    public BlackBoxes boxes = BlackBoxes.IDENTITY;
+    /** Each black box met, in order, with the packet as it reached it ({@code nf: headers}). */
+    public final List<BoxInput> boxInputs = new ArrayList<>();
     /** Element-by-element trace, when enabled. */
     public final List<String> trace;
 
@@ -47,6 +51,34 @@ public final class Run {
         choice = Long.divideUnsigned(choice, n);
         span = span > Long.MAX_VALUE / n ? Long.MAX_VALUE : span * n;
         return c;
+    }
+
+    /** A black box met and the packet it was handed (a copy). */
+    public static final class BoxInput {
+        public final String nf;
+        public final org.metron.synth.packet.Packet packet;
+
+        BoxInput(String nf, org.metron.synth.packet.Packet packet) {
+            this.nf = nf;
+            this.packet = packet;
+        }
+    }
+
+    /**
+     * Hands p to black box nf (recording what it was handed and the box as a step of this run).
+     *
+     * @param what the box's declared behaviour, as the step compares it
+     * @return false if the box dropped it
+     */
+    public boolean blackBox(String nf, String what, org.metron.synth.packet.Packet p) {
+        boxInputs.add(new BoxInput(nf, p.copy()));
+        steps.add(StatefulStep.blackBox(nf, what));
+        trace("black box " + nf);
+        boolean pass = boxes.pass(nf, p);
+        if (!pass) {
+            droppedBy = "black box " + nf;
+        }
+        return pass;
     }
 
     public void trace(String s) {

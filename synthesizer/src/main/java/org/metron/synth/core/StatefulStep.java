@@ -5,11 +5,12 @@ import java.util.List;
 /**
  * One stateful element a class passes through: a flow rewriter with its pattern pool (NAPT, LB: one pattern
  * is chosen per new flow), a rewriter's reply input undoing that pool's mapping for replies, or a DPI element
- * with its signatures. Immutable.
+ * with its signatures, or a black-box NF (docs/blackbox.md), which cuts the steps into the parts before and
+ * after it. Immutable.
  */
 public final class StatefulStep {
     /** Kinds of stateful work. */
-    public enum Kind { REWRITE, REPLY, DPI, SPIN }
+    public enum Kind { REWRITE, REPLY, DPI, SPIN, BLACKBOX }
 
     public final Kind kind;
     /** {@code nf/element[input]}: which element, for traces. */
@@ -101,6 +102,15 @@ public final class StatefulStep {
         return new StatefulStep(Kind.DPI, where, List.of(), "", signatures);
     }
 
+    /**
+     * A black-box NF: {@code where} is its name (the same on both sides of the checker: the chain's NF, the group
+     * config's {@code BlackBoxNF NAME}); {@code what} what it is and may do ({@link
+     * org.metron.synth.BlackBoxSpec}), compared as a DPI step's signatures are.
+     */
+    public static StatefulStep blackBox(String where, String what) {
+        return new StatefulStep(Kind.BLACKBOX, where, List.of(), "", List.of(where, what));
+    }
+
     public static StatefulStep spin(String where, long cycles) {
         return new StatefulStep(Kind.SPIN, where, List.of(), "", List.of(), cycles, 0, IdleTimeouts.CLICK_DEFAULTS);
     }
@@ -109,6 +119,9 @@ public final class StatefulStep {
     public String toString() {
         if (kind == Kind.SPIN) {
             return "spin@" + where + "(" + cycles + ")";
+        }
+        if (kind == Kind.BLACKBOX) {
+            return "blackbox@" + where;
         }
         if (kind == Kind.REPLY) {
             return "reply@" + where + pool;

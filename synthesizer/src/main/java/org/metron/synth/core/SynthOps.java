@@ -16,7 +16,20 @@ public final class SynthOps {
 
     /** The composed pattern pool of the rewrite steps, or an empty list if there are none. */
     public static List<RewritePattern> pool(List<StatefulStep> steps) {
-        return compose(steps, StatefulStep.Kind.REWRITE);
+        return compose(beforeBox(steps), StatefulStep.Kind.REWRITE);
+    }
+
+    /**
+     * The steps before the first black box (all of them without one): what one group config runs before it hands
+     * packets to the box; what comes after is classified again and collapsed on its own.
+     */
+    public static List<StatefulStep> beforeBox(List<StatefulStep> steps) {
+        for (int i = 0; i < steps.size(); i++) {
+            if (steps.get(i).kind == StatefulStep.Kind.BLACKBOX) {
+                return steps.subList(0, i);
+            }
+        }
+        return steps;
     }
 
     /** The forward pool whose mappings reply steps undo (their pools composed in forward order). */
@@ -49,7 +62,7 @@ public final class SynthOps {
      */
     public static long capacity(List<StatefulStep> steps) {
         long cap = 0;
-        for (StatefulStep s : steps) {
+        for (StatefulStep s : beforeBox(steps)) {
             if ((s.kind == StatefulStep.Kind.REWRITE || s.kind == StatefulStep.Kind.REPLY) && s.capacity > 0) {
                 cap = cap == 0 ? s.capacity : Math.min(cap, s.capacity);
             }
@@ -65,7 +78,7 @@ public final class SynthOps {
      */
     public static IdleTimeouts timeouts(List<StatefulStep> steps) {
         IdleTimeouts t = null;
-        for (StatefulStep s : steps) {
+        for (StatefulStep s : beforeBox(steps)) {
             if (s.kind == StatefulStep.Kind.REWRITE || s.kind == StatefulStep.Kind.REPLY) {
                 t = t == null ? s.timeouts : t.shortest(s.timeouts);
             }
@@ -97,7 +110,7 @@ public final class SynthOps {
     /** Pool selection policy of the steps; "roundrobin" unless a pool says otherwise. */
     public static String select(List<StatefulStep> steps) {
         String sel = "roundrobin";
-        for (StatefulStep s : steps) {
+        for (StatefulStep s : beforeBox(steps)) {
             if (s.kind != StatefulStep.Kind.DPI && s.kind != StatefulStep.Kind.SPIN && s.pool.size() > 1) {
                 sel = s.select;
             }
@@ -126,7 +139,7 @@ public final class SynthOps {
     /** All DPI signatures of the steps, in order. */
     public static List<String> signatures(List<StatefulStep> steps) {
         List<String> out = new ArrayList<>();
-        for (StatefulStep s : steps) {
+        for (StatefulStep s : beforeBox(steps)) {
             if (s.kind == StatefulStep.Kind.DPI) {
                 out.addAll(s.signatures);
             }
@@ -136,7 +149,7 @@ public final class SynthOps {
 
     /** Cycles per packet of all SpinCycles steps (0 = none). */
     public static long spinCycles(List<StatefulStep> steps) {
-        return steps.stream().filter(s -> s.kind == StatefulStep.Kind.SPIN).mapToLong(s -> s.cycles).sum();
+        return beforeBox(steps).stream().filter(s -> s.kind == StatefulStep.Kind.SPIN).mapToLong(s -> s.cycles).sum();
     }
 
     /**
@@ -164,6 +177,20 @@ public final class SynthOps {
             new java.util.concurrent.ConcurrentHashMap<>();
 
     private static String canonicalText(List<StatefulStep> steps) {
+        // a black box cuts the operation: what comes before it and what after are collapsed on their own (the
+        // agent runs a rewriter before it and another after it), the box itself named between them
+        for (int i = 0; i < steps.size(); i++) {
+            StatefulStep b = steps.get(i);
+            if (b.kind == StatefulStep.Kind.BLACKBOX) {
+                String before = canonicalText(steps.subList(0, i));
+                String after = canonicalText(steps.subList(i + 1, steps.size()));
+                return (before.isEmpty() ? "" : before + " ") + "BlackBox(" + String.join(": ", b.signatures) + ")"
+                        + (after.isEmpty() ? "" : " " + after);
+            }
+        }
+        if (steps.isEmpty()) {
+            return "";
+        }
         if (isReply(steps)) {
             return "reply " + rewriter(steps);
         }

@@ -1,5 +1,6 @@
 package org.metron.synth.core;
 
+import org.metron.synth.BlackBoxSpec;
 import org.metron.synth.InterfaceRef;
 import org.metron.synth.SynthesisException;
 import org.metron.synth.elements.Device;
@@ -39,10 +40,13 @@ public final class Synthesis {
         public final String stateful;
         /** True for a class of the reply ingress. */
         public final boolean reply;
+        /** The black box its packets go to next (then classified again), or null: see {@link BoxCut}. */
+        public final BoxCut box;
         final String key;
 
         ClassInfo(int id, int egress, Map<Field, Long> writes, int ttlDec, List<StatefulStep> steps, String stateful,
-                  boolean reply, String key) {
+                  boolean reply, BoxCut box, String key) {
+            this.box = box;
             this.id = id;
             this.egress = egress;
             this.writes = writes;
@@ -60,6 +64,26 @@ public final class Synthesis {
 
         public boolean drops() {
             return egress < 0;
+        }
+    }
+
+    /**
+     * Where a class's packets meet a black box (docs/blackbox.md): the class ends there (its writes, TTL decrements
+     * and stateful steps are what its packets get before the box; its last step is the box), and what follows the
+     * box is synthesized on its own, from the box's output, over the packets as the box hands them back: the
+     * switch classified them before the box, which may have rewritten what it declares, so the agent classifies
+     * them again in software with {@link #after}'s entries.
+     */
+    public static final class BoxCut {
+        public final String nf;
+        public final BlackBoxSpec spec;
+        /** The synthesis of the chain from the box's output on (its forward entries and classes). */
+        public final Synthesis after;
+
+        BoxCut(String nf, BlackBoxSpec spec, Synthesis after) {
+            this.nf = nf;
+            this.spec = spec;
+            this.after = after;
         }
     }
 
@@ -106,21 +130,98 @@ public final class Synthesis {
     private static final Field[][] SWAPPED = {{Field.IP4_SRC, Field.IP4_DST}, {Field.IP6_SRC_HI, Field.IP6_DST_HI},
             {Field.IP6_SRC_LO, Field.IP6_DST_LO}, {Field.L4_SRC, Field.L4_DST}};
 
-    private Synthesis(ChainModel chain) {
+    /** The syntheses after each black box, shared by the chain's walk and those after its boxes. */
+    private final Map<String, Synthesis> cuts;
+    /** Black boxes whose synthesis after them is being built (a chain that leads back into one is a cycle). */
+    private final java.util.Set<String> cutting;
+
+    private Synthesis(ChainModel chain, Map<String, Synthesis> cuts, java.util.Set<String> cutting) {
         this.chain = chain;
+        this.cuts = cuts;
+        this.cutting = cutting;
     }
 
     /** Synthesizes a parsed chain (IPv4 and IPv6 packets). */
     public static Synthesis of(ChainModel chain) {
-        Synthesis s = new Synthesis(chain);
-        Cube ip = Cube.of(Field.ETH_TYPE, IntervalSet.union(IntervalSet.point(Field.ETH_IP4),
-                IntervalSet.point(Field.ETH_IP6)));
+        Synthesis s = new Synthesis(chain, new HashMap<>(), new java.util.HashSet<>());
+        Cube ip = ipPackets();
         s.enter(chain.ingressNf(0), chain.ingress(0), SymState.initial(ip, false));
         if (chain.ingresses() > 1) {
             s.current = s.reply;
             s.enter(chain.ingressNf(1), chain.ingress(1), SymState.initial(ip, true));
         }
         return s;
+    }
+
+    private static Cube ipPackets() {
+        return Cube.of(Field.ETH_TYPE, IntervalSet.union(IntervalSet.point(Field.ETH_IP4),
+                IntervalSet.point(Field.ETH_IP6)));
+    }
+
+    /** The synthesis of the chain after black box {@code nf}, or null if no packet reaches it. */
+    public Synthesis afterBox(String nf) {
+        return cuts.get(nf);
+    }
+
+    /** Black boxes packets reach, by name (each with its synthesis after it), in no particular order. */
+    public java.util.Set<String> boxes() {
+        return java.util.Collections.unmodifiableSet(cuts.keySet());
+    }
+
+    /**
+     * The synthesis from black box {@code box}'s output on (built once per box): fresh IPv4 and IPv6 packets, as
+     * the box may hand back anything of what it declares, walked from the NF its output links to (or straight
+     * to an egress, or into the next box).
+     */
+    private Synthesis cutAt(String box) {
+        Synthesis known = cuts.get(box);
+        if (known != null) {
+            return known;
+        }
+        if (!cutting.add(box)) {
+            throw new SynthesisException(box, null, 0, 0, "cycle: the chain's links lead packets back into black "
+                    + "box '" + box + "'");
+        }
+        Synthesis a = new Synthesis(chain, cuts, cutting);
+        SymState init = SymState.initial(ipPackets(), false);
+        InterfaceRef next = chain.link(box, BlackBoxSpec.OUTPUT);
+        if (next == null) {
+            int k = chain.egressIndex(box, BlackBoxSpec.OUTPUT);
+            if (k < 0) {
+                throw new SynthesisException(box, null, 0, 0, "dangling edge: packets leave black box " + box + "."
+                        + BlackBoxSpec.OUTPUT + ", which is neither linked to another NF nor a chain egress");
+            }
+            a.leaf(init, k, null);
+        } else if (chain.blackBox(next.nf()) != null) {
+            a.leaf(init, 0, a.cut(next.nf()));
+        } else {
+            NfGraph nn = chain.nf(next.nf());
+            a.enter(nn, nn.source(next.iface()), init);
+        }
+        for (Cube c : a.entries) {
+            if (c.get(Field.ETH_DST) != null) {
+                throw new SynthesisException(next == null ? box : next.nf(), null, 0, 0, "unsupported construct: "
+                        + "after black box '" + box + "' the chain tests the destination MAC, which the agent's "
+                        + "copy of the packet carries the class tag in (docs/contracts.md#tags)");
+            }
+        }
+        cutting.remove(box);
+        cuts.put(box, a);
+        return a;
+    }
+
+    private BoxCut cut(String box) {
+        return new BoxCut(box, chain.blackBox(box), cutAt(box));
+    }
+
+    /** The first egress a class of this synthesis leaves by (0 if they all drop). */
+    int firstEgress() {
+        for (ClassInfo c : classes) {
+            if (!c.drops()) {
+                return c.egress;
+            }
+        }
+        return 0;
     }
 
     /** Class of forward entry i. */
@@ -150,7 +251,7 @@ public final class Synthesis {
         }
         e.walk(s, in, (port, t) -> {
             if (port == Out.DROP) {
-                leaf(t, -1);
+                leaf(t, -1, null);
             } else {
                 follow(nf, e, port, t);
             }
@@ -164,6 +265,10 @@ public final class Synthesis {
                     + " header bytes stripped (missing Unstrip/EtherEncap)");
         }
         InterfaceRef next = chain.link(nf.nf, sink.iface());
+        if (next != null && chain.blackBox(next.nf()) != null) {
+            leaf(s, 0, cut(next.nf()));
+            return;
+        }
         if (next != null) {
             NfGraph nn = chain.nf(next.nf());
             Device src = nn.source(next.iface());
@@ -180,10 +285,18 @@ public final class Synthesis {
             throw sink.error("dangling edge: packets leave " + nf.nf + "." + sink.iface()
                     + ", which is neither linked to another NF nor a chain egress");
         }
-        leaf(s, k);
+        leaf(s, k, null);
     }
 
-    private void leaf(SymState s, int egress) {
+    /**
+     * A walk ends: at an egress, a drop (egress -1), or at a black box ({@code box} non-null: the class's
+     * packets go to it, their egress is where the first of the classes after it leaves).
+     */
+    private void leaf(SymState s, int egress, BoxCut box) {
+        if (box != null) {
+            s = s.step(StatefulStep.blackBox(box.nf, box.spec.elementArgs(box.nf)));
+            egress = box.after.firstEgress();
+        }
         Map<Field, Long> writes = new EnumMap<>(Field.class);
         StringBuilder key = new StringBuilder();
         int ttl = 0;
@@ -211,6 +324,9 @@ public final class Synthesis {
             if (!reply) {
                 stateful = SynthOps.canonical(steps);
             }
+            if (box != null) {
+                key.append("box ").append(box.nf).append('|');
+            }
             key.append(egress).append('|').append(writes).append('|').append(ttl).append('|').append(stateful);
         } else {
             key.append("drop");
@@ -218,7 +334,7 @@ public final class Synthesis {
         String k = key.toString();
         ClassInfo c = byKey.get(k);
         if (c == null) {
-            c = new ClassInfo(classes.size(), egress, writes, ttl, steps, stateful, reply, k);
+            c = new ClassInfo(classes.size(), egress, writes, ttl, steps, stateful, reply, box, k);
             classes.add(c);
             byKey.put(k, c);
         }

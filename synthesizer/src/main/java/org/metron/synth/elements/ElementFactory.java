@@ -18,7 +18,7 @@ public final class ElementFactory {
             "StoreEtherAddress", "VLANEncap", "VLANDecap", "IPFilter", "IPClassifier", "Classifier",
             "LookupIPRoute", "LinearIPLookup", "RadixIPLookup", "DirectIPLookup", "IPRewriter", "TCPRewriter",
             "UDPRewriter", "IPAddrRewriter", "RoundRobinIPMapper", "MaglevIPMapper", "IPRewriterPatterns", "DPI", "HyperscanDPI",
-            "SynthRewriter", "SpinCycles");
+            "SynthRewriter", "SpinCycles", "BlackBoxNF");
 
     private ElementFactory() {
     }
@@ -64,6 +64,8 @@ public final class ElementFactory {
                 return new SynthRewriterElement(nf, d);
             case "SpinCycles":
                 return new SpinCyclesElement(nf, d);
+            case "BlackBoxNF":
+                return new BlackBoxElement(nf, d);
             default:
                 throw new org.metron.synth.SynthesisException(nf, d.name(), d.line(), d.column(),
                         "unknown element class '" + d.className() + "'");

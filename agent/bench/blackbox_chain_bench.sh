@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Chains of 1, 2, 3 and 6 black-box NFs in RING and MEMIF mode (issue 24, OpenNetVM's chain-length table): the standalone
+# agent reads 64-byte frames from net_null0, hands them through N BlackBoxNF elements, each a metron-nf-fwd
+# process (agent/nflib) on its own pair of rte_rings, and sends what comes back to net_null1. Chain 0 (FromDevice
+# -> ToDevice) is the baseline. Rounds interleaved (0, then 1, 2, 3, 6 per mode, again), medians reported.
+#
+# Pinning (2 CPUs on this machine): the agent's worker is lcore 0 on CPU 0; every NF runs on CPU 1 (CPUS 1), so a
+# chain of 6 shares CPU 1 between six processes (the NF library yields the CPU when its ring is empty). Cycles:
+#   agent per hop = the BlackBoxNF elements' own cycles (--profile run) per packet handed to an NF
+#   NF per packet = the NFs' busy cycles (metron_nf_busy_cycles: non-empty rx to the end of its tx) per packet
+#   hop           = the two: a ring hop on both sides, metron-nf-fwd's own (trivial) verdict loop included
+# Rings (RING_SIZE 32768) larger than the pool (32767 mbufs): with every mbuf in flight the agent reads no more
+# (a closed loop) instead of freeing what a full first ring refuses, and an NF waiting for its turn on the shared
+# CPU finds its input queued. CPU shares (CPU seconds / elapsed) are in each row: on a loaded machine they, not
+# the ring, bound the throughput.
+# MEMIF: the same chains with MODE MEMIF: each NF a DPDK process of its own (--no-huge) on a net_memif client of
+# the element's memif server port, a copy each way; memif's own rings (1024 slots) refuse what does not fit (counted
+# as ring_full, dropped: CLOSED), so there the agent also reads and frees packets the first NF had no room for.
+# Writes bench/results/agent_blackbox_{,memif_}chain_{1,2,3,6}.json and agent_blackbox_{,memif_}hop.json (BB_MODES picks
+# RING and/or MEMIF, both by default). Called by run.sh;
+# runs alone as: blackbox_chain_bench.sh BUILD_DIR RESULTS_DIR
+set -euo pipefail
+BUILD=$(realpath "$1")
+RESULTS=$(realpath "$2")
+HERE=$(dirname "$(realpath "$0")")
+# shellcheck source=common.sh
+source "$HERE/common.sh"
+NF=$BUILD/metron-nf-fwd
+if (( ! HUGE )); then
+  echo "blackbox_chain_bench: RING mode needs hugepages ($HUGE_STATE): skipped" >&2
+  exit 0
+fi
+# DPDK multi-process: the NFs map the agent's hugepage files, so they are kept (no --huge-unlink); removed below.
+HUGE_DIR=${HUGE_EAL[1]}
+PREFIX="mbb$$"
+# Rings larger than the pool: with every mbuf in flight the agent reads no more (closed loop) instead of
+# refusing packets at a full ring, and an NF that waits for its turn on a shared CPU finds its input queued.
+RING=${BB_RING_SIZE:-32768}
+MBUFS=${BB_MBUFS:-32767}
+EAL_MP=(--huge-dir "$HUGE_DIR" -m 512 --no-pci --log-level lib.eal:error --log-level pmd:error)
+cleanup_bb() { rm -f "$HUGE_DIR/${PREFIX}map_"* 2>/dev/null || true; rm -rf "/var/run/dpdk/$PREFIX"; }
+trap 'cleanup_bb; hugepages_release' EXIT
+
+chain_cfg() {  # N MODE: the Click file of a chain of N black boxes
+  local n=$1 mode=${2:-RING} c="src :: FromDevice(net_null0)" k
+  for (( k = 1; k <= n; k++ )); do
+    c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, MODE $mode, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
+  done
+  cfg "bbchain${n}_$mode" "$c -> dst :: ToDevice(net_null1);"
+}
+
+# run N MODE [--profile]: the agent's exit report (with the NFs' exit lines: "metron-nf-fwd: rx N ... busy_cycles C")
+run_chain() {
+  local out
+  out=$("$AGENT" ${3:-} --duration "$SECS" --mbufs "$MBUFS" --dpdk -l 0 "${EAL_MP[@]}" --file-prefix "$PREFIX" \
+    --vdev net_null0,size=64 --vdev net_null1,size=64 -- "$(chain_cfg "$1" "$2")" 2>&1) || { echo "$out" >&2; return 1; }
+  echo "$out"
+}
+# throughput N MODE: "mpps agent_cpu_share nf_cpu_share refused_share"
+throughput() {
+  run_chain "$1" "$2" | awk '/^dst\.count /{d=$2} /^src\.count /{s=$2} /^elapsed /{e=$2} /^cpu_seconds /{c=$2}
+    /^bb1\.ring_full /{rf=$2} /^bb[0-9]+\.nf_cpu_seconds /{nc+=$2}
+    END{if (d == 0) {print "no packets delivered" > "/dev/stderr"; exit 1}
+        printf "%.3f %.2f %.2f %.4f\n", d / e / 1e6, c / e, nc / e, (s ? rf / s : 0)}'
+}
+# hop_cycles N MODE: "agent nf" cycles per packet per hop, from a --profile run: the agent's = the BlackBoxNF elements'
+# own cycles (enqueue, dequeue, verdicts; their empty polls of the NF's ring included) per packet handed to an
+# NF; the NF's = its busy cycles (metron_nf_busy_cycles: from a non-empty rx to the end of its tx) per packet.
+hop_cycles() {
+  run_chain "$1" "$2" --profile | awk '/^bb[0-9]+\.sent /{h+=$2} /^profile\.bb[0-9]+ /{pc+=$2}
+    /^metron-nf-fwd: /{for (i = 2; i < NF; i++) {if ($i == "busy_cycles") nb += $(i + 1); if ($i == "rx") nr += $(i + 1)}}
+    END{if (h == 0 || nr == 0) {print "no packets through the NFs" > "/dev/stderr"; exit 1}
+        printf "%.1f %.1f\n", pc / h, nb / nr}'
+}
+
+CHAINS=(1 2 3 6)
+MODES=(${BB_MODES:-RING MEMIF})
+declare -A MPPS AGH NFH HOP RF ACPU NCPU
+for (( r = 0; r < ROUNDS; r++ )); do
+  read -r m ac nc q < <(throughput 0 RING)
+  MPPS[0]+="$m "
+  echo "blackbox chain 0 round $r: $m Mpps (agent CPU share $ac)" >&2
+  for mode in "${MODES[@]}"; do
+    for n in "${CHAINS[@]}"; do
+      k="$mode$n"
+      read -r m ac nc q < <(throughput "$n" "$mode")
+      MPPS[$k]+="$m "; ACPU[$k]+="$ac "; NCPU[$k]+="$nc "; RF[$k]+="$q "
+      read -r ah nh < <(hop_cycles "$n" "$mode")
+      AGH[$k]+="$ah "; NFH[$k]+="$nh "; HOP[$k]+="$(awk -v x="$ah" -v y="$nh" 'BEGIN{printf "%.1f", x + y}') "
+      echo "blackbox $mode chain $n round $r: $m Mpps (CPU share: agent $ac, NFs $nc; refused at the first NF $q); per hop: agent $ah + NF $nh cycles/packet" >&2
+    done
+  done
+done
+med() { tr ' ' '\n' <<<"$1" | grep -v '^$' | median; }
+base_mpps=$(med "${MPPS[0]}")
+LOAD=$(cut -d' ' -f1 /proc/loadavg)
+PIN="agent worker lcore 0 on CPU 0, every NF on CPU 1 (CPUS 1); 2 CPUs shared with other work, load average $LOAD"
+for mode in "${MODES[@]}"; do
+  if [[ $mode == RING ]]; then pre=agent_blackbox; what="RING mode: rte_rings, zero copy"
+  else pre=agent_blackbox_memif; what="MEMIF mode: net_memif, a copy each way, the NF a DPDK process of its own"; fi
+  one_mpps=$(med "${MPPS[${mode}1]}")
+  hops=""
+  for n in "${CHAINS[@]}"; do
+    k="$mode$n"
+    m=$(med "${MPPS[$k]}"); ah=$(med "${AGH[$k]}"); nh=$(med "${NFH[$k]}"); hop=$(med "${HOP[$k]}"); q=$(med "${RF[$k]}")
+    ac=$(med "${ACPU[$k]}"); nc=$(med "${NCPU[$k]}")
+    hops+="$hop "
+    if (( n == 1 )); then bn="no black box (FromDevice -> ToDevice)"; bv=$base_mpps
+    else bn="chain of 1, same cores"; bv=$one_mpps; fi
+    write "${pre}_chain_$n" "Chain of $n black-box NFs (metron-nf-fwd, $what), 64 B frames; Mpps delivered (wall clock); $PIN" \
+      "$m" Mpps "$bn" "$bv" \
+      "\"nfs\": $n, \"mode\": \"$mode\", \"cycles_per_hop\": $hop, \"agent_cycles_per_hop\": $ah, \"nf_cycles_per_packet\": $nh, \"agent_cpu_share\": $ac, \"nfs_cpu_share\": $nc, \"refused_share_at_first_nf\": $q, \"ring_size\": $RING, \"mbufs\": $MBUFS, \"pinning\": \"$PIN\""
+  done
+  write "${pre}_hop" "Cycles per packet per black-box hop ($mode), both sides: the BlackBoxNF element's own cycles (--profile, its empty polls included) plus the NF's busy cycles (library rx/tx and metron-nf-fwd's verdict loop), median over chains of 1, 2, 3, 6 (per chain: $hops)" \
+    "$(med "$hops")" cyc/pkt "goal (issue 24, ring hop)" 30 ""
+done

@@ -1,0 +1,205 @@
+/* The NF library of Metron's black-box NFs (metron_nf.h). */
+#include "metron_nf.h"
+
+#include <errno.h>
+#include <rte_eal.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct metron_nf {
+  struct rte_ring* rx; /* RING mode */
+  struct rte_ring* tx;
+  int memif;           /* MEMIF mode: ethdev port 0 (the net_memif client the agent put on the EAL line) */
+  struct rte_mempool* pool;
+  unsigned empty_polls;
+  uint64_t received;
+  uint64_t dropped;
+  uint64_t busy_cycles;
+  uint64_t rx_tsc; /* when the last non-empty rx began */
+};
+
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig) {
+  (void)sig;
+  g_stop = 1;
+}
+
+static struct rte_ring* find_ring(const char* env) {
+  const char* name = getenv(env);
+  if (name == NULL || *name == '\0') {
+    fprintf(stderr, "metron_nf: %s is not set (the NF must be started by the Metron agent)\n", env);
+    return NULL;
+  }
+  struct rte_ring* r = rte_ring_lookup(name);
+  if (r == NULL) fprintf(stderr, "metron_nf: no ring '%s' in the agent's memory\n", name);
+  return r;
+}
+
+/* MEMIF mode: the NF is a DPDK primary of its own; port 0 is its net_memif client, copying to the agent. */
+static int open_memif(struct metron_nf* nf) {
+  if (rte_eth_dev_count_avail() < 1) {
+    fprintf(stderr, "metron_nf: MEMIF mode but no ethdev (the agent passes a net_memif vdev)\n");
+    return -1;
+  }
+  nf->pool = rte_pktmbuf_pool_create("metron_nf_pool", 4095, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+  struct rte_eth_conf conf;
+  memset(&conf, 0, sizeof(conf));
+  if (nf->pool == NULL || rte_eth_dev_configure(0, 1, 1, &conf) != 0 ||
+      rte_eth_rx_queue_setup(0, 0, 1024, rte_socket_id(), NULL, nf->pool) != 0 ||
+      rte_eth_tx_queue_setup(0, 0, 1024, rte_socket_id(), NULL) != 0 || rte_eth_dev_start(0) != 0) {
+    fprintf(stderr, "metron_nf: cannot set up the memif port: %s\n", rte_strerror(rte_errno));
+    return -1;
+  }
+  nf->memif = 1;
+  return 0;
+}
+
+int metron_nf_init(int argc, char** argv, struct metron_nf** out) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_stop;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  const int used = rte_eal_init(argc, argv);
+  if (used < 0) {
+    fprintf(stderr, "metron_nf: EAL init failed: %s\n", rte_strerror(rte_errno));
+    return -1;
+  }
+  struct metron_nf* nf = calloc(1, sizeof(*nf));
+  if (nf == NULL) return -1;
+  const char* mode = getenv(METRON_NF_ENV_MODE);
+  if (mode != NULL && strcmp(mode, "MEMIF") == 0) {
+    if (open_memif(nf) != 0) {
+      free(nf);
+      rte_eal_cleanup();
+      return -1;
+    }
+  } else {
+    if (rte_eal_process_type() != RTE_PROC_SECONDARY) {
+      fprintf(stderr, "metron_nf: must run as a DPDK secondary process of the agent (--proc-type=secondary)\n");
+      free(nf);
+      rte_eal_cleanup();
+      return -1;
+    }
+    nf->rx = find_ring(METRON_NF_ENV_RX);
+    nf->tx = find_ring(METRON_NF_ENV_TX);
+    if (nf->rx == NULL || nf->tx == NULL) {
+      free(nf);
+      rte_eal_cleanup();
+      return -1;
+    }
+  }
+  /* Attached: tell the agent (it waits ATTACH_TIMEOUT for this byte). */
+  const char* fd_text = getenv(METRON_NF_ENV_READY);
+  if (fd_text != NULL && *fd_text != '\0') {
+    const int fd = atoi(fd_text);
+    const char one = '1';
+    while (write(fd, &one, 1) < 0 && errno == EINTR) {
+    }
+    close(fd);
+  }
+  *out = nf;
+  return used;
+}
+
+unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max) {
+  if (max > METRON_NF_BURST) max = METRON_NF_BURST;
+  const uint64_t t0 = rte_rdtsc();
+  const unsigned n = nf->memif ? rte_eth_rx_burst(0, 0, pkts, (uint16_t)max)
+                               : rte_ring_sc_dequeue_burst(nf->rx, (void**)pkts, max, NULL);
+  if (n == 0) {
+    if (++nf->empty_polls > 256) sched_yield();
+    else rte_pause();
+    return 0;
+  }
+  nf->empty_polls = 0;
+  nf->received += n;
+  nf->rx_tsc = t0;
+  return n;
+}
+
+/* MEMIF: passed packets are sent back (a copy into the memif region), dropped ones freed here. */
+static void tx_memif(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* verdicts, unsigned n) {
+  struct rte_mbuf* pass[METRON_NF_BURST];
+  unsigned np = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (verdicts != NULL && verdicts[i] == METRON_NF_DROP) {
+      ++nf->dropped;
+      rte_pktmbuf_free(pkts[i]);
+    } else if (np < METRON_NF_BURST) {
+      pass[np++] = pkts[i];
+    } else {
+      rte_pktmbuf_free(pkts[i]);
+    }
+  }
+  unsigned sent = 0;
+  while (sent < np) {
+    sent += rte_eth_tx_burst(0, 0, pass + sent, (uint16_t)(np - sent));
+    if (sent < np) {
+      if (g_stop) {
+        rte_pktmbuf_free_bulk(pass + sent, np - sent);
+        return;
+      }
+      sched_yield();
+    }
+  }
+}
+
+void metron_nf_tx(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* verdicts, unsigned n) {
+  if (nf->memif) {
+    tx_memif(nf, pkts, verdicts, n);
+    if (n) nf->busy_cycles += rte_rdtsc() - nf->rx_tsc;
+    return;
+  }
+  void* objs[METRON_NF_BURST];
+  unsigned done = 0;
+  while (done < n) {  /* batches of at most a burst, verdict in bit 0 of each entry */
+    unsigned k = n - done < METRON_NF_BURST ? n - done : METRON_NF_BURST;
+    for (unsigned i = 0; i < k; ++i) {
+      const uintptr_t drop = verdicts != NULL && verdicts[done + i] == METRON_NF_DROP;
+      nf->dropped += drop;
+      objs[i] = (void*)((uintptr_t)pkts[done + i] | drop);
+    }
+    unsigned sent = 0;
+    while (sent < k) {
+      const unsigned s = rte_ring_sp_enqueue_burst(nf->tx, objs + sent, k - sent, NULL);
+      sent += s;
+      if (sent < k) {
+        if (g_stop) return;  /* stopping: the agent drops what is left with the process */
+        sched_yield();
+      }
+    }
+    done += k;
+  }
+  if (n) nf->busy_cycles += rte_rdtsc() - nf->rx_tsc;
+}
+
+int metron_nf_running(const struct metron_nf* nf) {
+  (void)nf;
+  return !g_stop;
+}
+
+uint64_t metron_nf_rx_count(const struct metron_nf* nf) { return nf->received; }
+uint64_t metron_nf_dropped_count(const struct metron_nf* nf) { return nf->dropped; }
+uint64_t metron_nf_busy_cycles(const struct metron_nf* nf) { return nf->busy_cycles; }
+
+void metron_nf_close(struct metron_nf* nf) {
+  if (nf->memif) {
+    rte_eth_dev_stop(0);
+    rte_eth_dev_close(0);
+  }
+  free(nf);
+  rte_eal_cleanup();
+}

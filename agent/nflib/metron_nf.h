@@ -1,0 +1,96 @@
+/* metron_nf.h: the NF side of a Metron black-box NF in RING mode (docs/blackbox.md).
+ *
+ * The Metron agent is the DPDK primary process. For each BlackBoxNF element it creates two rte_rings in shared
+ * hugepage memory and starts the NF program as a DPDK secondary process:
+ *
+ *     PROGRAM --proc-type=secondary --file-prefix P --no-pci --lcores ID@(CPUS) --log-level ... -- ARGS...
+ *
+ * with the ring names and a readiness pipe in its environment (METRON_NF_RX_RING, METRON_NF_TX_RING,
+ * METRON_NF_READY_FD). metron_nf_init() brings the EAL up as a secondary, finds the rings and tells the agent the
+ * NF is attached; the agent fails the deploy if that does not happen within the element's ATTACH_TIMEOUT.
+ *
+ * The data path is zero-copy: rx hands out the agent's mbufs; tx gives every one of them back with a verdict.
+ * Verdicts travel in bit 0 of the ring entry (an mbuf is cache-line aligned, so the bit is free): the agent frees
+ * dropped packets itself and counts them (BlackBoxStats.nf_dropped). So the NF never frees, allocates or caches
+ * an mbuf of the agent's pool and no mbuf is lost to a verdict; an NF may still rewrite packet data in place.
+ *
+ * An NF that dies holding packets (at most one rx batch) loses them; packets it had not taken yet go to the
+ * element's ON_FAILURE policy. SIGTERM/SIGINT make metron_nf_running() false: the agent stops NFs with SIGTERM
+ * (then SIGKILL) and kills the whole process group.
+ *
+ * MEMIF mode (METRON_NF_MODE=MEMIF): the NF is a DPDK primary of its own (its own --file-prefix, --no-huge) and
+ * the agent puts a net_memif client vdev on its EAL line; the library sets up that port (ethdev 0) with a pool of
+ * its own. rx/tx then receive from and send to the agent through memif (a copy each way); dropped packets are
+ * freed by the library (the agent cannot count them: its nf_dropped stays 0 in this mode).
+ *
+ * Minimal loop:
+ *
+ *     struct metron_nf* nf;
+ *     int used = metron_nf_init(argc, argv, &nf);      // like rte_eal_init: returns the arguments it took
+ *     if (used < 0) return 1;
+ *     argc -= used; argv += used;                       // the NF's own arguments follow
+ *     struct rte_mbuf* pkts[METRON_NF_BURST];
+ *     uint8_t verdicts[METRON_NF_BURST];
+ *     while (metron_nf_running(nf)) {
+ *       unsigned n = metron_nf_rx(nf, pkts, METRON_NF_BURST);
+ *       for (unsigned i = 0; i < n; ++i) verdicts[i] = decide(pkts[i]);
+ *       metron_nf_tx(nf, pkts, verdicts, n);
+ *     }
+ *     metron_nf_close(nf);
+ */
+#ifndef METRON_NF_H
+#define METRON_NF_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rte_mbuf;
+struct metron_nf;
+
+#define METRON_NF_BURST 32
+
+enum metron_nf_verdict {
+  METRON_NF_PASS = 0, /* the packet goes on along the chain */
+  METRON_NF_DROP = 1, /* the agent frees the packet and counts it */
+};
+
+/* Environment the agent sets for the NF (the library reads it; an NF need not). */
+#define METRON_NF_ENV_RX "METRON_NF_RX_RING"    /* ring the agent fills: the NF's input */
+#define METRON_NF_ENV_TX "METRON_NF_TX_RING"    /* ring the NF fills: packets back to the agent */
+#define METRON_NF_ENV_READY "METRON_NF_READY_FD" /* pipe: one byte written once attached */
+#define METRON_NF_ENV_MODE "METRON_NF_MODE"      /* RING (default) or MEMIF */
+
+/* Initialises the EAL (secondary) from argv and attaches to the agent's rings. Returns the number of arguments it
+ * consumed (argv[0] stays the program: the NF's own arguments are argv[ret + 1 ...] like after rte_eal_init), or
+ * -1 with a message on stderr. */
+int metron_nf_init(int argc, char** argv, struct metron_nf** nf);
+
+/* Up to max (<= METRON_NF_BURST) packets from the agent; 0 when none are waiting. After 256 empty polls in a row it
+ * yields the CPU (sched_yield) on each empty poll, so NFs sharing CPUs with the agent and with each other do not
+ * burn their time slices spinning. */
+unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max);
+
+/* Gives back the n packets of the last rx (in any order), each with its verdict (verdicts NULL: all pass). Waits
+ * for room on the ring back to the agent (the agent drains it every poll): no packet is ever dropped here. */
+void metron_nf_tx(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* verdicts, unsigned n);
+
+/* 0 once SIGTERM or SIGINT arrived. */
+int metron_nf_running(const struct metron_nf* nf);
+
+/* Packets received and given back with each verdict since init. */
+uint64_t metron_nf_rx_count(const struct metron_nf* nf);
+uint64_t metron_nf_dropped_count(const struct metron_nf* nf);
+/* TSC cycles from the start of each non-empty rx to the end of its tx: the NF's busy time, library included. */
+uint64_t metron_nf_busy_cycles(const struct metron_nf* nf);
+
+/* Leaves the EAL (rte_eal_cleanup) and frees nf. */
+void metron_nf_close(struct metron_nf* nf);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METRON_NF_H */

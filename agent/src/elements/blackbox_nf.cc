@@ -1,0 +1,547 @@
+// BlackBoxNF: a black-box NF in a chain (docs/blackbox.md), a separate process the agent starts, watches and
+// restarts. MODE RING: the agent is the DPDK primary; the NF is a secondary process on the project's NF library
+// (agent/nflib/metron_nf.h) and gets the agent's mbufs over two rte_rings in shared hugepage memory, no copy:
+//
+//   push      -> rte_ring_sp_enqueue_burst(in)   (what does not fit: ring_full, then ON_FAILURE)
+//   run_source <- rte_ring_sc_dequeue_burst(out) (bit 0 of an entry: the NF's drop verdict) -> output 0
+//
+// The worker core is the only producer of `in` and consumer of `out`; the NF is the other end of each. A
+// supervisor thread per element (never the data path) starts the NF, waits on its pidfd, and restarts it with
+// backoff. Meanwhile ON_FAILURE applies: CLOSED drops (failed_closed), OPEN passes packets on (bypassed).
+//
+// An instance that died may have left its ring ends half-updated, so every instance gets fresh rings: the
+// supervisor publishes the new pair (cur_) only after the old process was reaped; the worker, at its next call,
+// drains the old pair (what was still queued for the dead NF goes to ON_FAILURE, what it had passed back goes
+// on) and takes the new one; the supervisor frees old pairs once the worker retired them. Packets the dead NF
+// held (at most one burst) are lost with it.
+//
+// An NF that stops reading: the input ring stays full while the NF's consumer index does not move for
+// STALL_TIMEOUT ms (default 100): the worker flags it, the supervisor kills the process group with SIGKILL and it
+// is restarted like any dead instance. Packets that found the ring full are counted (ring_full) and go to
+// ON_FAILURE.
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "../../nflib/metron_nf.h"
+#include "core/element.h"
+#include "core/group.h"
+#include "core/eal.h"
+#include "drivers/dpdk_port.h"
+#include "elements/nf_process.h"
+
+namespace metron {
+
+namespace {
+
+enum NfState : int { kStarting = 0, kRunning = 1, kRestarting = 2, kFailed = 3 };
+const char* state_name(int s) {
+  switch (s) {
+    case kStarting: return "STARTING";
+    case kRunning: return "RUNNING";
+    case kRestarting: return "RESTARTING";
+    default: return "FAILED";
+  }
+}
+
+// Process-wide sequence of ring pairs: ring names (RTE_RING_NAMESIZE, 32 bytes) unique in the agent's memory
+// whatever the pipeline, group and element names, and the NF's lcore id.
+std::atomic<uint64_t> g_ring_seq{0};
+std::atomic<unsigned> g_nf_seq{0};
+
+// One instance's pair of rings.
+struct NfRings {
+  uint64_t gen = 0;
+  std::string in_name, out_name;
+  rte_ring* in = nullptr;   // agent -> NF
+  rte_ring* out = nullptr;  // NF -> agent, bit 0 = drop verdict
+
+  NfRings(uint64_t g, unsigned size) : gen(g) {
+    const uint64_t seq = g_ring_seq.fetch_add(1);
+    in_name = "mbb" + std::to_string(seq) + "_in";
+    out_name = "mbb" + std::to_string(seq) + "_out";
+    in = rte_ring_create(in_name.c_str(), size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    out = rte_ring_create(out_name.c_str(), size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (in == nullptr || out == nullptr) {
+      const std::string why = rte_strerror(rte_errno);
+      release();
+      throw ResourceError("cannot create rings of " + std::to_string(size) + " entries: " + why);
+    }
+  }
+  ~NfRings() { release(); }
+  NfRings(const NfRings&) = delete;
+  NfRings& operator=(const NfRings&) = delete;
+
+  // Frees what is still queued (no one else uses the rings any more) and the rings.
+  void release() {
+    void* objs[kBurst];
+    for (rte_ring* r : {in, out}) {
+      if (r == nullptr) continue;
+      unsigned n;
+      while ((n = rte_ring_sc_dequeue_burst(r, objs, kBurst, nullptr)) > 0)
+        for (unsigned i = 0; i < n; ++i)
+          rte_pktmbuf_free(reinterpret_cast<rte_mbuf*>(reinterpret_cast<uintptr_t>(objs[i]) & ~uintptr_t{1}));
+      rte_ring_free(r);
+    }
+    in = out = nullptr;
+  }
+};
+
+class BlackBoxNF final : public Element {
+ public:
+  const char* class_name() const override { return "BlackBoxNF"; }
+  ~BlackBoxNF() override { shutdown(); }
+
+  void configure(Args& args) override {
+    if (auto v = args.take("NAME")) nf_ = unquote(*v);
+    if (auto v = args.take("PROGRAM")) program_ = unquote(*v);
+    if (auto v = args.take("ARGS")) nf_args_ = split_words(unquote(*v));
+    if (auto v = args.take("MODE")) mode_ = unquote(*v);
+    if (auto v = args.take("ON_FAILURE")) {
+      const std::string p = unquote(*v);
+      if (p != "CLOSED" && p != "OPEN") throw ConfigError("ON_FAILURE: expected CLOSED or OPEN, got '" + p + "'");
+      open_ = p == "OPEN";
+    }
+    if (auto v = args.take("RING_SIZE")) ring_size_ = static_cast<unsigned>(parse_uint(*v, "RING_SIZE", 1u << 20));
+    if (auto v = args.take("ATTACH_TIMEOUT")) attach_ms_ = static_cast<int>(parse_uint(*v, "ATTACH_TIMEOUT", 600000));
+    if (auto v = args.take("STALL_TIMEOUT")) stall_ms_ = parse_uint(*v, "STALL_TIMEOUT", 600000);
+    if (auto v = args.take("CPUS")) cpus_ = unquote(*v);
+    if (program_.empty()) throw ConfigError("PROGRAM: missing (the NF's executable)");
+    if (nf_.empty()) nf_ = name();
+    if (mode_ != "RING" && mode_ != "MEMIF")
+      throw ConfigError("MODE " + mode_ + ": not supported by this agent (RING or MEMIF; KERNEL to come)");
+    memif_ = mode_ == "MEMIF";
+    if (ring_size_ < 2 * kBurst || (ring_size_ & (ring_size_ - 1)) != 0)
+      throw ConfigError("RING_SIZE: a power of two of at least " + std::to_string(2 * kBurst));
+    if (attach_ms_ <= 0) throw ConfigError("ATTACH_TIMEOUT: must be positive");
+    if (cpus_.empty()) cpus_ = "0-" + std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)) - 1);
+  }
+
+  void initialize(const GraphEnv& env) override {
+    const std::string who = "black-box NF '" + nf_ + "' (" + program_ + "): ";
+    struct stat st{};
+    if (stat(program_.c_str(), &st) != 0) throw PreconditionError(who + "not found");
+    if (!S_ISREG(st.st_mode) || access(program_.c_str(), X_OK) != 0) throw PreconditionError(who + "not executable");
+    const unsigned seq = g_nf_seq.fetch_add(1);
+    stall_cycles_ = stall_ms_ * rte_get_tsc_hz() / 1000;
+    if (memif_) {
+      open_memif(env, seq);
+    } else {
+      if (rte_eal_process_type() != RTE_PROC_PRIMARY || !rte_eal_has_hugepages())
+        throw PreconditionError(who + "MODE RING needs the agent on hugepages as the DPDK primary (multi-process)");
+      const std::string runtime = rte_eal_get_runtime_dir();
+      file_prefix_ = runtime.substr(runtime.find_last_of('/') + 1);
+      lcore_ = RTE_MAX_LCORE - 1 - (seq % (RTE_MAX_LCORE / 2));
+      rings_.push_back(std::make_unique<NfRings>(1, ring_size_));
+      active_ = rings_.back().get();
+      cur_.store(active_, std::memory_order_release);
+    }
+    // The supervisor thread starts every instance, the first too: an NF dies with the thread that forked it.
+    std::promise<std::string> started;
+    std::future<std::string> result = started.get_future();
+    supervisor_ = std::thread([this, &started] { supervise(&started); });
+    const std::string err = result.get();
+    if (!err.empty()) {
+      supervisor_.join();
+      rings_.clear();
+      close_memif();
+      throw PreconditionError(who + err);
+    }
+  }
+
+  // ---- data path (the group's core) ----
+  void push(int, PacketBatch& b) override {
+    // State first: RUNNING is stored after its instance's rings were published, so sync_rings then finds them.
+    const int state = state_.load(std::memory_order_acquire);
+    if (!memif_) sync_rings();
+    if (state == kRunning) {
+      const unsigned n = memif_ ? port_->tx_burst(0, b.pkts, b.n)
+                                : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
+      sent_.add(n);
+      if (n == b.n) {
+        full_since_ = 0;
+        b.n = 0;
+        return;
+      }
+      ring_full_.add(b.n - n);
+      note_full();
+      std::memmove(b.pkts, b.pkts + n, (b.n - n) * sizeof(rte_mbuf*));
+      b.n = static_cast<uint16_t>(b.n - n);
+    }
+    apply_policy(b);
+  }
+
+  bool is_source() const override { return true; }
+  unsigned run_source() override {
+    if (memif_) {
+      PacketBatch b;
+      b.n = port_->rx_burst(0, b.pkts, kBurst);
+      if (!b.n) return 0;
+      const unsigned n = b.n;
+      returned_.add(n);
+      output_push(0, b);
+      return n;
+    }
+    sync_rings();
+    void* objs[kBurst];
+    const unsigned n = rte_ring_sc_dequeue_burst(active_->out, objs, kBurst, nullptr);
+    if (n) deliver(objs, n);
+    return n;
+  }
+
+  // ---- stats (any thread) ----
+  bool black_box_stats(BlackBoxStatsView* out) const override {
+    out->nf = nf_;
+    out->mode = mode_;
+    out->state = state_name(state_.load(std::memory_order_acquire));
+    out->on_failure = open_ ? "OPEN" : "CLOSED";
+    out->pid = pid_.load(std::memory_order_relaxed);
+    out->restarts = restarts_.load(std::memory_order_relaxed);
+    out->sent = sent_.get();
+    out->returned = returned_.get();
+    out->nf_dropped = nf_dropped_.get();
+    out->ring_full = ring_full_.get();
+    out->bypassed = bypassed_.get();
+    out->failed_closed = failed_closed_.get();
+    std::lock_guard<std::mutex> lock(mu_);
+    out->last_exit = last_exit_;
+    return true;
+  }
+  void report(std::ostream& os) const override {
+    BlackBoxStatsView s;
+    black_box_stats(&s);
+    double cpu;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cpu = dead_cpu_ + (proc_ ? proc_->cpu_seconds() : 0);
+    }
+    os << "sent " << s.sent << "\nreturned " << s.returned << "\nnf_dropped " << s.nf_dropped << "\nring_full "
+       << s.ring_full << "\nbypassed " << s.bypassed << "\nfailed_closed " << s.failed_closed << "\nrestarts "
+       << s.restarts << "\nnf_cpu_seconds " << cpu << "\n";
+  }
+
+ private:
+  // The worker's packets that the NF cannot take now: ON_FAILURE.
+  void apply_policy(PacketBatch& b) {
+    if (!b.n) return;
+    if (open_) {
+      bypassed_.add(b.n);
+      output_push(0, b);
+    } else {
+      failed_closed_.add(b.n);
+      drop_all(b);
+    }
+  }
+
+  // Entries from the NF's ring: passed ones leave on output 0, dropped ones (bit 0) are freed and counted.
+  void deliver(void** objs, unsigned n) {
+    PacketBatch pass;
+    rte_mbuf* dropped[kBurst];
+    unsigned nd = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      const uintptr_t v = reinterpret_cast<uintptr_t>(objs[i]);
+      rte_mbuf* m = reinterpret_cast<rte_mbuf*>(v & ~uintptr_t{1});
+      if (v & 1) dropped[nd++] = m;
+      else pass.push_back(m);
+    }
+    if (nd) {
+      rte_pktmbuf_free_bulk(dropped, nd);
+      nf_dropped_.add(nd);
+      counters()->drops += nd;
+    }
+    returned_.add(pass.n);
+    output_push(0, pass);
+  }
+
+  // The NF's input refused packets. A stall: it keeps refusing while the NF makes no progress for STALL_TIMEOUT
+  // (RING: the input ring's consumer index does not move; MEMIF: nothing comes back).
+  void note_full() {
+    const uint64_t progress = memif_ ? returned_.get() : active_->in->cons.tail;
+    const uint64_t now = rte_rdtsc();
+    if (full_since_ == 0 || progress != full_progress_) {
+      full_since_ = now;
+      full_progress_ = progress;
+      return;
+    }
+    if (stall_cycles_ && now - full_since_ > stall_cycles_ && !stalled_.load(std::memory_order_relaxed))
+      stalled_.store(true, std::memory_order_release);
+  }
+
+  // Takes the supervisor's new ring pair, if any: the old instance is dead (reaped) before a new pair is published,
+  // so this core is the only user of the old pair's both ends now.
+  void sync_rings() {
+    NfRings* cur = cur_.load(std::memory_order_acquire);
+    if (__builtin_expect(cur == active_, 1)) return;
+    NfRings* old = active_;
+    active_ = cur;
+    full_since_ = 0;
+    void* objs[kBurst];
+    unsigned n;
+    while ((n = rte_ring_sc_dequeue_burst(old->out, objs, kBurst, nullptr)) > 0) deliver(objs, n);
+    PacketBatch b;
+    while ((b.n = static_cast<uint16_t>(
+                rte_ring_sc_dequeue_burst(old->in, reinterpret_cast<void**>(b.pkts), kBurst, nullptr))) > 0)
+      apply_policy(b);  // counted in sent (handed over) and now in bypassed/failed_closed: the NF never took them
+    retired_gen_.store(old->gen, std::memory_order_release);
+  }
+
+  // ---- MEMIF mode: a net_memif server port per element, the NF its client (a copy each way) ----
+  void open_memif(const GraphEnv& env, unsigned seq) {
+    std::error_code ec;
+    std::filesystem::create_directories(kMemifDir, ec);
+    const std::string id = std::to_string(getpid()) + "_" + std::to_string(seq);
+    memif_socket_ = std::string(kMemifDir) + "/bb" + id + ".sock";
+    nf_prefix_ = "mbbnf" + id;
+    pool_ = packed_pktmbuf_pool("mbbp" + std::to_string(seq), 4095, env.socket_id);
+    try {
+      port_ = DpdkPort::open("net_memif_mbb" + std::to_string(seq) + ",role=server,id=0,socket-abstract=no,socket=" +
+                                 memif_socket_,
+                             1, 1, pool_);
+    } catch (...) {
+      rte_mempool_free(pool_);
+      pool_ = nullptr;
+      throw;
+    }
+  }
+  void close_memif() {
+    port_.reset();
+    if (pool_ != nullptr) rte_mempool_free(pool_);
+    pool_ = nullptr;
+    if (!memif_socket_.empty()) unlink(memif_socket_.c_str());
+  }
+  // ---- supervisor thread ----
+  std::vector<std::string> nf_argv() const {
+    if (memif_) {
+      std::vector<std::string> a{program_, "--no-huge", "-m", "64", "--file-prefix", nf_prefix_, "--no-pci",
+                                 "--vdev", "net_memif0,role=client,id=0,socket-abstract=no,socket=" + memif_socket_,
+                                 "--lcores", "0@(" + cpus_ + ")", "--log-level", "lib.eal:error", "--"};
+      a.insert(a.end(), nf_args_.begin(), nf_args_.end());
+      return a;
+    }
+    std::vector<std::string> a{program_,     "--proc-type=secondary", "--file-prefix", file_prefix_, "--no-pci",
+                               "--lcores",   std::to_string(lcore_) + "@(" + cpus_ + ")",
+                               "--log-level", "lib.eal:error",
+                               // The agent's vdevs a secondary cannot drive (ring ports): not the NF's concern.
+                               "--log-level", "pmd.net.ring:critical", "--log-level", "bus.vdev:critical", "--"};
+    a.insert(a.end(), nf_args_.begin(), nf_args_.end());
+    return a;
+  }
+
+  // Starts an instance on rings `r` and waits for it to attach. Empty on success, else why not.
+  std::string start_instance() {
+    std::unique_ptr<NfProcess> p;
+    std::vector<std::string> env{std::string(METRON_NF_ENV_MODE) + "=" + mode_};
+    if (!memif_) {
+      env.push_back(std::string(METRON_NF_ENV_RX) + "=" + rings_.back()->in_name);
+      env.push_back(std::string(METRON_NF_ENV_TX) + "=" + rings_.back()->out_name);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    pid_.store(p->pid(), std::memory_order_relaxed);
+    NfProcess::Attach a = p->wait_attached(attach_ms_);
+    if (a == NfProcess::Attach::kAttached && memif_) {  // attached = its memif connected to our port
+      while (!port_->link_up() && std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(attach_ms_)) {
+        if (p->wait_exit(5)) {
+          a = NfProcess::Attach::kExited;
+          break;
+        }
+      }
+      if (a == NfProcess::Attach::kAttached && !port_->link_up()) a = NfProcess::Attach::kTimeout;
+    }
+    if (a == NfProcess::Attach::kAttached) {
+      std::lock_guard<std::mutex> lock(mu_);
+      proc_ = std::move(p);
+      return "";
+    }
+    pid_.store(0, std::memory_order_relaxed);
+    std::string why = a == NfProcess::Attach::kExited
+                          ? "exited at start (" + p->how() + ")"
+                          : "did not attach within " + std::to_string(attach_ms_) + " ms";
+    p.reset();  // kills and reaps
+    remove_nf_runtime_dir();
+    return why;
+  }
+
+  void supervise(std::promise<std::string>* started) {
+    std::string err = start_instance();
+    if (!err.empty()) {
+      started->set_value(err);
+      return;
+    }
+    state_.store(kRunning, std::memory_order_release);
+    started->set_value("");
+    auto up_since = std::chrono::steady_clock::now();
+    unsigned failures = 0;
+    while (!stop_.load()) {
+      free_retired();
+      if (stalled_.load(std::memory_order_acquire)) proc_->kill_group(SIGKILL);
+      if (!proc_->wait_exit(20)) continue;
+      // Down: ON_FAILURE from now on, fresh rings for the next instance.
+      state_.store(kRestarting, std::memory_order_release);
+      pid_.store(0, std::memory_order_relaxed);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        last_exit_ = proc_->how();
+        dead_cpu_ += proc_->cpu_seconds();
+        proc_.reset();
+      }
+      remove_nf_runtime_dir();
+      if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
+      for (;;) {
+        // Backoff: 50 ms, doubling per failed start in a row, at most 2 s.
+        const auto backoff = std::chrono::milliseconds(std::min<unsigned>(2000, 50u << std::min(failures, 6u)));
+        if (!publish_rings() || sleep_or_stop(backoff)) return;
+        err = start_instance();
+        restarts_.fetch_add(1, std::memory_order_relaxed);
+        if (err.empty()) break;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          last_exit_ = err;
+        }
+        if (++failures >= kMaxFailures) {
+          state_.store(kFailed, std::memory_order_release);
+          sleep_or_stop(std::chrono::hours(24 * 365));
+          return;  // no instance runs
+        }
+      }
+      stalled_.store(false, std::memory_order_release);
+      state_.store(kRunning, std::memory_order_release);
+      up_since = std::chrono::steady_clock::now();
+    }
+    stop_instance();
+  }
+
+  // Ends the running instance from this thread: the NF dies with the thread that forked it (PR_SET_PDEATHSIG), so
+  // this thread must outlive the SIGTERM grace period for the NF to leave cleanly.
+  void stop_instance() {
+    std::unique_ptr<NfProcess> p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p = std::move(proc_);
+    }
+    p.reset();  // SIGTERM, then SIGKILL to the group; reaped
+    remove_nf_runtime_dir();
+  }
+  // MEMIF: the NF is a DPDK primary of its own, whose runtime directory a killed instance leaves behind.
+  void remove_nf_runtime_dir() const {
+    if (!memif_) return;
+    std::error_code ec;
+    std::filesystem::remove_all("/var/run/dpdk/" + nf_prefix_, ec);
+  }
+
+  // New rings for the next instance, published to the worker. False if they cannot be had (then FAILED).
+  bool publish_rings() {
+    if (memif_) return true;  // the memif port stays; the next instance connects to it again
+    try {
+      auto r = std::make_unique<NfRings>(rings_.back()->gen + 1, ring_size_);
+      NfRings* p = r.get();
+      {
+        std::lock_guard<std::mutex> lock(rings_mu_);
+        rings_.push_back(std::move(r));
+      }
+      stalled_.store(false, std::memory_order_release);
+      cur_.store(p, std::memory_order_release);
+      return true;
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_exit_ = e.what();
+      state_.store(kFailed, std::memory_order_release);
+      return false;
+    }
+  }
+
+  // Rings the worker has retired (drained and left) are freed; the current pair stays.
+  void free_retired() {
+    const uint64_t retired = retired_gen_.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(rings_mu_);
+    while (rings_.size() > 1 && rings_.front()->gen <= retired) rings_.erase(rings_.begin());
+  }
+
+  // True if stop was asked (then returns at once).
+  template <typename D>
+  bool sleep_or_stop(D d) {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    return stop_cv_.wait_for(lock, d, [this] { return stop_.load(); });
+  }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_.store(true);
+    }
+    stop_cv_.notify_all();
+    if (supervisor_.joinable()) supervisor_.join();  // it stopped the instance
+    rings_.clear();
+    close_memif();  // frees the mbufs still queued
+  }
+
+  static constexpr unsigned kMaxFailures = 10;
+  static constexpr const char* kMemifDir = "/run/metron";
+
+  // Configuration.
+  std::string nf_, program_, mode_ = "RING", cpus_, file_prefix_;
+  std::vector<std::string> nf_args_;
+  bool open_ = false;
+  bool memif_ = false;
+  std::string memif_socket_, nf_prefix_;
+  rte_mempool* pool_ = nullptr;
+  std::unique_ptr<DpdkPort> port_;
+  unsigned ring_size_ = 1024;
+  int attach_ms_ = 2000;
+  uint64_t stall_ms_ = 100;
+  uint64_t stall_cycles_ = 0;
+  unsigned lcore_ = 0;
+
+  // Worker-only.
+  NfRings* active_ = nullptr;
+  uint64_t full_since_ = 0;
+  uint64_t full_progress_ = 0;
+
+  // Worker <-> supervisor.
+  std::atomic<NfRings*> cur_{nullptr};
+  std::atomic<uint64_t> retired_gen_{0};
+  std::atomic<bool> stalled_{false};
+  std::atomic<int> state_{kStarting};
+  std::atomic<int> pid_{0};
+  std::atomic<uint64_t> restarts_{0};
+
+  // Counters: the worker writes, anyone reads.
+  RelaxedCounter sent_, returned_, nf_dropped_, ring_full_, bypassed_, failed_closed_;
+
+  // Supervisor.
+  std::thread supervisor_;
+  std::mutex rings_mu_;
+  std::vector<std::unique_ptr<NfRings>> rings_;  // oldest first; back() is the current pair
+  mutable std::mutex mu_;                        // proc_, last_exit_, dead_cpu_
+  std::unique_ptr<NfProcess> proc_;
+  std::string last_exit_;
+  double dead_cpu_ = 0;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace
+
+METRON_EXPORT_ELEMENT(BlackBoxNF)
+
+}  // namespace metron

@@ -1,0 +1,154 @@
+#include "elements/nf_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace metron {
+
+namespace {
+
+int pidfd_open(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+std::string describe(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+}  // namespace
+
+NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::string> env,
+                     const std::string& ready_env) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  ready_fd_ = fds[0];
+  const int write_fd = fds[1];
+  // Everything the child needs is built before fork: after it, only async-signal-safe calls until exec.
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "METRON_NF_", 10) != 0) env.emplace_back(*e);
+  env.push_back(ready_env + "=" + std::to_string(write_fd));
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the agent died before the line above
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    fcntl(write_fd, F_SETFD, 0);  // the one descriptor the NF inherits on purpose
+    execve(cargv[0], cargv.data(), cenv.data());
+    _exit(127);
+  }
+  close(write_fd);
+  setpgid(pid, pid);  // also here: no race with kill_group before the child ran
+  pid_ = pid;
+  pidfd_ = pidfd_open(pid);
+}
+
+NfProcess::~NfProcess() {
+  if (pid_ > 0 && !reaped_) {
+    // SIGTERM first (the NF library leaves the EAL cleanly), SIGKILL to the group if it does not end at once.
+    kill_group(SIGTERM);
+    if (!reap(200)) {
+      kill_group(SIGKILL);
+      reap(-1);
+    }
+  }
+  if (reaped_ && pid_ > 0) kill(-pid_, SIGKILL);  // anything the NF left in its group
+  if (pidfd_ >= 0) close(pidfd_);
+  if (ready_fd_ >= 0) close(ready_fd_);
+}
+
+void NfProcess::kill_group(int sig) const {
+  if (pid_ > 0 && !reaped_) kill(-pid_, sig);
+}
+
+bool NfProcess::reap(int timeout_ms) {
+  if (reaped_) return true;
+  if (pidfd_ >= 0) {
+    pollfd p{pidfd_, POLLIN, 0};
+    int r;
+    while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+    }
+    if (r == 0) return false;
+  }
+  int status = 0;
+  rusage ru{};
+  const pid_t r = wait4(pid_, &status, pidfd_ >= 0 || timeout_ms < 0 ? 0 : WNOHANG, &ru);
+  if (r != pid_) return false;
+  reaped_ = true;
+  how_ = describe(status);
+  cpu_ = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return true;
+}
+
+bool NfProcess::wait_exit(int timeout_ms) { return reap(timeout_ms); }
+
+NfProcess::Attach NfProcess::wait_attached(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  bool pipe_open = true;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return reap(0) ? Attach::kExited : Attach::kTimeout;
+    pollfd p[2] = {{pidfd_, POLLIN, 0}, {pipe_open ? ready_fd_ : -1, POLLIN, 0}};
+    const int r = poll(p, 2, static_cast<int>(left.count()));
+    if (r < 0 && errno != EINTR) return Attach::kTimeout;
+    if (p[1].revents & (POLLIN | POLLHUP)) {
+      char c;
+      const ssize_t got = read(ready_fd_, &c, 1);
+      if (got == 1) return Attach::kAttached;
+      pipe_open = false;  // closed without the byte: the process is ending (exec failed, or exited)
+    }
+    if (p[0].revents & POLLIN) {
+      reap(-1);
+      return Attach::kExited;
+    }
+  }
+}
+
+double NfProcess::cpu_seconds() const {
+  if (reaped_ || pid_ <= 0) return cpu_;
+  std::ifstream f("/proc/" + std::to_string(pid_) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return 0;
+  const size_t close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return 0;
+  std::istringstream rest(line.substr(close_paren + 2));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime (clock ticks)
+    if (i == 14) utime = std::stod(field);
+    if (i == 15) stime = std::stod(field);
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace metron

@@ -1,0 +1,451 @@
+// Black-box NFs (docs/blackbox.md), MODE RING, end to end inside the agent: real NF processes (metron-nf-fwd on
+// agent/nflib) started as DPDK secondaries, real rte_rings in hugepage memory, the engine's worker core, deploys
+// and stats through EngineBackend. Needs root and 2 MB hugepages: the test reserves them on a private hugetlbfs
+// mount and gives them back at exit; it holds the machine-wide lock /tmp/metron-sys.lock meanwhile (unless
+// METRON_SYS_LOCK_HELD=1 says the caller holds it). Without hugepages every test is skipped, saying why.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "core/eal.h"
+#include "core/engine.h"
+#include "core/engine_backend.h"
+#include "one_group.h"
+#include "ring_port.h"
+
+namespace metron {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Flow;
+using test::RingPort;
+
+constexpr unsigned kWorker = 1;
+constexpr const char* kHp = "/sys/kernel/mm/hugepages/hugepages-2048kB/";
+constexpr int kPages = 192;  // EAL -m 256 plus its own allocations
+
+long read_long(const std::string& path) {
+  std::ifstream f(path);
+  long v = -1;
+  f >> v;
+  return v;
+}
+bool write_long(const std::string& path, long v) {
+  std::ofstream f(path);
+  f << v;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+// Lock, pages, mount and the EAL on them, for the whole test process; undone at exit.
+class HugepageEal {
+ public:
+  static HugepageEal& get() {
+    static HugepageEal h;
+    return h;
+  }
+  const std::string& skip_reason() const { return why_; }
+
+ private:
+  HugepageEal() {
+    if (geteuid() != 0) {
+      why_ = "not root: hugepages cannot be reserved";
+      return;
+    }
+    const char* held = std::getenv("METRON_SYS_LOCK_HELD");
+    if (held == nullptr || std::string(held) != "1") {
+      lock_fd_ = open("/tmp/metron-sys.lock", O_RDWR | O_CREAT, 0666);
+      if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
+    }
+    total_ = read_long(std::string(kHp) + "nr_hugepages");
+    const long free_pages = read_long(std::string(kHp) + "free_hugepages");
+    if (total_ < 0) {
+      why_ = "no 2 MB hugepage support in this kernel";
+      return;
+    }
+    if (free_pages < kPages) {
+      write_long(std::string(kHp) + "nr_hugepages", total_ + kPages - free_pages);
+      raised_ = true;
+      if (read_long(std::string(kHp) + "free_hugepages") < kPages) {
+        why_ = "the kernel gave fewer than " + std::to_string(kPages) + " free 2 MB hugepages";
+        return;
+      }
+    }
+    dir_ = "/tmp/metron-bbtest-hp-" + std::to_string(getpid());
+    fs::create_directories(dir_);
+    if (mount("nodev", dir_.c_str(), "hugetlbfs", 0, "pagesize=2M") != 0) {
+      why_ = "cannot mount hugetlbfs on " + dir_;
+      return;
+    }
+    mounted_ = true;
+    // Hugepage files kept (no --huge-unlink): the NF secondaries map them. The file prefix is the test EAL's,
+    // so a crashed run's runtime directory is swept like the other tests'.
+    eal_init({"--huge-dir", dir_, "-m", "256", "--no-pci", "--file-prefix",
+              eal_file_prefix_stem("test") + std::to_string(getpid()), "-l", "0-1", "--log-level", "lib.eal:error"});
+    test::pool();  // on the hugepages: test::eal() finds the EAL up
+  }
+  ~HugepageEal() {
+    // The EAL keeps its memory mapped until the process ends: the files go now, the pages when it does (a lowered
+    // nr_hugepages turns pages in use into surplus pages the kernel frees then).
+    if (mounted_) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir_, ec)) fs::remove(e.path(), ec);
+      umount2(dir_.c_str(), MNT_DETACH);
+      fs::remove(dir_, ec);
+    }
+    if (raised_) write_long(std::string(kHp) + "nr_hugepages", total_);
+    if (lock_fd_ >= 0) close(lock_fd_);
+  }
+  std::string why_, dir_;
+  long total_ = 0;
+  bool raised_ = false, mounted_ = false;
+  int lock_fd_ = -1;
+};
+
+// Child processes of this test process still alive (NFs the agent should have killed and reaped).
+int children_alive() {
+  int n = 0;
+  const std::string me = std::to_string(getpid());
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    const size_t p = line.rfind(')');
+    if (p == std::string::npos) continue;
+    std::istringstream rest(line.substr(p + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid == me) ++n;
+  }
+  return n;
+}
+
+bool wait_for(const std::function<bool()>& pred, int timeout_ms = 10000) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return pred();
+}
+
+class BlackBoxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HugepageEal::get().skip_reason().empty())
+      GTEST_SKIP() << "black-box RING tests need hugepages: " << HugepageEal::get().skip_reason();
+    static int n = 0;
+    ++n;
+    in_ = std::make_unique<RingPort>("bbin" + std::to_string(n));
+    out_ = std::make_unique<RingPort>("bbout" + std::to_string(n));
+    engine_ = std::make_unique<Engine>(std::vector<unsigned>{kWorker}, test::pool());
+    in_port_ = engine_->add_port(std::move(in_->port));
+    out_port_ = engine_->add_port(std::move(out_->port));
+    backend_ = std::make_unique<EngineBackend>(engine_.get(), "test");
+    engine_->start();
+  }
+  void TearDown() override {
+    if (engine_) engine_->stop();
+    backend_.reset();  // removes the pipelines: the NFs are killed and reaped here
+    engine_.reset();
+    if (in_) {
+      EXPECT_EQ(children_alive(), 0) << "an NF process outlived its pipeline";
+    }
+  }
+
+  grpc::Status deploy(const std::string& click, uint32_t tag = 7, const std::string& id = "p") {
+    pb::DeployPipelineRequest r = test::OneGroupPipeline(*in_port_, *out_port_, click, kWorker, tag);
+    r.set_pipeline_id(id);
+    r.mutable_groups(0)->add_class_ids(3);
+    pb::PipelineStatus st;
+    return backend_->DeployPipeline(r, &st);
+  }
+  static std::string bb(const std::string& name, const std::string& extra) {
+    return name + " :: BlackBoxNF(NAME " + name + ", PROGRAM " + METRON_NF_FWD_BIN + (extra.empty() ? "" : ", ") +
+           extra + ")";
+  }
+  static std::vector<uint8_t> pkt(uint16_t dport, uint16_t tag = 7) {
+    Flow f;
+    char mac[32];
+    std::snprintf(mac, sizeof mac, "02:4d:%02x:%02x:00:03", tag >> 8, tag & 0xff);
+    f.dst_mac = mac;
+    f.dport = dport;
+    return f.proto = 17, test::frame(f);
+  }
+  static uint16_t dport_of(const std::vector<uint8_t>& f) { return static_cast<uint16_t>(f[14 + 22] << 8 | f[14 + 23]); }
+
+  std::vector<pb::BlackBoxStats> boxes() {
+    pb::Stats s;
+    EXPECT_TRUE(backend_->GetStats(pb::StatsRequest(), &s).ok());
+    std::vector<pb::BlackBoxStats> out;
+    for (const auto& g : s.groups())
+      for (const auto& b : g.black_boxes()) out.push_back(b);
+    return out;
+  }
+  pb::BlackBoxStats box(size_t i = 0) {
+    auto all = boxes();
+    return i < all.size() ? all[i] : pb::BlackBoxStats();
+  }
+  size_t drain_count(std::vector<std::vector<uint8_t>>* keep = nullptr) {
+    auto got = out_->drain();
+    if (keep) keep->insert(keep->end(), got.begin(), got.end());
+    return got.size();
+  }
+  // Frames out until `n` arrived or the time is up.
+  std::vector<std::vector<uint8_t>> collect(size_t n, int timeout_ms = 5000) {
+    std::vector<std::vector<uint8_t>> all;
+    wait_for([&] { return drain_count(&all) , all.size() >= n; }, timeout_ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    drain_count(&all);
+    return all;
+  }
+
+  // Injects frames one every `gap_us` on a thread until stopped; counts them.
+  struct Stream {
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> sent{0};
+    std::thread t;
+    Stream(RingPort* in, std::vector<uint8_t> frame, int gap_us) {
+      t = std::thread([this, in, frame, gap_us] {
+        while (!stop.load()) {
+          in->inject(frame);
+          sent.fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::microseconds(gap_us));
+        }
+      });
+    }
+    ~Stream() { end(); }
+    void end() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  };
+
+  std::unique_ptr<RingPort> in_, out_;
+  Port* in_port_ = nullptr;
+  Port* out_port_ = nullptr;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EngineBackend> backend_;
+};
+
+TEST_F(BlackBoxTest, PacketsGoThroughTheNfProcessWithItsVerdicts) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "ARGS \"--drop-port 23\"") + " -> [0]output;").ok());
+  const pb::BlackBoxStats at_start = box();
+  EXPECT_EQ(at_start.state(), "RUNNING");
+  EXPECT_GT(at_start.pid(), 0);
+  EXPECT_EQ(at_start.mode(), "RING");
+  EXPECT_EQ(at_start.on_failure(), "CLOSED");
+  EXPECT_EQ(at_start.nf(), "ids");
+  for (int i = 0; i < 100; ++i) in_->inject(pkt(80));
+  for (int i = 0; i < 50; ++i) in_->inject(pkt(23));
+  auto out = collect(100);
+  ASSERT_EQ(out.size(), 100u);
+  for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
+  const pb::BlackBoxStats s = box();
+  EXPECT_EQ(s.sent(), 150u);
+  EXPECT_EQ(s.returned(), 100u);
+  EXPECT_EQ(s.nf_dropped(), 50u);
+  EXPECT_EQ(s.ring_full() + s.bypassed() + s.failed_closed() + s.restarts(), 0u);
+  EXPECT_EQ(s.pid(), at_start.pid());
+}
+
+TEST_F(BlackBoxTest, AChainOfThreeNfProcessesAppliesEachOnesVerdicts) {
+  ASSERT_TRUE(deploy("input -> " + bb("a", "ARGS \"--drop-port 23\"") + " -> " + bb("b", "ARGS \"--drop-port 24\"") +
+                     " -> " + bb("c", "ON_FAILURE OPEN") + " -> [0]output;")
+                  .ok());
+  for (int i = 0; i < 60; ++i) in_->inject(pkt(80));
+  for (int i = 0; i < 20; ++i) in_->inject(pkt(23));
+  for (int i = 0; i < 20; ++i) in_->inject(pkt(24));
+  auto out = collect(60);
+  ASSERT_EQ(out.size(), 60u);
+  for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
+  auto all = boxes();
+  ASSERT_EQ(all.size(), 3u);
+  std::set<int> pids;
+  const uint64_t want[3][3] = {{100, 80, 20}, {80, 60, 20}, {60, 60, 0}};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[i].sent(), want[i][0]) << all[i].element();
+    EXPECT_EQ(all[i].returned(), want[i][1]) << all[i].element();
+    EXPECT_EQ(all[i].nf_dropped(), want[i][2]) << all[i].element();
+    pids.insert(all[i].pid());
+  }
+  EXPECT_EQ(pids.size(), 3u) << "one process per NF";
+}
+
+TEST_F(BlackBoxTest, EachGroupRunsItsOwnInstance) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "") + " -> [0]output;", 7, "p").ok());
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "") + " -> [0]output;", 8, "q").ok());
+  auto all = boxes();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_GT(all[0].pid(), 0);
+  EXPECT_GT(all[1].pid(), 0);
+  EXPECT_NE(all[0].pid(), all[1].pid());
+  for (int i = 0; i < 10; ++i) in_->inject(pkt(80, 7));
+  for (int i = 0; i < 10; ++i) in_->inject(pkt(80, 8));
+  EXPECT_EQ(collect(20).size(), 20u);
+  all = boxes();
+  EXPECT_EQ(all[0].returned(), 10u);
+  EXPECT_EQ(all[1].returned(), 10u);
+}
+
+// kill -9 mid-stream: the agent restarts the NF; meanwhile the policy holds and is counted. Every packet is
+// accounted for but those the dead NF held (at most one burst taken, one burst being given back).
+class KilledNfTest : public BlackBoxTest {
+ protected:
+  // Runs the stream through an NF with ON_FAILURE `policy`, kills it, waits for the next instance to pass packets.
+  pb::BlackBoxStats kill_mid_stream(const std::string& policy, uint64_t* out, uint64_t* injected) {
+    EXPECT_TRUE(deploy("input -> " + bb("ids", "ON_FAILURE " + policy) + " -> [0]output;").ok());
+    const int pid = box().pid();
+    Stream s(in_.get(), pkt(80), 50);
+    EXPECT_TRUE(wait_for([&] { return (*out += drain_count()) > 200; }));
+    EXPECT_EQ(kill(pid, SIGKILL), 0);
+    EXPECT_TRUE(wait_for([&] {
+      *out += drain_count();
+      const auto b = box();
+      return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
+    })) << box().DebugString();
+    const uint64_t out_at_restart = *out;
+    EXPECT_TRUE(wait_for([&] { return (*out += drain_count()) > out_at_restart + 200; })) << "passes again";
+    s.end();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    *out += drain_count();
+    *injected = s.sent.load();
+    const pb::BlackBoxStats b = box();
+    EXPECT_EQ(b.restarts(), 1u);
+    EXPECT_EQ(b.last_exit(), "signal 9");
+    return b;
+  }
+};
+
+TEST_F(KilledNfTest, FailClosedDropsWhileTheNfIsDown) {
+  uint64_t out = 0, injected = 0;
+  const pb::BlackBoxStats b = kill_mid_stream("CLOSED", &out, &injected);
+  EXPECT_GT(b.failed_closed(), 0u) << "packets arrived while the NF was down";
+  EXPECT_EQ(b.bypassed(), 0u);
+  EXPECT_EQ(out, b.returned());
+  EXPECT_LE(out + b.failed_closed(), injected);
+  EXPECT_GE(out + b.failed_closed() + 2 * kBurst, injected) << b.DebugString();
+}
+
+TEST_F(KilledNfTest, FailOpenBypassesWhileTheNfIsDown) {
+  uint64_t out = 0, injected = 0;
+  const pb::BlackBoxStats b = kill_mid_stream("OPEN", &out, &injected);
+  EXPECT_GT(b.bypassed(), 0u) << "packets arrived while the NF was down";
+  EXPECT_EQ(b.failed_closed(), 0u);
+  EXPECT_EQ(out, b.returned() + b.bypassed());
+  EXPECT_LE(out, injected);
+  EXPECT_GE(out + 2 * kBurst, injected) << b.DebugString();
+}
+
+// SIGSTOP: the NF stops reading; its ring fills (ring_full, the policy applies), and after STALL_TIMEOUT the agent
+// kills it and starts another.
+TEST_F(BlackBoxTest, NfThatStopsReadingIsCountedAndReplaced) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "ON_FAILURE CLOSED, RING_SIZE 64, STALL_TIMEOUT 200") + " -> [0]output;").ok());
+  const int pid = box().pid();
+  for (int i = 0; i < 50; ++i) in_->inject(pkt(80));
+  ASSERT_EQ(collect(50).size(), 50u);
+  ASSERT_EQ(kill(pid, SIGSTOP), 0);
+  size_t out = 0;
+  Stream s(in_.get(), pkt(80), 200);
+  ASSERT_TRUE(wait_for([&] { out += drain_count(); return box().ring_full() > 0; })) << box().DebugString();
+  ASSERT_TRUE(wait_for([&] {
+    out += drain_count();
+    const auto b = box();
+    return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
+  })) << box().DebugString();
+  const uint64_t out_at_restart = out;
+  ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > out_at_restart + 100; })) << "passes again";
+  s.end();
+  const pb::BlackBoxStats b = box();
+  EXPECT_GT(b.ring_full(), 0u);
+  EXPECT_GE(b.failed_closed(), b.ring_full());
+  EXPECT_EQ(b.last_exit(), "signal 9") << "killed by the agent";
+  EXPECT_EQ(b.restarts(), 1u);
+  kill(pid, SIGCONT);
+}
+
+// MODE MEMIF: the NF is a DPDK process of its own on a net_memif client of the element's memif server port (a copy
+// each way); its verdicts drop packets on its side. Supervised the same way.
+TEST_F(BlackBoxTest, MemifModePassesWithVerdictsAndIsRestarted) {
+  ASSERT_TRUE(deploy("input -> " + bb("ids", "MODE MEMIF, ARGS \"--drop-port 23\", ON_FAILURE OPEN") + " -> [0]output;").ok());
+  pb::BlackBoxStats b = box();
+  EXPECT_EQ(b.mode(), "MEMIF");
+  EXPECT_EQ(b.state(), "RUNNING");
+  const int pid = b.pid();
+  for (int i = 0; i < 100; ++i) in_->inject(pkt(80));
+  for (int i = 0; i < 50; ++i) in_->inject(pkt(23));
+  auto out = collect(100);
+  ASSERT_EQ(out.size(), 100u);
+  for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
+  b = box();
+  EXPECT_EQ(b.sent(), 150u);
+  EXPECT_EQ(b.returned(), 100u);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(wait_for([&] {
+    const auto x = box();
+    return x.state() == "RUNNING" && x.pid() != pid && x.pid() > 0;
+  })) << box().DebugString();
+  for (int i = 0; i < 40; ++i) in_->inject(pkt(80));
+  EXPECT_EQ(collect(40).size(), 40u) << "passes through the new instance";
+  b = box();
+  EXPECT_EQ(b.restarts(), 1u);
+  EXPECT_EQ(b.last_exit(), "signal 9");
+  EXPECT_EQ(b.returned(), 140u);
+}
+
+// The deploy errors of docs/blackbox.md, each leaving nothing of the pipeline (no group, no process).
+TEST_F(BlackBoxTest, DeployErrorsNameTheNfAndLeaveNothing) {
+  const std::string dir = "/tmp/metron-bbtest-" + std::to_string(getpid());
+  fs::create_directories(dir);
+  auto script = [&](const std::string& name, const std::string& body, mode_t mode) {
+    const std::string p = dir + "/" + name;
+    std::ofstream(p) << "#!/bin/sh\n" << body << "\n";
+    chmod(p.c_str(), mode);
+    return p;
+  };
+  const std::string plain = script("plain", "exit 0", 0644);
+  const std::string exits = script("exits", "exit 3", 0755);
+  const std::string killed = script("killed", "kill -9 $$", 0755);
+  const std::string sleeps = script("sleeps", "exec sleep 30", 0755);
+  struct Case {
+    std::string program, want;
+  } cases[] = {
+      {dir + "/missing", "black-box NF 'ids' (" + dir + "/missing): not found"},
+      {plain, "black-box NF 'ids' (" + plain + "): not executable"},
+      {exits, "black-box NF 'ids' (" + exits + "): exited at start (exit 3)"},
+      {killed, "black-box NF 'ids' (" + killed + "): exited at start (signal 9)"},
+      {sleeps, "black-box NF 'ids' (" + sleeps + "): did not attach within 300 ms"},
+  };
+  for (const Case& c : cases) {
+    const grpc::Status st =
+        deploy("input -> ids :: BlackBoxNF(NAME ids, PROGRAM " + c.program + ", ATTACH_TIMEOUT 300) -> [0]output;");
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << c.program;
+    EXPECT_EQ(st.error_message(), c.want);
+    pb::Stats s;
+    ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &s).ok());
+    EXPECT_EQ(s.groups_size(), 0) << "nothing of the pipeline stays";
+    EXPECT_EQ(children_alive(), 0) << c.program;
+  }
+  // The pipeline id is free again: a good deploy with it works.
+  EXPECT_TRUE(deploy("input -> " + bb("ids", "") + " -> [0]output;").ok());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace metron
