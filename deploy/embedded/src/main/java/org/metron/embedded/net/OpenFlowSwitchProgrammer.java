@@ -1,6 +1,7 @@
 package org.metron.embedded.net;
 
 import org.metron.app.scaling.PortCounters;
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.spi.SwitchProgrammer.Staged;
 import org.metron.openflow.FlowRuleTranslator;
@@ -13,6 +14,7 @@ import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowRule;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFMessage;
 import org.projectfloodlight.openflow.types.DatapathId;
 
 import org.slf4j.Logger;
@@ -25,10 +27,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /**
  * {@link SwitchProgrammer} over the OpenFlow 1.3 southbound: each install is one atomic ONF bundle; removals
- * are strict deletes followed by a barrier. Rules are recognised as Metron's by the application id that ONOS
+ * are strict deletes followed by a barrier; fast-failover groups are OFPGT_FF group mods. Rules are recognised as Metron's by the application id that ONOS
  * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
@@ -37,10 +40,54 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     private final short appId;
     /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
     private final Map<Long, FlowRule> installed = new ConcurrentHashMap<>();
+    private final boolean failoverGroups;
 
     public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId) {
+        this(openflow, appId, true);
+    }
+
+    /**
+     * @param failoverGroups whether backups are armed in the switches as fast-failover groups (off: the controller
+     *                       applies them after a failure; how the failover benchmark compares the two)
+     */
+    public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId, boolean failoverGroups) {
         this.openflow = openflow;
         this.appId = appId.id();
+        this.failoverGroups = failoverGroups;
+    }
+
+    @Override
+    public boolean supportsFailoverGroups() {
+        return failoverGroups;
+    }
+
+    /** One OFPGC_ADD of type FF per group, then a barrier; fails naming the first group the switch refused. */
+    @Override
+    public CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> groups) {
+        try {
+            OfSwitch sw = connected(device);
+            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+            List<OFMessage> mods = new ArrayList<>();
+            for (FailoverGroup g : groups) {
+                mods.add(tr.addGroup(g.id(), g.buckets().stream().map(FailoverGroup.Bucket::watchPort)
+                        .collect(Collectors.toList()), g.buckets().stream().map(FailoverGroup.Bucket::treatment)
+                        .collect(Collectors.toList())));
+            }
+            return sw.send(mods);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
+        try {
+            OfSwitch sw = connected(device);
+            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+            return sw.send(groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private OfSwitch connected(DeviceId device) {
