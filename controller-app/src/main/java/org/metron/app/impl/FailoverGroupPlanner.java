@@ -137,6 +137,10 @@ final class FailoverGroupPlanner {
                 }
                 myBackupBuckets.put(entry, new FailoverGroup.Bucket(backupOut.get(), b.treatment()));
             }
+            if (why.isEmpty() && myBackupBuckets.isEmpty()) {
+                // nothing at the link's ends would switch over: its other rules pre-installed would only take room
+                why = Optional.of("no rule at the link's ends keeps its entry and changes only where it sends");
+            }
             if (why.isPresent()) {
                 notArmed.add(lb + ": " + why.get());
                 continue;
