@@ -88,11 +88,11 @@ final class DataPlaneFailover {
         } catch (RuntimeException e) {
             log.warn("Chain {}: backups not armed ({}); the controller applies them after a failure", id,
                     e.getMessage());
-            takeOut(next, old, primary);
+            takeOut(next, old, primary, false);
             return;
         }
         armed.put(id, next);
-        takeOut(old, next, primary);
+        takeOut(old, next, primary, true);
         if (!next.isEmpty()) {
             log.info("Chain {}: {} fast-failover groups and {} backup rules armed in {} ms", id,
                     next.groups().values().stream().mapToInt(List::size).sum(),
@@ -106,26 +106,33 @@ final class DataPlaneFailover {
         backups.remove(id);
         FailoverGroupPlanner.Plan old = armed.remove(id);
         if (old != null) {
-            takeOut(old, FailoverGroupPlanner.Plan.empty(), primary);
+            takeOut(old, FailoverGroupPlanner.Plan.empty(), primary, true);
         }
     }
 
     /**
      * Removes {@code gone}'s arming, keeping what {@code kept} and the chain's rules {@code primary} use: a rule
-     * still sending to one of {@code gone}'s groups gets its plain form back first (deleting a group deletes the
-     * rules sending to it), then the groups go, then the pre-installed rules no one uses. Best effort: a switch
-     * that is down took them with it.
+     * that may still send to one of {@code gone}'s groups is pointed away first (deleting a group deletes the rules
+     * sending to it): to {@code kept}'s group for that entry, else back to its plain form; then the groups go, then
+     * the pre-installed rules no one uses. {@code keptLive}: {@code kept}'s redirected rules are in the switches
+     * already (after a successful arming; not after a failed one, whose rules may have replaced them). Best effort:
+     * a switch that is down took them with it.
      */
-    private void takeOut(FailoverGroupPlanner.Plan gone, FailoverGroupPlanner.Plan kept, List<InstalledRule> primary) {
-        Map<Object, FlowRule> current = new HashMap<>();
-        primary.forEach(r -> current.put(Deployer.entry(r.rule()), r.rule()));
-        Set<Object> keptEntries = kept.redirected().values().stream().flatMap(List::stream).map(Deployer::entry)
-                .collect(Collectors.toSet());
+    private void takeOut(FailoverGroupPlanner.Plan gone, FailoverGroupPlanner.Plan kept, List<InstalledRule> primary,
+                         boolean keptLive) {
+        Map<Object, FlowRule> back = new HashMap<>();
+        primary.forEach(r -> back.put(Deployer.entry(r.rule()), r.rule()));
+        Set<Object> keptEntries = new java.util.HashSet<>();
+        kept.redirected().values().stream().flatMap(List::stream).forEach(r -> {
+            keptEntries.add(Deployer.entry(r));
+            back.put(Deployer.entry(r), r);
+        });
         gone.redirected().forEach((d, rules) -> {
-            List<FlowRule> plain = rules.stream().map(Deployer::entry).filter(e -> !keptEntries.contains(e))
-                    .map(current::get).filter(Objects::nonNull).collect(Collectors.toList());
-            if (!plain.isEmpty()) {
-                bestEffort(switches.install(d, plain), "restoring " + plain.size() + " rules on " + d);
+            List<FlowRule> restore = rules.stream().map(Deployer::entry)
+                    .filter(e -> !(keptLive && keptEntries.contains(e)))
+                    .map(back::get).filter(Objects::nonNull).collect(Collectors.toList());
+            if (!restore.isEmpty()) {
+                bestEffort(switches.install(d, restore), "restoring " + restore.size() + " rules on " + d);
             }
         });
         gone.groups().forEach((d, g) -> bestEffort(switches.removeGroups(d, g), "removing groups on " + d));
@@ -133,7 +140,7 @@ final class DataPlaneFailover {
                 .collect(Collectors.toSet());
         gone.preinstalled().forEach((d, rules) -> {
             List<FlowRule> unused = rules.stream().filter(r -> !keptPre.contains(Deployer.entry(r))
-                    && !current.containsKey(Deployer.entry(r))).collect(Collectors.toList());
+                    && !back.containsKey(Deployer.entry(r))).collect(Collectors.toList());
             if (!unused.isEmpty()) {
                 bestEffort(switches.remove(d, unused), "removing " + unused.size() + " backup rules on " + d);
             }

@@ -124,4 +124,18 @@ public class DataPlaneFailoverTest {
         assertEquals(List.of(), switches.groups(D1));
         assertEquals(0, switches.total());
     }
+
+    @Test
+    public void aSwitchRefusingTheBackupLeavesThePlainPathAndNoGroup() {
+        switches.reject(Fixtures.D2); // s2 is off the chain's path: only the backup's pre-installed rules go there
+        ChainId id = deploy();
+        assertEquals(List.of(), switches.groups(D1));
+        assertEquals(Set.of(2L), outputs(switches.rules(D1)));
+        assertTrue("the groups added before the refusal were taken out",
+                switches.log().stream().anyMatch(l -> l.startsWith("removeGroups " + D1)));
+        switches.accept(Fixtures.D2);
+        m.refreshBackups(id);
+        m.awaitBackups();
+        assertFalse("armed once s2 takes rules again", switches.groups(D1).isEmpty());
+    }
 }

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -64,27 +65,22 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     /** One OFPGC_ADD of type FF per group, then a barrier; fails naming the first group the switch refused. */
     @Override
     public CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> groups) {
-        try {
-            OfSwitch sw = connected(device);
-            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
-            List<OFMessage> mods = new ArrayList<>();
-            for (FailoverGroup g : groups) {
-                mods.add(tr.addGroup(g.id(), g.buckets().stream().map(FailoverGroup.Bucket::watchPort)
-                        .collect(Collectors.toList()), g.buckets().stream().map(FailoverGroup.Bucket::treatment)
-                        .collect(Collectors.toList())));
-            }
-            return sw.send(mods);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return send(device, tr -> groups.stream().map(g -> tr.addGroup(g.id(), g.buckets().stream()
+                .map(FailoverGroup.Bucket::watchPort).collect(Collectors.toList()), g.buckets().stream()
+                .map(FailoverGroup.Bucket::treatment).collect(Collectors.toList()))).collect(Collectors.toList()));
     }
 
     @Override
     public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
+        return send(device, tr -> groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
+    }
+
+    /** Messages {@code mods} makes with the device's translator, sent with a barrier (a call that throws fails). */
+    private CompletableFuture<Void> send(DeviceId device,
+                                         Function<FlowRuleTranslator, List<? extends OFMessage>> mods) {
         try {
             OfSwitch sw = connected(device);
-            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
-            return sw.send(groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
+            return sw.send(mods.apply(new FlowRuleTranslator(sw.factory())));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -164,15 +160,8 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
 
     @Override
     public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
-        try {
-            OfSwitch sw = connected(device);
-            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
-            List<OFFlowMod> mods = new ArrayList<>(rules.size());
-            rules.forEach(r -> mods.add(tr.deleteStrict(r)));
-            return sw.send(mods).thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return send(device, tr -> rules.stream().map(tr::deleteStrict).collect(Collectors.toList()))
+                .thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
     }
 
     @Override
