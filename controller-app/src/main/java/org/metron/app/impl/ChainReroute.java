@@ -305,6 +305,10 @@ final class ChainReroute {
         if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
             return;
         }
+        if (dataPlane.failing(id, placement.network(), st.get().switchRules())) {
+            log.info("Chain {}: a link it uses is down; its backups stay until it is moved", id);
+            return;
+        }
         ChainCompiler compiler = compilers.of(chain.get());
         Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
         Set<DeviceId> candidates = new java.util.LinkedHashSet<>();

@@ -2,8 +2,10 @@ package org.metron.app.impl;
 
 import com.google.common.collect.ImmutableList;
 import org.metron.app.api.ChainId;
+import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.InstalledRule;
+import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.Link;
 import org.onosproject.net.flow.FlowRule;
 import org.slf4j.Logger;
@@ -55,6 +57,20 @@ final class DataPlaneFailover {
     /** The chain's backup for {@code failed} (either direction), if one was computed. */
     Optional<LinkBackup> backupFor(ChainId id, Link failed) {
         return backups.getOrDefault(id, List.of()).stream().filter(b -> b.covers(failed)).findFirst();
+    }
+
+    /**
+     * Whether a link the chain's rules {@code primary} still send into, and for which it has a backup, is down in
+     * {@code net}: its failure is being handled (the switches may be on the armed backup already) and the backups
+     * must stay as they are until the chain is moved; recomputed then, they would lose that link's backup and
+     * take its groups out.
+     */
+    boolean failing(ChainId id, NetworkView net, List<InstalledRule> primary) {
+        Set<ConnectPoint> used = primary.stream().flatMap(r -> FailoverGroupPlanner.plainOutput(r.rule().treatment())
+                .map(p -> new ConnectPoint(r.rule().deviceId(), p)).stream()).collect(Collectors.toSet());
+        return backups.getOrDefault(id, List.of()).stream().map(LinkBackup::link)
+                .filter(l -> used.contains(l.src()) || used.contains(l.dst()))
+                .anyMatch(l -> net.egressLinks(l.src()).stream().noneMatch(x -> x.dst().equals(l.dst())));
     }
 
     /** What is armed for the chain now (tests, logs). */

@@ -99,6 +99,10 @@ public class DataPlaneFailoverTest {
 
         // the cut: the controller moves the chain to the backup (the path the groups already switched to)
         net.cut(Fixtures.S1, 2);
+        // a refresh that runs before the controller hears of the cut keeps what is armed (the switch may be on it)
+        m.refreshBackups(id);
+        m.awaitBackups();
+        assertEquals(groups, switches.groups(D1));
         Link cut = DefaultLink.builder().providerId(new ProviderId("test", "metron"))
                 .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/2")).dst(ConnectPoint.deviceConnectPoint(S3 + "/1"))
                 .type(Link.Type.DIRECT).build();
