@@ -51,12 +51,16 @@ def test_a_fast_failover_group_carries_the_flow_over_the_backup_before_the_contr
         assert "watch_port:2" in group_dump and "watch_port:3" in group_dump, group_dump
         print(f"armed on s1: {len(groups)} fast-failover groups; s1's rules to the server: {tagging_actions(s)}")
 
-        r = linkcut.cut_while_sending(s, "s1", 2, PPS, SECONDS, CUT_AFTER_S, "ff-cut")
-        # read before the controller acts (it waits REACTION_DELAY_MS after the port status)
-        after = ff_groups(s, "s1")
-        still_group = all(a.startswith("group:") for a in tagging_actions(s))
+        # read as the last frame leaves, before the controller acts (it waits REACTION_DELAY_MS after the port status)
+        r = linkcut.cut_while_sending(s, "s1", 2, PPS, SECONDS, CUT_AFTER_S, "ff-cut", probe=lambda: (
+            ff_groups(s, "s1"), all(a.startswith("group:") for a in tagging_actions(s))))
+        after, still_group = r["probe"]
         print(f"fast failover at {PPS} pps: {r['lost']} of {r['sent']} lost ({r['lost_ms']:.1f} ms worth), "
               f"gaps {r['gaps']}, cut near seq {r['cut_seq']}; buckets {after}")
+        if not still_group:
+            log = (Path(s.state["run_dir"]) / "host.log").read_text().splitlines()
+            print("s1 now:", tagging_actions(s), "\n" + "\n".join(l for l in log if re.search(
+                r"armed|backups|Rerouted|rerouted|port|disconnect", l))[-4000:])
         assert r["lost_ms"] <= LOSS_BOUND_MS, r
         assert still_group, "the controller acted before the measurement ended: the delay did not hold"
         assert set(after) == set(groups), "the groups are the ones armed before the cut"

@@ -45,10 +45,11 @@ def gaps(seqs, total):
     return out
 
 
-def cut_while_sending(session, switch, port, pps, seconds, cut_after_s, name):
+def cut_while_sending(session, switch, port, pps, seconds, cut_after_s, name, probe=None):
     """Sends `pps` x `seconds` frames and cuts `switch`:`port` (launcher.set_port: the veth's link down on the
     kernel network, OFPPC_PORT_DOWN on the fast one) `cut_after_s` into it. Answers a dict: sent, lost, lost_ms
-    (lost / pps), gaps (missing seq ranges), cut_seq (about the seq sent at the cut)."""
+    (lost / pps), gaps (missing seq ranges), cut_seq (about the seq sent at the cut) and, with `probe`, what it
+    answered once the last frame was sent (before the capture is read, which takes seconds)."""
     total = int(pps * seconds)
     run_dir = Path(session.state["run_dir"])
     from scapy.all import wrpcap
@@ -64,10 +65,11 @@ def cut_while_sending(session, switch, port, pps, seconds, cut_after_s, name):
         cut_at = time.monotonic() - t0
         launcher.set_port(session.state, switch, port, up=False)
         sender.join()
+        probed = probe() if probe else None
         time.sleep(0.5)
     finally:
         arrived = arrived_seqs(cap.stop())
     missing = gaps(arrived, total)
     lost = sum(b - a + 1 for a, b in missing)
     return {"sent": sent.get("n", total), "lost": lost, "lost_ms": lost * 1000.0 / pps, "gaps": missing,
-            "cut_seq": int(cut_at * pps)}
+            "cut_seq": int(cut_at * pps), "probe": probed}
