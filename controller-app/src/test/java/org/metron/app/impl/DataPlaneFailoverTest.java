@@ -104,7 +104,8 @@ public class DataPlaneFailoverTest {
         m.awaitBackups();
         assertEquals(groups, switches.groups(D1));
         Link cut = DefaultLink.builder().providerId(new ProviderId("test", "metron"))
-                .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/2")).dst(ConnectPoint.deviceConnectPoint(S3 + "/1"))
+                .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/2"))
+                .dst(ConnectPoint.deviceConnectPoint(S3 + "/1"))
                 .type(Link.Type.DIRECT).build();
         assertEquals(List.of(id), m.rerouteLink(cut, "link cut"));
         assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("backup precomputed for the link"));

@@ -39,8 +39,8 @@ public class FailoverGroupPlannerTest {
     private static final DeviceId S3 = DeviceId.deviceId("of:0000000000000003");
     private static final Link S1_S3 = link(S1, 2, S3, 2);
     private static final Link S1_S2 = link(S1, 3, S2, 1);
-    private static final Placement P = new Placement(org.metron.app.api.ChainId.of("ff"), Optional.empty(), "eth0", "eth0",
-            Optional.of(S1), "ovs", List.of());
+    private static final Placement P = new Placement(org.metron.app.api.ChainId.of("ff"), Optional.empty(), "eth0",
+            "eth0", Optional.of(S1), "ovs", List.of());
 
     private static Link link(DeviceId a, long pa, DeviceId b, long pb) {
         return DefaultLink.builder().providerId(new ProviderId("test", "metron"))

@@ -32,8 +32,9 @@ import java.util.stream.Collectors;
 
 /**
  * {@link SwitchProgrammer} over the OpenFlow 1.3 southbound: each install is one atomic ONF bundle; removals
- * are strict deletes followed by a barrier; fast-failover groups are OFPGT_FF group mods. Rules are recognised as Metron's by the application id that ONOS
- * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
+ * are strict deletes followed by a barrier; fast-failover groups are OFPGT_FF group mods. Rules are recognised as
+ * Metron's by the application id that ONOS encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so
+ * entries survive a host restart.
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
     private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
