@@ -5,7 +5,7 @@ PYTEST ?= /usr/bin/python3 -m pytest
 # metron-fastgen, the fast network's DPDK generator and sink (topologies/fastgen): its own small CMake project.
 FASTGEN_BUILD := topologies/fastgen/build
 e2e-build:
-	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py bench/fastnet >/dev/null
+	@/usr/bin/python3 -m compileall -q topologies/metron_topo tests/e2e deploy/demo deploy/embedded/metron_client.py bench/fastnet bench/failover >/dev/null
 	@cd topologies && ./topo list >/dev/null
 	@cmake -S topologies/fastgen -B $(FASTGEN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@nice cmake --build $(FASTGEN_BUILD) >/dev/null
@@ -32,6 +32,7 @@ e2e-bench:
 	nice /usr/bin/python3 bench/scaling/scaling_bench.py bench/results
 	nice /usr/bin/python3 bench/scaling/atload_bench.py bench/results
 	nice /usr/bin/python3 bench/scaling/scaleout_bench.py bench/results
+	nice /usr/bin/python3 bench/failover/linkcut_bench.py bench/results
 	@$(MAKE) --no-print-directory fastnet-bench
 	@$(MAKE) --no-print-directory fastmoves-bench
 # The fast network's steady-state lossless rate against the kernel-veth network's, same run (root, hugepages,

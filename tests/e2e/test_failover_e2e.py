@@ -1,6 +1,8 @@
 """Routing changes (paper Fig. 5) on one machine: a chain offloaded at s1 reaches its server behind s3 over the
 direct s1-s3 link; when that link goes down (a real veth, reported by OVS as PORT_STATUS) the host has the
-controller reroute the chain over s2, and traffic flows again with the same server, groups and flow state."""
+controller reroute the chain over s2, and traffic flows again with the same server, groups and flow state. The host
+arms no fast-failover groups here (--failover-groups off): this is the controller's own reroute; the switch's
+failover with groups is test_fast_failover_e2e.py's."""
 import re
 import sys
 import time
@@ -35,7 +37,7 @@ def send_and_check(session, plan, tag):
 
 
 def test_a_failed_link_reroutes_the_chain_and_traffic_flows_again(tmp_path):
-    with Session("paper-fig5", run_root=tmp_path, log=lambda m: None) as s:
+    with Session("paper-fig5", run_root=tmp_path, log=lambda m: None, host_args=["--failover-groups", "off"]) as s:
         chain, plan, _, _ = scenario.deploy(s, "fig5", 50)
         assert chain["state"] == "ACTIVE"
         assert outputs_of_tagging_rules(s) == {"2"}, "the direct s1-s3 link is the shortest path"

@@ -24,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
-from metron_demo import chains, traffic  # noqa: E402
+from metron_demo import chains, linkcut, traffic  # noqa: E402
 from metron_client import HostError  # noqa: E402
 from support import wait_for  # noqa: E402
 
@@ -166,17 +166,7 @@ def agent_drops(before, after):
 
 def gaps(seqs, total):
     """The sequence numbers below `total` missing from `seqs`, as ranges: '[a..b, c]'."""
-    out, k = [], 0
-    while k < total:
-        if k in seqs:
-            k += 1
-            continue
-        j = k
-        while j + 1 < total and j + 1 not in seqs:
-            j += 1
-        out.append(f"{k}..{j}" if j > k else str(k))
-        k = j + 1
-    return "[" + ", ".join(out) + "]"
+    return "[" + ", ".join(f"{a}..{b}" if b > a else str(a) for a, b in linkcut.gaps(seqs, total)) + "]"
 
 
 def packet_counts(session):

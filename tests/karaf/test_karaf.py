@@ -408,9 +408,10 @@ def test_an_invalid_server_netcfg_is_refused_visibly(karaf, installed):
 
 # --------------------------------------------------------------------------------------------------- a placed chain
 SW1, SW2 = "of:0000000000000001", "of:0000000000000002"
+SW3 = "of:0000000000000003"
 
 
-def switch_netcfg(*servers):
+def switch_netcfg(*servers, backup=False):
     """paper-fig3's shape: the chain enters at SW1/1 and leaves at SW2/1; SW1/2-SW2/2 join the switches; server i's
     NIC (its port 1) is cabled to SW1/3+i. The switches and links are declared in netcfg and reported by the stand-in
     for ONOS's OpenFlow provider and LLDP discovery (onos-standin NetcfgSwitchProvider): no switch is behind them."""
@@ -425,14 +426,19 @@ def switch_netcfg(*servers):
     devices[SW1] = {"basic": {"type": "SWITCH"}, "ports": ports(2 + len(servers))}
     devices[SW2] = {"basic": {"type": "SWITCH"}, "ports": ports(2)}
     links = {f"{SW1}/2-{SW2}/2": cable, **{f"{s}/1-{SW1}/{3 + i}": cable for i, s in enumerate(servers)}}
+    if backup:  # a second way from SW1 to SW2: SW1/10 - SW3/1, SW3/2 - SW2/10
+        devices[SW1]["ports"] = ports(10)
+        devices[SW2]["ports"] = ports(10)
+        devices[SW3] = {"basic": {"type": "SWITCH"}, "ports": ports(2)}
+        links.update({f"{SW1}/10-{SW3}/1": cable, f"{SW3}/2-{SW2}/10": cable})
     return {"devices": devices, "links": links}
 
 
 @contextlib.contextmanager
-def switched_network(karaf, *servers, chains=()):
+def switched_network(karaf, *servers, chains=(), backup=False):
     """The network of switch_netcfg declared, every device available and every link (both directions) up; after,
     `chains` removed (whatever state they are in) and the netcfg with them."""
-    cfg = switch_netcfg(*servers)
+    cfg = switch_netcfg(*servers, backup=backup)
     status, body = karaf.http("POST", "/onos/v1/network/configuration", cfg)
     assert status == 200, (status, body)
     try:
@@ -535,6 +541,60 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         wait_for("Metron's rules gone from both switches",
                  lambda: not metron_flows(karaf, SW1) and not metron_flows(karaf, SW2), timeout=30)
         wait_for("the agent's cores free of the chain", lambda: not chain_cores(karaf, server, name), timeout=30)
+
+
+def failover_groups(karaf, did):
+    """The FAILOVER groups of a device, as ONOS's own REST reads them from GroupService."""
+    status, body = karaf.http("GET", f"/onos/v1/groups/{did}")
+    assert status in (200, 404), (status, body)
+    return [g for g in json.loads(body).get("groups", []) if g.get("type") == "FAILOVER"] if status == 200 else []
+
+
+def sends_to(flow, kind):
+    return [i for i in flow["treatment"]["instructions"] if i["type"] == kind]
+
+
+def test_a_link_backup_is_armed_as_a_fast_failover_group_through_group_service(karaf, installed, quiet_agent):
+    """Failover in the data plane through ONOS (docs/failover.md): with a second way from SW1 to SW2 (over SW3), the
+    chain's rule on SW1 sending its traffic over the SW1-SW2 link becomes a FAILOVER group through ONOS's
+    GroupService (stand-in: GroupStandin), its first bucket watching SW1/2 and the second SW1/10, and SW3 holds the
+    backup's rule before any failure; once the link goes (SW1/2 disabled: LINK_REMOVED), MetronComponent moves
+    the chain onto the backup (a plain rule out of SW1/10) and the group goes; removing the chain leaves no group."""
+    server = f"metron:{quiet_agent.address}"
+    name = "hk-karaf-ff"
+    with switched_network(karaf, server, chains=[name], backup=True):
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        assert status == 201, (status, body)
+        groups = wait_for("a FAILOVER group on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+        print("groups:", json.dumps(groups)[:800])
+        assert all(g["state"] == "ADDED" for g in groups), groups
+        watched = [[b.get("watchPort") for b in g["buckets"]] for g in groups]
+        assert all(w == ["2", "10"] for w in watched), watched
+        ids = {str(g["id"]) for g in groups}
+        to_group = [f for f in metron_flows(karaf, SW1) if sends_to(f, "GROUP")]
+        assert to_group and {str(sends_to(f, "GROUP")[0]["groupId"]) for f in to_group} <= ids, \
+            metron_flows(karaf, SW1)[:3]
+        assert metron_flows(karaf, SW3), "the backup's rule is on SW3 before any failure"
+
+        # SW1/2 goes down (its port description disabled, as the switch would report it): ONOS removes its links
+        ports = switch_netcfg(server, backup=True)["devices"][SW1]["ports"]
+        ports["2"]["enabled"] = False
+        status, body = karaf.http("POST", "/onos/v1/network/configuration", {"devices": {SW1: {"ports": ports}}})
+        assert status == 200, (status, body)
+        try:
+            wait_for("the chain moved onto the backup", lambda: "backup precomputed for the link" in json.loads(
+                karaf.http("GET", f"/onos/metron/chains/{name}")[1]).get("reason", ""), timeout=60)
+        except AssertionError:
+            print("chain:", karaf.http("GET", f"/onos/metron/chains/{name}")[1][:600])
+            print("\n".join(line for line in karaf.log_file.read_text().splitlines()[-400:]
+                            if "metron" in line.lower() and ("INFO" in line or "WARN" in line))[-3000:])
+            raise
+        wait_for("SW1's rule plain, out of SW1/10", lambda: not any(sends_to(f, "GROUP") for f in metron_flows(
+            karaf, SW1)) and any(o.get("port") == "10" for f in metron_flows(karaf, SW1)
+                                 for o in sends_to(f, "OUTPUT")), timeout=30)
+        wait_for("the group gone", lambda: not failover_groups(karaf, SW1), timeout=30)
+        assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
+        wait_for("no Metron rule left", lambda: not any(metron_flows(karaf, d) for d in (SW1, SW2, SW3)), timeout=30)
 
 
 def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_server_is_lost(karaf, installed,

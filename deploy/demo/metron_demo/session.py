@@ -2,6 +2,7 @@
 process is recorded in the topology's state file like every agent, so `topo down` also stops it)."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -34,10 +35,13 @@ def free_port():
 class Session:
     """Context manager: topology up + host started on enter; everything down on exit."""
 
-    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None, fast=False):
+    def __init__(self, topology="paper-fig3", run_root=launcher.DEFAULT_RUN_ROOT, log=print, tls=None, fast=False,
+                 host_args=()):
         """tls: agents and host speak mutual TLS (certificates of a lab CA, topologies/metron_topo/certs.py);
-        default $METRON_TLS=1. fast: the fast network (OVS-DPDK, vhost-user; topologies/README.md#fast-network)."""
+        default $METRON_TLS=1. fast: the fast network (OVS-DPDK, vhost-user; topologies/README.md#fast-network).
+        host_args: more metron-host options (--failover-groups off, --reroute-delay-ms MS)."""
         self.fast = fast
+        self.host_args = list(host_args)
         self.topology = topology
         self.tls = os.environ.get("METRON_TLS") == "1" if tls is None else tls
         self.run_root = Path(run_root)
@@ -72,7 +76,7 @@ class Session:
         argv = [str(HOST_LAUNCHER), "--state", str(self.state.path), "--data", str(self.data),
                 "--openflow", f"127.0.0.1:{self.openflow_port}", "--http", "127.0.0.1:0",
                 # the host is ready only once every switch is connected (or this long has passed)
-                "--switch-wait-ms", str(SWITCH_WAIT_MS)]
+                "--switch-wait-ms", str(SWITCH_WAIT_MS)] + self.host_args
         logf = open(Path(self.state["run_dir"]) / "host.log", "ab")
         p = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
         logf.close()
@@ -119,6 +123,21 @@ class Session:
         ovs = Ovs(self.state["run_dir"])
         out = ovs.ofctl(self.state["nodes"][switch]["bridge"], "dump-flows").stdout
         return [line.strip() for line in out.splitlines() if "cookie=" in line]
+
+    def groups(self, switch):
+        """OVS's own view of a switch's groups with their bucket counters: {group id: (type, [packets per bucket])}
+        from ovs-ofctl dump-groups and dump-group-stats."""
+        ovs = Ovs(self.state["run_dir"])
+        bridge = self.state["nodes"][switch]["bridge"]
+        types = {int(m.group(1)): m.group(2) for m in re.finditer(r"group_id=(\d+),type=(\w+)",
+                                                                  ovs.ofctl(bridge, "dump-groups").stdout)}
+        out = {}
+        for line in ovs.ofctl(bridge, "dump-group-stats").stdout.splitlines():
+            m = re.search(r"group_id=(\d+)", line)
+            if m:
+                out[int(m.group(1))] = (types.get(int(m.group(1))),
+                                        [int(b) for b in re.findall(r"bucket\d+:packet_count=(\d+)", line)])
+        return out
 
     def agent_stats(self, server="srv1"):
         target = self.state["nodes"][server]["agent"]

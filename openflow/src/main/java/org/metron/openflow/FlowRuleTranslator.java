@@ -93,6 +93,36 @@ public final class FlowRuleTranslator {
     }
 
     /** Strict delete: only the entry with exactly this match and priority. */
+    /**
+     * An OpenFlow 1.3 fast-failover group add: each bucket watches its port (OVS takes a bucket whose watched port
+     * is live, first in order) and carries its treatment's actions.
+     */
+    public org.projectfloodlight.openflow.protocol.OFGroupAdd addGroup(int groupId,
+            List<org.onosproject.net.PortNumber> watchPorts, List<TrafficTreatment> treatments) {
+        List<org.projectfloodlight.openflow.protocol.OFBucket> buckets = new ArrayList<>();
+        for (int k = 0; k < watchPorts.size(); k++) {
+            List<OFAction> actions = new ArrayList<>();
+            for (OFInstruction i : instructions(treatments.get(k), "group " + groupId + " bucket " + k)) {
+                if (!(i instanceof org.projectfloodlight.openflow.protocol.instruction.OFInstructionApplyActions)) {
+                    throw new IllegalArgumentException("group " + groupId + " bucket " + k + ": only actions fit in "
+                            + "a bucket, not " + i);
+                }
+                actions.addAll(((org.projectfloodlight.openflow.protocol.instruction.OFInstructionApplyActions) i)
+                        .getActions());
+            }
+            buckets.add(of.buildBucket().setWatchPort(OFPort.of((int) watchPorts.get(k).toLong()))
+                    .setWatchGroup(OFGroup.ANY).setActions(actions).build());
+        }
+        return of.buildGroupAdd().setGroup(OFGroup.of(groupId))
+                .setGroupType(org.projectfloodlight.openflow.protocol.OFGroupType.FF).setBuckets(buckets).build();
+    }
+
+    /** Deletes one group (and, in the switch, the flows that send to it). */
+    public org.projectfloodlight.openflow.protocol.OFGroupDelete deleteGroup(int groupId) {
+        return of.buildGroupDelete().setGroup(OFGroup.of(groupId))
+                .setGroupType(org.projectfloodlight.openflow.protocol.OFGroupType.FF).build();
+    }
+
     public OFFlowMod deleteStrict(FlowRule rule) {
         return common(of.buildFlowDeleteStrict(), rule).setOutPort(OFPort.ANY).setOutGroup(OFGroup.ANY).build();
     }
@@ -218,7 +248,11 @@ public final class FlowRuleTranslator {
     }
 
     private List<OFInstruction> instructions(FlowRule rule) {
-        TrafficTreatment t = rule.treatment();
+        return instructions(rule.treatment(), "rule " + rule.id() + " on " + rule.deviceId());
+    }
+
+    /** A treatment's instructions; {@code where} names its rule or bucket in errors. */
+    private List<OFInstruction> instructions(TrafficTreatment t, String where) {
         List<OFAction> actions = new ArrayList<>();
         List<OFInstruction> out = new ArrayList<>();
         for (Instruction i : t.allInstructions()) {
@@ -230,20 +264,23 @@ public final class FlowRuleTranslator {
                             OFPort.of((int) ((Instructions.OutputInstruction) i).port().toLong()), 0xffff));
                     break;
                 case L2MODIFICATION:
-                    actions.add(l2((L2ModificationInstruction) i, rule));
+                    actions.add(l2((L2ModificationInstruction) i, where));
                     break;
                 case L3MODIFICATION:
-                    actions.add(l3((L3ModificationInstruction) i, rule));
+                    actions.add(l3((L3ModificationInstruction) i, where));
                     break;
                 case L4MODIFICATION:
-                    actions.add(l4((L4ModificationInstruction) i, rule));
+                    actions.add(l4((L4ModificationInstruction) i, where));
+                    break;
+                case GROUP:
+                    actions.add(of.actions().group(OFGroup.of(((Instructions.GroupInstruction) i).groupId().id())));
                     break;
                 case TABLE:
                     out.add(of.instructions().gotoTable(
                             TableId.of(((Instructions.TableTypeTransition) i).tableId())));
                     break;
                 default:
-                    throw unsupported(rule, i);
+                    throw unsupported(where, i);
             }
         }
         if (t.tableTransition() != null && out.isEmpty()) {
@@ -256,7 +293,7 @@ public final class FlowRuleTranslator {
         return out;
     }
 
-    private OFAction l2(L2ModificationInstruction i, FlowRule rule) {
+    private OFAction l2(L2ModificationInstruction i, String where) {
         switch (i.subtype()) {
             case ETH_DST:
                 return of.actions().setField(of.oxms().ethDst(MacAddress.of(
@@ -274,12 +311,12 @@ public final class FlowRuleTranslator {
                 return of.actions().setField(of.oxms().vlanVid(OFVlanVidMatch.ofVlan(
                         ((L2ModificationInstruction.ModVlanIdInstruction) i).vlanId().toShort())));
             default:
-                throw unsupported(rule, i);
+                throw unsupported(where, i);
         }
     }
 
     /** Address rewrites and TTL decrement: what a class the switch forwards alone may need (TO_EGRESS). */
-    private OFAction l3(L3ModificationInstruction i, FlowRule rule) {
+    private OFAction l3(L3ModificationInstruction i, String where) {
         switch (i.subtype()) {
             case DEC_TTL:
                 return of.actions().decNwTtl();
@@ -293,7 +330,7 @@ public final class FlowRuleTranslator {
                 return of.actions().setField(ip(i).isIp4() ? of.oxms().ipv4Dst(IPv4Address.of(ip(i).toOctets()))
                         : of.oxms().ipv6Dst(IPv6Address.of(ip(i).toOctets())));
             default:
-                throw unsupported(rule, i);
+                throw unsupported(where, i);
         }
     }
 
@@ -301,7 +338,7 @@ public final class FlowRuleTranslator {
         return ((L3ModificationInstruction.ModIPInstruction) i).ip();
     }
 
-    private OFAction l4(L4ModificationInstruction i, FlowRule rule) {
+    private OFAction l4(L4ModificationInstruction i, String where) {
         TransportPort port = TransportPort.of(((L4ModificationInstruction.ModTransportPortInstruction) i).port()
                 .toInt());
         switch (i.subtype()) {
@@ -314,12 +351,12 @@ public final class FlowRuleTranslator {
             case UDP_DST:
                 return of.actions().setField(of.oxms().udpDst(port));
             default:
-                throw unsupported(rule, i);
+                throw unsupported(where, i);
         }
     }
 
-    private static IllegalArgumentException unsupported(FlowRule rule, Instruction i) {
-        return new IllegalArgumentException("rule " + rule.id() + " on " + rule.deviceId() + ": instruction " + i
+    private static IllegalArgumentException unsupported(String where, Instruction i) {
+        return new IllegalArgumentException(where + ": instruction " + i
                 + " is not supported by the OpenFlow 1.3 southbound");
     }
 
@@ -526,7 +563,10 @@ public final class FlowRuleTranslator {
     }
 
     private static void action(TrafficTreatment.Builder t, OFAction a) {
-        if (a instanceof OFActionOutput) {
+        if (a instanceof org.projectfloodlight.openflow.protocol.action.OFActionGroup) {
+            t.group(org.onosproject.core.GroupId.valueOf(
+                    ((org.projectfloodlight.openflow.protocol.action.OFActionGroup) a).getGroup().getGroupNumber()));
+        } else if (a instanceof OFActionOutput) {
             t.setOutput(PortNumber.portNumber(((OFActionOutput) a).getPort().getPortNumber() & 0xffffffffL));
         } else if (a instanceof OFActionPushVlan) {
             t.pushVlan(new EthType(((OFActionPushVlan) a).getEthertype().getValue()));

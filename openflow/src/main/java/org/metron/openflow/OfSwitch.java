@@ -111,8 +111,11 @@ public final class OfSwitch {
 
     // ---- requests ---------------------------------------------------------------------------------------
 
-    /** Sends flow mods then a barrier; fails naming the first rejected flow mod when the switch refuses any. */
-    public CompletableFuture<Void> send(List<OFFlowMod> mods) {
+    /**
+     * Sends flow mods (or group mods) then a barrier; fails naming the first rejected one when the switch refuses
+     * any.
+     */
+    public CompletableFuture<Void> send(List<? extends OFMessage> mods) {
         return sendReportingErrors(mods).thenApply(rejected -> {
             rejected.entrySet().stream().findFirst().ifPresent(e -> {
                 throw new OpenFlowException(deviceId() + " rejected flow mod #" + e.getKey() + " ("
@@ -127,7 +130,7 @@ public final class OfSwitch {
      * flow mod it rejected, by index in {@code mods} (empty when it took them all). For a caller that reports
      * failures per rule, as ONOS's flow rule provider does.
      */
-    public CompletableFuture<SortedMap<Integer, String>> sendReportingErrors(List<OFFlowMod> mods) {
+    public CompletableFuture<SortedMap<Integer, String>> sendReportingErrors(List<? extends OFMessage> mods) {
         int first = xids.getAndAdd(mods.size()) + 1;
         ByteBuf batch = channel.alloc().buffer(Math.max(1, mods.size()) * ADD_BYTES_HINT);
         try {

@@ -81,9 +81,11 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.synthesis = Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
-        this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers);
+        DataPlaneFailover dataPlane = new DataPlaneFailover(switches, agentTimeout.toMillis());
+        this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers, dataPlane);
         this.removal = teardown.removal();
-        this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers);
+        this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
+                dataPlane);
         this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
                 teardown, reroutes);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
@@ -333,6 +335,17 @@ public final class ChainManager implements MetronService, CompiledChains {
     /** {@link #reroute(DeviceId)} naming what failed ("link X - Y removed": the device may itself be healthy). */
     public List<ChainId> reroute(DeviceId device, String cause) {
         return reroutes.reroute(device, cause);
+    }
+
+    /**
+     * After a switch-to-switch link failed: moves the chains with a backup for it there (where fast-failover groups
+     * already sent their traffic, if they were armed), and reroutes the others using either end
+     * ({@link ChainReroute#rerouteLink}).
+     *
+     * @return the chains that were moved
+     */
+    public List<ChainId> rerouteLink(org.onosproject.net.Link link, String cause) {
+        return reroutes.rerouteLink(link, cause);
     }
 
     /**

@@ -17,7 +17,11 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
+import org.metron.app.spi.DeviceRole;
+import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.onosproject.net.flow.instructions.Instructions;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +55,7 @@ final class ChainReroute {
     private final Deployer deployer;
     private final TagAllocator tags;
     private final ChainCompilers compilers;
+    private final DataPlaneFailover dataPlane;
     /** Computes failover backups off the operations' threads, one chain at a time. */
     private final java.util.concurrent.ExecutorService backupWorker =
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
@@ -61,7 +66,8 @@ final class ChainReroute {
             });
 
     ChainReroute(ChainStore store, ServerRegistry servers, Leadership leadership, PlacementEngine placement,
-                 RulePlanner planner, Deployer deployer, TagAllocator tags, ChainCompilers compilers) {
+                 RulePlanner planner, Deployer deployer, TagAllocator tags, ChainCompilers compilers,
+                 DataPlaneFailover dataPlane) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.leadership = Objects.requireNonNull(leadership);
@@ -70,6 +76,7 @@ final class ChainReroute {
         this.deployer = Objects.requireNonNull(deployer);
         this.tags = Objects.requireNonNull(tags);
         this.compilers = Objects.requireNonNull(compilers);
+        this.dataPlane = Objects.requireNonNull(dataPlane);
     }
 
     private Chain existing(ChainId id) {
@@ -98,9 +105,14 @@ final class ChainReroute {
      * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
      */
     List<ChainId> reroute(DeviceId device, String cause) {
+        return reroute(device, cause, Set.of());
+    }
+
+    private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip) {
         List<ChainId> moved = new ArrayList<>();
         for (InstalledState st : store.installed().snapshot().values()) {
-            if (st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
+            if (skip.contains(st.chainId())
+                    || st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
                 continue;
             }
             ChainId id = st.chainId();
@@ -110,7 +122,7 @@ final class ChainReroute {
                     continue;
                 }
                 try {
-                    rerouteOne(id, device, cause);
+                    rerouteOne(id, device, cause, Optional.empty());
                     moved.add(id);
                 } catch (MetronException e) {
                     log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
@@ -118,6 +130,40 @@ final class ChainReroute {
                 }
             }
         }
+        return moved;
+    }
+
+    /**
+     * Moves the chains whose traffic crosses {@code link} (either direction) to the backup precomputed for it, when
+     * it still fits: the path the switches already switched to if the backup was armed as fast-failover groups
+     * ({@link DataPlaneFailover}). The other chains using either end are rerouted as for a failed device.
+     *
+     * @return the chains that were moved
+     */
+    List<ChainId> rerouteLink(Link link, String cause) {
+        List<ChainId> moved = new ArrayList<>();
+        for (InstalledState st : store.installed().snapshot().values()) {
+            ChainId id = st.chainId();
+            Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
+            if (lb.isEmpty()) {
+                continue;
+            }
+            synchronized (store.lockFor(id)) {
+                if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
+                        .map(Chain::markedForRemoval).orElse(true)) {
+                    continue;
+                }
+                try {
+                    rerouteOne(id, link.dst().deviceId(), cause, lb.map(LinkBackup::backup));
+                    moved.add(id);
+                } catch (MetronException e) {
+                    log.warn("Chain {} could not be moved to its backup after {}: {}", id, cause, e.getMessage());
+                }
+            }
+        }
+        Set<ChainId> done = Set.copyOf(moved);
+        moved.addAll(reroute(link.src().deviceId(), cause, done));
+        moved.addAll(reroute(link.dst().deviceId(), cause, Set.copyOf(moved)));
         return moved;
     }
 
@@ -143,13 +189,15 @@ final class ChainReroute {
      * that device when it still fits (computed for the chain's current placement, every device it uses
      * available), else by computing a new path and offload device from the current network view.
      */
-    private void rerouteOne(ChainId id, DeviceId failed, String cause) {
+    private void rerouteOne(ChainId id, DeviceId failed, String cause, Optional<FailoverBackup> linkBackup) {
         long t0 = System.nanoTime();
         Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
         InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
-        Optional<FailoverBackup> backup = store.backups().get(id).map(Versioned::value)
-                .flatMap(b -> b.failover(failed)).filter(b -> fits(b, p, failed));
+        // a link backup still uses both ends of the link; a device backup must avoid the failed device
+        Optional<FailoverBackup> backup = linkBackup.isPresent() ? linkBackup.filter(b -> fits(b, p, null))
+                : store.backups().get(id).map(Versioned::value).flatMap(b -> b.failover(failed))
+                .filter(b -> fits(b, p, failed));
         Placement moved;
         if (backup.isPresent()) {
             moved = backup.get().moved();
@@ -164,7 +212,8 @@ final class ChainReroute {
             compilers.placed(existing(id), r.offload.compiled());
         }
         store.placements().put(id, moved);
-        String how = backup.isPresent() ? "from the backup precomputed for " + failed : "recomputed";
+        String how = backup.isPresent() ? "from the backup precomputed for " + (linkBackup.isPresent()
+                ? "the link" : failed.toString()) : "recomputed";
         Chain c = existing(id);
         store.chains().put(id, c.withState(c.state(), "rerouted after " + cause + " (" + how + ", "
                 + ChainBringUp.ms(t0, System.nanoTime()) + " ms): offload on " + moved.offloadDevice().map(Object::toString)
@@ -175,7 +224,10 @@ final class ChainReroute {
         refreshBackups(id);
     }
 
-    /** A backup fits while the chain still has the placement it was computed for and its devices are up. */
+    /**
+     * A backup fits while the chain still has the placement it was computed for and its devices are up
+     * ({@code failed}: the device it avoids, null for a link backup).
+     */
     private boolean fits(FailoverBackup b, Placement current, DeviceId failed) {
         return b.basis().equals(current) && b.switchRules().stream().map(r -> r.rule().deviceId()).distinct()
                 .allMatch(d -> !d.equals(failed) && placement.network().device(d).isPresent());
@@ -257,6 +309,10 @@ final class ChainReroute {
         if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
             return;
         }
+        if (dataPlane.failing(id, placement.network(), st.get().switchRules())) {
+            log.info("Chain {}: a link it uses is down; its backups stay until it is moved", id);
+            return;
+        }
         ChainCompiler compiler = compilers.of(chain.get());
         Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
         Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
@@ -271,13 +327,56 @@ final class ChainReroute {
                 log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
             }
         }
+        List<LinkBackup> links = linkBackups(id, basis.get(), st.get(), compiler);
         // no chain lock (operations must not wait for this): written only over the configuration read here, and a
         // backup whose basis is not the placement at failure time is never used anyway (fits)
         Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
         if (cfg.isPresent() && placement(id).equals(basis)
                 && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
-            log.info("Chain {}: failover backups for {} of {} devices", id, out.size(), candidates.size());
+            log.info("Chain {}: failover backups for {} of {} devices, {} links", id, out.size(), candidates.size(),
+                    links.size());
         }
+        // arming rewrites rules of the chain's path: under its lock, and only over the rules the backups were
+        // computed for (a chain changed meanwhile is armed after its own refresh)
+        synchronized (store.lockFor(id)) {
+            if (placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
+                    && leadership.actsFor(id)) {
+                dataPlane.update(id, st.get().switchRules(), links);
+            }
+        }
+    }
+
+    /**
+     * A backup for every switch-to-switch link the chain's rules send traffic into: where the chain goes over the
+     * network without that link (same server, groups and tags).
+     */
+    private List<LinkBackup> linkBackups(ChainId id, Placement basis, InstalledState st, ChainCompiler compiler) {
+        Map<Set<ConnectPoint>, Link> used = new java.util.LinkedHashMap<>();
+        for (InstalledRule r : st.switchRules()) {
+            r.rule().treatment().allInstructions().stream()
+                    .filter(i -> i instanceof Instructions.OutputInstruction)
+                    .map(i -> new ConnectPoint(r.rule().deviceId(), ((Instructions.OutputInstruction) i).port()))
+                    .flatMap(cp -> placement.network().egressLinks(cp).stream())
+                    .filter(l -> placement.network().device(l.dst().deviceId())
+                            .map(d -> d.role() != DeviceRole.SERVER).orElse(false))
+                    .forEach(l -> used.putIfAbsent(Set.of(l.src(), l.dst()), l));
+        }
+        List<LinkBackup> out = new ArrayList<>();
+        for (Link l : used.values()) {
+            NetworkWithout without = new NetworkWithout(placement.network(), l);
+            try {
+                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
+                out.add(new LinkBackup(l, new FailoverBackup(l.dst().deviceId(), basis, r.placement, r.allRules())));
+            } catch (MetronException e) {
+                log.debug("Chain {}: no backup for link {}-{} failing: {}", id, l.src(), l.dst(), e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /** Takes out what is armed in the switches for a chain torn down or moved away (its rules now {@code rules}). */
+    void disarm(ChainId id, List<InstalledRule> rules) {
+        dataPlane.disarm(id, rules);
     }
 
 }

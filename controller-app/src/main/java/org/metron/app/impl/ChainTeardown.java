@@ -26,9 +26,11 @@ final class ChainTeardown {
     private final TagAllocator tags;
     private final ChainCompilers compilers;
     private final ChainRemoval removal;
+    private final DataPlaneFailover dataPlane;
 
     ChainTeardown(ChainStore store, ServerRegistry servers, Deployer deployer, Leadership leadership,
-                  TagAllocator tags, ChainCompilers compilers) {
+                  TagAllocator tags, ChainCompilers compilers, DataPlaneFailover dataPlane) {
+        this.dataPlane = Objects.requireNonNull(dataPlane);
         this.store = Objects.requireNonNull(store);
         this.tags = Objects.requireNonNull(tags);
         this.compilers = Objects.requireNonNull(compilers);
@@ -68,8 +70,9 @@ final class ChainTeardown {
         return out;
     }
 
-    /** Forgets the chain's installed state, placement, backups and tags. */
+    /** Forgets the chain's installed state, placement, backups (armed ones taken out of the switches) and tags. */
     void releasePlacement(ChainId id) {
+        dataPlane.disarm(id, List.of());
         store.installed().remove(id);
         store.placements().remove(id);
         store.backups().remove(id);

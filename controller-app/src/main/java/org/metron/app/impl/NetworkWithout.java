@@ -16,16 +16,27 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * The network as it would be once one device fails: that device is gone and no path crosses it. Placement and
- * rule planning over this view compute the failover backup for that failure before it happens.
+ * The network as it would be once one device fails (that device is gone and no path crosses it) or one link does
+ * (no path crosses it, either direction). Placement and rule planning over this view compute the failover backup
+ * for that failure before it happens.
  */
 final class NetworkWithout implements NetworkView {
     private final NetworkView network;
+    /** The failed device; null when a link failed. */
     private final DeviceId failed;
+    private final Set<LinkKey> failedLinks;
 
     NetworkWithout(NetworkView network, DeviceId failed) {
         this.network = network;
         this.failed = failed;
+        this.failedLinks = Set.of();
+    }
+
+    /** The network once {@code link} fails, both directions. */
+    NetworkWithout(NetworkView network, Link link) {
+        this.network = network;
+        this.failed = null;
+        this.failedLinks = Set.of(LinkKey.linkKey(link.src(), link.dst()), LinkKey.linkKey(link.dst(), link.src()));
     }
 
     @Override
@@ -45,8 +56,18 @@ final class NetworkWithout implements NetworkView {
             return Optional.empty();
         }
         Set<DeviceId> avoid = new HashSet<>(avoidDevices);
-        avoid.add(failed);
-        return network.path(from, to, avoid, avoidLinks);
+        if (failed != null) {
+            avoid.add(failed);
+        }
+        Set<LinkKey> avoidL = new HashSet<>(avoidLinks);
+        avoidL.addAll(failedLinks);
+        return network.path(from, to, avoid, avoidL);
+    }
+
+    @Override
+    public Set<Link> egressLinks(ConnectPoint from) {
+        return network.egressLinks(from).stream().filter(l -> !failedLinks.contains(LinkKey.linkKey(l))
+                && !l.dst().deviceId().equals(failed)).collect(Collectors.toSet());
     }
 
     @Override

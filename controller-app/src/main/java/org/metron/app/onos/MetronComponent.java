@@ -267,8 +267,14 @@ public class MetronComponent implements MetronService, CompiledChains {
                 return;
             }
             String cause = "link " + e.subject().src() + " -> " + e.subject().dst() + " removed";
-            reroute(src, cause);
-            reroute(dst, cause);
+            // chains with a backup for the link go there (where their fast-failover groups already sent the
+            // traffic); the others are rerouted around both ends
+            events.execute(() -> {
+                List<ChainId> moved = manager.rerouteLink(e.subject(), cause);
+                if (!moved.isEmpty()) {
+                    log.info("Rerouted {} after {}", moved, cause);
+                }
+            });
         }
     }
 

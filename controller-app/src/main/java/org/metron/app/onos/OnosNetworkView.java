@@ -13,6 +13,7 @@ import org.onosproject.net.LinkKey;
 import org.onosproject.net.Path;
 import org.onosproject.net.device.DeviceService;
 import org.onosproject.net.host.HostService;
+import org.onosproject.net.link.LinkService;
 import org.onosproject.net.pi.service.PiPipeconfService;
 import org.onosproject.net.topology.LinkWeigher;
 import org.onosproject.net.topology.PathService;
@@ -50,6 +51,9 @@ public class OnosNetworkView implements NetworkView {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected HostService hostService;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LinkService linkService;
+
     @Activate
     protected void activate() {
         log.info("Started");
@@ -74,6 +78,11 @@ public class OnosNetworkView implements NetworkView {
         }
         return Optional.ofNullable(deviceService.getDevice(id))
                 .map(d -> DeviceRoles.of(d, pipeconfService.ofDevice(id)));
+    }
+
+    @Override
+    public Set<Link> egressLinks(ConnectPoint from) {
+        return linkService.getEgressLinks(from);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package org.metron.app.onos;
 
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreService;
@@ -9,6 +10,7 @@ import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.FlowRuleOperations;
 import org.onosproject.net.flow.FlowRuleOperationsContext;
 import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.group.GroupService;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -22,7 +24,8 @@ import java.util.stream.StreamSupport;
 
 /**
  * {@link SwitchProgrammer} over FlowRuleService. ONOS applies a FlowRuleOperations batch without atomicity,
- * so a failed batch is compensated: whatever part of it went in is removed before the future fails.
+ * so a failed batch is compensated: whatever part of it went in is removed before the future fails. Fast-failover
+ * groups go through GroupService ({@link FailoverGroups}).
  */
 @Component(immediate = true, service = SwitchProgrammer.class)
 public class OnosSwitchProgrammer implements SwitchProgrammer {
@@ -34,11 +37,31 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected CoreService coreService;
 
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected GroupService groupService;
+
     private ApplicationId appId;
+    private FailoverGroups groups;
 
     @Activate
     protected void activate() {
         appId = coreService.registerApplication(APP_NAME);
+        groups = new FailoverGroups(groupService, appId);
+    }
+
+    @Override
+    public boolean supportsFailoverGroups() {
+        return true;
+    }
+
+    @Override
+    public CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> add) {
+        return groups.add(device, add);
+    }
+
+    @Override
+    public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> gone) {
+        return groups.remove(device, gone);
     }
 
     @Override

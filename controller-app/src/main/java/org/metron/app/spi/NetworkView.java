@@ -49,4 +49,12 @@ public interface NetworkView {
      * one host at its egress (docs/contracts.md#egress).
      */
     Set<MacAddress> hostMacs(ConnectPoint at);
+
+    /**
+     * The live links leaving a port (ONOS: LinkService#getEgressLinks): what a chain's rule sending out of that port
+     * depends on, for which a backup is computed. Empty by default (no link backups).
+     */
+    default Set<Link> egressLinks(ConnectPoint from) {
+        return Set.of();
+    }
 }

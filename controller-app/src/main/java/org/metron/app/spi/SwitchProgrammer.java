@@ -72,4 +72,28 @@ public interface SwitchProgrammer {
 
     /** Rules currently in the device, all applications included: what counts against its capacity. */
     int ruleCount(DeviceId device);
+
+    /**
+     * Whether {@link #addGroups} works on this programmer's switches: then backup paths are installed ahead of time
+     * as fast-failover groups and a link failure is absorbed by the switch (docs/failover.md). The default cannot.
+     */
+    default boolean supportsFailoverGroups() {
+        return false;
+    }
+
+    /**
+     * Adds fast-failover groups to one device, all of them or the future fails; a rule may refer to them once it
+     * completes. Ids are the caller's (unused on the device).
+     */
+    default CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> groups) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("no failover groups here"));
+    }
+
+    /**
+     * Deletes groups from one device (absent ones are not an error). A switch deletes the rules that still send to
+     * a deleted group: callers first point those rules elsewhere.
+     */
+    default CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
+        return CompletableFuture.completedFuture(null);
+    }
 }

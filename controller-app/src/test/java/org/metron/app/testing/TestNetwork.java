@@ -73,6 +73,18 @@ public final class TestNetwork implements NetworkView {
     }
 
     @Override
+    public Set<Link> egressLinks(ConnectPoint from) {
+        return links.stream().filter(l -> l.src().equals(from)).collect(java.util.stream.Collectors.toSet());
+    }
+
+    /** The cable at {@code a}/{@code pa} is cut: its links disappear from the view. */
+    public TestNetwork cut(String a, long pa) {
+        ConnectPoint x = new ConnectPoint(DeviceId.deviceId(a), PortNumber.portNumber(pa));
+        links.removeIf(l -> l.src().equals(x) || l.dst().equals(x));
+        return this;
+    }
+
+    @Override
     public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
                                      Set<LinkKey> avoidLinks) {
         DeviceId src = from.deviceId();

@@ -1,10 +1,12 @@
 package org.metron.app.testing;
 
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.DefaultFlowEntry;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.instructions.Instructions;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -30,6 +32,58 @@ public final class TestSwitches implements SwitchProgrammer {
     private final List<String> log = new ArrayList<>();
     private java.util.function.Consumer<DeviceId> beforeCommit = d -> { };
     private int openStages;
+    /** Fast-failover groups per device by id; null: this stand-in takes no groups (the SPI default). */
+    private Map<DeviceId, Map<Integer, FailoverGroup>> groups;
+
+    /** Makes the devices take fast-failover groups, as OpenFlow 1.3 switches do (OVS). */
+    public synchronized TestSwitches withFailoverGroups() {
+        groups = new HashMap<>();
+        return this;
+    }
+
+    public synchronized List<FailoverGroup> groups(DeviceId d) {
+        return groups == null ? List.of() : new ArrayList<>(groups.getOrDefault(d, Map.of()).values());
+    }
+
+    @Override
+    public synchronized boolean supportsFailoverGroups() {
+        return groups != null;
+    }
+
+    @Override
+    public synchronized CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> add) {
+        if (groups == null) {
+            return SwitchProgrammer.super.addGroups(device, add);
+        }
+        log.add("addGroups " + device + " " + add.size());
+        Map<Integer, FailoverGroup> t = groups.computeIfAbsent(device, k -> new LinkedHashMap<>());
+        for (FailoverGroup g : add) {
+            if (t.containsKey(g.id())) { // OFPGMFC_GROUP_EXISTS
+                return CompletableFuture.failedFuture(new IllegalStateException(device + " has group " + g.id()));
+            }
+        }
+        add.forEach(g -> t.put(g.id(), g));
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** As an OpenFlow switch: deleting a group deletes the rules that send to it. */
+    @Override
+    public synchronized CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> gone) {
+        log.add("removeGroups " + device + " " + gone.size());
+        if (groups != null) {
+            gone.forEach(g -> groups.getOrDefault(device, new HashMap<>()).remove(g.id()));
+            Set<Integer> ids = new HashSet<>();
+            gone.forEach(g -> ids.add(g.id()));
+            tables.getOrDefault(device, new HashMap<>()).values().removeIf(r -> groupOf(r).map(ids::contains)
+                    .orElse(false));
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    private static java.util.Optional<Integer> groupOf(FlowRule r) {
+        return r.treatment().allInstructions().stream().filter(i -> i instanceof Instructions.GroupInstruction)
+                .map(i -> ((Instructions.GroupInstruction) i).groupId().id()).findFirst();
+    }
 
     public synchronized TestSwitches reject(DeviceId d) {
         rejecting.add(d);
@@ -89,6 +143,13 @@ public final class TestSwitches implements SwitchProgrammer {
         if (rejecting.contains(device)) {
             return CompletableFuture.failedFuture(new IllegalStateException(device + " rejected rule "
                     + rules.get(0).id() + ": OFPET_BAD_MATCH"));
+        }
+        for (FlowRule r : rules) { // OFPBAC_BAD_OUT_GROUP
+            if (groupOf(r).filter(g -> groups == null || !groups.getOrDefault(device, Map.of()).containsKey(g))
+                    .isPresent()) {
+                return CompletableFuture.failedFuture(new IllegalStateException(device + " rejected rule " + r.id()
+                        + ": no group " + groupOf(r).get()));
+            }
         }
         Map<Object, FlowRule> t = tables.computeIfAbsent(device, k -> new LinkedHashMap<>());
         rules.forEach(r -> t.put(entry(r), r));

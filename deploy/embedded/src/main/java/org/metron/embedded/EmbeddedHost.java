@@ -84,7 +84,7 @@ public final class EmbeddedHost implements AutoCloseable {
             awaitSwitches(net, o.switchWaitMs);
             registry = new AgentServerRegistry(net, o.agentTls);
             EmbeddedNetworkView view = new EmbeddedNetworkView(net, openflow);
-            OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID);
+            OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID, o.failoverGroups);
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
             ChainStore chains = new ChainStore(stores);
             SingleInstanceLeadership leadership = new SingleInstanceLeadership();
@@ -94,7 +94,7 @@ public final class EmbeddedHost implements AutoCloseable {
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
             metron = manager;
-            reroutes = new RerouteTrigger(manager, net);
+            reroutes = new RerouteTrigger(manager, net, o.rerouteDelayMs);
             openflow.addListener(reroutes);
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
             // benchmarks compare against the original policy: -Dmetron.scaling.policy=original

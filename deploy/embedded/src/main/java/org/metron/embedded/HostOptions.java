@@ -15,11 +15,15 @@ import java.util.Optional;
 public final class HostOptions {
     public static final String USAGE = "usage: metron-host --state RUN/ID/state.json [--data DIR] "
             + "[--openflow HOST:PORT] [--http HOST:PORT] [--switch-wait-ms MS] [--agent-tls-* FILE]\n"
+            + "       [--failover-groups on|off] [--reroute-delay-ms MS]\n"
             + "  --state     the state file `topologies/topo up` printed (network, servers, agents)\n"
             + "  --data      durable stores and users.properties (default: run/host-data)\n"
             + "  --openflow  where switches connect (default 127.0.0.1:6653)\n"
             + "  --http      REST API under /onos/metron and dashboard under /metron/ui (default 127.0.0.1:8181)\n"
             + "  --switch-wait-ms  how long to wait for every switch at start (default 15000)\n"
+            + "  --failover-groups  arm link backups in the switches as fast-failover groups (default on)\n"
+            + "  --reroute-delay-ms  wait this long before acting on a port or switch failure (default 0; tests and\n"
+            + "              benchmarks show what the switches alone do)\n"
             + "  --agent-tls-trust CA.pem --agent-tls-cert CERT.pem --agent-tls-key KEY.pem  mutual TLS to agents\n"
             + "              whose topology entry names no TLS files of its own (all three together; PKCS#8 key)";
 
@@ -30,9 +34,15 @@ public final class HostOptions {
     public final long switchWaitMs;
     /** TLS files for agents whose topology entry has none (--agent-tls-*). */
     public final Optional<AgentTls> agentTls;
+    /** Whether link backups are armed as fast-failover groups (--failover-groups). */
+    public final boolean failoverGroups;
+    /** How long the host waits before rerouting after a failure (--reroute-delay-ms). */
+    public final long rerouteDelayMs;
 
     private HostOptions(Path state, Path data, InetSocketAddress openflow, InetSocketAddress http, long switchWaitMs,
-                        Optional<AgentTls> agentTls) {
+                        Optional<AgentTls> agentTls, boolean failoverGroups, long rerouteDelayMs) {
+        this.failoverGroups = failoverGroups;
+        this.rerouteDelayMs = rerouteDelayMs;
         this.state = state;
         this.data = data;
         this.openflow = openflow;
@@ -49,6 +59,8 @@ public final class HostOptions {
         InetSocketAddress http = new InetSocketAddress("127.0.0.1", 8181);
         long wait = 15_000;
         Map<String, Path> tls = new HashMap<>();
+        boolean groups = true;
+        long rerouteDelay = 0;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (i + 1 >= args.length) {
@@ -69,11 +81,16 @@ public final class HostOptions {
                     http = address(a, v);
                     break;
                 case "--switch-wait-ms":
-                    try {
-                        wait = Long.parseLong(v);
-                    } catch (NumberFormatException e) {
-                        throw new IllegalArgumentException("--switch-wait-ms: '" + v + "' is not a number");
+                    wait = millis(a, v);
+                    break;
+                case "--reroute-delay-ms":
+                    rerouteDelay = millis(a, v);
+                    break;
+                case "--failover-groups":
+                    if (!v.equals("on") && !v.equals("off")) {
+                        throw new IllegalArgumentException("--failover-groups: '" + v + "' is neither on nor off");
                     }
+                    groups = v.equals("on");
                     break;
                 case "--agent-tls-trust":
                 case "--agent-tls-cert":
@@ -98,7 +115,15 @@ public final class HostOptions {
             agentTls = Optional.of(new AgentTls(tls.get("--agent-tls-trust"), tls.get("--agent-tls-cert"),
                     tls.get("--agent-tls-key"), "--agent-tls-*"));
         }
-        return new HostOptions(state, data, openflow, http, wait, agentTls);
+        return new HostOptions(state, data, openflow, http, wait, agentTls, groups, rerouteDelay);
+    }
+
+    private static long millis(String option, String v) {
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + ": '" + v + "' is not a number");
+        }
     }
 
     private static InetSocketAddress address(String option, String v) {
@@ -115,11 +140,12 @@ public final class HostOptions {
         return o instanceof HostOptions && Objects.equals(state, ((HostOptions) o).state)
                 && Objects.equals(data, ((HostOptions) o).data) && openflow.equals(((HostOptions) o).openflow)
                 && http.equals(((HostOptions) o).http) && switchWaitMs == ((HostOptions) o).switchWaitMs
-                && agentTls.equals(((HostOptions) o).agentTls);
+                && agentTls.equals(((HostOptions) o).agentTls) && failoverGroups == ((HostOptions) o).failoverGroups
+                && rerouteDelayMs == ((HostOptions) o).rerouteDelayMs;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(state, data, openflow, http, switchWaitMs, agentTls);
+        return Objects.hash(state, data, openflow, http, switchWaitMs, agentTls, failoverGroups, rerouteDelayMs);
     }
 }

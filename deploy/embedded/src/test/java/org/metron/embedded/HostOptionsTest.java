@@ -17,6 +17,11 @@ public class HostOptionsTest {
         assertEquals(8181, o.http.getPort());
         assertEquals(Paths.get("run/host-data"), o.data);
         assertEquals(15_000, o.switchWaitMs);
+        assertTrue(o.failoverGroups);
+        assertEquals(0, o.rerouteDelayMs);
+        HostOptions off = HostOptions.parse("--state", "s", "--failover-groups", "off", "--reroute-delay-ms", "8000");
+        assertEquals(false, off.failoverGroups);
+        assertEquals(8000, off.rerouteDelayMs);
     }
 
     @Test
@@ -26,6 +31,8 @@ public class HostOptionsTest {
         expect("--http: 'localhost' is not HOST:PORT", "--state", "s", "--http", "localhost");
         expect("--switch-wait-ms: 'soon' is not a number", "--state", "s", "--switch-wait-ms", "soon");
         expect("option --state needs a value", "--state");
+        expect("--failover-groups: 'yes' is neither on nor off", "--state", "s", "--failover-groups", "yes");
+        expect("--reroute-delay-ms: 'later' is not a number", "--state", "s", "--reroute-delay-ms", "later");
         expect("--agent-tls-key missing: --agent-tls-trust, --agent-tls-cert and --agent-tls-key go together",
                 "--state", "s", "--agent-tls-trust", "ca.pem", "--agent-tls-cert", "c.pem");
         expect("--agent-tls-*: trustCerts /nonexistent/ca.pem is not a readable file", "--state", "s",

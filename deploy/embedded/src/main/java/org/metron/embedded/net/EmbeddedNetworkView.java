@@ -92,6 +92,17 @@ public final class EmbeddedNetworkView implements NetworkView {
     }
 
     @Override
+    public Set<Link> egressLinks(ConnectPoint from) {
+        Set<Link> out = new java.util.HashSet<>();
+        for (Link l : links) {
+            if (l.src().equals(from) && up(l.src()) && up(l.dst())) {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+
+    @Override
     public Optional<List<Link>> path(ConnectPoint from, ConnectPoint to, Set<DeviceId> avoidDevices,
                                      Set<LinkKey> avoidLinks) {
         DeviceId src = from.deviceId();

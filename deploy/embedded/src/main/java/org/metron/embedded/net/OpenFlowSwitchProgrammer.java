@@ -1,6 +1,7 @@
 package org.metron.embedded.net;
 
 import org.metron.app.scaling.PortCounters;
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.spi.SwitchProgrammer.Staged;
 import org.metron.openflow.FlowRuleTranslator;
@@ -13,6 +14,7 @@ import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowRule;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFMessage;
 import org.projectfloodlight.openflow.types.DatapathId;
 
 import org.slf4j.Logger;
@@ -25,11 +27,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * {@link SwitchProgrammer} over the OpenFlow 1.3 southbound: each install is one atomic ONF bundle; removals
- * are strict deletes followed by a barrier. Rules are recognised as Metron's by the application id that ONOS
- * encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so entries survive a host restart.
+ * are strict deletes followed by a barrier; fast-failover groups are OFPGT_FF group mods. Rules are recognised as
+ * Metron's by the application id that ONOS encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so
+ * entries survive a host restart.
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
     private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
@@ -37,10 +42,49 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     private final short appId;
     /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
     private final Map<Long, FlowRule> installed = new ConcurrentHashMap<>();
+    private final boolean failoverGroups;
 
     public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId) {
+        this(openflow, appId, true);
+    }
+
+    /**
+     * @param failoverGroups whether backups are armed in the switches as fast-failover groups (off: the controller
+     *                       applies them after a failure; how the failover benchmark compares the two)
+     */
+    public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId, boolean failoverGroups) {
         this.openflow = openflow;
         this.appId = appId.id();
+        this.failoverGroups = failoverGroups;
+    }
+
+    @Override
+    public boolean supportsFailoverGroups() {
+        return failoverGroups;
+    }
+
+    /** One OFPGC_ADD of type FF per group, then a barrier; fails naming the first group the switch refused. */
+    @Override
+    public CompletableFuture<Void> addGroups(DeviceId device, List<FailoverGroup> groups) {
+        return send(device, tr -> groups.stream().map(g -> tr.addGroup(g.id(), g.buckets().stream()
+                .map(FailoverGroup.Bucket::watchPort).collect(Collectors.toList()), g.buckets().stream()
+                .map(FailoverGroup.Bucket::treatment).collect(Collectors.toList()))).collect(Collectors.toList()));
+    }
+
+    @Override
+    public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
+        return send(device, tr -> groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
+    }
+
+    /** Messages {@code mods} makes with the device's translator, sent with a barrier (a call that throws fails). */
+    private CompletableFuture<Void> send(DeviceId device,
+                                         Function<FlowRuleTranslator, List<? extends OFMessage>> mods) {
+        try {
+            OfSwitch sw = connected(device);
+            return sw.send(mods.apply(new FlowRuleTranslator(sw.factory())));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private OfSwitch connected(DeviceId device) {
@@ -117,15 +161,8 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
 
     @Override
     public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
-        try {
-            OfSwitch sw = connected(device);
-            FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
-            List<OFFlowMod> mods = new ArrayList<>(rules.size());
-            rules.forEach(r -> mods.add(tr.deleteStrict(r)));
-            return sw.send(mods).thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return send(device, tr -> rules.stream().map(tr::deleteStrict).collect(Collectors.toList()))
+                .thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
     }
 
     @Override

@@ -5,8 +5,11 @@ import org.metron.app.impl.ChainManager;
 import org.metron.openflow.OfSwitch;
 import org.metron.openflow.OfSwitchListener;
 import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DefaultLink;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
 import org.onosproject.net.PortNumber;
+import org.onosproject.net.provider.ProviderId;
 import org.projectfloodlight.openflow.protocol.OFPortConfig;
 import org.projectfloodlight.openflow.protocol.OFPortDesc;
 import org.projectfloodlight.openflow.protocol.OFPortReason;
@@ -27,8 +30,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RerouteTrigger.class);
+    private static final ProviderId PID = new ProviderId("of", "org.metron.embedded");
     private final ChainManager manager;
     private final NetworkFile net;
+    private final long delayMs;
     private final ExecutorService events = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "metron-reroute");
         t.setDaemon(true);
@@ -36,8 +41,17 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
     });
 
     public RerouteTrigger(ChainManager manager, NetworkFile net) {
+        this(manager, net, 0);
+    }
+
+    /**
+     * @param delayMs how long each event waits before the controller acts on it: with it, tests and benchmarks see
+     *                what the switches' fast-failover groups do alone
+     */
+    public RerouteTrigger(ChainManager manager, NetworkFile net, long delayMs) {
         this.manager = manager;
         this.net = net;
+        this.delayMs = delayMs;
     }
 
     @Override
@@ -57,27 +71,39 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
         ConnectPoint end = new ConnectPoint(DeviceId.deviceId(sw.deviceId()),
                                             PortNumber.portNumber(d.getPortNo().getPortNumber()));
         String cause = "port " + end + " down";
-        reroute(end.deviceId(), cause);
-        // The link's other end may carry rules pointing into it too.
         for (List<ConnectPoint> link : net.links) {
             if (link.contains(end)) {
                 ConnectPoint peer = link.get(0).equals(end) ? link.get(1) : link.get(0);
                 if (net.switches.containsValue(peer.deviceId())) {
-                    reroute(peer.deviceId(), cause);
+                    // a switch-to-switch link: chains with a backup for it go there (where its fast-failover
+                    // groups already sent their traffic), the others are rerouted around both ends
+                    Link l = DefaultLink.builder().providerId(PID).src(end).dst(peer).type(Link.Type.DIRECT).build();
+                    act(cause, "link " + end + "-" + peer, () -> manager.rerouteLink(l, cause));
+                    return;
                 }
             }
         }
+        reroute(end.deviceId(), cause);
     }
 
     private void reroute(DeviceId device, String cause) {
+        act(cause, "rules on " + device, () -> manager.reroute(device, cause));
+    }
+
+    private void act(String cause, String what, java.util.function.Supplier<List<ChainId>> reroute) {
         events.execute(() -> {
             try {
-                List<ChainId> moved = manager.reroute(device, cause);
-                if (!moved.isEmpty()) {
-                    log.info("Rerouted {} after {} (their rules on {})", moved, cause, device);
+                if (delayMs > 0) {
+                    Thread.sleep(delayMs);
                 }
+                List<ChainId> moved = reroute.get();
+                if (!moved.isEmpty()) {
+                    log.info("Rerouted {} after {} ({})", moved, cause, what);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (RuntimeException e) {
-                log.warn("Rerouting after {} (rules on {}) failed: {}", cause, device, e.toString());
+                log.warn("Rerouting after {} ({}) failed: {}", cause, what, e.toString());
             }
         });
     }

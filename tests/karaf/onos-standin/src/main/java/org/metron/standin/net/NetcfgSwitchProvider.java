@@ -159,9 +159,16 @@ public class NetcfgSwitchProvider implements DeviceProvider, LinkProvider {
     }
 
     private void detect(ConnectPoint src, ConnectPoint dst, Link.Type type) {
-        if (deviceService.isAvailable(src.deviceId()) && deviceService.isAvailable(dst.deviceId())) {
+        // LLDP finds no link through a port that is down
+        if (deviceService.isAvailable(src.deviceId()) && deviceService.isAvailable(dst.deviceId())
+                && enabled(src) && enabled(dst)) {
             links.linkDetected(new DefaultLinkDescription(src, dst, type, true));
         }
+    }
+
+    private boolean enabled(ConnectPoint cp) {
+        org.onosproject.net.Port p = deviceService.getPort(cp);
+        return p == null || p.isEnabled(); // a server's NIC port may not be described: its cable counts
     }
 
     @Override

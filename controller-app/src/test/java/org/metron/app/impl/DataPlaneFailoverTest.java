@@ -1,0 +1,146 @@
+package org.metron.app.impl;
+
+import org.junit.Test;
+import org.metron.app.api.ChainId;
+import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
+import org.metron.app.spi.DeviceRole;
+import org.metron.app.spi.FailoverGroup;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.store.ChainStore;
+import org.metron.app.testing.Fixtures;
+import org.metron.app.testing.TestAgent;
+import org.metron.app.testing.TestNetwork;
+import org.metron.app.testing.TestServers;
+import org.metron.app.testing.TestSwitches;
+import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DefaultLink;
+import org.onosproject.net.DeviceId;
+import org.onosproject.net.Link;
+import org.onosproject.net.PortNumber;
+import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.instructions.Instructions;
+import org.onosproject.net.provider.ProviderId;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+/**
+ * A chain offloaded at its ingress switch s1, whose server s3 is reached directly (s1:2 - s3:1) or over s2 (s1:3 -
+ * s2:1, s2:2 - s3:2): the direct link's backup is armed as a fast-failover group on s1 with s2's rules in place,
+ * the controller makes it the chain's path after the cut, and nothing armed outlives the chain.
+ */
+public class DataPlaneFailoverTest {
+    private static final String S3 = "of:0000000000000003";
+    private static final DeviceId D1 = DeviceId.deviceId(Fixtures.S1);
+    private static final DeviceId D3 = DeviceId.deviceId(S3);
+
+    private final TestNetwork net = new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 1000)
+            .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).device(S3, DeviceRole.OPENFLOW_SWITCH, 1000)
+            .cable(Fixtures.S1, 2, S3, 1).cable(Fixtures.S1, 3, Fixtures.S2, 1).cable(Fixtures.S2, 2, S3, 2);
+    private final TestAgent agent = new TestAgent("a:1", 4, 0.1).nic("eth0", true, 64);
+    private final TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
+            Map.of("eth0", ConnectPoint.deviceConnectPoint(S3 + "/10"))));
+    private final TestSwitches switches = new TestSwitches().withFailoverGroups();
+    private final ChainManager m;
+
+    public DataPlaneFailoverTest() {
+        Duration t = Duration.ofSeconds(2);
+        m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches, new SingleInstanceLeadership(),
+                new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
+                new Deployer(switches, t), t, Fixtures.synthesis());
+    }
+
+    private static Set<Long> outputs(List<FlowRule> rules) {
+        return rules.stream().flatMap(r -> r.treatment().allInstructions().stream())
+                .filter(i -> i instanceof Instructions.OutputInstruction)
+                .map(i -> ((Instructions.OutputInstruction) i).port().toLong()).collect(Collectors.toSet());
+    }
+
+    private static Set<Integer> groupsSentTo(List<FlowRule> rules) {
+        return rules.stream().flatMap(r -> r.treatment().allInstructions().stream())
+                .filter(i -> i instanceof Instructions.GroupInstruction)
+                .map(i -> ((Instructions.GroupInstruction) i).groupId().id()).collect(Collectors.toSet());
+    }
+
+    private ChainId deploy() {
+        m.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
+        ChainId id = ChainId.of("ff");
+        assertEquals(D1, m.placement(id).get().offloadDevice().get());
+        assertEquals("the direct link is the path", Set.of(2L), outputs(switches.rules(D1)));
+        m.awaitBackups();
+        return id;
+    }
+
+    @Test
+    public void theDirectLinksBackupIsArmedOnS1AndBecomesThePathAfterTheCut() {
+        ChainId id = deploy();
+        List<FailoverGroup> groups = switches.groups(D1);
+        assertFalse("s1 holds the direct link's backup as groups", groups.isEmpty());
+        for (FailoverGroup g : groups) {
+            assertEquals(List.of(PortNumber.portNumber(2), PortNumber.portNumber(3)),
+                    g.buckets().stream().map(FailoverGroup.Bucket::watchPort).collect(Collectors.toList()));
+        }
+        // s1 no longer sends out port 2 itself: its server-bound rules send to the groups
+        assertEquals(Set.of(), outputs(switches.rules(D1)));
+        assertEquals(groups.stream().map(FailoverGroup::id).collect(Collectors.toSet()),
+                groupsSentTo(switches.rules(D1)));
+        assertFalse("s2 carries the backup's rules before any failure", switches.rules(Fixtures.D2).isEmpty());
+        int s2Rules = switches.rules(Fixtures.D2).size();
+        int s3Rules = switches.rules(D3).size();
+
+        // the cut: the controller moves the chain to the backup (the path the groups already switched to)
+        net.cut(Fixtures.S1, 2);
+        // a refresh that runs before the controller hears of the cut keeps what is armed (the switch may be on it)
+        m.refreshBackups(id);
+        m.awaitBackups();
+        assertEquals(groups, switches.groups(D1));
+        Link cut = DefaultLink.builder().providerId(new ProviderId("test", "metron"))
+                .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/2"))
+                .dst(ConnectPoint.deviceConnectPoint(S3 + "/1"))
+                .type(Link.Type.DIRECT).build();
+        assertEquals(List.of(id), m.rerouteLink(cut, "link cut"));
+        assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("backup precomputed for the link"));
+        assertEquals(Set.of(3L), outputs(switches.rules(D1)));
+        assertEquals("the backup's rules were in place already", s2Rules, switches.rules(Fixtures.D2).size());
+        m.awaitBackups();
+        // no other path is left to protect the new one: the groups are gone, the plain rules stay
+        assertEquals(List.of(), switches.groups(D1));
+        assertEquals(Set.of(3L), outputs(switches.rules(D1)));
+        assertTrue(s3Rules >= switches.rules(D3).size());
+
+        m.remove(id);
+        assertEquals(0, switches.total());
+    }
+
+    @Test
+    public void removingAnArmedChainTakesItsGroupsAndPreinstalledRulesAway() {
+        ChainId id = deploy();
+        assertFalse(switches.groups(D1).isEmpty());
+        m.remove(id);
+        assertEquals(List.of(), switches.groups(D1));
+        assertEquals(0, switches.total());
+    }
+
+    @Test
+    public void aSwitchRefusingTheBackupLeavesThePlainPathAndNoGroup() {
+        switches.reject(Fixtures.D2); // s2 is off the chain's path: only the backup's pre-installed rules go there
+        ChainId id = deploy();
+        assertEquals(List.of(), switches.groups(D1));
+        assertEquals(Set.of(2L), outputs(switches.rules(D1)));
+        assertTrue("the groups added before the refusal were taken out",
+                switches.log().stream().anyMatch(l -> l.startsWith("removeGroups " + D1)));
+        switches.accept(Fixtures.D2);
+        m.refreshBackups(id);
+        m.awaitBackups();
+        assertFalse("armed once s2 takes rules again", switches.groups(D1).isEmpty());
+    }
+}
