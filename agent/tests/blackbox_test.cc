@@ -145,6 +145,15 @@ std::string proc_status(pid_t pid) {
     if (line.rfind("State", 0) == 0 || line.rfind("Sig", 0) == 0 || line.rfind("PPid", 0) == 0 ||
         line.rfind("Threads", 0) == 0)
       out += " " + line + ";";
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream st(t.path() / "stat"), wc(t.path() / "wchan"), sk(t.path() / "stack");
+    std::string l, w, k;
+    std::getline(st, l);
+    std::getline(wc, w);
+    for (std::string x; std::getline(sk, x);) k += x + " | ";
+    out += "\n task " + t.path().filename().string() + ": " + l.substr(0, 60) + " wchan " + w + " stack " + k;
+  }
   return out;
 }
 
@@ -380,7 +389,7 @@ TEST_F(BlackBoxTest, NfThatStopsReadingIsCountedAndReplaced) {
     out += drain_count();
     const auto b = box();
     return b.state() == "RUNNING" && b.pid() != pid && b.pid() > 0;
-  })) << box().DebugString();
+  })) << box().DebugString() << proc_status(pid);
   const uint64_t out_at_restart = out;
   ASSERT_TRUE(wait_for([&] { return (out += drain_count()) > out_at_restart + 100; })) << "passes again";
   s.end();
