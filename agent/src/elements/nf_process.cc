@@ -101,8 +101,13 @@ bool NfProcess::reap(int timeout_ms) {
   }
   int status = 0;
   rusage ru{};
-  const pid_t r = wait4(pid_, &status, pidfd_ >= 0 || timeout_ms < 0 ? 0 : WNOHANG, &ru);
-  if (r != pid_) return false;
+  // Never blocks unless asked to (timeout -1): a killed process whose threads are still leaving the kernel is
+  // not reapable yet, and the supervisor must keep checking its stop flag meanwhile.
+  const pid_t r = wait4(pid_, &status, timeout_ms < 0 ? 0 : WNOHANG, &ru);
+  if (r != pid_) {
+    if (timeout_ms > 0) usleep(1000);  // readable but not reapable yet: do not spin on the pidfd
+    return false;
+  }
   reaped_ = true;
   how_ = describe(status);
   cpu_ = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
