@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -104,6 +105,14 @@ bool NfProcess::reap(int timeout_ms) {
   // Never blocks unless asked to (timeout -1): a killed process whose threads are still leaving the kernel is
   // not reapable yet, and the supervisor must keep checking its stop flag meanwhile.
   const pid_t r = wait4(pid_, &status, timeout_ms < 0 ? 0 : WNOHANG, &ru);
+  if (r < 0 && errno == ECHILD) {
+    // Not our child any more: something else in the process reaped it (its status is lost). It is gone all the
+    // same; waiting for it would keep the supervisor from restarting the NF for good.
+    std::fprintf(stderr, "metron: NF process %d was reaped elsewhere; its exit status is unknown\n", pid_);
+    reaped_ = true;
+    how_ = "exited (status unknown)";
+    return true;
+  }
   if (r != pid_) {
     if (timeout_ms > 0) usleep(1000);  // readable but not reapable yet: do not spin on the pidfd
     return false;
