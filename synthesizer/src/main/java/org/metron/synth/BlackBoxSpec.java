@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.synth.hs.Field;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,15 +86,7 @@ public final class BlackBoxSpec {
      */
     static BlackBoxSpec fromJson(JsonNode o, String where) {
         String at = where + ".blackbox";
-        if (o == null || !o.isObject()) {
-            throw err(at + " must be an object");
-        }
-        for (Iterator<String> it = o.fieldNames(); it.hasNext();) {
-            String k = it.next();
-            if (!KEYS.contains(k)) {
-                throw err("unknown key '" + k + "' in " + at + ", allowed: " + new TreeSet<>(KEYS));
-            }
-        }
+        ChainJsonFields.obj(o, at, KEYS);
         String program = text(o, "program", at);
         String memif = null;
         if (o.hasNonNull("endpoint")) {
@@ -126,13 +117,7 @@ public final class BlackBoxSpec {
         OnFailure onFailure = enumOf(OnFailure.class, text(o, "onFailure", at), OnFailure.CLOSED, at + ".onFailure");
         FlowStatePolicy flow = enumOf(FlowStatePolicy.class, text(o, "flowState", at), FlowStatePolicy.NONE,
                 at + ".flowState");
-        boolean mayDrop = true;
-        if (o.hasNonNull("mayDrop")) {
-            if (!o.get("mayDrop").isBoolean()) {
-                throw err(at + ".mayDrop must be true or false");
-            }
-            mayDrop = o.get("mayDrop").booleanValue();
-        }
+        boolean mayDrop = ChainJsonFields.bool(o, "mayDrop", at, true);
         List<String> rewrites = new ArrayList<>();
         if (o.hasNonNull("rewrites")) {
             JsonNode r = o.get("rewrites");
@@ -186,14 +171,9 @@ public final class BlackBoxSpec {
         }
     }
 
+    /** An optional string field ({@link ChainJsonFields#str}). */
     private static String text(JsonNode o, String key, String at) {
-        if (!o.hasNonNull(key)) {
-            return null;
-        }
-        if (!o.get(key).isTextual()) {
-            throw err(at + "." + key + " must be a string");
-        }
-        return o.get(key).asText();
+        return ChainJsonFields.str(o, key, at, false);
     }
 
     private static <E extends Enum<E>> E enumOf(Class<E> type, String v, E dflt, String at) {

@@ -7,10 +7,16 @@ import org.metron.synth.json.JsonText;
 
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+
+import static org.metron.synth.ChainJsonFields.bool;
+import static org.metron.synth.ChainJsonFields.integer;
+import static org.metron.synth.ChainJsonFields.list;
+import static org.metron.synth.ChainJsonFields.obj;
+import static org.metron.synth.ChainJsonFields.present;
+import static org.metron.synth.ChainJsonFields.str;
 
 /**
  * A service chain as the operator submits it (docs/contracts.md#chain-json, schema in
@@ -131,19 +137,14 @@ public final class ChainSpec {
             if (!tag.equals("mac") && !tag.equals("vlan")) {
                 throw new SynthesisException("chain JSON: deployment.tagType '" + tag + "' must be \"mac\" or \"vlan\"");
             }
-            int cores = integer(d, "cpuCores", 1);
+            int cores = integer(d, "cpuCores", "deployment", 1);
             dep = new Deployment(tag.equals("mac") ? TagType.MAC : TagType.VLAN, cores,
-                    integer(d, "maxCpuCores", cores), bool(d, "autoScale", false),
+                    integer(d, "maxCpuCores", "deployment", cores), bool(d, "autoScale", "deployment", false),
                     str(d, "ingressPoint", "deployment", false), str(d, "egressPoint", "deployment", false),
-                    integer(d, "nics", 1), str(d, "egressMac", "deployment", false),
+                    integer(d, "nics", "deployment", 1), str(d, "egressMac", "deployment", false),
                     str(d, "replyMac", "deployment", false));
         }
         return new ChainSpec(name, nfs, links, ingress, egress, dep);
-    }
-
-    /** Whether a key holds a value (JSON null counts as absent). */
-    private static boolean present(JsonNode m, String key) {
-        return m.hasNonNull(key);
     }
 
     private static List<InterfaceRef> refs(JsonNode top, String key) {
@@ -155,70 +156,6 @@ public final class ChainSpec {
             out.add(InterfaceRef.parse(o.asText(), key + "[" + out.size() + "]"));
         }
         return out;
-    }
-
-    private static JsonNode obj(JsonNode o, String where, Set<String> allowed) {
-        if (o == null || !o.isObject()) {
-            throw new SynthesisException("chain JSON: " + where + " must be an object");
-        }
-        for (Iterator<String> it = o.fieldNames(); it.hasNext();) {
-            String k = it.next();
-            if (!allowed.contains(k)) {
-                throw new SynthesisException("chain JSON: unknown key '" + k + "' in " + where + ", allowed: "
-                        + new java.util.TreeSet<>(allowed));
-            }
-        }
-        return o;
-    }
-
-    private static String str(JsonNode m, String key, String where, boolean required) {
-        if (!present(m, key)) {
-            if (required) {
-                throw new SynthesisException("chain JSON: " + where + " needs a string '" + key + "'");
-            }
-            return null;
-        }
-        JsonNode v = m.get(key);
-        if (!v.isTextual()) {
-            throw new SynthesisException("chain JSON: " + where + "." + key + " must be a string");
-        }
-        return v.asText();
-    }
-
-    private static JsonNode list(JsonNode m, String key, String where, boolean required) {
-        if (!present(m, key)) {
-            if (required) {
-                throw new SynthesisException("chain JSON: " + where + " needs an array '" + key + "'");
-            }
-            return JsonText.MAPPER.createArrayNode();
-        }
-        JsonNode v = m.get(key);
-        if (!v.isArray()) {
-            throw new SynthesisException("chain JSON: " + where + "." + key + " must be an array");
-        }
-        return v;
-    }
-
-    private static int integer(JsonNode m, String key, int dflt) {
-        if (!present(m, key)) {
-            return dflt;
-        }
-        JsonNode v = m.get(key);
-        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < 0) {
-            throw new SynthesisException("chain JSON: deployment." + key + " must be a non-negative integer");
-        }
-        return v.intValue();
-    }
-
-    private static boolean bool(JsonNode m, String key, boolean dflt) {
-        if (!present(m, key)) {
-            return dflt;
-        }
-        JsonNode v = m.get(key);
-        if (!v.isBoolean()) {
-            throw new SynthesisException("chain JSON: deployment." + key + " must be true or false");
-        }
-        return v.booleanValue();
     }
 
     /** Writes the chain back as chain JSON (the form {@link #fromJson} reads). */
