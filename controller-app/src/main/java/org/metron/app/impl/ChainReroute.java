@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 import static org.metron.app.api.Deployments.egress;
@@ -105,13 +106,13 @@ final class ChainReroute {
      * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
      */
     List<ChainId> reroute(DeviceId device, String cause) {
-        return reroute(device, cause, Set.of());
+        return reroute(device, cause, Set.of(), st -> true);
     }
 
-    private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip) {
+    private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip, Predicate<InstalledState> concerned) {
         List<ChainId> moved = new ArrayList<>();
         for (InstalledState st : store.installed().snapshot().values()) {
-            if (skip.contains(st.chainId())
+            if (skip.contains(st.chainId()) || !concerned.test(st)
                     || st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
                 continue;
             }
@@ -136,16 +137,20 @@ final class ChainReroute {
     /**
      * Moves the chains whose traffic crosses {@code link} (either direction) to the backup precomputed for it, when
      * it still fits: the path the switches already switched to if the backup was armed as fast-failover groups
-     * ({@link DataPlaneFailover}). The other chains using either end are rerouted as for a failed device.
+     * ({@link DataPlaneFailover}). The other chains sending into the link (either end) are rerouted as for a
+     * failed device; chains that only use one of its switches stay as they are.
      *
      * @return the chains that were moved
      */
     List<ChainId> rerouteLink(Link link, String cause) {
+        // only chains that send into the link are moved: a chain that merely uses one of its switches stays, and
+        // the cut's second event (the link's other direction) finds the chain off the link already, on its backup
+        Predicate<InstalledState> sendsInto = st -> sendsInto(st, link.src()) || sendsInto(st, link.dst());
         List<ChainId> moved = new ArrayList<>();
         for (InstalledState st : store.installed().snapshot().values()) {
             ChainId id = st.chainId();
             Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
-            if (lb.isEmpty()) {
+            if (lb.isEmpty() || !sendsInto.test(st)) {
                 continue;
             }
             synchronized (store.lockFor(id)) {
@@ -162,9 +167,18 @@ final class ChainReroute {
             }
         }
         Set<ChainId> done = Set.copyOf(moved);
-        moved.addAll(reroute(link.src().deviceId(), cause, done));
-        moved.addAll(reroute(link.dst().deviceId(), cause, Set.copyOf(moved)));
+        moved.addAll(reroute(link.src().deviceId(), cause, done, sendsInto));
+        moved.addAll(reroute(link.dst().deviceId(), cause, Set.copyOf(moved), sendsInto));
         return moved;
+    }
+
+    /** Whether one of the chain's switch rules outputs at {@code end} (immediately or deferred). */
+    private static boolean sendsInto(InstalledState st, ConnectPoint end) {
+        return st.switchRules().stream().map(InstalledRule::rule).filter(r -> r.deviceId().equals(end.deviceId()))
+                .flatMap(r -> java.util.stream.Stream.concat(r.treatment().allInstructions().stream(),
+                        r.treatment().deferred().stream()))
+                .anyMatch(i -> i instanceof Instructions.OutputInstruction
+                        && ((Instructions.OutputInstruction) i).port().equals(end.port()));
     }
 
     private static final class Reroute {

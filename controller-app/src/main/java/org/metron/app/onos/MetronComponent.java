@@ -268,7 +268,7 @@ public class MetronComponent implements MetronService, CompiledChains {
             }
             String cause = "link " + e.subject().src() + " -> " + e.subject().dst() + " removed";
             // chains with a backup for the link go there (where their fast-failover groups already sent the
-            // traffic); the others are rerouted around both ends
+            // traffic); the others that send into it are rerouted around its ends
             events.execute(() -> {
                 List<ChainId> moved = manager.rerouteLink(e.subject(), cause);
                 if (!moved.isEmpty()) {

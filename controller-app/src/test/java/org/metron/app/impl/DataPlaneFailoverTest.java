@@ -109,6 +109,12 @@ public class DataPlaneFailoverTest {
                 .type(Link.Type.DIRECT).build();
         assertEquals(List.of(id), m.rerouteLink(cut, "link cut"));
         assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("backup precomputed for the link"));
+        // the cut's other direction (ONOS removes both links of a port; the peer's port goes down too): the chain
+        // no longer sends into the link, so it stays on its backup rather than being rerouted around s1
+        Link reverse = DefaultLink.builder().providerId(cut.providerId()).src(cut.dst()).dst(cut.src())
+                .type(Link.Type.DIRECT).build();
+        assertEquals(List.of(), m.rerouteLink(reverse, "link cut"));
+        assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("backup precomputed for the link"));
         assertEquals(Set.of(3L), outputs(switches.rules(D1)));
         assertEquals("the backup's rules were in place already", s2Rules, switches.rules(Fixtures.D2).size());
         m.awaitBackups();

@@ -76,7 +76,7 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
                 ConnectPoint peer = link.get(0).equals(end) ? link.get(1) : link.get(0);
                 if (net.switches.containsValue(peer.deviceId())) {
                     // a switch-to-switch link: chains with a backup for it go there (where its fast-failover
-                    // groups already sent their traffic), the others are rerouted around both ends
+                    // groups already sent their traffic), the others that send into it are rerouted around its ends
                     Link l = DefaultLink.builder().providerId(PID).src(end).dst(peer).type(Link.Type.DIRECT).build();
                     act(cause, "link " + end + "-" + peer, () -> manager.rerouteLink(l, cause));
                     return;
