@@ -40,7 +40,8 @@ def main():
     desc = (f"lost across a cut of the s1-s3 link on the fast path (paper-fig5 --fast: OVS-DPDK, memif links; "
             f"FW(4)->NAPT->LB, 1024 UDP flows at {min(pps)}-{max(pps)} pps), backup armed as a fast-failover "
             f"group; median of {rounds}")
-    base = "the same link backup applied by the host after the port-down event (--failover-groups off), same run and rate"
+    base = ("the same link backup applied by the host after the port-down event (--failover-groups off), same run "
+            "and rate")
     for unit, key, name in (("packets", "lost", "failover_fastpath_lost_packets"),
                             ("ms", "totalMs", "failover_fastpath_lost_ms")):
         value = statistics.median(r[key] for r in runs["groups"])

@@ -3,9 +3,9 @@ instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built wit
 openvswitch-switch-dpdk) on 2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host
 and server interface is a vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and
 reconnects after a restart, to a socket the DPDK process on the other side serves with `net_virtio_user`); a link
-between switches is a pair of memif ports (link_port_options: a port whose link a cut takes down). The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic
-comes from metron-fastgen (topologies/fastgen). This module holds what differs from the veth network; launcher.py
-builds either."""
+between switches is a pair of memif ports (link_port_options: a port whose link a cut takes down). The agents
+attach their NICs with net_virtio_user vdevs, the hosts' traffic comes from metron-fastgen (topologies/fastgen).
+This module holds what differs from the veth network; launcher.py builds either."""
 import os
 from pathlib import Path
 

@@ -138,9 +138,10 @@ def _build(topo, state, controller, agents, log):
 
 
 def _vhost_links(topo, state, ovs_ns, macs):
-    """The fast network's links: a switch-switch link is a pair of memif ports (fastnet.link_port_options); a host's or server's interface is
-    a vhost-user port of its switch whose socket the DPDK process of that node serves (fastgen for hosts, the
-    agent for servers: NIC k of a server is its ethdev fastnet.vdev_name(k)). Answers the bridges' ports."""
+    """The fast network's links: a switch-switch link is a pair of memif ports (fastnet.link_port_options); a host's
+    or server's interface is a vhost-user port of its switch whose socket the DPDK process of that node serves
+    (fastgen for hosts, the agent for servers: NIC k of a server is its ethdev fastnet.vdev_name(k)). Answers the
+    bridges' ports."""
     tid, switches = state["id"], {s.name for s in topo.switches}
     nic_index = {(s.name, n.name): k for s in topo.servers for k, n in enumerate(s.nics)}
     bridge_ports = {s: [] for s in switches}
