@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO / "bench" / "fastnet"))
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 import moves  # noqa: E402
+from metron_demo.polling import wait_for as wait  # noqa: E402
 from metron_topo import fastgen, launcher  # noqa: E402
 
 TOPOLOGY = "paper-fig5"
@@ -39,16 +40,6 @@ WARMUP_S = 3.0
 # plus the sink's drain), well inside the step after it.
 REACTION_DELAY_MS = 4000
 MODES = {"groups": ["--reroute-delay-ms", str(REACTION_DELAY_MS)], "controller": ["--failover-groups", "off"]}
-
-
-def wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def ff_groups(s, switch="s1"):
