@@ -42,8 +42,6 @@ def main():
         return 2
     out = None
     if not why:
-        print("== network: fast (OVS-DPDK bridges on 2 MB hugepages reserved for this run and given back at the end, "
-              "vhost-user ports, metron-fastgen)")
         try:
             out, rss = run(a, fast=True)
         except RuntimeError as e:
@@ -67,6 +65,8 @@ def run(a, fast):
     t0 = time.monotonic()
     if fast:
         with Session(a.topology, tls=a.tls, fast=True) as s:
+            print(f"== network: fast (OVS-DPDK bridges, vhost-user ports, metron-fastgen) on "
+                  f"{s.state.data['hugepages_state']} for this run, given back at the end")
             ready(s, t0)
             return fastdemo.run(s, n_rules=a.rules, pps=a.pps), s.rss_mb()
     servers = len(model.load(a.topology).servers)

@@ -99,6 +99,7 @@ def reserve_hugepages(state, mb):
     if not huge_dir:
         raise RuntimeError(f"fast network: {line}; {err}")
     state.data["huge_dir"] = huge_dir
+    state.data["hugepages_state"] = line
     state.save()
     return huge_dir
 
