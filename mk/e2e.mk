@@ -1,7 +1,7 @@
 # End-to-end component: emulated topologies (topologies/), the embedded host's end-to-end tests (tests/e2e/),
 # the demo (deploy/demo/). The embedded host itself is a Maven module built by mk/java.mk.
 PYTEST ?= /usr/bin/python3 -m pytest
-.PHONY: e2e-build e2e-test e2e-bench e2e-bench-smoke e2e-fuzz e2e-clean e2e-demo check-long fastnet-bench fastmoves-bench
+.PHONY: e2e-build e2e-test e2e-bench e2e-bench-smoke e2e-fuzz e2e-clean e2e-demo check-long fastnet-bench fastmoves-bench fastcut-bench
 # metron-fastgen, the fast network's DPDK generator and sink (topologies/fastgen): its own small CMake project.
 FASTGEN_BUILD := topologies/fastgen/build
 e2e-build:
@@ -35,6 +35,7 @@ e2e-bench:
 	nice /usr/bin/python3 bench/failover/linkcut_bench.py bench/results
 	@$(MAKE) --no-print-directory fastnet-bench
 	@$(MAKE) --no-print-directory fastmoves-bench
+	@$(MAKE) --no-print-directory fastcut-bench
 # The fast network's steady-state lossless rate against the kernel-veth network's, same run (root, hugepages,
 # openvswitch-switch-dpdk): bench/results/fastnet_lossless_pps.json and fastnet_lossless_pps_vs_target.json.
 fastnet-bench: e2e-build
@@ -47,6 +48,12 @@ fastmoves-bench: e2e-build
 	@test -f $(EMBEDDED_JAR) || { echo "fastmoves-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }
 	@mkdir -p bench/results
 	/usr/bin/python3 bench/fastnet/moves_bench.py bench/results
+# A link cut at the fast path's rate (~250 kpps), fast-failover group against the controller-applied backup, 2
+# rounds alternating (bench/failover/fastcut_bench.py, ~6 min): bench/results/failover_fastpath_*.json.
+fastcut-bench: e2e-build
+	@test -f $(EMBEDDED_JAR) || { echo "fastcut-bench: $(EMBEDDED_JAR) missing: run make build"; exit 1; }
+	@mkdir -p bench/results
+	/usr/bin/python3 bench/failover/fastcut_bench.py bench/results
 # The e2e benches once, small (one round, 100-rule chains) into a scratch directory: part of e2e-test, so a bench
 # that stops working fails the tests. The scaling benches (bench/scaling, minutes per trial) run in their own
 # e2e tests' scenarios (tests/e2e -k scal); E2E_BENCH_SMOKE_SCALING=1 adds them here with one trial each.

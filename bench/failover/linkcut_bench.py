@@ -12,7 +12,6 @@ usage: linkcut_bench.py OUT_DIR [PPS] [ROUNDS]"""
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,20 +19,12 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 
 from bench import machine, write  # noqa: E402
 from metron_demo import linkcut, scenario  # noqa: E402
+from metron_demo.polling import wait_for as wait  # noqa: E402
 from metron_demo.session import Session  # noqa: E402
 
 SECONDS = 4
 CUT_AFTER_S = 1.5
 MODES = {"groups": [], "controller": ["--failover-groups", "off"]}
-
-
-def wait(predicate, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def one_cut(mode, pps, k):

@@ -67,10 +67,11 @@ class HostOptions:
 
 
 @contextlib.contextmanager
-def session(topology, run_root):
-    """A fast topology whose embedded host starts with HOST_OPTIONS; torn down at the end of the block."""
+def session(topology, run_root, host_args=()):
+    """A fast topology whose embedded host starts with HOST_OPTIONS (and metron-host options `host_args`); torn
+    down at the end of the block."""
     from metron_demo.session import Session
-    s = Session(topology, run_root=run_root, log=lambda m: None, fast=True)
+    s = Session(topology, run_root=run_root, log=lambda m: None, fast=True, host_args=host_args)
     with HostOptions():
         s.__enter__()  # tears down what it built if it fails
     try:

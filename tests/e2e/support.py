@@ -1,21 +1,10 @@
 """Helpers the end-to-end tests share (fixtures are in conftest.py)."""
 import subprocess
-import time
 
 from metron_demo import chains, traffic
+from metron_demo.polling import wait_for  # noqa: F401  (the tests' name for it)
 
 VIP = "10.0.3.100"  # the LB's virtual service in the reply tests: no host owns it
-
-
-def wait_for(predicate, timeout, what):
-    """Polls `predicate` every 0.2 s until it answers something true (answered) or `timeout` s pass."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def sh(netns, *argv):

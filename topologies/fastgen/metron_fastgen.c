@@ -5,12 +5,14 @@
  *
  *   metron-fastgen <EAL args> -- --tx PORT --rx PORT --flows N --src-mac M --dst-mac M --src-ip A --dst-ip A
  *                  --sport P --dport P --rates PPS[,PPS...] --seconds S [--warmup-pps PPS --warmup-seconds S]
- *                  [--drain-ms MS]
+ *                  [--drain-ms MS] [--dports P[,P...]]
  *
- * Flow f (0 <= f < N) is UDP from SPORT+f to DPORT. Payload (network order): "MFST", step u16, flow u16, seq u32,
- * TSC u64; seq counts from 0 per flow and step. Each rate is one step: the generator paces to it with the TSC (a
- * burst the port refuses in part is sent again, never skipped, so "sent" is what left), the sink marks each
- * (flow, seq) it receives in a bitmap; after the step the sink drains until nothing has arrived for DRAIN_MS.
+ * Flow f (0 <= f < N) is UDP from SPORT+f to DPORT (with --dports, measured step i goes to its i-th port, the last
+ * one repeating; the warmup to DPORT: a step to a port the network drops shows as lost). Payload (network order):
+ * "MFST", step u16, flow u16, seq u32, TSC u64; seq counts from 0 per flow and step. Each rate is one step: the
+ * generator paces to it with the TSC (a burst the port refuses in part is sent again, never skipped, so "sent" is
+ * what left), the sink marks each (flow, seq) it receives in a bitmap; after the step the sink drains until
+ * nothing has arrived for DRAIN_MS.
  * After the thread was descheduled it sends at most MAX_CATCHUP frames at once and lets the schedule slip by the
  * rest (slippedMs; achievedPps is what was really sent): a line-rate catch-up burst would overflow the rings of
  * the path at a rate it holds. Per step one JSON line on stdout:
@@ -71,6 +73,8 @@ struct opts {
     uint16_t sport, dport;
     double rates[MAX_RATES];
     unsigned n_rates;
+    uint16_t dports[MAX_RATES];  /* --dports: the destination port of each measured step (the last one repeats) */
+    unsigned n_dports;
     double seconds, warmup_pps, warmup_seconds;
     unsigned drain_ms;
 };
@@ -117,7 +121,7 @@ static void parse_opts(int argc, char **argv, struct opts *o) {
         {"tx", 1, 0, 't'}, {"rx", 1, 0, 'r'}, {"flows", 1, 0, 'f'}, {"src-mac", 1, 0, 'a'},
         {"dst-mac", 1, 0, 'b'}, {"src-ip", 1, 0, 'c'}, {"dst-ip", 1, 0, 'd'}, {"sport", 1, 0, 'p'},
         {"dport", 1, 0, 'q'}, {"rates", 1, 0, 'R'}, {"seconds", 1, 0, 's'}, {"warmup-pps", 1, 0, 'w'},
-        {"warmup-seconds", 1, 0, 'W'}, {"drain-ms", 1, 0, 'D'}, {0, 0, 0, 0}};
+        {"warmup-seconds", 1, 0, 'W'}, {"drain-ms", 1, 0, 'D'}, {"dports", 1, 0, 'P'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->flows = 1024;
     o->sport = 40000;
@@ -144,6 +148,15 @@ static void parse_opts(int argc, char **argv, struct opts *o) {
             for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
                 if (o->n_rates == MAX_RATES) die("--rates", "too many steps");
                 o->rates[o->n_rates++] = strtod(tok, NULL);
+            }
+            free(copy);
+            break;
+        }
+        case 'P': {
+            char *save = NULL, *copy = strdup(optarg);
+            for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (o->n_dports == MAX_RATES) die("--dports", "too many steps");
+                o->dports[o->n_dports++] = (uint16_t)strtoul(tok, NULL, 10);
             }
             free(copy);
             break;
@@ -244,6 +257,15 @@ static uint8_t *make_templates(const struct opts *o) {
         memcpy(udp + 1, MAGIC, 4);
     }
     return t;
+}
+
+/* Every flow's frames go to `dport` from now on (the UDP checksum is 0: nothing else changes). */
+static void set_dport(uint8_t *t, unsigned flows, uint16_t dport) {
+    for (unsigned f = 0; f < flows; f++) {
+        struct rte_udp_hdr *udp =
+            (struct rte_udp_hdr *)(t + (size_t)f * FRAME_LEN + RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv4_hdr));
+        udp->dst_port = rte_cpu_to_be_16(dport);
+    }
 }
 
 /* The step's sink state: per flow, a bitmap of the seqs received and the highest one. */
@@ -532,6 +554,7 @@ int main(int argc, char **argv) {
         report(step++, o.warmup_pps, true, &r);
     }
     for (unsigned i = 0; i < o.n_rates && !g_stop; i++) {
+        if (o.n_dports) set_dport(templates, o.flows, o.dports[i < o.n_dports ? i : o.n_dports - 1]);
         struct step_result r = run_step(&o, tx, rx, pool, templates, &s, step, o.rates[i], o.seconds);
         report(step++, o.rates[i], false, &r);
     }

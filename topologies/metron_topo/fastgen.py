@@ -18,9 +18,10 @@ def binary():
 
 
 def command(state, rates, seconds, *, src="src", sink="sink", flows=1024, sport=40000, dport=5000,
-            dst_mac=None, dst_ip=None, warmup_pps=2000, warmup_seconds=2.0, drain_ms=300):
+            dst_mac=None, dst_ip=None, warmup_pps=2000, warmup_seconds=2.0, drain_ms=300, dports=None):
     """metron-fastgen's command line on a fast topology's state: the source host's port sends flows from its
-    address (sport+f -> dport) to `dst_ip`/`dst_mac` (default: the sink host's), the sink host's port counts."""
+    address (sport+f -> dport) to `dst_ip`/`dst_mac` (default: the sink host's), the sink host's port counts.
+    dports: one destination port per rate (the warmup keeps `dport`)."""
     if not state.data.get("fast"):
         raise ValueError(f"topology {state['id']} is not a fast network (topo up --fast)")
     exe = binary()
@@ -37,7 +38,7 @@ def command(state, rates, seconds, *, src="src", sink="sink", flows=1024, sport=
             "--src-ip", hosts[src]["ip"].split("/")[0], "--dst-ip", dst_ip or hosts[sink]["ip"].split("/")[0],
             "--sport", str(sport), "--dport", str(dport), "--rates", ",".join(str(int(r)) for r in rates),
             "--seconds", str(seconds), "--warmup-pps", str(warmup_pps), "--warmup-seconds", str(warmup_seconds),
-            "--drain-ms", str(drain_ms)]
+            "--drain-ms", str(drain_ms)] + (["--dports", ",".join(str(p) for p in dports)] if dports else [])
     return fastnet.niced([exe, *eal, "--", *opts])
 
 

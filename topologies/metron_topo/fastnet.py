@@ -2,10 +2,10 @@
 instead of veths. Every switch is a `netdev` bridge of an ovs-vswitchd built with DPDK (Debian's
 openvswitch-switch-dpdk) on 2 MB hugepages, its datapath run by one PMD thread pinned to the last CPU; every host
 and server interface is a vhost-user port of that switch (`dpdkvhostuserclient`: the switch connects, and
-reconnects after a restart, to a socket the DPDK process on the other side serves with `net_virtio_user`); links
-between switches are patch ports. The agents attach their NICs with net_virtio_user vdevs, the hosts' traffic
-comes from metron-fastgen (topologies/fastgen). This module holds what differs from the veth network; launcher.py
-builds either."""
+reconnects after a restart, to a socket the DPDK process on the other side serves with `net_virtio_user`); a link
+between switches is a pair of memif ports (link_port_options: a port whose link a cut takes down). The agents
+attach their NICs with net_virtio_user vdevs, the hosts' traffic comes from metron-fastgen (topologies/fastgen).
+This module holds what differs from the veth network; launcher.py builds either."""
 import os
 from pathlib import Path
 
@@ -99,6 +99,7 @@ def reserve_hugepages(state, mb):
     if not huge_dir:
         raise RuntimeError(f"fast network: {line}; {err}")
     state.data["huge_dir"] = huge_dir
+    state.data["hugepages_state"] = line
     state.save()
     return huge_dir
 
@@ -120,6 +121,12 @@ def dpdk_config(huge_dir, topo_id):
             "vhost-iommu-support": "false"}
 
 
+def runtime_dirs(topo_id):
+    """DPDK's runtime directories of the fast network's own processes (ovs-vswitchd, metron-fastgen; the agents'
+    are recorded when they start): removed with the topology."""
+    return [f"/var/run/dpdk/{topo_id}-ovs", f"/var/run/dpdk/{topo_id}-gen"]
+
+
 def socket_dir(topo_id):
     return f"{SOCKET_ROOT}/{topo_id}"
 
@@ -129,8 +136,23 @@ def vhost_port_options(sock):
             f"options:tx-retries-max={TX_RETRIES_MAX}"]
 
 
-def patch_port_options(peer):
-    return ["type=patch", f"options:peer={peer}"]
+# A link between two switches is a pair of DPDK memif ports of the one ovs-vswitchd (the a end serves the socket,
+# the b end connects), not a pair of patch ports: a patch port cannot be taken down. OVS answers `mod-port down`
+# on one with success and changes nothing (its netdev refuses to clear NETDEV_UP, so the port stays LIVE, and
+# the datapath resolves patch ports away: measured on paper-fig5 at 245 kpps, 1,250,000 of 1,250,000 frames
+# carried across the "cut" and a fast-failover group watching the port never switched). A memif port taken down
+# drops what is sent to it and reports PORT_DOWN and LINK_DOWN, which is what a group's watch_port follows
+# (measured: the group switched 12 ms after the frames started to drop, 2628 frames lost at 245 kpps).
+# n_rxq=2: OVS transmits on the queue of its PMD thread (the second; the first is its main thread's), and a memif
+# peer with one receive queue drops everything sent there (shared/notes/dataplane.md).
+MEMIF_RXQ = 2
+
+
+def link_port_options(topo_id, link, end):
+    """The interface options of end "a" (memif server) or "b" (client) of switch-switch link number `link`."""
+    role = "server" if end == "a" else "client"
+    return ["type=dpdk", f"options:dpdk-devargs=net_memif{topo_id}l{link}{end},role={role},"
+            f"socket={socket_dir(topo_id)}/l{link}.memif", f"options:n_rxq={MEMIF_RXQ}"]
 
 
 def vdev_name(index):

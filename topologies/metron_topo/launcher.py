@@ -91,6 +91,8 @@ def _build(topo, state, controller, agents, log):
         mb = fastnet.memory_mb(len(topo.servers) * agent.AGENT_MEMORY_MB)
         dpdk = fastnet.dpdk_config(fastnet.reserve_hugepages(state, mb), tid)
         state.record("paths", fastnet.socket_dir(tid))
+        for d in fastnet.runtime_dirs(tid):
+            state.record("paths", d)
         Path(fastnet.socket_dir(tid)).mkdir(parents=True)
     # The switches live in a namespace of their own (see relay.py for why), with their OVS daemon.
     ovs_ns = f"{tid}-ovs"
@@ -136,17 +138,18 @@ def _build(topo, state, controller, agents, log):
 
 
 def _vhost_links(topo, state, ovs_ns, macs):
-    """The fast network's links: a switch-switch link is a pair of patch ports; a host's or server's interface is
-    a vhost-user port of its switch whose socket the DPDK process of that node serves (fastgen for hosts, the
-    agent for servers: NIC k of a server is its ethdev fastnet.vdev_name(k)). Answers the bridges' ports."""
+    """The fast network's links: a switch-switch link is a pair of memif ports (fastnet.link_port_options); a host's
+    or server's interface is a vhost-user port of its switch whose socket the DPDK process of that node serves
+    (fastgen for hosts, the agent for servers: NIC k of a server is its ethdev fastnet.vdev_name(k)). Answers the
+    bridges' ports."""
     tid, switches = state["id"], {s.name for s in topo.switches}
     nic_index = {(s.name, n.name): k for s in topo.servers for k, n in enumerate(s.nics)}
     bridge_ports = {s: [] for s in switches}
     for i, (a, b) in enumerate(topo.links):
         if a.node in switches and b.node in switches:
             pa, pb = f"{tid}p{i}a", f"{tid}p{i}b"
-            bridge_ports[a.node].append((pa, int(a.port), fastnet.patch_port_options(pb)))
-            bridge_ports[b.node].append((pb, int(b.port), fastnet.patch_port_options(pa)))
+            bridge_ports[a.node].append((pa, int(a.port), fastnet.link_port_options(tid, i, "a")))
+            bridge_ports[b.node].append((pb, int(b.port), fastnet.link_port_options(tid, i, "b")))
             state.node(a.node).setdefault("ports", {})[a.port] = pa
             state.node(b.node).setdefault("ports", {})[b.port] = pb
             continue
@@ -255,12 +258,28 @@ def _start_relay(state, ovs_ns, controller):
 
 def set_port(state, switch, port, up):
     """Sets a switch port's link up or down (its veth lives in the OVS namespace), as a cable pull would. The fast
-    network's ports are no kernel links: the port is set administratively down in the switch (OFPPC_PORT_DOWN)."""
+    network's ports are no kernel links: the port is set administratively down in the switch (OFPPC_PORT_DOWN:
+    the switch drops what it sends there and reports the link down), and for a link between two switches so is
+    the far end, as a veth's peer loses its carrier with it."""
     node = state["nodes"][switch]
     if state.data.get("fast"):
-        Ovs(state["run_dir"]).ofctl(node["bridge"], "mod-port", node["ports"][str(port)], "up" if up else "down")
+        ovs = Ovs(state["run_dir"])
+        for sw, p in [(switch, str(port))] + _far_switch_end(state, switch, str(port)):
+            ovs.ofctl(state["nodes"][sw]["bridge"], "mod-port", state["nodes"][sw]["ports"][p],
+                      "up" if up else "down")
         return
     run(["ip", "link", "set", node["ports"][str(port)], "up" if up else "down"], netns=node["netns"])
+
+
+def _far_switch_end(state, switch, port):
+    """[(switch, port)] of the other end of a switch-switch link at switch:port, [] for a host's or server's."""
+    topo = model.load(state["topology_file"])
+    names = {s.name for s in topo.switches}
+    for a, b in topo.links:
+        for near, far in ((a, b), (b, a)):
+            if (near.node, near.port) == (switch, port) and far.node in names:
+                return [(far.node, far.port)]
+    return []
 
 
 def server_device_id(name):

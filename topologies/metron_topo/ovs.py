@@ -114,7 +114,7 @@ class Ovs:
     def add_bridge(self, bridge, dpid, ports, controller=None):
         """One ovs-vsctl transaction per bridge: the bridge, its OpenFlow settings and all its ports with their
         declared OpenFlow port numbers. A port is (interface, ofport) with the veth options of METRON_OVS_PORTS,
-        or (interface, ofport, [interface options]) (the fast network's vhost-user and patch ports)."""
+        or (interface, ofport, [interface options]) (the fast network's vhost-user and memif ports)."""
         args = ["add-br", bridge, "--", "set", "bridge", bridge, "datapath_type=netdev", "protocols=OpenFlow13",
                 "fail_mode=secure", f"other-config:datapath-id={dpid:016x}",
                 "other-config:disable-in-band=true"]

@@ -19,6 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,8 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
     private final ChainManager manager;
     private final NetworkFile net;
     private final long delayMs;
+    /** Ports last reported down (switch channels call from several threads). */
+    private final Set<ConnectPoint> downPorts = ConcurrentHashMap.newKeySet();
     private final ExecutorService events = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "metron-reroute");
         t.setDaemon(true);
@@ -57,6 +61,7 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
     @Override
     public void switchDisconnected(OfSwitch sw) {
         DeviceId id = DeviceId.deviceId(sw.deviceId());
+        downPorts.removeIf(p -> p.deviceId().equals(id)); // a switch that comes back reports its ports afresh
         reroute(id, "switch " + id + " disconnected");
     }
 
@@ -65,11 +70,17 @@ public final class RerouteTrigger implements OfSwitchListener, AutoCloseable {
         OFPortDesc d = status.getDesc();
         boolean down = status.getReason() == OFPortReason.DELETE || d.getState().contains(OFPortState.LINK_DOWN)
                 || d.getConfig().contains(OFPortConfig.PORT_DOWN);
-        if (!down) {
-            return;
-        }
         ConnectPoint end = new ConnectPoint(DeviceId.deviceId(sw.deviceId()),
                                             PortNumber.portNumber(d.getPortNo().getPortNumber()));
+        // a port taken down reports twice (its config, then its link state; OVS, memif and veth alike): only its
+        // transition to down is a failure to act on, as ONOS's device store posts PORT_UPDATED on a change only
+        if (!down) {
+            downPorts.remove(end);
+            return;
+        }
+        if (!downPorts.add(end)) {
+            return;
+        }
         String cause = "port " + end + " down";
         for (List<ConnectPoint> link : net.links) {
             if (link.contains(end)) {
