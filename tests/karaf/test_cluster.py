@@ -5,7 +5,11 @@ node, Raft management group + Raft partition group over the three).
 Real: Karaf, Felix, Jetty; ONOS 2.7.0's Central bundles (onos-api, core-common, core-serializers, cli, rest);
 Atomix 3.1.9's own bundles from Central (as ONOS installs them), its membership, Raft partitions, LeaderElector and
 AtomicMap primitives, spoken over TCP between the namespaces; the Metron .oar files, installed once through ONOS's
-REST on one node; real metron-agents (DPDK null vdevs) reached over gRPC from every node.
+REST on one node; real metron-agents reached over gRPC from every node; real switches: userspace Open vSwitch
+(topology `two-servers` built by topologies/metron_topo, cluster_net.py: private ovsdb-server/ovs-vswitchd in a
+namespace, bridges s1 and s2) whose bridges each connect to all three nodes' OpenFlow listeners, the agents' NICs
+veths into s1 (AF_PACKET), and real packets from a host namespace (src) through s1, the chain's agent, s1, s2 to the
+sink's namespace.
 Stood in for (tests/karaf/onos-standin, Central does not serve them): ONOS's core services on top of Atomix. The
 stand-in's ClusterService reads Atomix membership; LeadershipService and MastershipService are elections on Atomix
 LeaderElectors (a device's master is its election's leader; a dead node's candidacies go when its Raft session
@@ -13,21 +17,32 @@ expires); ConsistentMaps are Atomix AtomicMaps; apps, network config and flow ta
 (the device and link stores are shared as ONOS's GossipDeviceStore/GossipLinkStore share theirs: a device's master
 writes what it accepted, every node applies it and posts the DeviceEvents; ONOS keeps flow entries with a device's
 master, here every node reads one shared flow table per device). ONOS's own
-failure detector (Phi accrual over its messaging) is Atomix's membership here. There is no OpenFlow switch (the
-switches of netcfg are the stand-in's NetcfgSwitchProvider; their rules are recorded) and no OVS.
+failure detector (Phi accrual over its messaging) is Atomix's membership here. ONOS's OpenFlow subsystem is the
+stand-in's org.metron.standin.openflow on the project's OpenFlow 1.3 code, following OpenFlowDeviceProvider and
+RoleManager: each node's connection to a switch becomes the same `of:` device, the device's master (an Atomix
+election) asks its connection for MASTER, the other nodes for EQUAL (ONOS's STANDBY; generation id 0 as ONOS
+sends), only a MASTER connection sends flow mods (AbstractOpenFlowSwitch), a batch reaching another node is
+forwarded to the master (ECFlowRuleStore); Open vSwitch itself demotes the old master when a new one asks and
+refuses a SLAVE's flow mods (checked in the first switch test).
 
-What the tests assert, in order (one chain, two agents with one worker core each): the app active on all three
-after one install; the chain submitted on a node that does not own it deployed once (one pipeline, one set of
-switch rules, no rule twice) and readable on all; while all three run, each agent asked for liveness by its
+What the tests assert, in order (one chain, two agents with one worker core each): the app active on all three after
+one install; the chain submitted on a node that does not own it deployed once (one pipeline, one set of switch
+rules, no rule twice) and readable on all, its switches' connections as OVS holds them (one per node, the master's
+`master`, the others `other`), the flows OVS holds equal to the rules ONOS reads, and packets through it (NAPT and
+LB rewrites seen at the sink, denied flows dropped); while all three run, each agent asked for liveness by its
 device's master alone (the data segments each agent receives per node, read on the agent's side with `ss -tni`:
 every node asks every agent for resources and load, only the master adds the probe and the agent watch) and, its
-agent SIGKILLed, the chain moved once, by its owner alone, ACTIVE on the other server; the agent back on its port,
-probed by its master alone, nothing of the chain put back or deployed twice; the node acting for the chain
-SIGKILLed: the chain ACTIVE on the survivors, another node acting for it, nothing redeployed; that node restarted:
-nothing duplicated; the owner's split interrupted (the other agent SIGSTOPped so the scale-out hangs in its first
-agent call, the owner node SIGKILLed, the agent resumed): the next owner finishes or rolls back the journalled
-operation (journal empty, chain ACTIVE, each class or class part in one group on one core, no orphan pipeline, no
-rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on all nodes.
+agent SIGKILLed, the chain moved once, by its owner alone, ACTIVE on the other server, packets through it there; the
+agent back on its port, probed by its master alone, nothing of the chain put back or deployed twice; the node acting
+for the chain SIGKILLed while packets stream through the chain: the chain ACTIVE on the survivors, another node
+acting for it, nothing redeployed, the dead node's switch connections gone and a survivor MASTER, the switches'
+flows unchanged, the packets lost across the kill counted (bench/results/cluster_node_kill_packets_lost.json; bound
+NODE_KILL_LOSS_BOUND); that node restarted: nothing duplicated, its connections back (EQUAL), the flows OVS holds
+(dump-flows) the same, each once; the owner's split interrupted (the other agent SIGSTOPped so the scale-out hangs
+in its first agent call, the owner node SIGKILLed, the agent resumed): the next owner finishes or rolls back the
+journalled operation (journal empty, chain ACTIVE, each class or class part in one group on one core, no orphan
+pipeline, no rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on
+all nodes and none of the chain's flows is left on the switches.
 
 Measured (bench/results): agent_failover_ms (the agent running a chain killed -> the chain ACTIVE on the other
 server, read on every node; goal 3000; its note says where the time went, from the nodes' karaf.logs: agent found
@@ -380,6 +395,26 @@ def test_a_chain_submitted_on_one_node_is_deployed_once_and_readable_on_all(clus
     held = assert_ovs_holds_the_rules(cluster, first)
     print(f"OVS holds {len(held[SW1])} flows on {SW1} and {len(held[SW2])} on {SW2}: the rules ONOS reads, once")
     cluster.net.assert_traffic("after the deployment")
+
+
+# --------------------------------------------------------------------------------------------------- switch master
+def test_a_switch_master_that_gives_up_its_role_hands_the_switch_to_another_node(cluster, servers):
+    """ONOS's REST relinquish (MastershipWebResource, on the master of s1): another node wins the switch's election
+    and its connection asks for MASTER, the old master's connection goes EQUAL (its STANDBY, DeviceManager
+    .reassertRole), as OVS itself records them; the switches keep their flows and packets still cross. The next
+    change of s1's rules (the agent failover below) goes out through the new master's connection."""
+    k = cluster.nodes[0].karaf
+    old = masters(k, [SW1])[SW1]
+    node = next(n for n in cluster.nodes if n.id == old)
+    held = ovs_rules(cluster)
+    status, body = node.karaf.http("GET", f"/onos/v1/mastership/{SW1}/relinquish")
+    assert status == 201, (status, body)
+    new = wait_for(f"a master of {SW1} other than {old}", lambda: (m := masters(k, [SW1])[SW1]) != old
+                   and m in {n.id for n in cluster.nodes} and m, timeout=30, interval=0.2)
+    print(f"{old} gave up {SW1}: {new} is its master")
+    assert_switch_roles(cluster, k)
+    assert ovs_rules(cluster) == held, "the switches' flows changed with their master"
+    cluster.net.assert_traffic("after the switch's master changed")
 
 
 # --------------------------------------------------------------------------------------------------- agent killed
