@@ -29,7 +29,8 @@ What the tests assert, in order (one chain, two agents with one worker core each
 one install; the chain submitted on a node that does not own it deployed once (one pipeline, one set of switch
 rules, no rule twice) and readable on all, its switches' connections as OVS holds them (one per node, the master's
 `master`, the others `other`), the flows OVS holds equal to the rules ONOS reads, and packets through it (NAPT and
-LB rewrites seen at the sink, denied flows dropped); while all three run, each agent asked for liveness by its
+LB rewrites seen at the sink, denied flows dropped); s1's master relinquishing it (ONOS's REST): another node's
+connection MASTER, the flows kept, packets through; while all three run, each agent asked for liveness by its
 device's master alone (the data segments each agent receives per node, read on the agent's side with `ss -tni`:
 every node asks every agent for resources and load, only the master adds the probe and the agent watch) and, its
 agent SIGKILLed, the chain moved once, by its owner alone, ACTIVE on the other server, packets through it there; the
