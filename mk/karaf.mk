@@ -17,7 +17,7 @@ karaf-test: karaf-build
 karaf-openflow-test: karaf-build
 	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 600 \
 		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_openflow.py
-# The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces): three Karafs on a real Atomix 3.1.9
+# The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces, OVS): three Karafs on a real Atomix 3.1.9
 # cluster. Atomix's bundles come from Central through Karaf's resolver into $(KARAF_CACHE)/m2 once (the test warms
 # the cache from the root namespace: nothing is routed out of the nodes' namespaces); later runs fetch nothing.
 # Bounded to 15 minutes (3 boots, a kill and a rejoin take 5-10 on 2 loaded cores); SIGINT lets pytest tear the namespaces and processes down. Writes

@@ -25,8 +25,8 @@ final class OfMessageCodec {
     }
 
     /**
-     * One frame to one message. ONF bundle replies and ONF experimenter errors are recognised here, before
-     * openflowj's reader, which cannot parse them.
+     * One frame to one message (or none). ONF bundle replies and ONF experimenter errors are recognised here,
+     * before openflowj's reader, which cannot parse them; other ONF experimenter messages are dropped.
      */
     static final class Decoder extends MessageToMessageDecoder<ByteBuf> {
         @Override
@@ -38,6 +38,14 @@ final class OfMessageCodec {
                     && frame.getInt(base + 8) == OnfBundle.ONF_EXPERIMENTER
                     && frame.getInt(base + 12) == OnfBundle.CONTROL) {
                 out.add(new OnfBundle.ControlReply(xid, frame.getInt(base + 16), frame.getUnsignedShort(base + 20)));
+                return;
+            }
+            if (type == OFPT_EXPERIMENTER && frame.readableBytes() >= 16
+                    && frame.getInt(base + 8) == OnfBundle.ONF_EXPERIMENTER) {
+                // another ONF message: Open vSwitch sends ONFT_ROLE_STATUS (1911) to an OpenFlow 1.3 connection
+                // that another controller's MASTER request demoted to SLAVE (a cluster's new master); openflowj
+                // cannot read it and would close the channel. Nothing here needs it: the controller's own
+                // mastership tells the node its new role.
                 return;
             }
             if (type == OFPT_ERROR && frame.readableBytes() >= 16

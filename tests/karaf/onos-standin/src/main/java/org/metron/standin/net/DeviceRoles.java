@@ -52,13 +52,21 @@ final class DeviceRoles {
         }
     }
 
-    /** DeviceManager.reassertRole: a role for a reachable device (NONE: ask for one); MASTER brings it online. */
+    /**
+     * DeviceManager.reassertRole: a role for a reachable device (NONE: ask for one), applied through the provider;
+     * MASTER brings it online.
+     */
     private void reassertRole(DeviceId id, MastershipRole role) {
         if (role == MastershipRole.NONE) {
             role = mastership.requestRoleFor(id).join();
         }
         DeviceProvider p = devices.providerOf(id);
-        if (role != MastershipRole.MASTER || p == null) {
+        if (p == null || role == MastershipRole.NONE) {
+            return;
+        }
+        if (role == MastershipRole.STANDBY) {
+            // applyRoleAndProbe(STANDBY): an OpenFlow switch's connection goes EQUAL (OpenFlowDeviceProvider)
+            p.roleChanged(id, MastershipRole.STANDBY);
             return;
         }
         devices.markOnline(id);

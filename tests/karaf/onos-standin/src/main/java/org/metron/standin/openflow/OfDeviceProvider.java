@@ -29,8 +29,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
@@ -39,10 +41,17 @@ import java.util.stream.Collectors;
  * (number with the port's name, enabled unless the port is administratively down or has no link, annotations
  * portName and portMac), PORT_STATUS messages as port updates and deletions, a closed channel as
  * {@code deviceDisconnected}. Reported only once the handshake is done, so the device is reachable when the device
- * subsystem asks right after {@code deviceConnected}. {@code roleChanged} sends the switch an OpenFlow role request
- * (MASTER for MASTER, SLAVE otherwise, ONOS's RoleManager's MASTER/SLAVE scheme) and reports its reply through
- * {@code receivedRoleReply}; with several controllers connected, the switch itself then refuses flow mods from
- * all but the master's connection. Provider events run on one thread, in the order the switches sent them:
+ * subsystem asks right after {@code deviceConnected}. {@code roleChanged} sends the switch an OpenFlow 1.3
+ * ROLE_REQUEST as OpenFlowDeviceProvider.roleChanged maps roles (MASTER to MASTER, STANDBY to EQUAL, NONE to
+ * SLAVE) and RoleManager.sendOF13RoleRequest sends it (generation id 0: ONOS 2.7 sends U64.ZERO, "FIXME ... when
+ * we actually use generation ids"; Open vSwitch checks a generation id only against larger ones seen, so 0 is
+ * never stale), and reports the switch's reply through {@code receivedRoleReply}. The role the switch
+ * acknowledged on this node's connection is kept per connection ({@link #mastered}), as ONOS's
+ * AbstractOpenFlowSwitch keeps its {@code role}: only a MASTER connection sends flow mods (AbstractOpenFlowSwitch
+ * .sendMsg drops them otherwise; a connection on its way to MASTER holds them until the reply, as its
+ * messagesPendingMastership queue does). With several controllers connected (a cluster), the switch demotes the
+ * other MASTER connection to SLAVE when one asks for MASTER (OpenFlow 1.3, 6.3.7), and refuses a SLAVE's flow
+ * mods itself (OFPBRC_IS_SLAVE). Provider events run on one thread, in the order the switches sent them:
  * {@code deviceConnected} waits for mastership and must not block a switch's channel.
  */
 final class OfDeviceProvider implements DeviceProvider, OfSwitchListener {
@@ -51,8 +60,13 @@ final class OfDeviceProvider implements DeviceProvider, OfSwitchListener {
     private final Logger log = LoggerFactory.getLogger(getClass());
     private final OpenFlowController controller;
     private final ExecutorService events;
-    /** Generation ids of role requests: a later request must carry a larger one (OpenFlow 1.3, 6.3.7). */
-    private final AtomicLong generation = new AtomicLong(System.currentTimeMillis());
+    /** RoleManager.sendOF13RoleRequest's generation id (ONOS 2.7 does not use generation ids). */
+    private static final long GENERATION_ID = 0;
+    /**
+     * The role each connection holds or is being given (AbstractOpenFlowSwitch.role with its
+     * messagesPendingMastership): the switch's answer once its reply is in.
+     */
+    private final Map<OfSwitch, CompletableFuture<OFControllerRole>> roles = new ConcurrentHashMap<>();
     private volatile DeviceProviderService service;
 
     OfDeviceProvider(OpenFlowController controller, ExecutorService events) {
@@ -99,6 +113,7 @@ final class OfDeviceProvider implements DeviceProvider, OfSwitchListener {
     public void switchDisconnected(OfSwitch sw) {
         run("disconnect " + sw, () -> {
             log.info("switch {} disconnected", sw);
+            roles.remove(sw);
             service.deviceDisconnected(deviceId(sw));
         });
     }
@@ -144,18 +159,38 @@ final class OfDeviceProvider implements DeviceProvider, OfSwitchListener {
             return;
         }
         OFControllerRole asked = newRole == MastershipRole.MASTER ? OFControllerRole.ROLE_MASTER
-                : OFControllerRole.ROLE_SLAVE;
-        sw.requestRole(asked, generation.incrementAndGet()).whenComplete((got, error) -> run("role of " + sw, () -> {
+                : newRole == MastershipRole.STANDBY ? OFControllerRole.ROLE_EQUAL : OFControllerRole.ROLE_SLAVE;
+        CompletableFuture<OFControllerRole> reply = sw.requestRole(asked, GENERATION_ID);
+        roles.put(sw, reply);
+        log.info("role {} asked of {} on its connection from {} ({})", asked, deviceId, sw.remoteAddress(), newRole);
+        reply.whenComplete((got, error) -> run("role of " + sw, () -> {
             if (error != null) {
                 log.warn("switch {} refused role {}: {}", deviceId, asked, error.getMessage());
                 service.receivedRoleReply(deviceId, newRole, MastershipRole.NONE);
                 return;
             }
-            MastershipRole answered = got == OFControllerRole.ROLE_MASTER ? MastershipRole.MASTER
-                    : got == OFControllerRole.ROLE_SLAVE && newRole != MastershipRole.MASTER ? newRole
-                    : MastershipRole.NONE;
-            service.receivedRoleReply(deviceId, newRole, answered);
+            service.receivedRoleReply(deviceId, newRole, got == asked ? newRole : MastershipRole.NONE);
         }));
+    }
+
+    /**
+     * Completes true once this node's connection to the switch holds MASTER (at once if it does; when its role
+     * request is answered if one is in flight), false when it holds or gets another role or is gone: what
+     * AbstractOpenFlowSwitch.sendMsg decides before it writes a flow mod.
+     */
+    CompletableFuture<Boolean> mastered(OfSwitch sw) {
+        CompletableFuture<OFControllerRole> r = roles.get(sw);
+        if (r == null) {
+            return CompletableFuture.completedFuture(false);
+        }
+        return r.handle((got, error) -> error == null && got == OFControllerRole.ROLE_MASTER && sw.isConnected());
+    }
+
+    /** The role this node's connection holds (or was last asked), for logs. */
+    String roleOf(OfSwitch sw) {
+        CompletableFuture<OFControllerRole> r = roles.get(sw);
+        return r == null ? "none" : !r.isDone() ? "pending" : r.isCompletedExceptionally() ? "refused"
+                : r.join().toString();
     }
 
     /** The switches connected now. */

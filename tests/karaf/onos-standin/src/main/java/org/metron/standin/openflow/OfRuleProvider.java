@@ -3,6 +3,7 @@ package org.metron.standin.openflow;
 import org.metron.openflow.FlowRuleTranslator;
 import org.metron.openflow.OfSwitch;
 import org.metron.openflow.OfSwitchListener;
+import org.metron.openflow.OpenFlowException;
 import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.CompletedBatchOperation;
@@ -24,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -86,17 +88,20 @@ final class OfRuleProvider implements FlowRuleProvider, OfSwitchListener {
             if (sw == null) {
                 continue;
             }
+            OFFlowMod mod;
             try {
-                OFFlowMod mod = add ? translator(sw).add(r) : translator(sw).deleteStrict(r);
-                sw.send(List.of(mod)).whenComplete((v, e) -> {
-                    if (e != null) {
-                        log.warn("{} of flow {} on {} failed: {}", add ? "install" : "removal", r.id(),
-                                 r.deviceId(), e.getMessage());
-                    }
-                });
+                mod = add ? translator(sw).add(r) : translator(sw).deleteStrict(r);
             } catch (IllegalArgumentException e) {
                 log.warn("flow {} on {}: {}", r.id(), r.deviceId(), e.getMessage());
+                continue;
             }
+            devices.mastered(sw).thenCompose(master -> master ? sw.send(List.of(mod)) : CompletableFuture
+                    .failedFuture(notMaster(sw))).whenComplete((v, e) -> {
+                        if (e != null) {
+                            log.warn("{} of flow {} on {} failed: {}", add ? "install" : "removal", r.id(),
+                                     r.deviceId(), e.getMessage());
+                        }
+                    });
         }
     }
 
@@ -123,17 +128,28 @@ final class OfRuleProvider implements FlowRuleProvider, OfSwitchListener {
             failed(batch, Set.copyOf(rules));
             return;
         }
-        sw.sendReportingErrors(mods).whenComplete((rejected, error) -> {
-            if (error != null) {
-                log.warn("batch {} for {}: {}", batch.id(), device, error.getMessage());
-                failed(batch, Set.copyOf(rules));
-            } else if (!rejected.isEmpty()) {
-                logRejected(device, rejected, rules);
-                failed(batch, rejected.keySet().stream().map(rules::get).collect(Collectors.toSet()));
-            } else {
-                service.batchOperationCompleted(batch.id(), new CompletedBatchOperation(true, Set.of(), device));
-            }
-        });
+        // only a connection holding MASTER sends flow mods (AbstractOpenFlowSwitch.sendMsg); one whose MASTER
+        // request is in flight sends once the switch has answered it
+        devices.mastered(sw).thenCompose(master -> master ? sw.sendReportingErrors(mods)
+                : CompletableFuture.<SortedMap<Integer, String>>failedFuture(notMaster(sw)))
+                .whenComplete((rejected, error) -> {
+                    if (error != null) {
+                        log.warn("batch {} for {}: {}", batch.id(), device, error.getMessage());
+                        failed(batch, Set.copyOf(rules));
+                    } else if (!rejected.isEmpty()) {
+                        logRejected(device, rejected, rules);
+                        failed(batch, rejected.keySet().stream().map(rules::get).collect(Collectors.toSet()));
+                    } else {
+                        service.batchOperationCompleted(batch.id(),
+                                                        new CompletedBatchOperation(true, Set.of(), device));
+                    }
+                });
+    }
+
+    /** AbstractOpenFlowSwitch.sendMsg's "Dropping message for switch ..." when this connection is no MASTER. */
+    private OpenFlowException notMaster(OfSwitch sw) {
+        return new OpenFlowException("dropped: this node's connection to " + sw + " holds role "
+                + devices.roleOf(sw) + ", not MASTER");
     }
 
     private void logRejected(DeviceId device, SortedMap<Integer, String> rejected, List<FlowRule> rules) {
