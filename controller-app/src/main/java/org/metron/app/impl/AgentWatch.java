@@ -62,6 +62,8 @@ public final class AgentWatch implements AutoCloseable {
     /** How long a round waits for Health: the timeout, or the interval once started (a round is not held up). */
     private Duration healthWait;
     private Consumer<DeviceId> onLost = id -> { };
+    private Consumer<DeviceId> onSuspected = id -> { };
+    private Consumer<DeviceId> onBack = id -> { };
     private Predicate<DeviceId> watched = id -> true;
     private ScheduledExecutorService timer;
 
@@ -93,6 +95,18 @@ public final class AgentWatch implements AutoCloseable {
     public synchronized AgentWatch failover(Duration deadline, Consumer<DeviceId> lost) {
         this.failoverDeadline = Objects.requireNonNull(deadline);
         this.onLost = Objects.requireNonNull(lost);
+        return this;
+    }
+
+    /**
+     * Also tells {@code suspected} of a server whose agent has just stopped answering (its deadline starts: the
+     * embedded host readies its chains elsewhere, {@link ChainManager#serverSuspected}) and {@code back} of one that
+     * answers again after that ({@link ChainManager#serverBack}). Both are called on the watch's thread: they return
+     * at once.
+     */
+    public synchronized AgentWatch suspicion(Consumer<DeviceId> suspected, Consumer<DeviceId> back) {
+        this.onSuspected = Objects.requireNonNull(suspected);
+        this.onBack = Objects.requireNonNull(back);
         return this;
     }
 
@@ -154,7 +168,9 @@ public final class AgentWatch implements AutoCloseable {
                 unreachable(s.id(), asked);
                 continue;
             }
-            unreachableSince.remove(s.id());
+            if (unreachableSince.remove(s.id()) != null) {
+                tell(onBack, s.id(), "return");
+            }
             reportedLost.remove(s.id());
             Long before = bootIds.put(s.id(), h.getBootId());
             if (before != null && before != h.getBootId()) {
@@ -192,7 +208,11 @@ public final class AgentWatch implements AutoCloseable {
     /** {@code asked}: when the Health it did not answer was asked (the outage began before). */
     private void unreachable(DeviceId id, long asked) {
         long now = System.nanoTime();
-        long since = unreachableSince.computeIfAbsent(id, k -> asked);
+        if (!unreachableSince.containsKey(id)) {
+            unreachableSince.put(id, asked);
+            tell(onSuspected, id, "silence");
+        }
+        long since = unreachableSince.get(id);
         if (failoverDeadline != null && now - since >= failoverDeadline.toNanos() && reportedLost.add(id)) {
             log.warn("Agent of {} has not answered for {} ms: the server is lost", id, (now - since) / 1_000_000);
             try {
@@ -200,6 +220,14 @@ public final class AgentWatch implements AutoCloseable {
             } catch (RuntimeException e) {
                 log.warn("Handling the loss of {} failed: {}", id, e.toString());
             }
+        }
+    }
+
+    private static void tell(Consumer<DeviceId> whom, DeviceId id, String what) {
+        try {
+            whom.accept(id);
+        } catch (RuntimeException e) {
+            log.warn("Handling the {} of {} failed: {}", what, id, e.toString());
         }
     }
 

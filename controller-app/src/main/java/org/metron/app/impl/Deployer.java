@@ -248,6 +248,18 @@ public final class Deployer {
         }
 
         /**
+         * Waits for the agent's part, undoing nothing: a failover prepared on a spare server knows its pipeline runs
+         * before the lost server's deadline passes. Hand it to {@link #deploy} afterwards (its steps are then done and
+         * recorded for rollback there) or {@link #abandon} it.
+         *
+         * @return whether the pipeline is RUNNING (else still starting)
+         * @throws MetronException when the agent refused or did not answer (call {@link #abandon} then)
+         */
+        public boolean ready() {
+            return finish(new ArrayDeque<>());
+        }
+
+        /**
          * Undoes whatever of it succeeded (after waiting for it): for a deployment given up before its switch
          * rules were planned.
          *

@@ -34,16 +34,38 @@ final class LostServer {
     private final PlacementEngine placement;
     private final Deployer deployer;
     private final ChainCompilers compilers;
+    private final FailoverPreparation readied;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
 
     LostServer(ChainManager chains, ChainStore store, Leadership leadership, PlacementEngine placement,
-               Deployer deployer, ChainCompilers compilers) {
+               Deployer deployer, ChainCompilers compilers, FailoverPreparation readied) {
         this.chains = Objects.requireNonNull(chains);
         this.store = Objects.requireNonNull(store);
         this.leadership = Objects.requireNonNull(leadership);
         this.placement = Objects.requireNonNull(placement);
         this.deployer = Objects.requireNonNull(deployer);
         this.compilers = Objects.requireNonNull(compilers);
+        this.readied = Objects.requireNonNull(readied);
+    }
+
+    /** {@code server}'s agent stopped answering: its chains are readied elsewhere ({@link FailoverPreparation}). */
+    void suspect(DeviceId server) {
+        readied.suspect(server);
+    }
+
+    /** {@code server} answers again: what was readied for its chains is taken back. */
+    void back(DeviceId server) {
+        readied.back(server);
+    }
+
+    /** Waits until the readying (or taking back) asked for {@code server} has run. */
+    void settle(DeviceId server) {
+        readied.settle(server);
+    }
+
+    /** What was readied for {@code id} is taken back (it is deleted); caller holds the chain's lock. */
+    void discardPrepared(ChainId id, String why) {
+        readied.discard(id, why);
     }
 
     /**
@@ -75,6 +97,7 @@ final class LostServer {
         } catch (RuntimeException e) {
             log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
         }
+        readied.settle(server); // what the deadline readied is used, not raced
         List<ChainId> moved = new ArrayList<>();
         for (Placement p : store.placements().snapshot().values()) {
             if (!p.server().map(server::equals).orElse(false)) {
@@ -87,6 +110,7 @@ final class LostServer {
                 }
             }
         }
+        readied.discardFrom(server, "not used: the chain left " + server + " otherwise or was deleted");
         return moved;
     }
 
@@ -100,11 +124,16 @@ final class LostServer {
      */
     boolean moveOff(ChainId id, DeviceId server) {
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        boolean stillThere = store.placements().get(id).map(Versioned::value).flatMap(Placement::server).map(server::equals).orElse(false);
+        Optional<Placement> now = store.placements().get(id).map(Versioned::value);
+        boolean stillThere = now.flatMap(Placement::server).map(server::equals).orElse(false);
         if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
+            readied.discard(id, "the chain is deleted or left " + server); // a deleted chain is never placed
             return false;
         }
         Chain c = chain.get();
+        if (readied.moveReadied(c, server, now.get()).isPresent()) {
+            return true;
+        }
         String why = "server " + server + " became unavailable";
         long t0 = System.nanoTime();
         ChainCompiler compiler = compilers.of(c);
