@@ -199,15 +199,17 @@ final class ChainBringUp {
             p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
             reserve.accept(p);
         }
+        long tChosen = System.nanoTime();
         Deployer.ServerStart started = deployer.start(id, sc.server(), sc.nicRules() ? RulePlanner.nicRules(id, p)
                 : List.of(), RulePlanner.pipeline(id, p, oc.compiled(), claimed.get(0)));
         try {
             DeploymentPlan plan = planner.plan(id, d, p, Optional.of(sc.server()), sc.nicRules(), oc, claimed.get(0));
             boolean running = started.ready();
             long took = ms(t0, System.nanoTime());
-            log.info("Chain {} prepared on {} cores {} in {} ms for its move off lost server {} (pipeline {}, {} "
-                    + "switch rules planned)", id, sc.server().id(), p.cores(), took, from,
-                    running ? "running" : "starting", plan.ruleCount());
+            log.info("Chain {} prepared on {} cores {} in {} ms for its move off lost server {} (chosen and tags "
+                    + "claimed {} ms, then pipeline {} and {} switch rules planned {} ms)", id, sc.server().id(),
+                    p.cores(), took, from, ms(t0, tChosen), running ? "running" : "starting", plan.ruleCount(),
+                    ms(tChosen, System.nanoTime()));
             return new PreparedMove(id, from, was, p, oc, plan, started, claimed, compiler, took);
         } catch (RuntimeException e) {
             List<String> left = started.abandon();

@@ -87,6 +87,11 @@ final class FailoverPreparation {
         moves.settle(server, timeout.multipliedBy(2));
     }
 
+    /** {@link PreparedMoves#read}. */
+    <T> java.util.concurrent.CompletableFuture<T> read(java.util.function.Supplier<T> what) {
+        return moves.read(what);
+    }
+
     /** Takes back what was readied for {@code id} (the chain is deleted, say); caller holds the chain's lock. */
     void discard(ChainId id, String why) {
         moves.take(id).ifPresent(m -> moves.discard(m, why));
@@ -110,24 +115,26 @@ final class FailoverPreparation {
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
                 if (moves.suspected(server) && leadership.actsFor(id)) {
-                    prepareOne(id, server, others);
+                    prepareOne(id, p, server, others);
                 }
             }
         }
     }
 
-    private void prepareOne(ChainId id, DeviceId server, PlacementEngine others) {
+    /**
+     * Readies one chain placed ({@code seen}, read in the snapshot: the move checks the chain still has it) on
+     * {@code server}; caller holds its lock.
+     */
+    private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        Optional<Placement> now = store.placements().get(id).map(Versioned::value);
-        // a deleted chain (REMOVING) is never readied, nor one that moved meanwhile or is readied already
-        if (chain.isEmpty() || chain.get().markedForRemoval() || now.isEmpty()
-                || !now.get().server().equals(Optional.of(server)) || moves.movesFrom(server).stream()
+        // a deleted chain (REMOVING) is never readied, nor one readied already
+        if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
                 .anyMatch(m -> m.id().equals(id))) {
             return;
         }
         Chain c = chain.get();
         try {
-            PreparedMove m = bringUps.prepareMove(c, compilers.of(c), others, now.get(), server, moves::hold);
+            PreparedMove m = bringUps.prepareMove(c, compilers.of(c), others, seen, server, moves::hold);
             moves.keep(m);
             if (!moves.suspected(server)) {
                 moves.discard(m, "server " + server + " answered again while it was readied");
@@ -145,7 +152,8 @@ final class FailoverPreparation {
      *
      * @return the chain as recorded, or empty when nothing valid was readied (the caller moves it from scratch)
      */
-    Optional<Chain> moveReadied(Chain c, DeviceId server, Placement now) {
+    Optional<Chain> moveReadied(Chain c, DeviceId server, Placement now, Optional<InstalledState> installed,
+                                long found) {
         ChainId id = c.id();
         Optional<PreparedMove> taken = moves.take(id);
         if (taken.isEmpty()) {
@@ -157,7 +165,7 @@ final class FailoverPreparation {
             return Optional.empty();
         }
         long t0 = System.nanoTime();
-        Optional<InstalledState> old = store.installed().get(id).map(Versioned::value).map(teardown::withoutShared);
+        Optional<InstalledState> old = installed.map(teardown::withoutShared);
         Deployer.Result r;
         try {
             // the new switch rules, over the pipeline already up on the spare (rolled back together on a failure)
@@ -197,10 +205,11 @@ final class FailoverPreparation {
         tags.release(id, oldTags);
         chains.refreshBackups(id);
         // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)
-        log.warn("Chain {} moved off lost server {} to {}: {} in {} ms after the deadline (switch rules {}, store {} "
-                        + "in one round; readied during the deadline in {} ms; old rules, tags, backups off after {})",
-                id, server, m.to(), up.state(), ChainBringUp.ms(t0, tRecorded), ChainBringUp.ms(t0, tSwitched),
-                ChainBringUp.ms(tSwitched, tRecorded), m.tookMs(), ChainBringUp.ms(tRecorded, System.nanoTime()));
+        log.warn("Chain {} moved off lost server {} to {}: {} in {} ms after the deadline (found and read {}, switch "
+                        + "rules {}, store {} in one round; readied during the deadline in {} ms; old rules, tags, "
+                        + "backups off after {})", id, server, m.to(), up.state(), ChainBringUp.ms(found, tRecorded),
+                ChainBringUp.ms(found, t0), ChainBringUp.ms(t0, tSwitched), ChainBringUp.ms(tSwitched, tRecorded),
+                m.tookMs(), ChainBringUp.ms(tRecorded, System.nanoTime()));
         return Optional.of(up);
     }
 }

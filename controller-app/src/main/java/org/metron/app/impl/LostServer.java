@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Moves the chains this instance owns off a server that is gone ({@link ChainManager#serverLost}): each to another
@@ -89,6 +90,7 @@ final class LostServer {
      * @return the chains that run again on another server
      */
     List<ChainId> serverLost(DeviceId server) {
+        long found = System.nanoTime();
         try {
             List<ChainId> back = scaledOut.serverLost(server);
             if (!back.isEmpty()) {
@@ -97,7 +99,10 @@ final class LostServer {
         } catch (RuntimeException e) {
             log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
         }
+        long tScaled = System.nanoTime();
         readied.settle(server); // what the deadline readied is used, not raced
+        log.info("Lost server {}: its scaled-out groups handled in {} ms, waited {} ms for what was readied", server,
+                ChainBringUp.ms(found, tScaled), ChainBringUp.ms(tScaled, System.nanoTime()));
         List<ChainId> moved = new ArrayList<>();
         for (Placement p : store.placements().snapshot().values()) {
             if (!p.server().map(server::equals).orElse(false)) {
@@ -105,7 +110,7 @@ final class LostServer {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                if (leadership.actsFor(id) && moveOff(id, server)) {
+                if (leadership.actsFor(id) && moveOff(id, server, found)) {
                     moved.add(id);
                 }
             }
@@ -123,15 +128,25 @@ final class LostServer {
      * @return whether the chain now runs on another server
      */
     boolean moveOff(ChainId id, DeviceId server) {
+        return moveOff(id, server, System.nanoTime());
+    }
+
+    /** {@link #moveOff(ChainId, DeviceId)}, the loss handled since {@code found} (nanoTime, for the log). */
+    private boolean moveOff(ChainId id, DeviceId server, long found) {
+        // the three records at once (each a Raft read in a cluster)
+        CompletableFuture<Optional<Placement>> placed = readied.read(() -> store.placements().get(id)
+                .map(Versioned::value));
+        CompletableFuture<Optional<InstalledState>> installed = readied.read(() -> store.installed().get(id)
+                .map(Versioned::value));
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        Optional<Placement> now = store.placements().get(id).map(Versioned::value);
+        Optional<Placement> now = placed.join();
         boolean stillThere = now.flatMap(Placement::server).map(server::equals).orElse(false);
         if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
             readied.discard(id, "the chain is deleted or left " + server); // a deleted chain is never placed
             return false;
         }
         Chain c = chain.get();
-        if (readied.moveReadied(c, server, now.get()).isPresent()) {
+        if (readied.moveReadied(c, server, now.get(), installed.join(), found).isPresent()) {
             return true;
         }
         String why = "server " + server + " became unavailable";

@@ -173,6 +173,11 @@ final class PreparedMoves implements AutoCloseable {
         }
     }
 
+    /** Reads {@code what} on a thread of the writes' (several records read at once, as they are written). */
+    <T> CompletableFuture<T> read(java.util.function.Supplier<T> what) {
+        return CompletableFuture.supplyAsync(what, writers);
+    }
+
     private static Throwable unwrap(RuntimeException e) {
         return e.getCause() instanceof RuntimeException ? e.getCause() : e;
     }
