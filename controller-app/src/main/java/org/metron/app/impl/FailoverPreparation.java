@@ -168,8 +168,9 @@ final class FailoverPreparation {
         Optional<InstalledState> old = installed.map(teardown::withoutShared);
         Deployer.Result r;
         try {
-            // the new switch rules, over the pipeline already up on the spare (rolled back together on a failure)
-            r = deployer.deploy(m.plan(), Optional.of(m.start()));
+            // the new switch rules, over the pipeline already up on the spare (rolled back together on a failure);
+            // all devices at once: nothing reaches the chain until they are all in either way (its server is dead)
+            r = deployer.deploy(m.plan(), Optional.of(m.start()), true);
         } catch (MetronException e) {
             tags.release(id, m.claimed());
             moves.release(id);
@@ -190,6 +191,11 @@ final class FailoverPreparation {
         moves.release(id);
         compilers.placed(up, m.compiler(), m.offload().compiled());
         long tRecorded = System.nanoTime();
+        // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)
+        log.warn("Chain {} moved off lost server {} to {}: {} in {} ms after the deadline (found and read {}, switch "
+                        + "rules {}, store {} in one round; readied during the deadline in {} ms)", id, server,
+                m.to(), up.state(), ChainBringUp.ms(found, tRecorded), ChainBringUp.ms(found, t0),
+                ChainBringUp.ms(t0, tSwitched), ChainBringUp.ms(tSwitched, tRecorded), m.tookMs());
         // behind the traffic: the old rules the new placement does not take over (same entry), what was armed for
         // them, the old placement's tags; then the new backups
         Set<Object> kept = Deployer.entries(r.installed().switchRules());
@@ -204,12 +210,8 @@ final class FailoverPreparation {
                 .map(TagAllocation::tag).filter(t -> !m.claimed().contains(t)).collect(Collectors.toList());
         tags.release(id, oldTags);
         chains.refreshBackups(id);
-        // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)
-        log.warn("Chain {} moved off lost server {} to {}: {} in {} ms after the deadline (found and read {}, switch "
-                        + "rules {}, store {} in one round; readied during the deadline in {} ms; old rules, tags, "
-                        + "backups off after {})", id, server, m.to(), up.state(), ChainBringUp.ms(found, tRecorded),
-                ChainBringUp.ms(found, t0), ChainBringUp.ms(t0, tSwitched), ChainBringUp.ms(tSwitched, tRecorded),
-                m.tookMs(), ChainBringUp.ms(tRecorded, System.nanoTime()));
+        log.info("Chain {}: its old rules, tags and armed backups off in {} ms", id,
+                ChainBringUp.ms(tRecorded, System.nanoTime()));
         return Optional.of(up);
     }
 }

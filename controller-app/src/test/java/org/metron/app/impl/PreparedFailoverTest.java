@@ -167,6 +167,32 @@ public class PreparedFailoverTest {
     }
 
     @Test
+    public void aSwitchRefusingTheReadiedMoveLeavesNothingOfItAnywhere() {
+        World w = new World(2, Fixtures.synthesis(), 42);
+        int l = submit(w);
+        DeviceId lost = server(l);
+        TestAgent spare = w.agents.get(1 - l);
+        w.agents.get(l).unreachable(true);
+        w.servers.remove(lost);
+        w.manager.serverSuspected(lost);
+        w.manager.awaitFailoverWork(lost);
+        assertTrue(spare.pipelines().containsKey("web"));
+        // the ingress switch refuses: its rules and the other switch's (committed at the same time) are undone, the
+        // readied pipeline and tags go; moved from scratch it fails the same way, and says so
+        w.switches.reject(Fixtures.D1);
+        int before = w.switches.rules(Fixtures.D2).size();
+
+        assertTrue(w.manager.serverLost(lost).isEmpty());
+
+        assertTrue("the spare holds nothing of it", spare.pipelines().isEmpty() && spare.nicRules().isEmpty());
+        assertTrue(w.manager.tags().stream().noneMatch(t -> t.server().equals(server(1 - l))));
+        assertTrue("no rule of the refused move left", w.switches.rules(Fixtures.D2).size() <= before);
+        Chain c = w.manager.chain(WEB).get();
+        assertEquals(ChainState.FAILED, c.state());
+        assertTrue(c.reason(), c.reason().contains(lost.toString()));
+    }
+
+    @Test
     public void withNoSpareNothingIsReadiedAndTheChainIsDegradedNamingItsServer() {
         World w = new World(2, Fixtures.synthesis(), 42);
         int l = submit(w);
