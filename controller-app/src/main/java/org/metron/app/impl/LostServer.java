@@ -24,7 +24,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Moves the chains this instance owns off a server that is gone ({@link ChainManager#serverLost}): each to another
- * server when one can take it, else DEGRADED naming what does not run (the pending parts of a DEGRADED chain).
+ * server when one can take it, else DEGRADED naming what does not run (the pending parts of a DEGRADED chain). A
+ * chain readied elsewhere while the failover deadline ran ({@link FailoverPreparation}) moves with what was readied;
+ * one that was not is placed and deployed from scratch here.
  */
 final class LostServer {
     private static final Logger log = LoggerFactory.getLogger(LostServer.class);
