@@ -44,6 +44,17 @@ public class PreparedFailoverTest {
         return w.manager.placement(WEB).get().server().get().toString().equals(Fixtures.serverId(0)) ? 0 : 1;
     }
 
+    /** Server {@code l}'s agent dead, its device gone, "web" readied on the other: that one's agent. */
+    private static TestAgent readiedOffDeadServer(World w, int l) {
+        w.agents.get(l).unreachable(true);
+        w.servers.remove(server(l));
+        w.manager.serverSuspected(server(l));
+        w.manager.awaitFailoverWork(server(l));
+        TestAgent spare = w.agents.get(1 - l);
+        assertTrue("readied on the spare", spare.pipelines().containsKey("web"));
+        return spare;
+    }
+
     private static DeviceId server(int i) {
         return DeviceId.deviceId(Fixtures.serverId(i));
     }
@@ -144,12 +155,7 @@ public class PreparedFailoverTest {
         World w = new World(2, Fixtures.synthesis(), 42);
         int l = submit(w);
         DeviceId lost = server(l);
-        TestAgent spare = w.agents.get(1 - l);
-        w.agents.get(l).unreachable(true);
-        w.servers.remove(lost);
-        w.manager.serverSuspected(lost);
-        w.manager.awaitFailoverWork(lost);
-        assertTrue(spare.pipelines().containsKey("web"));
+        TestAgent spare = readiedOffDeadServer(w, l);
 
         // DELETE while the deadline runs: the tombstone stays (the dead agent still holds the pipeline), the
         // readied pipeline goes from the spare, and the deadline passing places nothing
@@ -171,12 +177,7 @@ public class PreparedFailoverTest {
         World w = new World(2, Fixtures.synthesis(), 42);
         int l = submit(w);
         DeviceId lost = server(l);
-        TestAgent spare = w.agents.get(1 - l);
-        w.agents.get(l).unreachable(true);
-        w.servers.remove(lost);
-        w.manager.serverSuspected(lost);
-        w.manager.awaitFailoverWork(lost);
-        assertTrue(spare.pipelines().containsKey("web"));
+        TestAgent spare = readiedOffDeadServer(w, l);
         // the ingress switch refuses: its rules and the other switch's (committed at the same time) are undone, the
         // readied pipeline and tags go; moved from scratch it fails the same way, and says so
         w.switches.reject(Fixtures.D1);
