@@ -32,6 +32,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 import static org.metron.app.api.Deployments.egress;
@@ -57,10 +59,12 @@ final class ChainBringUp {
     private final SharedIngressCheck ingress;
     private final ChainTeardown teardown;
     private final ChainReroute reroutes;
+    /** Cores held by this instance's prepared failover moves, per server ({@link PreparedMoves}). */
+    private final Function<DeviceId, Set<Integer>> held;
 
     ChainBringUp(ChainStore store, ServerRegistry servers, PlacementEngine placement, TagAllocator tags,
                  RulePlanner planner, Deployer deployer, Synthesis synthesis, ChainCompilers compilers,
-                 ChainTeardown teardown, ChainReroute reroutes) {
+                 ChainTeardown teardown, ChainReroute reroutes, Function<DeviceId, Set<Integer>> held) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.placement = Objects.requireNonNull(placement);
@@ -72,6 +76,7 @@ final class ChainBringUp {
         this.ingress = new SharedIngressCheck(store, placement, compilers);
         this.teardown = Objects.requireNonNull(teardown);
         this.reroutes = Objects.requireNonNull(reroutes);
+        this.held = Objects.requireNonNull(held);
     }
 
     /**
@@ -160,6 +165,60 @@ final class ChainBringUp {
             teardown.releasePlacement(id);
             store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
             throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
+        }
+    }
+
+    /**
+     * Readies {@code chain}'s move off its lost server {@code from} while the failover deadline runs: chooses a
+     * server with {@code pe} (which leaves {@code from} out), claims tags, has {@code reserve} hold the cores (under
+     * the reservation lock, so no bring-up of this instance takes them), starts the NIC rules and pipeline on the
+     * spare's agent and plans the switch rules, installing none: traffic still goes where the chain is placed
+     * ({@code was}). Caller holds the chain's lock.
+     *
+     * @throws MetronException when no server can take the chain or the spare's agent refused it (nothing is left:
+     *                         tags released, the agent's part undone; {@code reserve}'s hold is the caller's)
+     */
+    PreparedMove prepareMove(Chain chain, ChainCompiler compiler, PlacementEngine pe, Placement was, DeviceId from,
+                             Consumer<Placement> reserve) {
+        ChainId id = chain.id();
+        Deployment d = chain.deployment();
+        long t0 = System.nanoTime();
+        ServerChoice sc;
+        OffloadChoice oc;
+        Placement p;
+        List<Tag> claimed;
+        synchronized (store.reservationLock()) {
+            sc = pe.chooseServer(id, d, d.cpuCores(), this::reservedCores, compiler.flowStateDemand());
+            oc = pe.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(), compiler);
+            ingress.require(id, d, chain.json(), oc);
+            List<String> groupIds = oc.compiled().groups().stream().map(ChainBringUp::groupId)
+                    .collect(Collectors.toList());
+            boolean markerOnly = groupIds.isEmpty();
+            claimed = tags.allocate(sc.server().id(), sc.nic(), d.tagType(), id,
+                    markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds, sc.tagsInUse());
+            p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
+            reserve.accept(p);
+        }
+        long tChosen = System.nanoTime();
+        Deployer.ServerStart started = deployer.start(id, sc.server(), sc.nicRules() ? RulePlanner.nicRules(id, p)
+                : List.of(), RulePlanner.pipeline(id, p, oc.compiled(), claimed.get(0)));
+        try {
+            DeploymentPlan plan = planner.plan(id, d, p, Optional.of(sc.server()), sc.nicRules(), oc, claimed.get(0));
+            boolean running = started.ready();
+            long took = ms(t0, System.nanoTime());
+            log.info("Chain {} prepared on {} cores {} in {} ms for its move off lost server {} (chosen and tags "
+                    + "claimed {} ms, then pipeline {} and {} switch rules planned {} ms)", id, sc.server().id(),
+                    p.cores(), took, from, ms(t0, tChosen), running ? "running" : "starting", plan.ruleCount(),
+                    ms(tChosen, System.nanoTime()));
+            return new PreparedMove(id, from, was, p, oc, plan, started, claimed, compiler, took);
+        } catch (RuntimeException e) {
+            List<String> left = started.abandon();
+            tags.release(id, claimed);
+            if (!left.isEmpty()) {
+                log.warn("Chain {}: a failed preparation on {} left {}", id, sc.server().id(), left);
+            }
+            throw e instanceof MetronException ? e : new MetronException(Fault.INTERNAL, "chain " + id
+                    + ": preparing its move off " + from + ": " + e, e);
         }
     }
 
@@ -312,7 +371,7 @@ final class ChainBringUp {
 
     /** Cores promised to placed chains other than {@code chain} (null: all), per server. */
     private Set<Integer> reservedCoresExcept(DeviceId server, ChainId chain) {
-        Set<Integer> out = new HashSet<>();
+        Set<Integer> out = new HashSet<>(held.apply(server));
         store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
                 .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
         return out;

@@ -67,6 +67,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     private final ChainReroute reroutes;
     private final LostServer lost;
     private final ChainCompilers compilers;
+    private final PreparedMoves prepared;
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
                         PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
@@ -86,9 +87,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.removal = teardown.removal();
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
                 dataPlane);
+        this.prepared = new PreparedMoves(tags);
         this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
-                teardown, reroutes);
-        this.lost = new LostServer(this, store, leadership, placement, deployer, compilers);
+                teardown, reroutes, prepared::heldCores);
+        this.lost = new LostServer(this, store, leadership, placement, deployer, compilers,
+                new FailoverPreparation(this, store, leadership, placement, prepared, bringUps, teardown, servers,
+                        tags, deployer, compilers, agentTimeout));
         this.inventory = new Inventory(store, servers, switches, agentTimeout);
         this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, agentTimeout),
                 agentTimeout);
@@ -264,6 +268,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 return handover.remove(store.chains().get(id).orElseThrow(() -> unknown(id)));
             }
             Chain chain = existing(id);
+            lost.discardPrepared(id, "the chain is deleted"); // a deleted chain is never placed, nor readied
             if (!chain.markedForRemoval()) {
                 chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
                 store.chains().put(id, chain);
@@ -382,6 +387,28 @@ public final class ChainManager implements MetronService, CompiledChains {
         return lost.serverLost(server);
     }
 
+    /**
+     * A server's agent stopped answering (its device went unavailable; the agent watch's first failed round): while
+     * the failover deadline runs, the chains this instance owns there are readied on another server, traffic
+     * untouched, so that the move after the deadline only switches it ({@link LostServer#prepare}). Returns at once.
+     */
+    public void serverSuspected(DeviceId server) {
+        lost.suspect(server);
+    }
+
+    /**
+     * A suspected server answers again (within the deadline: its chains stay, restart recovery restores what its
+     * agent lost): what was readied for its chains elsewhere is taken back. Returns at once.
+     */
+    public void serverBack(DeviceId server) {
+        lost.back(server);
+    }
+
+    /** Waits until what {@link #serverSuspected} and {@link #serverBack} asked for {@code server} has run (tests). */
+    void awaitFailoverWork(DeviceId server) {
+        lost.settle(server);
+    }
+
     /** {@link #serverLost} for one chain, caller holding its lock ({@link LostServer#moveOff}). */
     boolean moveOff(ChainId id, DeviceId server) {
         return lost.moveOff(id, server);
@@ -392,9 +419,10 @@ public final class ChainManager implements MetronService, CompiledChains {
         reroutes.refreshBackups(id);
     }
 
-    /** Stops computing backups (the hosts call it when they stop; chains stay as they are). */
+    /** Stops computing backups and readying moves (the hosts call it when they stop; chains stay as they are). */
     public void close() {
         reroutes.close();
+        prepared.close();
     }
 
     /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */

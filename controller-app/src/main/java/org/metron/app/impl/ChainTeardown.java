@@ -5,6 +5,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -77,6 +78,14 @@ final class ChainTeardown {
         store.placements().remove(id);
         store.backups().remove(id);
         tags.release(id);
+    }
+
+    /**
+     * Takes out the link backups armed for the chain's previous rules, its rules now {@code primary} (a chain moved
+     * to another server keeps its record; its new backups are armed by the refresh that follows).
+     */
+    void disarm(ChainId id, List<InstalledRule> primary) {
+        dataPlane.disarm(id, primary);
     }
 
     /**

@@ -117,6 +117,15 @@ public final class Deployer {
      * NIC rules and pipeline (empty for a chain without server).
      */
     public Result deploy(DeploymentPlan plan, Optional<ServerStart> started) {
+        return deploy(plan, started, false);
+    }
+
+    /**
+     * {@link #deploy(DeploymentPlan, Optional)}; {@code atOnce}: every device's switch rules are committed together
+     * instead of device by device (offload device last). For a chain moving off a dead server: no packet reaches it
+     * until all are in either way, and each device's commit is a round of its own in an ONOS cluster.
+     */
+    public Result deploy(DeploymentPlan plan, Optional<ServerStart> started, boolean atOnce) {
         if (plan.server().isPresent() != started.isPresent()) {
             started.ifPresent(ServerStart::abandon);
             throw new MetronException(Fault.INTERNAL, "chain " + plan.chainId() + ": the agent's part was "
@@ -154,15 +163,32 @@ public final class Deployer {
             }
             StringBuilder timing = new StringBuilder("switch rules staged ").append(ms(t0, t1))
                     .append(" ms, agent ready ").append(ms(t0, System.nanoTime())).append(" ms");
+            List<CompletableFuture<Void>> committing = new ArrayList<>();
+            for (int i = 0; i < batches.size() && atOnce; i++) {
+                committing.add(staged.set(i, null).commit());
+            }
+            MetronException commitFailure = null;
             for (int i = 0; i < batches.size(); i++) {
                 long t2 = System.nanoTime();
                 DeviceId device = batches.get(i).getKey();
                 List<FlowRule> rules = batches.get(i).getValue();
-                SwitchProgrammer.Staged s = staged.set(i, null);
-                calls.await(s.commit(), Fault.SWITCH_FAILURE, "installing " + rules.size() + " rules on " + device);
+                CompletableFuture<Void> commit = atOnce ? committing.get(i) : staged.set(i, null).commit();
+                try {
+                    calls.await(commit, Fault.SWITCH_FAILURE, "installing " + rules.size() + " rules on " + device);
+                } catch (MetronException e) {
+                    if (!atOnce) {
+                        throw e;
+                    }
+                    // the other devices' commits are under way: each that succeeds is undone with the rest
+                    commitFailure = commitFailure == null ? e : commitFailure;
+                    continue;
+                }
                 undo.push(new Undo(rules.size() + " rules on " + device, () -> switches.remove(device, rules)));
                 timing.append(", ").append(device).append(' ').append(rules.size()).append(" rules live ")
                         .append(ms(t2, System.nanoTime())).append(" ms");
+            }
+            if (commitFailure != null) {
+                throw commitFailure;
             }
             log.info("Chain {} deployed: {}", chain, timing);
             return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
@@ -245,6 +271,18 @@ public final class Deployer {
                         + chain + " FAILED: " + status.getMessage());
             }
             return status.getState() == PipelineState.PIPELINE_RUNNING;
+        }
+
+        /**
+         * Waits for the agent's part, undoing nothing: a failover prepared on a spare server knows its pipeline runs
+         * before the lost server's deadline passes. Hand it to {@link #deploy} afterwards (its steps are then done and
+         * recorded for rollback there) or {@link #abandon} it.
+         *
+         * @return whether the pipeline is RUNNING (else still starting)
+         * @throws MetronException when the agent refused or did not answer (call {@link #abandon} then)
+         */
+        public boolean ready() {
+            return finish(new ArrayDeque<>());
         }
 
         /**

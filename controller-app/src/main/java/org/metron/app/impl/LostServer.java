@@ -20,10 +20,13 @@ import java.util.Objects;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Moves the chains this instance owns off a server that is gone ({@link ChainManager#serverLost}): each to another
- * server when one can take it, else DEGRADED naming what does not run (the pending parts of a DEGRADED chain).
+ * server when one can take it, else DEGRADED naming what does not run (the pending parts of a DEGRADED chain). A
+ * chain readied elsewhere while the failover deadline ran ({@link FailoverPreparation}) moves with what was readied;
+ * one that was not is placed and deployed from scratch here.
  */
 final class LostServer {
     private static final Logger log = LoggerFactory.getLogger(LostServer.class);
@@ -34,16 +37,38 @@ final class LostServer {
     private final PlacementEngine placement;
     private final Deployer deployer;
     private final ChainCompilers compilers;
+    private final FailoverPreparation readied;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
 
     LostServer(ChainManager chains, ChainStore store, Leadership leadership, PlacementEngine placement,
-               Deployer deployer, ChainCompilers compilers) {
+               Deployer deployer, ChainCompilers compilers, FailoverPreparation readied) {
         this.chains = Objects.requireNonNull(chains);
         this.store = Objects.requireNonNull(store);
         this.leadership = Objects.requireNonNull(leadership);
         this.placement = Objects.requireNonNull(placement);
         this.deployer = Objects.requireNonNull(deployer);
         this.compilers = Objects.requireNonNull(compilers);
+        this.readied = Objects.requireNonNull(readied);
+    }
+
+    /** {@code server}'s agent stopped answering: its chains are readied elsewhere ({@link FailoverPreparation}). */
+    void suspect(DeviceId server) {
+        readied.suspect(server);
+    }
+
+    /** {@code server} answers again: what was readied for its chains is taken back. */
+    void back(DeviceId server) {
+        readied.back(server);
+    }
+
+    /** Waits until the readying (or taking back) asked for {@code server} has run. */
+    void settle(DeviceId server) {
+        readied.settle(server);
+    }
+
+    /** What was readied for {@code id} is taken back (it is deleted); caller holds the chain's lock. */
+    void discardPrepared(ChainId id, String why) {
+        readied.discard(id, why);
     }
 
     /**
@@ -67,6 +92,7 @@ final class LostServer {
      * @return the chains that run again on another server
      */
     List<ChainId> serverLost(DeviceId server) {
+        long found = System.nanoTime();
         try {
             List<ChainId> back = scaledOut.serverLost(server);
             if (!back.isEmpty()) {
@@ -75,6 +101,10 @@ final class LostServer {
         } catch (RuntimeException e) {
             log.warn("Bringing back the groups scaled out to lost server {} failed: {}", server, e.toString());
         }
+        long tScaled = System.nanoTime();
+        readied.settle(server); // what the deadline readied is used, not raced
+        log.info("Lost server {}: its scaled-out groups handled in {} ms, waited {} ms for what was readied", server,
+                ChainBringUp.ms(found, tScaled), ChainBringUp.ms(tScaled, System.nanoTime()));
         List<ChainId> moved = new ArrayList<>();
         for (Placement p : store.placements().snapshot().values()) {
             if (!p.server().map(server::equals).orElse(false)) {
@@ -82,11 +112,12 @@ final class LostServer {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                if (leadership.actsFor(id) && moveOff(id, server)) {
+                if (leadership.actsFor(id) && moveOff(id, server, found)) {
                     moved.add(id);
                 }
             }
         }
+        readied.discardFrom(server, "not used: the chain left " + server + " otherwise or was deleted");
         return moved;
     }
 
@@ -99,12 +130,27 @@ final class LostServer {
      * @return whether the chain now runs on another server
      */
     boolean moveOff(ChainId id, DeviceId server) {
+        return moveOff(id, server, System.nanoTime());
+    }
+
+    /** {@link #moveOff(ChainId, DeviceId)}, the loss handled since {@code found} (nanoTime, for the log). */
+    private boolean moveOff(ChainId id, DeviceId server, long found) {
+        // the three records at once (each a Raft read in a cluster)
+        CompletableFuture<Optional<Placement>> placed = readied.read(() -> store.placements().get(id)
+                .map(Versioned::value));
+        CompletableFuture<Optional<InstalledState>> installed = readied.read(() -> store.installed().get(id)
+                .map(Versioned::value));
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        boolean stillThere = store.placements().get(id).map(Versioned::value).flatMap(Placement::server).map(server::equals).orElse(false);
+        Optional<Placement> now = placed.join();
+        boolean stillThere = now.flatMap(Placement::server).map(server::equals).orElse(false);
         if (chain.isEmpty() || !stillThere || chain.get().markedForRemoval()) {
+            readied.discard(id, "the chain is deleted or left " + server); // a deleted chain is never placed
             return false;
         }
         Chain c = chain.get();
+        if (readied.moveReadied(c, server, now.get(), installed.join(), found).isPresent()) {
+            return true;
+        }
         String why = "server " + server + " became unavailable";
         long t0 = System.nanoTime();
         ChainCompiler compiler = compilers.of(c);

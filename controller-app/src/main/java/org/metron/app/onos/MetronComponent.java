@@ -182,6 +182,7 @@ public class MetronComponent implements MetronService, CompiledChains {
 
     /** A device available again: what deleted chains left on it is removed now (agents: the agent watch too). */
     private void deviceBack(DeviceId device) {
+        manager.serverBack(device); // what was readied elsewhere for its chains is taken back
         events.execute(() -> {
             List<ChainId> gone = manager.retryRemovals(device::equals);
             if (!gone.isEmpty()) {
@@ -213,10 +214,14 @@ public class MetronComponent implements MetronService, CompiledChains {
     private void serverLost(DeviceId server) {
         log.info("Metron server {} unavailable: its chains move in {} ms unless it comes back", server,
                 failoverDeadline.toMillis());
+        // readied on other servers meanwhile, traffic untouched: after the deadline only the switch rules and one
+        // round of store writes are left
+        manager.serverSuspected(server);
         failover.schedule(() -> {
             if (deviceService.isAvailable(server)) {
                 log.info("Metron server {} available again within {} ms: its chains stay", server,
                         failoverDeadline.toMillis());
+                manager.serverBack(server);
                 return;
             }
             log.info("Metron server {} unavailable for {} ms, moving its chains", server, failoverDeadline.toMillis());

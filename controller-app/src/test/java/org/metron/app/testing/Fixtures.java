@@ -104,15 +104,26 @@ public final class Fixtures {
         public final TestSwitches switches = new TestSwitches();
         public final TestServers servers = new TestServers();
         public final List<TestAgent> agents = new ArrayList<>();
-        public final ChainStore store = new ChainStore(new LocalStoreFactory());
+        public final ChainStore store;
         public final ChainManager manager;
 
         public World(int n, Synthesis synthesis, long seed) {
             this(n, synthesis, seed, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
         }
 
+        /** A world whose store's maps {@code factory} makes (one that counts writes, say). */
+        public World(int n, Synthesis synthesis, long seed, StoreFactory factory) {
+            this(n, synthesis, seed, factory, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
+        }
+
         /** A world whose servers' NICs all dispatch in {@code mode}, steering {@code tagTypes}. */
         public World(int n, Synthesis synthesis, long seed, DispatchMode mode, TagType... tagTypes) {
+            this(n, synthesis, seed, new LocalStoreFactory(), mode, tagTypes);
+        }
+
+        private World(int n, Synthesis synthesis, long seed, StoreFactory factory, DispatchMode mode,
+                      TagType... tagTypes) {
+            store = new ChainStore(factory);
             network = network(n);
             for (int i = 0; i < n; i++) {
                 TestAgent a = new TestAgent("10.0.0." + (i + 1) + ":50051", 4, 0.1 * (i + 1))

@@ -109,8 +109,11 @@ public final class EmbeddedHost implements AutoCloseable {
             // a lost server's scaled-out groups come back to their chains' servers (docs/scaling.md#restarts)
             manager.onServerLost(scaler);
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
-            // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs)
-            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT).failover(AgentWatch.configuredFailover(), manager::serverLost)
+            // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs), readied
+            // on other servers while that deadline runs (taken back if the agent answers in time)
+            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT)
+                    .failover(AgentWatch.configuredFailover(), manager::serverLost)
+                    .suspicion(manager::serverSuspected, manager::serverBack)
                     .start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = new ChainOwnership(chains.chains(), leadership, manager::reconcile, System::currentTimeMillis)

@@ -1,0 +1,217 @@
+package org.metron.app.impl;
+
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.Placement;
+import org.metron.app.api.Tag;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.spi.Leadership;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.BackupConfiguration;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledState;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * A lost server's chains readied elsewhere while its failover deadline runs, and moved with what was readied when
+ * it passes ({@link LostServer}). Suspected (its agent stopped answering): each chain this instance owns there,
+ * not marked for removal, gets a {@link PreparedMove} on another server (chosen, tags claimed, pipeline up, switch
+ * rules planned; traffic untouched). Back within the deadline: what was readied is taken back (the pipeline removed
+ * from the spare, tags released) and the chain stays where it is, restart recovery restoring what its agent lost.
+ * Deadline passed: the move installs the new switch rules (new before old: the old ones go after) and records the
+ * chain's placement, installed rules, state and backups in one round of concurrent store writes; the old rules,
+ * tags and armed backups are taken out after that, behind the traffic.
+ */
+final class FailoverPreparation {
+    private static final Logger log = LoggerFactory.getLogger(FailoverPreparation.class);
+
+    private final ChainManager chains;
+    private final ChainStore store;
+    private final Leadership leadership;
+    private final PlacementEngine placement;
+    private final PreparedMoves moves;
+    private final ChainBringUp bringUps;
+    private final ChainTeardown teardown;
+    private final ServerRegistry servers;
+    private final TagAllocator tags;
+    private final Deployer deployer;
+    private final ChainCompilers compilers;
+    private final Duration timeout;
+
+    FailoverPreparation(ChainManager chains, ChainStore store, Leadership leadership, PlacementEngine placement,
+                        PreparedMoves moves, ChainBringUp bringUps, ChainTeardown teardown, ServerRegistry servers,
+                        TagAllocator tags, Deployer deployer, ChainCompilers compilers, Duration timeout) {
+        this.chains = Objects.requireNonNull(chains);
+        this.store = Objects.requireNonNull(store);
+        this.leadership = Objects.requireNonNull(leadership);
+        this.placement = Objects.requireNonNull(placement);
+        this.moves = Objects.requireNonNull(moves);
+        this.bringUps = Objects.requireNonNull(bringUps);
+        this.teardown = Objects.requireNonNull(teardown);
+        this.servers = Objects.requireNonNull(servers);
+        this.tags = Objects.requireNonNull(tags);
+        this.deployer = Objects.requireNonNull(deployer);
+        this.compilers = Objects.requireNonNull(compilers);
+        this.timeout = Objects.requireNonNull(timeout);
+    }
+
+    /** {@code server} stopped answering: its chains are readied elsewhere, on the preparation's own thread. */
+    void suspect(DeviceId server) {
+        moves.suspect(server);
+        moves.submit(server, () -> prepareAll(server));
+    }
+
+    /** {@code server} answers again: what was readied for its chains is taken back (on the same thread). */
+    void back(DeviceId server) {
+        if (!moves.suspected(server) && moves.movesFrom(server).isEmpty()) {
+            return; // the common case: a server that was never suspected
+        }
+        moves.cleared(server);
+        moves.submit(server, () -> discardFrom(server, "server " + server + " answers again: the chain stays"));
+    }
+
+    /** Waits until {@code server}'s preparation has ended (the move uses what it readied). */
+    void settle(DeviceId server) {
+        moves.settle(server, timeout.multipliedBy(2));
+    }
+
+    /** {@link PreparedMoves#read}. */
+    <T> java.util.concurrent.CompletableFuture<T> read(java.util.function.Supplier<T> what) {
+        return moves.read(what);
+    }
+
+    /** Takes back what was readied for {@code id} (the chain is deleted, say); caller holds the chain's lock. */
+    void discard(ChainId id, String why) {
+        moves.take(id).ifPresent(m -> moves.discard(m, why));
+    }
+
+    /** Takes back what was readied off {@code server} and not used (the chain changed meanwhile). */
+    void discardFrom(DeviceId server, String why) {
+        for (PreparedMove m : moves.movesFrom(server)) {
+            synchronized (store.lockFor(m.id())) {
+                discard(m.id(), why);
+            }
+        }
+    }
+
+    private void prepareAll(DeviceId server) {
+        PlacementEngine others = placement.without(server); // a dead agent would cost a timeout per question
+        for (Placement p : store.placements().snapshot().values()) {
+            if (!p.server().map(server::equals).orElse(false)) {
+                continue;
+            }
+            ChainId id = p.chainId();
+            synchronized (store.lockFor(id)) {
+                if (moves.suspected(server) && leadership.actsFor(id)) {
+                    prepareOne(id, p, server, others);
+                }
+            }
+        }
+    }
+
+    /**
+     * Readies one chain placed ({@code seen}, read in the snapshot: the move checks the chain still has it) on
+     * {@code server}; caller holds its lock.
+     */
+    private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
+        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        // a deleted chain (REMOVING) is never readied, nor one readied already
+        if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
+                .anyMatch(m -> m.id().equals(id))) {
+            return;
+        }
+        Chain c = chain.get();
+        try {
+            PreparedMove m = bringUps.prepareMove(c, compilers.of(c), others, seen, server, moves::hold);
+            moves.keep(m);
+            if (!moves.suspected(server)) {
+                moves.discard(m, "server " + server + " answered again while it was readied");
+            }
+        } catch (MetronException e) {
+            moves.release(id);
+            log.info("Chain {}: no move off {} readied ({}); decided when the failover deadline passes", id,
+                    server, e.getMessage());
+        }
+    }
+
+    /**
+     * Moves {@code c} off {@code server} with what was readied for it, caller holding its lock and having checked
+     * that the chain is not marked for removal and still placed ({@code now}) on {@code server}.
+     *
+     * @return the chain as recorded, or empty when nothing valid was readied (the caller moves it from scratch)
+     */
+    Optional<Chain> moveReadied(Chain c, DeviceId server, Placement now, Optional<InstalledState> installed,
+                                long found) {
+        ChainId id = c.id();
+        Optional<PreparedMove> taken = moves.take(id);
+        if (taken.isEmpty()) {
+            return Optional.empty();
+        }
+        PreparedMove m = taken.get();
+        if (!m.was().equals(now) || !m.from().equals(server) || !servers.server(m.to()).isPresent()) {
+            moves.discard(m, "readied for a placement the chain no longer has, or its server is gone");
+            return Optional.empty();
+        }
+        long t0 = System.nanoTime();
+        Optional<InstalledState> old = installed.map(teardown::withoutShared);
+        Deployer.Result r;
+        try {
+            // the new switch rules, over the pipeline already up on the spare (rolled back together on a failure);
+            // all devices at once: nothing reaches the chain until they are all in either way (its server is dead)
+            r = deployer.deploy(m.plan(), Optional.of(m.start()), true);
+        } catch (MetronException e) {
+            tags.release(id, m.claimed());
+            moves.release(id);
+            log.warn("Chain {}: the move readied on {} failed ({}); moving it from scratch", id, m.to(),
+                    e.getMessage());
+            return Optional.empty();
+        }
+        long tSwitched = System.nanoTime();
+        Chain up = c.withState(r.running() ? ChainState.ACTIVE : ChainState.DEPLOYED, "moved off " + server
+                + " (unavailable) to " + m.to());
+        // one round: four maps, written at once (a Raft round each in a cluster, 60-500 ms under load)
+        moves.together(List.of(
+                () -> store.placements().put(id, m.placement()),
+                () -> store.installed().put(id, r.installed()),
+                () -> store.chains().put(id, up),
+                () -> store.backups().put(id, new BackupConfiguration(id, m.offload().backups(),
+                        m.offload().backupProfiles()))));
+        moves.release(id);
+        compilers.placed(up, m.compiler(), m.offload().compiled());
+        long tRecorded = System.nanoTime();
+        // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)
+        log.warn("Chain {} moved off lost server {} to {}: {} in {} ms after the deadline (found and read {}, switch "
+                        + "rules {}, store {} in one round; readied during the deadline in {} ms)", id, server,
+                m.to(), up.state(), ChainBringUp.ms(found, tRecorded), ChainBringUp.ms(found, t0),
+                ChainBringUp.ms(t0, tSwitched), ChainBringUp.ms(tSwitched, tRecorded), m.tookMs());
+        // behind the traffic: the old rules the new placement does not take over (same entry), what was armed for
+        // them, the old placement's tags; then the new backups
+        Set<Object> kept = Deployer.entries(r.installed().switchRules());
+        old.ifPresent(st -> {
+            List<String> left = deployer.removeStale(st, kept);
+            if (!left.isEmpty()) {
+                log.warn("Chain {}: rules of its placement on lost server {} not removed: {}", id, server, left);
+            }
+        });
+        teardown.disarm(id, r.installed().switchRules());
+        List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
+                .map(TagAllocation::tag).filter(t -> !m.claimed().contains(t)).collect(Collectors.toList());
+        tags.release(id, oldTags);
+        chains.refreshBackups(id);
+        log.info("Chain {}: its old rules, tags and armed backups off in {} ms", id,
+                ChainBringUp.ms(tRecorded, System.nanoTime()));
+        return Optional.of(up);
+    }
+}
