@@ -15,6 +15,7 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
+import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.app.spi.DeviceRole;
@@ -110,12 +111,13 @@ final class ChainReroute {
 
     private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip) {
         List<ChainId> moved = new ArrayList<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            if (skip.contains(st.chainId())
-                    || st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
+        // the stored records name each chain's devices: no device is read to find the chains to move
+        for (InstalledRecord rec : store.installedRecords().values()) {
+            if (skip.contains(rec.chainId())
+                    || rec.devices().stream().noneMatch(d -> d.device().equals(device))) {
                 continue;
             }
-            ChainId id = st.chainId();
+            ChainId id = rec.chainId();
             synchronized (store.lockFor(id)) {
                 // a chain the operator deleted is never given new rules
                 if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value).map(Chain::markedForRemoval).orElse(true)) {
@@ -142,8 +144,7 @@ final class ChainReroute {
      */
     List<ChainId> rerouteLink(Link link, String cause) {
         List<ChainId> moved = new ArrayList<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            ChainId id = st.chainId();
+        for (ChainId id : store.installedRecords().keySet()) {
             Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
             if (lb.isEmpty()) {
                 continue;
@@ -316,7 +317,7 @@ final class ChainReroute {
         ChainCompiler compiler = compilers.of(chain.get());
         Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
         Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
-        st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
+        candidates.addAll(st.get().devices());
         candidates.remove(ingress(chain.get().deployment()).deviceId()); // nothing routes around it
         for (DeviceId f : candidates) {
             NetworkWithout without = new NetworkWithout(placement.network(), f);

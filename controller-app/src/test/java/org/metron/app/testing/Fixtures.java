@@ -104,7 +104,7 @@ public final class Fixtures {
         public final TestSwitches switches = new TestSwitches();
         public final TestServers servers = new TestServers();
         public final List<TestAgent> agents = new ArrayList<>();
-        public final ChainStore store = new ChainStore(new LocalStoreFactory());
+        public final ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
         public final ChainManager manager;
 
         public World(int n, Synthesis synthesis, long seed) {
