@@ -89,6 +89,14 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
     }
 
     private CompletableFuture<Void> apply(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
+        // one device per call, as the embedded host's OpenFlow bundles: a batch ONOS would spread over devices
+        // could not be compensated as one
+        for (FlowRule r : rules) {
+            if (!r.deviceId().equals(device)) {
+                return CompletableFuture.failedFuture(new IllegalArgumentException("rule " + r.id() + " is for "
+                        + r.deviceId() + ", not " + device));
+            }
+        }
         CompletableFuture<Void> done = new CompletableFuture<>();
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         rules.forEach(ops::add);
