@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  * The chains' installed state over a map of {@link InstalledRecord}s: a write keeps the flow ids and roles, a read
  * takes the rules with those ids from the devices ({@link SwitchProgrammer#entries}: ONOS's flow-rule store, the
  * embedded host's OpenFlow tables). A recorded rule the device no longer holds (it restarted, someone deleted
- * it, its removal is pending) is not installed any more; a device that cannot be read keeps its recorded ids as
+ * it) is not installed any more; a device that cannot be read keeps its recorded ids as
  * {@link InstalledState#unread()}. Records an older version stored with the rules themselves ({@link
  * InstalledState}) read as their ids, and are written back as records.
  */
@@ -88,15 +88,16 @@ final class InstalledView implements MetronMap<ChainId, InstalledState> {
     }
 
     /**
-     * Metron's rules on a device by flow id, or why it could not be read. Entries ONOS is removing (PENDING_REMOVE)
-     * or has given up on (REMOVED, FAILED) are not installed; PENDING_ADD ones are (ONOS installs them again until
-     * the device has them).
+     * Metron's rules on a device by flow id, or why it could not be read. PENDING_ADD entries are installed (ONOS
+     * installs them again until the device has them), and so are PENDING_REMOVE ones: their removal is not
+     * confirmed (a removal whose batch failed leaves them so, and the switch may still hold them), so a removal
+     * retried later asks again instead of taking them for gone. REMOVED and FAILED entries are not installed.
      */
     private Object table(DeviceId device) {
         try {
             Map<Long, FlowRule> out = new HashMap<>();
             for (FlowEntry e : switches.entries(device)) {
-                if (e.state() == FlowEntry.FlowEntryState.ADDED || e.state() == FlowEntry.FlowEntryState.PENDING_ADD) {
+                if (e.state() != FlowEntry.FlowEntryState.REMOVED && e.state() != FlowEntry.FlowEntryState.FAILED) {
                     out.put(e.id().value(), new DefaultFlowRule(e));
                 }
             }

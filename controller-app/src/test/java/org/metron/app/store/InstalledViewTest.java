@@ -74,20 +74,26 @@ public class InstalledViewTest {
         assertEquals(st, view.snapshot().get(ID));
     }
 
+    /**
+     * A rule the switch no longer holds, or that ONOS reports REMOVED or FAILED, is not installed; one whose add or
+     * removal the device has not confirmed (PENDING_ADD, PENDING_REMOVE) is: a removal still has to ask for it.
+     */
     @Test
-    public void ruleTheSwitchNoLongerHoldsOrIsRemovingIsNotInstalled() {
+    public void ruleTheSwitchNoLongerHoldsIsNotInstalledOneWhoseRemovalIsNotConfirmedIs() {
         InstalledState st = installed(5, 3);
         view.put(ID, st);
         FlowRule lost = rule(Fixtures.D1, 0);
         switches.remove(Fixtures.D1, List.of(lost)).join();
         switches.entryState(rule(Fixtures.D1, 1).id().value(), FlowEntryState.PENDING_REMOVE);
         switches.entryState(rule(Fixtures.D1, 2).id().value(), FlowEntryState.PENDING_ADD);
+        switches.entryState(rule(Fixtures.D1, 3).id().value(), FlowEntryState.FAILED);
 
         InstalledState read = view.get(ID).get().value();
 
         assertEquals(6, read.switchRules().size());
         assertTrue(read.switchRules().stream().noneMatch(r -> r.rule().id().equals(lost.id())
-                || r.rule().id().equals(rule(Fixtures.D1, 1).id())));
+                || r.rule().id().equals(rule(Fixtures.D1, 3).id())));
+        assertTrue(read.switchRules().stream().anyMatch(r -> r.rule().id().equals(rule(Fixtures.D1, 1).id())));
         assertTrue(read.switchRules().stream().anyMatch(r -> r.rule().id().equals(rule(Fixtures.D1, 2).id())));
         assertTrue(read.unread().isEmpty());
     }
