@@ -2,29 +2,18 @@ package org.metron.embedded.contract;
 
 import org.metron.app.onos.OnosNetworkView;
 import org.metron.app.spi.NetworkView;
-import org.metron.standin.MastershipStandin;
 import org.metron.standin.net.DeviceManagerStandin;
 import org.metron.standin.net.HostStandin;
 import org.metron.standin.net.LinkManagerStandin;
-import org.metron.standin.net.NetworkConfigStandin;
 import org.metron.standin.net.PipeconfStandin;
 import org.metron.standin.net.TopologyStandin;
-import org.onlab.packet.ChassisId;
 import org.onosproject.net.ConnectPoint;
-import org.onosproject.net.Device;
-import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
-import org.onosproject.net.MastershipRole;
-import org.onosproject.net.PortNumber;
-import org.onosproject.net.device.DefaultDeviceDescription;
-import org.onosproject.net.device.DeviceProvider;
-import org.onosproject.net.device.DeviceProviderService;
 import org.onosproject.net.link.DefaultLinkDescription;
 import org.onosproject.net.link.LinkProvider;
 import org.onosproject.net.link.LinkProviderService;
 import org.onosproject.net.provider.ProviderId;
 
-import java.util.List;
 
 import static org.metron.embedded.contract.StandinNode.set;
 
@@ -34,27 +23,12 @@ import static org.metron.embedded.contract.StandinNode.set;
  * and links reported by providers as ONOS's OpenFlow and Metron's server providers report them.
  */
 public class OnosNetworkViewContractTest extends NetworkViewContract {
-    private static final ProviderId PROVIDER = new ProviderId("of", "org.metron.test");
     private StandinNode node;
 
     @Override
     protected NetworkView view() {
         node = new StandinNode();
-        MastershipStandin mastership = new MastershipStandin();
-        set(mastership, "dispatcher", node.events);
-        set(mastership, "atomixNode", node.noCluster);
-        node.start(mastership);
-        NetworkConfigStandin netcfg = new NetworkConfigStandin();
-        set(netcfg, "dispatcher", node.events);
-        set(netcfg, "atomixNode", node.noCluster);
-        node.start(netcfg);
-        DeviceManagerStandin devices = new DeviceManagerStandin();
-        set(devices, "dispatcher", node.events);
-        set(devices, "netcfg", netcfg);
-        set(devices, "mastership", mastership);
-        set(devices, "cluster", node.cluster);
-        set(devices, "atomixNode", node.noCluster);
-        node.start(devices);
+        DeviceManagerStandin devices = node.devices();
         LinkManagerStandin links = new LinkManagerStandin();
         set(links, "dispatcher", node.events);
         set(links, "deviceService", devices);
@@ -76,11 +50,7 @@ public class OnosNetworkViewContractTest extends NetworkViewContract {
         set(view, "linkService", links);
         node.start(view);
 
-        DeviceProviderService reported = devices.register(new Provider());
-        for (DeviceId d : List.of(S1, S2, S3, SRV1)) {
-            reported.deviceConnected(d, new DefaultDeviceDescription(d.uri(), d.equals(SRV1) ? Device.Type.SERVER
-                    : Device.Type.SWITCH, "Nicira, Inc.", "Open vSwitch", "3.1.0", "none", new ChassisId(1)));
-        }
+        node.connect(S1, S2, S3, SRV1);
         LinkProviderService seen = links.register(new Discovery());
         for (String[] l : new String[][]{{"of:0000000000000001/2", "of:0000000000000003/2"},
                 {"of:0000000000000001/3", "of:0000000000000002/1"}, {"of:0000000000000002/2", "of:0000000000000003/3"},
@@ -112,36 +82,11 @@ public class OnosNetworkViewContractTest extends NetworkViewContract {
         node.stop();
     }
 
-    /** ONOS's OpenFlow and Metron's server device providers, as far as the device subsystem asks them. */
-    private static final class Provider implements DeviceProvider {
-        @Override
-        public ProviderId id() {
-            return PROVIDER;
-        }
-
-        @Override
-        public void triggerProbe(DeviceId deviceId) {
-        }
-
-        @Override
-        public void roleChanged(DeviceId deviceId, MastershipRole newRole) {
-        }
-
-        @Override
-        public boolean isReachable(DeviceId deviceId) {
-            return true;
-        }
-
-        @Override
-        public void changePortState(DeviceId deviceId, PortNumber portNumber, boolean enable) {
-        }
-    }
-
     /** Link discovery (ONOS's LLDP provider's role). */
     private static final class Discovery implements LinkProvider {
         @Override
         public ProviderId id() {
-            return PROVIDER;
+            return StandinNode.PROVIDER;
         }
     }
 }
