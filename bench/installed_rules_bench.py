@@ -3,7 +3,7 @@
 agents, the submit, a GET of the chain's classes and the DELETE of FW(N)->NAPT->LB on paper-fig3 (rounds after a warm-up),
 and on paper-fig5 the controller's own reroute after the s1-s3 link goes down (the time it reports in the chain's reason)
 and the DELETE after it. Run it on two checkouts (REPO) in one lock hold to compare them.
-usage: removal_bench.py REPO [N] [ROUNDS]"""
+usage: bench/installed_rules_bench.py REPO [N] [ROUNDS]"""
 import json
 import sys
 import time
