@@ -234,9 +234,17 @@ public final class OfSwitch {
 
     /** Every flow entry of every table. */
     public CompletableFuture<List<OFFlowStatsEntry>> flowStats() {
+        return flowStats(0, 0);
+    }
+
+    /**
+     * The entries whose cookie matches {@code cookie} in the bits of {@code cookieMask} (OpenFlow's cookie filter:
+     * the switch sends only those), with their counters.
+     */
+    public CompletableFuture<List<OFFlowStatsEntry>> flowStats(long cookie, long cookieMask) {
         return multipart("flow stats", xid -> factory.buildFlowStatsRequest().setXid(xid).setTableId(TableId.ALL)
-                .setOutPort(OFPort.ANY).setOutGroup(OFGroup.ANY).setCookie(U64.ZERO).setCookieMask(U64.ZERO)
-                .setMatch(factory.buildMatch().build()).build())
+                .setOutPort(OFPort.ANY).setOutGroup(OFGroup.ANY).setCookie(U64.of(cookie))
+                .setCookieMask(U64.of(cookieMask)).setMatch(factory.buildMatch().build()).build())
                 .thenApply(replies -> replies.stream().flatMap(r -> ((OFFlowStatsReply) r).getEntries().stream())
                         .collect(Collectors.toList()));
     }

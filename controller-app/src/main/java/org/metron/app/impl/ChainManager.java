@@ -19,6 +19,7 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledState;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
@@ -83,6 +84,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
         DataPlaneFailover dataPlane = new DataPlaneFailover(switches, agentTimeout.toMillis());
+        store.readRulesAs(dataPlane::plain); // the switches hold armed rules redirected to groups
         this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers, dataPlane);
         this.removal = teardown.removal();
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
@@ -447,8 +449,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * could do neither, nor restore the old one, so it is refused while the running chain is still whole.
      */
     private void requireAgentAnswers(Chain chain) {
-        Optional<DeviceId> serverId = store.installed().get(chain.id()).map(Versioned::value)
-                .flatMap(InstalledState::server);
+        Optional<DeviceId> serverId = store.installedRecord(chain.id()).flatMap(InstalledRecord::server);
         if (serverId.isEmpty()) {
             return;
         }

@@ -10,7 +10,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
-import org.metron.app.store.InstalledState;
+import org.metron.app.store.InstalledRecord;
 import org.metron.drivers.agent.AgentClient;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
@@ -118,8 +118,7 @@ final class ChainReconciler {
         ChainId id = c.id();
         Optional<Placement> p = store.placements().get(id).map(Versioned::value);
         Optional<MetronServer> server = p.flatMap(Placement::server).flatMap(servers::server);
-        boolean recorded = store.installed().get(id).map(Versioned::value).flatMap(InstalledState::server)
-                .isPresent();
+        boolean recorded = store.installedRecord(id).flatMap(InstalledRecord::server).isPresent();
         if (server.isPresent() && !recorded) {
             // deployed half-way by an instance that stopped before recording it: the agent's part by the placement
             AgentClient agent = server.get().agent();
@@ -163,7 +162,7 @@ final class ChainReconciler {
     }
 
     private boolean pipelineRunning(ChainId id, Optional<DeviceId> serverId) {
-        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+        Optional<InstalledRecord> st = store.installedRecord(id);
         if (st.isEmpty()) {
             return false;
         }

@@ -146,9 +146,12 @@ final class ChainRemoval {
         if (installed.isPresent()) {
             InstalledState st = withoutShared.apply(installed.get());
             List<InstalledRule> keptRules = removeSwitchRules(st, left);
+            // a device that could not be read may still hold the chain's rules: they stay recorded, by id
+            st.unread().forEach((dev, rules) -> left.add(new PendingPart(dev, rules.size() + " switch rules",
+                    st.unreadWhy().getOrDefault(dev, "not read"))));
             boolean[] keep = removeServerPart(st, left);
             InstalledState remaining = new InstalledState(id, st.server(), keptRules,
-                    keep[1] ? st.nicRuleIds() : List.of(), keep[0]);
+                    keep[1] ? st.nicRuleIds() : List.of(), keep[0], st.unread(), st.unreadWhy());
             left.addAll(removeScaledOut(id, st.server()));
             if (!left.isEmpty()) {
                 store.installed().put(id, remaining);

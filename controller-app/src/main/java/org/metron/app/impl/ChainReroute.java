@@ -15,6 +15,7 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.FailoverBackup;
+import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.app.spi.DeviceRole;
@@ -106,17 +107,19 @@ final class ChainReroute {
      * "link X - Y removed"): the device rerouted around may itself be healthy (one end of a lost link).
      */
     List<ChainId> reroute(DeviceId device, String cause) {
-        return reroute(device, cause, Set.of(), st -> true);
+        return reroute(device, cause, Set.of(), id -> true);
     }
 
-    private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip, Predicate<InstalledState> concerned) {
+    private List<ChainId> reroute(DeviceId device, String cause, Set<ChainId> skip, Predicate<ChainId> concerned) {
         List<ChainId> moved = new ArrayList<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            if (skip.contains(st.chainId()) || !concerned.test(st)
-                    || st.switchRules().stream().noneMatch(r -> r.rule().deviceId().equals(device))) {
+        // the stored records name each chain's devices: no device is read to find the chains to move
+        for (InstalledRecord rec : store.installedRecords().values()) {
+            if (skip.contains(rec.chainId())
+                    || rec.devices().stream().noneMatch(d -> d.device().equals(device))
+                    || !concerned.test(rec.chainId())) {
                 continue;
             }
-            ChainId id = st.chainId();
+            ChainId id = rec.chainId();
             synchronized (store.lockFor(id)) {
                 // a chain the operator deleted is never given new rules
                 if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value).map(Chain::markedForRemoval).orElse(true)) {
@@ -145,12 +148,13 @@ final class ChainReroute {
     List<ChainId> rerouteLink(Link link, String cause) {
         // only chains that send into the link are moved: a chain that merely uses one of its switches stays, and
         // the cut's second event (the link's other direction) finds the chain off the link already, on its backup
-        Predicate<InstalledState> sendsInto = st -> sendsInto(st, link.src()) || sendsInto(st, link.dst());
+        // (the chain's rules read from the switches at the link's ends, where the records say it has some)
+        Predicate<ChainId> sendsInto = id -> store.installed().get(id).map(Versioned::value)
+                .map(st -> sendsInto(st, link.src()) || sendsInto(st, link.dst())).orElse(false);
         List<ChainId> moved = new ArrayList<>();
-        for (InstalledState st : store.installed().snapshot().values()) {
-            ChainId id = st.chainId();
+        for (ChainId id : store.installedRecords().keySet()) {
             Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
-            if (lb.isEmpty() || !sendsInto.test(st)) {
+            if (lb.isEmpty() || !sendsInto.test(id)) {
                 continue;
             }
             synchronized (store.lockFor(id)) {
@@ -330,7 +334,7 @@ final class ChainReroute {
         ChainCompiler compiler = compilers.of(chain.get());
         Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
         Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
-        st.get().switchRules().forEach(r -> candidates.add(r.rule().deviceId()));
+        candidates.addAll(st.get().devices());
         candidates.remove(ingress(chain.get().deployment()).deviceId()); // nothing routes around it
         for (DeviceId f : candidates) {
             NetworkWithout without = new NetworkWithout(placement.network(), f);

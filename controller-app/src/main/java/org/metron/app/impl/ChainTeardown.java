@@ -58,9 +58,8 @@ final class ChainTeardown {
      */
     InstalledState withoutShared(InstalledState st) {
         Set<Object> others = entriesOfOthers(st.chainId());
-        return new InstalledState(st.chainId(), st.server(), st.switchRules().stream()
-                .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()),
-                st.nicRuleIds(), st.pipeline());
+        return st.withSwitchRules(st.switchRules().stream()
+                .filter(r -> !others.contains(Deployer.entry(r.rule()))).collect(Collectors.toList()));
     }
 
     /** Table entries of the switch rules every other chain installed. */

@@ -2,12 +2,14 @@ package org.metron.app.impl;
 
 import com.google.common.collect.ImmutableList;
 import org.metron.app.api.ChainId;
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.InstalledRule;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.Link;
 import org.onosproject.net.flow.FlowRule;
+import org.onosproject.net.flow.instructions.Instructions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +73,29 @@ final class DataPlaneFailover {
         return backups.getOrDefault(id, List.of()).stream().map(LinkBackup::link)
                 .filter(l -> used.contains(l.src()) || used.contains(l.dst()))
                 .anyMatch(l -> net.egressLinks(l.src()).stream().noneMatch(x -> x.dst().equals(l.dst())));
+    }
+
+    /**
+     * The chain's rules as planned, from rules read from the switches: a rule this instance's arming redirected to
+     * a fast-failover group is read back in its plain form, which the group's first bucket holds ({@link
+     * FailoverGroupPlanner}). The switch holds the redirected form; the chain's installed state, which backups are
+     * planned from and plain forms are restored from, is the plain one. Rules not armed here are answered as read.
+     */
+    List<InstalledRule> plain(ChainId id, List<InstalledRule> read) {
+        FailoverGroupPlanner.Plan plan = armed.get(id);
+        if (plan == null || plan.isEmpty()) {
+            return read;
+        }
+        Map<List<Object>, FailoverGroup> byId = new HashMap<>();
+        plan.groups().forEach((d, gs) -> gs.forEach(g -> byId.put(List.of(d, g.id()), g)));
+        return read.stream().map(r -> {
+            Optional<Integer> group = r.rule().treatment().allInstructions().stream()
+                    .filter(i -> i instanceof Instructions.GroupInstruction)
+                    .map(i -> ((Instructions.GroupInstruction) i).groupId().id()).findFirst();
+            FailoverGroup g = group.map(gid -> byId.get(List.<Object>of(r.rule().deviceId(), gid))).orElse(null);
+            return g == null ? r : new InstalledRule(r.role(), FailoverGroupPlanner.withTreatment(r.rule(),
+                    g.buckets().get(0).treatment()));
+        }).collect(Collectors.toList());
     }
 
     /** What is armed for the chain now (tests, logs). */

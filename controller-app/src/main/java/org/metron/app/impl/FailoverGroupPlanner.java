@@ -207,9 +207,14 @@ final class FailoverGroupPlanner {
 
     /** The same rule (entry, id, timeouts) sending to a group instead. */
     static FlowRule toGroup(FlowRule r, int groupId) {
+        return withTreatment(r, DefaultTrafficTreatment.builder().group(GroupId.valueOf(groupId)).build());
+    }
+
+    /** The same rule (entry, id, timeouts) with other actions. */
+    static FlowRule withTreatment(FlowRule r, TrafficTreatment treatment) {
         FlowRule.Builder b = DefaultFlowRule.builder().forDevice(r.deviceId()).forTable(r.tableId())
                 .withPriority(r.priority()).withSelector(r.selector()).withCookie(r.id().value())
-                .withTreatment(DefaultTrafficTreatment.builder().group(GroupId.valueOf(groupId)).build());
+                .withTreatment(treatment);
         return (r.isPermanent() ? b.makePermanent() : b.makeTemporary(r.timeout())).build();
     }
 }

@@ -14,6 +14,7 @@ import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledState;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.synth.CompiledChain;
@@ -78,7 +79,7 @@ public final class ServerRecovery {
         List<ChainId> restored = new ArrayList<>();
         List<String> failed = new ArrayList<>();
         Map<ChainId, Placement> placements = store.placements().snapshot();
-        for (InstalledState st : store.installed().snapshot().values()) {
+        for (InstalledRecord st : store.installedRecords().values()) { // which chains: no device read
             Placement placed = placements.get(st.chainId());
             if (!st.server().equals(Optional.of(server.id()))
                     && (placed == null || scaledOutTo(placed, server).isEmpty())) {

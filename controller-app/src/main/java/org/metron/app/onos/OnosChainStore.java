@@ -1,6 +1,7 @@
 package org.metron.app.onos;
 
 import org.metron.app.spi.StoreFactory;
+import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.ChainStoreService;
 import org.osgi.service.component.annotations.Activate;
@@ -18,11 +19,15 @@ public class OnosChainStore implements ChainStoreService {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected StoreFactory storeFactory;
 
+    /** Where the chains' switch rules are read (ONOS's flow-rule store): the store keeps only their ids. */
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected SwitchProgrammer switchProgrammer;
+
     private ChainStore store;
 
     @Activate
     protected void activate() {
-        store = new ChainStore(storeFactory);
+        store = new ChainStore(storeFactory, switchProgrammer);
     }
 
     @Override

@@ -89,6 +89,14 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
     }
 
     private CompletableFuture<Void> apply(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
+        // one device per call, as the embedded host's OpenFlow bundles: a batch ONOS would spread over devices
+        // could not be compensated as one
+        for (FlowRule r : rules) {
+            if (!r.deviceId().equals(device)) {
+                return CompletableFuture.failedFuture(new IllegalArgumentException("rule " + r.id() + " is for "
+                        + r.deviceId() + ", not " + device));
+            }
+        }
         CompletableFuture<Void> done = new CompletableFuture<>();
         FlowRuleOperations.Builder ops = FlowRuleOperations.builder();
         rules.forEach(ops::add);
@@ -132,10 +140,16 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
         return done;
     }
 
+    /**
+     * Metron's entries of one device from ONOS's flow-rule store, in every state (PENDING_ADD, ADDED,
+     * PENDING_REMOVE, ...). Read per device, not with {@code getFlowEntriesById(appId)}: FlowRuleManager answers that
+     * by reading every device's table, so one available device without a master (its table throws
+     * FlowRuleStoreException) would make every device unreadable, and a chain's read would cost every table.
+     */
     @Override
     public Collection<FlowEntry> entries(DeviceId device) {
-        return StreamSupport.stream(flowRuleService.getFlowEntriesById(appId).spliterator(), false)
-                .filter(e -> e.deviceId().equals(device)).collect(Collectors.toList());
+        return StreamSupport.stream(flowRuleService.getFlowEntries(device).spliterator(), false)
+                .filter(e -> e.appId() == appId.id()).collect(Collectors.toList());
     }
 
     @Override

@@ -6,6 +6,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.StoreFactory;
+import org.metron.app.spi.SwitchProgrammer;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,16 +25,20 @@ public final class ChainStore {
     private final MetronMap<ChainId, Chain> chains;
     private final MetronMap<ChainId, Placement> placements;
     private final MetronMap<TagKey, TagAllocation> tags;
-    private final MetronMap<ChainId, InstalledState> installed;
+    private final InstalledView installed;
     private final MetronMap<ChainId, BackupConfiguration> backups;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
 
-    public ChainStore(StoreFactory factory) {
+    /**
+     * @param switches where the chains' switch rules are read from: the installed-rules map keeps only their ids
+     *                 ({@link InstalledView})
+     */
+    public ChainStore(StoreFactory factory, SwitchProgrammer switches) {
         this.chains = new ChainRecords(factory.map(CHAINS, MetronSerializers.NAMESPACE));
         this.placements = factory.map(PLACEMENTS, MetronSerializers.NAMESPACE);
         this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
-        this.installed = factory.map(INSTALLED, MetronSerializers.NAMESPACE);
+        this.installed = new InstalledView(factory.map(INSTALLED, MetronSerializers.NAMESPACE), switches);
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
     }
 
@@ -64,8 +69,28 @@ public final class ChainStore {
         return tags;
     }
 
+    /** Each chain's installed state: stored as ids, its switch rules read from the devices. */
     public MetronMap<ChainId, InstalledState> installed() {
         return installed;
+    }
+
+    /** One chain's installed-state record as stored (server, NIC rules, pipeline, rule ids): no device read. */
+    public java.util.Optional<InstalledRecord> installedRecord(ChainId id) {
+        return installed.record(id);
+    }
+
+    /**
+     * How rules read from the switches become the chain's planned rules (the failover arming, which redirects some
+     * to groups, reads them back in their plain form); rules are taken as read until this is set.
+     */
+    public void readRulesAs(java.util.function.BiFunction<ChainId, java.util.List<InstalledRule>,
+            java.util.List<InstalledRule>> plain) {
+        installed.readRulesAs(plain);
+    }
+
+    /** The installed-state records as stored (ids and roles, no device read): cheap, for scans over chains. */
+    public Map<ChainId, InstalledRecord> installedRecords() {
+        return installed.records();
     }
 
     public MetronMap<ChainId, BackupConfiguration> backups() {

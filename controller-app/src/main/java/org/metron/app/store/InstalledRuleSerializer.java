@@ -36,8 +36,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Kryo form of {@link InstalledRule}: a chain of FW(4000) installs ~42k switch rules, and the generic field
- * serializers spent most of a deployment's store time walking each rule's object graph (selector set,
+ * Kryo form of {@link InstalledRule}, for what must keep whole rules: the scaling journal (the rules an operation in
+ * flight changes, to roll it back on any instance), precomputed failover backups (rules not installed anywhere yet)
+ * and installed states an older version stored (read back, then written as {@link InstalledRecord}s). A chain of
+ * FW(4000) has ~42k switch rules, and the generic field serializers spent most of the store time walking each rule's
+ * object graph (selector set,
  * criteria, prefixes, addresses, treatment lists). The criteria and instructions Metron's offload, transit and
  * return rules consist of are written as plain numbers; any other criterion or instruction is written by
  * Kryo's generic path inside the same record, and a rule whose treatment uses more than immediate

@@ -46,6 +46,8 @@ public final class MetronSerializers {
             .nextId(LATER_FIRST_ID)
             .register(org.metron.app.api.PendingPart.class)
             .register(new ChainSerializer(), Chain.class)
+            // what replaced stored InstalledStates (their rules are read from the devices); old ones still read
+            .register(new InstalledRecordSerializer(), InstalledRecord.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -88,7 +88,7 @@ public final class DeployBench {
                 .nic("eth0", true, 64).nic("eth1", true, 64)));
         TestSwitches switches = new TestSwitches();
         Duration t = Duration.ofSeconds(30);
-        return new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+        return new ChainManager(new ChainStore(new LocalStoreFactory(), switches), servers, switches,
                 new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
                 new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t, Synthesis.SYNTHESIZER);
     }

@@ -58,8 +58,9 @@ public final class FailoverBench {
                 TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"),
                         new TestAgent("a:1", 4, 0).nic("eth0", true, 64),
                         Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
-                ChainStore store = new ChainStore(new LocalStoreFactory());
-                ChainManager m = RecoveryBench.manager(store, servers, net);
+                org.metron.app.testing.TestSwitches switches = new org.metron.app.testing.TestSwitches();
+                ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
+                ChainManager m = RecoveryBench.manager(store, servers, switches, net);
                 m.submit(json);
                 m.awaitBackups();
                 if (!backups) {

@@ -57,8 +57,9 @@ public final class RecoveryBench {
         for (int run = -1; run < RUNS; run++) { // run -1 warms the JIT up
             TestAgent agent = new TestAgent("a:1", 4, 0).nic("eth0", true, 64).nic("eth1", true, 64);
             TestServers servers = new TestServers().add(Fixtures.server(0, agent));
-            ChainStore store = new ChainStore(new LocalStoreFactory());
-            ChainManager m = manager(store, servers);
+            TestSwitches switches = new TestSwitches();
+            ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
+            ChainManager m = manager(store, servers, switches);
             ServerRecovery recovery = new ServerRecovery(store, m, Duration.ofSeconds(30));
             long t0 = System.nanoTime();
             m.submit(json);
@@ -83,14 +84,13 @@ public final class RecoveryBench {
         System.out.printf(Locale.ROOT, "%s: restore %.1f ms (submitting it again %.1f ms)%n", name, r, s);
     }
 
-    private static ChainManager manager(ChainStore store, TestServers servers) {
-        return manager(store, servers, new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 65_000)
+    private static ChainManager manager(ChainStore store, TestServers servers, TestSwitches switches) {
+        return manager(store, servers, switches, new TestNetwork().device(Fixtures.S1, DeviceRole.OPENFLOW_SWITCH, 65_000)
                 .device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 65_000).cable(Fixtures.S1, 2, Fixtures.S2, 1));
     }
 
     /** A chain manager over in-memory switches on {@code net}, with the real synthesizer (the benches' world). */
-    static ChainManager manager(ChainStore store, TestServers servers, TestNetwork net) {
-        TestSwitches switches = new TestSwitches();
+    static ChainManager manager(ChainStore store, TestServers servers, TestSwitches switches, TestNetwork net) {
         Duration t = Duration.ofSeconds(30);
         return new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),

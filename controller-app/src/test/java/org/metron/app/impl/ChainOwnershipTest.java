@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+import org.metron.app.testing.TestSwitches;
 import org.metron.app.api.Deployments;
 
 import org.junit.Test;
@@ -27,7 +28,7 @@ import static org.junit.Assert.assertTrue;
 
 /** Two controller instances sharing one store: who runs for, owns and reconciles which chain, and when. */
 public class ChainOwnershipTest {
-    private final MetronMap<ChainId, Chain> chains = new ChainStore(new LocalStoreFactory()).chains();
+    private final MetronMap<ChainId, Chain> chains = new ChainStore(new LocalStoreFactory(), new TestSwitches()).chains();
     private final TestLeadership cluster = new TestLeadership();
     private final AtomicLong now = new AtomicLong(0);
     private final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());

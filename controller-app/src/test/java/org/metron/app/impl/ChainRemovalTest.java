@@ -93,6 +93,55 @@ public class ChainRemovalTest {
         assertEquals(0, w.switches.total());
     }
 
+    /**
+     * A switch whose flow table cannot be read at removal (ONOS: an available device with no master; the embedded
+     * host: not connected): its rules are known by id only, so they stay recorded and pending, and go once it can
+     * be read again.
+     */
+    @Test
+    public void rulesOnASwitchThatCannotBeReadStayRecordedAndGoWhenItCanBe() {
+        World w = new World(1, Fixtures.synthesis(), 42);
+        ChainId id = ChainId.of("web");
+        w.manager.submit(Fixtures.chainJson("web"));
+        int onS1 = w.switches.rules(Fixtures.D1).size();
+        w.switches.unreadable(Fixtures.D1, new IllegalStateException("There is no master for available device "
+                + Fixtures.S1));
+
+        Chain left = w.manager.remove(id).orElseThrow();
+
+        assertEquals(1, left.pending().size());
+        assertEquals(new PendingPart(Fixtures.D1, onS1 + " switch rules", Fixtures.D1 + " could not be read: There "
+                + "is no master for available device " + Fixtures.S1), left.pending().get(0));
+        assertTrue("the server's part went", w.agents.get(0).pipelines().isEmpty());
+        assertEquals(onS1, w.switches.total());
+        assertEquals(onS1, w.store.installedRecord(id).get().devices().get(0).size());
+
+        w.switches.unreadable(Fixtures.D1, null);
+        watch(w).check();
+        assertTrue(w.manager.chain(id).isEmpty());
+        assertEquals(0, w.switches.total());
+        assertTrue(w.store.installedRecords().isEmpty());
+    }
+
+    /**
+     * A switch that restarted (or whose rules someone deleted) no longer holds the chain's rules: there is nothing
+     * left to remove there, and the removal finishes, without a pending part for rules that do not exist.
+     */
+    @Test
+    public void rulesASwitchForgotAreNotPending() {
+        World w = new World(1, Fixtures.synthesis(), 42);
+        ChainId id = ChainId.of("web");
+        w.manager.submit(Fixtures.chainJson("web"));
+        w.switches.remove(Fixtures.D1, w.switches.rules(Fixtures.D1)).join(); // the switch lost its table
+        int before = w.switches.log().size();
+
+        assertTrue(w.manager.remove(id).isEmpty());
+
+        assertEquals(0, w.switches.total());
+        assertTrue("S1 was asked nothing", w.switches.log().subList(before, w.switches.log().size()).stream()
+                .noneMatch(l -> l.contains(Fixtures.S1)));
+    }
+
     @Test
     public void aChainBeingRemovedIsNeitherUpdatedNorSubmittedNorRerouted() {
         World w = new World(1, Fixtures.synthesis(), 42);

@@ -54,7 +54,7 @@ public class DataPlaneFailoverTest {
 
     public DataPlaneFailoverTest() {
         Duration t = Duration.ofSeconds(2);
-        m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches, new SingleInstanceLeadership(),
+        m = new ChainManager(new ChainStore(new LocalStoreFactory(), switches), servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, Fixtures.synthesis());
     }

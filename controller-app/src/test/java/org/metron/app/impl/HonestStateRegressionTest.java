@@ -111,25 +111,29 @@ public class HonestStateRegressionTest {
 
     /**
      * One device's flow entries cannot be read (ONOS: "There is no master for available device"): the rules view
-     * and the metrics still answer, that device's counters unknown, the other device's known.
+     * and the metrics still answer with the other device's rules and counters. The unreadable device's rules are
+     * not listed: what a chain has on a switch is read from the switch layer (the store keeps only their ids), and
+     * ONOS cannot tell them now; they come back once it can.
      */
     @Test
     public void rulesAndMetricsAnswerWhenOneDeviceCannotBeRead() {
         World w = new World(1, Fixtures.synthesis(), 42);
         w.manager.submit(Fixtures.chainJson("web"));
         int all = w.manager.rules(null).size();
+        int onD1 = w.manager.rules(Fixtures.D1).size();
+        assertTrue(onD1 > 0 && onD1 < all);
         w.switches.unreadable(Fixtures.D2, new IllegalStateException("There is no master for available device "
                 + Fixtures.S2));
 
         List<RuleInfo> rules = w.manager.rules(null);
 
-        assertEquals("every rule listed", all, rules.size());
-        assertTrue(rules.stream().filter(r -> r.rule().deviceId().equals(Fixtures.D2))
-                .allMatch(r -> r.packets() == -1 && r.bytes() == -1));
-        assertTrue(rules.stream().filter(r -> r.rule().deviceId().equals(Fixtures.D1)).allMatch(r -> r.packets() == 7));
-        assertTrue(rules.stream().anyMatch(r -> r.rule().deviceId().equals(Fixtures.D2)));
+        assertEquals("the readable device's rules listed", onD1, rules.size());
+        assertTrue(rules.stream().allMatch(r -> r.rule().deviceId().equals(Fixtures.D1) && r.packets() == 7));
         String metrics = ControllerMetrics.scrape(w.manager, null);
         assertTrue(metrics, metrics.contains("metron_chain_switch_rules{chain=\"web\",device=\"" + Fixtures.S1));
-        assertEquals(all, w.manager.rules(Fixtures.D2).size() + w.manager.rules(Fixtures.D1).size());
+        assertTrue(w.manager.rules(Fixtures.D2).isEmpty());
+
+        w.switches.unreadable(Fixtures.D2, null);
+        assertEquals("listed again once the device answers", all, w.manager.rules(null).size());
     }
 }

@@ -40,7 +40,7 @@ public class OwnerHandoverTest {
 
     /** An instance whose ownership sweeps every {@code sweep} (its map events aside). */
     private ChainManager instance(String name, Duration sweep) {
-        ChainStore store = new ChainStore(shared);
+        ChainStore store = new ChainStore(shared, w.switches);
         ChainManager m = new ChainManager(store, w.servers, w.switches, cluster.instance(name),
                 new PlacementEngine(w.servers, w.network, w.switches, new Random(1), Duration.ofSeconds(1)),
                 new RulePlanner(Fixtures.APP, w.network), new Deployer(w.switches, Duration.ofSeconds(1)),
@@ -240,7 +240,7 @@ public class OwnerHandoverTest {
     @Test
     public void noWriteBringsBackAChainMarkedForRemoval() {
         Chain up = w.manager.submit(Fixtures.chainJson("web"));
-        ChainStore store = new ChainStore(new LocalStoreFactory());
+        ChainStore store = new ChainStore(new LocalStoreFactory(), w.switches);
         Chain tombstone = up.withState(ChainState.REMOVING, "deleted");
         store.chains().put(up.id(), tombstone);
 

@@ -79,7 +79,7 @@ public class RealAgentDeployTest {
             TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:real"),
                     agent.client(), Map.of(nic, ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
             Duration t = Duration.ofSeconds(10);
-            manager = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+            manager = new ChainManager(new ChainStore(new LocalStoreFactory(), switches), servers, switches,
                     new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t,
                     (spec, profile) -> compiled(spec.name(), click));

@@ -97,7 +97,7 @@ public class RealAgentFailoverTimingTest {
         TestServers servers = new TestServers().add(server(0, ca));
         Duration t = Duration.ofSeconds(5);
         Synthesis synthesis = (spec, profile) -> compiled(spec.name());
-        ChainStore store = new ChainStore(new LocalStoreFactory());
+        ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
         ChainManager manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, synthesis);

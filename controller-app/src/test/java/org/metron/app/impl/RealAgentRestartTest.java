@@ -115,7 +115,7 @@ public class RealAgentRestartTest {
                 Map.of(nic, ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
         Duration t = Duration.ofSeconds(10);
         Synthesis synthesis = (spec, profile) -> compiled(spec.name());
-        ChainStore store = new ChainStore(new LocalStoreFactory());
+        ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
         ChainManager manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, synthesis);

@@ -389,7 +389,7 @@ public class ReplyRulesTest {
                 Map.of("eth0", ConnectPoint.deviceConnectPoint(s4 + "/10"))));
         TestSwitches switches = new TestSwitches();
         Duration t = Duration.ofSeconds(2);
-        ChainManager m = new ChainManager(new ChainStore(new LocalStoreFactory()), servers, switches,
+        ChainManager m = new ChainManager(new ChainStore(new LocalStoreFactory(), switches), servers, switches,
                 new SingleInstanceLeadership(), new PlacementEngine(servers, net, switches, new Random(1), t),
                 new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t,
                 (spec, profile) -> naptWithReplies(replyRules(), List.of("napt.out0", "fw.out1")));

@@ -63,7 +63,12 @@ public class RerouteTest {
                     .forTable(r.rule().tableId()).withPriority(r.rule().priority()).withSelector(r.rule().selector())
                     .withTreatment(r.rule().treatment()).fromApp(Fixtures.APP).makePermanent().build()));
         }
+        // the switches hold what that version installed: the same entries under its ids
+        otherIds.stream().collect(java.util.stream.Collectors.groupingBy(r -> r.rule().deviceId(),
+                java.util.stream.Collectors.mapping(InstalledRule::rule, java.util.stream.Collectors.toList())))
+                .forEach((d, held) -> switches.install(d, held).join());
         store.installed().put(id, new InstalledState(id, st.server(), otherIds, st.nicRuleIds(), st.pipeline()));
+        assertEquals(otherIds.size(), store.installed().get(id).get().value().switchRules().size());
         int s4Rules = switches.rules(DeviceId.deviceId(S4)).size();
         net.device(Fixtures.S2, DeviceRole.OPENFLOW_SWITCH, 1000).cable(Fixtures.S1, 2, Fixtures.S2, 1)
                 .cable(Fixtures.S2, 2, S4, 1).down(S3);

@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+import org.metron.app.testing.TestSwitches;
 import org.junit.Test;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
@@ -23,7 +24,7 @@ import static org.junit.Assert.assertTrue;
 public class TagAllocatorTest {
     private static final DeviceId S0 = DeviceId.deviceId("metron:server0");
     private static final DeviceId S1 = DeviceId.deviceId("metron:server1");
-    private final ChainStore store = new ChainStore(new LocalStoreFactory());
+    private final ChainStore store = new ChainStore(new LocalStoreFactory(), new TestSwitches());
     private final TagAllocator tags = new TagAllocator(store.tags());
 
     @Test

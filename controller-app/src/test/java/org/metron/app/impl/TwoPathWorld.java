@@ -34,7 +34,7 @@ final class TwoPathWorld {
     final TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
             Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
     final TestSwitches switches = new TestSwitches();
-    final ChainStore store = new ChainStore(new LocalStoreFactory());
+    final ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
     final ChainManager manager;
 
     TwoPathWorld() {

@@ -429,7 +429,7 @@ public class OnosAdaptersTest {
         MetronMap<String, String> m = f.map("metron-test", MetronSerializers.NAMESPACE);
         assertTrue(m.putIfAbsent("k", "v"));
         assertEquals("v", m.get("k").get().value());
-        ChainStore store = new ChainStore(f);
+        ChainStore store = new ChainStore(f, new org.metron.app.testing.TestSwitches());
         assertTrue(store.chains().snapshot().isEmpty());
     }
 

@@ -95,6 +95,7 @@ public final class OnosServices {
         this.servers = servers;
         OnosChainStore s = new OnosChainStore();
         s.storeFactory = storeFactory;
+        s.switchProgrammer = switches;
         s.activate();
         this.chainStores = s;
     }

@@ -1,5 +1,6 @@
 package org.metron.app.scaling;
 
+import org.metron.app.testing.TestSwitches;
 import org.junit.After;
 import org.junit.Test;
 import org.metron.agent.v1.BlackBoxStats;
@@ -26,7 +27,7 @@ import static org.junit.Assert.assertTrue;
 /** What black boxes' states mean for their chains (BlackBoxWatch), from the agents' reports alone. */
 public class BlackBoxWatchTest {
     private static final DeviceId SERVER = DeviceId.deviceId("metron:10.0.0.1:50051");
-    private final ChainStore store = new ChainStore(new LocalStoreFactory());
+    private final ChainStore store = new ChainStore(new LocalStoreFactory(), new TestSwitches());
     private final BlackBoxWatch watch = new BlackBoxWatch(store, new SingleInstanceLeadership());
 
     @After

@@ -108,7 +108,7 @@ public class ScaleOutExecutorTest {
         final TestSwitches switches = new TestSwitches();
         final ScalingExecutorTest.CrashingSwitches crashing = new ScalingExecutorTest.CrashingSwitches(switches);
         final LocalStoreFactory factory = new LocalStoreFactory();
-        final ChainStore store = new ChainStore(factory);
+        final ChainStore store = new ChainStore(factory, switches);
         final ScalingStore scaling = new ScalingStore(factory);
         final TestServers servers = new TestServers();
         final ChainManager manager;
@@ -406,7 +406,7 @@ public class ScaleOutExecutorTest {
         assertEquals(stored, back);
         assertEquals(List.of(0, 1), back.groups().stream().map(GroupAssignment::portShare)
                 .collect(Collectors.toList()));
-        ChainStore reopened = new ChainStore(rig.factory);
+        ChainStore reopened = new ChainStore(rig.factory, rig.switches);
         assertEquals(stored, reopened.placements().get(rig.chain).get().value());
 
         // merged back by another executor (as after a restart): the kept group keeps share 0, whose ports the

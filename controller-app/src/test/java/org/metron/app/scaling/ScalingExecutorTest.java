@@ -204,7 +204,7 @@ public class ScalingExecutorTest {
         final TestSwitches switches = new TestSwitches();
         final CrashingSwitches crashing = new CrashingSwitches(switches);
         final LocalStoreFactory factory = new LocalStoreFactory();
-        final ChainStore store = new ChainStore(factory);
+        final ChainStore store = new ChainStore(factory, switches);
         final ScalingStore scaling = new ScalingStore(factory);
         final TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:real"),
                 agent.client(), Map.of(nic, ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));

@@ -114,4 +114,27 @@ public class StoredFormatTest {
         assertEquals(tags, MetronSerializers.NAMESPACE.deserialize(file("tags-9e3ae33.bin")));
         assertArrayEquals(file("tags-9e3ae33.bin"), MetronSerializers.NAMESPACE.serialize(tags));
     }
+
+    /**
+     * An installed state as a459af3 stored it, with the rules themselves: it still reads, and reads as the record
+     * that replaced it (the flow ids and roles per device in install order, the server part), which the installed
+     * view then resolves against the switches.
+     */
+    @Test
+    public void installedStateOfA459af3ReadsAsItsIds() throws IOException {
+        InstalledState old = MetronSerializers.NAMESPACE.deserialize(file("installed-a459af3.bin"));
+        assertEquals(3, old.switchRules().size());
+        InstalledRecord r = InstalledRecord.of(old);
+        assertEquals(ChainId.of("web"), r.chainId());
+        assertEquals(Optional.of(DeviceId.deviceId("metron:10.0.0.1:50051")), r.server());
+        assertEquals(List.of(7L, 8L), r.nicRuleIds());
+        assertEquals(true, r.pipeline());
+        assertEquals(2, r.devices().size());
+        assertEquals(DeviceId.deviceId("of:0000000000000002"), r.devices().get(0).device());
+        assertEquals(0x004d000000000002L, r.devices().get(0).id(0));
+        assertEquals(org.metron.app.api.RuleInfo.Role.TRANSIT, r.devices().get(0).role(0));
+        assertEquals(2, r.devices().get(1).size());
+        assertEquals(0x004d000000000003L, r.devices().get(1).id(1));
+        assertEquals(r, MetronSerializers.NAMESPACE.deserialize(MetronSerializers.NAMESPACE.serialize(r)));
+    }
 }

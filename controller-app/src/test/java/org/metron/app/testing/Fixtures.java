@@ -123,7 +123,7 @@ public final class Fixtures {
 
         private World(int n, Synthesis synthesis, long seed, StoreFactory factory, DispatchMode mode,
                       TagType... tagTypes) {
-            store = new ChainStore(factory);
+            store = new ChainStore(factory, switches);
             network = network(n);
             for (int i = 0; i < n; i++) {
                 TestAgent a = new TestAgent("10.0.0." + (i + 1) + ":50051", 4, 0.1 * (i + 1))

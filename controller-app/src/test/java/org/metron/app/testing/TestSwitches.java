@@ -29,6 +29,7 @@ public final class TestSwitches implements SwitchProgrammer {
     private final Map<DeviceId, RuntimeException> unreadable = new HashMap<>();
     private final Set<DeviceId> refusingRemoval = new HashSet<>();
     private final Map<DeviceId, Integer> otherRules = new HashMap<>();
+    private final Map<Long, FlowEntry.FlowEntryState> states = new HashMap<>();
     private final List<String> log = new ArrayList<>();
     private java.util.function.Consumer<DeviceId> beforeCommit = d -> { };
     private int openStages;
@@ -115,6 +116,19 @@ public final class TestSwitches implements SwitchProgrammer {
             refusingRemoval.add(d);
         } else {
             refusingRemoval.remove(d);
+        }
+        return this;
+    }
+
+    /**
+     * Makes {@link #entries} report the rule with this flow id in {@code state} (as ONOS's flow-rule store reports
+     * a rule whose add or removal the device has not confirmed yet); null: ADDED again.
+     */
+    public synchronized TestSwitches entryState(long flowId, FlowEntry.FlowEntryState state) {
+        if (state == null) {
+            states.remove(flowId);
+        } else {
+            states.put(flowId, state);
         }
         return this;
     }
@@ -225,8 +239,8 @@ public final class TestSwitches implements SwitchProgrammer {
             throw unreadable.get(device);
         }
         List<FlowEntry> out = new ArrayList<>();
-        tables.getOrDefault(device, Map.of()).values()
-                .forEach(r -> out.add(new DefaultFlowEntry(r, FlowEntry.FlowEntryState.ADDED, 0, 7, 700)));
+        tables.getOrDefault(device, Map.of()).values().forEach(r -> out.add(new DefaultFlowEntry(r,
+                states.getOrDefault(r.id().value(), FlowEntry.FlowEntryState.ADDED), 0, 7, 700)));
         return out;
     }
 

@@ -86,7 +86,7 @@ public final class EmbeddedHost implements AutoCloseable {
             EmbeddedNetworkView view = new EmbeddedNetworkView(net, openflow);
             OpenFlowSwitchProgrammer switches = new OpenFlowSwitchProgrammer(openflow, APP_ID, o.failoverGroups);
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
-            ChainStore chains = new ChainStore(stores);
+            ChainStore chains = new ChainStore(stores, switches);
             SingleInstanceLeadership leadership = new SingleInstanceLeadership();
             ChainManager manager = new ChainManager(chains, registry,
                     switches, leadership,

@@ -38,6 +38,8 @@ import java.util.stream.Collectors;
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
     private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
+    /** The cookie bits holding the application id (ONOS's flow id layout). */
+    private static final long APP_BITS = 0xFFFFL << 48;
     private final OpenFlowController openflow;
     private final short appId;
     /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
@@ -165,12 +167,17 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
                 .thenRun(() -> rules.forEach(r -> installed.remove(r.id().value())));
     }
 
+    /**
+     * Metron's entries of one device as the switch reports them now (a flow-stats request filtered by the
+     * application id in the cookie's top 16 bits, so the switch sends only ours): what the controller reads a
+     * chain's installed rules from. Throws when the switch is not connected.
+     */
     @Override
     public Collection<FlowEntry> entries(DeviceId device) {
         OfSwitch sw = connected(device);
         FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
         List<FlowEntry> out = new ArrayList<>();
-        for (OFFlowStatsEntry e : sw.flowStats().join()) {
+        for (OFFlowStatsEntry e : sw.flowStats(((long) appId & 0xFFFF) << 48, APP_BITS).join()) {
             long cookie = e.getCookie().getValue();
             if ((short) (cookie >>> 48) != appId) {
                 continue;

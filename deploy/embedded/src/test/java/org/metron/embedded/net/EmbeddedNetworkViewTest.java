@@ -1,21 +1,17 @@
 package org.metron.embedded.net;
 
 import org.junit.AfterClass;
-import org.junit.Assume;
 import org.junit.BeforeClass;
 import org.junit.ClassRule;
 import org.junit.Test;
 import org.junit.rules.TemporaryFolder;
 import org.metron.app.spi.DeviceRole;
-import org.metron.openflow.OpenFlowController;
-import org.metron.embedded.topology.EmulatedNetwork;
+import org.metron.embedded.topology.OvsNetwork;
 import org.onlab.packet.MacAddress;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
-import org.projectfloodlight.openflow.types.DatapathId;
 
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -27,29 +23,18 @@ import static org.junit.Assert.assertTrue;
 public class EmbeddedNetworkViewTest {
     @ClassRule
     public static final TemporaryFolder TMP = new TemporaryFolder();
-    private static OpenFlowController openflow;
-    private static EmulatedNetwork net;
+    private static OvsNetwork ovs;
     private static EmbeddedNetworkView view;
 
     @BeforeClass
     public static void up() throws Exception {
-        Assume.assumeTrue("needs root and OVS", EmulatedNetwork.available());
-        openflow = OpenFlowController.listen(new InetSocketAddress("127.0.0.1", 0), 5000);
-        net = EmulatedNetwork.up("paper-fig5", openflow.port(), TMP.getRoot().toPath());
-        for (int dpid = 1; dpid <= 3; dpid++) {
-            openflow.await(DatapathId.of(dpid), 15_000);
-        }
-        view = new EmbeddedNetworkView(NetworkFile.read(net.stateFile()), openflow);
+        ovs = OvsNetwork.up("paper-fig5", 3, TMP.getRoot().toPath());
+        view = new EmbeddedNetworkView(NetworkFile.read(ovs.net.stateFile()), ovs.openflow);
     }
 
     @AfterClass
     public static void down() throws Exception {
-        if (net != null) {
-            net.close();
-        }
-        if (openflow != null) {
-            openflow.close();
-        }
+        OvsNetwork.down(ovs);
     }
 
     private static List<String> path() {
@@ -70,7 +55,7 @@ public class EmbeddedNetworkViewTest {
     public void aLinkThatGoesDownMovesThePathToTheBackupAndBack() throws Exception {
         assertEquals(List.of("of:0000000000000001/2>of:0000000000000003/2", "of:0000000000000003/4>metron:srv1/1"),
                      path());
-        net.setPortUp("s1", 2, false);
+        ovs.net.setPortUp("s1", 2, false);
         try {
             long end = System.currentTimeMillis() + 10_000;
             while (path().size() == 2 && System.currentTimeMillis() < end) {
@@ -80,7 +65,7 @@ public class EmbeddedNetworkViewTest {
                                  "of:0000000000000002/2>of:0000000000000003/3",
                                  "of:0000000000000003/4>metron:srv1/1"), path());
         } finally {
-            net.setPortUp("s1", 2, true);
+            ovs.net.setPortUp("s1", 2, true);
         }
         long end = System.currentTimeMillis() + 10_000;
         while (path().size() != 2 && System.currentTimeMillis() < end) {

@@ -345,6 +345,38 @@ public class OpenFlowSouthboundTest {
         assertEquals(fine, programmer.entries(S1).iterator().next());
     }
 
+    /**
+     * What the controller reads a chain's rules from: the switch sends only this application's entries (cookie
+     * filter on the app id bits), each read back by its id, also by a programmer that did not install them (a
+     * restarted host), and a rule the switch lost is not reported.
+     */
+    @Test
+    public void entriesAreThisAppsRulesAsTheSwitchHoldsThem() {
+        org.metron.embedded.net.OpenFlowSwitchProgrammer programmer =
+                new org.metron.embedded.net.OpenFlowSwitchProgrammer(controller, APP);
+        List<FlowRule> ours = everyCriterionAndAction().subList(0, 3);
+        FlowRule other = DefaultFlowRule.builder().forDevice(S1).fromApp(new DefaultApplicationId(8, "other"))
+                .withPriority(5).makePermanent().withSelector(DefaultTrafficSelector.builder()
+                        .matchInPort(PortNumber.portNumber(3)).build())
+                .withTreatment(DefaultTrafficTreatment.builder().drop().build()).build();
+        programmer.install(S1, ours).join();
+        sw.send(List.of(translator.add(other))).join();
+
+        java.util.Map<Long, FlowRule> read = new java.util.HashMap<>();
+        new org.metron.embedded.net.OpenFlowSwitchProgrammer(controller, APP).entries(S1)
+                .forEach(e -> read.put(e.id().value(), e));
+        assertEquals(ours.stream().map(r -> r.id().value()).collect(Collectors.toSet()), read.keySet());
+        for (FlowRule r : ours) {
+            FlowRule back = read.get(r.id().value());
+            assertEquals(r.selector(), back.selector());
+            assertEquals(r.treatment(), back.treatment());
+            assertEquals(r.priority(), back.priority());
+        }
+        sw.send(List.of(translator.deleteStrict(ours.get(1)))).join(); // the switch lost it
+        assertEquals(2, programmer.entries(S1).size());
+        assertTrue(programmer.entries(S1).stream().noneMatch(e -> e.id().equals(ours.get(1).id())));
+    }
+
     @Test
     public void connectionSurvivesIdleEchoes() throws Exception {
         // OVS probes an idle controller connection with ECHO after ~5 s and drops it without an answer.

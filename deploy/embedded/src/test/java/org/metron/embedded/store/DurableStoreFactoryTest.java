@@ -53,10 +53,35 @@ public class DurableStoreFactoryTest {
         assertEquals("5", new DurableStoreFactory(dir).map("chains", NS).get("a").orElseThrow().value());
     }
 
+    /** This test stores no installed state: nothing reads a device. */
+    private static final org.metron.app.spi.SwitchProgrammer NO_SWITCHES = new org.metron.app.spi.SwitchProgrammer() {
+        @Override
+        public java.util.concurrent.CompletableFuture<Void> install(org.onosproject.net.DeviceId d,
+                                                                    java.util.List<org.onosproject.net.flow.FlowRule> r) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<Void> remove(org.onosproject.net.DeviceId d,
+                java.util.Collection<org.onosproject.net.flow.FlowRule> r) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.util.Collection<org.onosproject.net.flow.FlowEntry> entries(org.onosproject.net.DeviceId d) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int ruleCount(org.onosproject.net.DeviceId d) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
     @Test
     public void theControllersOwnStoreRoundTripsThroughDisk() {
         Path dir = tmp.getRoot().toPath();
-        ChainStore store = new ChainStore(new DurableStoreFactory(dir));
+        ChainStore store = new ChainStore(new DurableStoreFactory(dir), NO_SWITCHES);
         ChainId id = ChainId.of("fw-napt-lb");
         Deployment d = Deployments.of(TagType.MAC, 1, 4, true,
                 ConnectPoint.deviceConnectPoint("of:0000000000000001/1"),
@@ -64,7 +89,7 @@ public class DurableStoreFactoryTest {
         Chain chain = new Chain(id, "{\"name\": \"fw-napt-lb\"}", d, ChainState.ACTIVE, "", 3);
         assertTrue(store.chains().putIfAbsent(id, chain));
 
-        ChainStore restarted = new ChainStore(new DurableStoreFactory(dir));
+        ChainStore restarted = new ChainStore(new DurableStoreFactory(dir), NO_SWITCHES);
         Chain back = restarted.chains().get(id).orElseThrow().value();
         assertEquals(chain.id(), back.id());
         assertEquals(chain.json(), back.json());

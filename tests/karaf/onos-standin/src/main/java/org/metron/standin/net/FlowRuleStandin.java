@@ -410,6 +410,25 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         return entries.all().size();
     }
 
+    /**
+     * As ECFlowRuleStore.getFlowRuleCount(device, state) behind FlowRuleManager: the device's entries in every
+     * state, 0 for an available device with no master (ONOS logs it at WARN). FlowRuleService's own default
+     * answers 0 for every device, which made a switch look empty to placement.
+     */
+    @Override
+    public int getFlowRuleCount(DeviceId deviceId) {
+        return getFlowRuleCount(deviceId, null);
+    }
+
+    @Override
+    public int getFlowRuleCount(DeviceId deviceId, FlowEntry.FlowEntryState state) {
+        if (mastership.getMasterFor(deviceId) == null && devices.isAvailable(deviceId)) {
+            log.warn("Failed to getFlowRuleCount: No master for {}", deviceId);
+            return 0;
+        }
+        return (int) entries.of(deviceId).stream().filter(e -> state == null || e.state() == state).count();
+    }
+
     @Override
     public FlowEntry getFlowEntry(FlowRule rule) {
         checkMaster(rule.deviceId());
@@ -422,18 +441,37 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         return entries.of(deviceId);
     }
 
+    /**
+     * As FlowRuleManager: every known device's table read in turn (ECFlowRuleStore.getFlowEntries), so a single
+     * available device with no master makes the whole call throw, and entries in every state (PENDING_ADD,
+     * PENDING_REMOVE included) are answered.
+     */
     @Override
     public Iterable<FlowEntry> getFlowEntriesById(ApplicationId appId) {
-        Collection<FlowEntry> all = entries.all();
-        all.stream().map(FlowEntry::deviceId).distinct().forEach(this::checkMaster);
-        return all.stream().filter(e -> e.appId() == appId.id())
-                .collect(ImmutableList.toImmutableList());
+        ImmutableList.Builder<FlowEntry> out = ImmutableList.builder();
+        for (Device d : devices.getDevices()) {
+            getFlowEntries(d.id()).forEach(e -> {
+                if (e.appId() == appId.id()) {
+                    out.add(e);
+                }
+            });
+        }
+        return out.build();
     }
 
+    /** As FlowRuleManager: the flow id's top 32 bits are the application id and the group id, every device read. */
     @Override
     public Iterable<FlowRule> getFlowRulesByGroupId(ApplicationId appId, short groupId) {
-        return entries.all().stream().filter(e -> e.appId() == appId.id() && e.groupId().id() == groupId)
-                .collect(ImmutableList.toImmutableList());
+        long lookUp = ((long) appId.id() << 16) | groupId;
+        ImmutableList.Builder<FlowRule> out = ImmutableList.builder();
+        for (Device d : devices.getDevices()) {
+            getFlowEntries(d.id()).forEach(e -> {
+                if ((e.id().value() >>> 32) == lookUp) {
+                    out.add(e);
+                }
+            });
+        }
+        return out.build();
     }
 
     @Override
