@@ -105,13 +105,14 @@ final class SplitOperation {
             timer.add("detect", start - onsetMs);
             Ctx c = runner.context(chainId);
             timer.lap("context");
+            GroupAssignment g = c.group(groupId);  // an unknown group is named as such first
             ClassGroup base = base(c.compiled, groupId);
             String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain " + chainId
                     + " cannot split");
             if (pinned != null) {
                 throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, pinned);
             }
-            return body.run(c, c.group(groupId), base, start, timer);
+            return body.run(c, g, base, start, timer);
         }
     }
 
