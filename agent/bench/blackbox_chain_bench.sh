@@ -16,8 +16,13 @@
 # MEMIF: the same chains with MODE MEMIF: each NF a DPDK process of its own (--no-huge) on a net_memif client of
 # the element's memif server port, a copy each way; memif's own rings (1024 slots) refuse what does not fit (counted
 # as ring_full, dropped: CLOSED), so there the agent also reads and frees packets the first NF had no room for.
-# Writes bench/results/agent_blackbox_{,memif_}chain_{1,2,3,6}.json and agent_blackbox_{,memif_}hop.json (BB_MODES picks
-# RING and/or MEMIF, both by default). Called by run.sh;
+# KERNEL: the same chains with MODE KERNEL: each NF a network namespace of its own whose bridge forwards every frame
+# (PROGRAM /bin/true: no rules; the kernel's own forwarding is the NF), two af_packet ports and two veths per hop, a
+# copy each way. There is no NF process: the kernel's work runs mostly inside the agent's send (sendto on the
+# af_packet socket delivers through the veth, bridge and the other veth in the same system call), so it is in the
+# element's cycles; what the kernel defers to ksoftirqd is not, and the CPU shares show it.
+# Writes bench/results/agent_blackbox_{,memif_,kernel_}chain_{1,2,3,6}.json and agent_blackbox_{,memif_,kernel_}hop.json
+# (BB_MODES picks among RING, MEMIF and KERNEL, all by default). Called by run.sh;
 # runs alone as: blackbox_chain_bench.sh BUILD_DIR RESULTS_DIR
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -44,7 +49,13 @@ trap 'cleanup_bb; hugepages_release' EXIT
 chain_cfg() {  # N MODE: the Click file of a chain of N black boxes
   local n=$1 mode=${2:-RING} c="src :: FromDevice(net_null0)" k
   for (( k = 1; k <= n; k++ )); do
-    c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, MODE $mode, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
+    if [[ $mode == KERNEL ]]; then
+      # net_null's frames have a zero source MAC, which a Linux bridge drops: unicast MACs once, before the first box
+      (( k == 1 )) && c+=" -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:00:02)"
+      c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM /bin/true, MODE KERNEL, STALL_TIMEOUT 0)"
+    else
+      c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, MODE $mode, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
+    fi
   done
   cfg "bbchain${n}_$mode" "$c -> dst :: ToDevice(net_null1);"
 }
@@ -66,15 +77,15 @@ throughput() {
 # hop_cycles N MODE: "agent nf" cycles per packet per hop, from a --profile run: the agent's = the BlackBoxNF elements'
 # own cycles (enqueue, dequeue, verdicts; their empty polls of the NF's ring included) per packet handed to an
 # NF; the NF's = its busy cycles (metron_nf_busy_cycles: from a non-empty rx to the end of its tx) per packet.
-hop_cycles() {
-  run_chain "$1" "$2" --profile | awk '/^bb[0-9]+\.sent /{h+=$2} /^profile\.bb[0-9]+ /{pc+=$2}
+hop_cycles() {  # KERNEL: no NF process, the NF's share is 0 (its work is in the agent's, see above)
+  run_chain "$1" "$2" --profile | awk -v kernel=$([[ $2 == KERNEL ]] && echo 1 || echo 0) '/^bb[0-9]+\.sent /{h+=$2} /^profile\.bb[0-9]+ /{pc+=$2}
     /^metron-nf-fwd: /{for (i = 2; i < NF; i++) {if ($i == "busy_cycles") nb += $(i + 1); if ($i == "rx") nr += $(i + 1)}}
-    END{if (h == 0 || nr == 0) {print "no packets through the NFs" > "/dev/stderr"; exit 1}
-        printf "%.1f %.1f\n", pc / h, nb / nr}'
+    END{if (h == 0 || (nr == 0 && !kernel)) {print "no packets through the NFs" > "/dev/stderr"; exit 1}
+        printf "%.1f %.1f\n", pc / h, (nr ? nb / nr : 0)}'
 }
 
 CHAINS=(1 2 3 6)
-MODES=(${BB_MODES:-RING MEMIF})
+MODES=(${BB_MODES:-RING MEMIF KERNEL})
 declare -A MPPS AGH NFH HOP RF ACPU NCPU
 for (( r = 0; r < ROUNDS; r++ )); do
   read -r m ac nc q < <(throughput 0 RING)
@@ -97,6 +108,7 @@ LOAD=$(cut -d' ' -f1 /proc/loadavg)
 PIN="agent worker lcore 0 on CPU 0, every NF on CPU 1 (CPUS 1); 2 CPUs shared with other work, load average $LOAD"
 for mode in "${MODES[@]}"; do
   if [[ $mode == RING ]]; then pre=agent_blackbox; what="RING mode: rte_rings, zero copy"
+  elif [[ $mode == KERNEL ]]; then pre=agent_blackbox_kernel; what="KERNEL mode: a network namespace per NF, its bridge forwarding every frame, af_packet on veths, a copy each way"
   else pre=agent_blackbox_memif; what="MEMIF mode: net_memif, a copy each way, the NF a DPDK process of its own"; fi
   one_mpps=$(med "${MPPS[${mode}1]}")
   hops=""

@@ -2,6 +2,8 @@
 #include "metron_nf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <rte_eal.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -25,6 +27,7 @@ struct metron_nf {
   unsigned empty_polls;
   uint64_t received;
   uint64_t dropped;
+  uint64_t* shared_dropped; /* MEMIF: the agent's counter (METRON_NF_ENV_STATS), or NULL */
   uint64_t busy_cycles;
   uint64_t rx_tsc; /* when the last non-empty rx began */
 };
@@ -63,6 +66,14 @@ static int open_memif(struct metron_nf* nf) {
     return -1;
   }
   nf->memif = 1;
+  const char* stats = getenv(METRON_NF_ENV_STATS);
+  if (stats != NULL && *stats != '\0') {
+    const int fd = open(stats, O_RDWR | O_CLOEXEC);
+    void* p = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0) close(fd);
+    if (p == MAP_FAILED) fprintf(stderr, "metron_nf: cannot map %s: %s (drops not reported)\n", stats, strerror(errno));
+    else nf->shared_dropped = (uint64_t*)p;
+  }
   return 0;
 }
 
@@ -133,10 +144,10 @@ unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max
 /* MEMIF: passed packets are sent back (a copy into the memif region), dropped ones freed here. */
 static void tx_memif(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* verdicts, unsigned n) {
   struct rte_mbuf* pass[METRON_NF_BURST];
-  unsigned np = 0;
+  unsigned np = 0, nd = 0;
   for (unsigned i = 0; i < n; ++i) {
     if (verdicts != NULL && verdicts[i] == METRON_NF_DROP) {
-      ++nf->dropped;
+      ++nd;
       rte_pktmbuf_free(pkts[i]);
     } else if (np < METRON_NF_BURST) {
       pass[np++] = pkts[i];
@@ -144,6 +155,8 @@ static void tx_memif(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t
       rte_pktmbuf_free(pkts[i]);
     }
   }
+  nf->dropped += nd;
+  if (nd && nf->shared_dropped != NULL) __atomic_fetch_add(nf->shared_dropped, nd, __ATOMIC_RELAXED);
   unsigned sent = 0;
   while (sent < np) {
     sent += rte_eth_tx_burst(0, 0, pass + sent, (uint16_t)(np - sent));

@@ -62,6 +62,9 @@ enum metron_nf_verdict {
 #define METRON_NF_ENV_TX "METRON_NF_TX_RING"    /* ring the NF fills: packets back to the agent */
 #define METRON_NF_ENV_READY "METRON_NF_READY_FD" /* pipe: one byte written once attached */
 #define METRON_NF_ENV_MODE "METRON_NF_MODE"      /* RING (default) or MEMIF */
+/* MEMIF: a file of the agent's the library maps; it adds the packets it drops to its first uint64_t (the agent
+ * reads it as nf_dropped: in this mode the NF frees what it drops, so the agent cannot count them itself). */
+#define METRON_NF_ENV_STATS "METRON_NF_STATS"
 
 /* Initialises the EAL (secondary) from argv and attaches to the agent's rings. Returns the number of arguments it
  * consumed (argv[0] stays the program: the NF's own arguments are argv[ret + 1 ...] like after rte_eal_init), or

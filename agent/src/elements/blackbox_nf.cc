@@ -25,6 +25,8 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +45,7 @@
 #include "core/group.h"
 #include "core/eal.h"
 #include "drivers/dpdk_port.h"
+#include "elements/kernel_ns.h"
 #include "elements/nf_process.h"
 
 namespace metron {
@@ -64,13 +67,16 @@ const char* state_name(int s) {
 std::atomic<uint64_t> g_ring_seq{0};
 std::atomic<unsigned> g_nf_seq{0};
 
-// One instance's pair of rings.
+// One instance's link to the agent: a pair of rings (RING), or a network namespace between two af_packet ports
+// (KERNEL: `kns`, rings null).
 struct NfRings {
   uint64_t gen = 0;
   std::string in_name, out_name;
   rte_ring* in = nullptr;   // agent -> NF
   rte_ring* out = nullptr;  // NF -> agent, bit 0 = drop verdict
+  std::unique_ptr<KernelNs> kns;
 
+  NfRings(uint64_t g, std::unique_ptr<KernelNs> k) : gen(g), kns(std::move(k)) {}
   NfRings(uint64_t g, unsigned size) : gen(g) {
     const uint64_t seq = g_ring_seq.fetch_add(1);
     in_name = "mbb" + std::to_string(seq) + "_in";
@@ -123,9 +129,10 @@ class BlackBoxNF final : public Element {
     if (auto v = args.take("CPUS")) cpus_ = unquote(*v);
     if (program_.empty()) throw ConfigError("PROGRAM: missing (the NF's executable)");
     if (nf_.empty()) nf_ = name();
-    if (mode_ != "RING" && mode_ != "MEMIF")
-      throw ConfigError("MODE " + mode_ + ": not supported by this agent (RING or MEMIF; KERNEL to come)");
+    if (mode_ != "RING" && mode_ != "MEMIF" && mode_ != "KERNEL")
+      throw ConfigError("MODE " + mode_ + ": expected RING, MEMIF or KERNEL");
     memif_ = mode_ == "MEMIF";
+    kernel_ = mode_ == "KERNEL";
     if (ring_size_ < 2 * kBurst || (ring_size_ & (ring_size_ - 1)) != 0)
       throw ConfigError("RING_SIZE: a power of two of at least " + std::to_string(2 * kBurst));
     if (attach_ms_ <= 0) throw ConfigError("ATTACH_TIMEOUT: must be positive");
@@ -141,6 +148,16 @@ class BlackBoxNF final : public Element {
     stall_cycles_ = stall_ms_ * rte_get_tsc_hz() / 1000;
     if (memif_) {
       open_memif(env, seq);
+    } else if (kernel_) {
+      pool_ = packed_pktmbuf_pool("mbbk" + std::to_string(seq), 4095, env.socket_id);
+      try {
+        rings_.push_back(std::make_unique<NfRings>(1, make_namespace()));
+      } catch (const std::exception& e) {
+        close_memif();
+        throw PreconditionError(who + "cannot set up its network namespace: " + e.what());
+      }
+      active_ = rings_.back().get();
+      cur_.store(active_, std::memory_order_release);
     } else {
       if (rte_eal_process_type() != RTE_PROC_PRIMARY || !rte_eal_has_hugepages())
         throw PreconditionError(who + "MODE RING needs the agent on hugepages as the DPDK primary (multi-process)");
@@ -170,8 +187,9 @@ class BlackBoxNF final : public Element {
     const int state = state_.load(std::memory_order_acquire);
     if (!memif_) sync_rings();
     if (state == kRunning) {
-      const unsigned n = memif_ ? port_->tx_burst(0, b.pkts, b.n)
-                                : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
+      const unsigned n = memif_    ? port_->tx_burst(0, b.pkts, b.n)
+                         : kernel_ ? active_->kns->to_nf().tx_burst(0, b.pkts, b.n)
+                                   : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
       sent_.add(n);
       if (n == b.n) {
         full_since_ = 0;
@@ -199,7 +217,7 @@ class BlackBoxNF final : public Element {
     }
     sync_rings();
     void* objs[kBurst];
-    const unsigned n = rte_ring_sc_dequeue_burst(active_->out, objs, kBurst, nullptr);
+    const unsigned n = dequeue(active_, objs);
     if (n) deliver(objs, n);
     return n;
   }
@@ -215,6 +233,9 @@ class BlackBoxNF final : public Element {
     out->sent = sent_.get();
     out->returned = returned_.get();
     out->nf_dropped = nf_dropped_.get();
+    // KERNEL: what the namespace did not give back (its drops, plus the few frames crossing it right now).
+    if (kernel_) out->nf_dropped = out->sent > out->returned ? out->sent - out->returned : 0;
+    if (nf_shared_dropped_ != nullptr) out->nf_dropped = __atomic_load_n(nf_shared_dropped_, __ATOMIC_RELAXED);
     out->ring_full = ring_full_.get();
     out->bypassed = bypassed_.get();
     out->failed_closed = failed_closed_.get();
@@ -271,7 +292,7 @@ class BlackBoxNF final : public Element {
   // The NF's input refused packets. A stall: it keeps refusing while the NF makes no progress for STALL_TIMEOUT
   // (RING: the input ring's consumer index does not move; MEMIF: nothing comes back).
   void note_full() {
-    const uint64_t progress = memif_ ? returned_.get() : active_->in->cons.tail;
+    const uint64_t progress = memif_ || kernel_ ? returned_.get() : active_->in->cons.tail;
     const uint64_t now = rte_rdtsc();
     if (full_since_ == 0 || progress != full_progress_) {
       full_since_ = now;
@@ -292,12 +313,30 @@ class BlackBoxNF final : public Element {
     full_since_ = 0;
     void* objs[kBurst];
     unsigned n;
-    while ((n = rte_ring_sc_dequeue_burst(old->out, objs, kBurst, nullptr)) > 0) deliver(objs, n);
+    while ((n = dequeue(old, objs)) > 0) deliver(objs, n);
+    if (kernel_) {  // what the dead namespace still held is gone with it
+      retired_gen_.store(old->gen, std::memory_order_release);
+      return;
+    }
     PacketBatch b;
     while ((b.n = static_cast<uint16_t>(
                 rte_ring_sc_dequeue_burst(old->in, reinterpret_cast<void**>(b.pkts), kBurst, nullptr))) > 0)
       apply_policy(b);  // counted in sent (handed over) and now in bypassed/failed_closed: the NF never took them
     retired_gen_.store(old->gen, std::memory_order_release);
+  }
+
+  // What an instance passed back: the out ring's entries, or (KERNEL) the frames its namespace sent out.
+  unsigned dequeue(NfRings* r, void** objs) {
+    if (kernel_) return r->kns->from_nf().rx_burst(0, reinterpret_cast<rte_mbuf**>(objs), kBurst);
+    return rte_ring_sc_dequeue_burst(r->out, objs, kBurst, nullptr);
+  }
+
+  // ---- KERNEL mode: a network namespace per instance, the kernel between two af_packet ports (kernel_ns.h) ----
+  std::unique_ptr<KernelNs> make_namespace() {
+    const uint64_t n = g_ring_seq.fetch_add(1);
+    char base[32];
+    std::snprintf(base, sizeof base, "mk%dx%llx", static_cast<int>(getpid()), static_cast<unsigned long long>(n));
+    return std::make_unique<KernelNs>(std::string("mbb") + (base + 2), base, pool_);
   }
 
   // ---- MEMIF mode: a net_memif server port per element, the NF its client (a copy each way) ----
@@ -306,6 +345,19 @@ class BlackBoxNF final : public Element {
     std::filesystem::create_directories(kMemifDir, ec);
     const std::string id = std::to_string(getpid()) + "_" + std::to_string(seq);
     memif_socket_ = std::string(kMemifDir) + "/bb" + id + ".sock";
+    // The NF library adds what it drops here (it frees those packets itself in this mode); every instance adds to
+    // the same counter, so it is the element's total.
+    stats_path_ = std::string(kMemifDir) + "/bb" + id + ".stats";
+    const int fd = open(stats_path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, sizeof(uint64_t)) != 0 ||
+        (nf_shared_dropped_ = static_cast<uint64_t*>(
+             mmap(nullptr, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))) == MAP_FAILED) {
+      nf_shared_dropped_ = nullptr;
+      if (fd >= 0) close(fd);
+      unlink(stats_path_.c_str());
+      throw ResourceError("cannot create " + stats_path_ + ": " + std::strerror(errno));
+    }
+    close(fd);
     nf_prefix_ = "mbbnf" + id;
     pool_ = packed_pktmbuf_pool("mbbp" + std::to_string(seq), 4095, env.socket_id);
     try {
@@ -320,12 +372,20 @@ class BlackBoxNF final : public Element {
   }
   void close_memif() {
     port_.reset();
+    if (nf_shared_dropped_ != nullptr) munmap(nf_shared_dropped_, sizeof(uint64_t));
+    nf_shared_dropped_ = nullptr;
+    if (!stats_path_.empty()) unlink(stats_path_.c_str());
     if (pool_ != nullptr) rte_mempool_free(pool_);
     pool_ = nullptr;
     if (!memif_socket_.empty()) unlink(memif_socket_.c_str());
   }
   // ---- supervisor thread ----
   std::vector<std::string> nf_argv() const {
+    if (kernel_) {  // an ordinary program, run in the namespace
+      std::vector<std::string> a{program_};
+      a.insert(a.end(), nf_args_.begin(), nf_args_.end());
+      return a;
+    }
     if (memif_) {
       std::vector<std::string> a{program_, "--no-huge", "-m", "64", "--file-prefix", nf_prefix_, "--no-pci",
                                  "--vdev", "net_memif0,role=client,id=0,socket-abstract=no,socket=" + memif_socket_,
@@ -346,16 +406,26 @@ class BlackBoxNF final : public Element {
   std::string start_instance() {
     std::unique_ptr<NfProcess> p;
     std::vector<std::string> env{std::string(METRON_NF_ENV_MODE) + "=" + mode_};
-    if (!memif_) {
+    if (memif_) env.push_back(std::string(METRON_NF_ENV_STATS) + "=" + stats_path_);
+    int netns = -1;
+    if (kernel_) {
+      env.push_back("METRON_NF_NETNS=" + rings_.back()->kns->name());
+      env.push_back("METRON_NF_IN=in");
+      env.push_back("METRON_NF_OUT=out");
+      netns = rings_.back()->kns->open_fd();
+      if (netns < 0) return "its network namespace " + rings_.back()->kns->name() + " is gone";
+    } else if (!memif_) {
       env.push_back(std::string(METRON_NF_ENV_RX) + "=" + rings_.back()->in_name);
       env.push_back(std::string(METRON_NF_ENV_TX) + "=" + rings_.back()->out_name);
     }
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY);
+      p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY, netns);
     } catch (const std::exception& e) {
+      if (netns >= 0) close(netns);
       return e.what();
     }
+    if (netns >= 0) close(netns);
     pid_.store(p->pid(), std::memory_order_relaxed);
     NfProcess::Attach a = p->wait_attached(attach_ms_);
     if (a == NfProcess::Attach::kAttached && memif_) {  // attached = its memif connected to our port
@@ -372,6 +442,11 @@ class BlackBoxNF final : public Element {
       proc_ = std::move(p);
       return "";
     }
+    if (kernel_ && a == NfProcess::Attach::kExited && p->how() == "exit 0") {
+      // A setup command (nft -f rules): done, the NF is its namespace from now on.
+      pid_.store(0, std::memory_order_relaxed);
+      return "";
+    }
     pid_.store(0, std::memory_order_relaxed);
     std::string why = a == NfProcess::Attach::kExited
                           ? "exited at start (" + p->how() + ")"
@@ -382,6 +457,7 @@ class BlackBoxNF final : public Element {
   }
 
   void supervise(std::promise<std::string>* started) {
+    pthread_setname_np(pthread_self(), "mbb-supervisor");
     std::string err = start_instance();
     if (!err.empty()) {
       started->set_value(err);
@@ -393,16 +469,26 @@ class BlackBoxNF final : public Element {
     unsigned failures = 0;
     while (!stop_.load()) {
       free_retired();
-      if (stalled_.load(std::memory_order_acquire)) proc_->kill_group(SIGKILL);
-      if (!proc_->wait_exit(20)) continue;
-      // Down: ON_FAILURE from now on, fresh rings for the next instance.
+      std::string down;
+      if (stalled_.load(std::memory_order_acquire)) {
+        if (proc_) proc_->kill_group(SIGKILL);
+        else down = "stalled";
+      }
+      if (proc_) {
+        if (proc_->wait_exit(20)) down = proc_->how();
+      } else if (down.empty() && sleep_or_stop(std::chrono::milliseconds(20))) {
+        break;
+      }
+      if (down.empty() && kernel_ && !rings_.back()->kns->alive()) down = "namespace gone";
+      if (down.empty()) continue;
+      // Down: ON_FAILURE from now on, fresh rings (a fresh namespace) for the next instance.
       state_.store(kRestarting, std::memory_order_release);
       pid_.store(0, std::memory_order_relaxed);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        last_exit_ = proc_->how();
-        dead_cpu_ += proc_->cpu_seconds();
-        proc_.reset();
+        last_exit_ = down;
+        if (proc_) dead_cpu_ += proc_->cpu_seconds();
+        proc_.reset();  // a daemon in a namespace that went is killed here
       }
       remove_nf_runtime_dir();
       if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
@@ -452,7 +538,8 @@ class BlackBoxNF final : public Element {
   bool publish_rings() {
     if (memif_) return true;  // the memif port stays; the next instance connects to it again
     try {
-      auto r = std::make_unique<NfRings>(rings_.back()->gen + 1, ring_size_);
+      auto r = kernel_ ? std::make_unique<NfRings>(rings_.back()->gen + 1, make_namespace())
+                       : std::make_unique<NfRings>(rings_.back()->gen + 1, ring_size_);
       NfRings* p = r.get();
       {
         std::lock_guard<std::mutex> lock(rings_mu_);
@@ -502,7 +589,9 @@ class BlackBoxNF final : public Element {
   std::vector<std::string> nf_args_;
   bool open_ = false;
   bool memif_ = false;
-  std::string memif_socket_, nf_prefix_;
+  bool kernel_ = false;
+  std::string memif_socket_, nf_prefix_, stats_path_;
+  uint64_t* nf_shared_dropped_ = nullptr;  // MEMIF: the NF library's drop counter (a file both map)
   rte_mempool* pool_ = nullptr;
   std::unique_ptr<DpdkPort> port_;
   unsigned ring_size_ = 1024;

@@ -1,6 +1,7 @@
 #include "elements/nf_process.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -34,7 +35,7 @@ std::string describe(int status) {
 }  // namespace
 
 NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::string> env,
-                     const std::string& ready_env) {
+                     const std::string& ready_env, int netns_fd) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   ready_fd_ = fds[0];
@@ -63,6 +64,7 @@ NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::stri
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
+    if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
     fcntl(write_fd, F_SETFD, 0);  // the one descriptor the NF inherits on purpose
     execve(cargv[0], cargv.data(), cenv.data());
     _exit(127);

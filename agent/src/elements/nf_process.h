@@ -14,8 +14,10 @@ class NfProcess {
   // Starts `argv[0]` (a path) with `argv`, the agent's environment plus `env` ("NAME=value"), and a pipe whose
   // write end's number is put in the environment as `ready_env` (the NF library writes a byte there once attached).
   // The child dies with the thread that started it (PR_SET_PDEATHSIG): an agent killed with SIGKILL leaves no NF.
+  // With `netns_fd` >= 0 the child enters that network namespace before exec (MODE KERNEL).
   // Throws std::runtime_error if the process cannot be created.
-  NfProcess(const std::vector<std::string>& argv, std::vector<std::string> env, const std::string& ready_env);
+  NfProcess(const std::vector<std::string>& argv, std::vector<std::string> env, const std::string& ready_env,
+            int netns_fd = -1);
   ~NfProcess();
   NfProcess(const NfProcess&) = delete;
   NfProcess& operator=(const NfProcess&) = delete;

@@ -92,6 +92,12 @@ public class ChainSpecTest {
         assertEquals(BlackBoxSpec.Mode.RING, d.mode());
         assertEquals(BlackBoxSpec.OnFailure.CLOSED, d.onFailure());
         assertTrue(d.mayDrop() && d.rewrites().isEmpty());
+        // kernel: the same fields, program and args run in the NF's namespace (docs/blackbox.md, KERNEL mode)
+        BlackBoxSpec k = ChainSpec.fromJson(BOX.replace("\"/usr/lib/metron/metron-nf-fwd\"", "\"/usr/sbin/nft\"")
+                .replace("[\"--drop-port\", \"23\"]", "[\"-f\", \"/etc/metron/fw.nft\"]")
+                .replace("\"mode\": \"ring\"", "\"mode\": \"kernel\"")).nf("ids").blackBox().get();
+        assertEquals("BlackBoxNF(NAME ids, PROGRAM /usr/sbin/nft, ARGS \"-f /etc/metron/fw.nft\", MODE KERNEL, "
+                + "ON_FAILURE OPEN, RING_SIZE 1024, ATTACH_TIMEOUT 2000)", k.element("ids"));
     }
 
     @Test

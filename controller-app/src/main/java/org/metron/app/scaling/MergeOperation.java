@@ -111,6 +111,11 @@ final class MergeOperation {
         if (a.core() == b.core() && !b.remote()) {
             return "groups " + a.groupId() + " and " + b.groupId() + " share core " + a.core();
         }
+        String pinned = PinnedBlackBoxes.refusal(c.chain.json(), bb, "group " + b.groupId() + " cannot merge into "
+                + a.groupId());
+        if (pinned != null) {
+            return pinned;
+        }
         for (int cls : a.classIds()) {
             // a class both hold comes back together: their slices must be the two halves of one
             if (b.classIds().contains(cls) && a.slice(cls).union(b.slice(cls)).isEmpty()) {

@@ -65,7 +65,7 @@ final class SplitOperation {
      */
     public ScalingEvent split(ChainId chainId, String groupId, Map<Integer, Double> classRates, String reason,
                               long onsetMs) {
-        return splitting(chainId, groupId, onsetMs, (c, g, base, start, timer) -> {
+        return splitting(chainId, groupId, reason, onsetMs, (c, g, base, start, timer) -> {
             if (base.classifies()) {
                 throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "group " + groupId
                         + " classifies unclassified traffic in software: its tag receives every such class, so "
@@ -98,14 +98,21 @@ final class SplitOperation {
     }
 
     /** Runs a split of {@code groupId} under the chain's lock, timing from its onset. */
-    private ScalingEvent splitting(ChainId chainId, String groupId, long onsetMs, SplitBody body) {
+    private ScalingEvent splitting(ChainId chainId, String groupId, String reason, long onsetMs, SplitBody body) {
         synchronized (runner.lock(chainId)) {
             long start = runner.clock.getAsLong();
             StepTimer timer = new StepTimer();
             timer.add("detect", start - onsetMs);
             Ctx c = runner.context(chainId);
             timer.lap("context");
-            return body.run(c, c.group(groupId), base(c.compiled, groupId), start, timer);
+            GroupAssignment g = c.group(groupId);  // an unknown group is named as such first
+            ClassGroup base = base(c.compiled, groupId);
+            String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain " + chainId
+                    + " cannot split");
+            if (pinned != null) {
+                throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, pinned);
+            }
+            return body.run(c, g, base, start, timer);
         }
     }
 
@@ -120,7 +127,7 @@ final class SplitOperation {
      * @throws MetronException when refused (recorded as FAILED) or a step failed (ROLLED_BACK)
      */
     public ScalingEvent splitClass(ChainId chainId, String groupId, int cls, int bit, String reason, long onsetMs) {
-        return splitting(chainId, groupId, onsetMs, (c, g, base, start, timer) -> {
+        return splitting(chainId, groupId, reason, onsetMs, (c, g, base, start, timer) -> {
             String refusal = classSplitRefusal(c, g, base, cls, bit);
             if (refusal != null) {
                 throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, refusal);

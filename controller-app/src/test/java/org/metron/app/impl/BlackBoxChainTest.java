@@ -130,6 +130,40 @@ public class BlackBoxChainTest {
         assertTrue(w.manager.chain(web).get().pending().isEmpty());
     }
 
+    /**
+     * flowState pinned: the NF's per-flow state is inside its process, so a split of its group (which would move
+     * classes, with their live flows, to a new instance) is refused naming the NF, before any other check.
+     */
+    @Test
+    public void aGroupWithAPinnedBlackBoxIsNotSplit() throws Exception {
+        String pinned = chain("pinned", nf.toString(), 1).replace("\"onFailure\": \"open\"",
+                "\"onFailure\": \"open\", \"flowState\": \"pinned\"");
+        assertEquals(ChainState.ACTIVE, w.manager.submit(pinned).state());
+        String group = boxGroup("pinned");
+        MetronException e = assertThrows(MetronException.class, () -> scaling.split(ChainId.of("pinned"), group));
+        assertEquals("group " + group + " of chain pinned cannot split: it runs black-box NF ids with flowState "
+                + "pinned, whose per-flow state stays inside its process: moving classes would take their existing "
+                + "flows to another instance without that state", e.getMessage());
+        assertEquals(1, agent().pipelines().get("pinned").getGroupsCount() - groupsWithoutBox("pinned"));
+
+        assertEquals(ChainState.ACTIVE, w.manager.submit(chain("free", nf.toString(), 2)).state());
+        // the same group without the declaration is refused only for what any group would be (here: one class)
+        String freeGroup = boxGroup("free");
+        MetronException other = assertThrows(MetronException.class, () -> scaling.split(ChainId.of("free"),
+                freeGroup));
+        assertTrue(other.getMessage(), other.getMessage().contains("a single class cannot split"));
+    }
+
+    private String boxGroup(String chain) {
+        return agent().pipelines().get(chain).getGroupsList().stream().filter(g -> g.getClickConfig()
+                .contains("BlackBoxNF(")).findFirst().orElseThrow().getGroupId();
+    }
+
+    private int groupsWithoutBox(String chain) {
+        return (int) agent().pipelines().get(chain).getGroupsList().stream().filter(g -> !g.getClickConfig()
+                .contains("BlackBoxNF(")).count();
+    }
+
     @Test
     public void aDeployTheAgentRefusesForItsBlackBoxLeavesThatChainFailedAndTheOthersAlone() throws Exception {
         assertEquals(ChainState.ACTIVE, w.manager.submit(chain("web", nf.toString(), 1)).state());
