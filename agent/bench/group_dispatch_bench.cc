@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -86,6 +87,15 @@ int main(int argc, char** argv) {
   metron::eal_init(metron::eal_default_args("gdisp", "0"));
   rte_mempool* pool = metron::packed_pktmbuf_pool("gdisp_pool", metron::pool_mbufs_for(2, 1, 1) + 8192);
   metron::Engine engine({0}, pool);
+  // GROUP_HOLD=FRAMES[,US]: the engine's group batching (Engine::set_group_hold; 0 = off), to compare settings
+  // with one binary.
+  if (const char* hold = std::getenv("GROUP_HOLD")) {
+    const std::string h = hold;
+    const size_t comma = h.find(',');
+    engine.set_group_hold(static_cast<uint32_t>(std::stoul(h.substr(0, comma))),
+                          comma == std::string::npos ? metron::Engine::kDefaultHoldUs
+                                                     : static_cast<uint32_t>(std::stoul(h.substr(comma + 1))));
+  }
   metron::Port* in = engine.add_port(metron::ReplayPort::open("replay0=" + trace, 1, pool));
   metron::Port* out = engine.add_port(metron::DpdkPort::open("net_null0", 1, 1, pool));
 

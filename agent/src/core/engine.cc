@@ -19,6 +19,7 @@ namespace metron {
 Engine::Engine(std::vector<unsigned> cores, rte_mempool* pool) : cores_(std::move(cores)), pool_(pool) {
   if (cores_.empty()) throw std::invalid_argument("engine: no worker cores");
   set_batch_budget_us(kDefaultBatchBudgetUs);
+  set_group_hold(kDefaultHoldFrames, kDefaultHoldUs);
   register_annotations();
   for (size_t i = 0; i < cores_.size(); ++i) {
     if (!rte_lcore_is_enabled(cores_[i]))
@@ -78,6 +79,11 @@ void Engine::set_batch_budget_us(uint32_t us) {
   batch_budget_cycles_.store(us * rte_get_tsc_hz() / 1000000, std::memory_order_relaxed);
 }
 
+void Engine::set_group_hold(uint32_t frames, uint32_t us) {
+  hold_frames_.store(std::min<uint32_t>(frames, kMaxHeldFrames), std::memory_order_relaxed);
+  hold_cycles_.store(frames == 0 ? 0 : us * rte_get_tsc_hz() / 1000000, std::memory_order_relaxed);
+}
+
 Engine::Worker& Engine::worker(unsigned core) {
   const int s = slot_of_core(core);
   if (s < 0) throw std::invalid_argument("engine: core " + std::to_string(core) + " runs no worker");
@@ -123,32 +129,79 @@ void Engine::stop() {
   running_ = false;
 }
 
+namespace {
+
+// One ingress binding's held frames (Engine::set_group_hold): a batch per group of the binding.
+struct Held {
+  std::vector<PacketBatch> batch;  // by the binding's group index
+  std::vector<uint32_t> waiting;   // groups that got frames since the last run_all, in that order (may repeat)
+  uint32_t frames = 0;             // held in all
+  uint64_t since = 0;              // TSC of the iteration that received the oldest held frame
+
+  // Runs every group's held frames; returns how many.
+  unsigned run_all(const IngressBinding& b, TxBuffer* tx) {
+    unsigned ran = 0;
+    for (uint32_t g : waiting) {
+      PacketBatch& q = batch[g];
+      if (q.n == 0) continue;  // ran full since, or listed twice
+      ran += q.n;
+      b.groups[g]->process(q, tx);
+      q.n = 0;
+    }
+    waiting.clear();
+    frames = 0;
+    return ran;
+  }
+};
+
+}  // namespace
+
 // The run-to-completion loop. Everything it touches is this core's: its plan, its queues, its counters.
 void Engine::loop(Worker& w) {
   w.in_loop = true;
   CoreCounters& c = w.counters;
   const uint64_t start = rte_rdtsc() - c.total_cycles.get();
   PacketBatch in;
-  // Per-group batches, reused every iteration; groups per core are few.
-  std::vector<PacketBatch> per_group;
+  std::vector<Held> held;  // per ingress binding of `plan`
+  const WorkerPlan* plan = nullptr;
+  // Runs everything held (before a handoff, at the end): nothing is held across a batch boundary.
+  auto run_held = [&] {
+    if (plan == nullptr) return;
+    const uint64_t t0 = rte_rdtsc();
+    unsigned ran = 0;
+    for (size_t i = 0; i < plan->ingress.size() && i < held.size(); ++i)
+      if (held[i].frames) ran += held[i].run_all(plan->ingress[i], &w.tx);
+    if (ran == 0) return;
+    c.tx.add(w.tx.flush());
+    c.busy_cycles.add(rte_rdtsc() - t0);
+  };
   unsigned empty_polls = 0;
   uint16_t burst = kBurst;
   while (!stop_.load(std::memory_order_relaxed)) {
     // One load per iteration (not per packet): a control thread may be waiting for this boundary.
     if (Handoff* h = w.handoff.load(std::memory_order_acquire)) {
-      if (w.handoff.compare_exchange_strong(h, nullptr, std::memory_order_acq_rel)) carry_out(w, *h);
+      if (w.handoff.compare_exchange_strong(h, nullptr, std::memory_order_acq_rel)) {
+        run_held();
+        carry_out(w, *h);
+      }
     }
-    const WorkerPlan* plan = w.plan.load(std::memory_order_acquire);
+    plan = w.plan.load(std::memory_order_acquire);
+    if (held.size() < plan->ingress.size()) held.resize(plan->ingress.size());
+    const uint32_t hold_frames = hold_frames_.load(std::memory_order_relaxed);
+    const uint64_t hold_cycles = hold_cycles_.load(std::memory_order_relaxed);
     const uint64_t t0 = rte_rdtsc();
-    unsigned handled = 0;
-    for (const IngressBinding& b : plan->ingress) {
+    unsigned handled = 0;  // frames received or polled
+    unsigned ran = 0;      // frames that went through a graph
+    for (size_t bi = 0; bi < plan->ingress.size(); ++bi) {
+      const IngressBinding& b = plan->ingress[bi];
+      Held& hb = held[bi];
       in.n = b.port->rx_burst(b.queue, in.pkts, burst);
-      if (in.n == 0) continue;
+      if (in.n == 0 && hb.frames == 0) continue;
       handled += in.n;
       c.rx.add(in.n);
-      const size_t ng = b.groups.size();
-      if (per_group.size() < ng) per_group.resize(ng);
-      for (size_t g = 0; g < ng; ++g) per_group[g].n = 0;
+      if (hb.batch.size() < b.groups.size()) hb.batch.resize(b.groups.size());
+      if (in.n && hb.frames == 0) hb.since = t0;
+      unsigned ran_here = 0;
       uint64_t misrouted = 0;
       uint32_t last_key = 0;  // no tag key is 0
       int last_group = -1;
@@ -180,33 +233,50 @@ void Engine::loop(Worker& w) {
           rte_pktmbuf_free(m);
           continue;
         }
-        per_group[last_group].push_back(m);
+        PacketBatch& q = hb.batch[last_group];
+        if (q.n == 0) hb.waiting.push_back(static_cast<uint32_t>(last_group));
+        q.push_back(m);
+        ++hb.frames;
+        if (q.n == kBurst) {  // a full batch: its graph runs now
+          b.groups[last_group]->process(q, &w.tx);
+          q.n = 0;
+          hb.frames -= kBurst;
+          ran_here += kBurst;
+        }
       }
       if (misrouted) c.drops.add(misrouted);
-      for (size_t g = 0; g < ng; ++g)
-        if (per_group[g].n) b.groups[g]->process(per_group[g], &w.tx);
-      // What the groups sent leaves now, one tx_burst per port and queue for the whole rx burst.
-      c.tx.add(w.tx.flush());
+      if (hb.frames && (in.n < kBurst || hb.frames >= hold_frames || t0 - hb.since >= hold_cycles))
+        ran_here += hb.run_all(b, &w.tx);
+      // What the groups sent leaves now, one tx_burst per port and queue for all the batches that ran.
+      if (ran_here) {
+        ran += ran_here;
+        c.tx.add(w.tx.flush());
+      }
     }
     if (!plan->polled.empty()) {
       unsigned polled = 0;
       for (GroupRuntime* g : plan->polled) polled += g->poll_sources(&w.tx);
       if (polled) {
         handled += polled;
+        ran += polled;
         c.tx.add(w.tx.flush());
       }
     }
-    for (const auto& g : plan->standalone) handled += g->run_sources();
+    for (const auto& g : plan->standalone) {
+      const unsigned n = g->run_sources();
+      handled += n;
+      ran += n;
+    }
     const uint64_t t1 = rte_rdtsc();
-    if (handled) {
-      c.busy_cycles.add(t1 - t0);
-      // Frames that fit the budget at this batch's cost per frame: budget / (spent / handled). No division in
-      // the common case (a full burst fits), which runs every batch of a fast pipeline.
+    if (handled || ran) c.busy_cycles.add(t1 - t0);
+    if (ran) {
+      // Frames that fit the budget at this iteration's cost per frame run: budget / (spent / ran). No division
+      // in the common case (a full burst fits), which runs every batch of a fast pipeline.
       const uint64_t budget = batch_budget_cycles_.load(std::memory_order_relaxed);
       const uint64_t spent = t1 - t0;
-      burst = budget == 0 || spent * kBurst <= budget * handled
+      burst = budget == 0 || spent * kBurst <= budget * ran
                   ? kBurst
-                  : static_cast<uint16_t>(std::max<uint64_t>(1, budget * handled / spent));
+                  : static_cast<uint16_t>(std::max<uint64_t>(1, budget * ran / spent));
     }
     c.total_cycles.v.store(t1 - start, std::memory_order_relaxed);
     empty_polls = handled ? 0 : empty_polls + 1;
@@ -215,6 +285,7 @@ void Engine::loop(Worker& w) {
       if (us) std::this_thread::sleep_for(std::chrono::microseconds(us));
     }
   }
+  run_held();
   w.in_loop = false;
 }
 

@@ -49,6 +49,10 @@ class TagIndex {
   unsigned shift_ = 32;
 };
 
+// At most this many frames wait per worker and ingress queue for their group's batch to fill
+// (Engine::set_group_hold); mbuf pools are sized for them (pool_mbufs_for).
+constexpr uint16_t kMaxHeldFrames = 16 * kBurst;
+
 struct IngressBinding {
   Port* port = nullptr;
   uint16_t queue = 0;
@@ -124,6 +128,18 @@ class Engine {
   // 0 = always kBurst.
   void set_batch_budget_us(uint32_t us);
   static constexpr uint32_t kDefaultBatchBudgetUs = 500;
+  // Group batching (FAJITA's batched stages): a burst spread over many groups gives each only a few frames, and
+  // a group's graph costs per call (its elements, a rewriter's expiry sweep and bulk lookup) whatever it carries.
+  // So while an ingress queue is backlogged (its rx burst came back full) a worker holds each group's frames
+  // across bursts and runs the group's graph when it has a full batch (kBurst). Held frames run, in arrival
+  // order per group, as soon as any of these is true: an rx burst of their port comes back short (the queue is
+  // drained: holding gains nothing, and nothing waits when traffic stops), `frames` are held for that port, the
+  // oldest has waited `us` microseconds (checked once per loop iteration), a handoff or a stop reaches the
+  // worker (batch boundaries see nothing held). A slow pipeline (one the batch budget reads short bursts for)
+  // never holds. frames = 0 turns holding off (every burst's frames run at once, as before).
+  void set_group_hold(uint32_t frames, uint32_t us);
+  static constexpr uint32_t kDefaultHoldFrames = kMaxHeldFrames;
+  static constexpr uint32_t kDefaultHoldUs = 100;
 
   // Publishes a new plan for a core and returns once the worker uses it (the previous one is freed here). If
   // given, `handoff` runs on the worker between two batches, right before it adopts the plan: nothing of the
@@ -164,7 +180,7 @@ class Engine {
     std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
     std::atomic<Handoff*> handoff{nullptr};
     CoreCounters counters;
-    TxBuffer tx;  // the worker's own: what its groups send, flushed after every rx burst
+    TxBuffer tx;  // the worker's own: what its groups send, flushed after the graphs of an iteration ran
     std::atomic<bool> in_loop{false};
   };
   // Posts `h` to the worker and returns once it (or, for a worker out of its loop, this thread) carried it out.
@@ -190,6 +206,8 @@ class Engine {
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> idle_sleep_us_{0};
   std::atomic<uint64_t> batch_budget_cycles_{0};
+  std::atomic<uint32_t> hold_frames_{0};
+  std::atomic<uint64_t> hold_cycles_{0};
   mutable std::mutex publish_mu_;  // guards each worker's `owned` plan and serialises handoffs
   struct LaunchArg {
     Engine* engine;

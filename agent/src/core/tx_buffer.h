@@ -1,8 +1,9 @@
 // TxBuffer: a worker's outgoing frames, gathered per (port, tx queue) and sent in one tx_burst each, as l3fwd's
 // per-port tx buffers do. A burst spread over many groups, or a graph that splits a batch into small ones, still
-// leaves in full bursts instead of one tx_burst per piece. The worker flushes after every rx burst it handled:
-// nothing stays queued across a batch boundary (a handoff or a plan swap finds it empty), no frame waits longer
-// than the burst it came in, and every frame a port refuses is freed and counted as its group's tx drop.
+// leaves in full bursts instead of one tx_burst per piece. The worker flushes after the graphs of an iteration
+// ran (whatever batches a group held across bursts, Engine::set_group_hold, included): nothing stays queued
+// across a batch boundary (a handoff or a plan swap finds it empty), no frame waits here longer than the
+// iteration its graph ran in, and every frame a port refuses is freed and counted as its group's tx drop.
 #pragma once
 
 #include <cstdint>

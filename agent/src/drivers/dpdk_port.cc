@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/eal.h"
+#include "core/engine.h"
 #include "core/packet_batch.h"
 
 namespace metron {
@@ -92,7 +93,8 @@ void DpdkPort::reconfigure(const rte_eth_conf& conf, const RxQueueMap& map) {
 
 unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores) {
   constexpr unsigned kSlack = 4096;
-  return ports * queues * (DpdkPort::kRxDesc + DpdkPort::kTxDesc) + lcores * (kPoolCache + 4 * kBurst) + kSlack;
+  return ports * queues * (DpdkPort::kRxDesc + DpdkPort::kTxDesc + kMaxHeldFrames) + lcores * (kPoolCache + 4 * kBurst) +
+         kSlack;
 }
 
 DpdkPort::~DpdkPort() {
