@@ -106,12 +106,22 @@ final class JournalRecovery {
         }
     }
 
-    /** Records the history entry of an operation a restarted controller rolled back. */
+    /**
+     * Records the history entry of an operation a restarted controller rolled back. A rollback that left something
+     * (a switch whose master died with the previous owner refuses until ONOS moves its mastership, an agent not
+     * answering yet) is not recorded: the operation stays journalled and is rolled back again on the owner's retry
+     * schedule ({@code ScalingManager}), each step removing only what is still there.
+     *
+     * @throws IllegalStateException naming what is left, when the rollback is incomplete (logged by
+     *         {@link #recover}, which goes on with the other chains)
+     */
     private ScalingEvent rollbackEvent(ScalingOperation op, List<String> left) {
-        ScalingEvent ev = runner.event(op, left.isEmpty() ? Outcome.ROLLED_BACK : Outcome.FAILED,
-                "controller restarted at step " + op.step() + (left.isEmpty() ? " (rolled back)"
-                        : " (rollback incomplete: " + left + ")"),
-                op.before(), "");
+        if (!left.isEmpty()) {
+            throw new IllegalStateException("rolling back " + op.kind() + " of " + op.chain()
+                    + " from step " + op.step() + " left " + left + "; the operation stays journalled");
+        }
+        ScalingEvent ev = runner.event(op, Outcome.ROLLED_BACK, "controller restarted at step " + op.step()
+                + " (rolled back)", op.before(), "");
         runner.journal.record(ev);
         return ev;
     }
