@@ -148,13 +148,19 @@ final class ChainReroute {
     List<ChainId> rerouteLink(Link link, String cause) {
         // only chains that send into the link are moved: a chain that merely uses one of its switches stays, and
         // the cut's second event (the link's other direction) finds the chain off the link already, on its backup
-        // (the chain's rules read from the switches at the link's ends, where the records say it has some)
-        Predicate<ChainId> sendsInto = id -> store.installed().get(id).map(Versioned::value)
-                .map(st -> sendsInto(st, link.src()) || sendsInto(st, link.dst())).orElse(false);
+        // (decided once per chain whose records name a device at the link's ends, its rules read from the switches)
+        Set<DeviceId> ends = Set.of(link.src().deviceId(), link.dst().deviceId());
+        Set<ChainId> into = store.installedRecords().values().stream()
+                .filter(rec -> rec.devices().stream().anyMatch(d -> ends.contains(d.device())))
+                .map(InstalledRecord::chainId)
+                .filter(id -> store.installed().get(id).map(Versioned::value)
+                        .map(st -> sendsInto(st, link.src()) || sendsInto(st, link.dst())).orElse(false))
+                .collect(Collectors.toSet());
+        Predicate<ChainId> sendsInto = into::contains;
         List<ChainId> moved = new ArrayList<>();
-        for (ChainId id : store.installedRecords().keySet()) {
+        for (ChainId id : into) {
             Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
-            if (lb.isEmpty() || !sendsInto.test(id)) {
+            if (lb.isEmpty()) {
                 continue;
             }
             synchronized (store.lockFor(id)) {
