@@ -362,6 +362,13 @@ public final class FlowRuleTranslator {
 
     // ---- OpenFlow -> ONOS ---------------------------------------------------------------------------------
 
+    /** A group bucket's actions as the treatment they were made from ({@link #addGroup}'s inverse). */
+    public TrafficTreatment bucketTreatment(List<OFAction> actions) {
+        TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
+        actions.forEach(a -> action(t, a));
+        return t.build();
+    }
+
     /** The rule a flow entry represents, rebuilt from the switch's own view (id = the entry's cookie). */
     public FlowRule toRule(DeviceId device, OFFlowStatsEntry e) {
         return rule(device, e.getCookie(), e.getPriority(), e.getTableId(), selector(e.getMatch()),

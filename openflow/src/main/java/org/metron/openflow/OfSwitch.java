@@ -9,6 +9,8 @@ import org.projectfloodlight.openflow.protocol.OFFactory;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsReply;
+import org.projectfloodlight.openflow.protocol.OFGroupDescStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFGroupDescStatsReply;
 import org.projectfloodlight.openflow.protocol.OFMessage;
 import org.projectfloodlight.openflow.protocol.OFPortDesc;
 import org.projectfloodlight.openflow.protocol.OFPortStatsEntry;
@@ -254,6 +256,16 @@ public final class OfSwitch {
         return multipart("table stats", xid -> factory.buildTableStatsRequest().setXid(xid).build())
                 .thenApply(replies -> replies.stream().flatMap(r -> ((OFTableStatsReply) r).getEntries().stream())
                         .mapToLong(e -> e.getActiveCount()).sum());
+    }
+
+    /**
+     * Every group of the switch with its type and buckets (OpenFlow 1.3 GROUP_DESC multipart): what a restarted
+     * controller reads back to know the groups an earlier run left.
+     */
+    public CompletableFuture<List<OFGroupDescStatsEntry>> groupDescs() {
+        return multipart("group desc", xid -> factory.buildGroupDescStatsRequest().setXid(xid).build())
+                .thenApply(replies -> replies.stream().flatMap(r -> ((OFGroupDescStatsReply) r).getEntries().stream())
+                        .collect(Collectors.toList()));
     }
 
     /** Counters of every port (one request for all ports). */

@@ -83,7 +83,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.synthesis = Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
-        DataPlaneFailover dataPlane = new DataPlaneFailover(switches, agentTimeout.toMillis());
+        DataPlaneFailover dataPlane = new DataPlaneFailover(switches, agentTimeout.toMillis(), leadership.alone());
         store.readRulesAs(dataPlane::plain); // the switches hold armed rules redirected to groups
         this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers, dataPlane);
         this.removal = teardown.removal();
@@ -414,6 +414,11 @@ public final class ChainManager implements MetronService, CompiledChains {
     /** {@link #serverLost} for one chain, caller holding its lock ({@link LostServer#moveOff}). */
     boolean moveOff(ChainId id, DeviceId server) {
         return lost.moveOff(id, server);
+    }
+
+    /** Whether this instance keeps the chain's backups (computed since it started or took the chain over). */
+    boolean keepsBackups(ChainId id) {
+        return reroutes.keepsBackups(id);
     }
 
     /** Recomputes the chain's failover backups in the background ({@link ChainReroute#refreshBackups}). */

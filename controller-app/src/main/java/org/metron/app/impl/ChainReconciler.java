@@ -64,11 +64,29 @@ final class ChainReconciler {
 
     String reconcile(ChainId id) {
         String[] done = {"another instance acts for it"};
-        chains.whileLeading(id, () -> done[0] = reconcileLocked(id));
+        chains.whileLeading(id, () -> done[0] = rearm(id, reconcileLocked(id)));
         if (!done[0].startsWith("nothing")) {
             log.info("Chain {} reconciled: {}", id, done[0]);
         }
         return done[0];
+    }
+
+    /**
+     * A chain left with its rules in the switches (ACTIVE, DEGRADED) whose backups this instance does not keep (it
+     * started, or took the chain over): its backups are computed and armed now, in the background, adopting the
+     * fast-failover groups the switches still hold for it and deleting its stale ones ({@link DataPlaneFailover}),
+     * instead of waiting for the chain's next change.
+     */
+    private String rearm(ChainId id, String done) {
+        boolean placed = store.chains().get(id).map(Versioned::value)
+                .filter(c -> c.state() == ChainState.ACTIVE || c.state() == ChainState.DEGRADED).isPresent()
+                && store.installedRecord(id).isPresent();
+        if (!placed || chains.keepsBackups(id)) {
+            return done;
+        }
+        chains.refreshBackups(id);
+        return (done.startsWith("nothing: ") ? done.substring("nothing: ".length()) : done)
+                + "; its backups are computed and re-armed (groups read back from the switches)";
     }
 
     private String reconcileLocked(ChainId id) {

@@ -67,6 +67,16 @@ final class ChainReroute {
                 return t;
             });
 
+    /** The chains whose backups were asked for since this instance started ({@link #keepsBackups}). */
+    private final Set<ChainId> refreshed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Tries again, later, to move chains whose move off a failed link failed. */
+    private final java.util.concurrent.ScheduledExecutorService moveRetries =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "metron-move-retries");
+                t.setDaemon(true);
+                return t;
+            });
+
     ChainReroute(ChainStore store, ServerRegistry servers, Leadership leadership, PlacementEngine placement,
                  RulePlanner planner, Deployer deployer, TagAllocator tags, ChainCompilers compilers,
                  DataPlaneFailover dataPlane) {
@@ -172,14 +182,85 @@ final class ChainReroute {
                     rerouteOne(id, link.dst().deviceId(), cause, lb.map(LinkBackup::backup));
                     moved.add(id);
                 } catch (MetronException e) {
-                    log.warn("Chain {} could not be moved to its backup after {}: {}", id, cause, e.getMessage());
+                    log.warn("Chain {} could not be moved to its backup after {}: {}; next try in {} ms", id, cause,
+                            e.getMessage(), FIRST_MOVE_RETRY_MS);
+                    note(id, "not moved to its link backup after " + cause + ": "
+                            + e.getMessage() + "; next try in " + FIRST_MOVE_RETRY_MS + " ms");
                 }
             }
         }
         Set<ChainId> done = Set.copyOf(moved);
         moved.addAll(reroute(link.src().deviceId(), cause, done, sendsInto));
         moved.addAll(reroute(link.dst().deviceId(), cause, Set.copyOf(moved), sendsInto));
+        Set<ChainId> left = new java.util.LinkedHashSet<>(into);
+        left.removeAll(moved);
+        if (!left.isEmpty()) {
+            scheduleMoves(link, cause, left, 1, FIRST_MOVE_RETRY_MS);
+        }
         return moved;
+    }
+
+    /** The first delay before a chain that could not be moved off a failed link is tried again; it doubles. */
+    static final long FIRST_MOVE_RETRY_MS = 1000;
+    static final long MAX_MOVE_RETRY_MS = 30_000;
+
+    private void scheduleMoves(Link link, String cause, Set<ChainId> chains, int attempt, long delayMs) {
+        try {
+            moveRetries.schedule(() -> retryMoves(link, cause, chains, attempt, delayMs), delayMs,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("Not retrying moves after {}: closed", cause);
+        }
+    }
+
+    /**
+     * Tries again to move chains that still send into a failed link (their move failed: a switch refused, the
+     * backup no longer fitted and no path was found): while they stay there, their traffic rides on whatever the
+     * switches switched to alone and their backups cannot be refreshed ({@link DataPlaneFailover#failing}). Each
+     * chain is dropped once it is moved, no longer sends into the link (something else moved it), is deleted or
+     * led elsewhere, or the link is back (its backups are then computed and armed again). Each failed try is in the
+     * chain's reason.
+     */
+    private void retryMoves(Link link, String cause, Set<ChainId> chains, int attempt, long delayMs) {
+        Set<ChainId> left = new java.util.LinkedHashSet<>();
+        boolean linkBack = placement.network().egressLinks(link.src()).stream()
+                .anyMatch(l -> l.dst().equals(link.dst()));
+        long next = Math.min(MAX_MOVE_RETRY_MS, 2 * delayMs);
+        for (ChainId id : chains) {
+            synchronized (store.lockFor(id)) {
+                Optional<Chain> c = store.chains().get(id).map(Versioned::value);
+                Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+                if (c.isEmpty() || c.get().markedForRemoval() || !leadership.actsFor(id) || st.isEmpty()
+                        || !(sendsInto(st.get(), link.src()) || sendsInto(st.get(), link.dst()))) {
+                    continue;
+                }
+                if (linkBack) {
+                    note(id, "link back after " + cause + ": the chain stays on it; backups re-armed");
+                    refreshBackups(id);
+                    continue;
+                }
+                try {
+                    Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
+                    rerouteOne(id, link.dst().deviceId(), cause + ", try " + (attempt + 1),
+                            lb.map(LinkBackup::backup));
+                } catch (MetronException e) {
+                    log.warn("Chain {} still not moved after {} (try {}): {}; next try in {} ms", id, cause,
+                            attempt + 1, e.getMessage(), next);
+                    note(id, "not moved after " + cause + " (try " + (attempt + 1) + "): " + e.getMessage()
+                            + "; next try in " + next + " ms");
+                    left.add(id);
+                }
+            }
+        }
+        if (!left.isEmpty()) {
+            scheduleMoves(link, cause, left, attempt + 1, next);
+        }
+    }
+
+    /** Sets the chain's reason, its state kept. */
+    private void note(ChainId id, String reason) {
+        store.chains().get(id).map(Versioned::value)
+                .ifPresent(c -> store.chains().put(id, c.withState(c.state(), reason, c.pending())));
     }
 
     /** Whether one of the chain's switch rules outputs at {@code end} (immediately or deferred). */
@@ -301,6 +382,7 @@ final class ChainReroute {
      * {@link ChainManager#rulesChanged}; a backup computed for an older placement is never used (see {@link #fits}).
      */
     void refreshBackups(ChainId id) {
+        refreshed.add(id);
         backupWorker.execute(() -> {
             try {
                 computeBackups(id);
@@ -310,9 +392,10 @@ final class ChainReroute {
         });
     }
 
-    /** Stops computing backups (the hosts call it when they stop; chains stay as they are). */
+    /** Stops computing backups and retrying moves (the hosts call it when they stop; chains stay as they are). */
     void close() {
         backupWorker.shutdownNow();
+        moveRetries.shutdownNow();
     }
 
     /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
@@ -398,8 +481,17 @@ final class ChainReroute {
         return out;
     }
 
+    /**
+     * Whether this instance computed (or is computing) the chain's backups since it started: if not, it restarted
+     * or took the chain over, and what is armed for the chain is only in the switches.
+     */
+    boolean keepsBackups(ChainId id) {
+        return refreshed.contains(id);
+    }
+
     /** Takes out what is armed in the switches for a chain torn down or moved away (its rules now {@code rules}). */
     void disarm(ChainId id, List<InstalledRule> rules) {
+        refreshed.remove(id);
         dataPlane.disarm(id, rules);
     }
 

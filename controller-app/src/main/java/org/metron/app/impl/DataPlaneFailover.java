@@ -30,8 +30,10 @@ import java.util.stream.Collectors;
  * Failover in the data plane: keeps each chain's link backups and, where the switches take fast-failover groups,
  * arms them there ({@link FailoverGroupPlanner}), so a link failure on a protected path is absorbed by the switch;
  * the controller then only makes the backup the chain's path and arms the next backups ({@link ChainReroute}).
- * Callers hold the chain's lock. What is armed is kept here, in memory: an instance that takes a chain over arms
- * its backups anew after its next change.
+ * Callers hold the chain's lock. What is armed is kept here, in memory, and checked against what the switches hold
+ * ({@link HeldGroups}, read back at every arming): an instance that restarted or took a chain over finds the chain's
+ * groups through the chain's own rules, adopts those it would arm again as they are, and takes the others out
+ * (docs/failover.md#restarts-and-takeovers).
  */
 final class DataPlaneFailover {
     private static final Logger log = LoggerFactory.getLogger(DataPlaneFailover.class);
@@ -40,21 +42,33 @@ final class DataPlaneFailover {
     private final long timeoutMs;
     private final Map<ChainId, List<LinkBackup>> backups = new ConcurrentHashMap<>();
     private final Map<ChainId, FailoverGroupPlanner.Plan> armed = new ConcurrentHashMap<>();
+    /** Plans being armed now: their groups are in the switches before any rule sends to them. */
+    private final Map<ChainId, FailoverGroupPlanner.Plan> arming = new ConcurrentHashMap<>();
     /**
-     * Group ids, fresh for every arming (a rule is moved to its new group before the old one is deleted, which
-     * would delete the rule with it). Started at random: groups an earlier run of the host left in a switch keep
-     * their ids, and a new group must not collide with them.
+     * Fresh group ids (a group with other buckets gets a new id: a rule is moved to its new group before the old
+     * one is deleted, which would delete the rule with it). Started at random, and never one a switch holds.
      */
     private final AtomicInteger groupIds = new AtomicInteger(ThreadLocalRandom.current().nextInt(1, 1 << 30));
+    /** Groups no rule and no arming names, by device and id, with when they were first seen so (nanoTime). */
+    private final Map<List<Object>, Long> unnamedSince = new ConcurrentHashMap<>();
+    /** How long a group must stay unnamed before it is deleted: 0 when no other instance arms groups. */
+    private final long unnamedGraceNs;
 
     /**
      * Backups are armed as groups when {@code switches} {@link SwitchProgrammer#supportsFailoverGroups support}
      * them; otherwise link backups are only applied by the controller after a failure.
+     *
+     * @param alone whether this instance is the only one arming groups ({@link
+     *              org.metron.app.spi.Leadership#alone}): a group no rule and no arming of its own names is then
+     *              deleted at once; else only once it stayed so for twice the time an arming may take (another
+     *              instance adds a chain's groups before it redirects the chain's rules to them)
      */
-    DataPlaneFailover(SwitchProgrammer switches, long timeoutMs) {
+    DataPlaneFailover(SwitchProgrammer switches, long timeoutMs, boolean alone) {
         this.switches = Objects.requireNonNull(switches);
         this.timeoutMs = timeoutMs;
+        this.unnamedGraceNs = alone ? 0 : TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs);
     }
+
 
     /** The chain's backup for {@code failed} (either direction), if one was computed. */
     Optional<LinkBackup> backupFor(ChainId id, Link failed) {
@@ -82,17 +96,23 @@ final class DataPlaneFailover {
      * planned from and plain forms are restored from, is the plain one. Rules not armed here are answered as read.
      */
     List<InstalledRule> plain(ChainId id, List<InstalledRule> read) {
-        FailoverGroupPlanner.Plan plan = armed.get(id);
-        if (plan == null || plan.isEmpty()) {
-            return read;
-        }
+        FailoverGroupPlanner.Plan plan = armed.getOrDefault(id, FailoverGroupPlanner.Plan.empty());
         Map<List<Object>, FailoverGroup> byId = new HashMap<>();
         plan.groups().forEach((d, gs) -> gs.forEach(g -> byId.put(List.of(d, g.id()), g)));
+        // a group armed by an earlier run or another instance (or by an arming not recorded yet): read back
+        Set<org.onosproject.net.DeviceId> unknown = read.stream().filter(r -> HeldGroups.sentTo(r.rule().treatment())
+                .filter(g -> !byId.containsKey(List.of(r.rule().deviceId(), g))).isPresent())
+                .map(r -> r.rule().deviceId()).collect(Collectors.toSet());
+        if (!unknown.isEmpty()) {
+            HeldGroups.read(switches, unknown, timeoutMs).all().forEach((d, gs) -> gs.forEach(g ->
+                    byId.putIfAbsent(List.of(d, g.id()), g)));
+        }
+        if (byId.isEmpty()) {
+            return read;
+        }
         return read.stream().map(r -> {
-            Optional<Integer> group = r.rule().treatment().allInstructions().stream()
-                    .filter(i -> i instanceof Instructions.GroupInstruction)
-                    .map(i -> ((Instructions.GroupInstruction) i).groupId().id()).findFirst();
-            FailoverGroup g = group.map(gid -> byId.get(List.<Object>of(r.rule().deviceId(), gid))).orElse(null);
+            FailoverGroup g = HeldGroups.sentTo(r.rule().treatment())
+                    .map(gid -> byId.get(List.<Object>of(r.rule().deviceId(), gid))).orElse(null);
             return g == null ? r : new InstalledRule(r.role(), FailoverGroupPlanner.withTreatment(r.rule(),
                     g.buckets().get(0).treatment()));
         }).collect(Collectors.toList());
@@ -113,15 +133,25 @@ final class DataPlaneFailover {
         if (!switches.supportsFailoverGroups()) {
             return;
         }
-        FailoverGroupPlanner.Plan old = armed(id);
-        FailoverGroupPlanner.Plan next = FailoverGroupPlanner.plan(primary, linkBackups,
-                d -> groupIds.getAndIncrement());
+        long t0 = System.nanoTime();
+        Set<org.onosproject.net.DeviceId> devices = new java.util.LinkedHashSet<>();
+        primary.forEach(r -> devices.add(r.rule().deviceId()));
+        HeldGroups held = HeldGroups.read(switches, devices, timeoutMs);
+        // what this instance armed, else (it restarted, or took the chain over) what the chain's rules send to
+        boolean known = armed.containsKey(id);
+        FailoverGroupPlanner.Plan old = known ? armed.get(id) : held.found(switches, primary);
+        FailoverGroupPlanner.Plan next = FailoverGroupPlanner.plan(primary, linkBackups, adopting(old, held));
         next.notArmed().forEach(why -> log.info("Chain {}: not armed as groups: {}", id, why));
+        Map<org.onosproject.net.DeviceId, List<FailoverGroup>> add = new java.util.LinkedHashMap<>();
+        next.groups().forEach((d, gs) -> gs.stream().filter(g -> !held.holds(g))
+                .forEach(g -> add.computeIfAbsent(d, k -> new java.util.ArrayList<>()).add(g)));
+        int adopted = next.groups().values().stream().mapToInt(List::size).sum()
+                - add.values().stream().mapToInt(List::size).sum();
         // armed again even when nothing changed: the change that asked for this may have installed the plain
         // rules over the redirected ones (a reroute installs every rule of its devices)
-        long t0 = System.nanoTime();
+        arming.put(id, next);
         try {
-            next.groups().forEach((d, g) -> await(switches.addGroups(d, g), "adding " + g.size() + " groups to " + d));
+            add.forEach((d, g) -> await(switches.addGroups(d, g), "adding " + g.size() + " groups to " + d));
             next.preinstalled().forEach((d, r) -> await(switches.install(d, r), "pre-installing " + r.size()
                     + " backup rules on " + d));
             next.redirected().forEach((d, r) -> await(switches.install(d, r), "redirecting " + r.size()
@@ -130,16 +160,91 @@ final class DataPlaneFailover {
             log.warn("Chain {}: backups not armed ({}); the controller applies them after a failure", id,
                     e.getMessage());
             takeOut(next, old, primary, false);
+            if (!known) {
+                armed.put(id, old); // what the switches still hold of an earlier arming stays known
+            }
+            arming.remove(id);
             return;
         }
         armed.put(id, next);
-        takeOut(old, next, primary, true);
-        if (!next.isEmpty()) {
-            log.info("Chain {}: {} fast-failover groups and {} backup rules armed in {} ms", id,
-                    next.groups().values().stream().mapToInt(List::size).sum(),
+        arming.remove(id);
+        int stale = takeOut(old, next, primary, true);
+        int unnamed = deleteUnnamed(held, old);
+        if (!next.isEmpty() || !known || stale + unnamed > 0) {
+            log.info("Chain {}: {} fast-failover groups ({} adopted as the switches held them) and {} backup rules "
+                            + "armed{}; {} stale groups of the chain and {} groups nothing names deleted, in {} ms", id,
+                    next.groups().values().stream().mapToInt(List::size).sum(), adopted,
                     next.preinstalled().values().stream().mapToInt(List::size).sum(),
+                    known ? "" : " (re-armed: its arming read back from the switches)", stale, unnamed,
                     (System.nanoTime() - t0) / 1_000_000);
         }
+    }
+
+    /**
+     * Group ids for a new plan: a group of {@code old} that the switch holds as it is, with the same buckets, is
+     * taken as it is (each once); other groups get a fresh id no switch read holds.
+     */
+    private FailoverGroupPlanner.GroupIds adopting(FailoverGroupPlanner.Plan old, HeldGroups held) {
+        Map<org.onosproject.net.DeviceId, List<FailoverGroup>> left = new HashMap<>();
+        old.groups().forEach((d, gs) -> gs.stream().filter(held::holds)
+                .forEach(g -> left.computeIfAbsent(d, k -> new java.util.ArrayList<>()).add(g)));
+        return (d, buckets) -> {
+            List<FailoverGroup> same = left.getOrDefault(d, List.of());
+            for (FailoverGroup g : same) {
+                if (g.buckets().equals(buckets)) {
+                    same.remove(g);
+                    return g.id();
+                }
+            }
+            int id;
+            do {
+                id = groupIds.getAndIncrement() & 0x7fffffff;
+            } while (id == 0 || held.group(d, id).isPresent());
+            return id;
+        };
+    }
+
+    /**
+     * Deletes the groups read in {@code held} that no plan of this instance (armed or being armed) names and no
+     * rule of Metron's on their device sends to: left by an arming cut short (a crash between adding its groups and
+     * redirecting its rules), or by a removal that could not reach the switch. With other instances about, a group
+     * must have stayed so for a while first ({@link #unnamedGraceNs}): one of them may be arming it.
+     *
+     * @return how many were deleted
+     */
+    private int deleteUnnamed(HeldGroups held, FailoverGroupPlanner.Plan takenOut) {
+        Set<List<Object>> named = new java.util.HashSet<>();
+        java.util.stream.Stream.concat(java.util.stream.Stream.concat(armed.values().stream(),
+                arming.values().stream()), java.util.stream.Stream.of(takenOut))
+                .forEach(p -> p.groups().forEach((d, gs) -> gs.forEach(g -> named.add(List.of(d, g.id())))));
+        int deleted = 0;
+        long now = System.nanoTime();
+        for (Map.Entry<org.onosproject.net.DeviceId, java.util.Collection<FailoverGroup>> e : held.all().entrySet()) {
+            List<FailoverGroup> candidates = e.getValue().stream()
+                    .filter(g -> !named.contains(List.of(e.getKey(), g.id()))).collect(Collectors.toList());
+            if (candidates.isEmpty()) {
+                continue;
+            }
+            Optional<Set<Integer>> sentTo = HeldGroups.referenced(switches, e.getKey());
+            if (sentTo.isEmpty()) {
+                continue;
+            }
+            List<FailoverGroup> unused = candidates.stream().filter(g -> !sentTo.get().contains(g.id()))
+                    .collect(Collectors.toList());
+            Set<Integer> unusedIds = unused.stream().map(FailoverGroup::id).collect(Collectors.toSet());
+            unnamedSince.keySet().removeIf(k -> k.get(0).equals(e.getKey()) && !unusedIds.contains(k.get(1)));
+            List<FailoverGroup> gone = unused.stream()
+                    .filter(g -> now - unnamedSince.computeIfAbsent(List.of(e.getKey(), g.id()), k -> now)
+                            >= unnamedGraceNs).collect(Collectors.toList());
+            if (!gone.isEmpty()) {
+                log.info("{}: deleting fast-failover groups {} (no rule sends to them, no arming names them)",
+                        e.getKey(), gone.stream().map(FailoverGroup::id).collect(Collectors.toList()));
+                bestEffort(switches.removeGroups(e.getKey(), gone), "removing unused groups on " + e.getKey());
+                gone.forEach(g -> unnamedSince.remove(List.of(e.getKey(), g.id())));
+                deleted += gone.size();
+            }
+        }
+        return deleted;
     }
 
     /** Takes out everything armed for a chain whose rules are now {@code primary} (empty once it is torn down). */
@@ -159,8 +264,8 @@ final class DataPlaneFailover {
      * already (after a successful arming; not after a failed one, whose rules may have replaced them). Best effort:
      * a switch that is down took them with it.
      */
-    private void takeOut(FailoverGroupPlanner.Plan gone, FailoverGroupPlanner.Plan kept, List<InstalledRule> primary,
-                         boolean keptLive) {
+    private int takeOut(FailoverGroupPlanner.Plan gone, FailoverGroupPlanner.Plan kept, List<InstalledRule> primary,
+                        boolean keptLive) {
         Map<Object, FlowRule> back = new HashMap<>();
         primary.forEach(r -> back.put(Deployer.entry(r.rule()), r.rule()));
         Set<Object> keptEntries = new java.util.HashSet<>();
@@ -176,7 +281,18 @@ final class DataPlaneFailover {
                 bestEffort(switches.install(d, restore), "restoring " + restore.size() + " rules on " + d);
             }
         });
-        gone.groups().forEach((d, g) -> bestEffort(switches.removeGroups(d, g), "removing groups on " + d));
+        // a group both name (adopted, same id and buckets) stays
+        Set<List<Object>> keptGroups = new java.util.HashSet<>();
+        kept.groups().forEach((d, gs) -> gs.forEach(g -> keptGroups.add(List.of(d, g.id()))));
+        int removed = 0;
+        for (Map.Entry<org.onosproject.net.DeviceId, List<FailoverGroup>> e : gone.groups().entrySet()) {
+            List<FailoverGroup> drop = e.getValue().stream()
+                    .filter(g -> !keptGroups.contains(List.of(e.getKey(), g.id()))).collect(Collectors.toList());
+            if (!drop.isEmpty()) {
+                bestEffort(switches.removeGroups(e.getKey(), drop), "removing groups on " + e.getKey());
+                removed += drop.size();
+            }
+        }
         Set<Object> keptPre = kept.preinstalled().values().stream().flatMap(List::stream).map(Deployer::entry)
                 .collect(Collectors.toSet());
         gone.preinstalled().forEach((d, rules) -> {
@@ -186,6 +302,7 @@ final class DataPlaneFailover {
                 bestEffort(switches.remove(d, unused), "removing " + unused.size() + " backup rules on " + d);
             }
         });
+        return removed;
     }
 
     private void await(CompletableFuture<Void> f, String what) {

@@ -21,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.ToIntFunction;
 
 /**
  * Plans how a chain's link backups are armed in the switches ahead of a failure (pure: rules in, rules and groups
@@ -91,12 +90,21 @@ final class FailoverGroupPlanner {
         }
     }
 
+    /** Chooses the id of each planned group. */
+    @FunctionalInterface
+    interface GroupIds {
+        /**
+         * The id of a group with these buckets on {@code device}: one the switch holds already with the same buckets
+         * (adopted: the rule sending to it need not change), else a fresh one (ids are never reused for other
+         * buckets while a rule may still send to them).
+         */
+        int id(DeviceId device, List<FailoverGroup.Bucket> buckets);
+    }
+
     /**
      * Plans the arming of {@code backups} over the chain's current rules {@code primary}.
-     *
-     * @param nextGroupId a fresh group id on a device (ids are never reused while a rule may still send to one)
      */
-    static Plan plan(List<InstalledRule> primary, List<LinkBackup> backups, ToIntFunction<DeviceId> nextGroupId) {
+    static Plan plan(List<InstalledRule> primary, List<LinkBackup> backups, GroupIds ids) {
         Map<Object, FlowRule> current = new HashMap<>();
         primary.forEach(r -> current.put(Deployer.entry(r.rule()), r.rule()));
         Map<Object, FlowRule> pre = new LinkedHashMap<>();
@@ -156,7 +164,7 @@ final class FailoverGroupPlanner {
         Map<DeviceId, List<FlowRule>> redirected = new LinkedHashMap<>();
         diverted.forEach((entry, buckets) -> {
             FlowRule p = current.get(entry);
-            FailoverGroup g = new FailoverGroup(p.deviceId(), nextGroupId.applyAsInt(p.deviceId()), buckets);
+            FailoverGroup g = new FailoverGroup(p.deviceId(), ids.id(p.deviceId(), buckets), buckets);
             groups.computeIfAbsent(p.deviceId(), k -> new ArrayList<>()).add(g);
             redirected.computeIfAbsent(p.deviceId(), k -> new ArrayList<>()).add(toGroup(p, g.id()));
         });

@@ -33,6 +33,11 @@ public final class SingleInstanceLeadership implements Leadership {
     }
 
     @Override
+    public boolean alone() {
+        return true;
+    }
+
+    @Override
     public void join(ChainId chain) {
         if (!joined.add(chain)) {
             return;

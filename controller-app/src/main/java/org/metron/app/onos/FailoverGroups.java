@@ -15,6 +15,7 @@ import org.onosproject.net.group.GroupListener;
 import org.onosproject.net.group.GroupService;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -76,6 +77,25 @@ final class FailoverGroups {
                 }
             }
         });
+    }
+
+    /**
+     * Metron's FAILOVER groups of a device as GroupService has them (its store: ONOS keeps a device's groups there
+     * and audits the device against it), but those being deleted. Filtered by application here too: whether
+     * {@code getGroups(device, appId)} filters by application has differed between ONOS versions.
+     */
+    List<FailoverGroup> read(DeviceId device) {
+        List<FailoverGroup> out = new ArrayList<>();
+        for (Group g : groups.getGroups(device, appId)) {
+            if (g == null || !appId.equals(g.appId()) || g.type() != GroupDescription.Type.FAILOVER
+                    || g.state() == Group.GroupState.PENDING_DELETE || g.buckets().buckets().size() < 2
+                    || g.buckets().buckets().stream().anyMatch(b -> b.watchPort() == null)) {
+                continue;
+            }
+            out.add(new FailoverGroup(device, g.id().id(), g.buckets().buckets().stream()
+                    .map(b -> new FailoverGroup.Bucket(b.watchPort(), b.treatment())).collect(Collectors.toList())));
+        }
+        return out;
     }
 
     CompletableFuture<Void> remove(DeviceId device, Collection<FailoverGroup> gone) {

@@ -65,6 +65,15 @@ public class OnosSwitchProgrammer implements SwitchProgrammer {
     }
 
     @Override
+    public CompletableFuture<List<FailoverGroup>> readGroups(DeviceId device) {
+        try {
+            return CompletableFuture.completedFuture(groups.read(device));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
     public CompletableFuture<Void> install(DeviceId device, List<FlowRule> rules) {
         return apply(device, rules, List.of());
     }

@@ -40,4 +40,13 @@ public interface Leadership {
 
     /** Undoes {@link #addListener}. */
     void removeListener(Consumer<ChainId> gained);
+
+    /**
+     * Whether this instance is the only one that programs the switches (the embedded host): then a fast-failover
+     * group that no rule and no arming of its own names is nobody's and may go at once; in a cluster another
+     * instance may be arming it (docs/failover.md#restarts-and-takeovers).
+     */
+    default boolean alone() {
+        return false;
+    }
 }

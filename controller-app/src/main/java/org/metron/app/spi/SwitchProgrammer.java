@@ -96,4 +96,14 @@ public interface SwitchProgrammer {
     default CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
         return CompletableFuture.completedFuture(null);
     }
+
+    /**
+     * The fast-failover groups Metron holds on one device as the device (or, in ONOS, the group store) reports them
+     * now, with their ids and buckets: what a restarted or new owner of a chain reads back to adopt the groups still
+     * armed and to delete the stale ones (docs/failover.md#restarts-and-takeovers). Groups of other applications and
+     * of other types are left out. The default holds none.
+     */
+    default CompletableFuture<List<FailoverGroup>> readGroups(DeviceId device) {
+        return CompletableFuture.completedFuture(List.of());
+    }
 }

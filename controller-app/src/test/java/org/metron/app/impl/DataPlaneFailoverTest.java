@@ -50,11 +50,19 @@ public class DataPlaneFailoverTest {
     private final TestServers servers = new TestServers().add(new MetronServer(DeviceId.deviceId("metron:a"), agent,
             Map.of("eth0", ConnectPoint.deviceConnectPoint(S3 + "/10"))));
     private final TestSwitches switches = new TestSwitches().withFailoverGroups();
+    /** The durable maps: what a restarted instance finds again. */
+    private final LocalStoreFactory stores = new LocalStoreFactory();
+    private final ChainStore store = new ChainStore(stores, switches);
     private final ChainManager m;
 
     public DataPlaneFailoverTest() {
+        m = instance(store);
+    }
+
+    /** A controller instance over the stores and switches (a second one: the host restarted). */
+    private ChainManager instance(ChainStore store) {
         Duration t = Duration.ofSeconds(2);
-        m = new ChainManager(new ChainStore(new LocalStoreFactory(), switches), servers, switches, new SingleInstanceLeadership(),
+        return new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, Fixtures.synthesis());
     }
@@ -75,7 +83,10 @@ public class DataPlaneFailoverTest {
         m.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
         ChainId id = ChainId.of("ff");
         assertEquals(D1, m.placement(id).get().offloadDevice().get());
-        assertEquals("the direct link is the path", Set.of(2L), outputs(switches.rules(D1)));
+        // read in its plain form (the switch may hold it redirected to a group already: backups are armed meanwhile)
+        assertEquals("the direct link is the path", Set.of(2L), outputs(store.installed().get(id).get().value()
+                .switchRules().stream().map(r -> r.rule()).filter(r -> r.deviceId().equals(D1))
+                .collect(Collectors.toList())));
         m.awaitBackups();
         return id;
     }
@@ -125,6 +136,91 @@ public class DataPlaneFailoverTest {
 
         m.remove(id);
         assertEquals(0, switches.total());
+    }
+
+    private static Link cutLink() {
+        return DefaultLink.builder().providerId(new ProviderId("test", "metron"))
+                .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/2"))
+                .dst(ConnectPoint.deviceConnectPoint(S3 + "/1"))
+                .type(Link.Type.DIRECT).build();
+    }
+
+    @Test
+    public void aRestartedInstanceAdoptsTheArmedGroupsAndDeletesTheStaleOnes() {
+        ChainId id = deploy();
+        List<FailoverGroup> armed = switches.groups(D1);
+        assertFalse(armed.isEmpty());
+        // what an earlier run may leave besides: a group no rule sends to (a crash between adding a chain's groups
+        // and redirecting its rules), and one of the chain's rules on a group with another backup (out of s1/4)
+        FailoverGroup first = armed.get(0);
+        FailoverGroup orphan = new FailoverGroup(D1, 7, first.buckets());
+        FailoverGroup stale = new FailoverGroup(D1, 8, List.of(first.buckets().get(0), new FailoverGroup.Bucket(
+                PortNumber.portNumber(4), org.onosproject.net.flow.DefaultTrafficTreatment.builder()
+                .setOutput(PortNumber.portNumber(4)).build())));
+        switches.addGroups(D1, List.of(orphan, stale)).join();
+        FlowRule onFirst = switches.rules(D1).stream().filter(r -> groupsSentTo(List.of(r)).contains(first.id()))
+                .findFirst().orElseThrow();
+        switches.install(D1, List.of(FailoverGroupPlanner.toGroup(onFirst, stale.id()))).join();
+        int rulesOnS1 = switches.rules(D1).size();
+
+        // the host restarts: a new instance over the same stores and switches, nothing of the arming in memory
+        ChainStore again = new ChainStore(stores, switches);
+        ChainManager restarted = instance(again);
+        // its read of the chain's rules is their plain form: the groups' first buckets, read back from s1
+        assertEquals(Set.of(2L), outputs(again.installed().get(id).get().value().switchRules().stream()
+                .map(r -> r.rule()).filter(r -> r.deviceId().equals(D1)).collect(Collectors.toList())));
+        int adds = switches.log().size();
+        String done = restarted.reconcile(id); // what taking the chain over does (ChainOwnership)
+        assertTrue(done, done.contains("re-armed"));
+        restarted.awaitBackups();
+
+        List<FailoverGroup> now = switches.groups(D1);
+        assertEquals("s1 holds exactly the groups its rules send to", now.stream().map(FailoverGroup::id)
+                .collect(Collectors.toSet()), groupsSentTo(switches.rules(D1)));
+        assertFalse("the orphan is gone", now.contains(orphan));
+        assertFalse("the stale group is gone", now.contains(stale));
+        assertFalse("the group no rule sends to any more is gone", now.contains(first));
+        assertTrue("the groups the chain's rules still send to are adopted as they are, same ids: " + armed
+                + " now " + now, now.containsAll(armed.subList(1, armed.size())));
+        assertEquals(armed.size(), now.size());
+        assertEquals("one group added: for the rule that was on the stale one", List.of("addGroups " + D1 + " 1"),
+                switches.log().subList(adds, switches.log().size()).stream().filter(l -> l.startsWith("addGroups"))
+                        .collect(Collectors.toList()));
+        assertEquals("no rule was lost with a deleted group", rulesOnS1, switches.rules(D1).size());
+        assertEquals(Set.of(), outputs(switches.rules(D1)));
+
+        // and the re-armed backup is what the restarted instance moves the chain to after a cut
+        net.cut(Fixtures.S1, 2);
+        assertEquals(List.of(id), restarted.rerouteLink(cutLink(), "link cut"));
+        assertTrue(restarted.chain(id).get().reason(),
+                restarted.chain(id).get().reason().contains("backup precomputed for the link"));
+        assertEquals(Set.of(3L), outputs(switches.rules(D1)));
+        restarted.remove(id);
+        assertEquals(List.of(), switches.groups(D1));
+        assertEquals(0, switches.total());
+    }
+
+    @Test
+    public void aMoveThatFailsAfterTheCutIsTriedAgainAndSaysSo() throws InterruptedException {
+        ChainId id = deploy();
+        assertFalse(switches.groups(D1).isEmpty());
+        net.cut(Fixtures.S1, 2);
+        switches.reject(D1); // the move onto the backup installs s1's plain rule: refused
+        assertEquals(List.of(), m.rerouteLink(cutLink(), "link cut"));
+        String reason = m.chain(id).get().reason();
+        assertTrue(reason, reason.contains("not moved") && reason.contains("next try in"));
+        switches.accept(D1);
+        long end = System.currentTimeMillis() + 10_000;
+        while (!m.chain(id).get().reason().contains("backup precomputed for the link")
+                && System.currentTimeMillis() < end) {
+            Thread.sleep(50);
+        }
+        assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("backup precomputed for the link"));
+        assertTrue(m.chain(id).get().reason(), m.chain(id).get().reason().contains("try 2"));
+        m.awaitBackups();
+        // moved and its backups refreshed (nothing is left to protect the new path: no group)
+        assertEquals(Set.of(3L), outputs(switches.rules(D1)));
+        assertEquals(List.of(), switches.groups(D1));
     }
 
     @Test

@@ -69,7 +69,7 @@ public class FailoverGroupPlannerTest {
 
     private static FailoverGroupPlanner.Plan plan(List<LinkBackup> backups) {
         AtomicInteger ids = new AtomicInteger(100);
-        return FailoverGroupPlanner.plan(PRIMARY, backups, d -> ids.getAndIncrement());
+        return FailoverGroupPlanner.plan(PRIMARY, backups, (d, buckets) -> ids.getAndIncrement());
     }
 
     @Test

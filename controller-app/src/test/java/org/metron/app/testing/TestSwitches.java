@@ -47,6 +47,14 @@ public final class TestSwitches implements SwitchProgrammer {
     }
 
     @Override
+    public synchronized CompletableFuture<List<FailoverGroup>> readGroups(DeviceId device) {
+        if (unreadable.containsKey(device)) {
+            return CompletableFuture.failedFuture(unreadable.get(device));
+        }
+        return CompletableFuture.completedFuture(groups(device));
+    }
+
+    @Override
     public synchronized boolean supportsFailoverGroups() {
         return groups != null;
     }

@@ -10,10 +10,12 @@ import org.metron.openflow.OpenFlowController;
 import org.metron.openflow.OpenFlowException;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.PortNumber;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowRule;
 import org.projectfloodlight.openflow.protocol.OFFlowMod;
 import org.projectfloodlight.openflow.protocol.OFFlowStatsEntry;
+import org.projectfloodlight.openflow.protocol.OFGroupType;
 import org.projectfloodlight.openflow.protocol.OFMessage;
 import org.projectfloodlight.openflow.types.DatapathId;
 
@@ -76,6 +78,28 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     @Override
     public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
         return send(device, tr -> groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
+    }
+
+    /**
+     * The switch's fast-failover groups (GROUP_DESC), each bucket's actions turned back into the treatment it was
+     * added with. The embedded host is the switches' only controller: every FF group there is Metron's.
+     */
+    @Override
+    public CompletableFuture<List<FailoverGroup>> readGroups(DeviceId device) {
+        OfSwitch sw;
+        try {
+            sw = connected(device);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
+        return sw.groupDescs().thenApply(descs -> descs.stream()
+                .filter(g -> g.getGroupType() == OFGroupType.FF && g.getBuckets().size() >= 2)
+                .map(g -> new FailoverGroup(device, g.getGroup().getGroupNumber(), g.getBuckets().stream()
+                        .map(b -> new FailoverGroup.Bucket(PortNumber.portNumber(b.getWatchPort().getPortNumber()
+                                & 0xffffffffL), tr.bucketTreatment(b.getActions())))
+                        .collect(Collectors.toList())))
+                .collect(Collectors.toList()));
     }
 
     /** Messages {@code mods} makes with the device's translator, sent with a barrier (a call that throws fails). */
