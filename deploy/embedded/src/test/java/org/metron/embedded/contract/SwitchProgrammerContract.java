@@ -2,9 +2,11 @@ package org.metron.embedded.contract;
 
 import org.junit.After;
 import org.junit.Test;
+import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.onlab.packet.Ethernet;
 import org.onlab.packet.IPv4;
+import org.onlab.packet.IpAddress;
 import org.onlab.packet.IpPrefix;
 import org.onlab.packet.MacAddress;
 import org.onlab.packet.TpPort;
@@ -89,6 +91,32 @@ public abstract class SwitchProgrammerContract {
 
     private static java.util.Set<Long> ids(List<FlowRule> rules) {
         return rules.stream().map(r -> r.id().value()).collect(Collectors.toSet());
+    }
+
+    private FailoverGroup group(int id, int primary, int backup) {
+        java.util.function.IntFunction<FailoverGroup.Bucket> bucket = port -> new FailoverGroup.Bucket(
+                PortNumber.portNumber(port), DefaultTrafficTreatment.builder()
+                .setEthDst(MacAddress.valueOf("02:4d:00:01:00:0" + port)).setIpDst(IpAddress.valueOf("10.9.0." + port))
+                .setUdpDst(TpPort.tpPort(5000 + port)).setOutput(PortNumber.portNumber(port)).build());
+        return new FailoverGroup(device(), id, List.of(bucket.apply(primary), bucket.apply(backup)));
+    }
+
+    /**
+     * What a restarted or new owner of a chain reads back (docs/failover.md#restarts-and-takeovers): the groups
+     * added, equal to what was added (id, watch ports, each bucket's actions as the treatment they came from), and
+     * no longer once deleted.
+     */
+    @Test
+    public void failoverGroupsAreReadBackAsAddedAndNotOnceDeleted() throws Exception {
+        assertTrue(switches.supportsFailoverGroups());
+        FailoverGroup a = group(41, 2, 3);
+        FailoverGroup b = group(42, 3, 2);
+        done(switches.addGroups(device(), List.of(a, b)));
+        assertEquals(java.util.Set.of(a, b), java.util.Set.copyOf(done(switches.readGroups(device()))));
+        done(switches.removeGroups(device(), List.of(a)));
+        assertEquals(List.of(b), done(switches.readGroups(device())));
+        done(switches.removeGroups(device(), List.of(a, b))); // an absent one is no error
+        assertEquals(List.of(), done(switches.readGroups(device())));
     }
 
     @Test
