@@ -416,9 +416,15 @@ public final class ChainManager implements MetronService, CompiledChains {
         return lost.moveOff(id, server);
     }
 
-    /** Whether this instance keeps the chain's backups (computed since it started or took the chain over). */
-    boolean keepsBackups(ChainId id) {
-        return reroutes.keepsBackups(id);
+    /**
+     * Whether the chain holds rules in the switches (ACTIVE, DEGRADED) and this instance has not computed its
+     * backups since it started or took the chain over: what is armed for it is then only in the switches, and
+     * {@link #reconcile} re-arms it ({@link ChainOwnership#rearming}).
+     */
+    public boolean unarmed(ChainId id) {
+        return !reroutes.keepsBackups(id) && store.chains().get(id).map(Versioned::value)
+                .filter(c -> c.state() == ChainState.ACTIVE || c.state() == ChainState.DEGRADED).isPresent()
+                && store.installedRecord(id).isPresent();
     }
 
     /** Recomputes the chain's failover backups in the background ({@link ChainReroute#refreshBackups}). */

@@ -55,6 +55,8 @@ public final class ChainOwnership implements AutoCloseable {
     });
     private final Consumer<ChainId> gained = id -> worker.execute(() -> takeOver(id));
     private final Consumer<ChainId> changed = id -> worker.execute(() -> changed(id));
+    /** Settled chains the owner still has work for ({@link #rearming}); none by default. */
+    private volatile java.util.function.Predicate<ChainId> unarmed = id -> false;
     private volatile boolean started;
     private long firstRetryMs = FIRST_RETRY_MS;
 
@@ -68,6 +70,17 @@ public final class ChainOwnership implements AutoCloseable {
         this.leadership = Objects.requireNonNull(leadership);
         this.reconcile = Objects.requireNonNull(reconcile);
         this.clock = Objects.requireNonNull(clock);
+    }
+
+    /**
+     * Also hands to reconcile the settled chains {@code unarmed} names: chains whose failover backups (and
+     * fast-failover groups) this instance has not computed since it started or took them over. Its first sweep then
+     * re-arms every chain it owns, whether or not the cluster told it of a gain (an instance that restarts inside a
+     * running cluster may find itself leading already).
+     */
+    public ChainOwnership rearming(java.util.function.Predicate<ChainId> unarmed) {
+        this.unarmed = Objects.requireNonNull(unarmed);
+        return this;
     }
 
     /** Follows the map's events and sweeps every {@code sweep}, the first sweep at once. */
@@ -126,10 +139,18 @@ public final class ChainOwnership implements AutoCloseable {
 
     /** Hands {@code c} to reconcile when its owner has work to do, this instance owns it, and its retry is due. */
     private void consider(Chain c, long now) {
-        if (!needsOwner(c)) {
+        if (!needsOwner(c) && !unarmedHere(c.id())) {
             retries.remove(c.id());
         } else if (due(c, now) && leadership.actsFor(c.id())) {
             tryOnce(c.id());
+        }
+    }
+
+    private boolean unarmedHere(ChainId id) {
+        try {
+            return unarmed.test(id);
+        } catch (RuntimeException e) {
+            return false; // the next sweep asks again
         }
     }
 

@@ -78,10 +78,7 @@ final class ChainReconciler {
      * instead of waiting for the chain's next change.
      */
     private String rearm(ChainId id, String done) {
-        boolean placed = store.chains().get(id).map(Versioned::value)
-                .filter(c -> c.state() == ChainState.ACTIVE || c.state() == ChainState.DEGRADED).isPresent()
-                && store.installedRecord(id).isPresent();
-        if (!placed || chains.keepsBackups(id)) {
+        if (!chains.unarmed(id)) {
             return done;
         }
         chains.refreshBackups(id);

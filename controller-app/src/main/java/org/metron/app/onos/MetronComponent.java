@@ -141,7 +141,7 @@ public class MetronComponent implements MetronService, CompiledChains {
                 .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
         ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, System::currentTimeMillis)
-                .start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
+                .rearming(manager::unarmed).start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
         log.info("Started");
     }
 

@@ -117,7 +117,7 @@ public final class EmbeddedHost implements AutoCloseable {
                     .start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = new ChainOwnership(chains.chains(), leadership, manager::reconcile, System::currentTimeMillis)
-                    .start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
+                    .rearming(manager::unarmed).start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users, net, view));
