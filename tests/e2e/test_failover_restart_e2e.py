@@ -24,15 +24,12 @@ sys.path.insert(0, str(REPO / "deploy" / "demo"))
 from metron_demo import linkcut, scenario  # noqa: E402
 from metron_demo.session import Session  # noqa: E402
 from support import wait_for  # noqa: E402
-from test_fast_failover_e2e import ff_groups, s_groups_dump, tagging_actions  # noqa: E402
+# the same flow, cut and bound as the test without a restart
+from test_fast_failover_e2e import (CUT_AFTER_S, LOSS_BOUND_MS, PPS, REACTION_DELAY_MS, SECONDS,  # noqa: E402
+                                    ff_groups, s_groups_dump, tagging_actions)
 
 pytestmark = pytest.mark.system  # skipped until `make build` made the host and the agent (conftest)
 
-PPS = 2000
-SECONDS = 4
-CUT_AFTER_S = 1.5
-REACTION_DELAY_MS = 8000  # longer than the traffic runs: the switch is on its own throughout
-LOSS_BOUND_MS = 50
 STALE = 4242
 MODES = {"groups": ["--reroute-delay-ms", str(REACTION_DELAY_MS)], "controller": ["--failover-groups", "off"]}
 

@@ -597,6 +597,58 @@ def test_a_link_backup_is_armed_as_a_fast_failover_group_through_group_service(k
         wait_for("no Metron rule left", lambda: not any(metron_flows(karaf, d) for d in (SW1, SW2, SW3)), timeout=30)
 
 
+def test_a_restarted_metron_component_adopts_the_armed_groups_from_group_service(karaf, installed, quiet_agent):
+    """Fast-failover groups across a restart of Metron inside ONOS (docs/failover.md#restarts-and-takeovers): the
+    chain's SW1-SW2 link backup is armed as FAILOVER groups through GroupService; MetronComponent is disabled and
+    enabled again (scr: a new ChainManager, nothing of the arming in memory, the groups still in ONOS's group store,
+    GroupStandin). The restarted component re-arms the chain reading the groups back (GroupService.getGroups of its
+    app): the same groups, same ids and buckets, nothing added or deleted, SW1's rules still sending to them; a
+    FAILOVER group another application (ONOS's REST) added on SW1 is left alone. Then SW1/2 goes down and the chain
+    moves onto the re-armed backup."""
+    server = f"metron:{quiet_agent.address}"
+    name = "hk-karaf-ff-restart"
+    with switched_network(karaf, server, chains=[name], backup=True):
+        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+        assert status == 201, (status, body)
+        before = wait_for("FAILOVER groups on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+        other = {"type": "FAILOVER", "appCookie": "0x4242", "groupId": 4242, "deviceId": SW1, "buckets": [
+            {"watchPort": "2", "watchGroup": 0, "treatment": {"instructions": [{"type": "OUTPUT", "port": "2"}]}},
+            {"watchPort": "10", "watchGroup": 0, "treatment": {"instructions": [{"type": "OUTPUT", "port": "10"}]}}]}
+        status, body = karaf.http("POST", f"/onos/v1/groups/{SW1}", other)
+        assert status == 201, (status, body)
+        wait_for("the REST group on SW1", lambda: any(str(g["id"]) == "4242" for g in failover_groups(karaf, SW1)),
+                 timeout=30)
+        ids = {str(g["id"]) for g in before}
+        log_mark = len(karaf.log_file.read_text())
+
+        karaf.ssh("scr:disable org.metron.app.onos.MetronComponent")
+        karaf.ssh("scr:enable org.metron.app.onos.MetronComponent")
+        rearmed = wait_for("the restarted component re-arming the chain", lambda: re.search(
+            rf"Chain {name}: (\d+) fast-failover groups \((\d+) adopted[^;]*re-armed[^;]*; (\d+) stale groups of the "
+            rf"chain and (\d+) groups nothing names deleted", karaf.log_file.read_text()[log_mark:]), timeout=90)
+        print("re-armed:", rearmed.group(0))
+        n, adopted, stale, unnamed = (int(x) for x in rearmed.groups())
+        assert n == adopted == len(ids) and stale == unnamed == 0, rearmed.group(0)
+        after = failover_groups(karaf, SW1)
+        assert {str(g["id"]) for g in after} == ids | {"4242"}, after
+        buckets = lambda gs: {str(g["id"]): (g["state"], g["buckets"]) for g in gs if str(g["id"]) in ids}  # noqa
+        assert buckets(after) == buckets(before), (before, after)
+        to_group = {str(sends_to(f, "GROUP")[0]["groupId"]) for f in metron_flows(karaf, SW1) if sends_to(f, "GROUP")}
+        assert to_group and to_group <= ids, metron_flows(karaf, SW1)[:3]
+
+        ports = switch_netcfg(server, backup=True)["devices"][SW1]["ports"]
+        ports["2"]["enabled"] = False
+        status, body = karaf.http("POST", "/onos/v1/network/configuration", {"devices": {SW1: {"ports": ports}}})
+        assert status == 200, (status, body)
+        wait_for("the chain moved onto the re-armed backup", lambda: "backup precomputed for the link" in json.loads(
+            karaf.http("GET", f"/onos/metron/chains/{name}")[1]).get("reason", ""), timeout=60)
+        wait_for("Metron's groups gone, the REST one kept", lambda: {str(g["id"]) for g in failover_groups(
+            karaf, SW1)} == {"4242"}, timeout=30)
+        assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
+        karaf.http("DELETE", f"/onos/v1/groups/{SW1}/0x4242")
+        wait_for("no Metron rule left", lambda: not any(metron_flows(karaf, d) for d in (SW1, SW2, SW3)), timeout=30)
+
+
 def test_a_chain_scales_out_to_another_server_and_gets_its_half_back_when_that_server_is_lost(karaf, installed,
                                                                                              two_busy_servers):
     """Scale-out and a lost server inside the real Karaf: two real agents with one worker core each, so the chain's
