@@ -7,13 +7,17 @@ import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.InstalledRule;
 import org.onosproject.net.ConnectPoint;
+import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.flow.FlowRule;
-import org.onosproject.net.flow.instructions.Instructions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -60,15 +64,14 @@ final class DataPlaneFailover {
      *
      * @param alone whether this instance is the only one arming groups ({@link
      *              org.metron.app.spi.Leadership#alone}): a group no rule and no arming of its own names is then
-     *              deleted at once; else only once it stayed so for twice the time an arming may take (another
-     *              instance adds a chain's groups before it redirects the chain's rules to them)
+     *              deleted at once; else only once it stayed so for 4 step timeouts, longer than an arming takes
+     *              (another instance adds a chain's groups before it redirects the chain's rules to them)
      */
     DataPlaneFailover(SwitchProgrammer switches, long timeoutMs, boolean alone) {
         this.switches = Objects.requireNonNull(switches);
         this.timeoutMs = timeoutMs;
         this.unnamedGraceNs = alone ? 0 : TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs);
     }
-
 
     /** The chain's backup for {@code failed} (either direction), if one was computed. */
     Optional<LinkBackup> backupFor(ChainId id, Link failed) {
@@ -100,7 +103,7 @@ final class DataPlaneFailover {
         Map<List<Object>, FailoverGroup> byId = new HashMap<>();
         plan.groups().forEach((d, gs) -> gs.forEach(g -> byId.put(List.of(d, g.id()), g)));
         // a group armed by an earlier run or another instance (or by an arming not recorded yet): read back
-        Set<org.onosproject.net.DeviceId> unknown = read.stream().filter(r -> HeldGroups.sentTo(r.rule().treatment())
+        Set<DeviceId> unknown = read.stream().filter(r -> HeldGroups.sentTo(r.rule().treatment())
                 .filter(g -> !byId.containsKey(List.of(r.rule().deviceId(), g))).isPresent())
                 .map(r -> r.rule().deviceId()).collect(Collectors.toSet());
         if (!unknown.isEmpty()) {
@@ -134,7 +137,7 @@ final class DataPlaneFailover {
             return;
         }
         long t0 = System.nanoTime();
-        Set<org.onosproject.net.DeviceId> devices = new java.util.LinkedHashSet<>();
+        Set<DeviceId> devices = new LinkedHashSet<>();
         primary.forEach(r -> devices.add(r.rule().deviceId()));
         HeldGroups held = HeldGroups.read(switches, devices, timeoutMs);
         // what this instance armed, else (it restarted, or took the chain over) what the chain's rules send to
@@ -142,9 +145,9 @@ final class DataPlaneFailover {
         FailoverGroupPlanner.Plan old = known ? armed.get(id) : held.found(switches, primary);
         FailoverGroupPlanner.Plan next = FailoverGroupPlanner.plan(primary, linkBackups, adopting(old, held));
         next.notArmed().forEach(why -> log.info("Chain {}: not armed as groups: {}", id, why));
-        Map<org.onosproject.net.DeviceId, List<FailoverGroup>> add = new java.util.LinkedHashMap<>();
+        Map<DeviceId, List<FailoverGroup>> add = new LinkedHashMap<>();
         next.groups().forEach((d, gs) -> gs.stream().filter(g -> !held.holds(g))
-                .forEach(g -> add.computeIfAbsent(d, k -> new java.util.ArrayList<>()).add(g)));
+                .forEach(g -> add.computeIfAbsent(d, k -> new ArrayList<>()).add(g)));
         int adopted = next.groups().values().stream().mapToInt(List::size).sum()
                 - add.values().stream().mapToInt(List::size).sum();
         // armed again even when nothing changed: the change that asked for this may have installed the plain
@@ -185,9 +188,9 @@ final class DataPlaneFailover {
      * taken as it is (each once); other groups get a fresh id no switch read holds.
      */
     private FailoverGroupPlanner.GroupIds adopting(FailoverGroupPlanner.Plan old, HeldGroups held) {
-        Map<org.onosproject.net.DeviceId, List<FailoverGroup>> left = new HashMap<>();
+        Map<DeviceId, List<FailoverGroup>> left = new HashMap<>();
         old.groups().forEach((d, gs) -> gs.stream().filter(held::holds)
-                .forEach(g -> left.computeIfAbsent(d, k -> new java.util.ArrayList<>()).add(g)));
+                .forEach(g -> left.computeIfAbsent(d, k -> new ArrayList<>()).add(g)));
         return (d, buckets) -> {
             List<FailoverGroup> same = left.getOrDefault(d, List.of());
             for (FailoverGroup g : same) {
@@ -213,13 +216,13 @@ final class DataPlaneFailover {
      * @return how many were deleted
      */
     private int deleteUnnamed(HeldGroups held, FailoverGroupPlanner.Plan takenOut) {
-        Set<List<Object>> named = new java.util.HashSet<>();
+        Set<List<Object>> named = new HashSet<>();
         java.util.stream.Stream.concat(java.util.stream.Stream.concat(armed.values().stream(),
                 arming.values().stream()), java.util.stream.Stream.of(takenOut))
                 .forEach(p -> p.groups().forEach((d, gs) -> gs.forEach(g -> named.add(List.of(d, g.id())))));
         int deleted = 0;
         long now = System.nanoTime();
-        for (Map.Entry<org.onosproject.net.DeviceId, java.util.Collection<FailoverGroup>> e : held.all().entrySet()) {
+        for (Map.Entry<DeviceId, java.util.Collection<FailoverGroup>> e : held.all().entrySet()) {
             List<FailoverGroup> candidates = e.getValue().stream()
                     .filter(g -> !named.contains(List.of(e.getKey(), g.id()))).collect(Collectors.toList());
             if (candidates.isEmpty()) {
@@ -268,7 +271,7 @@ final class DataPlaneFailover {
                         boolean keptLive) {
         Map<Object, FlowRule> back = new HashMap<>();
         primary.forEach(r -> back.put(Deployer.entry(r.rule()), r.rule()));
-        Set<Object> keptEntries = new java.util.HashSet<>();
+        Set<Object> keptEntries = new HashSet<>();
         kept.redirected().values().stream().flatMap(List::stream).forEach(r -> {
             keptEntries.add(Deployer.entry(r));
             back.put(Deployer.entry(r), r);
@@ -282,10 +285,10 @@ final class DataPlaneFailover {
             }
         });
         // a group both name (adopted, same id and buckets) stays
-        Set<List<Object>> keptGroups = new java.util.HashSet<>();
+        Set<List<Object>> keptGroups = new HashSet<>();
         kept.groups().forEach((d, gs) -> gs.forEach(g -> keptGroups.add(List.of(d, g.id()))));
         int removed = 0;
-        for (Map.Entry<org.onosproject.net.DeviceId, List<FailoverGroup>> e : gone.groups().entrySet()) {
+        for (Map.Entry<DeviceId, List<FailoverGroup>> e : gone.groups().entrySet()) {
             List<FailoverGroup> drop = e.getValue().stream()
                     .filter(g -> !keptGroups.contains(List.of(e.getKey(), g.id()))).collect(Collectors.toList());
             if (!drop.isEmpty()) {
