@@ -61,8 +61,11 @@ public class DataPlaneFailoverTest {
 
     /** A controller instance over the stores and switches (a second one: the host restarted). */
     private ChainManager instance(ChainStore store) {
-        Duration t = Duration.ofSeconds(2);
-        return new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+        return instance(store, new SingleInstanceLeadership(), Duration.ofSeconds(2));
+    }
+
+    private ChainManager instance(ChainStore store, org.metron.app.spi.Leadership leadership, Duration t) {
+        return new ChainManager(store, servers, switches, leadership,
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, Fixtures.synthesis());
     }
@@ -198,6 +201,37 @@ public class DataPlaneFailoverTest {
         restarted.remove(id);
         assertEquals(List.of(), switches.groups(D1));
         assertEquals(0, switches.total());
+    }
+
+    @Test
+    public void aNodeTakingTheChainOverAdoptsItsGroupsAndDeletesAnOrphanOnlyAfterItsGrace() throws Exception {
+        // two nodes of a cluster over the same stores and switches; a step timeout of 250 ms: a 1 s grace
+        org.metron.app.testing.TestLeadership cluster = new org.metron.app.testing.TestLeadership();
+        Duration t = Duration.ofMillis(250);
+        ChainManager a = instance(new ChainStore(stores, switches), cluster.instance("a"), t);
+        a.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
+        ChainId id = ChainId.of("ff");
+        a.awaitBackups();
+        List<FailoverGroup> armed = switches.groups(D1);
+        assertFalse(armed.isEmpty());
+        ChainManager b = instance(new ChainStore(stores, switches), cluster.instance("b"), t);
+        cluster.instance("b").join(id);
+        FailoverGroup orphan = new FailoverGroup(D1, 7, armed.get(0).buckets());
+        switches.addGroups(D1, List.of(orphan)).join();
+
+        cluster.stop("a"); // b leads now
+        assertTrue(b.unarmed(id));
+        assertTrue(b.reconcile(id).contains("re-armed"));
+        b.awaitBackups();
+        assertFalse(b.unarmed(id));
+        assertTrue("a's groups adopted: " + switches.groups(D1), switches.groups(D1).containsAll(armed));
+        assertTrue("an orphan may be another node's arming: kept for now", switches.groups(D1).contains(orphan));
+        Thread.sleep(1100);
+        b.refreshBackups(id);
+        b.awaitBackups();
+        assertEquals("unnamed past its grace: deleted", Set.copyOf(armed), Set.copyOf(switches.groups(D1)));
+        b.remove(id);
+        assertEquals(List.of(), switches.groups(D1));
     }
 
     @Test
