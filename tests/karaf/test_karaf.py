@@ -554,6 +554,13 @@ def sends_to(flow, kind):
     return [i for i in flow["treatment"]["instructions"] if i["type"] == kind]
 
 
+def submit_armed(karaf, name):
+    """Submits the chain and waits for its link backup armed on SW1: answers SW1's FAILOVER groups."""
+    status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
+    assert status == 201, (status, body)
+    return wait_for("a FAILOVER group on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+
+
 def test_a_link_backup_is_armed_as_a_fast_failover_group_through_group_service(karaf, installed, quiet_agent):
     """Failover in the data plane through ONOS (docs/failover.md): with a second way from SW1 to SW2 (over SW3), the
     chain's rule on SW1 sending its traffic over the SW1-SW2 link becomes a FAILOVER group through ONOS's
@@ -563,9 +570,7 @@ def test_a_link_backup_is_armed_as_a_fast_failover_group_through_group_service(k
     server = f"metron:{quiet_agent.address}"
     name = "hk-karaf-ff"
     with switched_network(karaf, server, chains=[name], backup=True):
-        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
-        assert status == 201, (status, body)
-        groups = wait_for("a FAILOVER group on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+        groups = submit_armed(karaf, name)
         print("groups:", json.dumps(groups)[:800])
         assert all(g["state"] == "ADDED" for g in groups), groups
         watched = [[b.get("watchPort") for b in g["buckets"]] for g in groups]
@@ -608,9 +613,7 @@ def test_a_restarted_metron_component_adopts_the_armed_groups_from_group_service
     server = f"metron:{quiet_agent.address}"
     name = "hk-karaf-ff-restart"
     with switched_network(karaf, server, chains=[name], backup=True):
-        status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
-        assert status == 201, (status, body)
-        before = wait_for("FAILOVER groups on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+        before = submit_armed(karaf, name)
         other = {"type": "FAILOVER", "appCookie": "0x4242", "groupId": 4242, "deviceId": SW1, "buckets": [
             {"watchPort": "2", "watchGroup": 0, "treatment": {"instructions": [{"type": "OUTPUT", "port": "2"}]}},
             {"watchPort": "10", "watchGroup": 0, "treatment": {"instructions": [{"type": "OUTPUT", "port": "10"}]}}]}
