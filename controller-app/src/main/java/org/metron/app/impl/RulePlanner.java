@@ -1,6 +1,5 @@
 package org.metron.app.impl;
 
-
 import org.metron.app.api.ChainId;
 import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
@@ -27,11 +26,9 @@ import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.PortNumber;
-import org.onosproject.net.flow.DefaultFlowRule;
 import org.onosproject.net.flow.DefaultTrafficSelector;
 import org.onosproject.net.flow.DefaultTrafficTreatment;
 import org.onosproject.net.flow.FlowId;
-import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.TrafficSelector;
 import org.onosproject.net.flow.TrafficTreatment;
 
@@ -47,6 +44,9 @@ import java.util.function.Supplier;
 
 import static org.metron.app.api.Deployments.egress;
 import static org.metron.app.api.Deployments.ingress;
+import static org.metron.app.impl.PathRules.cabled;
+import static org.metron.app.impl.PathRules.tagSelector;
+import static org.metron.app.impl.PathRules.tagTreatment;
 
 /**
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
@@ -56,7 +56,8 @@ import static org.metron.app.api.Deployments.ingress;
  * rules where replies enter (the egress point), transit rules from there to the server NIC the pipeline reads
  * (same group tags, so a reply reaches the core holding its flow's state) and reply return rules from the
  * server to the ingress point, matching the reply marker. The last hop toward either point writes the next
- * host's MAC over the marker ({@link NextHops}). Pure: touches no device.
+ * host's MAC over the marker ({@link NextHops}). The rules of one path are built by {@link PathRules}; the
+ * pipeline and NIC-rule requests by {@link AgentRequests}. Pure: touches no device.
  */
 public final class RulePlanner {
     /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
@@ -75,10 +76,12 @@ public final class RulePlanner {
 
     private final ApplicationId appId;
     private final NetworkView network;
+    private final PathRules paths;
 
     public RulePlanner(ApplicationId appId, NetworkView network) {
         this.appId = Objects.requireNonNull(appId);
         this.network = Objects.requireNonNull(network);
+        this.paths = new PathRules(appId, network);
     }
 
     /** The application the planned rules belong to (their ids depend on it). */
@@ -166,11 +169,11 @@ public final class RulePlanner {
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
-            returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
+            paths.returnRules(egressAttachment, paths.returnPath(egressAttachment, egress(d)), egress(d), marker,
                     marker.egressMac(), hops.toward(false), false, rules);
         }
         if (replies.present() && attachment != null) {
-            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
+            paths.returnRules(attachment, paths.returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         // without a server the path runs on to the egress point and no tag travels it
@@ -178,14 +181,14 @@ public final class RulePlanner {
             PortNumber in = path.get(i - 1).dst().port();
             PortNumber out = i < devices.size() - 1 ? path.get(i).src().port() : attachment.port();
             for (GroupAssignment ga : placement.groups()) {
-                add(rules, devices.get(i), Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
+                paths.add(rules, devices.get(i), Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
                         DefaultTrafficTreatment.builder().setOutput(out));
             }
         }
         for (int i = pos - 1; i >= 0; i--) {
             if (network.device(devices.get(i)).map(n -> n.role().programmable()).orElse(false)) {
                 PortNumber in = i == 0 ? ingress(d).port() : path.get(i - 1).dst().port();
-                add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
+                paths.add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
                         DefaultTrafficSelector.builder().matchInPort(in),
                         DefaultTrafficTreatment.builder().setOutput(path.get(i).src().port()));
             }
@@ -207,7 +210,7 @@ public final class RulePlanner {
                 throw new MetronException(Fault.INTERNAL, "chain " + chain + " has no offload rules and no "
                         + "classifying group");
             }
-            add(rules, od, Role.OFFLOAD, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(arrival),
+            paths.add(rules, od, Role.OFFLOAD, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(arrival),
                     tagTreatment(classifier.tag(), Tag.UNCLASSIFIED_CLASS).setOutput(towardServer));
         } else {
             int[] prio = priorities(offloadRules);
@@ -219,7 +222,7 @@ public final class RulePlanner {
                 Supplier<String> where = () -> "chain " + chain + " offload rule " + index + " (" + r + ")";
                 TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
                 OffloadRuleTranslator.match(r.match(), sel, where);
-                add(rules, od, Role.OFFLOAD, prio[k], sel, treatment(r, where, byClass, classifier, marker, hops,
+                paths.add(rules, od, Role.OFFLOAD, prio[k], sel, treatment(r, where, byClass, classifier, marker, hops,
                         towardServer, from, d, replies, rules));
             }
         }
@@ -260,7 +263,7 @@ public final class RulePlanner {
             List<Link> path = network.path(entry, attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point " + entry
                     + " to server NIC " + placement.nic() + " at " + attachment));
-            towardServer = transitRules(path, attachment, placement.groups(), rules);
+            towardServer = paths.transitRules(path, attachment, placement.groups(), rules);
         }
         List<OffloadRule> replyRules = compiled.replyRules();
         if (replyRules.isEmpty()) {
@@ -269,7 +272,7 @@ public final class RulePlanner {
                 throw new MetronException(Fault.INTERNAL, "chain " + chain + " has a reply ingress, no reply rules "
                         + "and no classifying group");
             }
-            add(rules, rd, Role.REPLY, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(entry.port()),
+            paths.add(rules, rd, Role.REPLY, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(entry.port()),
                     tagTreatment(classifier.tag(), Tag.REPLY_UNCLASSIFIED_CLASS).setOutput(towardServer));
             return rd;
         }
@@ -280,38 +283,12 @@ public final class RulePlanner {
             Supplier<String> where = () -> "chain " + chain + " reply rule " + index + " (" + r + ")";
             TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(entry.port());
             OffloadRuleTranslator.match(r.match(), sel, where);
-            add(rules, rd, Role.REPLY, prio[k], sel,
+            paths.add(rules, rd, Role.REPLY, prio[k], sel,
                     treatment(r, where, byClass, classifier, marker, hops, towardServer, entry, d, replies, rules));
         }
         return rd;
     }
 
-    /**
-     * Adds TRANSIT rules carrying the tags of {@code groups} along {@code path} to {@code to}, on every programmable
-     * device the path enters (its first device's own rules output onto it), matching the port they enter by;
-     * downstream first.
-     *
-     * @return the first device's port onto the path ({@code to}'s own port when the path is empty)
-     */
-    private PortNumber transitRules(List<Link> path, ConnectPoint to, List<GroupAssignment> groups,
-                                    Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        for (int i = path.size() - 1; i >= 0; i--) {
-            DeviceId dev = path.get(i).dst().deviceId();
-            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : to.port();
-                for (GroupAssignment ga : groups) {
-                    add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag())
-                            .matchInPort(path.get(i).dst().port()), DefaultTrafficTreatment.builder().setOutput(out));
-                }
-            }
-        }
-        return path.isEmpty() ? to.port() : path.get(0).src().port();
-    }
-
-    private static ConnectPoint cabled(MetronServer s, String nic) {
-        return s.attachment(nic).orElseThrow(() -> new MetronException(Fault.INTERNAL, "server " + s.id()
-                + " NIC " + nic + " is not cabled"));
-    }
 
     private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
                                                GroupAssignment classifier, Tag marker, NextHops hops,
@@ -336,11 +313,11 @@ public final class RulePlanner {
                 boolean reply = replies.isReplyEgress(a.egress());
                 MacAddress markerMac = reply ? marker.replyEgressMac() : marker.egressMac();
                 ConnectPoint to = reply ? ingress(d) : egress(d);
-                List<Link> path = returnPath(from, to);
+                List<Link> path = paths.returnPath(from, to);
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 // the marker (or, when no rule follows this one, the next host's MAC) first: a rule's own dst MAC
                 // write (rare) then wins and the path rules don't apply
-                if (lastProgrammable(from, path) == 0) {
+                if (paths.lastProgrammable(from, path) == 0) {
                     t.setEthDst(hops.toward(reply).orElse(markerMac));
                 } else {
                     if (marker.type() == TagType.VLAN) {
@@ -355,7 +332,7 @@ public final class RulePlanner {
                 if (a.decTtl()) {
                     t.decNwTtl();
                 }
-                PortNumber out = returnRules(from, path, to, marker, markerMac, hops.toward(reply), true, rules);
+                PortNumber out = paths.returnRules(from, path, to, marker, markerMac, hops.toward(reply), true, rules);
                 return t.setOutput(out);
             }
             default:
@@ -363,94 +340,6 @@ public final class RulePlanner {
         }
     }
 
-    private List<Link> returnPath(ConnectPoint from, ConnectPoint egress) {
-        return network.path(from, egress).orElseThrow(() -> new MetronException(
-                Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
-    }
-
-    /** Index of the last device of {@code path} (0 = {@code from}'s) that holds rules, -1 when none does. */
-    private int lastProgrammable(ConnectPoint from, List<Link> path) {
-        for (int i = path.size(); i >= 0; i--) {
-            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
-            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * Adds RETURN rules forwarding packets marked with {@code markerMac} (and the marker's VLAN) from
-     * {@code from} to {@code egress} on every programmable device of the path; the last of them writes the
-     * next host's MAC, when known, since no rule after it needs the marker.
-     *
-     * @param skipFirst the first device is the offload device, whose own rule outputs the packet
-     * @return the output port on the first device
-     */
-    private PortNumber returnRules(ConnectPoint from, List<Link> path, ConnectPoint egress, Tag marker,
-                                   MacAddress markerMac, Optional<MacAddress> nextHop, boolean skipFirst,
-                                   Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        int lastHop = lastProgrammable(from, path);
-        PortNumber in = from.port();
-        PortNumber firstOut = path.isEmpty() ? egress.port() : path.get(0).src().port();
-        for (int i = 0; i <= path.size(); i++) {
-            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
-            PortNumber out = i < path.size() ? path.get(i).src().port() : egress.port();
-            boolean programmable = network.device(dev).map(n -> n.role().programmable()).orElse(false);
-            if (programmable && !(skipFirst && i == 0)) {
-                TrafficSelector.Builder sel = markerSelector(marker, markerMac).matchInPort(in);
-                TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
-                if (i == path.size() && marker.type() == TagType.VLAN) {
-                    t.popVlan();
-                }
-                if (i == lastHop) {
-                    nextHop.ifPresent(t::setEthDst);
-                }
-                add(rules, dev, Role.RETURN, RETURN_PRIORITY, sel, t.setOutput(out));
-            }
-            if (i < path.size()) {
-                in = path.get(i).dst().port();
-            }
-        }
-        return firstOut;
-    }
-
-    private static TrafficSelector.Builder tagSelector(Tag tag) {
-        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
-        return tag.type() == TagType.VLAN ? sel.matchVlanId(VlanId.vlanId((short) tag.group()))
-                : sel.matchEthDstMasked(tag.groupMac(), Tag.GROUP_MASK);
-    }
-
-    private static TrafficSelector.Builder markerSelector(Tag marker, MacAddress markerMac) {
-        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
-        if (marker.type() == TagType.VLAN) {
-            sel.matchVlanId(VlanId.vlanId((short) marker.group()));
-        }
-        return sel.matchEthDst(markerMac);
-    }
-
-    private static TrafficTreatment.Builder tagTreatment(Tag tag, int classIndex) {
-        TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
-        if (tag.type() == TagType.VLAN) {
-            t.pushVlan().setVlanId(VlanId.vlanId((short) tag.group()));
-        }
-        return t.setEthDst(tag.classMac(classIndex));
-    }
-
-    private void add(Map<DeviceId, Map<FlowId, InstalledRule>> rules, DeviceId device, Role role, int priority,
-                     TrafficSelector.Builder sel, TrafficTreatment.Builder treatment) {
-        TrafficSelector selector = sel.build();
-        FlowRule rule = DefaultFlowRule.builder().forDevice(device).forTable(0).withPriority(priority)
-                .withSelector(selector).withTreatment(treatment.build())
-                .withCookie(FlowIds.of(appId, device, 0, priority, selector)).makePermanent().build();
-        // two paths may share a hop: the same selector at the same priority is installed once
-        InstalledRule before = rules.computeIfAbsent(device, k -> new LinkedHashMap<>())
-                .putIfAbsent(rule.id(), new InstalledRule(role, rule));
-        if (before != null && (before.rule().priority() != priority || !before.rule().selector().equals(selector))) {
-            throw new MetronException(Fault.INTERNAL, "rules " + before.rule().selector() + " and " + selector
-                    + " on " + device + " hash to the same flow id " + rule.id() + "; not installing either");
-        }
-    }
 
     /**
      * The rules that connect a group scaled out to another server (docs/scaling.md#scale-out): TRANSIT rules for
@@ -470,23 +359,23 @@ public final class RulePlanner {
         ConnectPoint egressAttachment = cabled(remote, ga.egressNic());
         Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
         NextHops hops = NextHops.of(chain, d, replies, network);
-        returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
+        paths.returnRules(egressAttachment, paths.returnPath(egressAttachment, egress(d)), egress(d), marker,
                 marker.egressMac(), hops.toward(false), false, rules);
         if (replies) {
             // the server's pipeline sends restored replies out of the NIC it reads (AgentRequests#pipeline)
-            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
+            paths.returnRules(attachment, paths.returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         List<Link> path = network.path(new ConnectPoint(offloadDevice, PortNumber.ANY), attachment)
                 .orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path "
                         + "from offload device " + offloadDevice + " to server " + remote.id() + " NIC " + ga.nic()));
-        PortNumber toward = transitRules(path, attachment, List.of(ga), rules);
+        PortNumber toward = paths.transitRules(path, attachment, List.of(ga), rules);
         PortNumber replyToward = null;
         if (replies) {
             List<Link> back = network.path(egress(d), attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point "
                     + egress(d) + " to server " + remote.id() + " NIC " + ga.nic()));
-            replyToward = transitRules(back, attachment, List.of(ga), rules);
+            replyToward = paths.transitRules(back, attachment, List.of(ga), rules);
         }
         List<InstalledRule> out = new ArrayList<>();
         rules.values().forEach(m -> out.addAll(m.values()));
