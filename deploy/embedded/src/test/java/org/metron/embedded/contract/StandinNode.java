@@ -17,7 +17,6 @@ import org.onosproject.net.device.DeviceProviderService;
 import org.onosproject.net.provider.ProviderId;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -107,17 +106,32 @@ final class StandinNode {
     /** Deactivates what was started, last first (a component without deactivate has nothing to stop). */
     void stop() {
         for (Object c : started) {
-            if (Arrays.stream(c.getClass().getDeclaredMethods()).anyMatch(m -> m.getName().equals("deactivate"))) {
+            if (lifecycle(c, "deactivate") != null) {
                 call(c, "deactivate");
             }
         }
         call(events, "deactivate");
     }
 
+    /** The component's SCR lifecycle method, its own or inherited (ONOS's AbstractDriverLoader's); null if none. */
+    private static java.lang.reflect.Method lifecycle(Object component, String method) {
+        for (Class<?> c = component.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                return c.getDeclaredMethod(method);
+            } catch (NoSuchMethodException e) {
+                // look further up
+            }
+        }
+        return null;
+    }
+
     /** An SCR lifecycle method (protected, as ONOS writes them). */
     private static void call(Object component, String method) {
+        java.lang.reflect.Method m = lifecycle(component, method);
+        if (m == null) {
+            throw new AssertionError(component.getClass().getName() + " has no " + method);
+        }
         try {
-            java.lang.reflect.Method m = component.getClass().getDeclaredMethod(method);
             m.setAccessible(true);
             m.invoke(component);
         } catch (ReflectiveOperationException e) {
