@@ -39,16 +39,8 @@ public class OnosServerRegistryContractTest extends ServerRegistryContract {
     protected ServerRegistry registry(DeviceId id, Map<String, ConnectPoint> nics) throws Exception {
         node = new StandinNode();
         DeviceManagerStandin devices = node.devices();
-        LinkManagerStandin links = new LinkManagerStandin();
-        set(links, "dispatcher", node.events);
-        set(links, "deviceService", devices);
-        set(links, "atomixNode", node.noCluster);
-        node.start(links);
-        DriverManagerStandin drivers = new DriverManagerStandin();
-        set(drivers, "dispatcher", node.events);
-        set(drivers, "deviceService", devices);
-        set(drivers, "netcfg", node.netcfg());
-        node.start(drivers);
+        LinkManagerStandin links = node.links();
+        DriverManagerStandin drivers = node.drivers();
         MetronDriversLoader loader = new MetronDriversLoader();
         set(loader, "driverAdminService", drivers);
         node.start(loader);

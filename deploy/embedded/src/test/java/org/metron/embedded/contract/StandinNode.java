@@ -5,6 +5,8 @@ import org.metron.standin.EventDispatcher;
 import org.metron.standin.MastershipStandin;
 import org.metron.standin.cluster.AtomixNode;
 import org.metron.standin.net.DeviceManagerStandin;
+import org.metron.standin.net.DriverManagerStandin;
+import org.metron.standin.net.LinkManagerStandin;
 import org.metron.standin.net.NetworkConfigStandin;
 import org.onlab.packet.ChassisId;
 import org.onosproject.net.Device;
@@ -35,6 +37,8 @@ final class StandinNode {
     private MastershipStandin mastership;
     private NetworkConfigStandin netcfg;
     private DeviceManagerStandin devices;
+    private LinkManagerStandin links;
+    private DriverManagerStandin drivers;
 
     StandinNode() {
         set(cluster, "dispatcher", events);
@@ -62,6 +66,30 @@ final class StandinNode {
             start(devices);
         }
         return devices;
+    }
+
+    /** The link subsystem over {@link #devices()}, started on first use. */
+    LinkManagerStandin links() {
+        if (links == null) {
+            links = new LinkManagerStandin();
+            set(links, "dispatcher", events);
+            set(links, "deviceService", devices());
+            set(links, "atomixNode", noCluster);
+            start(links);
+        }
+        return links;
+    }
+
+    /** The driver subsystem over {@link #devices()} and netcfg, started on first use. */
+    DriverManagerStandin drivers() {
+        if (drivers == null) {
+            drivers = new DriverManagerStandin();
+            set(drivers, "dispatcher", events);
+            set(drivers, "deviceService", devices());
+            set(drivers, "netcfg", netcfg());
+            start(drivers);
+        }
+        return drivers;
     }
 
     MastershipStandin mastership() {
