@@ -126,7 +126,7 @@ final class ChainBringUp {
             long tPlaced = System.nanoTime();
             // the agent starts the pipeline while the switch rules are planned and staged
             Optional<Deployer.ServerStart> started = Optional.ofNullable(sc).map(c -> deployer.start(id, c.server(),
-                    c.nicRules() ? RulePlanner.nicRules(id, p) : List.of(), RulePlanner.pipeline(id, p,
+                    c.nicRules() ? AgentRequests.nicRules(id, p) : List.of(), AgentRequests.pipeline(id, p,
                     oc.compiled(), marker)));
             DeploymentPlan plan;
             try {
@@ -200,8 +200,8 @@ final class ChainBringUp {
             reserve.accept(p);
         }
         long tChosen = System.nanoTime();
-        Deployer.ServerStart started = deployer.start(id, sc.server(), sc.nicRules() ? RulePlanner.nicRules(id, p)
-                : List.of(), RulePlanner.pipeline(id, p, oc.compiled(), claimed.get(0)));
+        Deployer.ServerStart started = deployer.start(id, sc.server(), sc.nicRules() ? AgentRequests.nicRules(id, p)
+                : List.of(), AgentRequests.pipeline(id, p, oc.compiled(), claimed.get(0)));
         try {
             DeploymentPlan plan = planner.plan(id, d, p, Optional.of(sc.server()), sc.nicRules(), oc, claimed.get(0));
             boolean running = started.ready();
@@ -252,7 +252,7 @@ final class ChainBringUp {
             oc = full.isPresent() ? full.get()
                     : placement.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(), compiler);
             ingress.require(id, d, next.json(), oc);
-            String version = RulePlanner.VERSION_MARK + "v" + next.version();
+            String version = AgentRequests.VERSION_MARK + "v" + next.version();
             List<String> groupIds = oc.compiled().groups().stream().map(g -> groupId(g) + version)
                     .collect(Collectors.toList());
             claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(), sc == null ? "" : sc.nic(),
@@ -267,7 +267,7 @@ final class ChainBringUp {
             StateCarry carry = sc == null ? StateCarry.none()
                     : StateCarry.between(oldPlacement, oldCompiled, p, oc.compiled());
             DeployPipelineRequest oldPipeline = oldPlacement.groups().isEmpty() ? null
-                    : RulePlanner.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
+                    : AgentRequests.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
             MakeBeforeBreak.Result r = new MakeBeforeBreak(deployer).run(id,
                     new MakeBeforeBreak.Running(teardown.withoutShared(running), oldServer, oldPipeline), plan, carry);
             // the new version carries the traffic: the store says so, the old version's tags go

@@ -138,7 +138,7 @@ final class ChainReconciler {
             // deployed half-way by an instance that stopped before recording it: the agent's part by the placement
             AgentClient agent = server.get().agent();
             List<Long> nicRules = p.get().groups().isEmpty() ? List.of()
-                    : RulePlanner.nicRules(id, p.get()).stream().map(org.metron.agent.v1.NicRule::getId)
+                    : AgentRequests.nicRules(id, p.get()).stream().map(org.metron.agent.v1.NicRule::getId)
                     .collect(Collectors.toList());
             quietly(AgentCalls.goneIsDone(agent.removePipeline(id.name())), "pipeline " + id + " on " + agent);
             if (!nicRules.isEmpty()) {

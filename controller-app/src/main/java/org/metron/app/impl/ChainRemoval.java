@@ -257,7 +257,7 @@ final class ChainRemoval {
             Deque<Deployer.Undo> undo = new ArrayDeque<>();
             for (GroupAssignment g : groups) {
                 undo.push(new Deployer.Undo("NIC rule of group " + g.groupId() + " on " + agent.target(),
-                        () -> AgentCalls.removeNicRulesPresent(agent, List.of(RulePlanner.nicRuleId(id,
+                        () -> AgentCalls.removeNicRulesPresent(agent, List.of(AgentRequests.nicRuleId(id,
                                 g.groupId())))));
             }
             undo.push(new Deployer.Undo("pipeline " + id + " on " + agent.target(),

@@ -1,14 +1,5 @@
 package org.metron.app.impl;
 
-
-import com.google.common.hash.Hashing;
-import org.metron.agent.v1.DeployPipelineRequest;
-import org.metron.agent.v1.UpdatePipelineRequest;
-import org.metron.agent.v1.Egress;
-import org.metron.agent.v1.GroupSpec;
-import org.metron.agent.v1.NicAction;
-import org.metron.agent.v1.NicMatch;
-import org.metron.agent.v1.NicRule;
 import org.metron.app.api.ChainId;
 import org.metron.synth.Deployment;
 import org.metron.app.api.GroupAssignment;
@@ -24,7 +15,6 @@ import org.metron.app.store.InstalledRule;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.HeaderWrite;
-import org.metron.synth.MatchField;
 import org.metron.synth.OffloadRule;
 import org.metron.synth.RuleAction;
 import org.metron.synth.TrafficClass;
@@ -36,29 +26,27 @@ import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.PortNumber;
-import org.onosproject.net.flow.DefaultFlowRule;
 import org.onosproject.net.flow.DefaultTrafficSelector;
 import org.onosproject.net.flow.DefaultTrafficTreatment;
 import org.onosproject.net.flow.FlowId;
-import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.TrafficSelector;
 import org.onosproject.net.flow.TrafficTreatment;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeSet;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 import static org.metron.app.api.Deployments.egress;
 import static org.metron.app.api.Deployments.ingress;
+import static org.metron.app.impl.PathRules.cabled;
+import static org.metron.app.impl.PathRules.tagSelector;
+import static org.metron.app.impl.PathRules.tagTreatment;
 
 /**
  * Builds a chain's {@link DeploymentPlan} from its placement: offload rules on the offload device at
@@ -68,7 +56,8 @@ import static org.metron.app.api.Deployments.ingress;
  * rules where replies enter (the egress point), transit rules from there to the server NIC the pipeline reads
  * (same group tags, so a reply reaches the core holding its flow's state) and reply return rules from the
  * server to the ingress point, matching the reply marker. The last hop toward either point writes the next
- * host's MAC over the marker ({@link NextHops}). Pure: touches no device.
+ * host's MAC over the marker ({@link NextHops}). The rules of one path are built by {@link PathRules}; the
+ * pipeline and NIC-rule requests by {@link AgentRequests}. Pure: touches no device.
  */
 public final class RulePlanner {
     /** Lowest priority of offload rules; rule k of n distinct levels gets OFFLOAD_BASE + (n - 1 - k). */
@@ -82,17 +71,17 @@ public final class RulePlanner {
     /** Forwards the chain's output toward its egress; above transit because the egress marker also carries
      *  the group bits that transit rules match. */
     public static final int RETURN_PRIORITY = 61_000;
-    /** Separates a placed group's compiled group from the chain version that placed it ("g0~v3"). */
-    public static final char VERSION_MARK = '~';
     /** Carries all ingress traffic through programmable devices before the offload device. */
     public static final int PRE_TRANSIT_PRIORITY = 100;
 
     private final ApplicationId appId;
     private final NetworkView network;
+    private final PathRules paths;
 
     public RulePlanner(ApplicationId appId, NetworkView network) {
         this.appId = Objects.requireNonNull(appId);
         this.network = Objects.requireNonNull(network);
+        this.paths = new PathRules(appId, network);
     }
 
     /** The application the planned rules belong to (their ids depend on it). */
@@ -180,11 +169,11 @@ public final class RulePlanner {
 
         // return path first, then transit from the server backwards: downstream exists before upstream sends
         if (egressAttachment != null) {
-            returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
+            paths.returnRules(egressAttachment, paths.returnPath(egressAttachment, egress(d)), egress(d), marker,
                     marker.egressMac(), hops.toward(false), false, rules);
         }
         if (replies.present() && attachment != null) {
-            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
+            paths.returnRules(attachment, paths.returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         // without a server the path runs on to the egress point and no tag travels it
@@ -192,14 +181,14 @@ public final class RulePlanner {
             PortNumber in = path.get(i - 1).dst().port();
             PortNumber out = i < devices.size() - 1 ? path.get(i).src().port() : attachment.port();
             for (GroupAssignment ga : placement.groups()) {
-                add(rules, devices.get(i), Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
+                paths.add(rules, devices.get(i), Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag()).matchInPort(in),
                         DefaultTrafficTreatment.builder().setOutput(out));
             }
         }
         for (int i = pos - 1; i >= 0; i--) {
             if (network.device(devices.get(i)).map(n -> n.role().programmable()).orElse(false)) {
                 PortNumber in = i == 0 ? ingress(d).port() : path.get(i - 1).dst().port();
-                add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
+                paths.add(rules, devices.get(i), Role.TRANSIT, PRE_TRANSIT_PRIORITY,
                         DefaultTrafficSelector.builder().matchInPort(in),
                         DefaultTrafficTreatment.builder().setOutput(path.get(i).src().port()));
             }
@@ -221,7 +210,7 @@ public final class RulePlanner {
                 throw new MetronException(Fault.INTERNAL, "chain " + chain + " has no offload rules and no "
                         + "classifying group");
             }
-            add(rules, od, Role.OFFLOAD, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(arrival),
+            paths.add(rules, od, Role.OFFLOAD, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(arrival),
                     tagTreatment(classifier.tag(), Tag.UNCLASSIFIED_CLASS).setOutput(towardServer));
         } else {
             int[] prio = priorities(offloadRules);
@@ -233,7 +222,7 @@ public final class RulePlanner {
                 Supplier<String> where = () -> "chain " + chain + " offload rule " + index + " (" + r + ")";
                 TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(arrival);
                 OffloadRuleTranslator.match(r.match(), sel, where);
-                add(rules, od, Role.OFFLOAD, prio[k], sel, treatment(r, where, byClass, classifier, marker, hops,
+                paths.add(rules, od, Role.OFFLOAD, prio[k], sel, treatment(r, where, byClass, classifier, marker, hops,
                         towardServer, from, d, replies, rules));
             }
         }
@@ -248,8 +237,8 @@ public final class RulePlanner {
         rules.forEach((dev, byId) -> ordered.put(dev, new ArrayList<>(byId.values())));
 
         return new DeploymentPlan(chain, server, ordered,
-                server.isPresent() && nicRules ? nicRules(chain, placement) : List.of(),
-                server.isPresent() ? pipeline(chain, placement, compiled, marker) : null);
+                server.isPresent() && nicRules ? AgentRequests.nicRules(chain, placement) : List.of(),
+                server.isPresent() ? AgentRequests.pipeline(chain, placement, compiled, marker) : null);
     }
 
     /**
@@ -274,7 +263,7 @@ public final class RulePlanner {
             List<Link> path = network.path(entry, attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point " + entry
                     + " to server NIC " + placement.nic() + " at " + attachment));
-            towardServer = transitRules(path, attachment, placement.groups(), rules);
+            towardServer = paths.transitRules(path, attachment, placement.groups(), rules);
         }
         List<OffloadRule> replyRules = compiled.replyRules();
         if (replyRules.isEmpty()) {
@@ -283,7 +272,7 @@ public final class RulePlanner {
                 throw new MetronException(Fault.INTERNAL, "chain " + chain + " has a reply ingress, no reply rules "
                         + "and no classifying group");
             }
-            add(rules, rd, Role.REPLY, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(entry.port()),
+            paths.add(rules, rd, Role.REPLY, OFFLOAD_BASE, DefaultTrafficSelector.builder().matchInPort(entry.port()),
                     tagTreatment(classifier.tag(), Tag.REPLY_UNCLASSIFIED_CLASS).setOutput(towardServer));
             return rd;
         }
@@ -294,38 +283,12 @@ public final class RulePlanner {
             Supplier<String> where = () -> "chain " + chain + " reply rule " + index + " (" + r + ")";
             TrafficSelector.Builder sel = DefaultTrafficSelector.builder().matchInPort(entry.port());
             OffloadRuleTranslator.match(r.match(), sel, where);
-            add(rules, rd, Role.REPLY, prio[k], sel,
+            paths.add(rules, rd, Role.REPLY, prio[k], sel,
                     treatment(r, where, byClass, classifier, marker, hops, towardServer, entry, d, replies, rules));
         }
         return rd;
     }
 
-    /**
-     * Adds TRANSIT rules carrying the tags of {@code groups} along {@code path} to {@code to}, on every programmable
-     * device the path enters (its first device's own rules output onto it), matching the port they enter by;
-     * downstream first.
-     *
-     * @return the first device's port onto the path ({@code to}'s own port when the path is empty)
-     */
-    private PortNumber transitRules(List<Link> path, ConnectPoint to, List<GroupAssignment> groups,
-                                    Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        for (int i = path.size() - 1; i >= 0; i--) {
-            DeviceId dev = path.get(i).dst().deviceId();
-            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                PortNumber out = i < path.size() - 1 ? path.get(i + 1).src().port() : to.port();
-                for (GroupAssignment ga : groups) {
-                    add(rules, dev, Role.TRANSIT, TRANSIT_PRIORITY, tagSelector(ga.tag())
-                            .matchInPort(path.get(i).dst().port()), DefaultTrafficTreatment.builder().setOutput(out));
-                }
-            }
-        }
-        return path.isEmpty() ? to.port() : path.get(0).src().port();
-    }
-
-    private static ConnectPoint cabled(MetronServer s, String nic) {
-        return s.attachment(nic).orElseThrow(() -> new MetronException(Fault.INTERNAL, "server " + s.id()
-                + " NIC " + nic + " is not cabled"));
-    }
 
     private TrafficTreatment.Builder treatment(OffloadRule r, Supplier<String> where, Map<Integer, GroupAssignment> byClass,
                                                GroupAssignment classifier, Tag marker, NextHops hops,
@@ -350,11 +313,11 @@ public final class RulePlanner {
                 boolean reply = replies.isReplyEgress(a.egress());
                 MacAddress markerMac = reply ? marker.replyEgressMac() : marker.egressMac();
                 ConnectPoint to = reply ? ingress(d) : egress(d);
-                List<Link> path = returnPath(from, to);
+                List<Link> path = paths.returnPath(from, to);
                 TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
                 // the marker (or, when no rule follows this one, the next host's MAC) first: a rule's own dst MAC
                 // write (rare) then wins and the path rules don't apply
-                if (lastProgrammable(from, path) == 0) {
+                if (paths.lastProgrammable(from, path) == 0) {
                     t.setEthDst(hops.toward(reply).orElse(markerMac));
                 } else {
                     if (marker.type() == TagType.VLAN) {
@@ -369,7 +332,7 @@ public final class RulePlanner {
                 if (a.decTtl()) {
                     t.decNwTtl();
                 }
-                PortNumber out = returnRules(from, path, to, marker, markerMac, hops.toward(reply), true, rules);
+                PortNumber out = paths.returnRules(from, path, to, marker, markerMac, hops.toward(reply), true, rules);
                 return t.setOutput(out);
             }
             default:
@@ -377,110 +340,6 @@ public final class RulePlanner {
         }
     }
 
-    private List<Link> returnPath(ConnectPoint from, ConnectPoint egress) {
-        return network.path(from, egress).orElseThrow(() -> new MetronException(
-                Fault.IMPOSSIBLE_PLACEMENT, "no path from " + from + " to egress " + egress));
-    }
-
-    /** Index of the last device of {@code path} (0 = {@code from}'s) that holds rules, -1 when none does. */
-    private int lastProgrammable(ConnectPoint from, List<Link> path) {
-        for (int i = path.size(); i >= 0; i--) {
-            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
-            if (network.device(dev).map(n -> n.role().programmable()).orElse(false)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    /**
-     * Adds RETURN rules forwarding packets marked with {@code markerMac} (and the marker's VLAN) from
-     * {@code from} to {@code egress} on every programmable device of the path; the last of them writes the
-     * next host's MAC, when known, since no rule after it needs the marker.
-     *
-     * @param skipFirst the first device is the offload device, whose own rule outputs the packet
-     * @return the output port on the first device
-     */
-    private PortNumber returnRules(ConnectPoint from, List<Link> path, ConnectPoint egress, Tag marker,
-                                   MacAddress markerMac, Optional<MacAddress> nextHop, boolean skipFirst,
-                                   Map<DeviceId, Map<FlowId, InstalledRule>> rules) {
-        int lastHop = lastProgrammable(from, path);
-        PortNumber in = from.port();
-        PortNumber firstOut = path.isEmpty() ? egress.port() : path.get(0).src().port();
-        for (int i = 0; i <= path.size(); i++) {
-            DeviceId dev = i == 0 ? from.deviceId() : path.get(i - 1).dst().deviceId();
-            PortNumber out = i < path.size() ? path.get(i).src().port() : egress.port();
-            boolean programmable = network.device(dev).map(n -> n.role().programmable()).orElse(false);
-            if (programmable && !(skipFirst && i == 0)) {
-                TrafficSelector.Builder sel = markerSelector(marker, markerMac).matchInPort(in);
-                TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
-                if (i == path.size() && marker.type() == TagType.VLAN) {
-                    t.popVlan();
-                }
-                if (i == lastHop) {
-                    nextHop.ifPresent(t::setEthDst);
-                }
-                add(rules, dev, Role.RETURN, RETURN_PRIORITY, sel, t.setOutput(out));
-            }
-            if (i < path.size()) {
-                in = path.get(i).dst().port();
-            }
-        }
-        return firstOut;
-    }
-
-    private static TrafficSelector.Builder tagSelector(Tag tag) {
-        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
-        return tag.type() == TagType.VLAN ? sel.matchVlanId(VlanId.vlanId((short) tag.group()))
-                : sel.matchEthDstMasked(tag.groupMac(), Tag.GROUP_MASK);
-    }
-
-    private static TrafficSelector.Builder markerSelector(Tag marker, MacAddress markerMac) {
-        TrafficSelector.Builder sel = DefaultTrafficSelector.builder();
-        if (marker.type() == TagType.VLAN) {
-            sel.matchVlanId(VlanId.vlanId((short) marker.group()));
-        }
-        return sel.matchEthDst(markerMac);
-    }
-
-    private static TrafficTreatment.Builder tagTreatment(Tag tag, int classIndex) {
-        TrafficTreatment.Builder t = DefaultTrafficTreatment.builder();
-        if (tag.type() == TagType.VLAN) {
-            t.pushVlan().setVlanId(VlanId.vlanId((short) tag.group()));
-        }
-        return t.setEthDst(tag.classMac(classIndex));
-    }
-
-    private void add(Map<DeviceId, Map<FlowId, InstalledRule>> rules, DeviceId device, Role role, int priority,
-                     TrafficSelector.Builder sel, TrafficTreatment.Builder treatment) {
-        TrafficSelector selector = sel.build();
-        FlowRule rule = DefaultFlowRule.builder().forDevice(device).forTable(0).withPriority(priority)
-                .withSelector(selector).withTreatment(treatment.build())
-                .withCookie(FlowIds.of(appId, device, 0, priority, selector)).makePermanent().build();
-        // two paths may share a hop: the same selector at the same priority is installed once
-        InstalledRule before = rules.computeIfAbsent(device, k -> new LinkedHashMap<>())
-                .putIfAbsent(rule.id(), new InstalledRule(role, rule));
-        if (before != null && (before.rule().priority() != priority || !before.rule().selector().equals(selector))) {
-            throw new MetronException(Fault.INTERNAL, "rules " + before.rule().selector() + " and " + selector
-                    + " on " + device + " hash to the same flow id " + rule.id() + "; not installing either");
-        }
-    }
-
-    /** The NIC rule of every placed group (split ones too): its tag to its core's queue. */
-    public static List<NicRule> nicRules(ChainId chain, Placement p) {
-        List<NicRule> out = new ArrayList<>();
-        for (GroupAssignment ga : p.localGroups()) {
-            NicMatch.Builder m = NicMatch.newBuilder();
-            if (ga.tag().type() == TagType.VLAN) {
-                m.setVlan(ga.tag().group());
-            } else {
-                m.setEthDst(text(ga.tag().groupMac())).setEthDstMask(text(Tag.GROUP_MASK));
-            }
-            out.add(NicRule.newBuilder().setId(nicRuleId(chain, ga.groupId())).setNic(p.nic()).setPriority(0)
-                    .setMatch(m).setAction(NicAction.newBuilder().setQueue(ga.core())).build());
-        }
-        return out;
-    }
 
     /**
      * The rules that connect a group scaled out to another server (docs/scaling.md#scale-out): TRANSIT rules for
@@ -500,23 +359,23 @@ public final class RulePlanner {
         ConnectPoint egressAttachment = cabled(remote, ga.egressNic());
         Map<DeviceId, Map<FlowId, InstalledRule>> rules = new LinkedHashMap<>();
         NextHops hops = NextHops.of(chain, d, replies, network);
-        returnRules(egressAttachment, returnPath(egressAttachment, egress(d)), egress(d), marker,
+        paths.returnRules(egressAttachment, paths.returnPath(egressAttachment, egress(d)), egress(d), marker,
                 marker.egressMac(), hops.toward(false), false, rules);
         if (replies) {
-            // the server's pipeline sends restored replies out of the NIC it reads (RulePlanner#pipeline)
-            returnRules(attachment, returnPath(attachment, ingress(d)), ingress(d), marker,
+            // the server's pipeline sends restored replies out of the NIC it reads (AgentRequests#pipeline)
+            paths.returnRules(attachment, paths.returnPath(attachment, ingress(d)), ingress(d), marker,
                     marker.replyEgressMac(), hops.toward(true), false, rules);
         }
         List<Link> path = network.path(new ConnectPoint(offloadDevice, PortNumber.ANY), attachment)
                 .orElseThrow(() -> new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path "
                         + "from offload device " + offloadDevice + " to server " + remote.id() + " NIC " + ga.nic()));
-        PortNumber toward = transitRules(path, attachment, List.of(ga), rules);
+        PortNumber toward = paths.transitRules(path, attachment, List.of(ga), rules);
         PortNumber replyToward = null;
         if (replies) {
             List<Link> back = network.path(egress(d), attachment).orElseThrow(() -> new MetronException(
                     Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no path for replies from egress point "
                     + egress(d) + " to server " + remote.id() + " NIC " + ga.nic()));
-            replyToward = transitRules(back, attachment, List.of(ga), rules);
+            replyToward = paths.transitRules(back, attachment, List.of(ga), rules);
         }
         List<InstalledRule> out = new ArrayList<>();
         rules.values().forEach(m -> out.addAll(m.values()));
@@ -552,115 +411,5 @@ public final class RulePlanner {
             return replyTowardServer.orElseThrow(() -> new MetronException(Fault.INTERNAL, "a reply rule toward a "
                     + "server whose path was planned for a chain without a reply ingress"));
         }
-    }
-
-    /**
-     * The pipeline the groups a chain scaled out to {@code server} run there (named after the chain, as on its own
-     * server): the chain's egress list through their egress NIC, those groups of {@code p}.
-     *
-     * @throws MetronException INTERNAL when {@code p} places no group on {@code server}
-     */
-    public static DeployPipelineRequest remotePipeline(ChainId chain, Placement p, DeviceId server,
-                                                       CompiledChain compiled, Tag marker) {
-        List<GroupAssignment> there = p.groups().stream().filter(g -> g.server().equals(Optional.of(server)))
-                .collect(Collectors.toList());
-        if (there.isEmpty()) {
-            throw new MetronException(Fault.INTERNAL, "chain " + chain + " has no group on " + server);
-        }
-        Placement alone = new Placement(chain, Optional.of(server), there.get(0).nic(), there.get(0).egressNic(),
-                Optional.empty(), "", there.stream().map(GroupAssignment::onItsServer).collect(Collectors.toList()));
-        return pipeline(chain, alone, compiled, marker);
-    }
-
-    /**
-     * The same group set as an update of the running pipeline: groups whose spec is unchanged keep running with
-     * their flows, new ones start empty, absent ones are retired; the pipeline keeps its egress.
-     */
-    public static UpdatePipelineRequest asUpdate(DeployPipelineRequest req) {
-        return UpdatePipelineRequest.newBuilder().setPipelineId(req.getPipelineId()).addAllGroups(req.getGroupsList())
-                .build();
-    }
-
-    /**
-     * The NIC rule of a group scaled out to another server (its tag to its core's queue on that server's NIC),
-     * with the id {@link #nicRuleId} gives it; installed there when that NIC has a rule table.
-     */
-    public static NicRule remoteNicRule(ChainId chain, GroupAssignment ga) {
-        return nicRules(chain, new Placement(chain, ga.server(), ga.nic(), ga.egressNic(), Optional.empty(), "",
-                List.of(ga.onItsServer()))).get(0);
-    }
-
-    /** MAC text as agent.proto writes it (lower case; ONOS prints upper case). */
-    private static String text(MacAddress mac) {
-        return mac.toString().toLowerCase(Locale.ROOT);
-    }
-
-    /** Stable 64-bit id of a group's NIC rule: the same chain and group always get the same id. */
-    public static long nicRuleId(ChainId chain, String groupId) {
-        return Hashing.murmur3_128().hashString(chain.name() + "/" + groupId, StandardCharsets.UTF_8).asLong();
-    }
-
-    /**
-     * The compiled group a placed group runs: "g3", the groups scaling split from it ("g3.1", "g3.2", ...) and
-     * those of a later version of the chain ("g3~v2", "g3~v2.1", docs/updates.md) all run compiled group 3
-     * (docs/scaling.md#split).
-     *
-     * @throws MetronException naming the group when it comes from no compiled group
-     */
-    public static ClassGroup compiledGroup(CompiledChain compiled, String placedGroupId) {
-        int end = placedGroupId.length();
-        for (char c : new char[] {'.', VERSION_MARK}) {
-            int at = placedGroupId.indexOf(c);
-            end = at < 0 ? end : Math.min(end, at);
-        }
-        String base = placedGroupId.substring(0, end);
-        return compiled.groups().stream().filter(g -> ChainBringUp.groupId(g).equals(base)).findFirst()
-                .orElseThrow(() -> new MetronException(Fault.INTERNAL, "group " + placedGroupId
-                        + " comes from no compiled group (compiled: " + compiled.groups().stream()
-                        .map(ChainBringUp::groupId).collect(Collectors.toList()) + ")"));
-    }
-
-    static DeployPipelineRequest pipeline(ChainId chain, Placement p, CompiledChain compiled, Tag marker) {
-        DeployPipelineRequest.Builder req = DeployPipelineRequest.newBuilder().setPipelineId(chain.name())
-                .setIngressNic(p.nic());
-        ReplyTraffic replies = ReplyTraffic.of(compiled);
-        for (int k = 0; k < compiled.egress().size(); k++) {
-            // replies leave through the NIC facing the ingress point, where the reply return path starts
-            boolean reply = replies.isReplyEgress(k);
-            Egress.Builder e = Egress.newBuilder().setNic(reply ? p.nic() : p.egressNic());
-            e.setDstMac(text(reply ? marker.replyEgressMac() : marker.egressMac()));
-            if (marker.type() == TagType.VLAN) {
-                e.setVlan(marker.group());
-            }
-            req.addEgress(e);
-        }
-        for (GroupAssignment ga : p.localGroups()) {
-            req.addGroups(groupSpec(compiledGroup(compiled, ga.groupId()), ga));
-        }
-        return req.build();
-    }
-
-    /**
-     * The agent's spec of a placed group: its compiled group's Click config, tag, core, classes and the slices of
-     * classes it holds only part of (docs/scaling.md#class-split), its port share (docs/scaling.md#port-shares).
-     */
-    public static GroupSpec.Builder groupSpec(ClassGroup cg, GroupAssignment ga) {
-        GroupSpec.Builder g = GroupSpec.newBuilder().setGroupId(ga.groupId()).setClickConfig(cg.clickConfig())
-                .setTag(org.metron.agent.v1.Tag.newBuilder().setType(ga.tag().type() == TagType.MAC
-                        ? org.metron.agent.v1.TagType.TAG_MAC : org.metron.agent.v1.TagType.TAG_VLAN)
-                        .setValue(ga.tag().group()))
-                .setCore(ga.core()).addAllClassIds(ga.classIds());
-        ga.slices().forEach((cls, s) -> g.addSlices(org.metron.agent.v1.ClassSlice.newBuilder().setClassId(cls)
-                .setSport(portBits(s))));
-        if (ga.portShare() != GroupAssignment.NO_PORT_SHARE) {
-            g.setPortShare(org.metron.agent.v1.PortShare.newBuilder().setIndex(ga.portShare())
-                    .setCount(GroupAssignment.PORT_SHARES));
-        }
-        return g;
-    }
-
-    /** A slice's bits as the agent takes them. */
-    public static org.metron.agent.v1.PortBits portBits(org.metron.app.api.ClassSlice s) {
-        return org.metron.agent.v1.PortBits.newBuilder().setMask(s.mask()).setValue(s.value()).build();
     }
 }

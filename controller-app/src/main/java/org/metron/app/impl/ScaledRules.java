@@ -50,7 +50,7 @@ final class ScaledRules {
         List<GroupAssignment> groups = new ArrayList<>();
         for (ClassGroup cg : cc.groups()) {
             List<GroupAssignment> of = p.groups().stream()
-                    .filter(g -> RulePlanner.compiledGroup(cc, g.groupId()) == cg).collect(Collectors.toList());
+                    .filter(g -> AgentRequests.compiledGroup(cc, g.groupId()) == cg).collect(Collectors.toList());
             Set<Integer> held = new HashSet<>();
             of.forEach(g -> held.addAll(g.classIds()));
             GroupAssignment first = of.stream().filter(g -> !g.remote()).findFirst().orElse(null);

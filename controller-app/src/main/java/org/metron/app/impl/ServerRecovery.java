@@ -137,7 +137,7 @@ public final class ServerRecovery {
         }
         // NIC rules first, as in a deployment: the pipeline's queues are fed from the moment it starts
         if (!missingRules.isEmpty()) {
-            List<NicRule> rules = RulePlanner.nicRules(id, p.get()).stream()
+            List<NicRule> rules = AgentRequests.nicRules(id, p.get()).stream()
                     .filter(r -> missingRules.contains(r.getId())).collect(Collectors.toList());
             Set<Long> built = rules.stream().map(NicRule::getId).collect(Collectors.toCollection(HashSet::new));
             if (!built.containsAll(missingRules)) {
@@ -149,7 +149,7 @@ public final class ServerRecovery {
                     "reinstalling " + rules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
-            redeploy(agent, id, RulePlanner.pipeline(id, p.get(), compiled(chain.get(), p.get()),
+            redeploy(agent, id, AgentRequests.pipeline(id, p.get(), compiled(chain.get(), p.get()),
                     p.get().groups().get(0).tag()));
         }
         log.info("Chain {} restored on {}: pipeline {}, NIC rules {}", id, server, missingPipeline ? "redeployed"
@@ -187,13 +187,13 @@ public final class ServerRecovery {
             return false;
         }
         AgentClient agent = server.agent();
-        List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(RulePlanner.nicRuleId(id,
+        List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(AgentRequests.nicRuleId(id,
                 g.groupId()))).collect(Collectors.toList());
         Set<String> tables = lacking.isEmpty() ? Set.of() : calls.await(agent.getResources(), "reading resources of "
                 + agent.target()).getNicsList().stream().filter(n -> n.getMaxNicRules() > 0)
                 .map(org.metron.agent.v1.Nic::getName).collect(Collectors.toSet());
         List<NicRule> missingRules = lacking.stream().filter(g -> tables.contains(g.nic()))
-                .map(g -> RulePlanner.remoteNicRule(id, g)).collect(Collectors.toList());
+                .map(g -> AgentRequests.remoteNicRule(id, g)).collect(Collectors.toList());
         boolean missingPipeline = !pipelines.contains(id.name());
         if (missingRules.isEmpty() && !missingPipeline) {
             return false;
@@ -203,7 +203,7 @@ public final class ServerRecovery {
                     "reinstalling " + missingRules.size() + " NIC rules of " + id + " on " + agent.target());
         }
         if (missingPipeline) {
-            redeploy(agent, id, RulePlanner.remotePipeline(id, p, server.id(), compiled(chain, p),
+            redeploy(agent, id, AgentRequests.remotePipeline(id, p, server.id(), compiled(chain, p),
                     p.groups().get(0).tag()));
         }
         log.info("Chain {} groups {} scaled out to {} restored: pipeline {}, NIC rules {}", id, away.stream()
@@ -224,11 +224,11 @@ public final class ServerRecovery {
     /**
      * The chain compiled for the profile it was placed with. A chain scaling split or merged runs more or fewer
      * groups than it compiles to; each placed group runs the compiled group it comes from
-     * ({@link RulePlanner#compiledGroup}), so the pipeline comes back as it was, scaled.
+     * ({@link AgentRequests#compiledGroup}), so the pipeline comes back as it was, scaled.
      */
     private CompiledChain compiled(Chain chain, Placement p) {
         CompiledChain cc = chains.compiled(chain.id()); // the one cache: never synthesized again here
-        p.groups().forEach(g -> RulePlanner.compiledGroup(cc, g.groupId()));
+        p.groups().forEach(g -> AgentRequests.compiledGroup(cc, g.groupId()));
         return cc;
     }
 }

@@ -86,11 +86,11 @@ public final class StateCarry {
                                      CompiledChain newCompiled) {
         Map<String, List<Source>> out = new LinkedHashMap<>();
         for (GroupAssignment ng : newPlacement.groups()) {
-            ClassGroup n = RulePlanner.compiledGroup(newCompiled, ng.groupId());
+            ClassGroup n = AgentRequests.compiledGroup(newCompiled, ng.groupId());
             Map<String, String> mine = declarations(n.clickConfig());
             List<Source> sources = new ArrayList<>();
             for (GroupAssignment og : oldPlacement.groups()) {
-                ClassGroup o = RulePlanner.compiledGroup(oldCompiled, og.groupId());
+                ClassGroup o = AgentRequests.compiledGroup(oldCompiled, og.groupId());
                 if (o.statefulKey().isEmpty() || !o.statefulKey().equals(n.statefulKey())) {
                     continue;
                 }

@@ -7,7 +7,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
-import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
@@ -201,7 +201,7 @@ final class MergeOperation {
         List<InstalledRule> transit = installed.switchRules().stream()
                 .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), b.tag()))
                 .collect(Collectors.toList());
-        long retiredRule = RulePlanner.nicRuleId(chainId, b.groupId());
+        long retiredRule = AgentRequests.nicRuleId(chainId, b.groupId());
         long nicRule = installed.nicRuleIds().contains(retiredRule) ? retiredRule : 0;
         if (b.remote()) {
             // the offload rules leave as the kept group's do; the reply rules as a deployment on the chain's

@@ -13,7 +13,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.ReplyTraffic;
-import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.store.InstalledRule;
@@ -69,7 +69,7 @@ final class OperationPlans {
     }
 
     static ClassGroup base(CompiledChain cc, String groupId) {
-        return RulePlanner.compiledGroup(cc, groupId);
+        return AgentRequests.compiledGroup(cc, groupId);
     }
 
     /** "g3.1", "g3.2", ...: the lowest number free in the placement. */
@@ -156,7 +156,7 @@ final class OperationPlans {
 
     /** The new group's NIC rule, as a deployment of the split placement would install it. */
     static NicRule newNicRule(ScalingOperation op) {
-        return RulePlanner.nicRules(op.chain(), op.after()).stream().filter(r -> r.getId() == op.nicRuleId())
+        return AgentRequests.nicRules(op.chain(), op.after()).stream().filter(r -> r.getId() == op.nicRuleId())
                 .findFirst().orElseThrow(() -> new MetronException(Fault.INTERNAL, "placement " + op.after()
                         + " has no NIC rule for group " + op.other()));
     }
@@ -188,12 +188,12 @@ final class OperationPlans {
         UpdatePipelineRequest.Builder req = UpdatePipelineRequest.newBuilder().setPipelineId(op.chain().name());
         for (GroupAssignment g : p.localGroups()) {
             List<String> from = stateFrom.getOrDefault(g.groupId(), List.of());
-            GroupSpec.Builder spec = RulePlanner.groupSpec(base(cc, g.groupId()), g).addAllStateFrom(from);
+            GroupSpec.Builder spec = AgentRequests.groupSpec(base(cc, g.groupId()), g).addAllStateFrom(from);
             GroupAssignment t = target.groups().stream().filter(x -> x.groupId().equals(g.groupId())).findFirst()
                     .orElse(g);
             if (!from.isEmpty() && t.classIds().size() == 1 && !t.slices().isEmpty()) {
                 // a group holding one slice of one class needs its sources' flows of that slice only
-                spec.setStateFilter(RulePlanner.portBits(t.slice(t.classIds().get(0))));
+                spec.setStateFilter(AgentRequests.portBits(t.slice(t.classIds().get(0))));
             }
             req.addGroups(spec);
         }

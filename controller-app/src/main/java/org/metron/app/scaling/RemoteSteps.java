@@ -12,7 +12,7 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.AgentCalls;
-import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.AgentRequests;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.synth.CompiledChain;
@@ -59,14 +59,14 @@ final class RemoteSteps implements OperationRunner.Steps {
         if (split) {
             Tag marker = op.before().groups().get(0).tag();
             long asked = System.nanoTime();
-            DeployPipelineRequest there = RulePlanner.remotePipeline(op.chain(), op.after(),
+            DeployPipelineRequest there = AgentRequests.remotePipeline(op.chain(), op.after(),
                     rg.server().orElseThrow(), cc, marker);
             // beside the chain's other groups there (kept running with their flows), or a new pipeline
-            runner.calls.build(far, there.getGroupsCount() > 1 ? far.updatePipeline(RulePlanner.asUpdate(there))
+            runner.calls.build(far, there.getGroupsCount() > 1 ? far.updatePipeline(AgentRequests.asUpdate(there))
                     : far.deployPipeline(there), "deploying " + op.other() + " of " + op.chain() + " on "
                     + far.target());
             if (op.nicRuleId() != 0) {
-                runner.calls.await(far.installNicRules(NicRuleBatch.newBuilder().addRules(RulePlanner.remoteNicRule(
+                runner.calls.await(far.installNicRules(NicRuleBatch.newBuilder().addRules(AgentRequests.remoteNicRule(
                         op.chain(), rg)).build()), "installing the NIC rule of " + op.other() + " on "
                         + far.target());
             }
@@ -138,9 +138,9 @@ final class RemoteSteps implements OperationRunner.Steps {
             } else if (runner.calls.await(far.listPipelines(), "listing pipelines of " + far.target())
                     .getPipelinesList().stream().anyMatch(s -> s.getPipelineId().equals(op.chain().name()))) {
                 // other groups of the chain run on there with their flows
-                runner.calls.build(far, far.updatePipeline(RulePlanner.asUpdate(RulePlanner.remotePipeline(op.chain(),
-                        remaining, server, cc, op.before().groups().get(0).tag()))), "retiring " + op.other()
-                        + " on " + far.target());
+                runner.calls.build(far, far.updatePipeline(AgentRequests.asUpdate(AgentRequests.remotePipeline(
+                        op.chain(), remaining, server, cc, op.before().groups().get(0).tag()))), "retiring "
+                        + op.other() + " on " + far.target());
             }
         } catch (MetronException e) {
             left.add(e.getMessage());

@@ -7,6 +7,7 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
+import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
@@ -130,7 +131,7 @@ final class ScaleOut {
                 .collect(Collectors.toList());
         ScalingOperation op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, g.groupId(), newId, tag, core,
                 parts.moved, before, after, c.installed.value(), retagged, added, List.of(),
-                ruleTable ? RulePlanner.nicRuleId(chainId, newId) : 0, reason,
+                ruleTable ? AgentRequests.nicRuleId(chainId, newId) : 0, reason,
                 onsetMs, start, parts.superseded, parts.slice);
         runner.journal.operations().put(chainId, op);
         if (!runner.store.placements().replace(chainId, c.placement.version(), after)) {

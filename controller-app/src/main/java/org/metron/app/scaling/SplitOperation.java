@@ -9,7 +9,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.ReplyTraffic;
-import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
@@ -280,7 +280,7 @@ final class SplitOperation {
                     .filter(r -> r.role() == Role.TRANSIT && RuleRetagger.matchesGroup(r.rule(), g.tag()))
                     .map(r -> new InstalledRule(Role.TRANSIT, RuleRetagger.transitFor(r.rule(), tag, runner.app)))
                     .collect(Collectors.toList());
-            long nicRule = installed.nicRuleIds().isEmpty() ? 0 : RulePlanner.nicRuleId(chainId, newId);
+            long nicRule = installed.nicRuleIds().isEmpty() ? 0 : AgentRequests.nicRuleId(chainId, newId);
             op = new ScalingOperation(Kind.SPLIT, chainId, Step.PIPELINE, groupId, newId, tag, core,
                     parts.moved, c.placement.value(), after, installed, parts.retagged, transit, List.of(), nicRule,
                     reason, onsetMs, start, parts.superseded, parts.slice);

@@ -157,12 +157,13 @@ public class ApiValidationAgreementTest {
         for (JsonNode v : values) {
             ObjectNode b = body();
             prepare.accept(b);
-            ObjectNode parent = b;
+            JsonNode parent = b;
             String[] path = field.split("\\.");
             for (int i = 0; i < path.length - 1; i++) {
-                parent = (ObjectNode) parent.get(path[i]);
+                // a number steps into an array ("nfs.0.name")
+                parent = parent.isArray() ? parent.get(Integer.parseInt(path[i])) : parent.get(path[i]);
             }
-            parent.set(path[path.length - 1], v);
+            ((ObjectNode) parent).set(path[path.length - 1], v);
             count(field, docAccepts(chain, b), apiAccepts(b), v);
         }
     }
@@ -267,6 +268,59 @@ public class ApiValidationAgreementTest {
             String iface = "fw." + (random.nextBoolean() ? randomString() : mutate("in0"));
             probe("egress", List.of(array(iface)), b -> { });
         }
+        assertAgreement();
+    }
+
+    /**
+     * The NF entries: names, Click beside a black box, and every field of a black box (docs/blackbox.md), probed in
+     * a body whose one NF is a valid black box. Not stated by a schema (Swagger 2.0 has no oneOf) and so not
+     * probed: exactly one of click and blackbox, exactly one of program and endpoint, an endpoint in memif mode.
+     */
+    @Test
+    public void theDocumentAcceptsExactlyTheNfsAndBlackBoxesTheApiAccepts() {
+        java.util.function.Consumer<ObjectNode> blackBox = b -> {
+            ObjectNode nf = (ObjectNode) b.get("nfs").get(0);
+            nf.remove("click");
+            nf.putObject("blackbox").put("program", "/usr/lib/metron/metron-nf-fwd").put("mode", "ring");
+        };
+        ObjectNode base = body();
+        blackBox.accept(base);
+        assertTrue("the black-box body is valid for both", docAccepts(chain, base) && apiAccepts(base));
+        for (JsonNode name : strings("fw", "Fw_napt-2", "_fw", "1fw", "f.w")) {
+            // ingress and egress name the NF (a rule no schema states): they follow the probed name
+            String n = name.isTextual() ? name.asText() : "fw";
+            probe("nfs.0.name", List.of(name), b -> {
+                b.set("ingress", array(n + ".in0"));
+                b.set("egress", array(n + ".out0"));
+            });
+        }
+        String bb = "nfs.0.blackbox.";
+        probe(bb + "program", strings("/usr/lib/metron/metron-nf-fwd", "/a", "/bin/nf-fw_2.x", "bin/nf", "/a b",
+                "/a;b", "/a\\b"), blackBox);
+        probe(bb + "mode", strings("ring", "kernel", "RING", "memif0"), blackBox);
+        probe(bb + "onFailure", strings("closed", "open", "Open", "fail"), blackBox);
+        probe(bb + "flowState", strings("none", "pinned", "pin", "None"), blackBox);
+        probe(bb + "mayDrop", List.of(JSON.booleanNode(true), JSON.booleanNode(false), JSON.textNode("true"),
+                JSON.numberNode(0)), blackBox);
+        for (JsonNode arg : strings("-v", "--rate=10", "x", "", "a b", "a,b", "a'b", "(a)")) {
+            probe(bb + "args", List.of(JSON.arrayNode().add(arg), JSON.arrayNode()), blackBox);
+        }
+        probe(bb + "args", List.of(JSON.textNode("-v"), JSON.objectNode()), blackBox);
+        for (JsonNode field : strings("eth_src", "ip_dst", "tp_dst", "ip_ttl", "vlan", "ETH_SRC")) {
+            probe(bb + "rewrites", List.of(JSON.arrayNode().add(field)), blackBox);
+        }
+        probe(bb + "rewrites", List.of(JSON.arrayNode(), JSON.textNode("eth_src")), blackBox);
+        // an endpoint in place of the program, in memif mode (its default)
+        java.util.function.Consumer<ObjectNode> endpoint = b -> {
+            blackBox.accept(b);
+            ObjectNode box = (ObjectNode) b.get("nfs").get(0).get("blackbox");
+            box.remove("program");
+            box.remove("mode");
+            box.putObject("endpoint").put("memif", "/run/metron/fw.sock");
+        };
+        probe(bb + "endpoint.memif", strings("/run/metron/fw.sock", "/s", "run/fw.sock", "/a b", "/a(b)"), endpoint);
+        probe(bb + "endpoint", List.of(JSON.objectNode().put("memif", "/s"), JSON.objectNode(), JSON.textNode("/s"),
+                JSON.objectNode().put("memif", "/s").put("other", 1)), endpoint);
         assertAgreement();
     }
 

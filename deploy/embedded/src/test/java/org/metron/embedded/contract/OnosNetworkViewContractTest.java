@@ -29,11 +29,7 @@ public class OnosNetworkViewContractTest extends NetworkViewContract {
     protected NetworkView view() {
         node = new StandinNode();
         DeviceManagerStandin devices = node.devices();
-        LinkManagerStandin links = new LinkManagerStandin();
-        set(links, "dispatcher", node.events);
-        set(links, "deviceService", devices);
-        set(links, "atomixNode", node.noCluster);
-        node.start(links);
+        LinkManagerStandin links = node.links();
         TopologyStandin topology = new TopologyStandin();
         set(topology, "dispatcher", node.events);
         set(topology, "deviceService", devices);

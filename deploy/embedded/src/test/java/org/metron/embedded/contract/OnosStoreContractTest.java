@@ -29,12 +29,19 @@ public class OnosStoreContractTest extends MetronMapContract {
 
     /** Binds an OSGi @Reference field, as SCR does. */
     static void set(Object component, String field, Object service) {
-        try {
-            java.lang.reflect.Field f = component.getClass().getDeclaredField(field);
-            f.setAccessible(true);
-            f.set(component, service);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError("cannot bind " + field + " of " + component.getClass().getName(), e);
+        // a reference may be declared by a superclass (ONOS's AbstractDriverLoader's driverAdminService)
+        for (Class<?> c = component.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                java.lang.reflect.Field f = c.getDeclaredField(field);
+                f.setAccessible(true);
+                f.set(component, service);
+                return;
+            } catch (NoSuchFieldException e) {
+                // look further up
+            } catch (ReflectiveOperationException e) {
+                throw new AssertionError("cannot bind " + field + " of " + component.getClass().getName(), e);
+            }
         }
+        throw new AssertionError(component.getClass().getName() + " has no field " + field);
     }
 }

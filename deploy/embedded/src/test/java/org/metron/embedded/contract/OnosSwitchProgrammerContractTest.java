@@ -29,11 +29,7 @@ public class OnosSwitchProgrammerContractTest extends SwitchProgrammerContract {
     protected SwitchProgrammer programmer() {
         node = new StandinNode();
         DeviceManagerStandin devices = node.devices();
-        DriverManagerStandin drivers = new DriverManagerStandin();
-        set(drivers, "dispatcher", node.events);
-        set(drivers, "deviceService", devices);
-        set(drivers, "netcfg", node.netcfg());
-        node.start(drivers);
+        DriverManagerStandin drivers = node.drivers();
         FlowRuleStandin flows = new FlowRuleStandin();
         set(flows, "dispatcher", node.events);
         set(flows, "drivers", drivers);

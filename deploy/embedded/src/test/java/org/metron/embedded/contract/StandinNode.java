@@ -5,6 +5,8 @@ import org.metron.standin.EventDispatcher;
 import org.metron.standin.MastershipStandin;
 import org.metron.standin.cluster.AtomixNode;
 import org.metron.standin.net.DeviceManagerStandin;
+import org.metron.standin.net.DriverManagerStandin;
+import org.metron.standin.net.LinkManagerStandin;
 import org.metron.standin.net.NetworkConfigStandin;
 import org.onlab.packet.ChassisId;
 import org.onosproject.net.Device;
@@ -17,7 +19,6 @@ import org.onosproject.net.device.DeviceProviderService;
 import org.onosproject.net.provider.ProviderId;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -36,6 +37,8 @@ final class StandinNode {
     private MastershipStandin mastership;
     private NetworkConfigStandin netcfg;
     private DeviceManagerStandin devices;
+    private LinkManagerStandin links;
+    private DriverManagerStandin drivers;
 
     StandinNode() {
         set(cluster, "dispatcher", events);
@@ -63,6 +66,30 @@ final class StandinNode {
             start(devices);
         }
         return devices;
+    }
+
+    /** The link subsystem over {@link #devices()}, started on first use. */
+    LinkManagerStandin links() {
+        if (links == null) {
+            links = new LinkManagerStandin();
+            set(links, "dispatcher", events);
+            set(links, "deviceService", devices());
+            set(links, "atomixNode", noCluster);
+            start(links);
+        }
+        return links;
+    }
+
+    /** The driver subsystem over {@link #devices()} and netcfg, started on first use. */
+    DriverManagerStandin drivers() {
+        if (drivers == null) {
+            drivers = new DriverManagerStandin();
+            set(drivers, "dispatcher", events);
+            set(drivers, "deviceService", devices());
+            set(drivers, "netcfg", netcfg());
+            start(drivers);
+        }
+        return drivers;
     }
 
     MastershipStandin mastership() {
@@ -107,17 +134,32 @@ final class StandinNode {
     /** Deactivates what was started, last first (a component without deactivate has nothing to stop). */
     void stop() {
         for (Object c : started) {
-            if (Arrays.stream(c.getClass().getDeclaredMethods()).anyMatch(m -> m.getName().equals("deactivate"))) {
+            if (lifecycle(c, "deactivate") != null) {
                 call(c, "deactivate");
             }
         }
         call(events, "deactivate");
     }
 
+    /** The component's SCR lifecycle method, its own or inherited (ONOS's AbstractDriverLoader's); null if none. */
+    private static java.lang.reflect.Method lifecycle(Object component, String method) {
+        for (Class<?> c = component.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                return c.getDeclaredMethod(method);
+            } catch (NoSuchMethodException e) {
+                // look further up
+            }
+        }
+        return null;
+    }
+
     /** An SCR lifecycle method (protected, as ONOS writes them). */
     private static void call(Object component, String method) {
+        java.lang.reflect.Method m = lifecycle(component, method);
+        if (m == null) {
+            throw new AssertionError(component.getClass().getName() + " has no " + method);
+        }
         try {
-            java.lang.reflect.Method m = component.getClass().getDeclaredMethod(method);
             m.setAccessible(true);
             m.invoke(component);
         } catch (ReflectiveOperationException e) {

@@ -1,0 +1,205 @@
+package org.metron.app.impl;
+
+import org.metron.app.api.Chain;
+import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainUpdate;
+import org.metron.app.api.MetronException;
+import org.metron.app.api.MetronException.Fault;
+import org.metron.app.api.Placement;
+import org.metron.app.spi.Leadership;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.ServerRegistry;
+import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRecord;
+import org.metron.app.store.InstalledState;
+import org.metron.synth.TargetProfile;
+import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A chain's update (PUT, docs/updates.md) for {@link ChainManager}: recording the operator's new definition with the
+ * chain, applying it on the owner (make-before-break beside a running chain, tear-down and bring-up of one that
+ * holds nothing, the old definition restored when the new one fails), and recording a refusal for whoever waits.
+ * Kept apart from the manager, which holds the other operations, because the update path has its own rules of what
+ * stays untouched when it is refused; it shares the manager's per-chain lock ({@link ChainStore#lockFor}).
+ */
+final class ChainUpdates {
+    private static final Logger log = LoggerFactory.getLogger(ChainUpdates.class);
+
+    private final ChainStore store;
+    private final ServerRegistry servers;
+    private final Leadership leadership;
+    private final PlacementEngine placement;
+    private final Synthesis synthesis;
+    private final ChainCompilers compilers;
+    private final OwnerHandover handover;
+    private final ChainBringUp bringUps;
+    private final ChainTeardown teardown;
+    private final Duration agentTimeout;
+
+    ChainUpdates(ChainStore store, ServerRegistry servers, Leadership leadership, PlacementEngine placement,
+                 Synthesis synthesis, ChainCompilers compilers, OwnerHandover handover, ChainBringUp bringUps,
+                 ChainTeardown teardown, Duration agentTimeout) {
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.leadership = Objects.requireNonNull(leadership);
+        this.placement = Objects.requireNonNull(placement);
+        this.synthesis = Objects.requireNonNull(synthesis);
+        this.compilers = Objects.requireNonNull(compilers);
+        this.handover = Objects.requireNonNull(handover);
+        this.bringUps = Objects.requireNonNull(bringUps);
+        this.teardown = Objects.requireNonNull(teardown);
+        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+    }
+
+    /**
+     * Updates a chain. The operator's new definition is first recorded with the chain, beside the one that runs
+     * ({@link ChainUpdate}), by whichever instance takes the PUT; the chain's owner applies it ({@link #applyUpdate})
+     * and an instance that does not own the chain waits for the outcome ({@link OwnerHandover#awaitUpdate}).
+     * A running chain goes make-before-break (docs/updates.md): the new version is placed, deployed beside the
+     * running one, takes the flow state of its unchanged elements, traffic moves at the switches, and the old version
+     * is removed. When the new version cannot be placed or deployed, the running version and its record stay exactly
+     * as they were, the update recorded as refused with the error. A chain that holds nothing (FAILED) is simply
+     * brought up with the new definition, its old one restored when that fails.
+     */
+    public Chain update(ChainId id, String json) {
+        ParsedChain pc = ChainRequests.parse(json);
+        if (!pc.id().equals(id)) {
+            throw new MetronException(Fault.INVALID_CHAIN, "chain name '" + pc.id() + "' in the body differs "
+                    + "from '" + id + "' in the request");
+        }
+        ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis); // cached once the owner runs it
+        compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
+        synchronized (store.lockFor(id)) {
+            // a chain no instance has is unknown (404) wherever it is asked for
+            Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> ChainManager.unknown(id));
+            if (old.value().markedForRemoval()) {
+                throw ChainRemoval.refusal(old.value(), "updated");
+            }
+            Chain asked = old.value().withUpdate(Optional.of(new ChainUpdate(pc.json(), pc.deployment())));
+            if (!store.chains().replace(id, old.version(), asked)) {
+                throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being "
+                        + "updated; retry PUT");
+            }
+            if (!leadership.actsFor(id)) {
+                return handover.awaitUpdate(asked); // recorded: its owner applies it
+            }
+            try {
+                return runUpdate(asked, asked.update().orElseThrow(), compiler);
+            } catch (MetronException e) {
+                // the operator hears the refusal from this call and nobody else waits for it: the record is put back
+                // as it was before the PUT, version included (unless something else has changed it meanwhile)
+                store.chains().get(id).map(Versioned::value).filter(asked::equals)
+                        .ifPresent(c -> store.chains().put(id, old.value()));
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Applies the update recorded with the chain, if any (its owner reconciling it: the instance that took the
+     * PUT did not own the chain, or its owner stopped mid-update); caller holds the lock.
+     */
+    Chain applyUpdate(ChainId id) {
+        Chain c = existing(id);
+        if (!c.updatePending() || c.markedForRemoval()) {
+            return c;
+        }
+        ChainCompiler compiler;
+        try {
+            compiler = new ChainCompiler(ChainRequests.parse(c.update().get().json()).spec(), synthesis); // as PUT
+        } catch (MetronException e) {
+            refuse(id, c.update().get(), e);
+            throw e;
+        }
+        return applyUpdate(c, compiler);
+    }
+
+    /** {@link #update} on the owner, {@code asked} recorded with its update; caller holds the lock. */
+    private Chain applyUpdate(Chain asked, ChainCompiler compiler) {
+        ChainUpdate u = asked.update().orElseThrow();
+        try {
+            return runUpdate(asked, u, compiler);
+        } catch (MetronException e) {
+            refuse(asked.id(), u, e);
+            throw e;
+        }
+    }
+
+    /** Records that the owner refused {@code u} (the chain runs its previous definition), for whoever waits. */
+    private void refuse(ChainId id, ChainUpdate u, MetronException e) {
+        store.chains().get(id).map(Versioned::value).filter(c -> !c.markedForRemoval())
+                .ifPresent(c -> store.chains().put(id, c.withUpdate(Optional.of(u.refused(e)))));
+    }
+
+    private Chain runUpdate(Chain old, ChainUpdate u, ChainCompiler compiler) {
+        ChainId id = old.id();
+        requireAgentAnswers(old);
+        Chain next = old.withDefinition(u.json(), u.deployment());
+        Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
+        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
+        if (running.isPresent() && placed.isPresent()) {
+            try {
+                return bringUps.bringUpBeside(old, next, compiler, running.get(), placed.get());
+            } catch (MetronException e) {
+                store.chains().put(id, old); // the running version, its record included, is untouched
+                log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
+                        old.version(), e.getMessage());
+                throw e;
+            }
+        }
+        teardown.tearDown(old);
+        store.chains().put(id, next);
+        try {
+            return bringUps.bringUp(next, compiler, placement);
+        } catch (MetronException e) {
+            // the new definition could not run: bring the old one back
+            log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
+            Chain restore = next.withDefinition(old.json(), old.deployment());
+            store.chains().put(id, restore);
+            try {
+                bringUps.bringUp(restore, compilers.of(restore), placement);
+            } catch (MetronException again) {
+                log.warn("Restoring {} failed too: {}", id, again.getMessage());
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * An update tears the running chain down before it brings the new definition up: with its agent down it
+     * could do neither, nor restore the old one, so it is refused while the running chain is still whole.
+     */
+    private void requireAgentAnswers(Chain chain) {
+        Optional<DeviceId> serverId = store.installedRecord(chain.id()).flatMap(InstalledRecord::server);
+        if (serverId.isEmpty()) {
+            return;
+        }
+        MetronServer server = servers.server(serverId.get()).orElseThrow(() -> new MetronException(
+                Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: its server " + serverId.get()
+                + " is no longer registered; the running chain is untouched"));
+        try {
+            server.agent().health().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: interrupted");
+        } catch (ExecutionException | TimeoutException e) {
+            throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: the agent "
+                    + server.agent().target() + " of " + server.id() + " does not answer (" + e + "); the "
+                    + "running chain is untouched", e);
+        }
+    }
+
+    private Chain existing(ChainId id) {
+        return store.chains().get(id).map(Versioned::value).orElseThrow(() -> ChainManager.unknown(id));
+    }
+}
