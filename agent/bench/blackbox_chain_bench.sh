@@ -142,3 +142,11 @@ for mode in "${MODES[@]}"; do
   [[ -n ${R61[$mode]:-} ]] && write "${pre}_chain6_vs_chain1" "Chain of 6 over chain of 1 ($mode), the two measured in the same round on the same cores ($PIN), median over rounds (per round: ${R61[$mode]})" \
     "$(med "${R61[$mode]}")" ratio "goal (issue 24: chain of 6 >= 0.85x chain of 1)" 0.85 ""
 done
+# Direct rings against rings via the agent, chain by chain, both measured in this run (medians of the rounds).
+if [[ " ${MODES[*]} " == *" DIRECT "* && " ${MODES[*]} " == *" RING "* ]]; then
+  for n in "${CHAINS[@]}"; do
+    write "agent_blackbox_direct_vs_agent_chain_$n" "Chain of $n black-box NFs, LINK DIRECT (NF-to-NF rings) against LINK AGENT (every hop back through the agent), both in this run, same cores ($PIN); Mpps delivered, medians of the rounds" \
+      "$(med "${MPPS[DIRECT$n]}")" Mpps "LINK AGENT, same run" "$(med "${MPPS[RING$n]}")" \
+      "\"direct_cycles_per_hop\": $(med "${HOP[DIRECT$n]}"), \"agent_link_cycles_per_hop\": $(med "${HOP[RING$n]}"), \"direct_nf_cycles_per_packet\": $(med "${NFH[DIRECT$n]}"), \"agent_link_nf_cycles_per_packet\": $(med "${NFH[RING$n]}")"
+  done
+fi
