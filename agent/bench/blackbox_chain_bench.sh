@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chains of 1, 2, 3 and 6 black-box NFs in RING and MEMIF mode (issue 24, OpenNetVM's chain-length table): the standalone
+# Chains of 1, 2, 3 and 6 black-box NFs in RING (via the agent and direct) and MEMIF mode (issue 24, OpenNetVM's chain-length table): the standalone
 # agent reads 64-byte frames from net_null0, hands them through N BlackBoxNF elements, each a metron-nf-fwd
 # process (agent/nflib) on its own pair of rte_rings, and sends what comes back to net_null1. Chain 0 (FromDevice
 # -> ToDevice) is the baseline. Rounds interleaved (0, then 1, 2, 3, 6 per mode, again), medians reported.
@@ -13,6 +13,11 @@
 # (a closed loop) instead of freeing what a full first ring refuses, and an NF waiting for its turn on the shared
 # CPU finds its input queued. CPU shares (CPU seconds / elapsed) are in each row: on a loaded machine they, not
 # the ring, bound the throughput.
+# RING is LINK AGENT: every hop goes back through the agent (it takes each packet back from one NF and hands it to the
+# next). DIRECT is LINK DIRECT (the default): NF i writes into NF i+1's input ring, the agent only feeds the first and
+# reads the last; its per-hop cycles are the elements' own cycles divided over all hops. DIRECT_POLL: DIRECT with the
+# NFs busy polling (IDLE POLL: never yielding the CPU when their rings are empty), to show what six NFs polling on
+# one CPU cost against the library's default (YIELD: sched_yield after 256 empty polls).
 # MEMIF: the same chains with MODE MEMIF: each NF a DPDK process of its own (--no-huge) on a net_memif client of
 # the element's memif server port, a copy each way; memif's own rings (1024 slots) refuse what does not fit (counted
 # as ring_full, dropped: CLOSED), so there the agent also reads and frees packets the first NF had no room for.
@@ -21,8 +26,9 @@
 # copy each way. There is no NF process: the kernel's work runs mostly inside the agent's send (sendto on the
 # af_packet socket delivers through the veth, bridge and the other veth in the same system call), so it is in the
 # element's cycles; what the kernel defers to ksoftirqd is not, and the CPU shares show it.
-# Writes bench/results/agent_blackbox_{,memif_,kernel_}chain_{1,2,3,6}.json and agent_blackbox_{,memif_,kernel_}hop.json
-# (BB_MODES picks among RING, MEMIF and KERNEL, all by default). Called by run.sh;
+# Writes bench/results/agent_blackbox_{,direct_,direct_poll_,memif_,kernel_}chain_{1,2,3,6}.json and
+# agent_blackbox_{,direct_,direct_poll_,memif_,kernel_}hop.json (BB_MODES picks among RING, DIRECT, DIRECT_POLL, MEMIF
+# and KERNEL, all by default). Called by run.sh;
 # runs alone as: blackbox_chain_bench.sh BUILD_DIR RESULTS_DIR
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -54,7 +60,11 @@ chain_cfg() {  # N MODE: the Click file of a chain of N black boxes
       (( k == 1 )) && c+=" -> EtherRewrite(02:00:00:00:00:01, 02:00:00:00:00:02)"
       c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM /bin/true, MODE KERNEL, STALL_TIMEOUT 0)"
     else
-      c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, MODE $mode, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
+      local how="MODE $mode"
+      [[ $mode == RING ]] && how="MODE RING, LINK AGENT"
+      [[ $mode == DIRECT ]] && how="MODE RING, LINK DIRECT"
+      [[ $mode == DIRECT_POLL ]] && how="MODE RING, LINK DIRECT, IDLE POLL"
+      c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, $how, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
     fi
   done
   cfg "bbchain${n}_$mode" "$c -> dst :: ToDevice(net_null1);"
@@ -85,8 +95,8 @@ hop_cycles() {  # KERNEL: no NF process, the NF's share is 0 (its work is in the
 }
 
 CHAINS=(1 2 3 6)
-MODES=(${BB_MODES:-RING MEMIF KERNEL})
-declare -A MPPS AGH NFH HOP RF ACPU NCPU
+MODES=(${BB_MODES:-RING DIRECT DIRECT_POLL MEMIF KERNEL})
+declare -A MPPS AGH NFH HOP RF ACPU NCPU R61 ONE
 for (( r = 0; r < ROUNDS; r++ )); do
   read -r m ac nc q < <(throughput 0 RING)
   MPPS[0]+="$m "
@@ -98,6 +108,8 @@ for (( r = 0; r < ROUNDS; r++ )); do
       MPPS[$k]+="$m "; ACPU[$k]+="$ac "; NCPU[$k]+="$nc "; RF[$k]+="$q "
       read -r ah nh < <(hop_cycles "$n" "$mode")
       AGH[$k]+="$ah "; NFH[$k]+="$nh "; HOP[$k]+="$(awk -v x="$ah" -v y="$nh" 'BEGIN{printf "%.1f", x + y}') "
+      (( n == 1 )) && ONE[$mode]=$m
+      (( n == 6 )) && R61[$mode]+="$(awk -v a="$m" -v b="${ONE[$mode]}" 'BEGIN{printf "%.3f", (b > 0 ? a / b : 0)}') "
       echo "blackbox $mode chain $n round $r: $m Mpps (CPU share: agent $ac, NFs $nc; refused at the first NF $q); per hop: agent $ah + NF $nh cycles/packet" >&2
     done
   done
@@ -107,7 +119,9 @@ base_mpps=$(med "${MPPS[0]}")
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 PIN="agent worker lcore 0 on CPU 0, every NF on CPU 1 (CPUS 1); 2 CPUs shared with other work, load average $LOAD"
 for mode in "${MODES[@]}"; do
-  if [[ $mode == RING ]]; then pre=agent_blackbox; what="RING mode: rte_rings, zero copy"
+  if [[ $mode == RING ]]; then pre=agent_blackbox; what="RING mode, LINK AGENT: rte_rings to and from the agent at every hop, zero copy"
+  elif [[ $mode == DIRECT ]]; then pre=agent_blackbox_direct; what="RING mode, LINK DIRECT: NF-to-NF rte_rings, the agent feeds the first and reads the last, zero copy"
+  elif [[ $mode == DIRECT_POLL ]]; then pre=agent_blackbox_direct_poll; what="RING mode, LINK DIRECT, IDLE POLL: NF-to-NF rte_rings, the NFs busy polling"
   elif [[ $mode == KERNEL ]]; then pre=agent_blackbox_kernel; what="KERNEL mode: a network namespace per NF, its bridge forwarding every frame, af_packet on veths, a copy each way"
   else pre=agent_blackbox_memif; what="MEMIF mode: net_memif, a copy each way, the NF a DPDK process of its own"; fi
   one_mpps=$(med "${MPPS[${mode}1]}")
@@ -125,4 +139,14 @@ for mode in "${MODES[@]}"; do
   done
   write "${pre}_hop" "Cycles per packet per black-box hop ($mode), both sides: the BlackBoxNF element's own cycles (--profile, its empty polls included) plus the NF's busy cycles (library rx/tx and metron-nf-fwd's verdict loop), median over chains of 1, 2, 3, 6 (per chain: $hops)" \
     "$(med "$hops")" cyc/pkt "goal (issue 24, ring hop)" 30 ""
+  [[ -n ${R61[$mode]:-} ]] && write "${pre}_chain6_vs_chain1" "Chain of 6 over chain of 1 ($mode), the two measured in the same round on the same cores ($PIN), median over rounds (per round: ${R61[$mode]})" \
+    "$(med "${R61[$mode]}")" ratio "goal (issue 24: chain of 6 >= 0.85x chain of 1)" 0.85 ""
 done
+# Direct rings against rings via the agent, chain by chain, both measured in this run (medians of the rounds).
+if [[ " ${MODES[*]} " == *" DIRECT "* && " ${MODES[*]} " == *" RING "* ]]; then
+  for n in "${CHAINS[@]}"; do
+    write "agent_blackbox_direct_vs_agent_chain_$n" "Chain of $n black-box NFs, LINK DIRECT (NF-to-NF rings) against LINK AGENT (every hop back through the agent), both in this run, same cores ($PIN); Mpps delivered, medians of the rounds" \
+      "$(med "${MPPS[DIRECT$n]}")" Mpps "LINK AGENT, same run" "$(med "${MPPS[RING$n]}")" \
+      "\"direct_cycles_per_hop\": $(med "${HOP[DIRECT$n]}"), \"agent_link_cycles_per_hop\": $(med "${HOP[RING$n]}"), \"direct_nf_cycles_per_packet\": $(med "${NFH[DIRECT$n]}"), \"agent_link_nf_cycles_per_packet\": $(med "${NFH[RING$n]}")"
+  done
+fi

@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_memzone.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
 #include <sched.h>
@@ -21,7 +22,11 @@
 
 struct metron_nf {
   struct rte_ring* rx; /* RING mode */
+  struct rte_ring* rx2; /* DIRECT: the agent's ring into this NF, or NULL */
   struct rte_ring* tx;
+  uintptr_t mark;       /* the drop mark put in bit 0..5 of an entry */
+  struct metron_nf_link* link; /* DIRECT: the shared block, or NULL */
+  int busy_poll;        /* METRON_NF_IDLE=POLL */
   int memif;           /* MEMIF mode: ethdev port 0 (the net_memif client the agent put on the EAL line) */
   struct rte_mempool* pool;
   unsigned empty_polls;
@@ -41,6 +46,7 @@ static void on_stop(int sig) {
 
 static struct rte_ring* find_ring(const char* env) {
   const char* name = getenv(env);
+  if (strcmp(env, METRON_NF_ENV_RX2) == 0 && (name == NULL || *name == '\0')) return NULL; /* optional */
   if (name == NULL || *name == '\0') {
     fprintf(stderr, "metron_nf: %s is not set (the NF must be started by the Metron agent)\n", env);
     return NULL;
@@ -106,12 +112,24 @@ int metron_nf_init(int argc, char** argv, struct metron_nf** out) {
     }
     nf->rx = find_ring(METRON_NF_ENV_RX);
     nf->tx = find_ring(METRON_NF_ENV_TX);
-    if (nf->rx == NULL || nf->tx == NULL) {
+    nf->rx2 = find_ring(METRON_NF_ENV_RX2);
+    nf->mark = 1;
+    const char* mark = getenv(METRON_NF_ENV_MARK);
+    if (mark != NULL && *mark != '\0') nf->mark = (uintptr_t)strtoul(mark, NULL, 10) & METRON_NF_MARK_MASK;
+    const char* link = getenv(METRON_NF_ENV_LINK);
+    if (link != NULL && *link != '\0') {
+      const struct rte_memzone* mz = rte_memzone_lookup(link);
+      if (mz == NULL) fprintf(stderr, "metron_nf: no memzone '%s' in the agent's memory\n", link);
+      else nf->link = (struct metron_nf_link*)mz->addr;
+    }
+    if (nf->rx == NULL || nf->tx == NULL || nf->mark == 0 || (link != NULL && *link != '\0' && nf->link == NULL)) {
       free(nf);
       rte_eal_cleanup();
       return -1;
     }
   }
+  const char* idle = getenv(METRON_NF_ENV_IDLE);
+  nf->busy_poll = idle != NULL && strcmp(idle, "POLL") == 0;
   /* Attached: tell the agent (it waits ATTACH_TIMEOUT for this byte). */
   const char* fd_text = getenv(METRON_NF_ENV_READY);
   if (fd_text != NULL && *fd_text != '\0') {
@@ -121,22 +139,66 @@ int metron_nf_init(int argc, char** argv, struct metron_nf** out) {
     }
     close(fd);
   }
+  /* DIRECT: the agent may still be reading this NF's rings in its place (the previous instance died); wait. */
+  while (nf->link != NULL && !__atomic_load_n(&nf->link->go, __ATOMIC_ACQUIRE) && !g_stop) usleep(100);
   *out = nf;
   return used;
+}
+
+/* Enqueues all n entries on the tx ring, waiting for room (stops waiting once the NF is told to stop). */
+static void enqueue_all(struct metron_nf* nf, void* const* objs, unsigned n) {
+  unsigned sent = 0;
+  while (sent < n) {
+    sent += rte_ring_sp_enqueue_burst(nf->tx, objs + sent, n - sent, NULL);
+    if (sent < n) {
+      if (g_stop) return; /* stopping: the agent counts what is left as held by the NF */
+      sched_yield();
+    }
+  }
+}
+
+static inline void add_shared(uint64_t* c, uint64_t n) { __atomic_store_n(c, *c + n, __ATOMIC_RELAXED); }
+
+/* DIRECT: entries an earlier NF dropped (a mark in the low bits) go on untouched; returns what is left. */
+static unsigned pass_transit(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned n) {
+  void* transit[METRON_NF_BURST];
+  unsigned k = 0, nt = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if ((uintptr_t)pkts[i] & METRON_NF_MARK_MASK) transit[nt++] = pkts[i];
+    else pkts[k++] = pkts[i];
+  }
+  if (nt) {
+    enqueue_all(nf, transit, nt);
+    if (nf->link) add_shared(&nf->link->transit, nt);
+  }
+  return k;
 }
 
 unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max) {
   if (max > METRON_NF_BURST) max = METRON_NF_BURST;
   const uint64_t t0 = rte_rdtsc();
-  const unsigned n = nf->memif ? rte_eth_rx_burst(0, 0, pkts, (uint16_t)max)
-                               : rte_ring_sc_dequeue_burst(nf->rx, (void**)pkts, max, NULL);
+  unsigned n;
+  if (nf->memif) {
+    n = rte_eth_rx_burst(0, 0, pkts, (uint16_t)max);
+  } else if (nf->rx2 == NULL) {
+    n = rte_ring_sc_dequeue_burst(nf->rx, (void**)pkts, max, NULL);
+  } else { /* DIRECT: the agent's ring first (mostly empty, one read), then the previous NF's */
+    n = rte_ring_sc_dequeue_burst(nf->rx2, (void**)pkts, max, NULL);
+    if (n < max) n += rte_ring_sc_dequeue_burst(nf->rx, (void**)(pkts + n), max - n, NULL);
+    if (n) {
+      nf->empty_polls = 0;
+      n = pass_transit(nf, pkts, n);
+      if (n == 0) return 0;
+    }
+  }
   if (n == 0) {
-    if (++nf->empty_polls > 256) sched_yield();
+    if (!nf->busy_poll && ++nf->empty_polls > 256) sched_yield();
     else rte_pause();
     return 0;
   }
   nf->empty_polls = 0;
   nf->received += n;
+  if (nf->link) add_shared(&nf->link->taken, n);
   nf->rx_tsc = t0;
   return n;
 }
@@ -178,23 +240,21 @@ void metron_nf_tx(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* v
   }
   void* objs[METRON_NF_BURST];
   unsigned done = 0;
-  while (done < n) {  /* batches of at most a burst, verdict in bit 0 of each entry */
+  uint64_t nd = 0;
+  while (done < n) {  /* batches of at most a burst, the drop mark (bit 0 unless DIRECT) in each entry */
     unsigned k = n - done < METRON_NF_BURST ? n - done : METRON_NF_BURST;
     for (unsigned i = 0; i < k; ++i) {
       const uintptr_t drop = verdicts != NULL && verdicts[done + i] == METRON_NF_DROP;
-      nf->dropped += drop;
-      objs[i] = (void*)((uintptr_t)pkts[done + i] | drop);
+      nd += drop;
+      objs[i] = (void*)((uintptr_t)pkts[done + i] | (drop ? nf->mark : 0));
     }
-    unsigned sent = 0;
-    while (sent < k) {
-      const unsigned s = rte_ring_sp_enqueue_burst(nf->tx, objs + sent, k - sent, NULL);
-      sent += s;
-      if (sent < k) {
-        if (g_stop) return;  /* stopping: the agent drops what is left with the process */
-        sched_yield();
-      }
-    }
+    enqueue_all(nf, objs, k);
     done += k;
+  }
+  nf->dropped += nd;
+  if (nf->link && n) {
+    add_shared(&nf->link->passed, n - nd);
+    add_shared(&nf->link->dropped, nd);
   }
   if (n) nf->busy_cycles += rte_rdtsc() - nf->rx_tsc;
 }

@@ -23,6 +23,15 @@
  * its own. rx/tx then receive from and send to the agent through memif (a copy each way); dropped packets are
  * freed by the library (the agent cannot count them: its nf_dropped stays 0 in this mode).
  *
+ * DIRECT links (RING mode, adjacent black boxes of one chain, the element's LINK DIRECT, the default): the NF reads
+ * the previous NF's output ring (METRON_NF_RX_RING) and a ring of the agent's (METRON_NF_RX2_RING: packets the
+ * agent hands it while a neighbour is down or full), and writes straight into the next NF's input ring
+ * (METRON_NF_TX_RING; the last NF's goes back to the agent). A drop verdict is the NF's position in the chain
+ * (METRON_NF_DROP_MARK, 1..63) in the low 6 bits of the entry: the NFs after it pass such entries on untouched
+ * (rx never returns them) and the agent frees and counts them for the NF that dropped them. The NF waits in
+ * metron_nf_init until the agent lets it read (struct metron_nf_link.go in the memzone METRON_NF_LINK: while an NF
+ * is down the agent reads its rings itself and applies ON_FAILURE, and the next instance must not read beside it).
+ *
  * Minimal loop:
  *
  *     struct metron_nf* nf;
@@ -65,6 +74,25 @@ enum metron_nf_verdict {
 /* MEMIF: a file of the agent's the library maps; it adds the packets it drops to its first uint64_t (the agent
  * reads it as nf_dropped: in this mode the NF frees what it drops, so the agent cannot count them itself). */
 #define METRON_NF_ENV_STATS "METRON_NF_STATS"
+
+/* DIRECT links: optional, set by the agent for NFs linked directly to their neighbours. */
+#define METRON_NF_ENV_RX2 "METRON_NF_RX2_RING"   /* the agent's ring into this NF (read beside RX) */
+#define METRON_NF_ENV_MARK "METRON_NF_DROP_MARK" /* this NF's drop mark, 1..63 (default 1) */
+#define METRON_NF_ENV_LINK "METRON_NF_LINK"      /* memzone holding this NF's struct metron_nf_link */
+/* POLL: never yield the CPU when the rings are empty (busy polling); YIELD (default): see metron_nf_rx. */
+#define METRON_NF_ENV_IDLE "METRON_NF_IDLE"
+#define METRON_NF_MARK_MASK 63u /* the low bits of a ring entry that carry a drop mark */
+
+/* One directly linked NF's shared block, in the agent's memory. The agent writes go; the NF library writes the
+ * counters (one writer each, read by the agent at any time), cumulative across the NF's instances. */
+struct metron_nf_link {
+  volatile uint32_t go; /* nonzero: the agent's stand-in has stopped, the NF may read its rings */
+  uint32_t mark;
+  uint64_t taken __attribute__((aligned(64))); /* packets the NF took (entries dropped upstream not counted) */
+  uint64_t passed;                            /* of those, passed on */
+  uint64_t dropped;                           /* of those, marked dropped */
+  uint64_t transit;                           /* entries an earlier NF dropped, passed on untouched */
+};
 
 /* Initialises the EAL (secondary) from argv and attaches to the agent's rings. Returns the number of arguments it
  * consumed (argv[0] stays the program: the NF's own arguments are argv[ret + 1 ...] like after rte_eal_init), or

@@ -203,6 +203,8 @@ std::string FormatAgentMetrics(const pb::Stats& s, const std::string& version) {
        &pb::BlackBoxStats::bypassed},
       {"metron_blackbox_failed_closed_packets_total",
        "Fail-closed: packets dropped because the NF was down or not reading.", &pb::BlackBoxStats::failed_closed},
+      {"metron_blackbox_lost_packets_total", "Packets a dead instance of the NF held: gone with it.",
+       &pb::BlackBoxStats::nf_lost},
   };
   for (const NfField& f : kNfFields) {
     e.family(f.name, "counter", f.help);

@@ -79,9 +79,10 @@ struct FlowStateStats {
 // A black-box NF element's process and counters as the control API reports them (GroupStats.black_boxes,
 // docs/blackbox.md): any thread may read them.
 struct BlackBoxStatsView {
-  std::string nf, mode, state, on_failure, last_exit;
+  std::string nf, mode, state, on_failure, last_exit, link;
   int pid = 0;
-  uint64_t restarts = 0, sent = 0, returned = 0, nf_dropped = 0, ring_full = 0, bypassed = 0, failed_closed = 0;
+  uint64_t restarts = 0, sent = 0, returned = 0, nf_dropped = 0, ring_full = 0, bypassed = 0, failed_closed = 0,
+           nf_lost = 0;
 };
 
 struct PortCountRange {
@@ -152,6 +153,8 @@ class Element {
   const std::string& name() const { return name_; }
   int ninputs() const { return ninputs_; }
   int noutputs() const { return noutputs_; }
+  // The element output k is connected to (after Graph::build wired the graph; null if none).
+  Element* output_element(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].e : nullptr; }
 
   // Wiring, done by Graph::build.
   void set_identity(std::string name, GraphCounters* counters) {

@@ -703,6 +703,8 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         bs->set_bypassed(st.bypassed);
         bs->set_failed_closed(st.failed_closed);
         bs->set_last_exit(st.last_exit);
+        bs->set_nf_lost(st.nf_lost);
+        bs->set_link(st.link);
       }
     }
   }

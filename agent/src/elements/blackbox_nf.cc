@@ -19,10 +19,27 @@
 // STALL_TIMEOUT ms (default 100): the worker flags it, the supervisor kills the process group with SIGKILL and it
 // is restarted like any dead instance. Packets that found the ring full are counted (ring_full) and go to
 // ON_FAILURE.
+//
+// LINK DIRECT (the default for RING): adjacent RING boxes of one graph (a box's output straight into the next box,
+// its only input) form a segment whose NFs pass packets to each other, OpenNetVM's shape, the agent out of the middle:
+//
+//   push (first box)  -> its agent ring -> NF 1 -> NF 2's input ring -> NF 2 -> ... -> NF k's output ring
+//   run_source (last box) <- NF k's output ring; entries with a drop mark (the NF's position, low 6 bits) freed and
+//                            counted for the NF that dropped them
+//
+// Every NF also reads an agent ring of its own (push into a box that is not the first: a bypass of the box before it,
+// or the stand-in's output). The rings stay for the segment's life; an instance that died may have left its ring
+// ends half-moved, so the supervisor, once it reaped the process, puts them back at their tails (an input entry
+// between was not handed over yet, it is read again; an output entry between was never published: the packet was
+// held by the NF and is counted in nf_lost), and the worker stands in for the NF: it reads the NF's input rings and
+// applies ON_FAILURE (OPEN: on to the next box's agent ring, or out of the segment). A new instance attaches, then
+// waits (its shared block's `go`) until the worker has stopped standing in. Stalls: the supervisor watches the NF's
+// input rings (full and not read for STALL_TIMEOUT while its own output has room).
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_memzone.h>
 #include <rte_ring.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -66,6 +83,67 @@ const char* state_name(int s) {
 // whatever the pipeline, group and element names, and the NF's lcore id.
 std::atomic<uint64_t> g_ring_seq{0};
 std::atomic<unsigned> g_nf_seq{0};
+
+constexpr uintptr_t kMarkMask = METRON_NF_MARK_MASK;
+
+void free_ring_entries(rte_ring*& r) {
+  if (r == nullptr) return;
+  void* objs[kBurst];
+  unsigned n;
+  while ((n = rte_ring_sc_dequeue_burst(r, objs, kBurst, nullptr)) > 0)
+    for (unsigned i = 0; i < n; ++i)
+      rte_pktmbuf_free(reinterpret_cast<rte_mbuf*>(reinterpret_cast<uintptr_t>(objs[i]) & ~kMarkMask));
+  rte_ring_free(r);
+  r = nullptr;
+}
+
+class BlackBoxNF;
+
+// LINK DIRECT: one NF's place in a segment.
+struct DirectHop {
+  rte_ring* from_agent = nullptr;  // the agent -> this NF (the segment's input at the first NF)
+  rte_ring* out = nullptr;         // this NF -> the next NF, or the agent after the last
+  const rte_memzone* mz = nullptr;
+  metron_nf_link* link = nullptr;  // in mz: go flag and the NF library's counters
+  std::string from_agent_name, out_name, link_name;
+};
+
+// Adjacent RING boxes of one graph whose NFs are linked directly. Owned by its members together: the rings go
+// with the last of them, after every member stopped its NF.
+struct DirectSegment {
+  std::vector<BlackBoxNF*> members;
+  std::vector<DirectHop> hops;
+  DirectSegment() = default;
+  DirectSegment(const DirectSegment&) = delete;
+  DirectSegment& operator=(const DirectSegment&) = delete;
+  ~DirectSegment() {
+    for (DirectHop& h : hops) {
+      free_ring_entries(h.from_agent);
+      free_ring_entries(h.out);
+      if (h.mz != nullptr) rte_memzone_free(h.mz);
+    }
+  }
+  // Rings and a shared block for the next member (ring names unique in the agent's memory, as NfRings').
+  void add_hop(unsigned size) {
+    DirectHop h;
+    const std::string base = "mbd" + std::to_string(g_ring_seq.fetch_add(1));
+    h.from_agent_name = base + "_a";
+    h.out_name = base + "_o";
+    h.link_name = base + "_l";
+    h.from_agent = rte_ring_create(h.from_agent_name.c_str(), size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    h.out = rte_ring_create(h.out_name.c_str(), size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    h.mz = rte_memzone_reserve_aligned(h.link_name.c_str(), sizeof(metron_nf_link), SOCKET_ID_ANY, 0, 64);
+    const bool ok = h.from_agent != nullptr && h.out != nullptr && h.mz != nullptr;
+    const std::string why = ok ? "" : rte_strerror(rte_errno);
+    if (h.mz != nullptr) {
+      h.link = static_cast<metron_nf_link*>(h.mz->addr);
+      std::memset(h.link, 0, sizeof(*h.link));
+      h.link->mark = static_cast<uint32_t>(hops.size() + 1);
+    }
+    hops.push_back(h);  // freed with the segment, whole or not
+    if (!ok) throw ResourceError("cannot create the direct rings of " + std::to_string(size) + " entries: " + why);
+  }
+};
 
 // One instance's link to the agent: a pair of rings (RING), or a network namespace between two af_packet ports
 // (KERNEL: `kns`, rings null).
@@ -127,6 +205,15 @@ class BlackBoxNF final : public Element {
     if (auto v = args.take("ATTACH_TIMEOUT")) attach_ms_ = static_cast<int>(parse_uint(*v, "ATTACH_TIMEOUT", 600000));
     if (auto v = args.take("STALL_TIMEOUT")) stall_ms_ = parse_uint(*v, "STALL_TIMEOUT", 600000);
     if (auto v = args.take("CPUS")) cpus_ = unquote(*v);
+    if (auto v = args.take("LINK")) {
+      const std::string l = unquote(*v);
+      if (l != "DIRECT" && l != "AGENT") throw ConfigError("LINK: expected DIRECT or AGENT, got '" + l + "'");
+      link_direct_ = l == "DIRECT";
+    }
+    if (auto v = args.take("IDLE")) {
+      idle_ = unquote(*v);
+      if (idle_ != "YIELD" && idle_ != "POLL") throw ConfigError("IDLE: expected YIELD or POLL, got '" + idle_ + "'");
+    }
     if (program_.empty()) throw ConfigError("PROGRAM: missing (the NF's executable)");
     if (nf_.empty()) nf_ = name();
     if (mode_ != "RING" && mode_ != "MEMIF" && mode_ != "KERNEL")
@@ -164,9 +251,12 @@ class BlackBoxNF final : public Element {
       const std::string runtime = rte_eal_get_runtime_dir();
       file_prefix_ = runtime.substr(runtime.find_last_of('/') + 1);
       lcore_ = RTE_MAX_LCORE - 1 - (seq % (RTE_MAX_LCORE / 2));
-      rings_.push_back(std::make_unique<NfRings>(1, ring_size_));
-      active_ = rings_.back().get();
-      cur_.store(active_, std::memory_order_release);
+      if (link_direct_) join_segment(env);
+      if (!seg_) {
+        rings_.push_back(std::make_unique<NfRings>(1, ring_size_));
+        active_ = rings_.back().get();
+        cur_.store(active_, std::memory_order_release);
+      }
     }
     // The supervisor thread starts every instance, the first too: an NF dies with the thread that forked it.
     std::promise<std::string> started;
@@ -183,6 +273,10 @@ class BlackBoxNF final : public Element {
 
   // ---- data path (the group's core) ----
   void push(int, PacketBatch& b) override {
+    if (seg_) {
+      push_direct(b);
+      return;
+    }
     // State first: RUNNING is stored after its instance's rings were published, so sync_rings then finds them.
     const int state = state_.load(std::memory_order_acquire);
     if (!memif_) sync_rings();
@@ -206,6 +300,7 @@ class BlackBoxNF final : public Element {
 
   bool is_source() const override { return true; }
   unsigned run_source() override {
+    if (seg_) return run_direct();
     if (memif_) {
       PacketBatch b;
       b.n = port_->rx_burst(0, b.pkts, kBurst);
@@ -239,6 +334,13 @@ class BlackBoxNF final : public Element {
     out->ring_full = ring_full_.get();
     out->bypassed = bypassed_.get();
     out->failed_closed = failed_closed_.get();
+    out->nf_lost = nf_lost_.load(std::memory_order_relaxed);
+    out->link = memif_ || kernel_ ? "" : seg_ ? "DIRECT" : "AGENT";
+    if (seg_) {  // the NF library's counts (the agent sees neither end of a middle NF's rings)
+      const metron_nf_link* l = seg_->hops[pos_].link;
+      out->sent = __atomic_load_n(&l->taken, __ATOMIC_RELAXED);
+      out->returned = __atomic_load_n(&l->passed, __ATOMIC_RELAXED);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     out->last_exit = last_exit_;
     return true;
@@ -253,10 +355,186 @@ class BlackBoxNF final : public Element {
     }
     os << "sent " << s.sent << "\nreturned " << s.returned << "\nnf_dropped " << s.nf_dropped << "\nring_full "
        << s.ring_full << "\nbypassed " << s.bypassed << "\nfailed_closed " << s.failed_closed << "\nrestarts "
-       << s.restarts << "\nnf_cpu_seconds " << cpu << "\n";
+       << s.restarts << "\nnf_lost " << s.nf_lost << "\nnf_cpu_seconds " << cpu << "\n";
   }
 
  private:
+  // ---- LINK DIRECT ----
+  bool linkable() const { return !memif_ && !kernel_ && link_direct_; }
+  // The box `a` hands its packets to directly: its output's element, if a linkable box whose only input is `a`.
+  static BlackBoxNF* direct_next(const GraphEnv& env, const BlackBoxNF* a) {
+    auto* b = dynamic_cast<BlackBoxNF*>(a->output_element(0));
+    if (b == nullptr || b == a || !b->linkable()) return nullptr;
+    int inputs = 0;
+    for (Element* e : env.all_elements(env.element_ctx))
+      for (int k = 0; k < e->noutputs(); ++k) inputs += e->output_element(k) == b;
+    return inputs == 1 ? b : nullptr;
+  }
+  static BlackBoxNF* direct_prev(const GraphEnv& env, const BlackBoxNF* b) {
+    for (Element* e : env.all_elements(env.element_ctx)) {
+      auto* a = dynamic_cast<BlackBoxNF*>(e);
+      if (a != nullptr && a->linkable() && direct_next(env, a) == b) return a;
+    }
+    return nullptr;
+  }
+  // Finds this box's segment, building it (all members' rings) at the first member initialised. A box alone keeps
+  // its rings to and from the agent (seg_ stays null).
+  void join_segment(const GraphEnv& env) {
+    if (env.all_elements == nullptr || seg_) return;
+    BlackBoxNF* head = this;
+    while (BlackBoxNF* p = direct_prev(env, head)) head = p;
+    if (head->seg_) return;  // built without this box (a segment holds at most 63: the drop marks' bits)
+    std::vector<BlackBoxNF*> m{head};
+    while (m.size() < kMarkMask) {
+      BlackBoxNF* n = direct_next(env, m.back());
+      if (n == nullptr) break;
+      m.push_back(n);
+    }
+    if (m.size() < 2) return;
+    auto seg = std::make_shared<DirectSegment>();
+    for (BlackBoxNF* b : m) seg->add_hop(b->ring_size_);
+    seg->members = m;
+    for (unsigned i = 0; i < m.size(); ++i) {
+      m[i]->seg_ = seg;
+      m[i]->pos_ = i;
+      m[i]->last_ = i + 1 == m.size();
+    }
+  }
+  // Into this NF's agent ring (the segment's input at the first box; a bypass or stand-in output at the others).
+  void push_direct(PacketBatch& b) {
+    const unsigned n = rte_ring_sp_enqueue_burst(seg_->hops[pos_].from_agent, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
+    if (n == b.n) {
+      b.n = 0;
+      return;
+    }
+    ring_full_.add(b.n - n);
+    std::memmove(b.pkts, b.pkts + n, (b.n - n) * sizeof(rte_mbuf*));
+    b.n = static_cast<uint16_t>(b.n - n);
+    apply_policy(b);
+  }
+
+  unsigned run_direct() {
+    unsigned n = 0;
+    if (__builtin_expect(standin_want_.load(std::memory_order_relaxed), 0)) n += stand_in();
+    if (last_) {
+      void* objs[kBurst];
+      const unsigned k = rte_ring_sc_dequeue_burst(seg_->hops[pos_].out, objs, kBurst, nullptr);
+      if (k) {
+        PacketBatch pass;
+        split_marked(objs, k, pass);
+        output_push(0, pass);
+        n += k;
+      }
+    }
+    return n;
+  }
+
+  // The NF is down: the worker reads its input rings and applies ON_FAILURE. Dekker with let_go: the flag is set
+  // before `want` is read again, so the supervisor, once it cleared `want` and saw the flag clear, knows the worker
+  // reads these rings no more.
+  unsigned stand_in() {
+    standing_in_.store(true, std::memory_order_seq_cst);
+    unsigned n = 0;
+    if (standin_want_.load(std::memory_order_seq_cst)) {
+      void* objs[kBurst];
+      for (rte_ring* r : {pos_ ? seg_->hops[pos_ - 1].out : nullptr, seg_->hops[pos_].from_agent}) {
+        if (r == nullptr) continue;
+        const unsigned k = rte_ring_sc_dequeue_burst(r, objs, kBurst, nullptr);
+        if (!k) continue;
+        n += k;
+        PacketBatch b;
+        split_marked(objs, k, b);
+        apply_policy(b);
+      }
+    }
+    standing_in_.store(false, std::memory_order_release);
+    return n;
+  }
+
+  // Ring entries into packets: those with a drop mark are freed and counted for the member whose mark they carry.
+  void split_marked(void** objs, unsigned n, PacketBatch& pass) {
+    rte_mbuf* dropped[kBurst];
+    unsigned nd = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      const uintptr_t v = reinterpret_cast<uintptr_t>(objs[i]);
+      rte_mbuf* m = reinterpret_cast<rte_mbuf*>(v & ~kMarkMask);
+      const uintptr_t mark = v & kMarkMask;
+      if (!mark) {
+        pass.push_back(m);
+        continue;
+      }
+      dropped[nd++] = m;
+      BlackBoxNF* by = mark <= seg_->members.size() ? seg_->members[mark - 1] : this;
+      by->nf_dropped_.add(1);
+    }
+    if (nd) {
+      rte_pktmbuf_free_bulk(dropped, nd);
+      counters()->drops += nd;
+    }
+  }
+
+  // Supervisor: the instance attached; the worker stops standing in, then the NF may read (go).
+  bool let_go() {
+    standin_want_.store(false, std::memory_order_seq_cst);
+    while (standing_in_.load(std::memory_order_seq_cst)) {
+      if (stop_.load()) return false;
+      std::this_thread::yield();
+    }
+    DirectHop& h = seg_->hops[pos_];
+    in_tail0_ = pos_ ? seg_->hops[pos_ - 1].out->cons.tail : 0;
+    agent_tail0_ = h.from_agent->cons.tail;
+    out_tail0_ = h.out->prod.tail;
+    stall_since_[0] = stall_since_[1] = {};
+    __atomic_store_n(&h.link->go, 1u, __ATOMIC_RELEASE);
+    return true;
+  }
+
+  // Supervisor, the instance reaped: its ring ends back at their tails, what it held counted, the worker stands in.
+  void take_over() {
+    DirectHop& h = seg_->hops[pos_];
+    rte_ring* in = pos_ ? seg_->hops[pos_ - 1].out : nullptr;
+    // A dequeue returns only after its tail moved: entries between head and tail were not the NF's yet. An enqueue
+    // publishes with its tail: entries between were not the next NF's yet, their packets were the dead NF's.
+    if (in != nullptr) in->cons.head = in->cons.tail;
+    h.from_agent->cons.head = h.from_agent->cons.tail;
+    h.out->prod.head = h.out->prod.tail;
+    const uint32_t took = (in != nullptr ? in->cons.tail - in_tail0_ : 0) + (h.from_agent->cons.tail - agent_tail0_);
+    const uint32_t gave = h.out->prod.tail - out_tail0_;
+    nf_lost_.fetch_add(static_cast<uint32_t>(took - gave), std::memory_order_relaxed);
+    __atomic_store_n(&h.link->go, 0u, __ATOMIC_RELEASE);
+    standin_want_.store(true, std::memory_order_seq_cst);
+  }
+
+  // Supervisor, LINK AGENT, the instance reaped: the same repair on its own pair (fresh per instance, so the tails
+  // are its totals); the worker drains the pair once the next one is published.
+  void count_lost(NfRings* r) {
+    r->in->cons.head = r->in->cons.tail;
+    r->out->prod.head = r->out->prod.tail;
+    nf_lost_.fetch_add(static_cast<uint32_t>(r->in->cons.tail - r->out->prod.tail), std::memory_order_relaxed);
+  }
+
+  // Supervisor: an input ring full and not read for STALL_TIMEOUT (the agent's ring, or the previous NF's).
+  bool direct_stalled() {
+    if (stall_ms_ == 0 || state_.load(std::memory_order_acquire) != kRunning) return false;
+    const auto now = std::chrono::steady_clock::now();
+    // An NF whose own output is full waits for the next one: backpressure, not a stall of its own.
+    const bool blocked = rte_ring_free_count(seg_->hops[pos_].out) == 0;
+    rte_ring* rings[2] = {seg_->hops[pos_].from_agent, pos_ ? seg_->hops[pos_ - 1].out : nullptr};
+    for (int i = 0; i < 2; ++i) {
+      if (rings[i] == nullptr) continue;
+      const uint32_t tail = rings[i]->cons.tail;
+      if (blocked || rte_ring_free_count(rings[i]) != 0 || tail != stall_tail_[i]) {
+        stall_tail_[i] = tail;
+        stall_since_[i] = {};
+      } else if (stall_since_[i] == std::chrono::steady_clock::time_point{}) {
+        stall_since_[i] = now;
+      } else if (now - stall_since_[i] > std::chrono::milliseconds(stall_ms_)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // The worker's packets that the NF cannot take now: ON_FAILURE.
   void apply_policy(PacketBatch& b) {
     if (!b.n) return;
@@ -414,10 +692,18 @@ class BlackBoxNF final : public Element {
       env.push_back("METRON_NF_OUT=out");
       netns = rings_.back()->kns->open_fd();
       if (netns < 0) return "its network namespace " + rings_.back()->kns->name() + " is gone";
+    } else if (seg_) {
+      const DirectHop& h = seg_->hops[pos_];
+      env.push_back(std::string(METRON_NF_ENV_RX) + "=" + (pos_ ? seg_->hops[pos_ - 1].out_name : h.from_agent_name));
+      if (pos_) env.push_back(std::string(METRON_NF_ENV_RX2) + "=" + h.from_agent_name);
+      env.push_back(std::string(METRON_NF_ENV_TX) + "=" + h.out_name);
+      env.push_back(std::string(METRON_NF_ENV_MARK) + "=" + std::to_string(pos_ + 1));
+      env.push_back(std::string(METRON_NF_ENV_LINK) + "=" + h.link_name);
     } else if (!memif_) {
       env.push_back(std::string(METRON_NF_ENV_RX) + "=" + rings_.back()->in_name);
       env.push_back(std::string(METRON_NF_ENV_TX) + "=" + rings_.back()->out_name);
     }
+    if (!kernel_) env.push_back(std::string(METRON_NF_ENV_IDLE) + "=" + idle_);
     const auto t0 = std::chrono::steady_clock::now();
     try {
       p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY, netns);
@@ -463,6 +749,7 @@ class BlackBoxNF final : public Element {
       started->set_value(err);
       return;
     }
+    if (seg_) let_go();
     state_.store(kRunning, std::memory_order_release);
     started->set_value("");
     auto up_since = std::chrono::steady_clock::now();
@@ -470,6 +757,7 @@ class BlackBoxNF final : public Element {
     while (!stop_.load()) {
       free_retired();
       std::string down;
+      if (seg_ && direct_stalled()) stalled_.store(true, std::memory_order_release);
       if (stalled_.load(std::memory_order_acquire)) {
         if (proc_) proc_->kill_group(SIGKILL);
         else down = "stalled";
@@ -490,6 +778,8 @@ class BlackBoxNF final : public Element {
         if (proc_) dead_cpu_ += proc_->cpu_seconds();
         proc_.reset();  // a daemon in a namespace that went is killed here
       }
+      if (seg_) take_over();
+      else if (!memif_ && !kernel_) count_lost(rings_.back().get());
       remove_nf_runtime_dir();
       if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
       for (;;) {
@@ -498,6 +788,10 @@ class BlackBoxNF final : public Element {
         if (!publish_rings() || sleep_or_stop(backoff)) return;
         err = start_instance();
         restarts_.fetch_add(1, std::memory_order_relaxed);
+        if (err.empty() && seg_ && !let_go()) {  // stopping
+          stop_instance();
+          return;
+        }
         if (err.empty()) break;
         {
           std::lock_guard<std::mutex> lock(mu_);
@@ -536,7 +830,7 @@ class BlackBoxNF final : public Element {
 
   // New rings for the next instance, published to the worker. False if they cannot be had (then FAILED).
   bool publish_rings() {
-    if (memif_) return true;  // the memif port stays; the next instance connects to it again
+    if (memif_ || seg_) return true;  // the memif port, the direct rings stay; the next instance uses them again
     try {
       auto r = kernel_ ? std::make_unique<NfRings>(rings_.back()->gen + 1, make_namespace())
                        : std::make_unique<NfRings>(rings_.back()->gen + 1, ring_size_);
@@ -599,6 +893,19 @@ class BlackBoxNF final : public Element {
   uint64_t stall_ms_ = 100;
   uint64_t stall_cycles_ = 0;
   unsigned lcore_ = 0;
+  bool link_direct_ = true;
+  std::string idle_ = "YIELD";
+
+  // LINK DIRECT (set at initialisation).
+  std::shared_ptr<DirectSegment> seg_;
+  unsigned pos_ = 0;  // place in seg_; the drop mark is pos_ + 1
+  bool last_ = false;
+  std::atomic<bool> standin_want_{false};  // supervisor: the NF is down, the worker reads its rings
+  std::atomic<bool> standing_in_{false};   // worker: inside stand_in()
+  std::atomic<uint64_t> nf_lost_{0};
+  uint32_t in_tail0_ = 0, agent_tail0_ = 0, out_tail0_ = 0;  // the rings' tails when the instance got `go`
+  uint32_t stall_tail_[2] = {0, 0};
+  std::chrono::steady_clock::time_point stall_since_[2];
 
   // Worker-only.
   NfRings* active_ = nullptr;
