@@ -36,6 +36,7 @@
 #include "core/engine.h"
 #include "drivers/dpdk_port.h"
 #include "drivers/replay_port.h"
+#include "group_bench.h"
 #include "pcap_frames.h"
 
 namespace {
@@ -118,13 +119,9 @@ int main(int argc, char** argv) {
 
   // Frame i tagged for group 1 + i % groups; worker k's rx queue gets the frames of its groups, in trace order.
   std::vector<std::vector<uint8_t>> frames = metron::bench::read_pcap(argv[1]);
+  metron::bench::tag_frames(&frames, groups);
   std::vector<std::vector<uint32_t>> of_worker(workers);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    std::vector<uint8_t>& fr = frames[i];
-    const uint16_t tag = static_cast<uint16_t>(1 + i % groups);
-    fr[0] = 0x02, fr[1] = 0x4d, fr[2] = tag >> 8, fr[3] = tag & 0xff, fr[4] = tag >> 8, fr[5] = tag & 0xff;
-    of_worker[(i % groups) % workers].push_back(static_cast<uint32_t>(i));
-  }
+  for (size_t i = 0; i < frames.size(); ++i) of_worker[(i % groups) % workers].push_back(static_cast<uint32_t>(i));
   // Written next to the trace under this process's id (benches may run side by side), removed once loaded.
   std::vector<std::string> files;
   std::string spec = "replay0=";
@@ -134,8 +131,7 @@ int main(int argc, char** argv) {
     write_pcap(files.back(), frames, of_worker[k]);
     spec += (k ? "," : "") + files.back();
   }
-  uint32_t capacity = 1024;  // twice a group's flows, rounded up to a power of two
-  while (capacity < 2 * frames.size() / groups) capacity *= 2;
+  const uint32_t capacity = metron::bench::group_capacity(frames.size(), groups);
   std::string click = argc > 4 && std::strcmp(argv[4], "-") != 0
                           ? argv[4]
                           : "input -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
@@ -168,23 +164,8 @@ int main(int argc, char** argv) {
     binding.port = in;
     binding.queue = static_cast<uint16_t>(k);
     for (unsigned g = k; g < groups; g += workers) {
-      metron::GroupRuntime::Spec spec;
-      spec.pipeline_id = "bench";
-      spec.group_id = "g" + std::to_string(g + 1);
-      spec.click = click;
-      spec.tag_kind = metron::TagKind::kMac;
-      spec.tag = g + 1;
-      spec.core = cores[k];
-      spec.slot = k;
-      spec.slots = workers;
-      spec.ingress = in;
-      metron::EgressTarget e;
-      e.port = out;
-      e.set_dst_mac = true;
-      std::memcpy(e.dst_mac, "\x02\x00\x00\x00\x00\x02", 6);
-      spec.egress.push_back(e);
-      spec.class_ids = {g + 1};
-      runtimes[g] = std::make_shared<metron::GroupRuntime>(spec);
+      runtimes[g] =
+          std::make_shared<metron::GroupRuntime>(metron::bench::group_spec(g, click, cores[k], k, workers, in, out));
       binding.groups.push_back(runtimes[g].get());
       plan->groups.push_back(runtimes[g]);
     }
@@ -194,17 +175,7 @@ int main(int argc, char** argv) {
   std::vector<clockid_t> clocks;
   for (unsigned c : cores) clocks.push_back(lcore_cpu_clock(c));
 
-  // The workers (the first on this, the main lcore), stopped by a timer thread after `s` seconds.
-  auto run = [&](double s) {
-    engine.start();
-    std::thread timer([&] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(s));
-      engine.request_stop();
-    });
-    engine.run_main_worker();
-    timer.join();
-    engine.stop();
-  };
+  auto run = [&](double s) { metron::bench::run_for(engine, s); };
   // Warm-up: at least one pass of each worker's frames, so every flow is in its table.
   auto warm = [&] {
     for (unsigned k = 0; k < workers; ++k)

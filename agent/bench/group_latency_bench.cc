@@ -26,6 +26,7 @@
 #include "core/eal.h"
 #include "core/engine.h"
 #include "drivers/dpdk_port.h"
+#include "group_bench.h"
 #include "pcap_frames.h"
 #include "thread_clock.h"
 
@@ -120,13 +121,8 @@ int main(int argc, char** argv) {
   if (groups == 0 || groups > 4096) return std::fprintf(stderr, "GROUPS: 1..4096\n"), 2;
   std::vector<std::vector<uint8_t>> frames = metron::bench::read_pcap(argv[1]);
   const size_t trace_frames = frames.size();
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const uint16_t tag = static_cast<uint16_t>(1 + i % groups);
-    frames[i][0] = 0x02, frames[i][1] = 0x4d, frames[i][2] = tag >> 8, frames[i][3] = tag & 0xff;
-    frames[i][4] = tag >> 8, frames[i][5] = tag & 0xff;
-  }
-  uint32_t capacity = 1024;  // twice a group's flows, rounded up to a power of two
-  while (capacity < 2 * frames.size() / groups) capacity *= 2;
+  metron::bench::tag_frames(&frames, groups);
+  const uint32_t capacity = metron::bench::group_capacity(frames.size(), groups);
   const std::string lb = "PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, PATTERN 5.5.5.5 1024-65535 10.0.0.11 80, "
                          "PATTERN 5.5.5.5 1024-65535 10.0.0.12 80, PATTERN 5.5.5.5 1024-65535 10.0.0.13 80";
   const std::string click = "input -> Strip(14) -> CheckIPHeader -> SynthRewriter(" + lb + ", SELECT maglev, CAPACITY " +
@@ -143,34 +139,14 @@ int main(int argc, char** argv) {
   metron::IngressBinding binding;
   binding.port = port;
   for (unsigned g = 0; g < groups; ++g) {
-    metron::GroupRuntime::Spec spec;
-    spec.pipeline_id = "bench";
-    spec.group_id = "g" + std::to_string(g + 1);
-    spec.click = click;
-    spec.tag = g + 1;
-    spec.ingress = port;
-    metron::EgressTarget e;
-    e.port = port;
-    spec.egress.push_back(e);
-    spec.class_ids = {g + 1};
-    auto gr = std::make_shared<metron::GroupRuntime>(spec);
+    auto gr = std::make_shared<metron::GroupRuntime>(metron::bench::group_spec(g, click, 0, 0, 1, port, port));
     binding.groups.push_back(gr.get());
     plan->groups.push_back(std::move(gr));
   }
   plan->ingress.push_back(binding);
   engine.publish(0, std::move(plan));
 
-  // The worker on this (main) lcore for `s` seconds, stopped by a timer thread.
-  auto run = [&](double s) {
-    engine.start();
-    std::thread timer([&] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(s));
-      engine.request_stop();
-    });
-    engine.run_main_worker();
-    timer.join();
-    engine.stop();
-  };
+  auto run = [&](double s) { metron::bench::run_for(engine, s); };
   auto hold = [&](bool on) {
     engine.set_group_hold(on ? metron::Engine::kDefaultHoldFrames : 0, metron::Engine::kDefaultHoldUs);
   };

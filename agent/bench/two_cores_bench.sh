@@ -45,8 +45,8 @@ two() {
   gd "$1" 0-1 | awk '/^result/{c=$2; w=$3; y=$4} /^worker/{r[n++]=$5; cs+=$4; p+=$3} /^per_cpu/{pc=$2}
     END{printf "%s %s %s %.3f %s %s %s\n", c, w, y, cs * w * 1e6 / p, pc, r[0], r[1]}'
 }
-# pair GROUPS: "sum_mpps_cpu sum_mpps_wall a_mpps_cpu b_mpps_cpu" of two one-core processes at once, on CPU 0
-# and CPU 1 (the machine's ceiling for two independent copies of the one-core work)
+# pair GROUPS: "sum_mpps_cpu sum_mpps_wall a_mpps_cpu b_mpps_cpu cpu_share" of two one-core processes at once, on
+# CPU 0 and CPU 1 (the machine's ceiling for two independent copies of the one-core work)
 pair() {
   local a b
   a=$(mktemp) b=$(mktemp)
@@ -56,7 +56,8 @@ pair() {
   wait "$pa" || rc=1
   wait "$pb" || rc=1
   if (( rc )); then rm -f "$a" "$b"; return 1; fi
-  awk 'BEGIN{n = 0} /^result/{c[n]=$2; w[n]=$3; n++} END{printf "%.3f %.3f %s %s\n", c[0] + c[1], w[0] + w[1], c[0], c[1]}' "$a" "$b"
+  awk 'BEGIN{n = 0} /^result/{c[n]=$2; w[n]=$3; n++}
+    END{printf "%.3f %.3f %s %s %.3f\n", c[0] + c[1], w[0] + w[1], c[0], c[1], w[0] / c[0] + w[1] / c[1]}' "$a" "$b"
   rm -f "$a" "$b"
 }
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
@@ -75,5 +76,5 @@ for groups in $GROUP_COUNTS; do
   write "agent_two_cpu_ceiling_${groups}groups" \
     "This machine's two-CPU ceiling for the same work: two one-core processes at once (CPU 0 and CPU 1), each the whole one-core workload ($groups groups, 100k flows); Mpps per CPU-second of each, summed (median of $ROUNDS interleaved rounds)" \
     "$(col 1 "${p[@]}")" Mpps "one core alone, same run" "$(col 1 "${o[@]}")" \
-    "\"wall_value\": $(col 2 "${p[@]}"), \"baseline_wall_value\": $(col 2 "${o[@]}"), \"process_values\": [$(col 3 "${p[@]}"), $(col 4 "${p[@]}")], \"rounds\": \"${p[*]%% *} / ${o[*]%% *}\", \"load_average\": \"$load\""
+    "\"wall_value\": $(col 2 "${p[@]}"), \"baseline_wall_value\": $(col 2 "${o[@]}"), \"process_values\": [$(col 3 "${p[@]}"), $(col 4 "${p[@]}")], \"cpu_share\": $(col 5 "${p[@]}"), \"baseline_cpu_share\": $(col 4 "${o[@]}"), \"rounds\": \"${p[*]%% *} / ${o[*]%% *}\", \"load_average\": \"$load\""
 done
