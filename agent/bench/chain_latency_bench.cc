@@ -14,7 +14,6 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -29,37 +28,19 @@
 #include "core/eal.h"
 #include "core/graph.h"
 #include "pcap_frames.h"
+#include "thread_clock.h"
 
 namespace {
 
 int g_ts_offset = -1;
-bool g_cpu_clock = false;  // time is the thread's CPU time (a dedicated core), not the wall clock
-uint64_t g_hz = 1;
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-// The CPU clock is a system call: it is read at most every 50 us (resync) and extended by the TSC in between, so
-// polling costs about what it would on a dedicated core (a deschedule inside such a window still counts; the clock
-// may then step back at the next read, which the feeder and the sink tolerate).
-uint64_t g_base_cpu = 0, g_base_tsc = 0;
-void resync(bool force = false) {
-  if (!g_cpu_clock) return;
-  const uint64_t tsc = rte_rdtsc();
-  if (!force && tsc - g_base_tsc < g_hz / 20000) return;
-  g_base_tsc = tsc;
-  g_base_cpu = static_cast<uint64_t>(thread_cpu_seconds() * static_cast<double>(g_hz));
-}
-uint64_t now_cycles() { return g_cpu_clock ? g_base_cpu + (rte_rdtsc() - g_base_tsc) : rte_rdtsc(); }
+metron::bench::ThreadClock g_clock;
 rte_mbuf_timestamp_t& stamp(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, g_ts_offset, rte_mbuf_timestamp_t*); }
 
 class LatencySink final : public metron::EgressSink {
  public:
   void egress(int, metron::PacketBatch& b) override {
-    resync();
-    const uint64_t now = now_cycles();  // (the egress of a batch that crossed a deschedule may still count it)
+    g_clock.resync();
+    const uint64_t now = g_clock.now();  // (the egress of a batch that crossed a deschedule may still count it)
     for (uint16_t i = 0; i < b.n; ++i) {
       const uint64_t t = stamp(b.pkts[i]);
       if (recording) samples.push_back(static_cast<uint32_t>(now > t ? std::min<uint64_t>(now - t, UINT32_MAX) : 0));
@@ -115,7 +96,7 @@ int main(int argc, char** argv) {
   env.egress = &sink;
   auto graph = metron::Graph::build(click.str(), env);
   Feeder feed{frames, pool};
-  const uint64_t hz = g_hz = rte_get_tsc_hz();
+  const uint64_t hz = rte_get_tsc_hz();
 
   // Every flow of the trace once (the flow table holds them all before anything is timed), then the maximum
   // rate: full batches back to back.
@@ -126,7 +107,7 @@ int main(int argc, char** argv) {
   }
   uint64_t next = 0;
   const uint64_t t0 = rte_rdtsc();
-  const double c0 = thread_cpu_seconds();
+  const double c0 = metron::bench::thread_cpu_seconds();
   while (rte_rdtsc() - t0 < seconds * hz) {
     metron::PacketBatch b;
     feed.fill(b, next, metron::kBurst, rte_rdtsc(), 0);
@@ -134,23 +115,23 @@ int main(int argc, char** argv) {
     graph->push_input(b);
   }
   const double wall = static_cast<double>(rte_rdtsc() - t0) / static_cast<double>(hz);
-  const double max_wall = static_cast<double>(next) / wall, max_cpu = static_cast<double>(next) / (thread_cpu_seconds() - c0);
+  const double max_wall = static_cast<double>(next) / wall, max_cpu = static_cast<double>(next) / (metron::bench::thread_cpu_seconds() - c0);
   std::printf("max %.3f %.3f\n", max_wall / 1e6, max_cpu / 1e6);
 
   constexpr uint64_t kRing = 1024;
   for (const bool cpu_clock : {true, false}) {
-    g_cpu_clock = cpu_clock;
+    g_clock.use(cpu_clock);
     for (int a = 4; a < argc; ++a) {
       const double load = std::stod(argv[a]);
       const double rate = load * (cpu_clock ? max_cpu : max_wall), period = static_cast<double>(hz) / rate;
       uint64_t served = 0, dropped = 0;
       sink.samples.clear();
       sink.samples.reserve(static_cast<size_t>(rate * seconds * 1.1));
-      resync(true);
-      const uint64_t wall0 = rte_rdtsc(), start = now_cycles();
+      g_clock.resync(true);
+      const uint64_t wall0 = rte_rdtsc(), start = g_clock.now();
       while (rte_rdtsc() - wall0 < seconds * hz) {
-        resync();  // after a deschedule the TSC has run ahead of the CPU clock: read the CPU clock again
-        const uint64_t now = now_cycles();
+        g_clock.resync();  // after a deschedule the TSC has run ahead of the CPU clock: read the CPU clock again
+        const uint64_t now = g_clock.now();
         const uint64_t arrived = now > start ? static_cast<uint64_t>(static_cast<double>(now - start) / period) : 0;
         if (arrived <= served) continue;
         if (arrived - served > kRing) dropped += arrived - served - kRing, served = arrived - kRing;
@@ -159,7 +140,7 @@ int main(int argc, char** argv) {
         feed.fill(b, served, n, start, period);
         served += n;
         sink.recording = true;
-        resync();
+        g_clock.resync();
         graph->push_input(b);
       }
       sink.recording = false;

@@ -1,17 +1,27 @@
 // The offloaded chain's agent side: frames tagged by the switch (docs/contracts.md#tags: dst MAC bytes 2-3 the
-// group tag, 4-5 the class id), read from a memory-fed port by an Engine worker that dispatches them by tag to
-// the groups of its core, each running a group graph (the stateful part of its traffic class), sent out on a
-// net_null port. What the agent does for every packet of a deployed chain, on one core.
-//   usage: group_dispatch_bench PCAP GROUPS SECONDS [CLICK]
+// group tag, 4-5 the class id), read from a memory-fed port by Engine workers that dispatch them by tag to the
+// groups of their core, each running a group graph (the stateful part of its traffic class), sent out on a
+// net_null port. What the agent does for every packet of a deployed chain.
+//   usage: group_dispatch_bench PCAP GROUPS SECONDS [CLICK [LCORES]]
 // The trace's frame i carries tag 1 + i % GROUPS and class id 1 + i % GROUPS (each flow of the 100k-flow trace
-// has one frame, so the flows of a class are one group's), written to a copy of the trace next to it. CLICK
-// (default: NAPT as run.sh's NAPT row) runs as every group's graph, "@CAPACITY@" in it replaced by twice a
-// group's flows (rounded up to a power of two). The
-// worker first runs one pass of the trace unmeasured (every flow in its group's table), then SECONDS measured.
-//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>"; exit 1 if a frame went missing or a
-//   group's counters (packets, per class, TCP/UDP source-port bits) disagree with what it was sent
+// has one frame, so the flows of a class are one group's). CLICK
+// (default, or "-": NAPT as run.sh's NAPT row) runs as every group's graph, "@CAPACITY@" in it replaced by twice
+// a group's flows (rounded up to a power of two). LCORES (an EAL lcore list, default "0") are the worker cores:
+// group g runs on worker g % workers, and its frames arrive on that worker's rx queue of the replay port, in
+// trace order (as the switch's rule for a tag steers it to its core's queue, EngineBackend::steer): each worker
+// is fed from memory of its own. The workers first run one pass of their frames unmeasured (every flow in its
+// group's table), then SECONDS measured, all at once.
+//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", then with several workers one line
+//   "worker <lcore> <packets> <cpu_seconds> <mpps_cpu>" each and "per_cpu <packets / all workers' CPU seconds>".
+//   mpps_cpu is the sum over workers of each one's packets per second of its own thread's CPU time (what the
+//   workers sustain when each has its CPU), mpps_wall all packets over the wall time; exit 1 if a frame went
+//   missing or a group's counters (packets, per class, TCP/UDP source-port bits) disagree with what it was sent
+#include <pthread.h>
 #include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -26,33 +36,39 @@
 #include "core/engine.h"
 #include "drivers/dpdk_port.h"
 #include "drivers/replay_port.h"
+#include "group_bench.h"
 #include "pcap_frames.h"
 
 namespace {
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+// "0", "0-1", "0,2": the lcores of an EAL list, in order.
+std::vector<unsigned> parse_lcores(const std::string& list) {
+  std::vector<unsigned> v;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string part = list.substr(at, comma - at);
+    const size_t dash = part.find('-');
+    const unsigned lo = static_cast<unsigned>(std::stoul(part.substr(0, dash)));
+    const unsigned hi = dash == std::string::npos ? lo : static_cast<unsigned>(std::stoul(part.substr(dash + 1)));
+    for (unsigned c = lo; c <= hi; ++c) v.push_back(c);
+    at = comma + 1;
+  }
+  return v;
 }
 
-// The trace with frame i tagged for group 1 + i % groups (classic pcap, microsecond stamps).
-std::string tagged_copy(const std::string& pcap, unsigned groups, std::vector<std::vector<uint8_t>>* frames) {
-  *frames = metron::bench::read_pcap(pcap);
-  const std::string out = pcap + ".tagged" + std::to_string(groups) + ".pcap";
+// The frames `which` of `frames` as a classic pcap file (microsecond stamps).
+void write_pcap(const std::string& out, const std::vector<std::vector<uint8_t>>& frames,
+                const std::vector<uint32_t>& which) {
   std::ofstream f(out, std::ios::binary | std::ios::trunc);
   const uint32_t header[6] = {0xa1b2c3d4u, 0x00040002u, 0, 0, 65535, 1};
   f.write(reinterpret_cast<const char*>(header), sizeof header);
-  for (size_t i = 0; i < frames->size(); ++i) {
-    std::vector<uint8_t>& fr = (*frames)[i];
-    const uint16_t tag = static_cast<uint16_t>(1 + i % groups);
-    fr[0] = 0x02, fr[1] = 0x4d, fr[2] = tag >> 8, fr[3] = tag & 0xff, fr[4] = tag >> 8, fr[5] = tag & 0xff;
+  for (uint32_t i : which) {
+    const std::vector<uint8_t>& fr = frames[i];
     const uint32_t rec[4] = {0, 0, static_cast<uint32_t>(fr.size()), static_cast<uint32_t>(fr.size())};
     f.write(reinterpret_cast<const char*>(rec), sizeof rec);
     f.write(reinterpret_cast<const char*>(fr.data()), static_cast<std::streamsize>(fr.size()));
   }
   if (!f) throw std::runtime_error("cannot write " + out);
-  return out;
 }
 
 // The source port of an IPv4 TCP/UDP first fragment, or -1 (what GroupRuntime counts bits of).
@@ -64,29 +80,69 @@ int sport_of(const std::vector<uint8_t>& f) {
   return f[14 + ihl] << 8 | f[15 + ihl];
 }
 
+double cpu_seconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// The CPU clock of the thread running an lcore (read from any thread: each worker's own CPU time).
+clockid_t lcore_cpu_clock(unsigned lcore) {
+  clockid_t clock = CLOCK_THREAD_CPUTIME_ID;
+  auto mine = [](void* arg) {
+    pthread_getcpuclockid(pthread_self(), static_cast<clockid_t*>(arg));
+    return 0;
+  };
+  if (lcore == rte_get_main_lcore()) {
+    mine(&clock);
+  } else {
+    if (rte_eal_remote_launch(mine, &clock, lcore) != 0) throw std::runtime_error("cannot launch on an lcore");
+    rte_eal_wait_lcore(lcore);
+  }
+  return clock;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: group_dispatch_bench PCAP GROUPS SECONDS [CLICK]\n");
+    std::fprintf(stderr, "usage: group_dispatch_bench PCAP GROUPS SECONDS [CLICK [LCORES]]\n");
     return 2;
   }
   const unsigned groups = static_cast<unsigned>(std::stoul(argv[2]));
   const double secs = std::stod(argv[3]);
+  const std::string lcores = argc > 5 ? argv[5] : "0";
+  const std::vector<unsigned> cores = parse_lcores(lcores);
+  const unsigned workers = static_cast<unsigned>(cores.size());
   if (groups == 0 || groups > 4096) return std::fprintf(stderr, "GROUPS: 1..4096\n"), 2;
-  std::vector<std::vector<uint8_t>> frames;
-  const std::string trace = tagged_copy(argv[1], groups, &frames);
-  uint32_t capacity = 1024;  // twice a group's flows, rounded up to a power of two
-  while (capacity < 2 * frames.size() / groups) capacity *= 2;
-  std::string click = argc > 4 ? argv[4]
-                               : "input -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
-                                 "CAPACITY @CAPACITY@) -> Unstrip(14) -> [0]output;";
+  if (workers == 0 || workers > groups) return std::fprintf(stderr, "LCORES: 1..GROUPS lcores\n"), 2;
+
+  // Frame i tagged for group 1 + i % groups; worker k's rx queue gets the frames of its groups, in trace order.
+  std::vector<std::vector<uint8_t>> frames = metron::bench::read_pcap(argv[1]);
+  metron::bench::tag_frames(&frames, groups);
+  std::vector<std::vector<uint32_t>> of_worker(workers);
+  for (size_t i = 0; i < frames.size(); ++i) of_worker[(i % groups) % workers].push_back(static_cast<uint32_t>(i));
+  // Written next to the trace under this process's id (benches may run side by side), removed once loaded.
+  std::vector<std::string> files;
+  std::string spec = "replay0=";
+  for (unsigned k = 0; k < workers; ++k) {
+    files.push_back(std::string(argv[1]) + ".tagged" + std::to_string(groups) + ".q" + std::to_string(k) + "." +
+                    std::to_string(getpid()) + ".pcap");
+    write_pcap(files.back(), frames, of_worker[k]);
+    spec += (k ? "," : "") + files.back();
+  }
+  const uint32_t capacity = metron::bench::group_capacity(frames.size(), groups);
+  std::string click = argc > 4 && std::strcmp(argv[4], "-") != 0
+                          ? argv[4]
+                          : "input -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, "
+                            "CAPACITY @CAPACITY@) -> Unstrip(14) -> [0]output;";
   for (size_t at; (at = click.find("@CAPACITY@")) != std::string::npos;)
     click.replace(at, 10, std::to_string(capacity));
 
-  metron::eal_init(metron::eal_default_args("gdisp", "0"));
-  rte_mempool* pool = metron::packed_pktmbuf_pool("gdisp_pool", metron::pool_mbufs_for(2, 1, 1) + 8192);
-  metron::Engine engine({0}, pool);
+  metron::eal_init(metron::eal_default_args("gdisp", lcores));
+  rte_mempool* pool =
+      metron::packed_pktmbuf_pool("gdisp_pool", metron::pool_mbufs_for(2, workers, workers) + 8192 * workers);
+  metron::Engine engine(cores, pool);
   // GROUP_HOLD=FRAMES[,US]: the engine's group batching (Engine::set_group_hold; 0 = off), to compare settings
   // with one binary.
   if (const char* hold = std::getenv("GROUP_HOLD")) {
@@ -96,74 +152,67 @@ int main(int argc, char** argv) {
                           comma == std::string::npos ? metron::Engine::kDefaultHoldUs
                                                      : static_cast<uint32_t>(std::stoul(h.substr(comma + 1))));
   }
-  metron::Port* in = engine.add_port(metron::ReplayPort::open("replay0=" + trace, 1, pool));
-  metron::Port* out = engine.add_port(metron::DpdkPort::open("net_null0", 1, 1, pool));
+  metron::Port* in = engine.add_port(metron::ReplayPort::open(spec, workers, pool));
+  for (const std::string& f : files) std::remove(f.c_str());
+  metron::Port* out = engine.add_port(metron::DpdkPort::open("net_null0", 1, workers, pool));
 
-  auto plan = std::make_unique<metron::WorkerPlan>();
-  metron::IngressBinding binding;
-  binding.port = in;
-  for (unsigned g = 0; g < groups; ++g) {
-    metron::GroupRuntime::Spec spec;
-    spec.pipeline_id = "bench";
-    spec.group_id = "g" + std::to_string(g + 1);
-    spec.click = click;
-    spec.tag_kind = metron::TagKind::kMac;
-    spec.tag = g + 1;
-    spec.core = 0;
-    spec.ingress = in;
-    metron::EgressTarget e;
-    e.port = out;
-    e.set_dst_mac = true;
-    std::memcpy(e.dst_mac, "\x02\x00\x00\x00\x00\x02", 6);
-    spec.egress.push_back(e);
-    spec.class_ids = {g + 1};
-    auto gr = std::make_shared<metron::GroupRuntime>(spec);
-    binding.groups.push_back(gr.get());
-    plan->groups.push_back(std::move(gr));
+  // One plan per worker, as EngineBackend builds them: a group's slot is its core's queue.
+  std::vector<std::shared_ptr<metron::GroupRuntime>> runtimes(groups);
+  for (unsigned k = 0; k < workers; ++k) {
+    auto plan = std::make_unique<metron::WorkerPlan>();
+    metron::IngressBinding binding;
+    binding.port = in;
+    binding.queue = static_cast<uint16_t>(k);
+    for (unsigned g = k; g < groups; g += workers) {
+      runtimes[g] =
+          std::make_shared<metron::GroupRuntime>(metron::bench::group_spec(g, click, cores[k], k, workers, in, out));
+      binding.groups.push_back(runtimes[g].get());
+      plan->groups.push_back(runtimes[g]);
+    }
+    plan->ingress.push_back(binding);
+    engine.publish(cores[k], std::move(plan));
   }
-  plan->ingress.push_back(binding);
-  std::vector<std::shared_ptr<metron::GroupRuntime>> runtimes = plan->groups;
-  engine.publish(0, std::move(plan));
+  std::vector<clockid_t> clocks;
+  for (unsigned c : cores) clocks.push_back(lcore_cpu_clock(c));
 
-  // The worker on this (main) lcore, stopped by a timer thread after `s` seconds.
-  auto run = [&](double s) {
-    engine.start();
-    std::thread timer([&] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(s));
-      engine.request_stop();
-    });
-    engine.run_main_worker();
-    timer.join();
-    engine.stop();
+  auto run = [&](double s) { metron::bench::run_for(engine, s); };
+  // Warm-up: at least one pass of each worker's frames, so every flow is in its table.
+  auto warm = [&] {
+    for (unsigned k = 0; k < workers; ++k)
+      if (engine.sample(cores[k]).rx < of_worker[k].size()) return false;
+    return true;
   };
-  // Warm-up: at least one pass of the trace, so every flow is in its table.
-  const uint64_t warm_rx_target = frames.size();
-  while (engine.sample(0).rx < warm_rx_target) run(0.2);
-  const metron::CoreSample s0 = engine.sample(0);
-  const double c0 = thread_cpu_seconds();
+  while (!warm()) run(0.2);
+  std::vector<metron::CoreSample> s0, s1;
+  std::vector<double> c0, cpu;
+  for (unsigned k = 0; k < workers; ++k) s0.push_back(engine.sample(cores[k])), c0.push_back(cpu_seconds(clocks[k]));
   const auto t0 = std::chrono::steady_clock::now();
   run(secs);
-  const double cpu = thread_cpu_seconds() - c0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const metron::CoreSample s1 = engine.sample(0);
-  const uint64_t n = s1.rx - s0.rx;
+  for (unsigned k = 0; k < workers; ++k)
+    s1.push_back(engine.sample(cores[k])), cpu.push_back(cpu_seconds(clocks[k]) - c0[k]);
 
-  // Every frame received was sent (no group drops any), and every group counted what it was sent: frame i went
-  // to group i % groups, the replay port sent the trace in order from its start, s1.rx frames in all.
+  // Every frame received was sent (no group drops any), and every group counted what it was sent: worker k's
+  // queue replayed its frames in order from their start, s1[k].rx frames in all.
   int rc = 0;
-  if (s1.tx != s1.rx || s1.drops != 0) {
-    std::fprintf(stderr, "group_dispatch_bench: rx %lu, tx %lu, drops %lu\n", s1.rx, s1.tx, s1.drops);
-    rc = 1;
-  }
   std::vector<uint64_t> want(groups), l4(groups), ones(groups * 16);
-  const uint64_t passes = s1.rx / frames.size(), rest = s1.rx % frames.size();
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const uint64_t k = passes + (i < rest ? 1 : 0);
-    want[i % groups] += k;
-    const int sp = sport_of(frames[i]);
-    if (sp < 0) continue;
-    l4[i % groups] += k;
-    for (int b = 0; b < 16; ++b) ones[(i % groups) * 16 + b] += ((sp >> b) & 1) * k;
+  for (unsigned k = 0; k < workers; ++k) {
+    if (s1[k].tx != s1[k].rx || s1[k].drops != 0) {
+      std::fprintf(stderr, "group_dispatch_bench: lcore %u: rx %lu, tx %lu, drops %lu\n", cores[k], s1[k].rx,
+                   s1[k].tx, s1[k].drops);
+      rc = 1;
+    }
+    const std::vector<uint32_t>& mine = of_worker[k];
+    const uint64_t passes = s1[k].rx / mine.size(), rest = s1[k].rx % mine.size();
+    for (size_t j = 0; j < mine.size(); ++j) {
+      const uint32_t i = mine[j], g = i % groups;
+      const uint64_t n = passes + (j < rest ? 1 : 0);
+      want[g] += n;
+      const int sp = sport_of(frames[i]);
+      if (sp < 0) continue;
+      l4[g] += n;
+      for (int b = 0; b < 16; ++b) ones[g * 16 + b] += ((sp >> b) & 1) * n;
+    }
   }
   for (unsigned g = 0; g < groups; ++g) {
     const metron::GroupRuntime& gr = *runtimes[g];
@@ -176,8 +225,23 @@ int main(int argc, char** argv) {
       rc = 1;
     }
   }
-  std::printf("result %.3f %.3f %.1f\n", static_cast<double>(n) / cpu / 1e6, static_cast<double>(n) / wall / 1e6,
-              static_cast<double>(s1.busy_cycles - s0.busy_cycles) / static_cast<double>(n) * cpu / wall);
+  double mpps_cpu = 0, busy = 0, cpu_all = 0;
+  uint64_t n = 0;
+  for (unsigned k = 0; k < workers; ++k) {
+    const uint64_t nk = s1[k].rx - s0[k].rx;
+    n += nk;
+    cpu_all += cpu[k];
+    mpps_cpu += static_cast<double>(nk) / cpu[k] / 1e6;
+    // busy TSC cycles scaled by the share of the wall time the worker had its CPU (as run.sh's rows)
+    busy += static_cast<double>(s1[k].busy_cycles - s0[k].busy_cycles) * cpu[k] / wall;
+  }
+  std::printf("result %.3f %.3f %.1f\n", mpps_cpu, static_cast<double>(n) / wall / 1e6, busy / static_cast<double>(n));
+  if (workers > 1) {
+    for (unsigned k = 0; k < workers; ++k)
+      std::printf("worker %u %lu %.3f %.3f\n", cores[k], s1[k].rx - s0[k].rx, cpu[k],
+                  static_cast<double>(s1[k].rx - s0[k].rx) / cpu[k] / 1e6);
+    std::printf("per_cpu %.3f\n", static_cast<double>(n) / cpu_all / 1e6);
+  }
   runtimes.clear();
   return rc;
 }

@@ -153,6 +153,11 @@ groups4() {  # on hugepages unless run under nohuge (the bench's own EAL: --no-h
 }
 compare offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched by tag to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
   "same NAPT->LB, one standalone graph, untagged" "groups4" "metron $REPLAY_NAPT_LB replay:$TRACE100K"
+# The same offloaded chain with its tags dispatched to 2 worker cores against 1, same run, and this machine's
+# two-CPU ceiling for that work (issue 22 item 6; its own script, two_cores_bench.sh).
+"$HERE/two_cores_bench.sh" "$BUILD" "$RESULTS"
+# Latency through the dispatcher with the group hold on and off (its own script, hold_latency_bench.sh).
+"$HERE/hold_latency_bench.sh" "$BUILD" "$RESULTS"
 for w in napt ipfilter1000; do
   if [[ $w == napt ]]; then rc=$REPLAY_NAPT pc=$NAPT; else rc=$REPLAY_FILTER pc=$FILTER; fi
   r=() p=()
