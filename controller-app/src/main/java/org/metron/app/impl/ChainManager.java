@@ -89,7 +89,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.removal = teardown.removal();
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
                 dataPlane);
-        this.prepared = new PreparedMoves(tags);
+        this.prepared = new PreparedMoves(store.prepared());
         this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
                 teardown, reroutes, prepared::heldCores);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers,
@@ -409,6 +409,24 @@ public final class ChainManager implements MetronService, CompiledChains {
     /** Waits until what {@link #serverSuspected} and {@link #serverBack} asked for {@code server} has run (tests). */
     void awaitFailoverWork(DeviceId server) {
         lost.settle(server);
+    }
+
+    /**
+     * Takes back a failover move an owner that stopped during the deadline readied for {@code id} and left recorded
+     * (its pipeline and NIC rules on the spare, its tags, its cores): this instance owns the chain now and does not
+     * hold the move. Caller holds the chain's lock ({@link ChainReconciler}).
+     */
+    void takeBackLeftMove(ChainId id) {
+        lost.takeBackLeft(id);
+    }
+
+    /**
+     * The chains with a failover move recorded that this instance does not hold: another owner's, or one left by an
+     * owner that stopped, which the chain's owner takes back when it reconciles the chain ({@link ChainOwnership}
+     * asks on its sweeps).
+     */
+    public Set<ChainId> leftFailoverMoves() {
+        return lost.notHeld();
     }
 
     /** {@link #serverLost} for one chain, caller holding its lock ({@link LostServer#moveOff}). */
