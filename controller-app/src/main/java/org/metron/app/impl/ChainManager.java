@@ -563,6 +563,12 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     @Override
+    public Collection<Placement> readied() {
+        return store.prepared().snapshot().values().stream().map(org.metron.app.store.PreparedMoveRecord::placement)
+                .sorted(Comparator.comparing(p -> p.chainId().toString())).collect(Collectors.toList());
+    }
+
+    @Override
     public Collection<TagAllocation> tags() {
         return tags.allocations();
     }

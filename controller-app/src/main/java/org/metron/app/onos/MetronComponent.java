@@ -330,6 +330,11 @@ public class MetronComponent implements MetronService, CompiledChains {
     }
 
     @Override
+    public Collection<Placement> readied() {
+        return manager.readied();
+    }
+
+    @Override
     public Collection<TagAllocation> tags() {
         return manager.tags();
     }
