@@ -39,7 +39,11 @@ for the chain SIGKILLed while packets stream through the chain: the chain ACTIVE
 acting for it, nothing redeployed, the dead node's switch connections gone and a survivor MASTER, the switches'
 flows unchanged, the packets lost across the kill counted (bench/results/cluster_node_kill_packets_lost.json; bound
 NODE_KILL_LOSS_BOUND); that node restarted: nothing duplicated, its connections back (EQUAL), the flows OVS holds
-(dump-flows) the same, each once; the owner's split interrupted (the other agent SIGSTOPped so the scale-out hangs
+(dump-flows) the same, each once; the agent running the chain SIGKILLed and its owner node SIGKILLed once it readied
+the move on the other server, before its failover deadline: the next owner takes back what the dead one readied and
+moves the chain once (ACTIVE there on every survivor, one pipeline of it, no move left readied, its tags its
+placement's, nothing journalled, no rule twice, packets through), then agent and node started again; the owner's split
+interrupted (the other agent SIGSTOPped so the scale-out hangs
 in its first agent call, the owner node SIGKILLed, the agent resumed): the next owner finishes or rolls back the
 journalled operation (journal empty, chain ACTIVE, each class or class part in one group on one core, no orphan
 pipeline, no rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on
@@ -123,6 +127,22 @@ def alive(cluster):
 def chain_on(k):
     status, body = k.http("GET", f"/onos/metron/chains/{CHAIN}", timeout=20)
     return json.loads(body) if status == 200 else None
+
+
+def placements_view(k):
+    """{"placements": [...], "readied": [...]} as node k reads them (readied: failover moves holding cores/tags)."""
+    status, body = k.http("GET", "/onos/metron/placements", timeout=20)
+    assert status == 200, (status, body)
+    return json.loads(body)
+
+
+def active_on(k, server):
+    """Whether node k reads the chain ACTIVE and placed on server (its placement, not a move readied there); the
+    two asked at once."""
+    with ThreadPoolExecutor(2) as pool:
+        c, view = pool.map(lambda f: f(), (lambda: chain_on(k), lambda: placements_view(k)))
+    return bool(c and c.get("state") == "ACTIVE" and any(p["chain"] == CHAIN and p.get("server") == server
+                                                         for p in view["placements"]))
 
 
 def leaderboard(k, full=False):
@@ -475,13 +495,7 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_prob
     t0 = time.time()
     agent.kill()
 
-    def moved_on(kk):
-        # the chain's state and its placement asked at once (placements, not the readied moves beside them)
-        with ThreadPoolExecutor(2) as pool:
-            c, view = pool.map(lambda f: f(), (lambda: chain_on(kk), lambda: placements_view(kk)))
-        return bool(c and c.get("state") == "ACTIVE" and [p for p in view["placements"]
-                                                          if p["chain"] == CHAIN and p.get("server") == other])
-    seen = seen_on_every_node(cluster.alive(), moved_on, t0, timeout=90)
+    seen = seen_on_every_node(cluster.alive(), lambda kk: active_on(kk, other), t0, timeout=90)
     if None in seen.values():
         write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s on "
                      f"{[n for n, v in seen.items() if v is None]}")
@@ -662,13 +676,6 @@ def log_since(node, offset):
         return f.read().decode(errors="replace")
 
 
-def placements_view(k):
-    """{"placements": [...], "readied": [...]} as node k reads them (readied: failover moves holding cores/tags)."""
-    status, body = k.http("GET", "/onos/metron/placements", timeout=20)
-    assert status == 200, (status, body)
-    return json.loads(body)
-
-
 def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readied_and_the_chain_moves_once(
         cluster, servers):
     """The agent running the chain SIGKILLed; as soon as the chain's owner has readied the move on the other server
@@ -712,8 +719,7 @@ def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readi
             break
         # not readied in time (a loaded machine): this failover runs its course; the agent back, then again
         print(f"attempt {attempt + 1}: the owner {owner} did not log a readied move before its deadline ({seen!r})")
-        wait_for(f"{CHAIN} ACTIVE on {other}", lambda: (c := chain_on(k)) and c["state"] == "ACTIVE" and other in
-                 json.dumps(placements_view(k)["placements"]), timeout=60, interval=0.5)
+        wait_for(f"{CHAIN} ACTIVE on {other}", lambda: active_on(k, other), timeout=60, interval=0.5)
         servers[servers.index(agent)] = agent.restart()
         for n in cluster.alive():
             wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting))
@@ -727,11 +733,8 @@ def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readi
         f"the owner's deadline passed before it was killed: not the case this test is about\n{text[-2000:]}")
     survivors = [n for n in cluster.nodes if not n.killed]
 
-    def moved_on(n):
-        c = chain_on(n.karaf)
-        return bool(c and c["state"] == "ACTIVE" and [p for p in placements_view(n.karaf)["placements"]
-                                                     if p["chain"] == CHAIN and p.get("server") == other])
-    wait_for(f"{CHAIN} ACTIVE on {other} on every survivor", lambda: all(moved_on(n) for n in survivors),
+    wait_for(f"{CHAIN} ACTIVE on {other} on every survivor", lambda: all(active_on(n.karaf, other)
+                                                                        for n in survivors),
              timeout=TAKEOVER_WAIT_S + 30, interval=0.2)
     ms = (time.time() - t0) * 1000
     new = leader(cluster)

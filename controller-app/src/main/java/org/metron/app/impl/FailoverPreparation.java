@@ -119,11 +119,16 @@ final class FailoverPreparation {
     /**
      * Takes back what an owner that stopped readied for {@code id} and left recorded, if anything: this instance
      * came to own the chain (or restarted) and does not hold the move. Caller owns the chain and holds its lock.
+     *
+     * @return whether no such record is left (one the spare's agent could not clear stays, tried again later)
      */
-    void takeBackLeft(ChainId id) {
-        if (!moves.holds(id)) {
-            moves.recorded(id).ifPresent(r -> takeBack(r, "readied by an owner that stopped"));
+    boolean takeBackLeft(ChainId id) {
+        if (moves.holds(id)) {
+            return true;
         }
+        Optional<PreparedMoveRecord> r = moves.recorded(id);
+        r.ifPresent(x -> takeBack(x, "readied by an owner that stopped"));
+        return r.isEmpty() || moves.recorded(id).isEmpty();
     }
 
     /** The chains whose recorded move this instance does not hold (another owner's, or left by one that stopped). */
@@ -231,7 +236,9 @@ final class FailoverPreparation {
      * {@code server}; caller holds its lock.
      */
     private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
-        takeBackLeft(id); // an owner that stopped readied it: what it left goes before this instance readies it
+        if (!takeBackLeft(id)) {
+            return; // an owner that stopped readied it and what it left is still there: nothing readied over it
+        }
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
         // a deleted chain (REMOVING) is never readied, nor one readied already, nor one that left the server since
         // the snapshot (its owner moved it meanwhile: its pipeline and NIC rules on a spare are the chain's own)

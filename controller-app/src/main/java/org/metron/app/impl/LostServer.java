@@ -72,8 +72,8 @@ final class LostServer {
     }
 
     /** {@link FailoverPreparation#takeBackLeft}; caller holds the chain's lock. */
-    void takeBackLeft(ChainId id) {
-        readied.takeBackLeft(id);
+    boolean takeBackLeft(ChainId id) {
+        return readied.takeBackLeft(id);
     }
 
     /** {@link FailoverPreparation#notHeld}. */
