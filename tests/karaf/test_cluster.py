@@ -129,20 +129,26 @@ def chain_on(k):
     return json.loads(body) if status == 200 else None
 
 
-def placements_view(k):
-    """{"placements": [...], "readied": [...]} as node k reads them (readied: failover moves holding cores/tags)."""
-    status, body = k.http("GET", "/onos/metron/placements", timeout=20)
-    assert status == 200, (status, body)
-    return json.loads(body)
+def placements_view(k, retry_s=20):
+    """{"placements": [...], "readied": [...]} as node k reads them (readied: failover moves holding cores/tags). A
+    503 (the cluster store did not answer: a node was just killed, a store partition elects a new leader) is retried
+    for up to retry_s, as a client does; None when it still answers something else."""
+    deadline = time.time() + retry_s
+    while True:
+        status, body = k.http("GET", "/onos/metron/placements", timeout=20)
+        if status != 503 or time.time() > deadline:
+            break
+        time.sleep(1)
+    return json.loads(body) if status == 200 else None
 
 
 def active_on(k, server):
     """Whether node k reads the chain ACTIVE and placed on server (its placement, not a move readied there); the
-    two asked at once."""
+    two asked at once (an answer other than 200 counts as not yet)."""
     with ThreadPoolExecutor(2) as pool:
-        c, view = pool.map(lambda f: f(), (lambda: chain_on(k), lambda: placements_view(k)))
-    return bool(c and c.get("state") == "ACTIVE" and any(p["chain"] == CHAIN and p.get("server") == server
-                                                         for p in view["placements"]))
+        c, view = pool.map(lambda f: f(), (lambda: chain_on(k), lambda: placements_view(k, retry_s=0)))
+    return bool(c and c.get("state") == "ACTIVE" and view and any(
+        p["chain"] == CHAIN and p.get("server") == server for p in view["placements"]))
 
 
 def leaderboard(k, full=False):
@@ -726,57 +732,58 @@ def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readi
                      and d["available"], timeout=30, interval=0.2)
         owner = None
     assert owner is not None and owner.killed, "the owner never readied the move before its failover deadline"
-    text = log_since(owner, offset)
-    print(f"agent of {hosting} killed; owner {owner} killed {(t_kill - t0) * 1000:.0f} ms later, after it readied "
-          f"the move on {other}: {[l[-140:] for l in text.splitlines() if CHAIN in l or hosting in l][-4:]}")
-    assert not moving.search(text) and "moved off lost server" not in text, (
-        f"the owner's deadline passed before it was killed: not the case this test is about\n{text[-2000:]}")
-    survivors = [n for n in cluster.nodes if not n.killed]
-
-    wait_for(f"{CHAIN} ACTIVE on {other} on every survivor", lambda: all(active_on(n.karaf, other)
-                                                                        for n in survivors),
-             timeout=TAKEOVER_WAIT_S + 30, interval=0.2)
-    ms = (time.time() - t0) * 1000
-    new = leader(cluster)
-    print(f"{CHAIN} ACTIVE on {other} on every survivor {ms:.0f} ms after the agent's kill; {new} acts for it")
-    time.sleep(3)  # a second deployment, a late call of the dead owner, would show by now
-    k = survivors[0].karaf
-    # moved by the new owner alone, once, after it took back what the dead owner had readied
-    movers = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)} moved off lost server", t0)
-    taken = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)}: its move readied on {re.escape(other)} taken back",
-                          t0)
-    print(f"moved by {list(movers)}; the readied move taken back by {list(taken)}: "
-          f"{[l[-200:] for v in taken.values() for _, l in v]}")
-    assert list(movers) == [new] and len(movers[new]) == 1, f"not moved once by the new owner {new}: {movers}"
-    assert list(taken) == [new], f"the dead owner's readied move was not taken back by {new}: {taken}"
-    # one pipeline of it on the agents (each agent's report of its cores): on the other server, none elsewhere
-    for n in survivors:
-        assert chain_cores(n.karaf, other) and len(chain_cores(n.karaf, other)) == 1, metron_servers(n.karaf)
-        assert chain_cores(n.karaf, hosting) == [], metron_servers(n.karaf)
-        assert chain_on(n.karaf)["state"] == "ACTIVE", chain_on(n.karaf)
-    # nothing claimed for a move: no readied placement, the chain's tags exactly its placement's, on the other
-    view = placements_view(k)
-    assert view["readied"] == [], f"a move is still readied (its cores held): {view['readied']}"
-    placed = next(p for p in view["placements"] if p["chain"] == CHAIN)
-    tags = [t for t in json.loads(k.http("GET", "/onos/metron/tags")[1])["tags"] if t["chain"] == CHAIN]
-    print(f"placement {json.dumps(placed)[:300]}; tags {tags}")
-    as_tag = [json.dumps({x: v for x, v in t.items() if x not in ("server", "nic", "chain", "groupId")},
-                         sort_keys=True) for t in tags]
-    assert sorted(json.dumps(g["tag"], sort_keys=True) for g in placed["groups"]) == sorted(as_tag), (placed, tags)
-    assert all(t["server"] == other for t in tags), tags
-    assert not in_progress(k), f"an operation is journalled: {in_progress(k)}"
-    # the switches: the chain's rules once, the same on every survivor and in OVS; packets through it
-    assert rules(k, SW1) and not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
-    for n in survivors:
-        assert (rules(n.karaf, SW1), rules(n.karaf, SW2)) == (rules(k, SW1), rules(k, SW2))
-    assert_ovs_holds_the_rules(cluster, k)
-    cluster.net.assert_traffic("after the owner died during the agent's failover deadline")
-    # back as the next tests want it: both agents, three nodes
-    servers[servers.index(agent)] = agent.restart()
-    for n in survivors:
-        wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting)) and d["available"],
-                 timeout=30, interval=0.2)
-    rejoin(cluster, owner)
+    try:
+        text = log_since(owner, offset)
+        print(f"agent of {hosting} killed; owner {owner} killed {(t_kill - t0) * 1000:.0f} ms later, after it readied "
+              f"the move on {other}: {[l[-140:] for l in text.splitlines() if CHAIN in l or hosting in l][-4:]}")
+        assert not moving.search(text) and "moved off lost server" not in text, (
+            f"the owner's deadline passed before it was killed: not the case this test is about\n{text[-2000:]}")
+        survivors = [n for n in cluster.nodes if not n.killed]
+        wait_for(f"{CHAIN} ACTIVE on {other} on every survivor",
+                 lambda: all(active_on(n.karaf, other) for n in survivors), timeout=TAKEOVER_WAIT_S + 30, interval=0.2)
+        ms = (time.time() - t0) * 1000
+        new = leader(cluster)
+        print(f"{CHAIN} ACTIVE on {other} on every survivor {ms:.0f} ms after the agent's kill; {new} acts for it")
+        time.sleep(3)  # a second deployment, a late call of the dead owner, would show by now
+        k = survivors[0].karaf
+        # moved by the new owner alone, once, after it took back what the dead owner had readied
+        movers = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)} moved off lost server", t0)
+        taken = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)}: its move readied on {re.escape(other)} "
+                                       r"taken back", t0)
+        print(f"moved by {list(movers)}; the readied move taken back by {list(taken)}: "
+              f"{[l[-200:] for v in taken.values() for _, l in v]}")
+        assert list(movers) == [new] and len(movers[new]) == 1, f"not moved once by the new owner {new}: {movers}"
+        assert list(taken) == [new], f"the dead owner's readied move was not taken back by {new}: {taken}"
+        # one pipeline of it on the agents (each agent's report of its cores): on the other server, none elsewhere
+        for n in survivors:
+            assert chain_cores(n.karaf, other) and len(chain_cores(n.karaf, other)) == 1, metron_servers(n.karaf)
+            assert chain_cores(n.karaf, hosting) == [], metron_servers(n.karaf)
+            assert chain_on(n.karaf)["state"] == "ACTIVE", chain_on(n.karaf)
+        # nothing claimed for a move: no readied placement, the chain's tags exactly its placement's, on the other
+        view = placements_view(k)
+        assert view["readied"] == [], f"a move is still readied (its cores held): {view['readied']}"
+        placed = next(p for p in view["placements"] if p["chain"] == CHAIN)
+        tags = [t for t in json.loads(k.http("GET", "/onos/metron/tags")[1])["tags"] if t["chain"] == CHAIN]
+        print(f"placement {json.dumps(placed)[:300]}; tags {tags}")
+        as_tag = [json.dumps({x: v for x, v in t.items() if x not in ("server", "nic", "chain", "groupId")},
+                             sort_keys=True) for t in tags]
+        placed_tags = sorted(json.dumps(g["tag"], sort_keys=True) for g in placed["groups"])
+        assert placed_tags == sorted(as_tag), (placed, tags)
+        assert all(t["server"] == other for t in tags), tags
+        assert not in_progress(k), f"an operation is journalled: {in_progress(k)}"
+        # the switches: the chain's rules once, the same on every survivor and in OVS; packets through it
+        assert rules(k, SW1) and not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+        for n in survivors:
+            assert (rules(n.karaf, SW1), rules(n.karaf, SW2)) == (rules(k, SW1), rules(k, SW2))
+        assert_ovs_holds_the_rules(cluster, k)
+        cluster.net.assert_traffic("after the owner died during the agent's failover deadline")
+    finally:
+        # back as the next tests want it, whatever happened here: both agents, three nodes
+        servers[servers.index(agent)] = agent.restart()
+        for n in cluster.alive():
+            wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting))
+                     and d["available"], timeout=30, interval=0.2)
+        rejoin(cluster, owner)
 
 
 # --------------------------------------------------------------------------------------------------- split
