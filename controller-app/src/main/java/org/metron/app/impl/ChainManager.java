@@ -21,6 +21,7 @@ import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledState;
+import org.metron.app.store.PreparedMoveRecord;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.onosproject.net.DeviceId;
@@ -564,7 +565,7 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     @Override
     public Collection<Placement> readied() {
-        return store.prepared().snapshot().values().stream().map(org.metron.app.store.PreparedMoveRecord::placement)
+        return store.prepared().snapshot().values().stream().map(PreparedMoveRecord::placement)
                 .sorted(Comparator.comparing(p -> p.chainId().toString())).collect(Collectors.toList());
     }
 
