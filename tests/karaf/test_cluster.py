@@ -39,7 +39,11 @@ for the chain SIGKILLed while packets stream through the chain: the chain ACTIVE
 acting for it, nothing redeployed, the dead node's switch connections gone and a survivor MASTER, the switches'
 flows unchanged, the packets lost across the kill counted (bench/results/cluster_node_kill_packets_lost.json; bound
 NODE_KILL_LOSS_BOUND); that node restarted: nothing duplicated, its connections back (EQUAL), the flows OVS holds
-(dump-flows) the same, each once; the owner's split interrupted (the other agent SIGSTOPped so the scale-out hangs
+(dump-flows) the same, each once; the agent running the chain SIGKILLed and its owner node SIGKILLed once it readied
+the move on the other server, before its failover deadline: the next owner takes back what the dead one readied and
+moves the chain once (ACTIVE there on every survivor, one pipeline of it, no move left readied, its tags its
+placement's, nothing journalled, no rule twice, packets through), then agent and node started again; the owner's split
+interrupted (the other agent SIGSTOPped so the scale-out hangs
 in its first agent call, the owner node SIGKILLed, the agent resumed): the next owner finishes or rolls back the
 journalled operation (journal empty, chain ACTIVE, each class or class part in one group on one core, no orphan
 pipeline, no rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on
@@ -123,6 +127,28 @@ def alive(cluster):
 def chain_on(k):
     status, body = k.http("GET", f"/onos/metron/chains/{CHAIN}", timeout=20)
     return json.loads(body) if status == 200 else None
+
+
+def placements_view(k, retry_s=20):
+    """{"placements": [...], "readied": [...]} as node k reads them (readied: failover moves holding cores/tags). A
+    503 (the cluster store did not answer: a node was just killed, a store partition elects a new leader) is retried
+    for up to retry_s, as a client does; None when it still answers something else."""
+    deadline = time.time() + retry_s
+    while True:
+        status, body = k.http("GET", "/onos/metron/placements", timeout=20)
+        if status != 503 or time.time() > deadline:
+            break
+        time.sleep(1)
+    return json.loads(body) if status == 200 else None
+
+
+def active_on(k, server):
+    """Whether node k reads the chain ACTIVE and placed on server (its placement, not a move readied there); the
+    two asked at once (an answer other than 200 counts as not yet)."""
+    with ThreadPoolExecutor(2) as pool:
+        c, view = pool.map(lambda f: f(), (lambda: chain_on(k), lambda: placements_view(k, retry_s=0)))
+    return bool(c and c.get("state") == "ACTIVE" and view and any(
+        p["chain"] == CHAIN and p.get("server") == server for p in view["placements"]))
 
 
 def leaderboard(k, full=False):
@@ -440,6 +466,28 @@ def failover_breakdown(cluster, roles, server, t0):
     return out
 
 
+def seen_on_every_node(nodes, check, t0, timeout):
+    """Polls each node on a thread of its own, back to back, until check(node's karaf) holds there: {node id: (ms
+    after t0 when the answer that showed it arrived, ms after t0 when that poll's questions were sent)}, None for a
+    node where it did not hold within timeout. No node waits for another's answer: a round across all nodes (as
+    before) counted the slowest node's lag once per round and the sleep between rounds."""
+    end = t0 + timeout
+
+    def poll(n):
+        while time.time() < end:
+            asked = time.time()
+            try:
+                ok = check(n.karaf)
+            except Exception:  # noqa: BLE001 (a node busy or restarting answers nothing this time)
+                ok = False
+            if ok:
+                return (time.time() - t0) * 1000, (asked - t0) * 1000
+            time.sleep(0.02)
+        return None
+    with ThreadPoolExecutor(len(nodes)) as pool:
+        return dict(zip([n.id for n in nodes], pool.map(poll, nodes)))
+
+
 def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_probed_by_one_node(cluster, servers):
     k = cluster.alive()[0].karaf
     # while all nodes run (the killed one rejoins later): each agent is asked for liveness by its master only
@@ -453,22 +501,14 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_prob
     t0 = time.time()
     agent.kill()
 
-    def moved_on(kk):
-        c = chain_on(kk)
-        return bool(c and c.get("state") == "ACTIVE" and other in json.dumps(
-            json.loads(kk.http("GET", "/onos/metron/placements")[1])))
-
-    def moved():
-        # every node asked at once: one REST round of lag on the loaded machine, not one per node and question
-        with ThreadPoolExecutor(len(alive(cluster))) as pool:
-            return all(pool.map(moved_on, alive(cluster)))
-    try:
-        wait_for(f"{CHAIN} ACTIVE on {other}", moved, timeout=90, interval=0.1)
-    except AssertionError:
-        write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s")
-        raise
-    ms = (time.time() - t0) * 1000
-    print(f"agent of {hosting} killed: {CHAIN} ACTIVE on {other} after {ms:.0f} ms (read on every node)")
+    seen = seen_on_every_node(cluster.alive(), lambda kk: active_on(kk, other), t0, timeout=90)
+    if None in seen.values():
+        write_result("agent_failover_ms", None, 3000, note=f"{CHAIN} not ACTIVE on {other} within 90 s on "
+                     f"{[n for n, v in seen.items() if v is None]}")
+        raise AssertionError(f"{CHAIN} not ACTIVE on {other} within 90 s: {seen}")
+    ms = max(answered for answered, _ in seen.values())
+    print(f"agent of {hosting} killed: {CHAIN} ACTIVE on {other} after {ms:.0f} ms (read on every node; per node, "
+          f"the answer that showed it and when its questions were sent: {seen})")
     time.sleep(3)  # a second node handling it would show by now
     steps = failover_breakdown(cluster, roles, hosting, t0)
     print("failover breakdown (ms after the kill, from karaf.log):\n" + "\n".join(
@@ -477,7 +517,10 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_prob
     account = re.search(r"\(.*\)\s*$", steps[-1][3])
     write_result("agent_failover_ms", ms, 3000,
                  note="; ".join(f"{w} ({n}) {t} ms" for w, n, t, _ in steps if t is not None)
-                 + (f"; the move: {account.group(0)}" if account else ""))
+                 + (f"; the move: {account.group(0)}" if account else "")
+                 + "; seen ACTIVE on the other server, per node (ms after the kill, each node polled on its own "
+                   "thread, back to back): " + ", ".join(f"{n} answered {a:.0f} (asked at {q:.0f})"
+                                                          for n, (a, q) in seen.items()))
     # handled exactly once: the device's master found the agent dead first (the node it hands the role to when it
     # gives it up, as ONOS's DeviceManager does on a disconnect, probes once and finds it dead too); the chain's
     # owner alone moved the chain
@@ -589,13 +632,8 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
 
 
 # --------------------------------------------------------------------------------------------------- node rejoins
-def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
-    victim = next((n for n in cluster.nodes if n.killed), None)
-    if victim is None:
-        pytest.skip("no node was killed (the takeover test did not get that far)")
-    k = cluster.alive()[0].karaf
-    before = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
-    held = ovs_rules(cluster)
+def rejoin(cluster, victim):
+    """Starts the killed node again and waits until it reads the chain and knows every device."""
     t0 = time.time()
     victim.restart()
     print(f"{victim} ready again after {time.time() - t0:.1f} s")
@@ -615,6 +653,16 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     for did in cluster.devices:
         wait_for(f"{did} known on {victim}", lambda d=did: device(victim.karaf, d), timeout=60)
     print(f"{victim}: chain readable and every device known {time.time() - t0:.1f} s after its restart")
+
+
+def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
+    victim = next((n for n in cluster.nodes if n.killed), None)
+    if victim is None:
+        pytest.skip("no node was killed (the takeover test did not get that far)")
+    k = cluster.alive()[0].karaf
+    before = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
+    held = ovs_rules(cluster)
+    rejoin(cluster, victim)
     time.sleep(5)  # whatever the rejoined node would deploy, give it time to show
     after = {s: chain_cores(k, s) for s in cluster.chain_servers}, rules(k, SW1), rules(k, SW2)
     assert after == before, "the rejoined node changed the deployment"
@@ -623,6 +671,119 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     # the real switches: the rejoined node connected again (EQUAL), the same flows, each once
     assert_switch_roles(cluster, k)
     assert assert_ovs_holds_the_rules(cluster, victim.karaf) == held, "the switches' flows changed at the rejoin"
+
+
+# --------------------------------------------------------------------------------------------------- owner killed
+# during an agent's failover deadline
+def log_since(node, offset):
+    """What node's karaf.log gained after byte offset (read as it is written: the test reacts within ~10 ms)."""
+    with open(node.karaf.log_file, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
+
+
+def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readied_and_the_chain_moves_once(
+        cluster, servers):
+    """The agent running the chain SIGKILLed; as soon as the chain's owner has readied the move on the other server
+    (its karaf.log: "Chain ... prepared on <other>": pipeline up there, tags claimed, cores held, traffic untouched)
+    and before its failover deadline passes, the owner node is SIGKILLed. The next owner takes back what the dead
+    one readied (its record in the store) and moves the chain itself: the chain ends ACTIVE on the other server on
+    every survivor, one pipeline of it on that agent (the agent's own report of its cores), moved by one node once,
+    no move left readied (no core held for it), the chain's tags its placement's alone, no operation journalled, no
+    switch rule twice, packets through. The agent and the node are then started again."""
+    if len(cluster.alive()) < 3:
+        pytest.skip("needs the three nodes (the rejoin test restarts the node the takeover test killed)")
+    k = cluster.alive()[0].karaf
+    wait_for(f"{CHAIN} ACTIVE", lambda: (c := chain_on(k)) and c["state"] == "ACTIVE", timeout=60)
+    owner = None
+    for attempt in range(3):
+        cores = {s: chain_cores(k, s) for s in cluster.chain_servers}
+        hosting = next((s for s, c in cores.items() if c), None)
+        assert hosting, f"the chain runs on no agent: {cores}"
+        other = next(s for s in cluster.chain_servers if s != hosting)
+        agent = next(a for a in servers if f"metron:{a.address}" == hosting)
+        acting = leader(cluster)
+        assert acting, f"no node leads {TOPIC}"
+        owner = next(n for n in cluster.nodes if n.id == acting)
+        offset = owner.karaf.log_file.stat().st_size
+        readied = f"Chain {CHAIN} prepared on {other} "
+        moving = re.compile(rf"Metron server {re.escape(hosting)} unavailable for \d+ ms, moving")
+        t0 = time.time()
+        agent.kill()
+        seen = ""
+        while time.time() < t0 + 20 and not seen:
+            text = log_since(owner, offset)
+            if moving.search(text):
+                seen = "moving"  # the deadline passed before the owner logged a readied move
+            elif readied in text:
+                owner.kill()
+                seen = "readied"
+            else:
+                time.sleep(0.01)
+        t_kill = time.time()
+        if seen == "readied":
+            break
+        # not readied in time (a loaded machine): this failover runs its course; the agent back, then again
+        print(f"attempt {attempt + 1}: the owner {owner} did not log a readied move before its deadline ({seen!r})")
+        wait_for(f"{CHAIN} ACTIVE on {other}", lambda: active_on(k, other), timeout=60, interval=0.5)
+        servers[servers.index(agent)] = agent.restart()
+        for n in cluster.alive():
+            wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting))
+                     and d["available"], timeout=30, interval=0.2)
+        owner = None
+    assert owner is not None and owner.killed, "the owner never readied the move before its failover deadline"
+    try:
+        text = log_since(owner, offset)
+        print(f"agent of {hosting} killed; owner {owner} killed {(t_kill - t0) * 1000:.0f} ms later, after it readied "
+              f"the move on {other}: {[l[-140:] for l in text.splitlines() if CHAIN in l or hosting in l][-4:]}")
+        assert not moving.search(text) and "moved off lost server" not in text, (
+            f"the owner's deadline passed before it was killed: not the case this test is about\n{text[-2000:]}")
+        survivors = [n for n in cluster.nodes if not n.killed]
+        wait_for(f"{CHAIN} ACTIVE on {other} on every survivor",
+                 lambda: all(active_on(n.karaf, other) for n in survivors), timeout=TAKEOVER_WAIT_S + 30, interval=0.2)
+        ms = (time.time() - t0) * 1000
+        new = leader(cluster)
+        print(f"{CHAIN} ACTIVE on {other} on every survivor {ms:.0f} ms after the agent's kill; {new} acts for it")
+        time.sleep(3)  # a second deployment, a late call of the dead owner, would show by now
+        k = survivors[0].karaf
+        # moved by the new owner alone, once, after it took back what the dead owner had readied
+        movers = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)} moved off lost server", t0)
+        taken = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)}: its move readied on {re.escape(other)} "
+                                       r"taken back", t0)
+        print(f"moved by {list(movers)}; the readied move taken back by {list(taken)}: "
+              f"{[l[-200:] for v in taken.values() for _, l in v]}")
+        assert list(movers) == [new] and len(movers[new]) == 1, f"not moved once by the new owner {new}: {movers}"
+        assert list(taken) == [new], f"the dead owner's readied move was not taken back by {new}: {taken}"
+        # one pipeline of it on the agents (each agent's report of its cores): on the other server, none elsewhere
+        for n in survivors:
+            assert chain_cores(n.karaf, other) and len(chain_cores(n.karaf, other)) == 1, metron_servers(n.karaf)
+            assert chain_cores(n.karaf, hosting) == [], metron_servers(n.karaf)
+            assert chain_on(n.karaf)["state"] == "ACTIVE", chain_on(n.karaf)
+        # nothing claimed for a move: no readied placement, the chain's tags exactly its placement's, on the other
+        view = placements_view(k)
+        assert view["readied"] == [], f"a move is still readied (its cores held): {view['readied']}"
+        placed = next(p for p in view["placements"] if p["chain"] == CHAIN)
+        tags = [t for t in json.loads(k.http("GET", "/onos/metron/tags")[1])["tags"] if t["chain"] == CHAIN]
+        print(f"placement {json.dumps(placed)[:300]}; tags {tags}")
+        as_tag = [json.dumps({x: v for x, v in t.items() if x not in ("server", "nic", "chain", "groupId")},
+                             sort_keys=True) for t in tags]
+        placed_tags = sorted(json.dumps(g["tag"], sort_keys=True) for g in placed["groups"])
+        assert placed_tags == sorted(as_tag), (placed, tags)
+        assert all(t["server"] == other for t in tags), tags
+        assert not in_progress(k), f"an operation is journalled: {in_progress(k)}"
+        # the switches: the chain's rules once, the same on every survivor and in OVS; packets through it
+        assert rules(k, SW1) and not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+        for n in survivors:
+            assert (rules(n.karaf, SW1), rules(n.karaf, SW2)) == (rules(k, SW1), rules(k, SW2))
+        assert_ovs_holds_the_rules(cluster, k)
+        cluster.net.assert_traffic("after the owner died during the agent's failover deadline")
+    finally:
+        # back as the next tests want it, whatever happened here: both agents, three nodes
+        servers[servers.index(agent)] = agent.restart()
+        for n in cluster.alive():
+            wait_for(f"{hosting} available again on {n}", lambda kk=n.karaf: (d := device(kk, hosting))
+                     and d["available"], timeout=30, interval=0.2)
+        rejoin(cluster, owner)
 
 
 # --------------------------------------------------------------------------------------------------- split

@@ -76,6 +76,14 @@ public interface MetronService {
 
     Optional<Placement> placement(ChainId id);
 
+    /**
+     * The placements readied on spare servers for failover moves while a lost server's deadline runs, by any
+     * controller instance: their cores and tags are held until the move records the chain's placement or the move
+     * is taken back (the server answered again, the chain was deleted, or its owner stopped and the next one took it
+     * back).
+     */
+    Collection<Placement> readied();
+
     Collection<TagAllocation> tags();
 
     /** Every known server, each queried once for resources and load. */

@@ -2,6 +2,7 @@ package org.metron.app.impl;
 
 
 import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.agent.v1.NicRule;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
@@ -19,6 +20,7 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledState;
+import org.metron.app.store.PreparedMoveRecord;
 import org.metron.synth.ClassGroup;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
@@ -33,7 +35,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.stream.Collectors;
 
 import static org.metron.app.api.Deployments.egress;
@@ -59,12 +61,16 @@ final class ChainBringUp {
     private final SharedIngressCheck ingress;
     private final ChainTeardown teardown;
     private final ChainReroute reroutes;
-    /** Cores held by this instance's prepared failover moves, per server ({@link PreparedMoves}). */
-    private final Function<DeviceId, Set<Integer>> held;
+    /**
+     * Cores held on a server by the failover moves readied there (by any instance, {@link PreparedMoves}) for chains
+     * other than the one given (null: all).
+     */
+    private final BiFunction<DeviceId, ChainId, Set<Integer>> held;
 
     ChainBringUp(ChainStore store, ServerRegistry servers, PlacementEngine placement, TagAllocator tags,
                  RulePlanner planner, Deployer deployer, Synthesis synthesis, ChainCompilers compilers,
-                 ChainTeardown teardown, ChainReroute reroutes, Function<DeviceId, Set<Integer>> held) {
+                 ChainTeardown teardown, ChainReroute reroutes,
+                 BiFunction<DeviceId, ChainId, Set<Integer>> held) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.placement = Objects.requireNonNull(placement);
@@ -170,16 +176,17 @@ final class ChainBringUp {
 
     /**
      * Readies {@code chain}'s move off its lost server {@code from} while the failover deadline runs: chooses a
-     * server with {@code pe} (which leaves {@code from} out), claims tags, has {@code reserve} hold the cores (under
-     * the reservation lock, so no bring-up of this instance takes them), starts the NIC rules and pipeline on the
-     * spare's agent and plans the switch rules, installing none: traffic still goes where the chain is placed
-     * ({@code was}). Caller holds the chain's lock.
+     * server with {@code pe} (which leaves {@code from} out), claims tags, has {@code reserve} record the move (under
+     * the reservation lock, before the spare's agent is asked for anything: its cores are then held for every
+     * instance, and a next owner finds what to take back), starts the NIC rules and pipeline on the spare's agent
+     * and plans the switch rules, installing none: traffic still goes where the chain is placed ({@code was}). Caller
+     * holds the chain's lock.
      *
      * @throws MetronException when no server can take the chain or the spare's agent refused it (nothing is left:
-     *                         tags released, the agent's part undone; {@code reserve}'s hold is the caller's)
+     *                         tags released, the agent's part undone; {@code reserve}'s record is the caller's)
      */
     PreparedMove prepareMove(Chain chain, ChainCompiler compiler, PlacementEngine pe, Placement was, DeviceId from,
-                             Consumer<Placement> reserve) {
+                             Consumer<PreparedMoveRecord> reserve) {
         ChainId id = chain.id();
         Deployment d = chain.deployment();
         long t0 = System.nanoTime();
@@ -187,6 +194,8 @@ final class ChainBringUp {
         OffloadChoice oc;
         Placement p;
         List<Tag> claimed;
+        List<NicRule> nicRules;
+        PreparedMoveRecord record;
         synchronized (store.reservationLock()) {
             sc = pe.chooseServer(id, d, d.cpuCores(), this::reservedCores, compiler.flowStateDemand());
             oc = pe.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(), compiler);
@@ -197,11 +206,19 @@ final class ChainBringUp {
             claimed = tags.allocate(sc.server().id(), sc.nic(), d.tagType(), id,
                     markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds, sc.tagsInUse());
             p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
-            reserve.accept(p);
+            nicRules = sc.nicRules() ? AgentRequests.nicRules(id, p) : List.of();
+            record = new PreparedMoveRecord(id, from, p, claimed, nicRules.stream().map(NicRule::getId)
+                    .collect(Collectors.toList()));
+            try {
+                reserve.accept(record);
+            } catch (RuntimeException e) {
+                tags.release(id, claimed); // not recorded (the store did not answer): nothing of it is left
+                throw e;
+            }
         }
         long tChosen = System.nanoTime();
-        Deployer.ServerStart started = deployer.start(id, sc.server(), sc.nicRules() ? AgentRequests.nicRules(id, p)
-                : List.of(), AgentRequests.pipeline(id, p, oc.compiled(), claimed.get(0)));
+        Deployer.ServerStart started = deployer.start(id, sc.server(), nicRules, AgentRequests.pipeline(id, p,
+                oc.compiled(), claimed.get(0)));
         try {
             DeploymentPlan plan = planner.plan(id, d, p, Optional.of(sc.server()), sc.nicRules(), oc, claimed.get(0));
             boolean running = started.ready();
@@ -210,7 +227,7 @@ final class ChainBringUp {
                     + "claimed {} ms, then pipeline {} and {} switch rules planned {} ms)", id, sc.server().id(),
                     p.cores(), took, from, ms(t0, tChosen), running ? "running" : "starting", plan.ruleCount(),
                     ms(tChosen, System.nanoTime()));
-            return new PreparedMove(id, from, was, p, oc, plan, started, claimed, compiler, took);
+            return new PreparedMove(record, was, oc, plan, started, compiler, took);
         } catch (RuntimeException e) {
             List<String> left = started.abandon();
             tags.release(id, claimed);
@@ -371,7 +388,7 @@ final class ChainBringUp {
 
     /** Cores promised to placed chains other than {@code chain} (null: all), per server. */
     private Set<Integer> reservedCoresExcept(DeviceId server, ChainId chain) {
-        Set<Integer> out = new HashSet<>(held.apply(server));
+        Set<Integer> out = new HashSet<>(held.apply(server, chain));
         store.placements().snapshot().values().stream().filter(p -> p.server().map(server::equals).orElse(false))
                 .filter(p -> !p.chainId().equals(chain)).forEach(p -> out.addAll(p.cores()));
         return out;

@@ -18,6 +18,7 @@ import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledState;
+import org.metron.app.store.PreparedMoveRecord;
 import org.metron.synth.CompiledChain;
 import org.metron.synth.TargetProfile;
 import org.onosproject.net.DeviceId;
@@ -81,7 +82,7 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.removal = teardown.removal();
         this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
                 dataPlane);
-        this.prepared = new PreparedMoves(tags);
+        this.prepared = new PreparedMoves(store.prepared());
         this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
                 teardown, reroutes, prepared::heldCores);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers,
@@ -304,6 +305,24 @@ public final class ChainManager implements MetronService, CompiledChains {
         lost.settle(server);
     }
 
+    /**
+     * Takes back a failover move an owner that stopped during the deadline readied for {@code id} and left recorded
+     * (its pipeline and NIC rules on the spare, its tags, its cores): this instance owns the chain now and does not
+     * hold the move. Caller holds the chain's lock ({@link ChainReconciler}).
+     */
+    void takeBackLeftMove(ChainId id) {
+        lost.takeBackLeft(id);
+    }
+
+    /**
+     * The chains with a failover move recorded that this instance does not hold: another owner's, or one left by an
+     * owner that stopped, which the chain's owner takes back when it reconciles the chain ({@link ChainOwnership}
+     * asks on its sweeps).
+     */
+    public Set<ChainId> leftFailoverMoves() {
+        return lost.notHeld();
+    }
+
     /** {@link #serverLost} for one chain, caller holding its lock ({@link LostServer#moveOff}). */
     boolean moveOff(ChainId id, DeviceId server) {
         return lost.moveOff(id, server);
@@ -417,6 +436,12 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Optional<Placement> placement(ChainId id) {
         return store.placements().get(id).map(Versioned::value);
+    }
+
+    @Override
+    public Collection<Placement> readied() {
+        return store.prepared().snapshot().values().stream().map(PreparedMoveRecord::placement)
+                .sorted(Comparator.comparing(p -> p.chainId().toString())).collect(Collectors.toList());
     }
 
     @Override

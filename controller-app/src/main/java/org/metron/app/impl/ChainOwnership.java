@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Makes the owner of each chain finish what the operator asked of it, whoever received the request and whichever
@@ -29,7 +30,9 @@ import java.util.function.LongSupplier;
  * snapshot of the map ({@link #SWEEP_MS}) finds what events can miss (a listener added after a write, an event
  * lost with a node). A chain left in the same unsettled state by a try (its agent is dead, say) is tried again
  * after a delay that doubles from {@link #FIRST_RETRY_MS} up to {@link #MAX_BACKOFF_MS}: a dead device costs a call
- * now and then, not one per write of the chain.
+ * now and then, not one per write of the chain. A settled chain whose owner still has something of another owner's
+ * to take back ({@code leftOver}: a failover move an owner that stopped readied, {@link FailoverPreparation}) is
+ * handed to {@code reconcile} by the sweeps the same way, until nothing of it is left.
  * Both hosts run it: in the embedded host, whose one instance owns everything, its first sweep picks up what the
  * previous run of the host left unfinished.
  */
@@ -44,6 +47,7 @@ public final class ChainOwnership implements AutoCloseable {
     private final MetronMap<ChainId, Chain> chains;
     private final Leadership leadership;
     private final Consumer<ChainId> reconcile;
+    private final Supplier<Set<ChainId>> leftOver;
     private final LongSupplier clock;
     private final Set<ChainId> joined = ConcurrentHashMap.newKeySet();
     /** Per unsettled chain: the state it was left in (ordinal), when to try again and the delay after that. */
@@ -66,9 +70,19 @@ public final class ChainOwnership implements AutoCloseable {
      */
     public ChainOwnership(MetronMap<ChainId, Chain> chains, Leadership leadership, Consumer<ChainId> reconcile,
                           LongSupplier clock) {
+        this(chains, leadership, reconcile, Set::of, clock);
+    }
+
+    /**
+     * @param leftOver the chains with something of another owner's left for their owner to take back (read once a
+     *                 sweep): {@link ChainManager#leftFailoverMoves}
+     */
+    public ChainOwnership(MetronMap<ChainId, Chain> chains, Leadership leadership, Consumer<ChainId> reconcile,
+                          Supplier<Set<ChainId>> leftOver, LongSupplier clock) {
         this.chains = Objects.requireNonNull(chains);
         this.leadership = Objects.requireNonNull(leadership);
         this.reconcile = Objects.requireNonNull(reconcile);
+        this.leftOver = Objects.requireNonNull(leftOver);
         this.clock = Objects.requireNonNull(clock);
     }
 
@@ -107,7 +121,8 @@ public final class ChainOwnership implements AutoCloseable {
                 }
             }
             long t = clock.getAsLong();
-            now.values().forEach(c -> consider(c, t));
+            Set<ChainId> left = leftOver.get();
+            now.values().forEach(c -> consider(c, t, left.contains(c.id())));
         } catch (RuntimeException e) {
             log.warn("Ownership sweep failed: {}", e.toString()); // the next sweep tries again
         }
@@ -124,7 +139,8 @@ public final class ChainOwnership implements AutoCloseable {
             if (joined.add(id)) {
                 leadership.join(id);
             }
-            consider(c.get(), clock.getAsLong());
+            // what is left of another owner is asked for only when a retry for it is due (not at every write)
+            consider(c.get(), clock.getAsLong(), retries.containsKey(id) && leftOver.get().contains(id));
         } catch (RuntimeException e) {
             log.warn("Chain {}: following its change failed: {}", id, e.toString()); // the sweep tries again
         }
@@ -137,9 +153,12 @@ public final class ChainOwnership implements AutoCloseable {
         leadership.release(id);
     }
 
-    /** Hands {@code c} to reconcile when its owner has work to do, this instance owns it, and its retry is due. */
-    private void consider(Chain c, long now) {
-        if (!needsOwner(c) && !unarmedHere(c.id())) {
+    /**
+     * Hands {@code c} to reconcile when its owner has work to do ({@code left}: something of another owner's to take
+     * back; or, {@link #rearming}, backups this instance has not computed), this instance owns it, and its retry is due.
+     */
+    private void consider(Chain c, long now, boolean left) {
+        if (!needsOwner(c) && !left && !unarmedHere(c.id())) {
             retries.remove(c.id());
         } else if (due(c, now) && leadership.actsFor(c.id())) {
             tryOnce(c.id());
@@ -177,7 +196,9 @@ public final class ChainOwnership implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Chain {}: reconciling failed: {}", id, e.toString());
         }
-        chains.get(id).map(Versioned::value).filter(ChainOwnership::needsOwner).ifPresentOrElse(c -> {
+        Optional<Chain> unsettled = chains.get(id).map(Versioned::value)
+                .filter(c -> needsOwner(c) || leftOver.get().contains(id));
+        unsettled.ifPresentOrElse(c -> {
             long[] before = retries.get(id);
             long delay = before == null || before[0] != c.state().ordinal() ? firstRetryMs
                     : Math.min(MAX_BACKOFF_MS, 2 * before[2]);

@@ -42,6 +42,8 @@ import java.util.stream.Collectors;
  * </ul>
  * A chain with an update recorded (a PUT another instance took, or one its stopped owner was applying) is updated
  * first, once it is not being brought up ({@link ChainManager#applyUpdate}): applied, or refused with the error.
+ * Before any of it, a failover move the previous owner readied and left recorded (it stopped during a lost server's
+ * deadline) is taken back ({@link FailoverPreparation#takeBackLeft}).
  * Idempotent: a second call finds the chain in a settled state.
  */
 final class ChainReconciler {
@@ -87,6 +89,9 @@ final class ChainReconciler {
     }
 
     private String reconcileLocked(ChainId id) {
+        // a failover move its previous owner readied and left (it stopped during the deadline) goes first: the
+        // chain is then moved from scratch if its server is still lost, never deployed twice
+        chains.takeBackLeftMove(id);
         Optional<Chain> stored = store.chains().get(id).map(Versioned::value);
         if (stored.isEmpty()) {
             return "nothing: no such chain";

@@ -8,16 +8,20 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.spi.Leadership;
+import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.InstalledState;
+import org.metron.app.store.PreparedMoveRecord;
+import org.metron.drivers.agent.AgentClient;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -27,12 +31,19 @@ import java.util.stream.Collectors;
 /**
  * A lost server's chains readied elsewhere while its failover deadline runs, and moved with what was readied when
  * it passes ({@link LostServer}). Suspected (its agent stopped answering): each chain this instance owns there,
- * not marked for removal, gets a {@link PreparedMove} on another server (chosen, tags claimed, pipeline up, switch
- * rules planned; traffic untouched). Back within the deadline: what was readied is taken back (the pipeline removed
- * from the spare, tags released) and the chain stays where it is, restart recovery restoring what its agent lost.
- * Deadline passed: the move installs the new switch rules (new before old: the old ones go after) and records the
- * chain's placement, installed rules, state and backups in one round of concurrent store writes; the old rules,
- * tags and armed backups are taken out after that, behind the traffic.
+ * not marked for removal, gets a {@link PreparedMove} on another server (chosen and recorded in the store, tags
+ * claimed, pipeline up, switch rules planned; traffic untouched). Back within the deadline: what was readied is
+ * taken back (the pipeline removed from the spare, tags released, the record removed) and the chain stays where it
+ * is, restart recovery restoring what its agent lost. Deadline passed: the move installs the new switch rules (new
+ * before old: the old ones go after) and records the chain's placement, installed rules, state and backups in one
+ * round of concurrent store writes; the old rules, tags and armed backups are taken out after that, behind the
+ * traffic.
+ *
+ * <p>An owner that stops during the deadline leaves its record: the instance that comes to own the chain finds a
+ * move it does not hold ({@link #takeBackLeft}, on taking the chain over, before it readies or moves the chain
+ * itself, and on its ownership sweeps while the record stays) and takes back what the record names, the same way
+ * an owner takes back its own ({@link #takeBack}); the chain is then moved from scratch if its server is still
+ * lost. One path, whoever readied the move.
  */
 final class FailoverPreparation {
     private static final Logger log = LoggerFactory.getLogger(FailoverPreparation.class);
@@ -92,9 +103,108 @@ final class FailoverPreparation {
         return moves.read(what);
     }
 
-    /** Takes back what was readied for {@code id} (the chain is deleted, say); caller holds the chain's lock. */
+    /**
+     * Takes back what was readied for {@code id} (the chain is deleted, say), by this instance or by an owner that
+     * stopped; caller owns the chain and holds its lock.
+     */
     void discard(ChainId id, String why) {
-        moves.take(id).ifPresent(m -> moves.discard(m, why));
+        Optional<PreparedMove> m = moves.take(id);
+        if (m.isPresent()) {
+            discard(m.get(), why);
+        } else {
+            moves.recorded(id).ifPresent(r -> takeBack(r, why + " (readied by an owner that stopped)"));
+        }
+    }
+
+    /**
+     * Takes back what an owner that stopped readied for {@code id} and left recorded, if anything: this instance
+     * came to own the chain (or restarted) and does not hold the move. Caller owns the chain and holds its lock.
+     *
+     * @return whether no such record is left (one the spare's agent could not clear stays, tried again later)
+     */
+    boolean takeBackLeft(ChainId id) {
+        if (moves.holds(id)) {
+            return true;
+        }
+        Optional<PreparedMoveRecord> r = moves.recorded(id);
+        r.ifPresent(x -> takeBack(x, "readied by an owner that stopped"));
+        return r.isEmpty() || moves.recorded(id).isEmpty();
+    }
+
+    /** The chains whose recorded move this instance does not hold (another owner's, or left by one that stopped). */
+    Set<ChainId> notHeld() {
+        return moves.notHeld();
+    }
+
+    /** Takes back what this instance readied in {@code m}, once the spare's agent has answered for it. */
+    private void discard(PreparedMove m, String why) {
+        moves.forget(m);
+        try {
+            m.start().ready(); // its calls end either way: what they did is removed below, as the record names it
+        } catch (MetronException e) {
+            log.debug("Chain {}: the readied start on {} had failed anyway: {}", m.id(), m.to(), e.getMessage());
+        }
+        takeBack(m.record(), why);
+    }
+
+    /**
+     * Takes back what the record {@code r} names: the pipeline and NIC rules on the spare (those still there), the
+     * tags claimed there, then the record (its cores free again). The chain itself is untouched: it never moved. A
+     * record whose move the chain's placement already records (its owner stopped after the move's writes) goes
+     * alone; the agent's part is left when the chain runs something on the spare now (its pipeline is named after the
+     * chain). What the agent could not remove keeps the record, for the chain's owner to try again. Caller owns the
+     * chain and holds its lock.
+     */
+    private void takeBack(PreparedMoveRecord r, String why) {
+        ChainId id = r.chainId();
+        Optional<Placement> now = store.placements().get(id).map(Versioned::value);
+        if (now.equals(Optional.of(r.placement()))) {
+            moves.release(id);
+            log.info("Chain {}: the move readied on {} is recorded as its placement: only its record goes", id,
+                    r.to());
+            return;
+        }
+        boolean onSpare = now.map(p -> p.server().equals(Optional.of(r.to())) || p.groups().stream()
+                .anyMatch(g -> g.server().equals(Optional.of(r.to())))).orElse(false);
+        List<String> left = onSpare ? List.of() : removeFromSpare(r);
+        if (!left.isEmpty()) {
+            log.warn("Chain {}: its move readied on {} not taken back ({}): {}; its record stays, tried again", id,
+                    r.to(), why, left);
+            return;
+        }
+        // the claims of the readied placement only: a tag is the chain's on one server at a time
+        List<Tag> claims = onSpare ? List.of() : tags.allocations().stream().filter(a -> a.chainId().equals(id)
+                && a.server().equals(r.to()) && r.tags().contains(a.tag())).map(TagAllocation::tag)
+                .collect(Collectors.toList());
+        tags.release(id, claims);
+        moves.release(id);
+        log.info("Chain {}: its move readied on {} taken back ({}): pipeline and NIC rules {}, tags {} released", id,
+                r.to(), why, onSpare ? "left (the chain runs there now)" : "removed", claims);
+    }
+
+    /** Removes the readied pipeline and NIC rules from the spare's agent, those still there; answers what is left. */
+    private List<String> removeFromSpare(PreparedMoveRecord r) {
+        Optional<MetronServer> spare = servers.server(r.to());
+        if (spare.isEmpty()) {
+            return List.of("server " + r.to() + " not registered");
+        }
+        AgentClient agent = spare.get().agent();
+        List<String> left = new ArrayList<>();
+        try {
+            deployer.calls().await(AgentCalls.removePipelinePresent(agent, r.chainId().name()), "removing pipeline "
+                    + r.chainId() + " from agent " + agent.target());
+        } catch (MetronException e) {
+            left.add(e.getMessage());
+        }
+        if (!r.nicRuleIds().isEmpty()) {
+            try {
+                deployer.calls().await(AgentCalls.removeNicRulesPresent(agent, r.nicRuleIds()), "removing NIC rules "
+                        + r.nicRuleIds() + " from agent " + agent.target());
+            } catch (MetronException e) {
+                left.add(e.getMessage());
+            }
+        }
+        return left;
     }
 
     /** Takes back what was readied off {@code server} and not used (the chain changed meanwhile). */
@@ -126,10 +236,15 @@ final class FailoverPreparation {
      * {@code server}; caller holds its lock.
      */
     private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
+        if (!takeBackLeft(id)) {
+            return; // an owner that stopped readied it and what it left is still there: nothing readied over it
+        }
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        // a deleted chain (REMOVING) is never readied, nor one readied already
+        // a deleted chain (REMOVING) is never readied, nor one readied already, nor one that left the server since
+        // the snapshot (its owner moved it meanwhile: its pipeline and NIC rules on a spare are the chain's own)
         if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
-                .anyMatch(m -> m.id().equals(id))) {
+                .anyMatch(m -> m.id().equals(id)) || !store.placements().get(id).map(Versioned::value)
+                .equals(Optional.of(seen))) {
             return;
         }
         Chain c = chain.get();
@@ -137,7 +252,7 @@ final class FailoverPreparation {
             PreparedMove m = bringUps.prepareMove(c, compilers.of(c), others, seen, server, moves::hold);
             moves.keep(m);
             if (!moves.suspected(server)) {
-                moves.discard(m, "server " + server + " answered again while it was readied");
+                discard(m, "server " + server + " answered again while it was readied");
             }
         } catch (MetronException e) {
             moves.release(id);
@@ -157,11 +272,12 @@ final class FailoverPreparation {
         ChainId id = c.id();
         Optional<PreparedMove> taken = moves.take(id);
         if (taken.isEmpty()) {
+            takeBackLeft(id); // an owner that stopped during the deadline readied it: the move is made from scratch
             return Optional.empty();
         }
         PreparedMove m = taken.get();
         if (!m.was().equals(now) || !m.from().equals(server) || !servers.server(m.to()).isPresent()) {
-            moves.discard(m, "readied for a placement the chain no longer has, or its server is gone");
+            discard(m, "readied for a placement the chain no longer has, or its server is gone");
             return Optional.empty();
         }
         long t0 = System.nanoTime();
@@ -188,7 +304,7 @@ final class FailoverPreparation {
                 () -> store.chains().put(id, up),
                 () -> store.backups().put(id, new BackupConfiguration(id, m.offload().backups(),
                         m.offload().backupProfiles()))));
-        moves.release(id);
+        moves.release(id); // its cores are the placement's now
         compilers.placed(up, m.compiler(), m.offload().compiled());
         long tRecorded = System.nanoTime();
         // where a failover's time goes after the deadline (agent death -> ACTIVE elsewhere is measured outside)

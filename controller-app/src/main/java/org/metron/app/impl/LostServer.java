@@ -71,6 +71,16 @@ final class LostServer {
         readied.discard(id, why);
     }
 
+    /** {@link FailoverPreparation#takeBackLeft}; caller holds the chain's lock. */
+    boolean takeBackLeft(ChainId id) {
+        return readied.takeBackLeft(id);
+    }
+
+    /** {@link FailoverPreparation#notHeld}. */
+    Set<ChainId> notHeld() {
+        return readied.notHeld();
+    }
+
     /**
      * What else acts on a lost server: scaling brings back the groups it scaled out to it ({@link ServerLoss});
      * {@link ServerLoss#NONE} by default.

@@ -3,6 +3,7 @@ package org.metron.app.impl;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
+import org.metron.app.store.PreparedMoveRecord;
 import org.onosproject.net.DeviceId;
 
 import java.util.List;
@@ -10,45 +11,44 @@ import java.util.Objects;
 
 /**
  * A chain's next placement, readied on a spare server while its own server's failover deadline runs
- * ({@link PreparedMoves}): chosen and reserved (cores held by this instance, tags claimed in the store), its NIC rules
- * and pipeline up on the spare's agent, its switch rules planned but not installed. Traffic still goes where the
- * chain is placed; the move installs the switch rules and records the placement ({@link LostServer#moveOff}), or
- * {@link PreparedMoves#discard} takes the pipeline and the tags back when the lost server returns in time.
+ * ({@link PreparedMoves}): chosen and recorded in the store ({@link PreparedMoveRecord}: its cores held for every
+ * instance, its tags claimed), its NIC rules and pipeline up on the spare's agent, its switch rules planned but not
+ * installed. Traffic still goes where the chain is placed; the move installs the switch rules and records the
+ * placement ({@link LostServer#moveOff}), or {@link FailoverPreparation#discard} takes the pipeline and the tags back
+ * when the lost server returns in time.
  */
 final class PreparedMove {
-    private final ChainId id;
-    private final DeviceId from;
+    private final PreparedMoveRecord record;
     private final Placement was;
-    private final Placement placement;
     private final OffloadChoice offload;
     private final DeploymentPlan plan;
     private final Deployer.ServerStart start;
-    private final List<Tag> claimed;
     private final ChainCompiler compiler;
     private final long tookMs;
 
-    PreparedMove(ChainId id, DeviceId from, Placement was, Placement placement, OffloadChoice offload,
-                 DeploymentPlan plan, Deployer.ServerStart start, List<Tag> claimed, ChainCompiler compiler,
-                 long tookMs) {
-        this.id = Objects.requireNonNull(id);
-        this.from = Objects.requireNonNull(from);
+    PreparedMove(PreparedMoveRecord record, Placement was, OffloadChoice offload, DeploymentPlan plan,
+                 Deployer.ServerStart start, ChainCompiler compiler, long tookMs) {
+        this.record = Objects.requireNonNull(record);
         this.was = Objects.requireNonNull(was);
-        this.placement = Objects.requireNonNull(placement);
         this.offload = Objects.requireNonNull(offload);
         this.plan = Objects.requireNonNull(plan);
         this.start = Objects.requireNonNull(start);
-        this.claimed = List.copyOf(claimed);
         this.compiler = Objects.requireNonNull(compiler);
         this.tookMs = tookMs;
     }
 
     ChainId id() {
-        return id;
+        return record.chainId();
+    }
+
+    /** What the store holds of it (written before the spare's agent was asked for anything). */
+    PreparedMoveRecord record() {
+        return record;
     }
 
     /** The lost server the chain leaves. */
     DeviceId from() {
-        return from;
+        return record.from();
     }
 
     /** The placement it was prepared against: a move is valid only while the chain still has it. */
@@ -58,11 +58,11 @@ final class PreparedMove {
 
     /** The new placement (on the spare server). */
     Placement placement() {
-        return placement;
+        return record.placement();
     }
 
     DeviceId to() {
-        return placement.server().orElseThrow();
+        return record.to();
     }
 
     OffloadChoice offload() {
@@ -80,7 +80,7 @@ final class PreparedMove {
 
     /** The tags claimed for the new placement. */
     List<Tag> claimed() {
-        return claimed;
+        return record.tags();
     }
 
     ChainCompiler compiler() {
@@ -94,6 +94,6 @@ final class PreparedMove {
 
     @Override
     public String toString() {
-        return "move of " + id + " from " + from + " to " + to();
+        return record.toString();
     }
 }

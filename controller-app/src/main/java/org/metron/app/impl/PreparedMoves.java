@@ -1,8 +1,10 @@
 package org.metron.app.impl;
 
 import org.metron.app.api.ChainId;
-import org.metron.app.api.Placement;
+import org.metron.app.spi.MetronMap;
+import org.metron.app.store.PreparedMoveRecord;
 import org.onosproject.net.DeviceId;
+import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,12 +22,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * This instance's failover moves readied during a lost server's deadline ({@link PreparedMove}), the cores they
- * hold, and the threads they run on. One worker runs, in the order they were asked, each server's preparation
+ * This instance's failover moves readied during a lost server's deadline ({@link PreparedMove}), their records in
+ * the store, and the threads they run on. One worker runs, in the order they were asked, each server's preparation
  * and the discarding of what was prepared for a server that is back, so a move never starts before its
- * preparation ended ({@link #settle}). Cores are held here, in this instance only, from the choice until the move
- * records its placement in the store (the same window a make-before-break update has between its choice and its
- * record, here as long as the deadline); tags are claimed in the store at once.
+ * preparation ended ({@link #settle}). A move is recorded in the store ({@link PreparedMoveRecord}) when its server
+ * is chosen and before the spare's agent is asked for anything, and the record stays until the move records the
+ * chain's placement or is taken back: its cores are held for every instance's placement from the choice on (the
+ * same window a make-before-break update has between its choice and its record, here as long as the deadline), and
+ * an instance that comes to own the chain without holding the move (its owner stopped during the deadline) finds
+ * what to take back. Tags are claimed in the store at the choice too.
  *
  * <p>Why prepared at all: in an ONOS cluster every store write is a Raft round; the move done after the deadline
  * (choose, release, reserve, state, installed, ...) took 1.3-3.1 s of the 3 s a failover may take in the 3-node
@@ -34,10 +39,10 @@ import java.util.concurrent.TimeUnit;
 final class PreparedMoves implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PreparedMoves.class);
 
-    private final TagAllocator tags;
+    private final MetronMap<ChainId, PreparedMoveRecord> records;
     private final Map<ChainId, PreparedMove> moves = new ConcurrentHashMap<>();
-    /** Placements chosen and not yet recorded in the store, per chain: their cores are held. */
-    private final Map<ChainId, Placement> holding = new ConcurrentHashMap<>();
+    /** The chains whose recorded move this instance wrote and still holds (being readied, or readied). */
+    private final Set<ChainId> mine = ConcurrentHashMap.newKeySet();
     /** Servers whose loss is suspected (deadline running, or passed): a server back is no longer in it. */
     private final Set<DeviceId> suspected = ConcurrentHashMap.newKeySet();
     private final Map<DeviceId, CompletableFuture<Void>> lastWork = new ConcurrentHashMap<>();
@@ -45,8 +50,8 @@ final class PreparedMoves implements AutoCloseable {
     /** The move's store writes go at once, each a Raft round in a cluster: one thread per write of a move. */
     private final ExecutorService writers = Executors.newFixedThreadPool(3, r -> daemon(r, "metron-failover-write"));
 
-    PreparedMoves(TagAllocator tags) {
-        this.tags = tags;
+    PreparedMoves(MetronMap<ChainId, PreparedMoveRecord> records) {
+        this.records = records;
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -105,16 +110,32 @@ final class PreparedMoves implements AutoCloseable {
         return out;
     }
 
-    /** Holds {@code p}'s cores for its chain (called under the store's reservation lock). */
-    void hold(Placement p) {
-        holding.put(p.chainId(), p);
+    /**
+     * Records a move chosen for its chain (called under the store's reservation lock, before the spare's agent is
+     * asked for anything): from now on its cores are held for every instance.
+     */
+    void hold(PreparedMoveRecord r) {
+        mine.add(r.chainId());
+        records.put(r.chainId(), r);
     }
 
-    /** Cores held on {@code server} by placements chosen and not yet recorded. */
-    Set<Integer> heldCores(DeviceId server) {
+    /** The move recorded for {@code id}, by this instance or another. */
+    Optional<PreparedMoveRecord> recorded(ChainId id) {
+        return records.get(id).map(Versioned::value);
+    }
+
+    /** The chains whose recorded move this instance does not hold (another owner's, or one left by a stopped owner). */
+    Set<ChainId> notHeld() {
+        Set<ChainId> out = new HashSet<>(records.snapshot().keySet());
+        out.removeAll(mine);
+        return out;
+    }
+
+    /** Cores held on {@code server} by the moves recorded there (by any instance) and not yet made or taken back. */
+    Set<Integer> heldCores(DeviceId server, ChainId except) {
         Set<Integer> out = new HashSet<>();
-        holding.values().stream().filter(p -> p.server().map(server::equals).orElse(false))
-                .forEach(p -> out.addAll(p.cores()));
+        records.snapshot().values().stream().filter(r -> r.to().equals(server) && !r.chainId().equals(except))
+                .forEach(r -> out.addAll(r.placement().cores()));
         return out;
     }
 
@@ -128,22 +149,24 @@ final class PreparedMoves implements AutoCloseable {
         return Optional.ofNullable(moves.remove(id));
     }
 
-    /** The cores {@code id}'s chosen placement held are free again to choose (recorded in the store, or gone). */
-    void release(ChainId id) {
-        holding.remove(id);
+    /** Whether this instance holds a move it recorded for {@code id} (being readied, or readied). */
+    boolean holds(ChainId id) {
+        return mine.contains(id);
+    }
+
+    /** Forgets {@code m} here (its record and what it holds elsewhere are the caller's). */
+    void forget(PreparedMove m) {
+        moves.remove(m.id(), m);
+        mine.remove(m.id());
     }
 
     /**
-     * Takes back what a prepared move holds: its pipeline and NIC rules on the spare server (removed there), its
-     * tags, its cores. The chain is untouched (it was never moved). Caller holds the chain's lock.
+     * {@code id}'s recorded move is over (the chain's placement records the move, or what the move held was taken
+     * back): its cores are free again to choose.
      */
-    void discard(PreparedMove m, String why) {
-        moves.remove(m.id(), m);
-        List<String> left = m.start().abandon();
-        tags.release(m.id(), m.claimed());
-        holding.remove(m.id());
-        log.info("Chain {}: its move prepared on {} discarded ({}){}", m.id(), m.to(), why,
-                left.isEmpty() ? "" : "; not removed: " + left);
+    void release(ChainId id) {
+        records.remove(id);
+        mine.remove(id);
     }
 
     /**

@@ -140,7 +140,8 @@ public class MetronComponent implements MetronService, CompiledChains {
         watch = new AgentWatch(servers, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
                 .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
-        ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, System::currentTimeMillis)
+        ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, manager::leftFailoverMoves,
+                System::currentTimeMillis)
                 .rearming(manager::unarmed).start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
         log.info("Started");
     }
@@ -326,6 +327,11 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Override
     public Optional<Placement> placement(ChainId id) {
         return manager.placement(id);
+    }
+
+    @Override
+    public Collection<Placement> readied() {
+        return manager.readied();
     }
 
     @Override

@@ -65,9 +65,9 @@ public class InventoryWebResource extends MetronWebResource {
     }
 
     /**
-     * Where each chain runs.
+     * Where each chain runs, and where failover moves are readied while a lost server's deadline runs.
      *
-     * @return 200 OK with {"placements": [...]}
+     * @return 200 OK with {"placements": [...], "readied": [...]}
      */
     @GET
     @Path("placements")
@@ -77,6 +77,9 @@ public class InventoryWebResource extends MetronWebResource {
         ObjectNode root = mapper().createObjectNode();
         ArrayNode a = root.putArray("placements");
         metron().placements().forEach(p -> a.add(MetronJson.placement(p)));
+        // failover moves readied during a lost server's deadline: the cores and tags they hold
+        ArrayNode r = root.putArray("readied");
+        metron().readied().forEach(p -> r.add(MetronJson.placement(p)));
         return ok(root).build();
     }
 

@@ -21,12 +21,15 @@ public final class ChainStore {
     public static final String TAGS = "metron-tags";
     public static final String INSTALLED = "metron-installed-rules";
     public static final String BACKUPS = "metron-backups";
+    /** Failover moves readied during a lost server's deadline: their owners' intent, not the operator's. */
+    public static final String PREPARED = "metron-prepared-moves";
 
     private final MetronMap<ChainId, Chain> chains;
     private final MetronMap<ChainId, Placement> placements;
     private final MetronMap<TagKey, TagAllocation> tags;
     private final InstalledView installed;
     private final MetronMap<ChainId, BackupConfiguration> backups;
+    private final MetronMap<ChainId, PreparedMoveRecord> prepared;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
 
@@ -40,6 +43,7 @@ public final class ChainStore {
         this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
         this.installed = new InstalledView(factory.map(INSTALLED, MetronSerializers.NAMESPACE), switches);
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
+        this.prepared = factory.map(PREPARED, MetronSerializers.NAMESPACE);
     }
 
     /**
@@ -95,5 +99,14 @@ public final class ChainStore {
 
     public MetronMap<ChainId, BackupConfiguration> backups() {
         return backups;
+    }
+
+    /**
+     * The failover moves readied on spare servers, recorded by their owners before the spare is asked for anything
+     * ({@link PreparedMoveRecord}): their cores are taken for every instance's placement, and the next owner of a
+     * chain whose owner stopped takes back what its record names.
+     */
+    public MetronMap<ChainId, PreparedMoveRecord> prepared() {
+        return prepared;
     }
 }

@@ -48,6 +48,7 @@ public final class MetronSerializers {
             .register(new ChainSerializer(), Chain.class)
             // what replaced stored InstalledStates (their rules are read from the devices); old ones still read
             .register(new InstalledRecordSerializer(), InstalledRecord.class)
+            .register(PreparedMoveRecord.class)
             .build("metron");
 
     private MetronSerializers() {

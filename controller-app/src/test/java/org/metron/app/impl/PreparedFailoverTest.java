@@ -95,11 +95,11 @@ public class PreparedFailoverTest {
         assertEquals(ChainState.ACTIVE, c.state());
         assertEquals("moved off " + lost + " (unavailable) to " + server(1 - l), c.reason());
         assertEquals("no agent call after the deadline: the pipeline was up", spareCalls, spare.calls().size());
-        // the records: placement, installed rules, chain, backups once each (written at once), then the old
-        // placement's tags released behind the traffic; nothing released, reserved or stepped through states
+        // the records: placement, installed rules, chain, backups once each (written at once), then the readied
+        // move's record (its cores are the placement's now) and the old placement's tags released behind the traffic; nothing released, reserved or stepped through states
         // (moved from scratch, the same move wrote 14 times one after the other and asked the spare 6 times)
         List<String> expected = new ArrayList<>(List.of("metron-backups put", "metron-chains replace",
-                "metron-installed-rules put", "metron-placements put"));
+                "metron-installed-rules put", "metron-placements put", "metron-prepared-moves remove"));
         expected.addAll(Collections.nCopies((int) tags, "metron-tags remove"));
         // (the backup refresh the move starts afterwards, in the background, may have written too)
         List<String> written = List.copyOf(writes); // (the refresh may still be writing)

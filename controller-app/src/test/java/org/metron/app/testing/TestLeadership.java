@@ -25,6 +25,11 @@ public final class TestLeadership {
         return instances.computeIfAbsent(name, Instance::new);
     }
 
+    /** The instances running for {@code chain}, the owner first. */
+    public synchronized List<String> candidates(ChainId chain) {
+        return List.copyOf(candidates.getOrDefault(chain, List.of()));
+    }
+
     /** The instance stops: it leaves every topic, and the next candidate of each topic it led is told it leads. */
     public void stop(String name) {
         List<Runnable> told = new ArrayList<>();
