@@ -180,6 +180,7 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
 
     box = submit_and_wait(session, body, "bbclosed")
     assert box["nf"] == "ids" and box["mode"] == "RING" and box["onFailure"] == "CLOSED" and box["restarts"] == 0
+    assert box["link"] in ("DIRECT", "AGENT") and box["nfLost"] == 0, box  # how its rings run; nothing lost yet
     classes = session.host.call("GET", "/chains/bbclosed/classes")["classes"]
     offloaded_drops = [c for c in classes if c["disposition"] == "drop"
                        and any(e["classifiedAt"] == "switch" and e["rules"] for e in c["entries"])]
@@ -197,6 +198,7 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     assert not got.get(DROP_PORT), f"{len(got.get(DROP_PORT, []))} port-5001 frames crossed a running NF that drops them"
     assert after["restarts"] == before["restarts"] + 1 and after["pid"] != before["pid"]
     assert after["lastExit"] == "signal 9", after
+    assert isinstance(after["nfLost"], int), after  # what the killed instance held, counted (0 if it held none)
     assert after["nfDropped"] > before["nfDropped"], "the NF's drops are not counted"
     # fail-closed: frames sent while it was down are missing, and counted
     sent_times = sorted(t for t, _ in passed)

@@ -192,7 +192,8 @@ public final class ControllerMetrics {
         t.family("metron_blackbox_restarts_total", Type.COUNTER, "Instances of the black-box NF started after the first.");
         t.family("metron_blackbox_packets_total", Type.COUNTER, "Packets of the black-box NF by what became of them: sent "
                 + "(handed to it), returned (it passed them back), nf_dropped (its verdict), ring_full (not handed "
-                + "over: its input was full), bypassed (fail-open while down), failed_closed (fail-closed drops).");
+                + "over: its input was full), bypassed (fail-open while down), failed_closed (fail-closed drops), nf_lost (held by "
+                + "an instance when it died: gone with it).");
         for (BlackBoxStatus b : boxes) {
             BlackBoxStats s = b.stats();
             String[] labels = {"chain", b.chain().name(), "group", b.group(), "server", b.server().toString(), "nf",
@@ -203,8 +204,8 @@ public final class ControllerMetrics {
             t.sample("metron_blackbox_up", "RUNNING".equals(s.getState()) ? 1 : 0, withState);
             t.sample("metron_blackbox_restarts_total", s.getRestarts(), labels);
             long[] counts = {s.getSent(), s.getReturned(), s.getNfDropped(), s.getRingFull(), s.getBypassed(),
-                    s.getFailedClosed()};
-            String[] what = {"sent", "returned", "nf_dropped", "ring_full", "bypassed", "failed_closed"};
+                    s.getFailedClosed(), s.getNfLost()};
+            String[] what = {"sent", "returned", "nf_dropped", "ring_full", "bypassed", "failed_closed", "nf_lost"};
             for (int i = 0; i < what.length; i++) {
                 String[] l = java.util.Arrays.copyOf(labels, labels.length + 2);
                 l[labels.length] = "what";

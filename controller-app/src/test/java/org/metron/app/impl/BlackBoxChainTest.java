@@ -114,9 +114,9 @@ public class BlackBoxChainTest {
         assertEquals("{\"nf\":\"ids\",\"group\":\"" + b.group() + "\",\"server\":\"" + b.server() + "\",\"element\":\""
                 + b.stats().getElement() + "\",\"mode\":\"RING\",\"state\":\"FAILED\",\"onFailure\":\"OPEN\",\"pid\":0,"
                 + "\"restarts\":10,\"sent\":500,\"returned\":420,\"nfDropped\":30,\"ringFull\":0,\"bypassed\":50,"
-                + "\"failedClosed\":0,\"lastExit\":\"signal 9\"}", MetronJson.blackBox(b).toString());
+                + "\"failedClosed\":0,\"nfLost\":0,\"link\":\"\",\"lastExit\":\"signal 9\"}", MetronJson.blackBox(b).toString());
         assertTrue(MetronText.blackBox(b), MetronText.blackBox(b).contains("state=FAILED onFailure=OPEN pid=0 restarts=10 sent=500 "
-                + "returned=420 nfDropped=30 ringFull=0 bypassed=50 failedClosed=0 lastExit=signal_9"));
+                + "returned=420 nfDropped=30 ringFull=0 bypassed=50 failedClosed=0 nfLost=0 lastExit=signal_9"));
         String metrics = ControllerMetrics.scrape(w.manager, scaling);
         assertTrue(metrics, metrics.contains("metron_blackbox_up{chain=\"web\",group=\"" + b.group() + "\",server=\""
                 + b.server() + "\",nf=\"ids\",mode=\"RING\",state=\"FAILED\"} 0"));
