@@ -315,6 +315,16 @@ public final class ChainManager implements MetronService, CompiledChains {
     }
 
     /**
+     * This instance's chain ownership, wired the one way both hosts use: reconcile what its owner has work for,
+     * including what a stopped owner readied ({@link #leftFailoverMoves}) and chains not armed here
+     * ({@link #unarmed}). Not started.
+     */
+    public ChainOwnership ownership() {
+        return new ChainOwnership(store.chains(), leadership, this::reconcile, this::leftFailoverMoves,
+                System::currentTimeMillis).rearming(this::unarmed);
+    }
+
+    /**
      * The chains with a failover move recorded that this instance does not hold: another owner's, or one left by an
      * owner that stopped, which the chain's owner takes back when it reconciles the chain ({@link ChainOwnership}
      * asks on its sweeps).

@@ -140,9 +140,7 @@ public class MetronComponent implements MetronService, CompiledChains {
         watch = new AgentWatch(servers, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
                 .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
-        ownership = new ChainOwnership(store.chains(), leadership, manager::reconcile, manager::leftFailoverMoves,
-                System::currentTimeMillis)
-                .rearming(manager::unarmed).start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
+        ownership = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
         log.info("Started");
     }
 

@@ -116,9 +116,7 @@ public final class EmbeddedHost implements AutoCloseable {
                     .suspicion(manager::serverSuspected, manager::serverBack)
                     .start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
-            owner = new ChainOwnership(chains.chains(), leadership, manager::reconcile, manager::leftFailoverMoves,
-                    System::currentTimeMillis)
-                    .rearming(manager::unarmed).start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
+            owner = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users, net, view));
