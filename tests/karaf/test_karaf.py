@@ -558,7 +558,10 @@ def submit_armed(karaf, name):
     """Submits the chain and waits for its link backup armed on SW1: answers SW1's FAILOVER groups."""
     status, body = karaf.http("POST", "/onos/metron/chains", chain_json(name))
     assert status == 201, (status, body)
-    return wait_for("a FAILOVER group on SW1", lambda: failover_groups(karaf, SW1), timeout=60)
+    # settled (ADDED: GroupStandin confirmed it, as ONOS's GroupManager does on the switch's answer): a snapshot taken
+    # while PENDING_ADD differs from any later one in its state alone (seen once, session 14)
+    return wait_for("a FAILOVER group on SW1, ADDED", lambda: (gs := failover_groups(karaf, SW1))
+                    and all(g["state"] == "ADDED" for g in gs) and gs, timeout=60)
 
 
 def test_a_link_backup_is_armed_as_a_fast_failover_group_through_group_service(karaf, installed, quiet_agent):
