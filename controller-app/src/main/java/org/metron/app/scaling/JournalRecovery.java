@@ -55,6 +55,12 @@ final class JournalRecovery {
                     log.warn("Not recovering {} of {}: the chain was deleted", op.kind(), op.chain());
                     continue;
                 }
+                if (runner.recorded(op)) {
+                    // its owner ended it and stopped before removing its journal entry (OperationRunner#finish)
+                    runner.journal.operations().remove(op.chain());
+                    log.info("{} of {} had ended (history entry found); journal entry removed", op.kind(), op.chain());
+                    continue;
+                }
                 try {
                     recoverOne(op, out);
                 } catch (RuntimeException e) {
@@ -120,9 +126,7 @@ final class JournalRecovery {
             throw new IllegalStateException("rolling back " + op.kind() + " of " + op.chain()
                     + " from step " + op.step() + " left " + left + "; the operation stays journalled");
         }
-        ScalingEvent ev = runner.event(op, Outcome.ROLLED_BACK, "controller restarted at step " + op.step()
-                + " (rolled back)", op.before(), "");
-        runner.journal.record(ev);
-        return ev;
+        return runner.finish(runner.event(op, Outcome.ROLLED_BACK, "controller restarted at step " + op.step()
+                + " (rolled back)", op.before(), ""));
     }
 }

@@ -152,7 +152,7 @@ final class LocalSteps implements OperationRunner.Steps {
             }
             runner.releaseSplit(op);
         }
-        runner.restoreRecords(op);
+        runner.restoreInstalled(op);
         return left;
     }
 }

@@ -153,7 +153,7 @@ final class RemoteSteps implements OperationRunner.Steps {
         List<String> left = new ArrayList<>(runner.removeByDevice(op.transitAdded()));
         left.addAll(removeRemote(op, op.before()));
         runner.releaseSplit(op);
-        runner.restoreRecords(op);
+        runner.restoreInstalled(op);
         return left;
     }
 

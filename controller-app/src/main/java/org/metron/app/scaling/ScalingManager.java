@@ -101,6 +101,10 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
      */
     public List<ScalingEvent> start() {
         List<ScalingEvent> recovered = executor.recover(leadership::actsFor);
+        // a rollback that left something keeps its operation journalled: tried again on the retry schedule
+        store.operations().snapshot().keySet().stream().filter(leadership::actsFor)
+                .forEach(c -> retries.schedule(() -> recoverTakenOver(c, 2 * RETRY_FIRST_MS), RETRY_FIRST_MS,
+                        TimeUnit.MILLISECONDS));
         leadership.addListener(takeOver);
         requests.start();
         monitor.start();

@@ -65,6 +65,7 @@ import java.util.stream.Collectors;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotEquals;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
@@ -566,6 +567,68 @@ public class ScaleOutExecutorTest {
      * group there again (same group, tag, core, classes, slice), filled with its flows from the agent's last
      * checkpoint; the switch rules still send the slice there, and the chain merges back with those flows.
      */
+    /**
+     * The next owner's rollback of a scale-out its previous owner left before the re-tag cannot remove the transit
+     * rules (the switch's master died with that owner): the operation stays journalled with no history entry, and
+     * a later try, once the switch accepts, rolls it back and records it once. Before, the rollback dropped the
+     * journal entry whatever it left: the 3-node cluster test saw the chain with neither an operation in progress
+     * nor a history entry, and the rules stayed.
+     */
+    @Test
+    public void aRollbackThatLeavesRulesKeepsTheOperationJournalledUntilATryLaterUndoesIt() throws Exception {
+        Rig rig = new Rig("scaleout-left");
+        Placement before = rig.placement();
+        int rules = rig.switches.total();
+        rig.crashing.crashOn = Fixtures.D1;
+        assertThrows(IllegalStateException.class, () -> rig.executor().split(rig.chain, "g0",
+                Map.of(0, 1.0, 1, 1.0, 2, 1.0, 3, 1.0), "test", System.currentTimeMillis()));
+        ScalingOperation op = rig.scaling.inProgress().iterator().next();
+        assertFalse("the scale-out adds transit rules", op.transitAdded().isEmpty());
+        assertTrue(rig.switches.total() > rules);
+        // its owner was killed after the transit rules, before it recorded the re-tag step
+        rig.scaling.operations().put(rig.chain, op.at(ScalingOperation.Step.PIPELINE));
+        rig.crashing.refuseRemoves = true;
+
+        assertTrue(rig.executor().recover(c -> true).isEmpty());
+        assertEquals(ScalingOperation.Step.PIPELINE, rig.scaling.inProgress().iterator().next().step());
+        assertTrue(rig.scaling.history(rig.chain).isEmpty());
+
+        rig.crashing.refuseRemoves = false;
+        List<ScalingEvent> again = rig.executor().recover(c -> true);
+
+        assertEquals(1, again.size());
+        assertEquals(again.get(0).detail(), ScalingEvent.Outcome.ROLLED_BACK, again.get(0).outcome());
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        assertEquals(again, rig.scaling.history(rig.chain));
+        assertEquals(before, rig.placement());
+        assertEquals(rules, rig.switches.total());
+        assertTrue(rig.groups(rig.away).isEmpty());
+    }
+
+    /**
+     * An owner that recorded its operation's end and died before removing its journal entry: the next owner finds
+     * the entry in the history and only removes the journal entry (nothing run twice, no second entry).
+     */
+    @Test
+    public void anOperationWhoseEndWasRecordedIsOnlyRemovedFromTheJournal() throws Exception {
+        Rig rig = new Rig("scaleout-ended");
+        rig.crashing.crashOn = Fixtures.D1;
+        assertThrows(IllegalStateException.class, () -> rig.executor().split(rig.chain, "g0",
+                Map.of(0, 1.0, 1, 1.0, 2, 1.0, 3, 1.0), "test", System.currentTimeMillis()));
+        ScalingOperation op = rig.scaling.inProgress().iterator().next();
+        assertEquals(ScalingEvent.Outcome.DONE, rig.executor().recover(c -> true).get(0).outcome());
+        Placement after = rig.placement();
+        int rules = rig.switches.total();
+        rig.scaling.operations().put(rig.chain, op);
+
+        assertTrue(rig.executor().recover(c -> true).isEmpty());
+
+        assertTrue(rig.scaling.inProgress().isEmpty());
+        assertEquals(1, rig.scaling.history(rig.chain).size());
+        assertEquals(after, rig.placement());
+        assertEquals(rules, rig.switches.total());
+    }
+
     @Test
     public void aRestartedAgentOfTheOtherServerGetsTheScaledOutGroupBackWithItsFlows() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("metron-scaleout-state");

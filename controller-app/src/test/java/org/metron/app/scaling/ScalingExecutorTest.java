@@ -167,6 +167,8 @@ public class ScalingExecutorTest {
         volatile int crashAfter;
         /** The install on {@link #crashOn} fails as a switch refusing a batch does, instead of crashing. */
         volatile boolean failInstead;
+        /** Every removal fails, as on a switch whose master died with the previous owner. */
+        volatile boolean refuseRemoves;
 
         CrashingSwitches(TestSwitches real) {
             this.real = real;
@@ -186,6 +188,9 @@ public class ScalingExecutorTest {
 
         @Override
         public CompletableFuture<Void> remove(DeviceId device, Collection<FlowRule> rules) {
+            if (refuseRemoves) {
+                return CompletableFuture.failedFuture(new IllegalStateException("no master for " + device));
+            }
             return real.remove(device, rules);
         }
 
