@@ -7,6 +7,7 @@ import org.onosproject.ui.UiView;
 import org.onosproject.ui.lion.LionBundle;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Modified;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -22,6 +23,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public class UiExtensionStandin implements UiExtensionService {
     public static final String PID = "org.metron.standin.gui";
     private final List<UiExtension> extensions = new CopyOnWriteArrayList<>();
+
+    /**
+     * A change of the configuration keeps the service (as ONOS's GUI stays up when its configuration changes).
+     * Without this method SCR deactivates and reactivates the component on every update of the PID, and Karaf's
+     * configuration commands may update it more than once (a Karaf test saw the service gone for a moment after
+     * the view had registered: "GUI stand-in not enabled" at load 40).
+     */
+    @Modified
+    protected void modified() {
+        // nothing to reread: the PID's presence is what enables the stand-in
+    }
 
     @Override
     public void register(UiExtension extension) {
