@@ -26,7 +26,7 @@ final class ClickEmitter {
 
     /**
      * A group of classes with the same stateful operation; {@code guard} (null: none; {entry, class or -1}, see
-     * Compiler#guard) is what its forward packets pass first, for punts sent to the group's classes: an IPFilter
+     * GroupGuards#guard) is what its forward packets pass first, for punts sent to the group's classes: an IPFilter
      * over those entries whose outputs tag packets with their class (when the group has several) and join again;
      * {@code replyGuard} the same for its reply packets (over the reply entries).
      */
@@ -223,7 +223,7 @@ final class ClickEmitter {
             int c = cls.get(j);
             sb.append(name).append('[').append(j).append("]");
             if (!here.contains(c)) {
-                // a class settled on the device: no punted packet belongs to it (Compiler.software)
+                // a class settled on the device: no punted packet belongs to it (ClassGrouping.software)
                 sb.append(" -> Discard;\n");
                 continue;
             }

@@ -1,13 +1,11 @@
 package org.metron.synth.elements;
 
-import org.metron.synth.IpPrefix;
 import org.metron.synth.click.Arg;
 import org.metron.synth.click.ClickConfig;
 import org.metron.synth.click.ElementDecl;
 import org.metron.synth.core.FlowState;
 import org.metron.synth.core.IdleTimeouts;
 import org.metron.synth.core.Out;
-import org.metron.synth.core.RewritePattern;
 import org.metron.synth.core.Run;
 import org.metron.synth.core.StatefulStep;
 import org.metron.synth.core.SymState;
@@ -25,7 +23,8 @@ import java.util.Set;
  * IPRewriter / TCPRewriter / UDPRewriter / IPAddrRewriter with Click input specs, one per input:
  * {@code pattern SADDR SPORT DADDR DPORT FOUT ROUT}, {@code pattern NAME FOUT ROUT} (IPRewriterPatterns),
  * {@code MAPPER} (a RoundRobinIPMapper element: a pool, one pattern per new flow), {@code keep FOUT ROUT},
- * {@code pass OUT} / {@code nochange OUT}, {@code drop} / {@code discard}.
+ * {@code pass OUT} / {@code nochange OUT}, {@code drop} / {@code discard} (read by {@link RewriterSpec}; what
+ * the patterns do to packets and states is {@link PatternRewrites}).
  * <p>
  * Forward traffic: every packet is the first of a new flow (a mapping is created; the checker runs each
  * forward packet on fresh state). Packets the element does not handle (not TCP/UDP or a non-first fragment for
@@ -38,31 +37,11 @@ import java.util.Set;
  * the SynthRewriter's input 1. Replies match reverse mappings only (not Click's forward lookup on every input).
  */
 public final class Rewriter extends Element {
-    private enum Kind { POOL, KEEP, PASS, DROP }
-
-    private static final class Spec {
-        final Kind kind;
-        final List<RewritePattern> pool;
-        final int fout;
-        final int rout;
-        final String select;
-        final Arg arg;
-
-        Spec(Kind kind, List<RewritePattern> pool, int fout, int rout, String select, Arg arg) {
-            this.kind = kind;
-            this.pool = pool;
-            this.fout = fout;
-            this.rout = rout;
-            this.select = select;
-            this.arg = arg;
-        }
-    }
-
     private static final Set<String> KEYWORDS = Set.of("TIMEOUT", "TCP_TIMEOUT", "TCP_DONE_TIMEOUT",
             "TCP_NODATA_TIMEOUT", "UDP_TIMEOUT", "UDP_STREAMING_TIMEOUT", "GUARANTEE", "REAP_INTERVAL",
             "REAP_TIME", "REAP_TCP", "MAPPING_CAPACITY", "CAPACITY", "DST_ANNO", "SET_DST_ANNO", "HANDLE_ICMP");
 
-    private final List<Spec> specs = new ArrayList<>();
+    private final List<RewriterSpec> specs = new ArrayList<>();
     /** Per input spec: its forward step and the reply step undoing it (made once: the checker runs millions). */
     private final List<StatefulStep> forwardSteps = new ArrayList<>();
     private final List<StatefulStep> replySteps = new ArrayList<>();
@@ -81,7 +60,7 @@ public final class Rewriter extends Element {
         }
         int max = 0;
         for (Arg a : args.positional) {
-            Spec s = spec(a, cfg);
+            RewriterSpec s = RewriterSpec.parse(a, cfg, this, protoGuard == 0);
             specs.add(s);
             max = Math.max(max, Math.max(s.fout, s.rout));
         }
@@ -90,7 +69,7 @@ public final class Rewriter extends Element {
         long capacity = capacity(args, "CAPACITY", 0);
         capacity = capacity(args, "MAPPING_CAPACITY", capacity);  // read after CAPACITY, as in Click
         for (int i = 0; i < specs.size(); i++) {
-            Spec sp = specs.get(i);
+            RewriterSpec sp = specs.get(i);
             forwardSteps.add(StatefulStep.rewrite(id() + "[" + i + "]", sp.pool, sp.select, capacity, timeouts));
             replySteps.add(StatefulStep.reply(id() + "[" + i + "]", sp.pool, sp.select, capacity, timeouts));
         }
@@ -122,129 +101,6 @@ public final class Rewriter extends Element {
         throw error(a, keyword + ": expected 1 to 67108864 flows per core, found '" + a.text().trim() + "'");
     }
 
-    private Spec spec(Arg a, ClickConfig cfg) {
-        String[] w = Args.words(a);
-        try {
-            switch (w[0]) {
-                case "pattern":
-                    if (w.length == 7) {
-                        RewritePattern p = RewritePattern.parse(w[1], w[2], w[3], w[4]);
-                        checkAddrOnly(a, p);
-                        return new Spec(Kind.POOL, List.of(p), port(w[5], a), port(w[6], a), "roundrobin", a);
-                    }
-                    if (w.length == 4) {
-                        return new Spec(Kind.POOL, List.of(namedPattern(w[1], a, cfg)), port(w[2], a), port(w[3], a),
-                                "roundrobin", a);
-                    }
-                    throw error(a, "expected 'pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT' or "
-                            + "'pattern NAME FOUTPUT ROUTPUT', found '" + a.normalized() + "'");
-                case "keep":
-                    if (w.length != 3) {
-                        throw error(a, "expected 'keep FOUTPUT ROUTPUT'");
-                    }
-                    return new Spec(Kind.KEEP, List.of(new RewritePattern(null, null, null, null)), port(w[1], a),
-                            port(w[2], a), "roundrobin", a);
-                case "pass": case "nochange":
-                    if (w.length != 2) {
-                        throw error(a, "expected '" + w[0] + " OUTPUT'");
-                    }
-                    return new Spec(Kind.PASS, List.of(), port(w[1], a), 0, "", a);
-                case "drop": case "discard":
-                    if (w.length != 1) {
-                        throw error(a, "'" + w[0] + "' takes no further words");
-                    }
-                    return new Spec(Kind.DROP, List.of(), 0, 0, "", a);
-                default:
-                    if (w.length == 1) {
-                        return mapper(w[0], a, cfg);
-                    }
-                    throw error(a, "unknown input spec '" + a.normalized() + "' (expected pattern, keep, pass, drop "
-                            + "or a RoundRobinIPMapper name)");
-            }
-        } catch (IllegalArgumentException e) {
-            throw error(a, e.getMessage());
-        }
-    }
-
-    private void checkAddrOnly(Arg a, RewritePattern p) {
-        if (protoGuard == 0 && p.touchesPorts()) {
-            throw error(a, "IPAddrRewriter patterns cannot change ports (use '-')");
-        }
-    }
-
-    private int port(String t, Arg a) {
-        try {
-            int v = Integer.parseInt(t);
-            if (v >= 0 && v < 64) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw error(a, "expected an output port number, found '" + t + "'");
-    }
-
-    private RewritePattern namedPattern(String name, Arg a, ClickConfig cfg) {
-        for (ElementDecl d : cfg.elements().values()) {
-            if (!d.className().equals("IPRewriterPatterns")) {
-                continue;
-            }
-            for (Arg p : d.args()) {
-                String[] w = Args.words(p);
-                if (w.length == 5 && w[0].equals(name)) {
-                    RewritePattern rp = RewritePattern.parse(w[1], w[2], w[3], w[4]);
-                    checkAddrOnly(a, rp);
-                    return rp;
-                }
-            }
-        }
-        throw error(a, "no IPRewriterPatterns element defines pattern '" + name + "'");
-    }
-
-    private Spec mapper(String name, Arg a, ClickConfig cfg) {
-        ElementDecl d = cfg.elements().get(name);
-        if (d == null || !d.className().equals("RoundRobinIPMapper") && !d.className().equals("MaglevIPMapper")) {
-            throw error(a, "input spec '" + name + "' names no RoundRobinIPMapper/MaglevIPMapper element of this NF");
-        }
-        String select = d.className().equals("MaglevIPMapper") ? "maglev" : "roundrobin";
-        List<RewritePattern> pool = new ArrayList<>();
-        int fout = -1;
-        int rout = -1;
-        for (Arg p : d.args()) {
-            String[] w = Args.words(p);
-            if (w.length != 6) {
-                throw new org.metron.synth.SynthesisException(nf, name, p.line(), p.column(),
-                        "RoundRobinIPMapper pattern must be 'SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT'");
-            }
-            RewritePattern rp = RewritePattern.parse(w[0], w[1], w[2], w[3]);
-            checkAddrOnly(a, rp);
-            int fo = port(w[4], p);
-            int ro = port(w[5], p);
-            if (fout >= 0 && (fo != fout || ro != rout)) {
-                throw new org.metron.synth.SynthesisException(nf, name, p.line(), p.column(),
-                        "unsupported construct: RoundRobinIPMapper patterns with different outputs");
-            }
-            fout = fo;
-            rout = ro;
-            pool.add(rp);
-        }
-        if (pool.isEmpty()) {
-            throw error(a, "RoundRobinIPMapper '" + name + "' has no patterns");
-        }
-        RewritePattern first = pool.get(0);
-        for (RewritePattern rp : pool) {
-            if (rp.family() != first.family()) {
-                throw error(a, "unsupported construct: RoundRobinIPMapper '" + name + "' mixes IPv4 and IPv6");
-            }
-            if ((rp.saddr == null) != (first.saddr == null) || (rp.daddr == null) != (first.daddr == null)
-                    || (rp.sport == null) != (first.sport == null) || (rp.dport == null) != (first.dport == null)) {
-                throw error(a, "unsupported construct: RoundRobinIPMapper '" + name + "' keeps a field ('-') in some "
-                        + "patterns and rewrites it in others");
-            }
-        }
-        return new Spec(Kind.POOL, pool, fout, rout, select, a);
-    }
-
     @Override
     public int inputs() {
         return specs.size();
@@ -256,7 +112,7 @@ public final class Rewriter extends Element {
     }
 
     /** Which packets the spec's patterns apply to. */
-    private Expr eligible(Spec s) {
+    private Expr eligible(RewriterSpec s) {
         Expr e = Expr.constant(true);
         if (protoGuard != 0) {
             long[] protos = protoGuard > 0 ? IntervalSet.point(protoGuard)
@@ -272,8 +128,8 @@ public final class Rewriter extends Element {
 
     @Override
     public int push(Packet p, int in, Run run) {
-        Spec s = specs.get(in);
-        if (s.kind == Kind.DROP) {
+        RewriterSpec s = specs.get(in);
+        if (s.kind == RewriterSpec.Kind.DROP) {
             FlowState.Mapping m = run.state == null || !eligible(s).eval(p.v) ? null : run.state.lookup(id(), p);
             if (m == null) {
                 if (run.trace != null) {
@@ -289,7 +145,7 @@ public final class Rewriter extends Element {
             return m.output;
         }
         if (!eligible(s).eval(p.v)) {
-            if (s.kind == Kind.PASS) {
+            if (s.kind == RewriterSpec.Kind.PASS) {
                 return s.fout;
             }
             if (run.trace != null) {
@@ -297,12 +153,12 @@ public final class Rewriter extends Element {
             }
             return Out.DROP;
         }
-        if (s.kind == Kind.PASS) {
+        if (s.kind == RewriterSpec.Kind.PASS) {
             return s.fout;
         }
         int c = run.choose(s.pool.size());
         long[] orig = run.state == null ? null : FlowState.tuple(p);
-        apply(s.pool.get(c), p, run);
+        PatternRewrites.apply(s.pool.get(c), p, run);
         if (orig != null) {
             run.state.record(id(), orig, FlowState.tuple(p), in, s.rout);
         }
@@ -313,45 +169,11 @@ public final class Rewriter extends Element {
         return s.fout;
     }
 
-    /** Applies one pattern to a concrete packet; port ranges allocate their lowest port (see Run.allocated). */
-    public static void apply(RewritePattern rp, Packet p, Run run) {
-        if (rp.saddr != null) {
-            setAddr(p, rp.saddr, true);
-        }
-        if (rp.daddr != null) {
-            setAddr(p, rp.daddr, false);
-        }
-        if (rp.sport != null) {
-            setPort(p, Field.L4_SRC, rp.sport, run);
-        }
-        if (rp.dport != null) {
-            setPort(p, Field.L4_DST, rp.dport, run);
-        }
-    }
-
-    private static void setPort(Packet p, Field f, int[] r, Run run) {
-        p.set(f, r[0]);
-        if (r[0] != r[1]) {
-            run.allocated.put(f, r[0] + "-" + r[1]);
-        } else {
-            run.allocated.remove(f);
-        }
-    }
-
-    private static void setAddr(Packet p, IpPrefix a, boolean src) {
-        if (a.isIp6()) {
-            p.set(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI, a.address().shiftRight(64).longValue());
-            p.set(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, a.address().longValue());
-        } else {
-            p.set(src ? Field.IP4_SRC : Field.IP4_DST, a.address().longValue());
-        }
-    }
-
     @Override
     public void walk(SymState s, int in, Out out) {
         requireIp(s);
-        Spec sp = specs.get(in);
-        if (sp.kind == Kind.DROP) {
+        RewriterSpec sp = specs.get(in);
+        if (sp.kind == RewriterSpec.Kind.DROP) {
             if (!s.reply) {
                 throw error(sp.arg, "unsupported construct: forward traffic reaches input " + in + " of "
                         + decl.name() + ", whose spec is '" + sp.arg.normalized() + "' (replies only: a forward "
@@ -361,13 +183,13 @@ public final class Rewriter extends Element {
             walkReply(s, in, out);
             return;
         }
-        if (s.reply && specs.stream().anyMatch(f -> f.kind == Kind.POOL || f.kind == Kind.KEEP)) {
+        if (s.reply && specs.stream().anyMatch(RewriterSpec::maps)) {
             // Click looks every packet up first: a reply here could hit a mapping, or make one
             throw error(sp.arg, "unsupported construct: reply traffic reaches input " + in + " of " + decl.name()
                     + ", whose spec is '" + sp.arg.normalized() + "'; replies must enter a rewriter at a 'drop' "
                     + "input (restored by their flow's mapping, dropped without one)");
         }
-        int unhandled = sp.kind == Kind.PASS ? sp.fout : Out.DROP;
+        int unhandled = sp.kind == RewriterSpec.Kind.PASS ? sp.fout : Out.DROP;
         // Branch order (first match): non-first fragments of the handled protocols, then the handled packets,
         // then the whole state for the rest, since everything handled was claimed before it. Listing the
         // fragments first lets the compiler drop the "first fragment" test from the handled entries, and the
@@ -385,10 +207,10 @@ public final class Rewriter extends Element {
             if (t == null) {
                 continue;
             }
-            if (sp.kind == Kind.PASS) {
+            if (sp.kind == RewriterSpec.Kind.PASS) {
                 out.emit(sp.fout, t);
             } else {
-                out.emit(sp.fout, written(t.step(forwardSteps.get(in)), sp.pool));
+                out.emit(sp.fout, PatternRewrites.written(t.step(forwardSteps.get(in)), sp.pool));
             }
         }
         out.emit(unhandled, s);
@@ -405,8 +227,8 @@ public final class Rewriter extends Element {
         }
         List<List<Cube>> shapes = new ArrayList<>();
         for (int j = 0; j < specs.size(); j++) {
-            Spec f = specs.get(j);
-            List<Cube> shape = f.kind == Kind.POOL || f.kind == Kind.KEEP ? replyShape(f).dnf() : List.of();
+            RewriterSpec f = specs.get(j);
+            List<Cube> shape = f.maps() ? replyShape(f).dnf() : List.of();
             for (int k = 0; k < j; k++) {
                 for (Cube a : shapes.get(k)) {
                     for (Cube b : shape) {
@@ -423,11 +245,11 @@ public final class Rewriter extends Element {
         // no fragments-first branch as in walk: a reply shape tests a port that excludes 0 (allocated or
         // rewritten ports), which already excludes non-first fragments on devices (their ports read 0)
         for (int j = 0; j < specs.size(); j++) {
-            Spec f = specs.get(j);
+            RewriterSpec f = specs.get(j);
             for (Cube c : shapes.get(j)) {
                 SymState t = restrict(s, c);
                 if (t != null) {
-                    out.emit(f.rout, restored(t.step(replySteps.get(j)), f.pool));
+                    out.emit(f.rout, PatternRewrites.restored(t.step(replySteps.get(j)), f.pool));
                 }
             }
         }
@@ -435,98 +257,7 @@ public final class Rewriter extends Element {
     }
 
     /** Reply packets a forward spec's mappings can answer: its rewritten tuples, reversed. */
-    private Expr replyShape(Spec f) {
-        Expr any = Expr.constant(false);
-        for (RewritePattern rp : f.pool) {
-            Expr e = Expr.constant(true);
-            if (rp.saddr != null) {
-                e = Expr.and(e, addrIs(rp.saddr, false));
-            }
-            if (rp.daddr != null) {
-                e = Expr.and(e, addrIs(rp.daddr, true));
-            }
-            if (rp.sport != null) {
-                e = Expr.and(e, Expr.atom(Field.L4_DST, IntervalSet.range(rp.sport[0], rp.sport[1])));
-            }
-            if (rp.dport != null) {
-                e = Expr.and(e, Expr.atom(Field.L4_SRC, IntervalSet.range(rp.dport[0], rp.dport[1])));
-            }
-            any = Expr.or(any, e);
-        }
-        return Expr.and(eligible(f), any);
-    }
-
-    private static Expr addrIs(IpPrefix a, boolean src) {
-        if (a.isIp6()) {
-            return Expr.and(Expr.atom(src ? Field.IP6_SRC_HI : Field.IP6_DST_HI,
-                    IntervalSet.point(a.address().shiftRight(64).longValue())),
-                    Expr.atom(src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, IntervalSet.point(a.address().longValue())));
-        }
-        return Expr.atom(src ? Field.IP4_SRC : Field.IP4_DST, IntervalSet.point(a.address().longValue()));
-    }
-
-    /** The state after a reply restore: each field a pattern rewrote holds, reversed, some flow's original value. */
-    private static SymState restored(SymState t, List<RewritePattern> pool) {
-        int fam = pool.get(0).family();
-        List<Field> fields = new ArrayList<>();
-        for (RewritePattern rp : pool) {
-            if (rp.saddr != null) {
-                fields.addAll(fam == 6 ? List.of(Field.IP6_DST_HI, Field.IP6_DST_LO) : List.of(Field.IP4_DST));
-            }
-            if (rp.daddr != null) {
-                fields.addAll(fam == 6 ? List.of(Field.IP6_SRC_HI, Field.IP6_SRC_LO) : List.of(Field.IP4_SRC));
-            }
-            if (rp.sport != null) {
-                fields.add(Field.L4_DST);
-            }
-            if (rp.dport != null) {
-                fields.add(Field.L4_SRC);
-            }
-        }
-        SymState r = t;
-        for (Field f : fields) {
-            r = r.write(f, IntervalSet.range(0, f.max()), true);
-        }
-        return r;
-    }
-
-    /** The state after a pool rewrite: each written field holds one of the pool's values. */
-    private static SymState written(SymState t, List<RewritePattern> pool) {
-        long[][] vals = new long[Field.COUNT][];
-        for (RewritePattern rp : pool) {
-            if (rp.saddr != null) {
-                addAddr(vals, rp.saddr, true);
-            }
-            if (rp.daddr != null) {
-                addAddr(vals, rp.daddr, false);
-            }
-            if (rp.sport != null) {
-                add(vals, Field.L4_SRC, IntervalSet.range(rp.sport[0], rp.sport[1]));
-            }
-            if (rp.dport != null) {
-                add(vals, Field.L4_DST, IntervalSet.range(rp.dport[0], rp.dport[1]));
-            }
-        }
-        SymState r = t;
-        for (Field f : Field.values()) {
-            if (vals[f.ordinal()] != null) {
-                r = r.write(f, vals[f.ordinal()], true);
-            }
-        }
-        return r;
-    }
-
-    private static void addAddr(long[][] vals, IpPrefix a, boolean src) {
-        if (a.isIp6()) {
-            add(vals, src ? Field.IP6_SRC_HI : Field.IP6_DST_HI, IntervalSet.point(a.address().shiftRight(64)
-                    .longValue()));
-            add(vals, src ? Field.IP6_SRC_LO : Field.IP6_DST_LO, IntervalSet.point(a.address().longValue()));
-        } else {
-            add(vals, src ? Field.IP4_SRC : Field.IP4_DST, IntervalSet.point(a.address().longValue()));
-        }
-    }
-
-    private static void add(long[][] vals, Field f, long[] set) {
-        vals[f.ordinal()] = vals[f.ordinal()] == null ? set : IntervalSet.union(vals[f.ordinal()], set);
+    private Expr replyShape(RewriterSpec f) {
+        return Expr.and(eligible(f), PatternRewrites.replyMatch(f.pool));
     }
 }

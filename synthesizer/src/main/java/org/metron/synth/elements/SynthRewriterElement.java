@@ -22,7 +22,8 @@ import java.util.Set;
  * SynthRewriter (docs/contracts.md), as the synthesized-side evaluator runs it from an emitted group config:
  * a new flow at input 0 picks one pattern of the pool and is rewritten (its mapping recorded in the run's flow
  * state); a reply at input 1 that hits a mapping is restored and leaves at output 1, others are dropped (see
- * {@link Rewriter}). Never appears in operator NFs' synthesis: it has no symbolic semantics.
+ * {@link Rewriter}, {@link PatternRewrites}). Never appears in operator NFs' synthesis: it has no symbolic
+ * semantics.
  */
 public final class SynthRewriterElement extends Element {
     private final List<RewritePattern> pool = new ArrayList<>();
@@ -123,7 +124,7 @@ public final class SynthRewriterElement extends Element {
         }
         int c = run.choose(pool.size());
         long[] orig = run.state == null ? null : FlowState.tuple(p);
-        Rewriter.apply(pool.get(c), p, run);
+        PatternRewrites.apply(pool.get(c), p, run);
         if (orig != null) {
             run.state.record(id(), orig, FlowState.tuple(p), 0, 1);
         }

@@ -72,7 +72,7 @@ public final class FrameRewrite {
             put16(o, ip + 16, out.get(Field.IP4_DST) >>> 16, ipSum, l4Sum);
             put16(o, ip + 18, out.get(Field.IP4_DST) & 0xffff, ipSum, l4Sum);
         } else {
-            int w = FrameCodec.get16(o, ip);
+            int w = Bytes.get16(o, ip);
             o[ip] = (byte) (0x60 | (int) (out.get(Field.TOS) >> 4 & 0xf));
             o[ip + 1] = (byte) ((out.get(Field.TOS) & 0xf) << 4 | (w & 0xf));
             o[ip + 7] = (byte) out.get(Field.TTL);
@@ -96,8 +96,8 @@ public final class FrameRewrite {
      * agent do; Click's IPRewriter would leave the 0, a rare encoding slip the reference does not copy.
      */
     private static void udpNonZero(byte[] o, int udpSum) {
-        if (udpSum >= 0 && FrameCodec.get16(o, udpSum) == 0) {
-            FrameCodec.put16raw(o, udpSum, 0xffff);
+        if (udpSum >= 0 && Bytes.get16(o, udpSum) == 0) {
+            Bytes.put16raw(o, udpSum, 0xffff);
         }
     }
 
@@ -141,12 +141,12 @@ public final class FrameRewrite {
                 return e;
             }
             for (int k = 0; k < fr.bytes; k += 2) {
-                int was = FrameCodec.get16(e, fr.offset + k);
-                int now = FrameCodec.get16(observed, fr.offset + k);
-                FrameCodec.put16raw(e, fr.offset + k, now);
+                int was = Bytes.get16(e, fr.offset + k);
+                int now = Bytes.get16(observed, fr.offset + k);
+                Bytes.put16raw(e, fr.offset + k, now);
                 for (int sum : fr.checksums) {
                     if (was != now) {
-                        FrameCodec.put16raw(e, sum, Checksum.update(FrameCodec.get16(e, sum), was, now));
+                        Bytes.put16raw(e, sum, Checksum.update(Bytes.get16(e, sum), was, now));
                     }
                 }
             }
@@ -166,14 +166,14 @@ public final class FrameRewrite {
 
     private static void put8(byte[] o, int at, long value, int sum1, int sum2) {
         int word = at & ~1;
-        int was = FrameCodec.get16(o, word);
+        int was = Bytes.get16(o, word);
         o[at] = (byte) value;
-        updateSums(o, was, FrameCodec.get16(o, word), sum1, sum2);
+        updateSums(o, was, Bytes.get16(o, word), sum1, sum2);
     }
 
     private static void put16(byte[] o, int at, long value, int sum1, int sum2) {
-        int was = FrameCodec.get16(o, at);
-        FrameCodec.put16raw(o, at, (int) value);
+        int was = Bytes.get16(o, at);
+        Bytes.put16raw(o, at, (int) value);
         updateSums(o, was, (int) value & 0xffff, sum1, sum2);
     }
 
@@ -183,7 +183,7 @@ public final class FrameRewrite {
         }
         for (int s : new int[] {sum1, sum2}) {
             if (s >= 0) {
-                FrameCodec.put16raw(o, s, Checksum.update(FrameCodec.get16(o, s), was, now));
+                Bytes.put16raw(o, s, Checksum.update(Bytes.get16(o, s), was, now));
             }
         }
     }

@@ -153,7 +153,7 @@ public class FrameCodecTest {
             want[Field.ETH_DST.ordinal()] = 0x020000000002L;
             assertArrayEquals(want, od.packet.v);
             FrameCodec.Layout l = od.layout;
-            boolean udpNone = l.proto == 17 && l.l4 >= 0 && FrameCodec.get16(o, l.l4 + 6) == 0;
+            boolean udpNone = l.proto == 17 && l.l4 >= 0 && Bytes.get16(o, l.l4 + 6) == 0;
             if (l.l4 >= 0 && (l.proto == 6 || l.proto == 17) && !udpNone) {
                 int sum = transportSum(o, l);
                 assertTrue(String.format("transport checksum of %s: %04x", PacketText.format(out), sum),
@@ -170,10 +170,10 @@ public class FrameCodecTest {
         long sum = l.proto + (l.end - l.l4);
         int from = l.version == 6 ? l.ip + 8 : l.ip + 12;
         for (int i = 0; i < (l.version == 6 ? 32 : 8); i += 2) {
-            sum += FrameCodec.get16(f, from + i);
+            sum += Bytes.get16(f, from + i);
         }
         for (int i = l.l4; i < l.end; i += 2) {
-            sum += i + 1 < l.end ? FrameCodec.get16(f, i) : (f[i] & 0xff) << 8;
+            sum += i + 1 < l.end ? Bytes.get16(f, i) : (f[i] & 0xff) << 8;
         }
         while (sum >> 16 != 0) {
             sum = (sum & 0xffff) + (sum >> 16);

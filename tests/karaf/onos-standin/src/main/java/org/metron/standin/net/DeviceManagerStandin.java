@@ -27,10 +27,8 @@ import org.onosproject.net.device.DeviceProvider;
 import org.onosproject.net.device.DeviceProviderRegistry;
 import org.onosproject.net.device.DeviceProviderService;
 import org.onosproject.net.device.DeviceService;
-import org.onosproject.net.device.PortDescription;
 import org.onosproject.net.device.PortStatistics;
 import org.onosproject.net.provider.AbstractListenerProviderRegistry;
-import org.onosproject.net.provider.AbstractProviderService;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -39,25 +37,18 @@ import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 
-import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_ADDED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_REMOVED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_UPDATED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_ADDED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_REMOVED;
 import static org.onosproject.net.device.DeviceEvent.Type.PORT_STATS_UPDATED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
 
 /**
  * The device subsystem (core-net's DeviceManager + the device store, stand-in) on onos-api's provider registry:
@@ -83,6 +74,7 @@ import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
  *       and marks an unreachable available device offline.</li>
  * </ul>
  * In a cluster, what this node accepts for a device it masters goes to every node ({@link SharedDevices}).
+ * What a provider reports is taken by {@link ProviderReports}; roles are kept by {@link DeviceRoles}.
  */
 @Component(immediate = true, service = {DeviceService.class, DeviceAdminService.class, DeviceProviderRegistry.class})
 public class DeviceManagerStandin
@@ -147,7 +139,7 @@ public class DeviceManagerStandin
 
     @Override
     protected DeviceProviderService createProviderService(DeviceProvider provider) {
-        return new ProviderService(provider);
+        return new ProviderReports(this, provider);
     }
 
     // ------------------------------------------------------------------ store
@@ -177,19 +169,11 @@ public class DeviceManagerStandin
         return records;
     }
 
-    private Device device(DeviceRecord r, DeviceId id) {
+    /** The device a record's description makes, with netcfg's "basic" and "annotations" applied. */
+    Device device(DeviceRecord r, DeviceId id) {
         DeviceDescription d = DeviceNetcfg.combine(netcfg, id, r.description);
         return new DefaultDevice(r.provider, id, d.type(), d.manufacturer(), d.hwVersion(), d.swVersion(),
                                  d.serialNumber(), d.chassisId(), d.annotations());
-    }
-
-    private static Port port(Device device, PortDescription p) {
-        return new DefaultPort(device, p.portNumber(), p.isEnabled(), p.type(), p.portSpeed(), p.annotations());
-    }
-
-    static boolean samePort(Port a, Port b) {
-        return a.isEnabled() == b.isEnabled() && a.type() == b.type() && a.portSpeed() == b.portSpeed()
-                && Objects.equals(a.annotations(), b.annotations());
     }
 
     synchronized void markOffline(DeviceId id, boolean disablePorts) {
@@ -200,10 +184,8 @@ public class DeviceManagerStandin
         if (disablePorts) {
             for (Port p : ImmutableList.copyOf(r.ports.values())) {
                 if (p.isEnabled()) {
-                    Port off = new DefaultPort(r.device, p.number(), false, p.type(), p.portSpeed(),
-                                               p.annotations());
-                    r.ports.put(p.number(), off);
-                    post(new DeviceEvent(PORT_UPDATED, r.device, off));
+                    r.putPort(new DefaultPort(r.device, p.number(), false, p.type(), p.portSpeed(), p.annotations()),
+                              this::post);
                 }
             }
         }
@@ -237,7 +219,7 @@ public class DeviceManagerStandin
     }
 
     /** Whether this node may change what the store holds of the device: ONOS's store takes its master's word. */
-    private boolean master(DeviceId id, String what) {
+    boolean master(DeviceId id, String what) {
         if (mastership.isLocalMaster(id)) {
             return true;
         }
@@ -256,155 +238,6 @@ public class DeviceManagerStandin
                     post(new DeviceEvent(DEVICE_UPDATED, r.device));
                 }
             }
-        }
-    }
-
-    /** What one provider reports, as core-net's DeviceManager.InternalDeviceProviderService takes it. */
-    private final class ProviderService extends AbstractProviderService<DeviceProvider>
-            implements DeviceProviderService {
-        ProviderService(DeviceProvider provider) {
-            super(provider);
-        }
-
-        @Override
-        public void deviceConnected(DeviceId id, DeviceDescription description) {
-            checkValidity();
-            BasicDeviceConfig cfg = netcfg.getConfig(id, BasicDeviceConfig.class);
-            if (cfg != null && !cfg.isAllowed()) {
-                log.warn("device {} is not allowed by netcfg: refused", id);
-                return;
-            }
-            // ONOS 2.7 waits for the election, then stores the device and applies the role it got
-            MastershipRole role = mastership.requestRoleFor(id).join();
-            log.info("Local role is {} for {}", role, id);
-            DeviceEvent event;
-            synchronized (DeviceManagerStandin.this) {
-                DeviceRecord r = records.computeIfAbsent(id, k -> new DeviceRecord(provider().id()));
-                boolean added = r.device == null;
-                boolean cameBack = !added && !r.available;
-                r.description = description;
-                r.device = device(r, id);
-                r.available = description.isDefaultAvailable();
-                r.updated = System.currentTimeMillis();
-                event = new DeviceEvent(added ? DEVICE_ADDED : cameBack ? DEVICE_AVAILABILITY_CHANGED
-                        : DEVICE_UPDATED, r.device);
-                post(event);
-            }
-            if (role != MastershipRole.NONE) {
-                provider().roleChanged(id, role);
-            }
-            log.info("Device {} connected", id);
-        }
-
-        /** Ports disabled; offline only by its master (else it stays available); the role given up. */
-        @Override
-        public void deviceDisconnected(DeviceId id) {
-            checkValidity();
-            log.info("Device {} disconnected from this node", id);
-            if (mastership.isLocalMaster(id)) {
-                markOffline(id, true);
-            } else {
-                log.info("{} is not mastered by this node: it stays available", id);
-            }
-            mastership.relinquishMastership(id);
-        }
-
-        @Override
-        public void updatePorts(DeviceId id, List<PortDescription> descriptions) {
-            checkValidity();
-            if (!master(id, descriptions.size() + " port updates")) {
-                return;
-            }
-            synchronized (DeviceManagerStandin.this) {
-                DeviceRecord r = records.get(id);
-                if (r == null) {
-                    log.warn("ports of unknown device {} ignored", id);
-                    return;
-                }
-                Map<PortNumber, PortDescription> now = descriptions.stream().filter(p -> !p.isRemoved())
-                        .collect(Collectors.toMap(PortDescription::portNumber, p -> p, (a, b) -> b));
-                for (Port old : ImmutableList.copyOf(r.ports.values())) {
-                    if (!now.containsKey(old.number())) {
-                        r.ports.remove(old.number());
-                        post(new DeviceEvent(PORT_REMOVED, r.device, old));
-                    }
-                }
-                now.values().forEach(p -> putPort(r, p));
-                r.updated = System.currentTimeMillis();
-            }
-        }
-
-        @Override
-        public void deletePort(DeviceId id, PortDescription description) {
-            checkValidity();
-            if (!master(id, "a port removal")) {
-                return;
-            }
-            synchronized (DeviceManagerStandin.this) {
-                DeviceRecord r = records.get(id);
-                Port old = r == null ? null : r.ports.remove(description.portNumber());
-                if (old != null) {
-                    post(new DeviceEvent(PORT_REMOVED, r.device, old));
-                }
-            }
-        }
-
-        @Override
-        public void portStatusChanged(DeviceId id, PortDescription description) {
-            checkValidity();
-            if (description.isRemoved()) {
-                deletePort(id, description);
-                return;
-            }
-            if (!master(id, "a port update")) {
-                return;
-            }
-            synchronized (DeviceManagerStandin.this) {
-                DeviceRecord r = records.get(id);
-                if (r == null) {
-                    log.warn("port status of unknown device {} ignored", id);
-                    return;
-                }
-                putPort(r, description);
-            }
-        }
-
-        private void putPort(DeviceRecord r, PortDescription p) {
-            Port port = port(r.device, p);
-            Port old = r.ports.put(p.portNumber(), port);
-            if (old == null) {
-                post(new DeviceEvent(PORT_ADDED, r.device, port));
-            } else if (!samePort(old, port)) {
-                post(new DeviceEvent(PORT_UPDATED, r.device, port));
-            }
-        }
-
-        @Override
-        public void receivedRoleReply(DeviceId id, MastershipRole requested, MastershipRole response) {
-            log.debug("got reply to a role request for {}: asked for {}, and got {}", id, requested, response);
-            if (!Objects.equals(requested, response)) {
-                // DeviceManager: the device did not take the role; a refused MASTER goes to another node
-                log.warn("Failed to assert role onto device {}. requested={}, response={}", id, requested, response);
-                if (requested == MastershipRole.MASTER) {
-                    mastership.relinquishMastership(id);
-                }
-            }
-        }
-
-        @Override
-        public void updatePortStatistics(DeviceId id, Collection<PortStatistics> statistics) {
-            checkValidity();
-            DeviceRecord r = records.get(id);
-            if (r != null) {
-                r.stats = ImmutableList.copyOf(statistics);
-                post(new DeviceEvent(PORT_STATS_UPDATED, r.device));
-            }
-        }
-
-        @Override
-        public DeviceDescription getDeviceDescription(DeviceId id) {
-            DeviceRecord r = records.get(id);
-            return r == null ? null : r.description;
         }
     }
 
@@ -510,10 +343,7 @@ public class DeviceManagerStandin
     public synchronized void removeDevicePorts(DeviceId id) {
         DeviceRecord r = records.get(id);
         if (r != null) {
-            for (Port p : ImmutableList.copyOf(r.ports.values())) {
-                r.ports.remove(p.number());
-                post(new DeviceEvent(PORT_REMOVED, r.device, p));
-            }
+            r.setPorts(List.of(), this::post);
         }
     }
 }

@@ -7,7 +7,6 @@ import org.onosproject.net.DefaultPort;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Port;
-import org.onosproject.net.PortNumber;
 import org.onosproject.net.device.DeviceEvent;
 import org.onosproject.store.serializers.KryoNamespaces;
 import org.onosproject.store.service.Serializer;
@@ -15,7 +14,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -27,9 +25,6 @@ import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_ADDED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_AVAILABILITY_CHANGED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_REMOVED;
 import static org.onosproject.net.device.DeviceEvent.Type.DEVICE_UPDATED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_ADDED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_REMOVED;
-import static org.onosproject.net.device.DeviceEvent.Type.PORT_UPDATED;
 
 /**
  * The cluster-wide device store (as core-dist's GossipDeviceStore / ECDeviceStore share theirs in ONOS): what a
@@ -166,25 +161,11 @@ final class SharedDevices {
             if (availabilityChanged && available) {
                 local.postEvent(new DeviceEvent(DEVICE_AVAILABILITY_CHANGED, device));
             }
-            Map<PortNumber, Port> now = new HashMap<>();
+            List<Port> now = new ArrayList<>();
             for (Port p : ports) {
-                now.put(p.number(), new DefaultPort(device, p.number(), p.isEnabled(), p.type(), p.portSpeed(),
-                                                    p.annotations()));
+                now.add(new DefaultPort(device, p.number(), p.isEnabled(), p.type(), p.portSpeed(), p.annotations()));
             }
-            for (Port old : new ArrayList<>(r.ports.values())) {
-                if (!now.containsKey(old.number())) {
-                    r.ports.remove(old.number());
-                    local.postEvent(new DeviceEvent(PORT_REMOVED, device, old));
-                }
-            }
-            for (Port p : now.values()) {
-                Port old = r.ports.put(p.number(), p);
-                if (old == null) {
-                    local.postEvent(new DeviceEvent(PORT_ADDED, device, p));
-                } else if (!DeviceManagerStandin.samePort(old, p)) {
-                    local.postEvent(new DeviceEvent(PORT_UPDATED, device, p));
-                }
-            }
+            r.setPorts(now, local::postEvent);
             if (availabilityChanged && !available) {
                 local.postEvent(new DeviceEvent(DEVICE_AVAILABILITY_CHANGED, device));
             }
