@@ -772,12 +772,14 @@ class BlackBoxNF final : public Element {
       // Down: ON_FAILURE from now on, fresh rings (a fresh namespace) for the next instance.
       state_.store(kRestarting, std::memory_order_release);
       pid_.store(0, std::memory_order_relaxed);
+      std::unique_ptr<NfProcess> dead;
       {
         std::lock_guard<std::mutex> lock(mu_);
         last_exit_ = down;
         if (proc_) dead_cpu_ += proc_->cpu_seconds();
-        proc_.reset();  // a daemon in a namespace that went is killed here
+        dead = std::move(proc_);
       }
+      dead.reset();  // outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped
       if (seg_) take_over();
       else if (!memif_ && !kernel_) count_lost(rings_.back().get());
       remove_nf_runtime_dir();
