@@ -124,6 +124,10 @@ void NfProcess::kill_group(int sig) const {
   if (pid_ > 0 && !ended_) kill(-pid_, sig);
 }
 
+int NfProcess::dup_fd(int fd) const {
+  return pidfd_ < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd_, fd, 0));
+}
+
 bool NfProcess::reap(int timeout_ms) {
   if (ended_) return true;
   if (pidfd_ >= 0) {

@@ -30,6 +30,8 @@ class NfProcess {
   bool wait_exit(int timeout_ms);
   // Signals the whole process group.
   void kill_group(int sig) const;
+  // A descriptor of this process's own (its number `fd` there) duplicated into ours (pidfd_getfd), or -1.
+  int dup_fd(int fd) const;
 
   pid_t pid() const { return pid_; }
   bool ended() const { return ended_; }
