@@ -80,6 +80,16 @@ static int open_memif(struct metron_nf* nf) {
     if (p == MAP_FAILED) fprintf(stderr, "metron_nf: cannot map %s: %s (drops not reported)\n", stats, strerror(errno));
     else nf->shared_dropped = (uint64_t*)p;
   }
+  /* Attached (the ready byte) must mean the agent can hand packets over. The agent's side writes only into buffers
+   * this side's receive ring offers, and the memif PMD offers them in rx_burst once connected (both sides set the
+   * ring empty at connection): an agent sending before this side's first rx is refused everything, and applies
+   * ON_FAILURE to it (a fail-open NF was bypassed: its verdicts lost). So: wait for the connection, then one rx
+   * that takes nothing (nb_pkts 0; nothing can be waiting, the ring had no buffer) and fills the ring. */
+  struct rte_eth_link link;
+  memset(&link, 0, sizeof(link));
+  while (!g_stop && (rte_eth_link_get_nowait(0, &link) != 0 || link.link_status != RTE_ETH_LINK_UP)) usleep(100);
+  struct rte_mbuf* none[1];
+  rte_eth_rx_burst(0, 0, none, 0);
   return 0;
 }
 

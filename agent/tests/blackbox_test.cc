@@ -631,7 +631,8 @@ TEST_F(BlackBoxTest, MemifModePassesWithVerdictsAndIsRestarted) {
   for (int i = 0; i < 100; ++i) in_->inject(pkt(80));
   for (int i = 0; i < 50; ++i) in_->inject(pkt(23));
   auto out = collect(100);
-  ASSERT_EQ(out.size(), 100u);
+  ASSERT_EQ(out.size(), 100u) << "ring_full/bypassed: handed to the NF before it could take them" << describe(out)
+                              << box().DebugString();
   for (const auto& f : out) EXPECT_EQ(dport_of(f), 80);
   EXPECT_TRUE(wait_for([&] { return box().nf_dropped() == 50u; })) << "the NF library reports its drops: "
                                                                    << box().DebugString();
@@ -646,6 +647,7 @@ TEST_F(BlackBoxTest, MemifModePassesWithVerdictsAndIsRestarted) {
   for (int i = 0; i < 40; ++i) in_->inject(pkt(80));
   EXPECT_EQ(collect(40).size(), 40u) << "passes through the new instance";
   b = box();
+  EXPECT_EQ(b.ring_full() + b.bypassed(), 0u) << "the new instance takes what it is handed at once: " << b.DebugString();
   EXPECT_EQ(b.restarts(), 1u);
   EXPECT_EQ(b.last_exit(), "signal 9");
   EXPECT_EQ(b.returned(), 140u);

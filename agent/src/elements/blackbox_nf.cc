@@ -44,13 +44,17 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
@@ -281,7 +285,7 @@ class BlackBoxNF final : public Element {
     const int state = state_.load(std::memory_order_acquire);
     if (!memif_) sync_rings();
     if (state == kRunning) {
-      const unsigned n = memif_    ? port_->tx_burst(0, b.pkts, b.n)
+      const unsigned n = memif_    ? on_memif([&] { return port_->tx_burst(0, b.pkts, b.n); })
                          : kernel_ ? active_->kns->to_nf().tx_burst(0, b.pkts, b.n)
                                    : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
       sent_.add(n);
@@ -303,7 +307,7 @@ class BlackBoxNF final : public Element {
     if (seg_) return run_direct();
     if (memif_) {
       PacketBatch b;
-      b.n = port_->rx_burst(0, b.pkts, kBurst);
+      b.n = static_cast<uint16_t>(on_memif([&] { return port_->rx_burst(0, b.pkts, kBurst); }));
       if (!b.n) return 0;
       const unsigned n = b.n;
       returned_.add(n);
@@ -656,6 +660,66 @@ class BlackBoxNF final : public Element {
     if (pool_ != nullptr) rte_mempool_free(pool_);
     pool_ = nullptr;
     if (!memif_socket_.empty()) unlink(memif_socket_.c_str());
+    if (nf_conn_ >= 0) close(nf_conn_);
+    nf_conn_ = -1;
+  }
+
+  // The memif port's rx or tx `f`, unless the supervisor holds the worker off the port (memif_quiet_). DPDK's memif
+  // server unmaps and frees the shared memory when its client goes, in the EAL interrupt thread, with nothing
+  // against a worker inside rx/tx (the agent's test process died of it, SIGSEGV in librte_net_memif rx, when its NF
+  // was killed). A Dekker pair with end_memif(), as stand_in() with let_go(). An NF that leaves cleanly by itself
+  // (SIGTERM from elsewhere: the library closes its port, which sends a disconnect) still races the worker.
+  template <typename F>
+  unsigned on_memif(F f) {
+    in_memif_.store(true, std::memory_order_seq_cst);
+    const unsigned n = memif_quiet_.load(std::memory_order_seq_cst) ? 0 : f();
+    in_memif_.store(false, std::memory_order_release);
+    return n;
+  }
+
+  // Supervisor: the instance attached. Its end of the memif connection is duplicated into the agent (pidfd_getfd),
+  // so that its death does not end the connection: the supervisor ends it itself (end_memif), the worker held off
+  // the port. Without that descriptor (no pidfd_getfd) a dead NF's disconnect races the worker as before.
+  void hold_memif(const NfProcess& p) {
+    if (nf_conn_ >= 0) close(nf_conn_);
+    nf_conn_ = -1;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(p.pid()) + "/fd", ec)) {
+      if (std::filesystem::read_symlink(e.path(), ec).string().rfind("socket:", 0) != 0) continue;
+      const int fd = p.dup_fd(std::atoi(e.path().filename().c_str()));
+      if (fd < 0) continue;
+      sockaddr_un peer{};
+      socklen_t len = sizeof peer;
+      int type = 0;
+      socklen_t tlen = sizeof type;
+      if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == 0 && type == SOCK_SEQPACKET &&
+          getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 && peer.sun_family == AF_UNIX &&
+          memif_socket_ == peer.sun_path) {
+        nf_conn_ = fd;
+        break;
+      }
+      close(fd);
+    }
+    if (nf_conn_ < 0)
+      std::fprintf(stderr, "metron: black-box NF '%s': its memif connection could not be held (pidfd_getfd)\n",
+                   nf_.c_str());
+    memif_quiet_.store(false, std::memory_order_seq_cst);
+  }
+
+  // Supervisor, the instance dead: the worker held off the port, then the connection ended (the server side
+  // disconnects: unmaps), and waited for. False if stopping.
+  bool end_memif() {
+    memif_quiet_.store(true, std::memory_order_seq_cst);
+    while (in_memif_.load(std::memory_order_seq_cst)) {
+      if (stop_.load()) return false;
+      std::this_thread::yield();
+    }
+    if (nf_conn_ >= 0) close(nf_conn_);
+    nf_conn_ = -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(attach_ms_);
+    while (port_->link_up() && std::chrono::steady_clock::now() < deadline)
+      if (sleep_or_stop(std::chrono::milliseconds(1))) return false;
+    return true;
   }
   // ---- supervisor thread ----
   std::vector<std::string> nf_argv() const {
@@ -724,6 +788,7 @@ class BlackBoxNF final : public Element {
       if (a == NfProcess::Attach::kAttached && !port_->link_up()) a = NfProcess::Attach::kTimeout;
     }
     if (a == NfProcess::Attach::kAttached) {
+      if (memif_) hold_memif(*p);
       std::lock_guard<std::mutex> lock(mu_);
       proc_ = std::move(p);
       return "";
@@ -772,12 +837,15 @@ class BlackBoxNF final : public Element {
       // Down: ON_FAILURE from now on, fresh rings (a fresh namespace) for the next instance.
       state_.store(kRestarting, std::memory_order_release);
       pid_.store(0, std::memory_order_relaxed);
+      std::unique_ptr<NfProcess> dead;
       {
         std::lock_guard<std::mutex> lock(mu_);
         last_exit_ = down;
         if (proc_) dead_cpu_ += proc_->cpu_seconds();
-        proc_.reset();  // a daemon in a namespace that went is killed here
+        dead = std::move(proc_);
       }
+      dead.reset();  // outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped
+      if (memif_ && !end_memif()) break;
       if (seg_) take_over();
       else if (!memif_ && !kernel_) count_lost(rings_.back().get());
       remove_nf_runtime_dir();
@@ -885,6 +953,9 @@ class BlackBoxNF final : public Element {
   bool memif_ = false;
   bool kernel_ = false;
   std::string memif_socket_, nf_prefix_, stats_path_;
+  int nf_conn_ = -1;                        // MEMIF: the running NF's end of its memif connection, duplicated
+  std::atomic<bool> memif_quiet_{false};    // supervisor: the worker keeps off the memif port
+  std::atomic<bool> in_memif_{false};       // worker: inside the memif port's rx/tx
   uint64_t* nf_shared_dropped_ = nullptr;  // MEMIF: the NF library's drop counter (a file both map)
   rte_mempool* pool_ = nullptr;
   std::unique_ptr<DpdkPort> port_;

@@ -17,6 +17,10 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
+#include <future>
+#include <memory>
+#include <thread>
 
 extern char** environ;
 
@@ -24,12 +28,36 @@ namespace metron {
 
 namespace {
 
+#ifndef P_PIDFD
+#define P_PIDFD 3  // linux/wait.h; glibc < 2.36 lacks it
+#endif
+
 int pidfd_open(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-std::string describe(int status) {
-  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
+std::string describe(const siginfo_t& info) {
+  if (info.si_code == CLD_EXITED) return "exit " + std::to_string(info.si_status);
+  if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) return "signal " + std::to_string(info.si_status);
+  return "status " + std::to_string(info.si_status);
+}
+
+// Reaps `pid` (ended, its status already taken) on a thread of its own, and waits for that at most `wait_ms`. The
+// kernel's part of a reap (release_task, run by whichever thread waits, WNOHANG or not) is normally instant, but was
+// seen to take over a minute (kernel 6.18: wait4 -> release_task -> proc_invalidate_siblings_dcache ->
+// shrink_dcache_parent; docs/blackbox.md), and a supervisor stuck in it cannot restart the NF.
+void reap_ended(pid_t pid, int wait_ms) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> reaped = done->get_future();
+  auto reap = [pid, done] {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    done->set_value();
+  };
+  try {
+    std::thread(reap).detach();
+  } catch (const std::system_error&) {  // no thread to be had (called from destructors: must not throw)
+    reap();
+  }
+  reaped.wait_for(std::chrono::milliseconds(wait_ms));
 }
 
 }  // namespace
@@ -76,7 +104,7 @@ NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::stri
 }
 
 NfProcess::~NfProcess() {
-  if (pid_ > 0 && !reaped_) {
+  if (pid_ > 0 && !ended_) {
     // SIGTERM first (the NF library leaves the EAL cleanly), SIGKILL to the group if it does not end at once.
     kill_group(SIGTERM);
     if (!reap(200)) {
@@ -84,17 +112,24 @@ NfProcess::~NfProcess() {
       reap(-1);
     }
   }
-  if (reaped_ && pid_ > 0) kill(-pid_, SIGKILL);  // anything the NF left in its group
+  if (ended_ && pid_ > 0) {
+    kill(-pid_, SIGKILL);  // anything the NF left in its group
+    reap_ended(pid_, 100);
+  }
   if (pidfd_ >= 0) close(pidfd_);
   if (ready_fd_ >= 0) close(ready_fd_);
 }
 
 void NfProcess::kill_group(int sig) const {
-  if (pid_ > 0 && !reaped_) kill(-pid_, sig);
+  if (pid_ > 0 && !ended_) kill(-pid_, sig);
+}
+
+int NfProcess::dup_fd(int fd) const {
+  return pidfd_ < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd_, fd, 0));
 }
 
 bool NfProcess::reap(int timeout_ms) {
-  if (reaped_) return true;
+  if (ended_) return true;
   if (pidfd_ >= 0) {
     pollfd p{pidfd_, POLLIN, 0};
     int r;
@@ -102,25 +137,29 @@ bool NfProcess::reap(int timeout_ms) {
     }
     if (r == 0) return false;
   }
-  int status = 0;
+  siginfo_t info{};
   rusage ru{};
-  // Never blocks unless asked to (timeout -1): a killed process whose threads are still leaving the kernel is
-  // not reapable yet, and the supervisor must keep checking its stop flag meanwhile.
-  const pid_t r = wait4(pid_, &status, timeout_ms < 0 ? 0 : WNOHANG, &ru);
+  // The status and CPU time of the ended process, which stays a zombie (WNOWAIT): the destructor reaps it, off the
+  // caller's path if the kernel is slow at it. Never blocks unless asked to (timeout -1): a killed process whose
+  // threads are still leaving the kernel is not waitable yet, and the supervisor must keep checking its stop flag.
+  // The raw syscall: glibc's waitid has no rusage argument.
+  const int flags = WEXITED | WNOWAIT | (timeout_ms < 0 ? 0 : WNOHANG);
+  const long r = pidfd_ >= 0 ? syscall(SYS_waitid, P_PIDFD, pidfd_, &info, flags, &ru)
+                             : syscall(SYS_waitid, P_PID, pid_, &info, flags, &ru);
   if (r < 0 && errno == ECHILD) {
     // Not our child any more: something else in the process reaped it (its status is lost). It is gone all the
     // same; waiting for it would keep the supervisor from restarting the NF for good.
     std::fprintf(stderr, "metron: NF process %d was reaped elsewhere; its exit status is unknown\n", pid_);
-    reaped_ = true;
+    ended_ = true;
     how_ = "exited (status unknown)";
     return true;
   }
-  if (r != pid_) {
-    if (timeout_ms > 0) usleep(1000);  // readable but not reapable yet: do not spin on the pidfd
+  if (r < 0 || info.si_pid != pid_) {
+    if (timeout_ms > 0) usleep(1000);  // readable but not waitable yet: do not spin on the pidfd
     return false;
   }
-  reaped_ = true;
-  how_ = describe(status);
+  ended_ = true;  // ended: its status is ours (the zombie goes in the destructor)
+  how_ = describe(info);
   cpu_ = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   return true;
@@ -151,7 +190,7 @@ NfProcess::Attach NfProcess::wait_attached(int timeout_ms) {
 }
 
 double NfProcess::cpu_seconds() const {
-  if (reaped_ || pid_ <= 0) return cpu_;
+  if (ended_ || pid_ <= 0) return cpu_;
   std::ifstream f("/proc/" + std::to_string(pid_) + "/stat");
   std::string line;
   if (!std::getline(f, line)) return 0;

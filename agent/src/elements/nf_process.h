@@ -23,17 +23,20 @@ class NfProcess {
   NfProcess& operator=(const NfProcess&) = delete;
 
   enum class Attach { kAttached, kExited, kTimeout };
-  // Waits up to timeout_ms for the ready byte or the process's end (then reaped: how() says how it ended).
+  // Waits up to timeout_ms for the ready byte or the process's end (then its status taken: how() says how it ended).
   Attach wait_attached(int timeout_ms);
-  // Waits up to timeout_ms for the process to end; true once it has ended and was reaped.
+  // Waits up to timeout_ms for the process to end; true once it has ended (its status taken; the zombie is reaped
+  // when the object goes, off the caller's path if the kernel is slow at it).
   bool wait_exit(int timeout_ms);
   // Signals the whole process group.
   void kill_group(int sig) const;
+  // A descriptor of this process's own (its number `fd` there) duplicated into ours (pidfd_getfd), or -1.
+  int dup_fd(int fd) const;
 
   pid_t pid() const { return pid_; }
-  bool ended() const { return reaped_; }
+  bool ended() const { return ended_; }
   const std::string& how() const { return how_; }  // "exit N" or "signal N" once ended
-  // CPU seconds (user + system) the process used: from /proc while it runs, from its rusage once reaped.
+  // CPU seconds (user + system) the process used: from /proc while it runs, from its rusage once ended.
   double cpu_seconds() const;
 
  private:
@@ -41,7 +44,7 @@ class NfProcess {
   pid_t pid_ = -1;
   int pidfd_ = -1;
   int ready_fd_ = -1;
-  bool reaped_ = false;
+  bool ended_ = false;
   std::string how_;
   double cpu_ = 0;
 };

@@ -42,6 +42,8 @@ public final class ChainOwnership implements AutoCloseable {
     /** The first delay before a chain left unsettled is tried again. */
     static final long FIRST_RETRY_MS = 1000;
     static final long MAX_BACKOFF_MS = 30_000;
+    /** How long {@link #close} waits for a running reconcile (its agent calls time out well before). */
+    static final long CLOSE_WAIT_MS = 60_000;
     private static final Logger log = LoggerFactory.getLogger(ChainOwnership.class);
 
     private final MetronMap<ChainId, Chain> chains;
@@ -210,10 +212,22 @@ public final class ChainOwnership implements AutoCloseable {
         }, () -> retries.remove(id));
     }
 
+    /**
+     * Stops following the map and the leadership. Returns once a reconcile running now has ended (at most {@link
+     * #CLOSE_WAIT_MS}): from then on this instance acts for no chain. A closed owner whose reconcile still ran could
+     * apply an update recorded meanwhile while the next owner removed the chain, leaving the update's rules behind.
+     */
     @Override
     public void close() {
         chains.removeListener(changed);
         leadership.removeListener(gained);
         worker.shutdownNow();
+        try {
+            if (!worker.awaitTermination(CLOSE_WAIT_MS, TimeUnit.MILLISECONDS)) {
+                log.warn("Chain ownership closed with a reconcile still running after {} ms", CLOSE_WAIT_MS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

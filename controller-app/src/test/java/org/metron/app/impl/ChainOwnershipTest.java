@@ -141,6 +141,46 @@ public class ChainOwnershipTest {
         }
     }
 
+    /**
+     * Once close() returns, the instance does nothing more for any chain: a reconcile its worker is running (one
+     * queued by the submission that made it the owner, say) ends first. Returning before let a closed owner apply
+     * the update the operator recorded while the next owner removed the chain, leaving the update's switch rules
+     * behind ({@link OwnerHandoverTest#aDeleteWinsOverAnUpdateNotAppliedYet}, 1 run in ~10 under load).
+     */
+    @Test
+    public void closeReturnsOnlyOnceTheReconcileRunningThenHasEnded() throws Exception {
+        java.util.concurrent.CountDownLatch inReconcile = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+        ChainOwnership a = instance("a", id -> {
+            inReconcile.countDown();
+            // deaf to close()'s interrupt, as a reconcile waiting for the chain's lock (synchronized) is
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    release.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            ended.set(true);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }).start(Duration.ofHours(1));
+        put("web", ChainState.SUBMITTED);
+        assertTrue(inReconcile.await(5, java.util.concurrent.TimeUnit.SECONDS));
+        Thread closer = new Thread(a::close);
+        closer.start();
+        closer.join(300);
+        assertTrue("close() returned while a reconcile was running", closer.isAlive());
+        release.countDown();
+        closer.join(5000);
+        assertFalse(closer.isAlive());
+        assertTrue(ended.get());
+    }
+
     @Test
     public void aChainThatIsGoneIsNoLongerRunForAndItsOwnershipPassesNowhere() {
         ChainOwnership a = instance("a");
