@@ -160,9 +160,12 @@ final class DataPlaneFailover {
         // armed again even when nothing changed: the change that asked for this may have installed the plain
         // rules over the redirected ones (a reroute installs every rule of its devices)
         arming.put(id, next);
-        boolean recordNext = !known || !preinstalledIds(old).equals(preinstalledIds(next));
-        if (recordNext) {
-            record(id, old, next); // before they are installed: a crash half-way leaves them known
+        // the store holds old's pre-installed rules; next's are added to them before they are installed (a crash
+        // half-way leaves them known), and written alone once old's are out; written only when they change
+        Set<List<Object>> stored = preinstalledIds(old);
+        if (!stored.containsAll(preinstalledIds(next))) {
+            record(id, old, next);
+            stored.addAll(preinstalledIds(next));
         }
         try {
             add.forEach((d, g) -> await(switches.addGroups(d, g), "adding " + g.size() + " groups to " + d));
@@ -174,7 +177,7 @@ final class DataPlaneFailover {
             log.warn("Chain {}: backups not armed ({}); the controller applies them after a failure", id,
                     e.getMessage());
             takeOut(next, old, primary, false);
-            if (recordNext) {
+            if (!stored.equals(preinstalledIds(old))) {
                 record(id, old);
             }
             if (!known) {
@@ -186,7 +189,7 @@ final class DataPlaneFailover {
         armed.put(id, next);
         arming.remove(id);
         int stale = takeOut(old, next, primary, true);
-        if (recordNext) {
+        if (!stored.equals(preinstalledIds(next))) {
             record(id, next);
         }
         int unnamed = deleteUnnamed(held, old);
@@ -275,13 +278,16 @@ final class DataPlaneFailover {
     void disarm(ChainId id, List<InstalledRule> primary) {
         backups.remove(id);
         FailoverGroupPlanner.Plan old = armed.remove(id);
-        if (old == null && switches.supportsFailoverGroups()) {
+        boolean recalled = old == null && switches.supportsFailoverGroups();
+        if (recalled) {
             old = recall(id, primary, HeldGroups.read(switches, devices(primary), timeoutMs));
         }
         if (old != null) {
             takeOut(old, FailoverGroupPlanner.Plan.empty(), primary, true);
         }
-        recorded.remove(id);
+        if (recalled || old != null && !old.preinstalled().isEmpty()) {
+            record(id); // a record whose rules the switches no longer hold goes too
+        }
     }
 
     /**
