@@ -70,6 +70,11 @@ public class DataPlaneFailoverTest {
                 new Deployer(switches, t), t, Fixtures.synthesis());
     }
 
+    /** A node of a cluster over the same stores and switches. */
+    private ChainManager node(org.metron.app.testing.TestLeadership cluster, String name, Duration t) {
+        return instance(new ChainStore(stores, switches), cluster.instance(name), t);
+    }
+
     private static Set<Long> outputs(List<FlowRule> rules) {
         return rules.stream().flatMap(r -> r.treatment().allInstructions().stream())
                 .filter(i -> i instanceof Instructions.OutputInstruction)
@@ -208,13 +213,13 @@ public class DataPlaneFailoverTest {
         // two nodes of a cluster over the same stores and switches; a step timeout of 250 ms: a 1 s grace
         org.metron.app.testing.TestLeadership cluster = new org.metron.app.testing.TestLeadership();
         Duration t = Duration.ofMillis(250);
-        ChainManager a = instance(new ChainStore(stores, switches), cluster.instance("a"), t);
+        ChainManager a = node(cluster, "a", t);
         a.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
         ChainId id = ChainId.of("ff");
         a.awaitBackups();
         List<FailoverGroup> armed = switches.groups(D1);
         assertFalse(armed.isEmpty());
-        ChainManager b = instance(new ChainStore(stores, switches), cluster.instance("b"), t);
+        ChainManager b = node(cluster, "b", t);
         cluster.instance("b").join(id);
         FailoverGroup orphan = new FailoverGroup(D1, 7, armed.get(0).buckets());
         switches.addGroups(D1, List.of(orphan)).join();
@@ -273,8 +278,8 @@ public class DataPlaneFailoverTest {
     public void aChainComingBackToANodeThatLedItBeforeIsReArmedThere() throws Exception {
         org.metron.app.testing.TestLeadership cluster = new org.metron.app.testing.TestLeadership();
         Duration t = Duration.ofSeconds(2);
-        ChainManager a = instance(new ChainStore(stores, switches), cluster.instance("a"), t);
-        ChainManager b = instance(new ChainStore(stores, switches), cluster.instance("b"), t);
+        ChainManager a = node(cluster, "a", t);
+        ChainManager b = node(cluster, "b", t);
         // the sweeps are left to the test (one at start); gains are followed as they come
         ChainOwnership ownsA = a.ownership().start(Duration.ofMinutes(10));
         ChainOwnership ownsB = b.ownership().start(Duration.ofMinutes(10));
