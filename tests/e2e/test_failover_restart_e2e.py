@@ -8,8 +8,10 @@ one is gone and the groups armed before the restart are kept as they were (same 
 Then the s1-s3 link is cut under a steady flow, the host's reaction delayed past the measurement: the switch's
 group alone carries the flow over the backup (at most 50 ms worth lost). The same restart and cut with the backup
 applied by the host (--failover-groups off) is the comparison: it loses more.
+A second test restarts the host with the backup path cut meanwhile (s2-s3 down): the new arming installs none of
+the earlier run's backup rules, which the restarted host finds in its store and takes off s2 (and its groups off s1).
 
-Runtime: about 2-3 minutes (two topology bring-ups)."""
+Runtime: about 3-4 minutes (three topology bring-ups)."""
 import os
 import re
 import signal
@@ -127,3 +129,35 @@ def test_groups_re_armed_after_a_host_restart_absorb_a_link_cut(tmp_path):
     ff, ctl = runs["groups"], runs["controller"]
     assert ff["lost_ms"] <= LOSS_BOUND_MS, ff
     assert ff["lost"] < ctl["lost"], (ff, ctl)
+
+
+def cookies(s, switch):
+    """The cookies of the switch's flow entries (Metron's rules carry their flow id; OVS's own have none)."""
+    return {m.group(1) for line in s.flows(switch) for m in [re.search(r"cookie=(0x[0-9a-f]+)", line)]
+            if m and m.group(1) != "0x0"}
+
+
+def test_backup_rules_of_an_earlier_run_go_when_the_restarted_host_does_not_arm_them_again(tmp_path):
+    with Session("paper-fig5", run_root=tmp_path, log=lambda m: None) as s:
+        chain, _, _, _ = scenario.deploy(s, "rs", 50)
+        assert chain["state"] == "ACTIVE", chain
+        wait_for(lambda: ff_groups(s, "s1"), 60, "a fast-failover group on s1")
+        on_s2 = cookies(s, "s2")  # the chain runs s1-s3: all s2 holds is the armed backup's rules
+        assert on_s2, "the backup's rules are pre-installed on s2"
+        # the host is killed, and the backup path goes while it is down: s2's port to s3
+        os.kill(s.host_pid(), signal.SIGKILL)
+        s.stop_host()
+        from metron_topo import launcher
+        launcher.set_port(s.state, "s2", 2, up=False)
+        s.start_host()
+        rearmed = wait_for(lambda: re.findall(
+            r"Chain rs: 0 fast-failover groups \(0 adopted.*\) and 0 backup rules armed \(re-armed.*\); (\d+) "
+            r"stale groups of the chain and (\d+) groups nothing names deleted", host_log(s)), 90,
+            "the restarted host re-arming the chain (nothing left to arm)")
+        print(f"re-armed with nothing (stale groups, unnamed groups deleted): {rearmed[-1]}; s2 held {on_s2}, now "
+              f"{cookies(s, 's2')}")
+        assert cookies(s, "s2") == set(), "the earlier run's backup rules are gone from s2"
+        assert not ff_groups(s, "s1"), "and its groups from s1"
+        assert int(rearmed[-1][0]) >= 1, rearmed  # taken out as the chain's, not as groups nothing names
+        assert not any(a.startswith("group:") for a in tagging_actions(s)), tagging_actions(s)
+        assert s.host.call("GET", "/chains")["chains"][0]["state"] == "ACTIVE"

@@ -76,7 +76,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         Objects.requireNonNull(synthesis);
         this.compilers = new ChainCompilers(synthesis);
         this.handover = new OwnerHandover(store.chains());
-        DataPlaneFailover dataPlane = new DataPlaneFailover(switches, agentTimeout.toMillis(), leadership.alone());
+        DataPlaneFailover dataPlane = new DataPlaneFailover(switches, store.armedRules(), agentTimeout.toMillis(),
+                leadership.alone());
         store.readRulesAs(dataPlane::plain); // the switches hold armed rules redirected to groups
         this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers, dataPlane);
         this.removal = teardown.removal();
@@ -317,11 +318,22 @@ public final class ChainManager implements MetronService, CompiledChains {
     /**
      * This instance's chain ownership, wired the one way both hosts use: reconcile what its owner has work for,
      * including what a stopped owner readied ({@link #leftFailoverMoves}) and chains not armed here
-     * ({@link #unarmed}). Not started.
+     * ({@link #unarmed}; a chain gained is unarmed here whatever this instance kept of it, {@link #gained}).
+     * Not started.
      */
     public ChainOwnership ownership() {
         return new ChainOwnership(store.chains(), leadership, this::reconcile, this::leftFailoverMoves,
-                System::currentTimeMillis).rearming(this::unarmed);
+                System::currentTimeMillis).rearming(this::unarmed, this::gained);
+    }
+
+    /**
+     * This instance has just come to own the chain: what it kept in memory of the chain's backups and arming, from
+     * a time it owned the chain before, may be stale (the owner since may have moved it and armed other groups), so
+     * it is forgotten and the chain counts as {@link #unarmed}: it is re-armed from what the switches and the store
+     * hold, as any chain taken over. Touches no switch and takes no lock (it runs on the leadership event's thread).
+     */
+    void gained(ChainId id) {
+        reroutes.forget(id);
     }
 
     /**

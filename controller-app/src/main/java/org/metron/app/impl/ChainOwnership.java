@@ -59,10 +59,15 @@ public final class ChainOwnership implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final Consumer<ChainId> gained = id -> worker.execute(() -> takeOver(id));
+    private final Consumer<ChainId> gained = id -> {
+        forgetOnGain(id);
+        worker.execute(() -> takeOver(id));
+    };
     private final Consumer<ChainId> changed = id -> worker.execute(() -> changed(id));
     /** Settled chains the owner still has work for ({@link #rearming}); none by default. */
     private volatile java.util.function.Predicate<ChainId> unarmed = id -> false;
+    /** What this instance forgets of a chain it gains ({@link #rearming}); nothing by default. */
+    private volatile Consumer<ChainId> forget = id -> { };
     private volatile boolean started;
     private long firstRetryMs = FIRST_RETRY_MS;
 
@@ -93,10 +98,23 @@ public final class ChainOwnership implements AutoCloseable {
      * fast-failover groups) this instance has not computed since it started or took them over. Its first sweep then
      * re-arms every chain it owns, whether or not the cluster told it of a gain (an instance that restarts inside a
      * running cluster may find itself leading already).
+     *
+     * @param forget called with each chain this instance gains, on the gain's thread before anything else runs
+     *               for it: what it kept of the chain from an earlier time it owned it is forgotten there, so that
+     *               the chain is unarmed at this gain too ({@link ChainManager#gained})
      */
-    public ChainOwnership rearming(java.util.function.Predicate<ChainId> unarmed) {
+    public ChainOwnership rearming(java.util.function.Predicate<ChainId> unarmed, Consumer<ChainId> forget) {
         this.unarmed = Objects.requireNonNull(unarmed);
+        this.forget = Objects.requireNonNull(forget);
         return this;
+    }
+
+    private void forgetOnGain(ChainId id) {
+        try {
+            forget.accept(id);
+        } catch (RuntimeException e) {
+            log.warn("Chain {}: forgetting what was kept of it failed: {}", id, e.toString());
+        }
     }
 
     /** Follows the map's events and sweeps every {@code sweep}, the first sweep at once. */

@@ -49,22 +49,27 @@ final class ChainRemoval {
     private final Deployer deployer;
     private final Leadership leadership;
     private final UnaryOperator<InstalledState> withoutShared;
+    private final Consumer<InstalledState> beforeSwitchRemoval;
     private final Consumer<ChainId> releasePlacement;
     private final Consumer<ChainId> forget;
 
     /**
      * @param withoutShared the installed state without the switch entries other chains hold too (left in place)
+     * @param beforeSwitchRemoval called with the installed state before its switch rules are removed: what is armed
+     *                            for the chain is read back while its rules still send to its groups
      * @param releasePlacement forgets the chain's installed state, placement, backups and tags
      * @param forget forgets what the manager keeps of a chain that is gone (its compiled form)
      */
     ChainRemoval(ChainStore store, ServerRegistry servers, Deployer deployer, Leadership leadership,
-                 UnaryOperator<InstalledState> withoutShared, Consumer<ChainId> releasePlacement,
+                 UnaryOperator<InstalledState> withoutShared, Consumer<InstalledState> beforeSwitchRemoval,
+                 Consumer<ChainId> releasePlacement,
                  Consumer<ChainId> forget) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.deployer = Objects.requireNonNull(deployer);
         this.leadership = Objects.requireNonNull(leadership);
         this.withoutShared = Objects.requireNonNull(withoutShared);
+        this.beforeSwitchRemoval = Objects.requireNonNull(beforeSwitchRemoval);
         this.releasePlacement = Objects.requireNonNull(releasePlacement);
         this.forget = Objects.requireNonNull(forget);
     }
@@ -144,6 +149,7 @@ final class ChainRemoval {
         List<PendingPart> left = new ArrayList<>();
         Optional<InstalledState> installed = store.installed().get(id).map(Versioned::value);
         if (installed.isPresent()) {
+            beforeSwitchRemoval.accept(installed.get());
             InstalledState st = withoutShared.apply(installed.get());
             List<InstalledRule> keptRules = removeSwitchRules(st, left);
             // a device that could not be read may still hold the chain's rules: they stay recorded, by id

@@ -489,6 +489,12 @@ final class ChainReroute {
         return refreshed.contains(id);
     }
 
+    /** Forgets the chain's backups and arming, touching no switch ({@link ChainManager#gained}). */
+    void forget(ChainId id) {
+        refreshed.remove(id);
+        dataPlane.forget(id);
+    }
+
     /** Takes out what is armed in the switches for a chain torn down or moved away (its rules now {@code rules}). */
     void disarm(ChainId id, List<InstalledRule> rules) {
         refreshed.remove(id);

@@ -36,7 +36,8 @@ final class ChainTeardown {
         this.tags = Objects.requireNonNull(tags);
         this.compilers = Objects.requireNonNull(compilers);
         this.removal = new ChainRemoval(store, servers, deployer, leadership, this::withoutShared,
-                this::releasePlacement, compilers::forget);
+                st -> dataPlane.recallForRemoval(st.chainId(), st.switchRules()), this::releasePlacement,
+                compilers::forget);
     }
 
     /** The removal of what chains installed, part by part. */

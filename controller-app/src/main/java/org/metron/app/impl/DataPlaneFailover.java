@@ -2,14 +2,18 @@ package org.metron.app.impl;
 
 import com.google.common.collect.ImmutableList;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.RuleInfo;
 import org.metron.app.spi.FailoverGroup;
+import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.NetworkView;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.InstalledRule;
+import org.metron.app.store.InstalledState;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
 import org.onosproject.net.flow.FlowRule;
+import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,13 +40,15 @@ import java.util.stream.Collectors;
  * the controller then only makes the backup the chain's path and arms the next backups ({@link ChainReroute}).
  * Callers hold the chain's lock. What is armed is kept here, in memory, and checked against what the switches hold
  * ({@link HeldGroups}, read back at every arming): an instance that restarted or took a chain over finds the chain's
- * groups through the chain's own rules, adopts those it would arm again as they are, and takes the others out
- * (docs/failover.md#restarts-and-takeovers).
+ * groups through the chain's own rules and its pre-installed rules in the store ({@code recorded}), adopts what it
+ * would arm again as it is, and takes the rest out (docs/failover.md#restarts-and-takeovers).
  */
 final class DataPlaneFailover {
     private static final Logger log = LoggerFactory.getLogger(DataPlaneFailover.class);
 
     private final SwitchProgrammer switches;
+    /** Each chain's pre-installed backup rules, by flow id ({@link org.metron.app.store.ChainStore#armedRules}). */
+    private final MetronMap<ChainId, InstalledState> recorded;
     private final long timeoutMs;
     private final Map<ChainId, List<LinkBackup>> backups = new ConcurrentHashMap<>();
     private final Map<ChainId, FailoverGroupPlanner.Plan> armed = new ConcurrentHashMap<>();
@@ -62,13 +68,16 @@ final class DataPlaneFailover {
      * Backups are armed as groups when {@code switches} {@link SwitchProgrammer#supportsFailoverGroups support}
      * them; otherwise link backups are only applied by the controller after a failure.
      *
+     * @param recorded the chains' pre-installed backup rules as stored, written before they are installed
      * @param alone whether this instance is the only one arming groups ({@link
      *              org.metron.app.spi.Leadership#alone}): a group no rule and no arming of its own names is then
      *              deleted at once; else only once it stayed so for 4 step timeouts, longer than an arming takes
      *              (another instance adds a chain's groups before it redirects the chain's rules to them)
      */
-    DataPlaneFailover(SwitchProgrammer switches, long timeoutMs, boolean alone) {
+    DataPlaneFailover(SwitchProgrammer switches, MetronMap<ChainId, InstalledState> recorded, long timeoutMs,
+                      boolean alone) {
         this.switches = Objects.requireNonNull(switches);
+        this.recorded = Objects.requireNonNull(recorded);
         this.timeoutMs = timeoutMs;
         this.unnamedGraceNs = alone ? 0 : TimeUnit.MILLISECONDS.toNanos(4 * timeoutMs);
     }
@@ -137,12 +146,10 @@ final class DataPlaneFailover {
             return;
         }
         long t0 = System.nanoTime();
-        Set<DeviceId> devices = new LinkedHashSet<>();
-        primary.forEach(r -> devices.add(r.rule().deviceId()));
-        HeldGroups held = HeldGroups.read(switches, devices, timeoutMs);
+        HeldGroups held = HeldGroups.read(switches, devices(primary), timeoutMs);
         // what this instance armed, else (it restarted, or took the chain over) what the chain's rules send to
         boolean known = armed.containsKey(id);
-        FailoverGroupPlanner.Plan old = known ? armed.get(id) : held.found(switches, primary);
+        FailoverGroupPlanner.Plan old = known ? armed.get(id) : recall(id, primary, held);
         FailoverGroupPlanner.Plan next = FailoverGroupPlanner.plan(primary, linkBackups, adopting(old, held));
         next.notArmed().forEach(why -> log.info("Chain {}: not armed as groups: {}", id, why));
         Map<DeviceId, List<FailoverGroup>> add = new LinkedHashMap<>();
@@ -153,6 +160,13 @@ final class DataPlaneFailover {
         // armed again even when nothing changed: the change that asked for this may have installed the plain
         // rules over the redirected ones (a reroute installs every rule of its devices)
         arming.put(id, next);
+        // the store holds old's pre-installed rules; next's are added to them before they are installed (a crash
+        // half-way leaves them known), and written alone once old's are out; written only when they change
+        Set<List<Object>> stored = preinstalledIds(old);
+        if (!stored.containsAll(preinstalledIds(next))) {
+            record(id, old, next);
+            stored.addAll(preinstalledIds(next));
+        }
         try {
             add.forEach((d, g) -> await(switches.addGroups(d, g), "adding " + g.size() + " groups to " + d));
             next.preinstalled().forEach((d, r) -> await(switches.install(d, r), "pre-installing " + r.size()
@@ -163,6 +177,9 @@ final class DataPlaneFailover {
             log.warn("Chain {}: backups not armed ({}); the controller applies them after a failure", id,
                     e.getMessage());
             takeOut(next, old, primary, false);
+            if (!stored.equals(preinstalledIds(old))) {
+                record(id, old);
+            }
             if (!known) {
                 armed.put(id, old); // what the switches still hold of an earlier arming stays known
             }
@@ -172,6 +189,9 @@ final class DataPlaneFailover {
         armed.put(id, next);
         arming.remove(id);
         int stale = takeOut(old, next, primary, true);
+        if (!stored.equals(preinstalledIds(next))) {
+            record(id, next);
+        }
         int unnamed = deleteUnnamed(held, old);
         if (!next.isEmpty() || !known || stale + unnamed > 0) {
             log.info("Chain {}: {} fast-failover groups ({} adopted as the switches held them) and {} backup rules "
@@ -250,13 +270,95 @@ final class DataPlaneFailover {
         return deleted;
     }
 
-    /** Takes out everything armed for a chain whose rules are now {@code primary} (empty once it is torn down). */
+    /**
+     * Takes out everything armed for a chain whose rules are now {@code primary} (empty once it is torn down): what
+     * this instance armed, else what the store records as pre-installed for it and the groups {@code primary} send
+     * to. A chain being removed has what it armed read back first ({@link #recallForRemoval}).
+     */
     void disarm(ChainId id, List<InstalledRule> primary) {
         backups.remove(id);
         FailoverGroupPlanner.Plan old = armed.remove(id);
+        boolean recalled = old == null && switches.supportsFailoverGroups();
+        if (recalled) {
+            old = recall(id, primary, HeldGroups.read(switches, devices(primary), timeoutMs));
+        }
         if (old != null) {
             takeOut(old, FailoverGroupPlanner.Plan.empty(), primary, true);
         }
+        if (recalled || old != null && !old.preinstalled().isEmpty()) {
+            record(id); // a record whose rules the switches no longer hold goes too
+        }
+    }
+
+    /**
+     * Before the chain's rules {@code primary} are removed (the chain is deleted, or cleared to be brought up again):
+     * when this instance did not arm it (it restarted or took the chain over, and the chain goes before it is re-armed),
+     * its arming is read back now, while its rules still send to its groups, and kept as armed here: the removal's
+     * {@link #disarm} then takes its groups and pre-installed rules off the switches.
+     */
+    void recallForRemoval(ChainId id, List<InstalledRule> primary) {
+        if (!switches.supportsFailoverGroups() || armed.containsKey(id)) {
+            return;
+        }
+        FailoverGroupPlanner.Plan found = recall(id, primary, HeldGroups.read(switches, devices(primary), timeoutMs));
+        if (!found.isEmpty()) {
+            armed.putIfAbsent(id, found);
+        }
+    }
+
+    /**
+     * Forgets what this instance keeps of the chain's backups and arming, touching no switch: it has just come to own
+     * the chain (again), and another instance may have moved and re-armed it meanwhile. The chain is then re-armed
+     * as any chain it takes over, from what the switches and the store hold.
+     */
+    void forget(ChainId id) {
+        backups.remove(id);
+        armed.remove(id);
+    }
+
+    /**
+     * The chain's arming as the switches and the store hold it, for an instance that did not arm it: the groups its
+     * rules {@code primary} send to ({@link HeldGroups#found}), with those rules, and its recorded pre-installed rules.
+     */
+    private FailoverGroupPlanner.Plan recall(ChainId id, List<InstalledRule> primary, HeldGroups held) {
+        FailoverGroupPlanner.Plan found = held.found(switches, primary);
+        Map<DeviceId, List<FlowRule>> pre = new LinkedHashMap<>();
+        recorded.get(id).map(Versioned::value).ifPresent(st -> st.switchRules().forEach(r ->
+                pre.computeIfAbsent(r.rule().deviceId(), k -> new ArrayList<>()).add(r.rule())));
+        return new FailoverGroupPlanner.Plan(found.groups(), pre, found.redirected(), List.of());
+    }
+
+    /** Stores the pre-installed rules of {@code plans} (by id) as the chain's, or nothing when they have none. */
+    private void record(ChainId id, FailoverGroupPlanner.Plan... plans) {
+        Map<List<Object>, InstalledRule> rules = new LinkedHashMap<>();
+        for (FailoverGroupPlanner.Plan p : plans) {
+            // the role is not read back: a pre-installed rule is one of a backup's path
+            p.preinstalled().values().forEach(rs -> rs.forEach(r -> rules.putIfAbsent(List.of(r.deviceId(), r.id()),
+                    new InstalledRule(RuleInfo.Role.TRANSIT, r))));
+        }
+        try {
+            if (rules.isEmpty()) {
+                recorded.remove(id);
+            } else {
+                recorded.put(id, new InstalledState(id, Optional.empty(), new ArrayList<>(rules.values()), List.of(),
+                        false));
+            }
+        } catch (RuntimeException e) {
+            // the arming goes on: a later arming or the chain's removal by this instance takes them out still
+            log.warn("Chain {}: its pre-installed backup rules not recorded: {}", id, e.toString());
+        }
+    }
+
+    private static Set<List<Object>> preinstalledIds(FailoverGroupPlanner.Plan p) {
+        Set<List<Object>> out = new HashSet<>();
+        p.preinstalled().values().forEach(rs -> rs.forEach(r -> out.add(List.of(r.deviceId(), r.id()))));
+        return out;
+    }
+
+    private static Set<DeviceId> devices(List<InstalledRule> rules) {
+        Set<DeviceId> out = new LinkedHashSet<>();
+        rules.forEach(r -> out.add(r.rule().deviceId()));
+        return out;
     }
 
     /**

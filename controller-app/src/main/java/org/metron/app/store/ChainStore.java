@@ -21,6 +21,7 @@ public final class ChainStore {
     public static final String TAGS = "metron-tags";
     public static final String INSTALLED = "metron-installed-rules";
     public static final String BACKUPS = "metron-backups";
+    public static final String ARMED_RULES = "metron-armed-backup-rules";
     /** Failover moves readied during a lost server's deadline: their owners' intent, not the operator's. */
     public static final String PREPARED = "metron-prepared-moves";
 
@@ -29,6 +30,7 @@ public final class ChainStore {
     private final MetronMap<TagKey, TagAllocation> tags;
     private final InstalledView installed;
     private final MetronMap<ChainId, BackupConfiguration> backups;
+    private final InstalledView armedRules;
     private final MetronMap<ChainId, PreparedMoveRecord> prepared;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
@@ -43,6 +45,7 @@ public final class ChainStore {
         this.tags = factory.map(TAGS, MetronSerializers.NAMESPACE);
         this.installed = new InstalledView(factory.map(INSTALLED, MetronSerializers.NAMESPACE), switches);
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
+        this.armedRules = new InstalledView(factory.map(ARMED_RULES, MetronSerializers.NAMESPACE), switches);
         this.prepared = factory.map(PREPARED, MetronSerializers.NAMESPACE);
     }
 
@@ -99,6 +102,16 @@ public final class ChainStore {
 
     public MetronMap<ChainId, BackupConfiguration> backups() {
         return backups;
+    }
+
+    /**
+     * Each chain's backup rules pre-installed in the switches by the arming of its link backups (docs/failover.md),
+     * stored as ids and read from the devices as the installed state is: nothing on a switch ties such a rule to its
+     * chain (it matches on an entry the chain does not use), so an instance that did not arm the chain itself (it
+     * restarted, took the chain over) knows them only from here. Written before they are installed.
+     */
+    public MetronMap<ChainId, InstalledState> armedRules() {
+        return armedRules;
     }
 
     /**

@@ -70,6 +70,11 @@ public class DataPlaneFailoverTest {
                 new Deployer(switches, t), t, Fixtures.synthesis());
     }
 
+    /** A node of a cluster over the same stores and switches. */
+    private ChainManager node(org.metron.app.testing.TestLeadership cluster, String name, Duration t) {
+        return instance(new ChainStore(stores, switches), cluster.instance(name), t);
+    }
+
     private static Set<Long> outputs(List<FlowRule> rules) {
         return rules.stream().flatMap(r -> r.treatment().allInstructions().stream())
                 .filter(i -> i instanceof Instructions.OutputInstruction)
@@ -208,13 +213,13 @@ public class DataPlaneFailoverTest {
         // two nodes of a cluster over the same stores and switches; a step timeout of 250 ms: a 1 s grace
         org.metron.app.testing.TestLeadership cluster = new org.metron.app.testing.TestLeadership();
         Duration t = Duration.ofMillis(250);
-        ChainManager a = instance(new ChainStore(stores, switches), cluster.instance("a"), t);
+        ChainManager a = node(cluster, "a", t);
         a.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
         ChainId id = ChainId.of("ff");
         a.awaitBackups();
         List<FailoverGroup> armed = switches.groups(D1);
         assertFalse(armed.isEmpty());
-        ChainManager b = instance(new ChainStore(stores, switches), cluster.instance("b"), t);
+        ChainManager b = node(cluster, "b", t);
         cluster.instance("b").join(id);
         FailoverGroup orphan = new FailoverGroup(D1, 7, armed.get(0).buckets());
         switches.addGroups(D1, List.of(orphan)).join();
@@ -232,6 +237,102 @@ public class DataPlaneFailoverTest {
         assertEquals("unnamed past its grace: deleted", Set.copyOf(armed), Set.copyOf(switches.groups(D1)));
         b.remove(id);
         assertEquals(List.of(), switches.groups(D1));
+    }
+
+    @Test
+    public void aChainRemovedBeforeARestartedInstanceReArmedItTakesItsGroupsAndBackupRulesAway() {
+        ChainId id = deploy();
+        assertFalse(switches.groups(D1).isEmpty());
+        assertFalse("the backup's rules are pre-installed on s2", switches.rules(Fixtures.D2).isEmpty());
+        // the host restarts and the chain is deleted before its first sweep re-arms it
+        ChainManager restarted = instance(new ChainStore(stores, switches));
+        assertTrue(restarted.unarmed(id));
+        restarted.remove(id);
+        assertTrue(restarted.chain(id).isEmpty());
+        assertEquals("its groups went with it", List.of(), switches.groups(D1));
+        assertEquals("nothing of it is left: its backup's rules on s2 and s3 neither", 0, switches.total());
+    }
+
+    @Test
+    public void backupRulesOfAnEarlierRunThatTheNewArmingDoesNotInstallAreRemoved() {
+        ChainId id = deploy();
+        assertFalse(switches.groups(D1).isEmpty());
+        assertFalse("the backup's rules are pre-installed on s2", switches.rules(Fixtures.D2).isEmpty());
+        // while the host is down the s2-s3 cable goes: the direct link has no backup any more, so the new arming
+        // installs none of the earlier run's backup rules (s2 still answers)
+        net.cut(Fixtures.S2, 2);
+        ChainStore again = new ChainStore(stores, switches);
+        ChainManager restarted = instance(again);
+        assertTrue(restarted.reconcile(id).contains("re-armed"));
+        restarted.awaitBackups();
+        assertEquals("nothing left to arm: no group", List.of(), switches.groups(D1));
+        assertEquals(Set.of(2L), outputs(switches.rules(D1)));
+        assertEquals("the earlier run's backup rules on s2 are gone", List.of(), switches.rules(Fixtures.D2));
+        assertEquals("the switches hold the chain's rules and nothing else",
+                again.installed().get(id).get().value().switchRules().size(), switches.total());
+        restarted.remove(id);
+        assertEquals(0, switches.total());
+    }
+
+    @Test
+    public void aChainComingBackToANodeThatLedItBeforeIsReArmedThere() throws Exception {
+        org.metron.app.testing.TestLeadership cluster = new org.metron.app.testing.TestLeadership();
+        Duration t = Duration.ofSeconds(2);
+        ChainManager a = node(cluster, "a", t);
+        ChainManager b = node(cluster, "b", t);
+        // the sweeps are left to the test (one at start); gains are followed as they come
+        ChainOwnership ownsA = a.ownership().start(Duration.ofMinutes(10));
+        ChainOwnership ownsB = b.ownership().start(Duration.ofMinutes(10));
+        try {
+            a.submit(Fixtures.chainJson("ff").replace(Fixtures.S1 + "/3", S3 + "/20"));
+            ChainId id = ChainId.of("ff");
+            a.awaitBackups();
+            assertFalse(switches.groups(D1).isEmpty());
+            cluster.instance("b").join(id);
+            cluster.instance("a").release(id); // b leads now; a runs again, after b
+            cluster.instance("a").join(id);
+            await(() -> !b.unarmed(id));
+            b.awaitBackups();
+
+            // while b leads, the direct link is cut and comes back: b moves the chain over s2 and arms the s1-s2
+            // link's backup (the direct link again), which a never saw
+            net.cut(Fixtures.S1, 2);
+            assertEquals(List.of(id), b.rerouteLink(cutLink(), "link cut"));
+            b.awaitBackups();
+            net.cable(Fixtures.S1, 2, S3, 1);
+            b.refreshBackups(id);
+            b.awaitBackups();
+            List<FailoverGroup> armedByB = switches.groups(D1);
+            assertFalse(armedByB.isEmpty());
+            assertEquals(List.of(PortNumber.portNumber(3), PortNumber.portNumber(2)), armedByB.get(0).buckets()
+                    .stream().map(FailoverGroup.Bucket::watchPort).collect(Collectors.toList()));
+
+            cluster.instance("b").release(id); // the chain comes back to a
+            await(() -> !a.unarmed(id));
+            a.awaitBackups();
+            assertEquals("b's groups adopted as they are", Set.copyOf(armedByB), Set.copyOf(switches.groups(D1)));
+            net.cut(Fixtures.S1, 3);
+            Link s1s2 = DefaultLink.builder().providerId(new ProviderId("test", "metron"))
+                    .src(ConnectPoint.deviceConnectPoint(Fixtures.S1 + "/3"))
+                    .dst(ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/1")).type(Link.Type.DIRECT).build();
+            assertEquals(List.of(id), a.rerouteLink(s1s2, "link cut"));
+            assertTrue("a moves the chain onto the backup it re-armed at its gain: " + a.chain(id).get().reason(),
+                    a.chain(id).get().reason().contains("backup precomputed for the link"));
+            assertEquals(Set.of(2L), outputs(switches.rules(D1)));
+        } finally {
+            ownsA.close();
+            ownsB.close();
+            a.close();
+            b.close();
+        }
+    }
+
+    private static void await(java.util.function.BooleanSupplier done) throws InterruptedException {
+        long end = System.currentTimeMillis() + 10_000;
+        while (!done.getAsBoolean() && System.currentTimeMillis() < end) {
+            Thread.sleep(20);
+        }
+        assertTrue("not done within 10 s", done.getAsBoolean());
     }
 
     @Test
