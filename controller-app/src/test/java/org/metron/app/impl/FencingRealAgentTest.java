@@ -17,13 +17,6 @@ import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.metron.drivers.agent.AgentException;
 import org.metron.drivers.agent.GrpcAgentClient;
-import org.metron.synth.ClassGroup;
-import org.metron.synth.CompiledChain;
-import org.metron.synth.OffloadRule;
-import org.metron.synth.RuleAction;
-import org.metron.synth.RuleMatch;
-import org.metron.synth.SynthStats;
-import org.metron.synth.TrafficClass;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 
@@ -90,20 +83,11 @@ public class FencingRealAgentTest {
         }
     }
 
-    private static CompiledChain compiled(String name) {
-        return new CompiledChain(name, org.metron.synth.TargetProfile.OPENFLOW13,
-                List.of(new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "pass")),
-                List.of(new ClassGroup(0, List.of(0), "input -> [0]output;", "", true)),
-                List.of(OffloadRule.of(1, RuleMatch.builder().ethType(0x0800).ipProto(17).build(),
-                        RuleAction.toServer(0))),
-                List.of("fw.out0"), new SynthStats(1, 1, 1, 0, Map.of()));
-    }
-
     /** An instance over the shared store, with its ownership following the chains map as the hosts wire it. */
     private ChainManager instance(String name) {
         Duration t = Duration.ofSeconds(10);
         ChainStore store = new ChainStore(shared, switches);
-        Synthesis synthesis = (spec, profile) -> compiled(spec.name());
+        Synthesis synthesis = (spec, profile) -> RealAgentRestartTest.compiled(spec.name());
         ChainManager m = new ChainManager(store, servers, switches, cluster.instance(name),
                 new PlacementEngine(FencedServers.of(servers, cluster.instance(name)), net, switches, new Random(1), t),
                 new RulePlanner(Fixtures.APP, net), new Deployer(switches, t), t, synthesis);
