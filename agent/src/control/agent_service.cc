@@ -37,6 +37,15 @@ grpc::Status Checked(const Req& req, Reply* reply, std::mutex& mu, Call call) {
 
 }  // namespace
 
+template <typename Req, typename Reply, typename Call>
+grpc::Status AgentService::Fenced(const char* rpc, const std::string& pipeline, uint64_t token, const Req& req,
+                                  Reply* reply, Call call) {
+  return Checked(req, reply, pipelines_mu_, [&](const Req& r, Reply* o) {
+    grpc::Status s = tokens_.Admit(rpc, pipeline, token);
+    return s.ok() ? call(r, o) : s;
+  });
+}
+
 void AgentService::EndStreams() {
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
@@ -56,22 +65,32 @@ grpc::Status AgentService::Health(grpc::ServerContext*, const pb::HealthRequest*
 
 grpc::Status AgentService::DeployPipeline(grpc::ServerContext*, const pb::DeployPipelineRequest* req,
                                           pb::PipelineStatus* out) {
-  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->DeployPipeline(r, o); });
+  grpc::Status s = Fenced("DeployPipeline", req->pipeline_id(), req->owner_token(), *req, out,
+                           [this](const auto& r, auto* o) { return backend_->DeployPipeline(r, o); });
+  if (s.ok()) out->set_owner_token(tokens_.Newest(req->pipeline_id()));
+  return s;
 }
 
 grpc::Status AgentService::UpdatePipeline(grpc::ServerContext*, const pb::UpdatePipelineRequest* req,
                                           pb::PipelineStatus* out) {
-  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->UpdatePipeline(r, o); });
+  grpc::Status s = Fenced("UpdatePipeline", req->pipeline_id(), req->owner_token(), *req, out,
+                           [this](const auto& r, auto* o) { return backend_->UpdatePipeline(r, o); });
+  if (s.ok()) out->set_owner_token(tokens_.Newest(req->pipeline_id()));
+  return s;
 }
 
 grpc::Status AgentService::RemovePipeline(grpc::ServerContext*, const pb::RemovePipelineRequest* req,
                                           pb::RemovePipelineReply* out) {
-  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->RemovePipeline(r, o); });
+  return Fenced("RemovePipeline", req->pipeline_id(), req->owner_token(), *req, out,
+                [this](const auto& r, auto* o) { return backend_->RemovePipeline(r, o); });
 }
 
 grpc::Status AgentService::ListPipelines(grpc::ServerContext*, const pb::ListPipelinesRequest* req,
                                          pb::ListPipelinesReply* out) {
-  return backend_->ListPipelines(*req, out);
+  grpc::Status s = backend_->ListPipelines(*req, out);
+  if (s.ok())
+    for (auto& p : *out->mutable_pipelines()) p.set_owner_token(tokens_.Newest(p.pipeline_id()));
+  return s;
 }
 
 grpc::Status AgentService::InstallNicRules(grpc::ServerContext*, const pb::NicRuleBatch* req, pb::NicRuleReply* out) {
@@ -148,7 +167,8 @@ grpc::Status AgentService::ExportState(grpc::ServerContext*, const pb::ExportSta
 
 grpc::Status AgentService::ImportState(grpc::ServerContext*, const pb::ImportStateRequest* req,
                                        pb::ImportStateReply* out) {
-  return Checked(*req, out, pipelines_mu_, [this](const auto& r, auto* o) { return backend_->ImportState(r, o); });
+  return Fenced("ImportState", req->snapshot().pipeline_id(), req->owner_token(), *req, out,
+                [this](const auto& r, auto* o) { return backend_->ImportState(r, o); });
 }
 
 }  // namespace metron

@@ -4,12 +4,14 @@
 // INVALID_ARGUMENT naming field and value and never reaches running pipelines. Mutating RPCs are serialised per
 // resource they change (pipelines, NIC rules) so two controllers' requests cannot interleave half-way; reads
 // (Health, GetResources, List*, GetStats, ExportState, StreamLoad) take no lock, so Health never waits behind a
-// deployment.
+// deployment. Requests that change a chain's pipeline (Deploy/Update/Remove, ImportState) are fenced by their
+// owner token (owner_tokens.h): a controller instance that lost the chain cannot undo its new owner's work.
 #pragma once
 
 #include <condition_variable>
 #include <mutex>
 
+#include "control/owner_tokens.h"
 #include "core/backend.h"
 #include "metron/agent/v1/agent.grpc.pb.h"
 
@@ -38,7 +40,13 @@ class AgentService final : public pb::MetronAgent::Service {
   grpc::Status ImportState(grpc::ServerContext*, const pb::ImportStateRequest*, pb::ImportStateReply*) override;
 
  private:
+  // Validates, takes pipelines_mu_, admits `token` for `pipeline`, then calls.
+  template <typename Req, typename Reply, typename Call>
+  grpc::Status Fenced(const char* rpc, const std::string& pipeline, uint64_t token, const Req& req, Reply* reply,
+                      Call call);
+
   AgentBackend* const backend_;
+  OwnerTokens tokens_;
   // Deploy/Update/Remove pipeline and ImportState (which rewrites a running group's tables).
   std::mutex pipelines_mu_;
   // Install/Remove NIC rules.

@@ -70,9 +70,10 @@ class EngineApiTest : public ::testing::Test {
     return g;
   }
 
-  grpc::Status Deploy(const std::string& id, const pb::GroupSpec& g, pb::PipelineStatus* out) {
+  grpc::Status Deploy(const std::string& id, const pb::GroupSpec& g, pb::PipelineStatus* out, uint64_t token = 0) {
     pb::DeployPipelineRequest r;
     r.set_pipeline_id(id);
+    r.set_owner_token(token);
     r.set_ingress_nic("rx0");
     r.add_egress()->set_nic("rx0");
     *r.add_groups() = g;
@@ -178,6 +179,90 @@ TEST_F(EngineApiTest, UpdateMovesTheGroupToANewTag) {
   EXPECT_TRUE(steering_.tags("rx0", pb::TAG_MAC).empty()) << "removed pipeline's tag still steered";
   grpc::ClientContext ctx3;
   EXPECT_EQ(stub_->RemovePipeline(&ctx3, rm, &rr).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Fencing (agent.proto, owner_token): a controller instance that lost the chain (term 5) acts late, after the new
+// owner (term 6) redeployed the chain's pipeline here. Its remove, update, state import and deploy are refused
+// with ABORTED naming the pipeline and both tokens; the new owner's pipeline keeps its groups, dispatch and
+// counters. Tokens are per pipeline, outlive the pipeline's removal, and 0 (unfenced) is admitted.
+TEST_F(EngineApiTest, ALateFormerOwnerCannotUndoTheNewOwnersPipeline) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(Deploy("web", Group("g1", 7, "input -> [0]output;"), &st, 5).ok());
+  EXPECT_EQ(st.owner_token(), 5u);
+  // the new owner takes the chain over: removes what it finds and deploys its own
+  pb::RemovePipelineRequest rm;
+  rm.set_pipeline_id("web");
+  rm.set_owner_token(6);
+  pb::RemovePipelineReply rr;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->RemovePipeline(&ctx, rm, &rr).ok());
+  }
+  grpc::Status s = Deploy("web", Group("n1", 8, "input -> [0]output;"), &st, 6);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  SendTagged(8, 10);
+  ASSERT_EQ(WaitGroupPackets("n1", 10), 10u);
+  const std::string before = Pipelines();
+
+  // the former owner, late
+  rm.set_owner_token(5);
+  {
+    grpc::ClientContext ctx;
+    s = stub_->RemovePipeline(&ctx, rm, &rr);
+  }
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_EQ(s.error_message(), "RemovePipeline of pipeline web refused: owner token 5 is older than 6, the newest "
+                               "this agent has seen for it (another controller instance owns the chain)");
+  pb::UpdatePipelineRequest u;
+  u.set_pipeline_id("web");
+  u.set_owner_token(5);
+  *u.add_groups() = Group("g1", 7, "input -> [0]output;");
+  {
+    grpc::ClientContext ctx;
+    s = stub_->UpdatePipeline(&ctx, u, &st);
+  }
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  pb::ImportStateRequest imp;
+  imp.mutable_snapshot()->set_pipeline_id("web");
+  imp.mutable_snapshot()->set_group_id("n1");
+  imp.set_owner_token(5);
+  pb::ImportStateReply ir;
+  {
+    grpc::ClientContext ctx;
+    s = stub_->ImportState(&ctx, imp, &ir);
+  }
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  s = Deploy("web", Group("g1", 7, "input -> [0]output;"), &st, 5);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+
+  EXPECT_EQ(Pipelines(), before) << "a refused call changed the running pipelines";
+  EXPECT_NE(before.find("owner_token: 6"), std::string::npos) << before;
+  EXPECT_EQ(steering_.tags("rx0", pb::TAG_MAC), (SteeringTable::TagMap{{8, 0}})) << "a refused call changed dispatch";
+  SendTagged(8, 10);
+  EXPECT_EQ(WaitGroupPackets("n1", 20), 20u) << "the new owner's pipeline stopped processing";
+
+  // another pipeline has tokens of its own; 0 is unfenced and changes nothing
+  ASSERT_TRUE(Deploy("db", Group("d1", 9, "input -> [0]output;"), &st, 2).ok());
+  u.set_pipeline_id("web");
+  u.set_owner_token(0);
+  u.clear_groups();
+  *u.add_groups() = Group("n1", 8, "input -> [0]output;");
+  {
+    grpc::ClientContext ctx;
+    s = stub_->UpdatePipeline(&ctx, u, &st);
+  }
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(st.owner_token(), 6u);
+
+  // the new owner moves the chain away; the late former owner's deploy is still refused
+  rm.set_owner_token(6);
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub_->RemovePipeline(&ctx, rm, &rr).ok());
+  }
+  s = Deploy("web", Group("g1", 7, "input -> [0]output;"), &st, 5);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  EXPECT_EQ(Pipelines().find("web"), std::string::npos) << Pipelines();
 }
 
 // A chain update make-before-break (docs/updates.md): the next version's group runs beside the running one under

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeoutException;
  * build deadline for a call that builds or fills a pipeline; a failure becomes a {@link MetronException} naming
  * the step. Also "remove if still present": an agent loses its pipelines and NIC rules when it restarts
  * (agent.proto, HealthReply.boot_id), so removing them afterwards answers NOT_FOUND, which for a removal is the
- * wanted end state, not a failure.
+ * wanted end state, not a failure. An agent's refusal of this instance's owner token (ABORTED, agent.proto
+ * owner_token; or not sent, {@link FencedAgent}) is NOT_LEADER: this instance no longer owns the chain and stops.
  */
 public final class AgentCalls {
     private final Duration timeout;
@@ -73,6 +74,10 @@ public final class AgentCalls {
         } catch (TimeoutException e) {
             throw new MetronException(fault, what + " failed: no answer in " + wait.toMillis() + " ms", e);
         } catch (ExecutionException | RuntimeException e) {
+            if (notOwner(e)) {
+                throw new MetronException(Fault.NOT_LEADER, what + " failed, this instance no longer owns the chain: "
+                        + message(e), cause(e));
+            }
             throw new MetronException(fault, what + " failed: " + message(e), cause(e));
         }
     }
@@ -98,6 +103,16 @@ public final class AgentCalls {
     public static boolean notFound(Throwable t) {
         Throwable c = cause(t);
         return c instanceof AgentException && ((AgentException) c).code() == AgentException.Code.NOT_FOUND;
+    }
+
+    /**
+     * Whether a failure says this instance no longer owns the chain: the agent refused its owner token (ABORTED),
+     * or {@link FencedAgent} did not send the request, or a step already said so (NOT_LEADER).
+     */
+    public static boolean notOwner(Throwable t) {
+        Throwable c = cause(t);
+        return c instanceof AgentException && ((AgentException) c).code() == AgentException.Code.ABORTED
+                || c instanceof MetronException && ((MetronException) c).fault() == Fault.NOT_LEADER;
     }
 
     /** {@code removal}, succeeding when the agent no longer holds what it removes. */

@@ -159,6 +159,9 @@ final class ChainBringUp {
                     plan.ruleCount());
             return current;
         } catch (MetronException e) {
+            if (e.fault() == Fault.NOT_LEADER) {
+                throw e; // another instance owns the chain now: its records are that owner's to write
+            }
             teardown.releasePlacement(id);
             if (e.fault() == Fault.INVALID_CHAIN) {
                 // bad Click surfaces at the first compile, inside placement: bad input stores nothing
@@ -221,6 +224,10 @@ final class ChainBringUp {
                 oc.compiled(), claimed.get(0)));
         try {
             DeploymentPlan plan = planner.plan(id, d, p, Optional.of(sc.server()), sc.nicRules(), oc, claimed.get(0));
+            // the switch rules the move will commit, recorded while the deadline runs: a next owner takes back what
+            // an owner that stopped after committing them (before recording the move) left on the switches
+            record = record.withSwitchRules(plan.allSwitchRules());
+            reserve.accept(record);
             boolean running = started.ready();
             long took = ms(t0, System.nanoTime());
             log.info("Chain {} prepared on {} cores {} in {} ms for its move off lost server {} (chosen and tags "
@@ -308,6 +315,11 @@ final class ChainBringUp {
             log.info("Chain {} {}", id, reason);
             return done;
         } catch (RuntimeException e) {
+            if (e instanceof MetronException && ((MetronException) e).fault() == Fault.NOT_LEADER) {
+                // another instance owns the chain now and may hold these tags for the same groups: its update
+                // releases the chain's tags it does not use
+                throw e;
+            }
             tags.release(id, claimed);
             if (e instanceof MetronException) {
                 throw e;

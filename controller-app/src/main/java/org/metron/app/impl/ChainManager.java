@@ -67,9 +67,11 @@ public final class ChainManager implements MetronService, CompiledChains {
                         PlacementEngine placement, RulePlanner planner, Deployer deployer, Duration agentTimeout,
                         Synthesis synthesis) {
         this.store = Objects.requireNonNull(store);
-        this.servers = Objects.requireNonNull(servers);
-        Objects.requireNonNull(switches);
         this.leadership = Objects.requireNonNull(leadership);
+        // every pipeline change carries this instance's term of the chain (FencedAgent)
+        ServerRegistry fenced = FencedServers.of(servers, leadership);
+        this.servers = fenced;
+        Objects.requireNonNull(switches);
         this.placement = Objects.requireNonNull(placement);
         this.tags = new TagAllocator(store.tags());
         Objects.requireNonNull(agentTimeout);
@@ -79,20 +81,20 @@ public final class ChainManager implements MetronService, CompiledChains {
         DataPlaneFailover dataPlane = new DataPlaneFailover(switches, store.armedRules(), agentTimeout.toMillis(),
                 leadership.alone());
         store.readRulesAs(dataPlane::plain); // the switches hold armed rules redirected to groups
-        this.teardown = new ChainTeardown(store, servers, deployer, leadership, tags, compilers, dataPlane);
+        this.teardown = new ChainTeardown(store, fenced, deployer, leadership, tags, compilers, dataPlane);
         this.removal = teardown.removal();
-        this.reroutes = new ChainReroute(store, servers, leadership, placement, planner, deployer, tags, compilers,
+        this.reroutes = new ChainReroute(store, fenced, leadership, placement, planner, deployer, tags, compilers,
                 dataPlane);
         this.prepared = new PreparedMoves(store.prepared());
-        this.bringUps = new ChainBringUp(store, servers, placement, tags, planner, deployer, synthesis, compilers,
+        this.bringUps = new ChainBringUp(store, fenced, placement, tags, planner, deployer, synthesis, compilers,
                 teardown, reroutes, prepared::heldCores);
         this.lost = new LostServer(this, store, leadership, placement, deployer, compilers,
-                new FailoverPreparation(this, store, leadership, placement, prepared, bringUps, teardown, servers,
+                new FailoverPreparation(this, store, leadership, placement, prepared, bringUps, teardown, fenced,
                         tags, deployer, compilers, agentTimeout));
-        this.inventory = new Inventory(store, servers, switches, agentTimeout);
-        this.reconciler = new ChainReconciler(this, store, servers, new ServerRecovery(store, this, agentTimeout),
+        this.inventory = new Inventory(store, fenced, switches, agentTimeout);
+        this.reconciler = new ChainReconciler(this, store, fenced, new ServerRecovery(store, this, agentTimeout),
                 agentTimeout);
-        this.updates = new ChainUpdates(store, servers, leadership, placement, synthesis, compilers, handover, bringUps,
+        this.updates = new ChainUpdates(store, fenced, leadership, placement, synthesis, compilers, handover, bringUps,
                 teardown, agentTimeout);
     }
 

@@ -290,6 +290,19 @@ final class ChainReroute {
     }
 
     /**
+     * Records {@code st} with {@code next}'s rules added, before they are committed: an owner that stops after
+     * committing them and before recording the reroute leaves them in the chain's record, not orphaned on the
+     * switches (a recorded rule a device does not hold reads as not installed), so the next owner's reroute or the
+     * chain's removal takes them. A reroute that fails rolls its rules back and leaves this record, which then
+     * reads as {@code st}. Costs one store write before the commit (a Raft round in a cluster).
+     */
+    private void recordIntent(ChainId id, InstalledState st, Map<DeviceId, List<InstalledRule>> next) {
+        List<InstalledRule> union = new ArrayList<>(st.switchRules());
+        next.values().forEach(union::addAll);
+        store.installed().put(id, st.withSwitchRules(union));
+    }
+
+    /**
      * Moves a deployed chain's switch rules around a failed device: by a lookup of the backup precomputed for
      * that device when it still fits (computed for the chain's current placement, every device it uses
      * available), else by computing a new path and offload device from the current network view.
@@ -306,11 +319,13 @@ final class ChainReroute {
         Placement moved;
         if (backup.isPresent()) {
             moved = backup.get().moved();
+            recordIntent(id, st, backup.get().switchRulesByDevice());
             store.installed().put(id, deployer.reroute(st, backup.get().switchRulesByDevice()));
             compilers.moved(id); // compiled for the new offload profile when asked
         } else {
             Reroute r = planReroute(id, placement, planner, compilers.of(existing(id)));
             moved = r.placement;
+            recordIntent(id, st, r.rules);
             store.installed().put(id, deployer.reroute(st, r.rules));
             // the new offload device's alternatives (as before this reroute path had backups); failovers follow
             store.backups().put(id, new BackupConfiguration(id, r.offload.backups(), r.offload.backupProfiles()));

@@ -96,6 +96,12 @@ final class ChainUpdates {
             try {
                 return runUpdate(asked, asked.update().orElseThrow(), compiler);
             } catch (MetronException e) {
+                if (e.fault() == Fault.NOT_LEADER) {
+                    // this instance lost the chain meanwhile (an agent refused its term): the update stays recorded
+                    // and its owner applies it
+                    log.warn("Update of {}: {}; left to its owner", id, e.getMessage());
+                    return handover.awaitUpdate(asked);
+                }
                 // the operator hears the refusal from this call and nobody else waits for it: the record is put back
                 // as it was before the PUT, version included (unless something else has changed it meanwhile)
                 store.chains().get(id).map(Versioned::value).filter(asked::equals)
@@ -130,7 +136,9 @@ final class ChainUpdates {
         try {
             return runUpdate(asked, u, compiler);
         } catch (MetronException e) {
-            refuse(asked.id(), u, e);
+            if (e.fault() != Fault.NOT_LEADER) { // else the update stays pending for the chain's owner
+                refuse(asked.id(), u, e);
+            }
             throw e;
         }
     }
@@ -151,6 +159,9 @@ final class ChainUpdates {
             try {
                 return bringUps.bringUpBeside(old, next, compiler, running.get(), placed.get());
             } catch (MetronException e) {
+                if (e.fault() == Fault.NOT_LEADER) {
+                    throw e; // the chain's record is its new owner's to write
+                }
                 store.chains().put(id, old); // the running version, its record included, is untouched
                 log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
                         old.version(), e.getMessage());

@@ -196,6 +196,9 @@ public final class Deployer {
                     plan.server().isPresent()), running);
         } catch (MetronException e) {
             discard(staged);
+            // also when another instance owns the chain now (NOT_LEADER, refused by the agent before any switch rule
+            // was committed): what this one installed is its own (an agent refuses a NIC rule id it holds), and an
+            // undo the agent refuses stops the rollback (rollback)
             List<String> failedUndo = server == null ? rollback(undo) : server.abandon();
             if (failedUndo.isEmpty()) {
                 throw new MetronException(e.fault(), e.getMessage() + " (rolled back)", e);
@@ -418,6 +421,11 @@ public final class Deployer {
             } catch (Exception ex) {
                 log.warn("Could not undo {}: {}", u.what, AgentCalls.message(ex));
                 failed.add(u.what + ": " + AgentCalls.message(ex));
+                if (AgentCalls.notOwner(ex)) {
+                    // another instance owns the chain now: the rest may be its too
+                    undo.forEach(rest -> failed.add(rest.what + ": left to the chain's new owner"));
+                    undo.clear();
+                }
             }
         }
         return failed;

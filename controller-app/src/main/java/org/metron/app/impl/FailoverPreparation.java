@@ -112,7 +112,7 @@ final class FailoverPreparation {
         if (m.isPresent()) {
             discard(m.get(), why);
         } else {
-            moves.recorded(id).ifPresent(r -> takeBack(r, why + " (readied by an owner that stopped)"));
+            moves.recorded(id).ifPresent(r -> takeBack(r, why + " (readied by an owner that stopped)", true));
         }
     }
 
@@ -127,7 +127,7 @@ final class FailoverPreparation {
             return true;
         }
         Optional<PreparedMoveRecord> r = moves.recorded(id);
-        r.ifPresent(x -> takeBack(x, "readied by an owner that stopped"));
+        r.ifPresent(x -> takeBack(x, "readied by an owner that stopped", true));
         return r.isEmpty() || moves.recorded(id).isEmpty();
     }
 
@@ -144,7 +144,7 @@ final class FailoverPreparation {
         } catch (MetronException e) {
             log.debug("Chain {}: the readied start on {} had failed anyway: {}", m.id(), m.to(), e.getMessage());
         }
-        takeBack(m.record(), why);
+        takeBack(m.record(), why, false);
     }
 
     /**
@@ -154,8 +154,12 @@ final class FailoverPreparation {
      * alone; the agent's part is left when the chain runs something on the spare now (its pipeline is named after the
      * chain). What the agent could not remove keeps the record, for the chain's owner to try again. Caller owns the
      * chain and holds its lock.
+     *
+     * @param left whether another owner readied it (it may have committed the move's switch rules before it stopped:
+     *             those the chain's installed record does not name are removed too; this instance's own moves
+     *             commit nothing before their records are written)
      */
-    private void takeBack(PreparedMoveRecord r, String why) {
+    private void takeBack(PreparedMoveRecord r, String why, boolean left) {
         ChainId id = r.chainId();
         Optional<Placement> now = store.placements().get(id).map(Versioned::value);
         if (now.equals(Optional.of(r.placement()))) {
@@ -166,10 +170,13 @@ final class FailoverPreparation {
         }
         boolean onSpare = now.map(p -> p.server().equals(Optional.of(r.to())) || p.groups().stream()
                 .anyMatch(g -> g.server().equals(Optional.of(r.to())))).orElse(false);
-        List<String> left = onSpare ? List.of() : removeFromSpare(r);
-        if (!left.isEmpty()) {
+        List<String> failed = new ArrayList<>(onSpare ? List.of() : removeFromSpare(r));
+        if (left && !onSpare && !r.switchRules().isEmpty()) {
+            failed.addAll(removeSwitchRules(r));
+        }
+        if (!failed.isEmpty()) {
             log.warn("Chain {}: its move readied on {} not taken back ({}): {}; its record stays, tried again", id,
-                    r.to(), why, left);
+                    r.to(), why, failed);
             return;
         }
         // the claims of the readied placement only: a tag is the chain's on one server at a time
@@ -180,6 +187,18 @@ final class FailoverPreparation {
         moves.release(id);
         log.info("Chain {}: its move readied on {} taken back ({}): pipeline and NIC rules {}, tags {} released", id,
                 r.to(), why, onSpare ? "left (the chain runs there now)" : "removed", claims);
+    }
+
+    /**
+     * Removes the switch rules the move {@code r} was to commit whose entries the chain's installed record does not
+     * hold (those it does are the chain's own, whatever their actions now: its next move or removal takes them);
+     * removing a rule never committed changes nothing. Answers what could not be removed.
+     */
+    private List<String> removeSwitchRules(PreparedMoveRecord r) {
+        Set<Object> chainsOwn = store.installed().get(r.chainId()).map(Versioned::value)
+                .map(st -> Deployer.entries(st.switchRules())).orElse(Set.of());
+        return deployer.removeStale(new InstalledState(r.chainId(), Optional.of(r.to()), r.switchRules(), List.of(),
+                false), chainsOwn);
     }
 
     /** Removes the readied pipeline and NIC rules from the spare's agent, those still there; answers what is left. */

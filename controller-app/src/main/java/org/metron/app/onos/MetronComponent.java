@@ -15,6 +15,7 @@ import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
+import org.metron.app.impl.FencedServers;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
@@ -121,8 +122,10 @@ public class MetronComponent implements MetronService, CompiledChains {
     protected void activate() {
         ApplicationId appId = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
         ChainStore store = chainStores.chainStore();
-        manager = new ChainManager(store, servers, switches, leadership,
-                new PlacementEngine(servers, network, switches, new SecureRandom(), STEP_TIMEOUT),
+        // the core's view of the servers: pipeline changes carry this instance's term of the chain (FencedAgent)
+        ServerRegistry fenced = FencedServers.of(servers, leadership);
+        manager = new ChainManager(store, fenced, switches, leadership,
+                new PlacementEngine(fenced, network, switches, new SecureRandom(), STEP_TIMEOUT),
                 new RulePlanner(appId, network), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                 Synthesis.SYNTHESIZER);
         // read when a server is lost: scaling may start after this component, or stop before it
@@ -137,7 +140,7 @@ public class MetronComponent implements MetronService, CompiledChains {
         linkService.addListener(linkListener);
         // restores what restarted agents lost, for the chains this instance leads
         recovery = new ServerRecovery(store, manager, STEP_TIMEOUT);
-        watch = new AgentWatch(servers, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
+        watch = new AgentWatch(fenced, recovery, STEP_TIMEOUT).watching(mastershipService::isLocalMaster)
                 .start(AgentWatch.configuredInterval());
         // runs for every chain; finishes what a stopped instance (or this one, before a restart) left unsettled
         ownership = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));

@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -75,6 +76,14 @@ public class OnosLeadership implements Leadership {
     public boolean actsFor(ChainId chain) {
         NodeId leader = leadershipService.getLeader(topic(chain));
         return leader != null && leader.equals(local());
+    }
+
+    /** The leader's term as ONOS holds it locally ({@code Leader.term()}), when the leader is this instance. */
+    @Override
+    public OptionalLong term(ChainId chain) {
+        org.onosproject.cluster.Leadership l = leadershipService.getLeadership(topic(chain));
+        return l != null && l.leader() != null && local().equals(l.leaderNodeId())
+                ? OptionalLong.of(l.leader().term()) : OptionalLong.empty();
     }
 
     /** Runs for the chain unless this instance is among its candidates already (a local read). */

@@ -81,14 +81,15 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
                           int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
                           int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
-        this.servers = servers;
+        // every pipeline change an operation makes carries this instance's term of the chain
+        this.servers = org.metron.app.impl.FencedServers.of(servers, leadership);
         this.chains = chains;
         this.leadership = leadership;
         this.store = new ScalingStore(factory);
-        this.executor = new ScalingExecutor(chains, store, servers, switches, compiled, app, timeout, clock,
+        this.executor = new ScalingExecutor(chains, store, this.servers, switches, compiled, app, timeout, clock,
                 scaleOut.orElse(null), new java.security.SecureRandom());
         this.boxes = new BlackBoxWatch(chains, leadership);
-        this.monitor = new LoadMonitor(chains, servers, new ScalingPolicy(params), executor, clock, intervalMs,
+        this.monitor = new LoadMonitor(chains, this.servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership, alerts, boxes);
         this.ingress = ports.map(p -> new IngressWatch(chains, p, monitor::sampleNow, clock, portStatsMs));
         this.requests = new ScalingRequests(store.requests(), leadership, this::runHere, ScalingRequests.WAIT);

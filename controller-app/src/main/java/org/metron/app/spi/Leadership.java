@@ -3,6 +3,7 @@ package org.metron.app.spi;
 import org.metron.app.api.ChainId;
 
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Consumer;
 
 /**
@@ -28,6 +29,15 @@ public interface Leadership {
 
     /** Gives up running for the chain (it is gone); no-op when not running. */
     void release(ChainId chain);
+
+    /**
+     * This instance's ownership term of the chain as it sees it now: a number that grows with every change of the
+     * chain's owner (ONOS: the leadership term, {@code Leadership.leader().term()}), carried as the fencing token in
+     * every agent request that changes the chain's pipeline (agent.proto, owner_token), so an agent refuses a late
+     * request of an instance that lost the chain (docs/contracts.md#chain-ownership). Empty when this instance does
+     * not own the chain by its own view. A local read, like {@link #actsFor}.
+     */
+    OptionalLong term(ChainId chain);
 
     /** The instance that owns the chain, as the cluster names it; empty when nobody runs for it yet. */
     Optional<String> owner(ChainId chain);

@@ -64,7 +64,7 @@ public class RealAgentRestartTest {
         }
     }
 
-    private static CompiledChain compiled(String name) {
+    static CompiledChain compiled(String name) {
         return new CompiledChain(name, org.metron.synth.TargetProfile.OPENFLOW13,
                 List.of(new TrafficClass(0, List.of("udp"), 0, List.of(), false, "", "pass")),
                 List.of(new ClassGroup(0, List.of(0), "input -> [0]output;", "", true)),

@@ -302,6 +302,47 @@ public abstract class AgentContract extends BlackBoxContract {
         assertEquals(Set.of("q/g0 tag 8 core " + workers.get(0)), running());
     }
 
+    // ---- fencing (owner_token) ------------------------------------------------------------------------------
+
+    /**
+     * A request with an owner token older than the newest the agent has seen for the pipeline is ABORTED naming the
+     * pipeline and both tokens, and changes nothing; a newer one becomes the newest; 0 is unfenced; tokens outlive the
+     * pipeline's removal and are per pipeline.
+     */
+    @Test
+    public void anOlderOwnerTokenIsAbortedAndChangesNothing() throws Exception {
+        int c = workers.get(0);
+        ok(agent().deployPipeline(pipeline("p", group("g0", 7, c, PASS)).toBuilder().setOwnerToken(5).build()));
+        ok(agent().removePipeline(org.metron.agent.v1.RemovePipelineRequest.newBuilder().setPipelineId("p")
+                .setOwnerToken(6).build()));
+        PipelineStatus s = ok(agent().deployPipeline(pipeline("p", group("g1", 8, c, PASS)).toBuilder()
+                .setOwnerToken(6).build()));
+        assertEquals(6, s.getOwnerToken());
+        Set<String> before = running();
+
+        AgentException e = failure(agent().removePipeline(org.metron.agent.v1.RemovePipelineRequest.newBuilder()
+                .setPipelineId("p").setOwnerToken(5).build()));
+        assertEquals(Code.ABORTED, e.code());
+        assertTrue(e.getMessage(), e.getMessage().endsWith("RemovePipeline of pipeline p refused: owner token 5 is "
+                + "older than 6, the newest this agent has seen for it (another controller instance owns the chain)"));
+        assertFails(Code.ABORTED, agent().updatePipeline(update("p", group("g0", 7, c, PASS)).toBuilder()
+                .setOwnerToken(5).build()));
+        assertFails(Code.ABORTED, agent().deployPipeline(pipeline("p", group("g0", 7, c, PASS)).toBuilder()
+                .setOwnerToken(5).build()));
+        assertEquals(before, running());
+        assertEquals(6, ok(agent().listPipelines()).getPipelines(0).getOwnerToken());
+
+        // unfenced: admitted, the newest stays; another pipeline has its own
+        ok(agent().updatePipeline(update("p", group("g1", 8, c, PASS))));
+        ok(agent().deployPipeline(pipeline("q", group("g0", 9, c, PASS)).toBuilder().setOwnerToken(1).build()));
+        // the newest outlives the pipeline
+        ok(agent().removePipeline(org.metron.agent.v1.RemovePipelineRequest.newBuilder().setPipelineId("p")
+                .setOwnerToken(7).build()));
+        assertFails(Code.ABORTED, agent().deployPipeline(pipeline("p", group("g0", 7, c, PASS)).toBuilder()
+                .setOwnerToken(6).build()));
+        assertEquals(Set.of("q/g0 tag 9 core " + c), running());
+    }
+
     // ---- NIC rules ------------------------------------------------------------------------------------------
 
     @Test

@@ -21,6 +21,7 @@ import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineState;
 import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.RemovePipelineRequest;
 import org.metron.agent.v1.PortStats;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
@@ -66,6 +67,8 @@ public final class TestAgent implements AgentClient {
     private final Set<Integer> tagsInUse = new HashSet<>();
     private final Map<String, DeployPipelineRequest> pipelines = new TreeMap<>();
     private final Map<String, Long> generations = new TreeMap<>();
+    /** The newest owner token seen per pipeline id (agent.proto, owner_token): kept after a removal. */
+    private final Map<String, Long> ownerTokens = new TreeMap<>();
     private final Map<Long, NicRule> nicRules = new TreeMap<>(Long::compareUnsigned);
     private final List<String> calls = new ArrayList<>();
     private final List<ImportStateRequest> imports = new ArrayList<>();
@@ -107,6 +110,7 @@ public final class TestAgent implements AgentClient {
     public synchronized TestAgent restart() {
         pipelines.clear();
         generations.clear();
+        ownerTokens.clear();
         nicRules.clear();
         state.clear();
         bootId++;
@@ -263,9 +267,27 @@ public final class TestAgent implements AgentClient {
     private static final List<String> UPDATE_STEPS = List.of("wait", "build", "copy", "take-over", "adopt+steer",
             "retire");
 
+    /**
+     * The agent's fencing rule (control/owner_tokens.h): a token older than the newest seen for the pipeline is
+     * ABORTED naming both; a newer one becomes the newest; 0 is unfenced.
+     */
+    private void admit(String rpc, String pipeline, long token) {
+        if (token == 0) {
+            return;
+        }
+        long held = ownerTokens.getOrDefault(pipeline, 0L);
+        if (Long.compareUnsigned(token, held) < 0) {
+            throw new Refused(Code.ABORTED, rpc + " of pipeline " + pipeline + " refused: owner token " + token
+                    + " is older than " + held + ", the newest this agent has seen for it (another controller "
+                    + "instance owns the chain)");
+        }
+        ownerTokens.put(pipeline, token);
+    }
+
     private PipelineStatus status(String id) {
         PipelineStatus.Builder s = PipelineStatus.newBuilder().setPipelineId(id)
-                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(generations.get(id));
+                .setState(PipelineState.PIPELINE_RUNNING).setGeneration(generations.get(id))
+                .setOwnerToken(ownerTokens.getOrDefault(id, 0L));
         pipelines.get(id).getGroupsList().forEach(g -> s.addGroups(GroupStatus.newBuilder()
                 .setGroupId(g.getGroupId()).setTag(g.getTag()).setCore(g.getCore())
                 .addAllClassIds(g.getClassIdsList()).setPortShare(g.getPortShare())));
@@ -310,6 +332,7 @@ public final class TestAgent implements AgentClient {
                 throw new Refused(Code.INVALID_ARGUMENT, "group g0: line 1:1: unknown element");
             }
             AgentRefusals.checkDeploy(request, nicNames(), workers());
+            admit("DeployPipeline", request.getPipelineId(), request.getOwnerToken());
             if (pipelines.containsKey(request.getPipelineId())) {
                 throw new Refused(Code.ALREADY_EXISTS, "pipeline_id: '" + request.getPipelineId()
                         + "' already deployed");
@@ -334,6 +357,7 @@ public final class TestAgent implements AgentClient {
                 throw new Refused(Code.RESOURCE_EXHAUSTED, "group g0~v1: no memory");
             }
             String id = request.getPipelineId();
+            admit("UpdatePipeline", id, request.getOwnerToken());
             DeployPipelineRequest cur = pipelines.get(id);
             if (cur == null) {
                 throw new Refused(Code.NOT_FOUND, "pipeline_id: no pipeline '" + id + "'");
@@ -362,11 +386,13 @@ public final class TestAgent implements AgentClient {
     }
 
     @Override
-    public CompletableFuture<Void> removePipeline(String pipelineId) {
+    public CompletableFuture<Void> removePipeline(RemovePipelineRequest request) {
+        String pipelineId = request.getPipelineId();
         return call("RemovePipeline", () -> {
             if (pipelineId.isEmpty()) {
                 throw new Refused(Code.INVALID_ARGUMENT, "pipeline_id: empty");
             }
+            admit("RemovePipeline", pipelineId, request.getOwnerToken());
             if (pipelines.remove(pipelineId) == null) {
                 throw new Refused(Code.NOT_FOUND, "pipeline_id: no pipeline '" + pipelineId + "'");
             }
@@ -533,6 +559,7 @@ public final class TestAgent implements AgentClient {
     public CompletableFuture<ImportStateReply> importState(ImportStateRequest request) {
         return call("ImportState", () -> {
             AgentRefusals.checkImport(request);
+            admit("ImportState", request.getSnapshot().getPipelineId(), request.getOwnerToken());
             StateSnapshot snap = request.getSnapshot();
             String target = request.getTargetGroupId().isEmpty() ? snap.getGroupId() : request.getTargetGroupId();
             GroupSpec g = group(snap.getPipelineId(), target, "target_group_id");

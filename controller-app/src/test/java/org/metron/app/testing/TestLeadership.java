@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
@@ -15,10 +16,14 @@ import java.util.function.Consumer;
  * Chain ownership among several controller instances in one JVM, as ONOS's LeadershipService elects per topic:
  * candidates in the order they ran, the first one leads; when the leader's instance stops (or withdraws) the next
  * candidate leads and is told. Instances share one {@code TestLeadership}; {@link #instance} gives each its view.
+ * Each topic's term grows by one with every new leader (as Atomix's elector counts them). An instance can be
+ * {@link #isolate isolated}: a node that lost its chains without knowing it (a GC pause, a partition).
  */
 public final class TestLeadership {
     private final Map<ChainId, List<String>> candidates = new HashMap<>();
     private final Map<String, Instance> instances = new HashMap<>();
+    /** Per topic, the term of its current (or last) leader. */
+    private final Map<ChainId, Long> terms = new HashMap<>();
 
     /** The view of the instance called {@code name} (made on first use). */
     public synchronized Leadership instance(String name) {
@@ -28,6 +33,32 @@ public final class TestLeadership {
     /** The instances running for {@code chain}, the owner first. */
     public synchronized List<String> candidates(ChainId chain) {
         return List.copyOf(candidates.getOrDefault(chain, List.of()));
+    }
+
+    /**
+     * The instance is cut off without knowing it: the others see it stop (the next candidate of each topic it led
+     * leads with the next term and is told), while its own view stays as it was: it still believes it owns what
+     * it owned, with the terms it had.
+     */
+    public void isolate(String name) {
+        Instance i;
+        synchronized (this) {
+            i = instances.get(name);
+            Map<ChainId, Long> mine = new HashMap<>();
+            candidates.forEach((chain, order) -> {
+                if (!order.isEmpty() && order.get(0).equals(name)) {
+                    mine.put(chain, terms.get(chain));
+                }
+            });
+            i.frozen = Map.copyOf(mine);
+        }
+        List<Runnable> told = new ArrayList<>();
+        synchronized (this) {
+            for (Map.Entry<ChainId, List<String>> e : candidates.entrySet()) {
+                told.addAll(leave(e.getKey(), e.getValue(), name));
+            }
+        }
+        told.forEach(Runnable::run);
     }
 
     /** The instance stops: it leaves every topic, and the next candidate of each topic it led is told it leads. */
@@ -48,6 +79,7 @@ public final class TestLeadership {
         if (!led || order.isEmpty()) {
             return List.of();
         }
+        terms.merge(chain, 1L, Long::sum);
         Instance next = instances.get(order.get(0));
         return next == null ? List.of() : List.of(() -> next.gained(chain));
     }
@@ -55,6 +87,8 @@ public final class TestLeadership {
     private final class Instance implements Leadership {
         final String name;
         final List<Consumer<ChainId>> listeners = new CopyOnWriteArrayList<>();
+        /** When isolated: the chains it led then and their terms, all it sees from then on. */
+        volatile Map<ChainId, Long> frozen;
 
         Instance(String name) {
             this.name = name;
@@ -62,11 +96,26 @@ public final class TestLeadership {
 
         @Override
         public boolean actsFor(ChainId chain) {
-            return owner(chain).map(name::equals).orElse(false);
+            Map<ChainId, Long> f = frozen;
+            return f != null ? f.containsKey(chain) : owner(chain).map(name::equals).orElse(false);
+        }
+
+        @Override
+        public OptionalLong term(ChainId chain) {
+            Map<ChainId, Long> f = frozen;
+            if (f != null) {
+                return f.containsKey(chain) ? OptionalLong.of(f.get(chain)) : OptionalLong.empty();
+            }
+            synchronized (TestLeadership.this) {
+                return actsFor(chain) ? OptionalLong.of(terms.get(chain)) : OptionalLong.empty();
+            }
         }
 
         @Override
         public void join(ChainId chain) {
+            if (frozen != null) {
+                return; // cut off: its runs reach nobody
+            }
             boolean leads;
             synchronized (TestLeadership.this) {
                 List<String> order = candidates.computeIfAbsent(chain, c -> new ArrayList<>());
@@ -75,6 +124,9 @@ public final class TestLeadership {
                 }
                 order.add(name);
                 leads = order.size() == 1;
+                if (leads) {
+                    terms.merge(chain, 1L, Long::sum);
+                }
             }
             if (leads) {
                 gained(chain);
@@ -83,6 +135,9 @@ public final class TestLeadership {
 
         @Override
         public void release(ChainId chain) {
+            if (frozen != null) {
+                return;
+            }
             List<Runnable> told;
             synchronized (TestLeadership.this) {
                 told = leave(chain, candidates.getOrDefault(chain, new ArrayList<>()), name);
@@ -92,6 +147,10 @@ public final class TestLeadership {
 
         @Override
         public Optional<String> owner(ChainId chain) {
+            Map<ChainId, Long> f = frozen;
+            if (f != null) {
+                return f.containsKey(chain) ? Optional.of(name) : Optional.empty();
+            }
             synchronized (TestLeadership.this) {
                 List<String> order = candidates.get(chain);
                 return order == null || order.isEmpty() ? Optional.empty() : Optional.of(order.get(0));

@@ -5,6 +5,7 @@ import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.Deployer;
+import org.metron.app.impl.FencedServers;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerRecovery;
@@ -16,6 +17,7 @@ import org.metron.app.scaling.PortCounters;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingService;
+import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
 import org.metron.embedded.net.AgentServerRegistry;
 import org.metron.embedded.net.EmbeddedNetworkView;
@@ -88,9 +90,11 @@ public final class EmbeddedHost implements AutoCloseable {
             DurableStoreFactory stores = new DurableStoreFactory(o.data.resolve("store"));
             ChainStore chains = new ChainStore(stores, switches);
             SingleInstanceLeadership leadership = new SingleInstanceLeadership();
-            ChainManager manager = new ChainManager(chains, registry,
+            // the core's view of the servers: pipeline changes carry this run's term (FencedAgent), as on ONOS
+            ServerRegistry fenced = FencedServers.of(registry, leadership);
+            ChainManager manager = new ChainManager(chains, fenced,
                     switches, leadership,
-                    new PlacementEngine(registry, view, switches, new SecureRandom(), STEP_TIMEOUT),
+                    new PlacementEngine(fenced, view, switches, new SecureRandom(), STEP_TIMEOUT),
                     new RulePlanner(APP_ID, view), new Deployer(switches, STEP_TIMEOUT), STEP_TIMEOUT,
                     Synthesis.SYNTHESIZER);
             metron = manager;
@@ -99,7 +103,7 @@ public final class EmbeddedHost implements AutoCloseable {
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
             // benchmarks compare against the original policy: -Dmetron.scaling.policy=original
             // -Dmetron.scaling.intervalMs=500 (e.g. through JAVA_TOOL_OPTIONS)
-            scaler = new ScalingManager(chains, stores, registry, switches, manager, APP_ID,
+            scaler = new ScalingManager(chains, stores, fenced, switches, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
                     leadership, System::currentTimeMillis, Optional.<PortCounters>of(switches),
@@ -111,7 +115,7 @@ public final class EmbeddedHost implements AutoCloseable {
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs), readied
             // on other servers while that deadline runs (taken back if the agent answers in time)
-            watcher = new AgentWatch(registry, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT)
+            watcher = new AgentWatch(fenced, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT)
                     .failover(AgentWatch.configuredFailover(), manager::serverLost)
                     .suspicion(manager::serverSuspected, manager::serverBack)
                     .start(AgentWatch.configuredInterval());

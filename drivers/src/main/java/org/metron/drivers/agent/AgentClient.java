@@ -9,6 +9,7 @@ import org.metron.agent.v1.NicRuleBatch;
 import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineStatus;
+import org.metron.agent.v1.RemovePipelineRequest;
 import org.metron.agent.v1.ServerResources;
 import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.Stats;
@@ -44,7 +45,13 @@ public interface AgentClient extends AutoCloseable {
 
     CompletableFuture<PipelineStatus> updatePipeline(UpdatePipelineRequest request);
 
-    CompletableFuture<Void> removePipeline(String pipelineId);
+    /** Removes a pipeline, unfenced (owner token 0). */
+    default CompletableFuture<Void> removePipeline(String pipelineId) {
+        return removePipeline(RemovePipelineRequest.newBuilder().setPipelineId(pipelineId).build());
+    }
+
+    /** Removes a pipeline; the request may carry its owner's fencing token (agent.proto). */
+    CompletableFuture<Void> removePipeline(RemovePipelineRequest request);
 
     CompletableFuture<ListPipelinesReply> listPipelines();
 

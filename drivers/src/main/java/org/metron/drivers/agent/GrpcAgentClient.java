@@ -227,9 +227,8 @@ public final class GrpcAgentClient implements AgentClient {
     }
 
     @Override
-    public CompletableFuture<Void> removePipeline(String pipelineId) {
-        RemovePipelineRequest q = RemovePipelineRequest.newBuilder()
-                .setPipelineId(Objects.requireNonNull(pipelineId, "pipelineId")).build();
+    public CompletableFuture<Void> removePipeline(RemovePipelineRequest q) {
+        Objects.requireNonNull(q, "request");
         CompletableFuture<RemovePipelineReply> reply =
                 write("RemovePipeline", q, (s, r, o) -> s.removePipeline(r, o));
         return reply.thenApply(r -> null);

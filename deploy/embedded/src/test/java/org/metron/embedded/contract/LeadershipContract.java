@@ -99,6 +99,18 @@ public abstract class LeadershipContract {
         hearsNothingMore();
     }
 
+    /** The fencing token (agent.proto owner_token): present while owning, never lower for a later gain. */
+    @Test
+    public void anOwnedChainHasATermThatNeverGoesBack() {
+        leadership.join(a);
+        long first = leadership.term(a).orElseThrow();
+        assertTrue(first > 0);
+        assertEquals(first, leadership.term(a).getAsLong());
+        leadership.release(a);
+        leadership.join(a);
+        assertTrue(leadership.term(a).orElseThrow() >= first);
+    }
+
     @Test
     public void releasingWhatWasNeverJoinedChangesNothing() throws InterruptedException {
         leadership.addListener(listener);

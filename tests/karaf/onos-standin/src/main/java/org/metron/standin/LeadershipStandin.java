@@ -34,7 +34,12 @@ import java.util.concurrent.atomic.AtomicLong;
 public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, LeadershipEventListener>
         implements LeadershipService, LeadershipAdminService {
     private final Map<String, Leadership> topics = new ConcurrentHashMap<>();
-    private final AtomicLong terms = new AtomicLong();
+    /**
+     * One node's terms. ONOS keeps a topic's term counter in Atomix (persisted, never reset: DefaultLeaderElectorService
+     * termCounters); this one lives in memory, so it starts from the time this node started: terms never go back
+     * across a restart, as the agents' fencing needs (agent.proto owner_token: a lower term is refused).
+     */
+    private final AtomicLong terms = new AtomicLong(System.currentTimeMillis());
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
