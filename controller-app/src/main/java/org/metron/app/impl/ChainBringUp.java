@@ -151,7 +151,7 @@ final class ChainBringUp {
             // ACTIVE at once when the pipeline already runs: DEPLOYED is written only for a pipeline still starting
             // (in an ONOS cluster every state written is a Raft write on the way to ACTIVE, a failover's included)
             current = transition(current, result.running() ? ChainState.ACTIVE : ChainState.DEPLOYED);
-            reroutes.refreshBackups(id);
+            reroutes.backups().refresh(id);
             // where a submission's time goes (the submit->traffic figure is measured from outside)
             log.info("Chain {} {} in {} ms: synthesis+placement {}, rule planning {}, deployment {}, store {} "
                             + "({} switch rules)", id, current.state(), ms(t0, System.nanoTime()), ms(t0, tPlaced),
@@ -311,7 +311,7 @@ final class ChainBringUp {
                     + (r.left.isEmpty() ? "" : "; not removed of the old version: " + r.left);
             Chain done = next.withState(ChainState.ACTIVE, reason);
             store.chains().put(id, done);
-            reroutes.refreshBackups(id);
+            reroutes.backups().refresh(id);
             log.info("Chain {} {}", id, reason);
             return done;
         } catch (RuntimeException e) {

@@ -335,7 +335,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      * hold, as any chain taken over. Touches no switch and takes no lock (it runs on the leadership event's thread).
      */
     void gained(ChainId id) {
-        reroutes.forget(id);
+        reroutes.backups().forget(id);
     }
 
     /**
@@ -358,14 +358,14 @@ public final class ChainManager implements MetronService, CompiledChains {
      * {@link #reconcile} re-arms it ({@link ChainOwnership#rearming}).
      */
     public boolean unarmed(ChainId id) {
-        return !reroutes.keepsBackups(id) && store.chains().get(id).map(Versioned::value)
+        return !reroutes.backups().keepsBackups(id) && store.chains().get(id).map(Versioned::value)
                 .filter(c -> c.state() == ChainState.ACTIVE || c.state() == ChainState.DEGRADED).isPresent()
                 && store.installedRecord(id).isPresent();
     }
 
-    /** Recomputes the chain's failover backups in the background ({@link ChainReroute#refreshBackups}). */
+    /** Recomputes the chain's failover backups in the background ({@link FailoverBackups#refresh}). */
     public void refreshBackups(ChainId id) {
-        reroutes.refreshBackups(id);
+        reroutes.backups().refresh(id);
     }
 
     /** Stops computing backups and readying moves (the hosts call it when they stop; chains stay as they are). */
@@ -376,7 +376,7 @@ public final class ChainManager implements MetronService, CompiledChains {
 
     /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
     public void awaitBackups() {
-        reroutes.awaitBackups();
+        reroutes.backups().awaitBackups();
     }
 
     // ---- lifecycle steps -------------------------------------------------------------------------------------

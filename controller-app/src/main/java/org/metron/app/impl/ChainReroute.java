@@ -18,7 +18,6 @@ import org.metron.app.store.FailoverBackup;
 import org.metron.app.store.InstalledRecord;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
-import org.metron.app.spi.DeviceRole;
 import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.Link;
@@ -42,9 +41,9 @@ import static org.metron.app.api.Deployments.ingress;
 /**
  * Keeps deployed chains' traffic flowing around failed switches and links: a reroute moves a chain's switch rules
  * around a device (by a lookup of the failover backup precomputed for it when it still fits, else computed from the
- * current network view), keeping its server, groups and tags; failover backups are computed in the background after
- * every change of a chain's placement or rules. The chain manager's {@code reroute}, {@code refreshBackups} and
- * {@code rulesChanged} come here.
+ * current network view), keeping its server, groups and tags. It plans the failover backups {@link FailoverBackups}
+ * computes in the background after every change of a chain's placement or rules. The chain manager's
+ * {@code reroute}, {@code refreshBackups} and {@code rulesChanged} come here.
  */
 final class ChainReroute {
     private static final Logger log = LoggerFactory.getLogger(ChainReroute.class);
@@ -58,17 +57,7 @@ final class ChainReroute {
     private final TagAllocator tags;
     private final ChainCompilers compilers;
     private final DataPlaneFailover dataPlane;
-    /** Computes failover backups off the operations' threads, one chain at a time. */
-    private final java.util.concurrent.ExecutorService backupWorker =
-            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "metron-backups");
-                t.setDaemon(true);
-                t.setPriority(Thread.MIN_PRIORITY); // background work: operations and the data path come first
-                return t;
-            });
-
-    /** The chains whose backups were asked for since this instance started ({@link #keepsBackups}). */
-    private final Set<ChainId> refreshed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final FailoverBackups backups;
     /** Tries again, later, to move chains whose move off a failed link failed. */
     private final java.util.concurrent.ScheduledExecutorService moveRetries =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -89,6 +78,7 @@ final class ChainReroute {
         this.tags = Objects.requireNonNull(tags);
         this.compilers = Objects.requireNonNull(compilers);
         this.dataPlane = Objects.requireNonNull(dataPlane);
+        this.backups = new FailoverBackups(store, leadership, placement, compilers, dataPlane, this::backupOver);
     }
 
     private Chain existing(ChainId id) {
@@ -236,7 +226,7 @@ final class ChainReroute {
                 }
                 if (linkBack) {
                     note(id, "link back after " + cause + ": the chain stays on it; backups re-armed");
-                    refreshBackups(id);
+                    backups.refresh(id);
                     continue;
                 }
                 try {
@@ -341,7 +331,7 @@ final class ChainReroute {
         log.info("Chain {} rerouted after {} ({} rules moved off {}) {} in {} ms: offload on {}", id, cause,
                 st.switchRules().stream().filter(r -> r.rule().deviceId().equals(failed)).count(), failed, how,
                 ChainBringUp.ms(t0, System.nanoTime()), moved.offloadDevice().map(Object::toString).orElse("-"));
-        refreshBackups(id);
+        backups.refresh(id);
     }
 
     /**
@@ -391,129 +381,23 @@ final class ChainReroute {
     }
 
     /**
-     * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
-     * ingress device, where the chain would go if that device failed. Called after every change of the chain's
-     * placement or rules: deployment, update, reroute here, every scaling operation through
-     * {@link ChainManager#rulesChanged}; a backup computed for an older placement is never used (see {@link #fits}).
+     * The chain's failover backup for {@code failed} (a device, or a link's far end) over {@code without}: the
+     * reroute planned over that view, for {@link FailoverBackups}.
      */
-    void refreshBackups(ChainId id) {
-        refreshed.add(id);
-        backupWorker.execute(() -> {
-            try {
-                computeBackups(id);
-            } catch (RuntimeException e) {
-                log.debug("Backups of {} not computed: {}", id, e.toString());
-            }
-        });
+    FailoverBackup backupOver(ChainId id, Placement basis, DeviceId failed, NetworkWithout without,
+                              ChainCompiler compiler) {
+        Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
+        return new FailoverBackup(failed, basis, r.placement, r.allRules());
+    }
+
+    /** The chains' failover backups, computed here in the background. */
+    FailoverBackups backups() {
+        return backups;
     }
 
     /** Stops computing backups and retrying moves (the hosts call it when they stop; chains stay as they are). */
     void close() {
-        backupWorker.shutdownNow();
+        backups.close();
         moveRetries.shutdownNow();
     }
-
-    /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
-    void awaitBackups() {
-        try {
-            backupWorker.submit(() -> { }).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private void computeBackups(ChainId id) {
-        Optional<Placement> basis = placement(id);
-        Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
-        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
-        if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
-            return;
-        }
-        if (dataPlane.failing(id, placement.network(), st.get().switchRules())) {
-            log.info("Chain {}: a link it uses is down; its backups stay until it is moved", id);
-            return;
-        }
-        ChainCompiler compiler = compilers.of(chain.get());
-        Map<DeviceId, FailoverBackup> out = new java.util.LinkedHashMap<>();
-        Set<DeviceId> candidates = new java.util.LinkedHashSet<>();
-        candidates.addAll(st.get().devices());
-        candidates.remove(ingress(chain.get().deployment()).deviceId()); // nothing routes around it
-        for (DeviceId f : candidates) {
-            NetworkWithout without = new NetworkWithout(placement.network(), f);
-            try {
-                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
-                out.put(f, new FailoverBackup(f, basis.get(), r.placement, r.allRules()));
-            } catch (MetronException e) {
-                log.debug("Chain {}: no backup for {} failing: {}", id, f, e.getMessage());
-            }
-        }
-        List<LinkBackup> links = linkBackups(id, basis.get(), st.get(), compiler);
-        // no chain lock (operations must not wait for this): written only over the configuration read here, and a
-        // backup whose basis is not the placement at failure time is never used anyway (fits)
-        Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
-        if (cfg.isPresent() && placement(id).equals(basis)
-                && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
-            log.info("Chain {}: failover backups for {} of {} devices, {} links", id, out.size(), candidates.size(),
-                    links.size());
-        }
-        // arming rewrites rules of the chain's path: under its lock, and only over the rules the backups were
-        // computed for (a chain changed meanwhile is armed after its own refresh)
-        synchronized (store.lockFor(id)) {
-            if (placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
-                    && leadership.actsFor(id)) {
-                dataPlane.update(id, st.get().switchRules(), links);
-            }
-        }
-    }
-
-    /**
-     * A backup for every switch-to-switch link the chain's rules send traffic into: where the chain goes over the
-     * network without that link (same server, groups and tags).
-     */
-    private List<LinkBackup> linkBackups(ChainId id, Placement basis, InstalledState st, ChainCompiler compiler) {
-        Map<Set<ConnectPoint>, Link> used = new java.util.LinkedHashMap<>();
-        for (InstalledRule r : st.switchRules()) {
-            r.rule().treatment().allInstructions().stream()
-                    .filter(i -> i instanceof Instructions.OutputInstruction)
-                    .map(i -> new ConnectPoint(r.rule().deviceId(), ((Instructions.OutputInstruction) i).port()))
-                    .flatMap(cp -> placement.network().egressLinks(cp).stream())
-                    .filter(l -> placement.network().device(l.dst().deviceId())
-                            .map(d -> d.role() != DeviceRole.SERVER).orElse(false))
-                    .forEach(l -> used.putIfAbsent(Set.of(l.src(), l.dst()), l));
-        }
-        List<LinkBackup> out = new ArrayList<>();
-        for (Link l : used.values()) {
-            NetworkWithout without = new NetworkWithout(placement.network(), l);
-            try {
-                Reroute r = planReroute(id, placement.over(without), planner.over(without), compiler);
-                out.add(new LinkBackup(l, new FailoverBackup(l.dst().deviceId(), basis, r.placement, r.allRules())));
-            } catch (MetronException e) {
-                log.debug("Chain {}: no backup for link {}-{} failing: {}", id, l.src(), l.dst(), e.getMessage());
-            }
-        }
-        return out;
-    }
-
-    /**
-     * Whether this instance computed (or is computing) the chain's backups since it started: if not, it restarted
-     * or took the chain over, and what is armed for the chain is only in the switches.
-     */
-    boolean keepsBackups(ChainId id) {
-        return refreshed.contains(id);
-    }
-
-    /** Forgets the chain's backups and arming, touching no switch ({@link ChainManager#gained}). */
-    void forget(ChainId id) {
-        refreshed.remove(id);
-        dataPlane.forget(id);
-    }
-
-    /** Takes out what is armed in the switches for a chain torn down or moved away (its rules now {@code rules}). */
-    void disarm(ChainId id, List<InstalledRule> rules) {
-        refreshed.remove(id);
-        dataPlane.disarm(id, rules);
-    }
-
 }
