@@ -141,8 +141,8 @@ class Engine {
   // Half the most a worker may hold: what is held, plus a burst and the TX buffer, stays within what the mbuf
   // pool's per-lcore cache absorbs (kPoolCache, flushed past 1.5x), so mbufs recycle through that cache (LIFO,
   // their lines still in L2) instead of overflowing into the pool's FIFO ring and coming back cold from the
-  // far end of the pool: at 16 groups, 512 held frames cost ~110 cycles per packet of rx (the mbuf header
-  // stores missing) against ~35 with 256 (BENCHMARKS.md, "Per-core speed, session 15").
+  // far end of the pool: at 16 groups, 512 held frames cost ~120 cycles per packet of rx (the mbuf header
+  // stores missing) against ~34 with 256 (BENCHMARKS.md, "Per-core speed: where the offloaded chain's cycles go").
   static constexpr uint32_t kDefaultHoldFrames = kMaxHeldFrames / 2;
   static constexpr uint32_t kDefaultHoldUs = 100;
 
