@@ -138,7 +138,12 @@ class Engine {
   // worker (batch boundaries see nothing held). A slow pipeline (one the batch budget reads short bursts for)
   // never holds. frames = 0 turns holding off (every burst's frames run at once, as before).
   void set_group_hold(uint32_t frames, uint32_t us);
-  static constexpr uint32_t kDefaultHoldFrames = kMaxHeldFrames;
+  // Half the most a worker may hold: what is held, plus a burst and the TX buffer, stays within what the mbuf
+  // pool's per-lcore cache absorbs (kPoolCache, flushed past 1.5x), so mbufs recycle through that cache (LIFO,
+  // their lines still in L2) instead of overflowing into the pool's FIFO ring and coming back cold from the
+  // far end of the pool: at 16 groups, 512 held frames cost ~120 cycles per packet of rx (the mbuf header
+  // stores missing) against ~34 with 256 (BENCHMARKS.md, "Per-core speed: where the offloaded chain's cycles go").
+  static constexpr uint32_t kDefaultHoldFrames = kMaxHeldFrames / 2;
   static constexpr uint32_t kDefaultHoldUs = 100;
 
   // Publishes a new plan for a core and returns once the worker uses it (the previous one is freed here). If

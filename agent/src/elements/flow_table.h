@@ -254,6 +254,13 @@ class FlowTable {
         ++n;
       }
     }
+    // The records the next sweep checks are asked for now: a sweep reads a few records per batch, too slowly for
+    // the hardware prefetcher to follow, and by its next batch (other groups' batches run in between) the
+    // records would be cold: their metadata loads were ~5% of the offloaded chain's cycles at 16 groups.
+    for (uint32_t i = 0, idx = sweep_; i < budget && fresh_ > 0; ++i, ++idx) {
+      if (idx >= fresh_) idx = 0;
+      __builtin_prefetch(record(idx));
+    }
     return n;
   }
   // Shedding a full table: checks records round-robin from the expiry sweep's position, at most `scan` of them
