@@ -154,6 +154,7 @@ base_mpps=$(med "${MPPS[0]}")
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 PIN="agent worker lcore 0 on CPU 0, every NF on CPU 1 (CPUS 1); 2 CPUs shared with other work, load average $LOAD"
 for idle in "${IDLES[@]}"; do
+  [[ -n ${IDLE_CPU[$idle]// /} ]] || continue  # the idle runs failed (said above)
   lc=$(tr '[:upper:]' '[:lower:]' <<<"$idle")
   write "agent_blackbox_idle_${lc}" "Six metron-nf-fwd NFs given no packets (LINK DIRECT, IDLE $idle${BB_EXTRA:+, $BB_EXTRA}, all on CPU 1): their CPU seconds per second together, median over rounds (sleeps per second: $(med "${IDLE_SLEEPS[$idle]}"))" \
     "$(med "${IDLE_CPU[$idle]}")" "CPU-s/s" "one CPU" 1 ""
