@@ -1,4 +1,7 @@
 /* The NF library of Metron's black-box NFs (metron_nf.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* SCHED_BATCH */
+#endif
 #include "metron_nf.h"
 
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <rte_ring.h>
 #include <sched.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +30,12 @@ struct metron_nf {
   struct rte_ring* tx;
   uintptr_t mark;       /* the drop mark put in bit 0..5 of an entry */
   struct metron_nf_link* link; /* DIRECT: the shared block, or NULL */
-  int busy_poll;        /* METRON_NF_IDLE=POLL */
+  int idle;             /* METRON_NF_IDLE: IDLE_WAKE, IDLE_YIELD or IDLE_POLL */
+  struct metron_nf_wake* wake;    /* WAKE: this NF's wake word (it sleeps on it), or NULL */
+  struct metron_nf_wake* tx_wake; /* DIRECT: the next NF's wake word (this NF wakes it), or NULL */
+  uint64_t spin_cycles;           /* WAKE: empty polling before sleeping */
+  uint64_t empty_since;           /* WAKE: TSC of the first empty poll in a row, 0 if the last poll was not empty */
+  uint64_t slept;                 /* WAKE: times this instance slept */
   int memif;           /* MEMIF mode: ethdev port 0 (the net_memif client the agent put on the EAL line) */
   struct rte_mempool* pool;
   unsigned empty_polls;
@@ -36,6 +45,8 @@ struct metron_nf {
   uint64_t busy_cycles;
   uint64_t rx_tsc; /* when the last non-empty rx began */
 };
+
+enum { IDLE_WAKE, IDLE_YIELD, IDLE_POLL };
 
 static volatile sig_atomic_t g_stop;
 
@@ -54,6 +65,53 @@ static struct rte_ring* find_ring(const char* env) {
   struct rte_ring* r = rte_ring_lookup(name);
   if (r == NULL) fprintf(stderr, "metron_nf: no ring '%s' in the agent's memory\n", name);
   return r;
+}
+
+/* The struct metron_nf_link in the memzone named by `env`: NULL if unset; *bad set if set but not found. */
+static struct metron_nf_link* find_link(const char* env, int* bad) {
+  const char* name = getenv(env);
+  if (name == NULL || *name == '\0') return NULL;
+  const struct rte_memzone* mz = rte_memzone_lookup(name);
+  if (mz == NULL || mz->len < sizeof(struct metron_nf_link)) {
+    fprintf(stderr, "metron_nf: no memzone '%s' in the agent's memory\n", name);
+    *bad = 1;
+    return NULL;
+  }
+  return (struct metron_nf_link*)mz->addr;
+}
+
+/* WAKE: this NF's wake word (in its link block, DIRECT, or a memzone of its own, LINK AGENT) and the next NF's. */
+static int find_wake(struct metron_nf* nf) {
+  int bad = 0;
+  if (nf->link != NULL) {
+    nf->wake = &nf->link->wake;
+  } else {
+    const char* name = getenv(METRON_NF_ENV_WAKE);
+    if (name != NULL && *name != '\0') {
+      const struct rte_memzone* mz = rte_memzone_lookup(name);
+      if (mz == NULL || mz->len < sizeof(struct metron_nf_wake)) {
+        fprintf(stderr, "metron_nf: no memzone '%s' in the agent's memory\n", name);
+        bad = 1;
+      } else {
+        nf->wake = (struct metron_nf_wake*)mz->addr;
+      }
+    }
+  }
+  struct metron_nf_link* next = find_link(METRON_NF_ENV_TX_LINK, &bad);
+  if (next != NULL) nf->tx_wake = &next->wake;
+  if (nf->wake == NULL) nf->idle = IDLE_YIELD; /* nothing to sleep on: no producer would wake it */
+  else __atomic_store_n(&nf->wake->sleeping, 0, __ATOMIC_SEQ_CST); /* a dead instance may have left it set */
+  const char* spin = getenv(METRON_NF_ENV_SPIN);
+  const uint64_t us = spin != NULL && *spin != '\0' ? strtoull(spin, NULL, 10) : 20;
+  nf->spin_cycles = us * rte_get_tsc_hz() / 1000000;
+  const char* sched = getenv(METRON_NF_ENV_SCHED);
+  if (nf->wake != NULL && sched != NULL && strcmp(sched, "BATCH") == 0) {
+    struct sched_param sp;
+    memset(&sp, 0, sizeof(sp));
+    if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0)
+      fprintf(stderr, "metron_nf: SCHED_BATCH refused: %s (runs under the default policy)\n", strerror(errno));
+  }
+  return bad ? -1 : 0;
 }
 
 /* MEMIF mode: the NF is a DPDK primary of its own; port 0 is its net_memif client, copying to the agent. */
@@ -126,20 +184,23 @@ int metron_nf_init(int argc, char** argv, struct metron_nf** out) {
     nf->mark = 1;
     const char* mark = getenv(METRON_NF_ENV_MARK);
     if (mark != NULL && *mark != '\0') nf->mark = (uintptr_t)strtoul(mark, NULL, 10) & METRON_NF_MARK_MASK;
-    const char* link = getenv(METRON_NF_ENV_LINK);
-    if (link != NULL && *link != '\0') {
-      const struct rte_memzone* mz = rte_memzone_lookup(link);
-      if (mz == NULL) fprintf(stderr, "metron_nf: no memzone '%s' in the agent's memory\n", link);
-      else nf->link = (struct metron_nf_link*)mz->addr;
-    }
-    if (nf->rx == NULL || nf->tx == NULL || nf->mark == 0 || (link != NULL && *link != '\0' && nf->link == NULL)) {
+    int bad = 0;
+    nf->link = find_link(METRON_NF_ENV_LINK, &bad);
+    const char* idle = getenv(METRON_NF_ENV_IDLE);
+    nf->idle = idle == NULL || *idle == '\0' || strcmp(idle, "WAKE") == 0 ? IDLE_WAKE
+               : strcmp(idle, "POLL") == 0                               ? IDLE_POLL
+                                                                         : IDLE_YIELD;
+    if (nf->idle == IDLE_WAKE && find_wake(nf) != 0) bad = 1;
+    if (nf->rx == NULL || nf->tx == NULL || nf->mark == 0 || bad) {
       free(nf);
       rte_eal_cleanup();
       return -1;
     }
   }
-  const char* idle = getenv(METRON_NF_ENV_IDLE);
-  nf->busy_poll = idle != NULL && strcmp(idle, "POLL") == 0;
+  if (nf->memif) {
+    const char* idle = getenv(METRON_NF_ENV_IDLE);
+    nf->idle = idle != NULL && strcmp(idle, "POLL") == 0 ? IDLE_POLL : IDLE_YIELD; /* memif: no wake word */
+  }
   /* Attached: tell the agent (it waits ATTACH_TIMEOUT for this byte). */
   const char* fd_text = getenv(METRON_NF_ENV_READY);
   if (fd_text != NULL && *fd_text != '\0') {
@@ -159,7 +220,9 @@ int metron_nf_init(int argc, char** argv, struct metron_nf** out) {
 static void enqueue_all(struct metron_nf* nf, void* const* objs, unsigned n) {
   unsigned sent = 0;
   while (sent < n) {
-    sent += rte_ring_sp_enqueue_burst(nf->tx, objs + sent, n - sent, NULL);
+    const unsigned k = rte_ring_sp_enqueue_burst(nf->tx, objs + sent, n - sent, NULL);
+    sent += k;
+    if (k) metron_nf_wake_up(nf->tx_wake); /* DIRECT: the next NF, if it sleeps */
     if (sent < n) {
       if (g_stop) return; /* stopping: the agent counts what is left as held by the NF */
       sched_yield();
@@ -184,6 +247,44 @@ static unsigned pass_transit(struct metron_nf* nf, struct rte_mbuf** pkts, unsig
   return k;
 }
 
+static int inputs_empty(const struct metron_nf* nf) {
+  return rte_ring_empty(nf->rx) && (nf->rx2 == NULL || rte_ring_empty(nf->rx2));
+}
+
+/* WAKE: the flag, a last look at the inputs (the flag's store is a full fence, so a producer that enqueued after
+ * that look sees the flag and wakes us), then the wait. A producer clears the flag when it wakes us; a timeout, a
+ * signal or entries found at the last look leave it to us. */
+static void sleep_until_woken(struct metron_nf* nf) {
+  struct metron_nf_wake* w = nf->wake;
+  __atomic_store_n(&w->sleeping, 1, __ATOMIC_SEQ_CST);
+  if (inputs_empty(nf) && !g_stop) {
+    __atomic_store_n(&w->sleeps, w->sleeps + 1, __ATOMIC_RELAXED);
+    ++nf->slept;
+    const struct timespec timeout = {0, 100 * 1000 * 1000};
+    syscall(SYS_futex, &w->sleeping, FUTEX_WAIT, 1, &timeout, NULL, 0);
+  }
+  __atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+/* Nothing came in: poll on, yield or sleep (METRON_NF_IDLE). */
+static void idle(struct metron_nf* nf) {
+  if (nf->idle == IDLE_POLL) {
+    rte_pause();
+  } else if (nf->idle == IDLE_YIELD) {
+    if (++nf->empty_polls > 256) sched_yield();
+    else rte_pause();
+  } else {
+    const uint64_t now = rte_rdtsc();
+    if (nf->empty_since == 0) nf->empty_since = now;
+    if (now - nf->empty_since < nf->spin_cycles) {
+      rte_pause();
+      return;
+    }
+    sleep_until_woken(nf);
+    nf->empty_since = 0;
+  }
+}
+
 unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max) {
   if (max > METRON_NF_BURST) max = METRON_NF_BURST;
   const uint64_t t0 = rte_rdtsc();
@@ -197,16 +298,17 @@ unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max
     if (n < max) n += rte_ring_sc_dequeue_burst(nf->rx, (void**)(pkts + n), max - n, NULL);
     if (n) {
       nf->empty_polls = 0;
+      nf->empty_since = 0;
       n = pass_transit(nf, pkts, n);
       if (n == 0) return 0;
     }
   }
   if (n == 0) {
-    if (!nf->busy_poll && ++nf->empty_polls > 256) sched_yield();
-    else rte_pause();
+    idle(nf);
     return 0;
   }
   nf->empty_polls = 0;
+  nf->empty_since = 0;
   nf->received += n;
   if (nf->link) add_shared(&nf->link->taken, n);
   nf->rx_tsc = t0;
@@ -277,6 +379,7 @@ int metron_nf_running(const struct metron_nf* nf) {
 uint64_t metron_nf_rx_count(const struct metron_nf* nf) { return nf->received; }
 uint64_t metron_nf_dropped_count(const struct metron_nf* nf) { return nf->dropped; }
 uint64_t metron_nf_busy_cycles(const struct metron_nf* nf) { return nf->busy_cycles; }
+uint64_t metron_nf_sleeps(const struct metron_nf* nf) { return nf->slept; }
 
 void metron_nf_close(struct metron_nf* nf) {
   if (nf->memif) {

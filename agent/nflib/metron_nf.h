@@ -50,7 +50,11 @@
 #ifndef METRON_NF_H
 #define METRON_NF_H
 
+#include <linux/futex.h>
 #include <stdint.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +64,9 @@ struct rte_mbuf;
 struct metron_nf;
 
 #define METRON_NF_BURST 32
+
+/* A futex word in memory shared between processes (the agent's hugepages): not FUTEX_PRIVATE. */
+static inline void metron_nf_futex_wake(uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0); }
 
 enum metron_nf_verdict {
   METRON_NF_PASS = 0, /* the packet goes on along the chain */
@@ -79,9 +86,50 @@ enum metron_nf_verdict {
 #define METRON_NF_ENV_RX2 "METRON_NF_RX2_RING"   /* the agent's ring into this NF (read beside RX) */
 #define METRON_NF_ENV_MARK "METRON_NF_DROP_MARK" /* this NF's drop mark, 1..63 (default 1) */
 #define METRON_NF_ENV_LINK "METRON_NF_LINK"      /* memzone holding this NF's struct metron_nf_link */
-/* POLL: never yield the CPU when the rings are empty (busy polling); YIELD (default): see metron_nf_rx. */
+/* What the NF does when its input rings are empty (metron_nf_rx): WAKE (the default) polls for METRON_NF_SPIN_US
+ * microseconds, then sleeps on its wake word until a producer wakes it; YIELD polls and yields the CPU after 256
+ * empty polls; POLL busy-polls. */
 #define METRON_NF_ENV_IDLE "METRON_NF_IDLE"
+#define METRON_NF_ENV_SPIN "METRON_NF_SPIN_US"   /* WAKE: microseconds of empty polls before sleeping */
+/* WAKE, LINK AGENT: memzone holding this NF's struct metron_nf_wake (DIRECT: the one in its struct metron_nf_link). */
+#define METRON_NF_ENV_WAKE "METRON_NF_WAKE"
+/* DIRECT: the next NF's METRON_NF_LINK if that NF sleeps (WAKE): this NF wakes it after giving it packets. */
+#define METRON_NF_ENV_TX_LINK "METRON_NF_TX_LINK"
+/* WAKE: BATCH puts the NF under SCHED_BATCH (a woken NF does not preempt the one running on its CPU, so NFs sharing
+ * a CPU take turns with whole ring-fulls instead of a burst each); NORMAL leaves the policy alone. */
+#define METRON_NF_ENV_SCHED "METRON_NF_SCHED"
 #define METRON_NF_MARK_MASK 63u /* the low bits of a ring entry that carry a drop mark */
+
+/* Sleep and wake (IDLE WAKE, OpenNetVM's shared-core mode with the producer as the waker): a consumer whose input
+ * rings stayed empty for its spin time sets `sleeping`, looks at its rings once more and, still empty, waits on it
+ * (a futex in the agent's shared hugepage memory). A producer, after each enqueue, reads `sleeping` behind a full
+ * fence and, only if it is set, clears it and wakes the consumer: while the consumer is busy a producer pays a fence
+ * and a read of a line nobody writes, no system call. The two fences (Dekker) make a lost wake-up impossible: either
+ * the producer sees the flag or the consumer sees the entries. The consumer's wait also times out (100 ms), so an
+ * idle NF wakes ten times a second at most. */
+struct metron_nf_wake {
+  uint32_t sleeping;  /* futex word: 1 while the consumer sleeps or is about to */
+  uint32_t reserved;
+  uint64_t sleeps;    /* the consumer: times it went to sleep (written by it alone) */
+  uint64_t wakeups;   /* producers: times one of them woke it (atomic adds: the agent and the previous NF) */
+} __attribute__((aligned(64)));
+
+/* A producer's side: call after enqueueing on a ring whose consumer sleeps on `w` (NULL: it never sleeps). */
+static inline void metron_nf_wake_up(struct metron_nf_wake* w) {
+  if (w == NULL) return;
+  /* The enqueue's tail store before the flag's load: a full fence (a locked add on x86, cheaper than mfence). */
+#if defined(__x86_64__)
+  __asm__ volatile("lock addl $0, -128(%%rsp)" ::: "memory", "cc");
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+  if (__builtin_expect(__atomic_load_n(&w->sleeping, __ATOMIC_RELAXED) == 0, 1)) return;
+  uint32_t one = 1;
+  if (__atomic_compare_exchange_n(&w->sleeping, &one, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    __atomic_fetch_add(&w->wakeups, 1, __ATOMIC_RELAXED);
+    metron_nf_futex_wake(&w->sleeping);
+  }
+}
 
 /* One directly linked NF's shared block, in the agent's memory. The agent writes go; the NF library writes the
  * counters (one writer each, read by the agent at any time), cumulative across the NF's instances. */
@@ -92,6 +140,7 @@ struct metron_nf_link {
   uint64_t passed;                            /* of those, passed on */
   uint64_t dropped;                           /* of those, marked dropped */
   uint64_t transit;                           /* entries an earlier NF dropped, passed on untouched */
+  struct metron_nf_wake wake;                 /* its own cache line: producers read it every batch */
 };
 
 /* Initialises the EAL (secondary) from argv and attaches to the agent's rings. Returns the number of arguments it
@@ -99,9 +148,10 @@ struct metron_nf_link {
  * -1 with a message on stderr. */
 int metron_nf_init(int argc, char** argv, struct metron_nf** nf);
 
-/* Up to max (<= METRON_NF_BURST) packets from the agent; 0 when none are waiting. After 256 empty polls in a row it
- * yields the CPU (sched_yield) on each empty poll, so NFs sharing CPUs with the agent and with each other do not
- * burn their time slices spinning. */
+/* Up to max (<= METRON_NF_BURST) packets from the agent; 0 when none are waiting. When none are waiting it idles as
+ * METRON_NF_IDLE says: WAKE (default) sleeps once its input stayed empty for METRON_NF_SPIN_US (and returns 0 when
+ * woken), so NFs sharing a CPU leave it to those with packets; YIELD yields the CPU (sched_yield) on each empty poll
+ * after 256 in a row; POLL never gives the CPU up. */
 unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max);
 
 /* Gives back the n packets of the last rx (in any order), each with its verdict (verdicts NULL: all pass). Waits
@@ -116,6 +166,8 @@ uint64_t metron_nf_rx_count(const struct metron_nf* nf);
 uint64_t metron_nf_dropped_count(const struct metron_nf* nf);
 /* TSC cycles from the start of each non-empty rx to the end of its tx: the NF's busy time, library included. */
 uint64_t metron_nf_busy_cycles(const struct metron_nf* nf);
+/* WAKE: times the NF went to sleep on its empty input. */
+uint64_t metron_nf_sleeps(const struct metron_nf* nf);
 
 /* Leaves the EAL (rte_eal_cleanup) and frees nf. */
 void metron_nf_close(struct metron_nf* nf);

@@ -4,7 +4,8 @@
  *
  *   metron-nf-fwd [EAL args] -- [--drop-port PORT]... [--spin CYCLES]
  *
- * Frames are Ethernet (an optional 802.1Q tag is skipped). On SIGTERM it prints "rx N dropped M busy_cycles C" to stderr. */
+ * Frames are Ethernet (an optional 802.1Q tag is skipped). On SIGTERM it prints "rx N dropped M busy_cycles C
+ * sleeps S" to stderr. */
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <stdio.h>
@@ -70,9 +71,9 @@ int main(int argc, char** argv) {
     }
     metron_nf_tx(nf, pkts, verdicts, n);
   }
-  fprintf(stderr, "metron-nf-fwd: rx %llu dropped %llu busy_cycles %llu\n",
+  fprintf(stderr, "metron-nf-fwd: rx %llu dropped %llu busy_cycles %llu sleeps %llu\n",
           (unsigned long long)metron_nf_rx_count(nf), (unsigned long long)metron_nf_dropped_count(nf),
-          (unsigned long long)metron_nf_busy_cycles(nf));
+          (unsigned long long)metron_nf_busy_cycles(nf), (unsigned long long)metron_nf_sleeps(nf));
   metron_nf_close(nf);
   return 0;
 }

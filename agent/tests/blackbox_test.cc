@@ -419,6 +419,91 @@ TEST_P(ChainOfThreeTest, AChainOfThreeNfProcessesAppliesEachOnesVerdicts) {
 INSTANTIATE_TEST_SUITE_P(Link, ChainOfThreeTest, ::testing::Values("", "DIRECT", "AGENT"),
                          [](const auto& info) { return info.param.empty() ? std::string("Default") : info.param; });
 
+// IDLE WAKE (the default): an NF whose input stays empty sleeps on its wake word, and whoever hands it packets (the
+// agent, or the NF before it) wakes it. A chain of three left idle sleeps (CPU time near 0, asleep in the kernel);
+// frames in rounds, each after the NFs went back to sleep, and then a paced stream (a frame every 50 us, the NFs
+// sleeping at once: IDLE_SPIN 0, so nearly every frame finds them asleep: the lost-wake-up race at its most
+// frequent) all come out, each NF's verdicts applied, counted exactly; the producers' wake-ups are counted.
+class SleepingNfTest : public BlackBoxTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  // User + system CPU seconds of a process (/proc/<pid>/stat utime and stime).
+  static double cpu_seconds(int pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(f, line);
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    std::string skip;
+    for (int i = 0; i < 11; ++i) rest >> skip;  // state .. cmajflt: fields 3-13
+    double ut = 0, st = 0;
+    rest >> ut >> st;
+    return (ut + st) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
+};
+
+TEST_P(SleepingNfTest, ASleepingNfIsWokenAndNothingIsLost) {
+  const std::string opts = "LINK " + GetParam() + ", IDLE_SPIN 0, STALL_TIMEOUT 0";
+  ASSERT_TRUE(deploy("input -> " + bb("a", "ARGS \"--drop-port 23\", " + opts) + " -> " +
+                     bb("b", "ARGS \"--drop-port 24\", " + opts) + " -> " + bb("c", opts) + " -> [0]output;")
+                  .ok());
+  auto all = boxes();
+  ASSERT_EQ(all.size(), 3u);
+  for (const auto& b : all) ASSERT_EQ(b.link(), GetParam());
+  // Idle: each NF asleep (it slept, and used next to no CPU over half a second).
+  ASSERT_TRUE(wait_for([&] {
+    for (const auto& b : boxes())
+      if (b.nf_sleeps() == 0) return false;
+    return true;
+  })) << boxes()[0].DebugString();
+  double cpu0[3];
+  for (int i = 0; i < 3; ++i) cpu0[i] = cpu_seconds(all[i].pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_LT(cpu_seconds(all[i].pid()) - cpu0[i], 0.05) << all[i].element() << " idles asleep, not polling";
+
+  // Rounds: k frames to port 80, k / 2 to 23 (a drops them), k / 4 to 24 (b drops them); all out before the next
+  // round, which starts after the NFs slept again.
+  uint64_t want_out = 0, to23 = 0, to24 = 0, woken_before = 0;
+  for (const auto& b : boxes()) woken_before += b.nf_wakeups();
+  for (int round = 0, k = 1; round < 12; ++round, k = k * 2 % 97 + 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < k; ++i) in_->inject(pkt(80));
+    for (int i = 0; i < k / 2; ++i) in_->inject(pkt(23));
+    for (int i = 0; i < k / 4; ++i) in_->inject(pkt(24));
+    want_out += k, to23 += k / 2, to24 += k / 4;
+    std::vector<std::vector<uint8_t>> got;
+    ASSERT_TRUE(wait_for([&] { return drain_count(&got), got.size() >= static_cast<size_t>(k); }))
+        << "round " << round << ": " << got.size() << " of " << k;
+    for (const auto& f : got) ASSERT_EQ(dport_of(f), 80);
+  }
+  // A paced stream: the NFs sleep between frames.
+  uint64_t out = want_out;
+  Stream st(in_.get(), pkt(80), 50);
+  ASSERT_TRUE(wait_for([&] { return st.sent.load() >= 3000; }, 60000));
+  st.end();
+  const uint64_t passing = want_out + st.sent.load(), injected = passing + to23 + to24;
+  settle(&out, passing);  // accounted() leaves the NFs' own verdicts out
+  EXPECT_EQ(out, passing) << "every frame passed by the three NFs came out";
+  all = boxes();
+  const uint64_t a_in = injected, b_in = a_in - to23, c_in = b_in - to24;
+  const uint64_t want[3][3] = {{a_in, b_in, to23}, {b_in, c_in, to24}, {c_in, c_in, 0}};
+  uint64_t woken = 0;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(all[i].sent(), want[i][0]) << all[i].element();
+    EXPECT_EQ(all[i].returned(), want[i][1]) << all[i].element();
+    EXPECT_EQ(all[i].nf_dropped(), want[i][2]) << all[i].element();
+    EXPECT_EQ(all[i].ring_full() + all[i].bypassed() + all[i].failed_closed() + all[i].nf_lost() + all[i].restarts(), 0u)
+        << all[i].DebugString();
+    EXPECT_GT(all[i].nf_sleeps(), 12u) << all[i].element() << " slept between rounds";
+    EXPECT_GT(all[i].nf_wakeups(), 0u) << all[i].element() << " was woken by its producer";
+    woken += all[i].nf_wakeups();
+  }
+  EXPECT_GT(woken - woken_before, 36u) << "each round woke each NF (or the stream did)";
+  EXPECT_EQ(group_drops(), to23 + to24);
+}
+
+INSTANTIATE_TEST_SUITE_P(Link, SleepingNfTest, ::testing::Values("DIRECT", "AGENT"),
+                         [](const auto& info) { return info.param; });
+
 // LINK DIRECT, one NF of three killed mid-stream (SIGKILL): the agent stands in for it (its ON_FAILURE applied and
 // counted), restarts it on the same rings, and the chain passes again; the other two NFs keep running. Every packet
 // is accounted for exactly: out, the policy's drops, the packets the dead NF held (nf_lost, from the rings'

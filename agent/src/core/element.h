@@ -82,7 +82,7 @@ struct BlackBoxStatsView {
   std::string nf, mode, state, on_failure, last_exit, link;
   int pid = 0;
   uint64_t restarts = 0, sent = 0, returned = 0, nf_dropped = 0, ring_full = 0, bypassed = 0, failed_closed = 0,
-           nf_lost = 0;
+           nf_lost = 0, nf_sleeps = 0, nf_wakeups = 0;
 };
 
 struct PortCountRange {

@@ -705,6 +705,8 @@ Status EngineBackend::GetStats(const pb::StatsRequest& req, pb::Stats* out) {
         bs->set_last_exit(st.last_exit);
         bs->set_nf_lost(st.nf_lost);
         bs->set_link(st.link);
+        bs->set_nf_sleeps(st.nf_sleeps);
+        bs->set_nf_wakeups(st.nf_wakeups);
       }
     }
   }

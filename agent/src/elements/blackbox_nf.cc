@@ -216,7 +216,13 @@ class BlackBoxNF final : public Element {
     }
     if (auto v = args.take("IDLE")) {
       idle_ = unquote(*v);
-      if (idle_ != "YIELD" && idle_ != "POLL") throw ConfigError("IDLE: expected YIELD or POLL, got '" + idle_ + "'");
+      if (idle_ != "WAKE" && idle_ != "YIELD" && idle_ != "POLL")
+        throw ConfigError("IDLE: expected WAKE, YIELD or POLL, got '" + idle_ + "'");
+    }
+    if (auto v = args.take("IDLE_SPIN")) spin_us_ = parse_uint(*v, "IDLE_SPIN", 1000000);
+    if (auto v = args.take("SCHED")) {
+      sched_ = unquote(*v);
+      if (sched_ != "BATCH" && sched_ != "NORMAL") throw ConfigError("SCHED: expected BATCH or NORMAL, got '" + sched_ + "'");
     }
     if (program_.empty()) throw ConfigError("PROGRAM: missing (the NF's executable)");
     if (nf_.empty()) nf_ = name();
@@ -261,6 +267,7 @@ class BlackBoxNF final : public Element {
         active_ = rings_.back().get();
         cur_.store(active_, std::memory_order_release);
       }
+      if (idle_ == "WAKE") make_wake();
     }
     // The supervisor thread starts every instance, the first too: an NF dies with the thread that forked it.
     std::promise<std::string> started;
@@ -288,6 +295,7 @@ class BlackBoxNF final : public Element {
       const unsigned n = memif_    ? on_memif([&] { return port_->tx_burst(0, b.pkts, b.n); })
                          : kernel_ ? active_->kns->to_nf().tx_burst(0, b.pkts, b.n)
                                    : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
+      metron_nf_wake_up(wake_);  // null unless RING with IDLE WAKE
       sent_.add(n);
       if (n == b.n) {
         full_since_ = 0;
@@ -340,6 +348,10 @@ class BlackBoxNF final : public Element {
     out->failed_closed = failed_closed_.get();
     out->nf_lost = nf_lost_.load(std::memory_order_relaxed);
     out->link = memif_ || kernel_ ? "" : seg_ ? "DIRECT" : "AGENT";
+    if (wake_ != nullptr) {
+      out->nf_sleeps = __atomic_load_n(&wake_->sleeps, __ATOMIC_RELAXED);
+      out->nf_wakeups = __atomic_load_n(&wake_->wakeups, __ATOMIC_RELAXED);
+    }
     if (seg_) {  // the NF library's counts (the agent sees neither end of a middle NF's rings)
       const metron_nf_link* l = seg_->hops[pos_].link;
       out->sent = __atomic_load_n(&l->taken, __ATOMIC_RELAXED);
@@ -359,7 +371,8 @@ class BlackBoxNF final : public Element {
     }
     os << "sent " << s.sent << "\nreturned " << s.returned << "\nnf_dropped " << s.nf_dropped << "\nring_full "
        << s.ring_full << "\nbypassed " << s.bypassed << "\nfailed_closed " << s.failed_closed << "\nrestarts "
-       << s.restarts << "\nnf_lost " << s.nf_lost << "\nnf_cpu_seconds " << cpu << "\n";
+       << s.restarts << "\nnf_lost " << s.nf_lost << "\nnf_sleeps " << s.nf_sleeps << "\nnf_wakeups " << s.nf_wakeups
+       << "\nnf_cpu_seconds " << cpu << "\n";
   }
 
  private:
@@ -407,6 +420,7 @@ class BlackBoxNF final : public Element {
   // Into this NF's agent ring (the segment's input at the first box; a bypass or stand-in output at the others).
   void push_direct(PacketBatch& b) {
     const unsigned n = rte_ring_sp_enqueue_burst(seg_->hops[pos_].from_agent, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
+    metron_nf_wake_up(wake_);
     if (n == b.n) {
       b.n = 0;
       return;
@@ -768,6 +782,14 @@ class BlackBoxNF final : public Element {
       env.push_back(std::string(METRON_NF_ENV_TX) + "=" + rings_.back()->out_name);
     }
     if (!kernel_) env.push_back(std::string(METRON_NF_ENV_IDLE) + "=" + idle_);
+    if (wake_ != nullptr) {
+      env.push_back(std::string(METRON_NF_ENV_SPIN) + "=" + std::to_string(spin_us_));
+      env.push_back(std::string(METRON_NF_ENV_SCHED) + "=" + sched_);
+      if (!seg_) env.push_back(std::string(METRON_NF_ENV_WAKE) + "=" + wake_mz_->name);
+    }
+    // The next NF of a segment sleeps too: this one wakes it after handing it packets.
+    if (seg_ && !last_ && seg_->members[pos_ + 1]->idle_ == "WAKE")
+      env.push_back(std::string(METRON_NF_ENV_TX_LINK) + "=" + seg_->hops[pos_ + 1].link_name);
     const auto t0 = std::chrono::steady_clock::now();
     try {
       p = std::make_unique<NfProcess>(nf_argv(), std::move(env), METRON_NF_ENV_READY, netns);
@@ -941,6 +963,26 @@ class BlackBoxNF final : public Element {
     if (supervisor_.joinable()) supervisor_.join();  // it stopped the instance
     rings_.clear();
     close_memif();  // frees the mbufs still queued
+    wake_ = nullptr;
+    if (wake_mz_ != nullptr) rte_memzone_free(wake_mz_);
+    wake_mz_ = nullptr;
+  }
+
+  // IDLE WAKE: the NF's wake word, which the worker's push wakes (docs/blackbox.md "Sleep and wake"): in its link
+  // block (DIRECT), or a memzone of the element's (LINK AGENT: its rings change per instance, the word stays).
+  void make_wake() {
+    if (seg_) {
+      wake_ = &seg_->hops[pos_].link->wake;
+      return;
+    }
+    const std::string name = "mbw" + std::to_string(g_ring_seq.fetch_add(1));
+    wake_mz_ = rte_memzone_reserve_aligned(name.c_str(), sizeof(metron_nf_wake), SOCKET_ID_ANY, 0, 64);
+    if (wake_mz_ == nullptr) {
+      rings_.clear();
+      throw ResourceError("cannot reserve the wake word " + name + ": " + rte_strerror(rte_errno));
+    }
+    wake_ = static_cast<metron_nf_wake*>(wake_mz_->addr);
+    std::memset(wake_, 0, sizeof(*wake_));
   }
 
   static constexpr unsigned kMaxFailures = 10;
@@ -965,7 +1007,11 @@ class BlackBoxNF final : public Element {
   uint64_t stall_cycles_ = 0;
   unsigned lcore_ = 0;
   bool link_direct_ = true;
-  std::string idle_ = "YIELD";
+  std::string idle_ = "WAKE";
+  uint64_t spin_us_ = 20;        // IDLE WAKE: empty polling before the NF sleeps
+  std::string sched_ = "BATCH";  // IDLE WAKE: the NF's scheduling policy (metron_nf.h METRON_NF_SCHED)
+  const rte_memzone* wake_mz_ = nullptr;  // LINK AGENT, IDLE WAKE: holds *wake_
+  metron_nf_wake* wake_ = nullptr;        // IDLE WAKE: the NF's wake word (the worker wakes it after a push)
 
   // LINK DIRECT (set at initialisation).
   std::shared_ptr<DirectSegment> seg_;
