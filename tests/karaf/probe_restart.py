@@ -232,6 +232,23 @@ def restart_measured(c, victim, it):
     return rec
 
 
+def raft_entries(node):
+    """Entries in the node's Raft logs of the data partitions (Atomix 3.1 segments: a 64-byte descriptor, then
+    entries of [int length][int checksum][bytes], a zero length after the last)."""
+    import struct
+    n = 0
+    for seg in (node.karaf.home / "data" / "db" / "partitions" / "data").rglob("*.log"):
+        b = seg.read_bytes()
+        pos = 64
+        while pos + 8 <= len(b):
+            ln = struct.unpack(">i", b[pos:pos + 4])[0]
+            if ln <= 0:
+                break
+            pos += 8 + ln
+            n += 1
+    return n
+
+
 def test_restarts(cluster, servers):  # noqa: F811
     print("fresh boot + install, CPU s per node JVM:", {n.id: cpu_of(java_pid(n)) for n in cluster.nodes})
     tc.test_apps_installed_on_one_node_are_active_on_all_three(cluster)
@@ -242,7 +259,9 @@ def test_restarts(cluster, servers):  # noqa: F811
         victim = next(n for n in cluster.nodes if n.id == acting)
         k = next(n for n in cluster.nodes if n is not victim).karaf
         c0 = {n.id: cpu_of(java_pid(n)) for n in cluster.nodes}
+        e0 = raft_entries(cluster.nodes[0])
         time.sleep(20)  # a running cluster, as when the takeover test kills its node
+        print("Raft entries a second (data partitions, as onos-1 logs them):", (raft_entries(cluster.nodes[0]) - e0) / 20)
         print("steady 3-node CPU share per node JVM:",
               {n.id: round((cpu_of(java_pid(n)) - c0[n.id]) / 20, 2) for n in cluster.nodes}, os.getloadavg())
         victim.kill()
