@@ -187,13 +187,33 @@ class Karaf:
                            f"/onos/v1/applications on port {self.http_port})\n{self.log_problems()}")
 
     def _ready(self) -> bool:
-        """The boot features are in: the console answers and ONOS's REST serves the application service."""
+        """The boot features are in: ONOS's REST serves the application service and the console answers. The HTTP
+        request is asked first: refused or 404 costs the booting JVM next to nothing, whereas each console login
+        (an ssh key exchange, a shell session) takes CPU from a boot that may be getting a small share of it."""
         try:
-            if not self.ssh("bundle:list -t 0 | grep -c Active", timeout=30, check=False).strip().isdigit():
+            if self.http("GET", "/onos/v1/applications", timeout=10)[0] != 200:
                 return False
-            return self.http("GET", "/onos/v1/applications", timeout=10)[0] == 200
+            return self.ssh("bundle:list -t 0 | grep -c Active", timeout=30, check=False).strip().isdigit()
         except (subprocess.TimeoutExpired, urllib.error.URLError, ConnectionError, OSError):
             return False
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) used so far by the processes of this Karaf's process group (its JVM, the
+        start script and the `ip netns exec` wrapper): the work its boot did, whatever the machine's load."""
+        if self.process is None:
+            return 0.0
+        total, tick = 0, os.sysconf("SC_CLK_TCK")
+        for d in Path("/proc").iterdir():
+            if not d.name.isdigit():
+                continue
+            try:
+                st = (d / "stat").read_text()
+            except OSError:
+                continue
+            f = st[st.rindex(")") + 2:].split()  # fields after the command name (which may hold spaces)
+            if int(f[2]) == self.process.pid:  # process group: start_new_session made the launched one its leader
+                total += int(f[11]) + int(f[12])
+        return total / tick
 
     def stop(self):
         if self.process is None or self.process.poll() is not None:

@@ -58,6 +58,9 @@ public final class LoadMonitor implements AutoCloseable {
     private final ScalingPolicy policy;
     private final ScalingExecutor executor;
     private final LongSupplier clock;
+    // what every report reads, read again only after a change (ChangedSnapshot says why)
+    private final ChangedSnapshot<ChainId, Placement> placementsSeen;
+    private final ChangedSnapshot<ChainId, ScalingOperation> operationsSeen;
     private final int intervalMs;
     private final Leadership leadership;
     private final FlowStateAlerts alerts;
@@ -111,6 +114,8 @@ public final class LoadMonitor implements AutoCloseable {
         this.policy = Objects.requireNonNull(policy);
         this.executor = Objects.requireNonNull(executor);
         this.clock = Objects.requireNonNull(clock);
+        this.placementsSeen = new ChangedSnapshot<>(store.placements());
+        this.operationsSeen = new ChangedSnapshot<>(executor.journal().operations());
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -183,7 +188,8 @@ public final class LoadMonitor implements AutoCloseable {
             }
             previous.put(server, prev);
             alerts.observe(server, prev, stats, clock.getAsLong());
-            for (Placement p : store.placements().snapshot().values()) {
+            Map<ChainId, Placement> placements = placementsSeen.get();
+            for (Placement p : placements.values()) {
                 // once per report of the chain's own server; its groups on other servers are measured on the
                 // latest two reports of theirs (docs/scaling.md#scale-out)
                 if (!p.server().equals(Optional.of(server)) || p.groups().isEmpty()) {
@@ -193,7 +199,7 @@ public final class LoadMonitor implements AutoCloseable {
                 if (chain.isEmpty() || chain.get().state() != ChainState.ACTIVE) {
                     continue;
                 }
-                int[] free = executor.freeCores(p);
+                int[] free = executor.freeCores(p, placements.values(), operationsSeen.get().values());
                 measure(chain.get(), p).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
             }
         }
@@ -363,6 +369,8 @@ public final class LoadMonitor implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        placementsSeen.close();
+        operationsSeen.close();
         timer.shutdownNow();
         subscriptions.values().forEach(LoadMonitor::close);
         subscriptions.clear();

@@ -38,6 +38,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -408,9 +409,15 @@ final class OperationRunner {
 
     /** Cores the agent of {@code server} offers that no placement or operation holds, lowest first. */
     List<Integer> freeCores(DeviceId server, ServerResources res) {
+        return freeCores(server, res, store.placements().snapshot().values(), journal.inProgress());
+    }
+
+    /** {@link #freeCores(DeviceId, ServerResources)} against placements and operations the caller read. */
+    static List<Integer> freeCores(DeviceId server, ServerResources res, Collection<Placement> placements,
+                                   Collection<ScalingOperation> operations) {
         Set<Integer> taken = new HashSet<>();
-        store.placements().snapshot().values().forEach(p -> taken.addAll(p.coresOn(server)));
-        journal.inProgress().forEach(op -> {
+        placements.forEach(p -> taken.addAll(p.coresOn(server)));
+        operations.forEach(op -> {
             if (op.kind() == Kind.SPLIT) {
                 taken.addAll(op.after().coresOn(server));
             }

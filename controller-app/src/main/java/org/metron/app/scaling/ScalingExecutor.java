@@ -17,6 +17,7 @@ import org.onosproject.net.DeviceId;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -78,20 +79,27 @@ public final class ScalingExecutor {
         return runner.resources;
     }
 
+    /** The scaling journal (the load monitor reads the operations in progress for its free-core counts). */
+    ScalingStore journal() {
+        return runner.journal;
+    }
+
     /**
      * Cores free on {@code chain}'s server for a split and on the servers it could scale out to, from the
      * resources last read in the background (the policy's view, docs/scaling.md#scale-out): {here, elsewhere};
      * here is -1 when the chain's server's resources are not at hand; elsewhere is 0 without scale-out.
      */
-    int[] freeCores(Placement p) {
+    int[] freeCores(Placement p, Collection<Placement> placements, Collection<ScalingOperation> operations) {
         DeviceId home = p.server().orElse(null);
         if (home == null) {
             return new int[]{-1, 0};
         }
-        int here = runner.resources.fresh(home).map(res -> runner.freeCores(home, res).size()).orElse(-1);
+        int here = runner.resources.fresh(home)
+                .map(res -> OperationRunner.freeCores(home, res, placements, operations).size()).orElse(-1);
         int elsewhere = !runner.scalesOut() ? 0 : runner.servers.servers().stream()
                 .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty())
-                .mapToInt(s -> runner.resources.fresh(s.id()).map(res -> runner.freeCores(s.id(), res).size())
+                .mapToInt(s -> runner.resources.fresh(s.id())
+                        .map(res -> OperationRunner.freeCores(s.id(), res, placements, operations).size())
                         .orElse(0))
                 .sum();
         return new int[]{here, elsewhere};
