@@ -112,6 +112,8 @@ public class ScaleOutExecutorTest {
         final ChainStore store = new ChainStore(factory, switches);
         final ScalingStore scaling = new ScalingStore(factory);
         final TestServers servers = new TestServers();
+        /** Shared by the chain manager and a test's scaling manager, as the hosts share theirs (its term fences). */
+        final SingleInstanceLeadership leadership = new SingleInstanceLeadership();
         final ChainManager manager;
         final ChainId chain;
         final MetronServer home;
@@ -142,7 +144,7 @@ public class ScaleOutExecutorTest {
             servers.add(new MetronServer(DeviceId.deviceId("metron:b"), b, Map.of(nicOf(b),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
             Duration t = Duration.ofSeconds(10);
-            manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+            manager = new ChainManager(store, servers, switches, leadership,
                     new PlacementEngine(servers, network, switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, network), new Deployer(switches, t), t, synthesis);
             chain = ChainId.of(name);
@@ -736,7 +738,7 @@ public class ScaleOutExecutorTest {
             Rig rig = new Rig("scaleout-lost", clients.get(0), clients.get(1));
             Duration t = Duration.ofSeconds(10);
             scaler = new ScalingManager(rig.store, rig.factory, rig.servers, rig.crashing, rig.manager, Fixtures.APP,
-                    t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
+                    t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, rig.leadership,
                     System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
                     java.util.Optional.of(new RulePlanner(Fixtures.APP, rig.network)));
             rig.manager.onServerLost(scaler);

@@ -105,6 +105,8 @@ public final class Fixtures {
         public final TestServers servers = new TestServers();
         public final List<TestAgent> agents = new ArrayList<>();
         public final ChainStore store;
+        /** The world's one leadership: the chain and scaling managers share it, as the hosts do (its term fences). */
+        public final SingleInstanceLeadership leadership = new SingleInstanceLeadership();
         public final ChainManager manager;
 
         public World(int n, Synthesis synthesis, long seed) {
@@ -133,7 +135,7 @@ public final class Fixtures {
             }
             PlacementEngine placement = new PlacementEngine(servers, network, switches, new Random(seed),
                     Duration.ofSeconds(2));
-            manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(), placement,
+            manager = new ChainManager(store, servers, switches, leadership, placement,
                     new RulePlanner(APP, network), new Deployer(switches, Duration.ofSeconds(2)),
                     Duration.ofSeconds(2), synthesis);
         }
@@ -142,7 +144,7 @@ public final class Fixtures {
     /** A scaling manager over a world (not started), its history in {@code factory}'s maps. */
     public static ScalingManager scaling(World w, StoreFactory factory) {
         return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, APP, Duration.ofSeconds(2),
-                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, new SingleInstanceLeadership(),
+                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, w.leadership,
                 System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS);
     }
 
