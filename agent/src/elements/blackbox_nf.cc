@@ -820,6 +820,11 @@ class BlackBoxNF final : public Element {
       pid_.store(0, std::memory_order_relaxed);
       return "";
     }
+    if (a == NfProcess::Attach::kTimeout)  // where it is stuck, and where the agent's threads are (the reaps)
+      std::fprintf(stderr, "metron: black-box NF '%s' (pid %d) did not attach within %d ms; its threads:%s\n"
+                           "the agent's threads:%s\n",
+                   nf_.c_str(), p->pid(), attach_ms_, describe_threads(p->pid()).c_str(),
+                   describe_threads(getpid()).c_str());
     pid_.store(0, std::memory_order_relaxed);
     std::string why = a == NfProcess::Attach::kExited
                           ? "exited at start (" + p->how() + ")"
@@ -866,11 +871,17 @@ class BlackBoxNF final : public Element {
         if (proc_) dead_cpu_ += proc_->cpu_seconds();
         dead = std::move(proc_);
       }
-      dead.reset();  // outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped
+      // Outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped off this thread.
+      const std::shared_future<void> reaped = dead ? dead->end() : std::shared_future<void>();
+      dead.reset();
       if (memif_ && !end_memif()) break;
       if (seg_) take_over();
       else if (!memif_ && !kernel_) count_lost(rings_.back().get());
       remove_nf_runtime_dir();
+      // The next instance once the kernel has released this one (ON_FAILURE applies meanwhile): a reap the kernel
+      // was slow at (12.6 s, release_task) held up RCU grace periods, and the instance started beside it stayed in
+      // synchronize_rcu (openat -> expand_files) past its ATTACH_TIMEOUT: a failed start for the kernel's delay.
+      if (reaped.valid() && !wait_reaped(reaped)) break;
       if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
       for (;;) {
         // Backoff: 50 ms, doubling per failed start in a row, at most 2 s.
@@ -945,6 +956,13 @@ class BlackBoxNF final : public Element {
     const uint64_t retired = retired_gen_.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(rings_mu_);
     while (rings_.size() > 1 && rings_.front()->gen <= retired) rings_.erase(rings_.begin());
+  }
+
+  // Waits for the previous instance's reap; false if stop was asked meanwhile.
+  bool wait_reaped(const std::shared_future<void>& reaped) {
+    while (reaped.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready)
+      if (sleep_or_stop(std::chrono::milliseconds(5))) return false;
+    return true;
   }
 
   // True if stop was asked (then returns at once).

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -40,24 +41,33 @@ std::string describe(const siginfo_t& info) {
   return "status " + std::to_string(info.si_status);
 }
 
-// Reaps `pid` (ended, its status already taken) on a thread of its own, and waits for that at most `wait_ms`. The
-// kernel's part of a reap (release_task, run by whichever thread waits, WNOHANG or not) is normally instant, but was
-// seen to take over a minute (kernel 6.18: wait4 -> release_task -> proc_invalidate_siblings_dcache ->
-// shrink_dcache_parent; docs/blackbox.md), and a supervisor stuck in it cannot restart the NF.
-void reap_ended(pid_t pid, int wait_ms) {
+// Reaps `pid` (ended, its status already taken) on a thread of its own, and waits for that at most `wait_ms`; the
+// future is ready once reaped. The kernel's part of a reap (release_task, run by whichever thread waits, WNOHANG or
+// not) is normally instant, but was seen to take over a minute (kernel 6.18: wait4 -> release_task ->
+// proc_invalidate_siblings_dcache -> shrink_dcache_parent; docs/blackbox.md), and a supervisor stuck in it cannot
+// restart the NF or stop.
+std::shared_future<void> reap_ended(pid_t pid, int wait_ms) {
   auto done = std::make_shared<std::promise<void>>();
-  std::future<void> reaped = done->get_future();
+  std::shared_future<void> reaped = done->get_future().share();
   auto reap = [pid, done] {
+    const auto t0 = std::chrono::steady_clock::now();
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    if (ms.count() >= 1000)  // the kernel slow at it (above): worth a line
+      std::fprintf(stderr, "metron: reaping NF process %d took %lld ms\n", pid, static_cast<long long>(ms.count()));
     done->set_value();
   };
   try {
-    std::thread(reap).detach();
+    std::thread([reap] {
+      pthread_setname_np(pthread_self(), "mbb-reap");
+      reap();
+    }).detach();
   } catch (const std::system_error&) {  // no thread to be had (called from destructors: must not throw)
     reap();
   }
   reaped.wait_for(std::chrono::milliseconds(wait_ms));
+  return reaped;
 }
 
 }  // namespace
@@ -104,7 +114,14 @@ NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::stri
 }
 
 NfProcess::~NfProcess() {
-  if (pid_ > 0 && !ended_) {
+  end();
+  if (pidfd_ >= 0) close(pidfd_);
+  if (ready_fd_ >= 0) close(ready_fd_);
+}
+
+std::shared_future<void> NfProcess::end() {
+  if (reaped_.valid() || pid_ <= 0) return reaped_;
+  if (!ended_) {
     // SIGTERM first (the NF library leaves the EAL cleanly), SIGKILL to the group if it does not end at once.
     kill_group(SIGTERM);
     if (!reap(200)) {
@@ -112,12 +129,9 @@ NfProcess::~NfProcess() {
       reap(-1);
     }
   }
-  if (ended_ && pid_ > 0) {
-    kill(-pid_, SIGKILL);  // anything the NF left in its group
-    reap_ended(pid_, 100);
-  }
-  if (pidfd_ >= 0) close(pidfd_);
-  if (ready_fd_ >= 0) close(ready_fd_);
+  kill(-pid_, SIGKILL);  // anything the NF left in its group
+  reaped_ = reap_ended(pid_, 100);
+  return reaped_;
 }
 
 void NfProcess::kill_group(int sig) const {
@@ -187,6 +201,26 @@ NfProcess::Attach NfProcess::wait_attached(int timeout_ms) {
       return Attach::kExited;
     }
   }
+}
+
+std::string describe_threads(pid_t pid) {
+  namespace fs = std::filesystem;
+  std::string out;
+  std::error_code ec;
+  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream cm(t.path() / "comm"), st(t.path() / "stat"), wc(t.path() / "wchan"), sc(t.path() / "syscall"),
+        sk(t.path() / "stack");
+    std::string c, l, w, call, k;
+    std::getline(cm, c);
+    std::getline(st, l);
+    std::getline(wc, w);
+    std::getline(sc, call);
+    for (std::string x; std::getline(sk, x);) k += x + " | ";
+    const size_t p = l.rfind(')');
+    out += "\n " + t.path().filename().string() + " " + c + " " + (p == std::string::npos ? "?" : l.substr(p + 2, 1)) +
+           " wchan " + w + " syscall " + call + " stack " + k;
+  }
+  return out;
 }
 
 double NfProcess::cpu_seconds() const {
