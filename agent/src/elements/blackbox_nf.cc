@@ -871,17 +871,11 @@ class BlackBoxNF final : public Element {
         if (proc_) dead_cpu_ += proc_->cpu_seconds();
         dead = std::move(proc_);
       }
-      // Outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped off this thread.
-      const std::shared_future<void> reaped = dead ? dead->end() : std::shared_future<void>();
-      dead.reset();
+      dead.reset();  // outside mu_ (stats wait on it): the group killed (a namespace's daemon), the zombie reaped
       if (memif_ && !end_memif()) break;
       if (seg_) take_over();
       else if (!memif_ && !kernel_) count_lost(rings_.back().get());
       remove_nf_runtime_dir();
-      // The next instance once the kernel has released this one (ON_FAILURE applies meanwhile): a reap the kernel
-      // was slow at (12.6 s, release_task) held up RCU grace periods, and the instance started beside it stayed in
-      // synchronize_rcu (openat -> expand_files) past its ATTACH_TIMEOUT: a failed start for the kernel's delay.
-      if (reaped.valid() && !wait_reaped(reaped)) break;
       if (std::chrono::steady_clock::now() - up_since > std::chrono::seconds(10)) failures = 0;
       for (;;) {
         // Backoff: 50 ms, doubling per failed start in a row, at most 2 s.
@@ -956,13 +950,6 @@ class BlackBoxNF final : public Element {
     const uint64_t retired = retired_gen_.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(rings_mu_);
     while (rings_.size() > 1 && rings_.front()->gen <= retired) rings_.erase(rings_.begin());
-  }
-
-  // Waits for the previous instance's reap; false if stop was asked meanwhile.
-  bool wait_reaped(const std::shared_future<void>& reaped) {
-    while (reaped.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready)
-      if (sleep_or_stop(std::chrono::milliseconds(5))) return false;
-    return true;
   }
 
   // True if stop was asked (then returns at once).

@@ -41,14 +41,13 @@ std::string describe(const siginfo_t& info) {
   return "status " + std::to_string(info.si_status);
 }
 
-// Reaps `pid` (ended, its status already taken) on a thread of its own, and waits for that at most `wait_ms`; the
-// future is ready once reaped. The kernel's part of a reap (release_task, run by whichever thread waits, WNOHANG or
-// not) is normally instant, but was seen to take over a minute (kernel 6.18: wait4 -> release_task ->
-// proc_invalidate_siblings_dcache -> shrink_dcache_parent; docs/blackbox.md), and a supervisor stuck in it cannot
-// restart the NF or stop.
-std::shared_future<void> reap_ended(pid_t pid, int wait_ms) {
+// Reaps `pid` (ended, its status already taken) on a thread of its own (mbb-reap), and waits for that at most
+// `wait_ms`. The kernel's part of a reap (release_task, run by whichever thread waits, WNOHANG or not) is normally
+// instant, but was seen to take over a minute (kernel 6.18: wait4 -> release_task -> proc_invalidate_siblings_dcache
+// -> shrink_dcache_parent; docs/blackbox.md), and a supervisor stuck in it cannot restart the NF.
+void reap_ended(pid_t pid, int wait_ms) {
   auto done = std::make_shared<std::promise<void>>();
-  std::shared_future<void> reaped = done->get_future().share();
+  std::future<void> reaped = done->get_future();
   auto reap = [pid, done] {
     const auto t0 = std::chrono::steady_clock::now();
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
@@ -67,7 +66,6 @@ std::shared_future<void> reap_ended(pid_t pid, int wait_ms) {
     reap();
   }
   reaped.wait_for(std::chrono::milliseconds(wait_ms));
-  return reaped;
 }
 
 }  // namespace
@@ -114,14 +112,7 @@ NfProcess::NfProcess(const std::vector<std::string>& argv, std::vector<std::stri
 }
 
 NfProcess::~NfProcess() {
-  end();
-  if (pidfd_ >= 0) close(pidfd_);
-  if (ready_fd_ >= 0) close(ready_fd_);
-}
-
-std::shared_future<void> NfProcess::end() {
-  if (reaped_.valid() || pid_ <= 0) return reaped_;
-  if (!ended_) {
+  if (pid_ > 0 && !ended_) {
     // SIGTERM first (the NF library leaves the EAL cleanly), SIGKILL to the group if it does not end at once.
     kill_group(SIGTERM);
     if (!reap(200)) {
@@ -129,9 +120,12 @@ std::shared_future<void> NfProcess::end() {
       reap(-1);
     }
   }
-  kill(-pid_, SIGKILL);  // anything the NF left in its group
-  reaped_ = reap_ended(pid_, 100);
-  return reaped_;
+  if (ended_ && pid_ > 0) {
+    kill(-pid_, SIGKILL);  // anything the NF left in its group
+    reap_ended(pid_, 100);
+  }
+  if (pidfd_ >= 0) close(pidfd_);
+  if (ready_fd_ >= 0) close(ready_fd_);
 }
 
 void NfProcess::kill_group(int sig) const {

@@ -4,7 +4,6 @@
 
 #include <sys/types.h>
 
-#include <future>
 #include <string>
 #include <vector>
 
@@ -29,11 +28,6 @@ class NfProcess {
   // Waits up to timeout_ms for the process to end; true once it has ended (its status taken; the zombie is reaped
   // when the object goes, off the caller's path if the kernel is slow at it).
   bool wait_exit(int timeout_ms);
-  // Ends the process as the destructor does (SIGTERM, SIGKILL to its group if it does not end at once) and reaps it
-  // on a thread of its own: the future is ready once reaped (invalid if no process was started). A killed NF's reap
-  // was seen to take seconds in the kernel, and meanwhile a new NF stayed blocked in synchronize_rcu (docs/blackbox.md):
-  // the supervisor starts the next instance after it.
-  std::shared_future<void> end();
   // Signals the whole process group.
   void kill_group(int sig) const;
   // A descriptor of this process's own (its number `fd` there) duplicated into ours (pidfd_getfd), or -1.
@@ -53,7 +47,6 @@ class NfProcess {
   bool ended_ = false;
   std::string how_;
   double cpu_ = 0;
-  std::shared_future<void> reaped_;
 };
 
 // Every thread of process `pid` (from /proc: name, state, wchan, the system call it is in, its kernel stack), one a
