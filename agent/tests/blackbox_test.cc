@@ -28,6 +28,7 @@
 #include "core/eal.h"
 #include "core/engine.h"
 #include "core/engine_backend.h"
+#include "elements/nf_process.h"
 #include "one_group.h"
 #include "ring_port.h"
 
@@ -170,33 +171,13 @@ std::string proc_status(pid_t pid) {
     if (line.rfind("State", 0) == 0 || line.rfind("Sig", 0) == 0 || line.rfind("PPid", 0) == 0 ||
         line.rfind("Threads", 0) == 0)
       out += " " + line + ";";
-  std::error_code ec;
-  for (const auto& t : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
-    std::ifstream st(t.path() / "stat"), wc(t.path() / "wchan"), sk(t.path() / "stack");
-    std::string l, w, k;
-    std::getline(st, l);
-    std::getline(wc, w);
-    for (std::string x; std::getline(sk, x);) k += x + " | ";
-    out += "\n task " + t.path().filename().string() + ": " + l.substr(0, 60) + " wchan " + w + " stack " + k;
-  }
-  return out;
+  return out + describe_threads(pid);
 }
 
 // Every thread of this process (name, state, wchan, kernel stack): where the agent's supervisor threads are.
 std::string own_threads() {
-  std::string out = "\nthis process's threads:";
+  std::string out = "\nthis process's threads:" + describe_threads(getpid());
   std::error_code ec;
-  for (const auto& t : fs::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream cm(t.path() / "comm"), st(t.path() / "stat"), wc(t.path() / "wchan"), sk(t.path() / "stack");
-    std::string c, l, w, k;
-    std::getline(cm, c);
-    std::getline(st, l);
-    std::getline(wc, w);
-    for (std::string x; std::getline(sk, x);) k += x + " | ";
-    const size_t p = l.rfind(')');
-    out += "\n " + t.path().filename().string() + " " + c + " " + (p == std::string::npos ? "" : l.substr(p + 2, 1)) +
-           " wchan " + w + " stack " + k;
-  }
   // Descriptors that are pidfds (the supervisor polls one per NF): one missing would mean it was closed under it.
   int pidfds = 0;
   for (const auto& f : fs::directory_iterator("/proc/self/fd", ec))
