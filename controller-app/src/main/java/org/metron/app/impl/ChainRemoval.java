@@ -244,7 +244,7 @@ final class ChainRemoval {
      */
     private List<PendingPart> removeScaledOut(ChainId id, Optional<DeviceId> home) {
         List<PendingPart> left = new ArrayList<>();
-        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
+        Optional<Placement> placed = store.placement(id);
         Map<DeviceId, List<GroupAssignment>> far = new LinkedHashMap<>();
         for (GroupAssignment g : placed.map(Placement::groups).orElse(List.of())) {
             g.server().filter(d -> !Optional.of(d).equals(home))

@@ -86,10 +86,6 @@ final class ChainReroute {
                 Fault.UNKNOWN_CHAIN, "no chain named '" + id + "'"));
     }
 
-    private Optional<Placement> placement(ChainId id) {
-        return store.placements().get(id).map(Versioned::value);
-    }
-
     /**
      * Re-routes every deployed chain whose switch rules use {@code device} (it failed, or one of its links
      * did): a new path and offload device from the current network view, the same server, groups and tags,
@@ -299,7 +295,7 @@ final class ChainReroute {
      */
     private void rerouteOne(ChainId id, DeviceId failed, String cause, Optional<FailoverBackup> linkBackup) {
         long t0 = System.nanoTime();
-        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+        Placement p = store.placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
         InstalledState st = store.installed().get(id).map(Versioned::value).orElseThrow();
         // a link backup still uses both ends of the link; a device backup must avoid the failed device
@@ -350,7 +346,7 @@ final class ChainReroute {
     private Reroute planReroute(ChainId id, PlacementEngine pe, RulePlanner rp, ChainCompiler compiler) {
         Chain chain = existing(id);
         Deployment d = chain.deployment();
-        Placement p = placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
+        Placement p = store.placement(id).orElseThrow(() -> new MetronException(Fault.INTERNAL, "chain " + id
                 + " has installed rules but no placement"));
         Optional<MetronServer> server = p.server().flatMap(servers::server);
         if (p.server().isPresent() && server.isEmpty()) {

@@ -154,7 +154,7 @@ final class ChainUpdates {
         requireAgentAnswers(old);
         Chain next = old.withDefinition(u.json(), u.deployment());
         Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
-        Optional<Placement> placed = store.placements().get(id).map(Versioned::value);
+        Optional<Placement> placed = store.placement(id);
         if (running.isPresent() && placed.isPresent()) {
             try {
                 return bringUps.bringUpBeside(old, next, compiler, running.get(), placed.get());

@@ -76,10 +76,6 @@ final class FailoverBackups {
         this.planner = Objects.requireNonNull(planner);
     }
 
-    private Optional<Placement> placement(ChainId id) {
-        return store.placements().get(id).map(Versioned::value);
-    }
-
     /**
      * Recomputes, in the background, the chain's backups: for every device holding its switch rules but the
      * ingress device, where the chain would go if that device failed. Called after every change of the chain's
@@ -114,7 +110,7 @@ final class FailoverBackups {
     }
 
     private void computeBackups(ChainId id) {
-        Optional<Placement> basis = placement(id);
+        Optional<Placement> basis = store.placement(id);
         Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
         if (basis.isEmpty() || st.isEmpty() || chain.isEmpty() || !leadership.actsFor(id)) {
@@ -141,7 +137,7 @@ final class FailoverBackups {
         // no chain lock (operations must not wait for this): written only over the configuration read here, and a
         // backup whose basis is not the placement at failure time is never used anyway (fits)
         Optional<Versioned<BackupConfiguration>> cfg = store.backups().get(id);
-        if (cfg.isPresent() && placement(id).equals(basis)
+        if (cfg.isPresent() && store.placement(id).equals(basis)
                 && store.backups().replace(id, cfg.get().version(), cfg.get().value().withFailovers(out))) {
             log.info("Chain {}: failover backups for {} of {} devices, {} links", id, out.size(), candidates.size(),
                     links.size());
@@ -149,7 +145,7 @@ final class FailoverBackups {
         // arming rewrites rules of the chain's path: under its lock, and only over the rules the backups were
         // computed for (a chain changed meanwhile is armed after its own refresh)
         synchronized (store.lockFor(id)) {
-            if (placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
+            if (store.placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
                     && leadership.actsFor(id)) {
                 dataPlane.update(id, st.get().switchRules(), links);
             }

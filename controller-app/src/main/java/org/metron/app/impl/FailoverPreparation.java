@@ -161,7 +161,7 @@ final class FailoverPreparation {
      */
     private void takeBack(PreparedMoveRecord r, String why, boolean left) {
         ChainId id = r.chainId();
-        Optional<Placement> now = store.placements().get(id).map(Versioned::value);
+        Optional<Placement> now = store.placement(id);
         if (now.equals(Optional.of(r.placement()))) {
             moves.release(id);
             log.info("Chain {}: the move readied on {} is recorded as its placement: only its record goes", id,
@@ -262,7 +262,7 @@ final class FailoverPreparation {
         // a deleted chain (REMOVING) is never readied, nor one readied already, nor one that left the server since
         // the snapshot (its owner moved it meanwhile: its pipeline and NIC rules on a spare are the chain's own)
         if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
-                .anyMatch(m -> m.id().equals(id)) || !store.placements().get(id).map(Versioned::value)
+                .anyMatch(m -> m.id().equals(id)) || !store.placement(id)
                 .equals(Optional.of(seen))) {
             return;
         }

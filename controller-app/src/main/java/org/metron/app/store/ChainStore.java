@@ -72,6 +72,11 @@ public final class ChainStore {
         return placements;
     }
 
+    /** The chain's placement now, if it has one (the value alone; CAS writers read {@link #placements()}). */
+    public java.util.Optional<Placement> placement(ChainId id) {
+        return placements().get(id).map(org.onosproject.store.service.Versioned::value);
+    }
+
     public MetronMap<TagKey, TagAllocation> tags() {
         return tags;
     }
