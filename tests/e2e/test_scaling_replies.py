@@ -127,7 +127,9 @@ def echoes_through_a_split_and_a_merge(s, tmp_path):
 
     assert sink_drops == 0 and src_drops == 0, "a capture itself dropped packets: the loss check would be void"
     sent = old_log["sent"] + new_log["sent"]  # flow ids 0..CLASSES-1, then CLASSES.. for the new flows
-    assert min(old_log["sent"]) > 200 and min(new_log["sent"]) > 50, sent
+    # the new flows run at least 2 s before the rate goes down and 1 s after the merge: LOW_PPS / CLASSES per second
+    # for at least 3 s (not more: the merge may complete at once; CI once saw exactly 50 per flow)
+    assert min(old_log["sent"]) > 200 and min(new_log["sent"]) >= 3 * LOW_PPS // CLASSES * 0.8, sent
     requests, replies = workload.read_pcap(sink_pcap), workload.read_pcap(src_pcap)
     print(f"sent {sum(sent)} requests in {2 * CLASSES} flows ({CLASSES} before the split); at the sink "
           f"{sum(len(v) for v in requests.seqs.values())}, echoed {answered}, echoes back at the source "
