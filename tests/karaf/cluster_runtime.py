@@ -86,6 +86,11 @@ BOOT_CPU_S = 150
 STALL_S, STALL_CPU_S = 60, 2.0
 
 
+# Where a boot's progress is told each minute: the terminal, even under pytest's capture (conftest sets it), so a
+# run a timeout interrupts (CI) still shows which boot took its time and how busy the machine was.
+progress = print
+
+
 def _boot_failure(node, mark):
     """Waits until the node's Karaf is ready (None) or its boot failed: the reason, with the karaf.log text it
     wrote since `mark`."""
@@ -102,6 +107,9 @@ def _boot_failure(node, mark):
             raced = [r for r in BOOT_RACES if r in log.read()]
         now, cpu = time.time(), node.karaf.cpu_seconds()
         history.append((now, cpu))
+        if int(now - history[0][0]) // 60 != int(history[-2][0] - history[0][0]) // 60:
+            progress(f"  {node} booting: {now - history[0][0]:.0f} s, {cpu:.0f} CPU s of its own, "
+                     f"load {os.getloadavg()[0]:.1f}")
         if raced:
             return f"boot race {raced}"
         if node.karaf.process.poll() is not None:

@@ -228,3 +228,31 @@ def pytest_runtest_makereport(item, call):
     if report.failed and c is not None:
         for n in c.nodes:
             report.sections.append((f"karaf.log of {n}", n.karaf.log_problems(limit=60)))
+
+
+def _busiest(n=4):
+    """The n processes with the most CPU time since they started, as `ps` tells (pid, %cpu, command)."""
+    out = subprocess.run(["ps", "-eo", "pid,pcpu,etimes,comm", "--sort=-pcpu", "--no-headers"], capture_output=True,
+                         text=True, check=False).stdout.splitlines()
+    return "; ".join(" ".join(line.split()) for line in out[:n])
+
+
+def pytest_sessionstart(session):
+    """What else the machine runs as the Karaf tests start (CI's output shows it: a test run slow there for a busy
+    machine or a process left behind by an earlier suite tells itself apart from a slow Karaf)."""
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(f"karaf tests start: load {os.getloadavg()}, busiest: {_busiest()}")
+        import cluster_runtime
+        cluster_runtime.progress = tr.write_line
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """One line per test with its wall time and the load around it, written as it ends (kept in CI's output even
+    when a timeout interrupts the run, where pytest's --durations summary is lost)."""
+    t0 = time.monotonic()
+    yield
+    tr = item.config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(f"  {item.name}: {time.monotonic() - t0:.0f} s (load {os.getloadavg()[0]:.1f})")

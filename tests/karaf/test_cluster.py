@@ -444,6 +444,44 @@ def test_a_switch_master_that_gives_up_its_role_hands_the_switch_to_another_node
     cluster.net.assert_traffic("after the switch's master changed")
 
 
+def test_a_server_master_that_gives_up_its_role_hands_the_server_to_a_node_that_keeps_it_available(cluster,
+                                                                                               servers):
+    """ONOS's REST relinquish on the master of the server running the chain: the node the role comes to asks Metron's
+    provider isReachable (DeviceManager's mastership listener) and must answer from its own reach of the agent, not
+    from what it announced (a node that had not announced the device answered no, gave the role up, the device went
+    unavailable and Metron moved the chain off a live server). Read on every node while the role moves: the device
+    stays available, no node gives up its role, nothing moves, the chain stays ACTIVE."""
+    k = cluster.nodes[0].karaf
+    hosting = next((s for s in cluster.chain_servers if chain_cores(k, s)), None)
+    assert hosting, "the chain runs on no agent"
+    before_cores = {s: chain_cores(k, s) for s in cluster.chain_servers}
+    old = masters(k, [hosting])[hosting]
+    node = next(n for n in cluster.nodes if n.id == old)
+    t0 = time.time()
+    status, body = node.karaf.http("GET", f"/onos/v1/mastership/{hosting}/relinquish")
+    assert status == 201, (status, body)
+    unavailable = []
+    end = time.time() + 5  # longer than Metron's lost-server deadline (1500 ms) and a few probe periods
+    while time.time() < end:
+        for n in cluster.alive():
+            d = device(n.karaf, hosting)
+            if not (d and d["available"]):
+                unavailable.append((n.id, round(time.time() - t0, 2)))
+        time.sleep(0.1)
+    new = masters(k, [hosting])[hosting]
+    print(f"{old} gave up {hosting}: its master is {new}; unavailable on (node, s): {unavailable[:10]}")
+    assert new in {n.id for n in cluster.nodes} and new != old, f"no other node masters {hosting}: {new}"
+    gave_up = nodes_logging(cluster, rf"for {re.escape(hosting)}, but this node cannot reach", t0)
+    assert not gave_up, f"a node gave up the role of a live server: {gave_up}"
+    assert not unavailable, f"{hosting} went unavailable while its master changed: {unavailable[:10]}"
+    moved = nodes_logging(cluster, rf"Chain {CHAIN} (placed on|moved off)|Metron server {re.escape(hosting)} "
+                          r"unavailable", t0)
+    assert not moved, f"the chain was handled as if {hosting} were lost: {moved}"
+    assert {s: chain_cores(k, s) for s in cluster.chain_servers} == before_cores
+    for kk in alive(cluster):
+        assert chain_on(kk)["state"] == "ACTIVE"
+
+
 # --------------------------------------------------------------------------------------------------- agent killed
 FAILOVER_STEPS = [  # (what, node it happens on, karaf.log pattern of the server {s} / chain {c})
     ("agent found dead, device unavailable", "master", r"Metron server {s} is unreachable"),

@@ -39,8 +39,9 @@ import static org.slf4j.LoggerFactory.getLogger;
  * the switch port netcfg names; a server whose agent stops answering is disconnected (unavailable, its links
  * gone), which is what ONOS applications, Metron's own failure handling included, react to.
  * <p>
- * As ONOS's DeviceManager wants of a provider: a server counts as reachable ({@link #isConnected}) before its
- * device is announced, because ONOS asks {@code isReachable} right after granting mastership on
+ * As ONOS's DeviceManager wants of a provider: a server counts as reachable ({@link #isConnected}) whenever this
+ * node's own ping finds its agent serving, before its device is announced and on a node that never announced it,
+ * because ONOS asks {@code isReachable} right after granting mastership on
  * {@code deviceConnected} and gives the role up if the answer is no (the device then has no master, its ports are
  * dropped and ONOS's flow service fails for it). Once a device has a master only that node probes its agent; a
  * device with no master is probed by every node, as any of them may connect it, and announced again if its
@@ -79,7 +80,7 @@ public final class ServerDevices {
         final AgentEndpoint endpoint;
         final Map<String, ConnectPoint> nics;
         final List<LinkDescription> links = new ArrayList<>();
-        /** The device was reported connected (available) and not disconnected since; read by ONOS's threads. */
+        /** The device was reported connected (available) and not disconnected since (what this node announced). */
         volatile boolean connected;
         /** Its ports and links were reported for this declaration. */
         boolean described;
@@ -89,14 +90,28 @@ public final class ServerDevices {
         volatile boolean channelReady;
         /** A triggered probe is queued: more changes meanwhile need no other. */
         final AtomicBoolean probeQueued = new AtomicBoolean();
-        /** When this node's last ping found the agent serving (nanoTime; 0: never). */
-        volatile long servedAt;
+        /** This node's last ping of the agent and its answer (null: never pinged). */
+        volatile Answer answer;
 
         Server(AgentEndpoint endpoint, Map<String, ConnectPoint> nics) {
             this.endpoint = endpoint;
             this.nics = Map.copyOf(nics);
         }
     }
+
+    /** One ping's answer: whether the agent served, and when (nanoTime). */
+    private static final class Answer {
+        final boolean serving;
+        final long at;
+
+        Answer(boolean serving, long at) {
+            this.serving = serving;
+            this.at = at;
+        }
+    }
+
+    /** How long {@link #isConnected} waits for a ping of its own when it has no fresh answer. */
+    static final long REACH_MS = 500;
 
     private final Logger log = getLogger(getClass());
     private final DeviceProviderService devices;
@@ -108,7 +123,7 @@ public final class ServerDevices {
     private final Map<DeviceId, Server> servers = new ConcurrentHashMap<>();
     /** Where triggered probes run, once {@link #startProbing} is called (never on the gRPC thread that tells). */
     private volatile Executor prober;
-    /** How long this node's own successful ping stands for the agent answering: two probe periods. */
+    /** How long this node's own last ping answers for the agent: two probe periods. */
     private volatile long pingFreshNanos = TimeUnit.MILLISECONDS.toNanos(2 * MetronServerProvider.DEFAULT_PROBE_MS);
 
     /** A node alone ({@link Mastership#ALONE}). */
@@ -171,6 +186,7 @@ public final class ServerDevices {
             } else if (before != null) {
                 vanish(before); // the NICs' switch ports may have changed: the next probe reports them anew
                 now.connected = before.connected;
+                now.answer = before.answer;
             }
             agents.setEndpoint(id, endpoint);
             agents.watchConnectivity(id, ready -> channelChanged(id, ready));
@@ -194,18 +210,39 @@ public final class ServerDevices {
     }
 
     /**
-     * Whether the server's agent answers, as far as this node knows: the device was announced and not
-     * disconnected since, and either this node's channel to the agent is connected or this node's own ping found it
-     * serving within the last two probe periods. A stale announcement never counts alone: a node that has just
-     * been given the mastership of a dead agent's device (its master found the agent dead and gave the role up, as
-     * ONOS's DeviceManager does on a disconnect) answered yes from the flag it set when it announced the device
-     * long before, and ONOS marked the dead agent's device available again until that node's own probe (measured
-     * in the 3-node cluster test: a flap of ~0.2 s per node the role passed through). Independent of any role.
+     * Whether this node reaches the server's agent now (ONOS's {@code isReachable}): this node's own last ping, if
+     * it is at most two probe periods old, else a ping now (at most {@link #REACH_MS}). Independent of any role and
+     * of what this node announced, as ONOS 2.7's GeneralDeviceProvider answers from the device's own client:
+     * <ul>
+     * <li>not from an announcement: a node that had not announced the device (only a master probes) answered no
+     * when a killed node's mastership came to it, gave the role up, and the live server's device went unavailable,
+     * so Metron moved chains off it (3-node cluster test); a node whose announcement was stale answered yes for a
+     * dead agent, and ONOS marked its device available again (a flap of ~0.2 s per node the role passed through);
+     * <li>not from the gRPC channel's state: a stopped agent's connection stays READY.
+     * </ul>
      */
     public boolean isConnected(DeviceId id) {
         Server s = servers.get(id);
-        return s != null && s.connected
-                && (agents.isReady(id) || System.nanoTime() - s.servedAt <= pingFreshNanos && s.servedAt != 0);
+        if (s == null) {
+            return false;
+        }
+        Answer a = s.answer;
+        if (a != null && System.nanoTime() - a.at <= pingFreshNanos) {
+            return a.serving;
+        }
+        return ping(id, s, REACH_MS);
+    }
+
+    /** Pings the agent, waits at most waitMs, and keeps the answer as this node's latest. */
+    private boolean ping(DeviceId id, Server s, long waitMs) {
+        boolean up;
+        try {
+            up = agents.ping(id).get(waitMs, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            up = false;
+        }
+        s.answer = new Answer(up, System.nanoTime());
+        return up;
     }
 
     /** Whether this node probes the device: it masters it, or nobody does (any node may connect it). */
@@ -237,15 +274,7 @@ public final class ServerDevices {
         }
         DriverHandler handler = handlers.apply(id);
         handler.behaviour(DeviceHandshaker.class).connect();
-        boolean up;
-        try {
-            up = agents.ping(id).get(s.endpoint.deadline().toMillis() * 2, TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            up = false;
-        }
-        if (up) {
-            s.servedAt = System.nanoTime();
-        }
+        boolean up = ping(id, s, s.endpoint.deadline().toMillis() * 2);
         boolean reannounce = up && s.described && !mastership.hasMaster(id)
                 && System.currentTimeMillis() - s.announced >= REANNOUNCE_MS;
         DeviceDescription description = null;
@@ -274,8 +303,8 @@ public final class ServerDevices {
     }
 
     private void connect(DeviceId id, Server s, DeviceDescription description, List<PortDescription> ports) {
-        // reachable before announced: ONOS's DeviceManager asks isReachable() as soon as deviceConnected has
-        // granted this node mastership, and gives the role up on a no
+        // isReachable() answers yes from the ping that found the agent serving just now: ONOS's DeviceManager asks
+        // it as soon as deviceConnected has granted this node mastership, and gives the role up on a no
         s.connected = true;
         s.announced = System.currentTimeMillis();
         // the driver's annotations (cores, memory, ...) plus the driver name, so ONOS binds the driver to the device
@@ -301,9 +330,9 @@ public final class ServerDevices {
     private void disconnect(DeviceId id, Server s) {
         vanish(s);
         boolean was = s.connected;
-        // unreachable before the disconnect is told: ONOS relinquishes the role on deviceDisconnected and, on the
-        // mastership change that follows, asks isReachable; a yes there takes the role again and marks the device
-        // online
+        // isReachable() answers no from the ping that found the agent dead (a disconnect on a re-declaration pings
+        // again when asked): ONOS relinquishes the role on deviceDisconnected and, on the mastership change that
+        // follows, asks isReachable; a yes there takes the role again and marks the device online
         s.connected = false;
         s.described = false;
         if (was) {

@@ -19,8 +19,9 @@ import static org.junit.Assert.assertTrue;
 /**
  * Who probes, against a real agent: any node probes and announces a device with no master; once another node
  * masters it, this node neither probes nor reports it (a dead agent is that node's to disconnect) and answers
- * isReachable from its channel, not from a stale probe; when the device is left with no master while its agent
- * serves, this node announces it again so that ONOS gives it a master.
+ * isReachable from its own ping, not from a stale probe; when the device is left with no master while its agent
+ * serves, this node announces it again so that ONOS gives it a master; a node that never announced the device
+ * reaches a serving agent all the same (a killed master node's role comes to it).
  */
 public class ServerDevicesMastershipAgentTest {
 
@@ -85,6 +86,46 @@ public class ServerDevicesMastershipAgentTest {
             assertEquals(List.of("connected " + id, "connected " + id, "disconnected " + id), onos.calls);
         } finally {
             agent.close();
+            agents.remove(id);
+        }
+    }
+
+    /**
+     * The 3-node cluster's failure: the node a killed master's role came to had not announced the device (only a
+     * master probes; this one's first ping had found the agent down), answered isReachable no, gave the role up, and
+     * the live server's device went unavailable, so Metron moved chains off it. Reachability is this node's own
+     * ping, whatever it announced; and a dead agent is unreachable at once, whatever was announced.
+     */
+    @Test
+    public void aNodeThatNeverAnnouncedTheDeviceReachesItsServingAgent() throws Exception {
+        DefaultAgentClientService agents = new DefaultAgentClientService();
+        RecordingProviderServices onos = new RecordingProviderServices();
+        Roles roles = new Roles();
+        roles.hasMaster = true; // another node masters it
+        ServerDevices servers = new ServerDevices(onos.devices, onos.linkService, agents,
+                                                  id -> new MetronServerHandler(id, agents), "metron-server", roles);
+        int port = AgentProcess.freePort();
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(port).deadline(Duration.ofSeconds(2))
+                .build();
+        DeviceId id = MetronDeviceIds.deviceId(ep);
+        AgentProcess agent = null;
+        try {
+            servers.declare(id, ep, Map.of()); // its agent is not up yet: nothing announced here
+            assertEquals(List.of(), onos.calls);
+            assertFalse(servers.isConnected(id));
+
+            agent = AgentProcess.start(new AgentProcess.Options().listenPort(port));
+            Thread.sleep(ServerDevices.REANNOUNCE_MS); // this node's last answer (down) is stale now
+            assertTrue("reachable from this node though it never announced the device", servers.isConnected(id));
+            assertEquals("asking announces nothing", List.of(), onos.calls);
+
+            agent.kill();
+            Thread.sleep(ServerDevices.REANNOUNCE_MS);
+            assertFalse("a dead agent is unreachable, asked at once", servers.isConnected(id));
+        } finally {
+            if (agent != null) {
+                agent.close();
+            }
             agents.remove(id);
         }
     }
