@@ -706,6 +706,12 @@ def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
     assert after == before, "the rejoined node changed the deployment"
     assert (rules(victim.karaf, SW1), rules(victim.karaf, SW2)) == before[1:], "the rejoined node reads other rules"
     assert chain_on(victim.karaf)["state"] == chain_on(k)["state"]
+    # its application service lists the apps it runs (loaded from its own archive, as ONOS's
+    # DistributedApplicationStore does at start), as every other node does
+    _, _, answers = cluster.installed
+    listed = {a["name"]: a["state"] for a in json.loads(victim.karaf.http("GET", "/onos/v1/applications")[1])[
+        "applications"] if a["name"] in answers}
+    assert listed == {a: "ACTIVE" for a in answers}, f"the rejoined node lists {listed}"
     # the real switches: the rejoined node connected again (EQUAL), the same flows, each once
     assert_switch_roles(cluster, k)
     assert assert_ovs_holds_the_rules(cluster, victim.karaf) == held, "the switches' flows changed at the rejoin"

@@ -79,12 +79,43 @@ public class ApplicationManagerStandin extends ApplicationArchive implements App
     @Activate
     protected void activate() {
         dispatcher.addSink(ApplicationEvent.class, listeners);
+        loadFromDisk();
         if (atomixNode.atomix() != null) {
             follower = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-apps"));
             sharedBits = atomixNode.bytesMap("onos-app-bits");
             sharedStates = atomixNode.bytesMap("onos-app-states");
             sharedStates.addListener(stateListener);
             follower.execute(this::followAll);
+        }
+    }
+
+    /**
+     * The apps this node's archive holds from before a restart, as ONOS's DistributedApplicationStore loads them
+     * when it activates: each one installed (required apps first), and ACTIVE if its archive marks it active (its
+     * features are in Karaf's own state already, which Karaf restores). Without it a restarted node ran the Metron
+     * apps' bundles but listed no app, and following the cluster failed on the archive already saved here.
+     */
+    private void loadFromDisk() {
+        Set<String> pending = new java.util.TreeSet<>(getApplicationNames());
+        while (!pending.isEmpty()) {
+            boolean progress = false;
+            for (String name : Set.copyOf(pending)) {
+                ApplicationDescription desc = getApplicationDescription(name);
+                if (!apps.keySet().containsAll(desc.requiredApps())) {
+                    continue;
+                }
+                Application app = DefaultApplication.builder(desc)
+                        .withAppId(coreService.registerApplication(desc.name())).build();
+                apps.put(name, app);
+                states.put(name, isActive(name) ? ApplicationState.ACTIVE : ApplicationState.INSTALLED);
+                log.info("app {} loaded from this node's archive: {}", name, states.get(name));
+                pending.remove(name);
+                progress = true;
+            }
+            if (!progress) {
+                log.warn("apps in this node's archive whose required apps are missing: {}", pending);
+                return;
+            }
         }
     }
 
