@@ -50,7 +50,8 @@ public final class Deployer {
      * @param timeout how long one step (one agent call, one device batch) may take
      */
     public Deployer(SwitchProgrammer switches, Duration timeout) {
-        this.switches = Objects.requireNonNull(switches);
+        // every rule write of a chain operation is checked against the term it started with (ChainFence)
+        this.switches = FencedSwitches.of(switches);
         this.timeout = Objects.requireNonNull(timeout);
         this.calls = new AgentCalls(timeout);
     }
@@ -373,6 +374,7 @@ public final class Deployer {
                     : " (rollback incomplete: " + failedUndo + ")"), e);
         }
         removeStale(old, kept); // failures are logged: a failed device's rules die with it
+        ChainFence.check("recording the rerouted rules of " + old.chainId()); // refused removals: deposed meanwhile
         return new InstalledState(old.chainId(), old.server(),
                 switchRules.values().stream().flatMap(List::stream).collect(Collectors.toList()), old.nicRuleIds(),
                 old.pipeline());
