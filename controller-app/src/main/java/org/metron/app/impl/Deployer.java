@@ -192,9 +192,7 @@ public final class Deployer {
                 throw commitFailure;
             }
             log.info("Chain {} deployed: {}", chain, timing);
-            return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
-                    plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()),
-                    plan.server().isPresent()), running);
+            return new Result(installed(plan), running);
         } catch (MetronException e) {
             discard(staged);
             // also when another instance owns the chain now (NOT_LEADER, refused by the agent before any switch rule
@@ -206,6 +204,15 @@ public final class Deployer {
             }
             throw new MetronException(e.fault(), e.getMessage() + " (rollback incomplete: " + failedUndo + ")", e);
         }
+    }
+
+    /**
+     * What {@code plan} installs once deployed: the chain's record a bring-up writes before it commits anything
+     * (a next owner then finds and removes what an owner that stopped half-way left), and {@link #deploy}'s result.
+     */
+    static InstalledState installed(DeploymentPlan plan) {
+        return new InstalledState(plan.chainId(), plan.server().map(MetronServer::id), plan.allSwitchRules(),
+                plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), plan.server().isPresent());
     }
 
     CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules) {
