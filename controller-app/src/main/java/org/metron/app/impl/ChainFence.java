@@ -22,9 +22,9 @@ import java.util.OptionalLong;
  * and only the agent's token check stops the deposed instance's pipeline changes (docs/contracts.md#chain-ownership).
  * <p>
  * An operation starts where its chain's lock is taken ({@link #begin}, try-with-resources); an operation of another
- * chain begun inside it (nested) fences the writes until it ends. A write made outside any operation (none in the
- * core today) is not fenced. The scope is the thread's: work an operation hands to another thread carries it
- * ({@link #carried}).
+ * chain begun inside it (nested) fences the writes until it ends. A write made outside any operation is not fenced
+ * (the core begins one wherever it takes a chain's lock). The scope is the thread's: work an operation hands to
+ * another thread carries it ({@link #carried}).
  */
 public final class ChainFence {
     private static final ThreadLocal<Deque<Op>> RUNNING = ThreadLocal.withInitial(ArrayDeque::new);
@@ -34,8 +34,8 @@ public final class ChainFence {
 
     /**
      * Starts an operation of {@code chain} on this thread with the term this instance holds now by {@code leadership}
-     * (none when it does not own the chain: its writes are then all refused). Within an operation of the same chain, the outer one's term
-     * stays the one checked.
+     * (none when it does not own the chain: its writes are then all refused). Within an operation of the same chain
+     * (and leadership), the outer one's term stays the one checked.
      */
     public static Op begin(Leadership leadership, ChainId chain) {
         Objects.requireNonNull(leadership);

@@ -119,7 +119,8 @@ final class ChainReroute {
             synchronized (store.lockFor(id)) {
                 try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
                     // a chain the operator deleted is never given new rules
-                    if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value).map(Chain::markedForRemoval).orElse(true)) {
+                    if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
+                            .map(Chain::markedForRemoval).orElse(true)) {
                         continue;
                     }
                     try {

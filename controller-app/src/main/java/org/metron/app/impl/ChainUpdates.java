@@ -103,8 +103,9 @@ final class ChainUpdates {
                         log.warn("Update of {}: {}; left to its owner", id, e.getMessage());
                         return handover.awaitUpdate(asked);
                     }
-                    // the operator hears the refusal from this call and nobody else waits for it: the record is put back
-                    // as it was before the PUT, version included (unless something else has changed it meanwhile)
+                    // the operator hears the refusal from this call and nobody else waits for it: the record is put
+                    // back as it was before the PUT, version included (unless something else has changed it
+                    // meanwhile)
                     store.chains().get(id).map(Versioned::value).filter(asked::equals)
                             .ifPresent(c -> store.chains().put(id, old.value()));
                     throw e;

@@ -60,7 +60,8 @@ final class JournalRecovery {
                     if (runner.recorded(op)) {
                         // its owner ended it and stopped before removing its journal entry (OperationRunner#finish)
                         runner.journal.operations().remove(op.chain());
-                        log.info("{} of {} had ended (history entry found); journal entry removed", op.kind(), op.chain());
+                        log.info("{} of {} had ended (history entry found); journal entry removed", op.kind(),
+                                op.chain());
                         continue;
                     }
                     try {

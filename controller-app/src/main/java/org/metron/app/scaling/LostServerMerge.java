@@ -67,15 +67,17 @@ final class LostServerMerge {
                     GroupAssignment b = c.group(id);
                     OptionalLong flows = lastFlows.apply(id);
                     String lostState = "its flow state is lost with the server ("
-                            + (flows.isPresent() ? flows.getAsLong() + " flows at its last report" : "flow count unknown")
+                            + (flows.isPresent() ? flows.getAsLong() + " flows at its last report"
+                            : "flow count unknown")
                             + "; no checkpoint of it is reachable)";
                     Optional<GroupAssignment> keep = c.placement.value().localGroups().stream()
                             .filter(a -> MergeOperation.mergeRefusal(c, a, b) == null)
                             .min(Comparator.comparingInt(a -> joinRank(c, a, b)));
                     if (keep.isEmpty()) {
                         // recorded FAILED; the other groups there are still brought back
-                        log.warn("Chain {}: {}", chainId, runner.refuse(chainId, Kind.MERGE, List.of(id), "server " + lost
-                                + " lost", start, start, "no group on " + c.server.id() + " can take group " + id
+                        log.warn("Chain {}: {}", chainId, runner.refuse(chainId, Kind.MERGE, List.of(id),
+                                "server " + lost + " lost", start, start, "no group on " + c.server.id()
+                                + " can take group " + id
                                 + " of the lost server (classes " + b.classesText() + "): it stays placed there; "
                                 + lostState).getMessage());
                         continue;

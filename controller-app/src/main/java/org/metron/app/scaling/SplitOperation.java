@@ -109,8 +109,8 @@ final class SplitOperation {
                 timer.lap("context");
                 GroupAssignment g = c.group(groupId);  // an unknown group is named as such first
                 ClassGroup base = base(c.compiled, groupId);
-                String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain " + chainId
-                        + " cannot split");
+                String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain "
+                        + chainId + " cannot split");
                 if (pinned != null) {
                     throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, pinned);
                 }

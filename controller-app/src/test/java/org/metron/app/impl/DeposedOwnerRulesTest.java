@@ -104,16 +104,29 @@ public class DeposedOwnerRulesTest {
         return m;
     }
 
+    private Deposing deposing;
+    private ChainManager a;
+    private ChainManager b;
+
+    /** a owns r and runs it, writing through {@link #deposing} ({@code when}: its trigger); b runs for r next. */
+    private void owners(String when) {
+        deposing = new Deposing(w.switches, when);
+        a = instance("a", deposing);
+        b = instance("b", w.switches);
+        assertEquals(ChainState.ACTIVE, a.submit(TwoPathWorld.json("r")).state());
+        cluster.instance("b").join(R);
+    }
+
+    /** a reroutes r around failed s2, deposed on the way: it moves nothing and writes nothing after. */
+    private void rerouteDeposed() {
+        w.net.down(Fixtures.S2);
+        assertEquals(List.of(), a.reroute(Fixtures.D2));
+        assertEquals(List.of(), deposing.afterwards);
+    }
+
     @After
     public void close() {
         open.forEach(ChainManager::close);
-    }
-
-    /** The table entries the switches hold now. */
-    private Set<Object> held() {
-        return Set.of(DeviceId.deviceId(TwoPathWorld.S3), DeviceId.deviceId(TwoPathWorld.S4),
-                DeviceId.deviceId(Fixtures.S2), DeviceId.deviceId(Fixtures.S1)).stream()
-                .flatMap(d -> w.switches.rules(d).stream()).map(Deployer::entry).collect(Collectors.toSet());
     }
 
     /** The table entries of r's rules as its record (the new owner's) names them. */
@@ -129,21 +142,13 @@ public class DeposedOwnerRulesTest {
      */
     @Test
     public void aRerouteDeposedHalfWayLeavesTheNewOwnersDeleteAlone() {
-        Deposing deposing = new Deposing(w.switches, "install");
-        ChainManager a = instance("a", deposing);
-        ChainManager b = instance("b", w.switches);
-        assertEquals(ChainState.ACTIVE, a.submit(TwoPathWorld.json("r")).state());
-        cluster.instance("b").join(R);
+        owners("install");
         deposing.depose = () -> {
             cluster.stop("a");
             assertTrue(b.remove(R).isEmpty());
         };
 
-        w.net.down(Fixtures.S2);
-        List<ChainId> moved = a.reroute(Fixtures.D2);
-
-        assertEquals(List.of(), moved);
-        assertEquals(List.of(), deposing.afterwards);
+        rerouteDeposed();
         assertEquals(w.switches.log().toString(), 0, w.switches.total());
         assertTrue(b.chains().isEmpty());
     }
@@ -156,11 +161,7 @@ public class DeposedOwnerRulesTest {
      */
     @Test
     public void aRemovalDeposedHalfWayLeavesTheNewOwnersChainRunning() {
-        Deposing deposing = new Deposing(w.switches, "remove");
-        ChainManager a = instance("a", deposing);
-        ChainManager b = instance("b", w.switches);
-        assertEquals(ChainState.ACTIVE, a.submit(TwoPathWorld.json("r")).state());
-        cluster.instance("b").join(R);
+        owners("remove");
         deposing.depose = () -> {
             cluster.stop("a");
             assertTrue(b.remove(R).isEmpty());
@@ -172,7 +173,7 @@ public class DeposedOwnerRulesTest {
         assertEquals(e.getMessage(), MetronException.Fault.NOT_LEADER, e.fault());
         assertEquals(List.of(), deposing.afterwards);
         assertEquals(ChainState.ACTIVE, b.chain(R).orElseThrow().state());
-        assertEquals(recorded(), held());
+        assertEquals(recorded(), w.entriesHeld());
         assertEquals(1, w.agent.pipelines().size());
     }
 
@@ -183,11 +184,7 @@ public class DeposedOwnerRulesTest {
      */
     @Test
     public void anOperationStartedWithAnOlderTermWritesNothingAfterItsInstanceWonTheChainBack() {
-        Deposing deposing = new Deposing(w.switches, "install");
-        ChainManager a = instance("a", deposing);
-        ChainManager b = instance("b", w.switches);
-        assertEquals(ChainState.ACTIVE, a.submit(TwoPathWorld.json("r")).state());
-        cluster.instance("b").join(R);
+        owners("install");
         deposing.depose = () -> {
             cluster.instance("a").release(R);
             assertEquals(List.of(R), b.reroute(Fixtures.D2));
@@ -195,13 +192,9 @@ public class DeposedOwnerRulesTest {
             cluster.instance("a").join(R);
         };
 
-        w.net.down(Fixtures.S2);
-        List<ChainId> moved = a.reroute(Fixtures.D2);
-
-        assertEquals(List.of(), moved);
-        assertEquals(List.of(), deposing.afterwards);
+        rerouteDeposed();
         assertTrue(cluster.instance("a").actsFor(R));
-        assertEquals(recorded(), held());
+        assertEquals(recorded(), w.entriesHeld());
     }
 
     /**
@@ -212,11 +205,7 @@ public class DeposedOwnerRulesTest {
      */
     @Test
     public void anUpdateDeposedBeforeItsNicRulesSendsNoneAndAnswersTheNewOwnersResult() {
-        Deposing deposing = new Deposing(w.switches, "read");
-        ChainManager a = instance("a", deposing);
-        ChainManager b = instance("b", w.switches);
-        assertEquals(ChainState.ACTIVE, a.submit(TwoPathWorld.json("r")).state());
-        cluster.instance("b").join(R);
+        owners("read");
         long[] nicCalls = new long[1];
         Chain[] applied = new Chain[1];
         deposing.depose = () -> {

@@ -66,7 +66,7 @@ public class StoppedOwnerRulesTest {
         };
     }
 
-    /** An owner over {@code w}'s store and agent, writing through {@code switches}, with ownership term {@code term}. */
+    /** An owner over {@code w}'s store and agent, writing through {@code switches}, with term {@code term}. */
     private static ChainManager owner(TwoPathWorld w, SwitchProgrammer switches, long term) {
         Duration t = Duration.ofSeconds(2);
         return new ChainManager(w.store, w.servers, switches, new SingleInstanceLeadership(term),
@@ -81,21 +81,25 @@ public class StoppedOwnerRulesTest {
         assertEquals(0, w.agent.listNicRules("").join().getRulesCount());
     }
 
+    /** A world whose chain r's first owner (term 1) stopped in its bring-up, right after its first device's rules. */
+    private static TwoPathWorld stoppedBringUp() {
+        TwoPathWorld w = new TwoPathWorld();
+        ChainManager owner = owner(w, stoppingAfter(w.switches, null), 1);
+        assertThrows(Stopped.class, () -> owner.submit(TwoPathWorld.json("r")));
+        return w;
+    }
+
     /**
      * The owner stops during a chain's first deployment, its rules on one device live: the next owner (the world's
      * manager, a later term) removes the chain and nothing of it stays (before: the committed rules stayed).
      */
     @Test
     public void rulesABringUpCommittedBeforeItsOwnerStoppedGoWithTheChain() {
-        TwoPathWorld w = new TwoPathWorld();
-        ChainId id = ChainId.of("r");
-        ChainManager owner = owner(w, stoppingAfter(w.switches, null), 1);
-
-        assertThrows(Stopped.class, () -> owner.submit(TwoPathWorld.json("r")));
+        TwoPathWorld w = stoppedBringUp();
         assertTrue(w.switches.total() > 0);
         assertEquals(1, w.agent.pipelines().size());
 
-        assertTrue(w.manager.remove(id).isEmpty());
+        assertTrue(w.manager.remove(ChainId.of("r")).isEmpty());
         nothingLeft(w);
     }
 
@@ -105,19 +109,14 @@ public class StoppedOwnerRulesTest {
      */
     @Test
     public void aBringUpWhoseOwnerStoppedAfterCommittingIsFinishedByTheNextOwner() {
-        TwoPathWorld w = new TwoPathWorld();
+        TwoPathWorld w = stoppedBringUp();
         ChainId id = ChainId.of("r");
-        ChainManager owner = owner(w, stoppingAfter(w.switches, null), 1);
-        assertThrows(Stopped.class, () -> owner.submit(TwoPathWorld.json("r")));
 
         w.manager.reconcile(id);
 
         assertEquals(ChainState.ACTIVE, w.manager.chain(id).orElseThrow().state());
-        Set<Object> recorded = Deployer.entries(w.store.installed().get(id).orElseThrow().value().switchRules());
-        Set<Object> held = Set.of(Fixtures.S1, Fixtures.S2, TwoPathWorld.S3, TwoPathWorld.S4).stream()
-                .flatMap(d -> w.switches.rules(DeviceId.deviceId(d)).stream()).map(Deployer::entry)
-                .collect(Collectors.toSet());
-        assertEquals(recorded, held);
+        assertEquals(Deployer.entries(w.store.installed().get(id).orElseThrow().value().switchRules()),
+                w.entriesHeld());
         assertEquals(1, w.agent.pipelines().size());
         w.manager.remove(id);
         nothingLeft(w);
@@ -153,11 +152,7 @@ public class StoppedOwnerRulesTest {
         ChainId id = ChainId.of("r");
         w.manager.submit(TwoPathWorld.json("r"));
         assertEquals(Fixtures.D2, w.manager.placement(id).get().offloadDevice().get());
-        Duration t = Duration.ofSeconds(2);
-        SwitchProgrammer stopping = stoppingAfter(w.switches, S3);
-        ChainManager owner = new ChainManager(w.store, w.servers, stopping,
-                new SingleInstanceLeadership(), new PlacementEngine(w.servers, w.net, stopping, new Random(1), t),
-                new RulePlanner(Fixtures.APP, w.net), new Deployer(stopping, t), t, Fixtures.synthesis());
+        ChainManager owner = owner(w, stoppingAfter(w.switches, S3), System.currentTimeMillis());
 
         w.net.down(Fixtures.S2);
         assertThrows(Stopped.class, () -> owner.reroute(Fixtures.D2)); // s3's rules are in, nothing recorded after

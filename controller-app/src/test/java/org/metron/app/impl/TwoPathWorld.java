@@ -50,6 +50,13 @@ final class TwoPathWorld {
                 new Deployer(switches, t), t, synthesis);
     }
 
+    /** The table entries ({@link Deployer#entry}) the switches hold now. */
+    java.util.Set<Object> entriesHeld() {
+        return java.util.stream.Stream.of(Fixtures.S1, Fixtures.S2, S3, S4)
+                .flatMap(d -> switches.rules(DeviceId.deviceId(d)).stream()).map(Deployer::entry)
+                .collect(java.util.stream.Collectors.toSet());
+    }
+
     static String json(String name) {
         return Fixtures.chainJson(name).replace(Fixtures.S1 + "/3", S4 + "/20");
     }
