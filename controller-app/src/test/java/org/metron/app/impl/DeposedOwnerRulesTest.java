@@ -48,8 +48,10 @@ public class DeposedOwnerRulesTest {
     private static final class Deposing implements SwitchProgrammer {
         final SwitchProgrammer s;
         final String when;
-        /** Armed by the test once the chain runs. */
-        Runnable depose;
+        /** Armed by the test once the chain runs ({@link #arm}). */
+        private Runnable depose;
+        /** The operation's thread: a's background work (its backups' computation reads the switches) never deposes. */
+        private Thread on;
         boolean deposed;
         final List<String> afterwards = new ArrayList<>();
 
@@ -58,10 +60,20 @@ public class DeposedOwnerRulesTest {
             this.when = when;
         }
 
+        /** {@code depose} runs at the trigger met next on the calling thread. */
+        void arm(Runnable depose) {
+            this.on = Thread.currentThread();
+            this.depose = depose;
+        }
+
+        private boolean fires() {
+            return depose != null && !deposed && Thread.currentThread() == on;
+        }
+
         private CompletableFuture<Void> written(String what, CompletableFuture<Void> done) {
             if (deposed) {
                 afterwards.add(what);
-            } else if (depose != null && what.startsWith(when)) {
+            } else if (fires() && what.startsWith(when)) {
                 done.join();
                 deposed = true;
                 depose.run();
@@ -87,7 +99,7 @@ public class DeposedOwnerRulesTest {
         /** Read when the offload device is chosen: the first one armed with {@code when} "read" deposes. */
         @Override
         public int ruleCount(DeviceId device) {
-            if (depose != null && !deposed && when.equals("read")) {
+            if (fires() && when.equals("read")) {
                 deposed = true;
                 depose.run();
             }
@@ -143,10 +155,10 @@ public class DeposedOwnerRulesTest {
     @Test
     public void aRerouteDeposedHalfWayLeavesTheNewOwnersDeleteAlone() {
         owners("install");
-        deposing.depose = () -> {
+        deposing.arm(() -> {
             cluster.stop("a");
             assertTrue(b.remove(R).isEmpty());
-        };
+        });
 
         rerouteDeposed();
         assertEquals(w.switches.log().toString(), 0, w.switches.total());
@@ -162,11 +174,11 @@ public class DeposedOwnerRulesTest {
     @Test
     public void aRemovalDeposedHalfWayLeavesTheNewOwnersChainRunning() {
         owners("remove");
-        deposing.depose = () -> {
+        deposing.arm(() -> {
             cluster.stop("a");
             assertTrue(b.remove(R).isEmpty());
             assertEquals(ChainState.ACTIVE, b.submit(TwoPathWorld.json("r")).state());
-        };
+        });
 
         MetronException e = assertThrows(MetronException.class, () -> a.remove(R));
 
@@ -185,12 +197,12 @@ public class DeposedOwnerRulesTest {
     @Test
     public void anOperationStartedWithAnOlderTermWritesNothingAfterItsInstanceWonTheChainBack() {
         owners("install");
-        deposing.depose = () -> {
+        deposing.arm(() -> {
             cluster.instance("a").release(R);
             assertEquals(List.of(R), b.reroute(Fixtures.D2));
             cluster.instance("b").release(R);
             cluster.instance("a").join(R);
-        };
+        });
 
         rerouteDeposed();
         assertTrue(cluster.instance("a").actsFor(R));
@@ -208,12 +220,12 @@ public class DeposedOwnerRulesTest {
         owners("read");
         long[] nicCalls = new long[1];
         Chain[] applied = new Chain[1];
-        deposing.depose = () -> {
+        deposing.arm(() -> {
             cluster.stop("a");
             b.reconcile(R);
             applied[0] = b.chain(R).orElseThrow();
             nicCalls[0] = nicInstalls();
-        };
+        });
 
         Chain up = a.update(R, TwoPathWorld.json("r").replace("tcp dst port 80", "tcp dst port 8080"));
 
