@@ -19,6 +19,7 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.BackupConfiguration;
 import org.metron.app.store.ChainStore;
+import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.app.store.PreparedMoveRecord;
 import org.metron.synth.ClassGroup;
@@ -143,9 +144,17 @@ final class ChainBringUp {
                 throw e;
             }
             long tPlanned = System.nanoTime();
+            // the chain's record before anything is committed (as a reroute's intent): an owner that stops after
+            // committing some of it leaves what it installed known to the next owner, which removes it with the
+            // chain or before bringing it up again; a recorded rule a device does not hold reads as not installed.
+            // A failed deployment (rolled back) has it removed with its placement. Written once: it is the result.
+            InstalledState intent = Deployer.installed(plan);
+            recordIntent(id, intent, started);
             Deployer.Result result = deployer.deploy(plan, started);
             long tDeployed = System.nanoTime();
-            store.installed().put(id, result.installed());
+            if (!result.installed().equals(intent)) {
+                store.installed().put(id, result.installed());
+            }
             // only rerouting a deployed chain reads it: written once traffic flows, not before
             store.backups().put(id, new BackupConfiguration(id, oc.backups(), oc.backupProfiles()));
             // ACTIVE at once when the pipeline already runs: DEPLOYED is written only for a pipeline still starting
@@ -175,6 +184,34 @@ final class ChainBringUp {
             store.chains().put(id, current.withState(ChainState.FAILED, "internal error: " + e));
             throw new MetronException(Fault.INTERNAL, "chain " + id + ": " + e, e);
         }
+    }
+
+    /**
+     * {@code running} with the new version's switch rules added (and its NIC rules when it runs on the same server:
+     * the record names one server), written before the update installs anything.
+     */
+    private void recordUpdateIntent(ChainId id, InstalledState running, DeploymentPlan plan) {
+        ChainFence.check("recording the rules the update of chain " + id + " is about to install");
+        List<InstalledRule> rules = new ArrayList<>(running.switchRules());
+        Set<Object> held = Deployer.entries(running.switchRules()); // an entry both versions use is named once
+        plan.allSwitchRules().stream().filter(r -> !held.contains(Deployer.entry(r.rule()))).forEach(rules::add);
+        List<Long> nicRules = new ArrayList<>(running.nicRuleIds());
+        if (plan.server().map(MetronServer::id).equals(running.server())) {
+            plan.nicRules().forEach(r -> nicRules.add(r.getId()));
+        }
+        store.installed().put(id, new InstalledState(id, running.server(), rules, nicRules, running.pipeline(),
+                running.unread(), running.unreadWhy()));
+    }
+
+    /** Writes a bring-up's record before its deployment commits; a deposed instance's write is refused. */
+    private void recordIntent(ChainId id, InstalledState intent, Optional<Deployer.ServerStart> started) {
+        try {
+            ChainFence.check("recording the rules chain " + id + " is about to install");
+        } catch (MetronException e) {
+            started.ifPresent(Deployer.ServerStart::abandon);
+            throw e;
+        }
+        store.installed().put(id, intent);
     }
 
     /**
@@ -292,8 +329,20 @@ final class ChainBringUp {
                     : StateCarry.between(oldPlacement, oldCompiled, p, oc.compiled());
             DeployPipelineRequest oldPipeline = oldPlacement.groups().isEmpty() ? null
                     : AgentRequests.pipeline(id, oldPlacement, oldCompiled, oldPlacement.groups().get(0).tag());
-            MakeBeforeBreak.Result r = new MakeBeforeBreak(deployer).run(id,
-                    new MakeBeforeBreak.Running(teardown.withoutShared(running), oldServer, oldPipeline), plan, carry);
+            // the chain's record names the new version's rules too before any of it is installed (its NIC rules,
+            // on the same server, included): an owner that stops half-way leaves them known to the next owner, which
+            // removes them with the chain; the running record comes back if the update is undone
+            recordUpdateIntent(id, running, plan);
+            MakeBeforeBreak.Result r;
+            try {
+                r = new MakeBeforeBreak(deployer).run(id, new MakeBeforeBreak.Running(teardown.withoutShared(running),
+                        oldServer, oldPipeline), plan, carry);
+            } catch (MetronException e) {
+                if (e.fault() != Fault.NOT_LEADER) {
+                    store.installed().put(id, running);
+                }
+                throw e;
+            }
             // the new version carries the traffic: the store says so, the old version's tags go
             store.installed().put(id, r.installed);
             store.placements().put(id, p);

@@ -71,7 +71,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         // every pipeline change carries this instance's term of the chain (FencedAgent)
         ServerRegistry fenced = FencedServers.of(servers, leadership);
         this.servers = fenced;
-        Objects.requireNonNull(switches);
+        // and every switch rule write of an operation is checked against the term the operation started with
+        switches = FencedSwitches.of(switches);
         this.placement = Objects.requireNonNull(placement);
         this.tags = new TagAllocator(store.tags());
         Objects.requireNonNull(agentTimeout);
@@ -127,7 +128,8 @@ public final class ChainManager implements MetronService, CompiledChains {
             if (!mine) {
                 return handover.awaitBringUp(chain); // stored: its owner brings it up
             }
-            try {
+            // the operation starts here, once this instance runs for the chain: its term fences the writes
+            try (ChainFence.Op fence = ChainFence.begin(leadership, pc.id())) {
                 return bringUp(chain, compiler);
             } catch (MetronException e) {
                 if (e.fault() == Fault.INVALID_CHAIN && old.isPresent()) {
@@ -162,17 +164,19 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
-            if (!leadership.actsFor(id)) {
-                // the tombstone every instance sees; the owner removes the chain
-                return handover.remove(store.chains().get(id).orElseThrow(() -> unknown(id)));
+            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                if (!leadership.actsFor(id)) {
+                    // the tombstone every instance sees; the owner removes the chain
+                    return handover.remove(store.chains().get(id).orElseThrow(() -> unknown(id)));
+                }
+                Chain chain = existing(id);
+                lost.discardPrepared(id, "the chain is deleted"); // a deleted chain is never placed, nor readied
+                if (!chain.markedForRemoval()) {
+                    chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
+                    store.chains().put(id, chain);
+                }
+                return finishRemoval(chain);
             }
-            Chain chain = existing(id);
-            lost.discardPrepared(id, "the chain is deleted"); // a deleted chain is never placed, nor readied
-            if (!chain.markedForRemoval()) {
-                chain = chain.withState(ChainState.REMOVING, "deleted", chain.pending());
-                store.chains().put(id, chain);
-            }
-            return finishRemoval(chain);
         }
     }
 
@@ -260,11 +264,13 @@ public final class ChainManager implements MetronService, CompiledChains {
      */
     public boolean whileLeading(ChainId id, Runnable action) {
         synchronized (lock(id)) {
-            if (!leadership.actsFor(id)) {
-                return false;
+            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                if (!leadership.actsFor(id)) {
+                    return false;
+                }
+                action.run();
+                return true;
             }
-            action.run();
-            return true;
         }
     }
 

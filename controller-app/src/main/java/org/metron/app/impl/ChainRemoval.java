@@ -104,10 +104,12 @@ final class ChainRemoval {
                 continue;
             }
             synchronized (store.lockFor(c.id())) {
-                Optional<Chain> now = store.chains().get(c.id()).map(Versioned::value);
-                if (leadership.actsFor(c.id()) && now.isPresent() && now.get().markedForRemoval()
-                        && finish(now.get()).isEmpty()) {
-                    gone.add(c.id());
+                try (ChainFence.Op fence = ChainFence.begin(leadership, c.id())) {
+                    Optional<Chain> now = store.chains().get(c.id()).map(Versioned::value);
+                    if (leadership.actsFor(c.id()) && now.isPresent() && now.get().markedForRemoval()
+                            && finish(now.get()).isEmpty()) {
+                        gone.add(c.id());
+                    }
                 }
             }
         }
@@ -159,6 +161,8 @@ final class ChainRemoval {
             InstalledState remaining = new InstalledState(id, st.server(), keptRules,
                     keep[1] ? st.nicRuleIds() : List.of(), keep[0], st.unread(), st.unreadWhy());
             left.addAll(removeScaledOut(id, st.server()));
+            // what a deposed instance could not remove (its writes refused) is its new owner's to record
+            ChainFence.check("recording what is left of chain " + id);
             if (!left.isEmpty()) {
                 store.installed().put(id, remaining);
             }

@@ -117,16 +117,19 @@ final class ChainReroute {
             }
             ChainId id = rec.chainId();
             synchronized (store.lockFor(id)) {
-                // a chain the operator deleted is never given new rules
-                if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value).map(Chain::markedForRemoval).orElse(true)) {
-                    continue;
-                }
-                try {
-                    rerouteOne(id, device, cause, Optional.empty());
-                    moved.add(id);
-                } catch (MetronException e) {
-                    log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
-                            e.getMessage());
+                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                    // a chain the operator deleted is never given new rules
+                    if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
+                            .map(Chain::markedForRemoval).orElse(true)) {
+                        continue;
+                    }
+                    try {
+                        rerouteOne(id, device, cause, Optional.empty());
+                        moved.add(id);
+                    } catch (MetronException e) {
+                        log.warn("Chain {} could not be rerouted after {} (its rules on {}): {}", id, cause, device,
+                                e.getMessage());
+                    }
                 }
             }
         }
@@ -160,18 +163,20 @@ final class ChainReroute {
                 continue;
             }
             synchronized (store.lockFor(id)) {
-                if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
-                        .map(Chain::markedForRemoval).orElse(true)) {
-                    continue;
-                }
-                try {
-                    rerouteOne(id, link.dst().deviceId(), cause, lb.map(LinkBackup::backup));
-                    moved.add(id);
-                } catch (MetronException e) {
-                    log.warn("Chain {} could not be moved to its backup after {}: {}; next try in {} ms", id, cause,
-                            e.getMessage(), FIRST_MOVE_RETRY_MS);
-                    note(id, "not moved to its link backup after " + cause + ": "
-                            + e.getMessage() + "; next try in " + FIRST_MOVE_RETRY_MS + " ms");
+                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                    if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
+                            .map(Chain::markedForRemoval).orElse(true)) {
+                        continue;
+                    }
+                    try {
+                        rerouteOne(id, link.dst().deviceId(), cause, lb.map(LinkBackup::backup));
+                        moved.add(id);
+                    } catch (MetronException e) {
+                        log.warn("Chain {} could not be moved to its backup after {}: {}; next try in {} ms", id, cause,
+                                e.getMessage(), FIRST_MOVE_RETRY_MS);
+                        note(id, "not moved to its link backup after " + cause + ": "
+                                + e.getMessage() + "; next try in " + FIRST_MOVE_RETRY_MS + " ms");
+                    }
                 }
             }
         }
@@ -214,27 +219,29 @@ final class ChainReroute {
         long next = Math.min(MAX_MOVE_RETRY_MS, 2 * delayMs);
         for (ChainId id : chains) {
             synchronized (store.lockFor(id)) {
-                Optional<Chain> c = store.chains().get(id).map(Versioned::value);
-                Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
-                if (c.isEmpty() || c.get().markedForRemoval() || !leadership.actsFor(id) || st.isEmpty()
-                        || !(sendsInto(st.get(), link.src()) || sendsInto(st.get(), link.dst()))) {
-                    continue;
-                }
-                if (linkBack) {
-                    note(id, "link back after " + cause + ": the chain stays on it; backups re-armed");
-                    backups.refresh(id);
-                    continue;
-                }
-                try {
-                    Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
-                    rerouteOne(id, link.dst().deviceId(), cause + ", try " + (attempt + 1),
-                            lb.map(LinkBackup::backup));
-                } catch (MetronException e) {
-                    log.warn("Chain {} still not moved after {} (try {}): {}; next try in {} ms", id, cause,
-                            attempt + 1, e.getMessage(), next);
-                    note(id, "not moved after " + cause + " (try " + (attempt + 1) + "): " + e.getMessage()
-                            + "; next try in " + next + " ms");
-                    left.add(id);
+                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                    Optional<Chain> c = store.chains().get(id).map(Versioned::value);
+                    Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
+                    if (c.isEmpty() || c.get().markedForRemoval() || !leadership.actsFor(id) || st.isEmpty()
+                            || !(sendsInto(st.get(), link.src()) || sendsInto(st.get(), link.dst()))) {
+                        continue;
+                    }
+                    if (linkBack) {
+                        note(id, "link back after " + cause + ": the chain stays on it; backups re-armed");
+                        backups.refresh(id);
+                        continue;
+                    }
+                    try {
+                        Optional<LinkBackup> lb = dataPlane.backupFor(id, link);
+                        rerouteOne(id, link.dst().deviceId(), cause + ", try " + (attempt + 1),
+                                lb.map(LinkBackup::backup));
+                    } catch (MetronException e) {
+                        log.warn("Chain {} still not moved after {} (try {}): {}; next try in {} ms", id, cause,
+                                attempt + 1, e.getMessage(), next);
+                        note(id, "not moved after " + cause + " (try " + (attempt + 1) + "): " + e.getMessage()
+                                + "; next try in " + next + " ms");
+                        left.add(id);
+                    }
                 }
             }
         }

@@ -80,33 +80,36 @@ final class ChainUpdates {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis); // cached once the owner runs it
         compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
         synchronized (store.lockFor(id)) {
-            // a chain no instance has is unknown (404) wherever it is asked for
-            Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> ChainManager.unknown(id));
-            if (old.value().markedForRemoval()) {
-                throw ChainRemoval.refusal(old.value(), "updated");
-            }
-            Chain asked = old.value().withUpdate(Optional.of(new ChainUpdate(pc.json(), pc.deployment())));
-            if (!store.chains().replace(id, old.version(), asked)) {
-                throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being "
-                        + "updated; retry PUT");
-            }
-            if (!leadership.actsFor(id)) {
-                return handover.awaitUpdate(asked); // recorded: its owner applies it
-            }
-            try {
-                return runUpdate(asked, asked.update().orElseThrow(), compiler);
-            } catch (MetronException e) {
-                if (e.fault() == Fault.NOT_LEADER) {
-                    // this instance lost the chain meanwhile (an agent refused its term): the update stays recorded
-                    // and its owner applies it
-                    log.warn("Update of {}: {}; left to its owner", id, e.getMessage());
-                    return handover.awaitUpdate(asked);
+            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                // a chain no instance has is unknown (404) wherever it is asked for
+                Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> ChainManager.unknown(id));
+                if (old.value().markedForRemoval()) {
+                    throw ChainRemoval.refusal(old.value(), "updated");
                 }
-                // the operator hears the refusal from this call and nobody else waits for it: the record is put back
-                // as it was before the PUT, version included (unless something else has changed it meanwhile)
-                store.chains().get(id).map(Versioned::value).filter(asked::equals)
-                        .ifPresent(c -> store.chains().put(id, old.value()));
-                throw e;
+                Chain asked = old.value().withUpdate(Optional.of(new ChainUpdate(pc.json(), pc.deployment())));
+                if (!store.chains().replace(id, old.version(), asked)) {
+                    throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " changed while it was being "
+                            + "updated; retry PUT");
+                }
+                if (!leadership.actsFor(id)) {
+                    return handover.awaitUpdate(asked); // recorded: its owner applies it
+                }
+                try {
+                    return runUpdate(asked, asked.update().orElseThrow(), compiler);
+                } catch (MetronException e) {
+                    if (e.fault() == Fault.NOT_LEADER) {
+                        // this instance lost the chain meanwhile (an agent refused its term): the update stays recorded
+                        // and its owner applies it
+                        log.warn("Update of {}: {}; left to its owner", id, e.getMessage());
+                        return handover.awaitUpdate(asked);
+                    }
+                    // the operator hears the refusal from this call and nobody else waits for it: the record is put
+                    // back as it was before the PUT, version included (unless something else has changed it
+                    // meanwhile)
+                    store.chains().get(id).map(Versioned::value).filter(asked::equals)
+                            .ifPresent(c -> store.chains().put(id, old.value()));
+                    throw e;
+                }
             }
         }
     }

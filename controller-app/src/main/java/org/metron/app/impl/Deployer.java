@@ -50,7 +50,8 @@ public final class Deployer {
      * @param timeout how long one step (one agent call, one device batch) may take
      */
     public Deployer(SwitchProgrammer switches, Duration timeout) {
-        this.switches = Objects.requireNonNull(switches);
+        // every rule write of a chain operation is checked against the term it started with (ChainFence)
+        this.switches = FencedSwitches.of(switches);
         this.timeout = Objects.requireNonNull(timeout);
         this.calls = new AgentCalls(timeout);
     }
@@ -191,9 +192,7 @@ public final class Deployer {
                 throw commitFailure;
             }
             log.info("Chain {} deployed: {}", chain, timing);
-            return new Result(new InstalledState(chain, plan.server().map(MetronServer::id), plan.allSwitchRules(),
-                    plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()),
-                    plan.server().isPresent()), running);
+            return new Result(installed(plan), running);
         } catch (MetronException e) {
             discard(staged);
             // also when another instance owns the chain now (NOT_LEADER, refused by the agent before any switch rule
@@ -205,6 +204,15 @@ public final class Deployer {
             }
             throw new MetronException(e.fault(), e.getMessage() + " (rollback incomplete: " + failedUndo + ")", e);
         }
+    }
+
+    /**
+     * What {@code plan} installs once deployed: the chain's record a bring-up writes before it commits anything
+     * (a next owner then finds and removes what an owner that stopped half-way left), and {@link #deploy}'s result.
+     */
+    static InstalledState installed(DeploymentPlan plan) {
+        return new InstalledState(plan.chainId(), plan.server().map(MetronServer::id), plan.allSwitchRules(),
+                plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), plan.server().isPresent());
     }
 
     CompletableFuture<SwitchProgrammer.Staged> stageOn(DeviceId device, List<FlowRule> rules) {
@@ -373,6 +381,7 @@ public final class Deployer {
                     : " (rollback incomplete: " + failedUndo + ")"), e);
         }
         removeStale(old, kept); // failures are logged: a failed device's rules die with it
+        ChainFence.check("recording the rerouted rules of " + old.chainId()); // refused removals: deposed meanwhile
         return new InstalledState(old.chainId(), old.server(),
                 switchRules.values().stream().flatMap(List::stream).collect(Collectors.toList()), old.nicRuleIds(),
                 old.pipeline());

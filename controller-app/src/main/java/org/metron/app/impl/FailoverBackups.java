@@ -145,9 +145,11 @@ final class FailoverBackups {
         // arming rewrites rules of the chain's path: under its lock, and only over the rules the backups were
         // computed for (a chain changed meanwhile is armed after its own refresh)
         synchronized (store.lockFor(id)) {
-            if (store.placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
-                    && leadership.actsFor(id)) {
-                dataPlane.update(id, st.get().switchRules(), links);
+            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                if (store.placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
+                        && leadership.actsFor(id)) {
+                    dataPlane.update(id, st.get().switchRules(), links);
+                }
             }
         }
     }

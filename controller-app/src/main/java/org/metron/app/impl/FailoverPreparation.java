@@ -230,7 +230,9 @@ final class FailoverPreparation {
     void discardFrom(DeviceId server, String why) {
         for (PreparedMove m : moves.movesFrom(server)) {
             synchronized (store.lockFor(m.id())) {
-                discard(m.id(), why);
+                try (ChainFence.Op fence = ChainFence.begin(leadership, m.id())) {
+                    discard(m.id(), why);
+                }
             }
         }
     }
@@ -243,8 +245,10 @@ final class FailoverPreparation {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                if (moves.suspected(server) && leadership.actsFor(id)) {
-                    prepareOne(id, p, server, others);
+                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                    if (moves.suspected(server) && leadership.actsFor(id)) {
+                        prepareOne(id, p, server, others);
+                    }
                 }
             }
         }

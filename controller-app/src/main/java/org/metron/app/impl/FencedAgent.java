@@ -15,6 +15,7 @@ import org.metron.agent.v1.StateSnapshot;
 import org.metron.agent.v1.Stats;
 import org.metron.agent.v1.UpdatePipelineRequest;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.MetronException;
 import org.metron.app.spi.Leadership;
 import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentException;
@@ -22,6 +23,7 @@ import org.metron.drivers.agent.AgentException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
@@ -34,7 +36,9 @@ import java.util.function.LongFunction;
  * instance that lost the chain without knowing it (a GC pause, a partition) sends its old term, which the agent
  * refuses (ABORTED) once the new owner has been there; one that knows it lost the chain sends nothing and fails
  * the same way at once. Either way {@link AgentCalls} makes the failure NOT_LEADER and the operation stops
- * without undoing anything (what it would undo may be the new owner's). Reads pass through.
+ * without undoing anything (what it would undo may be the new owner's). Before any of that, a pipeline change or
+ * NIC rule write of a chain operation is checked against the term the operation started with ({@link ChainFence}).
+ * Reads pass through.
  */
 final class FencedAgent implements AgentClient {
     private final AgentClient agent;
@@ -47,6 +51,11 @@ final class FencedAgent implements AgentClient {
 
     /** {@code send} with the pipeline's owner token, or the refusal when this instance does not own its chain. */
     private <T> CompletableFuture<T> fenced(String rpc, String pipeline, LongFunction<CompletableFuture<T>> send) {
+        Optional<MetronException> refused = ChainFence.refusal(ChainFence.current(),
+                rpc + " of pipeline " + pipeline + " to agent " + agent.target());
+        if (refused.isPresent()) {
+            return CompletableFuture.failedFuture(refused.get());
+        }
         OptionalLong term;
         try {
             term = leadership.term(ChainId.of(pipeline));
@@ -85,6 +94,24 @@ final class FencedAgent implements AgentClient {
                 t -> agent.importState(request.toBuilder().setOwnerToken(t).build()));
     }
 
+    /**
+     * NIC rules are checked against the term of the operation that writes them ({@link ChainFence}), here: the agent
+     * knows no owner of a NIC rule (agent.proto NicRuleBatch has no owner_token).
+     */
+    @Override
+    public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
+        return ChainFence.refusal(ChainFence.current(), "installing " + batch.getRulesCount() + " NIC rules on "
+                + agent.target()).<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
+                .orElseGet(() -> agent.installNicRules(batch));
+    }
+
+    @Override
+    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+        return ChainFence.refusal(ChainFence.current(), "removing NIC rules " + ids + " from " + agent.target())
+                .<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
+                .orElseGet(() -> agent.removeNicRules(ids));
+    }
+
     // ---- passed through ------------------------------------------------------------------------------------
 
     @Override
@@ -110,16 +137,6 @@ final class FencedAgent implements AgentClient {
     @Override
     public CompletableFuture<ListPipelinesReply> listPipelines() {
         return agent.listPipelines();
-    }
-
-    @Override
-    public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
-        return agent.installNicRules(batch);
-    }
-
-    @Override
-    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
-        return agent.removeNicRules(ids);
     }
 
     @Override

@@ -122,8 +122,10 @@ final class LostServer {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                if (leadership.actsFor(id) && moveOff(id, server, found)) {
-                    moved.add(id);
+                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                    if (leadership.actsFor(id) && moveOff(id, server, found)) {
+                        moved.add(id);
+                    }
                 }
             }
         }

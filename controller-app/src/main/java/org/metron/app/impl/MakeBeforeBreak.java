@@ -195,6 +195,8 @@ final class MakeBeforeBreak {
         }
         left.addAll(retire(chain, old, plan, samePipeline));
         left.addAll(deployer.removeStale(old.installed, Deployer.entries(plan.allSwitchRules())));
+        // a deposed instance's retirement was refused: the chain's records are its new owner's to write
+        ChainFence.check("recording the update of " + chain);
         log.info("Chain {} updated make-before-break: {}{}", chain, steps, left.isEmpty() ? "" : "; left: " + left);
         InstalledState now = new InstalledState(chain, server.map(MetronServer::id), plan.allSwitchRules(),
                 plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList()), server.isPresent());

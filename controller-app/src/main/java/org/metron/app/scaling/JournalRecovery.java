@@ -4,6 +4,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingEvent.Outcome;
 import org.metron.app.scaling.ScalingOperation.Step;
@@ -48,23 +49,26 @@ final class JournalRecovery {
                 continue;
             }
             synchronized (runner.lock(op.chain())) {
-                // a chain the operator deleted is never scaled again: its removal takes what the operation left
-                Optional<Chain> chain = runner.store.chains().get(op.chain()).map(Versioned::value);
-                if (chain.isEmpty() || chain.get().markedForRemoval()) {
-                    runner.journal.operations().remove(op.chain());
-                    log.warn("Not recovering {} of {}: the chain was deleted", op.kind(), op.chain());
-                    continue;
-                }
-                if (runner.recorded(op)) {
-                    // its owner ended it and stopped before removing its journal entry (OperationRunner#finish)
-                    runner.journal.operations().remove(op.chain());
-                    log.info("{} of {} had ended (history entry found); journal entry removed", op.kind(), op.chain());
-                    continue;
-                }
-                try {
-                    recoverOne(op, out);
-                } catch (RuntimeException e) {
-                    log.warn("Recovery of {} of {} failed: {}", op.kind(), op.chain(), e.toString());
+                try (ChainFence.Op fence = runner.fence(op.chain())) {
+                    // a chain the operator deleted is never scaled again: its removal takes what the operation left
+                    Optional<Chain> chain = runner.store.chains().get(op.chain()).map(Versioned::value);
+                    if (chain.isEmpty() || chain.get().markedForRemoval()) {
+                        runner.journal.operations().remove(op.chain());
+                        log.warn("Not recovering {} of {}: the chain was deleted", op.kind(), op.chain());
+                        continue;
+                    }
+                    if (runner.recorded(op)) {
+                        // its owner ended it and stopped before removing its journal entry (OperationRunner#finish)
+                        runner.journal.operations().remove(op.chain());
+                        log.info("{} of {} had ended (history entry found); journal entry removed", op.kind(),
+                                op.chain());
+                        continue;
+                    }
+                    try {
+                        recoverOne(op, out);
+                    } catch (RuntimeException e) {
+                        log.warn("Recovery of {} of {} failed: {}", op.kind(), op.chain(), e.toString());
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@ import org.metron.agent.v1.PipelineStatus;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.impl.AgentCalls;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.spi.SwitchProgrammer;
@@ -57,10 +58,10 @@ final class LocalSteps implements OperationRunner.Steps {
         // install the new group's transit rules (server side first; no frame carries its tag before the
         // re-tag, so they change nothing yet).
         ScalingOperation prepared = op;
-        CompletableFuture<Void> transit = CompletableFuture.runAsync(() -> {
+        CompletableFuture<Void> transit = CompletableFuture.runAsync(ChainFence.carried(() -> {
             runner.store.installed().put(prepared.chain(), union(prepared));
             runner.installByDevice(prepared.transitAdded());
-        });
+        }));
         MetronException failed = null;
         try {
             runner.calls.await(transit, Fault.SWITCH_FAILURE, "recording the rules of " + op.chain()

@@ -4,6 +4,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
@@ -55,49 +56,53 @@ final class LostServerMerge {
                                          Function<String, OptionalLong> lastFlows) {
         List<ScalingEvent> out = new ArrayList<>();
         synchronized (runner.lock(chainId)) {
-            List<String> there = runner.context(chainId).placement.value().groups().stream()
-                    .filter(g -> g.server().equals(Optional.of(lost))).map(GroupAssignment::groupId)
-                    .collect(Collectors.toList());
-            for (String id : there) {
-                long start = runner.clock.getAsLong();
-                StepTimer timer = new StepTimer();
-                Ctx c = runner.context(chainId);
-                GroupAssignment b = c.group(id);
-                OptionalLong flows = lastFlows.apply(id);
-                String lostState = "its flow state is lost with the server ("
-                        + (flows.isPresent() ? flows.getAsLong() + " flows at its last report" : "flow count unknown")
-                        + "; no checkpoint of it is reachable)";
-                Optional<GroupAssignment> keep = c.placement.value().localGroups().stream()
-                        .filter(a -> MergeOperation.mergeRefusal(c, a, b) == null)
-                        .min(Comparator.comparingInt(a -> joinRank(c, a, b)));
-                if (keep.isEmpty()) {
-                    // recorded FAILED; the other groups there are still brought back
-                    log.warn("Chain {}: {}", chainId, runner.refuse(chainId, Kind.MERGE, List.of(id), "server " + lost
-                            + " lost", start, start, "no group on " + c.server.id() + " can take group " + id
-                            + " of the lost server (classes " + b.classesText() + "): it stays placed there; "
-                            + lostState).getMessage());
-                    continue;
+            try (ChainFence.Op fence = runner.fence(chainId)) {
+                List<String> there = runner.context(chainId).placement.value().groups().stream()
+                        .filter(g -> g.server().equals(Optional.of(lost))).map(GroupAssignment::groupId)
+                        .collect(Collectors.toList());
+                for (String id : there) {
+                    long start = runner.clock.getAsLong();
+                    StepTimer timer = new StepTimer();
+                    Ctx c = runner.context(chainId);
+                    GroupAssignment b = c.group(id);
+                    OptionalLong flows = lastFlows.apply(id);
+                    String lostState = "its flow state is lost with the server ("
+                            + (flows.isPresent() ? flows.getAsLong() + " flows at its last report"
+                            : "flow count unknown")
+                            + "; no checkpoint of it is reachable)";
+                    Optional<GroupAssignment> keep = c.placement.value().localGroups().stream()
+                            .filter(a -> MergeOperation.mergeRefusal(c, a, b) == null)
+                            .min(Comparator.comparingInt(a -> joinRank(c, a, b)));
+                    if (keep.isEmpty()) {
+                        // recorded FAILED; the other groups there are still brought back
+                        log.warn("Chain {}: {}", chainId, runner.refuse(chainId, Kind.MERGE, List.of(id),
+                                "server " + lost + " lost", start, start, "no group on " + c.server.id()
+                                + " can take group " + id
+                                + " of the lost server (classes " + b.classesText() + "): it stays placed there; "
+                                + lostState).getMessage());
+                        continue;
+                    }
+                    GroupAssignment a = keep.get();
+                    String reason = "server " + lost + " lost: group " + id + " (classes " + b.classesText()
+                            + ") merged back into " + a.groupId() + " on " + c.server.id() + "; " + lostState;
+                    ScalingOperation op = merges.mergeOperation(c, a, b, reason, start, start, false);
+                    runner.journal.operations().put(chainId, op);
+                    timer.lap("reserve");
+                    log.warn("Chain {}: {}", chainId, reason);
+                    try {
+                        out.add(runner.runRemote(op, c.server, null, timer));
+                    } catch (MetronException e) {
+                        // rolled back before the re-tag: the group stays placed there; its entry, just recorded under
+                        // the chain's lock, is the history's last
+                        log.warn("Chain {}: group {} of lost server {} not brought back: {}", chainId, id, lost,
+                                e.getMessage());
+                        List<ScalingEvent> h = runner.journal.history(chainId);
+                        out.add(h.get(h.size() - 1));
+                        continue;
+                    }
+                    runner.store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> runner.store.chains()
+                            .put(chainId, ch.withState(ch.state(), reason)));
                 }
-                GroupAssignment a = keep.get();
-                String reason = "server " + lost + " lost: group " + id + " (classes " + b.classesText()
-                        + ") merged back into " + a.groupId() + " on " + c.server.id() + "; " + lostState;
-                ScalingOperation op = merges.mergeOperation(c, a, b, reason, start, start, false);
-                runner.journal.operations().put(chainId, op);
-                timer.lap("reserve");
-                log.warn("Chain {}: {}", chainId, reason);
-                try {
-                    out.add(runner.runRemote(op, c.server, null, timer));
-                } catch (MetronException e) {
-                    // rolled back before the re-tag: the group stays placed there; its entry, just recorded under
-                    // the chain's lock, is the history's last
-                    log.warn("Chain {}: group {} of lost server {} not brought back: {}", chainId, id, lost,
-                            e.getMessage());
-                    List<ScalingEvent> h = runner.journal.history(chainId);
-                    out.add(h.get(h.size() - 1));
-                    continue;
-                }
-                runner.store.chains().get(chainId).map(Versioned::value).ifPresent(ch -> runner.store.chains()
-                        .put(chainId, ch.withState(ch.state(), reason)));
             }
         }
         return out;

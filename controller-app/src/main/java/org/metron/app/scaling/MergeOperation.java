@@ -8,6 +8,7 @@ import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.impl.AgentRequests;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
@@ -60,39 +61,41 @@ final class MergeOperation {
      */
     public ScalingEvent merge(ChainId chainId, String keepId, String retireId, String reason, long onsetMs) {
         synchronized (runner.lock(chainId)) {
-            long start = runner.clock.getAsLong();
-            StepTimer timer = new StepTimer();
-            timer.add("detect", start - onsetMs);
-            Ctx c = runner.context(chainId);
-            GroupAssignment a = c.group(keepId);
-            GroupAssignment b = c.group(retireId);
-            if (keepId.equals(retireId)) {
-                throw runner.refuse(chainId, Kind.MERGE, List.of(keepId, retireId), reason, onsetMs, start,
-                        "cannot merge group " + keepId + " with itself");
+            try (ChainFence.Op fence = runner.fence(chainId)) {
+                long start = runner.clock.getAsLong();
+                StepTimer timer = new StepTimer();
+                timer.add("detect", start - onsetMs);
+                Ctx c = runner.context(chainId);
+                GroupAssignment a = c.group(keepId);
+                GroupAssignment b = c.group(retireId);
+                if (keepId.equals(retireId)) {
+                    throw runner.refuse(chainId, Kind.MERGE, List.of(keepId, retireId), reason, onsetMs, start,
+                            "cannot merge group " + keepId + " with itself");
+                }
+                if (c.placement.value().groups().get(0).groupId().equals(retireId)) {
+                    // the first group's tag is the chain's egress marker (docs/contracts.md#tags): it stays
+                    GroupAssignment t = a;
+                    a = b;
+                    b = t;
+                }
+                if (a.remote() && !b.remote()) {
+                    // a group on another server comes back to the chain's server
+                    GroupAssignment t = a;
+                    a = b;
+                    b = t;
+                }
+                String why = mergeRefusal(c, a, b);
+                if (why != null) {
+                    throw runner.refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
+                            why);
+                }
+                ScalingOperation op = mergeOperation(c, a, b, reason, onsetMs, start, true);
+                runner.journal.operations().put(chainId, op);
+                timer.lap("reserve");
+                log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
+                return b.remote() ? runner.runRemote(op, c.server, runner.remoteServer(b).agent(), timer)
+                        : runner.runLocal(op, c.server, timer);
             }
-            if (c.placement.value().groups().get(0).groupId().equals(retireId)) {
-                // the first group's tag is the chain's egress marker (docs/contracts.md#tags): it stays
-                GroupAssignment t = a;
-                a = b;
-                b = t;
-            }
-            if (a.remote() && !b.remote()) {
-                // a group on another server comes back to the chain's server
-                GroupAssignment t = a;
-                a = b;
-                b = t;
-            }
-            String why = mergeRefusal(c, a, b);
-            if (why != null) {
-                throw runner.refuse(chainId, Kind.MERGE, List.of(a.groupId(), b.groupId()), reason, onsetMs, start,
-                        why);
-            }
-            ScalingOperation op = mergeOperation(c, a, b, reason, onsetMs, start, true);
-            runner.journal.operations().put(chainId, op);
-            timer.lap("reserve");
-            log.info("Merging {} group {} into {}", chainId, b.groupId(), a.groupId());
-            return b.remote() ? runner.runRemote(op, c.server, runner.remoteServer(b).agent(), timer)
-                    : runner.runLocal(op, c.server, timer);
         }
     }
 

@@ -14,7 +14,9 @@ import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.impl.AgentCalls;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.impl.CompiledChains;
+import org.metron.app.impl.FencedSwitches;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.impl.TagAllocator;
@@ -22,6 +24,7 @@ import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingEvent.Outcome;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
@@ -82,13 +85,17 @@ final class OperationRunner {
     /** Plans the rules to another server; null: no scale-out (docs/scaling.md#scale-out). */
     private final RulePlanner planner;
 
+    /** Who owns each chain: an operation's writes are fenced by the term it started with ({@link ChainFence}). */
+    private final Leadership leadership;
+
     OperationRunner(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
                     CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
-                    RulePlanner planner) {
+                    RulePlanner planner, Leadership leadership) {
         this.store = Objects.requireNonNull(store);
         this.journal = Objects.requireNonNull(journal);
         this.servers = Objects.requireNonNull(servers);
-        this.switches = Objects.requireNonNull(switches);
+        this.switches = FencedSwitches.of(switches);
+        this.leadership = Objects.requireNonNull(leadership);
         this.compiled = Objects.requireNonNull(compiled);
         this.app = Objects.requireNonNull(app);
         this.calls = new AgentCalls(timeout);
@@ -306,6 +313,11 @@ final class OperationRunner {
     /** The chain's monitor, shared with its lifecycle operations and recovery ({@link ChainStore#lockFor}). */
     Object lock(ChainId id) {
         return store.lockFor(id);
+    }
+
+    /** Starts an operation of the chain on this thread, taken with its lock ({@link ChainFence#begin}). */
+    ChainFence.Op fence(ChainId id) {
+        return ChainFence.begin(leadership, id);
     }
 
     Ctx context(ChainId id) {

@@ -7,6 +7,7 @@ import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.scaling.ScalingDecision.Kind;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.store.ChainStore;
@@ -51,22 +52,26 @@ public final class ScalingExecutor {
      * @param compiled the chains' compiled form (the chain manager's: one cache)
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
-     * @param clock   wall-clock milliseconds
+     * @param clock   wall-clock milliseconds (one instance, owning every chain)
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
                            CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock) {
-        this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random());
+        this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random(),
+                new org.metron.app.local.SingleInstanceLeadership());
     }
 
     /**
      * @param planner plans the transit and return rules of a group placed on another server: with it, a split
      *                that finds no free core on the chain's server scales out (docs/scaling.md#scale-out)
      * @param random  draws the two servers of the two-choices placement
+     * @param leadership who owns each chain (the chain manager's): an operation's switch and NIC rule writes are
+     *                   fenced by the term it started with
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
                            CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
-                           RulePlanner planner, java.util.Random random) {
-        this.runner = new OperationRunner(store, journal, servers, switches, compiled, app, timeout, clock, planner);
+                           RulePlanner planner, java.util.Random random, Leadership leadership) {
+        this.runner = new OperationRunner(store, journal, servers, switches, compiled, app, timeout, clock, planner,
+                leadership);
         RemotePaths paths = new RemotePaths(runner);
         this.splits = new SplitOperation(runner, new ScaleOut(runner, paths, random));
         this.merges = new MergeOperation(runner, paths);

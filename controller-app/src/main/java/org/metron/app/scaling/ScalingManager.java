@@ -87,7 +87,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         this.leadership = leadership;
         this.store = new ScalingStore(factory);
         this.executor = new ScalingExecutor(chains, store, this.servers, switches, compiled, app, timeout, clock,
-                scaleOut.orElse(null), new java.security.SecureRandom());
+                scaleOut.orElse(null), new java.security.SecureRandom(), leadership);
         this.boxes = new BlackBoxWatch(chains, leadership);
         this.monitor = new LoadMonitor(chains, this.servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership, alerts, boxes);

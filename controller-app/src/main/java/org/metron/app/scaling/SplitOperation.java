@@ -8,6 +8,7 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
+import org.metron.app.impl.ChainFence;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
@@ -100,19 +101,21 @@ final class SplitOperation {
     /** Runs a split of {@code groupId} under the chain's lock, timing from its onset. */
     private ScalingEvent splitting(ChainId chainId, String groupId, String reason, long onsetMs, SplitBody body) {
         synchronized (runner.lock(chainId)) {
-            long start = runner.clock.getAsLong();
-            StepTimer timer = new StepTimer();
-            timer.add("detect", start - onsetMs);
-            Ctx c = runner.context(chainId);
-            timer.lap("context");
-            GroupAssignment g = c.group(groupId);  // an unknown group is named as such first
-            ClassGroup base = base(c.compiled, groupId);
-            String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain " + chainId
-                    + " cannot split");
-            if (pinned != null) {
-                throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, pinned);
+            try (ChainFence.Op fence = runner.fence(chainId)) {
+                long start = runner.clock.getAsLong();
+                StepTimer timer = new StepTimer();
+                timer.add("detect", start - onsetMs);
+                Ctx c = runner.context(chainId);
+                timer.lap("context");
+                GroupAssignment g = c.group(groupId);  // an unknown group is named as such first
+                ClassGroup base = base(c.compiled, groupId);
+                String pinned = PinnedBlackBoxes.refusal(c.chain.json(), base, "group " + groupId + " of chain "
+                        + chainId + " cannot split");
+                if (pinned != null) {
+                    throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, pinned);
+                }
+                return body.run(c, g, base, start, timer);
             }
-            return body.run(c, g, base, start, timer);
         }
     }
 

@@ -210,7 +210,7 @@ public class FailoverBackupTest {
         assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
         ScalingEvent e = split.apply(new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()),
                 w.servers, w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
-                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1)));
+                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1), w.leadership));
         assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
         w.manager.awaitBackups();
         return w;

@@ -35,6 +35,8 @@ final class TwoPathWorld {
             Map.of("eth0", ConnectPoint.deviceConnectPoint(S4 + "/10"))));
     final TestSwitches switches = new TestSwitches();
     final ChainStore store = new ChainStore(new LocalStoreFactory(), switches);
+    /** The world's one leadership, which a scaling executor over it shares (its term fences). */
+    final SingleInstanceLeadership leadership = new SingleInstanceLeadership();
     final ChainManager manager;
 
     TwoPathWorld() {
@@ -43,9 +45,16 @@ final class TwoPathWorld {
 
     TwoPathWorld(Synthesis synthesis) {
         Duration t = Duration.ofSeconds(2);
-        manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+        manager = new ChainManager(store, servers, switches, leadership,
                 new PlacementEngine(servers, net, switches, new Random(1), t), new RulePlanner(Fixtures.APP, net),
                 new Deployer(switches, t), t, synthesis);
+    }
+
+    /** The table entries ({@link Deployer#entry}) the switches hold now. */
+    java.util.Set<Object> entriesHeld() {
+        return java.util.stream.Stream.of(Fixtures.S1, Fixtures.S2, S3, S4)
+                .flatMap(d -> switches.rules(DeviceId.deviceId(d)).stream()).map(Deployer::entry)
+                .collect(java.util.stream.Collectors.toSet());
     }
 
     static String json(String name) {

@@ -161,7 +161,7 @@ public class ScaleOutExecutorTest {
         ScalingExecutor executor() {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
                     Duration.ofSeconds(10), System::currentTimeMillis, new RulePlanner(Fixtures.APP, network),
-                    new Random(1));
+                    new Random(1), leadership);
         }
 
         Placement placement() {
