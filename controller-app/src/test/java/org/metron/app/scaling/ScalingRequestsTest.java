@@ -39,7 +39,7 @@ public class ScalingRequestsTest {
 
     @Before
     public void setUp() {
-        w = new World(1, (spec, profile) -> ScalingExecutorTest.compiled(spec.name(), profile), 1);
+        w = new World(1, (spec, profile) -> ScalingChains.compiled(spec.name(), profile), 1);
         w.manager.submit(Fixtures.chainJson("web"));
         cluster.instance("a").join(WEB);
         cluster.instance("b").join(WEB);
