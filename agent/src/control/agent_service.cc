@@ -39,9 +39,9 @@ grpc::Status Checked(const Req& req, Reply* reply, std::mutex& mu, Call call) {
 
 template <typename Req, typename Reply, typename Call>
 grpc::Status AgentService::Fenced(const char* rpc, const std::string& pipeline, uint64_t token, const Req& req,
-                                  Reply* reply, Call call) {
-  return Checked(req, reply, pipelines_mu_, [&](const Req& r, Reply* o) {
-    grpc::Status s = tokens_.Admit(rpc, pipeline, token);
+                                  Reply* reply, std::mutex& mu, Call call) {
+  return Checked(req, reply, mu, [&](const Req& r, Reply* o) {
+    grpc::Status s = pipeline.empty() ? grpc::Status::OK : tokens_.Admit(rpc, pipeline, token);
     return s.ok() ? call(r, o) : s;
   });
 }
@@ -65,7 +65,7 @@ grpc::Status AgentService::Health(grpc::ServerContext*, const pb::HealthRequest*
 
 grpc::Status AgentService::DeployPipeline(grpc::ServerContext*, const pb::DeployPipelineRequest* req,
                                           pb::PipelineStatus* out) {
-  grpc::Status s = Fenced("DeployPipeline", req->pipeline_id(), req->owner_token(), *req, out,
+  grpc::Status s = Fenced("DeployPipeline", req->pipeline_id(), req->owner_token(), *req, out, pipelines_mu_,
                            [this](const auto& r, auto* o) { return backend_->DeployPipeline(r, o); });
   if (s.ok()) out->set_owner_token(tokens_.Newest(req->pipeline_id()));
   return s;
@@ -73,7 +73,7 @@ grpc::Status AgentService::DeployPipeline(grpc::ServerContext*, const pb::Deploy
 
 grpc::Status AgentService::UpdatePipeline(grpc::ServerContext*, const pb::UpdatePipelineRequest* req,
                                           pb::PipelineStatus* out) {
-  grpc::Status s = Fenced("UpdatePipeline", req->pipeline_id(), req->owner_token(), *req, out,
+  grpc::Status s = Fenced("UpdatePipeline", req->pipeline_id(), req->owner_token(), *req, out, pipelines_mu_,
                            [this](const auto& r, auto* o) { return backend_->UpdatePipeline(r, o); });
   if (s.ok()) out->set_owner_token(tokens_.Newest(req->pipeline_id()));
   return s;
@@ -81,7 +81,7 @@ grpc::Status AgentService::UpdatePipeline(grpc::ServerContext*, const pb::Update
 
 grpc::Status AgentService::RemovePipeline(grpc::ServerContext*, const pb::RemovePipelineRequest* req,
                                           pb::RemovePipelineReply* out) {
-  return Fenced("RemovePipeline", req->pipeline_id(), req->owner_token(), *req, out,
+  return Fenced("RemovePipeline", req->pipeline_id(), req->owner_token(), *req, out, pipelines_mu_,
                 [this](const auto& r, auto* o) { return backend_->RemovePipeline(r, o); });
 }
 
@@ -94,11 +94,13 @@ grpc::Status AgentService::ListPipelines(grpc::ServerContext*, const pb::ListPip
 }
 
 grpc::Status AgentService::InstallNicRules(grpc::ServerContext*, const pb::NicRuleBatch* req, pb::NicRuleReply* out) {
-  return Checked(*req, out, nic_rules_mu_, [this](const auto& r, auto* o) { return backend_->InstallNicRules(r, o); });
+  return Fenced("InstallNicRules", req->pipeline_id(), req->owner_token(), *req, out, nic_rules_mu_,
+                [this](const auto& r, auto* o) { return backend_->InstallNicRules(r, o); });
 }
 
 grpc::Status AgentService::RemoveNicRules(grpc::ServerContext*, const pb::NicRuleIds* req, pb::NicRuleReply* out) {
-  return Checked(*req, out, nic_rules_mu_, [this](const auto& r, auto* o) { return backend_->RemoveNicRules(r, o); });
+  return Fenced("RemoveNicRules", req->pipeline_id(), req->owner_token(), *req, out, nic_rules_mu_,
+                [this](const auto& r, auto* o) { return backend_->RemoveNicRules(r, o); });
 }
 
 grpc::Status AgentService::ListNicRules(grpc::ServerContext*, const pb::ListNicRulesRequest* req,
@@ -167,7 +169,7 @@ grpc::Status AgentService::ExportState(grpc::ServerContext*, const pb::ExportSta
 
 grpc::Status AgentService::ImportState(grpc::ServerContext*, const pb::ImportStateRequest* req,
                                        pb::ImportStateReply* out) {
-  return Fenced("ImportState", req->snapshot().pipeline_id(), req->owner_token(), *req, out,
+  return Fenced("ImportState", req->snapshot().pipeline_id(), req->owner_token(), *req, out, pipelines_mu_,
                 [this](const auto& r, auto* o) { return backend_->ImportState(r, o); });
 }
 

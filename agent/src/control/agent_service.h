@@ -40,10 +40,11 @@ class AgentService final : public pb::MetronAgent::Service {
   grpc::Status ImportState(grpc::ServerContext*, const pb::ImportStateRequest*, pb::ImportStateReply*) override;
 
  private:
-  // Validates, takes pipelines_mu_, admits `token` for `pipeline`, then calls.
+  // Validates, takes `mu` (the lock of the state the call changes), admits `token` for `pipeline`, then calls. An
+  // empty pipeline is unfenced (NIC rule calls of tools and older controllers name none).
   template <typename Req, typename Reply, typename Call>
   grpc::Status Fenced(const char* rpc, const std::string& pipeline, uint64_t token, const Req& req, Reply* reply,
-                      Call call);
+                      std::mutex& mu, Call call);
 
   AgentBackend* const backend_;
   OwnerTokens tokens_;

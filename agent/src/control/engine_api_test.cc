@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include "control/server.h"
 #include "core/engine.h"
@@ -351,6 +352,64 @@ TEST_F(EngineApiTest, NicRuleQueuesNameWorkerCoresNotQueueIndexes) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_NE(s.error_message().find("core 0"), std::string::npos) << s.error_message();
   }
+}
+
+// NIC rules are fenced like pipelines (agent.proto NicRuleBatch.owner_token): the new owner (term 6) installed the
+// chain's rule; the former owner (term 5), late, can neither remove it nor install its own; tokens are the chain's
+// (a rule call with term 6 also fences that chain's pipeline calls) and an empty pipeline is unfenced.
+TEST_F(EngineApiTest, ALateFormerOwnerCannotInstallOrRemoveTheNewOwnersNicRules) {
+  auto batch = [](uint64_t id, uint64_t token) {
+    pb::NicRuleBatch b;
+    pb::NicRule* r = b.add_rules();
+    r->set_id(id);
+    r->set_nic("rx0");
+    r->mutable_match()->set_eth_dst("02:4d:00:09:00:00");
+    r->mutable_match()->set_eth_dst_mask("ff:ff:ff:ff:00:00");
+    r->mutable_action()->set_queue(kWorkerCore);
+    b.set_pipeline_id("web");
+    b.set_owner_token(token);
+    return b;
+  };
+  auto install = [this](const pb::NicRuleBatch& b) {
+    grpc::ClientContext ctx;
+    pb::NicRuleReply reply;
+    return stub_->InstallNicRules(&ctx, b, &reply);
+  };
+  auto remove = [this](uint64_t id, const std::string& pipeline, uint64_t token) {
+    pb::NicRuleIds ids;
+    ids.add_ids(id);
+    ids.set_pipeline_id(pipeline);
+    ids.set_owner_token(token);
+    grpc::ClientContext ctx;
+    pb::NicRuleReply reply;
+    return stub_->RemoveNicRules(&ctx, ids, &reply);
+  };
+  auto listed = [this]() {
+    grpc::ClientContext ctx;
+    pb::NicRuleList list;
+    EXPECT_TRUE(stub_->ListNicRules(&ctx, pb::ListNicRulesRequest(), &list).ok());
+    std::vector<uint64_t> ids;
+    for (const auto& r : list.rules()) ids.push_back(r.id());
+    return ids;
+  };
+  grpc::Status s = install(batch(6001, 6));
+  ASSERT_TRUE(s.ok()) << s.error_message();
+
+  s = remove(6001, "web", 5);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  EXPECT_EQ(s.error_message(), "RemoveNicRules of pipeline web refused: owner token 5 is older than 6, the newest "
+                               "this agent has seen for it (another controller instance owns the chain)");
+  s = install(batch(5001, 5));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << s.error_message();
+  EXPECT_EQ(listed(), std::vector<uint64_t>{6001}) << "a refused call changed the NIC rules";
+  pb::PipelineStatus st;
+  s = Deploy("web", Group("g1", 7, "input -> [0]output;"), &st, 5);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::ABORTED) << "the chain's token is one, pipelines and NIC rules alike";
+
+  // unfenced (no pipeline named) is admitted; the new owner removes its rule
+  s = remove(6001, "", 0);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_TRUE(listed().empty());
 }
 
 TEST_F(EngineApiTest, ResourcesAndLoadStreamDescribeTheRunningAgent) {

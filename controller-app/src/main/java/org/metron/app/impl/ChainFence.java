@@ -113,6 +113,11 @@ public final class ChainFence {
             return chain;
         }
 
+        /** The term the operation started with (empty: this instance did not own the chain then). */
+        OptionalLong term() {
+            return term;
+        }
+
         Optional<MetronException> refusal(String what) {
             OptionalLong now = leadership.term(chain);
             if (term.isPresent() && term.equals(now)) {

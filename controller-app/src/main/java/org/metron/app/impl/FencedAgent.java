@@ -6,6 +6,7 @@ import org.metron.agent.v1.ImportStateReply;
 import org.metron.agent.v1.ImportStateRequest;
 import org.metron.agent.v1.ListPipelinesReply;
 import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleIds;
 import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineStatus;
@@ -21,7 +22,6 @@ import org.metron.drivers.agent.AgentClient;
 import org.metron.drivers.agent.AgentException;
 
 import java.time.Duration;
-import java.util.Collection;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -95,21 +95,27 @@ final class FencedAgent implements AgentClient {
     }
 
     /**
-     * NIC rules are checked against the term of the operation that writes them ({@link ChainFence}), here: the agent
-     * knows no owner of a NIC rule (agent.proto NicRuleBatch has no owner_token).
+     * NIC rules are checked against the term of the operation that writes them ({@link ChainFence}), and carry its
+     * chain and that term (agent.proto NicRuleBatch.owner_token: the agent refuses an older term than the chain's
+     * newest, as for its pipeline). Written outside a chain operation (tools), they go unfenced.
      */
     @Override
     public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
-        return ChainFence.refusal(ChainFence.current(), "installing " + batch.getRulesCount() + " NIC rules on "
-                + agent.target()).<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
-                .orElseGet(() -> agent.installNicRules(batch));
+        Optional<ChainFence.Op> op = ChainFence.current();
+        return ChainFence.refusal(op, "installing " + batch.getRulesCount() + " NIC rules on " + agent.target())
+                .<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
+                .orElseGet(() -> agent.installNicRules(op.map(o -> batch.toBuilder().setPipelineId(o.chain().name())
+                        .setOwnerToken(o.term().orElse(0)).build()).orElse(batch)));
     }
 
     @Override
-    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
-        return ChainFence.refusal(ChainFence.current(), "removing NIC rules " + ids + " from " + agent.target())
+    public CompletableFuture<NicRuleReply> removeNicRules(NicRuleIds request) {
+        Optional<ChainFence.Op> op = ChainFence.current();
+        return ChainFence.refusal(op, "removing NIC rules " + request.getIdsList() + " from " + agent.target())
                 .<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
-                .orElseGet(() -> agent.removeNicRules(ids));
+                .orElseGet(() -> agent.removeNicRules(op.map(o -> request.toBuilder()
+                        .setPipelineId(o.chain().name()).setOwnerToken(o.term().orElse(0)).build())
+                        .orElse(request)));
     }
 
     // ---- passed through ------------------------------------------------------------------------------------

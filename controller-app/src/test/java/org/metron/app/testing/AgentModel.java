@@ -85,10 +85,11 @@ final class AgentModel {
 
     /**
      * The agent's fencing rule (control/owner_tokens.h): a token older than the newest seen for the pipeline is
-     * ABORTED naming both; a newer one becomes the newest; 0 is unfenced.
+     * ABORTED naming both; a newer one becomes the newest; 0 and an unnamed pipeline (NIC rules of tools) are
+     * unfenced. Pipelines and NIC rules of a chain share its tokens.
      */
     void admit(String rpc, String pipeline, long token) {
-        if (token == 0) {
+        if (token == 0 || pipeline.isEmpty()) {
             return;
         }
         long held = ownerTokens.getOrDefault(pipeline, 0L);

@@ -3,6 +3,7 @@ package org.metron.app.testing;
 import org.junit.Test;
 import org.metron.agent.v1.NicMatch;
 import org.metron.agent.v1.NicRule;
+import org.metron.agent.v1.NicRuleIds;
 import org.metron.drivers.agent.AgentException;
 import org.metron.drivers.agent.AgentException.Code;
 
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
 import static org.metron.app.testing.ContractCalls.assertFails;
 import static org.metron.app.testing.ContractCalls.batch;
 import static org.metron.app.testing.ContractCalls.failure;
@@ -88,6 +90,29 @@ public abstract class NicRuleContract extends PipelineContract {
         assertFails(Code.INVALID_ARGUMENT, agent().removeNicRules(List.of()));
         assertFails(Code.INVALID_ARGUMENT, agent().removeNicRules(List.of(1L, 1L)));
         assertEquals(Set.of(1L, 2L), ruleIds());
+    }
+
+    /**
+     * NIC rules written for a chain carry its owner token as pipelines do, in the same per-chain table: a late former
+     * owner (token 5, the new owner's 6) can neither install nor remove; an unnamed chain is unfenced.
+     */
+    @Test
+    public void aNicRuleWriteWithAnOlderOwnerTokenIsAbortedAndChangesNothing() throws Exception {
+        int c = workers.get(0); // a pipeline id of its own: the real agent keeps tokens for its lifetime
+        ok(agent().installNicRules(batch(rule(1, 7, c)).toBuilder().setPipelineId("fenced").setOwnerToken(6).build()));
+        AgentException e = failure(agent().removeNicRules(NicRuleIds.newBuilder().addIds(1).setPipelineId("fenced")
+                .setOwnerToken(5).build()));
+        assertEquals(Code.ABORTED, e.code());
+        assertTrue(e.getMessage(), e.getMessage().endsWith("RemoveNicRules of pipeline fenced refused: owner token 5 "
+                + "is older than 6, the newest this agent has seen for it (another controller instance owns the chain)"));
+        assertFails(Code.ABORTED, agent().installNicRules(batch(rule(2, 8, c)).toBuilder().setPipelineId("fenced")
+                .setOwnerToken(5).build()));
+        assertEquals(Set.of(1L), ruleIds());
+        // the chain's token is one: its pipeline calls are fenced by it too
+        assertFails(Code.ABORTED, agent().deployPipeline(pipeline("fenced", group("g0", 9, c, PASS)).toBuilder()
+                .setOwnerToken(5).build()));
+        assertEquals(1, ok(agent().removeNicRules(List.of(1L))).getApplied());
+        assertEquals(Set.of(), ruleIds());
     }
 
     @Test

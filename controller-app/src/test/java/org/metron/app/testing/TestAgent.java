@@ -12,6 +12,7 @@ import org.metron.agent.v1.ListPipelinesReply;
 import org.metron.agent.v1.Nic;
 import org.metron.agent.v1.NicRule;
 import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleIds;
 import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineStatus;
@@ -29,7 +30,6 @@ import org.metron.drivers.agent.AgentException;
 import org.metron.drivers.agent.AgentException.Code;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -319,6 +319,7 @@ public final class TestAgent implements AgentClient {
             if (batch.getRulesCount() == 0) {
                 throw new Refused(Code.INVALID_ARGUMENT, "rules: empty batch");
             }
+            model.admit("InstallNicRules", batch.getPipelineId(), batch.getOwnerToken());
             Map<Long, NicRule> next = new TreeMap<>(Long::compareUnsigned);
             next.putAll(model.nicRules);
             for (int i = 0; i < batch.getRulesCount(); i++) {
@@ -343,7 +344,8 @@ public final class TestAgent implements AgentClient {
     }
 
     @Override
-    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+    public CompletableFuture<NicRuleReply> removeNicRules(NicRuleIds request) {
+        List<Long> ids = request.getIdsList();
         return call("RemoveNicRules", () -> {
             if (ids.isEmpty()) {
                 throw new Refused(Code.INVALID_ARGUMENT, "ids: empty");
@@ -351,6 +353,7 @@ public final class TestAgent implements AgentClient {
             if (new HashSet<>(ids).size() < ids.size()) {
                 throw new Refused(Code.INVALID_ARGUMENT, "ids: an id is listed twice");
             }
+            model.admit("RemoveNicRules", request.getPipelineId(), request.getOwnerToken());
             int i = 0;
             for (Long id : ids) { // the agent removes nothing when one id is unknown
                 if (!model.nicRules.containsKey(id)) {

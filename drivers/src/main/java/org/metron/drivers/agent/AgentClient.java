@@ -6,6 +6,7 @@ import org.metron.agent.v1.ImportStateReply;
 import org.metron.agent.v1.ImportStateRequest;
 import org.metron.agent.v1.ListPipelinesReply;
 import org.metron.agent.v1.NicRuleBatch;
+import org.metron.agent.v1.NicRuleIds;
 import org.metron.agent.v1.NicRuleList;
 import org.metron.agent.v1.NicRuleReply;
 import org.metron.agent.v1.PipelineStatus;
@@ -55,10 +56,16 @@ public interface AgentClient extends AutoCloseable {
 
     CompletableFuture<ListPipelinesReply> listPipelines();
 
-    /** All-or-nothing per batch. */
+    /** All-or-nothing per batch; the batch may name its chain and carry its owner's fencing token (agent.proto). */
     CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch);
 
-    CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids);
+    /** Removes NIC rules, all or nothing; the request may name their chain and carry its owner's fencing token. */
+    CompletableFuture<NicRuleReply> removeNicRules(NicRuleIds request);
+
+    /** Removes NIC rules, unfenced (tools, tests). */
+    default CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
+        return removeNicRules(NicRuleIds.newBuilder().addAllIds(ids).build());
+    }
 
     /** Rules of one NIC; "" = all NICs. */
     CompletableFuture<NicRuleList> listNicRules(String nic);

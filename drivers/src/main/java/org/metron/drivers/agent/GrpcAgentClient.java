@@ -36,7 +36,6 @@ import org.metron.agent.v1.StatsRequest;
 import org.metron.agent.v1.UpdatePipelineRequest;
 
 import javax.net.ssl.SSLException;
-import java.util.Collection;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -245,9 +244,8 @@ public final class GrpcAgentClient implements AgentClient {
     }
 
     @Override
-    public CompletableFuture<NicRuleReply> removeNicRules(Collection<Long> ids) {
-        NicRuleIds q = NicRuleIds.newBuilder().addAllIds(Objects.requireNonNull(ids, "ids")).build();
-        return write("RemoveNicRules", q, (s, r, o) -> s.removeNicRules(r, o));
+    public CompletableFuture<NicRuleReply> removeNicRules(NicRuleIds request) {
+        return write("RemoveNicRules", Objects.requireNonNull(request, "request"), (s, r, o) -> s.removeNicRules(r, o));
     }
 
     @Override
