@@ -34,14 +34,16 @@ function stage(s) {
   if (s ~ /^librte_net_null|^librte_mempool_ring|^librte_ring/) return "egress_tx"
   if (s ~ /^librte_mbuf|^librte_mempool/) return "rx"
   sub(/^[^ ]+ +\[\.\] /, "", s)
-  if (s ~ /rte_hash|hash_lookup|compare_signatures|search_one_bucket|FlowTable::lookup|FlowTable::holds|FlowTable::index_|lookup_hashed|rte_hash_crc|crc32/) return "lookup"
+  gsub(/\(anonymous namespace\)/, "anon", s)
+  sub(/\(.*/, "", s)  # the name without its parameters (nm -C gives them, perf does not)
+  if (s ~ /rte_hash|hash_lookup|compare_signatures|search_one_bucket|FlowTable::lookup|FlowTable::holds|FlowTable::index_|lookup_hashed|rte_hash_crc|crc32|hash_key|sig4/) return "lookup"
   if (s ~ /ReplayPort|rte_pktmbuf_alloc|mbuf_alloc|rte_mempool_get|common_ring_mc|bucket_dequeue|mempool_ops_dequeue/) return "rx"
   if (s ~ /rewrite_ipv4|rewrite_packet|FlowRewriter::track|FlowRewriter::touch/) return "rewrite"
   if (s ~ /GroupRuntime::process/) return "telemetry"
   if (s ~ /process_keys|key4_of|SynthRewriter|process_batch/) return "rewriter_loop"
-  if (s ~ /Strip|Unstrip|DecIPTTL|push_to_outputs|Graph::|Element::push|PacketBatch/) return "light_elements"
-  if (s ~ /egress|TxBuffer|eth_null|null_tx|rte_pktmbuf_free|mempool_put|common_ring_mp|mempool_ops_enqueue/) return "egress_tx"
   if (s ~ /CheckIPHeader|ip_checksum|rte_raw_cksum|cksum/) return "checkip"
+  if (s ~ /Strip|Unstrip|DecIPTTL|push_to_outputs|Graph::|Element::push|GroupInput|GroupOutput/) return "light_elements"
+  if (s ~ /egress|TxBuffer|eth_null|null_tx|rte_pktmbuf_free|mempool_put|common_ring_mp|mempool_ops_enqueue|tx_burst|tx_queues/) return "egress_tx"
   if (s ~ /Engine::|dispatch/) return "dispatch"
   if (s ~ /expire|maintain|evict/) return "expiry"
   if (s ~ /memcpy|memmove|memset/) return "rx"
