@@ -11,7 +11,7 @@ mkdir -p "$DATA" "$RESULTS"
 # run.sh) finds the pages free and the mount there, and changes nothing.
 # shellcheck source=../scripts/hugepages.sh
 source "$HERE/../scripts/hugepages.sh"
-EAL_MB=1024
+EAL_MB=${AGENT_BENCH_EAL_MB:-1024}  # hugepages reserved for a run (2048: the 1M-flow offloaded rows)
 EAL_COMMON=(-m "$EAL_MB" --no-pci --log-level lib.eal:error --log-level pmd:error)
 EAL_NOHUGE=(--no-huge "${EAL_COMMON[@]}")
 hugepages_reserve "$EAL_MB"

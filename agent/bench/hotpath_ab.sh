@@ -7,7 +7,8 @@
 # usage: hotpath_ab.sh BUILD_DIR BASE_DIR RESULTS_DIR [LABEL]
 #   BASE_DIR holds the previous build's metron-agent and group_dispatch_bench; LABEL names it in the JSON
 #   (default: BASE_DIR's name). env: AGENT_BENCH_SECONDS (2), AGENT_BENCH_ROUNDS (5), HOTPATH_ROWS (all: a
-#   space-separated subset of napt ipfilter groups4 groups16)
+#   space-separated subset of napt ipfilter groups4 groups16, and groups16_1m (the 16 groups on the 1M-flow trace,
+#   hugepages for -m 2048) and chain (the software-only FW(1000)->NAPT->LB, memory-fed): not in the default set)
 # Writes RESULTS_DIR/agent_hotpath_<row>.json.
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -23,7 +24,10 @@ ROWS=${HOTPATH_ROWS:-napt ipfilter groups4 groups16}
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
 TRACE=$DATA/flows100k.pcap
+TRACE1M=$DATA/flows1m.pcap
+[[ " $ROWS " != *" groups16_1m "* || -f $TRACE1M ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$TRACE1M"
 configs
+CHAIN_R=$(cfg chain_replay "$(sed 's/net_pcap0/replay0/' "$CHAIN")")
 NAPT_R=$(cfg napt_replay "$(sed 's/net_pcap0/replay0/' "$NAPT")")
 FILTER_R=$(cfg filter_replay "$(sed 's/net_pcap0/replay0/' "$FILTER")")
 # The agent side of the offloaded chain: NAPT->LB (one SynthRewriter, as the synthesizer emits it) per group,
@@ -37,9 +41,9 @@ standalone() {
     awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
          END{if (n == 0 || c == 0) exit 1; printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}'
 }
-# groups DIR N: the same figures of DIR/group_dispatch_bench with N groups
+# groups DIR N [TRACE]: the same figures of DIR/group_dispatch_bench with N groups
 groups() {
-  "${HUGE_ENV[@]}" "$1/group_dispatch_bench" "$TRACE" "$2" "$SECS" "$GROUP_CLICK" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} END{exit !ok}'
+  "${HUGE_ENV[@]}" "$1/group_dispatch_bench" "${3:-$TRACE}" "$2" "$SECS" "$GROUP_CLICK" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} END{exit !ok}'
 }
 
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
@@ -59,6 +63,8 @@ for row in $ROWS; do
     ipfilter) ab ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input, standalone" standalone "$FILTER_R" ;;
     groups4) ab offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 4 ;;
     groups16) ab offloaded_napt_lb_16groups "Offloaded chain's agent side: tagged frames dispatched to 16 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 16 ;;
+    groups16_1m) ab offloaded_napt_lb_16groups_1m "Offloaded chain's agent side: tagged frames dispatched to 16 groups on one core, NAPT->LB per group, 1M flows, memory-fed" groups 16 "$TRACE1M" ;;
+    chain) ab chain_100k_replay "FW(1000)->NAPT->LB as synthesized, software only (--target NONE), 100k flows, memory-fed input, standalone" standalone "$CHAIN_R" ;;
     *) echo "hotpath_ab.sh: unknown row '$row'" >&2; exit 2 ;;
   esac
 done

@@ -35,6 +35,13 @@ uint32_t hash_entries(uint64_t capacity) { return static_cast<uint32_t>(capacity
 
 size_t key_len_of(bool ipv6) { return ipv6 ? sizeof(Tuple) : sizeof(Key4); }
 
+// The signature of a key in an IPv4-only table's hashed form, wherever it is stored.
+uint32_t sig_at(const uint8_t* key) {
+  Key4 k;
+  std::memcpy(&k, key, sizeof k);
+  return FlowTable::sig4(k);
+}
+
 // What rte_hash_create allocates for a table of `capacity` flows: buckets of 8 entries (64 B) for the entries
 // rounded up to a power of two, a key store of entries + 1 slots, a ring of free slot ids (4 B each) rounded up to a
 // power of two.
@@ -154,9 +161,20 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
     throw std::runtime_error(name + ": cannot allocate a flow table for " + std::to_string(cap) + " flows: " + why);
   }
   adopt_growth();
+  if (!grows_ && !this->ipv6()) {
+    index_mask_ = index_buckets(cap) - 1;
+    index_ = static_cast<IndexEntry*>(rte_zmalloc_socket("flow_index", size_t{index_mask_ + 1} * kIndexWays *
+                                                         sizeof(IndexEntry), RTE_CACHE_LINE_SIZE, socket_id_));
+    if (index_ == nullptr) {
+      drop_hash(hash_);
+      for (uint8_t*& c : chunks_) rte_free(c), c = nullptr;
+      throw std::runtime_error(name + ": cannot allocate the flow index for " + std::to_string(cap) + " flows");
+    }
+  }
 }
 
 FlowTable::~FlowTable() {
+  rte_free(index_);
   if (grows_) FlowTableGrower::instance().remove(this);
   drop_hash(hash_);
   drop_hash(old_hash_);
@@ -177,8 +195,14 @@ size_t FlowTable::bytes_per_flow() const {
   return stride_ + 2 * entry;
 }
 
+uint32_t FlowTable::index_buckets(uint64_t capacity) {
+  return static_cast<uint32_t>(rte_align64pow2(std::max<uint64_t>(capacity / 2, 1)));
+}
+
 size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
-  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6);
+  // A declared IPv4-only table's index: at most 64 bytes per flow (a line per two flows, rounded up).
+  const size_t index = ipv6 ? 0 : size_t{index_buckets(capacity)} * 64;
+  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6) + index;
 }
 
 size_t FlowTable::max_bytes_per_flow(bool ipv6) {
@@ -188,7 +212,8 @@ size_t FlowTable::max_bytes_per_flow(bool ipv6) {
   const size_t key_entry = (8 + key_len + 15) / 16 * 16;
   const double per = static_cast<double>(sizeof(FlowMeta) + 2 * key_len) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
   // ... and the 65 constant entries spread over at least 1,000 flows.
-  return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1;
+  // ... and the 65 constant entries spread over at least 1,000 flows, and an IPv4 table's index.
+  return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1 + (ipv6 ? 0 : 64);
 }
 
 size_t FlowTable::memory_available(int socket) {
@@ -232,7 +257,7 @@ bool FlowTable::prepare_growth(uint32_t from, uint32_t to, bool may_wait) {
   p.entries = hash_entries(to);
   p.key_len = key_len_;
   p.hash_func = rte_hash_crc;
-  p.hash_func_init_val = 0x4d455452;
+  p.hash_func_init_val = kHashSeed;  // sig4() computes the same signatures
   p.socket_id = socket_id_;
   // A growing table retires this hash at its next growth: a large one gets a heap of its own, so that retiring it
   // gives its memory back (hash_heap.h). A declared table's hash lives as long as the table. The grower only uses a
@@ -268,7 +293,8 @@ void FlowTable::adopt_growth() {
   // for: at full speed a core fills that much in about the time making the heap takes on a loaded machine.
   const bool own_next = grow_at_ != UINT32_MAX && own_heap_pays(hash_bytes(uint64_t{capacity_plain_} * 2, ipv6()));
   standby_at_.store(own_next ? grow_at_ - std::min(headroom, grow_at_ / 2) : UINT32_MAX, std::memory_order_release);
-  memory_.set(reserve_bytes(capacity_plain_, ipv6()));
+  // (A growing table has no index; it is the only part reserve_bytes() counts that depends on the kind of table.)
+  memory_.set(reserve_bytes(capacity_plain_, ipv6()) - (grows_ && !ipv6() ? size_t{index_buckets(capacity_plain_)} * 64 : 0));
 }
 
 void FlowTable::rehash_some(uint32_t n) {
@@ -354,10 +380,11 @@ int32_t FlowTable::find(const uint8_t* key) const {
   return -1;
 }
 
-void FlowTable::lookup_hashed(const void** keys, unsigned n, int32_t* out) const {
+void FlowTable::lookup_hashed(const void** keys, uint32_t* sigs, unsigned n, int32_t* out) const {
   void* data[RTE_HASH_LOOKUP_BULK_MAX];
   uint64_t hits = 0;
-  rte_hash_lookup_bulk_data(hash_, keys, n, &hits, data);
+  if (sigs != nullptr) rte_hash_lookup_with_hash_bulk_data(hash_, keys, sigs, n, &hits, data);
+  else rte_hash_lookup_bulk_data(hash_, keys, n, &hits, data);
   for (unsigned i = 0; i < n; ++i) out[i] = (hits >> i) & 1 ? static_cast<int32_t>(reinterpret_cast<uintptr_t>(data[i])) : -1;
   if (old_hash_ != nullptr && hits != (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1)) {
     // During a rehash: what the new hash does not know yet may still be in the old one.
@@ -373,31 +400,120 @@ void FlowTable::lookup_hashed(const void** keys, unsigned n, int32_t* out) const
 }
 
 void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const {
-  Key4 compact[RTE_HASH_LOOKUP_BULK_MAX];
-  const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+  if (!ipv6()) {
+    Key4 compact[RTE_HASH_LOOKUP_BULK_MAX];
+    const Key4* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+    for (unsigned done = 0; done < n;) {
+      const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+      for (unsigned i = 0; i < chunk; ++i) compact[i] = to_key4(*keys[done + i]), ptrs[i] = &compact[i];
+      lookup4(ptrs, chunk, out + done);
+      done += chunk;
+    }
+    return;
+  }
   for (unsigned done = 0; done < n;) {
     const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
-    for (unsigned i = 0; i < chunk; ++i) {
-      if (ipv6()) {
-        ptrs[i] = keys[done + i];
-      } else {
-        encode(*keys[done + i], reinterpret_cast<uint8_t*>(&compact[i]));
-        ptrs[i] = &compact[i];
-      }
-    }
-    lookup_hashed(ptrs, chunk, out + done);
+    const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+    std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
+    lookup_hashed(ptrs, nullptr, chunk, out + done);
+    for (unsigned i = 0; i < chunk; ++i)
+      if (out[done + i] >= 0) prefetch(static_cast<uint32_t>(out[done + i]) >> 1);
     done += chunk;
   }
 }
 
 void FlowTable::lookup4(const Key4* const* keys, unsigned n, int32_t* out) const {
-  const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+  uint32_t sigs[RTE_HASH_LOOKUP_BULK_MAX];
   for (unsigned done = 0; done < n;) {
     const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
-    std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
-    lookup_hashed(ptrs, chunk, out + done);
+    for (unsigned i = 0; i < chunk; ++i) sigs[i] = sig4(*keys[done + i]), prefetch_sig(sigs[i]);
+    lookup4(keys + done, sigs, chunk, out + done);
     done += chunk;
   }
+}
+
+bool FlowTable::holds(uint32_t idx, unsigned dir, const Key4& key) const {
+  if (idx >= fresh_ || !meta(idx).live) return false;
+  const Key4 k = dir ? reversed(mapped4(idx)) : orig4(idx);
+  return std::memcmp(&k, &key, sizeof k) == 0;
+}
+
+void FlowTable::index_put(uint32_t sig, uint32_t ref) const {
+  IndexEntry* b = &index_[(sig & index_mask_) * kIndexWays];
+  unsigned to = kIndexWays;
+  for (unsigned w = 0; w < kIndexWays; ++w) {
+    if (b[w].ref == ref) {
+      to = w;
+      break;
+    }
+    if (b[w].ref == 0 && to == kIndexWays) to = w;
+  }
+  if (to == kIndexWays) to = sig >> 29;  // full: the bits above those that chose the bucket choose the way
+  b[to].sig = sig;
+  b[to].ref = ref;
+}
+
+void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
+  IndexEntry* b = &index_[(sig & index_mask_) * kIndexWays];
+  for (unsigned w = 0; w < kIndexWays; ++w)
+    if (b[w].ref == ref) b[w].ref = 0;
+}
+
+void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const {
+  if (index_ == nullptr) {
+    for (unsigned done = 0; done < n;) {
+      const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+      const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+      uint32_t s[RTE_HASH_LOOKUP_BULK_MAX];
+      std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
+      std::memcpy(s, sigs + done, chunk * sizeof *s);
+      lookup_hashed(ptrs, s, chunk, out + done);
+      for (unsigned i = 0; i < chunk; ++i)
+        if (out[done + i] >= 0) prefetch(static_cast<uint32_t>(out[done + i]) >> 1);
+      done += chunk;
+    }
+    return;
+  }
+  // Stage 1: the record each key's bucket names (its line was asked for a stage earlier), asked for at once.
+  for (unsigned i = 0; i < n; ++i) {
+    const IndexEntry* b = &index_[(sigs[i] & index_mask_) * kIndexWays];
+    int32_t ref = -1;
+    for (unsigned w = 0; w < kIndexWays; ++w)
+      if (b[w].sig == sigs[i] && b[w].ref != 0) {
+        ref = static_cast<int32_t>(b[w].ref - 1);
+        break;
+      }
+    out[i] = ref;
+    if (ref >= 0 && static_cast<uint32_t>(ref >> 1) < fresh_) prefetch(static_cast<uint32_t>(ref) >> 1);
+  }
+  // Stage 2: each key compared with its record's; the rest go to the rte_hash with their signatures, in bulk.
+  const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
+  uint32_t miss_sig[RTE_HASH_LOOKUP_BULK_MAX];
+  unsigned at[RTE_HASH_LOOKUP_BULK_MAX];
+  unsigned nm = 0, hits = 0;
+  auto fall_back = [&] {
+    int32_t found[RTE_HASH_LOOKUP_BULK_MAX];
+    lookup_hashed(miss, miss_sig, nm, found);
+    for (unsigned k = 0; k < nm; ++k) {
+      if (found[k] < 0) continue;
+      out[at[k]] = found[k];
+      prefetch(static_cast<uint32_t>(found[k]) >> 1);
+      index_put(miss_sig[k], static_cast<uint32_t>(found[k]) + 1);  // put back: the next packet finds it
+    }
+    index_fallbacks_.add(nm);
+    nm = 0;
+  };
+  for (unsigned i = 0; i < n; ++i) {
+    if (out[i] >= 0 && holds(static_cast<uint32_t>(out[i]) >> 1, out[i] & 1, *keys[i])) {
+      ++hits;
+      continue;
+    }
+    out[i] = -1;
+    miss[nm] = keys[i], miss_sig[nm] = sigs[i], at[nm] = i;
+    if (++nm == RTE_HASH_LOOKUP_BULK_MAX) fall_back();
+  }
+  if (nm > 0) fall_back();
+  if (hits) index_hits_.add(hits);
 }
 
 int32_t FlowTable::lookup_one(const Tuple& key) const {
@@ -434,6 +550,12 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   m.proto = orig.proto;
   std::memcpy(r + sizeof(FlowMeta), fwd, key_len_);
   encode(mapped, r + sizeof(FlowMeta) + key_len_);
+  if (index_ != nullptr) {
+    // Both keys named in the index. A mapping onto the flow's own reverse has one key, which the rte_hash answers
+    // with the reply direction (the second add): the index names only that one too.
+    if (std::memcmp(fwd, rev, sizeof(Key4)) != 0) index_put(sig_at(fwd), (idx << 1) + 1);
+    index_put(sig_at(rev), (idx << 1 | 1) + 1);
+  }
   size_.set(++size_plain_);
   ++inserts_;
   return static_cast<int32_t>(idx);
@@ -447,6 +569,10 @@ void FlowTable::remove(uint32_t idx) {
   const uint8_t* fwd = record(idx) + sizeof(FlowMeta);
   rte_hash_del_key(hash_, fwd);
   rte_hash_del_key(hash_, rev);
+  if (index_ != nullptr) {
+    index_drop(sig_at(fwd), (idx << 1) + 1);
+    index_drop(sig_at(rev), (idx << 1 | 1) + 1);
+  }
   if (old_hash_ != nullptr) {  // a record not rehashed yet has its keys there (or stale ones: gone with it)
     rte_hash_del_key(old_hash_, fwd);
     rte_hash_del_key(old_hash_, rev);
@@ -459,6 +585,7 @@ void FlowTable::remove(uint32_t idx) {
 
 void FlowTable::clear() {
   rte_hash_reset(hash_);
+  if (index_ != nullptr) std::memset(index_, 0, size_t{index_mask_ + 1} * kIndexWays * sizeof(IndexEntry));
   drop_hash(old_hash_);
   for (uint32_t i = 0; i < fresh_; ++i) meta(i).live = 0;
   fresh_ = 0;

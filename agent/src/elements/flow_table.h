@@ -25,6 +25,17 @@
 // the batch created, so the move always finishes before the new table asks to grow again). Until then a lookup
 // that misses the new hash looks in the old one. The grower frees the old hash once the core is done with it; a
 // large hash lives in a DPDK heap of its own, so freeing it returns its memory to the OS (hash_heap.h).
+//
+// Per-packet lookups of an IPv4-only table with a declared capacity go through an index of its own in front of the
+// rte_hash (FAJITA's and l3fwd's staged lookups): a bucket per cache line of 8 (signature, record) entries, the
+// signature being the key's CRC that rte_hash computes too. rte_hash is opaque, so its buckets cannot be asked for
+// ahead of its bulk call, and each of its lookups reads two bucket lines and a key line before the record: ~100
+// cycles per packet in the offloaded chain against 49 for the same bulk call alone (BENCHMARKS.md). The index is
+// hashed once per packet where the key is read, its line asked for then, the record asked for as soon as the
+// line names it, and the key compared against the record, which the packet needs anyway: one line besides the
+// record. It is a cache, never the truth: an entry names a record whose key is compared, and a key it does not
+// name (bucket full, or another key's entry took its place) is looked up in the rte_hash with the same signature
+// and put back. Growing tables have none (their index would have to grow with them): rte_hash with the signature.
 #pragma once
 
 #include <algorithm>
@@ -33,6 +44,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+
+#include <rte_hash_crc.h>
 
 struct rte_hash;
 
@@ -147,12 +160,27 @@ class FlowTable {
   FlowTable(const FlowTable&) = delete;
   FlowTable& operator=(const FlowTable&) = delete;
 
-  // For each key: -1 (miss) or record index << 1 | direction (0 forward, 1 reply).
+  // For each key: -1 (miss) or record index << 1 | direction (0 forward, 1 reply). The hits' records are asked
+  // for (prefetch()) before these return, so a batch's record misses overlap.
   void lookup(const Tuple* const* keys, unsigned n, int32_t* out) const;
   int32_t lookup_one(const Tuple& key) const;
   // IPv4-only tables (!ipv6()): the same with keys in their hashed form, which rewriters read straight from the
   // headers (no Tuple per packet to build and encode), and the records' keys as stored.
   void lookup4(const Key4* const* keys, unsigned n, int32_t* out) const;
+  // The same with each key's signature (sig4()) computed by the caller, once per packet, where it read the key and
+  // asked for the key's index line (prefetch_sig()) a stage ahead of this call.
+  void lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const;
+  // A key's signature: the CRC rte_hash computes for it (same function, same seed), which also picks its bucket of
+  // the index.
+  static uint32_t sig4(const Key4& k) { return rte_hash_crc(&k, sizeof k, kHashSeed); }
+  // Asks for the index line of a key's signature (nothing for tables without an index).
+  void prefetch_sig(uint32_t sig) const {
+    if (index_ != nullptr) __builtin_prefetch(&index_[(sig & index_mask_) * kIndexWays]);
+  }
+  bool indexed() const { return index_ != nullptr; }
+  // Lookups the index answered, and those that went to the rte_hash (a miss, or a key the index did not name).
+  uint64_t index_hits() const { return index_hits_.get(); }
+  uint64_t index_fallbacks() const { return index_fallbacks_.get(); }
   int32_t lookup_one4(const Key4& key) const { return find(reinterpret_cast<const uint8_t*>(&key)); }
   const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
   const Key4& mapped4(uint32_t idx) const {
@@ -287,6 +315,22 @@ class FlowTable {
  private:
   friend class FlowTableGrower;
   static constexpr uint32_t kNoRecord = UINT32_MAX;
+  static constexpr uint32_t kHashSeed = 0x4d455452;
+  // The index: buckets of kIndexWays entries, one cache line each; ref = (record index << 1 | direction) + 1, 0 free.
+  static constexpr unsigned kIndexWays = 8;
+  struct IndexEntry {
+    uint32_t sig;
+    uint32_t ref;
+  };
+  static_assert(sizeof(IndexEntry) * kIndexWays == 64, "a bucket is one cache line");
+  // Buckets of a table of `capacity` flows: two keys per flow, at most four keys per bucket on average when full.
+  static uint32_t index_buckets(uint64_t capacity);
+  // Names record ref - 1 for signature sig in its bucket: the entry with the same ref, else a free one, else the
+  // one the signature's high bits pick (the key it named falls back to the rte_hash until it is put back).
+  void index_put(uint32_t sig, uint32_t ref) const;
+  void index_drop(uint32_t sig, uint32_t ref) const;
+  // Whether record idx (a live one) holds `key` in direction dir.
+  bool holds(uint32_t idx, unsigned dir, const Key4& key) const;
   static constexpr unsigned kMaxChunks = 1024;
   static constexpr unsigned kChunkBitsMax = 16;
   // Growth handshake between the core and the grower thread (grow_state_).
@@ -323,7 +367,8 @@ class FlowTable {
   }
   int32_t find(const uint8_t* key) const;
   // One bulk lookup of at most RTE_HASH_LOOKUP_BULK_MAX keys in hashed form (and in the old hash while rehashing).
-  void lookup_hashed(const void** keys, unsigned n, int32_t* out) const;
+  // sigs: the keys' signatures (sig4()), or nullptr to have rte_hash compute them.
+  void lookup_hashed(const void** keys, uint32_t* sigs, unsigned n, int32_t* out) const;
   // Allocates the records [from, to) and a hash for `to` flows into next_hash_ / chunks_ (grower thread, or the
   // control path for reserve()); false, nothing kept, if the memory cannot be had. may_wait: a heap of its own may
   // be made now (control path) rather than only taken ready (hash_heap.h).
@@ -342,6 +387,8 @@ class FlowTable {
   uint32_t chunk_mask_;
   uint8_t* chunks_[kMaxChunks] = {};  // [0, capacity >> chunk_bits_) in use; the grower fills the next ones
   rte_hash* hash_ = nullptr;
+  IndexEntry* index_ = nullptr;  // declared IPv4-only tables (see the top of this file)
+  uint32_t index_mask_ = 0;      // buckets - 1
   uint32_t size_plain_ = 0;            // the core's copy of size_
   uint32_t capacity_plain_;            // the core's copy of capacity_
   uint32_t sweep_ = 0;
@@ -362,6 +409,7 @@ class FlowTable {
   uint32_t standby_tried_ = 0;                     // capacity for which the grower last made one (grower only)
   Relaxed<uint32_t> size_, capacity_;
   Relaxed<uint64_t> memory_, growths_, growth_failures_, shared_heap_hashes_;
+  mutable Relaxed<uint64_t> index_hits_, index_fallbacks_;
 };
 
 }  // namespace metron

@@ -43,8 +43,19 @@ bool unpack_allocator(const std::string& s, uint16_t* port_cursor, uint32_t* rr)
 // hashed form Key4, read from the headers once and used as is for the lookup, the record and the rewrite.
 bool read_key(rte_mbuf* m, Tuple* k, uint8_t** l4) { return tuple_of(m, k, l4); }
 bool read_key(rte_mbuf* m, Key4* k, uint8_t** l4) { return key4_of(m, k, l4); }
-void lookup_keys(const FlowTable& t, const Tuple* const* k, unsigned n, int32_t* out) { t.lookup(k, n, out); }
-void lookup_keys(const FlowTable& t, const Key4* const* k, unsigned n, int32_t* out) { t.lookup4(k, n, out); }
+// The key's signature, computed once where the key is read, and its index line asked for then (Key4 keys only:
+// the tables with an index, flow_table.h); the bulk lookup a stage later uses both.
+void hash_key(const FlowTable&, const Tuple&, uint32_t*) {}
+void hash_key(const FlowTable& t, const Key4& k, uint32_t* sig) {
+  *sig = FlowTable::sig4(k);
+  t.prefetch_sig(*sig);
+}
+void lookup_keys(const FlowTable& t, const Tuple* const* k, const uint32_t*, unsigned n, int32_t* out) {
+  t.lookup(k, n, out);
+}
+void lookup_keys(const FlowTable& t, const Key4* const* k, const uint32_t* sigs, unsigned n, int32_t* out) {
+  t.lookup4(k, sigs, n, out);
+}
 int32_t lookup_key(const FlowTable& t, const Tuple& k) { return t.lookup_one(k); }
 int32_t lookup_key(const FlowTable& t, const Key4& k) { return t.lookup_one4(k); }
 void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Tuple& from, uint8_t* l4) {
@@ -67,6 +78,7 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
   const Key* ptrs[kBurst];
   uint8_t* l4s[kBurst];
   int32_t found[kBurst];
+  uint32_t sigs[kBurst];
   int16_t slot[kBurst];  // packet i's key: keys[slot[i]], or kNone / kTupleOnly
   Tuple tuples[kBurst];  // kTupleOnly packets' tuples (Key4 keys only), at the packet's index
   uint8_t* tuple_l4s[kBurst];
@@ -74,6 +86,7 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
   for (uint16_t i = 0; i < b.n; ++i) {
     res[i] = -1;
     if (read_key(b.pkts[i], &keys[nk], &l4s[nk])) {
+      hash_key(rw.table(), keys[nk], &sigs[nk]);
       ptrs[nk] = &keys[nk];
       slot[i] = static_cast<int16_t>(nk++);
       continue;
@@ -88,11 +101,9 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
     ++*bad;
   }
   self.profile_stage(0);
-  if (nk) lookup_keys(rw.table(), ptrs, nk, found);
-  // A stage ahead (FAJITA, l3fwd): every hit's record is asked for before the first one is touched, so a batch's
-  // record misses overlap instead of following one another.
-  for (unsigned j = 0; j < nk; ++j)
-    if (found[j] >= 0) rw.table().prefetch(static_cast<uint32_t>(found[j]) >> 1);
+  // Every hit's record is asked for inside the lookup, before the first one is touched here (FAJITA, l3fwd), so a
+  // batch's record misses overlap instead of following one another.
+  if (nk) lookup_keys(rw.table(), ptrs, sigs, nk, found);
   self.profile_stage(1);
   for (uint16_t i = 0; i < b.n; ++i) {
     const int j = slot[i];
