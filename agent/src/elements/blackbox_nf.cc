@@ -307,7 +307,7 @@ class BlackBoxNF final : public Element {
       const unsigned n = memif_    ? on_memif([&] { return port_->tx_burst(0, b.pkts, b.n); })
                          : kernel_ ? active_->kns->to_nf().tx_burst(0, b.pkts, b.n)
                                    : rte_ring_sp_enqueue_burst(active_->in, reinterpret_cast<void**>(b.pkts), b.n, nullptr);
-      wake_after_push(active_->in);  // nothing unless RING with IDLE WAKE
+      if (wake_ != nullptr) wake_after_push(active_->in);  // RING with IDLE WAKE (MEMIF and KERNEL have no rings here)
       sent_.add(n);
       if (n == b.n) {
         full_since_ = 0;
