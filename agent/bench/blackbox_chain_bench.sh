@@ -19,9 +19,12 @@
 # reads the last; its per-hop cycles are the elements' own cycles divided over all hops. Both with the default IDLE
 # WAKE (an NF whose input stayed empty for IDLE_SPIN sleeps; whoever enqueues for it wakes it, a system call only
 # when it sleeps; SCHED BATCH: a woken NF does not preempt the one running, so NFs sharing a CPU take turns with
-# whole ring-fulls). RING_POLL, DIRECT_POLL: the same with the NFs busy polling (IDLE POLL); DIRECT_YIELD: IDLE
+# whole ring-fulls; NFs sharing a CPU, as here, poll no time before they sleep and the agent wakes the first once per
+# 2048 packets or when it goes idle: WAKE_BATCH, docs/blackbox.md). RING_POLL, DIRECT_POLL: the same with the NFs busy polling (IDLE POLL); DIRECT_YIELD: IDLE
 # YIELD (poll, sched_yield after 256 empty polls: the default before IDLE WAKE). A "wake-up" is a producer's futex
 # wake; its system call is inside the producer's cycles (the element's for the agent, the NF's busy cycles for an NF).
+# BB_PERF=DIR: each throughput run also under `perf record -e cpu-clock -a -g` (DIR/MODE_N.data; perf report --sort
+# comm,sym shows where each CPU's time went).
 # BB_EXTRA: more BlackBoxNF keywords for every RING box (e.g. "SCHED NORMAL" or "IDLE_SPIN 5"), to compare settings.
 # Mpps per CPU-second: packets delivered over the CPU seconds of the agent and all NFs together (the machine's cost).
 # MEMIF: the same chains with MODE MEMIF: each NF a DPDK process of its own (--no-huge) on a net_memif client of
@@ -45,7 +48,11 @@ RESULTS=$(realpath "$2")
 HERE=$(dirname "$(realpath "$0")")
 # shellcheck source=common.sh
 source "$HERE/common.sh"
-NF=$BUILD/metron-nf-fwd
+NF=${BB_NF:-$BUILD/metron-nf-fwd}  # BB_NF: another NF program (e.g. an older build, to compare)
+# The NF's arguments: batches of up to 256 (METRON_NF_MAX_BURST; metron-nf-fwd's own default is 32). An NF that
+# shares its CPU takes what accumulated while it waited for it, thousands of packets: 256 at a time halves its cycles
+# per packet against 32 (BENCHMARKS.md, session 16). BB_NF_ARGS="" runs the NF's defaults.
+NF_ARGS=${BB_NF_ARGS-"--burst 256"}
 if (( ! HUGE )); then
   echo "blackbox_chain_bench: RING mode needs hugepages ($HUGE_STATE): skipped" >&2
   exit 0
@@ -75,6 +82,7 @@ chain_cfg() {  # N MODE: the Click file of a chain of N black boxes
       [[ $mode == DIRECT ]] && how="MODE RING, LINK DIRECT"
       [[ $mode == DIRECT_POLL ]] && how="MODE RING, LINK DIRECT, IDLE POLL"
       [[ $mode == DIRECT_YIELD ]] && how="MODE RING, LINK DIRECT, IDLE YIELD"
+      [[ -n $NF_ARGS ]] && how+=", ARGS \"$NF_ARGS\""
       [[ $mode == RING* || $mode == DIRECT* ]] && [[ -n ${BB_EXTRA:-} ]] && how+=", $BB_EXTRA"
       c+=" -> bb$k :: BlackBoxNF(NAME nf$k, PROGRAM $NF, $how, CPUS 1, STALL_TIMEOUT 0, RING_SIZE $RING)"
     fi
@@ -100,8 +108,10 @@ idle_cpu() {
 
 # run N MODE [--profile]: the agent's exit report (with the NFs' exit lines: "metron-nf-fwd: rx N ... busy_cycles C")
 run_chain() {
-  local out
-  out=$("$AGENT" ${3:-} --duration "$SECS" --mbufs "$MBUFS" --dpdk -l 0 "${EAL_MP[@]}" --file-prefix "$PREFIX" \
+  local out perf=()
+  # BB_PERF=DIR: the throughput runs under perf (cpu-clock samples of both CPUs, call graphs) into DIR/MODE_N.data
+  [[ -n ${BB_PERF:-} && -z ${3:-} ]] && mkdir -p "$BB_PERF" && perf=(perf record -q -e cpu-clock -a -g -o "$BB_PERF/$2_$1.data" --)
+  out=$("${perf[@]}" "$AGENT" ${3:-} --duration "$SECS" --mbufs "$MBUFS" --dpdk -l 0 "${EAL_MP[@]}" --file-prefix "$PREFIX" \
     --vdev net_null0,size=64 --vdev net_null1,size=64 -- "$(chain_cfg "$1" "$2")" 2>&1) || { echo "$out" >&2; return 1; }
   echo "$out"
 }
@@ -178,7 +188,7 @@ for mode in "${MODES[@]}"; do
     else bn="chain of 1, same cores"; bv=$one_mpps; fi
     write "${pre}_chain_$n" "Chain of $n black-box NFs (metron-nf-fwd, $what), 64 B frames; Mpps delivered (wall clock); $PIN" \
       "$m" Mpps "$bn" "$bv" \
-      "\"nfs\": $n, \"mode\": \"$mode\", \"extra\": \"${BB_EXTRA:-}\", \"mpps_per_cpu_second\": $pc, \"wakeups_per_1000_packets\": $w, \"cycles_per_hop\": $hop, \"agent_cycles_per_hop\": $ah, \"nf_cycles_per_packet\": $nh, \"agent_cpu_share\": $ac, \"nfs_cpu_share\": $nc, \"refused_share_at_first_nf\": $q, \"ring_size\": $RING, \"mbufs\": $MBUFS, \"pinning\": \"$PIN\""
+      "\"nfs\": $n, \"mode\": \"$mode\", \"extra\": \"${BB_EXTRA:-}\", \"nf_args\": \"$NF_ARGS\", \"mpps_per_cpu_second\": $pc, \"wakeups_per_1000_packets\": $w, \"cycles_per_hop\": $hop, \"agent_cycles_per_hop\": $ah, \"nf_cycles_per_packet\": $nh, \"agent_cpu_share\": $ac, \"nfs_cpu_share\": $nc, \"refused_share_at_first_nf\": $q, \"ring_size\": $RING, \"mbufs\": $MBUFS, \"pinning\": \"$PIN\""
   done
   write "${pre}_hop" "Cycles per packet per black-box hop ($mode), both sides: the BlackBoxNF element's own cycles (--profile, its empty polls included) plus the NF's busy cycles (library rx/tx and metron-nf-fwd's verdict loop), median over chains of 1, 2, 3, 6 (per chain: $hops)" \
     "$(med "$hops")" cyc/pkt "goal (issue 24, ring hop)" 30 ""

@@ -234,7 +234,10 @@ static inline void add_shared(uint64_t* c, uint64_t n) { __atomic_store_n(c, *c 
 
 /* DIRECT: entries an earlier NF dropped (a mark in the low bits) go on untouched; returns what is left. */
 static unsigned pass_transit(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned n) {
-  void* transit[METRON_NF_BURST];
+  uintptr_t any = 0; /* one read-only pass first: entries dropped upstream are rare */
+  for (unsigned i = 0; i < n; ++i) any |= (uintptr_t)pkts[i];
+  if ((any & METRON_NF_MARK_MASK) == 0) return n;
+  void* transit[METRON_NF_MAX_BURST];
   unsigned k = 0, nt = 0;
   for (unsigned i = 0; i < n; ++i) {
     if ((uintptr_t)pkts[i] & METRON_NF_MARK_MASK) transit[nt++] = pkts[i];
@@ -286,7 +289,7 @@ static void idle(struct metron_nf* nf) {
 }
 
 unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max) {
-  if (max > METRON_NF_BURST) max = METRON_NF_BURST;
+  if (max > METRON_NF_MAX_BURST) max = METRON_NF_MAX_BURST;
   const uint64_t t0 = rte_rdtsc();
   unsigned n;
   if (nf->memif) {
@@ -317,13 +320,13 @@ unsigned metron_nf_rx(struct metron_nf* nf, struct rte_mbuf** pkts, unsigned max
 
 /* MEMIF: passed packets are sent back (a copy into the memif region), dropped ones freed here. */
 static void tx_memif(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* verdicts, unsigned n) {
-  struct rte_mbuf* pass[METRON_NF_BURST];
+  struct rte_mbuf* pass[METRON_NF_MAX_BURST];
   unsigned np = 0, nd = 0;
   for (unsigned i = 0; i < n; ++i) {
     if (verdicts != NULL && verdicts[i] == METRON_NF_DROP) {
       ++nd;
       rte_pktmbuf_free(pkts[i]);
-    } else if (np < METRON_NF_BURST) {
+    } else if (np < METRON_NF_MAX_BURST) {
       pass[np++] = pkts[i];
     } else {
       rte_pktmbuf_free(pkts[i]);
@@ -350,11 +353,15 @@ void metron_nf_tx(struct metron_nf* nf, struct rte_mbuf** pkts, const uint8_t* v
     if (n) nf->busy_cycles += rte_rdtsc() - nf->rx_tsc;
     return;
   }
-  void* objs[METRON_NF_BURST];
+  void* objs[METRON_NF_MAX_BURST];
   unsigned done = 0;
   uint64_t nd = 0;
+  if (verdicts == NULL) { /* all pass: the entries are the pointers themselves, no copy */
+    enqueue_all(nf, (void* const*)pkts, n);
+    done = n;
+  }
   while (done < n) {  /* batches of at most a burst, the drop mark (bit 0 unless DIRECT) in each entry */
-    unsigned k = n - done < METRON_NF_BURST ? n - done : METRON_NF_BURST;
+    unsigned k = n - done < METRON_NF_MAX_BURST ? n - done : METRON_NF_MAX_BURST;
     for (unsigned i = 0; i < k; ++i) {
       const uintptr_t drop = verdicts != NULL && verdicts[done + i] == METRON_NF_DROP;
       nd += drop;

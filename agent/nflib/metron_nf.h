@@ -64,6 +64,11 @@ struct rte_mbuf;
 struct metron_nf;
 
 #define METRON_NF_BURST 32
+/* The most one rx returns. A larger batch spreads the rings' per-call costs (the ring indices' cache lines, the
+ * producer's fence and wake word, the shared counters) over more packets: an NF sharing its CPU with others reads
+ * whatever accumulated while it waited for the CPU, so its batches are large; a lone NF's stay small (rx returns
+ * what is there). What an instance killed mid-batch held (nf_lost) grows with it. */
+#define METRON_NF_MAX_BURST 256
 
 /* A futex word in memory shared between processes (the agent's hugepages): not FUTEX_PRIVATE. */
 static inline void metron_nf_futex_wake(uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0); }
@@ -148,7 +153,7 @@ struct metron_nf_link {
  * -1 with a message on stderr. */
 int metron_nf_init(int argc, char** argv, struct metron_nf** nf);
 
-/* Up to max (<= METRON_NF_BURST) packets from the agent; 0 when none are waiting. When none are waiting it idles as
+/* Up to max (<= METRON_NF_MAX_BURST) packets from the agent; 0 when none are waiting. When none are waiting it idles as
  * METRON_NF_IDLE says: WAKE (default) sleeps once its input stayed empty for METRON_NF_SPIN_US (and returns 0 when
  * woken), so NFs sharing a CPU leave it to those with packets; YIELD yields the CPU (sched_yield) on each empty poll
  * after 256 in a row; POLL never gives the CPU up. */

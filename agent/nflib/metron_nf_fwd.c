@@ -1,8 +1,9 @@
 /* metron-nf-fwd: the minimal black-box NF on Metron's NF library (metron_nf.h). Passes every packet back, except
  * IPv4 TCP/UDP packets to a port given with --drop-port (so verdicts can be tested), after --spin CYCLES of busy
- * work per packet (a stand-in for an NF's own work in benchmarks).
+ * work per packet (a stand-in for an NF's own work in benchmarks), reading up to --burst packets at a time
+ * (default METRON_NF_BURST, at most METRON_NF_MAX_BURST).
  *
- *   metron-nf-fwd [EAL args] -- [--drop-port PORT]... [--spin CYCLES]
+ *   metron-nf-fwd [EAL args] -- [--drop-port PORT]... [--spin CYCLES] [--burst N]
  *
  * Frames are Ethernet (an optional 802.1Q tag is skipped). On SIGTERM it prints "rx N dropped M busy_cycles C
  * sleeps S" to stderr. */
@@ -45,22 +46,34 @@ int main(int argc, char** argv) {
   uint16_t ports[MAX_DROP_PORTS];
   int nports = 0;
   uint64_t spin = 0;
+  unsigned burst = METRON_NF_BURST;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--drop-port") == 0 && i + 1 < argc && nports < MAX_DROP_PORTS) {
       ports[nports++] = (uint16_t)atoi(argv[++i]);
     } else if (strcmp(argv[i], "--spin") == 0 && i + 1 < argc) {
       spin = strtoull(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--burst") == 0 && i + 1 < argc) {
+      burst = (unsigned)strtoul(argv[++i], NULL, 10);
+      if (burst < 1 || burst > METRON_NF_MAX_BURST) {
+        fprintf(stderr, "metron-nf-fwd: --burst: 1 to %d\n", METRON_NF_MAX_BURST);
+        metron_nf_close(nf);
+        return 2;
+      }
     } else if (strcmp(argv[i], "--") != 0) {
-      fprintf(stderr, "metron-nf-fwd: unknown argument '%s' (--drop-port PORT, --spin CYCLES)\n", argv[i]);
+      fprintf(stderr, "metron-nf-fwd: unknown argument '%s' (--drop-port PORT, --spin CYCLES, --burst N)\n", argv[i]);
       metron_nf_close(nf);
       return 2;
     }
   }
-  struct rte_mbuf* pkts[METRON_NF_BURST];
-  uint8_t verdicts[METRON_NF_BURST];
+  struct rte_mbuf* pkts[METRON_NF_MAX_BURST];
+  uint8_t verdicts[METRON_NF_MAX_BURST];
   while (metron_nf_running(nf)) {
-    const unsigned n = metron_nf_rx(nf, pkts, METRON_NF_BURST);
+    const unsigned n = metron_nf_rx(nf, pkts, burst);
     if (n == 0) continue;
+    if (nports == 0 && spin == 0) { /* nothing to decide: all pass (verdicts NULL) */
+      metron_nf_tx(nf, pkts, NULL, n);
+      continue;
+    }
     for (unsigned i = 0; i < n; ++i) {
       if (spin) {
         const uint64_t until = rte_rdtsc() + spin;

@@ -11,6 +11,8 @@ fed over zero-copy rings). It passes UDP to port 5000 and drops UDP to port 5001
   meanwhile applies the declared policy, seen in packets and counted in the chain's REST view: fail-closed, port
   5000 packets sent while it was down are missing at the sink (failedClosed); fail-open, port 5001 packets, which
   the NF would have dropped, reach the sink while it is down (bypassed).
+- Sleep and wake (IDLE WAKE): the idle NF's sleeps are counted with no wake-up; with traffic the agent's wake-ups
+  are, in the chain's REST view and the host's metrics (nfSleeps, nfWakeups, metron_blackbox_{sleeps,wakeups}_total).
 - A program that does not exist or exits at once fails its chain's deploy (FAILED, the agent's message naming the
   NF and the program) and leaves the running chain as it was.
 
@@ -140,6 +142,24 @@ def submit_and_wait(session, body, name):
     return running_box(session, name)
 
 
+def box_when(session, name, ok, what, timeout=15):
+    """The chain's box once ok(box) holds (the counters reach the REST view with the agent's next load report)."""
+    return wait_for(lambda: (lambda d, b: b if b and ok(b) else None)(*box_view(session, name)), timeout, what)
+
+
+def host_metric(session, family, chain):
+    """The value of `family`'s sample for `chain` in the embedded host's Prometheus exposition (/metrics)."""
+    import urllib.request
+    base = "/".join(session.host.rest.split("/")[:3])
+    req = urllib.request.Request(base + "/metrics", headers={"Authorization": session.host.auth})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read().decode()
+    values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+              if line.startswith(family + "{") and f'chain="{chain}"' in line]
+    assert len(values) == 1, f"{family} for {chain}: {values}"
+    return values[0]
+
+
 def kill_mid_traffic(session, name, run):
     """Traffic to both ports; the NF killed a second in; traffic until it runs again and a second more. Answers
     (the box before, the box after, the kill time ns, the restart-seen time ns, arrivals by port)."""
@@ -181,6 +201,9 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     box = submit_and_wait(session, body, "bbclosed")
     assert box["nf"] == "ids" and box["mode"] == "RING" and box["onFailure"] == "CLOSED" and box["restarts"] == 0
     assert box["link"] in ("DIRECT", "AGENT") and box["nfLost"] == 0, box  # how its rings run; nothing lost yet
+    # IDLE WAKE (the default): given nothing, the NF sleeps (its wait times out ten times a second) and no one wakes it
+    idle = box_when(session, "bbclosed", lambda b: b["nfSleeps"] >= box["nfSleeps"] + 5, "the idle NF's sleeps counted")
+    assert idle["nfWakeups"] == box["nfWakeups"], f"an NF given no packet was woken: {box} -> {idle}"
     classes = session.host.call("GET", "/chains/bbclosed/classes")["classes"]
     offloaded_drops = [c for c in classes if c["disposition"] == "drop"
                        and any(e["classifiedAt"] == "switch" and e["rules"] for e in c["entries"])]
@@ -190,6 +213,14 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
 
     # ---- real packets: the NF's verdicts; then the NF killed mid-traffic, fail-closed ----
     wait_for(lambda: arrivals(_burst(session, run, "warm")).get(PASS_PORT), 60, "bbclosed to carry traffic")
+    # a frame a millisecond, gaps far longer than its 20 us of polling: it sleeps between frames and the agent wakes
+    # it; both counters move, in the REST view and in the host's metrics alike
+    woken = box_when(session, "bbclosed", lambda b: b["nfWakeups"] > idle["nfWakeups"], "the NF's wake-ups counted")
+    assert woken["nfSleeps"] > idle["nfSleeps"], f"{idle} -> {woken}"
+    print(f"IDLE WAKE: idle {idle['nfSleeps'] - box['nfSleeps']} sleeps, 0 wake-ups; with traffic "
+          f"{woken['nfSleeps'] - idle['nfSleeps']} sleeps, {woken['nfWakeups'] - idle['nfWakeups']} wake-ups")
+    assert host_metric(session, "metron_blackbox_wakeups_total", "bbclosed") >= woken["nfWakeups"]
+    assert host_metric(session, "metron_blackbox_sleeps_total", "bbclosed") >= woken["nfSleeps"]
     before, after, killed_ns, restarted_ns, got = kill_mid_traffic(session, "bbclosed", run)
     passed = got.get(PASS_PORT, [])
     assert passed, "no port-5000 frame crossed the chain"

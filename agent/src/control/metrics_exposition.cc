@@ -205,6 +205,10 @@ std::string FormatAgentMetrics(const pb::Stats& s, const std::string& version) {
        "Fail-closed: packets dropped because the NF was down or not reading.", &pb::BlackBoxStats::failed_closed},
       {"metron_blackbox_lost_packets_total", "Packets a dead instance of the NF held: gone with it.",
        &pb::BlackBoxStats::nf_lost},
+      {"metron_blackbox_sleeps_total", "IDLE WAKE: times the NF slept on its empty input.",
+       &pb::BlackBoxStats::nf_sleeps},
+      {"metron_blackbox_wakeups_total", "IDLE WAKE: times a producer (the agent or the NF before it) woke the NF.",
+       &pb::BlackBoxStats::nf_wakeups},
   };
   for (const NfField& f : kNfFields) {
     e.family(f.name, "counter", f.help);

@@ -160,6 +160,8 @@ TEST(MetricsExposition, BlackBoxNfsWithTheirStateAndCounters) {
   b->set_sent(900);
   b->set_ring_full(30);
   b->set_failed_closed(45);
+  b->set_nf_sleeps(12);
+  b->set_nf_wakeups(9);
   std::map<std::string, std::string> types;
   const std::vector<Sample> samples = Parse(FormatAgentMetrics(s, "1"), &types);
   auto find = [&](const std::string& name) -> const Sample* {
@@ -177,7 +179,9 @@ TEST(MetricsExposition, BlackBoxNfsWithTheirStateAndCounters) {
                                                    {"metron_blackbox_sent_packets_total", "900"},
                                                    {"metron_blackbox_ring_full_packets_total", "30"},
                                                    {"metron_blackbox_failed_closed_packets_total", "45"},
-                                                   {"metron_blackbox_bypassed_packets_total", "0"}};
+                                                   {"metron_blackbox_bypassed_packets_total", "0"},
+                                                   {"metron_blackbox_sleeps_total", "12"},
+                                                   {"metron_blackbox_wakeups_total", "9"}};
   for (const auto& [name, value] : want) {
     const Sample* x = find(name);
     ASSERT_NE(x, nullptr) << name;

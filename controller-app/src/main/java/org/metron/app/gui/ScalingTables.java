@@ -38,8 +38,8 @@ final class ScalingTables {
     static final ViewTable BLACK_BOXES = new ViewTable("BlackBox", "Black-box NFs (separate processes)",
             "No black-box NFs", (m, s, t) -> blackBoxes(s, t), "id", "", "chain", "Chain", "nf", "NF", "group", "Group",
             "server", "Server", "state", "State", "restarts", "Restarts", "packets",
-            "Sent / returned / NF dropped / ring full", "failure", "Bypassed / dropped while down / lost with a dead instance", "lastExit",
-            "Last exit");
+            "Sent / returned / NF dropped / ring full", "failure", "Bypassed / dropped while down / lost with a dead instance", "idle",
+            "Slept / woken", "lastExit", "Last exit");
 
     private ScalingTables() {
     }
@@ -97,6 +97,7 @@ final class ScalingTables {
                     .cell("packets", x.getSent() + " / " + x.getReturned() + " / " + x.getNfDropped() + " / "
                             + x.getRingFull())
                     .cell("failure", x.getBypassed() + " / " + x.getFailedClosed() + " / " + x.getNfLost())
+                    .cell("idle", x.getNfSleeps() + " / " + x.getNfWakeups())
                     .cell("lastExit", x.getLastExit().isEmpty() ? MetronText.NONE : x.getLastExit());
         }
     }

@@ -194,6 +194,10 @@ public final class ControllerMetrics {
                 + "(handed to it), returned (it passed them back), nf_dropped (its verdict), ring_full (not handed "
                 + "over: its input was full), bypassed (fail-open while down), failed_closed (fail-closed drops), nf_lost (held by "
                 + "an instance when it died: gone with it).");
+        t.family("metron_blackbox_sleeps_total", Type.COUNTER, "IDLE WAKE: times the black-box NF slept on its empty "
+                + "input (all its instances).");
+        t.family("metron_blackbox_wakeups_total", Type.COUNTER, "IDLE WAKE: times a producer (the agent or the NF "
+                + "before it) woke the sleeping black-box NF.");
         for (BlackBoxStatus b : boxes) {
             BlackBoxStats s = b.stats();
             String[] labels = {"chain", b.chain().name(), "group", b.group(), "server", b.server().toString(), "nf",
@@ -203,6 +207,8 @@ public final class ControllerMetrics {
             withState[labels.length + 1] = s.getState();
             t.sample("metron_blackbox_up", "RUNNING".equals(s.getState()) ? 1 : 0, withState);
             t.sample("metron_blackbox_restarts_total", s.getRestarts(), labels);
+            t.sample("metron_blackbox_sleeps_total", s.getNfSleeps(), labels);
+            t.sample("metron_blackbox_wakeups_total", s.getNfWakeups(), labels);
             long[] counts = {s.getSent(), s.getReturned(), s.getNfDropped(), s.getRingFull(), s.getBypassed(),
                     s.getFailedClosed(), s.getNfLost()};
             String[] what = {"sent", "returned", "nf_dropped", "ring_full", "bypassed", "failed_closed", "nf_lost"};

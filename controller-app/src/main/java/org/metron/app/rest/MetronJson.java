@@ -75,8 +75,8 @@ public final class MetronJson {
                 .put("onFailure", s.getOnFailure()).put("pid", s.getPid()).put("restarts", s.getRestarts())
                 .put("sent", s.getSent()).put("returned", s.getReturned()).put("nfDropped", s.getNfDropped())
                 .put("ringFull", s.getRingFull()).put("bypassed", s.getBypassed())
-                .put("failedClosed", s.getFailedClosed()).put("nfLost", s.getNfLost()).put("link", s.getLink())
-                .put("lastExit", s.getLastExit());
+                .put("failedClosed", s.getFailedClosed()).put("nfLost", s.getNfLost()).put("nfSleeps", s.getNfSleeps())
+                .put("nfWakeups", s.getNfWakeups()).put("link", s.getLink()).put("lastExit", s.getLastExit());
         return n;
     }
 

@@ -83,7 +83,8 @@ public final class MetronText {
 
     /**
      * A black-box NF's status on one line (CLI, GUI): {@code black box NF group=G server=S state=STATE
-     * restarts=N sent=N returned=N nfDropped=N ringFull=N bypassed=N failedClosed=N nfLost=N [link=L] [lastExit=...]}.
+     * restarts=N sent=N returned=N nfDropped=N ringFull=N bypassed=N failedClosed=N nfLost=N nfSleeps=N nfWakeups=N
+     * [link=L] [lastExit=...]}.
      */
     public static String blackBox(org.metron.app.scaling.BlackBoxStatus b) {
         org.metron.agent.v1.BlackBoxStats s = b.stats();
@@ -92,6 +93,7 @@ public final class MetronText {
                 + s.getOnFailure() + " pid=" + s.getPid() + " restarts=" + s.getRestarts() + " sent=" + s.getSent()
                 + " returned=" + s.getReturned() + " nfDropped=" + s.getNfDropped() + " ringFull=" + s.getRingFull()
                 + " bypassed=" + s.getBypassed() + " failedClosed=" + s.getFailedClosed() + " nfLost=" + s.getNfLost()
+                + " nfSleeps=" + s.getNfSleeps() + " nfWakeups=" + s.getNfWakeups()
                 + (s.getLink().isEmpty() ? "" : " link=" + s.getLink())
                 + (s.getLastExit().isEmpty() ? "" : " lastExit=" + s.getLastExit().replace(' ', '_'));
     }

@@ -8,6 +8,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.MetronException;
+import org.metron.app.gui.MetronTables;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.metrics.ControllerMetrics;
 import org.metron.app.rest.MetronJson;
@@ -17,6 +18,7 @@ import org.metron.app.scaling.ScalingManager;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.metron.app.testing.TestAgent;
+import org.onosproject.ui.table.TableModel;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -100,7 +102,8 @@ public class BlackBoxChainTest {
 
         // the NF died twice, was restarted, then the agent gave up: the chain is not ACTIVE
         BlackBoxStats failed = running.stats().toBuilder().setState("FAILED").setRestarts(10).setSent(500)
-                .setReturned(420).setNfDropped(30).setBypassed(50).setLastExit("signal 9").build();
+                .setReturned(420).setNfDropped(30).setBypassed(50).setNfSleeps(7).setNfWakeups(5).setLastExit("signal 9")
+                .build();
         agent().blackBox("web", failed);
         await("DEGRADED", () -> state("web") == ChainState.DEGRADED);
         Chain c = w.manager.chain(web).get();
@@ -114,15 +117,27 @@ public class BlackBoxChainTest {
         assertEquals("{\"nf\":\"ids\",\"group\":\"" + b.group() + "\",\"server\":\"" + b.server() + "\",\"element\":\""
                 + b.stats().getElement() + "\",\"mode\":\"RING\",\"state\":\"FAILED\",\"onFailure\":\"OPEN\",\"pid\":0,"
                 + "\"restarts\":10,\"sent\":500,\"returned\":420,\"nfDropped\":30,\"ringFull\":0,\"bypassed\":50,"
-                + "\"failedClosed\":0,\"nfLost\":0,\"link\":\"\",\"lastExit\":\"signal 9\"}", MetronJson.blackBox(b).toString());
+                + "\"failedClosed\":0,\"nfLost\":0,\"nfSleeps\":7,\"nfWakeups\":5,\"link\":\"\",\"lastExit\":\"signal 9\"}",
+                MetronJson.blackBox(b).toString());
         assertTrue(MetronText.blackBox(b), MetronText.blackBox(b).contains("state=FAILED onFailure=OPEN pid=0 restarts=10 sent=500 "
-                + "returned=420 nfDropped=30 ringFull=0 bypassed=50 failedClosed=0 nfLost=0 lastExit=signal_9"));
+                + "returned=420 nfDropped=30 ringFull=0 bypassed=50 failedClosed=0 nfLost=0 nfSleeps=7 nfWakeups=5 "
+                + "lastExit=signal_9"));
         String metrics = ControllerMetrics.scrape(w.manager, scaling);
         assertTrue(metrics, metrics.contains("metron_blackbox_up{chain=\"web\",group=\"" + b.group() + "\",server=\""
                 + b.server() + "\",nf=\"ids\",mode=\"RING\",state=\"FAILED\"} 0"));
         assertTrue(metrics, metrics.contains("metron_blackbox_restarts_total{chain=\"web\""));
         assertTrue(metrics, metrics.contains("what=\"bypassed\"} 50"));
+        String labels = "{chain=\"web\",group=\"" + b.group() + "\",server=\"" + b.server()
+                + "\",nf=\"ids\",mode=\"RING\"}";
+        assertTrue(metrics, metrics.contains("metron_blackbox_sleeps_total" + labels + " 7"));
+        assertTrue(metrics, metrics.contains("metron_blackbox_wakeups_total" + labels + " 5"));
         assertTrue(metrics, metrics.contains("metron_chain_state{chain=\"web\",state=\"DEGRADED\"} 1"));
+        // the GUI's (and the embedded dashboard's) table row
+        TableModel gui = MetronTables.ALL.stream()
+                .filter(v -> v.id().equals("BlackBox")).findFirst().orElseThrow().rows(w.manager, scaling);
+        assertEquals(1, gui.rowCount());
+        assertEquals("50 / 0 / 0", gui.getRows()[0].get("failure"));
+        assertEquals("7 / 5", gui.getRows()[0].get("idle"));
 
         // restarted by hand (e.g. the program fixed): RUNNING again, the chain ACTIVE again
         agent().blackBox("web", failed.toBuilder().setState("RUNNING").build());
