@@ -91,10 +91,9 @@ STALL_S, STALL_CPU_S = 60, 2.0
 progress = print
 
 
-def _boot_failure(node, mark):
-    """Waits until the node's Karaf is ready (None) or its boot failed: the reason, with the karaf.log text it
-    wrote since `mark`."""
-    f = node.karaf.log_file
+def _boot_failure(node, since):
+    """Waits until the node's Karaf is ready (None) or its boot failed: the reason, from the karaf.log lines stamped
+    since `since` (epoch seconds)."""
     history = [(time.time(), node.karaf.cpu_seconds())]
     while True:
         try:
@@ -102,9 +101,7 @@ def _boot_failure(node, mark):
             return None
         except RuntimeError as e:
             reason = str(e).splitlines()[0]
-        with open(f, errors="replace") if f.exists() else open(os.devnull) as log:
-            log.seek(mark if f.exists() else 0)
-            raced = [r for r in BOOT_RACES if r in log.read()]
+        raced = node.karaf.boot_races(since)
         now, cpu = time.time(), node.karaf.cpu_seconds()
         history.append((now, cpu))
         if int(now - history[0][0]) // 60 != int(history[-2][0] - history[0][0]) // 60:
@@ -129,18 +126,16 @@ def ready(node):
     (BOOT_CPU_S, STALL_S), never killed for the time it took: the earlier wall-clock restart after 150 s killed a
     rejoining node in its Raft catch-up and its second boot, starting over, took longer than the 300 s it was
     given. A second failure is raised."""
-    f = node.karaf.log_file
-    mark = f.stat().st_size if f.exists() else 0  # a restarted node's karaf.log holds its earlier boots too
     t0 = time.time()
-    failure = _boot_failure(node, mark)
+    # a restarted node's karaf.log holds its earlier boots too: this boot's lines are those since its launch
+    failure = _boot_failure(node, node.karaf.launched_at)
     if failure is None:
         return
     print(f"{node} not ready ({failure}, {time.time() - t0:.0f} s): restarting it once")
     node.kill()
-    mark = f.stat().st_size if f.exists() else 0
     node.karaf.launch(wrapper=("ip", "netns", "exec", node.netns), max_mem=HEAP)
     node.killed = False
-    failure = _boot_failure(node, mark)
+    failure = _boot_failure(node, node.karaf.launched_at)
     if failure is not None:
         raise RuntimeError(f"{node} not ready after a second start: {failure}\n{node.karaf.log_problems()}")
 

@@ -244,7 +244,13 @@ def pytest_sessionstart(session):
     if tr is not None:
         tr.write_line(f"karaf tests start: load {os.getloadavg()}, busiest: {_busiest()}")
         import cluster_runtime
-        cluster_runtime.progress = tr.write_line
+        capture = session.config.pluginmanager.get_plugin("capturemanager")
+
+        def progress(line):
+            # inside a test pytest captures fd 1: the line reaches the terminal only with the capture suspended
+            with capture.global_and_fixture_disabled():
+                tr.write_line(line)
+        cluster_runtime.progress = progress
 
 
 @pytest.hookimpl(hookwrapper=True)
