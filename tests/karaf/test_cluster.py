@@ -675,22 +675,37 @@ def rejoin(cluster, victim):
     t0 = time.time()
     victim.restart()
     print(f"{victim} ready again after {time.time() - t0:.1f} s")
-    try:
-        wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=90, interval=1)
-    except AssertionError:
-        # the harness's boot race, not the cluster's: Pax Web failed to deploy Metron's web app on the restarted
-        # node ("Error deploying web application ... LoginService has different IdentityService", seen in 1 of 3
-        # runs): that node is started once more
-        if "Error deploying web application" not in victim.karaf.log_file.read_text(errors="replace"):
-            raise
-        print(f"{victim}: Pax Web did not deploy a web application; killed and started once more")
+    for attempt in range(3):
+        # the harness's boot race, not the cluster's: Pax Web fails to deploy Metron's web app on a restarted node
+        # ("Error deploying web application ... LoginService has different IdentityService"; this session: in 3 of 4
+        # restarts of one run, twice in a row once): that boot is given up at once and the node started again
+        if wait_until(lambda: chain_on(victim.karaf) or victim.karaf.boot_races(), timeout=90) and chain_on(
+                victim.karaf):
+            break
+        if not victim.karaf.boot_races() or attempt == 2:
+            wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=5, interval=1)
+        print(f"{victim}: Pax Web did not deploy a web application ({victim.karaf.boot_races()}); killed and "
+              f"started again")
         victim.kill()
         victim.restart()
-        wait_for(f"{CHAIN} readable on {victim}", lambda: chain_on(victim.karaf), timeout=120, interval=1)
     # every device, from the shared device store
     for did in cluster.devices:
         wait_for(f"{did} known on {victim}", lambda d=did: device(victim.karaf, d), timeout=60)
     print(f"{victim}: chain readable and every device known {time.time() - t0:.1f} s after its restart")
+
+
+def wait_until(check, timeout, interval=1.0):
+    """check()'s first true answer within timeout (an exception counts as no), else None."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            got = check()
+        except Exception:  # noqa: BLE001 (a node restarting answers nothing)
+            got = None
+        if got:
+            return got
+        time.sleep(interval)
+    return None
 
 
 def test_a_killed_node_that_rejoins_duplicates_nothing(cluster, servers):
