@@ -116,7 +116,7 @@ def boot_karaf():
         k.start()
     except Exception as e:
         k.stop()  # a Karaf that never got ready must not outlive the test (it holds the OpenFlow port, 6653)
-        raced = [r for r in kr.BOOT_RACES if r in k.log_problems()]
+        raced = k.boot_races()
         if not raced:
             raise
         print(f"Karaf not ready ({raced}): started once more ({str(e).splitlines()[0]})")

@@ -68,8 +68,15 @@ def java11_home() -> Path:
 # container for good on a loaded machine: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, Pax
 # Web's "Error deploying web application". Such a Karaf is started once more on its own directory.
 BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application")
-# karaf.log's line stamp (the machine's local time)
 LOG_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{3})")
+
+
+def log_stamp(line):
+    """The epoch seconds a karaf.log line is stamped with (its ISO 8601 stamp is the machine's local time); None for
+    a line without one (a stack trace's)."""
+    m = LOG_STAMP.match(line)
+    return None if m is None else (datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").timestamp()
+                                   + int(m.group(2)) / 1000)
 
 
 def free_port() -> int:
@@ -206,9 +213,7 @@ class Karaf:
         since = getattr(self, "launched_at", 0) if since is None else since
         found, stamp = set(), 0.0
         for line in self.log_file.read_text(errors="replace").splitlines():
-            m = LOG_STAMP.match(line)
-            if m:
-                stamp = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").timestamp() + int(m.group(2)) / 1000
+            stamp = log_stamp(line) or stamp  # a stack trace's lines belong to the entry above them
             if stamp >= since - 1:
                 found.update(r for r in BOOT_RACES if r in line)
         return [r for r in BOOT_RACES if r in found]

@@ -63,7 +63,6 @@ import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -252,20 +251,12 @@ def assert_only_masters_probe(cluster, agents, k, window_s=4.0):
 
 
 def log_lines(node, pattern, since):
-    """(epoch seconds, line) of node's karaf.log lines matching pattern logged at or after since (karaf.log's
-    ISO8601 timestamps are the machine's local time)."""
+    """(epoch seconds, line) of node's karaf.log entries matching pattern logged at or after since."""
     f = node.karaf.log_file
-    out = []
     if not f.exists():
-        return out
-    for line in f.read_text(errors="replace").splitlines():
-        m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{3})", line)
-        if not m or not re.search(pattern, line):
-            continue
-        t = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S").timestamp() + int(m.group(2)) / 1000
-        if t >= since - 0.001:
-            out.append((t, line))
-    return out
+        return []
+    stamped = ((kr.log_stamp(line), line) for line in f.read_text(errors="replace").splitlines())
+    return [(t, line) for t, line in stamped if t is not None and t >= since - 0.001 and re.search(pattern, line)]
 
 
 def nodes_logging(cluster, pattern, since):

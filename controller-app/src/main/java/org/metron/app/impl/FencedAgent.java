@@ -101,21 +101,26 @@ final class FencedAgent implements AgentClient {
      */
     @Override
     public CompletableFuture<NicRuleReply> installNicRules(NicRuleBatch batch) {
-        Optional<ChainFence.Op> op = ChainFence.current();
-        return ChainFence.refusal(op, "installing " + batch.getRulesCount() + " NIC rules on " + agent.target())
-                .<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
-                .orElseGet(() -> agent.installNicRules(op.map(o -> batch.toBuilder().setPipelineId(o.chain().name())
-                        .setOwnerToken(o.term().orElse(0)).build()).orElse(batch)));
+        return nicRuleWrite("installing " + batch.getRulesCount() + " NIC rules on " + agent.target(),
+                (chain, term) -> agent.installNicRules(chain == null ? batch
+                        : batch.toBuilder().setPipelineId(chain).setOwnerToken(term).build()));
     }
 
     @Override
     public CompletableFuture<NicRuleReply> removeNicRules(NicRuleIds request) {
+        return nicRuleWrite("removing NIC rules " + request.getIdsList() + " from " + agent.target(),
+                (chain, term) -> agent.removeNicRules(chain == null ? request
+                        : request.toBuilder().setPipelineId(chain).setOwnerToken(term).build()));
+    }
+
+    /** Sends a NIC rule write: the refusal when the running operation lost its term, else {@code send} with the
+     * operation's chain and term (null and 0 outside an operation: unfenced). */
+    private CompletableFuture<NicRuleReply> nicRuleWrite(String what,
+            java.util.function.BiFunction<String, Long, CompletableFuture<NicRuleReply>> send) {
         Optional<ChainFence.Op> op = ChainFence.current();
-        return ChainFence.refusal(op, "removing NIC rules " + request.getIdsList() + " from " + agent.target())
-                .<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
-                .orElseGet(() -> agent.removeNicRules(op.map(o -> request.toBuilder()
-                        .setPipelineId(o.chain().name()).setOwnerToken(o.term().orElse(0)).build())
-                        .orElse(request)));
+        return ChainFence.refusal(op, what).<CompletableFuture<NicRuleReply>>map(CompletableFuture::failedFuture)
+                .orElseGet(() -> send.apply(op.map(o -> o.chain().name()).orElse(null),
+                        op.map(o -> o.term().orElse(0)).orElse(0L)));
     }
 
     // ---- passed through ------------------------------------------------------------------------------------
