@@ -4,6 +4,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.spi.Leadership;
+import org.metron.app.store.ChainTerms;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -17,9 +18,11 @@ import java.util.OptionalLong;
  * {@link FencedSwitches} and {@link FencedAgent}, the paths every such write takes). A switch has no owner token
  * (agent.proto owner_token fences pipelines in the agent), so the check is this instance's: once it no longer holds
  * the term the operation started with (it lost the chain, maybe regained it with a newer term), the write is not
- * sent and the operation stops with NOT_LEADER, its rollback too (what it would undo may be the new owner's). It
- * cannot see what this instance does not know yet (a partition or GC pause not noticed): then the write goes out,
- * and only the agent's token check stops the deposed instance's pipeline changes (docs/contracts.md#chain-ownership).
+ * sent and the operation stops with NOT_LEADER, its rollback too (what it would undo may be the new owner's). What
+ * this instance does not know yet (a partition or GC pause not noticed) the store tells: every operation claims its
+ * term in {@link ChainTerms} when it begins, and a write is refused too once a newer term has been claimed there. A
+ * write already checked when the new owner claims goes out (the check and the write are not one step); the agent's
+ * token check still stops such a pipeline change (docs/contracts.md#chain-ownership).
  * <p>
  * An operation starts where its chain's lock is taken ({@link #begin}, try-with-resources); an operation of another
  * chain begun inside it (nested) fences the writes until it ends. A write made outside any operation is not fenced
@@ -34,15 +37,24 @@ public final class ChainFence {
 
     /**
      * Starts an operation of {@code chain} on this thread with the term this instance holds now by {@code leadership}
-     * (none when it does not own the chain: its writes are then all refused). Within an operation of the same chain
-     * (and leadership), the outer one's term stays the one checked.
+     * (none when it does not own the chain: its writes are then all refused), claimed in {@code terms} before the
+     * operation reads anything: an instance still running with an older term is refused its writes from here on,
+     * and what it wrote before is in the store this operation reads. Within an operation of the same chain (and
+     * leadership), the outer one's term stays the one checked.
      */
-    public static Op begin(Leadership leadership, ChainId chain) {
+    public static Op begin(Leadership leadership, ChainTerms terms, ChainId chain) {
         Objects.requireNonNull(leadership);
+        Objects.requireNonNull(terms);
         Deque<Op> ops = RUNNING.get();
         Op outer = ops.peek();
-        Op op = outer != null && outer.chain.equals(chain) && outer.leadership == leadership ? outer.again()
-                : new Op(leadership, chain, leadership.term(chain));
+        Op op;
+        if (outer != null && outer.chain.equals(chain) && outer.leadership == leadership) {
+            op = outer.again();
+        } else {
+            OptionalLong term = leadership.term(chain);
+            term.ifPresent(t -> terms.claim(chain, t));
+            op = new Op(leadership, terms, chain, term);
+        }
         ops.push(op);
         return op;
     }
@@ -96,17 +108,19 @@ public final class ChainFence {
     /** One chain operation's fence: its chain and the term it started with. */
     public static final class Op implements AutoCloseable {
         private final Leadership leadership;
+        private final ChainTerms terms;
         private final ChainId chain;
         private final OptionalLong term;
 
-        private Op(Leadership leadership, ChainId chain, OptionalLong term) {
+        private Op(Leadership leadership, ChainTerms terms, ChainId chain, OptionalLong term) {
             this.leadership = leadership;
+            this.terms = terms;
             this.chain = chain;
             this.term = term;
         }
 
         private Op again() {
-            return new Op(leadership, chain, term);
+            return new Op(leadership, terms, chain, term);
         }
 
         ChainId chain() {
@@ -121,7 +135,16 @@ public final class ChainFence {
         Optional<MetronException> refusal(String what) {
             OptionalLong now = leadership.term(chain);
             if (term.isPresent() && term.equals(now)) {
-                return Optional.empty();
+                // this instance's view says it still owns the chain; the store's says whether another instance has
+                // begun an operation of it with a newer term since (this one was deposed without knowing it)
+                OptionalLong newest = terms.newest(chain);
+                if (newest.isEmpty() || newest.getAsLong() <= term.getAsLong()) {
+                    return Optional.empty();
+                }
+                return Optional.of(new MetronException(Fault.NOT_LEADER, what + " not sent: chain " + chain
+                        + "'s operations run with term " + newest.getAsLong() + " now, newer than the term "
+                        + term.getAsLong() + " this operation started with: this controller instance lost the chain "
+                        + "(it has not been told yet)"));
             }
             return Optional.of(new MetronException(Fault.NOT_LEADER, what + " not sent: this controller instance "
                     + (term.isEmpty() ? "did not own chain " + chain + " when the operation started"

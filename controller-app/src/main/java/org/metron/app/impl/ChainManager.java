@@ -129,7 +129,7 @@ public final class ChainManager implements MetronService, CompiledChains {
                 return handover.awaitBringUp(chain); // stored: its owner brings it up
             }
             // the operation starts here, once this instance runs for the chain: its term fences the writes
-            try (ChainFence.Op fence = ChainFence.begin(leadership, pc.id())) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), pc.id())) {
                 return bringUp(chain, compiler);
             } catch (MetronException e) {
                 if (e.fault() == Fault.INVALID_CHAIN && old.isPresent()) {
@@ -164,7 +164,7 @@ public final class ChainManager implements MetronService, CompiledChains {
     @Override
     public Optional<Chain> remove(ChainId id) {
         synchronized (lock(id)) {
-            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 if (!leadership.actsFor(id)) {
                     // the tombstone every instance sees; the owner removes the chain
                     return handover.remove(store.chains().get(id).orElseThrow(() -> unknown(id)));
@@ -264,7 +264,7 @@ public final class ChainManager implements MetronService, CompiledChains {
      */
     public boolean whileLeading(ChainId id, Runnable action) {
         synchronized (lock(id)) {
-            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 if (!leadership.actsFor(id)) {
                     return false;
                 }

@@ -104,7 +104,7 @@ final class ChainRemoval {
                 continue;
             }
             synchronized (store.lockFor(c.id())) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, c.id())) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), c.id())) {
                     Optional<Chain> now = store.chains().get(c.id()).map(Versioned::value);
                     if (leadership.actsFor(c.id()) && now.isPresent() && now.get().markedForRemoval()
                             && finish(now.get()).isEmpty()) {

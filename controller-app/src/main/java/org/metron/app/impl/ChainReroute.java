@@ -117,7 +117,7 @@ final class ChainReroute {
             }
             ChainId id = rec.chainId();
             synchronized (store.lockFor(id)) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                     // a chain the operator deleted is never given new rules
                     if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
                             .map(Chain::markedForRemoval).orElse(true)) {
@@ -163,7 +163,7 @@ final class ChainReroute {
                 continue;
             }
             synchronized (store.lockFor(id)) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                     if (!leadership.actsFor(id) || store.chains().get(id).map(Versioned::value)
                             .map(Chain::markedForRemoval).orElse(true)) {
                         continue;
@@ -219,7 +219,7 @@ final class ChainReroute {
         long next = Math.min(MAX_MOVE_RETRY_MS, 2 * delayMs);
         for (ChainId id : chains) {
             synchronized (store.lockFor(id)) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                     Optional<Chain> c = store.chains().get(id).map(Versioned::value);
                     Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
                     if (c.isEmpty() || c.get().markedForRemoval() || !leadership.actsFor(id) || st.isEmpty()

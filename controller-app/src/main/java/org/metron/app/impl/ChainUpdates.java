@@ -80,7 +80,7 @@ final class ChainUpdates {
         ChainCompiler compiler = new ChainCompiler(pc.spec(), synthesis); // cached once the owner runs it
         compiler.apply(TargetProfile.NONE); // bad Click is refused where the PUT arrives, whoever owns the chain
         synchronized (store.lockFor(id)) {
-            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 // a chain no instance has is unknown (404) wherever it is asked for
                 Versioned<Chain> old = store.chains().get(id).orElseThrow(() -> ChainManager.unknown(id));
                 if (old.value().markedForRemoval()) {

@@ -145,7 +145,7 @@ final class FailoverBackups {
         // arming rewrites rules of the chain's path: under its lock, and only over the rules the backups were
         // computed for (a chain changed meanwhile is armed after its own refresh)
         synchronized (store.lockFor(id)) {
-            try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 if (store.placement(id).equals(basis) && store.installed().get(id).map(Versioned::value).equals(st)
                         && leadership.actsFor(id)) {
                     dataPlane.update(id, st.get().switchRules(), links);

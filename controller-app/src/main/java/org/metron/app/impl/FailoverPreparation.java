@@ -230,7 +230,7 @@ final class FailoverPreparation {
     void discardFrom(DeviceId server, String why) {
         for (PreparedMove m : moves.movesFrom(server)) {
             synchronized (store.lockFor(m.id())) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, m.id())) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), m.id())) {
                     discard(m.id(), why);
                 }
             }
@@ -245,7 +245,7 @@ final class FailoverPreparation {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                     if (moves.suspected(server) && leadership.actsFor(id)) {
                         prepareOne(id, p, server, others);
                     }

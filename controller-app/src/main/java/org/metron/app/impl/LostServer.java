@@ -122,7 +122,7 @@ final class LostServer {
             }
             ChainId id = p.chainId();
             synchronized (store.lockFor(id)) {
-                try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
+                try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                     if (leadership.actsFor(id) && moveOff(id, server, found)) {
                         moved.add(id);
                     }

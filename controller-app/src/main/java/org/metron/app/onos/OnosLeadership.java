@@ -2,6 +2,8 @@ package org.metron.app.onos;
 
 import org.metron.app.api.ChainId;
 import org.metron.app.spi.Leadership;
+import org.metron.app.spi.StoreFactory;
+import org.metron.app.store.ClusterEpoch;
 import org.onosproject.cluster.ClusterService;
 import org.onosproject.cluster.LeadershipEvent;
 import org.onosproject.cluster.LeadershipEventListener;
@@ -50,6 +52,11 @@ public class OnosLeadership implements Leadership {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ClusterService clusterService;
 
+    /** Where the cluster store's epoch is kept ({@link ClusterEpoch}: the high part of every term given out). */
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected StoreFactory stores;
+    private ClusterEpoch epoch;
+
     /** Topics this instance runs for (until released). */
     private final Set<String> joined = ConcurrentHashMap.newKeySet();
     /** Topics whose candidacy is being run again (one run at a time per topic). */
@@ -62,6 +69,7 @@ public class OnosLeadership implements Leadership {
 
     @Activate
     protected void activate() {
+        epoch = ClusterEpoch.of(stores, () -> System.currentTimeMillis() / 1000);
         rejoiner = Executors.newSingleThreadExecutor(r -> new Thread(r, "metron-leadership"));
         leadershipService.addListener(events);
     }
@@ -78,12 +86,16 @@ public class OnosLeadership implements Leadership {
         return leader != null && leader.equals(local());
     }
 
-    /** The leader's term as ONOS holds it locally ({@code Leader.term()}), when the leader is this instance. */
+    /**
+     * The leader's term as ONOS holds it locally ({@code Leader.term()}), when the leader is this instance, under the
+     * cluster store's epoch ({@link ClusterEpoch#token}: a term of a fresh store outranks the old store's at the
+     * agents).
+     */
     @Override
     public OptionalLong term(ChainId chain) {
         org.onosproject.cluster.Leadership l = leadershipService.getLeadership(topic(chain));
         return l != null && l.leader() != null && local().equals(l.leaderNodeId())
-                ? OptionalLong.of(l.leader().term()) : OptionalLong.empty();
+                ? OptionalLong.of(epoch.token(l.leader().term())) : OptionalLong.empty();
     }
 
     /** Runs for the chain unless this instance is among its candidates already (a local read). */

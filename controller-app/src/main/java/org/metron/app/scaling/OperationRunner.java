@@ -317,7 +317,7 @@ final class OperationRunner {
 
     /** Starts an operation of the chain on this thread, taken with its lock ({@link ChainFence#begin}). */
     ChainFence.Op fence(ChainId id) {
-        return ChainFence.begin(leadership, id);
+        return ChainFence.begin(leadership, store.terms(), id);
     }
 
     Ctx context(ChainId id) {

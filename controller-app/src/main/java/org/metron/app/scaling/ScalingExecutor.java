@@ -52,12 +52,15 @@ public final class ScalingExecutor {
      * @param compiled the chains' compiled form (the chain manager's: one cache)
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
-     * @param clock   wall-clock milliseconds (one instance, owning every chain)
+     * @param clock   wall-clock milliseconds
+     * @param leadership who owns each chain: the chain manager's (one instance owning every chain; a second one
+     *                   would claim its own term in the store and fence the manager's operations out)
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
-                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock) {
+                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
+                           Leadership leadership) {
         this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random(),
-                new org.metron.app.local.SingleInstanceLeadership());
+                leadership);
     }
 
     /**

@@ -32,10 +32,11 @@ public interface Leadership {
 
     /**
      * This instance's ownership term of the chain as it sees it now: a number that grows with every change of the
-     * chain's owner (ONOS: the leadership term, {@code Leadership.leader().term()}), carried as the fencing token in
-     * every agent request that changes the chain's pipeline (agent.proto, owner_token), so an agent refuses a late
-     * request of an instance that lost the chain (docs/contracts.md#chain-ownership). Empty when this instance does
-     * not own the chain by its own view. A local read, like {@link #actsFor}.
+     * chain's owner (ONOS: the leadership term, {@code Leadership.leader().term()}, under the cluster store's epoch),
+     * carried as the fencing token in every agent request that changes the chain's pipeline (agent.proto,
+     * owner_token), so an agent refuses a late request of an instance that lost the chain
+     * (docs/contracts.md#chain-ownership). Empty when this instance does not own the chain by its own view. A local
+     * read, like {@link #actsFor}.
      */
     OptionalLong term(ChainId chain);
 

@@ -24,6 +24,8 @@ public final class ChainStore {
     public static final String ARMED_RULES = "metron-armed-backup-rules";
     /** Failover moves readied during a lost server's deadline: their owners' intent, not the operator's. */
     public static final String PREPARED = "metron-prepared-moves";
+    /** The newest ownership term that began an operation of each chain ({@link ChainTerms}). */
+    public static final String TERMS = "metron-chain-terms";
 
     private final MetronMap<ChainId, Chain> chains;
     private final MetronMap<ChainId, Placement> placements;
@@ -32,6 +34,7 @@ public final class ChainStore {
     private final MetronMap<ChainId, BackupConfiguration> backups;
     private final InstalledView armedRules;
     private final MetronMap<ChainId, PreparedMoveRecord> prepared;
+    private final ChainTerms terms;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
 
@@ -47,6 +50,7 @@ public final class ChainStore {
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
         this.armedRules = new InstalledView(factory.map(ARMED_RULES, MetronSerializers.NAMESPACE), switches);
         this.prepared = factory.map(PREPARED, MetronSerializers.NAMESPACE);
+        this.terms = new ChainTerms(factory.map(TERMS, MetronSerializers.NAMESPACE));
     }
 
     /**
@@ -126,5 +130,10 @@ public final class ChainStore {
      */
     public MetronMap<ChainId, PreparedMoveRecord> prepared() {
         return prepared;
+    }
+
+    /** The terms chain operations began with: what fences a deposed instance's writes in the store's view. */
+    public ChainTerms terms() {
+        return terms;
     }
 }

@@ -166,6 +166,25 @@ public class DeposedOwnerRulesTest {
     }
 
     /**
+     * As above, but a is cut off without knowing it ({@link TestLeadership#isolate}: its view still gives it term 1
+     * while b owns r with term 2): b's removal claimed term 2 in the store when it began (ChainTerms), so a's
+     * reroute sends nothing more either. Before the store's claim, a's own view let it finish its reroute over b's
+     * delete: its new path's rules were installed on a deleted chain's switches.
+     */
+    @Test
+    public void aRerouteOfAnInstanceCutOffWithoutKnowingItLeavesTheNewOwnersDeleteAlone() {
+        owners("install");
+        deposing.arm(() -> {
+            cluster.isolate("a");
+            assertTrue(b.remove(R).isEmpty());
+        });
+
+        rerouteDeposed();
+        assertEquals(w.switches.log().toString(), 0, w.switches.total());
+        assertTrue(b.chains().isEmpty());
+    }
+
+    /**
      * a removes r; after its first device's removal it loses r; b, the new owner, finishes the removal and the
      * operator submits r again to b (the same table entries, the same pipeline). a's removal stops there: none of
      * its removals reaches a switch (before: it removed b's new rules on the devices it had still to do) and it

@@ -357,6 +357,7 @@ public class OnosAdaptersTest {
             }
         };
         l.leadershipService = elections;
+        l.stores = new org.metron.app.local.LocalStoreFactory();
         l.activate();
         return l;
     }

@@ -80,10 +80,13 @@ public abstract class ScalingFixture {
             this(name, autoScale, "mac");
         }
 
+        /** The rig's one controller instance: its chain manager and scaling executors share its term. */
+        final SingleInstanceLeadership leadership = new SingleInstanceLeadership();
+
         Rig(String name, boolean autoScale, String tagType) {
             super(name);
             Duration t = Duration.ofSeconds(10);
-            manager = new ChainManager(store, servers, switches, new SingleInstanceLeadership(),
+            manager = new ChainManager(store, servers, switches, leadership,
                     new PlacementEngine(servers, Fixtures.network(0), switches, new Random(1), t),
                     new RulePlanner(Fixtures.APP, Fixtures.network(0)), new Deployer(switches, t), t, synthesis);
             String json = Fixtures.chainJson(name, tagType, 1, 1);
@@ -97,7 +100,7 @@ public abstract class ScalingFixture {
 
         ScalingExecutor executor() {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
-                    Duration.ofSeconds(10), System::currentTimeMillis);
+                    Duration.ofSeconds(10), System::currentTimeMillis, leadership);
         }
 
         List<GroupStatus> agentGroups() throws Exception {

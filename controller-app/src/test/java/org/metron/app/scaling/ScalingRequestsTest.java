@@ -39,7 +39,10 @@ public class ScalingRequestsTest {
 
     @Before
     public void setUp() {
-        w = new World(1, (spec, profile) -> ScalingChains.compiled(spec.name(), profile), 1);
+        // the chain is submitted by a chain manager outside the cluster (a, b) that then owns it: its term (0) is
+        // outranked by every term of the cluster's, as a chain left by an earlier store's owner is (ChainTerms)
+        w = new World(1, (spec, profile) -> ScalingChains.compiled(spec.name(), profile), 1,
+                new org.metron.app.local.SingleInstanceLeadership(0));
         w.manager.submit(Fixtures.chainJson("web"));
         cluster.instance("a").join(WEB);
         cluster.instance("b").join(WEB);

@@ -15,6 +15,7 @@ import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronServer;
+import org.metron.app.spi.Leadership;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.store.ChainStore;
 import org.metron.synth.ClassGroup;
@@ -106,25 +107,33 @@ public final class Fixtures {
         public final List<TestAgent> agents = new ArrayList<>();
         public final ChainStore store;
         /** The world's one leadership: the chain and scaling managers share it, as the hosts do (its term fences). */
-        public final SingleInstanceLeadership leadership = new SingleInstanceLeadership();
+        public final Leadership leadership;
         public final ChainManager manager;
 
         public World(int n, Synthesis synthesis, long seed) {
             this(n, synthesis, seed, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
         }
 
+        /** A world whose chain manager owns its chains by {@code leadership}. */
+        public World(int n, Synthesis synthesis, long seed, Leadership leadership) {
+            this(n, synthesis, seed, new LocalStoreFactory(), leadership, DispatchMode.DISPATCH_FANOUT_CBPF,
+                    TagType.TAG_MAC, TagType.TAG_VLAN);
+        }
+
         /** A world whose store's maps {@code factory} makes (one that counts writes, say). */
         public World(int n, Synthesis synthesis, long seed, StoreFactory factory) {
-            this(n, synthesis, seed, factory, DispatchMode.DISPATCH_FANOUT_CBPF, TagType.TAG_MAC, TagType.TAG_VLAN);
+            this(n, synthesis, seed, factory, new SingleInstanceLeadership(), DispatchMode.DISPATCH_FANOUT_CBPF,
+                    TagType.TAG_MAC, TagType.TAG_VLAN);
         }
 
         /** A world whose servers' NICs all dispatch in {@code mode}, steering {@code tagTypes}. */
         public World(int n, Synthesis synthesis, long seed, DispatchMode mode, TagType... tagTypes) {
-            this(n, synthesis, seed, new LocalStoreFactory(), mode, tagTypes);
+            this(n, synthesis, seed, new LocalStoreFactory(), new SingleInstanceLeadership(), mode, tagTypes);
         }
 
-        private World(int n, Synthesis synthesis, long seed, StoreFactory factory, DispatchMode mode,
-                      TagType... tagTypes) {
+        private World(int n, Synthesis synthesis, long seed, StoreFactory factory, Leadership leadership,
+                      DispatchMode mode, TagType... tagTypes) {
+            this.leadership = leadership;
             store = new ChainStore(factory, switches);
             network = network(n);
             for (int i = 0; i < n; i++) {

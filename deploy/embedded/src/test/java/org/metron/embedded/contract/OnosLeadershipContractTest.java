@@ -25,6 +25,7 @@ public class OnosLeadershipContractTest extends LeadershipContract {
         OnosLeadership l = new OnosLeadership();
         set(l, "leadershipService", leaders);
         set(l, "clusterService", node.cluster);
+        set(l, "stores", new org.metron.app.local.LocalStoreFactory());
         return node.start(l);
     }
 

@@ -35,11 +35,12 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
         implements LeadershipService, LeadershipAdminService {
     private final Map<String, Leadership> topics = new ConcurrentHashMap<>();
     /**
-     * One node's terms. ONOS keeps a topic's term counter in Atomix (persisted, never reset: DefaultLeaderElectorService
-     * termCounters); this one lives in memory, so it starts from the time this node started: terms never go back
-     * across a restart, as the agents' fencing needs (agent.proto owner_token: a lower term is refused).
+     * One node's terms, counted from 1 as ONOS's are (DefaultLeaderElectorService's termCounters, kept in Atomix with
+     * the rest of the cluster store). This node's store lives in memory ({@code StorageStandin}), and so do its terms:
+     * both start afresh with the node, as ONOS's do with a fresh store; Metron's owner tokens carry the store's epoch
+     * (ClusterEpoch), so the agents, which keep the newest token they saw, take the fresh terms.
      */
-    private final AtomicLong terms = new AtomicLong(System.currentTimeMillis());
+    private final AtomicLong terms = new AtomicLong();
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
