@@ -52,15 +52,7 @@ public final class ScalingExecutor {
      * @param compiled the chains' compiled form (the chain manager's: one cache)
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
-     * @param clock   wall-clock milliseconds (one instance, owning every chain)
-     */
-    public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
-                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock) {
-        this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random(),
-                new org.metron.app.local.SingleInstanceLeadership());
-    }
-
-    /**
+     * @param clock   wall-clock milliseconds
      * @param planner plans the transit and return rules of a group placed on another server: with it, a split
      *                that finds no free core on the chain's server scales out (docs/scaling.md#scale-out)
      * @param random  draws the two servers of the two-choices placement

@@ -7,6 +7,7 @@ import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.api.Tag;
 import org.metron.app.local.LocalStoreFactory;
+import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingEvent;
 import org.metron.app.scaling.ScalingExecutor;
@@ -163,7 +164,8 @@ public class FailoverBackupTest {
         assertEquals(Set.of("g0 whole"), class0Rules(fromBackup, Fixtures.D2));
         for (TwoPathWorld w : List.of(fromBackup, recomputed)) {
             ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
-                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis)
+                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis, null,
+                    new java.util.Random(), new SingleInstanceLeadership())
                     .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
             assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
             w.manager.awaitBackups();

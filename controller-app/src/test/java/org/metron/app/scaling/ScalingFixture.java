@@ -97,7 +97,8 @@ public abstract class ScalingFixture {
 
         ScalingExecutor executor() {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
-                    Duration.ofSeconds(10), System::currentTimeMillis);
+                    Duration.ofSeconds(10), System::currentTimeMillis, null, new Random(),
+                    new SingleInstanceLeadership());
         }
 
         List<GroupStatus> agentGroups() throws Exception {
