@@ -174,7 +174,16 @@ if [[ ${BENCH_SMOKE:-0} == 1 ]]; then FLOWS_1M=65536 FANOUT_SECS=0.3; fi
 # Resident memory of a one-core agent process with 1M NAPT flows (the agent's default EAL memory and packet
 # pool), against the same flows in a full-width table (a pattern that keeps addresses may meet IPv6 flows; every
 # table had that layout before the compact IPv4 one).
-mem() { "$BUILD/napt_memory_bench" "$FLOWS_1M" "$1" "$2" 2>/dev/null | awk '/^result/{print $2, $3, $4, $5}'; }
+# result BINARY ARGS...: the fields of the binary's "result" line. A binary that prints none (it failed) leaves its
+# own last lines on stderr and status 1: `read` then finds nothing and the bench stops saying why, not silently.
+result() {
+  local out line
+  out=$("$@" 2>&1) || true
+  line=$(grep -m1 '^result ' <<<"$out") || {
+    echo "bench: no result from $*:" >&2; grep -v '^EAL:\|^TELEMETRY:' <<<"$out" | tail -5 >&2; return 1; }
+  echo "${line#result }"
+}
+mem() { result "$BUILD/napt_memory_bench" "$FLOWS_1M" "$1" "$2" | awk '{print $1, $2, $3, $4}'; }
 read -r rss base cyc peak < <(mem v4 declared)
 read -r rss_any base_any cyc_any _ < <(mem any declared)
 write agent_napt_1m_flows_rss "Resident memory of the whole one-core agent process holding 1M NAPT flows, CAPACITY 1048576 (target <= 256 MB)" \
@@ -191,8 +200,8 @@ write agent_napt_1m_flows_grown_rss "Resident memory of the one-core agent proce
 # and a checkpoint cost (export between two batches of the core + write to disk) against the in-memory export a
 # split already does, and what a redeploy adds to restore them (read, check, parse + import) against importing
 # the same table from memory.
-read -r s_export s_save s_load s_import s_copy s_mb < <("$BUILD/state_persist_bench" "$FLOWS_1M" "$ROUNDS" "$DATA/state" \
-  2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7}')
+read -r s_export s_save s_load s_import s_copy s_mb < <(result "$BUILD/state_persist_bench" "$FLOWS_1M" "$ROUNDS" \
+  "$DATA/state")
 write agent_state_save_1m "Save the flow state of 1M NAPT flows (one SynthRewriter) to the state directory: export on the core + serialize, CRC, write, fsync, rename (${s_mb} MB file)" \
   "$(awk -v a="$s_export" -v b="$s_save" 'BEGIN{printf "%.1f", a+b}')" ms "in-memory export only (what a split copies)" "$s_export" \
   "\"file_mb\": $s_mb, \"core_stall_ms\": $s_export, \"write_ms\": $s_save"
@@ -205,8 +214,8 @@ write agent_state_restore_1m "Restore 1M NAPT flows from the state directory int
 # new half is filled from copy in slices between batches (core/state_copy.h) instead of the whole table in one
 # handoff; a split's kept half adopts the tables at its handoff instead of copying them there (export + import,
 # what a merge's take-over still does). docs/scaling.md#state-copy
-read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <("$BUILD/state_slice_bench" "$FLOWS_1M" "$ROUNDS" \
-  2>/dev/null | awk '/^result/{print $2, $3, $4, $5, $6, $7, $8}')
+read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <(result "$BUILD/state_slice_bench" "$FLOWS_1M" \
+  "$ROUNDS")
 write agent_state_copy_stall_1m "Longest time a core is held while 1M NAPT flows are copied out of it (checkpoint, ExportState, a split's new half): sliced copy, ${c_slices} slices" \
   "$c_longest" ms "whole table in one handoff (the previous path)" "$c_whole" \
   "\"longest_slice_cpu_ms\": $c_cpu, \"copy_total_ms\": $c_total, \"slices\": $c_slices"

@@ -78,14 +78,20 @@ def two_servers(tmp):
     with moves.session("two-servers", Path(tmp) / "two") as s:
         plan = moves.deploy(s)
 
-        def other():
-            return next(g["id"] for g in s.host.call("GET", "/scaling/demo")["groups"] if g["id"] != "g0")
+        def other(after):
+            """The group the scale-out made; none: the scale-out did not happen, and the bench says what it got."""
+            groups = s.host.call("GET", "/scaling/demo")["groups"]
+            found = [g["id"] for g in groups if g["id"] != "g0"]
+            if not found:
+                raise RuntimeError(f"moves_bench: no group but g0 after the scale-out ({after}); groups {groups}")
+            return found[0]
         idle_out = timed(lambda: moves.split(s))
-        idle_back = timed(lambda: moves.merge(s, other()))
+        idle_back = timed(lambda: moves.merge(s, other("idle")))
         load = moves.Load(s, plan.allowed_port, ladder=(moves.PPS,))
         try:
-            out.append(("scale_out", idle_out, load.operate("scale-out", lambda: moves.split(s))))
-            retire = other()
+            r = load.operate("scale-out", lambda: moves.split(s))
+            out.append(("scale_out", idle_out, r))
+            retire = other(f"at rate: answer {r['op']['answer']}, error {r['op']['error']}")
             out.append(("scale_back", idle_back, load.operate("merge back", lambda: moves.merge(s, retire))))
         finally:
             load.close()

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * The one way the controller waits for an agent (or switch) call: up to the step timeout, or up to the agent's
@@ -80,6 +81,23 @@ public final class AgentCalls {
             }
             throw new MetronException(fault, what + " failed: " + message(e), cause(e));
         }
+    }
+
+    /** {@code call}'s future; a call that throws instead of failing its future gives a failed future. */
+    public static <T> CompletableFuture<T> started(Supplier<CompletableFuture<T>> call) {
+        try {
+            return call.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Why a wait of {@link #await} or {@link #build} failed (its exception's cause), worded as {@link #message}
+     * words a future's failure: for a caller that names the step its own way. Any other failure: its message.
+     */
+    public static String reason(Throwable t) {
+        return message(t instanceof MetronException && t.getCause() != null ? t.getCause() : t);
     }
 
     /** A future's failure as the message an operator should read. */

@@ -154,7 +154,7 @@ public final class AgentWatch implements AutoCloseable {
         Map<MetronServer, CompletableFuture<HealthReply>> health = new LinkedHashMap<>();
         long asked = System.nanoTime();
         servers.servers().stream().filter(s -> watched.test(s.id()))
-                .forEach(s -> health.put(s, Deployer.call(() -> s.agent().health())));
+                .forEach(s -> health.put(s, AgentCalls.started(() -> s.agent().health())));
         long waitUntil = asked + healthWait.toNanos();
         for (Map.Entry<MetronServer, CompletableFuture<HealthReply>> e : health.entrySet()) {
             MetronServer s = e.getKey();

@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -53,7 +52,7 @@ final class ChainReconciler {
     private final ChainStore store;
     private final ServerRegistry servers;
     private final ServerRecovery recovery;
-    private final Duration timeout;
+    private final AgentCalls calls;
 
     ChainReconciler(ChainManager chains, ChainStore store, ServerRegistry servers, ServerRecovery recovery,
                     Duration timeout) {
@@ -61,7 +60,7 @@ final class ChainReconciler {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.recovery = Objects.requireNonNull(recovery);
-        this.timeout = Objects.requireNonNull(timeout);
+        this.calls = new AgentCalls(timeout);
     }
 
     String reconcile(ChainId id) {
@@ -171,12 +170,9 @@ final class ChainReconciler {
 
     private boolean answers(MetronServer s) {
         try {
-            s.agent().health().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            calls.await(AgentCalls.started(() -> s.agent().health()), "health of " + s.id());
             return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (Exception e) {
+        } catch (MetronException e) {
             return false;
         }
     }
@@ -194,24 +190,20 @@ final class ChainReconciler {
             return false;
         }
         try {
-            return server.get().agent().listPipelines().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+            return calls.await(AgentCalls.started(() -> server.get().agent().listPipelines()),
+                    "pipelines of " + server.get().id())
                     .getPipelinesList().stream().filter(p -> p.getPipelineId().equals(id.name()))
                     .map(PipelineStatus::getState).anyMatch(PipelineState.PIPELINE_RUNNING::equals);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (Exception e) {
+        } catch (MetronException e) {
             return false;
         }
     }
 
     private void quietly(CompletableFuture<?> f, String what) {
         try {
-            f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            log.warn("Reconcile: could not remove {}: {}", what, AgentCalls.message(e));
+            calls.await(f, "removing " + what);
+        } catch (MetronException e) {
+            log.warn("Reconcile: could not remove {}: {}", what, AgentCalls.reason(e));
         }
     }
 }

@@ -21,9 +21,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A chain's update (PUT, docs/updates.md) for {@link ChainManager}: recording the operator's new definition with the
@@ -44,7 +41,7 @@ final class ChainUpdates {
     private final OwnerHandover handover;
     private final ChainBringUp bringUps;
     private final ChainTeardown teardown;
-    private final Duration agentTimeout;
+    private final AgentCalls calls;
 
     ChainUpdates(ChainStore store, ServerRegistry servers, Leadership leadership, PlacementEngine placement,
                  Synthesis synthesis, ChainCompilers compilers, OwnerHandover handover, ChainBringUp bringUps,
@@ -58,7 +55,7 @@ final class ChainUpdates {
         this.handover = Objects.requireNonNull(handover);
         this.bringUps = Objects.requireNonNull(bringUps);
         this.teardown = Objects.requireNonNull(teardown);
-        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+        this.calls = new AgentCalls(agentTimeout);
     }
 
     /**
@@ -202,14 +199,11 @@ final class ChainUpdates {
                 Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: its server " + serverId.get()
                 + " is no longer registered; the running chain is untouched"));
         try {
-            server.agent().health().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: interrupted");
-        } catch (ExecutionException | TimeoutException e) {
+            calls.await(server.agent().health(), "health of " + server.id());
+        } catch (MetronException e) {
             throw new MetronException(Fault.AGENT_FAILURE, "chain " + chain.id() + " not updated: the agent "
-                    + server.agent().target() + " of " + server.id() + " does not answer (" + e + "); the "
-                    + "running chain is untouched", e);
+                    + server.agent().target() + " of " + server.id() + " does not answer (" + AgentCalls.reason(e)
+                    + "); the running chain is untouched", e);
         }
     }
 

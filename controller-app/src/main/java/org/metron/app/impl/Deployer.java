@@ -27,10 +27,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
@@ -43,7 +41,6 @@ public final class Deployer {
     private static final Logger log = LoggerFactory.getLogger(Deployer.class);
 
     private final SwitchProgrammer switches;
-    private final Duration timeout;
     private final AgentCalls calls;
 
     /**
@@ -52,7 +49,6 @@ public final class Deployer {
     public Deployer(SwitchProgrammer switches, Duration timeout) {
         // every rule write of a chain operation is checked against the term it started with (ChainFence)
         this.switches = FencedSwitches.of(switches);
-        this.timeout = Objects.requireNonNull(timeout);
         this.calls = new AgentCalls(timeout);
     }
 
@@ -233,9 +229,9 @@ public final class Deployer {
         for (SwitchProgrammer.Staged s : staged) {
             if (s != null) {
                 try {
-                    s.discard().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                } catch (Exception ex) {
-                    log.warn("Could not discard staged rules: {}", AgentCalls.message(ex));
+                    calls.await(AgentCalls.started(s::discard), "discarding staged rules");
+                } catch (MetronException ex) {
+                    log.warn("Could not discard staged rules: {}", AgentCalls.reason(ex));
                 }
             }
         }
@@ -261,7 +257,8 @@ public final class Deployer {
             this.agent = agent;
             this.rules = List.copyOf(rules);
             this.nicRules = rules.isEmpty() ? CompletableFuture.completedFuture(null)
-                    : call(() -> agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules).build()));
+                    : AgentCalls.started(() -> agent.installNicRules(NicRuleBatch.newBuilder().addAllRules(rules)
+                            .build()));
             this.pipeline = nicRules.thenCompose(v -> agent.deployPipeline(request));
         }
 
@@ -310,14 +307,6 @@ public final class Deployer {
                 log.debug("Abandoned agent start of {} had failed anyway: {}", chain, e.getMessage());
             }
             return rollback(undo);
-        }
-    }
-
-    static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> c) {
-        try {
-            return c.get();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
         }
     }
 
@@ -416,8 +405,8 @@ public final class Deployer {
 
     /** Removes some of a chain's switch rules from one device (a call that throws is a failed future). */
     CompletableFuture<Void> switchRemoval(DeviceId device, List<org.metron.app.store.InstalledRule> rules) {
-        return call(() -> switches.remove(device, rules.stream().map(org.metron.app.store.InstalledRule::rule)
-                .collect(Collectors.toList())));
+        return AgentCalls.started(() -> switches.remove(device, rules.stream()
+                .map(org.metron.app.store.InstalledRule::rule).collect(Collectors.toList())));
     }
 
     /** Runs every undo, last pushed first; answers what could not be undone. */
@@ -426,10 +415,10 @@ public final class Deployer {
         while (!undo.isEmpty()) {
             Undo u = undo.pop();
             try {
-                u.action.get().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (Exception ex) {
-                log.warn("Could not undo {}: {}", u.what, AgentCalls.message(ex));
-                failed.add(u.what + ": " + AgentCalls.message(ex));
+                calls.await(AgentCalls.started(u.action::get), "undoing " + u.what);
+            } catch (MetronException ex) {
+                log.warn("Could not undo {}: {}", u.what, AgentCalls.reason(ex));
+                failed.add(u.what + ": " + AgentCalls.reason(ex));
                 if (AgentCalls.notOwner(ex)) {
                     // another instance owns the chain now: the rest may be its too
                     undo.forEach(rest -> failed.add(rest.what + ": left to the chain's new owner"));

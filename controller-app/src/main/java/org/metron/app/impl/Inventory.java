@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -32,13 +31,13 @@ final class Inventory {
     private final ChainStore store;
     private final ServerRegistry servers;
     private final SwitchProgrammer switches;
-    private final Duration agentTimeout;
+    private final AgentCalls calls;
 
     Inventory(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Duration agentTimeout) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.switches = Objects.requireNonNull(switches);
-        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+        this.calls = new AgentCalls(agentTimeout);
     }
 
     public List<ServerInfo> servers() {
@@ -49,14 +48,14 @@ final class Inventory {
         List<CompletableFuture<Stats>> loads = new ArrayList<>();
         for (MetronServer s : all) {
             // a call that throws instead of failing its future is that server's error, not the whole answer's
-            resources.add(Deployer.call(() -> s.agent().getResources()));
-            loads.add(Deployer.call(() -> s.agent().getStats("")));
+            resources.add(AgentCalls.started(() -> s.agent().getResources()));
+            loads.add(AgentCalls.started(() -> s.agent().getStats("")));
         }
         for (int i = 0; i < all.size(); i++) {
             MetronServer s = all.get(i);
             try {
-                ServerResources res = resources.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-                Stats stats = loads.get(i).get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
+                ServerResources res = calls.await(resources.get(i), "resources of " + s.id());
+                Stats stats = calls.await(loads.get(i), "load of " + s.id());
                 Map<Integer, Double> load = new HashMap<>();
                 stats.getCoresList().forEach(c -> load.put(c.getCore(), c.getLoad()));
                 List<ServerInfo.CoreInfo> cores = res.getCoresList().stream()
@@ -68,8 +67,8 @@ final class Inventory {
                                 NicDispatch.of(n)))
                         .collect(Collectors.toList());
                 out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
-            } catch (Exception e) {
-                out.add(new ServerInfo(s.id(), s.agent().target(), false, AgentCalls.message(e), List.of(), List.of()));
+            } catch (RuntimeException e) { // the agent's failure, or its answer's
+                out.add(new ServerInfo(s.id(), s.agent().target(), false, AgentCalls.reason(e), List.of(), List.of()));
             }
         }
         return out;

@@ -113,7 +113,7 @@ final class MakeBeforeBreak {
             if (server.isPresent()) {
                 AgentClient agent = server.get().agent();
                 if (!plan.nicRules().isEmpty()) {
-                    deployer.calls().await(Deployer.call(() -> agent.installNicRules(NicRuleBatch.newBuilder()
+                    deployer.calls().await(AgentCalls.started(() -> agent.installNicRules(NicRuleBatch.newBuilder()
                             .addAllRules(plan.nicRules()).build())), Fault.AGENT_FAILURE, "installing "
                             + plan.nicRules().size() + " NIC rules of the new version on " + agent.target());
                     List<Long> ids = plan.nicRules().stream().map(r -> r.getId()).collect(Collectors.toList());
@@ -124,7 +124,7 @@ final class MakeBeforeBreak {
                     UpdatePipelineRequest both = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
                             .addAllGroups(old.pipeline.getGroupsList()).addAllGroups(plan.pipeline().getGroupsList())
                             .addAllEgress(plan.pipeline().getEgressList()).build();
-                    requireRunning(deployer.calls().build(agent, Deployer.call(() -> agent.updatePipeline(both)),
+                    requireRunning(deployer.calls().build(agent, AgentCalls.started(() -> agent.updatePipeline(both)),
                             Fault.AGENT_FAILURE, "starting the new version's groups beside the old ones in pipeline "
                             + chain + " on " + agent.target()), agent);
                     UpdatePipelineRequest back = UpdatePipelineRequest.newBuilder().setPipelineId(chain.name())
@@ -135,7 +135,7 @@ final class MakeBeforeBreak {
                     steps.add("groups started beside the old ones");
                 } else {
                     requireRunning(deployer.calls().build(agent,
-                            Deployer.call(() -> agent.deployPipeline(plan.pipeline())), Fault.AGENT_FAILURE,
+                            AgentCalls.started(() -> agent.deployPipeline(plan.pipeline())), Fault.AGENT_FAILURE,
                             "deploying the new version of " + chain + " on " + agent.target()), agent);
                     undo.push(new Deployer.Undo("new pipeline " + chain + " on " + agent.target(),
                             () -> AgentCalls.removePipelinePresent(agent, chain.name())));
@@ -245,7 +245,7 @@ final class MakeBeforeBreak {
         AgentClient to = server.get().agent();
         Map<String, StateSnapshot> exported = new HashMap<>();
         for (String g : carry.oldGroups()) {
-            exported.put(g, deployer.calls().await(Deployer.call(() -> from.exportState(chain.name(), g)),
+            exported.put(g, deployer.calls().await(AgentCalls.started(() -> from.exportState(chain.name(), g)),
                     Fault.AGENT_FAILURE, "exporting the flow state of " + chain + " group " + g + " from "
                     + from.target()));
         }
@@ -264,7 +264,7 @@ final class MakeBeforeBreak {
                 }
                 ImportStateRequest req = ImportStateRequest.newBuilder().setSnapshot(part)
                         .setTargetGroupId(e.getKey()).setMerge(merge).setFollowSource(follow).build();
-                ImportStateReply r = deployer.calls().build(to, Deployer.call(() -> to.importState(req)),
+                ImportStateReply r = deployer.calls().build(to, AgentCalls.started(() -> to.importState(req)),
                         Fault.AGENT_FAILURE, "importing " + src + " of " + chain + " into group " + e.getKey()
                         + " on " + to.target());
                 n += r.getEntries();

@@ -35,7 +35,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -53,7 +52,7 @@ public final class PlacementEngine {
     private final NetworkView network;
     private final SwitchProgrammer switches;
     private final Random random;
-    private final Duration agentTimeout;
+    private final AgentCalls calls;
 
     /**
      * @param random       source of the random draws (seed it in tests for reproducible choices)
@@ -65,7 +64,7 @@ public final class PlacementEngine {
         this.network = Objects.requireNonNull(network);
         this.switches = Objects.requireNonNull(switches);
         this.random = Objects.requireNonNull(random);
-        this.agentTimeout = Objects.requireNonNull(agentTimeout);
+        this.calls = new AgentCalls(agentTimeout);
     }
 
     /** The network view placement works on. */
@@ -75,7 +74,7 @@ public final class PlacementEngine {
 
     /** The same engine over another view of the network (a failure precomputed: {@link NetworkWithout}). */
     PlacementEngine over(NetworkView view) {
-        return new PlacementEngine(servers, view, switches, random, agentTimeout);
+        return new PlacementEngine(servers, view, switches, random, calls.timeout());
     }
 
     /**
@@ -95,7 +94,7 @@ public final class PlacementEngine {
             public Optional<MetronServer> server(DeviceId id) {
                 return id.equals(lost) ? Optional.empty() : all.server(id);
             }
-        }, network, switches, random, agentTimeout);
+        }, network, switches, random, calls.timeout());
     }
 
     /**
@@ -209,10 +208,10 @@ public final class PlacementEngine {
         ServerResources res;
         Stats stats;
         try {
-            res = s.agent().getResources().get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-            stats = s.agent().getStats("").get(agentTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            return new Probe(null, "agent " + s.agent().target() + " unreachable: " + AgentCalls.message(e), true);
+            res = calls.await(AgentCalls.started(() -> s.agent().getResources()), "resources of " + s.id());
+            stats = calls.await(AgentCalls.started(() -> s.agent().getStats("")), "load of " + s.id());
+        } catch (MetronException e) {
+            return new Probe(null, "agent " + s.agent().target() + " unreachable: " + AgentCalls.reason(e), true);
         }
         List<Integer> free = res.getCoresList().stream()
                 .filter(c -> c.getAvailable() && (c.getPipelineId().isEmpty()

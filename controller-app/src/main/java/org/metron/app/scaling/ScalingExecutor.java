@@ -53,17 +53,6 @@ public final class ScalingExecutor {
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
      * @param clock   wall-clock milliseconds
-     * @param leadership who owns each chain: the chain manager's (one instance owning every chain; a second one
-     *                   would claim its own term in the store and fence the manager's operations out)
-     */
-    public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
-                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
-                           Leadership leadership) {
-        this(store, journal, servers, switches, compiled, app, timeout, clock, null, new java.util.Random(),
-                leadership);
-    }
-
-    /**
      * @param planner plans the transit and return rules of a group placed on another server: with it, a split
      *                that finds no free core on the chain's server scales out (docs/scaling.md#scale-out)
      * @param random  draws the two servers of the two-choices placement

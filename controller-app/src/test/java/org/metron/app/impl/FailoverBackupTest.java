@@ -163,8 +163,9 @@ public class FailoverBackupTest {
         assertEquals(Set.of("g0 whole"), class0Rules(fromBackup, Fixtures.D2));
         for (TwoPathWorld w : List.of(fromBackup, recomputed)) {
             ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
-                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
-                    w.leadership).splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
+                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis, null,
+                    new java.util.Random(), w.leadership)
+                    .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
             assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
             w.manager.awaitBackups();
         }

@@ -100,7 +100,7 @@ public abstract class ScalingFixture {
 
         ScalingExecutor executor() {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
-                    Duration.ofSeconds(10), System::currentTimeMillis, leadership);
+                    Duration.ofSeconds(10), System::currentTimeMillis, null, new Random(), leadership);
         }
 
         List<GroupStatus> agentGroups() throws Exception {
