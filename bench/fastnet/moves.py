@@ -246,6 +246,32 @@ def restart(s, server="srv1", timeout=60):
     return {"downMs": (time.monotonic() - t) * 1e3}
 
 
+def chain_server(s, name="demo"):
+    """The topology name of the server the chain runs on ("srv1"), from GET /chains/{name}'s `servers`."""
+    return s.host.call("GET", f"/chains/{name}")["servers"][0]["id"].split(":", 1)[1]
+
+
+def planned_restart(s, server, timeout=60):
+    """A planned agent restart (docs/failover.md#planned-restart-drain): the server drained (its chain moved
+    make-before-break to the other server, flows carried), its agent stopped and started again as the launcher does,
+    then undrained with the chain moved back. Answers {"drain": the drain's answer, "idleAfterDrain": the chain's
+    groups the agent reported once drained (none), "undrain": the undrain's answer, "marks": {what: ms from the
+    call} (drained, restarted: the controller's GET /servers read the new agent, undrained)}."""
+    sid, t = f"metron:{server}", time.monotonic()
+    out = {"drain": s.host.call("POST", f"/servers/{sid}/drain"), "marks": {}}
+    out["marks"]["drained"] = (time.monotonic() - t) * 1e3
+    out["idleAfterDrain"] = group_packets(s, server)
+    s.restart_agent(server)
+    while not next(x for x in s.host.call("GET", "/servers")["servers"] if x["id"] == sid)["reachable"]:
+        if time.monotonic() - t > timeout + out["marks"]["drained"] / 1e3:
+            raise AssertionError(f"the restarted agent of {server} did not answer in {timeout} s")
+        time.sleep(0.05)
+    out["marks"]["restarted"] = (time.monotonic() - t) * 1e3
+    out["undrain"] = s.host.call("POST", f"/servers/{sid}/undrain?moveBack=true")
+    out["marks"]["undrained"] = (time.monotonic() - t) * 1e3
+    return out
+
+
 def split(s):
     return s.host.call("POST", "/scaling/demo/split?group=g0")
 

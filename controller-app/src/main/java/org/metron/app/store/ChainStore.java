@@ -24,6 +24,8 @@ public final class ChainStore {
     public static final String ARMED_RULES = "metron-armed-backup-rules";
     /** Failover moves readied during a lost server's deadline: their owners' intent, not the operator's. */
     public static final String PREPARED = "metron-prepared-moves";
+    /** Servers an operator drained: the one record placement, scaling and the views read. */
+    public static final String DRAINED = "metron-drained-servers";
 
     private final MetronMap<ChainId, Chain> chains;
     private final MetronMap<ChainId, Placement> placements;
@@ -32,6 +34,7 @@ public final class ChainStore {
     private final MetronMap<ChainId, BackupConfiguration> backups;
     private final InstalledView armedRules;
     private final MetronMap<ChainId, PreparedMoveRecord> prepared;
+    private final MetronMap<org.onosproject.net.DeviceId, DrainedServer> drained;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
 
@@ -47,6 +50,7 @@ public final class ChainStore {
         this.backups = factory.map(BACKUPS, MetronSerializers.NAMESPACE);
         this.armedRules = new InstalledView(factory.map(ARMED_RULES, MetronSerializers.NAMESPACE), switches);
         this.prepared = factory.map(PREPARED, MetronSerializers.NAMESPACE);
+        this.drained = factory.map(DRAINED, MetronSerializers.NAMESPACE);
     }
 
     /**
@@ -126,5 +130,15 @@ public final class ChainStore {
      */
     public MetronMap<ChainId, PreparedMoveRecord> prepared() {
         return prepared;
+    }
+
+    /** The servers an operator drained ({@link DrainedServer}), by device id. */
+    public MetronMap<org.onosproject.net.DeviceId, DrainedServer> drained() {
+        return drained;
+    }
+
+    /** Whether {@code server} is drained: no placement, scale-out or failover may put anything on it. */
+    public boolean isDrained(org.onosproject.net.DeviceId server) {
+        return drained.get(server).isPresent();
     }
 }
