@@ -20,8 +20,8 @@ operation's window.
   and nothing is duplicated, reordered or remapped.
 - two-servers: a planned agent restart (docs/failover.md#planned-restart-drain): the chain's server drained (the chain
   moves make-before-break to the other server with its flows), its agent restarted, the server undrained with the
-  chain moved back: nothing lost while the agent is down, 0 duplicated, 0 reordered, 0 remapped, loss within
-  LOSS_BOUND as for the other moves (measured: see docs/failover.md), the restarted agent carrying the chain after;
+  chain moved back: nothing dropped at the restarted server's ports while its agent is down, 0 duplicated, 0
+  reordered, 0 remapped, loss within LOSS_BOUND as for the other moves (measured: see docs/failover.md), the restarted agent carrying the chain after;
   and a drain with nowhere to go (the other server drained) refused with the chain untouched.
 
 Runtime: 95-110 s for the four tests (two topology bring-ups of 22-31 s, 11-16 s of baseline steps each, update
@@ -160,11 +160,13 @@ class TestTwoServers:
         server = moves.chain_server(two)
         other = "srv2" if server == "srv1" else "srv1"
         r = two.load.operate("planned restart", lambda: moves.planned_restart(two, server))
+        if r["op"]["error"] is not None:
+            moves.undrain(two, server)  # a drain that stopped half way leaves the server drained: not for later tests
         st, answer = r["step"], r["op"]["answer"]
         marks = {k: round(r["op"]["startMs"] + v) for k, v in answer["marks"].items()} if answer else {}
         print("\n" + moves.describe(r) + (f"; {server} drained, restarted, undrained at {marks} ms from the step's "
-                                         f"start; drain {answer['drain']}; undrain {answer['undrain']}"
-                                         if answer else ""))
+                                         f"start; its ports' drops while down {answer['downDrops']}; drain "
+                                         f"{answer['drain']}; undrain {answer['undrain']}" if answer else ""))
         assert r["op"]["error"] is None, r["op"]["error"]
         drain, undrain = answer["drain"], answer["undrain"]
         assert drain["drained"] and [(m["chain"], m["from"], m["to"]) for m in drain["moves"]] == [
@@ -181,11 +183,11 @@ class TestTwoServers:
         assert two.host.call("GET", "/chains/demo")["servers"] == [{"id": f"metron:{server}", "drained": False}]
         assert not st["stalled"] and st["achievedPps"] >= moves.floor(st["pps"]), st
         assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), (st, r["drops"])
-        # planned, so nothing is lost while the agent is down (the unplanned restart above loses every frame sent
-        # then: the switch's transmit to a port nobody reads); what the path loses by itself at other times (a
-        # serving agent's ring full while its worker was off the CPU: up to LOSS_BOUND, see there) is printed
-        down = [x for x in st["lostRanges"] if x[1] >= marks["drained"] and x[0] <= marks["restarted"]]
-        assert not down, f"lost while {server}'s agent was down ({marks}): {down}; {r['drops']}"
+        # planned, so the switch had nothing to hand the stopped agent: no drop at its ports while it was down (the
+        # unplanned restart above loses every frame sent then). What the path loses by itself (a serving agent's
+        # ring full while its worker was off the CPU, the restarting agent taking the CPUs too: up to LOSS_BOUND, see
+        # there) is printed with where it was
+        assert answer["downDrops"] == {}, answer["downDrops"]
         assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
         assert st["received"] == st["rewritten"] == st["sent"] - st["lost"] and st["otherFrames"] == 0, st
 

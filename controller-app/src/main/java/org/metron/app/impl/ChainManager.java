@@ -154,7 +154,7 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
     /** The same definition on another server, make-before-break ({@link ChainUpdates#move}). */
     @Override
     public Chain move(ChainId id, Optional<DeviceId> to, String why) {
-        return updates.move(id, to, why);
+        return updates.move(id, to, why, () -> lost.discardPrepared(id, "an operator's move supersedes it: " + why));
     }
 
     /** Applies the update recorded with the chain, if any ({@link ChainUpdates#applyUpdate}); caller holds the lock. */

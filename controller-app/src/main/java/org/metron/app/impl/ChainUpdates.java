@@ -121,9 +121,13 @@ final class ChainUpdates {
      * holds nothing to move, when an update of it is pending, or when another instance owns it (a move is asked of
      * the chain's owner: it names no version the owner could apply later).
      *
-     * @param why begins the chain's reason ("moved off drained server metron:srv1")
+     * @param why           begins the chain's reason ("moved off drained server metron:srv1")
+     * @param dropFailover takes back a failover move readied for the chain (its server was suspected: a loaded agent
+     *                     answering late), run under the chain's lock before placing: the operator's move supersedes
+     *                     it, and the readied one holds a core the move may need (seen at rate: the drain found "0 free
+     *                     cores" on the only other server, held by the readied move of the same chain)
      */
-    Chain move(ChainId id, Optional<DeviceId> to, String why) {
+    Chain move(ChainId id, Optional<DeviceId> to, String why, Runnable dropFailover) {
         synchronized (store.lockFor(id)) {
             try (ChainFence.Op fence = ChainFence.begin(leadership, id)) {
                 Chain old = existing(id);
@@ -144,6 +148,7 @@ final class ChainUpdates {
                 Optional<MetronServer> target = to.map(t -> servers.server(t).orElseThrow(() -> new MetronException(
                         Fault.INVALID_REQUEST, "chain " + id + " not moved: server " + t + " is not registered")));
                 requireAgentAnswers(old);
+                dropFailover.run();
                 Chain next = old.withDefinition(old.json(), old.deployment());
                 try {
                     return bringUps.bringUpBeside(old, next, compilers.of(old), running.get(), placed.get(), target,
