@@ -102,6 +102,30 @@ public class ServerDrainTest extends ScaleOutFixture {
     }
 
     @Test
+    public void aFailoverMoveReadiedForTheChainGivesWayToTheDrain() throws Exception {
+        Rig rig = new Rig("drain-readied");
+        ServerDrain drains = drains(rig);
+        rig.importFlow(rig.home, "g0", 5000, 2000);
+        // its agent answered a Health poll late (at rate on two loaded CPUs it does): the chain is readied on the
+        // other server, its pipeline there and a core held, until the agent answers again or the deadline passes
+        rig.manager.serverSuspected(rig.home.id());
+        long end = System.currentTimeMillis() + 10_000;
+        while (rig.store.prepared().get(rig.chain).isEmpty() && System.currentTimeMillis() < end) {
+            Thread.sleep(20);
+        }
+        assertTrue("readied on the other server", rig.store.prepared().get(rig.chain).isPresent());
+
+        DrainReport r = drains.drain(rig.home.id());
+
+        // the operator's move supersedes the readied one: taken back, then the chain moved with its flows
+        assertEquals(r.moves().toString(), rig.away.id(), r.moves().get(0).to());
+        assertFalse(rig.store.prepared().get(rig.chain).isPresent());
+        assertTrue(rig.groups(rig.home).isEmpty());
+        assertEquals(Map.of(5000, 2000), rig.flows(rig.away, only(rig.groups(rig.away))));
+        rig.assertStoreTruthful();
+    }
+
+    @Test
     public void aGroupScaledOutToADrainedServerIsMergedBackWithTheFlowsMadeThere() throws Exception {
         Rig rig = new Rig("drain-merge");
         ServerDrain drains = drains(rig);
