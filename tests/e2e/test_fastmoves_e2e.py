@@ -24,8 +24,10 @@ operation's window.
   reordered, 0 remapped, loss within LOSS_BOUND as for the other moves (measured: see docs/failover.md), the restarted agent carrying the chain after;
   and a drain with nowhere to go (the other server drained) refused with the chain untouched.
 
-Runtime: 95-110 s for the four tests (two topology bring-ups of 22-31 s, 11-16 s of baseline steps each, update
-6-10 s, refused update 5-6 s, restart 5 s, scale-out and back 5-24 s, all longer with more load)."""
+Runtime: 95-110 s for the first four tests (two topology bring-ups of 22-31 s, 11-16 s of baseline steps each, update
+6-10 s, refused update 5-6 s, restart 5 s, scale-out and back 5-24 s, all longer with more load); the planned restart
+adds a step of 45-90 s (two make-before-break moves across servers, an agent restart and 11 s of waits for OVS's
+counters; TestTwoServers took 137-266 s in all at load 5-22)."""
 import json
 import sys
 from pathlib import Path
