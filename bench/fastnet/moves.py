@@ -36,7 +36,7 @@ def floor(pps):
 
 BEFORE_S = 1.5     # load before the operation starts
 AFTER_S = 1.0      # load after it answered (frames still in flight to the old placement, then steady)
-MAX_STEP_S = 60.0  # a step's length if nothing ends it (an operation's budget)
+MAX_STEP_S = 150.0  # a step's length if nothing ends it (an operation's budget: a planned restart took 54-77 s at load 17-20)
 MAX_OPS = 10       # steps of one generator per rate (baseline steps included)
 WARMUP_S = 3.0     # 2 kpps: every flow's NAPT mapping before the first operation
 RULES = 4
@@ -244,6 +244,61 @@ def restart(s, server="srv1", timeout=60):
             raise AssertionError(f"the chain was not redeployed on the restarted agent of {server} in {timeout} s")
         time.sleep(0.05)
     return {"downMs": (time.monotonic() - t) * 1e3}
+
+
+def chain_server(s, name="demo"):
+    """The topology name of the server the chain runs on ("srv1"), from GET /chains/{name}'s `servers`."""
+    return s.host.call("GET", f"/chains/{name}")["servers"][0]["id"].split(":", 1)[1]
+
+
+# Open vSwitch writes interface statistics to its database every 5 s: a counter read this long after a drop has it.
+OVS_STATS_S = 5.5
+
+
+def planned_restart(s, server, timeout=60):
+    """A planned agent restart (docs/failover.md#planned-restart-drain): the server drained (its chain moved
+    make-before-break to the other server, flows carried), its agent stopped and started again as the launcher does,
+    then undrained with the chain moved back. Answers {"drain": the drain's answer, "idleAfterDrain": the chain's
+    groups the agent reported once drained (none), "undrain": the undrain's answer, "marks": {what: ms from the
+    call} (drained; restarted: the controller's GET /servers read the new agent; undrained), "downDrops": the drop
+    counters of the server's switch ports that moved from OVS_STATS_S after the drain (traffic left the port when
+    the drain answered) to OVS_STATS_S after the new agent answered: what the switch could not hand the agent
+    while it was down (the unplanned restart's loss)}."""
+    sid, t = f"metron:{server}", time.monotonic()
+    out = {"drain": s.host.call("POST", f"/servers/{sid}/drain"), "marks": {}}
+    out["marks"]["drained"] = (time.monotonic() - t) * 1e3
+    out["idleAfterDrain"] = group_packets(s, server)
+    time.sleep(OVS_STATS_S)
+    ports = server_ports(s, server)
+    before = {k: v for k, v in atload.ovs_drops(s).items() if k.split()[1] in ports}
+    s.restart_agent(server)
+    while not next(x for x in s.host.call("GET", "/servers")["servers"] if x["id"] == sid)["reachable"]:
+        if time.monotonic() - t > timeout + out["marks"]["drained"] / 1e3:
+            raise AssertionError(f"the restarted agent of {server} did not answer in {timeout} s")
+        time.sleep(0.05)
+    out["marks"]["restarted"] = (time.monotonic() - t) * 1e3
+    time.sleep(OVS_STATS_S)
+    after = {k: v for k, v in atload.ovs_drops(s).items() if k.split()[1] in ports}
+    out["downDrops"] = atload.counter_deltas(before, after)
+    out["undrain"] = s.host.call("POST", f"/servers/{sid}/undrain?moveBack=true")
+    out["marks"]["undrained"] = (time.monotonic() - t) * 1e3
+    return out
+
+
+def server_ports(s, server):
+    """The switch ports (OVS interface names) cabled to a server's NICs."""
+    out = []
+    for iface in s.state["nodes"][server]["ifaces"].values():
+        switch, port = iface["peer"].split(":")
+        out.append(s.state["nodes"][switch]["ports"][port])
+    return out
+
+
+def undrain(s, server):
+    """Undrains a server if it is drained (after an operation that failed half way)."""
+    sid = f"metron:{server}"
+    if next(x for x in s.host.call("GET", "/servers")["servers"] if x["id"] == sid)["drained"]:
+        s.host.call("POST", f"/servers/{sid}/undrain")
 
 
 def split(s):

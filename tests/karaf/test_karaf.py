@@ -209,7 +209,8 @@ def test_every_metron_command_registered_and_runs(karaf, installed):
     assert len(commands) >= 8, commands
     chain = Path(karaf.base) / "hk-chain.json"
     chain.write_text(json.dumps(chain_json("hk-karaf-cli")))
-    harmless = {"metron-chain-add": f"--dry-run {chain}", "metron-chain-remove": "hk-no-such-chain"}
+    harmless = {"metron-chain-add": f"--dry-run {chain}", "metron-chain-remove": "hk-no-such-chain",
+                "metron-drain": "metron:hk-no-such-server"}
     problems = []
     for scope, name in commands:
         out = karaf.ssh(f"{scope}:{name} {harmless.get(name, '')}", check=False)
@@ -221,6 +222,8 @@ def test_every_metron_command_registered_and_runs(karaf, installed):
         "a --dry-run stored the chain"
     assert not problems, "\n".join(problems)
     assert "no chain named 'hk-no-such-chain'" in karaf.ssh("onos:metron-chain-remove hk-no-such-chain", check=False)
+    assert "INVALID_REQUEST: no server metron:hk-no-such-server is registered" in karaf.ssh(
+        "onos:metron-drain metron:hk-no-such-server", check=False)
     assert dry.strip(), "metron-chain-add --dry-run printed nothing"
 
 

@@ -21,6 +21,8 @@ public final class RequestRules {
      * A deployment's connect point as ONOS writes one: device id (scheme:rest), '/', port number. What ONOS's
      * {@code ConnectPoint.deviceConnectPoint} reads beyond this (named or logical ports) is not a chain's point.
      */
+    /** A device id as a path segment names a server ("metron:srv1"): scheme, colon, id. */
+    public static final String DEVICE_ID = "^[a-z][a-z0-9+.-]*:[A-Za-z0-9._:-]+$";
     public static final String CONNECT_POINT = "^[a-z][a-z0-9+.-]*:[A-Za-z0-9._:-]+/[0-9]{1,10}$";
     /** A next hop's MAC: six colon-separated hex bytes, unicast (group bit clear), not all zero. */
     public static final String UNICAST_MAC = "^(?!00:00:00:00:00:00$)[0-9A-Fa-f][02468AaCcEe](:[0-9A-Fa-f]{2}){5}$";
@@ -32,6 +34,7 @@ public final class RequestRules {
     private static final Pattern CHAIN_ID_RE = Pattern.compile(CHAIN_ID);
     private static final Pattern CHAIN_NAME_RE = Pattern.compile(CHAIN_NAME);
     private static final Pattern CONNECT_POINT_RE = Pattern.compile(CONNECT_POINT);
+    private static final Pattern DEVICE_ID_RE = Pattern.compile(DEVICE_ID);
     private static final Pattern UNICAST_MAC_RE = Pattern.compile(UNICAST_MAC);
 
     private RequestRules() {
@@ -48,6 +51,10 @@ public final class RequestRules {
     /** Whether {@code s} is a MAC address at all (six hex bytes), unicast or not. */
     public static boolean mac(String s) {
         return s != null && MAC_RE.matcher(s).matches();
+    }
+
+    public static boolean deviceId(String s) {
+        return s != null && DEVICE_ID_RE.matcher(s).matches();
     }
 
     public static boolean connectPoint(String s) {

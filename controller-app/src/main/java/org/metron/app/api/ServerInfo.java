@@ -91,9 +91,17 @@ public final class ServerInfo {
     private final String error;
     private final List<CoreInfo> cores;
     private final List<NicInfo> nics;
+    private final java.util.OptionalLong drainedSinceMs;
 
     public ServerInfo(DeviceId id, String agent, boolean reachable, String error, List<CoreInfo> cores,
                       List<NicInfo> nics) {
+        this(id, agent, reachable, error, cores, nics, java.util.OptionalLong.empty());
+    }
+
+    /** @param drainedSinceMs when an operator drained it ({@link DrainService}); empty when it takes chains */
+    public ServerInfo(DeviceId id, String agent, boolean reachable, String error, List<CoreInfo> cores,
+                      List<NicInfo> nics, java.util.OptionalLong drainedSinceMs) {
+        this.drainedSinceMs = Objects.requireNonNull(drainedSinceMs);
         this.id = Objects.requireNonNull(id);
         this.agent = Objects.requireNonNull(agent);
         this.reachable = reachable;
@@ -126,6 +134,11 @@ public final class ServerInfo {
 
     public List<NicInfo> nics() {
         return nics;
+    }
+
+    /** When an operator drained the server (ms since the epoch); empty when it takes chains. */
+    public java.util.OptionalLong drainedSinceMs() {
+        return drainedSinceMs;
     }
 
     /** Mean load of all cores (0 when none): the number power-of-two placement compares. */

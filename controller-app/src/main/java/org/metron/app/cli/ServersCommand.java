@@ -23,10 +23,12 @@ public class ServersCommand extends MetronCommand {
             if (outputJson()) {
                 print("%s", MetronJson.server(s));
             } else if (!s.reachable()) {
-                print("id=%s agent=%s UNREACHABLE: %s", s.id(), s.agent(), s.error());
+                print("id=%s agent=%s%s UNREACHABLE: %s", s.id(), s.agent(),
+                        s.drainedSinceMs().isPresent() ? " DRAINED" : "", s.error());
             } else {
-                print("id=%s agent=%s load=%s freeCores=%d nics=%s", s.id(), s.agent(), MetronText.percent(s.load()),
-                        s.freeCores(),
+                print("id=%s agent=%s%s load=%s freeCores=%d nics=%s", s.id(), s.agent(),
+                        s.drainedSinceMs().isPresent() ? " DRAINED since " + java.time.Instant.ofEpochMilli(
+                                s.drainedSinceMs().getAsLong()) : "", MetronText.percent(s.load()), s.freeCores(),
                         s.nics().stream().map(n -> n.name() + (n.linkUp() ? "" : "(down)"))
                                 .collect(Collectors.joining(",")));
                 for (ServerInfo.NicInfo n : s.nics()) {

@@ -295,6 +295,17 @@ final class ChainBringUp {
      */
     Chain bringUpBeside(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
                          Placement oldPlacement) {
+        return bringUpBeside(old, next, compiler, running, oldPlacement, Optional.empty(), "");
+    }
+
+    /**
+     * As {@link #bringUpBeside(Chain, Chain, ChainCompiler, InstalledState, Placement)}, the new version on server
+     * {@code to} when given (else the running version's server when it can take it, else another); a non-empty
+     * {@code move} says why the chain moves (the same definition, docs/failover.md#planned-restart-drain) and
+     * begins the chain's reason instead of "updated from version N".
+     */
+    Chain bringUpBeside(Chain old, Chain next, ChainCompiler compiler, InstalledState running,
+                        Placement oldPlacement, Optional<MetronServer> to, String move) {
         ChainId id = next.id();
         Deployment d = next.deployment();
         long t0 = System.nanoTime();
@@ -308,7 +319,9 @@ final class ChainBringUp {
             ingress.requireEarly(id, d, next.json(), compiler);
             Optional<OffloadChoice> full = placement.chooseFullOffload(id, ingress(d), egress(d),
                     compiler);
-            sc = full.isPresent() ? null : placement.chooseServerForUpdate(id, d, d.cpuCores(),
+            sc = full.isPresent() ? null : to.isPresent() ? placement.chooseServerAt(id, d, d.cpuCores(),
+                    server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), to.get())
+                    : placement.chooseServerForUpdate(id, d, d.cpuCores(),
                     server -> reservedCoresExcept(server, id), compiler.flowStateDemand(), oldServer);
             oc = full.isPresent() ? full.get()
                     : placement.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(), compiler);
@@ -351,7 +364,9 @@ final class ChainBringUp {
             List<Tag> oldTags = tags.allocations().stream().filter(t -> t.chainId().equals(id))
                     .map(TagAllocation::tag).filter(t -> !claimed.contains(t)).collect(Collectors.toList());
             tags.release(id, oldTags);
-            String reason = "updated from version " + old.version() + " make-before-break in "
+            String reason = (move.isEmpty() ? "updated from version " + old.version() : move + ": from "
+                    + oldServer.map(MetronServer::id).map(Object::toString).orElse("no server") + " to "
+                    + (sc == null ? "no server" : sc.server().id())) + " make-before-break in "
                     + ms(t0, System.nanoTime()) + " ms: " + r.carried + " flows carried over"
                     + (carry.sources().isEmpty() ? " (no unchanged stateful element)" : " " + carry)
                     + ", " + r.synced + " synced after the move"

@@ -43,7 +43,7 @@ import java.util.stream.Collectors;
  * <p>Concurrency: operations on one chain are serialized (per-chain lock here, leadership across instances);
  * different chains proceed in parallel except for the short server/core reservation step.
  */
-public final class ChainManager implements MetronService, CompiledChains {
+public final class ChainManager implements MetronService, CompiledChains, ChainMoves {
     private static final Logger log = LoggerFactory.getLogger(ChainManager.class);
 
     private final ChainStore store;
@@ -73,7 +73,8 @@ public final class ChainManager implements MetronService, CompiledChains {
         this.servers = fenced;
         // and every switch rule write of an operation is checked against the term the operation started with
         switches = FencedSwitches.of(switches);
-        this.placement = Objects.requireNonNull(placement);
+        placement = placement.without(store::isDrained); // a drained server takes nothing (everything below)
+        this.placement = placement;
         this.tags = new TagAllocator(store.tags());
         Objects.requireNonNull(agentTimeout);
         Objects.requireNonNull(synthesis);
@@ -150,6 +151,12 @@ public final class ChainManager implements MetronService, CompiledChains {
         return updates.update(id, json);
     }
 
+    /** The same definition on another server, make-before-break ({@link ChainUpdates#move}). */
+    @Override
+    public Chain move(ChainId id, Optional<DeviceId> to, String why) {
+        return updates.move(id, to, why, () -> lost.discardPrepared(id, "an operator's move supersedes it: " + why));
+    }
+
     /** Applies the update recorded with the chain, if any ({@link ChainUpdates#applyUpdate}); caller holds the lock. */
     Chain applyUpdate(ChainId id) {
         return updates.applyUpdate(id);
@@ -223,7 +230,6 @@ public final class ChainManager implements MetronService, CompiledChains {
         return placement.network().device(device).map(d -> d.role() != org.metron.app.spi.DeviceRole.SERVER)
                 .orElse(false);
     }
-
 
     @Override
     public ValidationReport validate(String json) {
@@ -441,21 +447,17 @@ public final class ChainManager implements MetronService, CompiledChains {
     public List<TrafficClassInfo> trafficClasses(ChainId id) {
         Chain chain = existing(id);
         Optional<Placement> p = placement(id);
-        return ClassViews.of(id, compiledFor(chain, p), p, store.installed().get(id).map(Versioned::value));
+        return ClassViews.of(id, compilers.compiled(chain, p), p, store.installed().get(id).map(Versioned::value));
     }
 
     @Override
     public CompiledChain compiled(ChainId id) {
-        return compiledFor(existing(id), placement(id));
+        return compilers.compiled(existing(id), placement(id));
     }
 
     @Override
     public void rulesChanged(ChainId id) {
         refreshBackups(id);
-    }
-
-    private CompiledChain compiledFor(Chain chain, Optional<Placement> p) {
-        return compilers.compiled(chain, p);
     }
 
     @Override

@@ -112,6 +112,55 @@ final class ChainUpdates {
     }
 
     /**
+     * Moves a running chain to another server with its definition unchanged, make-before-break as an update
+     * (docs/failover.md#planned-restart-drain): to {@code to} when given, else wherever placement puts it (a
+     * drained server is not among the choices). Refused with the chain untouched when it cannot run there, when it
+     * holds nothing to move, when an update of it is pending, or when another instance owns it (a move is asked of
+     * the chain's owner: it names no version the owner could apply later).
+     *
+     * @param why           begins the chain's reason ("moved off drained server metron:srv1")
+     * @param dropFailover takes back a failover move readied for the chain (its server was suspected: a loaded agent
+     *                     answering late), run under the chain's lock before placing: the operator's move supersedes
+     *                     it, and the readied one holds a core the move may need (seen at rate: the drain found "0 free
+     *                     cores" on the only other server, held by the readied move of the same chain)
+     */
+    Chain move(ChainId id, Optional<DeviceId> to, String why, Runnable dropFailover) {
+        synchronized (store.lockFor(id)) {
+            try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
+                Chain old = existing(id);
+                if (old.markedForRemoval()) {
+                    throw ChainRemoval.refusal(old, "moved");
+                }
+                if (!leadership.actsFor(id)) {
+                    throw new MetronException(Fault.NOT_LEADER, "chain " + id + " not moved: another controller "
+                            + "instance owns it; ask that one");
+                }
+                Optional<InstalledState> running = store.installed().get(id).map(Versioned::value);
+                Optional<Placement> placed = store.placement(id);
+                if (old.updatePending() || running.isEmpty() || placed.isEmpty()) {
+                    throw new MetronException(Fault.INVALID_REQUEST, "chain " + id + " not moved: "
+                            + (old.updatePending() ? "an update of it is pending" : "it runs nowhere (" + old.state()
+                            + ")") + "; nothing was changed");
+                }
+                Optional<MetronServer> target = to.map(t -> servers.server(t).orElseThrow(() -> new MetronException(
+                        Fault.INVALID_REQUEST, "chain " + id + " not moved: server " + t + " is not registered")));
+                requireAgentAnswers(old);
+                dropFailover.run();
+                Chain next = old.withDefinition(old.json(), old.deployment());
+                try {
+                    return bringUps.bringUpBeside(old, next, compilers.of(old), running.get(), placed.get(), target,
+                            why);
+                } catch (MetronException e) {
+                    if (e.fault() != Fault.NOT_LEADER) {
+                        store.chains().put(id, old); // the running version, its record included, is untouched
+                    }
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
      * Applies the update recorded with the chain, if any (its owner reconciling it: the instance that took the
      * PUT did not own the chain, or its owner stopped mid-update); caller holds the lock.
      */

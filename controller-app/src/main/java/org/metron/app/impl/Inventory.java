@@ -66,12 +66,18 @@ final class Inventory {
                         .map(n -> new ServerInfo.NicInfo(n.getName(), n.getMac(), n.getLinkUp(), n.getMaxNicRules(),
                                 NicDispatch.of(n)))
                         .collect(Collectors.toList());
-                out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics));
+                out.add(new ServerInfo(s.id(), s.agent().target(), true, "", cores, nics, drainedSince(s.id())));
             } catch (RuntimeException e) { // the agent's failure, or its answer's
-                out.add(new ServerInfo(s.id(), s.agent().target(), false, AgentCalls.reason(e), List.of(), List.of()));
+                out.add(new ServerInfo(s.id(), s.agent().target(), false, AgentCalls.reason(e), List.of(), List.of(),
+                        drainedSince(s.id())));
             }
         }
         return out;
+    }
+
+    private java.util.OptionalLong drainedSince(DeviceId server) {
+        return store.drained().get(server).map(v -> java.util.OptionalLong.of(v.value().sinceMs()))
+                .orElse(java.util.OptionalLong.empty());
     }
 
     public List<RuleInfo> rules(DeviceId device) {

@@ -81,18 +81,26 @@ public final class PlacementEngine {
      * This engine without one server (a lost one: its agent is not asked, so a dead agent costs no timeout).
      */
     PlacementEngine without(DeviceId lost) {
+        return without(lost::equals);
+    }
+
+    /**
+     * This engine without the servers {@code out} names when it draws (asked at each draw: a drained server,
+     * {@link org.metron.app.store.ChainStore#isDrained}, is out from the moment it is recorded).
+     */
+    PlacementEngine without(java.util.function.Predicate<DeviceId> out) {
         ServerRegistry all = servers;
         return new PlacementEngine(new ServerRegistry() {
             @Override
             public java.util.Collection<MetronServer> servers() {
-                List<MetronServer> out = new ArrayList<>(all.servers());
-                out.removeIf(m -> m.id().equals(lost));
-                return out;
+                List<MetronServer> in = new ArrayList<>(all.servers());
+                in.removeIf(m -> out.test(m.id()));
+                return in;
             }
 
             @Override
             public Optional<MetronServer> server(DeviceId id) {
-                return id.equals(lost) ? Optional.empty() : all.server(id);
+                return out.test(id) ? Optional.empty() : all.server(id);
             }
         }, network, switches, random, calls.timeout());
     }
@@ -119,7 +127,8 @@ public final class PlacementEngine {
                                      Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState) {
         List<MetronServer> candidates = new ArrayList<>(servers.servers());
         if (candidates.isEmpty()) {
-            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no Metron server registered");
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "chain " + chain + ": no Metron server registered"
+                    + " that takes chains (a drained server takes none)");
         }
         Map<DeviceId, String> rejected = new LinkedHashMap<>();
         int unreachable = 0;
@@ -170,20 +179,38 @@ public final class PlacementEngine {
                                               Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState,
                                               Optional<MetronServer> current) {
         String why = "";
-        if (current.isPresent()) {
-            Probe p = probe(current.get(), d, coresNeeded, reservedCores.apply(current.get().id()), flowState,
-                    chain.name());
-            if (p.choice != null) {
-                return new ServerChoice(p.choice.server(), p.choice.nic(), p.choice.egressNic(), p.choice.cores(),
-                        p.choice.tagsInUse(), p.choice.load(), 1, p.choice.nicRules());
+        if (current.isPresent() && servers.server(current.get().id()).isEmpty()) {
+            why = "its server " + current.get().id() + " takes nothing now (drained or no longer registered); ";
+        } else if (current.isPresent()) {
+            try {
+                return chooseServerAt(chain, d, coresNeeded, reservedCores, flowState, current.get());
+            } catch (MetronException e) {
+                why = "its server " + current.get().id() + " cannot take it (" + e.getMessage() + "); ";
             }
-            why = "its server " + current.get().id() + " cannot take it (" + p.reason + "); ";
         }
         try {
             return chooseServer(chain, d, coresNeeded, reservedCores, flowState);
         } catch (MetronException e) {
             throw new MetronException(e.fault(), why + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The one server {@code at} for a chain (a chain moved back to a server it was drained off): the chain's own
+     * pipeline there, if any, counts as free, as for {@link #chooseServerForUpdate}.
+     *
+     * @throws MetronException IMPOSSIBLE_PLACEMENT saying why {@code at} cannot take it
+     */
+    public ServerChoice chooseServerAt(ChainId chain, Deployment d, int coresNeeded,
+                                       Function<DeviceId, Set<Integer>> reservedCores, FlowStateDemand flowState,
+                                       MetronServer at) {
+        Probe p = probe(at, d, coresNeeded, reservedCores.apply(at.id()), flowState, chain.name());
+        if (p.choice == null) {
+            throw new MetronException(Fault.IMPOSSIBLE_PLACEMENT, "server " + at.id() + " cannot take chain "
+                    + chain + ": " + p.reason);
+        }
+        return new ServerChoice(p.choice.server(), p.choice.nic(), p.choice.egressNic(), p.choice.cores(),
+                p.choice.tagsInUse(), p.choice.load(), 1, p.choice.nicRules());
     }
 
     /** One server's answer to "can you take it?". */

@@ -12,6 +12,7 @@ import org.metron.app.api.TrafficClassInfo;
 import org.metron.app.api.ValidationReport;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
+import org.metron.app.impl.ChainMoves;
 import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
@@ -64,8 +65,8 @@ import java.util.concurrent.TimeUnit;
  * a device going unavailable or a link going away reroutes the chains using it (on one worker thread, off the
  * event thread). Deactivation keeps chains deployed (they are persistent state in the store, not session state).
  */
-@Component(immediate = true, service = {MetronService.class, CompiledChains.class})
-public class MetronComponent implements MetronService, CompiledChains {
+@Component(immediate = true, service = {MetronService.class, CompiledChains.class, ChainMoves.class})
+public class MetronComponent implements MetronService, CompiledChains, ChainMoves {
     /** Per agent call / per device batch (scaling's too). */
     public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -171,6 +172,11 @@ public class MetronComponent implements MetronService, CompiledChains {
     @Override
     public void rulesChanged(ChainId id) {
         manager.rulesChanged(id);
+    }
+
+    @Override
+    public Chain move(ChainId id, java.util.Optional<DeviceId> to, String why) {
+        return manager.move(id, to, why);
     }
 
     private void reroute(DeviceId device, String cause) {

@@ -96,7 +96,7 @@ public final class ApiDocument {
         r.add(field);
     }
 
-    /** Chain ids in paths and the scaling operations' group parameters, as the resources check them. */
+    /** Chain and server ids in paths and the scaling operations' group parameters, as the resources check them. */
     private static void parameterRules(ObjectNode doc) {
         doc.get("paths").forEach(path -> path.forEach(op -> op.path("parameters").forEach(p -> {
             ObjectNode param = (ObjectNode) p;
@@ -104,6 +104,8 @@ public final class ApiDocument {
             String name = param.path("name").asText();
             if (in.equals("path") && (name.equals("name") || name.equals("chain"))) {
                 param.put("pattern", RequestRules.CHAIN_ID);
+            } else if (in.equals("path") && name.equals("server")) {
+                param.put("pattern", RequestRules.DEVICE_ID);
             } else if (in.equals("query") && param.path("required").asBoolean()) {
                 param.put("minLength", 1);
             }

@@ -100,6 +100,8 @@ public class ChainsWebResource extends MetronWebResource {
         ChainId id = ChainId.of(name);
         Chain c = metron().chain(id).orElseThrow(() -> unknown(id));
         ObjectNode n = MetronJson.chain(c, true);
+        n.set("servers", metron().placement(id).map(p -> MetronJson.servers(p, get(org.metron.app.api.DrainService
+                .class).drained().keySet())).orElseGet(() -> mapper().createArrayNode()));
         ArrayNode boxes = n.putArray("blackBoxes");
         get(ScalingService.class).blackBoxes(id).forEach(b -> boxes.add(MetronJson.blackBox(b)));
         return ok(n).build();

@@ -3,12 +3,16 @@ package org.metron.app.rest;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainService;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
+import org.metron.app.api.RequestRules;
 import org.onosproject.net.DeviceId;
 
 import javax.ws.rs.GET;
+import javax.ws.rs.POST;
 import javax.ws.rs.Path;
+import javax.ws.rs.PathParam;
 import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
@@ -99,6 +103,51 @@ public class InventoryWebResource extends MetronWebResource {
         ArrayNode refused = root.putArray("refusedConfigs");
         metron().refusedServerConfigs().forEach(r -> refused.add(MetronJson.refusedConfig(r)));
         return ok(root).build();
+    }
+
+    /**
+     * Drains a server for planned work (docs/failover.md#planned-restart-drain): every chain and scaled-out group
+     * on it moves to other servers hitless, and nothing is placed on it until it is undrained.
+     *
+     * @param server server device id (e.g. metron:srv1)
+     * @return 200 OK with {"server", "drained": true, "moves": [...]}; 400 unknown server; 409 nothing could take
+     *         what runs on it (nothing moved) or a move failed half way (the message says what moved and what did
+     *         not); 421 a chain owned by another instance; 502 agent or switch failure of a move (it runs on untouched)
+     */
+    @POST
+    @Path("servers/{server}/drain")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 400, 409, 421, 502})
+    public Response drain(@PathParam("server") String server) {
+        return ok(MetronJson.drain(get(DrainService.class).drain(server(server)))).build();
+    }
+
+    /**
+     * Makes a drained server take chains again; with {@code moveBack=true} the chains its drain moved off come back
+     * to it, make-before-break.
+     *
+     * @return 200 OK with {"server", "drained": false, "moves": [...]}; 400 unknown or not drained server; as
+     *         {@link #drain} for a move back that fails
+     */
+    @POST
+    @Path("servers/{server}/undrain")
+    @Produces(MediaType.APPLICATION_JSON)
+    @Statuses({200, 400, 409, 421, 502})
+    public Response undrain(@PathParam("server") String server, @QueryParam("moveBack") String moveBack) {
+        if (moveBack != null && !moveBack.equals("true") && !moveBack.equals("false")) {
+            throw new MetronException(MetronException.Fault.INVALID_REQUEST, "query parameter moveBack '" + moveBack
+                    + "' is neither true nor false");
+        }
+        return ok(MetronJson.drain(get(DrainService.class).undrain(server(server), "true".equals(moveBack))))
+                .build();
+    }
+
+    private static DeviceId server(String id) {
+        if (!RequestRules.deviceId(id)) {
+            throw new MetronException(MetronException.Fault.INVALID_REQUEST, "'" + id + "' is not a server device "
+                    + "id (e.g. metron:srv1)");
+        }
+        return DeviceId.deviceId(id);
     }
 
     /**

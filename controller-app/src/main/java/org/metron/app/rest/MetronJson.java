@@ -10,6 +10,7 @@ import org.metron.app.api.Chain;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
+import org.onosproject.net.DeviceId;
 import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.RuleInfo;
 import org.metron.app.api.ServerInfo;
@@ -64,6 +65,32 @@ public final class MetronJson {
             }
         }
         return n;
+    }
+
+    /** What a drain or undrain did (docs/failover.md#planned-restart-drain). */
+    public static ObjectNode drain(org.metron.app.api.DrainReport r) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("server", r.server().toString());
+        n.put("drained", r.drained());
+        ArrayNode moves = n.putArray("moves");
+        for (org.metron.app.api.DrainReport.Move m : r.moves()) {
+            moves.addObject().put("chain", m.chain().name()).put("what", m.what()).put("from", m.from().toString())
+                    .put("to", m.to().toString()).put("detail", m.detail());
+        }
+        return n;
+    }
+
+    /**
+     * The servers a chain's placement uses (its own, then those its groups were scaled out to), each saying
+     * whether it is drained: a chain on a drained server is one its drain could not move.
+     */
+    public static ArrayNode servers(Placement p, java.util.Set<DeviceId> drained) {
+        ArrayNode a = MAPPER.createArrayNode();
+        java.util.Set<DeviceId> used = new java.util.LinkedHashSet<>();
+        p.server().ifPresent(used::add);
+        p.groups().forEach(g -> g.server().ifPresent(used::add));
+        used.forEach(s -> a.addObject().put("id", s.toString()).put("drained", drained.contains(s)));
+        return a;
     }
 
     /** A black-box NF's status (docs/blackbox.md; the document's BlackBox). */
@@ -180,6 +207,8 @@ public final class MetronJson {
         n.put("id", s.id().toString());
         n.put("agent", s.agent());
         n.put("reachable", s.reachable());
+        n.put("drained", s.drainedSinceMs().isPresent());
+        s.drainedSinceMs().ifPresent(t -> n.put("drainedSince", java.time.Instant.ofEpochMilli(t).toString()));
         if (!s.reachable()) {
             n.put("error", s.error());
         }

@@ -62,6 +62,7 @@ final class ScaleOut {
         // a server already running a group of the chain takes another into the same pipeline
         List<MetronServer> candidates = runner.servers.servers().stream()
                 .filter(s -> !s.id().equals(c.server.id()) && !s.attachments().isEmpty())
+                .filter(s -> !runner.store.isDrained(s.id())) // a drained server takes nothing
                 .collect(Collectors.toCollection(ArrayList::new));
         java.util.Collections.shuffle(candidates, random);
         MetronServer best = null;
@@ -85,7 +86,7 @@ final class ScaleOut {
         if (best == null) {
             throw runner.refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, "no free core on "
                     + c.server.id() + " for a new group of chain " + chainId + ", and none on "
-                    + (candidates.isEmpty() ? "another server (none reachable that runs no group of it yet)"
+                    + (candidates.isEmpty() ? "another server (none reachable and not drained)"
                     : "servers " + candidates.stream().limit(2).map(MetronServer::id).collect(Collectors.toList())));
         }
         MetronServer remote = best;

@@ -94,7 +94,7 @@ public final class ScalingExecutor {
         int here = runner.resources.fresh(home)
                 .map(res -> OperationRunner.freeCores(home, res, placements, operations).size()).orElse(-1);
         int elsewhere = !runner.scalesOut() ? 0 : runner.servers.servers().stream()
-                .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty())
+                .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty() && !runner.store.isDrained(s.id()))
                 .mapToInt(s -> runner.resources.fresh(s.id())
                         .map(res -> OperationRunner.freeCores(s.id(), res, placements, operations).size())
                         .orElse(0))

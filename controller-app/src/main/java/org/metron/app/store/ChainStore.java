@@ -26,6 +26,8 @@ public final class ChainStore {
     public static final String PREPARED = "metron-prepared-moves";
     /** The newest ownership term that began an operation of each chain ({@link ChainTerms}). */
     public static final String TERMS = "metron-chain-terms";
+    /** Servers an operator drained: the one record placement, scaling and the views read. */
+    public static final String DRAINED = "metron-drained-servers";
 
     private final MetronMap<ChainId, Chain> chains;
     private final MetronMap<ChainId, Placement> placements;
@@ -35,6 +37,7 @@ public final class ChainStore {
     private final InstalledView armedRules;
     private final MetronMap<ChainId, PreparedMoveRecord> prepared;
     private final ChainTerms terms;
+    private final MetronMap<org.onosproject.net.DeviceId, DrainedServer> drained;
     private final Map<ChainId, Object> chainLocks = new ConcurrentHashMap<>();
     private final Object reservationLock = new Object();
 
@@ -51,6 +54,7 @@ public final class ChainStore {
         this.armedRules = new InstalledView(factory.map(ARMED_RULES, MetronSerializers.NAMESPACE), switches);
         this.prepared = factory.map(PREPARED, MetronSerializers.NAMESPACE);
         this.terms = new ChainTerms(factory.map(TERMS, MetronSerializers.NAMESPACE));
+        this.drained = factory.map(DRAINED, MetronSerializers.NAMESPACE);
     }
 
     /**
@@ -135,5 +139,15 @@ public final class ChainStore {
     /** The terms chain operations began with: what fences a deposed instance's writes in the store's view. */
     public ChainTerms terms() {
         return terms;
+    }
+
+    /** The servers an operator drained ({@link DrainedServer}), by device id. */
+    public MetronMap<org.onosproject.net.DeviceId, DrainedServer> drained() {
+        return drained;
+    }
+
+    /** Whether {@code server} is drained: no placement, scale-out or failover may put anything on it. */
+    public boolean isDrained(org.onosproject.net.DeviceId server) {
+        return drained.get(server).isPresent();
     }
 }

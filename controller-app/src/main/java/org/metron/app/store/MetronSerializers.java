@@ -49,6 +49,7 @@ public final class MetronSerializers {
             // what replaced stored InstalledStates (their rules are read from the devices); old ones still read
             .register(new InstalledRecordSerializer(), InstalledRecord.class)
             .register(PreparedMoveRecord.class)
+            .register(DrainedServer.class)
             .build("metron");
 
     private MetronSerializers() {

@@ -367,7 +367,7 @@ public class ApiValidationAgreementTest {
     }
 
     @Test
-    public void chainIdsInPathsAgree() {
+    public void chainAndServerIdsInPathsAgree() {
         List<JsonNode> params = new ArrayList<>();
         doc.get("paths").forEach(p -> p.forEach(op -> op.path("parameters").forEach(param -> {
             if (param.path("in").asText().equals("path")) {
@@ -375,15 +375,22 @@ public class ApiValidationAgreementTest {
             }
         })));
         assertTrue(params.size() >= 7);
-        List<JsonNode> values = strings("web", "1web", "a.b-c_d", "b".repeat(64), "b".repeat(65), "_web", "-x");
+        List<JsonNode> values = strings("web", "1web", "a.b-c_d", "b".repeat(64), "b".repeat(65), "_web", "-x",
+                "metron:srv1", "metron:", "Metron:srv1", "of:0000000000000001");
         for (JsonNode param : params) {
+            boolean server = param.get("name").asText().equals("server"); // a server's device id, not a chain's
             for (JsonNode v : values) {
                 if (!v.isTextual()) {
                     continue; // a path segment is text
                 }
                 boolean api;
                 try {
-                    ChainId.of(v.asText());
+                    if (server && !RequestRules.deviceId(v.asText())) {
+                        throw new MetronException(MetronException.Fault.INVALID_REQUEST, "not a device id");
+                    }
+                    if (!server) {
+                        ChainId.of(v.asText());
+                    }
                     api = true;
                 } catch (MetronException e) {
                     api = false;

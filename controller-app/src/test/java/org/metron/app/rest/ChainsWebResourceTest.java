@@ -49,7 +49,9 @@ public class ChainsWebResourceTest extends JerseyTest {
             @Override
             public <T> T get(Class<T> c) {
                 return c == MetronService.class ? c.cast(w.manager)
-                        : c == org.metron.app.scaling.ScalingService.class ? c.cast(scaling) : null;
+                        : c == org.metron.app.scaling.ScalingService.class ? c.cast(scaling)
+                        : c == org.metron.app.api.DrainService.class ? c.cast(new org.metron.app.scaling.ServerDrain(
+                                w.store, w.servers, w.manager, scaling::merge, System::currentTimeMillis)) : null;
             }
         };
         return new ResourceConfig(new MetronWebApplication().getClasses())

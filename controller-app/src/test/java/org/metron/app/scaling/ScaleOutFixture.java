@@ -112,13 +112,15 @@ public abstract class ScaleOutFixture {
             this(name, a, b, Fixtures.S1 + "/3");
         }
 
-        /** On the servers of two given agents' clients (server a and server b). */
+        /** On the servers of two given agents' clients (server a and server b; b null: server a alone). */
         Rig(String name, AgentClient a, AgentClient b, String egressPoint) throws Exception {
             super(name);
             servers.add(new MetronServer(DeviceId.deviceId("metron:a"), a, Map.of(nicOf(a),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
-            servers.add(new MetronServer(DeviceId.deviceId("metron:b"), b, Map.of(nicOf(b),
-                    ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
+            if (b != null) {
+                servers.add(new MetronServer(DeviceId.deviceId("metron:b"), b, Map.of(nicOf(b),
+                        ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/11"))));
+            }
             Duration t = Duration.ofSeconds(10);
             manager = new ChainManager(store, servers, switches, leadership,
                     new PlacementEngine(servers, network, switches, new Random(1), t),
@@ -129,7 +131,7 @@ public abstract class ScaleOutFixture {
             assertEquals(ChainState.ACTIVE, manager.submit(json).state());
             DeviceId on = placement().server().get();
             home = servers.server(on).get();
-            away = servers.servers().stream().filter(s -> !s.id().equals(on)).findFirst().get();
+            away = servers.servers().stream().filter(s -> !s.id().equals(on)).findFirst().orElse(null);
             rigs.add(this);
         }
 
@@ -168,7 +170,11 @@ public abstract class ScaleOutFixture {
             return moved;
         }
 
+        /** The chain's groups on a server's agent; none on no server (a rig of one server has no other). */
         List<GroupStatus> groups(MetronServer s) throws Exception {
+            if (s == null) {
+                return List.of();
+            }
             return s.agent().listPipelines().get(10, TimeUnit.SECONDS).getPipelinesList().stream()
                     .filter(p -> p.getPipelineId().equals(chain.name())).flatMap(p -> p.getGroupsList().stream())
                     .collect(Collectors.toList());

@@ -1,5 +1,6 @@
 package org.metron.embedded;
 
+import org.metron.app.api.DrainService;
 import org.metron.app.api.MetronService;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
@@ -17,6 +18,7 @@ import org.metron.app.scaling.PortCounters;
 import org.metron.app.scaling.ScalingManager;
 import org.metron.app.scaling.ScalingPolicy;
 import org.metron.app.scaling.ScalingService;
+import org.metron.app.scaling.ServerDrain;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.app.store.ChainStore;
 import org.metron.embedded.net.AgentServerRegistry;
@@ -122,8 +124,11 @@ public final class EmbeddedHost implements AutoCloseable {
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
+            // an operator's drain moves chains (the manager) and scaled-out groups (scaling) off a server
+            DrainService drain = new ServerDrain(chains, fenced, manager, scaler::merge, System::currentTimeMillis);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
-                    .with(ScalingService.class, scaler), users, new DashboardServlet(metron, scaler, users, net, view));
+                    .with(ScalingService.class, scaler).with(DrainService.class, drain), users,
+                    new DashboardServlet(metron, scaler, users, net, view));
             server.start();
         } catch (Exception | Error e) {
             if (reroutes != null) {
