@@ -38,7 +38,7 @@ function stage(s) {
   sub(/\(.*/, "", s)  # the name without its parameters (nm -C gives them, perf does not)
   if (s ~ /rte_hash|hash_lookup|compare_signatures|search_one_bucket|FlowTable::lookup|FlowTable::holds|FlowTable::index_|lookup_hashed|rte_hash_crc|crc32|hash_key|sig4/) return "lookup"
   if (s ~ /ReplayPort|rte_pktmbuf_alloc|mbuf_alloc|rte_mempool_get|common_ring_mc|bucket_dequeue|mempool_ops_dequeue/) return "rx"
-  if (s ~ /rewrite_ipv4|rewrite_packet|FlowRewriter::track|FlowRewriter::touch/) return "rewrite"
+  if (s ~ /rewrite_ipv4|rewrite_packet|rewrite_to_target|FlowRewriter::track|FlowRewriter::touch/) return "rewrite"
   if (s ~ /GroupRuntime::process/) return "telemetry"
   if (s ~ /process_keys|key4_of|SynthRewriter|process_batch/) return "rewriter_loop"
   if (s ~ /CheckIPHeader|ip_checksum|rte_raw_cksum|cksum/) return "checkip"
