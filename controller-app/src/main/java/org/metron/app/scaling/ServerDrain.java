@@ -24,6 +24,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
@@ -54,11 +55,11 @@ public final class ServerDrain implements DrainService {
     private final Object lock = new Object();
 
     public ServerDrain(ChainStore store, ServerRegistry servers, ChainMoves chains, Merges merges, LongSupplier clock) {
-        this.store = store;
-        this.servers = servers;
-        this.chains = chains;
-        this.merges = merges;
-        this.clock = clock;
+        this.store = Objects.requireNonNull(store);
+        this.servers = Objects.requireNonNull(servers);
+        this.chains = Objects.requireNonNull(chains);
+        this.merges = Objects.requireNonNull(merges);
+        this.clock = Objects.requireNonNull(clock);
     }
 
     @Override
