@@ -260,10 +260,11 @@ def planned_restart(s, server, timeout=60):
     make-before-break to the other server, flows carried), its agent stopped and started again as the launcher does,
     then undrained with the chain moved back. Answers {"drain": the drain's answer, "idleAfterDrain": the chain's
     groups the agent reported once drained (none), "undrain": the undrain's answer, "marks": {what: ms from the
-    call} (drained; restarted: the controller's GET /servers read the new agent; undrained), "downDrops": the drop
-    counters of the server's switch ports that moved from OVS_STATS_S after the drain (traffic left the port when
-    the drain answered) to OVS_STATS_S after the new agent answered: what the switch could not hand the agent
-    while it was down (the unplanned restart's loss)}."""
+    call} (drained; stopping: the agent is sent SIGTERM; serving: the new agent serves (the launcher boosts it
+    then, fastnet.boost_once_serving); restarted: the controller's GET /servers read the new agent; undrained),
+    "downDrops": the drop counters of the server's switch ports that moved from OVS_STATS_S after the drain
+    (traffic left the port when the drain answered) to OVS_STATS_S after the new agent answered: what the switch
+    could not hand the agent while it was down (the unplanned restart's loss)}."""
     sid, t = f"metron:{server}", time.monotonic()
     out = {"drain": s.host.call("POST", f"/servers/{sid}/drain"), "marks": {}}
     out["marks"]["drained"] = (time.monotonic() - t) * 1e3
@@ -271,7 +272,9 @@ def planned_restart(s, server, timeout=60):
     time.sleep(OVS_STATS_S)
     ports = server_ports(s, server)
     before = {k: v for k, v in atload.ovs_drops(s).items() if k.split()[1] in ports}
+    out["marks"]["stopping"] = (time.monotonic() - t) * 1e3
     s.restart_agent(server)
+    out["marks"]["serving"] = (time.monotonic() - t) * 1e3
     while not next(x for x in s.host.call("GET", "/servers")["servers"] if x["id"] == sid)["reachable"]:
         if time.monotonic() - t > timeout + out["marks"]["drained"] / 1e3:
             raise AssertionError(f"the restarted agent of {server} did not answer in {timeout} s")

@@ -190,8 +190,21 @@ def doubles(k, did):
     return dup
 
 
-def chain_cores(k, server):
-    return sorted(c["id"] for c in metron_servers(k).get(server, {}).get("cores", []) if c["chain"] == CHAIN)
+def chain_cores(k, server, timeout=15):
+    """The cores the agent of `server` reports running the chain, read through node k once the agent answers k: a
+    server k could not reach in its agent timeout is listed with no cores (GET /onos/metron/servers: reachable false),
+    which is not an agent running nothing (a loaded CI run read cores [] where the groups had a core, without
+    saying whether the agent had answered; this read tells the two apart)."""
+    last = {}
+
+    def answering():
+        last["view"] = metron_servers(k).get(server)
+        return last["view"] if last["view"] and last["view"]["reachable"] else None
+    deadline = time.time() + timeout
+    while (view := answering()) is None:
+        assert time.time() < deadline, f"{server} did not answer {k} in {timeout} s: {last['view']}"
+        time.sleep(0.5)
+    return sorted(c["id"] for c in view["cores"] if c["chain"] == CHAIN)
 
 
 def agent_segments(agent):

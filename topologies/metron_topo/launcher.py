@@ -333,14 +333,13 @@ def start_agent(state, server, binary=None):
     if agent.runtime_dir(prefix) not in state["paths"]:
         state.record("paths", agent.runtime_dir(prefix))
     logf = open(Path(state["run_dir"]) / f"agent-{server.name}.log", "ab")
-    if vdevs:
-        argv = fastnet.niced(argv)
     p = subprocess.Popen(["ip", "netns", "exec", node["netns"]] + argv, stdout=logf, stderr=subprocess.STDOUT,
                          start_new_session=True)
     logf.close()
     state.record_process(f"agent-{server.name}", p.pid, argv)
-    if vdevs:
-        fastnet.boost(p.pid)
+    if vdevs and not fastnet.boost_once_serving(p.pid, (node["mgmt_ip"], agent.METRICS_PORT)):
+        raise RuntimeError(f"the agent of {server.name} did not serve its metrics port in time: see its log "
+                           f"{Path(state['run_dir']) / f'agent-{server.name}.log'}")
     node["agent_pid"] = p.pid
     state.save()
     return p.pid
