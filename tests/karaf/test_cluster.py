@@ -190,11 +190,14 @@ def doubles(k, did):
     return dup
 
 
-def chain_cores(k, server, timeout=15):
+def chain_cores(k, server, timeout=15, dead=False):
     """The cores the agent of `server` reports running the chain, read through node k once the agent answers k: a
     server k could not reach in its agent timeout is listed with no cores (GET /onos/metron/servers: reachable false),
-    which is not an agent running nothing (a loaded CI run read cores [] where the groups had a core, without
-    saying whether the agent had answered; this read tells the two apart)."""
+    and one whose device is unavailable is not listed, neither of which is an agent running nothing (a loaded CI run
+    read cores [] where the groups had a core, without saying whether the agent had answered; this read tells them
+    apart). `dead`: the agent was killed; whatever k lists of it once (nothing, or no cores)."""
+    if dead:
+        return sorted(c["id"] for c in metron_servers(k).get(server, {}).get("cores", []) if c["chain"] == CHAIN)
     last = {}
 
     def answering():
@@ -530,6 +533,50 @@ def seen_on_every_node(nodes, check, t0, timeout):
         return dict(zip([n.id for n in nodes], pool.map(poll, nodes)))
 
 
+def test_a_drain_sent_to_a_node_that_does_not_own_the_chain_moves_it_through_its_owner(cluster, servers):
+    """Any node takes a server drain (docs/failover.md#planned-restart-drain): the drain of the server running the
+    chain, POSTed to a node that does not act for the chain, has the owner move it make-before-break to the other
+    server (recorded in the shared scaling-requests map, run by the owner alone; before, the node answered 421 and
+    the operator had to find the owner), and the undrain with moveBack, POSTed to the other non-owner, brings it
+    back the same way. Read on every node: ACTIVE where it moved, one pipeline, no rule twice, packets through."""
+    k = cluster.alive()[0].karaf
+    acting = leader(cluster)
+    assert acting, f"no node leads {TOPIC}"
+    others = [n for n in cluster.alive() if n.id != acting]
+    hosting = next((s for s in cluster.chain_servers if chain_cores(k, s)), None)
+    assert hosting, "the chain runs on no agent"
+    other = next(s for s in cluster.chain_servers if s != hosting)
+    t0 = time.time()
+    status, body = others[0].karaf.http("POST", f"/onos/metron/servers/{hosting}/drain", timeout=90)
+    assert status == 200, (others[0].id, status, body)
+    report = json.loads(body)
+    print(f"drain of {hosting} on {others[0].id} (owner {acting}): {time.time() - t0:.1f} s: {body[:400]}")
+    assert report["drained"] and [(m["chain"], m["from"], m["to"]) for m in report["moves"]] == [
+        (CHAIN, hosting, other)], report
+    for n in cluster.alive():
+        wait_for(f"{CHAIN} ACTIVE on {other} on {n}", lambda kk=n.karaf: active_on(kk, other), timeout=30,
+                 interval=0.5)
+    assert len(chain_cores(k, other)) == 1 and chain_cores(k, hosting) == [], metron_servers(k)
+    assert not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+    movers = nodes_logging(cluster, rf"Chain {re.escape(CHAIN)}: ran the MOVE another instance recorded", t0)
+    assert list(movers) == [acting], f"not moved by the owner {acting} alone: {movers}"
+    cluster.net.assert_traffic("after a drain sent to a node that does not own the chain")
+
+    t1 = time.time()
+    status, body = others[-1].karaf.http("POST", f"/onos/metron/servers/{hosting}/undrain?moveBack=true", timeout=90)
+    assert status == 200, (others[-1].id, status, body)
+    report = json.loads(body)
+    print(f"undrain of {hosting} on {others[-1].id}: {time.time() - t1:.1f} s: {body[:300]}")
+    assert not report["drained"] and [(m["from"], m["to"]) for m in report["moves"]] == [(other, hosting)], report
+    for n in cluster.alive():
+        wait_for(f"{CHAIN} ACTIVE on {hosting} on {n}", lambda kk=n.karaf: active_on(kk, hosting), timeout=30,
+                 interval=0.5)
+        assert not metron_servers(n.karaf)[hosting]["drained"], metron_servers(n.karaf)[hosting]
+    assert len(chain_cores(k, hosting)) == 1 and chain_cores(k, other) == [], metron_servers(k)
+    assert not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
+    cluster.net.assert_traffic("after the undrain with moveBack")
+
+
 def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_probed_by_one_node(cluster, servers):
     k = cluster.alive()[0].karaf
     # while all nodes run (the killed one rejoins later): each agent is asked for liveness by its master only
@@ -820,7 +867,7 @@ def test_the_owner_killed_during_an_agent_failover_deadline_leaves_nothing_readi
         # one pipeline of it on the agents (each agent's report of its cores): on the other server, none elsewhere
         for n in survivors:
             assert chain_cores(n.karaf, other) and len(chain_cores(n.karaf, other)) == 1, metron_servers(n.karaf)
-            assert chain_cores(n.karaf, hosting) == [], metron_servers(n.karaf)
+            assert chain_cores(n.karaf, hosting, dead=True) == [], metron_servers(n.karaf)
             assert chain_on(n.karaf)["state"] == "ACTIVE", chain_on(n.karaf)
         # nothing claimed for a move: no readied placement, the chain's tags exactly its placement's, on the other
         view = placements_view(k)

@@ -49,6 +49,24 @@ public final class DrainReport {
         }
 
         @Override
+        public boolean equals(Object o) {
+            if (this == o) {
+                return true;
+            }
+            if (!(o instanceof Move)) {
+                return false;
+            }
+            Move m = (Move) o;
+            return chain.equals(m.chain) && what.equals(m.what) && from.equals(m.from) && to.equals(m.to)
+                    && detail.equals(m.detail);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(chain, what, from, to, detail);
+        }
+
+        @Override
         public String toString() {
             return chain + " " + what + ": " + from + " -> " + to;
         }

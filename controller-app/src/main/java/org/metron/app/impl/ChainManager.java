@@ -3,6 +3,7 @@ package org.metron.app.impl;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.DrainReport;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.MetronService;
@@ -153,7 +154,7 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
 
     /** The same definition on another server, make-before-break ({@link ChainUpdates#move}). */
     @Override
-    public Chain move(ChainId id, Optional<DeviceId> to, String why) {
+    public DrainReport.Move move(ChainId id, Optional<DeviceId> to, String why) {
         return updates.move(id, to, why, () -> lost.discardPrepared(id, "an operator's move supersedes it: " + why));
     }
 

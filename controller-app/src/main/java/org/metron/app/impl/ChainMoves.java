@@ -1,7 +1,7 @@
 package org.metron.app.impl;
 
-import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport.Move;
 import org.onosproject.net.DeviceId;
 
 import java.util.Optional;
@@ -17,9 +17,10 @@ public interface ChainMoves {
     /**
      * @param to  the server to move to; empty: wherever placement puts it (never a drained server)
      * @param why begins the chain's reason
-     * @return the chain, ACTIVE on its new server
-     * @throws org.metron.app.api.MetronException when it cannot move (the chain runs on untouched), NOT_LEADER on an
-     *                                            instance that does not own it
+     * @return the move: from the server the chain ran on to the one it runs on (ACTIVE), the chain's reason after it
+     * @throws org.metron.app.api.MetronException when it cannot move (the chain runs on untouched); NOT_LEADER from
+     *                                            {@link ChainManager} on an instance that does not own the chain
+     *                                            (ScalingService#move asks the owner)
      */
-    Chain move(ChainId chain, Optional<DeviceId> to, String why);
+    Move move(ChainId chain, Optional<DeviceId> to, String why);
 }

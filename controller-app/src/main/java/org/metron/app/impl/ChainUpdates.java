@@ -3,6 +3,7 @@ package org.metron.app.impl;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainUpdate;
+import org.metron.app.api.DrainReport.Move;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -123,8 +124,9 @@ final class ChainUpdates {
      *                     answering late), run under the chain's lock before placing: the operator's move supersedes
      *                     it, and the readied one holds a core the move may need (seen at rate: the drain found "0 free
      *                     cores" on the only other server, held by the readied move of the same chain)
+     * @return the move: from the server it ran on to the one it runs on, the chain's reason after it
      */
-    Chain move(ChainId id, Optional<DeviceId> to, String why, Runnable dropFailover) {
+    Move move(ChainId id, Optional<DeviceId> to, String why, Runnable dropFailover) {
         synchronized (store.lockFor(id)) {
             try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 Chain old = existing(id);
@@ -147,9 +149,12 @@ final class ChainUpdates {
                 requireAgentAnswers(old);
                 dropFailover.run();
                 Chain next = old.withDefinition(old.json(), old.deployment());
+                DeviceId from = placed.get().server().orElseThrow();
                 try {
-                    return bringUps.bringUpBeside(old, next, compilers.of(old), running.get(), placed.get(), target,
-                            why);
+                    Chain moved = bringUps.bringUpBeside(old, next, compilers.of(old), running.get(), placed.get(),
+                            target, why);
+                    return new Move(id, "chain", from, store.placement(id).flatMap(Placement::server).orElse(from),
+                            moved.reason());
                 } catch (MetronException e) {
                     if (e.fault() != Fault.NOT_LEADER) {
                         store.chains().put(id, old); // the running version, its record included, is untouched

@@ -2,7 +2,6 @@ package org.metron.app.onos;
 
 import org.metron.app.api.DrainReport;
 import org.metron.app.api.DrainService;
-import org.metron.app.impl.ChainMoves;
 import org.metron.app.scaling.ScalingService;
 import org.metron.app.scaling.ServerDrain;
 import org.metron.app.spi.ServerRegistry;
@@ -17,9 +16,8 @@ import java.util.Map;
 
 /**
  * Server drains inside ONOS (docs/failover.md#planned-restart-drain): the same {@link ServerDrain} the embedded host
- * runs, over the instance's one chain store (whose drained record every instance's placement reads), the chain
- * manager's moves ({@link MetronComponent}) and scaling's merges ({@link ScalingComponent}, forwarded to a chain's
- * owner), offered as {@link DrainService} to the REST resources and the CLI.
+ * runs, over the instance's one chain store (whose drained record every instance's placement reads) and scaling's
+ * moves and merges ({@link ScalingComponent}, asked of a chain's owner when another instance owns it), offered as {@link DrainService} to the REST resources and the CLI.
  */
 @Component(immediate = true, service = DrainService.class)
 public class DrainComponent implements DrainService {
@@ -30,16 +28,14 @@ public class DrainComponent implements DrainService {
     protected ServerRegistry servers;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
-    protected ChainMoves moves;
-
-    @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected ScalingService scaling;
 
     private volatile ServerDrain drains;
 
     @Activate
     protected void activate() {
-        drains = new ServerDrain(chainStores.chainStore(), servers, moves, scaling::merge, System::currentTimeMillis);
+        drains = new ServerDrain(chainStores.chainStore(), servers, scaling::move, scaling::merge,
+                System::currentTimeMillis);
     }
 
     @Override

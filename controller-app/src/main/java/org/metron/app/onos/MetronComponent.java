@@ -2,6 +2,7 @@ package org.metron.app.onos;
 
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo;
@@ -175,7 +176,7 @@ public class MetronComponent implements MetronService, CompiledChains, ChainMove
     }
 
     @Override
-    public Chain move(ChainId id, java.util.Optional<DeviceId> to, String why) {
+    public DrainReport.Move move(ChainId id, java.util.Optional<DeviceId> to, String why) {
         return manager.move(id, to, why);
     }
 

@@ -1,5 +1,6 @@
 package org.metron.app.onos;
 
+import org.metron.app.impl.ChainMoves;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
@@ -65,6 +66,10 @@ public class ScalingComponent extends ScalingServiceDelegate {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected CompiledChains compiled;
 
+    /** The chain manager's moves ({@link MetronComponent}), run for the moves asked of this instance as an owner. */
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ChainMoves moves;
+
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceService deviceService;
 
@@ -75,8 +80,8 @@ public class ScalingComponent extends ScalingServiceDelegate {
     protected void activate() {
         ApplicationId app = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
         ScalingManager m = new ScalingManager(chainStores.chainStore(), storeFactory, servers, switches, compiled,
-                app, MetronComponent.STEP_TIMEOUT, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, leadership,
-                System::currentTimeMillis, Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS,
+                moves, app, MetronComponent.STEP_TIMEOUT, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
+                leadership, System::currentTimeMillis, Optional.of(this::rxPackets), IngressWatch.INTERVAL_MS,
                 Optional.of(new RulePlanner(app, network)));
         log.info("Recovered {} unfinished scaling operation(s)", m.start().size());
         delegate(m);

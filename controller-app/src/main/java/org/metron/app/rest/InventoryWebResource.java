@@ -110,14 +110,18 @@ public class InventoryWebResource extends MetronWebResource {
      * on it moves to other servers hitless, and nothing is placed on it until it is undrained.
      *
      * @param server server device id (e.g. metron:srv1)
-     * @return 200 OK with {"server", "drained": true, "moves": [...]}; 400 unknown server; 409 nothing could take
+     * Any instance takes it: each move runs on its chain's owner (ScalingService#move).
+     *
+     * @return 200 OK with {"server", "drained": true, "moves": [...]}; 202 a chain's owner has not finished its move
+     *         within the wait (it carries on; {@link PendingRequestMapper}); 400 unknown server; 409 nothing could take
      *         what runs on it (nothing moved) or a move failed half way (the message says what moved and what did
-     *         not); 421 a chain owned by another instance; 502 agent or switch failure of a move (it runs on untouched)
+     *         not); 421 a chain's ownership moved while its move ran; 502 agent or switch failure of a move (it runs
+     *         on untouched)
      */
     @POST
     @Path("servers/{server}/drain")
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({200, 400, 409, 421, 502})
+    @Statuses({200, 202, 400, 409, 421, 502})
     public Response drain(@PathParam("server") String server) {
         return ok(MetronJson.drain(get(DrainService.class).drain(server(server)))).build();
     }
@@ -132,7 +136,7 @@ public class InventoryWebResource extends MetronWebResource {
     @POST
     @Path("servers/{server}/undrain")
     @Produces(MediaType.APPLICATION_JSON)
-    @Statuses({200, 400, 409, 421, 502})
+    @Statuses({200, 202, 400, 409, 421, 502})
     public Response undrain(@PathParam("server") String server, @QueryParam("moveBack") String moveBack) {
         if (moveBack != null && !moveBack.equals("true") && !moveBack.equals("false")) {
             throw new MetronException(MetronException.Fault.INVALID_REQUEST, "query parameter moveBack '" + moveBack

@@ -10,6 +10,6 @@ public class MetronWebApplication extends AbstractWebApplication {
     public Set<Class<?>> getClasses() {
         return getClasses(ChainsWebResource.class, InventoryWebResource.class,
                 ScalingWebResource.class, MetricsWebResource.class,
-                MetronExceptionMapper.class, StorageExceptionMapper.class);
+                MetronExceptionMapper.class, StorageExceptionMapper.class, PendingRequestMapper.class);
     }
 }

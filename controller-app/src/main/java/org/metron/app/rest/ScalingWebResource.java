@@ -103,16 +103,11 @@ public class ScalingWebResource extends MetronWebResource {
 
     /**
      * The operation's history entry, wherever it ran (the chain's owner runs it: docs/contracts.md#chain-ownership);
-     * 202 with the request's id when the owner has not finished it within the wait (it carries on).
+     * 202 with the request's id when the owner has not finished it within the wait (it carries on:
+     * {@link PendingRequestMapper}).
      */
     private Response answer(Supplier<ScalingEvent> op) {
-        try {
-            return ok(ScalingJson.event(op.get())).build();
-        } catch (ScalingRequests.Pending p) {
-            ObjectNode body = mapper().createObjectNode().put("request", p.request()).put("message", p.getMessage());
-            return Response.status(Response.Status.ACCEPTED).type(MediaType.APPLICATION_JSON_TYPE).entity(body)
-                    .build();
-        }
+        return ok(ScalingJson.event(op.get())).build();
     }
 
     private ChainId existing(String name) {

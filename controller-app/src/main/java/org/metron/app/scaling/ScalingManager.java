@@ -1,9 +1,11 @@
 package org.metron.app.scaling;
 
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport.Move;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
+import org.metron.app.impl.ChainMoves;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
@@ -23,6 +25,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -51,6 +54,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final ServerRegistry servers;
     private final Consumer<ChainId> takeOver = this::recoverTakenOver;
     private final ScalingRequests requests;
+    private final ChainMoves moves;
     /** First wait before a failed lost-server merge back is tried again; doubled each time up to the max. */
     static final long RETRY_FIRST_MS = 1_000;
     static final long RETRY_MAX_MS = 30_000;
@@ -65,22 +69,25 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
      * @param portStatsMs how often the ingress trigger asks the switches
      */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
-                          CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
-                          int portStatsMs) {
-        this(chains, factory, servers, switches, compiled, app, timeout, params, intervalMs, leadership, clock, ports,
-                portStatsMs, Optional.empty());
+                          CompiledChains compiled, ChainMoves moves, ApplicationId app, Duration timeout,
+                          ScalingPolicy.Params params, int intervalMs, Leadership leadership, LongSupplier clock,
+                          Optional<PortCounters> ports, int portStatsMs) {
+        this(chains, factory, servers, switches, compiled, moves, app, timeout, params, intervalMs, leadership, clock,
+                ports, portStatsMs, Optional.empty());
     }
 
     /**
+     * @param moves    this instance's chain moves (the chain manager's), run for the moves asked of this instance as
+     *                 a chain's owner ({@link #move})
      * @param scaleOut plans the rules to other servers: with it, a split that finds no core free on its chain's
      *                 server places the new half on another server (docs/scaling.md#scale-out)
      */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
-                          CompiledChains compiled, ApplicationId app, Duration timeout, ScalingPolicy.Params params,
-                          int intervalMs, Leadership leadership, LongSupplier clock, Optional<PortCounters> ports,
-                          int portStatsMs, Optional<RulePlanner> scaleOut) {
+                          CompiledChains compiled, ChainMoves moves, ApplicationId app, Duration timeout,
+                          ScalingPolicy.Params params, int intervalMs, Leadership leadership, LongSupplier clock,
+                          Optional<PortCounters> ports, int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
+        this.moves = Objects.requireNonNull(moves);
         // every pipeline change an operation makes carries this instance's term of the chain
         this.servers = org.metron.app.impl.FencedServers.of(servers, leadership);
         this.chains = chains;
@@ -219,7 +226,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     @Override
     public ScalingEvent split(ChainId chain, String group) {
         return leadership.actsFor(chain) ? splitHere(chain, group)
-                : requests.ask(chain, ScalingRequest.Kind.SPLIT, group, null);
+                : requests.ask(chain, ScalingRequest.Kind.SPLIT, group, null).event().orElseThrow();
     }
 
     /** Merges now when this instance owns the chain; else as {@link #split}. */
@@ -229,13 +236,28 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
             throw new MetronException(Fault.INVALID_CHAIN, "merge needs the group to keep and the group to retire");
         }
         return leadership.actsFor(chain) ? mergeHere(chain, keep, retire)
-                : requests.ask(chain, ScalingRequest.Kind.MERGE, keep, retire);
+                : requests.ask(chain, ScalingRequest.Kind.MERGE, keep, retire).event().orElseThrow();
     }
 
-    /** Runs a request another instance recorded, this instance owning its chain. */
-    private ScalingEvent runHere(ScalingRequest r) {
-        return r.kind() == ScalingRequest.Kind.SPLIT ? splitHere(r.chain(), r.first())
-                : mergeHere(r.chain(), r.first(), r.second());
+    /** Moves the chain now when this instance owns it (impl.ChainMoves); else as {@link #split}. */
+    @Override
+    public Move move(ChainId chain, Optional<DeviceId> to, String why) {
+        return leadership.actsFor(chain) ? moves.move(chain, to, why)
+                : requests.ask(chain, ScalingRequest.Kind.MOVE, to.map(DeviceId::toString).orElse(null), why).move()
+                .orElseThrow();
+    }
+
+    /** Runs a request another instance recorded, this instance owning its chain, and answers it. */
+    private ScalingRequest runHere(ScalingRequest r) {
+        switch (r.kind()) {
+            case SPLIT:
+                return r.answered(splitHere(r.chain(), r.first()));
+            case MERGE:
+                return r.answered(mergeHere(r.chain(), r.first(), r.second()));
+            default:
+                return r.answered(moves.move(r.chain(), Optional.ofNullable(r.first()).map(DeviceId::deviceId),
+                        r.second()));
+        }
     }
 
     private ScalingEvent splitHere(ChainId chain, String group) {

@@ -49,7 +49,7 @@ public final class ScalingRequests implements AutoCloseable {
 
     private final MetronMap<String, ScalingRequest> requests;
     private final Leadership leadership;
-    private final Function<ScalingRequest, ScalingEvent> run;
+    private final Function<ScalingRequest, ScalingRequest> run;
     private final Duration wait;
     private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "metron-scaling-requests");
@@ -59,10 +59,11 @@ public final class ScalingRequests implements AutoCloseable {
     private final Consumer<String> changed = id -> worker.execute(() -> serve(id));
 
     /**
-     * @param run runs a request here, as the owner (throws the operator's MetronException when it refuses)
+     * @param run runs a request here, as the owner, and answers it ({@link ScalingRequest#answered}; throws the
+     *            operator's MetronException when it refuses)
      */
     ScalingRequests(MetronMap<String, ScalingRequest> requests, Leadership leadership,
-                    Function<ScalingRequest, ScalingEvent> run, Duration wait) {
+                    Function<ScalingRequest, ScalingRequest> run, Duration wait) {
         this.requests = Objects.requireNonNull(requests);
         this.leadership = Objects.requireNonNull(leadership);
         this.run = Objects.requireNonNull(run);
@@ -87,10 +88,11 @@ public final class ScalingRequests implements AutoCloseable {
     /**
      * Records {@code r}'s kind for the chain's owner and waits for its answer.
      *
+     * @return the request as the owner answered it (its event, or its move)
      * @throws MetronException the owner's refusal, as it threw it
      * @throws Pending         the owner has not answered within the wait
      */
-    ScalingEvent ask(ChainId chain, ScalingRequest.Kind kind, String first, String second) {
+    ScalingRequest ask(ChainId chain, ScalingRequest.Kind kind, String first, String second) {
         String id = UUID.randomUUID().toString();
         requests.put(id, ScalingRequest.ask(id, chain, kind, first, second));
         long end = System.nanoTime() + wait.toNanos();
@@ -102,14 +104,15 @@ public final class ScalingRequests implements AutoCloseable {
                 if (refused.isPresent()) {
                     throw refused.get();
                 }
-                return now.get().event().orElseThrow();
+                return now.get();
             }
             if (now.isEmpty() || System.nanoTime() > end) {
                 String owner = leadership.owner(chain).orElse("no instance yet");
                 throw new Pending(id, "chain " + chain + ": its owner (" + owner + ") has "
                         + (now.map(ScalingRequest::isTaken).orElse(false) ? "not finished" : "not yet taken")
                         + " the " + kind.name().toLowerCase() + " after " + wait.toSeconds() + " s; it carries "
-                        + "on, see the chain's scaling history");
+                        + "on, see " + (kind == ScalingRequest.Kind.MOVE ? "where the chain runs (GET /chains/"
+                        + chain + ")" : "the chain's scaling history"));
             }
             try {
                 Thread.sleep(POLL_MS);
@@ -133,7 +136,7 @@ public final class ScalingRequests implements AutoCloseable {
             }
             ScalingRequest answer;
             try {
-                answer = r.answered(run.apply(r));
+                answer = run.apply(r);
             } catch (MetronException e) {
                 answer = r.refused(e);
             } catch (RuntimeException e) {
@@ -143,8 +146,9 @@ public final class ScalingRequests implements AutoCloseable {
             }
             // the asker removes the request once it read the answer; one it gave up on stays answered
             requests.put(id, answer);
+            Optional<String> moved = answer.move().map(m -> "to " + m.to());
             log.info("Chain {}: ran the {} another instance recorded: {}", r.chain(), r.kind(),
-                    answer.event().map(e -> e.outcome().name()).orElse("refused"));
+                    answer.event().map(e -> e.outcome().name()).or(() -> moved).orElse("refused"));
         } catch (RuntimeException e) {
             log.warn("Scaling request {}: serving it failed: {}", id, e.toString());
         }

@@ -1,6 +1,8 @@
 package org.metron.app.scaling;
 
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport;
+import org.onosproject.net.DeviceId;
 
 import java.util.Collection;
 import java.util.List;
@@ -56,4 +58,16 @@ public interface ScalingService {
      * @throws org.metron.app.api.MetronException as {@link #split}
      */
     ScalingEvent merge(ChainId chain, String keep, String retire);
+
+    /**
+     * Moves a running chain make-before-break to another server, its definition unchanged (impl.ChainMoves: what a
+     * server drain does to the chains on it), on the chain's owner: asked of it, as {@link #split} is, when this
+     * instance does not own the chain.
+     *
+     * @param to  the server to move to; empty: wherever placement puts it (never a drained server)
+     * @param why begins the chain's reason
+     * @throws org.metron.app.api.MetronException as impl.ChainMoves#move; {@link ScalingRequests.Pending} when the
+     *                                            owner has not answered within the wait
+     */
+    DrainReport.Move move(ChainId chain, Optional<DeviceId> to, String why);
 }

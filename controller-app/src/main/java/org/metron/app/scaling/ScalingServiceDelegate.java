@@ -1,6 +1,7 @@
 package org.metron.app.scaling;
 
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.impl.ServerLoss;
@@ -90,5 +91,10 @@ public abstract class ScalingServiceDelegate implements ScalingService, ServerLo
     @Override
     public ScalingEvent merge(ChainId chain, String keep, String retire) {
         return m().merge(chain, keep, retire);
+    }
+
+    @Override
+    public DrainReport.Move move(ChainId chain, Optional<DeviceId> to, String why) {
+        return m().move(chain, to, why);
     }
 }

@@ -34,6 +34,8 @@ public final class ScalingStore {
             .nextId(MetronSerializers.SCALING_FIRST_ID)
             .register(ScalingDecision.Kind.class, ScalingOperation.Step.class, ScalingOperation.class,
                     ScalingEvent.Outcome.class, ScalingEvent.class, ScalingRequest.Kind.class, ScalingRequest.class)
+            // a drain's move asked of the chain's owner is answered with it
+            .register(org.metron.app.api.DrainReport.Move.class)
             .build("metron-scaling");
 
     private final MetronMap<ChainId, ScalingOperation> operations;

@@ -1,6 +1,5 @@
 package org.metron.app.scaling;
 
-import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.DrainReport;
 import org.metron.app.api.DrainReport.Move;
@@ -36,6 +35,8 @@ import java.util.stream.Collectors;
  * along) and every chain whose server it is moves make-before-break to another ({@link ChainMoves}); a chain with
  * groups scaled out to other servers brings them home first, since its move carries the flow state of its own
  * server's groups. A drain that has nowhere to put what runs on the server is refused before anything is written.
+ * Each move and merge runs on its chain's owner (the hosts give {@link ScalingService#move} and
+ * {@link ScalingService#merge}, which ask the owner when it is another instance), so any instance drains a server.
  */
 public final class ServerDrain implements DrainService {
     private static final Logger log = LoggerFactory.getLogger(ServerDrain.class);
@@ -103,9 +104,7 @@ public final class ServerDrain implements DrainService {
                         moves.add(mergeBack(p, g));
                     }
                     doing = "chain " + id;
-                    Chain c = chains.move(id, Optional.empty(), "moved off drained server " + server);
-                    DeviceId to = store.placement(id).flatMap(Placement::server).orElse(server);
-                    moves.add(new Move(id, "chain", server, to, c.reason()));
+                    moves.add(chains.move(id, Optional.empty(), "moved off drained server " + server));
                     movedOff.add(id);
                     store.drained().put(server, new DrainedServer(since, movedOff));
                 }
@@ -114,6 +113,10 @@ public final class ServerDrain implements DrainService {
                         + " failed: " + e.getMessage() + "; it runs on " + server + " untouched"
                         + (moves.isEmpty() ? "" : "; moved before it (they stay moved): " + moves) + "; the server "
                         + "stays drained (nothing new goes to it): drain it again, or undrain it with moveBack", e);
+            } catch (ScalingRequests.Pending p) {
+                throw new ScalingRequests.Pending(p.request(), "server " + server + " drained only in part: moving "
+                        + doing + ": " + p.getMessage() + (moves.isEmpty() ? "" : "; moved before it: " + moves)
+                        + "; the server stays drained: drain it again once it has moved to see the rest moved");
             }
             log.info("Server {} drained: {}", server, moves);
             return new DrainReport(server, true, moves);
@@ -134,12 +137,15 @@ public final class ServerDrain implements DrainService {
                     continue; // deleted, failed, or back already
                 }
                 try {
-                    Chain c = chains.move(id, Optional.of(server), "moved back to undrained server " + server);
-                    moves.add(new Move(id, "chain", now.get(), server, c.reason()));
+                    moves.add(chains.move(id, Optional.of(server), "moved back to undrained server " + server));
                 } catch (MetronException e) {
                     throw new MetronException(e.fault(), "server " + server + " undrained (it takes chains again), "
                             + "but chain " + id + " not moved back: " + e.getMessage() + "; it runs on " + now.get()
                             + (moves.isEmpty() ? "" : "; moved back before it: " + moves), e);
+                } catch (ScalingRequests.Pending p) {
+                    throw new ScalingRequests.Pending(p.request(), "server " + server + " undrained (it takes chains "
+                            + "again); moving chain " + id + " back: " + p.getMessage()
+                            + (moves.isEmpty() ? "" : "; moved back before it: " + moves));
                 }
             }
             log.info("Server {} undrained{}", server, moves.isEmpty() ? "" : ": moved back " + moves);

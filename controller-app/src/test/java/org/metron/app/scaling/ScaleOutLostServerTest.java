@@ -62,8 +62,8 @@ public class ScaleOutLostServerTest extends ScaleOutFixture {
             }
             Rig rig = new Rig("scaleout-lost", clients.get(0), clients.get(1));
             Duration t = Duration.ofSeconds(10);
-            scaler = new ScalingManager(rig.store, rig.factory, rig.servers, rig.crashing, rig.manager, Fixtures.APP,
-                    t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, rig.leadership,
+            scaler = new ScalingManager(rig.store, rig.factory, rig.servers, rig.crashing, rig.manager, rig.manager,
+                    Fixtures.APP, t, ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, rig.leadership,
                     System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
                     java.util.Optional.of(new RulePlanner(Fixtures.APP, rig.network)));
             rig.manager.onServerLost(scaler);

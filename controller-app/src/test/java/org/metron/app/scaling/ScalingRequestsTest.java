@@ -3,13 +3,18 @@ package org.metron.app.scaling;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Test;
+import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
+import org.metron.app.api.DrainReport;
 import org.metron.app.api.MetronException;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.spi.Leadership;
+import org.metron.app.spi.MetronServer;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
 import org.metron.app.testing.TestLeadership;
+import org.onosproject.net.DeviceId;
 
 import java.time.Duration;
 import java.util.List;
@@ -41,7 +46,8 @@ public class ScalingRequestsTest {
     public void setUp() {
         // the chain is submitted by a chain manager outside the cluster (a, b) that then owns it: its term (0) is
         // outranked by every term of the cluster's, as a chain left by an earlier store's owner is (ChainTerms)
-        w = new World(1, (spec, profile) -> ScalingChains.compiled(spec.name(), profile), 1,
+        // two servers: a move has somewhere to go
+        w = new World(2, (spec, profile) -> ScalingChains.compiled(spec.name(), profile), 1,
                 new org.metron.app.local.SingleInstanceLeadership(0));
         w.manager.submit(Fixtures.chainJson("web"));
         cluster.instance("a").join(WEB);
@@ -59,7 +65,7 @@ public class ScalingRequestsTest {
     }
 
     private ScalingManager manager(String name) {
-        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, Fixtures.APP,
+        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, w.manager, Fixtures.APP,
                 Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
                 cluster.instance(name), System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS);
     }
@@ -88,6 +94,36 @@ public class ScalingRequestsTest {
         ScalingEvent m = b.merge(WEB, "g0", e.groups().get(1));
         assertEquals(m.toString(), ScalingEvent.Outcome.DONE, m.outcome());
         assertEquals(before, groups());
+    }
+
+    @Test
+    public void aNonOwnersMoveRunsOnTheOwnerAndIsAnsweredWithWhatMovedWhere() {
+        // what a drain on an instance that does not own the chain does (ServerDrain: ScalingService#move)
+        a.requests().start();
+        b.requests().start();
+        DeviceId from = w.manager.placement(WEB).orElseThrow().server().orElseThrow();
+        DeviceId other = w.servers.servers().stream().map(MetronServer::id).filter(s -> !s.equals(from))
+                .findFirst().orElseThrow();
+        DrainReport.Move m = b.move(WEB, Optional.of(other), "moved off drained server " + from);
+        DeviceId to = w.manager.placement(WEB).orElseThrow().server().orElseThrow();
+        assertEquals(other, to);
+        Chain now = w.manager.chain(WEB).orElseThrow();
+        assertEquals(ChainState.ACTIVE, now.state());
+        assertEquals(new DrainReport.Move(WEB, "chain", from, to, now.reason()), m);
+        assertTrue(now.reason(), now.reason().startsWith("moved off drained server " + from));
+        // asked through the map and answered there by the owner
+        assertTrue(seen.toString(), seen.stream().anyMatch(r -> r.kind() == ScalingRequest.Kind.MOVE
+                && r.move().equals(Optional.of(m))));
+        assertTrue(store.requests().snapshot().isEmpty());
+
+        // the owner's refusal, unchanged: a server that is not registered; the chain stays where it is
+        MetronException owner = assertThrows(MetronException.class,
+                () -> a.move(WEB, Optional.of(DeviceId.deviceId("metron:nowhere")), "moved"));
+        MetronException asked = assertThrows(MetronException.class,
+                () -> b.move(WEB, Optional.of(DeviceId.deviceId("metron:nowhere")), "moved"));
+        assertEquals(owner.fault(), asked.fault());
+        assertEquals(owner.getMessage(), asked.getMessage());
+        assertEquals(to, w.manager.placement(WEB).orElseThrow().server().orElseThrow());
     }
 
     @Test
@@ -160,5 +196,9 @@ public class ScalingRequestsTest {
         ScalingRequest back = ScalingStore.NAMESPACE.deserialize(ScalingStore.NAMESPACE.serialize(refused));
         assertEquals(refused, back);
         assertEquals(MetronException.Fault.INVALID_CHAIN, back.refusal().orElseThrow().fault());
+        ScalingRequest moved = ScalingRequest.ask("id", WEB, ScalingRequest.Kind.MOVE, null, "moved off").taken()
+                .answered(new DrainReport.Move(WEB, "chain", DeviceId.deviceId("metron:a"),
+                        DeviceId.deviceId("metron:b"), "moved off drained server metron:a: ..."));
+        assertEquals(moved, ScalingStore.NAMESPACE.deserialize(ScalingStore.NAMESPACE.serialize(moved)));
     }
 }

@@ -60,7 +60,7 @@ public class ScalingTakeOverTest {
         TestLeadership cluster = new TestLeadership();
         ChainId chain = ChainId.of("taken");
         cluster.instance("old").join(chain);
-        try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager,
+        try (ScalingManager scaling = new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, w.manager,
                 Fixtures.APP, Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS,
                 cluster.instance("next"), System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS)) {
             scaling.start();

@@ -152,8 +152,8 @@ public final class Fixtures {
 
     /** A scaling manager over a world (not started), its history in {@code factory}'s maps. */
     public static ScalingManager scaling(World w, StoreFactory factory) {
-        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, APP, Duration.ofSeconds(2),
-                ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, w.leadership,
+        return new ScalingManager(w.store, factory, w.servers, w.switches, w.manager, w.manager, APP,
+                Duration.ofSeconds(2), ScalingPolicy.Params.DEFAULT, LoadMonitor.INTERVAL_MS, w.leadership,
                 System::currentTimeMillis, Optional.empty(), IngressWatch.INTERVAL_MS);
     }
 

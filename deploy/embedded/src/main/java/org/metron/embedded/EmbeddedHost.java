@@ -105,7 +105,7 @@ public final class EmbeddedHost implements AutoCloseable {
             // one load monitor for all chains; finishes or rolls back what a previous run left mid-operation
             // benchmarks compare against the original policy: -Dmetron.scaling.policy=original
             // -Dmetron.scaling.intervalMs=500 (e.g. through JAVA_TOOL_OPTIONS)
-            scaler = new ScalingManager(chains, stores, fenced, switches, manager, APP_ID,
+            scaler = new ScalingManager(chains, stores, fenced, switches, manager, manager, APP_ID,
                     STEP_TIMEOUT, ScalingPolicy.Params.named(System.getProperty("metron.scaling.policy", "metron")),
                     Integer.getInteger("metron.scaling.intervalMs", LoadMonitor.INTERVAL_MS),
                     leadership, System::currentTimeMillis, Optional.<PortCounters>of(switches),
@@ -125,7 +125,7 @@ public final class EmbeddedHost implements AutoCloseable {
             owner = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
             // an operator's drain moves chains (the manager) and scaled-out groups (scaling) off a server
-            DrainService drain = new ServerDrain(chains, fenced, manager, scaler::merge, System::currentTimeMillis);
+            DrainService drain = new ServerDrain(chains, fenced, scaler::move, scaler::merge, System::currentTimeMillis);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
                     .with(ScalingService.class, scaler).with(DrainService.class, drain), users,
                     new DashboardServlet(metron, scaler, users, net, view));
