@@ -411,6 +411,21 @@ final class OperationRunner {
     }
 
     /**
+     * A server's resources to choose a free core from: the cached report when it shows one, else the agent's answer
+     * now. A report up to {@link ResourceCache#MAX_AGE_MS} old still shows a pipeline an operation has just removed
+     * (a merge back, a move off): a scale-out at rate right after a merge back was refused with the other server's
+     * only core free ("no free core on metron:srv1 ... and none on servers [metron:srv2]", the moves bench and
+     * test_fastmoves_e2e, 1 run in 2 to 1 in 8).
+     */
+    ServerResources resourcesToPlace(MetronServer s) {
+        Optional<ServerResources> cached = resources.fresh(s.id());
+        if (cached.isPresent() && !freeCores(s.id(), cached.get()).isEmpty()) {
+            return cached.get();
+        }
+        return calls.await(s.agent().getResources(), "reading resources of " + s.agent().target());
+    }
+
+    /**
      * Lowest core the agent of {@code server} offers that no placement holds, -1 when none (caller holds the
      * reservation lock).
      */

@@ -70,8 +70,7 @@ final class ScaleOut {
         int bestFree = 0;
         for (MetronServer s : candidates.subList(0, Math.min(2, candidates.size()))) {
             try {
-                ServerResources r = runner.resources.fresh(s.id()).orElseGet(() -> runner.calls.await(
-                        s.agent().getResources(), "reading resources of " + s.agent().target()));
+                ServerResources r = runner.resourcesToPlace(s);
                 int free = runner.freeCores(s.id(), r).size();
                 if (free > bestFree) {
                     best = s;

@@ -248,8 +248,7 @@ final class SplitOperation {
         ScalingOperation op;
         SplitParts parts;
         synchronized (runner.store.reservationLock()) {
-            ServerResources res = runner.resources.fresh(c.server.id()).orElseGet(() -> runner.calls.await(
-                    c.server.agent().getResources(), "reading resources of " + c.server.agent().target()));
+            ServerResources res = runner.resourcesToPlace(c.server);
             timer.lap("resources");
             int core = c.placement.value().cores().size() >= c.chain.deployment().maxCpuCores() ? -1
                     : runner.freeCore(c.server.id(), res);

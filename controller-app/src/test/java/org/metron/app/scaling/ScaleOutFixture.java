@@ -136,9 +136,13 @@ public abstract class ScaleOutFixture {
         }
 
         ScalingExecutor executor() {
+            return executor(System::currentTimeMillis);
+        }
+
+        /** An executor reading time from {@code clock} (its resource cache's age too). */
+        ScalingExecutor executor(java.util.function.LongSupplier clock) {
             return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
-                    Duration.ofSeconds(10), System::currentTimeMillis, new RulePlanner(Fixtures.APP, network),
-                    new Random(1), leadership);
+                    Duration.ofSeconds(10), clock, new RulePlanner(Fixtures.APP, network), new Random(1), leadership);
         }
 
         /** S2's port toward the other server: which of the two is the chain's server is the placement's choice. */
@@ -257,13 +261,18 @@ public abstract class ScaleOutFixture {
     @After
     public void removeChains() throws Exception {
         for (Rig r : rigs) {
-            if (r.manager.chain(r.chain).isPresent()) {
-                r.manager.remove(r.chain);
-            }
-            assertTrue(r.groups(r.home).isEmpty());
-            assertTrue("nothing of the chain is left on the other server", r.groups(r.away).isEmpty());
-            assertEquals("every rule the chain ever installed is gone", 0, r.switches.total());
+            removeChain(r);
         }
+    }
+
+    /** Removes the rig's chain; nothing of it may be left on either server or any switch. */
+    static void removeChain(Rig r) throws Exception {
+        if (r.manager.chain(r.chain).isPresent()) {
+            r.manager.remove(r.chain);
+        }
+        assertTrue(r.groups(r.home).isEmpty());
+        assertTrue("nothing of the chain is left on the other server", r.groups(r.away).isEmpty());
+        assertEquals("every rule the chain ever installed is gone", 0, r.switches.total());
     }
 
     static int portOf(RealAgent a) {
