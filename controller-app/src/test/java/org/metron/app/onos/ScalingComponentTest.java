@@ -56,6 +56,7 @@ public class ScalingComponentTest {
         scaling.chainStores = onos.chainStores;
         scaling.storeFactory = onos.storeFactory;
         scaling.compiled = metron;
+        scaling.moves = metron;
         scaling.deviceService = onos.deviceService;
         scaling.network = onos.network;
         scaling.activate();
