@@ -137,7 +137,11 @@ public class MetronServerProvider extends AbstractProvider implements DeviceProv
         log.info("Stopped");
     }
 
-    /** Declares, re-declares or forgets a server from its netcfg entry; a bad entry is logged naming the fault. */
+    /**
+     * Declares, re-declares or forgets a server from its netcfg entry; a bad entry is logged naming the fault. Never
+     * throws: it runs for each entry in turn at start-up, where one server's fault must not leave the next ones
+     * undeclared (this executor's tasks would drop the exception unlogged).
+     */
     private void apply(DeviceId id) {
         MetronServerConfig cfg = netcfg.getConfig(id, MetronServerConfig.class);
         if (cfg == null) {
@@ -150,6 +154,8 @@ public class MetronServerProvider extends AbstractProvider implements DeviceProv
         } catch (InvalidServerConfigException e) {
             // valid when ONOS applied it, not now (a TLS file gone meanwhile): refused all the same
             refusals.refused(e.device(), e.field(), e.reason());
+        } catch (RuntimeException e) {
+            log.warn("Metron server {}: applying its netcfg entry failed: {}", id, e.toString());
         }
     }
 

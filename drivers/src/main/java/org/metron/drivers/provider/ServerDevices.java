@@ -176,7 +176,14 @@ public final class ServerDevices {
         }
     }
 
-    /** Declares (or re-declares) a server and probes it at once. */
+    /**
+     * Declares (or re-declares) a server and probes it at once. The declaration stands whatever that probe meets:
+     * a probe that fails (at start-up the metron-server driver may not be registered yet: SCR starts the drivers
+     * bundle's loader and this provider in either order) is logged and left to the periodic probe, and never
+     * reaches the caller, which may have other servers to declare (a restarted cluster node whose start-up loop
+     * ended at its first server's "Driver not found" never declared the second: it answered isReachable no for a
+     * live server and never announced it).
+     */
     public void declare(DeviceId id, AgentEndpoint endpoint, Map<String, ConnectPoint> nics) {
         Server now = new Server(endpoint, nics);
         synchronized (this) {
@@ -191,7 +198,7 @@ public final class ServerDevices {
             agents.setEndpoint(id, endpoint);
             agents.watchConnectivity(id, ready -> channelChanged(id, ready));
         }
-        probe(id);
+        probeLogged(id);
     }
 
     /** Forgets a server: its device is disconnected and its links vanish. */
@@ -252,12 +259,15 @@ public final class ServerDevices {
 
     /** Probes every declared server this node probes, in turn. */
     public void probeAll() {
-        for (DeviceId id : declared()) {
-            try {
-                probe(id);
-            } catch (RuntimeException e) {
-                log.warn("Probing {} failed: {}", id, e.toString());
-            }
+        declared().forEach(this::probeLogged);
+    }
+
+    /** {@link #probe}, a failure logged (the server stays declared: the next period probes it again). */
+    private void probeLogged(DeviceId id) {
+        try {
+            probe(id);
+        } catch (RuntimeException e) {
+            log.warn("Probing {} failed: {}", id, e.toString());
         }
     }
 

@@ -6,7 +6,6 @@ import org.metron.app.onos.OnosServerRegistry;
 import org.metron.app.spi.ServerRegistry;
 import org.metron.drivers.provider.MetronServerConfig;
 import org.metron.drivers.provider.MetronServerProvider;
-import org.metron.drivers.server.AgentClientService;
 import org.metron.drivers.server.DefaultAgentClientService;
 import org.metron.drivers.server.MetronDriversLoader;
 import org.metron.standin.net.DeviceManagerStandin;
@@ -17,7 +16,6 @@ import org.onosproject.net.ConnectPoint;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.driver.DefaultDriverHandler;
 
-import java.lang.reflect.Field;
 import java.util.Map;
 
 import static org.metron.embedded.contract.StandinNode.set;
@@ -45,15 +43,7 @@ public class OnosServerRegistryContractTest extends ServerRegistryContract {
         set(loader, "driverAdminService", drivers);
         node.start(loader);
         DefaultAgentClientService agents = node.start(new DefaultAgentClientService());
-        osgi = serviceDirectory(new ServiceDirectory() {
-            @Override
-            public <T> T get(Class<T> serviceClass) {
-                if (serviceClass == AgentClientService.class) {
-                    return serviceClass.cast(agents);
-                }
-                throw new org.onlab.osgi.ServiceNotFoundException(serviceClass.getName() + " not stood in");
-            }
-        });
+        osgi = StandinNode.driverServices(agents);
         MetronServerProvider provider = new MetronServerProvider();
         set(provider, "deviceProviderRegistry", devices);
         set(provider, "linkProviderRegistry", links);
@@ -89,16 +79,7 @@ public class OnosServerRegistryContractTest extends ServerRegistryContract {
             node.stop();
         }
         if (osgi != null) {
-            serviceDirectory(osgi);
+            StandinNode.serviceDirectory(osgi);
         }
-    }
-
-    /** Sets ONOS's driver handlers' service directory (one for the JVM), answering the one it replaced. */
-    private static ServiceDirectory serviceDirectory(ServiceDirectory dir) throws ReflectiveOperationException {
-        Field f = DefaultDriverHandler.class.getDeclaredField("serviceDirectory");
-        f.setAccessible(true);
-        ServiceDirectory before = (ServiceDirectory) f.get(null);
-        f.set(null, dir);
-        return before;
     }
 }

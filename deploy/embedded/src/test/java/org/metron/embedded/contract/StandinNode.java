@@ -1,5 +1,6 @@
 package org.metron.embedded.contract;
 
+import org.metron.drivers.server.AgentClientService;
 import org.metron.standin.ClusterStandin;
 import org.metron.standin.EventDispatcher;
 import org.metron.standin.MastershipStandin;
@@ -8,6 +9,7 @@ import org.metron.standin.net.DeviceManagerStandin;
 import org.metron.standin.net.DriverManagerStandin;
 import org.metron.standin.net.LinkManagerStandin;
 import org.metron.standin.net.NetworkConfigStandin;
+import org.onlab.osgi.ServiceDirectory;
 import org.onlab.packet.ChassisId;
 import org.onosproject.net.Device;
 import org.onosproject.net.DeviceId;
@@ -16,8 +18,10 @@ import org.onosproject.net.PortNumber;
 import org.onosproject.net.device.DefaultDeviceDescription;
 import org.onosproject.net.device.DeviceProvider;
 import org.onosproject.net.device.DeviceProviderService;
+import org.onosproject.net.driver.DefaultDriverHandler;
 import org.onosproject.net.provider.ProviderId;
 
+import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -117,6 +121,32 @@ final class StandinNode {
                 throw new AssertionError(d + " has no master");
             }
         }
+    }
+
+    /**
+     * Points ONOS's driver handlers at the drivers' agent clients, the one OSGi service their behaviours get (in ONOS
+     * from the service registry, through {@link DefaultDriverHandler}'s service directory); answers the directory it
+     * replaced, for {@link #serviceDirectory} to put back.
+     */
+    static ServiceDirectory driverServices(AgentClientService agents) throws ReflectiveOperationException {
+        return serviceDirectory(new ServiceDirectory() {
+            @Override
+            public <T> T get(Class<T> serviceClass) {
+                if (serviceClass == AgentClientService.class) {
+                    return serviceClass.cast(agents);
+                }
+                throw new org.onlab.osgi.ServiceNotFoundException(serviceClass.getName() + " not stood in");
+            }
+        });
+    }
+
+    /** Sets ONOS's driver handlers' service directory (one for the JVM), answering the one it replaced. */
+    static ServiceDirectory serviceDirectory(ServiceDirectory dir) throws ReflectiveOperationException {
+        Field f = DefaultDriverHandler.class.getDeclaredField("serviceDirectory");
+        f.setAccessible(true);
+        ServiceDirectory before = (ServiceDirectory) f.get(null);
+        f.set(null, dir);
+        return before;
     }
 
     /** Binds {@code component}'s reference field {@code field} (as SCR injects it). */
