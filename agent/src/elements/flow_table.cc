@@ -139,7 +139,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
     : name_(name),
       socket_id_(socket_id),
       key_len_(static_cast<uint32_t>(key_len_of(ipv6))),
-      stride_(record_stride(ipv6)),
+      stride_(static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
       grows_(grows) {
   if (capacity == 0) throw std::runtime_error(name + ": flow table capacity must be positive");
   if (capacity > kMaxCapacity)
@@ -202,7 +202,7 @@ uint32_t FlowTable::index_buckets(uint64_t capacity) {
 size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
   // A declared IPv4-only table's index: at most 64 bytes per flow (a line per two flows, rounded up).
   const size_t index = ipv6 ? 0 : size_t{index_buckets(capacity)} * 64;
-  return capacity * record_stride(ipv6) + hash_bytes(capacity, ipv6) + index;
+  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6) + index;
 }
 
 size_t FlowTable::max_bytes_per_flow(bool ipv6) {
@@ -210,7 +210,8 @@ size_t FlowTable::max_bytes_per_flow(bool ipv6) {
   // record and 2.0625 key slots (the constant 64 entries are negligible for the capacities that matter).
   const size_t key_len = key_len_of(ipv6);
   const size_t key_entry = (8 + key_len + 15) / 16 * 16;
-  const double per = static_cast<double>(record_stride(ipv6)) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
+  const double per = static_cast<double>(sizeof(FlowMeta) + 2 * key_len) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
+  // ... and the 65 constant entries spread over at least 1,000 flows.
   // ... and the 65 constant entries spread over at least 1,000 flows, and an IPv4 table's index.
   return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1 + (ipv6 ? 0 : 64);
 }

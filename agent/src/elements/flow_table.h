@@ -5,10 +5,7 @@
 //
 // Memory is what bounds a core's flow count, so the layout is compact:
 //  - a table whose rewriter can only map IPv4 flows hashes 16-byte keys (rte_hash stores 32 B per key instead of
-//    48 B for the 40-byte Tuple) and stores 48-byte records (16 B metadata + two 16-byte keys) instead of 96, each
-//    in a cache line of its own (64 B): packed at 48 B, every other record straddles two lines, and a packet whose
-//    record is not in cache waits for ~47 cycles per random line at 1M flows on the development VM, so the 16 B of
-//    padding per flow buy half a line per packet (BENCHMARKS.md, issue 22);
+//    48 B for the 40-byte Tuple) and stores 48-byte records (16 B metadata + two 16-byte keys) instead of 96;
 //  - records and hash memory come from DPDK's allocator, which hands out fresh memory without writing it, and
 //    records are taken from a high-water mark before the free list, so a table only becomes resident as flows
 //    arrive: an idle group with CAPACITY 1M costs next to nothing.
@@ -194,7 +191,7 @@ class FlowTable {
   void prefetch(uint32_t idx) const {
     const uint8_t* r = record(idx);
     __builtin_prefetch(r, 1);
-    if (stride_ > kLine) __builtin_prefetch(r + stride_ - 1, 1);  // IPv6-capable records span two lines
+    __builtin_prefetch(r + stride_ - 1, 1);
   }
   // Adds a flow: its record index, kFull or kConflict.
   int32_t insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
@@ -318,13 +315,6 @@ class FlowTable {
  private:
   friend class FlowTableGrower;
   static constexpr uint32_t kNoRecord = UINT32_MAX;
-  static constexpr uint32_t kLine = 64;
-  // Bytes between two records (chunks start on a line): an IPv4-only record padded to one line (see the top of
-  // this file); a full-width one (16 + 2 x 40 = 96 B) packed, padding it to two lines would cost 32 B per flow.
-  static constexpr uint32_t record_stride(bool ipv6) {
-    return ipv6 ? sizeof(FlowMeta) + 2 * sizeof(Tuple) : kLine;
-  }
-  static_assert(sizeof(FlowMeta) + 2 * sizeof(Key4) <= kLine, "an IPv4-only record fits a line");
   static constexpr uint32_t kHashSeed = 0x4d455452;
   // The index: buckets of kIndexWays entries, one cache line each; ref = (record index << 1 | direction) + 1, 0 free.
   static constexpr unsigned kIndexWays = 8;
