@@ -7,8 +7,10 @@
 # Then datapath_ceiling_bench: rte_hash_lookup_bulk_data alone on the same keys (one table of all the flows) and
 # rte_acl on the 1000 rules.
 # usage: stage_perf.sh BUILD_DIR BASE_DIR RESULTS_DIR   (BASE_DIR: the previous build's group_dispatch_bench)
-#   env: STAGE_TRACES ("100k 1m"), STAGE_GROUPS (16), STAGE_SECONDS (14), STAGE_WARM_100K (4), STAGE_WARM_1M (12):
-#   seconds from the start to the sampled window (reading the trace, the warm-up pass); STAGE_WINDOW (6)
+#   env: STAGE_TRACES ("100k 1m"), STAGE_GROUPS (16), STAGE_SECONDS (14 at 100k, 32 at 1m), STAGE_WARM_100K (4),
+#   STAGE_WARM_1M (20): seconds from the start to the sampled window (reading the trace, the warm-up pass);
+#   STAGE_WINDOW (6). At 1M flows the earlier 12 s warm-up and 14 s run put creations (FlowTable::insert, charged
+#   to the lookup) or the process's teardown into the window at load 10-30 (session 18).
 # Prints "stage <trace> <build> <stage> <cycles>" lines and writes RESULTS_DIR/agent_stages_<trace>.txt.
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -19,7 +21,6 @@ AGENT_BENCH_EAL_MB=${AGENT_BENCH_EAL_MB:-2048}
 # shellcheck source=common.sh
 source "$HERE/common.sh"
 GROUPS_N=${STAGE_GROUPS:-16}
-RUN_SECS=${STAGE_SECONDS:-14}
 WINDOW=${STAGE_WINDOW:-6}
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
@@ -54,7 +55,7 @@ function stage(s) {
 profile() {
   local label=$1 bin=$2 trace=$3 warm=$4 out pid data
   out=$(mktemp) data=$(mktemp)
-  "${HUGE_ENV[@]}" "$bin" "$trace" "$GROUPS_N" "$RUN_SECS" "$CLICK" >"$out" 2>&1 &
+  "${HUGE_ENV[@]}" "$bin" "$trace" "$GROUPS_N" "$run_secs" "$CLICK" >"$out" 2>&1 &
   pid=$!
   sleep "$warm"
   perf record -N -q -e cpu-clock -t "$pid" -o "$data" -- sleep "$WINDOW" >/dev/null 2>&1 || true
@@ -87,8 +88,10 @@ for line in sys.stdin:
 
 for t in ${STAGE_TRACES:-100k 1m}; do
   trace=$DATA/flows$t.pcap
-  [[ -f $trace ]] || $PY "$HERE/gen_traffic.py" pcap "${t/k/000}" "${t/k/000}" "$trace"
-  warm=${STAGE_WARM_100K:-4}; [[ $t == 1m ]] && warm=${STAGE_WARM_1M:-12}
+  flows=${t/k/000}; flows=${flows/m/000000}
+  [[ -f $trace ]] || $PY "$HERE/gen_traffic.py" pcap "$flows" "$flows" "$trace"
+  warm=${STAGE_WARM_100K:-4} run_secs=${STAGE_SECONDS:-14}
+  [[ $t == 1m ]] && warm=${STAGE_WARM_1M:-20} run_secs=${STAGE_SECONDS:-32}
   {
     echo "# $GROUPS_N groups, NAPT->LB, flows$t, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), $MACHINE"
     profile new "$BUILD/group_dispatch_bench" "$trace" "$warm" | sed "s/^/stage $t new /"
