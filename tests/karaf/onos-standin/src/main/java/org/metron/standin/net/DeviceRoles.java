@@ -33,8 +33,12 @@ final class DeviceRoles {
             return;
         }
         DeviceId id = event.subject();
-        MastershipRole next = local.equals(event.roleInfo().master()) ? MastershipRole.MASTER
-                : MastershipRole.NONE;
+        // an event naming this node master is checked against the current term, as DeviceManager does: the role may
+        // have moved on since (a node's death moves a switch through several nodes within milliseconds), and a node
+        // acting on the stale event asked the switch for MASTER after the real master had (Open vSwitch gives it to
+        // the last asker, so the real master's connection went slave and its rules were refused, IS_SLAVE)
+        MastershipRole next = !local.equals(event.roleInfo().master()) ? MastershipRole.NONE
+                : local.equals(mastership.getMasterFor(id)) ? MastershipRole.MASTER : MastershipRole.STANDBY;
         try {
             if (!devices.isReachable(id)) {
                 if (next != MastershipRole.NONE) {
