@@ -1,5 +1,6 @@
-# Shared by the agent benchmark scripts (run.sh, perf.sh): paths, EAL arguments, the machine line, result JSON,
-# medians and the IPv4 Click configurations. Expects BUILD, RESULTS and HERE to be set.
+# Shared by the agent benchmark scripts (run.sh, perf.sh, state_bench.sh, ...): paths, EAL arguments, the machine
+# line, result JSON, medians, the 1M-flow rows' flow count, result() and the IPv4 Click configurations. Expects
+# BUILD, RESULTS and HERE to be set.
 DATA=$BUILD/bench-data
 AGENT=$BUILD/metron-agent
 SECS=${AGENT_BENCH_SECONDS:-3}
@@ -25,6 +26,10 @@ MACHINE="$CPU_LINE, $HUGE_STATE"
 MACHINE_NOHUGE="$CPU_LINE, --no-huge"
 # BENCH_SMOKE=1 (make test's bench smoke): every bench runs, briefly, into a scratch results directory.
 if [[ ${BENCH_SMOKE:-0} == 1 ]]; then SECS=${AGENT_BENCH_SECONDS:-0.3}; ROUNDS=${AGENT_BENCH_ROUNDS:-1}; fi
+
+# The 1M-flow rows (memory, state save/restore/copy) on 64k flows in a smoke run.
+FLOWS_1M=1048576
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then FLOWS_1M=65536; fi
 
 median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
@@ -55,4 +60,14 @@ configs() {
  -> Strip(14) -> CheckIPHeader -> IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, CAPACITY 262144) -> Unstrip(14)
  -> Strip(14) -> CheckIPHeader -> lb :: IPRewriter(mg, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);
  mg :: MaglevIPMapper(- - 10.0.0.10 80 0 0, - - 10.0.0.11 80 0 0, - - 10.0.0.12 80 0 0, - - 10.0.0.13 80 0 0);")
+}
+
+# result BINARY ARGS...: the fields of the binary's "result" line. A binary that prints none (it failed) leaves its
+# own last lines on stderr and status 1: `read` then finds nothing and the bench stops saying why, not silently.
+result() {
+  local out line
+  out=$("$@" 2>&1) || true
+  line=$(grep -m1 '^result ' <<<"$out") || {
+    echo "bench: no result from $*:" >&2; grep -v '^EAL:\|^TELEMETRY:' <<<"$out" | tail -5 >&2; return 1; }
+  echo "${line#result }"
 }

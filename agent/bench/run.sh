@@ -7,7 +7,9 @@
 # and stop): on a shared machine a busy-polling worker does not always get its core, and what one core sustains
 # when it does is the comparable number. Wall-clock Mpps is kept in each JSON as wall_value/baseline_wall_value.
 #
-# usage: run.sh BUILD_DIR RESULTS_DIR     env: AGENT_BENCH_SECONDS (3), AGENT_BENCH_ROUNDS (3)
+# usage: run.sh BUILD_DIR RESULTS_DIR     env: AGENT_BENCH_SECONDS (3), AGENT_BENCH_ROUNDS (3), METRON_EAL_MEMORY_MB
+# (the DPDK memory of the bench binaries that start their own EAL: by default 512 MB, the state benches size theirs
+# for the tables they hold, state_bench.sh)
 set -euo pipefail
 BUILD=$(realpath "$1")
 RESULTS=$(realpath "$2")
@@ -168,21 +170,11 @@ for w in napt ipfilter1000; do
     "$rr" cyc/pkt "pcap vdev input, same config" "$pr" "\"total_cycles\": $rt, \"baseline_total_cycles\": $pt"
 done
 
-# The 1M-flow rows (memory, state save/restore/copy) on 64k flows in a smoke run.
-FLOWS_1M=1048576 FANOUT_SECS=1.5
-if [[ ${BENCH_SMOKE:-0} == 1 ]]; then FLOWS_1M=65536 FANOUT_SECS=0.3; fi
+FANOUT_SECS=1.5
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then FANOUT_SECS=0.3; fi
 # Resident memory of a one-core agent process with 1M NAPT flows (the agent's default EAL memory and packet
 # pool), against the same flows in a full-width table (a pattern that keeps addresses may meet IPv6 flows; every
 # table had that layout before the compact IPv4 one).
-# result BINARY ARGS...: the fields of the binary's "result" line. A binary that prints none (it failed) leaves its
-# own last lines on stderr and status 1: `read` then finds nothing and the bench stops saying why, not silently.
-result() {
-  local out line
-  out=$("$@" 2>&1) || true
-  line=$(grep -m1 '^result ' <<<"$out") || {
-    echo "bench: no result from $*:" >&2; grep -v '^EAL:\|^TELEMETRY:' <<<"$out" | tail -5 >&2; return 1; }
-  echo "${line#result }"
-}
 mem() { result "$BUILD/napt_memory_bench" "$FLOWS_1M" "$1" "$2" | awk '{print $1, $2, $3, $4}'; }
 read -r rss base cyc peak < <(mem v4 declared)
 read -r rss_any base_any cyc_any _ < <(mem any declared)
@@ -196,32 +188,9 @@ write agent_napt_1m_flows_grown_rss "Resident memory of the one-core agent proce
   "$rss_grow" MB "same flows, CAPACITY 1048576 declared" "$rss" \
   "\"target_mb\": 256, \"process_rss_before_mb\": $base_grow, \"peak_rss_mb\": $peak_grow, \"baseline_peak_rss_mb\": $peak, \"insert_cycles_per_flow\": $cyc_grow, \"baseline_insert_cycles_per_flow\": $cyc"
 
-# Flow state across an agent restart, 1M NAPT flows in one group (state_persist_bench): what the shutdown save
-# and a checkpoint cost (export between two batches of the core + write to disk) against the in-memory export a
-# split already does, and what a redeploy adds to restore them (read, check, parse + import) against importing
-# the same table from memory.
-read -r s_export s_save s_load s_import s_copy s_mb < <(result "$BUILD/state_persist_bench" "$FLOWS_1M" "$ROUNDS" \
-  "$DATA/state")
-write agent_state_save_1m "Save the flow state of 1M NAPT flows (one SynthRewriter) to the state directory: export on the core + serialize, CRC, write, fsync, rename (${s_mb} MB file)" \
-  "$(awk -v a="$s_export" -v b="$s_save" 'BEGIN{printf "%.1f", a+b}')" ms "in-memory export only (what a split copies)" "$s_export" \
-  "\"file_mb\": $s_mb, \"core_stall_ms\": $s_export, \"write_ms\": $s_save"
-write agent_state_restore_1m "Restore 1M NAPT flows from the state directory into a freshly deployed group: read, check, parse + import" \
-  "$(awk -v a="$s_load" -v b="$s_import" 'BEGIN{printf "%.1f", a+b}')" ms "export + import of the same table in memory (a split's copy)" "$s_copy" \
-  "\"load_ms\": $s_load, \"import_ms\": $s_import"
-
-# How long a copy of 1M flows holds the group's core (state_slice_bench, a running worker), against the paths
-# they replace, measured in the same run: checkpoints, the shutdown save, ExportState and the sources a split's
-# new half is filled from copy in slices between batches (core/state_copy.h) instead of the whole table in one
-# handoff; a split's kept half adopts the tables at its handoff instead of copying them there (export + import,
-# what a merge's take-over still does). docs/scaling.md#state-copy
-read -r c_whole c_longest c_total c_slices c_copy c_cpu c_adopt < <(result "$BUILD/state_slice_bench" "$FLOWS_1M" \
-  "$ROUNDS")
-write agent_state_copy_stall_1m "Longest time a core is held while 1M NAPT flows are copied out of it (checkpoint, ExportState, a split's new half): sliced copy, ${c_slices} slices" \
-  "$c_longest" ms "whole table in one handoff (the previous path)" "$c_whole" \
-  "\"longest_slice_cpu_ms\": $c_cpu, \"copy_total_ms\": $c_total, \"slices\": $c_slices"
-write agent_state_split_stall_1m "Longest time a split of a 1M-flow NAPT group holds the group's core: the kept half adopts the tables in one handoff (${c_adopt} ms), the new half is filled from a sliced copy" \
-  "$(awk -v a="$c_longest" -v b="$c_adopt" 'BEGIN{printf "%.3f", (a > b ? a : b)}')" ms "export + import at the take-over handoff (the previous path; a merge's take-over still)" "$c_copy" \
-  "\"adopt_handoff_ms\": $c_adopt, \"longest_slice_ms\": $c_longest"
+# Flow state at 1M flows: save/restore across a restart and how long a copy holds the core (its own script,
+# state_bench.sh).
+"$HERE/state_bench.sh" "$BUILD" "$RESULTS"
 
 # DPI across TCP segments: stream vs block mode, 100k flows (its own script, dpi_bench.sh).
 "$HERE/dpi_bench.sh" "$BUILD" "$RESULTS"

@@ -7,8 +7,8 @@
 //   import     the loaded snapshot into a fresh graph's table (what DeployPipeline adds before the group runs)
 //   copy       baseline: export + import in memory, no disk (what a split/merge copies today)
 // usage: state_persist_bench [N] [ROUNDS] [DIR]
-// output: "result <export_ms> <save_ms> <load_ms> <import_ms> <copy_ms> <file_mb>" (medians); exit 1 if a round
-// does not get every flow back
+// output: "result <export_ms> <save_ms> <load_ms> <import_ms> <copy_ms> <file_mb> <eal_mb>" (medians; eal_mb: the
+// DPDK memory it ran with, flow_frames.h TablesEalMb); exit 1 if a round does not get every flow back
 #include <rte_cycles.h>
 #include <unistd.h>
 
@@ -44,9 +44,12 @@ int main(int argc, char** argv) {
   const uint32_t flows = argc > 1 ? static_cast<uint32_t>(std::stoul(argv[1])) : (1u << 20);
   const int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
   const std::string dir = argc > 3 ? argv[3] : "/tmp/metron-state-bench-" + std::to_string(getpid());
-  metron::eal_init(metron::eal_default_args("spers", "0"));
+  // Three tables of `flows` at once: the filled one, the one restored from disk, the in-memory copy's.
+  const unsigned pool_mbufs = metron::pool_mbufs_for(2, 1, 1);
+  const unsigned eal_mb = metron::bench::TablesEalMb(3, flows, pool_mbufs);
+  metron::eal_init(metron::eal_default_args("spers", "0", eal_mb));
   metron::register_annotations();
-  rte_mempool* pool = metron::packed_pktmbuf_pool("spers_pool", metron::pool_mbufs_for(2, 1, 1));
+  rte_mempool* pool = metron::packed_pktmbuf_pool("spers_pool", pool_mbufs);
   const std::string click = "input -> Strip(14) -> MarkIPHeader -> rw :: SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -,"
                             " CAPACITY " + std::to_string(flows) + ") -> Discard;";
   metron::GraphEnv env;
@@ -94,7 +97,7 @@ int main(int argc, char** argv) {
   }
   store.remove("bench", "g");
   rmdir(dir.c_str());
-  std::printf("result %.1f %.1f %.1f %.1f %.1f %.1f\n", median(t_export), median(t_save), median(t_load),
-              median(t_import), median(t_copy), static_cast<double>(bytes) / 1e6);
+  std::printf("result %.1f %.1f %.1f %.1f %.1f %.1f %u\n", median(t_export), median(t_save), median(t_load),
+              median(t_import), median(t_copy), static_cast<double>(bytes) / 1e6, eal_mb);
   return rc;
 }

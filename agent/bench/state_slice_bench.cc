@@ -9,9 +9,9 @@
 //   adopt    what a split's take-over does now: the successor (same Click config) adopts the tables in one
 //            handoff (swap_state)
 // usage: state_slice_bench [N] [ROUNDS]
-// output: "result <whole_ms> <sliced_longest_ms> <sliced_total_ms> <slices> <copy_ms> <sliced_longest_cpu_ms> <adopt_ms>"
-// (medians; the last is the worker's CPU time in its longest slice, without what the OS took from it); exit 1 if a
-// copy misses a flow
+// output: "result <whole_ms> <sliced_longest_ms> <sliced_total_ms> <slices> <copy_ms> <sliced_longest_cpu_ms> <adopt_ms>
+// <eal_mb>" (medians; sliced_longest_cpu_ms is the worker's CPU time in its longest slice, without what the OS took
+// from it; eal_mb the DPDK memory it ran with, flow_frames.h TablesEalMb); exit 1 if a copy misses a flow
 #include <rte_cycles.h>
 
 #include <algorithm>
@@ -48,9 +48,12 @@ size_t entries(const metron::Snapshot& s) {
 int main(int argc, char** argv) {
   const uint32_t flows = argc > 1 ? static_cast<uint32_t>(std::stoul(argv[1])) : (1u << 20);
   const int rounds = argc > 2 ? std::stoi(argv[2]) : 3;
-  metron::eal_init(metron::eal_default_args("sslice", "0"));
+  // Three tables of `flows` at once: the group's, the successor's a copy fills, the adopter's.
+  const unsigned pool_mbufs = metron::pool_mbufs_for(2, 1, 1);
+  const unsigned eal_mb = metron::bench::TablesEalMb(3, flows, pool_mbufs);
+  metron::eal_init(metron::eal_default_args("sslice", "0", eal_mb));
   metron::register_annotations();
-  rte_mempool* pool = metron::packed_pktmbuf_pool("sslice_pool", metron::pool_mbufs_for(2, 1, 1));
+  rte_mempool* pool = metron::packed_pktmbuf_pool("sslice_pool", pool_mbufs);
   metron::GroupRuntime::Spec spec;
   spec.pipeline_id = "bench";
   spec.group_id = "g";
@@ -112,7 +115,7 @@ int main(int argc, char** argv) {
   }
   engine.stop();
   worker.join();
-  std::printf("result %.1f %.3f %.1f %.0f %.1f %.3f %.4f\n", median(whole), median(longest), median(total), median(slices),
-              median(takeover), median(longest_cpu), median(adopt));
+  std::printf("result %.1f %.3f %.1f %.0f %.1f %.3f %.4f %u\n", median(whole), median(longest), median(total),
+              median(slices), median(takeover), median(longest_cpu), median(adopt), eal_mb);
   return rc;
 }
