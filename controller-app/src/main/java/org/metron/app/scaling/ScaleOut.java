@@ -68,6 +68,9 @@ final class ScaleOut {
         MetronServer best = null;
         ServerResources bestRes = null;
         int bestFree = 0;
+        // why each server asked took nothing, for the refusal: its cores as the agent reports them (the chain each
+        // runs) and the store holds them, or the error that kept it out
+        List<String> why = new ArrayList<>();
         for (MetronServer s : candidates.subList(0, Math.min(2, candidates.size()))) {
             try {
                 ServerResources r = runner.resourcesToPlace(s);
@@ -77,8 +80,13 @@ final class ScaleOut {
                     bestRes = r;
                     bestFree = free;
                 }
+                why.add(s.id() + ": cores " + r.getCoresList().stream().map(k -> k.getId() + "=" + (!k.getAvailable()
+                        ? "unavailable" : k.getPipelineId().isEmpty() ? "idle" : k.getPipelineId()))
+                        .collect(Collectors.toList()) + ", " + free + " free once the store's placements and "
+                        + "operations are counted");
             } catch (MetronException e) {
                 log.warn("Scale-out of {}: server {} not considered: {}", chainId, s.id(), e.getMessage());
+                why.add(s.id() + ": not considered: " + e.getMessage());
             }
         }
         timer.lap("servers");
@@ -86,7 +94,8 @@ final class ScaleOut {
             throw runner.refuse(chainId, Kind.SPLIT, List.of(g.groupId()), reason, onsetMs, start, "no free core on "
                     + c.server.id() + " for a new group of chain " + chainId + ", and none on "
                     + (candidates.isEmpty() ? "another server (none reachable and not drained)"
-                    : "servers " + candidates.stream().limit(2).map(MetronServer::id).collect(Collectors.toList())));
+                    : "servers " + candidates.stream().limit(2).map(MetronServer::id).collect(Collectors.toList())
+                    + " (" + String.join("; ", why) + ")"));
         }
         MetronServer remote = best;
         int core = runner.freeCores(remote.id(), bestRes).get(0);
