@@ -7,6 +7,8 @@ between switches is a pair of memif ports (link_port_options: a port whose link 
 attach their NICs with net_virtio_user vdevs, the hosts' traffic comes from metron-fastgen (topologies/fastgen).
 This module holds what differs from the veth network; launcher.py builds either."""
 import os
+import socket
+import time
 from pathlib import Path
 
 from . import hugepages
@@ -69,8 +71,6 @@ def boost_once_serving(pid, address, timeout=30.0):
     hugepages zeroed by the kernel, its packet pool filled), which at NICE took that share from the agents already
     serving on the same CPU (a CI run: the serving agent's ring overflowed for 31 ms, 8300 frames, while the drained
     server's agent restarted). Answers whether it was boosted: False if the process ended or did not serve in time."""
-    import socket
-    import time
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
         try:

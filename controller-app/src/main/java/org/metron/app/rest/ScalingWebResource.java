@@ -19,7 +19,6 @@ import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
-import java.util.function.Supplier;
 
 /**
  * Scaling under /onos/metron/scaling: each chain's groups (tag, core, classes), latest load and history of
@@ -81,7 +80,7 @@ public class ScalingWebResource extends MetronWebResource {
     public Response split(@PathParam("chain") String chain, @QueryParam("group") String group) {
         ChainId id = existing(chain);
         RequestRules.required("group", group, "split of " + id);
-        return answer(() -> scaling().split(id, group));
+        return event(scaling().split(id, group));
     }
 
     /**
@@ -98,16 +97,15 @@ public class ScalingWebResource extends MetronWebResource {
         ChainId id = existing(chain);
         RequestRules.required("keep", keep, "merge of " + id);
         RequestRules.required("retire", retire, "merge of " + id);
-        return answer(() -> scaling().merge(id, keep, retire));
+        return event(scaling().merge(id, keep, retire));
     }
 
     /**
      * The operation's history entry, wherever it ran (the chain's owner runs it: docs/contracts.md#chain-ownership);
-     * 202 with the request's id when the owner has not finished it within the wait (it carries on:
-     * {@link PendingRequestMapper}).
+     * an owner that has not finished it within the wait is 202 ({@link PendingRequestMapper}).
      */
-    private Response answer(Supplier<ScalingEvent> op) {
-        return ok(ScalingJson.event(op.get())).build();
+    private Response event(ScalingEvent e) {
+        return ok(ScalingJson.event(e)).build();
     }
 
     private ChainId existing(String name) {
