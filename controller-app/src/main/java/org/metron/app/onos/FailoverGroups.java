@@ -55,6 +55,9 @@ final class FailoverGroups {
     }
 
     CompletableFuture<Void> add(DeviceId device, List<FailoverGroup> add) {
+        if (add.isEmpty()) {
+            return CompletableFuture.completedFuture(null); // no GROUP_ADDED will come to complete it
+        }
         Set<GroupKey> waiting = add.stream().map(g -> key(g.id())).collect(Collectors.toCollection(HashSet::new));
         CompletableFuture<Void> done = new CompletableFuture<>();
         GroupListener l = e -> {

@@ -6,6 +6,7 @@ import org.metron.app.spi.SwitchProgrammer;
 import org.metron.app.spi.SwitchProgrammer.Staged;
 import org.metron.openflow.FlowRuleTranslator;
 import org.metron.openflow.OfSwitch;
+import org.metron.openflow.OfSwitchListener;
 import org.metron.openflow.OpenFlowController;
 import org.metron.openflow.OpenFlowException;
 import org.onosproject.core.ApplicationId;
@@ -27,6 +28,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -36,7 +38,11 @@ import java.util.stream.Collectors;
  * {@link SwitchProgrammer} over the OpenFlow 1.3 southbound: each install is one atomic ONF bundle; removals
  * are strict deletes followed by a barrier; fast-failover groups are OFPGT_FF group mods. Rules are recognised as
  * Metron's by the application id that ONOS encodes in the top 16 bits of every flow id (= the OpenFlow cookie), so
- * entries survive a host restart.
+ * entries survive a host restart. A device that has never connected to this host's controller is one the network
+ * does not know: it reads as ONOS's stores answer for such a device (no entries, 0 rules, no groups, no group to
+ * delete), while a rule write to it fails as ONOS fails a batch for a device without master. A switch that was
+ * connected and is no longer cannot be read here (there is no flow store to answer from, as ONOS's is): its reads
+ * throw, which the core takes for "unknown", never for "empty".
  */
 public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCounters {
     private static final Logger log = LoggerFactory.getLogger(OpenFlowSwitchProgrammer.class);
@@ -47,6 +53,8 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     /** Rules as the core handed them to us, by cookie, so entries() returns equal objects. */
     private final Map<Long, FlowRule> installed = new ConcurrentHashMap<>();
     private final boolean failoverGroups;
+    /** Every switch that has connected to the controller: the OpenFlow devices the network knows. */
+    private final Set<DatapathId> known = ConcurrentHashMap.newKeySet();
 
     public OpenFlowSwitchProgrammer(OpenFlowController openflow, ApplicationId appId) {
         this(openflow, appId, true);
@@ -60,6 +68,19 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
         this.openflow = openflow;
         this.appId = appId.id();
         this.failoverGroups = failoverGroups;
+        openflow.addListener(new OfSwitchListener() {
+            @Override
+            public void switchConnected(OfSwitch sw) {
+                known.add(sw.dpid());
+            }
+        });
+        openflow.switches().forEach(sw -> known.add(sw.dpid())); // after the listener: none is missed between
+    }
+
+    /** Whether the device is one the network does not know (never connected here; not an OpenFlow switch). */
+    private boolean unknown(DeviceId device) {
+        String id = device.toString();
+        return !id.startsWith("of:") || !known.contains(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)));
     }
 
     @Override
@@ -77,6 +98,9 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
 
     @Override
     public CompletableFuture<Void> removeGroups(DeviceId device, Collection<FailoverGroup> groups) {
+        if (unknown(device)) {
+            return CompletableFuture.completedFuture(null); // as ONOS's GroupService: it holds no group of it
+        }
         return send(device, tr -> groups.stream().map(g -> tr.deleteGroup(g.id())).collect(Collectors.toList()));
     }
 
@@ -86,6 +110,9 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
      */
     @Override
     public CompletableFuture<List<FailoverGroup>> readGroups(DeviceId device) {
+        if (unknown(device)) {
+            return CompletableFuture.completedFuture(List.of());
+        }
         OfSwitch sw;
         try {
             sw = connected(device);
@@ -194,10 +221,13 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     /**
      * Metron's entries of one device as the switch reports them now (a flow-stats request filtered by the
      * application id in the cookie's top 16 bits, so the switch sends only ours): what the controller reads a
-     * chain's installed rules from. Throws when the switch is not connected.
+     * chain's installed rules from. Throws when a switch the network knows is not connected.
      */
     @Override
     public Collection<FlowEntry> entries(DeviceId device) {
+        if (unknown(device)) {
+            return List.of();
+        }
         OfSwitch sw = connected(device);
         FlowRuleTranslator tr = new FlowRuleTranslator(sw.factory());
         List<FlowEntry> out = new ArrayList<>();
@@ -215,6 +245,9 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     @Override
     public int ruleCount(DeviceId device) {
         // placement asks before every chain: a count, not a dump of a table holding tens of thousands of rules
+        if (unknown(device)) {
+            return 0;
+        }
         return Math.toIntExact(connected(device).activeFlows().join());
     }
 }

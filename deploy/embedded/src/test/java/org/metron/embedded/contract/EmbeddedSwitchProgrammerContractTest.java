@@ -11,9 +11,14 @@ import org.metron.openflow.FlowRuleTranslator;
 import org.metron.openflow.OfSwitch;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.DefaultApplicationId;
+import org.onosproject.core.GroupId;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.flow.DefaultFlowRule;
+import org.onosproject.net.flow.DefaultTrafficTreatment;
+import org.onosproject.net.flow.FlowRule;
 import org.projectfloodlight.openflow.types.DatapathId;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -52,5 +57,16 @@ public class EmbeddedSwitchProgrammerContractTest extends SwitchProgrammerContra
     @Override
     protected ApplicationId app() {
         return APP;
+    }
+
+    /** The batch with one rule sending to a group the switch does not have (OVS: OFPBAC_BAD_OUT_GROUP). */
+    @Override
+    protected List<FlowRule> refusedBatch(List<FlowRule> good) {
+        FlowRule last = good.get(good.size() - 1);
+        List<FlowRule> out = new ArrayList<>(good);
+        out.add(DefaultFlowRule.builder().forDevice(last.deviceId()).forTable(0).withPriority(last.priority() + 1)
+                .fromApp(APP).makePermanent().withSelector(last.selector())
+                .withTreatment(DefaultTrafficTreatment.builder().group(GroupId.valueOf(0x7ee)).build()).build());
+        return out;
     }
 }

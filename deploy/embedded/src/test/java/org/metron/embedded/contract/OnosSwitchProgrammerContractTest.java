@@ -8,7 +8,13 @@ import org.metron.standin.net.DriverManagerStandin;
 import org.metron.standin.net.FlowRuleStandin;
 import org.metron.standin.net.GroupStandin;
 import org.onosproject.core.ApplicationId;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.onosproject.net.DeviceId;
+import org.onosproject.net.config.basics.DeviceAnnotationConfig;
+import org.onosproject.net.flow.FlowRule;
+
+import java.util.List;
 
 
 import static org.metron.embedded.contract.StandinNode.set;
@@ -61,6 +67,26 @@ public class OnosSwitchProgrammerContractTest extends SwitchProgrammerContract {
     @Override
     protected ApplicationId app() {
         return core.getAppId(OnosSwitchProgrammer.APP_NAME);
+    }
+
+    /**
+     * The switch annotated to refuse every add (the stand-in's FlowRuleStandin.REJECT_ANNOTATION through netcfg's
+     * device annotations, as the Karaf test sets it): its batches fail as a switch answering each flow-mod with an
+     * error makes FlowRuleManager fail them.
+     */
+    @Override
+    protected List<FlowRule> refusedBatch(List<FlowRule> good) throws Exception {
+        ObjectNode cfg = new ObjectMapper().createObjectNode();
+        cfg.putObject("entries").put("standinRejectFlowRules", "true");
+        node.netcfg().applyConfig(SWITCH, DeviceAnnotationConfig.class, cfg);
+        long end = System.currentTimeMillis() + 5_000;
+        while (!"true".equals(node.devices().getDevice(SWITCH).annotations().value("standinRejectFlowRules"))) {
+            if (System.currentTimeMillis() > end) {
+                throw new AssertionError(SWITCH + " not annotated");
+            }
+            Thread.sleep(20);
+        }
+        return good;
     }
 
     @Override

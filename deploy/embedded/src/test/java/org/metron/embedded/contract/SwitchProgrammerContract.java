@@ -35,7 +35,11 @@ import static org.junit.Assert.fail;
  * implementation over its flow-rule service and of the embedded host's over OpenFlow: {@code entries} answers the
  * rules installed, by flow id, with their match and actions (what a chain's installed state is read from), a
  * removal takes them away and a removal of absent rules is no error, staged rules are live only once committed
- * (with their removals, in one step), and a rule for another device is refused.
+ * (with their removals, in one step), and a rule for another device is refused. A device the network does not
+ * know (ONOS: never reported; the embedded host: never connected) reads as ONOS's flow-rule and group stores answer
+ * for it (no entries, no rules, no groups, nothing to delete) and takes no rule write (ONOS fails a batch for a
+ * device without master: its rules may still be somewhere, so a removal must not report them gone). Empty batches
+ * are no-ops; an install the device refuses leaves none of its rules.
  */
 public abstract class SwitchProgrammerContract {
     private static final long WAIT_S = 10;
@@ -49,6 +53,12 @@ public abstract class SwitchProgrammerContract {
 
     /** The application the rules are installed for (the implementation's own). */
     protected abstract ApplicationId app();
+
+    /**
+     * {@code good} as a batch the device refuses as a whole: the implementation either makes the device refuse
+     * every add from now on or adds a rule the device cannot take (what makes the install's compensation run).
+     */
+    protected abstract List<FlowRule> refusedBatch(List<FlowRule> good) throws Exception;
 
     /** Stops what {@link #programmer()} started. */
     protected void stop() {
@@ -176,5 +186,68 @@ public abstract class SwitchProgrammerContract {
             // refused: as a failed future or at the call
         }
         assertTrue(entries().isEmpty());
+    }
+
+    /** Whether the future fails (within the test's wait; a future that never ends fails the test). */
+    private static boolean fails(java.util.concurrent.CompletableFuture<?> f) throws Exception {
+        try {
+            done(f);
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true;
+        }
+    }
+
+    @Test
+    public void aDeviceTheNetworkDoesNotKnowHasNoRulesNoGroupsAndNothingToDelete() throws Exception {
+        DeviceId unknown = DeviceId.deviceId("of:00000000000000ee");
+        assertEquals(List.of(), List.copyOf(switches.entries(unknown)));
+        assertEquals(0, switches.ruleCount(unknown));
+        assertEquals(List.of(), done(switches.readGroups(unknown)));
+        done(switches.removeGroups(unknown, List.of(new FailoverGroup(unknown, 41, group(41, 2, 3).buckets()))));
+    }
+
+    @Test
+    public void aDeviceTheNetworkDoesNotKnowTakesNoRuleWrite() throws Exception {
+        DeviceId unknown = DeviceId.deviceId("of:00000000000000ee");
+        List<FlowRule> there = List.of(rule(unknown, 0), rule(unknown, 1));
+        assertTrue("install on " + unknown, fails(switches.install(unknown, there)));
+        assertTrue("removal from " + unknown + " reported done", fails(switches.remove(unknown, there)));
+        java.util.concurrent.CompletableFuture<SwitchProgrammer.Staged> staged = switches.stage(unknown, there);
+        assertTrue("staged and committed on " + unknown, fails(staged) || fails(done(staged).commit()));
+        assertTrue(entries().isEmpty());
+    }
+
+    @Test
+    public void emptyBatchesAreNoOps() throws Exception {
+        done(switches.install(device(), rules(0, 2)));
+        done(switches.install(device(), List.of()));
+        done(switches.remove(device(), List.of()));
+        done(done(switches.stage(device(), List.of(), List.of())).commit());
+        done(done(switches.stage(device(), List.of())).discard());
+        done(switches.addGroups(device(), List.of()));
+        done(switches.removeGroups(device(), List.of()));
+        assertEquals(ids(rules(0, 2)), entries().keySet());
+        assertEquals(List.of(), done(switches.readGroups(device())));
+    }
+
+    @Test
+    public void installingTheSameRulesAgainKeepsOneEntryEachAndADiscardedRemovalRemovesNothing() throws Exception {
+        done(switches.install(device(), rules(0, 3)));
+        done(switches.install(device(), rules(1, 3)));
+        assertEquals(ids(rules(0, 3)), entries().keySet());
+        assertEquals(3, switches.entries(device()).size());
+        done(done(switches.stage(device(), rules(3, 4), rules(0, 2))).discard());
+        assertEquals(ids(rules(0, 3)), entries().keySet());
+    }
+
+    @Test
+    public void aBatchTheDeviceRefusesLeavesNoneOfItsRulesAndKeepsTheOthers() throws Exception {
+        done(switches.install(device(), rules(0, 2)));
+        List<FlowRule> refused = refusedBatch(rules(2, 5));
+        assertTrue("a refused install completed", fails(switches.install(device(), refused)));
+        java.util.concurrent.CompletableFuture<SwitchProgrammer.Staged> staged = switches.stage(device(), refused);
+        assertTrue("a refused stage committed", fails(staged) || fails(done(staged).commit()));
+        assertEquals(ids(rules(0, 2)), entries().keySet());
     }
 }
