@@ -91,4 +91,25 @@ public abstract class NetworkViewContract {
                         .map(l -> l.src() + ">" + l.dst()).collect(Collectors.toList()));
         assertTrue(view.egressLinks(INGRESS).isEmpty());
     }
+
+    @Test
+    public void noPathFromAnUnknownDeviceNorThroughAnAvoidedSourceOrTransit() {
+        assertTrue(view.path(ConnectPoint.deviceConnectPoint("of:00000000000000ee/1"), SERVER_NIC).isEmpty());
+        assertTrue("the source avoided", view.path(INGRESS, SERVER_NIC, Set.of(S1), Set.of()).isEmpty());
+        Link direct = view.path(INGRESS, SERVER_NIC).orElseThrow().get(0);
+        assertTrue("the direct link and the only other transit avoided",
+                view.path(INGRESS, SERVER_NIC, Set.of(S2), Set.of(LinkKey.linkKey(direct))).isEmpty());
+        assertEquals("the reverse direction of an avoided link is another link", List.of(
+                "of:0000000000000001/2>of:0000000000000003/2", "of:0000000000000003/4>metron:srv1/1"),
+                hops(view.path(INGRESS, SERVER_NIC, Set.of(),
+                        Set.of(LinkKey.linkKey(direct.dst(), direct.src())))));
+    }
+
+    @Test
+    public void aServerNicsEgressLinkLeadsToItsSwitchAndAnUnknownPortHasNone() {
+        assertEquals(List.of("metron:srv1/1>of:0000000000000003/4"), view.egressLinks(SERVER_NIC).stream()
+                .map(l -> l.src() + ">" + l.dst()).collect(Collectors.toList()));
+        assertTrue(view.egressLinks(ConnectPoint.deviceConnectPoint("of:00000000000000ee/2")).isEmpty());
+        assertTrue(view.egressLinks(ConnectPoint.deviceConnectPoint("of:0000000000000001/9")).isEmpty());
+    }
 }
