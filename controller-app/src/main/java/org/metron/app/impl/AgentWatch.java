@@ -212,6 +212,10 @@ public final class AgentWatch implements AutoCloseable {
         long now = System.nanoTime();
         if (!unreachableSince.containsKey(id)) {
             unreachableSince.put(id, asked);
+            // a loaded agent answering late is suspected too, and its chains readied elsewhere meanwhile: the log
+            // says when, to tell such a readied move from other holders of a spare's cores
+            log.info("Agent of {} did not answer Health within {} ms: suspected, its failover deadline runs", id,
+                    healthWait.toMillis());
             tell(onSuspected, id, "silence");
         }
         long since = unreachableSince.get(id);

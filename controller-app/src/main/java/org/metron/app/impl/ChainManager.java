@@ -44,7 +44,7 @@ import java.util.stream.Collectors;
  * <p>Concurrency: operations on one chain are serialized (per-chain lock here, leadership across instances);
  * different chains proceed in parallel except for the short server/core reservation step.
  */
-public final class ChainManager implements MetronService, CompiledChains, ChainMoves {
+public final class ChainManager implements MetronService, CompiledChains, OwnedChainMoves {
     private static final Logger log = LoggerFactory.getLogger(ChainManager.class);
 
     private final ChainStore store;
@@ -107,7 +107,7 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
     public Chain submit(String json) {
         ParsedChain pc = ChainRequests.parse(json);
         ChainCompiler compiler = compilers.of(pc);
-        synchronized (lock(pc.id())) {
+        synchronized (store.lockFor(pc.id())) {
             leadership.join(pc.id()); // the instance a new chain is submitted to runs first, so it owns it
             boolean mine = leadership.actsFor(pc.id());
             if (!mine) {
@@ -155,7 +155,12 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
     /** The same definition on another server, make-before-break ({@link ChainUpdates#move}). */
     @Override
     public DrainReport.Move move(ChainId id, Optional<DeviceId> to, String why) {
-        return updates.move(id, to, why, () -> lost.discardPrepared(id, "an operator's move supersedes it: " + why));
+        return updates.move(id, to, why, () -> dropReadied(id, "an operator's move supersedes it: " + why));
+    }
+
+    @Override
+    public void dropReadied(ChainId id, String why) {
+        lost.discardPrepared(id, why);
     }
 
     /** Applies the update recorded with the chain, if any ({@link ChainUpdates#applyUpdate}); caller holds the lock. */
@@ -171,7 +176,7 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
      */
     @Override
     public Optional<Chain> remove(ChainId id) {
-        synchronized (lock(id)) {
+        synchronized (store.lockFor(id)) {
             try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 if (!leadership.actsFor(id)) {
                     // the tombstone every instance sees; the owner removes the chain
@@ -270,7 +275,7 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
      * @return false when another instance leads the chain (nothing ran)
      */
     public boolean whileLeading(ChainId id, Runnable action) {
-        synchronized (lock(id)) {
+        synchronized (store.lockFor(id)) {
             try (ChainFence.Op fence = ChainFence.begin(leadership, store.terms(), id)) {
                 if (!leadership.actsFor(id)) {
                     return false;
@@ -417,10 +422,6 @@ public final class ChainManager implements MetronService, CompiledChains, ChainM
     /** Cores promised to placed chains, per server. */
     Set<Integer> reservedCores(DeviceId server) {
         return bringUps.reservedCores(server);
-    }
-
-    private Object lock(ChainId id) {
-        return store.lockFor(id);
     }
 
     static MetronException unknown(ChainId id) {

@@ -14,6 +14,7 @@ import org.metron.app.api.ValidationReport;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.ChainMoves;
+import org.metron.app.impl.OwnedChainMoves;
 import org.metron.app.impl.ChainOwnership;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.Deployer;
@@ -66,8 +67,9 @@ import java.util.concurrent.TimeUnit;
  * a device going unavailable or a link going away reroutes the chains using it (on one worker thread, off the
  * event thread). Deactivation keeps chains deployed (they are persistent state in the store, not session state).
  */
-@Component(immediate = true, service = {MetronService.class, CompiledChains.class, ChainMoves.class})
-public class MetronComponent implements MetronService, CompiledChains, ChainMoves {
+@Component(immediate = true, service = {MetronService.class, CompiledChains.class, ChainMoves.class,
+        OwnedChainMoves.class})
+public class MetronComponent implements MetronService, CompiledChains, OwnedChainMoves {
     /** Per agent call / per device batch (scaling's too). */
     public static final Duration STEP_TIMEOUT = Duration.ofSeconds(10);
 
@@ -178,6 +180,11 @@ public class MetronComponent implements MetronService, CompiledChains, ChainMove
     @Override
     public DrainReport.Move move(ChainId id, java.util.Optional<DeviceId> to, String why) {
         return manager.move(id, to, why);
+    }
+
+    @Override
+    public void dropReadied(ChainId id, String why) {
+        manager.dropReadied(id, why);
     }
 
     private void reroute(DeviceId device, String cause) {

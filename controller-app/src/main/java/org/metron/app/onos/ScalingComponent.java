@@ -1,6 +1,6 @@
 package org.metron.app.onos;
 
-import org.metron.app.impl.ChainMoves;
+import org.metron.app.impl.OwnedChainMoves;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
@@ -66,9 +66,12 @@ public class ScalingComponent extends ScalingServiceDelegate {
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected CompiledChains compiled;
 
-    /** The chain manager's moves ({@link MetronComponent}), run for the moves asked of this instance as an owner. */
+    /**
+     * The chain manager's moves ({@link MetronComponent}), run for the moves asked of this instance as an owner, and
+     * for a split, the take-back of a failover move readied for its chain.
+     */
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
-    protected ChainMoves moves;
+    protected OwnedChainMoves moves;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceService deviceService;

@@ -3,6 +3,7 @@ package org.metron.app.scaling;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
+import org.metron.app.impl.OwnedChainMoves;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
@@ -50,6 +51,8 @@ public final class ScalingExecutor {
 
     /**
      * @param compiled the chains' compiled form (the chain manager's: one cache)
+     * @param moves   the chain manager's: a split takes back the failover move readied for its chain
+     *                ({@link OwnedChainMoves#dropReadied})
      * @param app     the application id the chain's rules were installed with (rule ids depend on it)
      * @param timeout per agent call and per switch batch
      * @param clock   wall-clock milliseconds
@@ -60,12 +63,12 @@ public final class ScalingExecutor {
      *                   fenced by the term it started with
      */
     public ScalingExecutor(ChainStore store, ScalingStore journal, ServerRegistry servers, SwitchProgrammer switches,
-                           CompiledChains compiled, ApplicationId app, Duration timeout, LongSupplier clock,
-                           RulePlanner planner, java.util.Random random, Leadership leadership) {
+                           CompiledChains compiled, OwnedChainMoves moves, ApplicationId app, Duration timeout,
+                           LongSupplier clock, RulePlanner planner, java.util.Random random, Leadership leadership) {
         this.runner = new OperationRunner(store, journal, servers, switches, compiled, app, timeout, clock, planner,
                 leadership);
         RemotePaths paths = new RemotePaths(runner);
-        this.splits = new SplitOperation(runner, new ScaleOut(runner, paths, random));
+        this.splits = new SplitOperation(runner, new ScaleOut(runner, paths, random), moves);
         this.merges = new MergeOperation(runner, paths);
         this.lost = new LostServerMerge(runner, merges);
         this.recovery = new JournalRecovery(runner);

@@ -5,7 +5,7 @@ import org.metron.app.api.DrainReport.Move;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
-import org.metron.app.impl.ChainMoves;
+import org.metron.app.impl.OwnedChainMoves;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.ServerLoss;
@@ -54,7 +54,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private final ServerRegistry servers;
     private final Consumer<ChainId> takeOver = this::recoverTakenOver;
     private final ScalingRequests requests;
-    private final ChainMoves moves;
+    private final OwnedChainMoves moves;
     /** First wait before a failed lost-server merge back is tried again; doubled each time up to the max. */
     static final long RETRY_FIRST_MS = 1_000;
     static final long RETRY_MAX_MS = 30_000;
@@ -69,7 +69,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
      * @param portStatsMs how often the ingress trigger asks the switches
      */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
-                          CompiledChains compiled, ChainMoves moves, ApplicationId app, Duration timeout,
+                          CompiledChains compiled, OwnedChainMoves moves, ApplicationId app, Duration timeout,
                           ScalingPolicy.Params params, int intervalMs, Leadership leadership, LongSupplier clock,
                           Optional<PortCounters> ports, int portStatsMs) {
         this(chains, factory, servers, switches, compiled, moves, app, timeout, params, intervalMs, leadership, clock,
@@ -78,12 +78,13 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
 
     /**
      * @param moves    this instance's chain moves (the chain manager's), run for the moves asked of this instance as
-     *                 a chain's owner ({@link #move})
+     *                 a chain's owner ({@link #move}); a split takes back the failover move readied for its chain
+     *                 with them ({@link OwnedChainMoves#dropReadied})
      * @param scaleOut plans the rules to other servers: with it, a split that finds no core free on its chain's
      *                 server places the new half on another server (docs/scaling.md#scale-out)
      */
     public ScalingManager(ChainStore chains, StoreFactory factory, ServerRegistry servers, SwitchProgrammer switches,
-                          CompiledChains compiled, ChainMoves moves, ApplicationId app, Duration timeout,
+                          CompiledChains compiled, OwnedChainMoves moves, ApplicationId app, Duration timeout,
                           ScalingPolicy.Params params, int intervalMs, Leadership leadership, LongSupplier clock,
                           Optional<PortCounters> ports, int portStatsMs, Optional<RulePlanner> scaleOut) {
         this.clock = clock;
@@ -93,8 +94,8 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         this.chains = chains;
         this.leadership = leadership;
         this.store = new ScalingStore(factory);
-        this.executor = new ScalingExecutor(chains, store, this.servers, switches, compiled, app, timeout, clock,
-                scaleOut.orElse(null), new java.security.SecureRandom(), leadership);
+        this.executor = new ScalingExecutor(chains, store, this.servers, switches, compiled, moves, app, timeout,
+                clock, scaleOut.orElse(null), new java.security.SecureRandom(), leadership);
         this.boxes = new BlackBoxWatch(chains, leadership);
         this.monitor = new LoadMonitor(chains, this.servers, new ScalingPolicy(params), executor, clock, intervalMs,
                 leadership, alerts, boxes);

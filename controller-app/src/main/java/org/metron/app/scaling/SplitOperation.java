@@ -8,7 +8,9 @@ import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RuleInfo.Role;
 import org.metron.app.api.Tag;
+import org.metron.app.impl.AgentCalls;
 import org.metron.app.impl.ChainFence;
+import org.metron.app.impl.OwnedChainMoves;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
@@ -16,8 +18,10 @@ import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
+import org.metron.app.store.PreparedMoveRecord;
 import org.metron.app.store.TagKey;
 import org.metron.synth.ClassGroup;
+import org.onosproject.store.service.Versioned;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +31,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -49,10 +54,13 @@ final class SplitOperation {
 
     private final OperationRunner runner;
     private final ScaleOut scaleOut;
+    /** Takes back a failover move readied for the chain being split ({@link #supersedeReadied}). */
+    private final OwnedChainMoves moves;
 
-    SplitOperation(OperationRunner runner, ScaleOut scaleOut) {
+    SplitOperation(OperationRunner runner, ScaleOut scaleOut, OwnedChainMoves moves) {
         this.runner = runner;
         this.scaleOut = scaleOut;
+        this.moves = Objects.requireNonNull(moves);
     }
 
     /**
@@ -195,6 +203,35 @@ final class SplitOperation {
         return null;
     }
 
+    /**
+     * Takes back the failover move readied for the chain, if any, once its server's agent answers. The move is
+     * readied when that agent answers a Health poll late (at rate on two loaded CPUs it does) and runs the chain's
+     * pipeline on another server's core until the agent answers a later poll or the failover deadline passes: the
+     * core a scale-out may need. On the fast network's two-servers topology (one worker core per server) the
+     * scale-out was refused so ("no free core on metron:srv2 ..., and none on servers [metron:srv1]", the other
+     * server's only core running the readied pipeline: test_fastmoves_e2e's TestTwoServers). The split changes the
+     * placement the move was readied for (a move after the deadline would find it stale and start from scratch),
+     * so it supersedes the move, as a drain's move does. An agent that does not answer keeps the move for the
+     * failover: the split is refused, nothing changed (it could not run on that agent anyway). Caller holds the
+     * chain's lock and not the reservation lock (the take-back asks the spare's agent).
+     */
+    private void supersedeReadied(Ctx c, String groupId, String reason, long onsetMs, long start) {
+        ChainId id = c.chain.id();
+        Optional<PreparedMoveRecord> readied = runner.store.prepared().get(id).map(Versioned::value);
+        if (readied.isEmpty()) {
+            return;
+        }
+        try {
+            runner.calls.await(c.server.agent().health(), "health of " + c.server.id());
+        } catch (MetronException e) {
+            throw runner.refuse(id, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, "the agent of "
+                    + c.server.id() + " does not answer (" + AgentCalls.reason(e) + ") and a failover move of chain "
+                    + id + " is readied on " + readied.get().to() + ": group " + groupId + " not split, nothing "
+                    + "was changed");
+        }
+        moves.dropReadied(id, "a split of group " + groupId + " supersedes it, " + c.server.id() + " answering");
+    }
+
     /** What a split changes, once its new group's id, tag and core are known. */
     static final class SplitParts {
         final GroupAssignment keep;
@@ -245,6 +282,8 @@ final class SplitOperation {
             throw runner.refuse(chainId, Kind.SPLIT, List.of(groupId), reason, onsetMs, start, e.getMessage()
                     + ": a new group would hand out ports another group of the chain does");
         }
+        supersedeReadied(c, groupId, reason, onsetMs, start);
+        timer.lap("readied");
         ScalingOperation op;
         SplitParts parts;
         synchronized (runner.store.reservationLock()) {

@@ -163,8 +163,8 @@ public class FailoverBackupTest {
         assertEquals(Set.of("g0 whole"), class0Rules(fromBackup, Fixtures.D2));
         for (TwoPathWorld w : List.of(fromBackup, recomputed)) {
             ScalingEvent e = new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()), w.servers,
-                    w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis, null,
-                    new java.util.Random(), w.leadership)
+                    w.switches, w.manager, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
+                    null, new java.util.Random(), w.leadership)
                     .splitClass(ID, "g0", 0, 0, "test", System.currentTimeMillis());
             assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
             w.manager.awaitBackups();
@@ -210,8 +210,9 @@ public class FailoverBackupTest {
         assertTrue(json, json.contains("\"maxCpuCores\": 1"));
         assertEquals(ChainState.ACTIVE, w.manager.submit(json).state());
         ScalingEvent e = split.apply(new ScalingExecutor(w.store, new ScalingStore(new LocalStoreFactory()),
-                w.servers, w.switches, w.manager, Fixtures.APP, Duration.ofSeconds(2), System::currentTimeMillis,
-                new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1), w.leadership));
+                w.servers, w.switches, w.manager, w.manager, Fixtures.APP, Duration.ofSeconds(2),
+                System::currentTimeMillis, new RulePlanner(Fixtures.APP, w.net), new java.util.Random(1),
+                w.leadership));
         assertEquals(e.detail(), ScalingEvent.Outcome.DONE, e.outcome());
         w.manager.awaitBackups();
         return w;

@@ -9,7 +9,6 @@ import org.metron.app.spi.MetronServer;
 import org.metron.app.store.ChainStore;
 import org.metron.app.store.TagKey;
 import org.metron.app.testing.Fixtures;
-import org.metron.app.testing.RealAgent;
 import org.onosproject.net.PortNumber;
 import org.onosproject.net.flow.FlowRule;
 import org.onosproject.net.flow.instructions.Instructions;
@@ -122,13 +121,9 @@ public class ScaleOutExecutorTest extends ScaleOutFixture {
         // executor's clock stands still, so the report the background refresh read while g0.1 ran there is still
         // fresh (younger than ResourceCache.MAX_AGE_MS) when the next scale-out comes, as at rate in the moves
         // bench, where the scale-out right after a merge back was refused: "no free core ... none on servers"
-        RealAgent single = RealAgent.startWorkers("scaleout-stale", 1);
-        RealAgent alone = RealAgent.startWorkers("scaleout-stale2", 1);
-        Rig rig = null;
-        try {
+        onOneCoreServers("scaleout-stale", (rig, a, b) -> {
             java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong(
                     System.currentTimeMillis());
-            rig = new Rig("scaleout-stale", single.client(), alone.client());
             ScalingExecutor ex = rig.executor(now::get);
             Map<Integer, Double> rates = Map.of(0, 500.0, 1, 300.0, 2, 200.0, 3, 10.0);
             MetronServer other = rig.away;
@@ -152,15 +147,7 @@ public class ScaleOutExecutorTest extends ScaleOutFixture {
             assertEquals(again.detail(), ScalingEvent.Outcome.DONE, again.outcome());
             assertEquals(other.id(), rig.group("g0.1").server().orElseThrow());
             assertEquals(1, rig.groups(other).size());
-        } finally {
-            // removed and checked as after every test, while the one-core agent runs
-            if (rig != null) {
-                rigs.remove(rig);
-                removeChain(rig);
-            }
-            single.close();
-            alone.close();
-        }
+        });
     }
 
     /** The port share (index of count) a server's agent runs a group of the chain with; -1 when it has none. */

@@ -141,7 +141,7 @@ public abstract class ScaleOutFixture {
 
         /** An executor reading time from {@code clock} (its resource cache's age too). */
         ScalingExecutor executor(java.util.function.LongSupplier clock) {
-            return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
+            return new ScalingExecutor(store, scaling, servers, crashing, manager, manager, Fixtures.APP,
                     Duration.ofSeconds(10), clock, new RulePlanner(Fixtures.APP, network), new Random(1), leadership);
         }
 
@@ -255,6 +255,38 @@ public abstract class ScaleOutFixture {
         List<FlowRule> s2Rules(PortNumber inPort) {
             return switches.rules(Fixtures.D2).stream().filter(r -> r.selector().criteria().stream()
                     .anyMatch(c -> c.toString().equals("IN_PORT:" + inPort))).collect(Collectors.toList());
+        }
+    }
+
+    /** A test on a rig over two agents of one worker core each: the rig's servers a and b, in that order. */
+    interface OneCoreTest {
+        void run(Rig rig, RealAgent a, RealAgent b) throws Exception;
+    }
+
+    /**
+     * Runs {@code test} on a rig of chain {@code name} over two agents of one worker core each, as each server of the
+     * fast network's two-servers topology has (a split there has no second core: it scales out), started for it and
+     * closed after. The chain is removed after; while both agents still run nothing of it may be left
+     * ({@link #removeChain}).
+     */
+    void onOneCoreServers(String name, OneCoreTest test) throws Exception {
+        RealAgent a = RealAgent.startWorkers(name + "-a", 1);
+        RealAgent b = RealAgent.startWorkers(name + "-b", 1);
+        Rig rig = null;
+        try {
+            rig = new Rig(name, a.client(), b.client());
+            test.run(rig, a, b);
+        } finally {
+            if (rig != null) {
+                rigs.remove(rig);
+                if (a.alive() && b.alive()) {
+                    removeChain(rig);
+                } else {
+                    rig.manager.remove(rig.chain); // what the dead agent held went with it
+                }
+            }
+            a.close();
+            b.close();
         }
     }
 

@@ -99,7 +99,7 @@ public abstract class ScalingFixture {
         }
 
         ScalingExecutor executor() {
-            return new ScalingExecutor(store, scaling, servers, crashing, manager, Fixtures.APP,
+            return new ScalingExecutor(store, scaling, servers, crashing, manager, manager, Fixtures.APP,
                     Duration.ofSeconds(10), System::currentTimeMillis, null, new Random(), leadership);
         }
 

@@ -113,6 +113,11 @@ public final class RealAgent implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
+    /** Whether the agent's process runs (not killed, not exited). */
+    public boolean alive() {
+        return process.isAlive();
+    }
+
     /** Kills the process as a crash does (SIGKILL: no state saved at exit); {@link #close()} still cleans up. */
     public void kill() throws InterruptedException {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
