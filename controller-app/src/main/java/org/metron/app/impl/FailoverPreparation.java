@@ -265,15 +265,20 @@ final class FailoverPreparation {
      * {@code server}; caller holds its lock.
      */
     private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
+        // the chain and its placement read beside the record of a move left by an owner that stopped (one Raft round
+        // instead of three one after the other in a cluster, while the deadline runs: at load 14 the 3-node Karaf
+        // test readied the move 1.8 s after the device went unavailable, past the 1.5 s deadline); taking such a
+        // move back writes neither
+        CompletableFuture<Optional<Chain>> read = moves.read(() -> store.chains().get(id).map(Versioned::value));
+        CompletableFuture<Optional<Placement>> placed = moves.read(() -> store.placement(id));
         if (!takeBackLeft(id)) {
             return; // an owner that stopped readied it and what it left is still there: nothing readied over it
         }
-        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        Optional<Chain> chain = read.join();
         // a deleted chain (REMOVING) is never readied, nor one readied already, nor one that left the server since
         // the snapshot (its owner moved it meanwhile: its pipeline and NIC rules on a spare are the chain's own)
         if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
-                .anyMatch(m -> m.id().equals(id)) || !store.placement(id)
-                .equals(Optional.of(seen))) {
+                .anyMatch(m -> m.id().equals(id)) || !placed.join().equals(Optional.of(seen))) {
             return;
         }
         Chain c = chain.get();
