@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -161,8 +162,10 @@ public final class Deployer {
             StringBuilder timing = new StringBuilder("switch rules staged ").append(ms(t0, t1))
                     .append(" ms, agent ready ").append(ms(t0, System.nanoTime())).append(" ms");
             List<CompletableFuture<Void>> committing = new ArrayList<>();
-            for (int i = 0; i < batches.size() && atOnce; i++) {
-                committing.add(staged.set(i, null).commit());
+            if (atOnce) {
+                // issued together, the operation's fence checked once for all
+                committing.addAll(FencedSwitches.commitAll(new ArrayList<>(staged)));
+                Collections.fill(staged, null);
             }
             MetronException commitFailure = null;
             for (int i = 0; i < batches.size(); i++) {

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 
 /**
@@ -226,6 +227,11 @@ final class FailoverPreparation {
         return left;
     }
 
+    /** The chains this instance holds a move readied for off {@code server}. */
+    List<ChainId> readiedOff(DeviceId server) {
+        return moves.movesFrom(server).stream().map(PreparedMove::id).collect(Collectors.toList());
+    }
+
     /** Takes back what was readied off {@code server} and not used (the chain changed meanwhile). */
     void discardFrom(DeviceId server, String why) {
         for (PreparedMove m : moves.movesFrom(server)) {
@@ -259,15 +265,20 @@ final class FailoverPreparation {
      * {@code server}; caller holds its lock.
      */
     private void prepareOne(ChainId id, Placement seen, DeviceId server, PlacementEngine others) {
+        // the chain and its placement read beside the record of a move left by an owner that stopped (one Raft round
+        // instead of three one after the other in a cluster, while the deadline runs: at load 14 the 3-node Karaf
+        // test readied the move 1.8 s after the device went unavailable, past the 1.5 s deadline); taking such a
+        // move back writes neither
+        CompletableFuture<Optional<Chain>> read = moves.read(() -> store.chains().get(id).map(Versioned::value));
+        CompletableFuture<Optional<Placement>> placed = moves.read(() -> store.placement(id));
         if (!takeBackLeft(id)) {
             return; // an owner that stopped readied it and what it left is still there: nothing readied over it
         }
-        Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
+        Optional<Chain> chain = read.join();
         // a deleted chain (REMOVING) is never readied, nor one readied already, nor one that left the server since
         // the snapshot (its owner moved it meanwhile: its pipeline and NIC rules on a spare are the chain's own)
         if (chain.isEmpty() || chain.get().markedForRemoval() || moves.movesFrom(server).stream()
-                .anyMatch(m -> m.id().equals(id)) || !store.placement(id)
-                .equals(Optional.of(seen))) {
+                .anyMatch(m -> m.id().equals(id)) || !placed.join().equals(Optional.of(seen))) {
             return;
         }
         Chain c = chain.get();
@@ -285,13 +296,16 @@ final class FailoverPreparation {
     }
 
     /**
-     * Moves {@code c} off {@code server} with what was readied for it, caller holding its lock and having checked
-     * that the chain is not marked for removal and still placed ({@code now}) on {@code server}.
+     * Moves {@code read} (the chain as read, with its version) off {@code server} with what was readied for it,
+     * caller holding its lock and having checked that the chain is not marked for removal and still placed
+     * ({@code now}) on {@code server}. {@code installed}, the chain's installed rules being read, is waited for only
+     * once the switch rules are in, before the move's records overwrite it (its old rules come off after those).
      *
      * @return the chain as recorded, or empty when nothing valid was readied (the caller moves it from scratch)
      */
-    Optional<Chain> moveReadied(Chain c, DeviceId server, Placement now, Optional<InstalledState> installed,
-                                long found) {
+    Optional<Chain> moveReadied(Versioned<Chain> read, DeviceId server, Placement now,
+                                CompletableFuture<Optional<InstalledState>> installed, long found) {
+        Chain c = read.value();
         ChainId id = c.id();
         Optional<PreparedMove> taken = moves.take(id);
         if (taken.isEmpty()) {
@@ -304,7 +318,6 @@ final class FailoverPreparation {
             return Optional.empty();
         }
         long t0 = System.nanoTime();
-        Optional<InstalledState> old = installed.map(teardown::withoutShared);
         Deployer.Result r;
         try {
             // the new switch rules, over the pipeline already up on the spare (rolled back together on a failure);
@@ -320,11 +333,18 @@ final class FailoverPreparation {
         long tSwitched = System.nanoTime();
         Chain up = c.withState(r.running() ? ChainState.ACTIVE : ChainState.DEPLOYED, "moved off " + server
                 + " (unavailable) to " + m.to());
-        // one round: four maps, written at once (a Raft round each in a cluster, 60-500 ms under load)
+        // the old installed rules, read beside the chain and its placement: had before they are rewritten
+        Optional<InstalledState> wasInstalled = installed.join();
+        // one round: four maps, written at once (a Raft round each in a cluster, 60-500 ms under load); the chain
+        // replaces the version read (a put reads it again first: a second round), or is put when it changed since
         moves.together(List.of(
                 () -> store.placements().put(id, m.placement()),
                 () -> store.installed().put(id, r.installed()),
-                () -> store.chains().put(id, up),
+                () -> {
+                    if (!store.replaceChain(id, read, up)) {
+                        store.chains().put(id, up); // a delete recorded meanwhile stands (ChainRecords)
+                    }
+                },
                 () -> store.backups().put(id, new BackupConfiguration(id, m.offload().backups(),
                         m.offload().backupProfiles()))));
         moves.release(id); // its cores are the placement's now
@@ -335,8 +355,10 @@ final class FailoverPreparation {
                         + "rules {}, store {} in one round; readied during the deadline in {} ms)", id, server,
                 m.to(), up.state(), ChainBringUp.ms(found, tRecorded), ChainBringUp.ms(found, t0),
                 ChainBringUp.ms(t0, tSwitched), ChainBringUp.ms(tSwitched, tRecorded), m.tookMs());
-        // behind the traffic: the old rules the new placement does not take over (same entry), what was armed for
-        // them, the old placement's tags; then the new backups
+        // behind the traffic: the old rules the new placement does not take over (same entry) nor another chain
+        // holds too (read here: a whole-map read, a Raft round in a cluster, that held the switch rules up by about
+        // 100 ms when it came before them), what was armed for them, the old placement's tags; then the new backups
+        Optional<InstalledState> old = wasInstalled.map(teardown::withoutShared);
         Set<Object> kept = Deployer.entries(r.installed().switchRules());
         old.ifPresent(st -> {
             List<String> left = deployer.removeStale(st, kept);

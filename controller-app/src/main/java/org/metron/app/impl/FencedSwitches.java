@@ -1,5 +1,6 @@
 package org.metron.app.impl;
 
+import org.metron.app.api.MetronException;
 import org.metron.app.spi.FailoverGroup;
 import org.metron.app.spi.SwitchProgrammer;
 import org.onosproject.net.DeviceId;
@@ -12,6 +13,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * The switches as the controller core writes them: each rule or group write and removal of a chain operation is
@@ -50,18 +52,54 @@ public final class FencedSwitches implements SwitchProgrammer {
     @Override
     public CompletableFuture<Staged> stage(DeviceId device, List<FlowRule> rules, Collection<FlowRule> removals) {
         Optional<ChainFence.Op> op = ChainFence.current();
-        return switches.stage(device, rules, removals).thenApply(s -> new Staged() {
-            @Override
-            public CompletableFuture<Void> commit() {
-                return fenced(op, "committing " + rules.size() + " rules" + (removals.isEmpty() ? ""
-                        : " and " + removals.size() + " removals") + " on " + device, s::commit);
-            }
+        return switches.stage(device, rules, removals).thenApply(s -> new FencedStaged(op, "committing "
+                + rules.size() + " rules" + (removals.isEmpty() ? "" : " and " + removals.size() + " removals")
+                + " on " + device, s));
+    }
 
-            @Override
-            public CompletableFuture<Void> discard() {
-                return s.discard(); // nothing staged was ever live
-            }
-        });
+    /**
+     * Commits batches staged here by one operation together: the fence is checked once, right before they are all
+     * issued, instead of once before each (in a cluster each check reads the store's newest term, a Raft round, and
+     * the next batch went out only after it: two devices' commits started 70-120 ms apart in the 3-node Karaf test).
+     * Refused, none is issued. Batches not staged here, or by different operations, are committed one by one.
+     *
+     * @return each batch's commit, in order
+     */
+    public static List<CompletableFuture<Void>> commitAll(List<Staged> staged) {
+        Optional<ChainFence.Op> op = staged.isEmpty() || !(staged.get(0) instanceof FencedStaged) ? Optional.empty()
+                : ((FencedStaged) staged.get(0)).op;
+        boolean oneOperation = op.isPresent() && staged.stream().allMatch(s -> s instanceof FencedStaged
+                && ((FencedStaged) s).op.equals(op));
+        if (!oneOperation) {
+            return staged.stream().map(Staged::commit).collect(Collectors.toList());
+        }
+        Optional<MetronException> refused = ChainFence.refusal(op, staged.stream()
+                .map(s -> ((FencedStaged) s).what).collect(Collectors.joining(", ")));
+        return staged.stream().map(s -> refused.<CompletableFuture<Void>>map(CompletableFuture::failedFuture)
+                .orElseGet(((FencedStaged) s).staged::commit)).collect(Collectors.toList());
+    }
+
+    /** A batch staged by an operation: checked against its fence when it is committed. */
+    private static final class FencedStaged implements Staged {
+        private final Optional<ChainFence.Op> op;
+        private final String what;
+        private final Staged staged;
+
+        FencedStaged(Optional<ChainFence.Op> op, String what, Staged staged) {
+            this.op = op;
+            this.what = what;
+            this.staged = staged;
+        }
+
+        @Override
+        public CompletableFuture<Void> commit() {
+            return fenced(op, what, staged::commit);
+        }
+
+        @Override
+        public CompletableFuture<Void> discard() {
+            return staged.discard(); // nothing staged was ever live
+        }
     }
 
     @Override

@@ -47,6 +47,20 @@ final class ChainRecords implements MetronMap<ChainId, Chain> {
         return map.replace(key, version, value);
     }
 
+    /**
+     * {@link #replace(ChainId, long, Chain)} for a caller that holds the record it read ({@code read}): a version
+     * names one value, so whether the write would undo a delete is known without reading the record again (one
+     * Raft round instead of two in a cluster). False when the record changed since (a delete recorded meanwhile
+     * among others) or the write would undo the delete read.
+     */
+    boolean replace(ChainId key, Versioned<Chain> read, Chain value) {
+        if (undoesDelete(read.value(), value)) {
+            refused(value);
+            return false;
+        }
+        return map.replace(key, read.version(), value);
+    }
+
     @Override
     public void put(ChainId key, Chain value) {
         while (true) {

@@ -5,6 +5,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.Placement;
 import org.metron.app.api.TagAllocation;
 import org.metron.app.spi.MetronMap;
+import org.onosproject.store.service.Versioned;
 import org.metron.app.spi.StoreFactory;
 import org.metron.app.spi.SwitchProgrammer;
 
@@ -29,7 +30,7 @@ public final class ChainStore {
     /** Servers an operator drained: the one record placement, scaling and the views read. */
     public static final String DRAINED = "metron-drained-servers";
 
-    private final MetronMap<ChainId, Chain> chains;
+    private final ChainRecords chains;
     private final MetronMap<ChainId, Placement> placements;
     private final MetronMap<TagKey, TagAllocation> tags;
     private final InstalledView installed;
@@ -74,6 +75,14 @@ public final class ChainStore {
     /** The chains; a write never undoes a delete ({@link ChainRecords}). */
     public MetronMap<ChainId, Chain> chains() {
         return chains;
+    }
+
+    /**
+     * Writes {@code next} over the chain's record as it was read ({@code read}), in one compare-and-set on its
+     * version ({@link ChainRecords}: never undoing a delete). False when the record changed since.
+     */
+    public boolean replaceChain(ChainId id, Versioned<Chain> read, Chain next) {
+        return chains.replace(id, read, next);
     }
 
     public MetronMap<ChainId, Placement> placements() {

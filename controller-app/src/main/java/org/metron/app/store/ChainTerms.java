@@ -4,9 +4,11 @@ import org.metron.app.api.ChainId;
 import org.metron.app.spi.MetronMap;
 import org.onosproject.store.service.Versioned;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The newest ownership term that began an operation of each chain, kept in the cluster store: the store's side of
@@ -20,28 +22,40 @@ import java.util.OptionalLong;
  */
 public final class ChainTerms {
     private final MetronMap<ChainId, Long> terms;
+    /**
+     * The term this instance last found claimed for each chain (its own claim, or a newer one): the store's value is
+     * at least that for good (terms only go up and are never removed), so claiming it again, or an older one, reads
+     * nothing. A failover move claims the term its readying claimed during the deadline (a Raft read in a cluster,
+     * on the move's path after the deadline, for nothing).
+     */
+    private final Map<ChainId, Long> claimedAtLeast = new ConcurrentHashMap<>();
 
     ChainTerms(MetronMap<ChainId, Long> terms) {
         this.terms = Objects.requireNonNull(terms);
     }
 
     /**
-     * Records that an operation of {@code chain} runs with {@code term}, unless a newer term began one already.
-     *
-     * @return the newest term claimed for the chain now: {@code term} when the claim holds, a larger one when it
-     *         was refused
+     * Records that an operation of {@code chain} runs with {@code term}, unless a newer term began one already (its
+     * writes are then refused by {@link #newest}).
      */
-    public long claim(ChainId chain, long term) {
+    public void claim(ChainId chain, long term) {
+        Long known = claimedAtLeast.get(chain);
+        if (known != null && known >= term) {
+            return;
+        }
         while (true) {
             Optional<Versioned<Long>> now = terms.get(chain);
             if (now.isEmpty()) {
                 if (terms.putIfAbsent(chain, term)) {
-                    return term;
+                    claimedAtLeast.merge(chain, term, Math::max);
+                    return;
                 }
             } else if (now.get().value() >= term) {
-                return now.get().value();
+                claimedAtLeast.merge(chain, now.get().value(), Math::max);
+                return;
             } else if (terms.replace(chain, now.get().version(), term)) {
-                return term;
+                claimedAtLeast.merge(chain, term, Math::max);
+                return;
             }
         }
     }

@@ -14,16 +14,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
  * In a cluster, a batch for a device another node masters goes to that node, as ONOS 2.7's ECFlowRuleStore
  * forwards {@code storeBatch} to the device's master over ClusterCommunicationService: only the master's
  * connection to an OpenFlow switch holds the MASTER role, the switch refuses flow mods from the others. The master
- * runs it through its own provider (on a thread of its own, so two nodes forwarding to each other cannot wait on
- * each other) and answers whether every rule was applied. Carried over Atomix's cluster messaging, rules Kryo-
- * encoded with ONOS's API namespace.
+ * runs it through its own provider (on threads of its own, so two nodes forwarding to each other cannot wait on
+ * each other; one per device, {@link DeviceLanes}) and answers whether every rule was applied. Carried over
+ * Atomix's cluster messaging, rules Kryo-encoded with ONOS's API namespace.
  */
 final class BatchForwarding {
     private static final String SUBJECT = "standin-flow-batch";
@@ -36,13 +35,17 @@ final class BatchForwarding {
         boolean apply(DeviceId device, List<FlowRule> rules, boolean add);
     }
 
-    BatchForwarding(Atomix atomix, Local local, ExecutorService executor) {
+    /** {@code lanes}: where each device's forwarded batches run, in the order they arrive ({@link DeviceLanes}). */
+    BatchForwarding(Atomix atomix, Local local, DeviceLanes lanes) {
         this.atomix = atomix;
-        atomix.getCommunicationService().<List<Object>, Boolean>subscribe(SUBJECT, SERIALIZER::decode, batch -> {
+        java.util.function.Function<List<Object>, CompletableFuture<Boolean>> handler = batch -> {
+            DeviceId device = DeviceId.deviceId((String) batch.get(0));
             @SuppressWarnings("unchecked")
             List<FlowRule> rules = (List<FlowRule>) batch.get(2);
-            return local.apply(DeviceId.deviceId((String) batch.get(0)), rules, (Boolean) batch.get(1));
-        }, SERIALIZER::encode, executor).join();
+            return CompletableFuture.supplyAsync(() -> local.apply(device, rules, (Boolean) batch.get(1)),
+                                                 lanes.of(device));
+        };
+        atomix.getCommunicationService().subscribe(SUBJECT, SERIALIZER::decode, handler, SERIALIZER::encode).join();
     }
 
     /** Sends the batch to {@code master} and waits for its verdict; false if it cannot be had in time. */

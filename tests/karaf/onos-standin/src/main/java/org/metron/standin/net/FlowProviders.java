@@ -24,8 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * their batches in flight: a device's rules go to the provider that reported the device (its ProviderId, as
  * FlowRuleManager's {@code getProvider(device.providerId())}); {@link #execute} hands the provider one
  * FlowRuleBatchOperation and waits for the provider service's {@code batchOperationCompleted}, as
- * FlowRuleManager's FlowOperationsProcessor does (asynchronously there; here the flow subsystem runs batches in
- * order on one thread anyway). A provider that does not answer in time fails the whole batch.
+ * FlowRuleManager's FlowOperationsProcessor does (asynchronously there; here on the device's own thread, {@link
+ * DeviceLanes}). A provider that does not answer in time fails the whole batch.
  */
 final class FlowProviders {
     /** How long a provider has to complete a batch (OpenFlow: flow mods plus the barrier's round trip). */

@@ -41,10 +41,11 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
@@ -54,7 +55,8 @@ import java.util.stream.Collectors;
  * device whose driver has FlowRuleProgrammable gets its rules through that behaviour (so the Metron server
  * driver's NIC rules reach the real agent); a rule the behaviour does not accept fails its batch. Devices
  * without that behaviour are switches, whose OpenFlow provider is not here: their rules are recorded as ADDED
- * (no switch behind them). Batches run asynchronously, in order; callbacks and RULE_ADDED/REMOVED events follow.
+ * (no switch behind them). Batches run asynchronously, each device's in order, devices side by side ({@link
+ * DeviceLanes}); callbacks and RULE_ADDED/REMOVED events follow.
  * <p>
  * Mastership as ONOS 2.7's ECFlowRuleStore has it: the entries of an AVAILABLE device with no master cannot be
  * read (FlowRuleStoreException "There is no master for available device ...", so ONOS's own GET /onos/v1/flows
@@ -87,8 +89,11 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     private final FlowProviders providers = new FlowProviders();
     /** In a cluster: batches for devices another node masters go there (null for one node). */
     private volatile BatchForwarding forwarding;
-    private ExecutorService forwarded;
-    private final ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows"));
+    private DeviceLanes forwarded;
+    /** Each device's batches and reports, in order; devices side by side ({@link DeviceLanes}). */
+    private final DeviceLanes lanes = new DeviceLanes("standin-flows");
+    /** Where an operation's later stages and its callback run (FlowRuleManager's operationsService). */
+    private final ExecutorService operations = Executors.newFixedThreadPool(4, r -> new Thread(r, "standin-flow-ops"));
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected EventDeliveryService dispatcher;
@@ -109,7 +114,7 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     protected void activate() {
         entries = new FlowTable(atomixNode.atomix() == null ? null : atomixNode.bytesMap("onos-flow-table"));
         if (atomixNode.atomix() != null) {
-            forwarded = Executors.newSingleThreadExecutor(r -> new Thread(r, "standin-flows-forwarded"));
+            forwarded = new DeviceLanes("standin-flows-forwarded");
             forwarding = new BatchForwarding(atomixNode.atomix(), (id, rules, add) -> {
                 FlowRuleProvider p = providerOf(id);
                 return p != null && mastership.isLocalMaster(id) && applyThroughProvider(p, id, rules, add);
@@ -123,9 +128,10 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
     protected void deactivate() {
         if (forwarding != null) {
             forwarding.close();
-            forwarded.shutdownNow();
+            forwarded.close();
         }
-        executor.shutdownNow();
+        lanes.close();
+        operations.shutdownNow();
         dispatcher.removeSink(FlowRuleEvent.class);
     }
 
@@ -266,15 +272,15 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         }
     }
 
-    /** What a registered provider reports; handled on the flow thread, in order with the batches. */
+    /** What a registered provider reports; handled on its device's lane, in order with the device's batches. */
     private final class ProviderService extends AbstractProviderService<FlowRuleProvider>
             implements FlowRuleProviderService {
         ProviderService(FlowRuleProvider provider) {
             super(provider);
         }
 
-        private void later(Runnable r) {
-            executor.execute(() -> {
+        private void later(DeviceId device, Runnable r) {
+            lanes.of(device).execute(() -> {
                 try {
                     r.run();
                 } catch (RuntimeException e) {
@@ -286,7 +292,7 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         @Override
         public void flowRemoved(FlowEntry removed) {
             checkValidity();
-            later(() -> {
+            later(removed.deviceId(), () -> {
                 FlowEntry stored = entries.get(removed.deviceId(), removed.id());
                 if (stored != null) {
                     flowGone(provider(), removed.deviceId(), stored, "removed by");
@@ -297,13 +303,13 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         @Override
         public void pushFlowMetrics(DeviceId id, Iterable<FlowEntry> live) {
             checkValidity();
-            later(() -> flowMetrics(provider(), id, live, true));
+            later(id, () -> flowMetrics(provider(), id, live, true));
         }
 
         @Override
         public void pushFlowMetricsWithoutFlowMissing(DeviceId id, Iterable<FlowEntry> live) {
             checkValidity();
-            later(() -> flowMetrics(provider(), id, live, false));
+            later(id, () -> flowMetrics(provider(), id, live, false));
         }
 
         @Override
@@ -333,28 +339,34 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         return providers.ids();
     }
 
-    private boolean applyNow(FlowRuleOperations ops) {
-        boolean ok = true;
-        for (Set<FlowRuleOperation> stage : ops.stages()) {
-            Map<Boolean, Map<DeviceId, List<FlowRule>>> byKind = stage.stream().collect(Collectors.partitioningBy(
-                    op -> op.type() != FlowRuleOperation.Type.REMOVE,
-                    Collectors.groupingBy(op -> op.rule().deviceId(),
-                                          Collectors.mapping(FlowRuleOperation::rule, Collectors.toList()))));
-            for (Map.Entry<Boolean, Map<DeviceId, List<FlowRule>>> kind : byKind.entrySet()) {
-                for (Map.Entry<DeviceId, List<FlowRule>> dev : kind.getValue().entrySet()) {
-                    try {
-                        ok &= applyToDevice(dev.getKey(), dev.getValue(), kind.getKey());
-                    } catch (RuntimeException e) {
-                        log.warn("flow rules for {} failed", dev.getKey(), e);
-                        ok = false;
-                    }
+    /**
+     * The stages from {@code from} on, one after the other; a stage's device batches on their devices' lanes, side
+     * by side (a device's removals before its adds, as before); true if every rule was applied.
+     */
+    private CompletableFuture<Boolean> applyStages(List<Set<FlowRuleOperation>> stages, int from) {
+        if (from == stages.size()) {
+            return CompletableFuture.completedFuture(true);
+        }
+        Map<DeviceId, List<FlowRuleOperation>> byDevice = stages.get(from).stream()
+                .collect(Collectors.groupingBy(op -> op.rule().deviceId(), LinkedHashMap::new, Collectors.toList()));
+        List<CompletableFuture<Boolean>> batches = new ArrayList<>();
+        byDevice.forEach((device, ops) -> batches.add(CompletableFuture.supplyAsync(() -> {
+            boolean ok = true;
+            for (boolean add : new boolean[] {false, true}) {
+                List<FlowRule> rules = ops.stream().filter(op -> (op.type() != FlowRuleOperation.Type.REMOVE) == add)
+                        .map(FlowRuleOperation::rule).collect(Collectors.toList());
+                try {
+                    ok &= rules.isEmpty() || applyToDevice(device, rules, add);
+                } catch (RuntimeException e) {
+                    log.warn("flow rules for {} failed", device, e);
+                    ok = false;
                 }
             }
-            if (!ok) {
-                break;
-            }
-        }
-        return ok;
+            return ok;
+        }, lanes.of(device))));
+        return CompletableFuture.allOf(batches.toArray(CompletableFuture[]::new))
+                .thenComposeAsync(v -> batches.stream().allMatch(CompletableFuture::join)
+                        ? applyStages(stages, from + 1) : CompletableFuture.completedFuture(false), operations);
     }
 
     private boolean rejects(DeviceId id) {
@@ -362,15 +374,19 @@ public class FlowRuleStandin extends AbstractListenerManager<FlowRuleEvent, Flow
         return d != null && "true".equals(d.annotations().value(REJECT_ANNOTATION));
     }
 
+    /**
+     * As FlowRuleManager: the operation's first stage is handed to its devices at once (on the caller's thread here,
+     * so two operations reach a device in the order they were applied), its callback runs on the operations' pool.
+     */
     @Override
     public void apply(FlowRuleOperations ops) {
-        executor.execute(() -> {
-            if (applyNow(ops)) {
+        applyStages(ops.stages(), 0).whenCompleteAsync((ok, e) -> {
+            if (e == null && ok) {
                 ops.callback().onSuccess(ops);
             } else {
                 ops.callback().onError(ops);
             }
-        });
+        }, operations);
     }
 
     private static FlowRuleOperations batch(boolean add, FlowRule... rules) {
