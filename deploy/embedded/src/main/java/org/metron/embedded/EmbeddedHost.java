@@ -35,7 +35,6 @@ import org.metron.embedded.web.HostServices;
 import org.metron.embedded.web.WebServer;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.DefaultApplicationId;
-import org.projectfloodlight.openflow.types.DatapathId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -173,7 +172,7 @@ public final class EmbeddedHost implements AutoCloseable {
         for (var e : net.switches.entrySet()) {
             long left = Math.max(1, end - System.currentTimeMillis());
             try {
-                openflow.await(DatapathId.of(Long.parseUnsignedLong(e.getValue().toString().substring(3), 16)), left);
+                openflow.await(OpenFlowSwitchProgrammer.dpid(e.getValue()).orElseThrow(), left);
             } catch (OpenFlowException ex) {
                 log.warn("switch {} ({}) not connected yet; it becomes usable when it connects", e.getKey(),
                          e.getValue());

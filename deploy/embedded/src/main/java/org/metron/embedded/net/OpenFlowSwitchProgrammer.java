@@ -28,6 +28,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -79,8 +80,14 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
 
     /** Whether the device is one the network does not know (never connected here; not an OpenFlow switch). */
     private boolean unknown(DeviceId device) {
+        return dpid(device).map(d -> !known.contains(d)).orElse(true);
+    }
+
+    /** The datapath id an OpenFlow device id ({@code of:} and 16 hex digits) names; empty for any other device. */
+    public static Optional<DatapathId> dpid(DeviceId device) {
         String id = device.toString();
-        return !id.startsWith("of:") || !known.contains(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)));
+        return id.startsWith("of:") ? Optional.of(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)))
+                : Optional.empty();
     }
 
     @Override
@@ -141,11 +148,8 @@ public final class OpenFlowSwitchProgrammer implements SwitchProgrammer, PortCou
     }
 
     private OfSwitch connected(DeviceId device) {
-        String id = device.toString();
-        if (!id.startsWith("of:")) {
-            throw new OpenFlowException(device + " is not an OpenFlow switch");
-        }
-        return openflow.get(DatapathId.of(Long.parseUnsignedLong(id.substring(3), 16)))
+        DatapathId dpid = dpid(device).orElseThrow(() -> new OpenFlowException(device + " is not an OpenFlow switch"));
+        return openflow.get(dpid)
                 .filter(OfSwitch::isConnected)
                 .orElseThrow(() -> new OpenFlowException(device + " is not connected"));
     }
