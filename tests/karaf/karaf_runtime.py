@@ -64,10 +64,14 @@ def java11_home() -> Path:
     return home
 
 
-# karaf.log lines of the boot races of the web stack (Pax Web, Jersey) that leave a Karaf without a working web
-# container for good on a loaded machine: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, Pax
-# Web's "Error deploying web application". Such a Karaf is started once more on its own directory.
-BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application")
+# karaf.log lines of the boot races that leave a Karaf without a working web container or console for good on a
+# loaded machine: Jersey's "InjectionManagerFactory not found" for ONOS's REST servlet, Pax Web's "Error deploying
+# web application", and the SSH console's activator restarted while the features install (its dependencies change)
+# binding again before its first server let the port go ("Exception caught while starting SSH server", a
+# BindException: Address already in use; seen on one of three nodes booting at once, session 20). Such a Karaf is
+# started once more on its own directory.
+BOOT_RACES = ("InjectionManagerFactory not found", "Error deploying web application",
+              "Exception caught while starting SSH server")
 LOG_STAMP = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d),(\d{3})")
 
 

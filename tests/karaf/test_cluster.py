@@ -35,6 +35,8 @@ device's master alone (the data segments each agent receives per node, read on t
 every node asks every agent for resources and load, only the master adds the probe and the agent watch) and, its
 agent SIGKILLed, the chain moved once, by its owner alone, ACTIVE on the other server, packets through it there; the
 agent back on its port, probed by its master alone, nothing of the chain put back or deployed twice; the node acting
+for the chain SIGSTOPped past its cluster session and resumed: it names the survivors' masters and a drain sent to it
+is run by the chain's new owner (ONOS's SERVICE_RESTORED, every leadership read afresh); the node acting
 for the chain SIGKILLed while packets stream through the chain: the chain ACTIVE on the survivors, another node
 acting for it, nothing redeployed, the dead node's switch connections gone and a survivor MASTER, the switches'
 flows unchanged, the packets lost across the kill counted (bench/results/cluster_node_kill_packets_lost.json; bound
@@ -49,11 +51,15 @@ journalled operation (journal empty, chain ACTIVE, each class or class part in o
 pipeline, no rule twice) and the chain splits or merges again on it; a DELETE with every agent dead stays deleted on
 all nodes and none of the chain's flows is left on the switches.
 
-Measured (bench/results): agent_failover_ms (the agent running a chain killed -> the chain ACTIVE on the other
-server, read on every node; goal 3000; its note says where the time went, from the nodes' karaf.logs: agent found
-dead on the device's master, the device event on the chain's owner, the failover deadline, placed, ACTIVE) and
-cluster_takeover_ms (the node acting for a chain killed -> another node acts for it and the chain is ACTIVE on the
-survivors; goal 5000). Status and figures: tests/karaf/README.md; nothing is marked xfail.
+Measured (bench/results), each from the karaf.log of the node it happens on (millisecond stamps, the same clock
+as the kill), with what the test's own reads saw in the note: agent_failover_ms (the agent running a chain killed ->
+the chain's owner has it running ACTIVE on the other server, switch rules and records written; the test then reads
+it ACTIVE there on every node; goal 3000; the note says where the time went: agent found dead on the device's master,
+the device event on the chain's owner, the failover deadline, readied, moved, and when each node's REST answer showed
+it) and cluster_takeover_ms (the node acting for a chain killed -> the new owner has taken the chain over and
+reconciled it; the test reads the new leader over SSH and the chain ACTIVE on the survivors; goal 5000; the note
+names the Raft partitions that elected a new leader, the masterships that moved and any survivor whose own session
+expired). Status and figures: tests/karaf/README.md; nothing is marked xfail.
 """
 import json
 import os
@@ -511,6 +517,37 @@ def failover_breakdown(cluster, roles, server, t0):
     return out
 
 
+# What happens on the survivors when the node acting for the chain dies, each from the karaf.log of the node it happens
+# on: Atomix elects a new Raft leader for each partition the dead node led (2.5-5 s: Atomix 3.1.9's partition servers
+# wait a fixed 2500 ms election timeout plus a random part up to as much again; the new leader then gives every Raft
+# session the full session timeout again), the elector drops the dead node's candidacies when its session expires
+# (ONOS's DistributedLeadershipStore's electionTimeoutMillis, 2500 ms, stood in by AtomixNode.SESSION_TIMEOUT), which
+# moves the devices' masterships and the chain's leadership, and the new owner takes over.
+TAKEOVER_DONE = "new owner done (chain reconciled)"
+TAKEOVER_STEPS = [  # (what, karaf.log pattern; {v} the killed node, {c} the chain)
+    ("Raft partition elects a new leader", r"RaftServer\{{(?:raft|system)-partition-\d+\}} - Transitioning to LEADER"),
+    ("a survivor's own candidacy lost (its session expired too)", r"this instance's candidacy was lost"),
+    ("device mastership moved off the killed node", r"master of \S+: {v} -> (?!null)"),
+    ("new owner told it owns the chain", r"This instance now owns chain {c}\b"),
+    (TAKEOVER_DONE, r"Chain {c} reconciled"),
+]
+
+
+def takeover_breakdown(cluster, victim, new, t0):
+    """[(what, node, ms after the kill)] of TAKEOVER_STEPS on the survivors, in time order; the partition or device
+    named where the line names one."""
+    out = []
+    for what, pattern in TAKEOVER_STEPS:
+        for n in cluster.nodes:
+            if n is victim or (what in ("new owner told it owns the chain", TAKEOVER_DONE) and n.id != new):
+                continue
+            for t, line in log_lines(n, pattern.format(v=re.escape(victim.id), c=re.escape(CHAIN)), t0)[:3]:
+                named = re.search(r"RaftServer\{([a-z]+-partition-\d+)\}|master of (\S+):", line)
+                label = f"{what} [{next(g for g in named.groups() if g)}]" if named else what
+                out.append((label, n.id, round((t - t0) * 1000)))
+    return sorted(out, key=lambda s: s[2])
+
+
 def seen_on_every_node(nodes, check, t0, timeout):
     """Polls each node on a thread of its own, back to back, until check(node's karaf) holds there: {node id: (ms
     after t0 when the answer that showed it arrived, ms after t0 when that poll's questions were sent)}, None for a
@@ -539,18 +576,25 @@ def test_a_drain_sent_to_a_node_that_does_not_own_the_chain_moves_it_through_its
     server (recorded in the shared scaling-requests map, run by the owner alone; before, the node answered 421 and
     the operator had to find the owner), and the undrain with moveBack, POSTed to the other non-owner, brings it
     back the same way. Read on every node: ACTIVE where it moved, one pipeline, no rule twice, packets through."""
-    k = cluster.alive()[0].karaf
     acting = leader(cluster)
     assert acting, f"no node leads {TOPIC}"
     others = [n for n in cluster.alive() if n.id != acting]
+    drain_and_back(cluster, acting, others[0], others[-1])
+
+
+def drain_and_back(cluster, acting, drain_on, undrain_on):
+    """Drains the server running the chain through node drain_on and undrains it (moveBack) through undrain_on;
+    asserts the chain's owner `acting` alone moved it each way, and the chain's state, pipelines, rules and traffic
+    after each move."""
+    k = cluster.alive()[0].karaf
     hosting = next((s for s in cluster.chain_servers if chain_cores(k, s)), None)
     assert hosting, "the chain runs on no agent"
     other = next(s for s in cluster.chain_servers if s != hosting)
     t0 = time.time()
-    status, body = others[0].karaf.http("POST", f"/onos/metron/servers/{hosting}/drain", timeout=90)
-    assert status == 200, (others[0].id, status, body)
+    status, body = drain_on.karaf.http("POST", f"/onos/metron/servers/{hosting}/drain", timeout=90)
+    assert status == 200, (drain_on.id, status, body)
     report = json.loads(body)
-    print(f"drain of {hosting} on {others[0].id} (owner {acting}): {time.time() - t0:.1f} s: {body[:400]}")
+    print(f"drain of {hosting} on {drain_on.id} (owner {acting}): {time.time() - t0:.1f} s: {body[:400]}")
     assert report["drained"] and [(m["chain"], m["from"], m["to"]) for m in report["moves"]] == [
         (CHAIN, hosting, other)], report
     for n in cluster.alive():
@@ -563,10 +607,10 @@ def test_a_drain_sent_to_a_node_that_does_not_own_the_chain_moves_it_through_its
     cluster.net.assert_traffic("after a drain sent to a node that does not own the chain")
 
     t1 = time.time()
-    status, body = others[-1].karaf.http("POST", f"/onos/metron/servers/{hosting}/undrain?moveBack=true", timeout=90)
-    assert status == 200, (others[-1].id, status, body)
+    status, body = undrain_on.karaf.http("POST", f"/onos/metron/servers/{hosting}/undrain?moveBack=true", timeout=90)
+    assert status == 200, (undrain_on.id, status, body)
     report = json.loads(body)
-    print(f"undrain of {hosting} on {others[-1].id}: {time.time() - t1:.1f} s: {body[:300]}")
+    print(f"undrain of {hosting} on {undrain_on.id}: {time.time() - t1:.1f} s: {body[:300]}")
     assert not report["drained"] and [(m["from"], m["to"]) for m in report["moves"]] == [(other, hosting)], report
     for n in cluster.alive():
         wait_for(f"{CHAIN} ACTIVE on {hosting} on {n}", lambda kk=n.karaf: active_on(kk, hosting), timeout=30,
@@ -575,6 +619,56 @@ def test_a_drain_sent_to_a_node_that_does_not_own_the_chain_moves_it_through_its
     assert len(chain_cores(k, hosting)) == 1 and chain_cores(k, other) == [], metron_servers(k)
     assert not doubles(k, SW1) and not doubles(k, SW2), "a switch rule installed twice"
     cluster.net.assert_traffic("after the undrain with moveBack")
+
+
+PAUSE_S = 10  # a stopped node: past the 2.5 s session timeout, the survivors' next keep-alives and a Raft election
+
+
+def test_a_node_paused_past_its_session_knows_once_resumed_that_it_lost_the_chain(cluster, servers):
+    """The node acting for the chain SIGSTOPped for PAUSE_S (a long GC pause, a partition: longer than ONOS's 2.5 s
+    leadership session) and resumed. Meanwhile its sessions expire: another node owns the chain and masters what it
+    mastered. Once resumed it is told none of that by the elector (events of an expired session are lost); ONOS's
+    DistributedLeadershipStore then tells SERVICE_RESTORED with every leadership read afresh, and the node must act
+    on what it lost: it names the survivors' device masters, and a drain POSTed to it is run by the chain's new
+    owner, not by itself. Found at load 22 with a live node whose keep-alives came late: it kept itself the owner for
+    minutes, ran a drain itself and was refused (the stand-in's elector view was never refreshed)."""
+    acting = leader(cluster)
+    assert acting, f"no node leads {TOPIC}"
+    paused = next(n for n in cluster.nodes if n.id == acting)
+    others = [n for n in cluster.alive() if n is not paused]
+    # the devices it masters go to other nodes first (ONOS's REST relinquish): a master stopped past its session
+    # finds its switch connections dropped by Open vSwitch (inactivity probe) when it resumes, and ONOS's
+    # DeviceManager marks a device offline on a disconnect while its cached role still says MASTER, which the device
+    # store takes (the stale master's term is the newest written) and nothing marks online again until the next
+    # mastership change (seen in this test: s1 unavailable on every node after the resume). That is ONOS's device
+    # store, not the leadership view this test is about.
+    for d in [d for d, m in masters(others[0].karaf, cluster.devices).items() if m == acting]:
+        status, body = paused.karaf.http("GET", f"/onos/v1/mastership/{d}/relinquish")
+        assert status == 200, (d, status, body)
+    wait_for(f"no device mastered by {acting}", lambda: acting not in masters(others[0].karaf, cluster.devices)
+             .values(), timeout=30, interval=0.5)
+    t0 = time.time()
+    os.killpg(paused.karaf.process.pid, signal.SIGSTOP)
+    try:
+        new = wait_for(f"a node other than {acting} acting for {CHAIN} (read on {others[0]})",
+                       lambda: (l := leaderboard(others[0].karaf).get(TOPIC)) not in (None, "none", acting) and l,
+                       timeout=60, interval=0.5)
+        time.sleep(max(0.0, PAUSE_S - (time.time() - t0)))
+    finally:
+        os.killpg(paused.karaf.process.pid, signal.SIGCONT)
+    print(f"{paused} stopped {time.time() - t0:.1f} s: {new} acts for {CHAIN}")
+    wait_for(f"{paused} naming the survivors' device masters", lambda: masters(paused.karaf, cluster.devices) ==
+             masters(others[0].karaf, cluster.devices), timeout=60, interval=1)
+    restored = log_lines(paused, r"the elector is connected again", t0)
+    print(f"{paused} resumed: {[l[-120:] for _, l in restored]}")
+    assert restored, f"{paused}'s elector sessions were not found suspended and restored: the pause tested nothing"
+    assert leaderboard(paused.karaf).get(TOPIC) == new, leaderboard(paused.karaf)
+    for n in cluster.alive():
+        wait_for(f"every device available on {n}", lambda kk=n.karaf: all(
+            (d := device(kk, x)) and d["available"] for x in cluster.devices), timeout=30, interval=0.5)
+    drain_and_back(cluster, new, paused, paused)
+    for n in cluster.alive():
+        assert chain_on(n.karaf)["state"] == "ACTIVE", (n.id, chain_on(n.karaf))
 
 
 def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_probed_by_one_node(cluster, servers):
@@ -604,8 +698,14 @@ def test_an_agent_killed_while_the_cluster_runs_is_handled_exactly_once_and_prob
         f"  {t if t is not None else '-':>6}  {n}  {w}" for w, n, t, _ in steps))
     # the owner's own account of the move after the deadline (switch rules, store round, what was readied when)
     account = re.search(r"\(.*\)\s*$", steps[-1][3])
-    write_result("agent_failover_ms", ms, 3000,
-                 note="; ".join(f"{w} ({n}) {t} ms" for w, n, t, _ in steps if t is not None)
+    # the figure is the owner's own account of the moment the chain ran ACTIVE on the other server (its karaf.log:
+    # switch rules in place, records written, on the clock of the kill); the REST reads that saw it on every node,
+    # polled back to back, lag by what a read costs on the loaded machine (0.5-1.1 s at load 15-26) and are in the note
+    moved = steps[-1][2]
+    write_result("agent_failover_ms", moved if moved is not None else ms, 3000,
+                 note=("ACTIVE on the other server by the owner's karaf.log" if moved is not None else
+                       "the owner logged no move: time the test saw it ACTIVE on every node") + "; "
+                 + "; ".join(f"{w} ({n}) {t} ms" for w, n, t, _ in steps if t is not None)
                  + (f"; the move: {account.group(0)}" if account else "")
                  + "; seen ACTIVE on the other server, per node (ms after the kill, each node polled on its own "
                    "thread, back to back): " + ", ".join(f"{n} answered {a:.0f} (asked at {q:.0f})"
@@ -697,8 +797,21 @@ def test_killing_the_node_acting_for_the_chain_leaves_it_active_and_another_node
         board = {str(n): {t: v for t, v in leaderboard(n.karaf, full=True).items() if t == TOPIC} for n in survivors}
         failure = (f"{e}\nno node acts for {CHAIN} {ms:.0f} ms after {victim} (its only candidate) died; "
                    f"leaderships of {TOPIC} on the survivors: {json.dumps(board)}")
-    write_result("cluster_takeover_ms", None if failure else ms, 5000,
-                 note=failure and f"no takeover: no node led {TOPIC} within {TAKEOVER_WAIT_S} s of {victim}'s kill")
+    if failure:
+        write_result("cluster_takeover_ms", None, 5000,
+                     note=f"no takeover: no node led {TOPIC} within {TAKEOVER_WAIT_S} s of {victim}'s kill")
+    else:
+        steps = takeover_breakdown(cluster, victim, new, t0)
+        print("takeover breakdown (ms after the kill, from karaf.log):\n" + "\n".join(
+            f"  {t:>6}  {n}  {w}" for w, n, t in steps))
+        done = next((t for w, n, t in steps if w == TAKEOVER_DONE and n == new), None)
+        # the figure is the new owner's own account (its karaf.log, ms stamps on the same clock as the kill); the
+        # test's view of it (SSH onos:leaders, REST, polled one after another) lags by what those reads cost
+        write_result("cluster_takeover_ms", done if done is not None else ms, 5000,
+                     note=("new owner done, from its karaf.log" if done is not None else
+                           "the new owner logged no reconcile: time the test saw the new leader")
+                     + f"; seen by the test (onos:leaders over SSH, REST) at {ms:.0f} ms; "
+                     + "; ".join(f"{w} ({n}) {t} ms" for w, n, t in steps))
     # what must hold whoever acts: the chain stays ACTIVE and readable on the survivors, nothing is redeployed
     time.sleep(3)  # whatever a new owner would redeploy, give it time to show
     assert {s: chain_cores(k, s) for s in cluster.chain_servers} == before_cores, "the pipeline was redeployed"

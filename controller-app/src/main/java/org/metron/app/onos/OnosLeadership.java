@@ -9,6 +9,7 @@ import org.onosproject.cluster.LeadershipEvent;
 import org.onosproject.cluster.LeadershipEventListener;
 import org.onosproject.cluster.LeadershipService;
 import org.onosproject.cluster.NodeId;
+import org.onosproject.store.service.StorageException;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -39,6 +40,12 @@ import java.util.function.Consumer;
  * closed, their candidacies went with them and nobody took the chain over), and ONOS's DistributedLeadershipStore
  * runs again on a restored session only for the topics this node leads. So a chain this instance runs for is run
  * for again as soon as an event (or a {@link #join}) shows this instance missing from its candidates.
+ * <p>
+ * While this node's sessions are suspended the elector tells it no change: a live node whose session expired at
+ * load lost a chain to another node without being told (measured in the 3-node test, the drain then ran on the
+ * node that no longer owned the chain and was refused). ONOS tells SERVICE_RESTORED for every topic once the
+ * elector is connected again, each leadership read afresh; that event is handled as any change (a gain or loss found
+ * there is taken as one), and SERVICE_DISRUPTED is not (nothing is known then).
  */
 @Component(immediate = true, service = Leadership.class)
 public class OnosLeadership implements Leadership {
@@ -80,10 +87,25 @@ public class OnosLeadership implements Leadership {
         rejoiner.shutdownNow();
     }
 
+    /**
+     * Whether ONOS names this instance the chain's leader. ONOS answers from its cache of the elector; with this
+     * node's cluster sessions suspended it asks the elector, which may fail (StorageException): an instance that
+     * cannot tell whether it owns the chain does not act for it.
+     */
     @Override
     public boolean actsFor(ChainId chain) {
-        NodeId leader = leadershipService.getLeader(topic(chain));
-        return leader != null && leader.equals(local());
+        return local().equals(leader(topic(chain)).map(org.onosproject.cluster.Leadership::leaderNodeId)
+                                      .orElse(null));
+    }
+
+    /** The topic's leadership as ONOS holds it; empty when none, or when ONOS cannot read it now. */
+    private Optional<org.onosproject.cluster.Leadership> leader(String topic) {
+        try {
+            return Optional.ofNullable(leadershipService.getLeadership(topic));
+        } catch (StorageException e) {
+            log.debug("Leadership of {} unknown now: {}", topic, e.toString());
+            return Optional.empty();
+        }
     }
 
     /**
@@ -93,9 +115,8 @@ public class OnosLeadership implements Leadership {
      */
     @Override
     public OptionalLong term(ChainId chain) {
-        org.onosproject.cluster.Leadership l = leadershipService.getLeadership(topic(chain));
-        return l != null && l.leader() != null && local().equals(l.leaderNodeId())
-                ? OptionalLong.of(epoch.token(l.leader().term())) : OptionalLong.empty();
+        return leader(topic(chain)).filter(l -> l.leader() != null && local().equals(l.leaderNodeId()))
+                .map(l -> OptionalLong.of(epoch.token(l.leader().term()))).orElse(OptionalLong.empty());
     }
 
     /** Runs for the chain unless this instance is among its candidates already (a local read). */
@@ -131,7 +152,7 @@ public class OnosLeadership implements Leadership {
 
     @Override
     public Optional<String> owner(ChainId chain) {
-        return Optional.ofNullable(leadershipService.getLeader(topic(chain))).map(NodeId::toString);
+        return leader(topic(chain)).map(org.onosproject.cluster.Leadership::leaderNodeId).map(NodeId::toString);
     }
 
     @Override
@@ -146,14 +167,17 @@ public class OnosLeadership implements Leadership {
 
     private void leadershipChanged(LeadershipEvent e) {
         String topic = e.subject().topic();
-        if (!topic.startsWith(TOPIC_PREFIX)) {
+        // SERVICE_DISRUPTED: this node's cluster sessions are suspended, nothing is known until ONOS tells
+        // SERVICE_RESTORED, with every leadership read afresh (changes made meanwhile were never told: a leadership
+        // this instance lost or gained then is found here)
+        if (!topic.startsWith(TOPIC_PREFIX) || e.type() == LeadershipEvent.Type.SERVICE_DISRUPTED) {
             return;
         }
         ChainId chain = ChainId.of(topic.substring(TOPIC_PREFIX.length()));
         // who leads now, not who led when the event was raised: events arrive after the fact, and a withdrawal's
         // event read after this instance ran again would take the chain from it and give it back, telling the
         // listeners of a second gain (LeadershipContract found it: release, join, two gains)
-        boolean mine = local().equals(leadershipService.getLeader(topic));
+        boolean mine = actsFor(chain);
         if (mine && leading.add(topic)) {
             notifyGained(chain);
         } else if (!mine) {

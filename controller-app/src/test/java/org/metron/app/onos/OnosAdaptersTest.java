@@ -1,8 +1,6 @@
 package org.metron.app.onos;
 
-import com.google.common.collect.ImmutableList;
 import org.junit.Test;
-import org.metron.app.api.ChainId;
 import org.metron.app.spi.DeviceRole;
 import org.metron.app.spi.MetronMap;
 import org.metron.app.spi.MetronServer;
@@ -30,14 +28,6 @@ import org.onlab.packet.ChassisId;
 import org.onlab.packet.IpAddress;
 import org.onlab.packet.MacAddress;
 import org.onlab.packet.VlanId;
-import org.onosproject.cluster.ClusterServiceAdapter;
-import org.onosproject.cluster.ControllerNode;
-import org.onosproject.cluster.DefaultControllerNode;
-import org.onosproject.cluster.Leader;
-import org.onosproject.cluster.LeadershipEvent;
-import org.onosproject.cluster.LeadershipEventListener;
-import org.onosproject.cluster.LeadershipServiceAdapter;
-import org.onosproject.cluster.NodeId;
 import org.onosproject.core.ApplicationId;
 import org.onosproject.core.CoreServiceAdapter;
 import org.onosproject.net.Annotations;
@@ -81,11 +71,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -286,140 +272,6 @@ public class OnosAdaptersTest {
         Map<FlowRuleOperation.Type, Long> undo = flows.applied.get(2).stages().get(0).stream()
                 .collect(Collectors.groupingBy(FlowRuleOperation::type, Collectors.counting()));
         assertEquals(Map.of(FlowRuleOperation.Type.ADD, 1L, FlowRuleOperation.Type.REMOVE, 1L), undo);
-    }
-
-    /** A LeadershipService over one map of leaderships: runs, withdrawals and reads, each call recorded. */
-    private static final class Elections extends LeadershipServiceAdapter {
-        final NodeId me;
-        final Map<String, org.onosproject.cluster.Leadership> topics = new ConcurrentHashMap<>();
-        final List<String> calls = new CopyOnWriteArrayList<>();
-        final List<LeadershipEventListener> listeners = new CopyOnWriteArrayList<>();
-
-        Elections(NodeId me) {
-            this.me = me;
-        }
-
-        @Override
-        public NodeId getLeader(String topic) {
-            org.onosproject.cluster.Leadership l = topics.get(topic);
-            return l == null ? null : l.leaderNodeId();
-        }
-
-        @Override
-        public org.onosproject.cluster.Leadership getLeadership(String topic) {
-            return topics.get(topic);
-        }
-
-        @Override
-        public org.onosproject.cluster.Leadership runForLeadership(String topic) {
-            calls.add(topic);
-            return topics.compute(topic, (t, l) -> l == null ? new org.onosproject.cluster.Leadership(t,
-                    new Leader(me, 1, 0), List.of(me)) : new org.onosproject.cluster.Leadership(t, l.leader(),
-                    ImmutableList.<NodeId>builder().addAll(l.candidates()).add(me).build()));
-        }
-
-        @Override
-        public void withdraw(String topic) {
-            calls.add("withdraw " + topic);
-        }
-
-        @Override
-        public void addListener(LeadershipEventListener listener) {
-            listeners.add(listener);
-        }
-
-        /** Another node leads topic, with these candidates (as an event from the cluster tells every node). */
-        void set(String topic, NodeId leader, NodeId... candidates) {
-            org.onosproject.cluster.Leadership l = new org.onosproject.cluster.Leadership(topic,
-                    leader == null ? null : new Leader(leader, 2, 0), List.of(candidates));
-            topics.put(topic, l);
-            listeners.forEach(x -> x.event(new LeadershipEvent(LeadershipEvent.Type.LEADER_AND_CANDIDATES_CHANGED,
-                                                               l)));
-        }
-    }
-
-    private static final NodeId ME = NodeId.nodeId("me");
-    private static final NodeId OTHER = NodeId.nodeId("other");
-
-    /** Elections seen by ME in which OTHER alone runs for (and leads) {@code topic}. */
-    private static Elections ledByOther(String topic) {
-        Elections elections = new Elections(ME);
-        elections.set(topic, OTHER, OTHER);
-        return elections;
-    }
-
-    private static OnosLeadership leadership(Elections elections) {
-        OnosLeadership l = new OnosLeadership();
-        l.clusterService = new ClusterServiceAdapter() {
-            @Override
-            public ControllerNode getLocalNode() {
-                return new DefaultControllerNode(elections.me, IpAddress.valueOf("127.0.0.1"));
-            }
-        };
-        l.leadershipService = elections;
-        l.stores = new org.metron.app.local.LocalStoreFactory();
-        l.activate();
-        return l;
-    }
-
-    @Test
-    public void ownershipIsPerChainTopicReadWithoutACallToTheClusterAndJoinedOnce() {
-        Elections elections = ledByOther("metron-chain:theirs");
-        OnosLeadership l = leadership(elections);
-        List<ChainId> gained = new ArrayList<>();
-        l.addListener(gained::add);
-        try {
-            assertFalse(l.actsFor(ChainId.of("mine")));
-            assertFalse(l.actsFor(ChainId.of("theirs")));
-            assertEquals("other", l.owner(ChainId.of("theirs")).orElseThrow());
-            assertTrue("asking is a read", elections.calls.isEmpty());
-            l.join(ChainId.of("mine"));
-            l.join(ChainId.of("mine"));
-            l.join(ChainId.of("theirs"));
-            l.join(ChainId.of("theirs"));
-            assertTrue(l.actsFor(ChainId.of("mine")));
-            assertEquals(List.of(ChainId.of("mine")), gained);
-            l.release(ChainId.of("mine"));
-            l.release(ChainId.of("nobody")); // never joined: nothing to withdraw
-            assertEquals(List.of("metron-chain:mine", "metron-chain:theirs", "withdraw metron-chain:mine"),
-                         elections.calls);
-        } finally {
-            l.deactivate();
-        }
-    }
-
-    @Test
-    public void aCandidacyLostWithAClusterSessionIsRunForAgainAndTheChainTakenOverWhenItsOwnerIsGone()
-            throws Exception {
-        NodeId me = ME;
-        NodeId other = OTHER;
-        Elections elections = ledByOther("metron-chain:c");
-        OnosLeadership l = leadership(elections);
-        BlockingQueue<ChainId> gained = new LinkedBlockingQueue<>();
-        l.addListener(gained::add);
-        try {
-            l.join(ChainId.of("c"));
-            assertEquals(List.of(other, me), elections.getLeadership("metron-chain:c").candidates());
-            // as Atomix does when this node's session expires: its candidacy gone, the owner still there
-            elections.set("metron-chain:c", other, other);
-            long deadline = System.currentTimeMillis() + 5000;
-            while (!elections.getLeadership("metron-chain:c").candidates().contains(me)
-                    && System.currentTimeMillis() < deadline) {
-                Thread.sleep(10);
-            }
-            assertEquals("run for again at the event", List.of("metron-chain:c", "metron-chain:c"), elections.calls);
-            // the owner dies: the next candidate, this instance, owns the chain and is told so
-            elections.set("metron-chain:c", me, me);
-            assertEquals(ChainId.of("c"), gained.poll(5, TimeUnit.SECONDS));
-            assertTrue(l.actsFor(ChainId.of("c")));
-            // released: a later loss is not run for again
-            l.release(ChainId.of("c"));
-            elections.set("metron-chain:c", other, other);
-            Thread.sleep(200);
-            assertEquals(3, elections.calls.size()); // two runs and the withdrawal
-        } finally {
-            l.deactivate();
-        }
     }
 
     @Test

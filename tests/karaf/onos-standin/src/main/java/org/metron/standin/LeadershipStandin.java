@@ -28,7 +28,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * LeadershipService (core-dist's DistributedLeadershipStore + core-net's LeadershipManager, stand-in). One node: the
  * first run for a topic makes this node its leader, for good. In a cluster ({@link AtomixNode} started): one Atomix
  * LeaderElector "onos-leadership" for every topic, LeadershipEvents on every node when a topic's leader or
- * candidates change, a dead node's candidacies withdrawn by Atomix when its Raft session expires.
+ * candidates change, a dead node's candidacies withdrawn by Atomix when its Raft session expires; while this node's
+ * own sessions are suspended, SERVICE_DISRUPTED for the topics it led, and once connected again SERVICE_RESTORED for
+ * every topic, read afresh (DistributedLeadershipStore's status handler; {@link AtomixElections}).
  */
 @Component(immediate = true, service = {LeadershipService.class, LeadershipAdminService.class})
 public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, LeadershipEventListener>
@@ -55,7 +57,25 @@ public class LeadershipStandin extends AbstractListenerManager<LeadershipEvent, 
         eventDispatcher = dispatcher;
         dispatcher.addSink(LeadershipEvent.class, listenerRegistry);
         if (atomixNode.atomix() != null) {
-            elections = new AtomixElections(atomixNode, "onos-leadership", this::changed);
+            elections = new AtomixElections(atomixNode, "onos-leadership", ClusterStandin.LOCAL,
+                                            new AtomixElections.Listener() {
+                @Override
+                public void changed(String topic, Leadership old, Leadership now) {
+                    LeadershipStandin.this.changed(topic, old, now);
+                }
+
+                @Override
+                public void restored(String topic, Leadership old, Leadership now) {
+                    post(new LeadershipEvent(LeadershipEvent.Type.SERVICE_RESTORED,
+                                             now != null ? now : new Leadership(topic, null, ImmutableList.of())));
+                }
+
+                @Override
+                public void disrupted(String topic, Leadership l) {
+                    post(new LeadershipEvent(LeadershipEvent.Type.SERVICE_DISRUPTED,
+                                             l != null ? l : new Leadership(topic, null, ImmutableList.of())));
+                }
+            });
         }
     }
 

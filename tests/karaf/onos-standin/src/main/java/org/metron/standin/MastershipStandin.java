@@ -67,7 +67,7 @@ public class MastershipStandin extends AbstractListenerManager<MastershipEvent, 
         eventDispatcher = dispatcher;
         dispatcher.addSink(MastershipEvent.class, listenerRegistry);
         if (atomixNode.atomix() != null) {
-            elections = new AtomixElections(atomixNode, "onos-mastership", this::changed);
+            elections = new AtomixElections(atomixNode, "onos-mastership", ClusterStandin.LOCAL, this::changed);
         }
     }
 
