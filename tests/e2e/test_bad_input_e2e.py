@@ -50,7 +50,7 @@ def snapshot(session, agent=True):
         "chain": session.host.call("GET", "/chains/" + GOOD),
         "placements": session.host.call("GET", "/placements")["placements"],
         "tags": session.host.call("GET", "/tags")["tags"],
-        "rules": sorted(rules, key=lambda r: (r["device"], r["id"])),
+        "rules": sorted(rules, key=lambda r: (r["deviceId"], r["id"])),
         "ovs": ovs_flows(session),
         "pipelines": sorted((g["pipelineId"], g["groupId"], g["core"], tuple(c["classId"] for c in g["classes"]))
                             for g in session.agent_stats()["groups"]) if agent else None,

@@ -480,6 +480,11 @@ def split_measured(karaf, name):
     return json.loads(karaf.http("GET", f"/onos/metron/scaling/{name}")[1])["groups"]
 
 
+# the fields ONOS's FlowRule codec writes; /onos/v1/flows' FlowEntry adds state, life, packets, bytes, lastSeen
+FLOW_RULE_FIELDS = ("id", "appId", "priority", "timeout", "isPermanent", "deviceId", "tableId", "tableName",
+                    "selector", "treatment")
+
+
 def metron_flows(karaf, did):
     """Metron's entries among ONOS's flow entries of a device (ONOS's REST answers 404 for a device without any)."""
     status, body = karaf.http("GET", f"/onos/v1/flows/{did}")
@@ -519,6 +524,14 @@ def test_a_chain_is_placed_its_rules_planned_and_its_pipeline_runs_on_the_real_a
         assert any(f["state"] == "ADDED" for f in ours), ours[:3]
         rules = json.loads(karaf.http("GET", "/onos/metron/rules")[1])["rules"]
         assert len(rules) >= len(ours), (len(rules), len(ours))
+        # Metron's rule view is ONOS's FlowRule codec's JSON (the app registers its codecs with ONOS's CodecService):
+        # a rule reads as ONOS's own /onos/v1/flows reads the same entry, field for field
+        onos = {f["id"]: f for f in ours}
+        same = [r for r in rules if r["id"] in onos]
+        assert same, (rules[:2], ours[:2])
+        for r in same:
+            assert {k: r[k] for k in FLOW_RULE_FIELDS} == {k: onos[r["id"]][k] for k in FLOW_RULE_FIELDS}, \
+                (r, onos[r["id"]])
         # the agent's own report (GetResources over gRPC, through the driver): a core runs the chain's pipeline
         srv = metron_servers(karaf)[server]
         print("server:", json.dumps(srv))

@@ -3,7 +3,6 @@ package org.metron.app.cli;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.Chain;
-import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 
 import static org.metron.app.api.Deployments.egress;
@@ -18,7 +17,7 @@ public class ChainsCommand extends MetronCommand {
     protected void run() {
         for (Chain c : metron().chains()) {
             if (outputJson()) {
-                print("%s", MetronJson.chain(c, false));
+                print("%s", jsonForEntity(c, Chain.class));
             } else {
                 print("name=%s state=%s ingress=%s egress=%s tagType=%s cores=%d%s%s", c.id(), c.state(),
                         ingress(c.deployment()), egress(c.deployment()), c.deployment().tagType(),

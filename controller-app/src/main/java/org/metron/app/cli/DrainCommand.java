@@ -6,7 +6,6 @@ import org.apache.karaf.shell.api.action.Option;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.DrainReport;
 import org.metron.app.api.DrainService;
-import org.metron.app.rest.MetronJson;
 import org.onosproject.net.DeviceId;
 
 /**
@@ -38,7 +37,7 @@ public class DrainCommand extends MetronCommand {
         DrainService d = drains != null ? drains : get(DrainService.class);
         DrainReport r = undo ? d.undrain(DeviceId.deviceId(server), moveBack) : d.drain(DeviceId.deviceId(server));
         if (outputJson()) {
-            print("%s", MetronJson.drain(r));
+            print("%s", jsonForEntity(r, DrainReport.class));
             return;
         }
         print("server=%s drained=%s moves=%d", r.server(), r.drained(), r.moves().size());

@@ -7,7 +7,6 @@ import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
-import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 
 import java.util.ArrayList;
@@ -32,7 +31,7 @@ public class PlacementCommand extends MetronCommand {
         }
         for (Placement p : ps) {
             if (outputJson()) {
-                print("%s", MetronJson.placement(p));
+                print("%s", jsonForEntity(p, Placement.class));
                 continue;
             }
             print("chain=%s server=%s nic=%s egressNic=%s offload=%s profile=%s", p.chainId(),

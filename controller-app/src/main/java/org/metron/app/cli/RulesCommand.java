@@ -5,7 +5,6 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.RuleInfo;
-import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 import org.onosproject.cli.net.DeviceIdCompleter;
 import org.onosproject.net.DeviceId;
@@ -22,7 +21,7 @@ public class RulesCommand extends MetronCommand {
     protected void run() {
         for (RuleInfo r : metron().rules(device == null ? null : DeviceId.deviceId(device))) {
             if (outputJson()) {
-                print("%s", MetronJson.rule(r));
+                print("%s", jsonForEntity(r, RuleInfo.class));
             } else {
                 print("device=%s chain=%s role=%s priority=%d packets=%s bytes=%s match=[%s] actions=[%s]",
                         r.rule().deviceId(), r.chainId(), r.role(), r.rule().priority(), MetronText.counter(r.packets()),

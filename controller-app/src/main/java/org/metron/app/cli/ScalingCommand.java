@@ -1,5 +1,6 @@
 package org.metron.app.cli;
 
+import org.metron.app.scaling.ChainScaling;
 import org.apache.karaf.shell.api.action.Argument;
 import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.Completion;
@@ -12,7 +13,6 @@ import org.metron.app.scaling.ChainLoad;
 import org.metron.app.scaling.GroupLoad;
 import org.metron.app.scaling.FlowStateAlert;
 import org.metron.app.scaling.ScalingEvent;
-import org.metron.app.rest.ScalingJson;
 import org.metron.app.scaling.ScalingOperation;
 
 import java.util.List;
@@ -43,7 +43,7 @@ public class ScalingCommand extends MetronCommand {
         }
         for (ChainId id : ids) {
             if (outputJson()) {
-                print("%s", ScalingJson.chain(metron(), scaling(), id));
+                print("%s", jsonForEntity(ChainScaling.of(id, metron(), scaling()), ChainScaling.class));
                 continue;
             }
             Optional<Placement> p = metron().placement(id);

@@ -4,7 +4,6 @@ import org.apache.karaf.shell.api.action.Command;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.drivers.provider.ServerConfigErrors;
 import org.metron.app.api.ServerInfo;
-import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 import org.metron.drivers.server.NicDispatch;
 
@@ -21,7 +20,7 @@ public class ServersCommand extends MetronCommand {
     protected void run() {
         for (ServerInfo s : metron().servers()) {
             if (outputJson()) {
-                print("%s", MetronJson.server(s));
+                print("%s", jsonForEntity(s, ServerInfo.class));
             } else if (!s.reachable()) {
                 print("id=%s agent=%s%s UNREACHABLE: %s", s.id(), s.agent(),
                         s.drainedSinceMs().isPresent() ? " DRAINED" : "", s.error());
@@ -45,7 +44,7 @@ public class ServersCommand extends MetronCommand {
         }
         for (ServerConfigErrors.Refused r : metron().refusedServerConfigs()) {
             if (outputJson()) {
-                print("%s", MetronJson.refusedConfig(r));
+                print("%s", jsonForEntity(r, ServerConfigErrors.Refused.class));
             } else {
                 print("id=%s NETCFG REFUSED %s", r.device(), MetronText.refused(r));
             }

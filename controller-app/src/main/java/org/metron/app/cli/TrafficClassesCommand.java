@@ -6,7 +6,6 @@ import org.apache.karaf.shell.api.action.Completion;
 import org.apache.karaf.shell.api.action.lifecycle.Service;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.TrafficClassInfo;
-import org.metron.app.rest.MetronJson;
 import org.metron.app.rest.MetronText;
 import org.onosproject.net.flow.FlowRule;
 
@@ -32,7 +31,7 @@ public class TrafficClassesCommand extends MetronCommand {
         for (ChainId id : ids) {
             for (TrafficClassInfo tc : metron().trafficClasses(id)) {
                 if (outputJson()) {
-                    print("%s", MetronJson.trafficClass(tc));
+                    print("%s", jsonForEntity(tc, TrafficClassInfo.class));
                     continue;
                 }
                 print("chain=%s class=%d %s group=%s tag=%s core=%s server=%s: %s", id, tc.classId(),

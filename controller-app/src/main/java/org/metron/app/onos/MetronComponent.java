@@ -32,9 +32,11 @@ import org.metron.app.store.ChainStore;
 import org.metron.app.store.ChainStoreService;
 import org.metron.synth.CompiledChain;
 import org.onosproject.core.ApplicationId;
+import org.onosproject.codec.CodecService;
 import org.onosproject.core.CoreService;
 import org.onlab.util.Tools;
 import org.metron.drivers.server.MetronDeviceIds;
+import org.metron.app.rest.codec.MetronCodecs;
 import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.device.DeviceEvent;
@@ -77,6 +79,10 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected CoreService coreService;
+
+    /** Metron's JSON codecs are registered here while the app runs (REST and the CLI encode with them). */
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CodecService codecService;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected NetworkView network;
@@ -124,6 +130,7 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
 
     @Activate
     protected void activate() {
+        MetronCodecs.register(codecService);
         ApplicationId appId = coreService.registerApplication(OnosSwitchProgrammer.APP_NAME);
         ChainStore store = chainStores.chainStore();
         // the core's view of the servers: pipeline changes carry this instance's term of the chain (FencedAgent)
@@ -164,6 +171,7 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
         failover.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
         manager.close();
         manager = null;
+        MetronCodecs.unregister(codecService);
         log.info("Stopped");
     }
 

@@ -1,6 +1,7 @@
 package org.metron.app.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.RequestRules;
@@ -148,7 +149,7 @@ public final class ApiDocument {
             if (in == null) {
                 throw new IllegalStateException(resource + " is missing from the classpath of " + owner.getName());
             }
-            return MetronJson.MAPPER.readTree(in);
+            return new ObjectMapper().readTree(in);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + resource, e);
         }

@@ -1,13 +1,20 @@
 package org.metron.app.rest;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
+import org.metron.app.api.DrainService;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
+import org.metron.app.api.Placement;
+import org.metron.app.api.TrafficClassInfo;
+import org.metron.app.api.ValidationReport;
+import org.metron.app.scaling.BlackBoxStatus;
 import org.metron.app.scaling.ScalingService;
+import org.onosproject.net.DeviceId;
 
 import javax.ws.rs.Consumes;
 import javax.ws.rs.DELETE;
@@ -21,9 +28,12 @@ import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashSet;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Service chains: submit, inspect, replace, remove, dry-run. Bodies are chain JSON (docs/contracts.md) with NF
@@ -45,10 +55,7 @@ public class ChainsWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200})
     public Response list() {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("chains");
-        metron().chains().forEach(c -> a.add(MetronJson.chain(c, false)));
-        return ok(root).build();
+        return ok(encodeArray(Chain.class, "chains", metron().chains())).build();
     }
 
     /**
@@ -68,7 +75,7 @@ public class ChainsWebResource extends MetronWebResource {
         // 202: another instance owns the chain and left it FAILED, or is still bringing it up (the body says which)
         Response.ResponseBuilder r = c.state() == ChainState.FAILED || c.state().bringingUp()
                 ? Response.accepted() : Response.created(URI.create("chains/" + c.id().name()));
-        return r.entity(MetronJson.chain(c, false).toString()).type(MediaType.APPLICATION_JSON_TYPE).build();
+        return r.entity(encode(c, Chain.class).toString()).type(MediaType.APPLICATION_JSON_TYPE).build();
     }
 
     /**
@@ -83,7 +90,7 @@ public class ChainsWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200, 400, 422})
     public Response validate(InputStream body) {
-        return ok(MetronJson.validation(metron().validate(read(body)))).build();
+        return ok(encode(metron().validate(read(body)), ValidationReport.class)).build();
     }
 
     /**
@@ -99,12 +106,29 @@ public class ChainsWebResource extends MetronWebResource {
     public Response get(@PathParam("name") String name) {
         ChainId id = ChainId.of(name);
         Chain c = metron().chain(id).orElseThrow(() -> unknown(id));
-        ObjectNode n = MetronJson.chain(c, true);
-        n.set("servers", metron().placement(id).map(p -> MetronJson.servers(p, get(org.metron.app.api.DrainService
-                .class).drained().keySet())).orElseGet(() -> mapper().createArrayNode()));
-        ArrayNode boxes = n.putArray("blackBoxes");
-        get(ScalingService.class).blackBoxes(id).forEach(b -> boxes.add(MetronJson.blackBox(b)));
+        ObjectNode n = encode(c, Chain.class);
+        try {
+            n.set("definition", mapper().readTree(c.json()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        n.set("servers", metron().placement(id).map(p -> servers(p, get(DrainService.class).drained().keySet(),
+                mapper())).orElseGet(() -> mapper().createArrayNode()));
+        n.set("blackBoxes", codec(BlackBoxStatus.class).encode(get(ScalingService.class).blackBoxes(id), this));
         return ok(n).build();
+    }
+
+    /**
+     * The servers a chain's placement uses (its own, then those its groups were scaled out to), each saying
+     * whether it is drained: a chain on a drained server is one its drain could not move.
+     */
+    public static ArrayNode servers(Placement p, Set<DeviceId> drained, ObjectMapper mapper) {
+        ArrayNode a = mapper.createArrayNode();
+        Set<DeviceId> used = new LinkedHashSet<>();
+        p.server().ifPresent(used::add);
+        p.groups().forEach(g -> g.server().ifPresent(used::add));
+        used.forEach(s -> a.addObject().put("id", s.toString()).put("drained", drained.contains(s)));
+        return a;
     }
 
     /**
@@ -124,10 +148,10 @@ public class ChainsWebResource extends MetronWebResource {
     public Response update(@PathParam("name") String name, InputStream body) {
         Chain c = metron().update(ChainId.of(name), read(body));
         if (c.updatePending() || c.state().bringingUp() || c.state() == ChainState.DEPLOYED) {
-            return Response.accepted(MetronJson.chain(c, false).toString()).type(MediaType.APPLICATION_JSON_TYPE)
+            return Response.accepted(encode(c, Chain.class).toString()).type(MediaType.APPLICATION_JSON_TYPE)
                     .build();
         }
-        return ok(MetronJson.chain(c, false)).build();
+        return ok(encode(c, Chain.class)).build();
     }
 
     /**
@@ -144,7 +168,7 @@ public class ChainsWebResource extends MetronWebResource {
     public Response remove(@PathParam("name") String name) {
         Optional<Chain> left = metron().remove(ChainId.of(name));
         if (left.isPresent()) {
-            return Response.accepted(MetronJson.chain(left.get(), false).toString())
+            return Response.accepted(encode(left.get(), Chain.class).toString())
                     .type(MediaType.APPLICATION_JSON_TYPE).build();
         }
         return Response.noContent().build();
@@ -161,10 +185,7 @@ public class ChainsWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200, 404, 422})
     public Response classes(@PathParam("name") String name) {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("classes");
-        metron().trafficClasses(ChainId.of(name)).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
-        return ok(root).build();
+        return ok(encodeArray(TrafficClassInfo.class, "classes", metron().trafficClasses(ChainId.of(name)))).build();
     }
 
     private static MetronException unknown(ChainId id) {

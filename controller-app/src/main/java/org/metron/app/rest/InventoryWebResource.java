@@ -3,10 +3,17 @@ package org.metron.app.rest;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.DrainReport;
 import org.metron.app.api.DrainService;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
+import org.metron.app.api.Placement;
 import org.metron.app.api.RequestRules;
+import org.metron.app.api.RuleInfo;
+import org.metron.app.api.ServerInfo;
+import org.metron.app.api.TagAllocation;
+import org.metron.app.api.TrafficClassInfo;
+import org.metron.drivers.provider.ServerConfigErrors;
 import org.onosproject.net.DeviceId;
 
 import javax.ws.rs.GET;
@@ -41,7 +48,7 @@ public class InventoryWebResource extends MetronWebResource {
         for (ChainId id : metron().placements().stream().map(p -> p.chainId()).sorted()
                 .toArray(ChainId[]::new)) {
             try {
-                metron().trafficClasses(id).forEach(tc -> a.add(MetronJson.trafficClass(tc)));
+                a.addAll(codec(TrafficClassInfo.class).encode(metron().trafficClasses(id), this));
             } catch (MetronException e) {
                 if (e.fault() != MetronException.Fault.UNKNOWN_CHAIN) {
                     throw e;
@@ -62,10 +69,7 @@ public class InventoryWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200})
     public Response tags() {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("tags");
-        metron().tags().forEach(t -> a.add(MetronJson.tagAllocation(t)));
-        return ok(root).build();
+        return ok(encodeArray(TagAllocation.class, "tags", metron().tags())).build();
     }
 
     /**
@@ -78,12 +82,9 @@ public class InventoryWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200})
     public Response placements() {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("placements");
-        metron().placements().forEach(p -> a.add(MetronJson.placement(p)));
+        ObjectNode root = encodeArray(Placement.class, "placements", metron().placements());
         // failover moves readied during a lost server's deadline: the cores and tags they hold
-        ArrayNode r = root.putArray("readied");
-        metron().readied().forEach(p -> r.add(MetronJson.placement(p)));
+        root.set("readied", codec(Placement.class).encode(metron().readied(), this));
         return ok(root).build();
     }
 
@@ -97,11 +98,9 @@ public class InventoryWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200})
     public Response servers() {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("servers");
-        metron().servers().forEach(s -> a.add(MetronJson.server(s)));
-        ArrayNode refused = root.putArray("refusedConfigs");
-        metron().refusedServerConfigs().forEach(r -> refused.add(MetronJson.refusedConfig(r)));
+        ObjectNode root = encodeArray(ServerInfo.class, "servers", metron().servers());
+        root.set("refusedConfigs", codec(ServerConfigErrors.Refused.class).encode(metron().refusedServerConfigs(),
+                this));
         return ok(root).build();
     }
 
@@ -123,7 +122,7 @@ public class InventoryWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200, 202, 400, 409, 421, 502})
     public Response drain(@PathParam("server") String server) {
-        return ok(MetronJson.drain(get(DrainService.class).drain(server(server)))).build();
+        return ok(encode(get(DrainService.class).drain(server(server)), DrainReport.class)).build();
     }
 
     /**
@@ -142,7 +141,7 @@ public class InventoryWebResource extends MetronWebResource {
             throw new MetronException(MetronException.Fault.INVALID_REQUEST, "query parameter moveBack '" + moveBack
                     + "' is neither true nor false");
         }
-        return ok(MetronJson.drain(get(DrainService.class).undrain(server(server), "true".equals(moveBack))))
+        return ok(encode(get(DrainService.class).undrain(server(server), "true".equals(moveBack)), DrainReport.class))
                 .build();
     }
 
@@ -165,11 +164,8 @@ public class InventoryWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200, 400})
     public Response rules(@QueryParam("device") String device) {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("rules");
-        metron().rules(device == null || device.isEmpty() ? null : device(device))
-                .forEach(r -> a.add(MetronJson.rule(r)));
-        return ok(root).build();
+        return ok(encodeArray(RuleInfo.class, "rules", metron().rules(device == null || device.isEmpty() ? null
+                : device(device)))).build();
     }
 
     /**

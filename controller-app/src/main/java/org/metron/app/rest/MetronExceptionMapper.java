@@ -1,5 +1,7 @@
 package org.metron.app.rest;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.MetronException;
 
 import javax.ws.rs.core.MediaType;
@@ -39,6 +41,11 @@ public class MetronExceptionMapper implements ExceptionMapper<MetronException> {
     public Response toResponse(MetronException e) {
         int status = status(e.fault());
         return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE)
-                .entity(MetronJson.error(e, status).toString()).build();
+                .entity(error(e.fault().name(), e.getMessage(), status).toString()).build();
+    }
+
+    /** The error body every refusal answers: {"error": FAULT, "message": what and where, "status": http code}. */
+    static ObjectNode error(String fault, String message, int status) {
+        return JsonNodeFactory.instance.objectNode().put("error", fault).put("message", message).put("status", status);
     }
 }

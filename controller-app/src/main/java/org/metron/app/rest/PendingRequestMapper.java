@@ -1,5 +1,6 @@
 package org.metron.app.rest;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.scaling.ScalingRequests;
 
@@ -17,7 +18,7 @@ import javax.ws.rs.ext.Provider;
 public class PendingRequestMapper implements ExceptionMapper<ScalingRequests.Pending> {
     @Override
     public Response toResponse(ScalingRequests.Pending p) {
-        ObjectNode body = MetronJson.MAPPER.createObjectNode().put("request", p.request()).put("message",
+        ObjectNode body = JsonNodeFactory.instance.objectNode().put("request", p.request()).put("message",
                 p.getMessage());
         return Response.status(Response.Status.ACCEPTED).type(MediaType.APPLICATION_JSON_TYPE).entity(body.toString())
                 .build();

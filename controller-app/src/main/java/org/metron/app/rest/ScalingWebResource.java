@@ -1,13 +1,14 @@
 package org.metron.app.rest;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronService;
 import org.metron.app.api.Placement;
 import org.metron.app.api.RequestRules;
+import org.metron.app.scaling.ChainScaling;
 import org.metron.app.scaling.ScalingEvent;
+import org.metron.app.scaling.ScalingOperation;
 import org.metron.app.scaling.ScalingRequests;
 import org.metron.app.scaling.ScalingService;
 
@@ -19,6 +20,7 @@ import javax.ws.rs.Produces;
 import javax.ws.rs.QueryParam;
 import javax.ws.rs.core.MediaType;
 import javax.ws.rs.core.Response;
+import java.util.stream.Collectors;
 
 /**
  * Scaling under /onos/metron/scaling: each chain's groups (tag, core, classes), latest load and history of
@@ -44,12 +46,10 @@ public class ScalingWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200})
     public Response all() {
-        ObjectNode root = mapper().createObjectNode();
-        ArrayNode a = root.putArray("chains");
-        metron().placements().stream().map(Placement::chainId).sorted()
-                .forEach(id -> a.add(ScalingJson.chain(metron(), scaling(), id)));
-        ArrayNode ops = root.putArray("inProgress");
-        scaling().inProgress().forEach(op -> ops.add(ScalingJson.operation(op)));
+        ObjectNode root = encodeArray(ChainScaling.class, "chains", metron().placements().stream()
+                .map(Placement::chainId).sorted().map(id -> ChainScaling.of(id, metron(), scaling()))
+                .collect(Collectors.toList()));
+        root.set("inProgress", codec(ScalingOperation.class).encode(scaling().inProgress(), this));
         return ok(root).build();
     }
 
@@ -63,7 +63,7 @@ public class ScalingWebResource extends MetronWebResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Statuses({200, 404, 422})
     public Response one(@PathParam("chain") String chain) {
-        return ok(ScalingJson.chain(metron(), scaling(), existing(chain))).build();
+        return ok(encode(ChainScaling.of(existing(chain), metron(), scaling()), ChainScaling.class)).build();
     }
 
     /**
@@ -105,7 +105,7 @@ public class ScalingWebResource extends MetronWebResource {
      * an owner that has not finished it within the wait is 202 ({@link PendingRequestMapper}).
      */
     private Response event(ScalingEvent e) {
-        return ok(ScalingJson.event(e)).build();
+        return ok(encode(e, ScalingEvent.class)).build();
     }
 
     private ChainId existing(String name) {

@@ -20,13 +20,10 @@ public class StorageExceptionMapper implements ExceptionMapper<StorageException>
     @Override
     public Response toResponse(StorageException e) {
         String what = e.getClass().getSimpleName(); // Unavailable, Timeout, ... or StorageException itself
-        ObjectNode body = MetronJson.MAPPER.createObjectNode();
-        body.put("error", "STORE_UNAVAILABLE");
-        body.put("status", 503);
-        body.put("message", "ONOS's cluster store did not answer (" + what
+        ObjectNode body = MetronExceptionMapper.error("STORE_UNAVAILABLE", "ONOS's cluster store did not answer (" + what
                 + (e.getCause() == null ? "" : ": " + e.getCause()) + "), as when a cluster node is down or a "
                 + "store partition elects a new leader; a read changed nothing, a write may or may not have been "
-                + "recorded: read the chain, then retry");
+                + "recorded: read the chain, then retry", 503);
         return Response.status(503).header("Retry-After", RETRY_AFTER_S).type(MediaType.APPLICATION_JSON_TYPE)
                 .entity(body.toString()).build();
     }

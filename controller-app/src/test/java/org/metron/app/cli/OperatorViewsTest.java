@@ -1,5 +1,6 @@
 package org.metron.app.cli;
 
+import org.metron.app.testing.Codecs;
 import org.junit.After;
 import org.junit.Before;
 import org.junit.Rule;
@@ -69,6 +70,7 @@ public class OperatorViewsTest {
         console.reset();
         c.setService(w.manager);
         c.setScaling(scaling);
+        c.setCodecs(Codecs.CONTEXT);
         if (json) {
             java.lang.reflect.Field f = org.onosproject.cli.AbstractShellCommand.class.getDeclaredField("json");
             f.setAccessible(true);

@@ -11,7 +11,7 @@ import org.metron.app.api.MetronException;
 import org.metron.app.gui.MetronTables;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.metrics.ControllerMetrics;
-import org.metron.app.rest.MetronJson;
+import org.metron.app.testing.Codecs;
 import org.metron.app.rest.MetronText;
 import org.metron.app.scaling.BlackBoxStatus;
 import org.metron.app.scaling.ScalingManager;
@@ -118,7 +118,7 @@ public class BlackBoxChainTest {
                 + b.stats().getElement() + "\",\"mode\":\"RING\",\"state\":\"FAILED\",\"onFailure\":\"OPEN\",\"pid\":0,"
                 + "\"restarts\":10,\"sent\":500,\"returned\":420,\"nfDropped\":30,\"ringFull\":0,\"bypassed\":50,"
                 + "\"failedClosed\":0,\"nfLost\":0,\"nfSleeps\":7,\"nfWakeups\":5,\"link\":\"\",\"lastExit\":\"signal 9\"}",
-                MetronJson.blackBox(b).toString());
+                Codecs.json(b, BlackBoxStatus.class).toString());
         assertTrue(MetronText.blackBox(b), MetronText.blackBox(b).contains("state=FAILED onFailure=OPEN pid=0 restarts=10 sent=500 "
                 + "returned=420 nfDropped=30 ringFull=0 bypassed=50 failedClosed=0 nfLost=0 nfSleeps=7 nfWakeups=5 "
                 + "lastExit=signal_9"));

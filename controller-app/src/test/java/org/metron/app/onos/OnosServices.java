@@ -13,6 +13,7 @@ import org.metron.app.testing.TestNetwork;
 import org.metron.app.testing.TestServers;
 import org.metron.app.testing.TestSwitches;
 import org.onosproject.core.ApplicationId;
+import org.onosproject.codec.impl.CodecManager;
 import org.onosproject.core.CoreService;
 import org.onosproject.core.CoreServiceAdapter;
 import org.onosproject.core.DefaultApplicationId;
@@ -88,6 +89,8 @@ public final class OnosServices {
         }
     };
     public final ChainStoreService chainStores;
+    /** ONOS's own codec service (onos-core-common), with ONOS's codecs registered as ONOS starts it. */
+    public final CodecManager codecs = new CodecManager();
 
     public OnosServices(TestNetwork network, TestSwitches switches, TestServers servers) {
         this.network = network;
@@ -98,12 +101,14 @@ public final class OnosServices {
         s.switchProgrammer = switches;
         s.activate();
         this.chainStores = s;
+        codecs.activate();
     }
 
     /** A {@link MetronComponent} referencing these services, activated. */
     public MetronComponent activateMetron() {
         MetronComponent c = new MetronComponent();
         c.coreService = coreService;
+        c.codecService = codecs;
         c.network = network;
         c.switches = switches;
         c.servers = servers;

@@ -103,7 +103,7 @@ public class ApiDocumentTest {
             assertTrue(r + " is defined", doc.get("definitions").has(r.substring("#/definitions/".length())));
         }
         JsonNode chain = doc.get("definitions").get("Chain");
-        JsonNode source = MetronJson.MAPPER.readTree(org.metron.synth.ChainSpec.class
+        JsonNode source = new com.fasterxml.jackson.databind.ObjectMapper().readTree(org.metron.synth.ChainSpec.class
                 .getResourceAsStream(ApiDocument.CHAIN_SCHEMA));
         assertEquals(source.get("properties").fieldNames().next(), chain.get("properties").fieldNames().next());
         Set<String> props = new HashSet<>();

@@ -50,7 +50,7 @@ public class ApiValidationAgreementTest {
 
     private static ObjectNode body() {
         try {
-            return (ObjectNode) MetronJson.MAPPER.readTree("{\"name\": \"web\", \"nfs\": [{\"name\": \"fw\", "
+            return (ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree("{\"name\": \"web\", \"nfs\": [{\"name\": \"fw\", "
                     + "\"click\": \"FromDevice(in0) -> ToDevice(out0);\"}], \"links\": [], \"ingress\": [\"fw.in0\"], "
                     + "\"egress\": [\"fw.out0\"], \"deployment\": {\"tagType\": \"mac\", \"cpuCores\": 1, "
                     + "\"maxCpuCores\": 2, \"autoScale\": false, \"ingressPoint\": \"of:0000000000000001/1\", "

@@ -1,5 +1,6 @@
 package org.metron.app.rest;
 
+import org.metron.app.testing.Codecs;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.test.JerseyTest;
@@ -51,7 +52,8 @@ public class ChainsWebResourceTest extends JerseyTest {
                 return c == MetronService.class ? c.cast(w.manager)
                         : c == org.metron.app.scaling.ScalingService.class ? c.cast(scaling)
                         : c == org.metron.app.api.DrainService.class ? c.cast(new org.metron.app.scaling.ServerDrain(
-                                w.store, w.servers, w.manager, scaling::merge, System::currentTimeMillis)) : null;
+                                w.store, w.servers, w.manager, scaling::merge, System::currentTimeMillis))
+                        : Codecs.CONTEXT.offered(c);
             }
         };
         return new ResourceConfig(new MetronWebApplication().getClasses())
@@ -101,7 +103,7 @@ public class ChainsWebResourceTest extends JerseyTest {
     }
 
     private static JsonNode json(Response r) throws IOException {
-        return MetronJson.MAPPER.readTree(r.readEntity(String.class));
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.readEntity(String.class));
     }
 
     private Response post(String path, String body) {

@@ -1,5 +1,6 @@
 package org.metron.app.rest;
 
+import org.metron.app.testing.Codecs;
 import com.fasterxml.jackson.databind.JsonNode;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.test.JerseyTest;
@@ -73,7 +74,7 @@ public class PendingRequestMapperTest extends JerseyTest {
             @Override
             public <T> T get(Class<T> c) {
                 return c == MetronService.class ? c.cast(w.manager) : c == ScalingService.class ? c.cast(b)
-                        : c == DrainService.class ? c.cast(drains.get()) : null;
+                        : c == DrainService.class ? c.cast(drains.get()) : Codecs.CONTEXT.offered(c);
             }
         };
         return new ResourceConfig(new MetronWebApplication().getClasses())
@@ -118,7 +119,7 @@ public class PendingRequestMapperTest extends JerseyTest {
             String body = r.readEntity(String.class);
             assertEquals(e.getKey() + ": " + body, 202, r.getStatus());
             assertTrue(e.getKey() + ": " + r.getMediaType(), r.getMediaType().toString().startsWith("application/json"));
-            JsonNode json = MetronJson.MAPPER.readTree(body);
+            JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body);
             String message = json.path("message").asText();
             assertTrue(e.getKey() + ": " + body, message.contains("owner (a)") && message.contains(e.getKey()));
             // the id of the request left for the owner, which is still there for it to take

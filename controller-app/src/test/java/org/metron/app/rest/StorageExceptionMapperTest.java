@@ -13,7 +13,7 @@ import static org.junit.Assert.assertTrue;
 /** A failed cluster-store call answers 503 with Retry-After and the error body every other error has. */
 public class StorageExceptionMapperTest {
     private static JsonNode body(Response r) throws IOException {
-        return MetronJson.MAPPER.readTree((String) r.getEntity());
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree((String) r.getEntity());
     }
 
     @Test

@@ -89,7 +89,7 @@ public class ScaleOutExecutorTest extends ScaleOutFixture {
         assertTrue(rig.scaling.inProgress().isEmpty());
         assertTrue(e.steps(), e.steps().contains("remote agent"));
         // the operator's views say where each group runs (REST/CLI/GUI share these)
-        com.fasterxml.jackson.databind.JsonNode view = org.metron.app.rest.MetronJson.placement(rig.placement())
+        com.fasterxml.jackson.databind.JsonNode view = org.metron.app.testing.Codecs.json(rig.placement(), org.metron.app.api.Placement.class)
                 .get("groups");
         assertEquals(rig.home.id().toString(), view.get(0).get("server").asText());
         assertEquals(rig.away.id().toString(), view.get(1).get("server").asText());

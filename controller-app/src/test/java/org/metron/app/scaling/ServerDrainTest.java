@@ -7,7 +7,8 @@ import org.metron.app.api.DrainReport;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.api.ServerInfo;
-import org.metron.app.rest.MetronJson;
+import org.metron.app.rest.ChainsWebResource;
+import org.metron.app.testing.Codecs;
 import org.onosproject.net.flow.FlowId;
 import org.onosproject.net.flow.TrafficTreatment;
 
@@ -74,9 +75,9 @@ public class ServerDrainTest extends ScaleOutFixture {
         assertEquals(Set.of(rig.home.id()), drains.drained().keySet());
         assertTrue(info(rig, rig.home.id()).drainedSinceMs().isPresent());
         assertFalse(info(rig, rig.away.id()).drainedSinceMs().isPresent());
-        assertTrue(MetronJson.server(info(rig, rig.home.id())).get("drained").asBoolean());
+        assertTrue(Codecs.json(info(rig, rig.home.id()), ServerInfo.class).get("drained").asBoolean());
         assertEquals("[{\"id\":\"" + rig.away.id() + "\",\"drained\":false}]",
-                MetronJson.servers(p, drains.drained().keySet()).toString());
+                ChainsWebResource.servers(p, drains.drained().keySet(), Codecs.CONTEXT.mapper()).toString());
         // scaling puts nothing there either: the chain may use one core on its server, so its split would go to
         // the other server, which is drained
         try {

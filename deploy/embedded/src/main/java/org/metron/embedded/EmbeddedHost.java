@@ -37,6 +37,11 @@ import org.onosproject.core.ApplicationId;
 import org.onosproject.core.DefaultApplicationId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.onosproject.core.CoreService;
+import org.onosproject.codec.impl.CodecManager;
+import org.onosproject.codec.CodecService;
+import org.metron.app.rest.codec.MetronCodecs;
+import org.metron.app.local.SingleAppCore;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -126,7 +131,8 @@ public final class EmbeddedHost implements AutoCloseable {
             // an operator's drain moves chains (the manager) and scaled-out groups (scaling) off a server
             DrainService drain = new ServerDrain(chains, fenced, scaler::move, scaler::merge, System::currentTimeMillis);
             server = new WebServer(o.http, HostServices.of(MetronService.class, metron)
-                    .with(ScalingService.class, scaler).with(DrainService.class, drain), users,
+                    .with(ScalingService.class, scaler).with(DrainService.class, drain)
+                    .with(CodecService.class, codecs()).with(CoreService.class, new SingleAppCore(APP_ID)), users,
                     new DashboardServlet(metron, scaler, users, net, view));
             server.start();
         } catch (Exception | Error e) {
@@ -165,6 +171,17 @@ public final class EmbeddedHost implements AutoCloseable {
         Path tmp = o.data.resolve(HOST_FILE + ".tmp");
         Files.writeString(tmp, json, StandardCharsets.UTF_8);
         Files.move(tmp, hostFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * ONOS's own CodecManager (its codecs for FlowRule, selector, treatment and the rest) with Metron's registered
+     * from the same list the app's component registers inside ONOS: REST answers the same JSON on both hosts.
+     */
+    private static CodecService codecs() {
+        CodecManager codecs = new CodecManager();
+        codecs.activate();
+        MetronCodecs.register(codecs);
+        return codecs;
     }
 
     private void awaitSwitches(NetworkFile net, long waitMs) {

@@ -264,9 +264,12 @@ public class EmbeddedHostTest {
             assertThat(first.get("does").asText(), containsString("at the switch to group g0, core "));
             // the rule it became is the one installed on s1: its flow id is in the switch's table
             JsonNode rule = first.get("rules").get(0);
-            assertEquals("of:0000000000000001", rule.get("device").asText());
+            // (ONOS's FlowRule JSON: deviceId, the flow id in decimal, criteria by ONOS's names)
+            assertEquals("of:0000000000000001", rule.get("deviceId").asText());
             assertThat(rule.get("text").asText(), containsString("UDP_DST:5000"));
-            assertThat(net.ofctl("s1", "dump-flows"), containsString("cookie=0x" + rule.get("id").asText()));
+            assertThat(rule.get("selector").get("criteria").toString(), containsString("{\"type\":\"UDP_DST\",\"udpPort\":5000}"));
+            assertThat(net.ofctl("s1", "dump-flows"), containsString("cookie=0x"
+                    + Long.toHexString(Long.parseLong(rule.get("id").asText()))));
 
             for (String path : List.of("/chains", "/chains/views", "/classes", "/tags", "/placements", "/servers",
                     "/rules", "/scaling", "/scaling/views")) {
