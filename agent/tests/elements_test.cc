@@ -108,6 +108,29 @@ TEST(Elements, DecIPTTLKeepsTheChecksumValid) {
   EXPECT_EQ(g.sink.out[1].size(), 1u);
 }
 
+// Single-output elements pass on the batch they were given, its kept packets moved down in place: in one burst
+// with bad frames between good ones, each element must keep the good frames in their order and count each bad
+// one as one drop (a wrong slot in the move would repeat, lose or reorder frames).
+TEST(Elements, OneOutputChainKeepsOrderAndCountsDropsInOneBurst) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;");
+  std::vector<std::vector<uint8_t>> burst, expect;
+  for (int i = 0; i < 30; ++i) {
+    Flow f;
+    f.sport = static_cast<uint16_t>(1000 + i);
+    f.ttl = i % 5 == 3 ? 1 : 64;  // expired at DecIPTTL
+    auto frame = test::frame(f);
+    if (i % 7 == 2) frame[14 + 10] ^= 1;  // bad checksum: dropped by CheckIPHeader
+    burst.push_back(frame);
+    if (i % 5 == 3 || i % 7 == 2) continue;
+    f.ttl = 63;
+    expect.push_back(test::frame(f));
+  }
+  g.push(burst);
+  EXPECT_EQ(g.sink.out[0], expect);
+  EXPECT_EQ(g.graph->drops(), burst.size() - expect.size());
+  EXPECT_EQ(burst.size() - expect.size(), 6u + 4u - 1u);  // i%5==3: 6, i%7==2: 4, both (i=23): 1
+}
+
 TEST(Elements, SetIPChecksumRepairsTheHeader) {
   GroupUnderTest g("input -> Strip(14) -> MarkIPHeader -> SetIPChecksum -> Unstrip(14) -> [0]output;");
   Flow f;
