@@ -1,6 +1,8 @@
 // Golden packets through each standard element: exact bytes out, per output.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "packets.h"
 #include "test_env.h"
 #include "utils/checksum.h"
@@ -19,6 +21,21 @@ TEST(Checksum, MatchesAKnownHeader) {
                            0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7};
   EXPECT_EQ(ipv4_header_csum(hdr, 20), 0xb861);
   EXPECT_EQ(csum_update16(0xb861, 0x4011, 0x3f11), 0xb961);  // TTL 64 -> 63
+}
+
+// ipv4_header_csum sums an option-less header in 32-bit words, longer ones in half-words: both must give the
+// byte-pair loop's checksum (csum_add_bytes, RFC 1071 as written), for random headers and the all-zero and
+// all-ones ones whose sums sit on the one's-complement edges (0 and 0xffff).
+TEST(Checksum, HeaderSumEqualsTheBytePairLoopAtEveryLength) {
+  std::mt19937 rng(22);
+  for (size_t hlen = 20; hlen <= 60; hlen += 4) {
+    for (int i = 0; i < 2000; ++i) {
+      uint8_t hdr[60];
+      for (size_t j = 0; j < hlen; ++j) hdr[j] = static_cast<uint8_t>(i == 0 ? 0 : i == 1 ? 0xff : rng());
+      const uint16_t want = csum_fold(csum_add_bytes(csum_add_bytes(0, hdr, 10), hdr + 12, hlen - 12));
+      ASSERT_EQ(ipv4_header_csum(hdr, hlen), want) << "hlen " << hlen << " header " << i;
+    }
+  }
 }
 
 TEST(Elements, StripUnstripRoundTrip) {
@@ -106,6 +123,29 @@ TEST(Elements, DecIPTTLKeepsTheChecksumValid) {
   expect.ttl = 63;
   EXPECT_EQ(g.sink.out[0][0], test::frame(expect));  // frame() computes the checksum from scratch
   EXPECT_EQ(g.sink.out[1].size(), 1u);
+}
+
+// Single-output elements pass on the batch they were given, its kept packets moved down in place: in one burst
+// with bad frames between good ones, each element must keep the good frames in their order and count each bad
+// one as one drop (a wrong slot in the move would repeat, lose or reorder frames).
+TEST(Elements, OneOutputChainKeepsOrderAndCountsDropsInOneBurst) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;");
+  std::vector<std::vector<uint8_t>> burst, expect;
+  for (int i = 0; i < 30; ++i) {
+    Flow f;
+    f.sport = static_cast<uint16_t>(1000 + i);
+    f.ttl = i % 5 == 3 ? 1 : 64;  // expired at DecIPTTL
+    auto frame = test::frame(f);
+    if (i % 7 == 2) frame[14 + 10] ^= 1;  // bad checksum: dropped by CheckIPHeader
+    burst.push_back(frame);
+    if (i % 5 == 3 || i % 7 == 2) continue;
+    f.ttl = 63;
+    expect.push_back(test::frame(f));
+  }
+  g.push(burst);
+  EXPECT_EQ(g.sink.out[0], expect);
+  EXPECT_EQ(g.graph->drops(), burst.size() - expect.size());
+  EXPECT_EQ(burst.size() - expect.size(), 6u + 4u - 1u);  // i%5==3: 6, i%7==2: 4, both (i=23): 1
 }
 
 TEST(Elements, SetIPChecksumRepairsTheHeader) {

@@ -206,8 +206,24 @@ class Element {
   // Splits a batch by a per-packet decision into per-output batches (order kept within each), then pushes each
   // non-empty one. decide(m) returns the output index, or -1 to drop. The graph has no cycles, so the scratch
   // batches are never in use twice at once.
+  // An element with one output keeps the batch it was given: one pass decides each packet and moves the ones it
+  // keeps down in place (FastClick's in-place batch), then passes that same batch on; no array of decisions, no
+  // copy into a scratch batch. Same packets, same order, same drops as the general path.
   template <typename Decide>
   void classify_push(PacketBatch& in, Decide&& decide) {
+    if (noutputs_ == 1) {
+      rte_mbuf** const p = in.pkts;
+      uint16_t n = 0;
+      for (uint16_t i = 0, end = in.n; i < end; ++i) {
+        rte_mbuf* m = p[i];
+        if (decide(m) == 0) p[n++] = m;
+        else drop(m);
+      }
+      in.n = n;
+      output_push(0, in);
+      in.n = 0;
+      return;
+    }
     int res[kBurst];
     for (uint16_t i = 0; i < in.n; ++i) res[i] = decide(in.pkts[i]);
     push_to_outputs(in, res);
@@ -248,21 +264,20 @@ class Element {
 
 
  private:
-  // push_to_outputs for one output. The scratch batch's count lives in a register while the packets are copied
-  // (as a member of a batch that may alias `in`, the general loop loads and stores it per packet: a
-  // store-to-load dependency between packets). Same result, same scratch batch, as the general loop.
+  // push_to_outputs for one output: the packets it keeps are moved down in place and `in` itself goes on (no copy
+  // into a scratch batch), its count kept in a register while they move. Same packets, same order, same drops as
+  // the general loop.
   void push_to_output0(PacketBatch& in, const int* res) {
-    PacketBatch& o = scratch_[0];
+    rte_mbuf** const p = in.pkts;
     uint16_t n = 0;
     for (uint16_t i = 0, end = in.n; i < end; ++i) {
-      rte_mbuf* m = in.pkts[i];
-      if (res[i] == 0) o.pkts[n++] = m;
+      rte_mbuf* m = p[i];
+      if (res[i] == 0) p[n++] = m;
       else drop(m);
     }
+    in.n = n;
+    output_push(0, in);
     in.n = 0;
-    o.n = n;
-    output_push(0, o);
-    o.n = 0;
   }
 
   struct Link {
