@@ -67,11 +67,13 @@ final class ChainBringUp {
      * other than the one given (null: all).
      */
     private final BiFunction<DeviceId, ChainId, Set<Integer>> held;
+    /** Of those, the cores this instance's readied moves hold: a bring-up refused for cores takes them back. */
+    private final ReadiedCores readied;
 
     ChainBringUp(ChainStore store, ServerRegistry servers, PlacementEngine placement, TagAllocator tags,
                  RulePlanner planner, Deployer deployer, Synthesis synthesis, ChainCompilers compilers,
                  ChainTeardown teardown, ChainReroute reroutes,
-                 BiFunction<DeviceId, ChainId, Set<Integer>> held) {
+                 BiFunction<DeviceId, ChainId, Set<Integer>> held, ReadiedCores readied) {
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.placement = Objects.requireNonNull(placement);
@@ -84,6 +86,7 @@ final class ChainBringUp {
         this.teardown = Objects.requireNonNull(teardown);
         this.reroutes = Objects.requireNonNull(reroutes);
         this.held = Objects.requireNonNull(held);
+        this.readied = Objects.requireNonNull(readied);
     }
 
     /**
@@ -97,33 +100,47 @@ final class ChainBringUp {
         long t0 = System.nanoTime();
         try {
             current = transition(current, ChainState.SYNTHESIZED);
-            Placement p;
-            OffloadChoice oc;
-            ServerChoice sc;
-            Tag marker;
-            synchronized (store.reservationLock()) {
-                // a chain the offload device handles completely needs no server at all
-                ingress.requireEarly(id, d, current.json(), compiler);
-                Optional<OffloadChoice> full = pe.chooseFullOffload(id, ingress(d), egress(d),
-                        compiler);
-                sc = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
-                        compiler.flowStateDemand());
-                oc = full.isPresent() ? full.get()
-                        : pe.chooseOffload(id, ingress(d), sc.server().attachment(sc.nic()).get(),
-                        compiler);
-                List<String> groupIds = oc.compiled().groups().stream().map(ChainBringUp::groupId)
-                        .collect(Collectors.toList());
-                boolean markerOnly = groupIds.isEmpty();
-                // checked after the first compile so that bad Click is reported as such, not as a conflict
-                ingress.require(id, d, current.json(), oc);
-                List<Tag> claimed = tags.allocate(sc == null ? oc.device() : sc.server().id(),
-                        sc == null ? "" : sc.nic(), d.tagType(), id,
-                        markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
-                        sc == null ? Set.of() : sc.tagsInUse());
-                marker = claimed.get(0);
-                p = placementOf(id, sc, oc, markerOnly ? List.of() : claimed);
-                store.placements().put(id, p);
+            Placement p0; // chosen in the loop below (the lambdas after it take them effectively final)
+            OffloadChoice oc0;
+            ServerChoice sc0;
+            Tag marker0;
+            for (boolean reclaimed = false; ; reclaimed = true) {
+                try {
+                    synchronized (store.reservationLock()) {
+                        // a chain the offload device handles completely needs no server at all
+                        ingress.requireEarly(id, d, current.json(), compiler);
+                        Optional<OffloadChoice> full = pe.chooseFullOffload(id, ingress(d), egress(d), compiler);
+                        sc0 = full.isPresent() ? null : pe.chooseServer(id, d, d.cpuCores(), this::reservedCores,
+                                compiler.flowStateDemand());
+                        oc0 = full.isPresent() ? full.get()
+                                : pe.chooseOffload(id, ingress(d), sc0.server().attachment(sc0.nic()).get(), compiler);
+                        List<String> groupIds = oc0.compiled().groups().stream().map(ChainBringUp::groupId)
+                                .collect(Collectors.toList());
+                        boolean markerOnly = groupIds.isEmpty();
+                        // checked after the first compile so that bad Click is reported as such, not as a conflict
+                        ingress.require(id, d, current.json(), oc0);
+                        List<Tag> claimed = tags.allocate(sc0 == null ? oc0.device() : sc0.server().id(),
+                                sc0 == null ? "" : sc0.nic(), d.tagType(), id,
+                                markerOnly ? List.of(TagAllocation.EGRESS_GROUP) : groupIds,
+                                sc0 == null ? Set.of() : sc0.tagsInUse());
+                        marker0 = claimed.get(0);
+                        p0 = placementOf(id, sc0, oc0, markerOnly ? List.of() : claimed);
+                        store.placements().put(id, p0);
+                    }
+                    break;
+                } catch (MetronException e) {
+                    // no server had the cores: those moves readied for other chains hold are taken back, once
+                    // (outside the reservation lock: a readying takes it holding its chain's lock)
+                    if (reclaimed || !readied.reclaimFor(id, e, pe, x -> x.chooseServer(id, d, d.cpuCores(),
+                            this::reservedCores, compiler.flowStateDemand()))) {
+                        throw e;
+                    }
+                }
             }
+            Placement p = p0;
+            OffloadChoice oc = oc0;
+            ServerChoice sc = sc0;
+            Tag marker = marker0;
             compilers.placed(current, compiler, oc.compiled());
             current = transition(current, ChainState.PLACED);
             log.info("Chain {} placed on {} cores {} offload {} ({} servers queried)", id,

@@ -62,6 +62,7 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
     private final LostServer lost;
     private final ChainCompilers compilers;
     private final PreparedMoves prepared;
+    private final ReadiedCores readied;
     private final ChainUpdates updates;
 
     public ChainManager(ChainStore store, ServerRegistry servers, SwitchProgrammer switches, Leadership leadership,
@@ -89,9 +90,10 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
         this.reroutes = new ChainReroute(store, fenced, leadership, placement, planner, deployer, tags, compilers,
                 dataPlane);
         this.prepared = new PreparedMoves(store.prepared());
+        this.readied = new ReadiedCores(prepared, store, leadership, this::dropReadied, agentTimeout);
         this.bringUps = new ChainBringUp(store, fenced, placement, tags, planner, deployer, synthesis, compilers,
-                teardown, reroutes, prepared::heldCores);
-        this.lost = new LostServer(this, store, leadership, placement, deployer, compilers,
+                teardown, reroutes, prepared::heldCores, readied);
+        this.lost = new LostServer(bringUps, teardown, store, leadership, placement, deployer, compilers,
                 new FailoverPreparation(this, store, leadership, placement, prepared, bringUps, teardown, fenced,
                         tags, deployer, compilers, agentTimeout));
         this.inventory = new Inventory(store, fenced, switches, agentTimeout);
@@ -161,6 +163,11 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
     @Override
     public void dropReadied(ChainId id, String why) {
         lost.discardPrepared(id, why);
+    }
+
+    @Override
+    public ReadiedCores readiedCores() {
+        return readied;
     }
 
     /** Applies the update recorded with the chain, if any ({@link ChainUpdates#applyUpdate}); caller holds the lock. */
@@ -337,9 +344,8 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
 
     /**
      * This instance's chain ownership, wired the one way both hosts use: reconcile what its owner has work for,
-     * including what a stopped owner readied ({@link #leftFailoverMoves}) and chains not armed here
-     * ({@link #unarmed}; a chain gained is unarmed here whatever this instance kept of it, {@link #gained}).
-     * Not started.
+     * including what a stopped owner readied ({@link #leftFailoverMoves}) and chains not armed here ({@link #unarmed};
+     * a chain gained is unarmed here whatever this instance kept of it, {@link #gained}). Not started.
      */
     public ChainOwnership ownership() {
         return new ChainOwnership(store.chains(), leadership, this::reconcile, this::leftFailoverMoves,
@@ -390,6 +396,7 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
     public void close() {
         reroutes.close();
         prepared.close();
+        readied.close();
     }
 
     /** Waits until every backup computation asked for so far has ended (tests, benchmarks). */
@@ -402,21 +409,6 @@ public final class ChainManager implements MetronService, CompiledChains, OwnedC
     /** SUBMITTED → ACTIVE, or FAILED with everything released. Caller holds the chain's lock. */
     private Chain bringUp(Chain chain, ChainCompiler compiler) {
         return bringUps.bringUp(chain, compiler, placement);
-    }
-
-    /** {@link #bringUp(Chain, ChainCompiler)} choosing with {@code pe} (e.g. without a lost server). */
-    Chain bringUp(Chain chain, ChainCompiler compiler, PlacementEngine pe) {
-        return bringUps.bringUp(chain, compiler, pe);
-    }
-
-    /** {@link ChainTeardown#withoutShared}: what removing the chain may take off the switches. */
-    InstalledState withoutShared(InstalledState st) {
-        return teardown.withoutShared(st);
-    }
-
-    /** {@link ChainTeardown#releasePlacement}. */
-    void releasePlacement(ChainId id) {
-        teardown.releasePlacement(id);
     }
 
     /** Cores promised to placed chains, per server. */

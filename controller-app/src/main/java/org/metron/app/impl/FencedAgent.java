@@ -146,6 +146,11 @@ final class FencedAgent implements AgentClient {
     }
 
     @Override
+    public Optional<Boolean> connected() {
+        return agent.connected();
+    }
+
+    @Override
     public CompletableFuture<ListPipelinesReply> listPipelines() {
         return agent.listPipelines();
     }

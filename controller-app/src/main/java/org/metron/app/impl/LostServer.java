@@ -32,7 +32,8 @@ import java.util.concurrent.CompletableFuture;
 final class LostServer {
     private static final Logger log = LoggerFactory.getLogger(LostServer.class);
 
-    private final ChainManager chains;
+    private final ChainBringUp bringUps;
+    private final ChainTeardown teardown;
     private final ChainStore store;
     private final Leadership leadership;
     private final PlacementEngine placement;
@@ -41,9 +42,10 @@ final class LostServer {
     private final FailoverPreparation readied;
     private volatile ServerLoss scaledOut = ServerLoss.NONE;
 
-    LostServer(ChainManager chains, ChainStore store, Leadership leadership, PlacementEngine placement,
-               Deployer deployer, ChainCompilers compilers, FailoverPreparation readied) {
-        this.chains = Objects.requireNonNull(chains);
+    LostServer(ChainBringUp bringUps, ChainTeardown teardown, ChainStore store, Leadership leadership,
+               PlacementEngine placement, Deployer deployer, ChainCompilers compilers, FailoverPreparation readied) {
+        this.bringUps = Objects.requireNonNull(bringUps);
+        this.teardown = Objects.requireNonNull(teardown);
         this.store = Objects.requireNonNull(store);
         this.leadership = Objects.requireNonNull(leadership);
         this.placement = Objects.requireNonNull(placement);
@@ -187,7 +189,7 @@ final class LostServer {
         // not asked (a dead agent would cost a timeout per question)
         PlacementEngine others = placement.without(server);
         try {
-            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), chains::reservedCores,
+            others.chooseServer(id, c.deployment(), c.deployment().cpuCores(), bringUps::reservedCores,
                     compiler.flowStateDemand());
         } catch (MetronException e) {
             List<org.metron.app.api.PendingPart> down = notRunning(store, id, server);
@@ -202,11 +204,11 @@ final class LostServer {
         // the old placement's switch rules come off after the new placement is up, those it does not take over
         // (same table entry): until then they only led to the lost server, and removing them first held the new
         // placement up (582 of a 1881 ms move in the 3-node Karaf test)
-        Optional<InstalledState> old = installed.join().map(chains::withoutShared);
-        chains.releasePlacement(id);
+        Optional<InstalledState> old = installed.join().map(teardown::withoutShared);
+        teardown.releasePlacement(id);
         long tReleased = System.nanoTime();
         try {
-            Chain up = chains.bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
+            Chain up = bringUps.bringUp(c.withState(ChainState.SUBMITTED, why), compiler, others);
             long tUp = System.nanoTime();
             Set<Object> kept = store.installed().get(id).map(Versioned::value).map(st -> Deployer.entries(st.switchRules()))
                     .orElse(Set.of());

@@ -18,4 +18,10 @@ public interface OwnedChainMoves extends ChainMoves {
      * @param why the log's reason
      */
     void dropReadied(ChainId chain, String why);
+
+    /**
+     * The cores the failover moves this instance readied hold, reclaimable by an owner operation that needs one (a
+     * split or scale-out of another chain): taking one back goes through {@link #dropReadied}.
+     */
+    ReadiedCores readiedCores();
 }

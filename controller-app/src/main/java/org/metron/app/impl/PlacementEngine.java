@@ -53,6 +53,11 @@ public final class PlacementEngine {
     private final SwitchProgrammer switches;
     private final Random random;
     private final AgentCalls calls;
+    /**
+     * Cores counted free on a server whatever its agent reports running there and whatever holds them: those failover
+     * moves readied there hold (a dry run finding which to take back, {@link ReadiedCores}); none by default.
+     */
+    private final Function<DeviceId, Set<Integer>> reclaimable;
 
     /**
      * @param random       source of the random draws (seed it in tests for reproducible choices)
@@ -60,11 +65,25 @@ public final class PlacementEngine {
      */
     public PlacementEngine(ServerRegistry servers, NetworkView network, SwitchProgrammer switches, Random random,
                            Duration agentTimeout) {
+        this(servers, network, switches, random, agentTimeout, s -> Set.of());
+    }
+
+    private PlacementEngine(ServerRegistry servers, NetworkView network, SwitchProgrammer switches, Random random,
+                            Duration agentTimeout, Function<DeviceId, Set<Integer>> reclaimable) {
         this.servers = Objects.requireNonNull(servers);
         this.network = Objects.requireNonNull(network);
         this.switches = Objects.requireNonNull(switches);
         this.random = Objects.requireNonNull(random);
         this.calls = new AgentCalls(agentTimeout);
+        this.reclaimable = Objects.requireNonNull(reclaimable);
+    }
+
+    /**
+     * This engine counting {@code cores} of each server free (the readied moves' there: {@link ReadiedCores}), after
+     * the cores nothing holds; for a dry run, which reserves nothing.
+     */
+    PlacementEngine reclaiming(Function<DeviceId, Set<Integer>> cores) {
+        return new PlacementEngine(servers, network, switches, random, calls.timeout(), cores);
     }
 
     /** The network view placement works on. */
@@ -74,7 +93,7 @@ public final class PlacementEngine {
 
     /** The same engine over another view of the network (a failure precomputed: {@link NetworkWithout}). */
     PlacementEngine over(NetworkView view) {
-        return new PlacementEngine(servers, view, switches, random, calls.timeout());
+        return new PlacementEngine(servers, view, switches, random, calls.timeout(), reclaimable);
     }
 
     /**
@@ -102,7 +121,7 @@ public final class PlacementEngine {
             public Optional<MetronServer> server(DeviceId id) {
                 return out.test(id) ? Optional.empty() : all.server(id);
             }
-        }, network, switches, random, calls.timeout());
+        }, network, switches, random, calls.timeout(), reclaimable);
     }
 
     /**
@@ -240,10 +259,13 @@ public final class PlacementEngine {
         } catch (MetronException e) {
             return new Probe(null, "agent " + s.agent().target() + " unreachable: " + AgentCalls.reason(e), true);
         }
+        Set<Integer> readied = reclaimable.apply(s.id());
         List<Integer> free = res.getCoresList().stream()
-                .filter(c -> c.getAvailable() && (c.getPipelineId().isEmpty()
-                        || c.getPipelineId().equals(ownPipeline)) && !reserved.contains(c.getId()))
-                .map(Core::getId).sorted().collect(Collectors.toList());
+                .filter(c -> c.getAvailable() && (readied.contains(c.getId()) || (c.getPipelineId().isEmpty()
+                        || c.getPipelineId().equals(ownPipeline)) && !reserved.contains(c.getId())))
+                .map(Core::getId).sorted(java.util.Comparator.comparing((Integer k) -> readied.contains(k))
+                        .thenComparing(k -> k))
+                .collect(Collectors.toList());
         if (free.size() < coresNeeded) {
             return new Probe(null, free.size() + " free cores", false);
         }

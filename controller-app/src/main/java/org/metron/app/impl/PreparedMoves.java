@@ -139,6 +139,22 @@ final class PreparedMoves implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The cores on {@code server} held by the moves readied here (kept, not yet made or taken back) for chains other
+     * than {@code except} (null: all): core → chain ({@link ReadiedCores}).
+     */
+    Map<Integer, ChainId> readiedOn(DeviceId server, ChainId except) {
+        Map<Integer, ChainId> out = new java.util.HashMap<>();
+        moves.values().stream().filter(m -> m.to().equals(server) && !m.id().equals(except))
+                .forEach(m -> m.placement().cores().forEach(c -> out.put(c, m.id())));
+        return out;
+    }
+
+    /** Whether a move is readied here for a chain other than {@code except}. */
+    boolean readiedAnywhere(ChainId except) {
+        return moves.keySet().stream().anyMatch(id -> !id.equals(except));
+    }
+
     /** Keeps {@code m} until its move or its discard. */
     void keep(PreparedMove m) {
         moves.put(m.id(), m);

@@ -195,6 +195,11 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
         manager.dropReadied(id, why);
     }
 
+    @Override
+    public org.metron.app.impl.ReadiedCores readiedCores() {
+        return manager.readiedCores();
+    }
+
     private void reroute(DeviceId device, String cause) {
         events.execute(() -> {
             List<ChainId> moved = manager.reroute(device, cause);

@@ -17,6 +17,7 @@ import org.metron.app.impl.AgentCalls;
 import org.metron.app.impl.ChainFence;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.FencedSwitches;
+import org.metron.app.impl.ReadiedCores;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.impl.TagAllocator;
@@ -442,6 +443,15 @@ final class OperationRunner {
     /** {@link #freeCores(DeviceId, ServerResources)} against placements and operations the caller read. */
     static List<Integer> freeCores(DeviceId server, ServerResources res, Collection<Placement> placements,
                                    Collection<ScalingOperation> operations) {
+        return freeCores(server, res, placements, operations, Set.of());
+    }
+
+    /**
+     * As {@link #freeCores(DeviceId, ServerResources, Collection, Collection)}, counting {@code readied} free too
+     * (cores failover moves readied there hold, running their pipelines: reclaimable, {@link ReadiedCores}).
+     */
+    static List<Integer> freeCores(DeviceId server, ServerResources res, Collection<Placement> placements,
+                                   Collection<ScalingOperation> operations, Set<Integer> readied) {
         Set<Integer> taken = new HashSet<>();
         placements.forEach(p -> taken.addAll(p.coresOn(server)));
         operations.forEach(op -> {
@@ -450,8 +460,8 @@ final class OperationRunner {
             }
         });
         return res.getCoresList().stream().filter(Core::getAvailable)
-                .filter(k -> k.getPipelineId().isEmpty() && !taken.contains(k.getId())).map(Core::getId).sorted()
-                .collect(Collectors.toList());
+                .filter(k -> (k.getPipelineId().isEmpty() || readied.contains(k.getId())) && !taken.contains(k.getId()))
+                .map(Core::getId).sorted().collect(Collectors.toList());
     }
 
     /**

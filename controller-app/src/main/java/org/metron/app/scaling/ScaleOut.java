@@ -15,6 +15,7 @@ import org.metron.app.scaling.ScalingOperation.Step;
 import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.TagKey;
+import org.onosproject.net.DeviceId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,10 +61,7 @@ final class ScaleOut {
         Placement before = c.placement.value();
         ChainId chainId = before.chainId();
         // a server already running a group of the chain takes another into the same pipeline
-        List<MetronServer> candidates = runner.servers.servers().stream()
-                .filter(s -> !s.id().equals(c.server.id()) && !s.attachments().isEmpty())
-                .filter(s -> !runner.store.isDrained(s.id())) // a drained server takes nothing
-                .collect(Collectors.toCollection(ArrayList::new));
+        List<MetronServer> candidates = candidates(runner, c.server.id());
         java.util.Collections.shuffle(candidates, random);
         MetronServer best = null;
         ServerResources bestRes = null;
@@ -153,6 +151,13 @@ final class ScaleOut {
         log.info("Scaling out {} group {}: classes {} {} move to {} on {} ({}, core {})", chainId, g.groupId(),
                 parts.moved, parts.slice, newId, remote.id(), tag, core);
         return runner.runRemote(op, c.server, remote.agent(), timer);
+    }
+
+    /** The servers a chain on {@code home} may scale out to: cabled, not drained (a drained one takes nothing). */
+    static List<MetronServer> candidates(OperationRunner runner, DeviceId home) {
+        return runner.servers.servers().stream()
+                .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty() && !runner.store.isDrained(s.id()))
+                .collect(Collectors.toCollection(ArrayList::new));
     }
 
     /** {@code wanted} when the server has a NIC of that name, else its first cabled NIC. */

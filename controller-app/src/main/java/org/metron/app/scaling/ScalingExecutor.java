@@ -4,6 +4,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.impl.OwnedChainMoves;
+import org.metron.app.impl.ReadiedCores;
 import org.metron.app.impl.CompiledChains;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.RulePlanner;
@@ -48,6 +49,8 @@ public final class ScalingExecutor {
     private final MergeOperation merges;
     private final LostServerMerge lost;
     private final JournalRecovery recovery;
+    /** The cores this instance's readied failover moves hold: free for a split that takes them back. */
+    private final ReadiedCores readied;
 
     /**
      * @param compiled the chains' compiled form (the chain manager's: one cache)
@@ -72,6 +75,7 @@ public final class ScalingExecutor {
         this.merges = new MergeOperation(runner, paths);
         this.lost = new LostServerMerge(runner, merges);
         this.recovery = new JournalRecovery(runner);
+        this.readied = moves.readiedCores();
     }
 
     /** The servers' resources as last read in the background (the load monitor refreshes them). */
@@ -87,20 +91,19 @@ public final class ScalingExecutor {
     /**
      * Cores free on {@code chain}'s server for a split and on the servers it could scale out to, from the
      * resources last read in the background (the policy's view, docs/scaling.md#scale-out): {here, elsewhere};
-     * here is -1 when the chain's server's resources are not at hand; elsewhere is 0 without scale-out.
+     * here is -1 when the chain's server's resources are not at hand; elsewhere is 0 without scale-out. A core a
+     * failover move readied here holds counts as free: the split takes it back ({@link ReadiedCores}).
      */
     int[] freeCores(Placement p, Collection<Placement> placements, Collection<ScalingOperation> operations) {
         DeviceId home = p.server().orElse(null);
         if (home == null) {
             return new int[]{-1, 0};
         }
-        int here = runner.resources.fresh(home)
-                .map(res -> OperationRunner.freeCores(home, res, placements, operations).size()).orElse(-1);
-        int elsewhere = !runner.scalesOut() ? 0 : runner.servers.servers().stream()
-                .filter(s -> !s.id().equals(home) && !s.attachments().isEmpty() && !runner.store.isDrained(s.id()))
-                .mapToInt(s -> runner.resources.fresh(s.id())
-                        .map(res -> OperationRunner.freeCores(s.id(), res, placements, operations).size())
-                        .orElse(0))
+        int here = runner.resources.fresh(home).map(res -> OperationRunner.freeCores(home, res, placements,
+                operations, readied.reclaimable(home, null).keySet()).size()).orElse(-1);
+        int elsewhere = !runner.scalesOut() ? 0 : ScaleOut.candidates(runner, home).stream()
+                .mapToInt(s -> runner.resources.fresh(s.id()).map(res -> OperationRunner.freeCores(s.id(), res,
+                        placements, operations, readied.reclaimable(s.id(), null).keySet()).size()).orElse(0))
                 .sum();
         return new int[]{here, elsewhere};
     }

@@ -11,11 +11,13 @@ import org.metron.app.api.Tag;
 import org.metron.app.impl.AgentCalls;
 import org.metron.app.impl.ChainFence;
 import org.metron.app.impl.OwnedChainMoves;
+import org.metron.app.impl.ReadiedCores;
 import org.metron.app.impl.ReplyTraffic;
 import org.metron.app.impl.AgentRequests;
 import org.metron.app.impl.RuleRetagger;
 import org.metron.app.scaling.ScalingDecision.Kind;
 import org.metron.app.scaling.ScalingOperation.Step;
+import org.metron.app.spi.MetronServer;
 import org.metron.app.store.InstalledRule;
 import org.metron.app.store.InstalledState;
 import org.metron.app.store.PreparedMoveRecord;
@@ -232,6 +234,45 @@ final class SplitOperation {
         moves.dropReadied(id, "a split of group " + groupId + " supersedes it, " + c.server.id() + " answering");
     }
 
+    /**
+     * Takes back a failover move readied for another chain when it holds the core the split needs: on the chain's
+     * server when it may take another core there, else on a server it could scale out to, and only when no core is
+     * free on any of them ({@link ReadiedCores}: the move held it until the suspected server answered or its deadline
+     * passed, and the split was refused "no free core"). Caller holds the chain's lock and not the reservation lock (a
+     * take-back holds the other chain's lock); the reservation then finds the core free, unless another operation
+     * took it meanwhile.
+     */
+    private void reclaimReadied(Ctx c, String groupId) {
+        ReadiedCores readied = moves.readiedCores();
+        ChainId id = c.chain.id();
+        List<MetronServer> where = new ArrayList<>();
+        if (c.placement.value().cores().size() < c.chain.deployment().maxCpuCores()) {
+            where.add(c.server);
+        }
+        if (runner.scalesOut()) {
+            where.addAll(ScaleOut.candidates(runner, c.server.id()));
+        }
+        if (where.stream().allMatch(s -> readied.reclaimable(s.id(), id).isEmpty())) {
+            return; // the common case: nothing readied where the split may go
+        }
+        for (MetronServer s : where) {
+            try {
+                if (!runner.freeCores(s.id(), runner.resourcesToPlace(s)).isEmpty()) {
+                    return; // a core is free already
+                }
+            } catch (MetronException e) {
+                log.debug("Split of {}: {} not asked for its cores: {}", id, s.id(), e.getMessage());
+            }
+        }
+        for (MetronServer s : where) {
+            Optional<Integer> core = readied.reclaimable(s.id(), id).keySet().stream().min(Integer::compare);
+            if (core.isPresent() && readied.reclaim(s.id(), List.of(core.get()), "a split of group " + groupId
+                    + " of chain " + id + " needs it")) {
+                return;
+            }
+        }
+    }
+
     /** What a split changes, once its new group's id, tag and core are known. */
     static final class SplitParts {
         final GroupAssignment keep;
@@ -283,6 +324,7 @@ final class SplitOperation {
                     + ": a new group would hand out ports another group of the chain does");
         }
         supersedeReadied(c, groupId, reason, onsetMs, start);
+        reclaimReadied(c, groupId);
         timer.lap("readied");
         ScalingOperation op;
         SplitParts parts;

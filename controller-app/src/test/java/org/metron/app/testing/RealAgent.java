@@ -118,6 +118,26 @@ public final class RealAgent implements AutoCloseable {
         return process.isAlive();
     }
 
+    /**
+     * Stops the process (SIGSTOP) as an agent starved of CPU looks to its controller: its connection stays up (the
+     * kernel keeps the socket) and nothing answers until {@link #thaw}.
+     */
+    public void freeze() throws IOException, InterruptedException {
+        signal("STOP");
+    }
+
+    /** Lets a {@link #freeze frozen} process run again (SIGCONT). */
+    public void thaw() throws IOException, InterruptedException {
+        signal("CONT");
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new AssertionError("kill -" + name + " " + process.pid() + " failed");
+        }
+    }
+
     /** Kills the process as a crash does (SIGKILL: no state saved at exit); {@link #close()} still cleans up. */
     public void kill() throws InterruptedException {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);

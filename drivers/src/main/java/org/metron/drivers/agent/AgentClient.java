@@ -18,6 +18,7 @@ import org.metron.agent.v1.UpdatePipelineRequest;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -41,6 +42,15 @@ public interface AgentClient extends AutoCloseable {
     CompletableFuture<ServerResources> getResources();
 
     CompletableFuture<HealthReply> health();
+
+    /**
+     * Whether the connection to the agent is up right now, when the client knows (no call is made). A killed agent's
+     * connection is reset by its kernel at once; a busy (or stopped) agent keeps it up while it answers late. Empty:
+     * the client cannot tell.
+     */
+    default Optional<Boolean> connected() {
+        return Optional.empty();
+    }
 
     CompletableFuture<PipelineStatus> deployPipeline(DeployPipelineRequest request);
 

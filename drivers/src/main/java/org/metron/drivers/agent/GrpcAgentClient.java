@@ -38,6 +38,7 @@ import org.metron.agent.v1.UpdatePipelineRequest;
 import javax.net.ssl.SSLException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -133,6 +134,12 @@ public final class GrpcAgentClient implements AgentClient {
     /** True when the channel is connected right now (no call is made). */
     public boolean isReady() {
         return !closed && channel.getState(false) == ConnectivityState.READY;
+    }
+
+    /** {@link #isReady()}: the channel's own state, READY while the agent's connection is up. */
+    @Override
+    public Optional<Boolean> connected() {
+        return Optional.of(isReady());
     }
 
     // ---- Reconnection ------------------------------------------------------------------------------------
