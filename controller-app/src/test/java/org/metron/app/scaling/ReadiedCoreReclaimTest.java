@@ -93,6 +93,13 @@ public class ReadiedCoreReclaimTest extends ScaleOutFixture {
             for (MetronServer s : rig.servers.servers()) {
                 executor.resources().refresh(s);
             }
+            // the refresh asks the agents and returns: their answers arrive on gRPC threads (in the whole suite at
+            // load, after the count below had read an empty cache: 0 free, twice in a row)
+            long end = System.currentTimeMillis() + 10_000;
+            while (rig.servers.servers().stream().anyMatch(s -> executor.resources().fresh(s.id()).isEmpty())
+                    && System.currentTimeMillis() < end) {
+                Thread.sleep(20);
+            }
             // the policy's view: no core on X's server (one at most), the spare's only core counted free
             int[] free = executor.freeCores(rig.placement(), rig.store.placements().snapshot().values(),
                     rig.scaling.inProgress());
