@@ -136,9 +136,9 @@ public class OnosLeadership implements Leadership {
         }
     }
 
+    /** Whether this instance is among the topic's candidates; not known (ONOS cannot read it now) counts as no. */
     private boolean candidate(String topic) {
-        org.onosproject.cluster.Leadership l = leadershipService.getLeadership(topic);
-        return l != null && l.candidates().contains(local());
+        return leader(topic).map(l -> l.candidates().contains(local())).orElse(false);
     }
 
     @Override
