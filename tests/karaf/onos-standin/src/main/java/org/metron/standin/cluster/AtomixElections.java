@@ -16,8 +16,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -60,6 +61,8 @@ public final class AtomixElections {
     }
 
     private static final Logger log = LoggerFactory.getLogger(AtomixElections.class);
+    /** How soon a restore whose reads failed is tried again. */
+    private static final long RESTORE_RETRY_MS = 1000;
     private final LeaderElector<String> elector;
     private final NodeId local;
     private final Map<String, Leadership> view = new ConcurrentHashMap<>();
@@ -71,7 +74,7 @@ public final class AtomixElections {
     private final Consumer<PrimitiveState> stateListener;
     private final Listener listener;
     /** DistributedLeadershipStore's status-change handler: never an Atomix thread (it reads the elector). */
-    private final ExecutorService statusChanges = Executors.newSingleThreadExecutor(r -> {
+    private final ScheduledExecutorService statusChanges = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "standin-elections-status");
         t.setDaemon(true);
         return t;
@@ -164,9 +167,17 @@ public final class AtomixElections {
             kept.keySet().stream().filter(t -> !now.containsKey(t))
                     .forEach(topic -> listener.restored(topic, kept.get(topic), null));
         } catch (RuntimeException e) {
-            log.warn("{}: reading the leaderships again failed: {}; the next change of state tries again", local,
-                     e.toString());
+            // the elector said CONNECTED and will not say it again: tried again here until a read succeeds (a
+            // SUSPENDED meanwhile changes nothing: the view is dropped already)
+            log.warn("{}: reading the leaderships again failed: {}; trying again in {} ms", local, e.toString(),
+                     RESTORE_RETRY_MS);
             suspended = true;
+            statusChanges.schedule(() -> {
+                if (suspended) {
+                    suspended = false;
+                    restore();
+                }
+            }, RESTORE_RETRY_MS, TimeUnit.MILLISECONDS);
         }
     }
 
