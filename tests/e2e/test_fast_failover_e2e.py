@@ -45,11 +45,14 @@ def test_a_fast_failover_group_carries_the_flow_over_the_backup_before_the_contr
         chain, plan, _, _ = scenario.deploy(s, "ff", 50)
         assert chain["state"] == "ACTIVE"
         # backups are computed and armed in the background after the deployment
+        # (the groups are added first, then s1's rules are pointed at them: make before break)
         groups = wait_for(lambda: ff_groups(s, "s1"), 60, "a fast-failover group on s1")
-        assert all(a.startswith("group:") for a in tagging_actions(s)), tagging_actions(s)
+        actions = wait_for(lambda: (lambda a: a if a and all(x.startswith("group:") for x in a) else None)(
+            tagging_actions(s)), 30, "s1's rules to the server sending to the groups")
+        assert set(ff_groups(s, "s1")) == set(groups), "the groups stayed as armed"
         group_dump = "\n".join(l for l in s_groups_dump(s, "s1"))
         assert "watch_port:2" in group_dump and "watch_port:3" in group_dump, group_dump
-        print(f"armed on s1: {len(groups)} fast-failover groups; s1's rules to the server: {tagging_actions(s)}")
+        print(f"armed on s1: {len(groups)} fast-failover groups; s1's rules to the server: {actions}")
 
         # read as the last frame leaves, before the controller acts (it waits REACTION_DELAY_MS after the port status)
         r = linkcut.cut_while_sending(s, "s1", 2, PPS, SECONDS, CUT_AFTER_S, "ff-cut", probe=lambda: (
