@@ -22,9 +22,10 @@
  *   <li>Stood in for, in place of ONOS's OpenFlow subsystem (OpenFlowDeviceProvider, OpenFlowRuleProvider, its
  *       FlowStatsCollector): real OpenFlow 1.3 switches that connect to this node ({@code org.metron.standin.openflow},
  *       on the project's own OpenFlow code, org.metron.openflow, embedded in this bundle).</li>
- *   <li>Cluster mode (Karaf's etc/metron-cluster.json names this node and the members,
- *       {@link org.metron.standin.cluster.ClusterConfig}): a real Atomix 3.1.9 member embedded in each node
- *       ({@link org.metron.standin.cluster.AtomixNode}) backs the cluster, leadership, mastership and consistent
+ *   <li>Cluster mode (Karaf's etc/metron-cluster.json names this node, the nodes and the storage members,
+ *       {@link org.metron.standin.cluster.ClusterConfig}): each node a real Atomix 3.1.9 member of a cluster whose
+ *       Raft partitions separate storage members hold (tests/karaf/atomix-storage, as ONOS 2.7 runs on atomix-agents;
+ *       {@link org.metron.standin.cluster.AtomixNode}) backs the cluster, leadership, mastership and consistent
  *       maps, and shares applications, network configuration and flow tables (tests/karaf/README.md).</li>
  *   <li>Not there at all: P4Runtime/gRPC protocol stacks, ONOS's own apps (none is on Maven Central).</li>
  * </ul>

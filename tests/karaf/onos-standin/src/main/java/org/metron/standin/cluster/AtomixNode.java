@@ -19,19 +19,20 @@ import org.osgi.service.component.annotations.Deactivate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.File;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
- * Stand-in for core-primitives' AtomixManager in ONOS's "test mode" (cluster.json without storage nodes): when
- * {@link ClusterConfig} names a cluster, this Karaf node embeds one Atomix 3.1.9 member, discovering the others
- * through the configured list (bootstrap discovery), with a Raft management group "system" (one partition) and a
- * Raft partition group "raft" (one partition per member) over all members. {@link #atomix()} is null for a
- * one-node stand-in. Raft sessions of the primitives built here expire {@link #SESSION_TIMEOUT} after their node
- * stops answering: that is how a dead node's candidacies and masterships go away.
+ * Stand-in for core-primitives' AtomixManager with storage nodes (the cluster.json ONOS 2.7 forms a multi-node cluster
+ * with): when {@link ClusterConfig} names a cluster, this Karaf node joins the Atomix cluster as a member of its own
+ * (type "onos") that holds no partition, found through the storage members (bootstrap discovery of the "storage"
+ * list, Atomix's defaults otherwise, as AtomixManager builds it); the Raft partitions its primitives live in are the
+ * storage members' (tests/karaf/atomix-storage, ONOS's atomix-agent), so a node that dies takes no Raft server with
+ * it. {@link #atomix()} is null for a one-node stand-in. Raft sessions of the primitives built here expire
+ * {@link #SESSION_TIMEOUT} after their node stops answering: that is how a dead node's candidacies and masterships
+ * go away.
  */
 @Component(immediate = true, service = AtomixNode.class)
 public class AtomixNode {
@@ -46,33 +47,26 @@ public class AtomixNode {
         if (cfg == null) {
             return;
         }
-        String data = System.getProperty("karaf.data", "data") + "/db/partitions/";
-        List<String> ids = cfg.members.stream().map(m -> m.id).collect(Collectors.toList());
+        List<String> storage = cfg.storage.stream().map(m -> m.id).collect(Collectors.toList());
         Atomix a = Atomix.builder(registry())
                 .withClusterId(cfg.name)
                 .withMemberId(cfg.local.id)
                 .withAddress(cfg.local.ip, cfg.local.port)
                 .withProperty("type", "onos")
                 .withMembershipProvider(BootstrapDiscoveryProvider.builder()
-                        .withNodes(cfg.members.stream()
+                        .withNodes(cfg.storage.stream()
                                 .map(m -> Node.builder().withId(m.id).withAddress(m.ip, m.port).build())
                                 .collect(Collectors.toList()))
-                        .withHeartbeatInterval(Duration.ofMillis(500))
-                        .withFailureTimeout(Duration.ofSeconds(2))
                         .build())
-                .withManagementGroup(RaftPartitionGroup.builder("system").withNumPartitions(1).withMembers(ids)
-                        .withDataDirectory(new File(data, "system")).build())
-                .addPartitionGroup(RaftPartitionGroup.builder("raft").withNumPartitions(ids.size()).withMembers(ids)
-                        .withDataDirectory(new File(data, "data")).build())
                 .withShutdownHookEnabled()
                 .build();
-        log.info("starting Atomix member {} at {}:{} of cluster {} ({})", cfg.local.id, cfg.local.ip,
-                 cfg.local.port, cfg.name, ids);
+        log.info("joining Atomix cluster {} as {} at {}:{} (storage members {})", cfg.name, cfg.local.id,
+                 cfg.local.ip, cfg.local.port, storage);
         try {
             a.start().get(START_TIMEOUT_S, TimeUnit.SECONDS);
         } catch (Exception e) {
             a.stop();
-            throw new IllegalStateException("Atomix member " + cfg.local.id + " did not start", e);
+            throw new IllegalStateException("Atomix member " + cfg.local.id + " did not join storage " + storage, e);
         }
         atomix = a;
         log.info("Atomix member {} started: members {}", cfg.local.id, a.getMembershipService().getMembers());

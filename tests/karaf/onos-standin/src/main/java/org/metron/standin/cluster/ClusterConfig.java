@@ -14,12 +14,15 @@ import java.util.List;
  * This node's cluster configuration, the stand-in's counterpart of ONOS 2.7's {@code config/cluster.json}
  * (core-net's ClusterMetadataManager reads that one): Karaf's {@code etc/metron-cluster.json}, e.g.
  * <pre>{"name": "metron", "node": "n1",
- *  "nodes": [{"id": "n1", "ip": "10.77.0.1", "port": 9876}, {"id": "n2", ...}, {"id": "n3", ...}]}</pre>
- * Every listed node is an Atomix member holding the Raft partitions (ONOS's "test mode" cluster.json without
- * storage nodes, where the ONOS nodes themselves form Raft). Without the file the stand-in is one node, as before.
+ *  "nodes": [{"id": "n1", "ip": "10.77.0.1", "port": 9876}, {"id": "n2", ...}, {"id": "n3", ...}],
+ *  "storage": [{"id": "atomix-1", "ip": "10.77.0.11", "port": 5679}, ...]}</pre>
+ * "nodes" are the ONOS nodes (this one among them), "storage" the Atomix members holding the cluster's Raft
+ * partitions, separate processes (ONOS's cluster.json "storage" list; ONOS 2.7 forms a multi-node cluster only so:
+ * without storage nodes its nodes do not find each other, ../shared/notes/onos-runtime.md "Clustering"). Without
+ * the file the stand-in is one node, as before.
  */
 public final class ClusterConfig {
-    /** One member: ONOS node id, IP address, Atomix port. */
+    /** One member: node id, IP address, Atomix port. */
     public static final class Member {
         public final String id;
         public final String ip;
@@ -34,12 +37,16 @@ public final class ClusterConfig {
 
     public final String name;
     public final Member local;
+    /** The ONOS nodes, this one included. */
     public final List<Member> members;
+    /** The Atomix members holding the partitions. */
+    public final List<Member> storage;
 
-    private ClusterConfig(String name, Member local, List<Member> members) {
+    private ClusterConfig(String name, Member local, List<Member> members, List<Member> storage) {
         this.name = name;
         this.local = local;
         this.members = members;
+        this.storage = storage;
     }
 
     private static final ClusterConfig LOADED = load();
@@ -53,6 +60,14 @@ public final class ClusterConfig {
         return LOADED != null;
     }
 
+    private static List<Member> members(JsonNode list) {
+        List<Member> out = new ArrayList<>();
+        for (JsonNode n : list) {
+            out.add(new Member(n.path("id").asText(), n.path("ip").asText(), n.path("port").asInt(9876)));
+        }
+        return Collections.unmodifiableList(out);
+    }
+
     private static ClusterConfig load() {
         String etc = System.getProperty("karaf.etc");
         File f = new File(System.getProperty("metron.cluster.config",
@@ -63,20 +78,15 @@ public final class ClusterConfig {
         try {
             JsonNode root = new ObjectMapper().readTree(f);
             String localId = root.path("node").asText();
-            List<Member> members = new ArrayList<>();
-            Member local = null;
-            for (JsonNode n : root.path("nodes")) {
-                Member m = new Member(n.path("id").asText(), n.path("ip").asText(), n.path("port").asInt(9876));
-                members.add(m);
-                if (m.id.equals(localId)) {
-                    local = m;
-                }
+            List<Member> members = members(root.path("nodes"));
+            Member local = members.stream().filter(m -> m.id.equals(localId)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException(f + ": node " + localId
+                                                                    + " is not among its nodes"));
+            List<Member> storage = members(root.path("storage"));
+            if (storage.isEmpty()) {
+                throw new IllegalArgumentException(f + ": no \"storage\" members (the Atomix cluster)");
             }
-            if (local == null) {
-                throw new IllegalArgumentException(f + ": node " + localId + " is not among its nodes");
-            }
-            return new ClusterConfig(root.path("name").asText("metron"), local,
-                                     Collections.unmodifiableList(members));
+            return new ClusterConfig(root.path("name").asText("metron"), local, members, storage);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + f, e);
         }

@@ -1,2 +1,5 @@
-/** The stand-in's cluster mode: an Atomix 3.1.9 member embedded in each Karaf node (core-primitives' AtomixManager). */
+/**
+ * The stand-in's cluster mode: each Karaf node an Atomix 3.1.9 member of the cluster whose separate storage members
+ * hold the Raft partitions (core-primitives' AtomixManager with storage nodes).
+ */
 package org.metron.standin.cluster;
