@@ -17,8 +17,8 @@ karaf-test: karaf-build
 karaf-openflow-test: karaf-build
 	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 600 \
 		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_openflow.py
-# The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces, OVS): three Karafs on a real Atomix 3.1.9
-# cluster. Atomix's bundles come from Central through Karaf's resolver into $(KARAF_CACHE)/m2 once (the test warms
+# The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces, OVS): three Karafs joined to a real
+# Atomix 3.1.9 cluster whose three storage members (tests/karaf/atomix-storage, built by java-build) hold its partitions. Atomix's bundles come from Central through Karaf's resolver into $(KARAF_CACHE)/m2 once (the test warms
 # the cache from the root namespace: nothing is routed out of the nodes' namespaces); later runs fetch nothing.
 # Bounded to 25 minutes (3 boots, two kills and rejoins: 5-6 minutes here; CI's run was cut at 15 minutes in a raced
 # restart the harness did not see, fixed since: karaf_runtime.Karaf.boot_races); each test's time and load and each
