@@ -82,8 +82,9 @@ def test_fuzz_from_the_document_finds_no_server_error_and_leaves_running_chains_
     before = state(session)
     names_before = {c["name"] for c in session.host.call("GET", "/chains")["chains"]}
     out = fuzz(session, venv_python, "--cases", str(CASES), "--keep", resident, "--points", ",".join(POINTS))
-    with capsys.disabled():  # the count, in make test's output too
-        print("\n" + "\n".join(line for line in out.stdout.splitlines() if line.startswith(("openapi", "FAIL"))))
+    with capsys.disabled():  # the count and each operation's refused share, in make test's output too
+        print("\n" + "\n".join(line for line in out.stdout.splitlines()
+                                if line.startswith(("openapi", "FAIL")) or " refused " in line))
     # chains refused after acceptance stay recorded FAILED (as any refused chain does): remove them, then compare
     for c in session.host.call("GET", "/chains")["chains"]:
         if c["name"] not in names_before:

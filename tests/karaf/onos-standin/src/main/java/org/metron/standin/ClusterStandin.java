@@ -94,9 +94,13 @@ public class ClusterStandin extends AbstractListenerManager<ClusterEvent, Cluste
         return ImmutableSet.copyOf(nodes.values());
     }
 
+    /** The storage members holding the Raft partitions (ONOS's ClusterManager answers the metadata's storage nodes). */
     @Override
     public Set<Node> getConsensusNodes() {
-        return ImmutableSet.copyOf(nodes.values());
+        return ClusterConfig.clustered()
+                ? ClusterConfig.get().storage.stream().map(m -> (Node) new DefaultControllerNode(
+                        NodeId.nodeId(m.id), IpAddress.valueOf(m.ip), m.port)).collect(ImmutableSet.toImmutableSet())
+                : ImmutableSet.copyOf(nodes.values());
     }
 
     @Override
