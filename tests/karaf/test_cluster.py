@@ -649,6 +649,42 @@ def leader_known_ms(cluster, partition, t0):
     return round((min(stamps) - t0) * 1000) if stamps else None
 
 
+class StatusPoll:
+    """GETs of paths on each node, back to back on a thread per node, until stop(): each answer's status and time."""
+
+    def __init__(self, nodes, paths):
+        self.answers = []  # (epoch seconds, node id, path, status)
+        self.running = True
+        self.threads = [threading.Thread(target=self._poll, args=(n, paths), daemon=True) for n in nodes]
+        for t in self.threads:
+            t.start()
+
+    def _poll(self, node, paths):
+        while self.running:
+            for path in paths:
+                try:
+                    status = node.karaf.http("GET", path, timeout=20)[0]
+                except Exception:  # noqa: BLE001 (no answer at all is recorded as such)
+                    status = "no answer"
+                self.answers.append((time.time(), node.id, path, status))
+            time.sleep(0.05)
+
+    def stop(self):
+        self.running = False
+        for t in self.threads:
+            t.join(timeout=30)
+        return self
+
+    @property
+    def statuses(self):
+        return {a[3] for a in self.answers}
+
+    def summary(self, t0):
+        counts = {st: sum(1 for a in self.answers if a[3] == st) for st in self.statuses}
+        late = [round((a[0] - t0) * 1000) for a in self.answers if a[3] == 503]
+        return f"{counts}" + (f"; 503 at {min(late)}..{max(late)} ms" if late else "")
+
+
 STORAGE_STREAM_S = 20  # traffic across a storage member's kill and its partitions' elections
 
 
@@ -668,6 +704,7 @@ def test_a_storage_member_killed_leaves_the_chain_active_and_the_cluster_working
     before_cores = {s: chain_cores(k, s) for s in cluster.chain_servers}
     before_rules = (rules(k, SW1), rules(k, SW2))
     stream = Stream(cluster.net, "storage-kill", seconds=STORAGE_STREAM_S)
+    reads = StatusPoll(cluster.alive(), [f"/onos/metron/chains/{CHAIN}", "/onos/metron/placements"])
     time.sleep(STREAM_LEAD_S)
     victim.kill()
     t0 = time.time()
@@ -678,6 +715,12 @@ def test_a_storage_member_killed_leaves_the_chain_active_and_the_cluster_working
     now = wait_for(f"new leaders of {led} (led by the killed {victim})", reelected, timeout=60, interval=0.5)
     times = {p: leader_known_ms(cluster, p, t0) for p in led}
     print(f"storage member {victim} (led {led}) killed: new leaders {({p: now[p] for p in led})} after {times} ms")
+    time.sleep(2)
+    answers = reads.stop()
+    print(f"Metron's REST reads on every node across the kill (status: count; 503 first..last ms after the kill): "
+          f"{answers.summary(t0)}")
+    # the store not answering is said as such (503 with Retry-After, StorageExceptionMapper), never a 500
+    assert set(answers.statuses) <= {200, 503}, answers.summary(t0)
     for n in cluster.alive():
         wait_for(f"{CHAIN} ACTIVE on {n}", lambda kk=n.karaf: (c := chain_on(kk)) and c["state"] == "ACTIVE",
                  timeout=30, interval=0.5)
