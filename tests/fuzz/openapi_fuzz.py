@@ -149,6 +149,15 @@ def no_headers(case):
     return case
 
 
+def fault_of(response):
+    """A refusal's fault as the API names it (the error body's "error"), else its status."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    return body["error"] if isinstance(body, dict) and body.get("error") else str(response.status_code)
+
+
 # ---- running ----------------------------------------------------------------------------------------------------
 class Run:
     def __init__(self, args):
@@ -159,6 +168,7 @@ class Run:
         self.requests = collections.Counter()
         self.statuses = collections.Counter()
         self.by_op = collections.defaultdict(collections.Counter)
+        self.faults = collections.defaultdict(collections.Counter)  # per operation: refusals by the body's "error"
         self.failures = []
         self.cleanups = 0
         self.target = None
@@ -180,6 +190,8 @@ class Run:
         self.requests[key] += 1
         self.statuses[response.status_code] += 1
         self.by_op[key][response.status_code] += 1
+        if 400 <= response.status_code < 500:
+            self.faults[key][fault_of(response)] += 1
         try:
             case.validate_response(response, checks=CHECKS)
         except AssertionError as e:
@@ -325,8 +337,9 @@ class Run:
         # document asks for (or the document does not state what the API checks)
         for k, n in sorted(self.requests.items()):
             refused = sum(c for s, c in self.by_op[k].items() if 400 <= s < 500)
+            why = ", ".join(f"{f} {c}" for f, c in self.faults[k].most_common(3))
             print(f"  {n:6d}  {k:<32} refused {refused:4d} ({100 * refused / n:3.0f} %)  "
-                  f"{dict(sorted(self.by_op[k].items()))}")
+                  f"{dict(sorted(self.by_op[k].items()))}" + (f"  [{why}]" if why else ""))
         for f in self.failures[:20]:
             print("FAIL", f)
         return total, server_errors
