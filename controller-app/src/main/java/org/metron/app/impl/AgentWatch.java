@@ -45,8 +45,8 @@ public final class AgentWatch implements AutoCloseable {
      * shared 2-core machine was busy. With the server's device unavailable within 1 s of its agent's death,
      * 1 s + 1.5 s + the move stays within the 3 s promised; an agent restarted at once is back with about 1 s left
      * to notice its return, so its chains recover in place (a slower restart has them moved instead). The move is
-     * readied on another server while the deadline runs ({@link #failover}, {@link ServerFailover}, {@link FailoverPreparation}), so what
-     * follows the deadline is a read of the chain and its placement, one fence read, the switch rules of every
+     * readied on another server while the deadline runs ({@link ServerFailover}, {@link FailoverPreparation}), so
+     * what follows the deadline is a read of the chain and its placement, one fence read, the switch rules of every
      * device at once and one round of store writes (0.2-0.3 s in the 3-node Karaf test at load 14-28 when the
      * readying was done in time; under load it may end after the deadline, and the move waits for it).
      */

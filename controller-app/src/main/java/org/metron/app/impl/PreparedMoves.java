@@ -27,9 +27,10 @@ import java.util.concurrent.TimeUnit;
  * once it is back run in the order they were asked, so a move never starts before its preparation ended
  * ({@link #settle}); different servers' run side by side (one worker for all readied a second lost server's chains
  * only after the first's: in FailoverDeadlineTest, with the first chain's lock held 3.5 s, the second server's chain
- * was readied 10.4 s after the kill instead of at its 2.8 s deadline). A move is recorded in the store ({@link PreparedMoveRecord}) when its server
- * is chosen and before the spare's agent is asked for anything, and the record stays until the move records the
- * chain's placement or is taken back: its cores are held for every instance's placement from the choice on (the
+ * was readied 9.9-10.7 s after the kill, its deadline 2.1-2.3 s). A move is recorded in the store
+ * ({@link PreparedMoveRecord}) when its server is chosen and before the spare's agent is asked for anything, and the
+ * record stays until the move records the chain's placement or is taken back: its cores are held for every
+ * instance's placement from the choice on (the
  * same window a make-before-break update has between its choice and its record, here as long as the deadline), and
  * an instance that comes to own the chain without holding the move (its owner stopped during the deadline) finds
  * what to take back. Tags are claimed in the store at the choice too.
@@ -63,7 +64,7 @@ final class PreparedMoves implements AutoCloseable {
         return t;
     }
 
-    /** Runs {@code work} once what was asked before for {@code server} has run; other servers' work is not waited for. */
+    /** Runs {@code work} once what was asked before for {@code server} has run; other servers' is not waited for. */
     synchronized CompletableFuture<Void> submit(DeviceId server, Runnable work) {
         CompletableFuture<Void> before = lastWork.getOrDefault(server, CompletableFuture.completedFuture(null));
         CompletableFuture<Void> f = before.handle((x, e) -> null).thenRunAsync(() -> {
