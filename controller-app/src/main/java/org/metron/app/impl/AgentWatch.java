@@ -19,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -46,8 +45,8 @@ public final class AgentWatch implements AutoCloseable {
      * shared 2-core machine was busy. With the server's device unavailable within 1 s of its agent's death,
      * 1 s + 1.5 s + the move stays within the 3 s promised; an agent restarted at once is back with about 1 s left
      * to notice its return, so its chains recover in place (a slower restart has them moved instead). The move is
-     * readied on another server while the deadline runs ({@link #suspicion}, {@link FailoverPreparation}), so what
-     * follows the deadline is a read of the chain and its placement, one fence read, the switch rules of every
+     * readied on another server while the deadline runs ({@link ServerFailover}, {@link FailoverPreparation}), so
+     * what follows the deadline is a read of the chain and its placement, one fence read, the switch rules of every
      * device at once and one round of store writes (0.2-0.3 s in the 3-node Karaf test at load 14-28 when the
      * readying was done in time; under load it may end after the deadline, and the move waits for it).
      */
@@ -67,16 +66,12 @@ public final class AgentWatch implements AutoCloseable {
     private final Set<DeviceId> unchecked = new HashSet<>();
     /** When each server's agent first failed to answer, in this outage (nanoTime). */
     private final Map<DeviceId, Long> unreachableSince = new HashMap<>();
-    private final Set<DeviceId> reportedLost = new HashSet<>();
     /** When each connected server's agent first failed to answer a round, while it is only late ({@link #late}). */
     private final Map<DeviceId, Long> lateSince = new HashMap<>();
     private long lateAnswers;
-    private Duration failoverDeadline;
     /** How long a round waits for Health: the timeout, or the interval once started (a round is not held up). */
     private Duration healthWait;
-    private Consumer<DeviceId> onLost = id -> { };
-    private Consumer<DeviceId> onSuspected = id -> { };
-    private Consumer<DeviceId> onBack = id -> { };
+    private ServerFailover failover;
     private Predicate<DeviceId> watched = id -> true;
     private ScheduledExecutorService timer;
 
@@ -101,25 +96,15 @@ public final class AgentWatch implements AutoCloseable {
     }
 
     /**
-     * Reports a server whose agent has not answered for {@code deadline} to {@code lost}, once per outage (the
-     * embedded host moves its chains, {@link ChainManager#serverLost}; in ONOS the server's device going
-     * unavailable does, and an unavailable device is no longer in the registry this watch reads).
+     * Tells {@code failover} of a server whose agent has just stopped answering (suspected: its chains are readied
+     * elsewhere and move when its deadline, counted from the first unanswered Health, has passed) and of one that
+     * answers again after that (back: its chains stay). The embedded host's failover; in ONOS the server's device
+     * going unavailable tells it, and an unavailable device is no longer in the registry this watch reads. Both
+     * return at once: the deadline and the move run on the failover's own threads, never on this watch's (where a
+     * move held up the next rounds, and a deadline passed only at a round).
      */
-    public synchronized AgentWatch failover(Duration deadline, Consumer<DeviceId> lost) {
-        this.failoverDeadline = Objects.requireNonNull(deadline);
-        this.onLost = Objects.requireNonNull(lost);
-        return this;
-    }
-
-    /**
-     * Also tells {@code suspected} of a server whose agent has just stopped answering (its deadline starts: the
-     * embedded host readies its chains elsewhere, {@link ChainManager#serverSuspected}) and {@code back} of one that
-     * answers again after that ({@link ChainManager#serverBack}). Both are called on the watch's thread: they return
-     * at once.
-     */
-    public synchronized AgentWatch suspicion(Consumer<DeviceId> suspected, Consumer<DeviceId> back) {
-        this.onSuspected = Objects.requireNonNull(suspected);
-        this.onBack = Objects.requireNonNull(back);
+    public synchronized AgentWatch failover(ServerFailover failover) {
+        this.failover = Objects.requireNonNull(failover);
         return this;
     }
 
@@ -191,10 +176,9 @@ public final class AgentWatch implements AutoCloseable {
                 log.info("Agent of {} answered Health {} ms after the first unanswered ask, its connection up "
                         + "throughout: late (load), not suspected", s.id(), (System.nanoTime() - late) / 1_000_000);
             }
-            if (unreachableSince.remove(s.id()) != null) {
-                tell(onBack, s.id(), "return");
+            if (unreachableSince.remove(s.id()) != null && failover != null) {
+                tell(() -> failover.back(s.id()), s.id(), "return");
             }
-            reportedLost.remove(s.id());
             Long before = bootIds.put(s.id(), h.getBootId());
             if (before != null && before != h.getBootId()) {
                 log.info("Agent of {} restarted (boot id {} -> {})", s, before, h.getBootId());
@@ -226,7 +210,6 @@ public final class AgentWatch implements AutoCloseable {
         unchecked.retainAll(present);
         unreachableSince.keySet().retainAll(present);
         lateSince.keySet().retainAll(present);
-        reportedLost.retainAll(present);
         return recovered;
     }
 
@@ -255,31 +238,23 @@ public final class AgentWatch implements AutoCloseable {
 
     /** {@code asked}: when the Health it did not answer was asked (the outage began before). */
     private void unreachable(DeviceId id, long asked) {
-        long now = System.nanoTime();
         if (!unreachableSince.containsKey(id)) {
             unreachableSince.put(id, asked);
             // a loaded agent answering late is suspected too, and its chains readied elsewhere meanwhile: the log
             // says when, to tell such a readied move from other holders of a spare's cores
             log.info("Agent of {} did not answer Health within {} ms: suspected, its failover deadline runs", id,
                     healthWait.toMillis());
-            tell(onSuspected, id, "silence");
-        }
-        long since = unreachableSince.get(id);
-        if (failoverDeadline != null && now - since >= failoverDeadline.toNanos() && reportedLost.add(id)) {
-            log.warn("Agent of {} has not answered for {} ms: the server is lost", id, (now - since) / 1_000_000);
-            try {
-                onLost.accept(id);
-            } catch (RuntimeException e) {
-                log.warn("Handling the loss of {} failed: {}", id, e.toString());
+            if (failover != null) {
+                tell(() -> failover.suspected(id, asked), id, "silence");
             }
         }
     }
 
-    private static void tell(Consumer<DeviceId> whom, DeviceId id, String what) {
+    private static void tell(Runnable what, DeviceId id, String which) {
         try {
-            whom.accept(id);
+            what.run();
         } catch (RuntimeException e) {
-            log.warn("Handling the {} of {} failed: {}", what, id, e.toString());
+            log.warn("Handling the {} of {} failed: {}", which, id, e.toString());
         }
     }
 

@@ -23,11 +23,14 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * This instance's failover moves readied during a lost server's deadline ({@link PreparedMove}), their records in
- * the store, and the threads they run on. One worker runs, in the order they were asked, each server's preparation
- * and the discarding of what was prepared for a server that is back, so a move never starts before its
- * preparation ended ({@link #settle}). A move is recorded in the store ({@link PreparedMoveRecord}) when its server
- * is chosen and before the spare's agent is asked for anything, and the record stays until the move records the
- * chain's placement or is taken back: its cores are held for every instance's placement from the choice on (the
+ * the store, and the threads they run on. Each server's preparation and the discarding of what was prepared for it
+ * once it is back run in the order they were asked, so a move never starts before its preparation ended
+ * ({@link #settle}); different servers' run side by side (one worker for all readied a second lost server's chains
+ * only after the first's: in FailoverDeadlineTest, with the first chain's lock held 3.5 s, the second server's chain
+ * was readied 9.9-10.7 s after the kill, its deadline 2.1-2.3 s). A move is recorded in the store
+ * ({@link PreparedMoveRecord}) when its server is chosen and before the spare's agent is asked for anything, and the
+ * record stays until the move records the chain's placement or is taken back: its cores are held for every
+ * instance's placement from the choice on (the
  * same window a make-before-break update has between its choice and its record, here as long as the deadline), and
  * an instance that comes to own the chain without holding the move (its owner stopped during the deadline) finds
  * what to take back. Tags are claimed in the store at the choice too.
@@ -46,7 +49,8 @@ final class PreparedMoves implements AutoCloseable {
     /** Servers whose loss is suspected (deadline running, or passed): a server back is no longer in it. */
     private final Set<DeviceId> suspected = ConcurrentHashMap.newKeySet();
     private final Map<DeviceId, CompletableFuture<Void>> lastWork = new ConcurrentHashMap<>();
-    private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> daemon(r, "metron-failover-prepare"));
+    /** Runs the servers' work, each server's in turn ({@link #submit}). */
+    private final ExecutorService workers = Executors.newCachedThreadPool(r -> daemon(r, "metron-failover-prepare"));
     /** The move's store writes go at once, each a Raft round in a cluster: one thread per write of a move. */
     private final ExecutorService writers = Executors.newFixedThreadPool(3, r -> daemon(r, "metron-failover-write"));
 
@@ -60,15 +64,16 @@ final class PreparedMoves implements AutoCloseable {
         return t;
     }
 
-    /** Runs {@code work} on the worker, after what was asked before for any server. */
+    /** Runs {@code work} once what was asked before for {@code server} has run; other servers' is not waited for. */
     synchronized CompletableFuture<Void> submit(DeviceId server, Runnable work) {
-        CompletableFuture<Void> f = CompletableFuture.runAsync(() -> {
+        CompletableFuture<Void> before = lastWork.getOrDefault(server, CompletableFuture.completedFuture(null));
+        CompletableFuture<Void> f = before.handle((x, e) -> null).thenRunAsync(() -> {
             try {
                 work.run();
             } catch (RuntimeException e) {
                 log.warn("Failover work for {} failed: {}", server, e.toString());
             }
-        }, worker);
+        }, workers);
         lastWork.put(server, f);
         return f;
     }
@@ -223,7 +228,7 @@ final class PreparedMoves implements AutoCloseable {
 
     @Override
     public void close() {
-        worker.shutdownNow();
+        workers.shutdownNow();
         writers.shutdownNow();
     }
 }

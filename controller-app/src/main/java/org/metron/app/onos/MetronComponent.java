@@ -21,6 +21,7 @@ import org.metron.app.impl.Deployer;
 import org.metron.app.impl.FencedServers;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerFailover;
 import org.metron.app.impl.ServerLoss;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
@@ -116,17 +117,17 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
     private final LinkListener linkListener = new InternalLinkListener();
     private ScheduledExecutorService events;
     /**
-     * The failover deadlines' own thread: a lost server's chains move when its deadline passes, never after a reroute
-     * or a restore that happens to be running on {@link #events} (measured in the 3-node cluster test: a restore of
-     * the same server, queued by an availability flap while ONOS handed its mastership on, held {@code events} for
-     * 4 s waiting on the dead agent, and the move started 4.1 s after the device went unavailable instead of 1.5 s).
+     * The failover deadlines, on threads of their own: a lost server's chains move when its deadline passes and their
+     * move is readied, never after a reroute or a restore that happens to be running on {@link #events} (measured in
+     * the 3-node cluster test: a restore of the same server, queued by an availability flap while ONOS handed its
+     * mastership on, held {@code events} for 4 s waiting on the dead agent, and the move started 4.1 s after the
+     * device went unavailable instead of 1.5 s), nor after another server's move.
      */
-    private ScheduledExecutorService failover;
+    private ServerFailover failover;
     private ChainManager manager;
     private AgentWatch watch;
     private ServerRecovery recovery;
     private ChainOwnership ownership;
-    private Duration failoverDeadline;
 
     @Activate
     protected void activate() {
@@ -144,9 +145,9 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
             ServerLoss s = scaledOut;
             return s == null ? List.of() : s.serverLost(server);
         });
-        failoverDeadline = AgentWatch.configuredFailover();
         events = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "reroute", log));
-        failover = Executors.newSingleThreadScheduledExecutor(Tools.groupedThreads("metron", "failover", log));
+        // a server whose device is available again when its deadline has passed keeps its chains
+        failover = new ServerFailover(manager, AgentWatch.configuredFailover(), s -> !deviceService.isAvailable(s));
         deviceService.addListener(deviceListener);
         linkService.addListener(linkListener);
         // restores what restarted agents lost, for the chains this instance leads
@@ -165,10 +166,9 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
         ownership.close();
         watch.close();
         // let a reroute or a move in progress finish: stopping it halfway would leave rules of two paths
-        failover.shutdown();
         events.shutdown();
+        failover.close();
         events.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
-        failover.awaitTermination(STEP_TIMEOUT.toMillis() * 4, TimeUnit.MILLISECONDS);
         manager.close();
         manager = null;
         MetronCodecs.unregister(codecService);
@@ -211,7 +211,7 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
 
     /** A device available again: what deleted chains left on it is removed now (agents: the agent watch too). */
     private void deviceBack(DeviceId device) {
-        manager.serverBack(device); // what was readied elsewhere for its chains is taken back
+        failover.back(device); // its deadline is called off; what was readied elsewhere for its chains is taken back
         events.execute(() -> {
             List<ChainId> gone = manager.retryRemovals(device::equals);
             if (!gone.isEmpty()) {
@@ -235,31 +235,6 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
         });
     }
 
-    /**
-     * A Metron server that stays unavailable for the failover deadline (an agent restarting within it keeps its
-     * chains, and the agent watch restores what it lost) has its chains moved to other servers. Each chain's move
-     * holds the chain's lock, so it does not race a restore or reroute of the same chain running on {@code events}.
-     */
-    private void serverLost(DeviceId server) {
-        log.info("Metron server {} unavailable: its chains move in {} ms unless it comes back", server,
-                failoverDeadline.toMillis());
-        // readied on other servers meanwhile, traffic untouched: after the deadline only the switch rules and one
-        // round of store writes are left
-        manager.serverSuspected(server);
-        failover.schedule(() -> {
-            if (deviceService.isAvailable(server)) {
-                log.info("Metron server {} available again within {} ms: its chains stay", server,
-                        failoverDeadline.toMillis());
-                manager.serverBack(server);
-                return;
-            }
-            log.info("Metron server {} unavailable for {} ms, moving its chains", server, failoverDeadline.toMillis());
-            List<ChainId> moved = manager.serverLost(server);
-            log.warn("Metron server {} unavailable for {} ms: chains moved to other servers: {}", server,
-                    failoverDeadline.toMillis(), moved);
-        }, failoverDeadline.toMillis(), TimeUnit.MILLISECONDS);
-    }
-
     /** A device that went unavailable, or came back. */
     private class InternalDeviceListener implements DeviceListener {
         @Override
@@ -276,7 +251,11 @@ public class MetronComponent implements MetronService, CompiledChains, OwnedChai
                 return;
             }
             if (MetronDeviceIds.isMetronServer(id)) {
-                serverLost(id); // a server holds no switch rules: nothing to reroute around it
+                // a server holds no switch rules: nothing to reroute around it. Its chains are readied elsewhere at
+                // once and move after the failover deadline (an agent restarting within it keeps its chains, and the
+                // agent watch restores what it lost); each chain's move holds the chain's lock, so it does not race
+                // a restore or reroute of the same chain running on events
+                failover.suspected(id);
             } else {
                 reroute(id, "device " + id + (e.type() == DeviceEvent.Type.DEVICE_REMOVED ? " removed"
                         : " unavailable"));

@@ -13,9 +13,7 @@ import org.metron.app.testing.TestAgent;
 import org.onosproject.net.DeviceId;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -171,33 +169,37 @@ public class AgentWatchTest {
     }
 
     @Test
-    public void anAgentUnreachablePastTheDeadlineIsReportedLostOncePerOutage() throws Exception {
-        List<DeviceId> lost = new ArrayList<>();
-        watch.failover(Duration.ofMillis(100), lost::add);
-        watch.check();
-        agent0.unreachable(true);
-        watch.check();
-        assertTrue("not yet past the deadline", lost.isEmpty());
-        Thread.sleep(150);
-        watch.check();
-        watch.check();
-        assertEquals("reported once", List.of(SERVER0), lost);
-        agent0.unreachable(false);
-        watch.check();
-        agent0.unreachable(true);
-        watch.check();
-        Thread.sleep(150);
-        watch.check();
-        assertEquals("a new outage is reported again", List.of(SERVER0, SERVER0), lost);
+    public void anAgentBackWithinTheDeadlineKeepsItsChainAndOneSilentPastItHasItMoved() throws Exception {
+        w.manager.submit(Fixtures.chainJson("web"));
+        DeviceId server1 = DeviceId.deviceId(Fixtures.serverId(1));
+        try (ServerFailover failover = new ServerFailover(w.manager, Duration.ofMillis(1000), id -> true)) {
+            watch.failover(failover);
+            watch.check();
+            agent0.unreachable(true);
+            watch.check(); // suspected: readied on the other server, its deadline runs
+            agent0.unreachable(false);
+            watch.check(); // back within it: called off
+            Thread.sleep(1200);
+            assertEquals("back within the deadline: it stays", SERVER0, w.manager.placement(WEB).get().server().get());
+            agent0.unreachable(true);
+            watch.check();
+            assertEquals("not before the deadline", SERVER0, w.manager.placement(WEB).get().server().get());
+            failover.awaitMove(SERVER0, Duration.ofSeconds(10));
+            assertEquals("moved once the deadline passed", server1, w.manager.placement(WEB).get().server().get());
+            assertTrue(agent1.pipelines().containsKey("web"));
+        }
     }
 
     @Test
     public void theEmbeddedHostsFailoverMovesTheChainOffTheLostServer() throws Exception {
         w.manager.submit(Fixtures.chainJson("web"));
         assertEquals(SERVER0, w.manager.placement(WEB).get().server().get());
-        watch.failover(Duration.ZERO, w.manager::serverLost);
-        agent0.unreachable(true);
-        watch.check();
+        try (ServerFailover failover = new ServerFailover(w.manager, Duration.ZERO, id -> true)) {
+            watch.failover(failover);
+            agent0.unreachable(true);
+            watch.check();
+            failover.awaitMove(SERVER0, Duration.ofSeconds(10));
+        }
         assertEquals(DeviceId.deviceId(Fixtures.serverId(1)), w.manager.placement(WEB).get().server().get());
         assertTrue(agent1.pipelines().containsKey("web"));
     }

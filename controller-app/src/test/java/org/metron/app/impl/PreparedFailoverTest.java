@@ -152,7 +152,7 @@ public class PreparedFailoverTest {
     }
 
     @Test
-    public void anAgentBackWithinTheDeadlineKeepsItsChainAndTheReadiedPipelineGoes() {
+    public void anAgentBackWithinTheDeadlineKeepsItsChainAndTheReadiedPipelineGoes() throws Exception {
         World w = new World(2, Fixtures.synthesis(), 42);
         int l = submit(w);
         DeviceId lost = server(l);
@@ -163,9 +163,8 @@ public class PreparedFailoverTest {
         List<TagAllocation> tagsBefore = List.copyOf(w.manager.tags());
         Duration t = Duration.ofSeconds(2);
         // the embedded host's wiring: the watch tells of the silence and of the return
-        AgentWatch watch = new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, t), t)
-                .failover(Duration.ofHours(1), w.manager::serverLost)
-                .suspicion(w.manager::serverSuspected, w.manager::serverBack);
+        ServerFailover failover = new ServerFailover(w.manager, Duration.ofHours(1), id -> true);
+        AgentWatch watch = new AgentWatch(w.servers, new ServerRecovery(w.store, w.manager, t), t).failover(failover);
         agent.unreachable(true);
         watch.check();
         w.manager.awaitFailoverWork(lost);
@@ -185,6 +184,7 @@ public class PreparedFailoverTest {
         assertEquals(Set.copyOf(tagsBefore), Set.copyOf(w.manager.tags()));
         // a late loss report (an event that was queued) moves nothing it readied: there is nothing readied
         watch.close();
+        failover.close();
     }
 
     @Test

@@ -167,6 +167,8 @@ public class RealAgentFailoverTimingTest {
         final AgentWatch watch;
         final ChainId id = ChainId.of("real");
         final DeviceId lost = DeviceId.deviceId(Fixtures.serverId(0));
+        /** When the lost server's outage began (nanoTime), as the watch told the failover; 0 before. */
+        volatile long outageSince;
 
         Watched(String name) throws Exception {
             a = RealAgent.startOnPort(name + "A", 0);
@@ -186,9 +188,16 @@ public class RealAgentFailoverTimingTest {
             open.add(manager::close);
             assertEquals(ChainState.ACTIVE, manager.submit(Fixtures.chainJson("real")).state());
             servers.add(server(1, cb));
-            watch = new AgentWatch(servers, new ServerRecovery(store, manager, t), t)
-                    .failover(AgentWatch.configuredFailover(), manager::serverLost)
-                    .suspicion(manager::serverSuspected, manager::serverBack);
+            // the embedded host's failover, noting when each outage began (its deadline passes 1500 ms after)
+            ServerFailover failover = new ServerFailover(manager, AgentWatch.configuredFailover(), s -> true) {
+                @Override
+                public void suspected(DeviceId server, long since) {
+                    outageSince = since;
+                    super.suspected(server, since);
+                }
+            };
+            open.add(failover);
+            watch = new AgentWatch(servers, new ServerRecovery(store, manager, t), t).failover(failover);
             open.add(watch);
             watch.start(AgentWatch.configuredInterval());
             Thread.sleep(2 * AgentWatch.INTERVAL_MS); // its first rounds: both agents seen answering
@@ -260,8 +269,10 @@ public class RealAgentFailoverTimingTest {
             Thread.sleep(5);
         }
         long activeMs = (System.nanoTime() - t0) / 1_000_000;
+        long outageMs = (w.outageSince - t0) / 1_000_000;
         System.out.printf("killed agent: its move readied (recorded) %d ms after the kill, ACTIVE elsewhere after %d "
-                + "ms (goal %d)%n", readiedMs, activeMs, GOAL_MS);
+                + "ms (goal %d); outage from %d ms, deadline %d ms%n", readiedMs, activeMs, GOAL_MS, outageMs,
+                outageMs + AgentWatch.configuredFailover().toMillis());
         assertTrue("moved off the dead agent's server", w.movedOff());
         assertTrue("readied while the deadline ran", readiedMs >= 0 && readiedMs < activeMs);
         assertTrue("ACTIVE elsewhere within " + GOAL_MS + " ms: " + activeMs, activeMs <= GOAL_MS);

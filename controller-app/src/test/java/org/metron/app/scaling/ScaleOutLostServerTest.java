@@ -8,6 +8,7 @@ import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ChainManager;
 import org.metron.app.impl.RulePlanner;
 import org.metron.app.impl.RuleRetagger;
+import org.metron.app.impl.ServerFailover;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.store.TagKey;
 import org.metron.app.testing.Fixtures;
@@ -37,7 +38,8 @@ import static org.junit.Assert.assertTrue;
 public class ScaleOutLostServerTest extends ScaleOutFixture {
     /**
      * The server a class slice was scaled out to is lost for good: its agent SIGKILLed and not started again. The
-     * agent watch reports it lost (deadline 0 here) to {@link ChainManager#serverLost}, which hands it to scaling
+     * agent watch suspects it and its failover (deadline 0 here) has {@link ChainManager#serverLost} move it, which
+     * hands it to scaling
      * ({@link ScalingManager} registered as the chain manager's {@code ServerLoss}, as both hosts do): the slice
      * comes back into g0 on the chain's server without a call to the dead agent — g0 holds the whole class again
      * (the agent lists it so), the offload rules are the original ones toward the chain's server, the transit and
@@ -52,6 +54,7 @@ public class ScaleOutLostServerTest extends ScaleOutFixture {
         int[] ports = new int[2];
         List<GrpcAgentClient> clients = new ArrayList<>();
         ScalingManager scaler = null;
+        ServerFailover failover = null;
         try {
             for (int i = 0; i < 2; i++) {
                 agents[i] = RealAgent.startOnPort("scaleout-lost" + i, 0);
@@ -67,7 +70,9 @@ public class ScaleOutLostServerTest extends ScaleOutFixture {
                     System::currentTimeMillis, java.util.Optional.empty(), IngressWatch.INTERVAL_MS,
                     java.util.Optional.of(new RulePlanner(Fixtures.APP, rig.network)));
             rig.manager.onServerLost(scaler);
-            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager, t), t).failover(Duration.ZERO, rig.manager::serverLost);
+            failover = new ServerFailover(rig.manager, Duration.ZERO, id -> true);
+            AgentWatch watch = new AgentWatch(rig.servers, new ServerRecovery(rig.store, rig.manager, t), t)
+                    .failover(failover);
             assertEquals(Set.of(rig.home.id(), rig.away.id()), watch.check());
             GroupAssignment g0 = rig.group("g0");
             PortNumber homePort = rig.offloadRulesFor(g0.tag()).values().iterator().next();
@@ -92,6 +97,7 @@ public class ScaleOutLostServerTest extends ScaleOutFixture {
 
             long lostAt = System.currentTimeMillis();
             assertEquals("the other server is lost (nothing to recover)", Set.of(), watch.check());
+            failover.awaitMove(rig.away.id(), Duration.ofSeconds(60));
             long firstMs = System.currentTimeMillis() - lostAt;
             assertTrue("the refused merge back leaves the slice there", rig.placement().groups().stream()
                     .anyMatch(GroupAssignment::remote));
@@ -161,6 +167,9 @@ public class ScaleOutLostServerTest extends ScaleOutFixture {
             removeChains();
             rigs.remove(rig);
         } finally {
+            if (failover != null) {
+                failover.close();
+            }
             if (scaler != null) {
                 scaler.close();
             }

@@ -9,6 +9,7 @@ import org.metron.app.impl.Deployer;
 import org.metron.app.impl.FencedServers;
 import org.metron.app.impl.PlacementEngine;
 import org.metron.app.impl.RulePlanner;
+import org.metron.app.impl.ServerFailover;
 import org.metron.app.impl.ServerRecovery;
 import org.metron.app.impl.Synthesis;
 import org.metron.app.local.SingleInstanceLeadership;
@@ -74,6 +75,7 @@ public final class EmbeddedHost implements AutoCloseable {
     private final ChainManager metron;
     private final ScalingManager scaling;
     private final AgentWatch watch;
+    private final ServerFailover failover;
     private final ChainOwnership ownership;
     private RerouteTrigger reroutes;
     private final Path hostFile;
@@ -87,6 +89,7 @@ public final class EmbeddedHost implements AutoCloseable {
         WebServer server = null;
         ScalingManager scaler = null;
         AgentWatch watcher = null;
+        ServerFailover deadlines = null;
         ChainOwnership owner = null;
         try {
             awaitSwitches(net, o.switchWaitMs);
@@ -120,11 +123,11 @@ public final class EmbeddedHost implements AutoCloseable {
             manager.onServerLost(scaler);
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs), readied
-            // on other servers while that deadline runs (taken back if the agent answers in time)
+            // on other servers while that deadline runs (taken back if the agent answers in time): the ONOS
+            // component's deadlines, told by the watch instead of device events
+            deadlines = ServerFailover.configured(manager);
             watcher = new AgentWatch(fenced, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT)
-                    .failover(AgentWatch.configuredFailover(), manager::serverLost)
-                    .suspicion(manager::serverSuspected, manager::serverBack)
-                    .start(AgentWatch.configuredInterval());
+                    .failover(deadlines).start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
@@ -152,6 +155,9 @@ public final class EmbeddedHost implements AutoCloseable {
             if (watcher != null) {
                 watcher.close();
             }
+            if (deadlines != null) {
+                deadlines.close();
+            }
             if (registry != null) {
                 registry.close();
             }
@@ -162,6 +168,7 @@ public final class EmbeddedHost implements AutoCloseable {
         web = server;
         scaling = scaler;
         watch = watcher;
+        failover = deadlines;
         ownership = owner;
         hostFile = o.data.resolve(HOST_FILE);
         httpHost = o.http.getAddress().getHostAddress();
@@ -227,6 +234,7 @@ public final class EmbeddedHost implements AutoCloseable {
         scaling.close();
         ownership.close();
         watch.close();
+        failover.close();
         metron.close();
         servers.close();
         openflow.close();
