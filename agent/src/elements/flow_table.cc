@@ -7,6 +7,10 @@
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <dirent.h>
 #include <rte_eal.h>
 #include <rte_lcore.h>
@@ -163,8 +167,8 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
   adopt_growth();
   if (!grows_ && !this->ipv6()) {
     index_mask_ = index_buckets(cap) - 1;
-    index_ = static_cast<IndexEntry*>(rte_zmalloc_socket("flow_index", size_t{index_mask_ + 1} * kIndexWays *
-                                                         sizeof(IndexEntry), RTE_CACHE_LINE_SIZE, socket_id_));
+    index_ = static_cast<IndexBucket*>(rte_zmalloc_socket("flow_index", size_t{index_mask_ + 1} * sizeof(IndexBucket),
+                                                          RTE_CACHE_LINE_SIZE, socket_id_));
     if (index_ == nullptr) {
       drop_hash(hash_);
       for (uint8_t*& c : chunks_) rte_free(c), c = nullptr;
@@ -432,31 +436,60 @@ void FlowTable::lookup4(const Key4* const* keys, unsigned n, int32_t* out) const
   }
 }
 
-bool FlowTable::holds(uint32_t idx, unsigned dir, const Key4& key) const {
+namespace {
+// Whether two keys are the same 16 bytes: two 8-byte compares, no call, no copy through the stack.
+bool same_key(const void* a, const void* b) {
+  uint64_t x[2], y[2];
+  std::memcpy(x, a, sizeof x);
+  std::memcpy(y, b, sizeof y);
+  return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+}  // namespace
+
+inline bool FlowTable::holds(uint32_t idx, unsigned dir, const Key4& key) const {
   if (idx >= fresh_ || !meta(idx).live) return false;
-  const Key4 k = dir ? reversed(mapped4(idx)) : orig4(idx);
-  return std::memcmp(&k, &key, sizeof k) == 0;
+  if (dir == 0) return same_key(&orig4(idx), &key);
+  const Key4 k = reversed(mapped4(idx));
+  return same_key(&k, &key);
+}
+
+inline int32_t FlowTable::index_probe(uint32_t sig) const {
+  const IndexBucket* b = bucket_of(sig);
+#if defined(__SSE2__)
+  const __m128i s = _mm_set1_epi32(static_cast<int>(sig)), zero = _mm_setzero_si128();
+  const auto* v = reinterpret_cast<const __m128i*>(b);
+  const auto bits = [](__m128i eq) { return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(eq))); };
+  const unsigned same = bits(_mm_cmpeq_epi32(_mm_load_si128(v), s)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 1), s)) << 4;
+  const unsigned unset =
+      bits(_mm_cmpeq_epi32(_mm_load_si128(v + 2), zero)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 3), zero)) << 4;
+  const unsigned hit = same & ~unset;
+  return hit != 0 ? static_cast<int32_t>(b->ref[__builtin_ctz(hit)] - 1) : -1;
+#else
+  for (unsigned w = 0; w < kIndexWays; ++w)
+    if (b->sig[w] == sig && b->ref[w] != 0) return static_cast<int32_t>(b->ref[w] - 1);
+  return -1;
+#endif
 }
 
 void FlowTable::index_put(uint32_t sig, uint32_t ref) const {
-  IndexEntry* b = &index_[(sig & index_mask_) * kIndexWays];
+  IndexBucket* b = bucket_of(sig);
   unsigned to = kIndexWays;
   for (unsigned w = 0; w < kIndexWays; ++w) {
-    if (b[w].ref == ref) {
+    if (b->ref[w] == ref) {
       to = w;
       break;
     }
-    if (b[w].ref == 0 && to == kIndexWays) to = w;
+    if (b->ref[w] == 0 && to == kIndexWays) to = w;
   }
   if (to == kIndexWays) to = sig >> 29;  // full: the bits above those that chose the bucket choose the way
-  b[to].sig = sig;
-  b[to].ref = ref;
+  b->sig[to] = sig;
+  b->ref[to] = ref;
 }
 
 void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
-  IndexEntry* b = &index_[(sig & index_mask_) * kIndexWays];
+  IndexBucket* b = bucket_of(sig);
   for (unsigned w = 0; w < kIndexWays; ++w)
-    if (b[w].ref == ref) b[w].ref = 0;
+    if (b->ref[w] == ref) b->ref[w] = 0;
 }
 
 void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const {
@@ -476,13 +509,7 @@ void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned 
   }
   // Stage 1: the record each key's bucket names (its line was asked for a stage earlier), asked for at once.
   for (unsigned i = 0; i < n; ++i) {
-    const IndexEntry* b = &index_[(sigs[i] & index_mask_) * kIndexWays];
-    int32_t ref = -1;
-    for (unsigned w = 0; w < kIndexWays; ++w)
-      if (b[w].sig == sigs[i] && b[w].ref != 0) {
-        ref = static_cast<int32_t>(b[w].ref - 1);
-        break;
-      }
+    const int32_t ref = index_probe(sigs[i]);
     out[i] = ref;
     if (ref >= 0 && static_cast<uint32_t>(ref >> 1) < fresh_) prefetch(static_cast<uint32_t>(ref) >> 1);
   }
@@ -585,7 +612,7 @@ void FlowTable::remove(uint32_t idx) {
 
 void FlowTable::clear() {
   rte_hash_reset(hash_);
-  if (index_ != nullptr) std::memset(index_, 0, size_t{index_mask_ + 1} * kIndexWays * sizeof(IndexEntry));
+  if (index_ != nullptr) std::memset(index_, 0, size_t{index_mask_ + 1} * sizeof(IndexBucket));
   drop_hash(old_hash_);
   for (uint32_t i = 0; i < fresh_; ++i) meta(i).live = 0;
   fresh_ = 0;

@@ -175,7 +175,7 @@ class FlowTable {
   static uint32_t sig4(const Key4& k) { return rte_hash_crc(&k, sizeof k, kHashSeed); }
   // Asks for the index line of a key's signature (nothing for tables without an index).
   void prefetch_sig(uint32_t sig) const {
-    if (index_ != nullptr) __builtin_prefetch(&index_[(sig & index_mask_) * kIndexWays]);
+    if (index_ != nullptr) __builtin_prefetch(bucket_of(sig));
   }
   bool indexed() const { return index_ != nullptr; }
   // Lookups the index answered, and those that went to the rte_hash (a miss, or a key the index did not name).
@@ -317,18 +317,23 @@ class FlowTable {
   static constexpr uint32_t kNoRecord = UINT32_MAX;
   static constexpr uint32_t kHashSeed = 0x4d455452;
   // The index: buckets of kIndexWays entries, one cache line each; ref = (record index << 1 | direction) + 1, 0 free.
+  // The signatures and refs are apart (not one {sig, ref} pair per way) so that a probe compares all eight
+  // signatures in two vector compares, without a branch per way (index_probe()).
   static constexpr unsigned kIndexWays = 8;
-  struct IndexEntry {
-    uint32_t sig;
-    uint32_t ref;
+  struct alignas(64) IndexBucket {
+    uint32_t sig[kIndexWays];
+    uint32_t ref[kIndexWays];
   };
-  static_assert(sizeof(IndexEntry) * kIndexWays == 64, "a bucket is one cache line");
+  static_assert(sizeof(IndexBucket) == 64, "a bucket is one cache line");
+  IndexBucket* bucket_of(uint32_t sig) const { return &index_[sig & index_mask_]; }
   // Buckets of a table of `capacity` flows: two keys per flow, at most four keys per bucket on average when full.
   static uint32_t index_buckets(uint64_t capacity);
   // Names record ref - 1 for signature sig in its bucket: the entry with the same ref, else a free one, else the
   // one the signature's high bits pick (the key it named falls back to the rte_hash until it is put back).
   void index_put(uint32_t sig, uint32_t ref) const;
   void index_drop(uint32_t sig, uint32_t ref) const;
+  // The record (ref - 1) that the first way of sig's bucket with this signature and a record names, or -1.
+  int32_t index_probe(uint32_t sig) const;
   // Whether record idx (a live one) holds `key` in direction dir.
   bool holds(uint32_t idx, unsigned dir, const Key4& key) const;
   static constexpr unsigned kMaxChunks = 1024;
@@ -387,7 +392,7 @@ class FlowTable {
   uint32_t chunk_mask_;
   uint8_t* chunks_[kMaxChunks] = {};  // [0, capacity >> chunk_bits_) in use; the grower fills the next ones
   rte_hash* hash_ = nullptr;
-  IndexEntry* index_ = nullptr;  // declared IPv4-only tables (see the top of this file)
+  IndexBucket* index_ = nullptr;  // declared IPv4-only tables (see the top of this file)
   uint32_t index_mask_ = 0;      // buckets - 1
   uint32_t size_plain_ = 0;            // the core's copy of size_
   uint32_t capacity_plain_;            // the core's copy of capacity_
