@@ -12,8 +12,8 @@ karaf-test: karaf-build
 		--ignore=tests/karaf/test_openflow.py
 	@$(MAKE) --no-print-directory karaf-openflow-test
 	@$(MAKE) --no-print-directory karaf-cluster-test
-# A real switch (tests/karaf/test_openflow.py, as root: OVS, network namespaces, a real agent and packets): writes
-# bench/results/karaf-openflow.json.
+# A real switch (tests/karaf/test_openflow.py, as root: OVS, network namespaces, a real agent on shared hugepages with
+# a black-box NF beside it, real packets; 1.5-2 minutes here): writes bench/results/karaf-openflow.json.
 karaf-openflow-test: karaf-build
 	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 600 \
 		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_openflow.py

@@ -18,7 +18,6 @@ fed over zero-copy rings). It passes UDP to port 5000 and drops UDP to port 5001
 
 The agents run on 2 MB hugepages whose files stay mapped for the NF: reserved here and
 given back, with the files, at the end (METRON_HUGE_MULTIPROCESS). Run under the machine-wide lock (flock /tmp/metron-sys.lock)."""
-import json
 import os
 import signal
 import subprocess
@@ -32,7 +31,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "deploy" / "demo"))
 sys.path.insert(0, str(REPO / "topologies"))
 
-from metron_demo import chains, traffic  # noqa: E402
+from metron_demo import traffic  # noqa: E402
+from metron_demo.blackbox import DROP_PORT, PASS_PORT, Senders, arrivals, burst, chain_json, translated  # noqa: E402
 from metron_topo import agent  # noqa: E402
 from support import wait_for  # noqa: E402
 
@@ -40,8 +40,6 @@ pytestmark = pytest.mark.system
 
 NF_FWD = REPO / "agent" / "build" / "metron-nf-fwd"
 SYNTH = REPO / "synthesizer" / "bin" / "metron-synth"
-PASS_PORT = chains.SERVICE_PORT  # 5000: the NF passes it
-DROP_PORT = PASS_PORT + 1        # 5001: the NF drops it
 RATE_PPS = 1000                  # per sender: one frame a millisecond
 
 
@@ -71,59 +69,6 @@ def bb_session(tmp_path_factory):
             os.environ.pop(agent.HUGE_SHARED_ENV, None)
         else:
             os.environ[agent.HUGE_SHARED_ENV] = saved
-
-
-def chain_json(name, program, on_failure, ingress, egress):
-    fw = ("FromDevice(in0) -> Strip(14) -> CheckIPHeader -> fw :: IPFilter(deny src host 10.1.0.1, "
-          f"allow udp dst port {PASS_PORT}, allow udp dst port {DROP_PORT}, deny all) -> Unstrip(14) -> ToDevice(out0);")
-    return json.dumps({
-        "name": name,
-        "nfs": [{"name": "fw", "click": fw},
-                {"name": "ids", "blackbox": {"program": str(program), "args": ["--drop-port", str(DROP_PORT)],
-                                             "mode": "ring", "onFailure": on_failure, "mayDrop": True,
-                                             "rewrites": [], "flowState": "none"}},
-                {"name": "napt", "click": chains.napt()},
-                {"name": "lb", "click": chains.load_balancer()}],
-        "links": [{"from": "fw.out0", "to": "ids.in0"}, {"from": "ids.out0", "to": "napt.in0"},
-                  {"from": "napt.out0", "to": "lb.in0"}],
-        "ingress": ["fw.in0"], "egress": ["lb.out0"],
-        "deployment": {"tagType": "mac", "cpuCores": 1, "maxCpuCores": 1, "autoScale": False,
-                       "ingressPoint": ingress, "egressPoint": egress, "nics": 1}})
-
-
-class Senders:
-    """One frame a millisecond to each port from the source host (raw AF_PACKET socket), each carrying its port and
-    send time in its payload: b"bbx-PORT-NS"."""
-
-    def __init__(self, netns, ports):
-        script = (
-            "import socket, time\n"
-            "from scapy.all import Ether, IP, UDP, Raw\n"
-            "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(('eth0', 0))\n"
-            f"head = Ether(src='{traffic.SRC_MAC}', dst='{traffic.SINK_MAC}') / IP(src='{traffic.SRC_IP}', "
-            f"dst='{traffic.SINK_IP}')\n"
-            "while True:\n"
-            f"    for p in {list(ports)}:\n"
-            "        s.send(bytes(head / UDP(sport=40000 + p % 100, dport=p) / Raw(b'bbx-%d-%d' % (p, time.time_ns()))))\n"
-            "    time.sleep(0.001)\n")
-        self.proc = subprocess.Popen(["ip", "netns", "exec", netns, "/usr/bin/python3", "-c", script],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.5)  # scapy import
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
-
-
-def arrivals(packets):
-    """Port -> send times (ns) of the frames that reached the sink, and their (src, dst, dport) after the chain."""
-    from scapy.all import IP, UDP, Raw
-    out = {}
-    for p in packets:
-        if Raw in p and IP in p and UDP in p and bytes(p[Raw].load).startswith(b"bbx-"):
-            _, port, ns = bytes(p[Raw].load).split(b"-")
-            out.setdefault(int(port), []).append((int(ns), (p[IP].src, p[IP].dst, p[UDP].dport)))
-    return out
 
 
 def box_view(session, name):
@@ -212,7 +157,7 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     assert to_box and all(e["rules"] for c in to_box for e in c["entries"] if e["classifiedAt"] == "switch"), classes
 
     # ---- real packets: the NF's verdicts; then the NF killed mid-traffic, fail-closed ----
-    wait_for(lambda: arrivals(_burst(session, run, "warm")).get(PASS_PORT), 60, "bbclosed to carry traffic")
+    wait_for(lambda: _burst(session, run, "warm").get(PASS_PORT), 60, "bbclosed to carry traffic")
     # a frame a millisecond, gaps far longer than its 20 us of polling: it sleeps between frames and the agent wakes
     # it; both counters move, in the REST view and in the host's metrics alike
     woken = box_when(session, "bbclosed", lambda b: b["nfWakeups"] > idle["nfWakeups"], "the NF's wake-ups counted")
@@ -224,8 +169,7 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     before, after, killed_ns, restarted_ns, got = kill_mid_traffic(session, "bbclosed", run)
     passed = got.get(PASS_PORT, [])
     assert passed, "no port-5000 frame crossed the chain"
-    assert all(src == chains.NAPT_ADDRESS and dst in chains.BACKENDS and dport == chains.BACKEND_PORT
-               for _, (src, dst, dport) in passed), passed[:3]
+    assert translated(passed), passed[:3]
     assert not got.get(DROP_PORT), f"{len(got.get(DROP_PORT, []))} port-5001 frames crossed a running NF that drops them"
     assert after["restarts"] == before["restarts"] + 1 and after["pid"] != before["pid"]
     assert after["lastExit"] == "signal 9", after
@@ -253,7 +197,7 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
     # ---- fail-open: while the NF is down, what it would drop passes, and is counted ----
     body = chain_json("bbopen", NF_FWD, "open", net["ingress"][0], net["egress"][0])
     submit_and_wait(session, body, "bbopen")
-    wait_for(lambda: arrivals(_burst(session, run, "warm2")).get(PASS_PORT), 60, "bbopen to carry traffic")
+    wait_for(lambda: _burst(session, run, "warm2").get(PASS_PORT), 60, "bbopen to carry traffic")
     before, after, killed_ns, restarted_ns, got = kill_mid_traffic(session, "bbopen", run)
     bypassed = [t for t, _ in got.get(DROP_PORT, [])]
     assert bypassed, "no port-5001 frame passed while the fail-open NF was down"
@@ -281,10 +225,4 @@ def test_a_black_box_chain_is_synthesized_carries_traffic_and_survives_its_nf_be
 
 
 def _burst(session, run, tag):
-    cap = traffic.Capture(session.netns("sink"), run / f"{tag}-{time.monotonic_ns()}.pcap")
-    senders = Senders(session.netns("src"), [PASS_PORT])
-    try:
-        time.sleep(0.5)
-    finally:
-        senders.stop()
-        return cap.stop()
+    return burst(session.netns("src"), session.netns("sink"), run / f"{tag}-{time.monotonic_ns()}.pcap")

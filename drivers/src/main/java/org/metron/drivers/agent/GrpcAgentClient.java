@@ -39,10 +39,14 @@ import javax.net.ssl.SSLException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -61,6 +65,8 @@ public final class GrpcAgentClient implements AgentClient {
 
     /** Keepalive pings so a silently dead agent breaks the load stream instead of leaving it hanging. */
     private static final long KEEPALIVE_MS = 10_000;
+    /** What a call or a load subscription of a closed client ends with. */
+    private static final Status CLIENT_CLOSED = Status.CANCELLED.withDescription("client closed");
 
     private final AgentEndpoint endpoint;
     private final Backoff backoff;
@@ -69,6 +75,8 @@ public final class GrpcAgentClient implements AgentClient {
     private final ScheduledExecutorService timer;
     private final AtomicInteger reconnectAttempt = new AtomicInteger();
     private volatile boolean closed;
+    /** The load subscriptions their subscribers have not closed: told when this client closes under them. */
+    private final Set<LoadSubscription> subscriptions = ConcurrentHashMap.newKeySet();
     /** Told of every connectivity change of the channel (a killed agent resets the connection at once). */
     private volatile Consumer<Boolean> connectivityListener = ready -> { };
 
@@ -321,7 +329,7 @@ public final class GrpcAgentClient implements AgentClient {
     private <Q, R> void attempt(String name, Q request, Rpc<Q, R> rpc, boolean retry, long deadlineNanos,
                                 int attempt, Status unavailable, CompletableFuture<R> result) {
         if (closed) {
-            result.completeExceptionally(error(name, Status.CANCELLED.withDescription("client closed")));
+            result.completeExceptionally(error(name, CLIENT_CLOSED));
             return;
         }
         long left = deadlineNanos - System.nanoTime();
@@ -406,19 +414,30 @@ public final class GrpcAgentClient implements AgentClient {
             throw new IllegalArgumentException("agent " + target() + ": StreamLoad alert load " + alertLoad
                                                        + " is outside 0..1");
         }
+        if (closed) {
+            throw error("StreamLoad", CLIENT_CLOSED);
+        }
         LoadSubscription sub = new LoadSubscription(
                 LoadStreamRequest.newBuilder().setIntervalMs(intervalMs).setAlertLoad(alertLoad).build(),
                 Objects.requireNonNull(onReport, "onReport"), Objects.requireNonNull(onError, "onError"));
+        subscriptions.add(sub);
         sub.subscribe();
         return sub;
     }
 
-    /** One logical subscription: resubscribes with backoff whenever the stream ends while still wanted. */
+    /**
+     * One logical subscription: resubscribes with backoff whenever the stream ends while still wanted. When the client
+     * closes under it (its server's netcfg removed, or its endpoint changed: the registry closes the client and makes
+     * another), its subscriber is told once with CANCELLED "client closed", since no report will come any more: a
+     * subscriber not told kept the dead subscription, and a server declared again was never monitored again (no
+     * load, no black-box NF status; the Karaf test_openflow black-box test after a chain test found it).
+     */
     private final class LoadSubscription implements AutoCloseable {
         private final LoadStreamRequest request;
         private final Consumer<Stats> onReport;
         private final Consumer<Throwable> onError;
         private final AtomicInteger failures = new AtomicInteger();
+        private final AtomicBoolean toldClosed = new AtomicBoolean();
         private volatile ClientCallStreamObserver<LoadStreamRequest> call;
         private volatile boolean cancelled;
 
@@ -457,16 +476,31 @@ public final class GrpcAgentClient implements AgentClient {
         }
 
         private void ended(Status status) {
-            if (cancelled || closed) {
+            if (cancelled) {
+                return;
+            }
+            if (closed) {
+                clientClosed();
                 return;
             }
             onError.accept(error("StreamLoad", status));
-            timer.schedule(this::subscribe, backoff.delayMs(failures.getAndIncrement()), TimeUnit.MILLISECONDS);
+            try {
+                timer.schedule(this::subscribe, backoff.delayMs(failures.getAndIncrement()), TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                clientClosed(); // the client closed meanwhile
+            }
+        }
+
+        void clientClosed() {
+            if (!cancelled && toldClosed.compareAndSet(false, true)) {
+                onError.accept(error("StreamLoad", CLIENT_CLOSED));
+            }
         }
 
         @Override
         public void close() {
             cancelled = true;
+            subscriptions.remove(this);
             ClientCallStreamObserver<LoadStreamRequest> c = call;
             if (c != null) {
                 c.cancel("load subscription closed", null);
@@ -489,6 +523,7 @@ public final class GrpcAgentClient implements AgentClient {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        subscriptions.forEach(LoadSubscription::clientClosed); // those waiting for a resubscription too
     }
 
     @Override

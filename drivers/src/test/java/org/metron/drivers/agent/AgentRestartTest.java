@@ -73,6 +73,35 @@ public class AgentRestartTest {
         }
     }
 
+    /**
+     * The registry closes a server's client when its netcfg entry goes (or its endpoint changes) and makes a new one
+     * when it is declared again: a load subscription on the closed client is told, once, so that its subscriber
+     * (LoadMonitor) drops it and subscribes on the new client. Before, it ended silently: the subscriber kept it, and
+     * the server declared again was never monitored (the Karaf test_openflow black-box test: no blackBoxes).
+     */
+    @Test
+    public void aSubscriptionIsToldWhenItsClientCloses() throws Exception {
+        List<Stats> reports = new CopyOnWriteArrayList<>();
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        try (AgentProcess agent = AgentProcess.start(new AgentProcess.Options())) {
+            GrpcAgentClient client = GrpcAgentClient.connect(AgentEndpoint.builder().host("127.0.0.1")
+                    .port(agent.port()).deadline(AgentProcess.CALL_DEADLINE).build());
+            AutoCloseable sub = client.streamLoad(20, reports::add, errors::add);
+            waitFor(() -> reports.size() >= 2, "load reports");
+            client.close();
+            waitFor(() -> !errors.isEmpty(), "the subscription told of the closed client");
+            Thread.sleep(300);
+            assertEquals("told once: " + errors, 1, errors.size());
+            AgentException e = (AgentException) errors.get(0);
+            assertEquals(AgentException.Code.CANCELLED, e.code());
+            assertTrue(e.getMessage(), e.getMessage().contains("client closed"));
+            sub.close();
+            AgentException refused = assertThrows(AgentException.class,
+                    () -> client.streamLoad(20, reports::add, errors::add));
+            assertTrue(refused.getMessage(), refused.getMessage().contains("client closed"));
+        }
+    }
+
     private static void waitFor(java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
         long deadline = System.currentTimeMillis() + 60_000;
         while (!cond.getAsBoolean()) {
