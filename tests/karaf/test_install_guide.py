@@ -154,14 +154,15 @@ def test_the_guide_topology_switch_links_are_lldp_discovered_not_declared(guide_
     topos = guide_env.topologies()
     assert len(topos) == 1, f"the guide's blocks built {len(topos)} topologies: {topos}"
     state = State.open(topos[0])
-    assert "links" not in json.loads(k.http("GET", "/onos/v1/network/configuration")[1])
+    assert not json.loads(k.http("GET", "/onos/v1/network/configuration")[1]).get("links"), "netcfg declares links"
     both = {(f"{S1}/3", f"{S2}/3"): "DIRECT", (f"{S2}/3", f"{S1}/3"): "DIRECT"}
     t0 = time.time()
     wait("the s1-s2 cable as two DIRECT links", lambda: switch_links(k) == both, timeout=15)
     print(f"links {switch_links(k)} ({time.time() - t0:.1f} s after the guide's blocks)")
     for did in (S1, S2):
-        flows = json.loads(k.http("GET", f"/onos/v1/flows/{did}")[1])["flows"]
-        core = [f for f in flows if f["appId"] == "org.onosproject.core"]
+        core = wait(f"the core app's flow on {did} ADDED (statistics every 5 s)", lambda: [
+            f for f in json.loads(k.http("GET", f"/onos/v1/flows/{did}")[1])["flows"]
+            if f["appId"] == "org.onosproject.core" and f["state"] == "ADDED"], timeout=15)
         print(f"{did}: the core app's flows {core}")
         assert [(f["priority"], f["state"], f["selector"]["criteria"], f["treatment"]["instructions"])
                 for f in core] == [(40000, "ADDED", [{"type": "ETH_TYPE", "ethType": "0x88cc"}],
