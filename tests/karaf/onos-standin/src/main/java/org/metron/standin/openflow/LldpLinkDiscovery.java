@@ -123,6 +123,7 @@ final class LldpLinkDiscovery implements LinkProvider, OfSwitchListener {
         if (device == null || !mastership.isLocalMaster(id) || !devices.isAvailable(id)) {
             return;
         }
+        log.debug("probing {} ({} ports)", id, devices.getPorts(id).size());
         for (Port p : devices.getPorts(id)) {
             if (p.isEnabled() && !p.number().isLogical()) {
                 ONOSLLDP lldp = ONOSLLDP.onosSecureLLDP(id.toString(), device.chassisId(), (int) p.number().toLong(),
@@ -139,7 +140,9 @@ final class LldpLinkDiscovery implements LinkProvider, OfSwitchListener {
     public void packetIn(OfSwitch sw, OFPacketIn packetIn) {
         byte[] data = packetIn.getData();
         OFPort in = packetIn.getMatch().get(MatchField.IN_PORT);
-        if (in == null || data.length < 14 || (((data[12] & 0xff) << 8) | (data[13] & 0xff)) != Ethernet.TYPE_LLDP) {
+        // Ethernet.TYPE_LLDP is a (negative) short: compared as the unsigned 16 bits the frame carries
+        if (in == null || data.length < 14
+                || (((data[12] & 0xff) << 8) | (data[13] & 0xff)) != (Ethernet.TYPE_LLDP & 0xffff)) {
             return;
         }
         run("LLDP from " + sw, () -> received(OfDeviceProvider.deviceId(sw), in, data));
@@ -159,6 +162,7 @@ final class LldpLinkDiscovery implements LinkProvider, OfSwitchListener {
         }
         ONOSLLDP lldp = ONOSLLDP.parseONOSLLDP(eth);
         if (lldp == null || lldp.getDeviceString() == null || lldp.getDeviceString().isEmpty()) {
+            log.info("LLDP frame on {}/{} is no ONOS probe", receiver, in.getPortNumber());
             return;
         }
         Link.Type type = Link.Type.DIRECT;
@@ -173,7 +177,9 @@ final class LldpLinkDiscovery implements LinkProvider, OfSwitchListener {
                                             PortNumber.portNumber(lldp.getPort()));
         ConnectPoint dst = new ConnectPoint(receiver, PortNumber.portNumber(in.getPortNumber() & 0xffffffffL));
         service.linkDetected(new DefaultLinkDescription(src, dst, type));
-        linkTimes.put(LinkKey.linkKey(src, dst), System.currentTimeMillis());
+        if (linkTimes.put(LinkKey.linkKey(src, dst), System.currentTimeMillis()) == null) {
+            log.info("link {} -> {} ({}) discovered", src, dst, type);
+        }
     }
 
     /** LinkPrunerTask: links into switches this node no longer masters are forgotten, stale ones vanish. */
