@@ -181,7 +181,8 @@ class ClusterNet:
     # ------------------------------------------------------------------ netcfg
     def netcfg(self):
         """The servers (driver metron-server, their eth0 cabled to s1/2 and s1/4), the cables as links and the
-        s1/3-s2/3 link (no LLDP here: netcfg links, as the single-node OpenFlow test declares them). The switches
+        s1/3-s2/3 link (declared, though the stand-in's LLDP discovery finds it too: the tests do not wait for
+        discovery). The switches
         are declared without `"type": "SWITCH"`: they are the real ones that connect, not netcfg switches."""
         cable = {"basic": {"type": "DIRECT", "bidirectional": True}}
         devices, links = {}, {f"{SW1}/3-{SW2}/3": cable}

@@ -311,6 +311,37 @@ class Karaf:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode(errors="replace")
 
+    # ---------------------------------------------------------------- openflow
+    def listen_openflow(self, poll_ms=None, timeout=30) -> int:
+        """Moves the stand-in's OpenFlow listener to a free port (ONOS's 6653 may be another Karaf's on this
+        machine), and its flow statistics poll to poll_ms if given, by the component's configuration file in etc/
+        (Configuration Admin); answers the port once the stand-in has said it listens there."""
+        port = free_port()
+        cfg = self.home / "etc" / "org.metron.standin.openflow.cfg"
+        tmp = cfg.with_suffix(".tmp")
+        tmp.write_text(f"openflowPort = {port}\n" + (f"flowPollFrequencyMs = {poll_ms}\n" if poll_ms else ""))
+        tmp.rename(cfg)  # whole, at once: Karaf's file watcher must not read half of it
+        line = f"OpenFlow switches accepted on port {port}"
+        deadline = time.time() + timeout
+        while line not in self.log_file.read_text(errors="replace"):
+            if time.time() > deadline:
+                raise AssertionError(f"no '{line}' in karaf.log within {timeout} s")
+            time.sleep(0.5)
+        time.sleep(3)  # a second update of the file (the watcher may see it twice) must not move it again
+        last = [x for x in self.log_file.read_text(errors="replace").splitlines() if "OpenFlow switches accepted" in x]
+        assert line in last[-1], last[-3:]
+        return port
+
+    def app_cookies(self, cookies, app="org.metron.app"):
+        """Those of a switch's flow cookies that are the app's flows: ONOS's flow id, which its OpenFlow provider
+        sends as the cookie, carries the app's short id in its top 16 bits (DefaultFlowRule: appId << 48). What a
+        test against a real ONOS tells an app's flows on a switch by (ONOS's core app holds others there: its packet
+        intercepts, e.g. LLDP to the controller)."""
+        status, body = self.http("GET", f"/onos/v1/applications/{app}")
+        assert status == 200, (status, body)
+        short = json.loads(body)["id"]
+        return type(cookies)(c for c in cookies if c >> 48 == short)
+
     # ---------------------------------------------------------------- logs
     @property
     def log_file(self) -> Path:

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-import karaf_runtime as kr
 from test_karaf import installed, metric_samples, wait_for  # noqa: F401  (installed: the Metron apps in the Karaf)
 
 sys.path.insert(0, str(ROOT / "topologies"))
@@ -55,19 +54,8 @@ def results(name, **values):
 
 @pytest.fixture(scope="module")
 def openflow_port(karaf, installed):  # noqa: F811
-    """The stand-in's OpenFlow listener moved to a free port (ONOS's 6653 may be another Karaf's on this machine)
-    with a short statistics poll, by the component's configuration file in Karaf's etc/ (Configuration Admin)."""
-    port = kr.free_port()
-    cfg = karaf.home / "etc" / "org.metron.standin.openflow.cfg"
-    tmp = cfg.with_suffix(".tmp")
-    tmp.write_text(f"openflowPort = {port}\nflowPollFrequencyMs = {POLL_MS}\n")
-    tmp.rename(cfg)  # whole, at once: Karaf's file watcher must not read half of it
-    line = f"OpenFlow switches accepted on port {port}"
-    wait_for("the OpenFlow listener", lambda: line in karaf.log_file.read_text(errors="replace"), timeout=30)
-    time.sleep(3)
-    last = [x for x in karaf.log_file.read_text(errors="replace").splitlines() if "OpenFlow switches accepted" in x]
-    assert line in last[-1], last[-3:]
-    return port
+    """The stand-in's OpenFlow listener on a free port with a short statistics poll (Karaf.listen_openflow)."""
+    return karaf.listen_openflow(POLL_MS)
 
 
 @pytest.fixture(scope="module")
@@ -114,10 +102,12 @@ def onos_flows(karaf, did=SWITCH):
     return [f for f in json.loads(body)["flows"] if f.get("appId") == "org.metron.app"] if status == 200 else []
 
 
-def ovs_cookies(state):
-    """The cookies of the flows OVS itself holds on s1 (ovs-ofctl -O OpenFlow13 dump-flows)."""
+def ovs_cookies(karaf, state):
+    """The cookies of Metron's flows among those OVS itself holds on s1 (ovs-ofctl -O OpenFlow13 dump-flows; ONOS's
+    core app has its LLDP intercept there too)."""
     out = Ovs(state["run_dir"]).ofctl(state["nodes"]["s1"]["bridge"], "dump-flows").stdout
-    return {int(line.split("cookie=")[1].split(",")[0], 16) for line in out.splitlines() if "cookie=" in line}
+    return karaf.app_cookies({int(line.split("cookie=")[1].split(",")[0], 16) for line in out.splitlines()
+                              if "cookie=" in line})
 
 
 def chain(karaf, name):
@@ -195,7 +185,7 @@ def test_a_chain_through_a_real_switch_and_agent_carries_real_packets(karaf, ins
             x["state"] == "ADDED" for x in f) and f, timeout=30, interval=0.1)
         added_s = time.time() - submitted
         onos_ids = {int(f["id"]) for f in ours}
-        on_ovs = ovs_cookies(net)
+        on_ovs = ovs_cookies(karaf, net)
         print(f"{len(ours)} Metron rules ADDED on {SWITCH}; OVS holds {len(on_ovs)} flows")
         assert onos_ids == on_ovs, (sorted(onos_ids - on_ovs), sorted(on_ovs - onos_ids))
 
@@ -225,7 +215,7 @@ def test_a_chain_through_a_real_switch_and_agent_carries_real_packets(karaf, ins
 
         deleted = time.time()
         assert karaf.http("DELETE", f"/onos/metron/chains/{name}")[0] == 204
-        wait_for("Metron's flows gone from OVS", lambda: not ovs_cookies(net), timeout=30, interval=0.1)
+        wait_for("Metron's flows gone from OVS", lambda: not ovs_cookies(karaf, net), timeout=30, interval=0.1)
         gone_s = time.time() - deleted
         wait_for("Metron's entries gone from ONOS", lambda: not onos_flows(karaf), timeout=30)
         results("single-node", switch_available_s=round(connected_s, 2), rules=len(ours),

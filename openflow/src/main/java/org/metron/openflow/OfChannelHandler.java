@@ -8,6 +8,7 @@ import org.projectfloodlight.openflow.protocol.OFFactory;
 import org.projectfloodlight.openflow.protocol.OFFeaturesReply;
 import org.projectfloodlight.openflow.protocol.OFFlowRemoved;
 import org.projectfloodlight.openflow.protocol.OFHello;
+import org.projectfloodlight.openflow.protocol.OFPacketIn;
 import org.projectfloodlight.openflow.protocol.OFPortDescStatsReply;
 import org.projectfloodlight.openflow.protocol.OFPortReason;
 import org.projectfloodlight.openflow.protocol.OFPortStatus;
@@ -24,7 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One switch connection: the OpenFlow 1.3 handshake (HELLO with a version bitmap, FEATURES, PORT_DESC), then
- * echo answers, port status and flow-removed events, and replies handed to the {@link OfSwitch}.
+ * echo answers, port status, flow-removed and packet-in events, and replies handed to the {@link OfSwitch}.
  */
 final class OfChannelHandler extends SimpleChannelInboundHandler<Object> {
     private static final Logger log = LoggerFactory.getLogger(OfChannelHandler.class);
@@ -93,6 +94,8 @@ final class OfChannelHandler extends SimpleChannelInboundHandler<Object> {
             listener.portStatus(sw, status);
         } else if (msg instanceof OFFlowRemoved) {
             listener.flowRemoved(sw, (OFFlowRemoved) msg);
+        } else if (msg instanceof OFPacketIn) {
+            listener.packetIn(sw, (OFPacketIn) msg);
         } else {
             sw.received(msg);
         }

@@ -21,6 +21,7 @@ import org.projectfloodlight.openflow.protocol.OFStatsReplyFlags;
 import org.projectfloodlight.openflow.protocol.OFStatsRequest;
 import org.projectfloodlight.openflow.protocol.OFTableStatsReply;
 import org.projectfloodlight.openflow.types.DatapathId;
+import org.projectfloodlight.openflow.types.OFBufferId;
 import org.projectfloodlight.openflow.types.OFGroup;
 import org.projectfloodlight.openflow.types.OFPort;
 import org.projectfloodlight.openflow.types.TableId;
@@ -232,6 +233,17 @@ public final class OfSwitch {
     public CompletableFuture<Void> barrier() {
         return request(nextXid(), "barrier", xid -> factory.buildBarrierRequest().setXid(xid).build())
                 .thenApply(r -> null);
+    }
+
+    /**
+     * Sends {@code frame} out of {@code port} (OpenFlow 1.3 PACKET_OUT, the whole frame in the message, no buffer,
+     * in_port CONTROLLER: what ONOS's OpenFlowPacketProvider sends for an outbound packet such as an LLDP probe).
+     * Fire and forget, as PACKET_OUT has no reply; a switch that cannot send it answers an error, logged nowhere.
+     */
+    public void packetOut(OFPort port, byte[] frame) {
+        channel.writeAndFlush(factory.buildPacketOut().setXid(nextXid()).setBufferId(OFBufferId.NO_BUFFER)
+                .setInPort(OFPort.CONTROLLER).setActions(List.of(factory.actions().output(port, 0xffff)))
+                .setData(frame).build());
     }
 
     /** Every flow entry of every table. */

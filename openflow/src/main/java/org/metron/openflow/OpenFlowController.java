@@ -9,6 +9,7 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import org.projectfloodlight.openflow.protocol.OFFlowRemoved;
+import org.projectfloodlight.openflow.protocol.OFPacketIn;
 import org.projectfloodlight.openflow.protocol.OFPortStatus;
 import org.projectfloodlight.openflow.types.DatapathId;
 
@@ -139,6 +140,11 @@ public final class OpenFlowController implements AutoCloseable {
         @Override
         public void flowRemoved(OfSwitch sw, OFFlowRemoved removed) {
             listeners.forEach(l -> l.flowRemoved(sw, removed));
+        }
+
+        @Override
+        public void packetIn(OfSwitch sw, OFPacketIn packetIn) {
+            listeners.forEach(l -> l.packetIn(sw, packetIn));
         }
     }
 }

@@ -85,6 +85,10 @@ final class TreatmentTranslator {
         if (!actions.isEmpty()) {
             out.add(0, of.instructions().applyActions(actions));
         }
+        // wipeDeferred (ONOS's packet intercepts: punt + wipeDeferred) is CLEAR_ACTIONS, as FlowModBuilderVer13
+        if (t.clearedDeferred()) {
+            out.add(of.instructions().clearActions());
+        }
         return out;
     }
 
@@ -165,6 +169,8 @@ final class TreatmentTranslator {
             if (i instanceof OFInstructionGotoTable) {
                 t.transition((int) ((OFInstructionGotoTable) i).getTableId().getValue());
                 any = true;
+            } else if (i instanceof org.projectfloodlight.openflow.protocol.instruction.OFInstructionClearActions) {
+                t.wipeDeferred();
             } else if (i instanceof OFInstructionApplyActions) {
                 for (OFAction a : ((OFInstructionApplyActions) i).getActions()) {
                     any = true;

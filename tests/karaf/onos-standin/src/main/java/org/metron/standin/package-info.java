@@ -20,8 +20,10 @@
  *       declared in netcfg, reported as if they had connected and been discovered
  *       ({@link org.metron.standin.net.NetcfgSwitchProvider}); their flow rules are recorded.</li>
  *   <li>Stood in for, in place of ONOS's OpenFlow subsystem (OpenFlowDeviceProvider, OpenFlowRuleProvider, its
- *       FlowStatsCollector): real OpenFlow 1.3 switches that connect to this node ({@code org.metron.standin.openflow},
- *       on the project's own OpenFlow code, org.metron.openflow, embedded in this bundle).</li>
+ *       FlowStatsCollector) and the LLDP link discovery its OpenFlow app brings (LldpLinkProvider, with
+ *       PacketManager's intercept flow rule of the core app): real OpenFlow 1.3 switches that connect to this node
+ *       and the links between them, found by ONOS LLDP probes ({@code org.metron.standin.openflow}, on the project's
+ *       own OpenFlow code, org.metron.openflow, embedded in this bundle). Not there: BDDP, host discovery.</li>
  *   <li>Cluster mode (Karaf's etc/metron-cluster.json names this node, the nodes and the storage members,
  *       {@link org.metron.standin.cluster.ClusterConfig}): each node a real Atomix 3.1.9 member of a cluster whose
  *       Raft partitions separate storage members hold (tests/karaf/atomix-storage, as ONOS 2.7 runs on atomix-agents;

@@ -2,9 +2,17 @@ package org.metron.standin.openflow;
 
 import org.metron.openflow.OpenFlowController;
 import org.metron.openflow.OpenFlowException;
+import org.onlab.packet.Ethernet;
+import org.onosproject.cluster.ClusterService;
+import org.onosproject.core.CoreService;
 import org.onosproject.mastership.MastershipService;
 import org.onosproject.net.device.DeviceProviderRegistry;
+import org.onosproject.net.device.DeviceService;
+import org.onosproject.net.flow.DefaultTrafficSelector;
 import org.onosproject.net.flow.FlowRuleProviderRegistry;
+import org.onosproject.net.flow.FlowRuleService;
+import org.onosproject.net.link.LinkProviderRegistry;
+import org.onosproject.net.packet.PacketPriority;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -29,6 +37,8 @@ import java.util.concurrent.TimeUnit;
  * their rules as flow mods. Configuration (PID {@value #PID}, e.g. {@code etc/org.metron.standin.openflow.cfg}):
  * {@code openflowPort} (ONOS's default 6653; 0 turns the listener off) and {@code flowPollFrequencyMs} (ONOS polls
  * flow statistics every 5 s). A port already taken is logged and leaves this node without OpenFlow, nothing else.
+ * As ONOS's OpenFlow app, it brings LLDP link discovery ({@link LldpLinkDiscovery}, with its packet intercept,
+ * {@link PacketIntercepts}): links between the switches need no netcfg.
  */
 @Component(name = OpenFlowStandin.PID, immediate = true,
         property = {"openflowPort:Integer=6653", "flowPollFrequencyMs:Integer=5000"})
@@ -40,6 +50,9 @@ public class OpenFlowStandin {
     private ScheduledExecutorService poller;
     private OfDeviceProvider devices;
     private OfRuleProvider rules;
+    private ScheduledExecutorService discovery;
+    private PacketIntercepts intercepts;
+    private LldpLinkDiscovery links;
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected DeviceProviderRegistry deviceRegistry;
@@ -49,6 +62,21 @@ public class OpenFlowStandin {
 
     @Reference(cardinality = ReferenceCardinality.MANDATORY)
     protected MastershipService mastership;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected LinkProviderRegistry linkRegistry;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected DeviceService deviceService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected FlowRuleService flowService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected CoreService coreService;
+
+    @Reference(cardinality = ReferenceCardinality.MANDATORY)
+    protected ClusterService clusterService;
 
     @Activate
     protected void activate(Map<String, Object> config) {
@@ -92,13 +120,33 @@ public class OpenFlowStandin {
         controller.addListener(rules);
         rules.start(flowRegistry.register(rules));
         devices.start(deviceRegistry.register(devices));
+        startLinkDiscovery();
         log.info("OpenFlow switches accepted on port {}; flow statistics every {} ms", port, pollMs);
+    }
+
+    /**
+     * ONOS's OpenFlow app brings the LLDP link provider: its intercept (LldpLinkProvider.requestIntercepts: LLDP to
+     * the controller, priority CONTROL, through PacketService, whose rules are the core app's) and its probes.
+     */
+    private void startLinkDiscovery() {
+        discovery = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "standin-lldp"));
+        intercepts = new PacketIntercepts(deviceService, flowService,
+                                          coreService.registerApplication(CoreService.CORE_APP_NAME));
+        intercepts.request(DefaultTrafficSelector.builder().matchEthType(Ethernet.TYPE_LLDP).build(),
+                           PacketPriority.CONTROL);
+        links = new LldpLinkDiscovery(devices, deviceService, mastership, clusterService, discovery);
+        controller.addListener(links);
+        links.start(linkRegistry.register(links));
     }
 
     private void stop() {
         if (controller == null) {
             return;
         }
+        intercepts.cancelAll();
+        links.stop();
+        discovery.shutdownNow();
+        linkRegistry.unregister(links);
         controller.close();
         poller.shutdownNow();
         events.shutdown();
