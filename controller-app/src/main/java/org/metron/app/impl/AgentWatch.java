@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -106,6 +107,29 @@ public final class AgentWatch implements AutoCloseable {
     public synchronized AgentWatch failover(ServerFailover failover) {
         this.failover = Objects.requireNonNull(failover);
         return this;
+    }
+
+    /**
+     * Whether {@code id}'s agent answers Health now, within a round's wait: the embedded host's "still lost?" when a
+     * deadline has passed (ONOS asks whether the device is still unavailable, which the master's probe keeps). An
+     * agent restarting, or answering late, just past its deadline keeps its chains (before, the deadline was judged
+     * at the next round, where such an agent answered; judged at the deadline's instant, a restart of 1.5-2 s moved
+     * a scaled-out half back and split it again, e2e test_scale_out).
+     */
+    public boolean answers(DeviceId id) {
+        Optional<MetronServer> s = servers.server(id);
+        if (s.isEmpty()) {
+            return false;
+        }
+        try {
+            AgentCalls.started(() -> s.get().agent().health()).get(healthWait.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (Exception e) {
+            return false;
+        }
     }
 
     /** The failover deadline of both hosts: {@link #FAILOVER_PROPERTY}, else {@link #FAILOVER_MS}. */

@@ -49,7 +49,8 @@ public class ServerFailover implements AutoCloseable {
     /**
      * @param deadline  how long a suspected server has to come back before its chains move
      * @param stillLost asked when the deadline has passed and the move is readied: whether the server is still lost
-     *                  (ONOS: its device is still unavailable; a host that tells {@link #back} itself: always)
+     *                  (ONOS: its device is still unavailable; the embedded host: its agent does not answer Health,
+     *                  {@link AgentWatch#answers})
      */
     public ServerFailover(ChainManager manager, Duration deadline, Predicate<DeviceId> stillLost) {
         this.manager = Objects.requireNonNull(manager);
@@ -61,11 +62,6 @@ public class ServerFailover implements AutoCloseable {
         Thread t = new Thread(r, name);
         t.setDaemon(true);
         return t;
-    }
-
-    /** The deadline of {@link AgentWatch#configuredFailover}, for a host that tells {@link #back} itself. */
-    public static ServerFailover configured(ChainManager manager) {
-        return new ServerFailover(manager, AgentWatch.configuredFailover(), server -> true);
     }
 
     /** {@code server} is suspected lost now. */

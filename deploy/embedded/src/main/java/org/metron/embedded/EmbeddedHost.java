@@ -124,10 +124,11 @@ public final class EmbeddedHost implements AutoCloseable {
             // redeploys what a restarted agent lost; -Dmetron.recovery.intervalMs sets how often agents are asked
             // and moves the chains of a server whose agent stays unreachable (-Dmetron.serverFailoverMs), readied
             // on other servers while that deadline runs (taken back if the agent answers in time): the ONOS
-            // component's deadlines, told by the watch instead of device events
-            deadlines = ServerFailover.configured(manager);
-            watcher = new AgentWatch(fenced, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT)
-                    .failover(deadlines).start(AgentWatch.configuredInterval());
+            // component's deadlines, told by the watch instead of device events; a deadline passed asks the agent
+            // itself whether the server is still lost (ONOS asks its device's availability)
+            AgentWatch w = new AgentWatch(fenced, new ServerRecovery(chains, manager, STEP_TIMEOUT), STEP_TIMEOUT);
+            deadlines = new ServerFailover(manager, AgentWatch.configuredFailover(), id -> !w.answers(id));
+            watcher = w.failover(deadlines).start(AgentWatch.configuredInterval());
             // its first round finishes what a previous run of the host left unsettled (a bring-up, a removal)
             owner = manager.ownership().start(Duration.ofMillis(ChainOwnership.SWEEP_MS));
             Credentials users = Credentials.loadOrCreate(o.data);
