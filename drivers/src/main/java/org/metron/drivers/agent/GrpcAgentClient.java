@@ -7,8 +7,6 @@ import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import org.metron.agent.v1.DeployPipelineRequest;
 import org.metron.agent.v1.ExportStateRequest;
@@ -46,7 +44,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -417,7 +414,7 @@ public final class GrpcAgentClient implements AgentClient {
         if (closed) {
             throw error("StreamLoad", CLIENT_CLOSED);
         }
-        LoadSubscription sub = new LoadSubscription(
+        LoadSubscription sub = new LoadSubscription(this,
                 LoadStreamRequest.newBuilder().setIntervalMs(intervalMs).setAlertLoad(alertLoad).build(),
                 Objects.requireNonNull(onReport, "onReport"), Objects.requireNonNull(onError, "onError"));
         subscriptions.add(sub);
@@ -425,87 +422,35 @@ public final class GrpcAgentClient implements AgentClient {
         return sub;
     }
 
-    /**
-     * One logical subscription: resubscribes with backoff whenever the stream ends while still wanted. When the client
-     * closes under it (its server's netcfg removed, or its endpoint changed: the registry closes the client and makes
-     * another), its subscriber is told once with CANCELLED "client closed", since no report will come any more: a
-     * subscriber not told kept the dead subscription, and a server declared again was never monitored again (no
-     * load, no black-box NF status; the Karaf test_openflow black-box test after a chain test found it).
-     */
-    private final class LoadSubscription implements AutoCloseable {
-        private final LoadStreamRequest request;
-        private final Consumer<Stats> onReport;
-        private final Consumer<Throwable> onError;
-        private final AtomicInteger failures = new AtomicInteger();
-        private final AtomicBoolean toldClosed = new AtomicBoolean();
-        private volatile ClientCallStreamObserver<LoadStreamRequest> call;
-        private volatile boolean cancelled;
+    // what a LoadSubscription of this client uses
+    MetronAgentGrpc.MetronAgentStub stub() {
+        return stub;
+    }
 
-        LoadSubscription(LoadStreamRequest request, Consumer<Stats> onReport, Consumer<Throwable> onError) {
-            this.request = request;
-            this.onReport = onReport;
-            this.onError = onError;
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Runs {@code what} after the backoff for {@code failures} failures; false if this client closed meanwhile. */
+    boolean retryLater(Runnable what, int failures) {
+        try {
+            timer.schedule(what, backoff.delayMs(failures), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
         }
+    }
 
-        void subscribe() {
-            if (cancelled || closed) {
-                return;
-            }
-            stub.streamLoad(request, new ClientResponseObserver<LoadStreamRequest, Stats>() {
-                @Override
-                public void beforeStart(ClientCallStreamObserver<LoadStreamRequest> requestStream) {
-                    call = requestStream;
-                }
+    AgentException loadStreamError(Status status) {
+        return error("StreamLoad", status);
+    }
 
-                @Override
-                public void onNext(Stats value) {
-                    failures.set(0);
-                    onReport.accept(value);
-                }
+    AgentException closedError() {
+        return error("StreamLoad", CLIENT_CLOSED);
+    }
 
-                @Override
-                public void onError(Throwable t) {
-                    ended(Status.fromThrowable(t));
-                }
-
-                @Override
-                public void onCompleted() {
-                    ended(Status.UNAVAILABLE.withDescription("agent ended the load stream"));
-                }
-            });
-        }
-
-        private void ended(Status status) {
-            if (cancelled) {
-                return;
-            }
-            if (closed) {
-                clientClosed();
-                return;
-            }
-            onError.accept(error("StreamLoad", status));
-            try {
-                timer.schedule(this::subscribe, backoff.delayMs(failures.getAndIncrement()), TimeUnit.MILLISECONDS);
-            } catch (RejectedExecutionException e) {
-                clientClosed(); // the client closed meanwhile
-            }
-        }
-
-        void clientClosed() {
-            if (!cancelled && toldClosed.compareAndSet(false, true)) {
-                onError.accept(error("StreamLoad", CLIENT_CLOSED));
-            }
-        }
-
-        @Override
-        public void close() {
-            cancelled = true;
-            subscriptions.remove(this);
-            ClientCallStreamObserver<LoadStreamRequest> c = call;
-            if (c != null) {
-                c.cancel("load subscription closed", null);
-            }
-        }
+    void forget(LoadSubscription sub) {
+        subscriptions.remove(sub);
     }
 
     // ---- Lifecycle ---------------------------------------------------------------------------------------
