@@ -305,7 +305,7 @@ def test_a_black_box_nf_runs_is_shown_and_restarted_as_onos_shows_it(karaf, inst
         assert first["link"] in ("DIRECT", "AGENT") and first["nfLost"] == 0, first
         assert cmdline(first["pid"]) == str(NF_FWD), (first["pid"], cmdline(first["pid"]))
         rules = {int(f["id"]) for f in onos_flows(karaf)}
-        assert rules and rules == ovs_cookies(net), (sorted(rules), sorted(ovs_cookies(net)))
+        assert rules and rules == ovs_cookies(karaf, net), (sorted(rules), sorted(ovs_cookies(karaf, net)))
 
         # ---- real packets: the NF's verdicts at the sink and in ONOS's three views ----
         wait_for(f"{name} to carry traffic", lambda: blackbox.burst(src, sink, run / f"warm-{time.monotonic_ns()}.pcap")
@@ -375,7 +375,7 @@ def test_a_black_box_nf_runs_is_shown_and_restarted_as_onos_shows_it(karaf, inst
         kept = box(karaf, name)
         assert (chain(karaf, name)["state"], kept["pid"], kept["restarts"], kept["state"]) == \
             ("ACTIVE", after["pid"], 1, "RUNNING"), kept
-        assert {int(f["id"]) for f in onos_flows(karaf)} >= rules and ovs_cookies(net) >= rules
+        assert {int(f["id"]) for f in onos_flows(karaf)} >= rules and ovs_cookies(karaf, net) >= rules
         got = blackbox.burst(src, sink, run / "kept.pcap", (blackbox.PASS_PORT, blackbox.DROP_PORT))
         assert got.get(blackbox.PASS_PORT) and blackbox.translated(got[blackbox.PASS_PORT]), got
         assert not got.get(blackbox.DROP_PORT)
