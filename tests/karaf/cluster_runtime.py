@@ -163,6 +163,13 @@ def ready(node):
                            f"{node.karaf.log_problems()}")
 
 
+def kill_group(process):
+    """SIGKILL of a process we started in a session of its own, and all it started."""
+    if process is not None and process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
 class Node:
     """One Karaf of the cluster: its namespace, address and ONOS node id."""
 
@@ -176,10 +183,7 @@ class Node:
 
     def kill(self):
         """SIGKILL of the node's whole Karaf (a crash: no leave, no session close)."""
-        p = self.karaf.process
-        if p is not None and p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=30)
+        kill_group(self.karaf.process)
         self.killed = True
 
     def restart(self):
@@ -195,6 +199,10 @@ class Node:
     @property
     def log_file(self):
         return self.karaf.log_file
+
+    @property
+    def base(self):
+        return self.karaf.base
 
     def __repr__(self):
         return f"{self.id}@{self.ip}"
@@ -254,10 +262,7 @@ class StorageMember:
 
     def kill(self):
         """SIGKILL (a crash: no leave)."""
-        p = self.process
-        if p is not None and p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=30)
+        kill_group(self.process)
         self.killed = True
 
     def __repr__(self):
@@ -351,7 +356,7 @@ class Cluster:
             except Exception:  # noqa: BLE001 (cleanup goes on)
                 pass
             if not keep:
-                shutil.rmtree(member.karaf.base if isinstance(member, Node) else member.base, ignore_errors=True)
+                shutil.rmtree(member.base, ignore_errors=True)
         for ns in self.made_netns:
             # whatever still runs in the namespace was started by this cluster
             for pid in sh("ip", "netns", "pids", ns, check=False).split():
