@@ -178,63 +178,20 @@ uint8_t* l4_checksum(uint8_t* l4, uint8_t proto, bool v6, bool* present) {
 void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) { store16(csum, proto == 17 && c == 0 ? 0xffff : c); }
 }  // namespace
 
-namespace {
-// One's-complement sum of n, folded to 16 bits: 0 only if n is 0 (an end-around-carry sum is +0 only when
-// every addend is).
-inline uint32_t fold16(uint64_t n) {
-  n = (n & 0xffffffff) + (n >> 32);  // < 2^33
-  n = (n & 0xffff) + (n >> 16);      // < 2^18
-  n = (n & 0xffff) + (n >> 16);      // < 2^16 + 4
-  return static_cast<uint32_t>((n & 0xffff) + (n >> 16));
-}
-// ~hc + terms, folded and complemented: RFC 1624 eqn. 3 with the terms of several words at once, on words as
-// they lie in memory.
-inline uint16_t csum_apply_raw(uint16_t hc, uint64_t terms) {
-  return static_cast<uint16_t>(~fold16(static_cast<uint16_t>(~hc) + terms));
-}
-}  // namespace
-
-// The addresses and ports as 32-bit words the way they lie in the headers, each word's RFC 1624 term ~old + new
-// added whether or not it changed, and the sums applied to the checksums as loaded, unswapped: a one's-complement
-// sum is the same in either byte order (RFC 1071), and an unchanged word's term is 0xffffffff = 65537 * 65535,
-// which changes a folded sum only when everything else in it is 0, i.e. when ~hc is 0. Fewer and shorter
-// dependent steps than a term per 16-bit word in host order (csum_term, which skips unchanged words and which the
-// compiler vectorizes into a chain of shuffles), which the rewrite waits through once the flow's record has
-// arrived: ~10 cycles per packet of the offloaded chain (BENCHMARKS.md, session 22). Bit for bit the same
-// checksums (Checksum.RewriteEqualsTheWordByWordUpdate). A checksum field of 0xffff (~hc = 0: never a valid IPv4
-// header's, a corrupt TCP/UDP one's) takes the word-by-word way, where skipping unchanged words matters.
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to) {
   bool l4csum;
   uint8_t* csum = l4_checksum(l4, from.proto, false, &l4csum);
-  uint32_t fa[2], ta[2];  // src, dst as in the header
-  std::memcpy(fa, &from, 8);
-  std::memcpy(ta, &to, 8);
-  // Ports in wire order (a Key4 holds them in host order), as one 32-bit word each: sport | dport << 16.
-  const uint32_t fp = uint32_t{rte_cpu_to_be_16(from.sport)} | uint32_t{rte_cpu_to_be_16(from.dport)} << 16;
-  const uint32_t tp = uint32_t{rte_cpu_to_be_16(to.sport)} | uint32_t{rte_cpu_to_be_16(to.dport)} << 16;
-  uint16_t ip_sum, l4_sum = 0;
-  std::memcpy(&ip_sum, ip + 10, 2);
-  if (l4csum) std::memcpy(&l4_sum, csum, 2);
-  if (ip_sum == 0xffff || l4_sum == 0xffff) {
-    uint32_t addr = 0;
-    const auto* fb = reinterpret_cast<const uint8_t*>(&from);
-    const auto* tb = reinterpret_cast<const uint8_t*>(&to);
-    for (int w = 0; w < 4; ++w) addr += csum_term(load16(fb + 2 * w), load16(tb + 2 * w));
-    const uint32_t ports = csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
-    std::memcpy(ip + 12, ta, 8);
-    std::memcpy(l4, &tp, 4);
-    store16(ip + 10, csum_apply(load16(ip + 10), addr));
-    if (l4csum) store_l4_checksum(csum, from.proto, csum_apply(load16(csum), addr + ports));
-    return;
-  }
+  // Addresses: four 16-bit words, each changed one adding to both checksums; ports to the transport one.
+  const auto* fa = reinterpret_cast<const uint8_t*>(&from);  // src, dst
+  const auto* ta = reinterpret_cast<const uint8_t*>(&to);
+  uint32_t addr = 0;
+  for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
+  const uint32_t ports = csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
   std::memcpy(ip + 12, ta, 8);
-  std::memcpy(l4, &tp, 4);
-  const uint64_t addr = uint64_t{~fa[0]} + ta[0] + uint64_t{~fa[1]} + ta[1];
-  const uint16_t ip_new = csum_apply_raw(ip_sum, addr);
-  std::memcpy(ip + 10, &ip_new, 2);
-  if (!l4csum) return;
-  const uint16_t l4_new = csum_apply_raw(l4_sum, addr + uint64_t{~fp} + tp);
-  store_l4_checksum(csum, from.proto, rte_be_to_cpu_16(l4_new));
+  store16(l4, to.sport);
+  store16(l4 + 2, to.dport);
+  store16(ip + 10, csum_apply(load16(ip + 10), addr));
+  if (l4csum) store_l4_checksum(csum, from.proto, csum_apply(load16(csum), addr + ports));
 }
 
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4) {
