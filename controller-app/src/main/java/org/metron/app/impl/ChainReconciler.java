@@ -157,7 +157,7 @@ final class ChainReconciler {
     private String checkServer(Chain c, DeviceId serverId) {
         Optional<MetronServer> server = servers.server(serverId);
         if (server.isPresent() && answers(server.get())) {
-            recovery.restore(server.get());
+            recovery.restore(server.get(), c.id()); // this chain only: its lock is held here
             ChainState now = store.chains().get(c.id()).map(Versioned::value).map(Chain::state).orElse(c.state());
             return "server " + serverId + " answers: " + now;
         }

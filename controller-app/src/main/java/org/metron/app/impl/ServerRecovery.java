@@ -24,12 +24,14 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
@@ -37,9 +39,12 @@ import java.util.stream.Collectors;
  * its pipelines and NIC rules): the same pipeline (groups, tags, cores) and NIC rules with the same ids, built
  * from the stored placement exactly as the first deployment built them — for the chains whose server it is, and
  * for the groups chains scaled out to it (docs/scaling.md#scale-out: the pipeline named as the chain with the
- * chain's groups on that server, and their NIC rules where the NIC has a rule table). Compares against what the agent lists, so nothing
- * present is installed twice; switch rules are not the agent's and stay as they are (they still send the groups'
- * tags to this server). A group's flow state comes back from the agent's own file (--state-dir), which it offers
+ * chain's groups on that server, and their NIC rules where the NIC has a rule table). Compares against what the
+ * agent lists, so nothing present is installed twice, also when several restore the same server at once (its
+ * callers, the agent watch, the device listener and a DEGRADED chain's reconcile, may notice one restart
+ * together): what a chain lacks is decided under the chain's lock from a listing made under it
+ * ({@link #current}). Switch rules are not the agent's and stay as they are (they still send the groups' tags to
+ * this server). A group's flow state comes back from the agent's own file (--state-dir), which it offers
  * to the first deployment of the same pipeline and group id with the same Click config.
  */
 public final class ServerRecovery {
@@ -71,15 +76,30 @@ public final class ServerRecovery {
      *                         could not be restored (named with the reason; the others were restored)
      */
     public List<ChainId> restore(MetronServer server) {
-        AgentClient agent = server.agent();
-        Set<String> pipelines = calls.await(agent.listPipelines(), "listing pipelines on " + agent.target())
-                .getPipelinesList().stream().map(PipelineStatus::getPipelineId).collect(Collectors.toSet());
-        Set<Long> nicRules = calls.await(agent.listNicRules(""), "listing NIC rules on " + agent.target())
-                .getRulesList().stream().map(NicRule::getId).collect(Collectors.toSet());
+        return restore(server, id -> true);
+    }
+
+    /**
+     * {@link #restore(MetronServer)} for chain {@code id} alone: what a reconcile of that chain, which holds the
+     * chain's lock, restores. It takes no other chain's lock while holding that one, so it cannot deadlock against
+     * a thread that holds another chain's lock and waits for this one (before, a DEGRADED chain's reconcile
+     * restored every chain of its server, taking their locks under its own); the others are restored by the agent
+     * watch, the device listener and their own reconciles.
+     */
+    public List<ChainId> restore(MetronServer server, ChainId id) {
+        return restore(server, id::equals);
+    }
+
+    private List<ChainId> restore(MetronServer server, Predicate<ChainId> which) {
+        // one listing for the whole server: the chains it finds whole cost no further call
+        Held seen = held(server.agent());
         List<ChainId> restored = new ArrayList<>();
         List<String> failed = new ArrayList<>();
         Map<ChainId, Placement> placements = store.placements().snapshot();
         for (InstalledRecord st : store.installedRecords().values()) { // which chains: no device read
+            if (!which.test(st.chainId())) {
+                continue;
+            }
             Placement placed = placements.get(st.chainId());
             if (!st.server().equals(Optional.of(server.id()))
                     && (placed == null || scaledOutTo(placed, server).isEmpty())) {
@@ -88,7 +108,7 @@ public final class ServerRecovery {
             ChainId id = st.chainId();
             try {
                 chains.whileLeading(id, () -> {
-                    if (restoreChain(id, server, pipelines, nicRules)) {
+                    if (restoreChain(id, server, seen)) {
                         restored.add(id);
                     }
                 });
@@ -115,8 +135,11 @@ public final class ServerRecovery {
         }
     }
 
-    /** One chain, under its lock; re-reads the store since the chain may have changed since the snapshot. */
-    private boolean restoreChain(ChainId id, MetronServer server, Set<String> pipelines, Set<Long> nicRules) {
+    /**
+     * One chain, under its lock; re-reads the store since the chain may have changed since the snapshot, and the
+     * agent when {@code seen} says it lacks something of the chain.
+     */
+    private boolean restoreChain(ChainId id, MetronServer server, Held seen) {
         Optional<InstalledState> st = store.installed().get(id).map(Versioned::value);
         Optional<Chain> chain = store.chains().get(id).map(Versioned::value);
         Optional<Placement> p = store.placements().get(id).map(Versioned::value);
@@ -125,12 +148,14 @@ public final class ServerRecovery {
             return false;
         }
         if (!st.get().server().equals(Optional.of(server.id()))) {
-            return restoreScaledOut(id, chain.get(), p.get(), server, pipelines, nicRules);
+            return restoreScaledOut(id, chain.get(), p.get(), server, seen);
         }
         AgentClient agent = server.agent();
-        List<Long> missingRules = st.get().nicRuleIds().stream().filter(r -> !nicRules.contains(r))
+        Held now = current(agent, seen, st.get().pipeline() ? Optional.of(id.name()) : Optional.empty(),
+                st.get().nicRuleIds());
+        List<Long> missingRules = st.get().nicRuleIds().stream().filter(r -> !now.nicRules.contains(r))
                 .collect(Collectors.toList());
-        boolean missingPipeline = st.get().pipeline() && !pipelines.contains(id.name());
+        boolean missingPipeline = st.get().pipeline() && !now.pipelines.contains(id.name());
         if (missingRules.isEmpty() && !missingPipeline) {
             whole(chain.get(), server);
             return false;
@@ -180,21 +205,23 @@ public final class ServerRecovery {
      * The groups a chain scaled out to {@code server}: their NIC rules (when that NIC has a rule table, as the
      * scale-out installed them) and their pipeline, as the scale-outs left them.
      */
-    private boolean restoreScaledOut(ChainId id, Chain chain, Placement p, MetronServer server,
-                                     Set<String> pipelines, Set<Long> nicRules) {
+    private boolean restoreScaledOut(ChainId id, Chain chain, Placement p, MetronServer server, Held seen) {
         List<GroupAssignment> away = scaledOutTo(p, server);
         if (away.isEmpty()) {
             return false;
         }
         AgentClient agent = server.agent();
-        List<GroupAssignment> lacking = away.stream().filter(g -> !nicRules.contains(AgentRequests.nicRuleId(id,
+        // a group's NIC rule is looked for whether or not its NIC has a rule table: one more listing at most
+        Held now = current(agent, seen, Optional.of(id.name()), away.stream()
+                .map(g -> AgentRequests.nicRuleId(id, g.groupId())).collect(Collectors.toList()));
+        List<GroupAssignment> lacking = away.stream().filter(g -> !now.nicRules.contains(AgentRequests.nicRuleId(id,
                 g.groupId()))).collect(Collectors.toList());
         Set<String> tables = lacking.isEmpty() ? Set.of() : calls.await(agent.getResources(), "reading resources of "
                 + agent.target()).getNicsList().stream().filter(n -> n.getMaxNicRules() > 0)
                 .map(org.metron.agent.v1.Nic::getName).collect(Collectors.toSet());
         List<NicRule> missingRules = lacking.stream().filter(g -> tables.contains(g.nic()))
                 .map(g -> AgentRequests.remoteNicRule(id, g)).collect(Collectors.toList());
-        boolean missingPipeline = !pipelines.contains(id.name());
+        boolean missingPipeline = !now.pipelines.contains(id.name());
         if (missingRules.isEmpty() && !missingPipeline) {
             return false;
         }
@@ -210,6 +237,44 @@ public final class ServerRecovery {
                 .map(GroupAssignment::groupId).collect(Collectors.toList()), server, missingPipeline ? "redeployed"
                 : "was running", missingRules.stream().map(NicRule::getId).collect(Collectors.toList()));
         return true;
+    }
+
+    /** What an agent held when it was listed: its pipelines' ids and its NIC rules' ids. */
+    private static final class Held {
+        final Set<String> pipelines;
+        final Set<Long> nicRules;
+
+        Held(Set<String> pipelines, Set<Long> nicRules) {
+            this.pipelines = pipelines;
+            this.nicRules = nicRules;
+        }
+
+        boolean lacks(Optional<String> pipeline, Collection<Long> rules) {
+            return pipeline.map(n -> !pipelines.contains(n)).orElse(false) || !nicRules.containsAll(rules);
+        }
+    }
+
+    private Held held(AgentClient agent) {
+        Set<String> pipelines = calls.await(agent.listPipelines(), "listing pipelines on " + agent.target())
+                .getPipelinesList().stream().map(PipelineStatus::getPipelineId).collect(Collectors.toSet());
+        Set<Long> nicRules = calls.await(agent.listNicRules(""), "listing NIC rules on " + agent.target())
+                .getRulesList().stream().map(NicRule::getId).collect(Collectors.toSet());
+        return new Held(pipelines, nicRules);
+    }
+
+    /**
+     * What the agent holds of a chain, for deciding under the chain's lock what to install: {@code seen}, the
+     * listing {@link #restore} made before taking any lock, while it has all of {@code pipeline} and
+     * {@code rules}; else a listing made now. Every restorer of the chain installs under the same lock, so a
+     * listing made under it shows what another restorer installed meanwhile: restores of one server racing for a
+     * restarted agent (the agent watch's round and the device listener's "available again" both saw it, each
+     * with its own listing) install each missing thing once. Before, the second installed again from its older
+     * listing and the agent refused it (InstallNicRules or DeployPipeline ALREADY_EXISTS); the watch's next
+     * round recovered it. A chain {@code seen} finds whole costs no further call: nothing of it is removed by a
+     * restore, and what the agent loses after this listing the watch sees (its boot id) next round.
+     */
+    private Held current(AgentClient agent, Held seen, Optional<String> pipeline, Collection<Long> rules) {
+        return seen.lacks(pipeline, rules) ? held(agent) : seen;
     }
 
     private void redeploy(AgentClient agent, ChainId id, DeployPipelineRequest req) {

@@ -10,6 +10,10 @@ import org.onosproject.net.DeviceId;
 import org.onosproject.store.service.Versioned;
 
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
@@ -112,6 +116,53 @@ public class ChainReconcilerTest {
         assertEquals("server " + server + " answers: ACTIVE", w.manager.reconcile(id));
         assertTrue(w.agents.get(0).pipelines().containsKey("web"));
         assertEquals(server, w.store.installed().get(id).map(Versioned::value).get().server().get());
+    }
+
+    /**
+     * Two chains DEGRADED on one server whose agent answers again, another thread holding the second chain's lock:
+     * the first chain's reconcile, which holds its own lock, restores that chain alone and returns; the second is
+     * restored by its own reconcile. Before, the reconcile restored every chain of the server, taking the second's
+     * lock under its own: it waited here for as long as that lock was held (a thread holding the second's lock and
+     * waiting for the first's would have deadlocked with it).
+     */
+    @Test
+    public void aDegradedChainsReconcileRestoresItAloneWithoutTakingAnotherChainsLock() throws Exception {
+        World w = active(1);
+        w.manager.submit(Fixtures.chainJsonAt("db", 5));
+        ChainId web = ChainId.of("web");
+        ChainId db = ChainId.of("db");
+        DeviceId server = w.manager.placement(web).get().server().get();
+        assertEquals(server, w.manager.placement(db).get().server().get());
+        w.agents.get(0).unreachable(true);
+        w.manager.serverLost(server);
+        assertEquals(ChainState.DEGRADED, w.manager.chain(db).get().state());
+        w.agents.get(0).restart().unreachable(false);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (w.store.lockFor(db)) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        holder.start();
+        held.await();
+        try {
+            CompletableFuture<String> reconciled = CompletableFuture.supplyAsync(() -> w.manager.reconcile(web));
+            assertEquals("server " + server + " answers: ACTIVE", reconciled.get(10, TimeUnit.SECONDS));
+        } finally {
+            release.countDown();
+            holder.join();
+        }
+        assertEquals(Set.of("web"), w.agents.get(0).pipelines().keySet());
+        assertEquals(ChainState.DEGRADED, w.manager.chain(db).get().state());
+
+        assertEquals("server " + server + " answers: ACTIVE", w.manager.reconcile(db));
+        assertEquals(Set.of("web", "db"), w.agents.get(0).pipelines().keySet());
     }
 
     @Test

@@ -1,12 +1,15 @@
 package org.metron.app.scaling;
 
 import org.junit.Test;
+import org.metron.app.api.ChainId;
 import org.metron.agent.v1.GroupStatus;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.Placement;
 import org.metron.app.impl.AgentWatch;
 import org.metron.app.impl.ServerRecovery;
+import org.metron.app.spi.MetronServer;
+import org.metron.app.testing.AtOnce;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.RealAgent;
 import org.metron.drivers.agent.AgentEndpoint;
@@ -19,6 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 
 import static org.junit.Assert.assertEquals;
@@ -30,7 +35,7 @@ import static org.junit.Assert.fail;
 /**
  * Scale-out between two real metron-agents ({@link ScaleOutFixture}) when something fails: rollback on a refused
  * re-tag, recovery after a controller crash at it, the operation journal across owners, and the other server's
- * agent restarting with the scaled-out group's flows in its checkpoint.
+ * agent restarting with the scaled-out group's flows in its checkpoint, and restores racing for it.
  */
 public class ScaleOutRecoveryTest extends ScaleOutFixture {
     @Test
@@ -236,6 +241,74 @@ public class ScaleOutRecoveryTest extends ScaleOutFixture {
             try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(dir)) {
                 files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
+        }
+    }
+
+    /**
+     * The agent of the server a class slice was scaled out to restarts (empty) and three restores of that server
+     * run at once (the agent watch's round, the device listener's "available again", a DEGRADED chain's
+     * reconcile): the scaled-out group is deployed there once, by one of them, as it was, and none fails. Before,
+     * each listed the agent's pipelines before taking the chain's lock, and those that listed before the first
+     * deployed deployed again: DeployPipeline ALREADY_EXISTS (two of the three, 5 runs of 5 on 28164fa).
+     */
+    @Test
+    public void restoresRacingForTheOtherServersRestartedAgentDeployItsGroupOnce() throws Exception {
+        RealAgent[] agents = new RealAgent[2];
+        int[] ports = new int[2];
+        List<GrpcAgentClient> clients = new ArrayList<>();
+        Rig rig = null;
+        try {
+            for (int i = 0; i < 2; i++) {
+                agents[i] = RealAgent.startOnPort("scaleout-race" + i, 0);
+                ports[i] = portOf(agents[i]);
+                clients.add(clientOf(ports[i]));
+            }
+            rig = new Rig("scaleout-race", clients.get(0), clients.get(1));
+            ServerRecovery recovery = new ServerRecovery(rig.store, rig.manager, Duration.ofSeconds(10));
+            rig.sliceOut();
+            List<String> away = described(rig.groups(rig.away));
+            List<String> home = described(rig.groups(rig.home));
+            assertEquals(away.toString(), 1, away.size());
+            int awayIndex = rig.away.agent() == clients.get(0) ? 0 : 1;
+            agents[awayIndex].close();
+            agents[awayIndex] = RealAgent.startOnPort("scaleout-race" + awayIndex + "b", ports[awayIndex]);
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (!answersEmpty(rig, rig.away)) { // the controller's client reconnects on its own, after a backoff
+                assertTrue(agents[awayIndex].log(), System.currentTimeMillis() < deadline);
+                Thread.sleep(100);
+            }
+            MetronServer other = rig.away;
+            Callable<List<ChainId>> restore = () -> recovery.restore(other);
+
+            List<CompletableFuture<List<ChainId>>> results = AtOnce.run(Duration.ofSeconds(60),
+                    List.of(restore, restore, restore));
+
+            assertEquals(agents[awayIndex].log(), List.of(), AtOnce.failures(results));
+            assertEquals("one restore deployed it, the others found it there", List.of(List.of(rig.chain),
+                    List.of(), List.of()), results.stream().map(CompletableFuture::join)
+                    .sorted(java.util.Comparator.comparing(List::isEmpty)).collect(Collectors.toList()));
+            assertEquals(agents[awayIndex].log(), away, described(rig.groups(rig.away)));
+            assertEquals("the chain's server was not touched", home, described(rig.groups(rig.home)));
+            removeChain(rig);
+        } finally {
+            rigs.remove(rig); // removed above; or failed, and what the agents hold goes with them
+            for (GrpcAgentClient c : clients) {
+                c.close();
+            }
+            for (RealAgent a : agents) {
+                if (a != null) {
+                    a.close();
+                }
+            }
+        }
+    }
+
+    /** Whether {@code s}'s agent answers and holds nothing of the rig's chain. */
+    private static boolean answersEmpty(Rig rig, MetronServer s) {
+        try {
+            return rig.groups(s).isEmpty();
+        } catch (Exception e) {
+            return false;
         }
     }
 
