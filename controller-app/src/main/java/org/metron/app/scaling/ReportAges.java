@@ -1,0 +1,124 @@
+package org.metron.app.scaling;
+
+import org.metron.app.api.ChainId;
+import org.onosproject.net.DeviceId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The load monitor's one rule for missing samples (docs/scaling.md#monitoring): a group is measured only on fresh
+ * reports of the server it runs on. Its load is unknown (not zero, not the last value seen) while that server's
+ * load stream is down (its agent stopping, restarting or gone: the stream failed and no two reports came since)
+ * or while its last report arrived more than {@link #STALE_INTERVALS} report intervals ago by the controller's
+ * clock (a silent agent whose stream neither reports nor ends). Before this rule a chain spread over two servers
+ * was measured at every report of its own server on the other server's last two reports, however old: a silent
+ * server's last reading was counted again every 50 ms, and an idle one added up to the 2 s that decide a merge
+ * back onto or off a server that cannot answer it. The agents' report timestamps are not used: each is its
+ * agent's own monotonic clock, comparable only between two reports of one server.
+ * <p>
+ * The monitor calls it holding its own lock ({@link #lastAt} excepted).
+ */
+final class ReportAges {
+    /**
+     * Report intervals a server may stay silent before its groups are not measured: 500 ms at the default 50 ms,
+     * one agent-watch round (AgentWatch.INTERVAL_MS), after which a silent agent is suspected anyway; a loaded
+     * controller or agent delays single reports by far less (the log says each group that stops being measured).
+     */
+    static final int STALE_INTERVALS = 10;
+
+    private static final Logger log = LoggerFactory.getLogger(ReportAges.class);
+
+    private final long windowMs;
+    /** When each server's last report arrived (the monitor's clock); read without the monitor's lock too. */
+    private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
+    /** Per server whose load stream failed and has not reported twice since: why it failed. */
+    private final Map<DeviceId, String> down = new HashMap<>();
+    /** Per chain, the groups logged as not measured, with the reason logged: each change is logged once. */
+    private final Map<ChainId, Map<String, String>> logged = new HashMap<>();
+
+    ReportAges(int intervalMs) {
+        this.windowMs = (long) STALE_INTERVALS * intervalMs;
+    }
+
+    long windowMs() {
+        return windowMs;
+    }
+
+    /** A report of {@code server} arrived at {@code nowMs}; {@code measurable}: it is the second since the stream began. */
+    void reported(DeviceId server, long nowMs, boolean measurable) {
+        lastAtMs.put(server, nowMs);
+        if (measurable) {
+            down.remove(server);
+        }
+    }
+
+    /** When the last report of {@code server} arrived; null before its first. */
+    Long lastAt(DeviceId server) {
+        return lastAtMs.get(server);
+    }
+
+    /** The load stream of {@code server} failed: its groups are not measured until it has reported twice again. */
+    void failed(DeviceId server, String why) {
+        down.put(server, why);
+    }
+
+    /**
+     * Why a group on {@code server} cannot be measured at {@code nowMs}, if it cannot.
+     *
+     * @param twoReports whether the monitor holds two reports of that server since its stream (re)started
+     */
+    Optional<String> unmeasurable(DeviceId server, boolean twoReports, long nowMs) {
+        if (!twoReports) {
+            String why = down.get(server);
+            return Optional.of("no two reports of " + server + " since its load stream "
+                    + (why == null ? "started" : "failed (" + why + "): its agent is stopping, restarting or gone"));
+        }
+        Long at = lastAtMs.get(server);
+        long age = at == null ? Long.MAX_VALUE : nowMs - at;
+        if (age > windowMs) {
+            return Optional.of("the last report of " + server + " arrived " + age + " ms ago (window " + windowMs
+                    + " ms): its agent is silent");
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Logs the groups of {@code chain} that stop being measured, or are measured again, since the last call
+     * (once per change, not at every report).
+     */
+    void logChanges(ChainId chain, Map<String, String> unmeasured, Set<String> measured) {
+        Map<String, String> before = logged.computeIfAbsent(chain, k -> new HashMap<>());
+        unmeasured.forEach((group, why) -> {
+            String was = before.put(group, why);
+            if (was == null || !sameKind(was, why)) {
+                log.info("Chain {}: group {} not measured: {}; no split or merge counts it until its server "
+                        + "reports again", chain, group, why);
+            }
+        });
+        before.keySet().removeIf(group -> {
+            if (unmeasured.containsKey(group)) {
+                return false;
+            }
+            if (measured.contains(group)) {
+                log.info("Chain {}: group {} measured again on fresh reports of its server", chain, group);
+            }
+            return true;
+        });
+    }
+
+    /** Two reasons alike but for the age they give: not logged again. */
+    private static boolean sameKind(String a, String b) {
+        return a.replaceAll("[0-9]+ ms ago", "").equals(b.replaceAll("[0-9]+ ms ago", ""));
+    }
+
+    /** Drops what is known of chains no longer measured (removed, or not active). */
+    void retainChains(Set<ChainId> chains) {
+        logged.keySet().retainAll(chains);
+    }
+}
