@@ -27,7 +27,7 @@ public class SilentServerLoadTest extends ScaleOutFixture {
     private static final Map<Integer, Long> RATES = Map.of(0, 40L, 1, 30L, 2, 20L, 3, 10L);
     private static final double IDLE = 0.05;
 
-    /** One rig, monitor and fake clock (100 ms per report interval), and the reports fed to the monitor. */
+    /** One rig, monitor and fake clock (reports 100 ms apart on it), and the reports fed to the monitor. */
     private final class Feed implements AutoCloseable {
         final Rig rig;
         final ScalingPolicy policy = new ScalingPolicy(ScalingPolicy.Params.DEFAULT);
@@ -42,7 +42,9 @@ public class SilentServerLoadTest extends ScaleOutFixture {
             rig = new Rig(name, first.client(), second.client(), Fixtures.S1 + "/3", true);
             rig.spreadWholeClasses();
             spread = rig.scaling.history(rig.chain).size();
-            monitor = new LoadMonitor(rig.store, rig.servers, policy, rig.executor(), now::get, 100, rig.leadership);
+            // the default 50 ms interval asked of the agents: not measured after 1 s without a report
+            monitor = new LoadMonitor(rig.store, rig.servers, policy, rig.executor(), now::get,
+                    LoadMonitor.INTERVAL_MS, rig.leadership);
         }
 
         /** One interval: the clock moves 100 ms and each of {@code servers} reports, both groups idle. */
