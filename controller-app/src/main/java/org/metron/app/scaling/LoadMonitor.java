@@ -189,7 +189,11 @@ public final class LoadMonitor implements AutoCloseable {
             }
             last.put(server, stats);
             lastSeen.put(server, stats);
-            ages.reported(server, clock.getAsLong(), prev != null);
+            // the other servers' reports are judged against this one's arrival, not against the time each chain is
+            // measured: at load 14 this thread once stalled 1.5 s between the two, and every group of a chain read
+            // stale, those on this very server too (e2e replies scale-out test)
+            long arrived = clock.getAsLong();
+            ages.reported(server, arrived, prev != null);
             if (boxes != null) {
                 boxes.observe(server, stats, clock.getAsLong());
             }
@@ -199,6 +203,7 @@ public final class LoadMonitor implements AutoCloseable {
             previous.put(server, prev);
             alerts.observe(server, prev, stats, clock.getAsLong());
             Map<ChainId, Placement> placements = placementsSeen.get();
+            ages.retainChains(placements.keySet());
             for (Placement p : placements.values()) {
                 // once per report of the chain's own server; its groups on other servers are measured on the
                 // latest two reports of theirs (docs/scaling.md#scale-out)
@@ -210,7 +215,7 @@ public final class LoadMonitor implements AutoCloseable {
                     continue;
                 }
                 int[] free = executor.freeCores(p, placements.values(), operationsSeen.get().values());
-                measure(chain.get(), p).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
+                measure(chain.get(), p, arrived).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
             }
         }
         long now = clock.getAsLong();
@@ -289,9 +294,10 @@ public final class LoadMonitor implements AutoCloseable {
 
     /**
      * Caller holds this monitor: each group on the last two reports of the server it runs on; a group whose server
-     * has no fresh two reports is not measured ({@link ReportAges}), the others are.
+     * has no fresh two reports when the chain's server's report {@code arrived} is not measured ({@link ReportAges}),
+     * the others are.
      */
-    private Optional<ChainLoad> measure(Chain chain, Placement p) {
+    private Optional<ChainLoad> measure(Chain chain, Placement p, long arrived) {
         Map<String, ClassGroup> bases;
         ReplyTraffic replies;
         try {
@@ -303,12 +309,11 @@ public final class LoadMonitor implements AutoCloseable {
         }
         List<GroupLoad> groups = new ArrayList<>();
         Map<String, String> unmeasured = new HashMap<>();
-        long nowMs = clock.getAsLong();
         for (GroupAssignment ga : p.groups()) {
             DeviceId on = ga.server().orElse(p.server().get());
             Stats prev = previous.get(on);
             Stats now = last.get(on);
-            Optional<String> unknown = ages.unmeasurable(on, prev != null && now != null, nowMs);
+            Optional<String> unknown = ages.unmeasurable(on, prev != null && now != null, arrived);
             if (unknown.isPresent()) {
                 unmeasured.put(ga.groupId(), unknown.get());
                 continue;

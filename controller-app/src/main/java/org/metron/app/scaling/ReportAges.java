@@ -14,13 +14,13 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The load monitor's one rule for missing samples (docs/scaling.md#monitoring): a group is measured only on fresh
  * reports of the server it runs on. Its load is unknown (not zero, not the last value seen) while that server's
- * load stream is down (its agent stopping, restarting or gone: the stream failed and no two reports came since)
- * or while its last report arrived more than {@link #STALE_INTERVALS} report intervals ago by the controller's
- * clock (a silent agent whose stream neither reports nor ends). Before this rule a chain spread over two servers
- * was measured at every report of its own server on the other server's last two reports, however old: a silent
- * server's last reading was counted again every 50 ms, and an idle one added up to the 2 s that decide a merge
- * back onto or off a server that cannot answer it. The agents' report timestamps are not used: each is its
- * agent's own monotonic clock, comparable only between two reports of one server.
+ * load stream is down (its agent stopping, restarting or gone: the stream failed and no two reports came since) or
+ * while its last report arrived more than {@link #STALE_INTERVALS} report intervals before the latest report of the
+ * chain's server, by the controller's clock (a silent agent whose stream neither reports nor ends). Before this
+ * rule a chain spread over two servers was measured at every report of its own server on the other server's last
+ * two reports, however old: a silent server's last reading was counted again every 50 ms, and an idle one added up
+ * to the 2 s that decide a merge back onto or off a server that cannot answer it. The agents' report timestamps are
+ * not used: each is its agent's own monotonic clock, comparable only between two reports of one server.
  * <p>
  * The monitor calls it holding its own lock ({@link #lastAt} excepted).
  */
@@ -49,11 +49,7 @@ final class ReportAges {
         this.windowMs = (long) STALE_INTERVALS * intervalMs;
     }
 
-    long windowMs() {
-        return windowMs;
-    }
-
-    /** A report of {@code server} arrived at {@code nowMs}; {@code measurable}: it is the second since the stream began. */
+    /** A report of {@code server} arrived at {@code nowMs}; {@code measurable}: the second since its stream began. */
     void reported(DeviceId server, long nowMs, boolean measurable) {
         lastAtMs.put(server, nowMs);
         if (measurable) {
@@ -72,7 +68,8 @@ final class ReportAges {
     }
 
     /**
-     * Why a group on {@code server} cannot be measured at {@code nowMs}, if it cannot.
+     * Why a group on {@code server} cannot be measured on the report of its chain's server that arrived at
+     * {@code nowMs}, if it cannot.
      *
      * @param twoReports whether the monitor holds two reports of that server since its stream (re)started
      */
@@ -85,8 +82,8 @@ final class ReportAges {
         Long at = lastAtMs.get(server);
         long age = at == null ? Long.MAX_VALUE : nowMs - at;
         if (age > windowMs) {
-            return Optional.of("the last report of " + server + " arrived " + age + " ms ago (window " + windowMs
-                    + " ms): its agent is silent");
+            return Optional.of("the last report of " + server + " arrived " + age + " ms before the chain's server's"
+                    + " latest (window " + windowMs + " ms): its agent is silent");
         }
         return Optional.empty();
     }
@@ -120,7 +117,7 @@ final class ReportAges {
         });
     }
 
-    /** Drops what is known of chains no longer measured (removed, or not active). */
+    /** Drops what was logged of chains no longer placed (removed). */
     void retainChains(Set<ChainId> chains) {
         logged.keySet().retainAll(chains);
     }

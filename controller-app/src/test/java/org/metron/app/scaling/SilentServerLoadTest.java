@@ -102,7 +102,7 @@ public class SilentServerLoadTest extends ScaleOutFixture {
                     c.groups().stream().map(GroupLoad::groupId).collect(java.util.stream.Collectors.toList()));
             assertEquals(IDLE, c.groups().get(0).load(), 1e-9);
             String why = c.unmeasured().get("g0.1");
-            assertTrue(String.valueOf(c.unmeasured()), why != null && why.contains("ms ago (window 1000 ms)"));
+            assertTrue(String.valueOf(c.unmeasured()), why != null && why.contains("latest (window 1000 ms): its agent is silent"));
             assertTrue("unknown, not its last value", Double.isNaN(f.policy.ewma(f.rig.chain, "g0.1")));
             f.assertNoMerge("3 s of the other server's silence");
 
