@@ -69,8 +69,21 @@ class Session:
 
     def close(self):
         if self.state is not None:
+            self._keep_logs()
             launcher.down(self.state.path, log=self.log)
             self.state = None
+
+    def _keep_logs(self):
+        """Copies the host's and the agents' logs to run_root/logs before the run directory goes: a test's tmp_path
+        keeps what the host decided (a failed e2e run is read afterwards; the run directory is removed by down)."""
+        if self.run_root == Path(launcher.DEFAULT_RUN_ROOT):
+            return  # the shared run root (the demo, the CLI): nothing to keep them for
+        run_dir = Path(self.state["run_dir"])
+        kept = self.run_root / "logs"
+        for f in [run_dir / "host.log", *sorted(run_dir.glob("agent-*.log"))]:
+            if f.is_file():
+                kept.mkdir(exist_ok=True)
+                (kept / f.name).write_bytes(f.read_bytes())
 
     def start_host(self, timeout=150):
         argv = [str(HOST_LAUNCHER), "--state", str(self.state.path), "--data", str(self.data),

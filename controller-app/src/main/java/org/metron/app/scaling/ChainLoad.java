@@ -1,14 +1,17 @@
 package org.metron.app.scaling;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableMap;
 import org.metron.app.api.ChainId;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * One chain's groups as measured in one interval, with the limits of its deployment section: what the policy
- * decides on. Immutable.
+ * decides on. A group whose load is unknown this interval (its server silent, restarting or gone:
+ * {@link #unmeasured()}) is not among {@link #groups()}: unknown, not zero. Immutable.
  */
 public final class ChainLoad {
     private final ChainId chain;
@@ -19,6 +22,7 @@ public final class ChainLoad {
     private final List<GroupLoad> groups;
     private final int freeHere;
     private final int freeElsewhere;
+    private final Map<String, String> unmeasured;
 
     /**
      * @param server   the server running the groups (cooldowns are per core of a server)
@@ -27,11 +31,12 @@ public final class ChainLoad {
      */
     public ChainLoad(ChainId chain, String server, boolean autoScale, int minCores, int maxCores,
                      List<GroupLoad> groups) {
-        this(chain, server, autoScale, minCores, maxCores, groups, -1, 0);
+        this(chain, server, autoScale, minCores, maxCores, groups, -1, 0, Map.of());
     }
 
     private ChainLoad(ChainId chain, String server, boolean autoScale, int minCores, int maxCores,
-                      List<GroupLoad> groups, int freeHere, int freeElsewhere) {
+                      List<GroupLoad> groups, int freeHere, int freeElsewhere, Map<String, String> unmeasured) {
+        this.unmeasured = ImmutableMap.copyOf(unmeasured);
         this.freeHere = freeHere;
         this.freeElsewhere = freeElsewhere;
         this.chain = Objects.requireNonNull(chain);
@@ -82,7 +87,20 @@ public final class ChainLoad {
      * @param elsewhere cores free on the other servers the chain could scale out to
      */
     public ChainLoad withFreeCores(int here, int elsewhere) {
-        return new ChainLoad(chain, server, autoScale, minCores, maxCores, groups, here, elsewhere);
+        return new ChainLoad(chain, server, autoScale, minCores, maxCores, groups, here, elsewhere, unmeasured);
+    }
+
+    /**
+     * This measurement with the chain's groups whose load is not known this interval, and why (group id →
+     * reason); no split or merge counts them (ScalingPolicy#evaluate).
+     */
+    public ChainLoad withUnmeasured(Map<String, String> why) {
+        return new ChainLoad(chain, server, autoScale, minCores, maxCores, groups, freeHere, freeElsewhere, why);
+    }
+
+    /** The chain's groups not measured this interval, and why: group id → reason. */
+    public Map<String, String> unmeasured() {
+        return unmeasured;
     }
 
     /** Cores free on the chain's server; -1 when not known. */

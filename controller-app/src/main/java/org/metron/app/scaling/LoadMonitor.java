@@ -37,6 +37,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
 
 /**
  * The one load monitor for all chains (docs/scaling.md#monitoring): one StreamLoad subscription per server at
@@ -73,7 +74,8 @@ public final class LoadMonitor implements AutoCloseable {
     private final Map<DeviceId, Stats> last = new HashMap<>();
     /** Per server its last two reports: groups scaled out to it are measured on them (docs/scaling.md#scale-out). */
     private final Map<DeviceId, Stats> previous = new HashMap<>();
-    private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
+    /** When each server last reported, and which servers' groups cannot be measured now. */
+    private final ReportAges ages;
     /** Per server its last report, kept when its stream fails: what a lost server's groups last held. */
     private final Map<DeviceId, Stats> lastSeen = new ConcurrentHashMap<>();
     private final Map<ChainId, ChainLoad> latest = new ConcurrentHashMap<>();
@@ -109,6 +111,7 @@ public final class LoadMonitor implements AutoCloseable {
             throw new IllegalArgumentException("load report interval " + intervalMs + " ms is below 10 ms");
         }
         this.intervalMs = intervalMs;
+        this.ages = new ReportAges(intervalMs);
         this.store = Objects.requireNonNull(store);
         this.servers = Objects.requireNonNull(servers);
         this.policy = Objects.requireNonNull(policy);
@@ -151,18 +154,25 @@ public final class LoadMonitor implements AutoCloseable {
             executor.resources().refresh(s);
             subscriptions.computeIfAbsent(s.id(), id -> s.agent().streamLoad(intervalMs, policy.params().alertLoad(),
                     stats -> onReport(id, stats),
-                    err -> {
-                        log.warn("Load stream of {} failed: {}; resubscribing", id, err.toString());
-                        AutoCloseable sub = subscriptions.remove(id);
-                        close(sub);
-                        synchronized (this) {
-                            last.remove(id);
-                            previous.remove(id);
-                        }
-                        if (boxes != null) {
-                            boxes.forget(id);
-                        }
-                    }));
+                    err -> streamFailed(id, err)));
+        }
+    }
+
+    /**
+     * The load stream of {@code id} failed (its agent stopping, restarting or gone, or its client closed): the
+     * subscription goes (the next round makes another) and its groups are not measured until it reported twice.
+     */
+    void streamFailed(DeviceId id, Throwable err) {
+        log.warn("Load stream of {} failed: {}; resubscribing", id, err.toString());
+        AutoCloseable sub = subscriptions.remove(id);
+        close(sub);
+        synchronized (this) {
+            last.remove(id);
+            previous.remove(id);
+            ages.failed(id, err.getMessage());
+        }
+        if (boxes != null) {
+            boxes.forget(id);
         }
     }
 
@@ -179,7 +189,11 @@ public final class LoadMonitor implements AutoCloseable {
             }
             last.put(server, stats);
             lastSeen.put(server, stats);
-            lastAtMs.put(server, clock.getAsLong());
+            // the other servers' reports are judged against this one's arrival, not against the time each chain is
+            // measured: at load 14 this thread once stalled 1.5 s between the two, and every group of a chain read
+            // stale, those on this very server too (e2e replies scale-out test)
+            long arrived = clock.getAsLong();
+            ages.reported(server, arrived, prev != null);
             if (boxes != null) {
                 boxes.observe(server, stats, clock.getAsLong());
             }
@@ -189,6 +203,7 @@ public final class LoadMonitor implements AutoCloseable {
             previous.put(server, prev);
             alerts.observe(server, prev, stats, clock.getAsLong());
             Map<ChainId, Placement> placements = placementsSeen.get();
+            ages.retainChains(placements.keySet());
             for (Placement p : placements.values()) {
                 // once per report of the chain's own server; its groups on other servers are measured on the
                 // latest two reports of theirs (docs/scaling.md#scale-out)
@@ -200,7 +215,7 @@ public final class LoadMonitor implements AutoCloseable {
                     continue;
                 }
                 int[] free = executor.freeCores(p, placements.values(), operationsSeen.get().values());
-                measure(chain.get(), p).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
+                measure(chain.get(), p, arrived).ifPresent(c -> loads.add(c.withFreeCores(free[0], free[1])));
             }
         }
         long now = clock.getAsLong();
@@ -233,7 +248,7 @@ public final class LoadMonitor implements AutoCloseable {
      * unless its last report is too recent to measure a load against (busy cycles are counted per batch).
      */
     void sampleNow(DeviceId server) {
-        Long at = lastAtMs.get(server);
+        Long at = ages.lastAt(server);
         if (closed || at == null || clock.getAsLong() - at < intervalMs / 2) {
             return;
         }
@@ -277,8 +292,12 @@ public final class LoadMonitor implements AutoCloseable {
         return out;
     }
 
-    /** Caller holds this monitor: each group on the last two reports of the server it runs on. */
-    private Optional<ChainLoad> measure(Chain chain, Placement p) {
+    /**
+     * Caller holds this monitor: each group on the last two reports of the server it runs on; a group whose server
+     * has no fresh two reports when the chain's server's report {@code arrived} is not measured ({@link ReportAges}),
+     * the others are.
+     */
+    private Optional<ChainLoad> measure(Chain chain, Placement p, long arrived) {
         Map<String, ClassGroup> bases;
         ReplyTraffic replies;
         try {
@@ -289,12 +308,15 @@ public final class LoadMonitor implements AutoCloseable {
             return Optional.empty();
         }
         List<GroupLoad> groups = new ArrayList<>();
+        Map<String, String> unmeasured = new HashMap<>();
         for (GroupAssignment ga : p.groups()) {
             DeviceId on = ga.server().orElse(p.server().get());
             Stats prev = previous.get(on);
             Stats now = last.get(on);
-            if (prev == null || now == null) {
-                return Optional.empty(); // no two reports of that server yet
+            Optional<String> unknown = ages.unmeasurable(on, prev != null && now != null, arrived);
+            if (unknown.isPresent()) {
+                unmeasured.put(ga.groupId(), unknown.get());
+                continue;
             }
             double secs = (now.getTimestampNs() - prev.getTimestampNs()) / 1e9;
             Optional<GroupStats> a = group(prev, chain.id(), ga.groupId());
@@ -327,8 +349,9 @@ public final class LoadMonitor implements AutoCloseable {
                     !base.classifies() && units.size() >= 2, ga.slices(), bits);
             groups.add(ga.remote() ? gl.onServer(on.toString()) : gl);
         }
+        ages.logChanges(chain.id(), unmeasured, groups.stream().map(GroupLoad::groupId).collect(Collectors.toSet()));
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
-                chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups));
+                chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups).withUnmeasured(unmeasured));
     }
 
     /** Fewer TCP/UDP packets than this in one interval: judge the bits on the group's counts so far instead. */

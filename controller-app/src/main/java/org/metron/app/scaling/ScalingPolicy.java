@@ -136,6 +136,9 @@ public final class ScalingPolicy {
     public synchronized Optional<ScalingDecision> evaluate(ChainLoad c, long nowMs) {
         Map<String, Track> byGroup = tracks.computeIfAbsent(c.chain(), k -> new HashMap<>());
         Set<String> present = c.groups().stream().map(GroupLoad::groupId).collect(Collectors.toSet());
+        // a group gone, or not measured this interval (ChainLoad#unmeasured: its server silent or restarting),
+        // loses its EWMA and its time over or under: unknown, not zero, and not its last value either; it counts
+        // again from its first fresh measurement, so a merge needs scaleInMs of fresh idle reports after a gap
         byGroup.keySet().retainAll(present);
         for (GroupLoad g : c.groups()) {
             Track t = byGroup.get(g.groupId());

@@ -114,6 +114,11 @@ public abstract class ScaleOutFixture {
 
         /** On the servers of two given agents' clients (server a and server b; b null: server a alone). */
         Rig(String name, AgentClient a, AgentClient b, String egressPoint) throws Exception {
+            this(name, a, b, egressPoint, false);
+        }
+
+        /** ... with {@code autoScale} set in the chain's deployment (the load monitor's policy acts on it). */
+        Rig(String name, AgentClient a, AgentClient b, String egressPoint, boolean autoScale) throws Exception {
             super(name);
             servers.add(new MetronServer(DeviceId.deviceId("metron:a"), a, Map.of(nicOf(a),
                     ConnectPoint.deviceConnectPoint(Fixtures.S2 + "/10"))));
@@ -127,7 +132,11 @@ public abstract class ScaleOutFixture {
                     new RulePlanner(Fixtures.APP, network), new Deployer(switches, t), t, synthesis);
             String json = Fixtures.chainJson(name, "mac", 1, 1).replace("\"maxCpuCores\": 4", "\"maxCpuCores\": 1")
                     .replace("\"egressPoint\": \"" + Fixtures.S1 + "/3\"", "\"egressPoint\": \"" + egressPoint + "\"");
-            assertTrue(json, json.contains("\"maxCpuCores\": 1") && json.contains(egressPoint));
+            if (autoScale) {
+                json = json.replace("\"nics\": 1}", "\"nics\": 1, \"autoScale\": true}");
+            }
+            assertTrue(json, json.contains("\"maxCpuCores\": 1") && json.contains(egressPoint)
+                    && json.contains("autoScale") == autoScale);
             assertEquals(ChainState.ACTIVE, manager.submit(json).state());
             DeviceId on = placement().server().get();
             home = servers.server(on).get();

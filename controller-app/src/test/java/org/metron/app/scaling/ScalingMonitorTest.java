@@ -1,11 +1,7 @@
 package org.metron.app.scaling;
 
 import org.junit.Test;
-import org.metron.agent.v1.ClassStats;
-import org.metron.agent.v1.CoreStats;
-import org.metron.agent.v1.GroupStats;
 import org.metron.agent.v1.Stats;
-import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.Placement;
 import org.metron.app.local.SingleInstanceLeadership;
 import org.metron.app.spi.MetronServer;
@@ -31,42 +27,15 @@ import static org.junit.Assert.assertTrue;
  * agent's load reports.
  */
 public class ScalingMonitorTest extends ScalingFixture {
-    /** The agent's load report as the monitor receives it: cumulative counters after {@code step} intervals. */
+    /** The chain's server's report after {@code step} intervals ({@link LoadReports}). */
     private static Stats report(Placement p, long step, double load, Map<Integer, Long> ratePerClass,
                                 Map<String, long[]> acc) {
-        return report(p, step, load, ratePerClass, acc, Map.of());
+        return LoadReports.report(p, step, load, ratePerClass, acc, Map.of());
     }
 
-    /**
-     * @param sportPerClass per class, per interval: its TCP/UDP packets, then per source-port bit how many had it
-     *                      set (ClassStats.l4_packets, sport_ones)
-     */
     private static Stats report(Placement p, long step, double load, Map<Integer, Long> ratePerClass,
                                 Map<String, long[]> acc, Map<Integer, long[]> sportPerClass) {
-        long cycles = 100_000_000L;
-        Stats.Builder s = Stats.newBuilder().setTimestampNs(step * 100_000_000L);
-        for (int core : p.cores()) {
-            s.addCores(CoreStats.newBuilder().setCore(core).setTotalCycles(step * cycles));
-        }
-        for (GroupAssignment g : p.groups()) {
-            long[] a = acc.computeIfAbsent(g.groupId(), k -> new long[1]);
-            a[0] += (long) (load * cycles);
-            GroupStats.Builder gs = GroupStats.newBuilder().setPipelineId(p.chainId().name())
-                    .setGroupId(g.groupId()).setCore(g.core()).setBusyCycles(a[0]);
-            for (int c : g.classIds()) {
-                ClassStats.Builder cs = ClassStats.newBuilder().setClassId(c).setPackets(step * ratePerClass.get(c));
-                long[] bits = sportPerClass.get(c);
-                if (bits != null) {
-                    cs.setL4Packets(step * bits[0]);
-                    for (int k = 0; k < 16; k++) {
-                        cs.addSportOnes(step * bits[1 + k]);
-                    }
-                }
-                gs.addClasses(cs);
-            }
-            s.addGroups(gs);
-        }
-        return s.build();
+        return LoadReports.report(p, step, load, ratePerClass, acc, sportPerClass);
     }
 
     private static void await(BooleanSupplier cond, java.util.function.Supplier<String> what)

@@ -139,4 +139,28 @@ public class MetronCodecsTest {
             assertEquals(p.server().orElseThrow().toString(), g.get("server").asText());
         }
     }
+
+    /**
+     * A chain's load names the groups not measured now and why (a scaled-out group whose server is silent), in
+     * the fields the API document gives ChainLoad: the document forbids any other.
+     */
+    @Test
+    public void aChainsLoadNamesItsUnmeasuredGroupsWithWhyInTheDocumentsFields() throws Exception {
+        org.metron.app.scaling.ChainLoad load = new org.metron.app.scaling.ChainLoad(ChainId.of("c"), "metron:a",
+                true, 1, 1, List.of(new org.metron.app.scaling.GroupLoad("g0", 0, 0.05, java.util.Map.of(0, 10.0),
+                "napt", true))).withUnmeasured(java.util.Map.of("g0.1", "its agent is silent"));
+        ObjectNode n = Codecs.json(load, org.metron.app.scaling.ChainLoad.class);
+        assertEquals("g0", n.get("groups").get(0).get("id").asText());
+        assertEquals(1, n.get("unmeasured").size());
+        assertEquals("g0.1", n.get("unmeasured").get(0).get("id").asText());
+        assertEquals("its agent is silent", n.get("unmeasured").get(0).get("reason").asText());
+        JsonNode doc = new com.fasterxml.jackson.databind.ObjectMapper().readTree(getClass().getResourceAsStream(
+                "/apidoc/metron-api.json")).get("definitions").get("ChainLoad");
+        n.fieldNames().forEachRemaining(f -> assertTrue(f, doc.get("properties").has(f)));
+        JsonNode item = doc.get("properties").get("unmeasured").get("items").get("properties");
+        n.get("unmeasured").get(0).fieldNames().forEachRemaining(f -> assertTrue(f, item.has(f)));
+        // measured everywhere: no such list at all
+        assertFalse(Codecs.json(new org.metron.app.scaling.ChainLoad(ChainId.of("c"), "metron:a", true, 1, 1,
+                List.of()), org.metron.app.scaling.ChainLoad.class).has("unmeasured"));
+    }
 }
