@@ -14,11 +14,6 @@ struct PacketAnno {
   uint16_t ip_abs;  // offset of the IP header from buf_addr; valid when ip_ver != 0
   uint8_t ip_ver;   // 4, 6, or 0 = not marked
   uint8_t paint;    // Click's paint annotation
-  // For the group's telemetry (GroupRuntime::process), noted by the dispatcher while the frame's first line is in
-  // L1 (note_telemetry, core/group.h): the counting, after the hold, then reads no header line.
-  uint16_t cls;    // class id: dst MAC bytes 4-5
-  uint16_t sport;  // an IPv4 TCP/UDP frame's source port when it carries one (l4 = 1), else 0
-  uint8_t l4;
 };
 
 extern int g_anno_offset;
@@ -41,6 +36,6 @@ inline int ip_bytes_left(rte_mbuf* m) {
 }
 
 // Packets come from ports with anno reset; elements that create packets call this.
-inline void clear_anno(rte_mbuf* m) { anno(m) = PacketAnno{}; }
+inline void clear_anno(rte_mbuf* m) { anno(m) = PacketAnno{0, 0, 0}; }
 
 }  // namespace metron

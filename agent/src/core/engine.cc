@@ -233,7 +233,6 @@ void Engine::loop(Worker& w) {
           rte_pktmbuf_free(m);
           continue;
         }
-        note_telemetry(m);  // while its first line is in L1: its group counts it after the hold
         PacketBatch& q = hb.batch[last_group];
         if (q.n == 0) hb.waiting.push_back(static_cast<uint32_t>(last_group));
         q.push_back(m);

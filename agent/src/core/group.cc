@@ -53,11 +53,18 @@ struct ClassTally {
   uint64_t packets, bytes, l4;
   uint64_t ones_lo, ones_hi;  // per-bit counts of the source port's low and high byte, a byte per bit
 
-  // The source port's bits as note_telemetry found them: none (sport 0, kSpread.v[0] = 0) without a port.
-  void count_sport(const PacketAnno& a) {
-    l4 += a.l4;
-    ones_lo += kSpread.v[a.sport & 0xff];
-    ones_hi += kSpread.v[a.sport >> 8];
+  // An IPv4 TCP/UDP frame that carries its L4 header (not a later fragment): its source port's bits.
+  void count_sport(const rte_mbuf* m) {
+    const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
+    const uint8_t* ip = p + 14;
+    const uint32_t ihl = (ip[0] & 0x0f) * 4u;
+    if (ihl < 20 || (ip[9] != 6 && ip[9] != 17) || (load16(ip + 6) & 0x1fff) != 0 || len < 14 + ihl + 2) return;
+    const uint32_t sport = load16(ip + ihl);
+    ++l4;
+    ones_lo += kSpread.v[sport & 0xff];
+    ones_hi += kSpread.v[sport >> 8];
   }
   void merge(const ClassTally& o) {
     packets += o.packets, bytes += o.bytes, l4 += o.l4;
@@ -107,10 +114,9 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
     run = ClassTally{};
   };
   // This loop is the graph's first reader of the batch, whose mbufs and headers were last touched when they were
-  // dispatched, up to a hold (Engine::kDefaultHoldFrames) ago, and are out of L1 by now. It reads the mbufs only
-  // (length, annotation: the dispatcher noted the header's class id and source port); the header lines are asked
-  // for here for the graph's elements (both mbuf lines of every frame at once, the header line a few frames ahead,
-  // once its mbuf's first line says where it is).
+  // dispatched, up to a hold (Engine::kDefaultHoldFrames) ago, and are out of L1 by now: their lines are asked
+  // for ahead (both mbuf lines of every frame at once, the header line a few frames ahead, once its mbuf's first
+  // line says where it is) so the misses overlap instead of this loop and each element after it waiting in turn.
   constexpr uint16_t kAhead = 4;
   for (uint16_t i = 0; i < b.n; ++i) {
     rte_prefetch0(b.pkts[i]);
@@ -122,8 +128,8 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
     if (i + kAhead < b.n) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i + kAhead], const void*));
     const uint32_t len = rte_pktmbuf_pkt_len(m);
     bytes += len;
-    const PacketAnno& a = anno(m);
-    const uint32_t cls = a.cls;
+    // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes.
+    const uint32_t cls = load16(rte_pktmbuf_mtod(m, const uint8_t*) + 4);
     if (cls != last_cls) {
       end_run();
       last_cls = cls;
@@ -136,7 +142,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
     }
     ++run.packets;
     run.bytes += len;
-    run.count_sport(a);
+    run.count_sport(m);
   }
   end_run();
   for (unsigned u = used; u != 0; u &= u - 1) {

@@ -9,10 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/annotations.h"
 #include "core/element.h"
 #include "core/graph.h"
-#include "utils/checksum.h"
 
 namespace metron {
 
@@ -56,23 +54,6 @@ struct PortBits {
   bool matches(uint32_t port) const { return (port & mask) == value; }
 };
 
-// What GroupRuntime::process counts of a frame, read from its header by the dispatcher (which has just read the
-// line for its tag) into its annotation: the class id (dst MAC bytes 4-5, docs/contracts.md#tags) and, for an IPv4
-// TCP/UDP frame that carries its L4 header (not a later fragment), the source port. `m` as its group sees it (VLAN
-// tag popped, >= 14 bytes), its annotation cleared.
-inline void note_telemetry(rte_mbuf* m) {
-  const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
-  const uint32_t len = rte_pktmbuf_data_len(m);
-  PacketAnno& a = anno(m);
-  a.cls = load16(p + 4);
-  if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
-  const uint8_t* ip = p + 14;
-  const uint32_t ihl = (ip[0] & 0x0f) * 4u;
-  if (ihl < 20 || (ip[9] != 6 && ip[9] != 17) || (load16(ip + 6) & 0x1fff) != 0 || len < 14 + ihl + 2) return;
-  a.sport = load16(ip + ihl);
-  a.l4 = 1;
-}
-
 class GroupRuntime final : public EgressSink {
  public:
   struct Spec {
@@ -104,8 +85,7 @@ class GroupRuntime final : public EgressSink {
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
 
-  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped and their
-  // telemetry noted (note_telemetry). What the
+  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped. What the
   // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
   void process(PacketBatch& b, TxBuffer* tx = nullptr);
   // Data path: polls the graph's sources (BlackBoxNF: packets its NF passed back), queueing what leaves in `tx`.
