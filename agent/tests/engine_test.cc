@@ -72,6 +72,38 @@ class EngineTest : public ::testing::Test {
     return f;
   }
 
+  // What the group's class counters should read, per class id, added up frame by frame.
+  struct ClassExpect {
+    std::map<uint32_t, uint64_t> packets, bytes, l4;
+    std::map<uint32_t, std::array<uint64_t, 16>> ones;
+    void count(uint32_t cls, size_t frame_bytes, bool has_sport, uint16_t sport) {
+      packets[cls] += 1;
+      bytes[cls] += frame_bytes;
+      if (!has_sport) return;
+      l4[cls] += 1;
+      for (int k = 0; k < 16; ++k) ones[cls][k] += (sport >> k) & 1;
+    }
+  };
+  // Waits for the `frames` injected to leave, then checks the one group's counters against `want` (`classes`
+  // classes, each listed with source-port bits only if it had a frame with a source port).
+  void expect_class_counters(ClassExpect& want, int frames, int classes) {
+    ASSERT_EQ(collect(frames).size(), static_cast<size_t>(frames));
+    pb::Stats stats;
+    ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+    ASSERT_EQ(stats.groups_size(), 1);
+    EXPECT_EQ(stats.groups(0).packets(), static_cast<uint64_t>(frames));
+    ASSERT_EQ(stats.groups(0).classes_size(), classes);
+    for (const auto& c : stats.groups(0).classes()) {
+      SCOPED_TRACE("class " + std::to_string(c.class_id()));
+      EXPECT_EQ(c.packets(), want.packets[c.class_id()]);
+      EXPECT_EQ(c.bytes(), want.bytes[c.class_id()]);
+      EXPECT_EQ(c.l4_packets(), want.l4[c.class_id()]);
+      ASSERT_EQ(c.sport_ones_size(), want.l4[c.class_id()] ? 16 : 0);
+      for (int k = 0; k < c.sport_ones_size(); ++k)
+        EXPECT_EQ(c.sport_ones(k), want.ones[c.class_id()][k]) << "bit " << k;
+    }
+  }
+
   RingPort* in_ = nullptr;
   RingPort* out_ = nullptr;
   Port* in_port_ = nullptr;
@@ -114,8 +146,7 @@ TEST_F(EngineTest, ClassCountersCountEverySourcePortBitExactly) {
   pb::DeployPipelineRequest r = pipeline("p", "input -> [0]output;", 7);
   for (uint32_t c = 10; c < 20; ++c) r.mutable_groups(0)->add_class_ids(c);  // more classes than kept per batch
   ASSERT_TRUE(backend_->DeployPipeline(r, &st).ok());
-  std::map<uint32_t, uint64_t> packets, bytes, l4;
-  std::map<uint32_t, std::array<uint64_t, 16>> ones;
+  ClassExpect want;
   const int kFrames = 600;
   for (int i = 0; i < kFrames; ++i) {
     const uint16_t cls = i % 7 == 0 ? 5 : i % 5 == 0 ? 4 : i % 3 == 0 ? 3 : static_cast<uint16_t>(10 + i % 10);
@@ -125,26 +156,50 @@ TEST_F(EngineTest, ClassCountersCountEverySourcePortBitExactly) {
     const auto bytes_of = test::frame(f);
     in_->inject(bytes_of);
     if (cls == 5) continue;  // not a class of the group: forwarded, counted as the group's packet only
-    packets[cls] += 1;
-    bytes[cls] += bytes_of.size();
-    if (f.proto == 1) continue;
-    l4[cls] += 1;
-    for (int k = 0; k < 16; ++k) ones[cls][k] += (f.sport >> k) & 1;
+    want.count(cls, bytes_of.size(), f.proto != 1, f.sport);
   }
-  ASSERT_EQ(collect(kFrames).size(), static_cast<size_t>(kFrames));
-  pb::Stats stats;
-  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
-  ASSERT_EQ(stats.groups_size(), 1);
-  EXPECT_EQ(stats.groups(0).packets(), static_cast<uint64_t>(kFrames));
-  ASSERT_EQ(stats.groups(0).classes_size(), 12);
-  for (const auto& c : stats.groups(0).classes()) {
-    SCOPED_TRACE("class " + std::to_string(c.class_id()));
-    EXPECT_EQ(c.packets(), packets[c.class_id()]);
-    EXPECT_EQ(c.bytes(), bytes[c.class_id()]);
-    EXPECT_EQ(c.l4_packets(), l4[c.class_id()]);
-    ASSERT_EQ(c.sport_ones_size(), l4[c.class_id()] ? 16 : 0);
-    for (int k = 0; k < c.sport_ones_size(); ++k) EXPECT_EQ(c.sport_ones(k), ones[c.class_id()][k]) << "bit " << k;
+  expect_class_counters(want, kFrames, 12);
+}
+
+// The same counters on the frames the counting has to tell apart by their headers, each as the group sees it
+// (its VLAN tag taken out by the dispatcher): later fragments (no source port) and first ones (one), IPv4 with
+// options (the port after them), IPv6, frames cut short of the port or of the IPv4 header. Expected values from
+// the rule itself (an IPv4 TCP/UDP frame with its L4 header's first two bytes and fragment offset 0).
+TEST_F(EngineTest, ClassCountersReadEachFramesOwnHeader) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(backend_->DeployPipeline(pipeline("p", "input -> [0]output;", 100, pb::TAG_VLAN), &st).ok());
+  ClassExpect want;
+  const int kFrames = 700;
+  for (int i = 0; i < kFrames; ++i) {
+    const uint16_t cls = i % 9 == 0 ? 6 : i % 2 ? 3 : 4;  // 6: no class of the group
+    Flow f = tagged(0, cls);
+    f.vlan = 100;
+    f.sport = static_cast<uint16_t>(i * 2654435761u >> 13);
+    f.proto = i % 13 == 0 ? 1 : i % 3 ? 6 : 17;
+    f.ipv6 = i % 17 == 0;
+    if (f.ipv6) f.src = "2001:db8::1", f.dst = "2001:db8::2";
+    std::vector<uint8_t> fr = test::frame(f);
+    const size_t l3 = 18;  // in the frame as injected
+    const int kind = f.ipv6 ? -1 : i % 8;
+    if (kind == 1) fr[l3 + 6] = 0x00, fr[l3 + 7] = 0xb9;  // a later fragment (offset 185 x 8)
+    if (kind == 2) fr[l3 + 6] = 0x20, fr[l3 + 7] = 0x00;  // a first fragment (more fragments, offset 0)
+    if (kind == 3) fr[l3 + 6] = 0x40;                     // don't fragment: a whole datagram
+    if (kind == 4) {  // 8 bytes of options (NOPs): the port is 8 bytes further on
+      fr.insert(fr.begin() + l3 + 20, 8, 0x01);
+      fr[l3] = 0x47;
+      const uint16_t tot = static_cast<uint16_t>((fr[l3 + 2] << 8 | fr[l3 + 3]) + 8);
+      fr[l3 + 2] = static_cast<uint8_t>(tot >> 8), fr[l3 + 3] = static_cast<uint8_t>(tot);
+    }
+    if (kind == 5) fr.resize(l3 + 20 + 1);  // one byte of the port
+    if (kind == 6 && i % 16 == 6) fr.resize(l3 + 10);  // not even the IPv4 header
+    in_->inject(fr);
+    if (cls == 6) continue;
+    const bool no_sport = f.ipv6 || f.proto == 1 || kind == 1 || kind == 5 || (kind == 6 && i % 16 == 6);
+    want.count(cls, fr.size() - 4, !no_sport, f.sport);  // the group's frame: without the tag
   }
+  EXPECT_GT(want.l4[3], 0u);
+  EXPECT_GT(want.l4[4], 0u);
+  expect_class_counters(want, kFrames, 2);
 }
 
 // Many groups on one core, their frames interleaved in every burst: each frame reaches its own group (found by
