@@ -308,12 +308,12 @@ public final class LoadMonitor implements AutoCloseable {
             return Optional.empty();
         }
         List<GroupLoad> groups = new ArrayList<>();
-        Map<String, String> unmeasured = new HashMap<>();
+        Map<String, ReportAges.Gap> unmeasured = new HashMap<>();
         for (GroupAssignment ga : p.groups()) {
             DeviceId on = ga.server().orElse(p.server().get());
             Stats prev = previous.get(on);
             Stats now = last.get(on);
-            Optional<String> unknown = ages.unmeasurable(on, prev != null && now != null, arrived);
+            Optional<ReportAges.Gap> unknown = ages.unmeasurable(on, prev != null && now != null, arrived);
             if (unknown.isPresent()) {
                 unmeasured.put(ga.groupId(), unknown.get());
                 continue;
@@ -351,7 +351,8 @@ public final class LoadMonitor implements AutoCloseable {
         }
         ages.logChanges(chain.id(), unmeasured, groups.stream().map(GroupLoad::groupId).collect(Collectors.toSet()));
         return Optional.of(new ChainLoad(chain.id(), p.server().get().toString(), chain.deployment().autoScale(),
-                chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups).withUnmeasured(unmeasured));
+                chain.deployment().cpuCores(), chain.deployment().maxCpuCores(), groups).withUnmeasured(unmeasured.entrySet().stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().why))));
     }
 
     /** Fewer TCP/UDP packets than this in one interval: judge the bits on the group's counts so far instead. */

@@ -42,8 +42,8 @@ final class ReportAges {
     private final Map<DeviceId, Long> lastAtMs = new ConcurrentHashMap<>();
     /** Per server whose load stream failed and has not reported twice since: why it failed. */
     private final Map<DeviceId, String> down = new HashMap<>();
-    /** Per chain, the groups logged as not measured, with the reason logged: each change of kind is logged once. */
-    private final Map<ChainId, Map<String, String>> logged = new HashMap<>();
+    /** Per chain, the groups logged as not measured, with the gap logged: each change of kind is logged once. */
+    private final Map<ChainId, Map<String, Gap>> logged = new HashMap<>();
 
     ReportAges(int intervalMs) {
         this.windowMs = (long) STALE_INTERVALS * intervalMs;
@@ -73,37 +73,43 @@ final class ReportAges {
      *
      * @param twoReports whether the monitor holds two reports of that server since its stream (re)started
      */
-    Optional<String> unmeasurable(DeviceId server, boolean twoReports, long nowMs) {
+    Optional<Gap> unmeasurable(DeviceId server, boolean twoReports, long nowMs) {
         if (!twoReports) {
             String why = down.get(server);
-            return Optional.of("no two reports of " + server + " since its load stream "
-                    + (why == null ? "started" : "failed (" + why + "): its agent is stopping, restarting or gone"));
+            return Optional.of(new Gap(true, "no two reports of " + server + " since its load stream "
+                    + (why == null ? "started" : "failed (" + why + "): its agent is stopping, restarting or gone")));
         }
         Long at = lastAtMs.get(server);
         long age = at == null ? Long.MAX_VALUE : nowMs - at;
         if (age > windowMs) {
-            return Optional.of("the last report of " + server + " arrived " + age + " ms before the chain's server's"
-                    + " latest (window " + windowMs + " ms): its agent is silent");
+            return Optional.of(new Gap(false, "the last report of " + server + " arrived " + age + " ms before the "
+                    + "chain's server's latest (window " + windowMs + " ms): its agent is silent"));
         }
         return Optional.empty();
     }
 
-    /** The kind of a reason this class gives: "no two reports" or "the last report" (the rest varies). */
-    private static String kind(String why) {
-        return why.startsWith("no two reports") ? "down" : "silent";
+    /** Why a group is not measured: its server's stream is down (or not yet reporting twice), or it is silent. */
+    static final class Gap {
+        final boolean down;
+        final String why;
+
+        Gap(boolean down, String why) {
+            this.down = down;
+            this.why = why;
+        }
     }
 
     /**
      * Logs the groups of {@code chain} that stop being measured, or are measured again, since the last call
      * (once per change, not at every report).
      */
-    void logChanges(ChainId chain, Map<String, String> unmeasured, Set<String> measured) {
-        Map<String, String> before = logged.computeIfAbsent(chain, k -> new HashMap<>());
-        unmeasured.forEach((group, why) -> {
-            String was = before.put(group, why);
-            if (was == null || !kind(was).equals(kind(why))) {
+    void logChanges(ChainId chain, Map<String, Gap> unmeasured, Set<String> measured) {
+        Map<String, Gap> before = logged.computeIfAbsent(chain, k -> new HashMap<>());
+        unmeasured.forEach((group, gap) -> {
+            Gap was = before.put(group, gap);
+            if (was == null || was.down != gap.down) {
                 log.info("Chain {}: group {} not measured: {}; no split or merge counts it until its server "
-                        + "reports again", chain, group, why);
+                        + "reports again", chain, group, gap.why);
             }
         });
         before.keySet().removeIf(group -> {
