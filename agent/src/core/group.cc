@@ -22,6 +22,7 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
   env.port_share_assigned = spec_.port_share_assigned;
   env.egress = this;
   env.instance = spec_.pipeline_id + "/" + spec_.group_id;
+  env.profile = spec_.profile;
   graph_ = Graph::build(spec_.click, env);
   std::vector<uint32_t> idx(spec_.class_ids.size());
   std::iota(idx.begin(), idx.end(), 0u);

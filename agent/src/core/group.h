@@ -76,6 +76,8 @@ class GroupRuntime final : public EgressSink {
     unsigned port_share = 0;
     unsigned port_shares = 1;
     uint32_t assigned_index = 0, assigned_count = 0;  // GroupSpec.port_share as given (reported back)
+    // Benchmarks: build the graph with a StageProfile (GraphEnv::profile), cycles charged per element and sub-stage.
+    bool profile = false;
   };
   // Builds the graph; throws ClickError on a bad configuration.
   explicit GroupRuntime(Spec spec);
