@@ -13,10 +13,10 @@ import os
 import sys
 
 # What the library alone costs for a stage's work, by the stage's kind (the element's sub-stage names).
-IO = "rx + tx (the memory-fed port into net_null, nothing between)"
-GROUPS_IO = "outside the group graphs: rx, dispatch by tag, group telemetry, egress, tx"
+IO = "rx + tx"
 LIBRARY = {"flow lookup": ("hash", "rte_hash_lookup_bulk_data"), "classify": ("acl", "rte_acl_classify"),
-           IO: ("io", IO), GROUPS_IO: ("io", IO)}
+           IO: ("io", "the same port, nothing between"),
+           "rx, dispatch by tag, tx (outside the group graphs)": ("io", "rx + tx, nothing between")}
 
 
 def kind(name):
@@ -27,8 +27,12 @@ def kind(name):
         return "classify"
     if name in ("loop", "src") or name.startswith("ToDevice"):
         return IO
-    if name in ("outside_graphs", "output"):
-        return GROUPS_IO
+    if name == "outside_graphs":
+        return "rx, dispatch by tag, tx (outside the group graphs)"
+    if name == "output":
+        return "egress (dst MAC, into the tx buffer)"
+    if name == "telemetry":
+        return "group telemetry (per class packets, bytes, source-port bits)"
     if "SynthRewriter" in name:
         return "SynthRewriter's own (rewrite, checksums, flow state, new flows, expiry sweep)"
     if "IPFilter" in name and name.endswith(".keys"):
