@@ -13,6 +13,12 @@
 // group's table), then SECONDS measured, all at once.
 //   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", then with several workers one line
 //   "worker <lcore> <packets> <cpu_seconds> <mpps_cpu>" each and "per_cpu <packets / all workers' CPU seconds>".
+//   GROUP_PROFILE=1: every group graph is built with a StageProfile (its cycles charged per element and sub-stage,
+//   read at element boundaries, once per batch) and one more line per element or sub-stage follows:
+//   "stage <name> <cycles per packet>", summed over the groups and scaled as busy_cycles_per_packet is, then
+//   "stage outside_graphs <cycles>": the rest of the busy cycles (rx, dispatch by tag, the group telemetry, the tx
+//   flush). The profile's clock reads cost a few cycles per packet: compare stage figures with each other, the
+//   throughput with an unprofiled run.
 //   mpps_cpu is the sum over workers of each one's packets per second of its own thread's CPU time (what the
 //   workers sustain when each has its CPU), mpps_wall all packets over the wall time; exit 1 if a frame went
 //   missing or a group's counters (packets, per class, TCP/UDP source-port bits) disagree with what it was sent
@@ -23,17 +29,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/eal.h"
 #include "core/engine.h"
+#include "core/graph.h"
+#include "core/stage_profile.h"
 #include "drivers/dpdk_port.h"
 #include "drivers/replay_port.h"
 #include "group_bench.h"
@@ -102,6 +112,34 @@ clockid_t lcore_cpu_clock(unsigned lcore) {
   return clock;
 }
 
+// "stage NAME CYCLES" per element or sub-stage of the group graphs (GROUP_PROFILE), summed over the groups, TSC
+// cycles scaled by the share of the wall time each group's worker had its CPU (as busy_cycles_per_packet), in the
+// order of the first graph's slots; then "stage outside_graphs" for the rest of `busy`.
+void print_stages(const std::vector<std::shared_ptr<metron::GroupRuntime>>& runtimes,
+                  const std::vector<unsigned>& cores, const std::vector<double>& cpu, double wall, double busy,
+                  uint64_t packets) {
+  std::vector<std::string> order;
+  std::map<std::string, double> cycles;
+  for (const auto& r : runtimes) {
+    const metron::StageProfile* p = r->graph().profile();
+    const size_t k = std::find(cores.begin(), cores.end(), r->spec().core) - cores.begin();
+    const double scale = k < cpu.size() ? cpu[k] / wall : 1.0;
+    bool first = true;
+    p->each([&](const std::string& name, uint64_t c, uint64_t) {
+      if (first) return void(first = false);  // slot 0: the time between this graph's runs (other groups' too)
+      if (!cycles.count(name)) order.push_back(name);
+      cycles[name] += static_cast<double>(c) * scale;
+    });
+  }
+  double in_graphs = 0;
+  for (const std::string& name : order) {
+    const double c = cycles[name] / static_cast<double>(packets);
+    in_graphs += c;
+    std::printf("stage %s %.1f\n", name.c_str(), c);
+  }
+  std::printf("stage outside_graphs %.1f\n", busy / static_cast<double>(packets) - in_graphs);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +177,9 @@ int main(int argc, char** argv) {
   for (size_t at; (at = click.find("@CAPACITY@")) != std::string::npos;)
     click.replace(at, 10, std::to_string(capacity));
 
+  const char* profile_env = std::getenv("GROUP_PROFILE");
+  const bool profile = profile_env != nullptr && std::strcmp(profile_env, "1") == 0;
+
   metron::eal_init(metron::eal_default_args("gdisp", lcores));
   rte_mempool* pool =
       metron::packed_pktmbuf_pool("gdisp_pool", metron::pool_mbufs_for(2, workers, workers) + 8192 * workers);
@@ -164,8 +205,9 @@ int main(int argc, char** argv) {
     binding.port = in;
     binding.queue = static_cast<uint16_t>(k);
     for (unsigned g = k; g < groups; g += workers) {
-      runtimes[g] =
-          std::make_shared<metron::GroupRuntime>(metron::bench::group_spec(g, click, cores[k], k, workers, in, out));
+      metron::GroupRuntime::Spec gs = metron::bench::group_spec(g, click, cores[k], k, workers, in, out);
+      gs.profile = profile;
+      runtimes[g] = std::make_shared<metron::GroupRuntime>(std::move(gs));
       binding.groups.push_back(runtimes[g].get());
       plan->groups.push_back(runtimes[g]);
     }
@@ -183,6 +225,9 @@ int main(int argc, char** argv) {
     return true;
   };
   while (!warm()) run(0.2);
+  // The profiles count the measured run only (the warm-up's cycles went to creating flows); the workers are stopped.
+  for (const auto& r : runtimes)
+    if (metron::StageProfile* p = r->graph().profile()) p->reset();
   std::vector<metron::CoreSample> s0, s1;
   std::vector<double> c0, cpu;
   for (unsigned k = 0; k < workers; ++k) s0.push_back(engine.sample(cores[k])), c0.push_back(cpu_seconds(clocks[k]));
@@ -236,6 +281,7 @@ int main(int argc, char** argv) {
     busy += static_cast<double>(s1[k].busy_cycles - s0[k].busy_cycles) * cpu[k] / wall;
   }
   std::printf("result %.3f %.3f %.1f\n", mpps_cpu, static_cast<double>(n) / wall / 1e6, busy / static_cast<double>(n));
+  if (profile) print_stages(runtimes, cores, cpu, wall, busy, n);
   if (workers > 1) {
     for (unsigned k = 0; k < workers; ++k)
       std::printf("worker %u %lu %.3f %.3f\n", cores[k], s1[k].rx - s0[k].rx, cpu[k],

@@ -158,6 +158,9 @@ compare offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames d
 # The same offloaded chain with its tags dispatched to 2 worker cores against 1, same run, and this machine's
 # two-CPU ceiling for that work (issue 22 item 6; its own script, two_cores_bench.sh).
 "$HERE/two_cores_bench.sh" "$BUILD" "$RESULTS"
+# Issue 22's targets, a row each: the workload against the DPDK library calls it makes alone, same trace, same run,
+# with its stages and what stands in the way of the target (its own script, targets_bench.sh).
+"$HERE/targets_bench.sh" "$BUILD" "$RESULTS"
 # Latency through the dispatcher with the group hold on and off (its own script, hold_latency_bench.sh).
 "$HERE/hold_latency_bench.sh" "$BUILD" "$RESULTS"
 for w in napt ipfilter1000; do

@@ -48,6 +48,8 @@ class Graph {
   const std::vector<std::unique_ptr<Element>>& elements() const { return elements_; }
   uint64_t drops() const { return counters_.drops; }
   const GraphCounters& counters() const { return counters_; }
+  // The graph's StageProfile when built with GraphEnv::profile, else null.
+  StageProfile* profile() const { return profile_.get(); }
   // Per-element counters, one "name.key value" line each (standalone exit report), then the profile's lines when
   // the graph was built with GraphEnv::profile.
   void report(std::ostream& os) const;

@@ -22,7 +22,10 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
   env.port_share_assigned = spec_.port_share_assigned;
   env.egress = this;
   env.instance = spec_.pipeline_id + "/" + spec_.group_id;
+  env.profile = spec_.profile;
   graph_ = Graph::build(spec_.click, env);
+  profile_ = graph_->profile();
+  if (profile_ != nullptr) telemetry_slot_ = profile_->add_slot("telemetry");
   std::vector<uint32_t> idx(spec_.class_ids.size());
   std::iota(idx.begin(), idx.end(), 0u);
   std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return spec_.class_ids[a] < spec_.class_ids[b]; });
@@ -91,6 +94,7 @@ struct ClassTally {
 // class takes the slot), so a batch that interleaves a few classes still adds once per class.
 void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   const uint64_t t0 = rte_rdtsc();
+  if (__builtin_expect(profile_ != nullptr, 0)) profile_->enter(telemetry_slot_, b.n);
   constexpr unsigned kTallies = 8;
   constexpr uint32_t kUnknown = ~0u;
   ClassTally tally[kTallies];
@@ -152,6 +156,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   if (unknown) unknown_class_.add(unknown);
   packets_.add(b.n);
   bytes_.add(bytes);
+  if (__builtin_expect(profile_ != nullptr, 0)) profile_->leave();
   tx_buffer_ = tx;
   graph_->push_input(b);
   tx_buffer_ = nullptr;

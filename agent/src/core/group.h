@@ -76,6 +76,8 @@ class GroupRuntime final : public EgressSink {
     unsigned port_share = 0;
     unsigned port_shares = 1;
     uint32_t assigned_index = 0, assigned_count = 0;  // GroupSpec.port_share as given (reported back)
+    // Benchmarks: build the graph with a StageProfile (GraphEnv::profile), cycles charged per element and sub-stage.
+    bool profile = false;
   };
   // Builds the graph; throws ClickError on a bad configuration.
   explicit GroupRuntime(Spec spec);
@@ -115,6 +117,8 @@ class GroupRuntime final : public EgressSink {
  private:
   Spec spec_;
   std::unique_ptr<Graph> graph_;
+  StageProfile* profile_ = nullptr;  // Spec::profile: the graph's, with a "telemetry" slot for process()'s count
+  int telemetry_slot_ = 0;
   std::vector<uint32_t> sorted_classes_;  // sorted class ids ...
   std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
   std::unique_ptr<ClassCounters[]> classes_;

@@ -34,6 +34,19 @@ class StageProfile {
   // The running element finished sub-stage `id` (a slot of its own): the time since the last mark was that stage's.
   void mark(int id) { charge(id); }
 
+  // Forgets what was charged so far (a bench's warm-up): counts start again at the next mark. Not while the graph
+  // runs.
+  void reset() {
+    for (Slot& s : slots_) s.cycles = s.batches = s.packets = 0;
+    last_ = 0;
+  }
+
+  // f(name, cycles, packets) per slot, slot 0 ("loop": the time outside the graph's elements) first.
+  template <typename F>
+  void each(F f) const {
+    for (const Slot& s : slots_) f(s.name, s.cycles, s.packets);
+  }
+
   // "profile.NAME cycles batches packets" per slot.
   void report(std::ostream& os) const {
     for (const Slot& s : slots_)

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Issue 22's per-core targets, one row each (run by run.sh, so by `make bench` and, briefly, `make test`'s smoke):
+# the workload's Mpps per CPU-second against the DPDK library calls it makes, alone, on the same trace in the same
+# run, with where its cycles go and, when the target is missed, which stages stand in the way and what the library
+# costs for the same work.
+#   - offloaded FW(1000)->NAPT->LB: the agent side (frames tagged as the switch tags them, 16 groups on one core,
+#     NAPT->LB per group as synthesized; group_dispatch_bench), 100k flows (target 15 Mpps) and 1M (12);
+#   - the software-only synthesized FW(1000)->NAPT->LB, 100k flows (10); NAPT (20) and IPFilter(1000) (20), 100k;
+#     standalone graphs on the memory-fed port (--replay).
+# Ceiling = I/O (the same memory-fed port into net_null, nothing between: rx + tx, the harness's own cost)
+#         + rte_hash_lookup_bulk_data on the trace's keys in a table of all its flows (rows with a flow table)
+#         + rte_acl_classify on the 1000 rules (rows with the firewall)            (datapath_ceiling_bench)
+# The row's baseline is that ceiling as a rate (its cycles at the row's clock), so `ratio` is the row's speed
+# against it; the issue asks every row within 1.5x of it (ratio >= 0.667). Stages: one profiled run per row
+# (standalone `--profile`; GROUP_PROFILE=1 for the groups: clock reads at element boundaries, once per batch),
+# scaled to the unprofiled run's cycles per packet.
+#   usage: targets_bench.sh BUILD_DIR RESULTS_DIR   (writes RESULTS_DIR/agent_target_*.json)
+set -euo pipefail
+BUILD=$(realpath "$1")
+RESULTS=$(realpath "$2")
+HERE=$(dirname "$(realpath "$0")")
+# the 1M-flow row's tables (16 groups of 131,072-flow tables) and the ceiling's 1M-flow hash need 2 GB
+AGENT_BENCH_EAL_MB=${AGENT_BENCH_EAL_MB:-2048}
+# shellcheck source=common.sh
+source "$HERE/common.sh"
+[[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
+[[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
+T100K=$DATA/flows100k.pcap
+# The 1M-flow trace takes scapy minutes to write once; the smoke run (seconds per bench) runs the 1M row on the
+# 100k trace (its description says so).
+T1M=$DATA/flows1m.pcap BIG=1m
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then T1M=$T100K BIG=100k; fi
+[[ -f $T1M ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$T1M"
+configs
+replay_cfg() { cfg "$1" "$(sed 's/net_pcap0/replay0/' "$2")"; }
+IO_R=$(replay_cfg io_replay "$IO")
+NAPT_R=$(replay_cfg napt_replay "$NAPT")
+FILTER_R=$(replay_cfg filter_replay "$FILTER")
+CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
+GROUP_CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
+
+# standalone CLICK TRACE [--profile]: "mpps_cpu cycles_per_packet", then the --profile lines if asked
+standalone() {
+  "$AGENT" ${3:-} --duration "$SECS" --mbufs 131071 --replay "replay0=$2" --dpdk -l 0 "${EAL[@]}" \
+    --file-prefix "tg$$" --vdev net_null0 -- "$1" 2>&1 |
+    awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2} /^profile\./{p = p $0 "\n"}
+         END{if (n == 0 || c == 0) exit 1; printf "%.3f %.1f\n%s", n/c/1e6, y/n*c/e, p}'
+}
+# groups TRACE [profile]: the same two figures of group_dispatch_bench (16 groups), then its stage lines
+groups() {
+  local env=("${HUGE_ENV[@]}"); [[ ${2:-} == profile ]] && env+=(GROUP_PROFILE=1)
+  "${env[@]}" "$BUILD/group_dispatch_bench" "$1" 16 "$SECS" "$GROUP_CLICK" 2>&1 |
+    awk '/^result/{print $2, $4; ok=1} /^stage /{print} END{exit !ok}'
+}
+# ceiling TRACE CAPACITY: "acl_cycles hash_cycles" (datapath_ceiling_bench)
+ceiling() {
+  result "${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$1" "$2" "$SECS" | awk '{print $1, $2}'
+}
+
+# row NAME DESCRIPTION TARGET_MPPS PARTS MEASURE ARGS...: PARTS, the library calls of the ceiling ("io hash acl");
+# MEASURE ARGS... prints "mpps cycles" (and stage lines when given "profile" / "--profile" as its last argument).
+# io_trace / cap_trace: which trace and table size the ceiling is measured on.
+row() {
+  local name=$1 what=$2 target=$3 parts=$4 trace=$5 cap=$6 fn=$7 m=() io=() lib=() prof
+  shift 7
+  for _ in $(seq "$ROUNDS"); do
+    m+=("$("$fn" "$@" | head -1)")
+    io+=("$(standalone "$IO_R" "$trace" | head -1 | cut -d' ' -f2)")
+    lib+=("$(ceiling "$trace" "$cap")")
+  done
+  if [[ $fn == groups ]]; then prof=$("$fn" "$@" profile | tail -n +2); else prof=$("$fn" "$@" --profile | tail -n +2); fi
+  local mv mc iv av hv
+  mv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); mc=$(printf '%s\n' "${m[@]}" | awk '{print $2}' | median)
+  iv=$(printf '%s\n' "${io[@]}" | median)
+  av=$(printf '%s\n' "${lib[@]}" | awk '{print $1}' | median); hv=$(printf '%s\n' "${lib[@]}" | awk '{print $2}' | median)
+  local extra
+  extra=$(PROF="$prof" $PY "$HERE/targets_row.py" "$mv" "$mc" "$target" "$parts" "$iv" "$hv" "$av") ||
+    { echo "targets_bench: $name: no stage breakdown" >&2; return 1; }
+  local base_v
+  base_v=$(jq -r .baseline_mpps <<<"{$extra}")
+  write "agent_target_$name" "$what: Mpps per CPU-second (median of $ROUNDS), issue 22 target $target" "$mv" Mpps \
+    "the DPDK library calls it makes ($parts), alone, same trace, same run: the same cycles as a rate" "$base_v" "$extra"
+}
+
+row offloaded_napt_lb_100k "Offloaded FW(1000)->NAPT->LB, the agent side: tagged frames to 16 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
+  15 "io hash" "$T100K" 131072 groups "$T100K"
+row offloaded_napt_lb_1m "Offloaded FW(1000)->NAPT->LB, the agent side: tagged frames to 16 groups on one core, NAPT->LB per group, $BIG flows, memory-fed" \
+  12 "io hash" "$T1M" 1048576 groups "$T1M"
+row software_chain_100k "FW(1000)->NAPT->LB as synthesized, software only (--target NONE), one graph, 100k flows, memory-fed" \
+  10 "io acl hash" "$T100K" 262144 standalone "$CHAIN_R" "$T100K"
+row napt_100k "NAPT (SynthRewriter), 100k flows, memory-fed" 20 "io hash" "$T100K" 262144 standalone "$NAPT_R" "$T100K"
+row ipfilter1000_100k "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed" 20 "io acl" "$T100K" 131072 standalone "$FILTER_R" "$T100K"

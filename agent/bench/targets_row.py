@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""One issue-22 target row's analysis for targets_bench.sh: prints the row's extra JSON fields (no braces).
+
+  targets_row.py MPPS CYCLES TARGET_MPPS PARTS IO_CYCLES HASH_CYCLES ACL_CYCLES   (env PROF: the profiled run's lines)
+
+MPPS / CYCLES: the row's Mpps per CPU-second and busy cycles per packet (TSC cycles scaled to its CPU time, so
+MPPS x CYCLES is the TSC rate). PARTS: the library calls in the ceiling, a subset of "io hash acl". PROF: either
+the standalone agent's "profile.NAME cycles batches packets" lines or group_dispatch_bench's "stage NAME cycles"
+lines (GROUP_PROFILE=1); their shares are applied to CYCLES (the profiled run pays a few clock reads per batch).
+"""
+import json
+import os
+import sys
+
+# What the library alone costs for a stage's work, by the stage's kind (the element's sub-stage names).
+IO = "rx + tx"
+LIBRARY = {"flow lookup": ("hash", "rte_hash_lookup_bulk_data"), "classify": ("acl", "rte_acl_classify"),
+           IO: ("io", "the same port, nothing between"),
+           "rx, dispatch by tag, tx (outside the group graphs)": ("io", "rx + tx, nothing between")}
+
+
+def kind(name):
+    """The stage's kind: the library counterpart's key in LIBRARY, or the stage's own name (our code)."""
+    if "SynthRewriter" in name and (name.endswith(".keys") or name.endswith(".lookup")):
+        return "flow lookup"
+    if "IPFilter" in name and name.endswith(".classify"):
+        return "classify"
+    if name in ("loop", "src") or name.startswith("ToDevice"):
+        return IO
+    if name == "outside_graphs":
+        return "rx, dispatch by tag, tx (outside the group graphs)"
+    if name == "output":
+        return "egress (dst MAC, into the tx buffer)"
+    if name == "telemetry":
+        return "group telemetry (per class packets, bytes, source-port bits)"
+    if "SynthRewriter" in name:
+        return "SynthRewriter's own (rewrite, checksums, flow state, new flows, expiry sweep)"
+    if "IPFilter" in name and name.endswith(".keys"):
+        return "classifier keys (IPFilter reads the headers)"
+    return name.split("@")[0]
+
+
+def stages(lines, cycles):
+    raw = {}
+    for line in lines:
+        f = line.split()
+        if not f:
+            continue
+        if f[0].startswith("profile."):
+            raw[f[0][len("profile."):]] = float(f[1])
+        elif f[0] == "stage":
+            raw[f[1]] = float(f[2])
+    total = sum(raw.values())
+    if total <= 0:
+        raise SystemExit("no profile")
+    by_kind = {}
+    for name, c in raw.items():
+        k = kind(name)
+        by_kind[k] = by_kind.get(k, 0.0) + c * cycles / total
+    return {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]) if round(v, 1) > 0}
+
+
+def main():
+    mpps, cycles, target = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+    parts = sys.argv[4].split()
+    lib = {"io": float(sys.argv[5]), "hash": float(sys.argv[6]), "acl": float(sys.argv[7])}
+    ceiling = sum(lib[p] for p in parts)
+    by_kind = stages(os.environ.get("PROF", "").splitlines(), cycles)
+    for_target = mpps * cycles / target
+    met = mpps >= target
+    named = []
+    for k, c in list(by_kind.items())[:6]:
+        if k in LIBRARY and LIBRARY[k][0] in parts:
+            key, call = LIBRARY[k]
+            named.append(f"{k} {c:.0f} (alone: {call} {lib[key]:.0f})")
+        else:
+            named.append(f"{k} {c:.0f} (no library call)")
+    in_the_way = ("target met" if met else
+                  f"{target:g} Mpps needs <= {for_target:.0f} cycles per packet at this clock; the row takes "
+                  f"{cycles:.0f}, the library calls alone {ceiling:.0f} ({' + '.join(parts)}); largest stages: "
+                  + "; ".join(named))
+    out = {
+        "baseline_mpps": round(mpps * cycles / ceiling, 3),
+        "target_mpps": target,
+        "target_met": met,
+        "cycles_per_packet": round(cycles, 1),
+        "cycles_for_target": round(for_target, 1),
+        "ceiling_cycles_per_packet": round(ceiling, 1),
+        "ceiling_parts": {p: lib[p] for p in parts},
+        "within_1_5x_of_ceiling": cycles <= 1.5 * ceiling,
+        "stages": by_kind,
+        "in_the_way": in_the_way,
+    }
+    print(", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in out.items()))
+
+
+if __name__ == "__main__":
+    main()
