@@ -458,7 +458,7 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   uint32_t home = kNoRecord, idx;
   if (used_ != nullptr) {
     home = home_of(sig_at(fwd));
-    idx = is_used(home) ? free_slot() : home;
+    idx = !is_used(home) ? home : !is_used(buddy(home)) ? buddy(home) : free_slot();
   } else {
     idx = free_head_ != kNoRecord ? free_head_ : fresh_;
   }
@@ -493,7 +493,7 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
     // only that one too, and its home answers that direction.
     const bool one_key = std::memcmp(fwd, rev, sizeof(Key4)) == 0;
     r[kHomeDirAt] = one_key ? 1 : 0;
-    if (!one_key && idx != home) index_put(sig_at(fwd), (idx << 1) + 1);
+    if (!one_key && idx != home && (used_ == nullptr || idx != buddy(home))) index_put(sig_at(fwd), (idx << 1) + 1);
     index_put(sig_at(rev), (idx << 1 | 1) + 1);
   }
   size_.set(++size_plain_);

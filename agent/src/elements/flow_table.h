@@ -188,7 +188,10 @@ class FlowTable {
   static uint32_t sig4(const Key4& k) { return rte_hash_crc(&k, sizeof k, kHashSeed); }
   // Asks for the line a key's lookup reads first: its home record (nothing for tables without an index).
   void prefetch_sig(uint32_t sig) const {
-    if (used_ != nullptr) __builtin_prefetch(chunks_[0] + size_t{home_of(sig)} * stride_, 1);
+    if (used_ == nullptr) return;
+    const uint32_t h = home_of(sig);
+    __builtin_prefetch(chunks_[0] + size_t{h} * stride_, 1);
+    __builtin_prefetch(chunks_[0] + size_t{buddy(h)} * stride_, 1);
   }
   bool indexed() const { return index_ != nullptr; }
   // Lookups answered by the key's home record, by the index, and those that went to the rte_hash (a miss, or a key
@@ -199,6 +202,8 @@ class FlowTable {
   // The home slot of a forward key with signature sig (indexed tables): the signature scaled to the slots, so its
   // high bits choose (the index's bucket is chosen by its low ones).
   uint32_t home_of(uint32_t sig) const { return static_cast<uint32_t>((uint64_t{sig} * slots_) >> 32); }
+  // The other slot of a home's 128-byte pair of lines, a flow's second choice when its home is taken.
+  uint32_t buddy(uint32_t h) const { return (h ^ 1) < slots_ ? h ^ 1 : h; }
   int32_t lookup_one4(const Key4& key) const { return find(reinterpret_cast<const uint8_t*>(&key)); }
   const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
   const Key4& mapped4(uint32_t idx) const {

@@ -103,10 +103,15 @@ void FlowTable::lookup_indexed(const Key4* const* keys, const uint32_t* sigs, un
   // keys it does not answer have their index line asked for, all at once.
   unsigned pend[RTE_HASH_LOOKUP_BULK_MAX], np = 0;
   for (unsigned i = 0; i < n; ++i) {
-    const uint32_t h = home_of(sigs[i]);
+    const uint32_t h = home_of(sigs[i]), b = buddy(h);
     const uint8_t* r = chunks_[0] + size_t{h} * stride_;
     if (reinterpret_cast<const FlowMeta*>(r)->live && same_key(r + sizeof(FlowMeta), keys[i])) {
       out[i] = static_cast<int32_t>(h << 1 | r[kHomeDirAt]);
+      continue;
+    }
+    r = chunks_[0] + size_t{b} * stride_;
+    if (reinterpret_cast<const FlowMeta*>(r)->live && same_key(r + sizeof(FlowMeta), keys[i])) {
+      out[i] = static_cast<int32_t>(b << 1 | r[kHomeDirAt]);
       continue;
     }
     __builtin_prefetch(bucket_of(sigs[i]));
