@@ -143,8 +143,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
     : name_(name),
       socket_id_(socket_id),
       key_len_(static_cast<uint32_t>(key_len_of(ipv6))),
-      // A record with a home slot is one cache line (see the top of flow_table.h).
-      stride_(!grows && !ipv6 ? 64u : static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
+      stride_(static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
       grows_(grows) {
   if (capacity == 0) throw std::runtime_error(name + ": flow table capacity must be positive");
   if (capacity > kMaxCapacity)
@@ -170,11 +169,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
     index_mask_ = index_buckets(cap) - 1;
     index_ = static_cast<IndexBucket*>(rte_zmalloc_socket("flow_index", size_t{index_mask_ + 1} * sizeof(IndexBucket),
                                                           RTE_CACHE_LINE_SIZE, socket_id_));
-    slots_ = cap;
-    used_ = static_cast<uint64_t*>(rte_zmalloc_socket("flow_slots", used_bytes(cap), RTE_CACHE_LINE_SIZE, socket_id_));
-    if (used_ != nullptr) summary_ = used_ + (cap + 63) / 64;
-    if (index_ == nullptr || used_ == nullptr) {
-      rte_free(index_), rte_free(used_);
+    if (index_ == nullptr) {
       drop_hash(hash_);
       for (uint8_t*& c : chunks_) rte_free(c), c = nullptr;
       throw std::runtime_error(name + ": cannot allocate the flow index for " + std::to_string(cap) + " flows");
@@ -184,7 +179,6 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
 
 FlowTable::~FlowTable() {
   rte_free(index_);
-  rte_free(used_);
   if (grows_) FlowTableGrower::instance().remove(this);
   drop_hash(hash_);
   drop_hash(old_hash_);
@@ -209,17 +203,10 @@ uint32_t FlowTable::index_buckets(uint64_t capacity) {
   return static_cast<uint32_t>(rte_align64pow2(std::max<uint64_t>(capacity / 2, 1)));
 }
 
-size_t FlowTable::used_bytes(uint64_t capacity) { return ((capacity + 63) / 64 + (capacity + 4095) / 4096) * 8; }
-
 size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
-  // A declared IPv4-only table's index (at most 64 bytes per flow: a line per two flows, rounded up), its records
-  // of one line each and its bitmap of used slots.
-  if (ipv6) return capacity * (sizeof(FlowMeta) + 2 * sizeof(Tuple)) + hash_bytes(capacity, true);
-  return capacity * 64 + used_bytes(capacity) + hash_bytes(capacity, false) + size_t{index_buckets(capacity)} * 64;
-}
-
-size_t FlowTable::grown_bytes(uint64_t capacity, bool ipv6) {
-  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6);
+  // A declared IPv4-only table's index: at most 64 bytes per flow (a line per two flows, rounded up).
+  const size_t index = ipv6 ? 0 : size_t{index_buckets(capacity)} * 64;
+  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6) + index;
 }
 
 size_t FlowTable::max_bytes_per_flow(bool ipv6) {
@@ -227,12 +214,10 @@ size_t FlowTable::max_bytes_per_flow(bool ipv6) {
   // record and 2.0625 key slots (the constant 64 entries are negligible for the capacities that matter).
   const size_t key_len = key_len_of(ipv6);
   const size_t key_entry = (8 + key_len + 15) / 16 * 16;
-  // (A declared IPv4 table's record is a line of 64 bytes.)
-  const double record = ipv6 ? static_cast<double>(sizeof(FlowMeta) + 2 * key_len) : 64.0;
-  const double per = record + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
-  // ... and the 65 constant entries spread over at least 1,000 flows, and an IPv4 table's index and used-slot bits
-  // (a bit per flow, in words of 64).
-  return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1 + (ipv6 ? 0 : 64 + 1);
+  const double per = static_cast<double>(sizeof(FlowMeta) + 2 * key_len) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
+  // ... and the 65 constant entries spread over at least 1,000 flows.
+  // ... and the 65 constant entries spread over at least 1,000 flows, and an IPv4 table's index.
+  return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1 + (ipv6 ? 0 : 64);
 }
 
 size_t FlowTable::memory_available(int socket) {
@@ -312,7 +297,8 @@ void FlowTable::adopt_growth() {
   // for: at full speed a core fills that much in about the time making the heap takes on a loaded machine.
   const bool own_next = grow_at_ != UINT32_MAX && own_heap_pays(hash_bytes(uint64_t{capacity_plain_} * 2, ipv6()));
   standby_at_.store(own_next ? grow_at_ - std::min(headroom, grow_at_ / 2) : UINT32_MAX, std::memory_order_release);
-  memory_.set(grows_ ? grown_bytes(capacity_plain_, ipv6()) : reserve_bytes(capacity_plain_, ipv6()));
+  // (A growing table has no index; it is the only part reserve_bytes() counts that depends on the kind of table.)
+  memory_.set(reserve_bytes(capacity_plain_, ipv6()) - (grows_ && !ipv6() ? size_t{index_buckets(capacity_plain_)} * 64 : 0));
 }
 
 void FlowTable::rehash_some(uint32_t n) {
@@ -440,6 +426,123 @@ void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const
   }
 }
 
+void FlowTable::lookup4(const Key4* const* keys, unsigned n, int32_t* out) const {
+  uint32_t sigs[RTE_HASH_LOOKUP_BULK_MAX];
+  for (unsigned done = 0; done < n;) {
+    const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+    for (unsigned i = 0; i < chunk; ++i) sigs[i] = sig4(*keys[done + i]), prefetch_sig(sigs[i]);
+    lookup4(keys + done, sigs, chunk, out + done);
+    done += chunk;
+  }
+}
+
+namespace {
+// Whether two keys are the same 16 bytes: two 8-byte compares, no call, no copy through the stack.
+bool same_key(const void* a, const void* b) {
+  uint64_t x[2], y[2];
+  std::memcpy(x, a, sizeof x);
+  std::memcpy(y, b, sizeof y);
+  return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
+}
+}  // namespace
+
+inline bool FlowTable::holds(uint32_t idx, unsigned dir, const Key4& key) const {
+  if (idx >= fresh_ || !meta(idx).live) return false;
+  if (dir == 0) return same_key(&orig4(idx), &key);
+  const Key4 k = reversed(mapped4(idx));
+  return same_key(&k, &key);
+}
+
+inline int32_t FlowTable::index_probe(uint32_t sig) const {
+  const IndexBucket* b = bucket_of(sig);
+#if defined(__SSE2__)
+  const __m128i s = _mm_set1_epi32(static_cast<int>(sig)), zero = _mm_setzero_si128();
+  const auto* v = reinterpret_cast<const __m128i*>(b);
+  const auto bits = [](__m128i eq) { return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(eq))); };
+  const unsigned same = bits(_mm_cmpeq_epi32(_mm_load_si128(v), s)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 1), s)) << 4;
+  const unsigned unset =
+      bits(_mm_cmpeq_epi32(_mm_load_si128(v + 2), zero)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 3), zero)) << 4;
+  const unsigned hit = same & ~unset;
+  return hit != 0 ? static_cast<int32_t>(b->ref[__builtin_ctz(hit)] - 1) : -1;
+#else
+  for (unsigned w = 0; w < kIndexWays; ++w)
+    if (b->sig[w] == sig && b->ref[w] != 0) return static_cast<int32_t>(b->ref[w] - 1);
+  return -1;
+#endif
+}
+
+void FlowTable::index_put(uint32_t sig, uint32_t ref) const {
+  IndexBucket* b = bucket_of(sig);
+  unsigned to = kIndexWays;
+  for (unsigned w = 0; w < kIndexWays; ++w) {
+    if (b->ref[w] == ref) {
+      to = w;
+      break;
+    }
+    if (b->ref[w] == 0 && to == kIndexWays) to = w;
+  }
+  if (to == kIndexWays) to = sig >> 29;  // full: the bits above those that chose the bucket choose the way
+  b->sig[to] = sig;
+  b->ref[to] = ref;
+}
+
+void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
+  IndexBucket* b = bucket_of(sig);
+  for (unsigned w = 0; w < kIndexWays; ++w)
+    if (b->ref[w] == ref) b->ref[w] = 0;
+}
+
+void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const {
+  if (index_ == nullptr) {
+    for (unsigned done = 0; done < n;) {
+      const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+      const void* ptrs[RTE_HASH_LOOKUP_BULK_MAX];
+      uint32_t s[RTE_HASH_LOOKUP_BULK_MAX];
+      std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
+      std::memcpy(s, sigs + done, chunk * sizeof *s);
+      lookup_hashed(ptrs, s, chunk, out + done);
+      for (unsigned i = 0; i < chunk; ++i)
+        if (out[done + i] >= 0) prefetch(static_cast<uint32_t>(out[done + i]) >> 1);
+      done += chunk;
+    }
+    return;
+  }
+  // Stage 1: the record each key's bucket names (its line was asked for a stage earlier), asked for at once.
+  for (unsigned i = 0; i < n; ++i) {
+    const int32_t ref = index_probe(sigs[i]);
+    out[i] = ref;
+    if (ref >= 0 && static_cast<uint32_t>(ref >> 1) < fresh_) prefetch(static_cast<uint32_t>(ref) >> 1);
+  }
+  // Stage 2: each key compared with its record's; the rest go to the rte_hash with their signatures, in bulk.
+  const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
+  uint32_t miss_sig[RTE_HASH_LOOKUP_BULK_MAX];
+  unsigned at[RTE_HASH_LOOKUP_BULK_MAX];
+  unsigned nm = 0, hits = 0;
+  auto fall_back = [&] {
+    int32_t found[RTE_HASH_LOOKUP_BULK_MAX];
+    lookup_hashed(miss, miss_sig, nm, found);
+    for (unsigned k = 0; k < nm; ++k) {
+      if (found[k] < 0) continue;
+      out[at[k]] = found[k];
+      prefetch(static_cast<uint32_t>(found[k]) >> 1);
+      index_put(miss_sig[k], static_cast<uint32_t>(found[k]) + 1);  // put back: the next packet finds it
+    }
+    index_fallbacks_.add(nm);
+    nm = 0;
+  };
+  for (unsigned i = 0; i < n; ++i) {
+    if (out[i] >= 0 && holds(static_cast<uint32_t>(out[i]) >> 1, out[i] & 1, *keys[i])) {
+      ++hits;
+      continue;
+    }
+    out[i] = -1;
+    miss[nm] = keys[i], miss_sig[nm] = sigs[i], at[nm] = i;
+    if (++nm == RTE_HASH_LOOKUP_BULK_MAX) fall_back();
+  }
+  if (nm > 0) fall_back();
+  if (hits) index_hits_.add(hits);
+}
+
 int32_t FlowTable::lookup_one(const Tuple& key) const {
   uint8_t k[sizeof(Tuple)];
   encode(key, k);
@@ -449,19 +552,12 @@ int32_t FlowTable::lookup_one(const Tuple& key) const {
 int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout,
                           uint64_t now) {
   if ((orig.v6 || mapped.v6) && !ipv6()) return kConflict;
-  if (used_ == nullptr ? free_head_ == kNoRecord && fresh_ >= capacity_plain_ : size_plain_ >= slots_) return kFull;
+  const uint32_t idx = free_head_ != kNoRecord ? free_head_ : fresh_ < capacity_plain_ ? fresh_ : kNoRecord;
+  if (idx == kNoRecord) return kFull;
   uint8_t fwd[sizeof(Tuple)], rev[sizeof(Tuple)];
   encode(orig, fwd);
   encode(reversed(mapped), rev);
   if (find(fwd) >= 0 || find(rev) >= 0) return kConflict;
-  // The flow's home if it is free, else any free slot (tables with home slots); the free list, else a fresh one.
-  uint32_t home = kNoRecord, idx;
-  if (used_ != nullptr) {
-    home = home_of(sig_at(fwd));
-    idx = !is_used(home) ? home : !is_used(buddy(home)) ? buddy(home) : free_slot();
-  } else {
-    idx = free_head_ != kNoRecord ? free_head_ : fresh_;
-  }
   int rc = rte_hash_add_key_data(hash_, fwd, reinterpret_cast<void*>(uintptr_t{idx} << 1));
   if (rc == 0) {
     rc = rte_hash_add_key_data(hash_, rev, reinterpret_cast<void*>(uintptr_t{idx} << 1 | 1));
@@ -470,14 +566,8 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   if (rc != 0) return rc == -ENOSPC ? kFull : kConflict;
   uint8_t* r = record(idx);
   FlowMeta& m = meta(idx);
-  if (used_ != nullptr) {
-    mark_used(idx);
-    fresh_ = std::max(fresh_, idx + 1);
-  } else if (idx == free_head_) {
-    free_head_ = m.backend;
-  } else {
-    ++fresh_;
-  }
+  if (idx == free_head_) free_head_ = m.backend;
+  else ++fresh_;
   m.last_tsc = now;
   m.backend = backend;
   m.fout = fout;
@@ -488,12 +578,9 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   std::memcpy(r + sizeof(FlowMeta), fwd, key_len_);
   encode(mapped, r + sizeof(FlowMeta) + key_len_);
   if (index_ != nullptr) {
-    // Both keys named in the index, but a forward key at its home (which answers it). A mapping onto the flow's own
-    // reverse has one key, which the rte_hash answers with the reply direction (the second add): the index names
-    // only that one too, and its home answers that direction.
-    const bool one_key = std::memcmp(fwd, rev, sizeof(Key4)) == 0;
-    r[kHomeDirAt] = one_key ? 1 : 0;
-    if (!one_key && idx != home && (used_ == nullptr || idx != buddy(home))) index_put(sig_at(fwd), (idx << 1) + 1);
+    // Both keys named in the index. A mapping onto the flow's own reverse has one key, which the rte_hash answers
+    // with the reply direction (the second add): the index names only that one too.
+    if (std::memcmp(fwd, rev, sizeof(Key4)) != 0) index_put(sig_at(fwd), (idx << 1) + 1);
     index_put(sig_at(rev), (idx << 1 | 1) + 1);
   }
   size_.set(++size_plain_);
@@ -518,12 +605,8 @@ void FlowTable::remove(uint32_t idx) {
     rte_hash_del_key(old_hash_, rev);
   }
   m.live = 0;
-  if (used_ != nullptr) {
-    mark_free(idx);
-  } else {
-    m.backend = free_head_;
-    free_head_ = idx;
-  }
+  m.backend = free_head_;
+  free_head_ = idx;
   size_.set(--size_plain_);
 }
 
@@ -531,10 +614,8 @@ void FlowTable::clear() {
   rte_hash_reset(hash_);
   if (index_ != nullptr) std::memset(index_, 0, size_t{index_mask_ + 1} * sizeof(IndexBucket));
   drop_hash(old_hash_);
-  for_each([this](uint32_t i) { meta(i).live = 0; });
-  if (used_ != nullptr) std::memset(used_, 0, used_bytes(slots_));
+  for (uint32_t i = 0; i < fresh_; ++i) meta(i).live = 0;
   fresh_ = 0;
-  free_at_ = 0;
   free_head_ = kNoRecord;
   size_plain_ = 0;
   size_.set(0);

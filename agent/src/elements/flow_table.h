@@ -36,19 +36,6 @@
 // record. It is a cache, never the truth: an entry names a record whose key is compared, and a key it does not
 // name (bucket full, or another key's entry took its place) is looked up in the rte_hash with the same signature
 // and put back. Growing tables have none (their index would have to grow with them): rte_hash with the signature.
-//
-// Home slots (declared IPv4-only tables, the indexed ones): a new flow's record goes, if it is free, to the slot
-// its forward key's signature names (home_of()), so that a forward packet's lookup reads one random line, the home
-// record (asked for where the key is read, prefetch_sig()), instead of the index line and then the record: the
-// waits for those ~2.5 lines per packet were the lookup and the rewrite (BENCHMARKS.md, sessions 17-22). A home
-// holding another flow (or none) sends the key the index's way; replies always go that way (their key is not the
-// one the home was chosen by). Like the index it is a hint whose key is compared, never the truth: the rte_hash
-// holds every key. A flow whose home is taken takes any free slot (a bitmap of the used ones, scanned from a
-// cursor). These records are 64 bytes, line-aligned, so a record is one line; the slots are exactly the declared
-// capacity, so the record indices stay [0, capacity) for owners that keep per-record state (HyperscanDPI). Walks,
-// the expiry sweep and eviction skip free slots through the bitmap, so an idle slot is not read; but the homes
-// spread the records over the whole record array at once, so with 4 kB pages (--no-huge) a table is resident
-// soon after a few flows per page arrive (with hugepages it is resident once reserved anyway).
 #pragma once
 
 #include <algorithm>
@@ -186,24 +173,14 @@ class FlowTable {
   // A key's signature: the CRC rte_hash computes for it (same function, same seed), which also picks its bucket of
   // the index.
   static uint32_t sig4(const Key4& k) { return rte_hash_crc(&k, sizeof k, kHashSeed); }
-  // Asks for the line a key's lookup reads first: its home record (nothing for tables without an index).
+  // Asks for the index line of a key's signature (nothing for tables without an index).
   void prefetch_sig(uint32_t sig) const {
-    if (used_ == nullptr) return;
-    const uint32_t h = home_of(sig);
-    __builtin_prefetch(chunks_[0] + size_t{h} * stride_, 1);
-    __builtin_prefetch(chunks_[0] + size_t{buddy(h)} * stride_, 1);
+    if (index_ != nullptr) __builtin_prefetch(bucket_of(sig));
   }
   bool indexed() const { return index_ != nullptr; }
-  // Lookups answered by the key's home record, by the index, and those that went to the rte_hash (a miss, or a key
-  // neither named).
-  uint64_t home_hits() const { return home_hits_.get(); }
+  // Lookups the index answered, and those that went to the rte_hash (a miss, or a key the index did not name).
   uint64_t index_hits() const { return index_hits_.get(); }
   uint64_t index_fallbacks() const { return index_fallbacks_.get(); }
-  // The home slot of a forward key with signature sig (indexed tables): the signature scaled to the slots, so its
-  // high bits choose (the index's bucket is chosen by its low ones).
-  uint32_t home_of(uint32_t sig) const { return static_cast<uint32_t>((uint64_t{sig} * slots_) >> 32); }
-  // The other slot of a home's 128-byte pair of lines, a flow's second choice when its home is taken.
-  uint32_t buddy(uint32_t h) const { return (h ^ 1) < slots_ ? h ^ 1 : h; }
   int32_t lookup_one4(const Key4& key) const { return find(reinterpret_cast<const uint8_t*>(&key)); }
   const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
   const Key4& mapped4(uint32_t idx) const {
@@ -255,25 +232,11 @@ class FlowTable {
   template <typename F>
   uint32_t for_each_from(uint32_t from, uint32_t count, F f) const {
     const uint32_t end = count < fresh_ - std::min(from, fresh_) ? from + count : fresh_;
-    if (used_ != nullptr) {  // the used slots' bits, re-read after each call (f may remove records)
-      for (uint32_t i = from; i < end;) {
-        const uint64_t bits = used_[i >> 6] >> (i & 63);
-        if (bits == 0) {
-          i = (i | 63) + 1;
-          continue;
-        }
-        i += static_cast<uint32_t>(__builtin_ctzll(bits));
-        if (i >= end) break;
-        f(i++);
-      }
-      return std::max(end, from);
-    }
     for (uint32_t i = from; i < end; ++i)
       if (meta(i).live) f(i);
     return std::max(end, from);
   }
-  // Records [0, records_used()) have held a flow at some point (the slots below the highest used one, in a table
-  // with home slots); the rest never did.
+  // Records [0, records_used()) have held a flow at some point; the rest never did.
   uint32_t records_used() const { return fresh_; }
 
   bool ipv6() const { return key_len_ == sizeof(Tuple); }
@@ -312,7 +275,6 @@ class FlowTable {
     unsigned n = 0;
     for (unsigned i = 0; i < budget && fresh_ > 0; ++i) {
       const uint32_t idx = next_swept();
-      if (idx == kNoRecord) continue;
       FlowMeta& m = meta(idx);
       if (m.live && now - m.last_tsc > timeout_of(m)) {
         before_remove(idx);
@@ -323,13 +285,6 @@ class FlowTable {
     // The records the next sweep checks are asked for now: a sweep reads a few records per batch, too slowly for
     // the hardware prefetcher to follow, and by its next batch (other groups' batches run in between) the
     // records would be cold: their metadata loads were ~5% of the offloaded chain's cycles at 16 groups.
-    if (used_ != nullptr) {
-      for (uint32_t i = 0, at = sweep_; i < budget; ++i, ++at) {
-        if ((at = skip_free(at)) >= fresh_ || !is_used(at)) break;
-        __builtin_prefetch(record(at));
-      }
-      return n;
-    }
     for (uint32_t i = 0, idx = sweep_; i < budget && fresh_ > 0; ++i, ++idx) {
       if (idx >= fresh_) idx = 0;
       __builtin_prefetch(record(idx));
@@ -346,7 +301,6 @@ class FlowTable {
     unsigned found = 0;
     for (uint32_t i = 0, n = std::min<uint32_t>(scan, fresh_); i < n && found < candidates; ++i) {
       const uint32_t idx = next_swept();
-      if (idx == kNoRecord) continue;
       const FlowMeta& m = meta(idx);
       const uint64_t idle = now - m.last_tsc;
       if (!m.live || idle <= guarantee_of(m)) continue;
@@ -374,10 +328,6 @@ class FlowTable {
   IndexBucket* bucket_of(uint32_t sig) const { return &index_[sig & index_mask_]; }
   // Buckets of a table of `capacity` flows: two keys per flow, at most four keys per bucket on average when full.
   static uint32_t index_buckets(uint64_t capacity);
-  // The used-slot bitmap and its summary of a table with home slots, and what a growing table (no index, no homes)
-  // reserves.
-  static size_t used_bytes(uint64_t capacity);
-  static size_t grown_bytes(uint64_t capacity, bool ipv6);
   // Names record ref - 1 for signature sig in its bucket: the entry with the same ref, else a free one, else the
   // one the signature's high bits pick (the key it named falls back to the rte_hash until it is put back).
   void index_put(uint32_t sig, uint32_t ref) const;
@@ -386,11 +336,6 @@ class FlowTable {
   int32_t index_probe(uint32_t sig) const;
   // Whether record idx (a live one) holds `key` in direction dir.
   bool holds(uint32_t idx, unsigned dir, const Key4& key) const;
-  // The indexed path of lookup4 for at most RTE_HASH_LOOKUP_BULK_MAX keys: homes, index, rte_hash.
-  void lookup_indexed(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const;
-  // Byte of a record with a home slot (in the 16 bytes past the two keys) holding the direction its forward key
-  // answers: 0, or 1 for a flow mapped onto its own reverse (one key, which the rte_hash answers as a reply).
-  static constexpr uint32_t kHomeDirAt = sizeof(FlowMeta) + 2 * sizeof(Key4);
   static constexpr unsigned kMaxChunks = 1024;
   static constexpr unsigned kChunkBitsMax = 16;
   // Growth handshake between the core and the grower thread (grow_state_).
@@ -401,52 +346,11 @@ class FlowTable {
     return chunks_[idx >> chunk_bits_] + static_cast<size_t>(idx & chunk_mask_) * stride_;
   }
   bool can_grow() const { return uint64_t{capacity_plain_} * 2 <= kMaxCapacity; }
-  // The sweep's next record to check; kNoRecord (nothing to check this time) when a few bitmap words of free
-  // slots were passed without finding one (tables with home slots: the sweep never reads a free slot).
   uint32_t next_swept() {
-    uint32_t idx = sweep_ < fresh_ ? sweep_ : 0;
-    if (used_ == nullptr) {
-      sweep_ = idx + 1;
-      return idx;
-    }
-    idx = skip_free(idx);
-    if (idx >= fresh_ || !is_used(idx)) {
-      sweep_ = idx;
-      return kNoRecord;
-    }
+    const uint32_t idx = sweep_ < fresh_ ? sweep_ : 0;
     sweep_ = idx + 1;
     return idx;
   }
-  // Tables with home slots: whether slot i holds a flow, and the first slot from i on that does (or one past the
-  // words looked at, fresh_ or more past the last used one). Empty words are passed through the summary bits, at
-  // most kSkipSummaryWords of them (262,144 slots) a call: the sweep checks flows, not free slots, and a sparse
-  // table costs it a few summary words, not a pass over its records or its bitmap.
-  static constexpr uint32_t kSkipSummaryWords = 64;
-  bool is_used(uint32_t i) const { return (used_[i >> 6] >> (i & 63)) & 1; }
-  uint32_t skip_free(uint32_t i) const {
-    if (i >= fresh_) return i;
-    const uint64_t bits = used_[i >> 6] >> (i & 63);
-    if (bits != 0) return i + static_cast<uint32_t>(__builtin_ctzll(bits));
-    uint32_t w = (i >> 6) + 1;  // the next word of slots
-    for (uint32_t k = 0; k < kSkipSummaryWords && uint64_t{w} * 64 < fresh_; ++k) {
-      const uint64_t s = summary_[w >> 6] >> (w & 63);
-      if (s != 0) {
-        w += static_cast<uint32_t>(__builtin_ctzll(s));
-        return w * 64 + static_cast<uint32_t>(__builtin_ctzll(used_[w]));
-      }
-      w = (w | 63) + 1;
-    }
-    return w * 64;
-  }
-  void mark_used(uint32_t i) {
-    used_[i >> 6] |= uint64_t{1} << (i & 63);
-    summary_[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
-  }
-  void mark_free(uint32_t i) {
-    if ((used_[i >> 6] &= ~(uint64_t{1} << (i & 63))) == 0) summary_[i >> 12] &= ~(uint64_t{1} << ((i >> 6) & 63));
-  }
-  // A free slot for a flow whose home is taken (there is one: the table holds fewer flows than slots).
-  uint32_t free_slot();
   // The hashed form of a tuple (key_len_ bytes) and back; inline, they run for every packet.
   void encode(const Tuple& t, uint8_t* key) const {
     if (ipv6()) {
@@ -494,14 +398,7 @@ class FlowTable {
   uint32_t capacity_plain_;            // the core's copy of capacity_
   uint32_t sweep_ = 0;
   uint32_t fresh_ = 0;                 // records [0, fresh_) have been used at least once
-  uint32_t free_head_ = kNoRecord;     // freed records, linked through FlowMeta::backend (no home slots)
-  // Home slots (indexed tables): a bit per record slot, set while it holds a flow, and a summary bit per word of
-  // those, set while the word has one (both in one allocation); the slots (the capacity); where free_slot() looks
-  // next.
-  uint64_t* used_ = nullptr;
-  uint64_t* summary_ = nullptr;
-  uint32_t slots_ = 0;
-  uint32_t free_at_ = 0;
+  uint32_t free_head_ = kNoRecord;     // freed records, linked through FlowMeta::backend
   // Growth (grows_ only).
   uint32_t grow_at_ = UINT32_MAX;      // size at which to ask for more room (3/4 of the capacity)
   rte_hash* old_hash_ = nullptr;       // being rehashed into hash_: keys of records [rehash_at_, rehash_end_)
@@ -517,7 +414,7 @@ class FlowTable {
   uint32_t standby_tried_ = 0;                     // capacity for which the grower last made one (grower only)
   Relaxed<uint32_t> size_, capacity_;
   Relaxed<uint64_t> memory_, growths_, growth_failures_, shared_heap_hashes_;
-  mutable Relaxed<uint64_t> home_hits_, index_hits_, index_fallbacks_;
+  mutable Relaxed<uint64_t> index_hits_, index_fallbacks_;
 };
 
 }  // namespace metron

@@ -445,12 +445,6 @@ void FlowRewriter::report(std::ostream& os) const {
   stats(&s);
   os << "flows " << s.flows << "\ncapacity " << s.capacity << "\nevicted " << s.evicted << "\nrefused " << s.refused
      << "\nmapping_failures " << s.mapping_failures << "\n";
-  // Where the per-packet lookups of a declared IPv4 table were answered (flow_table.h): at the key's home record,
-  // through the index, or by the rte_hash (misses included).
-  const FlowTable& t = *published_.load(std::memory_order_acquire);
-  if (t.indexed())
-    os << "home_hits " << t.home_hits() << "\nindex_hits " << t.index_hits() << "\nindex_fallbacks " << t.index_fallbacks()
-       << "\n";
 }
 
 namespace {
