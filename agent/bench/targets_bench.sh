@@ -57,9 +57,9 @@ ceiling() {
   result "${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$1" "$2" "$SECS" | awk '{print $1, $2}'
 }
 
-# row NAME DESCRIPTION TARGET_MPPS PARTS MEASURE ARGS...: PARTS, the library calls of the ceiling ("io hash acl");
-# MEASURE ARGS... prints "mpps cycles" (and stage lines when given "profile" / "--profile" as its last argument).
-# io_trace / cap_trace: which trace and table size the ceiling is measured on.
+# row NAME DESCRIPTION TARGET_MPPS PARTS TRACE CAPACITY MEASURE ARGS...: PARTS, the library calls of the ceiling
+# (of "io hash acl"), measured on TRACE with a CAPACITY-flow table in the same rounds as the row; MEASURE ARGS...
+# prints "mpps cycles" (then stage lines when given "profile" / "--profile" as its last argument).
 row() {
   local name=$1 what=$2 target=$3 parts=$4 trace=$5 cap=$6 fn=$7 m=() io=() lib=() prof
   shift 7
