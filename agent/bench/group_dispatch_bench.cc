@@ -16,9 +16,10 @@
 //   GROUP_PROFILE=1: every group graph is built with a StageProfile (its cycles charged per element and sub-stage,
 //   read at element boundaries, once per batch) and one more line per element or sub-stage follows:
 //   "stage <name> <cycles per packet>", summed over the groups and scaled as busy_cycles_per_packet is, then
-//   "stage outside_graphs <cycles>": the rest of the busy cycles (rx, dispatch by tag, the group telemetry, the tx
-//   flush). The profile's clock reads cost a few cycles per packet: compare stage figures with each other, the
-//   throughput with an unprofiled run.
+//   "stage outside_graphs <cycles>": the rest of the busy cycles (rx, dispatch by tag, the tx flush; the group
+//   telemetry is a stage of its own, "telemetry", and the egress into the tx buffer is "output"). The profile's
+//   clock reads cost a few cycles per packet: compare stage figures with each other, the throughput with an
+//   unprofiled run.
 //   mpps_cpu is the sum over workers of each one's packets per second of its own thread's CPU time (what the
 //   workers sustain when each has its CPU), mpps_wall all packets over the wall time; exit 1 if a frame went
 //   missing or a group's counters (packets, per class, TCP/UDP source-port bits) disagree with what it was sent

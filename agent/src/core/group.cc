@@ -24,8 +24,7 @@ GroupRuntime::GroupRuntime(Spec spec) : spec_(std::move(spec)) {
   env.instance = spec_.pipeline_id + "/" + spec_.group_id;
   env.profile = spec_.profile;
   graph_ = Graph::build(spec_.click, env);
-  profile_ = graph_->profile();
-  if (profile_ != nullptr) telemetry_slot_ = profile_->add_slot("telemetry");
+  if (StageProfile* p = graph_->profile()) telemetry_slot_ = p->add_slot("telemetry");
   std::vector<uint32_t> idx(spec_.class_ids.size());
   std::iota(idx.begin(), idx.end(), 0u);
   std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return spec_.class_ids[a] < spec_.class_ids[b]; });
@@ -94,7 +93,8 @@ struct ClassTally {
 // class takes the slot), so a batch that interleaves a few classes still adds once per class.
 void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   const uint64_t t0 = rte_rdtsc();
-  if (__builtin_expect(profile_ != nullptr, 0)) profile_->enter(telemetry_slot_, b.n);
+  StageProfile* const profile = graph_->profile();
+  if (__builtin_expect(profile != nullptr, 0)) profile->enter(telemetry_slot_, b.n);
   constexpr unsigned kTallies = 8;
   constexpr uint32_t kUnknown = ~0u;
   ClassTally tally[kTallies];
@@ -156,7 +156,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx) {
   if (unknown) unknown_class_.add(unknown);
   packets_.add(b.n);
   bytes_.add(bytes);
-  if (__builtin_expect(profile_ != nullptr, 0)) profile_->leave();
+  if (__builtin_expect(profile != nullptr, 0)) profile->leave();
   tx_buffer_ = tx;
   graph_->push_input(b);
   tx_buffer_ = nullptr;

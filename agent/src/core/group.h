@@ -117,8 +117,7 @@ class GroupRuntime final : public EgressSink {
  private:
   Spec spec_;
   std::unique_ptr<Graph> graph_;
-  StageProfile* profile_ = nullptr;  // Spec::profile: the graph's, with a "telemetry" slot for process()'s count
-  int telemetry_slot_ = 0;
+  int telemetry_slot_ = 0;  // Spec::profile: the StageProfile slot process()'s count is charged to
   std::vector<uint32_t> sorted_classes_;  // sorted class ids ...
   std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
   std::unique_ptr<ClassCounters[]> classes_;
