@@ -3,6 +3,8 @@
 #include <functional>
 #include <sstream>
 
+#include "core/strip_fold.h"
+
 namespace metron {
 
 namespace {
@@ -23,7 +25,9 @@ std::unique_ptr<Graph> Graph::build(const std::string& text, const GraphEnv& env
   return build(parse_click(text, /*allow_ports=*/true), env);
 }
 
-std::unique_ptr<Graph> Graph::build(const ClickConfig& cfg, const GraphEnv& env) {
+std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& env) {
+  // The graph runs the configuration with its Strip/Unstrip pairs folded where nothing can tell (strip_fold.h).
+  const ClickConfig cfg = fold_strips(written);
   std::unique_ptr<Graph> g(new Graph());
   const size_t n = cfg.elements.size();
   g->elements_.reserve(n);

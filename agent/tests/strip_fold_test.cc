@@ -1,0 +1,96 @@
+// fold_strips (core/strip_fold.h): which Strip/Unstrip pairs are folded into CheckIPHeader's offset, and that a
+// folded graph sends out the frames, drops and counts the unfolded one would.
+#include "core/strip_fold.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/graph.h"
+#include "packets.h"
+
+namespace metron {
+namespace {
+
+using test::Flow;
+using test::GroupUnderTest;
+
+// The element classes of the configuration as the graph runs it, in declaration order.
+std::string classes_run(const std::string& click) {
+  std::string out;
+  for (const ElementDecl& d : fold_strips(parse_click(click)).elements) out += (out.empty() ? "" : " ") + d.cls;
+  return out;
+}
+
+const char* kRewriter = "SynthRewriter(PATTERN 5.5.5.5 1024-65535 10.0.0.10 80, CAPACITY 1024)";
+
+TEST(StripFold, TheSynthesizedGroupShapeRunsWithoutStripAndUnstrip) {
+  const std::string click = std::string("input -> Strip(14) -> CheckIPHeader -> ") + kRewriter +
+                            " -> DecIPTTL -> Unstrip(14) -> [0]output;";
+  EXPECT_EQ(classes_run(click), "input CheckIPHeader SynthRewriter DecIPTTL output");
+  const ClickConfig folded = fold_strips(parse_click(click));
+  EXPECT_EQ(folded.elements[1].args, std::vector<std::string>{"14"});
+  // A reply path through the rewriter's second input, and a classifier with two ways to the same Unstrip.
+  EXPECT_EQ(classes_run("input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -);"
+                        "c[0] -> DecIPTTL -> u :: Unstrip(14) -> [0]output; c[1] -> u;"),
+            "input CheckIPHeader IPClassifier DecIPTTL output");
+  // Several pairs in one configuration (a VLAN-sized strip too).
+  EXPECT_EQ(classes_run("input -> d :: Classifier(12/8100, -);"
+                        "d[0] -> Strip(18) -> CheckIPHeader -> DecIPTTL -> Unstrip(18) -> [0]output;"
+                        "d[1] -> Strip(14) -> CheckIPHeader -> IPFilter(allow all) -> Unstrip(14) -> [1]output;"),
+            "input Classifier CheckIPHeader DecIPTTL output CheckIPHeader IPFilter");
+}
+
+TEST(StripFold, PairsSomethingCouldTellApartAreLeftAsWritten) {
+  const std::string unchanged[] = {
+      // Counter counts bytes, which the strip changes (Click's semantics)
+      "input -> Strip(14) -> CheckIPHeader -> Counter -> Unstrip(14) -> [0]output;",
+      // bad packets leave through CheckIPHeader's output 1 with their Ethernet header stripped
+      "input -> Strip(14) -> c :: CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output; c[1] -> [1]output;",
+      // an offset already given, or a different length put back
+      "input -> Strip(14) -> CheckIPHeader(0) -> DecIPTTL -> Unstrip(14) -> [0]output;",
+      "input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(18) -> [0]output;",
+      // a way out that puts nothing back
+      "input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -); c[0] -> Unstrip(14) -> [0]output;"
+      "c[1] -> [1]output;",
+      // unstripped packets from elsewhere join the region (the rewriter's replies, never stripped)
+      std::string("input -> d :: Classifier(12/0800, -); d[0] -> Strip(14) -> CheckIPHeader -> rw :: ") + kRewriter +
+          " -> Unstrip(14) -> [0]output; d[1] -> MarkIPHeader(14) -> [1]rw; rw[1] -> [1]output;",
+      // an element that reads the data start in between
+      "input -> Strip(14) -> CheckIPHeader -> Classifier(9/11, -) -> Unstrip(14) -> [0]output;",
+  };
+  for (const std::string& click : unchanged) {
+    const ClickConfig written = parse_click(click);
+    const ClickConfig run = fold_strips(written);
+    EXPECT_EQ(run.elements.size(), written.elements.size()) << click;
+    for (size_t i = 0; i < std::min(run.elements.size(), written.elements.size()); ++i)
+      EXPECT_EQ(run.elements[i].args, written.elements[i].args) << click;
+  }
+}
+
+TEST(StripFold, AFoldedGraphSendsTheFramesTheWrittenOneWould) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;");
+  for (const auto& e : g.graph->elements()) EXPECT_NE(e->class_name(), std::string("Strip"));
+  Flow f, dying, v6;
+  dying.ttl = 1;
+  v6.ipv6 = true;
+  v6.src = "2001:db8::1";
+  v6.dst = "2001:db8::2";
+  std::vector<uint8_t> bad_csum = test::frame(f);
+  bad_csum[14 + 10] ^= 0xff;
+  const std::vector<uint8_t> runt(12, 0xab);  // shorter than the Ethernet header Strip would take off
+  g.push({test::frame(f), test::frame(dying), bad_csum, runt, test::frame(v6)});
+  // DecIPTTL's output for the first frame: the TTL one less, the checksum updated, the Ethernet header as sent
+  Flow after = f;
+  after.ttl = 63;
+  Flow v6_after = v6;
+  v6_after.ttl = 63;
+  ASSERT_EQ(g.sink.out[0].size(), 2u);
+  EXPECT_EQ(g.sink.out[0][0], test::frame(after));
+  EXPECT_EQ(g.sink.out[0][1], test::frame(v6_after));
+  EXPECT_EQ(g.graph->drops(), 3u);  // expired, bad checksum, runt
+}
+
+}  // namespace
+}  // namespace metron
