@@ -35,6 +35,12 @@ TEST(StripFold, TheSynthesizedGroupShapeRunsWithoutStripAndUnstrip) {
   EXPECT_EQ(classes_run("input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -);"
                         "c[0] -> DecIPTTL -> u :: Unstrip(14) -> [0]output; c[1] -> u;"),
             "input CheckIPHeader IPClassifier DecIPTTL output");
+  // A reply group as synthesized: the rewriter's forward and reply inputs each behind a pair of their own, fold
+  // together (either alone would leave the rewriter fed one stripped and one unstripped way).
+  EXPECT_EQ(classes_run(std::string("rw :: ") + kRewriter + "; input -> dir :: Classifier(0/024d00010000, -);"
+                        "dir[0] -> Strip(14) -> CheckIPHeader -> [1]rw; dir[1] -> Strip(14) -> CheckIPHeader -> [0]rw;"
+                        "rw[0] -> DecIPTTL -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;"),
+            "SynthRewriter input Classifier CheckIPHeader CheckIPHeader DecIPTTL output");
   // Several pairs in one configuration (a VLAN-sized strip too).
   EXPECT_EQ(classes_run("input -> d :: Classifier(12/8100, -);"
                         "d[0] -> Strip(18) -> CheckIPHeader -> DecIPTTL -> Unstrip(18) -> [0]output;"
@@ -54,6 +60,10 @@ TEST(StripFold, PairsSomethingCouldTellApartAreLeftAsWritten) {
       // a way out that puts nothing back
       "input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -); c[0] -> Unstrip(14) -> [0]output;"
       "c[1] -> [1]output;",
+      // the reply pair strips another length
+      std::string("rw :: ") + kRewriter + "; input -> dir :: Classifier(0/024d00010000, -);"
+          "dir[0] -> Strip(18) -> CheckIPHeader -> [1]rw; dir[1] -> Strip(14) -> CheckIPHeader -> [0]rw;"
+          "rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;",
       // unstripped packets from elsewhere join the region (the rewriter's replies, never stripped)
       std::string("input -> d :: Classifier(12/0800, -); d[0] -> Strip(14) -> CheckIPHeader -> rw :: ") + kRewriter +
           " -> Unstrip(14) -> [0]output; d[1] -> MarkIPHeader(14) -> [1]rw; rw[1] -> [1]output;",

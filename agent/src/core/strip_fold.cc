@@ -1,6 +1,7 @@
 #include "core/strip_fold.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,70 +32,97 @@ std::vector<const Connection*> out_of(const ClickConfig& cfg, int e) {
   return v;
 }
 
-// What folding Strip `s` removes: its Unstrips; empty when `s` cannot be folded. Sets *check to its CheckIPHeader.
-std::vector<int> foldable(const ClickConfig& cfg, int s, int* check) {
+// A Strip that can head a fold: its one output goes to a CheckIPHeader without an offset whose only input it
+// is and whose output 1 (bad packets) is unconnected. That CheckIPHeader, or -1.
+int check_after(const ClickConfig& cfg, int s) {
   const ElementDecl& sd = cfg.elements[s];
-  if (sd.cls != "Strip" || sd.args.size() != 1 || !is_length(sd.args[0])) return {};
+  if (sd.cls != "Strip" || sd.args.size() != 1 || !is_length(sd.args[0])) return -1;
   const std::vector<const Connection*> so = out_of(cfg, s);
-  if (so.size() != 1 || so[0]->from_port != 0) return {};
+  if (so.size() != 1 || so[0]->from_port != 0) return -1;
   const int c = so[0]->to;
   const ElementDecl& cd = cfg.elements[c];
-  if (cd.cls != "CheckIPHeader" || !cd.args.empty() || into(cfg, c).size() != 1) return {};
+  if (cd.cls != "CheckIPHeader" || !cd.args.empty() || into(cfg, c).size() != 1) return -1;
   const std::vector<const Connection*> co = out_of(cfg, c);
-  if (co.size() != 1 || co[0]->from_port != 0) return {};  // output 1 (bad packets) must stay unconnected
-  // Every path from the CheckIPHeader: offset-free elements up to an Unstrip of the same length.
-  std::set<int> region, unstrips;
-  std::vector<int> todo = {co[0]->to};
-  while (!todo.empty()) {
-    const int x = todo.back();
-    todo.pop_back();
-    if (region.count(x) || unstrips.count(x)) continue;
-    const ElementDecl& xd = cfg.elements[x];
-    if (xd.cls == "Unstrip" && xd.args.size() == 1 && xd.args[0] == sd.args[0]) {
-      if (out_of(cfg, x).size() != 1) return {};
-      unstrips.insert(x);
-      continue;
-    }
-    if (!kOffsetFree.count(xd.cls)) return {};
-    region.insert(x);
-    for (const Connection* o : out_of(cfg, x)) todo.push_back(o->to);
-  }
-  // Nothing from outside reaches the region or its Unstrips (its packets would not have been stripped).
-  for (int x : region)
-    for (const Connection* i : into(cfg, x))
-      if (i->from != c && !region.count(i->from)) return {};
-  for (int u : unstrips)
-    for (const Connection* i : into(cfg, u))
-      if (i->from != c && !region.count(i->from)) return {};
-  *check = c;
-  return std::vector<int>(unstrips.begin(), unstrips.end());
+  if (co.size() != 1 || co[0]->from_port != 0) return -1;
+  return c;
 }
 
-// Folds Strip `s` (foldable): CheckIPHeader `c` takes its length as offset, what fed the Strip feeds it, what
-// fed each Unstrip feeds what the Unstrip fed; the Strip and the Unstrips are removed.
-void fold(ClickConfig& cfg, int s, int c, const std::vector<int>& unstrips) {
-  cfg.elements[c].args = {cfg.elements[s].args[0]};
+// The Strips (with their CheckIPHeaders) and Unstrips one fold removes.
+struct Fold {
+  std::map<int, int> check_of;  // Strip -> its CheckIPHeader
+  std::set<int> unstrips;
+};
+
+// The fold headed by Strip `seed`, or an empty one. The offset-free elements after its CheckIPHeader (the region)
+// may also be fed by other Strip/CheckIPHeader pairs of the same length (a rewriter's forward and reply inputs):
+// they join the fold. Anything else feeding the region or its Unstrips, or any other element on the way,
+// leaves the configuration as written.
+Fold foldable(const ClickConfig& cfg, int seed) {
+  Fold f;
+  const int c0 = check_after(cfg, seed);
+  if (c0 < 0) return {};
+  const std::string& len = cfg.elements[seed].args[0];
+  f.check_of[seed] = c0;
+  std::set<int> checks = {c0}, region;
+  std::vector<int> todo = {out_of(cfg, c0)[0]->to};
+  for (;;) {
+    while (!todo.empty()) {
+      const int x = todo.back();
+      todo.pop_back();
+      if (region.count(x) || f.unstrips.count(x)) continue;
+      const ElementDecl& xd = cfg.elements[x];
+      if (xd.cls == "Unstrip" && xd.args.size() == 1 && xd.args[0] == len) {
+        if (out_of(cfg, x).size() != 1) return {};
+        f.unstrips.insert(x);
+        continue;
+      }
+      if (!kOffsetFree.count(xd.cls)) return {};
+      region.insert(x);
+      for (const Connection* o : out_of(cfg, x)) todo.push_back(o->to);
+    }
+    // What feeds the region and its Unstrips: the region, the fold's CheckIPHeaders, or another pair to join.
+    for (int x : region) {
+      for (const Connection* i : into(cfg, x)) {
+        if (region.count(i->from) || checks.count(i->from)) continue;
+        const std::vector<const Connection*> in = into(cfg, i->from);
+        const int s2 = in.size() == 1 ? in[0]->from : -1;
+        if (s2 < 0 || check_after(cfg, s2) != i->from || cfg.elements[s2].args[0] != len) return {};
+        f.check_of[s2] = i->from;
+        checks.insert(i->from);
+        todo.push_back(x);  // (already in the region: the loop below ends at once)
+      }
+    }
+    if (todo.empty()) break;
+    todo.clear();
+  }
+  for (int u : f.unstrips)
+    for (const Connection* i : into(cfg, u))
+      if (!region.count(i->from) && !checks.count(i->from)) return {};
+  return f;
+}
+
+// Applies a fold: each CheckIPHeader takes the length as offset, what fed its Strip feeds it, what fed each
+// Unstrip feeds what the Unstrip fed; the Strips and Unstrips are removed.
+void fold(ClickConfig& cfg, const Fold& f) {
+  for (const auto& [s, c] : f.check_of) cfg.elements[c].args = {cfg.elements[s].args[0]};
   std::vector<Connection> kept;
   for (const Connection& k : cfg.connections) {
-    if (k.from == s) continue;  // Strip -> CheckIPHeader
-    if (std::count(unstrips.begin(), unstrips.end(), k.from)) continue;  // Unstrip -> next: joined below
+    if (f.check_of.count(k.from) || f.unstrips.count(k.from)) continue;  // Strip -> CheckIPHeader, Unstrip -> next
     Connection n = k;
-    if (n.to == s) n.to = c, n.to_port = 0;
-    const auto u = std::find(unstrips.begin(), unstrips.end(), n.to);
-    if (u != unstrips.end()) {
-      const Connection* next = out_of(cfg, *u)[0];
+    if (f.check_of.count(n.to)) n.to = f.check_of.at(n.to), n.to_port = 0;
+    if (f.unstrips.count(n.to)) {
+      const Connection* next = out_of(cfg, n.to)[0];
       n.to = next->to;
       n.to_port = next->to_port;
     }
     kept.push_back(n);
   }
   // Drop the removed elements and renumber the connections' ends.
-  std::vector<int> gone = unstrips;
-  gone.push_back(s);
   std::vector<int> index(cfg.elements.size(), -1);
   std::vector<ElementDecl> elements;
   for (size_t i = 0; i < cfg.elements.size(); ++i) {
-    if (std::count(gone.begin(), gone.end(), static_cast<int>(i))) continue;
+    const int e = static_cast<int>(i);
+    if (f.check_of.count(e) || f.unstrips.count(e)) continue;
     index[i] = static_cast<int>(elements.size());
     elements.push_back(cfg.elements[i]);
   }
@@ -110,10 +138,9 @@ ClickConfig fold_strips(const ClickConfig& in) {
   for (bool again = true; again;) {
     again = false;
     for (size_t s = 0; s < cfg.elements.size() && !again; ++s) {
-      int c = -1;
-      const std::vector<int> unstrips = foldable(cfg, static_cast<int>(s), &c);
-      if (unstrips.empty()) continue;
-      fold(cfg, static_cast<int>(s), c, unstrips);
+      const Fold f = foldable(cfg, static_cast<int>(s));
+      if (f.check_of.empty()) continue;
+      fold(cfg, f);
       again = true;  // indices changed: look again from the start
     }
   }

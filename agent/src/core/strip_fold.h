@@ -10,7 +10,9 @@
 //  - the Strip's one output goes to a CheckIPHeader without an offset whose only input it is, and whose output 1
 //    (bad packets) is unconnected: a frame too short to strip is dropped either way;
 //  - every path from that CheckIPHeader reaches an Unstrip of the same length through elements that read the
-//    IP header only through its annotation (kOffsetFree), and nothing else feeds those elements or Unstrips.
+//    IP header only through its annotation (kOffsetFree), and nothing else feeds those elements or Unstrips but
+//    other such Strip/CheckIPHeader pairs of the same length, which fold with it (a rewriter's forward and reply
+//    inputs).
 // Counter is not among them: it counts bytes, which Strip changes (Click's semantics).
 #pragma once
 
