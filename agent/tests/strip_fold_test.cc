@@ -48,6 +48,26 @@ TEST(StripFold, TheSynthesizedGroupShapeRunsWithoutStripAndUnstrip) {
             "input Classifier CheckIPHeader DecIPTTL output CheckIPHeader IPFilter");
 }
 
+TEST(StripFold, EveryClassOfAGroupFoldsAtOnce) {
+  // a group with a path per class behind a tag classifier, as the synthesizer writes one with many classes
+  std::string click = "input -> tag :: Classifier(";
+  for (int i = 0; i < 64; ++i) click += (i ? ", " : "") + std::string("4/00") + (i < 16 ? "0" : "") + std::to_string(i);
+  click += ");\n";
+  for (int i = 0; i < 64; ++i)
+    click += "tag[" + std::to_string(i) + "] -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;\n";
+  const ClickConfig run = fold_strips(parse_click(click));
+  int checks = 0;
+  for (const ElementDecl& d : run.elements) {
+    EXPECT_NE(d.cls, "Strip");
+    EXPECT_NE(d.cls, "Unstrip");
+    if (d.cls != "CheckIPHeader") continue;
+    ++checks;
+    EXPECT_EQ(d.args, std::vector<std::string>{"14"});
+  }
+  EXPECT_EQ(checks, 64);
+  EXPECT_EQ(run.connections.size(), 1 + 64u * 3);  // input -> tag, then tag -> CheckIPHeader -> DecIPTTL -> output
+}
+
 TEST(StripFold, PairsSomethingCouldTellApartAreLeftAsWritten) {
   const std::string unchanged[] = {
       // Counter counts bytes, which the strip changes (Click's semantics)

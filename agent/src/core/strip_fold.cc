@@ -19,30 +19,28 @@ bool is_length(const std::string& s) {
   return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::vector<const Connection*> into(const ClickConfig& cfg, int e) {
-  std::vector<const Connection*> v;
-  for (const Connection& c : cfg.connections)
-    if (c.to == e) v.push_back(&c);
-  return v;
-}
-std::vector<const Connection*> out_of(const ClickConfig& cfg, int e) {
-  std::vector<const Connection*> v;
-  for (const Connection& c : cfg.connections)
-    if (c.from == e) v.push_back(&c);
-  return v;
-}
+// Each element's incoming and outgoing connections, built once: a classifying group has thousands of them.
+struct Adjacency {
+  std::vector<std::vector<const Connection*>> in, out;
+  explicit Adjacency(const ClickConfig& cfg) : in(cfg.elements.size()), out(cfg.elements.size()) {
+    for (const Connection& c : cfg.connections) {
+      out[c.from].push_back(&c);
+      in[c.to].push_back(&c);
+    }
+  }
+};
 
 // A Strip that can head a fold: its one output goes to a CheckIPHeader without an offset whose only input it
 // is and whose output 1 (bad packets) is unconnected. That CheckIPHeader, or -1.
-int check_after(const ClickConfig& cfg, int s) {
+int check_after(const ClickConfig& cfg, const Adjacency& adj, int s) {
   const ElementDecl& sd = cfg.elements[s];
   if (sd.cls != "Strip" || sd.args.size() != 1 || !is_length(sd.args[0])) return -1;
-  const std::vector<const Connection*> so = out_of(cfg, s);
+  const auto& so = adj.out.at(s);
   if (so.size() != 1 || so[0]->from_port != 0) return -1;
   const int c = so[0]->to;
   const ElementDecl& cd = cfg.elements[c];
-  if (cd.cls != "CheckIPHeader" || !cd.args.empty() || into(cfg, c).size() != 1) return -1;
-  const std::vector<const Connection*> co = out_of(cfg, c);
+  if (cd.cls != "CheckIPHeader" || !cd.args.empty() || adj.in.at(c).size() != 1) return -1;
+  const auto& co = adj.out.at(c);
   if (co.size() != 1 || co[0]->from_port != 0) return -1;
   return c;
 }
@@ -57,14 +55,14 @@ struct Fold {
 // may also be fed by other Strip/CheckIPHeader pairs of the same length (a rewriter's forward and reply inputs):
 // they join the fold. Anything else feeding the region or its Unstrips, or any other element on the way,
 // leaves the configuration as written.
-Fold foldable(const ClickConfig& cfg, int seed) {
+Fold foldable(const ClickConfig& cfg, const Adjacency& adj, int seed) {
   Fold f;
-  const int c0 = check_after(cfg, seed);
+  const int c0 = check_after(cfg, adj, seed);
   if (c0 < 0) return {};
   const std::string& len = cfg.elements[seed].args[0];
   f.check_of[seed] = c0;
   std::set<int> checks = {c0}, region;
-  std::vector<int> todo = {out_of(cfg, c0)[0]->to};
+  std::vector<int> todo = {adj.out.at(c0)[0]->to};
   for (;;) {
     while (!todo.empty()) {
       const int x = todo.back();
@@ -72,21 +70,21 @@ Fold foldable(const ClickConfig& cfg, int seed) {
       if (region.count(x) || f.unstrips.count(x)) continue;
       const ElementDecl& xd = cfg.elements[x];
       if (xd.cls == "Unstrip" && xd.args.size() == 1 && xd.args[0] == len) {
-        if (out_of(cfg, x).size() != 1) return {};
+        if (adj.out.at(x).size() != 1) return {};
         f.unstrips.insert(x);
         continue;
       }
       if (!kOffsetFree.count(xd.cls)) return {};
       region.insert(x);
-      for (const Connection* o : out_of(cfg, x)) todo.push_back(o->to);
+      for (const Connection* o : adj.out.at(x)) todo.push_back(o->to);
     }
     // What feeds the region and its Unstrips: the region, the fold's CheckIPHeaders, or another pair to join.
     for (int x : region) {
-      for (const Connection* i : into(cfg, x)) {
+      for (const Connection* i : adj.in.at(x)) {
         if (region.count(i->from) || checks.count(i->from)) continue;
-        const std::vector<const Connection*> in = into(cfg, i->from);
+        const auto& in = adj.in.at(i->from);
         const int s2 = in.size() == 1 ? in[0]->from : -1;
-        if (s2 < 0 || check_after(cfg, s2) != i->from || cfg.elements[s2].args[0] != len) return {};
+        if (s2 < 0 || check_after(cfg, adj, s2) != i->from || cfg.elements[s2].args[0] != len) return {};
         f.check_of[s2] = i->from;
         checks.insert(i->from);
         todo.push_back(x);  // (already in the region: the loop below ends at once)
@@ -96,14 +94,14 @@ Fold foldable(const ClickConfig& cfg, int seed) {
     todo.clear();
   }
   for (int u : f.unstrips)
-    for (const Connection* i : into(cfg, u))
+    for (const Connection* i : adj.in.at(u))
       if (!region.count(i->from) && !checks.count(i->from)) return {};
   return f;
 }
 
 // Applies a fold: each CheckIPHeader takes the length as offset, what fed its Strip feeds it, what fed each
 // Unstrip feeds what the Unstrip fed; the Strips and Unstrips are removed.
-void fold(ClickConfig& cfg, const Fold& f) {
+void fold(ClickConfig& cfg, const Adjacency& adj, const Fold& f) {
   for (const auto& [s, c] : f.check_of) cfg.elements[c].args = {cfg.elements[s].args[0]};
   std::vector<Connection> kept;
   for (const Connection& k : cfg.connections) {
@@ -111,7 +109,7 @@ void fold(ClickConfig& cfg, const Fold& f) {
     Connection n = k;
     if (f.check_of.count(n.to)) n.to = f.check_of.at(n.to), n.to_port = 0;
     if (f.unstrips.count(n.to)) {
-      const Connection* next = out_of(cfg, n.to)[0];
+      const Connection* next = adj.out.at(n.to)[0];
       n.to = next->to;
       n.to_port = next->to_port;
     }
@@ -134,16 +132,18 @@ void fold(ClickConfig& cfg, const Fold& f) {
 }  // namespace
 
 ClickConfig fold_strips(const ClickConfig& in) {
-  ClickConfig cfg = in;
-  for (bool again = true; again;) {
-    again = false;
-    for (size_t s = 0; s < cfg.elements.size() && !again; ++s) {
-      const Fold f = foldable(cfg, static_cast<int>(s));
-      if (f.check_of.empty()) continue;
-      fold(cfg, f);
-      again = true;  // indices changed: look again from the start
-    }
+  // The folds are disjoint (a region fed by two pairs is one fold): found on the configuration as written, applied
+  // at once.
+  const Adjacency adj(in);
+  Fold all;
+  for (size_t s = 0; s < in.elements.size(); ++s) {
+    if (in.elements[s].cls != "Strip" || all.check_of.count(static_cast<int>(s))) continue;
+    const Fold f = foldable(in, adj, static_cast<int>(s));
+    all.check_of.insert(f.check_of.begin(), f.check_of.end());
+    all.unstrips.insert(f.unstrips.begin(), f.unstrips.end());
   }
+  ClickConfig cfg = in;
+  if (!all.check_of.empty()) fold(cfg, adj, all);
   return cfg;
 }
 
