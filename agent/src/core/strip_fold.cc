@@ -63,35 +63,31 @@ Fold foldable(const ClickConfig& cfg, const Adjacency& adj, int seed) {
   f.check_of[seed] = c0;
   std::set<int> checks = {c0}, region;
   std::vector<int> todo = {adj.out.at(c0)[0]->to};
-  for (;;) {
-    while (!todo.empty()) {
-      const int x = todo.back();
-      todo.pop_back();
-      if (region.count(x) || f.unstrips.count(x)) continue;
-      const ElementDecl& xd = cfg.elements[x];
-      if (xd.cls == "Unstrip" && xd.args.size() == 1 && xd.args[0] == len) {
-        if (adj.out.at(x).size() != 1) return {};
-        f.unstrips.insert(x);
-        continue;
-      }
-      if (!kOffsetFree.count(xd.cls)) return {};
-      region.insert(x);
-      for (const Connection* o : adj.out.at(x)) todo.push_back(o->to);
+  while (!todo.empty()) {
+    const int x = todo.back();
+    todo.pop_back();
+    if (region.count(x) || f.unstrips.count(x)) continue;
+    const ElementDecl& xd = cfg.elements[x];
+    if (xd.cls == "Unstrip" && xd.args.size() == 1 && xd.args[0] == len) {
+      if (adj.out.at(x).size() != 1) return {};
+      f.unstrips.insert(x);
+      continue;
     }
-    // What feeds the region and its Unstrips: the region, the fold's CheckIPHeaders, or another pair to join.
-    for (int x : region) {
-      for (const Connection* i : adj.in.at(x)) {
-        if (region.count(i->from) || checks.count(i->from)) continue;
-        const auto& in = adj.in.at(i->from);
-        const int s2 = in.size() == 1 ? in[0]->from : -1;
-        if (s2 < 0 || check_after(cfg, adj, s2) != i->from || cfg.elements[s2].args[0] != len) return {};
-        f.check_of[s2] = i->from;
-        checks.insert(i->from);
-        todo.push_back(x);  // (already in the region: the loop below ends at once)
-      }
+    if (!kOffsetFree.count(xd.cls)) return {};
+    region.insert(x);
+    for (const Connection* o : adj.out.at(x)) todo.push_back(o->to);
+  }
+  // What feeds the region: the region, the fold's CheckIPHeaders, or another pair, which joins the fold (its
+  // CheckIPHeader's one output is into the region, so the region stays as found).
+  for (int x : region) {
+    for (const Connection* i : adj.in.at(x)) {
+      if (region.count(i->from) || checks.count(i->from)) continue;
+      const auto& in = adj.in.at(i->from);
+      const int s2 = in.size() == 1 ? in[0]->from : -1;
+      if (s2 < 0 || check_after(cfg, adj, s2) != i->from || cfg.elements[s2].args[0] != len) return {};
+      f.check_of[s2] = i->from;
+      checks.insert(i->from);
     }
-    if (todo.empty()) break;
-    todo.clear();
   }
   for (int u : f.unstrips)
     for (const Connection* i : adj.in.at(u))
