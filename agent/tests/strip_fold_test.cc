@@ -41,6 +41,11 @@ TEST(StripFold, TheSynthesizedGroupShapeRunsWithoutStripAndUnstrip) {
                         "dir[0] -> Strip(14) -> CheckIPHeader -> [1]rw; dir[1] -> Strip(14) -> CheckIPHeader -> [0]rw;"
                         "rw[0] -> DecIPTTL -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;"),
             "SynthRewriter input Classifier CheckIPHeader CheckIPHeader DecIPTTL output");
+  // Pairs one after the other, as a chain of separate NFs each stripping and unstripping (run.sh's CHAIN_NAIVE).
+  EXPECT_EQ(classes_run("input -> Strip(14) -> CheckIPHeader -> IPFilter(allow all) -> Unstrip(14)"
+                        " -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14)"
+                        " -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;"),
+            "input CheckIPHeader IPFilter CheckIPHeader DecIPTTL CheckIPHeader DecIPTTL output");
   // Several pairs in one configuration (a VLAN-sized strip too).
   EXPECT_EQ(classes_run("input -> d :: Classifier(12/8100, -);"
                         "d[0] -> Strip(18) -> CheckIPHeader -> DecIPTTL -> Unstrip(18) -> [0]output;"
@@ -120,6 +125,15 @@ TEST(StripFold, AFoldedGraphSendsTheFramesTheWrittenOneWould) {
   EXPECT_EQ(g.sink.out[0][0], test::frame(after));
   EXPECT_EQ(g.sink.out[0][1], test::frame(v6_after));
   EXPECT_EQ(g.graph->drops(), 3u);  // expired, bad checksum, runt
+
+  // two pairs one after the other: both TTL decrements, the frame out as sent otherwise
+  GroupUnderTest two("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14)"
+                     " -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;");
+  two.push(test::frame(f));
+  Flow twice = f;
+  twice.ttl = 62;
+  ASSERT_EQ(two.sink.out[0].size(), 1u);
+  EXPECT_EQ(two.sink.out[0][0], test::frame(twice));
 }
 
 }  // namespace

@@ -103,11 +103,18 @@ void fold(ClickConfig& cfg, const Adjacency& adj, const Fold& f) {
   for (const Connection& k : cfg.connections) {
     if (f.check_of.count(k.from) || f.unstrips.count(k.from)) continue;  // Strip -> CheckIPHeader, Unstrip -> next
     Connection n = k;
-    if (f.check_of.count(n.to)) n.to = f.check_of.at(n.to), n.to_port = 0;
-    if (f.unstrips.count(n.to)) {
-      const Connection* next = adj.out.at(n.to)[0];
-      n.to = next->to;
-      n.to_port = next->to_port;
+    // Through removed elements to the one that stays: an Unstrip's next may be the Strip of the next pair
+    // (FastClick-style chains strip and unstrip around each NF).
+    for (;;) {
+      if (f.unstrips.count(n.to)) {
+        const Connection* next = adj.out.at(n.to)[0];
+        n.to = next->to;
+        n.to_port = next->to_port;
+      } else if (f.check_of.count(n.to)) {
+        n.to = f.check_of.at(n.to), n.to_port = 0;
+      } else {
+        break;
+      }
     }
     kept.push_back(n);
   }
