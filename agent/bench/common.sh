@@ -43,6 +43,8 @@ write() {  # name description value unit baseline baseline_value extra
 }
 
 cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
+# replay_cfg NAME FILE: FILE's configuration reading the memory-fed port (replay0) instead of the pcap vdev
+replay_cfg() { cfg "$1" "$(sed 's/net_pcap0/replay0/' "$2")"; }
 # The benchmarks' IPv4 configurations (defines RULES, LB, FWD, IO, FILTER, FILTER_LINEAR, NAPT, CHAIN, CHAIN_NAIVE).
 configs() {
   RULES=$(cat "$DATA/rules1000.txt")
@@ -52,6 +54,9 @@ configs() {
   FILTER=$(cfg filter "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> Unstrip(14) -> ToDevice(net_null0);")
   FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
   NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
+  # The offloaded chain's agent side, one group: NAPT->LB as synthesized (one SynthRewriter), each table twice its
+  # group's flows (@CAPACITY@, group_dispatch_bench).
+  GROUP_NAPT_LB="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
   # The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
   CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
   # The same three NFs run one after the other as separate FastClick-style NFs would: each parses headers again,
@@ -70,4 +75,24 @@ result() {
   line=$(grep -m1 '^result ' <<<"$out") || {
     echo "bench: no result from $*:" >&2; grep -v '^EAL:\|^TELEMETRY:' <<<"$out" | tail -5 >&2; return 1; }
   echo "${line#result }"
+}
+
+# replay_agent AGENT CLICK TRACE [FLAGS]: the agent binary AGENT running CLICK on TRACE through the memory-fed port
+# (replay0) into net_null0 for SECS: "mpps_cpu mpps_wall cycles_per_packet" (per CPU-second of the worker; busy
+# cycles scaled by CPU over wall time), then the --profile lines when FLAGS ask for them. Status 1 if nothing ran.
+replay_agent() {
+  # shellcheck disable=SC2086
+  "$1" ${4:-} --duration "$SECS" --mbufs 131071 --replay "replay0=$3" --dpdk -l 0 "${EAL[@]}" \
+    --file-prefix "ra$$" --vdev net_null0 -- "$2" 2>&1 |
+    awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2} /^profile\./{p = p $0 "\n"}
+         END{if (n == 0 || c == 0) exit 1; printf "%.3f %.3f %.1f\n%s", n/c/1e6, n/e/1e6, y/n*c/e, p}'
+}
+# group_run BENCH GROUPS TRACE [profile]: group_dispatch_bench binary BENCH with GROUPS groups on one core running
+# GROUP_NAPT_LB on TRACE for SECS, on hugepages unless run under nohuge (the bench's own EAL is --no-huge without
+# METRON_EAL_HUGE_DIR): the same three figures, then its "stage" lines with "profile" (GROUP_PROFILE=1). Status 1
+# if it printed no result (a frame or a counter went wrong).
+group_run() {
+  local env=("${HUGE_ENV[@]}"); [[ ${EAL[0]} == --no-huge ]] && env=(env)
+  [[ ${4:-} == profile ]] && env+=(GROUP_PROFILE=1)
+  "${env[@]}" "$1" "$3" "$2" "$SECS" "$GROUP_NAPT_LB" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} /^stage /{print} END{exit !ok}'
 }

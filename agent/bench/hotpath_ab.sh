@@ -27,24 +27,13 @@ TRACE=$DATA/flows100k.pcap
 TRACE1M=$DATA/flows1m.pcap
 [[ " $ROWS " != *" groups16_1m "* || -f $TRACE1M ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$TRACE1M"
 configs
-CHAIN_R=$(cfg chain_replay "$(sed 's/net_pcap0/replay0/' "$CHAIN")")
-NAPT_R=$(cfg napt_replay "$(sed 's/net_pcap0/replay0/' "$NAPT")")
-FILTER_R=$(cfg filter_replay "$(sed 's/net_pcap0/replay0/' "$FILTER")")
-# The agent side of the offloaded chain: NAPT->LB (one SynthRewriter, as the synthesizer emits it) per group,
-# each table twice its group's flows (@CAPACITY@, group_dispatch_bench).
-GROUP_CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
-
+CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
+NAPT_R=$(replay_cfg napt_replay "$NAPT")
+FILTER_R=$(replay_cfg filter_replay "$FILTER")
 # standalone DIR CLICK: "mpps_cpu mpps_wall cycles_per_packet" of DIR/metron-agent on the memory-fed trace
-standalone() {
-  "$1/metron-agent" --duration "$SECS" --mbufs 131071 --replay "replay0=$TRACE" --dpdk -l 0 "${EAL[@]}" \
-    --file-prefix "hp$$" --vdev net_null0 -- "$2" 2>&1 |
-    awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2}
-         END{if (n == 0 || c == 0) exit 1; printf "%.3f %.3f %.1f\n", n/c/1e6, n/e/1e6, y/n*c/e}'
-}
-# groups DIR N [TRACE]: the same figures of DIR/group_dispatch_bench with N groups
-groups() {
-  "${HUGE_ENV[@]}" "$1/group_dispatch_bench" "${3:-$TRACE}" "$2" "$SECS" "$GROUP_CLICK" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} END{exit !ok}'
-}
+standalone() { replay_agent "$1/metron-agent" "$2" "$TRACE"; }
+# groups DIR N [TRACE]: the same figures of DIR/group_dispatch_bench with N groups (NAPT->LB each, GROUP_NAPT_LB)
+groups() { group_run "$1/group_dispatch_bench" "$2" "${3:-$TRACE}"; }
 
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
 # ab NAME DESCRIPTION COMMAND...: COMMAND run with this build's directory and BASE's, interleaved

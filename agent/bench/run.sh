@@ -135,9 +135,9 @@ compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynth
 # agent/src/drivers/replay_port.h) against the pcap vdev, same configurations, same 100k-flow trace: throughput,
 # and the rx stage's cycles per packet (--profile) next to the whole graph's.
 TRACE100K=$DATA/flows100k.pcap
-REPLAY_NAPT=$(cfg napt_replay "$(sed 's/net_pcap0/replay0/' "$NAPT")")
-REPLAY_FILTER=$(cfg filter_replay "$(sed 's/net_pcap0/replay0/' "$FILTER")")
-REPLAY_IO=$(cfg io_replay "$(sed 's/net_pcap0/replay0/' "$IO")")
+REPLAY_NAPT=$(replay_cfg napt_replay "$NAPT")
+REPLAY_FILTER=$(replay_cfg filter_replay "$FILTER")
+REPLAY_IO=$(replay_cfg io_replay "$IO")
 compare io_100k_replay "I/O only, memory-fed input (--replay), 100k-flow trace" "same, pcap vdev input" \
   "metron $REPLAY_IO replay:$TRACE100K" "metron $IO $TRACE100K"
 compare napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input (--replay)" "same NAPT, pcap vdev input" \
@@ -147,12 +147,8 @@ compare ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, me
 # The offloaded chain's agent side (group_dispatch_bench): frames tagged by the switch, dispatched by tag to 4
 # groups on one core, each running NAPT->LB as synthesized (one SynthRewriter) with its group counters, against
 # the same NAPT->LB as one standalone graph on the untagged trace: what tag dispatch and the group runtime cost.
-GROUP_NAPT_LB="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
 REPLAY_NAPT_LB=$(cfg napt_lb_replay "src :: FromDevice(replay0) -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
-groups4() {  # on hugepages unless run under nohuge (the bench's own EAL: --no-huge without METRON_EAL_HUGE_DIR)
-  local env=("${HUGE_ENV[@]}"); [[ ${EAL[0]} == --no-huge ]] && env=(env)
-  "${env[@]}" "$BUILD/group_dispatch_bench" "$TRACE100K" 4 "$SECS" "$GROUP_NAPT_LB" 2>/dev/null | awk '/^result/{print $2, $3, $4}'
-}
+groups4() { group_run "$BUILD/group_dispatch_bench" 4 "$TRACE100K"; }  # GROUP_NAPT_LB per group (common.sh)
 compare offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched by tag to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
   "same NAPT->LB, one standalone graph, untagged" "groups4" "metron $REPLAY_NAPT_LB replay:$TRACE100K"
 # The same offloaded chain with its tags dispatched to 2 worker cores against 1, same run, and this machine's

@@ -25,7 +25,7 @@ WINDOW=${STAGE_WINDOW:-6}
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
 configs
-CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
+CLICK=$GROUP_NAPT_LB
 
 # The stage of a symbol (perf report's), as BENCHMARKS.md groups them.
 STAGE_AWK='

@@ -32,26 +32,15 @@ T1M=$DATA/flows1m.pcap BIG=1m
 if [[ ${BENCH_SMOKE:-0} == 1 ]]; then T1M=$T100K BIG=100k; fi
 [[ -f $T1M ]] || $PY "$HERE/gen_traffic.py" pcap 1000000 1000000 "$T1M"
 configs
-replay_cfg() { cfg "$1" "$(sed 's/net_pcap0/replay0/' "$2")"; }
 IO_R=$(replay_cfg io_replay "$IO")
 NAPT_R=$(replay_cfg napt_replay "$NAPT")
 FILTER_R=$(replay_cfg filter_replay "$FILTER")
 CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
-GROUP_CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
 
-# standalone CLICK TRACE [--profile]: "mpps_cpu cycles_per_packet", then the --profile lines if asked
-standalone() {
-  "$AGENT" ${3:-} --duration "$SECS" --mbufs 131071 --replay "replay0=$2" --dpdk -l 0 "${EAL[@]}" \
-    --file-prefix "tg$$" --vdev net_null0 -- "$1" 2>&1 |
-    awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2} /^profile\./{p = p $0 "\n"}
-         END{if (n == 0 || c == 0) exit 1; printf "%.3f %.1f\n%s", n/c/1e6, y/n*c/e, p}'
-}
-# groups TRACE [profile]: the same two figures of group_dispatch_bench (16 groups), then its stage lines
-groups() {
-  local env=("${HUGE_ENV[@]}"); [[ ${2:-} == profile ]] && env+=(GROUP_PROFILE=1)
-  "${env[@]}" "$BUILD/group_dispatch_bench" "$1" 16 "$SECS" "$GROUP_CLICK" 2>&1 |
-    awk '/^result/{print $2, $4; ok=1} /^stage /{print} END{exit !ok}'
-}
+# standalone CLICK TRACE [profile] / groups TRACE [profile] (16 groups): "mpps_cpu mpps_wall cycles_per_packet",
+# then the stage lines when asked (common.sh)
+standalone() { replay_agent "$AGENT" "$1" "$2" "${3:+--profile}"; }
+groups() { group_run "$BUILD/group_dispatch_bench" 16 "$1" "${2:-}"; }
 # ceiling TRACE CAPACITY: "acl_cycles hash_cycles" (datapath_ceiling_bench)
 ceiling() {
   result "${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$1" "$2" "$SECS" | awk '{print $1, $2}'
@@ -59,18 +48,18 @@ ceiling() {
 
 # row NAME DESCRIPTION TARGET_MPPS PARTS TRACE CAPACITY MEASURE ARGS...: PARTS, the library calls of the ceiling
 # (of "io hash acl"), measured on TRACE with a CAPACITY-flow table in the same rounds as the row; MEASURE ARGS...
-# prints "mpps cycles" (then stage lines when given "profile" / "--profile" as its last argument).
+# prints "mpps_cpu mpps_wall cycles" (then stage lines when given "profile" as its last argument).
 row() {
   local name=$1 what=$2 target=$3 parts=$4 trace=$5 cap=$6 fn=$7 m=() io=() lib=() prof
   shift 7
   for _ in $(seq "$ROUNDS"); do
     m+=("$("$fn" "$@" | head -1)")
-    io+=("$(standalone "$IO_R" "$trace" | head -1 | cut -d' ' -f2)")
+    io+=("$(standalone "$IO_R" "$trace" | head -1 | cut -d' ' -f3)")
     lib+=("$(ceiling "$trace" "$cap")")
   done
-  if [[ $fn == groups ]]; then prof=$("$fn" "$@" profile | tail -n +2); else prof=$("$fn" "$@" --profile | tail -n +2); fi
+  prof=$("$fn" "$@" profile | tail -n +2)
   local mv mc iv av hv
-  mv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); mc=$(printf '%s\n' "${m[@]}" | awk '{print $2}' | median)
+  mv=$(printf '%s\n' "${m[@]}" | awk '{print $1}' | median); mc=$(printf '%s\n' "${m[@]}" | awk '{print $3}' | median)
   iv=$(printf '%s\n' "${io[@]}" | median)
   av=$(printf '%s\n' "${lib[@]}" | awk '{print $1}' | median); hv=$(printf '%s\n' "${lib[@]}" | awk '{print $2}' | median)
   local extra
