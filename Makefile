@@ -10,6 +10,10 @@ ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 export ROOT
 
 COMPONENTS := java agent e2e karaf
+# JUnit XML reports of the pytest and ctest suites, recapped at the end of `make test` (scripts/test_recap.py)
+TEST_REPORTS := $(ROOT)/build/test-reports
+# $(call junit,SUITE): pytest's option writing SUITE's report there (when run under `make test`)
+junit = $(if $(wildcard $(TEST_REPORTS)),--junitxml=$(TEST_REPORTS)/$(1).xml -o junit_logging=system-out)
 include $(foreach c,$(COMPONENTS),mk/$(c).mk)
 
 .PHONY: help deps build test demo bench fuzz clean
@@ -26,8 +30,11 @@ deps:
 build: deps
 	@$(MAKE) --no-print-directory $(foreach c,$(COMPONENTS),$(c)-build)
 
+# Every suite runs (-k); what failed is printed again at the end, where CI's cut output still shows it.
 test: build
-	@$(MAKE) --no-print-directory -k $(foreach c,$(COMPONENTS),$(c)-test)
+	@rm -rf $(TEST_REPORTS) && mkdir -p $(TEST_REPORTS)
+	@rc=0; $(MAKE) --no-print-directory -k $(foreach c,$(COMPONENTS),$(c)-test) || rc=$$?; \
+	  /usr/bin/python3 scripts/test_recap.py $(TEST_REPORTS); exit $$rc
 
 demo: build
 	@$(MAKE) --no-print-directory e2e-demo

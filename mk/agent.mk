@@ -14,7 +14,7 @@ agent-build:
 	@nice cmake --build $(AGENT_BUILD) -j $(AGENT_JOBS)
 
 agent-test: agent-build agent-fuzz-build
-	@cd $(AGENT_BUILD) && nice ctest --output-on-failure -j 1
+	@cd $(AGENT_BUILD) && nice ctest --output-on-failure -j 1 $(if $(wildcard $(TEST_REPORTS)),--output-junit $(TEST_REPORTS)/agent.xml)
 	@$(AGENT_DIR)/fuzz/run.sh $(AGENT_FUZZ_BUILD) $(AGENT_FUZZ_SHORT)
 	@$(MAKE) --no-print-directory agent-bench-smoke
 

@@ -12,7 +12,7 @@ e2e-build:
 # e2e-test runs the REST API's fuzz (tests/e2e/test_openapi_e2e.py) with 300 cases (e2e-fuzz: FUZZ_CASES) and prints
 # the 20 slowest tests, so a CI log shows where the suite's time goes
 e2e-test: e2e-build
-	$(PYTEST) -q -p no:cacheprovider --durations=20 tests/e2e
+	$(PYTEST) -q -p no:cacheprovider --durations=20 $(call junit,e2e) tests/e2e
 	@$(MAKE) --no-print-directory e2e-bench-smoke
 FUZZ_CASES ?= 5000
 e2e-fuzz: e2e-build

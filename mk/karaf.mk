@@ -8,7 +8,7 @@ PYTEST ?= /usr/bin/python3 -m pytest
 karaf-build:
 	@/usr/bin/python3 -m compileall -q tests/karaf >/dev/null
 karaf-test: karaf-build
-	METRON_KARAF_CACHE=$(KARAF_CACHE) $(PYTEST) -q -p no:cacheprovider tests/karaf --ignore=tests/karaf/test_cluster.py \
+	METRON_KARAF_CACHE=$(KARAF_CACHE) $(PYTEST) -q -p no:cacheprovider $(call junit,karaf) tests/karaf --ignore=tests/karaf/test_cluster.py \
 		--ignore=tests/karaf/test_openflow.py
 	@$(MAKE) --no-print-directory karaf-openflow-test
 	@$(MAKE) --no-print-directory karaf-cluster-test
@@ -16,7 +16,7 @@ karaf-test: karaf-build
 # a black-box NF beside it, real packets; 1.5-2 minutes here): writes bench/results/karaf-openflow.json.
 karaf-openflow-test: karaf-build
 	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 600 \
-		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_openflow.py
+		$(PYTEST) -q -p no:cacheprovider $(call junit,karaf-openflow) tests/karaf/test_openflow.py
 # The 3-node cluster (tests/karaf/test_cluster.py, as root: network namespaces, OVS): three Karafs joined to a real
 # Atomix 3.1.9 cluster whose three storage members (tests/karaf/atomix-storage, built by java-build) hold its partitions. Atomix's bundles come from Central through Karaf's resolver into $(KARAF_CACHE)/m2 once (the test warms
 # the cache from the root namespace: nothing is routed out of the nodes' namespaces); later runs fetch nothing.
@@ -27,6 +27,6 @@ karaf-openflow-test: karaf-build
 # bench/results/cluster_takeover_ms.json and agent_failover_ms.json.
 karaf-cluster-test: karaf-build
 	METRON_KARAF_CACHE=$(KARAF_CACHE) timeout --signal=INT --kill-after=60 1500 \
-		$(PYTEST) -q -p no:cacheprovider tests/karaf/test_cluster.py
+		$(PYTEST) -q -p no:cacheprovider $(call junit,karaf-cluster) tests/karaf/test_cluster.py
 karaf-bench: ; @true
 karaf-clean: ; @true
