@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.Assert.assertTrue;
@@ -59,10 +60,10 @@ public class StaleMastershipEventTest {
         Switch sw = new Switch(mastership);
         node.devices().register(sw).deviceConnected(SWITCH, new DefaultDeviceDescription(SWITCH.uri(),
                 Device.Type.SWITCH, "Nicira, Inc.", "Open vSwitch", "3.1.0", "none", new ChassisId(1)));
-        // told MASTER at the connect, then again when the connect's MASTER_CHANGED is read: only then is the
-        // background thread free for the events below
-        await("the switch mastered", () -> sw.roles.stream().filter(t -> t.role == MastershipRole.MASTER
-                && local.equals(t.master)).count() >= 2);
+        // told MASTER at the connect; the connect's MASTER_CHANGED is read on the background thread, which asks
+        // whether the switch is reachable (and, if the device was stored by then, tells MASTER again): once asked,
+        // the events below queue behind that one, so the hold below catches the relinquish's event, not the connect's
+        await("the switch mastered", () -> sw.told(MastershipRole.MASTER, local) && sw.asked.get() >= 1);
 
         CountDownLatch release = new CountDownLatch(1);
         sw.hold = release;
@@ -105,6 +106,7 @@ public class StaleMastershipEventTest {
     private static final class Switch implements DeviceProvider {
         final List<Told> roles = new CopyOnWriteArrayList<>();
         final CountDownLatch held = new CountDownLatch(1);
+        final AtomicInteger asked = new AtomicInteger();
         volatile CountDownLatch hold;
         private final MastershipStandin mastership;
 
@@ -134,6 +136,7 @@ public class StaleMastershipEventTest {
         public boolean isReachable(DeviceId deviceId) {
             CountDownLatch h = hold;
             if (h == null) {
+                asked.incrementAndGet();
                 return true;
             }
             hold = null;
