@@ -96,6 +96,9 @@ std::string FormatAgentMetrics(const pb::Stats& s, const std::string& version) {
        s.cores(), [&](const pb::CoreStats& c) { e.sample({{"core", core(c)}}, c.busy_cycles()); });
   each(e, "metron_agent_core_cycles_total", "counter", "Cycles a worker core ran (busy and idle).", s.cores(),
        [&](const pb::CoreStats& c) { e.sample({{"core", core(c)}}, c.total_cycles()); });
+  each(e, "metron_agent_core_unscheduled_cycles_total", "counter",
+       "Cycles a worker core's thread waited, runnable, for a CPU (the kernel's run delay; 0 on a dedicated core).",
+       s.cores(), [&](const pb::CoreStats& c) { e.sample({{"core", core(c)}}, c.unscheduled_cycles()); });
   each(e, "metron_agent_core_load_ratio", "gauge",
        "Busy share of a worker core's cycles over the agent's last load interval (0..1).", s.cores(),
        [&](const pb::CoreStats& c) { e.gauge({{"core", core(c)}}, c.load()); });

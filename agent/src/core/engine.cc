@@ -5,6 +5,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_pause.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -160,6 +161,10 @@ struct Held {
 void Engine::loop(Worker& w) {
   w.in_loop = true;
   CoreCounters& c = w.counters;
+  if (w.tid.load(std::memory_order_acquire) == 0) {
+    w.run_delay0_ns = thread_run_delay_ns(gettid());
+    w.tid.store(gettid(), std::memory_order_release);
+  }
   const uint64_t start = rte_rdtsc() - c.total_cycles.get();
   PacketBatch in;
   std::vector<Held> held;  // per ingress binding of `plan`
@@ -449,6 +454,12 @@ CoreSample Engine::sample(unsigned core) const {
   s.drops = w.counters.drops.get();
   s.busy_cycles = w.counters.busy_cycles.get();
   s.total_cycles = w.counters.total_cycles.get();
+  if (const pid_t tid = w.tid.load(std::memory_order_acquire)) {
+    const uint64_t delay_ns = thread_run_delay_ns(tid);
+    if (delay_ns > w.run_delay0_ns)
+      s.unscheduled_cycles = static_cast<uint64_t>(static_cast<double>(delay_ns - w.run_delay0_ns) * 1e-9 *
+                                                   static_cast<double>(rte_get_tsc_hz()));
+  }
   std::lock_guard<std::mutex> lock(publish_mu_);
   for (const auto& g : w.owned->standalone) s.drops += __atomic_load_n(&g->counters().drops, __ATOMIC_RELAXED);
   return s;

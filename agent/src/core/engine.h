@@ -19,6 +19,7 @@
 #include "core/graph.h"
 #include "core/group.h"
 #include "core/port.h"
+#include "core/preemption.h"
 #include "core/tx_buffer.h"
 
 struct rte_mempool;
@@ -83,6 +84,7 @@ struct CoreSample {
   unsigned slot = 0;
   int socket = 0;
   uint64_t rx = 0, tx = 0, drops = 0, busy_cycles = 0, total_cycles = 0;
+  uint64_t unscheduled_cycles = 0;  // cumulative: the worker's thread waited for a CPU (core/preemption.h)
 };
 
 class Engine {
@@ -185,6 +187,9 @@ class Engine {
     std::unique_ptr<WorkerPlan> owned;  // what `plan` points to
     std::atomic<Handoff*> handoff{nullptr};
     CoreCounters counters;
+    // the worker's thread and its run delay when its loop first ran (set by the worker, read by samples)
+    std::atomic<pid_t> tid{0};
+    uint64_t run_delay0_ns = 0;
     TxBuffer tx;  // the worker's own: what its groups send, flushed after the graphs of an iteration ran
     std::atomic<bool> in_loop{false};
   };

@@ -610,6 +610,7 @@ pb::CoreStats* AddCoreCycles(pb::Stats* out, unsigned core, const CoreSample& s)
   cs->set_core(core);
   cs->set_busy_cycles(s.busy_cycles);
   cs->set_total_cycles(s.total_cycles);
+  cs->set_unscheduled_cycles(s.unscheduled_cycles);
   return cs;
 }
 
