@@ -19,17 +19,9 @@ constexpr std::chrono::milliseconds kAlertMinWindow{10};
 bool Overloaded(const pb::Stats& prev, const pb::Stats& now, double alert) {
   for (const auto& c : now.cores())
     for (const auto& p : prev.cores()) {
-      if (p.core() != c.core() || c.total_cycles() <= p.total_cycles() || c.busy_cycles() < p.busy_cycles()) continue;
-      // Busy less the time the thread waited for a CPU: on a shared CPU a preemption inside a batch counts busy,
-      // and a short window holding one reads overloaded. A load the waits may explain raises no alert; the
-      // regular report, over the whole interval, still carries it (so a real overload on a shared CPU is seen
-      // one interval later at most). On a dedicated core nothing is unscheduled: the plain busy share.
-      const uint64_t busy = c.busy_cycles() - p.busy_cycles();
-      const uint64_t waited =
-          c.unscheduled_cycles() > p.unscheduled_cycles() ? c.unscheduled_cycles() - p.unscheduled_cycles() : 0;
-      const double load = static_cast<double>(busy > waited ? busy - waited : 0) /
-                          static_cast<double>(c.total_cycles() - p.total_cycles());
-      if (load >= alert) return true;
+      // A load the thread's waits for a CPU may explain raises no alert; the regular report, over the whole
+      // interval, still carries it (a real overload on a shared CPU is seen one interval later at most).
+      if (p.core() == c.core() && CoreLoad(p, c, true) >= alert) return true;
     }
   return false;
 }

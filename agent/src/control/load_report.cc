@@ -4,18 +4,25 @@
 
 namespace metron {
 
+double CoreLoad(const ::metron::agent::v1::CoreStats& p, const ::metron::agent::v1::CoreStats& c, bool less_waits) {
+  if (c.total_cycles() <= p.total_cycles() || c.busy_cycles() < p.busy_cycles()) return -1;
+  uint64_t busy = c.busy_cycles() - p.busy_cycles();
+  if (less_waits && c.unscheduled_cycles() > p.unscheduled_cycles()) {
+    const uint64_t waited = c.unscheduled_cycles() - p.unscheduled_cycles();
+    busy = busy > waited ? busy - waited : 0;
+  }
+  const double load = static_cast<double>(busy) / static_cast<double>(c.total_cycles() - p.total_cycles());
+  return load > 1.0 ? 1.0 : load;
+}
+
 void SetIntervalLoad(const ::metron::agent::v1::Stats& prev, ::metron::agent::v1::Stats* cur) {
   std::unordered_map<uint32_t, const ::metron::agent::v1::CoreStats*> before;
   for (const auto& c : prev.cores()) before[c.core()] = &c;
   for (auto& c : *cur->mutable_cores()) {
     auto it = before.find(c.core());
     if (it == before.end()) continue;
-    const auto& p = *it->second;
-    // A restarted counter (smaller than before) carries no interval information.
-    if (c.total_cycles() <= p.total_cycles() || c.busy_cycles() < p.busy_cycles()) continue;
-    const double load = static_cast<double>(c.busy_cycles() - p.busy_cycles()) /
-                        static_cast<double>(c.total_cycles() - p.total_cycles());
-    c.set_load(load > 1.0 ? 1.0 : load);
+    const double load = CoreLoad(*it->second, c, false);
+    if (load >= 0) c.set_load(load);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "core/annotations.h"
+#include "core/run_delay.h"
 #include "utils/checksum.h"
 
 namespace metron {

@@ -19,7 +19,6 @@
 #include "core/graph.h"
 #include "core/group.h"
 #include "core/port.h"
-#include "core/preemption.h"
 #include "core/tx_buffer.h"
 
 struct rte_mempool;
@@ -84,7 +83,7 @@ struct CoreSample {
   unsigned slot = 0;
   int socket = 0;
   uint64_t rx = 0, tx = 0, drops = 0, busy_cycles = 0, total_cycles = 0;
-  uint64_t unscheduled_cycles = 0;  // cumulative: the worker's thread waited for a CPU (core/preemption.h)
+  uint64_t unscheduled_cycles = 0;  // cumulative: the worker's thread waited for a CPU (core/run_delay.h)
 };
 
 class Engine {

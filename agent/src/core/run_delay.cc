@@ -1,4 +1,4 @@
-#include "core/preemption.h"
+#include "core/run_delay.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
-// core/preemption.h: the kernel's run delay is real: two threads pinned to one CPU each wait for the other.
-#include "core/preemption.h"
+// core/run_delay.h: the kernel's run delay is real: two threads pinned to one CPU each wait for the other.
+#include "core/run_delay.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 namespace metron {
 namespace {
 
-TEST(PreemptionTest, TheKernelsRunDelayCountsTheTimeAThreadWaitedForItsCpu) {
+TEST(RunDelayTest, TheKernelsRunDelayCountsTheTimeAThreadWaitedForItsCpu) {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(sched_getcpu(), &one);
