@@ -145,6 +145,6 @@ int main(int argc, char** argv) {
     }
   });
   rte_hash_free(h);
-  std::printf("result %.1f %.1f %u\n", acl_cyc, hash_cyc, flows);
+  std::printf("result %.1f %.1f %u %s\n", acl_cyc, hash_cyc, flows, metron::acl_algorithm_name(acl.algorithm()));
   return 0;
 }

@@ -41,9 +41,10 @@ CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
 # then the stage lines when asked (common.sh)
 standalone() { replay_agent "$AGENT" "$1" "$2" "${3:+--profile}"; }
 groups() { group_run "$BUILD/group_dispatch_bench" 16 "$1" "${2:-}"; }
-# ceiling TRACE CAPACITY: "acl_cycles hash_cycles" (datapath_ceiling_bench)
+# ceiling TRACE CAPACITY: "acl_cycles hash_cycles acl_algorithm" (datapath_ceiling_bench; the algorithm is
+# rte_acl's classify implementation, the same AclClassifier picks for IPFilter)
 ceiling() {
-  result "${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$1" "$2" "$SECS" | awk '{print $1, $2}'
+  result "${HUGE_ENV[@]}" "$BUILD/datapath_ceiling_bench" "$DATA/rules1000.txt" "$1" "$2" "$SECS" | awk '{print $1, $2, $4}'
 }
 
 # row NAME DESCRIPTION TARGET_MPPS PARTS TRACE CAPACITY MEASURE ARGS...: PARTS, the library calls of the ceiling
@@ -63,7 +64,8 @@ row() {
   iv=$(printf '%s\n' "${io[@]}" | median)
   av=$(printf '%s\n' "${lib[@]}" | awk '{print $1}' | median); hv=$(printf '%s\n' "${lib[@]}" | awk '{print $2}' | median)
   local extra
-  extra=$(PROF="$prof" $PY "$HERE/targets_row.py" "$mv" "$mc" "$target" "$parts" "$iv" "$hv" "$av") ||
+  extra=$(PROF="$prof" $PY "$HERE/targets_row.py" "$mv" "$mc" "$target" "$parts" "$iv" "$hv" "$av" \
+    "$(awk '{print $3}' <<<"${lib[0]}")") ||
     { echo "targets_bench: $name: no stage breakdown" >&2; return 1; }
   local base_v
   base_v=$(jq -r .baseline_mpps <<<"{$extra}")

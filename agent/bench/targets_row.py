@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """One issue-22 target row's analysis for targets_bench.sh: prints the row's extra JSON fields (no braces).
 
-  targets_row.py MPPS CYCLES TARGET_MPPS PARTS IO_CYCLES HASH_CYCLES ACL_CYCLES   (env PROF: the profiled run's lines)
+  targets_row.py MPPS CYCLES TARGET_MPPS PARTS IO_CYCLES HASH_CYCLES ACL_CYCLES ACL_ALGORITHM
+  (env PROF: the profiled run's lines; ACL_ALGORITHM: rte_acl's classify implementation, in the row and its ceiling)
 
 MPPS / CYCLES: the row's Mpps per CPU-second and busy cycles per packet (TSC cycles scaled to its CPU time, so
 MPPS x CYCLES is the TSC rate). PARTS: the library calls in the ceiling, a subset of "io hash acl". PROF: either
@@ -64,6 +65,7 @@ def main():
     mpps, cycles, target = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     parts = sys.argv[4].split()
     lib = {"io": float(sys.argv[5]), "hash": float(sys.argv[6]), "acl": float(sys.argv[7])}
+    acl_algorithm = sys.argv[8]
     ceiling = sum(lib[p] for p in parts)
     by_kind = stages(os.environ.get("PROF", "").splitlines(), cycles)
     for_target = mpps * cycles / target
@@ -72,6 +74,7 @@ def main():
     for k, c in list(by_kind.items())[:6]:
         if k in LIBRARY and LIBRARY[k][0] in parts:
             key, call = LIBRARY[k]
+            call += f" ({acl_algorithm})" if key == "acl" else ""
             named.append(f"{k} {c:.0f} (alone: {call} {lib[key]:.0f})")
         else:
             named.append(f"{k} {c:.0f} (no library call)")
@@ -87,6 +90,7 @@ def main():
         "cycles_for_target": round(for_target, 1),
         "ceiling_cycles_per_packet": round(ceiling, 1),
         "ceiling_parts": {p: lib[p] for p in parts},
+        **({"acl_classify": acl_algorithm} if "acl" in parts else {}),
         "within_1_5x_of_ceiling": cycles <= 1.5 * ceiling,
         "stages": by_kind,
         "in_the_way": in_the_way,

@@ -198,8 +198,28 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
     throw std::runtime_error(name + ": rte_acl build of " + std::to_string(acl.size()) + " entries failed: " +
                              rte_strerror(-rc));
   }
-  // SSE beats AVX2 on this class of CPU (measured, shared/notes/dataplane.md); keep the default if unavailable.
-  rte_acl_set_ctx_classify(ctx_, RTE_ACL_CLASSIFY_SSE);
+  // AVX512 with 32 searches at once classified the 1000-rule firewall in about half SSE's cycles on an AVX512
+  // Xeon; without AVX512, SSE beat AVX2 by 5-15% on a Zen3 (BENCHMARKS.md, shared/notes/dataplane.md).
+  if (!use(AclAlgorithm::kAvx512x32)) use(AclAlgorithm::kSse);
+}
+
+const char* acl_algorithm_name(AclAlgorithm alg) {
+  switch (alg) {
+    case AclAlgorithm::kSse: return "sse";
+    case AclAlgorithm::kAvx2: return "avx2";
+    case AclAlgorithm::kAvx512x16: return "avx512x16";
+    case AclAlgorithm::kAvx512x32: return "avx512x32";
+  }
+  return "?";
+}
+
+bool AclClassifier::use(AclAlgorithm alg) {
+  static constexpr enum rte_acl_classify_alg kDpdk[] = {RTE_ACL_CLASSIFY_SSE, RTE_ACL_CLASSIFY_AVX2,
+                                                   RTE_ACL_CLASSIFY_AVX512X16, RTE_ACL_CLASSIFY_AVX512X32};
+  // rte_acl checks the CPU's flags and rte_vect_get_max_simd_bitwidth() and refuses (-ENOTSUP) what either lacks.
+  if (ctx_ == nullptr || rte_acl_set_ctx_classify(ctx_, kDpdk[static_cast<int>(alg)]) != 0) return false;
+  alg_ = alg;
+  return true;
 }
 
 AclClassifier::~AclClassifier() {

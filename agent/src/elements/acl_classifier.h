@@ -19,6 +19,10 @@ struct rte_mbuf;
 
 namespace metron {
 
+// rte_acl's classify implementations the agent chooses from (rte_acl_classify_alg's x86 ones).
+enum class AclAlgorithm : uint8_t { kSse, kAvx2, kAvx512x16, kAvx512x32 };
+const char* acl_algorithm_name(AclAlgorithm alg);
+
 class AclClassifier {
  public:
   // Classifies packets of IP `version` (4: FlowKey, 6: FlowKey6). Rule i's output is its result (-1 = drop).
@@ -32,12 +36,19 @@ class AclClassifier {
   void classify(const FlowKey* const* keys, int* out, unsigned n) const;
   void classify(const FlowKey6* const* keys, int* out, unsigned n) const;
   size_t acl_rules() const { return acl_rules_; }
+  // The classify implementation in use: AVX512 with 32 searches at once where the CPU has AVX512 and the EAL
+  // allows 512-bit vector code (eal_init does, unless --force-max-simd-bitwidth says less), SSE otherwise.
+  AclAlgorithm algorithm() const { return alg_; }
+  // Runs classify with alg from now on; false (and nothing changed) when the CPU or the EAL's SIMD width does not
+  // allow it. Every algorithm gives the same results (tests compare each one this CPU has with first match).
+  bool use(AclAlgorithm alg);
   uint8_t version() const { return version_; }
 
  private:
   void classify_bytes(const uint8_t* const* keys, int* out, unsigned n) const;
   uint8_t version_;
   rte_acl_ctx* ctx_ = nullptr;
+  AclAlgorithm alg_ = AclAlgorithm::kSse;
   std::vector<int> result_of_;  // rte_acl userdata (rule index + 1) -> output
   size_t acl_rules_ = 0;
 };

@@ -109,6 +109,10 @@ class IpClassifierBase : public Element {
     push_to_outputs(b, res);
   }
   std::vector<const char*> stage_names() const override { return {"keys", "classify"}; }
+  // Which rte_acl classify implementation runs (AVX512 where the CPU and the EAL allow it: acl_classifier.h).
+  void report(std::ostream& os) const override {
+    if (acl_ != nullptr) os << "classify " << acl_algorithm_name(acl_->algorithm()) << "\n";
+  }
 
  protected:
   void configure_common(Args& args) {
