@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include "core/annotations.h"
 #include "elements/acl_classifier.h"
@@ -443,7 +444,7 @@ void compare(size_t nrules, size_t npackets, uint32_t seed) {
         ADD_FAILURE() << acl_algorithm_name(a) << ": packet proto " << int(keys[i].proto) << " " << std::hex
                       << ntohl(keys[i].src) << " -> " << ntohl(keys[i].dst) << std::dec << " " << ntohs(keys[i].sport)
                       << " -> " << ntohs(keys[i].dport) << " ttl " << int(keys[i].ttl) << " tos "
-                      << int(keys[i].tos) << " ff " << int(keys[i].first_frag) << " mf " << int(keys[i].mf)
+                      << int(keys[i].tos) << " frag " << std::hex << ntohs(keys[i].frag) << std::dec
                       << " icmp " << int(keys[i].icmp_type) << " flags " << int(keys[i].tcp_flags) << ": acl "
                       << out[i] << ", reference " << want[i];
       }
@@ -587,6 +588,73 @@ TEST(AclClassifier, Ipv6NegatedPrefixesAtEveryLength) {
 namespace metron {
 namespace {
 
+// Rules on the IPv4 header and ports read packets without options in place (ipv4_header_key), whatever their
+// protocol or fragment; packets with options or cut short get their key built. Either way the result is the first
+// matching rule's. A rule on ICMP types or TCP flags makes the classifier read built keys only.
+TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) {
+  test::eal();
+  test::pool();
+  std::vector<IpRule> rules;
+  for (const char* r : {"deny tcp && src net 10.0.0.0/30 && dst port 80", "allow udp && dst net 192.168.1.0/31 && src port 53",
+                        "deny ip ttl < 3", "1 src host 10.0.0.5 && ip frag", "allow not dst port 1000-2000 && ip tos 4",
+                        "1 ip mf", "deny ip proto 47", "allow src net 10.0.0.0/29"})
+    rules.push_back(parse_ipfilter_rule(r));
+  AclClassifier acl("in_place", rules, 0);
+  ASSERT_TRUE(acl.header_is_key());
+  {
+    std::vector<IpRule> with_flags;
+    with_flags.push_back(parse_ipfilter_rule("deny tcp opt syn"));
+    EXPECT_FALSE(AclClassifier("flags", with_flags, 0).header_is_key());
+  }
+  std::mt19937 rng(11);
+  const char* srcs[] = {"10.0.0.1", "10.0.0.2", "10.0.0.5", "10.0.0.7", "10.0.0.9"};
+  const char* dsts[] = {"192.168.1.0", "192.168.1.1", "192.168.1.2"};
+  const uint16_t ports[] = {53, 80, 999, 1000, 1500, 2000, 2001};
+  int in_place = 0, built = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Flow f;
+    const uint8_t protos[] = {6, 17, 6, 17, 1, 47};
+    f.proto = protos[rng() % 6];
+    f.src = srcs[rng() % 5], f.dst = dsts[rng() % 3];
+    f.sport = ports[rng() % 7], f.dport = ports[rng() % 7];
+    f.payload = static_cast<uint16_t>(rng() % 8);
+    f.ttl = static_cast<uint8_t>(1 + rng() % 4);
+    auto bytes = test::frame(f);
+    bytes[15] = static_cast<uint8_t>(rng() % 3 * 4);  // TOS 0, 4 or 8
+    switch (rng() % 6) {
+      case 0:  // 4 bytes of IP options: the ports move behind them
+        bytes.insert(bytes.begin() + 34, 4, 1);
+        bytes[14] = 0x46;
+        store16(bytes.data() + 16, static_cast<uint16_t>(load16(bytes.data() + 16) + 4));
+        break;
+      case 1:  // a later fragment (no ports) or a first one (ports, more to come)
+        store16(bytes.data() + 20, rng() % 2 ? 0x2000 : static_cast<uint16_t>(1 + rng() % 100));
+        break;
+      case 2:  // cut inside the transport header
+        bytes.resize(34 + rng() % 6);
+        break;
+      default:
+        break;
+    }
+    rte_mbuf* m = test::mbuf_of(bytes);
+    rte_pktmbuf_adj(m, 14);
+    mark_ip(m, rte_pktmbuf_mtod(m, uint8_t*), 4);
+    PacketFacts facts;
+    ASSERT_TRUE(packet_facts(m, &facts));
+    FlowKey key;
+    ASSERT_TRUE(ipv4_flow_key(m, &key));
+    const uint8_t* header = ipv4_header_key(m);
+    const uint8_t* data = header != nullptr ? header : reinterpret_cast<const uint8_t*>(&key);
+    (header != nullptr ? in_place : built)++;
+    int out = -2;
+    acl.classify_bytes(&data, &out, 1);
+    ASSERT_EQ(out, first_match(rules, facts)) << "packet " << i << (header != nullptr ? " read in place" : " keyed");
+    rte_pktmbuf_free(m);
+  }
+  EXPECT_GT(in_place, 8000);
+  EXPECT_GT(built, 5000);
+}
+
 // The per-packet fast path reads the same key the reference facts give, on valid and on mangled packets.
 TEST(IpRules, FastKeyEqualsFactsKey) {
   std::mt19937 rng(7);
@@ -624,8 +692,19 @@ TEST(IpRules, FastKeyEqualsFactsKey) {
       FlowKey6 unused;
       ASSERT_FALSE(ipv6_flow_key(m, &unused));
       if (a) {
+        // What the classifier tests is the same; the header fields it never tests (length, id, checksum, the
+        // offset's value beyond zero or not) are the packet's own in the fast key.
         const FlowKey slow = flow_key_of(facts);
-        ASSERT_EQ(std::memcmp(&slow, &fast, sizeof fast), 0) << "packet " << i;
+        auto tested = [](const FlowKey& k) {
+          const uint16_t frag = ntohs(k.frag);
+          return std::make_tuple(k.tos, (frag & 0x1fff) == 0, (frag & 0x2000) != 0, k.ttl, k.proto, k.src, k.dst,
+                                 k.sport, k.dport, k.icmp_type, k.tcp_flags);
+        };
+        ASSERT_EQ(tested(slow), tested(fast)) << "packet " << i;
+        // In place, the header is the fast key up to its ports (these differ only where no rule depends on them).
+        if (const uint8_t* h = ipv4_header_key(m); h != nullptr) {
+          ASSERT_EQ(std::memcmp(h, &fast, 20), 0) << "packet " << i;
+        }
       }
     }
     rte_pktmbuf_free(m);

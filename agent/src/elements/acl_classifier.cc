@@ -17,16 +17,17 @@ namespace {
 constexpr int kMaxAclFields = 17;  // the IPv6 layout: 5 header fields, 8 address words, 2 ports, icmp, tcp flags
 RTE_ACL_RULE_DEF(AclRule, kMaxAclFields);
 
-// Field layouts over FlowKey and FlowKey6. rte_acl wants the first field to be one byte, alone in its word, and
-// reads the rest in 4-byte groups (input_index): proto | first_frag ttl tos mf | addresses (one group per 32 bits)
-// | sport dport | icmp tcp_flags. Both layouts share the order, so rules fill them alike: header fields 0-4, the
-// address words, then ports, icmp type and flags.
+// Field layouts over FlowKey and FlowKey6. rte_acl wants the first field to be one byte, alone in its group, and
+// reads the rest in 4-byte groups (input_index) that their fields fill exactly, each group at its first field's
+// offset.
+// - IPv4 (FlowKey: an IPv4 header's first 20 bytes, then the ports and the ICMP type/TCP flags words): proto |
+//   version/IHL, TOS, total length | fragment word, TTL, proto again | source | destination | sport dport | icmp
+//   tcp_flags. The fragment word is a bit test (first fragment: offset 0; MF: its bit); the version/IHL, total
+//   length and second proto fields only fill their groups and are never constrained.
+// - IPv6 (FlowKey6): proto | first_frag ttl tos mf | source words | destination words | sport dport | icmp
+//   tcp_flags.
 #define METRON_ACL_FIELD(key, type, member, size, off, group) \
   {RTE_ACL_FIELD_TYPE_##type, size, 0, group, static_cast<uint32_t>(offsetof(key, member) + (off))}
-#define METRON_ACL_COMMON(key, ports_group)                                                                 \
-  METRON_ACL_FIELD(key, BITMASK, proto, 1, 0, 0), METRON_ACL_FIELD(key, RANGE, first_frag, 1, 0, 1),        \
-      METRON_ACL_FIELD(key, RANGE, ttl, 1, 0, 1), METRON_ACL_FIELD(key, RANGE, tos, 1, 0, 1),               \
-      METRON_ACL_FIELD(key, RANGE, mf, 1, 0, 1)
 #define METRON_ACL_TAIL(key, ports_group)                                                                   \
   METRON_ACL_FIELD(key, RANGE, sport, 2, 0, ports_group), METRON_ACL_FIELD(key, RANGE, dport, 2, 0, ports_group), \
       METRON_ACL_FIELD(key, RANGE, icmp_type, 2, 0, ports_group + 1),                                        \
@@ -34,21 +35,34 @@ RTE_ACL_RULE_DEF(AclRule, kMaxAclFields);
 
 struct Layout {
   int fields;
-  int addr_words;  // per address: 1 (IPv4) or 4 (IPv6)
+  int addr;         // the first address field
+  int addr_words;   // per address: 1 (IPv4) or 4 (IPv6)
+  uint32_t one_bit;  // fields (bits by index) whose full range is 0-1, not 0-255
   rte_acl_field_def defs[kMaxAclFields];
 };
 
-const Layout kLayout4 = {11, 1, {METRON_ACL_COMMON(FlowKey, 4), METRON_ACL_FIELD(FlowKey, MASK, src, 4, 0, 2),
-                                 METRON_ACL_FIELD(FlowKey, MASK, dst, 4, 0, 3), METRON_ACL_TAIL(FlowKey, 4)}};
+// IPv4 field indices (kLayout4); fields 1, 3 and 6 (version/IHL, total length, proto again) stay zero in every rule:
+// bit tests with an empty mask.
+constexpr int kV4Tos = 2, kV4Frag = 4, kV4Ttl = 5;
+
+const Layout kLayout4 = {13, 7, 1, 0,
+                         {METRON_ACL_FIELD(FlowKey, BITMASK, proto, 1, 0, 0),
+                          METRON_ACL_FIELD(FlowKey, BITMASK, ver_ihl, 1, 0, 1), METRON_ACL_FIELD(FlowKey, RANGE, tos, 1, 0, 1),
+                          METRON_ACL_FIELD(FlowKey, BITMASK, tot_len, 2, 0, 1),
+                          METRON_ACL_FIELD(FlowKey, BITMASK, frag, 2, 0, 2), METRON_ACL_FIELD(FlowKey, RANGE, ttl, 1, 0, 2),
+                          METRON_ACL_FIELD(FlowKey, BITMASK, proto, 1, 0, 2),
+                          METRON_ACL_FIELD(FlowKey, MASK, src, 4, 0, 3), METRON_ACL_FIELD(FlowKey, MASK, dst, 4, 0, 4),
+                          METRON_ACL_TAIL(FlowKey, 5)}};
 const Layout kLayout6 = {
-    17, 4,
-    {METRON_ACL_COMMON(FlowKey6, 10), METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 0, 2),
+    17, 5, 4, 1u << 1 | 1u << 4,
+    {METRON_ACL_FIELD(FlowKey6, BITMASK, proto, 1, 0, 0), METRON_ACL_FIELD(FlowKey6, RANGE, first_frag, 1, 0, 1),
+     METRON_ACL_FIELD(FlowKey6, RANGE, ttl, 1, 0, 1), METRON_ACL_FIELD(FlowKey6, RANGE, tos, 1, 0, 1),
+     METRON_ACL_FIELD(FlowKey6, RANGE, mf, 1, 0, 1), METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 0, 2),
      METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 4, 3), METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 8, 4),
      METRON_ACL_FIELD(FlowKey6, MASK, src, 4, 12, 5), METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 0, 6),
      METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 4, 7), METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 8, 8),
      METRON_ACL_FIELD(FlowKey6, MASK, dst, 4, 12, 9), METRON_ACL_TAIL(FlowKey6, 10)}};
 #undef METRON_ACL_TAIL
-#undef METRON_ACL_COMMON
 #undef METRON_ACL_FIELD
 
 // Splits [lo, hi] into maximal aligned power-of-two blocks: (base, prefix length in `bits`).
@@ -72,6 +86,20 @@ void prefix_word(const Prefix6& p, int w, rte_acl_field* f) {
   f->mask_range.u32 = static_cast<uint32_t>(std::clamp(static_cast<int>(p.len) - 32 * w, 0, 32));
 }
 
+// The IPv4 fragment word's bit tests (value, mask; host order) for a term's first-fragment and MF intervals: a first
+// fragment has offset 0, a later one a non-zero offset, i.e. one of 13 highest set bits.
+std::vector<std::pair<uint16_t, uint16_t>> frag_tests(Interval first_frag, Interval mf) {
+  constexpr uint16_t kOffset = 0x1fff, kMf = 0x2000;
+  std::vector<std::pair<uint16_t, uint16_t>> out;
+  if (first_frag.lo == 1) out.emplace_back(0, kOffset);
+  else if (first_frag.hi == 0)
+    for (int b = 0; b < 13; ++b) out.emplace_back(1u << b, kOffset & ~((1u << b) - 1));
+  else out.emplace_back(0, 0);
+  if (mf.lo == mf.hi)
+    for (auto& [v, m] : out) v |= mf.lo ? kMf : 0, m |= kMf;
+  return out;
+}
+
 // Whether field k of layout L is unconstrained in every rule (a full range, an empty mask).
 bool unconstrained(const Layout& L, const std::vector<AclRule>& acl, int k) {
   const rte_acl_field_def& d = L.defs[k];
@@ -80,7 +108,7 @@ bool unconstrained(const Layout& L, const std::vector<AclRule>& acl, int k) {
     bool any;
     if (d.type == RTE_ACL_FIELD_TYPE_BITMASK) any = f.mask_range.u64 == 0;
     else if (d.type == RTE_ACL_FIELD_TYPE_MASK) any = f.mask_range.u32 == 0;
-    else if (d.size == 1) any = f.value.u8 == 0 && f.mask_range.u8 == (k == 1 || k == 4 ? 1 : 0xff);  // ff, mf
+    else if (d.size == 1) any = f.value.u8 == 0 && f.mask_range.u8 == (L.one_bit >> k & 1 ? 1 : 0xff);
     else any = f.value.u16 == 0 && f.mask_range.u16 == 0xff;  // icmp type (ports are always kept)
     if (!any) return false;
   }
@@ -104,7 +132,7 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
                              uint8_t version)
     : version_(version) {
   const Layout& L = version == 6 ? kLayout6 : kLayout4;
-  const int a = 5;                          // first address field
+  const int a = L.addr;                     // first address field
   const int p = a + 2 * L.addr_words;       // sport; dport, icmp type and flags follow
   std::vector<AclRule> acl;
   result_of_.push_back(-1);
@@ -115,9 +143,12 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
       // IPv4 addresses are intervals split into prefixes; IPv6 ones are prefixes already (one block each).
       const auto src_blocks = version == 6 ? std::vector<std::pair<uint32_t, int>>{{0, 0}} : blocks(iv(Field::kSrc), 32);
       const auto dst_blocks = version == 6 ? std::vector<std::pair<uint32_t, int>>{{0, 0}} : blocks(iv(Field::kDst), 32);
+      const auto frags = version == 6 ? std::vector<std::pair<uint16_t, uint16_t>>{{0, 0}}
+                                      : frag_tests(iv(Field::kFirstFrag), iv(Field::kMf));
       for (auto [pv, plen] : blocks(iv(Field::kProto), 8))
         for (auto [sv, slen] : src_blocks)
-          for (auto [dv, dlen] : dst_blocks) {
+          for (auto [dv, dlen] : dst_blocks)
+            for (auto [fv, fmask] : frags) {
             AclRule r{};
             r.data.category_mask = 1;
             r.data.priority = static_cast<int32_t>(rules.size() - i);  // earlier rule = higher priority
@@ -128,13 +159,17 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
               r.field[k].value.u8 = static_cast<uint8_t>(iv(f).lo);
               r.field[k].mask_range.u8 = static_cast<uint8_t>(iv(f).hi);
             };
-            range8(1, Field::kFirstFrag);
-            range8(2, Field::kTtl);
-            range8(3, Field::kTos);
-            range8(4, Field::kMf);
             if (version == 6) {
+              range8(1, Field::kFirstFrag);
+              range8(2, Field::kTtl);
+              range8(3, Field::kTos);
+              range8(4, Field::kMf);
               for (int w = 0; w < 4; ++w) prefix_word(t.src6, w, &r.field[a + w]), prefix_word(t.dst6, w, &r.field[a + 4 + w]);
             } else {
+              range8(kV4Tos, Field::kTos);
+              range8(kV4Ttl, Field::kTtl);
+              r.field[kV4Frag].value.u16 = fv;
+              r.field[kV4Frag].mask_range.u16 = fmask;
               r.field[a].value.u32 = sv;
               r.field[a].mask_range.u32 = static_cast<uint32_t>(slen);
               r.field[a + 1].value.u32 = dv;
@@ -167,6 +202,10 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
     for (int j = k; j < end && keep; ++j) used.push_back(j);
     k = end;
   }
+  // In an IPv4 packet without options every group but the last (ICMP type, TCP flags) lies where FlowKey has it.
+  header_is_key_ = version == 4 && std::none_of(used.begin(), used.end(), [&](int j) {
+    return L.defs[j].input_index == 6;
+  });
   const size_t rule_sz = RTE_ACL_RULE_SZ(used.size());
   std::vector<uint8_t> packed(acl.size() * rule_sz);
   for (size_t i = 0; i < acl.size(); ++i) {

@@ -35,6 +35,12 @@ class AclClassifier {
   // For each key, the first matching rule's output, or -1. The key type must match the version.
   void classify(const FlowKey* const* keys, int* out, unsigned n) const;
   void classify(const FlowKey6* const* keys, int* out, unsigned n) const;
+  // The same over keys' bytes: FlowKeys (version 4) or FlowKey6s, and, where header_is_key(), headers that
+  // ipv4_header_key gave, in any mix.
+  void classify_bytes(const uint8_t* const* keys, int* out, unsigned n) const;
+  // Whether the rules test only the protocol, addresses and ports of IPv4 packets (no fragment bits, TTL, TOS,
+  // ICMP type or TCP flags): the trie then reads nothing else, and a TCP/UDP packet's header is its own key.
+  bool header_is_key() const { return header_is_key_; }
   size_t acl_rules() const { return acl_rules_; }
   // The classify implementation in use: AVX512 with 32 searches at once where the CPU has AVX512 and the EAL
   // allows 512-bit vector code (eal_init does, unless --force-max-simd-bitwidth says less), SSE otherwise.
@@ -45,8 +51,8 @@ class AclClassifier {
   uint8_t version() const { return version_; }
 
  private:
-  void classify_bytes(const uint8_t* const* keys, int* out, unsigned n) const;
   uint8_t version_;
+  bool header_is_key_ = false;
   rte_acl_ctx* ctx_ = nullptr;
   AclAlgorithm alg_ = AclAlgorithm::kSse;
   std::vector<int> result_of_;  // rte_acl userdata (rule index + 1) -> output

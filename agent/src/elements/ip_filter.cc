@@ -63,6 +63,7 @@ class IpClassifierBase : public Element {
                           std::to_string(noutputs()) + " output(s) are connected");
     if (!compile_) return;
     acl_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id, 4);
+    header_keys_ = acl_->header_is_key();
     try {
       acl6_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id, 6);
     } catch (const ConfigError&) {
@@ -74,7 +75,7 @@ class IpClassifierBase : public Element {
   // in order when it could not be compiled, or with COMPILE false).
   void push(int, PacketBatch& b) override {
     FlowKey keys[kBurst];
-    const FlowKey* ptrs[kBurst];
+    const uint8_t* ptrs[kBurst];
     FlowKey6 keys6[kBurst];
     const FlowKey6* ptrs6[kBurst];
     int res[kBurst];
@@ -83,10 +84,14 @@ class IpClassifierBase : public Element {
     PacketFacts f;
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
-      if (compile_ && ipv4_flow_key(b.pkts[i], &keys[nk])) {
-        ptrs[nk] = &keys[nk];
-        at[nk++] = i;
-        continue;
+      if (compile_) {
+        // A plain TCP/UDP header is read in place when the rules test nothing else; other packets get a key.
+        const uint8_t* in_place = header_keys_ ? ipv4_header_key(b.pkts[i]) : nullptr;
+        if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
+          ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
+          at[nk++] = i;
+          continue;
+        }
       }
       if (acl6_ != nullptr && ipv6_flow_key(b.pkts[i], &keys6[nk6])) {
         ptrs6[nk6] = &keys6[nk6];
@@ -98,7 +103,7 @@ class IpClassifierBase : public Element {
     profile_stage(0);
     int out[kBurst];
     if (nk) {
-      acl_->classify(ptrs, out, nk);
+      acl_->classify_bytes(ptrs, out, nk);
       for (unsigned k = 0; k < nk; ++k) res[at[k]] = out[k];
     }
     if (nk6) {
@@ -121,6 +126,7 @@ class IpClassifierBase : public Element {
     if (auto v = args.take("CACHING")) parse_bool(*v, "CACHING");
   }
   bool compile_ = true;
+  bool header_keys_ = false;  // the IPv4 classifier reads TCP/UDP headers in place (AclClassifier::header_is_key)
   std::vector<IpRule> rules_;
   std::unique_ptr<AclClassifier> acl_, acl6_;
 };

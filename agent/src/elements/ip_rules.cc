@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -642,15 +643,15 @@ bool packet_facts(rte_mbuf* m, PacketFacts* f) {
 
 FlowKey flow_key_of(const PacketFacts& f) {
   FlowKey k{};
-  k.proto = f.proto;
-  k.first_frag = f.first_frag;
-  k.ttl = f.ttl;
+  k.ver_ihl = 0x45;
   k.tos = f.tos;
+  k.frag = htons(static_cast<uint16_t>((f.first_frag ? 0 : 1) | (f.mf ? 0x2000 : 0)));  // a later one: offset 1
+  k.ttl = f.ttl;
+  k.proto = f.proto;
   std::memcpy(&k.src, f.src, 4);
   std::memcpy(&k.dst, f.dst, 4);
   k.sport = htons(f.sport);
   k.dport = htons(f.dport);
-  k.mf = f.mf;
   k.icmp_type = htons(f.icmp_type);
   k.tcp_flags = htons(f.tcp_flags);
   return k;
@@ -679,16 +680,26 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
   const int left = ip_bytes_left(m);
   if (left < 20) return false;
   const int hl = (ip[0] & 0xf) * 4;
-  const uint16_t frag = load16(ip + 6);
-  std::memset(k, 0, sizeof *k);
-  k->proto = ip[9];
-  k->first_frag = (frag & 0x1fff) == 0;
-  k->ttl = ip[8];
-  k->tos = ip[1];
-  k->mf = (frag & 0x2000) != 0;
-  std::memcpy(&k->src, ip + 12, 4);
-  std::memcpy(&k->dst, ip + 16, 4);
-  if (k->first_frag) read_transport(k->proto, ip + hl, left - hl, k);
+  const uint8_t proto = ip[9];
+  // The transport words in whole (the groups rte_acl reads; a group stored byte by byte cannot be forwarded to the
+  // classifier's load), as they lie in memory: sport dport | icmp_type tcp_flags, network order.
+  uint32_t ports = 0, icmp_flags = 0;
+  const uint8_t* l4 = ip + hl;
+  const int l4left = left - hl;
+  if ((load16(ip + 6) & 0x1fff) == 0) {  // a first fragment
+    if ((proto == 6 || proto == 17) && l4left >= 4) {
+      std::memcpy(&ports, l4, 4);
+      if (proto == 6 && l4left >= 14) icmp_flags = uint32_t{l4[13]} << 24;
+    } else if ((proto == 1 || proto == 58) && l4left >= 1) {  // as read_transport: either IP version's ICMP type
+      icmp_flags = uint32_t{l4[0]} << 8;
+    }
+  }
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the words above put their first byte lowest");
+  static_assert(offsetof(FlowKey, sport) == 20 && offsetof(FlowKey, icmp_type) == 24, "FlowKey's transport words");
+  auto* out = reinterpret_cast<unsigned char*>(k);
+  std::memcpy(out, ip, 20);  // the header as it is
+  std::memcpy(out + 20, &ports, 4);
+  std::memcpy(out + 24, &icmp_flags, 4);
   return true;
 }
 

@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-struct rte_mbuf;
+#include "core/annotations.h"
+#include "utils/checksum.h"
 
 namespace metron {
 
@@ -41,20 +42,36 @@ struct PacketFacts {
 // Reads the facts of a packet whose IP header is marked; false if it is not marked or too short for its header.
 bool packet_facts(rte_mbuf* m, PacketFacts* f);
 
-// The compiled classifier's input (rte_acl reads it in 4-byte groups that fields must fill exactly; see
-// acl_classifier.cc).
+// The compiled IPv4 classifier's input (rte_acl reads it in 4-byte groups; see acl_classifier.cc): an IPv4
+// header's first 20 bytes as they are, then the transport words the filter language tests, so that the header of
+// a packet without options is its own key for a classifier that tests neither ICMP types nor TCP flags
+// (ipv4_header_key). All in network order.
 struct FlowKey {
-  uint8_t proto, pad0[3];  // rte_acl handles the first byte on its own
-  uint8_t first_frag, ttl, tos, mf;
-  uint32_t src, dst;      // network order
-  uint16_t sport, dport;  // network order
-  uint16_t icmp_type, tcp_flags;  // network order; widened so the group fills its 4 bytes
+  uint8_t ver_ihl, tos;
+  uint16_t tot_len, id;
+  uint16_t frag;  // flags and fragment offset
+  uint8_t ttl, proto;
+  uint16_t csum;
+  uint32_t src, dst;
+  uint16_t sport, dport;          // 0 unless a TCP/UDP first fragment with its ports
+  uint16_t icmp_type, tcp_flags;  // widened so the group fills its 4 bytes
 };
-static_assert(sizeof(FlowKey) == 24, "rte_acl field offsets assume this layout");
+static_assert(sizeof(FlowKey) == 28, "rte_acl field offsets assume this layout");
 FlowKey flow_key_of(const PacketFacts& f);  // IPv4 facts only
 // flow_key_of(packet_facts(m)) for a marked IPv4 packet, read straight from the headers (the per-packet fast
 // path); false when the packet is not a marked, long-enough IPv4 packet.
 bool ipv4_flow_key(rte_mbuf* m, FlowKey* k);
+// The packet's own IPv4 header as its FlowKey, or nullptr: only for a marked IPv4 packet without options with at
+// least 4 bytes behind its header. Its ports are whatever those bytes are, which is the FlowKey's ports for a
+// TCP/UDP first fragment and, for any other packet, bytes no rule outcome depends on (port tests imply TCP or UDP
+// and a first fragment). Its ICMP type and TCP flags words are other bytes of the packet, so only a classifier that
+// tests neither may read it (AclClassifier::header_is_key).
+inline const uint8_t* ipv4_header_key(rte_mbuf* m) {
+  const PacketAnno a = anno(m);
+  if (a.ip_ver != 4 || ip_bytes_left(m) < 24) return nullptr;
+  const uint8_t* ip = ip_header(m);
+  return ip[0] == 0x45 ? ip : nullptr;
+}
 
 // The compiled IPv6 classifier's input: FlowKey with 128-bit addresses (rte_acl reads them as four 4-byte groups).
 struct FlowKey6 {
