@@ -589,23 +589,16 @@ namespace metron {
 namespace {
 
 // Rules on the IPv4 header and ports read packets without options in place (ipv4_header_key), whatever their
-// protocol or fragment; packets with options or cut short get their key built. Either way the result is the first
-// matching rule's. A rule on ICMP types or TCP flags makes the classifier read built keys only.
-TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) {
+// protocol or fragment; packets with options or cut short get their key built. Rules on later fragments (every
+// negated port test is one), ICMP types or TCP flags make the classifier read built keys only. Either way the
+// result is the first matching rule's.
+void classify_in_place_and_keyed(const std::vector<const char*>& texts, bool header_is_key) {
   test::eal();
   test::pool();
   std::vector<IpRule> rules;
-  for (const char* r : {"deny tcp && src net 10.0.0.0/30 && dst port 80", "allow udp && dst net 192.168.1.0/31 && src port 53",
-                        "deny ip ttl < 3", "1 src host 10.0.0.5 && ip frag", "allow not dst port 1000-2000 && ip tos 4",
-                        "1 ip mf", "deny ip proto 47", "allow src net 10.0.0.0/29"})
-    rules.push_back(parse_ipfilter_rule(r));
+  for (const char* r : texts) rules.push_back(parse_ipfilter_rule(r));
   AclClassifier acl("in_place", rules, 0);
-  ASSERT_TRUE(acl.header_is_key());
-  {
-    std::vector<IpRule> with_flags;
-    with_flags.push_back(parse_ipfilter_rule("deny tcp opt syn"));
-    EXPECT_FALSE(AclClassifier("flags", with_flags, 0).header_is_key());
-  }
+  ASSERT_EQ(acl.header_is_key(), header_is_key);
   std::mt19937 rng(11);
   const char* srcs[] = {"10.0.0.1", "10.0.0.2", "10.0.0.5", "10.0.0.7", "10.0.0.9"};
   const char* dsts[] = {"192.168.1.0", "192.168.1.1", "192.168.1.2"};
@@ -619,6 +612,7 @@ TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) {
     f.sport = ports[rng() % 7], f.dport = ports[rng() % 7];
     f.payload = static_cast<uint16_t>(rng() % 8);
     f.ttl = static_cast<uint8_t>(1 + rng() % 4);
+    f.tcp_flags = static_cast<uint8_t>(rng() % 2 ? 0x02 : 0x10);
     auto bytes = test::frame(f);
     bytes[15] = static_cast<uint8_t>(rng() % 3 * 4);  // TOS 0, 4 or 8
     switch (rng() % 6) {
@@ -643,7 +637,7 @@ TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) {
     ASSERT_TRUE(packet_facts(m, &facts));
     FlowKey key;
     ASSERT_TRUE(ipv4_flow_key(m, &key));
-    const uint8_t* header = ipv4_header_key(m);
+    const uint8_t* header = acl.header_is_key() ? ipv4_header_key(m) : nullptr;
     const uint8_t* data = header != nullptr ? header : reinterpret_cast<const uint8_t*>(&key);
     (header != nullptr ? in_place : built)++;
     int out = -2;
@@ -651,8 +645,27 @@ TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) {
     ASSERT_EQ(out, first_match(rules, facts)) << "packet " << i << (header != nullptr ? " read in place" : " keyed");
     rte_pktmbuf_free(m);
   }
-  EXPECT_GT(in_place, 8000);
-  EXPECT_GT(built, 5000);
+  if (header_is_key) {
+    EXPECT_GT(in_place, 8000);
+  }
+  EXPECT_GT(built, header_is_key ? 5000 : 19999);
+}
+
+const std::vector<const char*> kHeaderRules = {
+    "deny tcp && src net 10.0.0.0/30 && dst port 80", "allow udp && dst net 192.168.1.0/31 && src port 53",
+    "deny ip ttl < 3", "allow dst port 1000-2000 && ip tos 4", "1 ip mf && src host 10.0.0.5", "deny ip proto 47",
+    "1 ip unfrag && src host 10.0.0.7", "allow src net 10.0.0.0/29"};
+
+TEST(AclClassifier, HeadersReadInPlaceClassifyAsTheirBuiltKeys) { classify_in_place_and_keyed(kHeaderRules, true); }
+
+TEST(AclClassifier, RulesOnLaterFragmentsOrTransportFlagsClassifyBuiltKeys) {
+  for (const char* extra : {"1 ip frag && src host 10.0.0.5", "allow not dst port 1000-2000", "deny tcp opt syn",
+                            "1 icmp type echo"}) {
+    SCOPED_TRACE(extra);
+    std::vector<const char*> texts{extra};
+    texts.insert(texts.end(), kHeaderRules.begin(), kHeaderRules.end());
+    classify_in_place_and_keyed(texts, false);
+  }
 }
 
 // The per-packet fast path reads the same key the reference facts give, on valid and on mangled packets.
@@ -698,7 +711,7 @@ TEST(IpRules, FastKeyEqualsFactsKey) {
         auto tested = [](const FlowKey& k) {
           const uint16_t frag = ntohs(k.frag);
           return std::make_tuple(k.tos, (frag & 0x1fff) == 0, (frag & 0x2000) != 0, k.ttl, k.proto, k.src, k.dst,
-                                 k.sport, k.dport, k.icmp_type, k.tcp_flags);
+                                 k.sport, k.dport, k.icmp_type, k.tcp_flags, k.first_frag, k.mf);
         };
         ASSERT_EQ(tested(slow), tested(fast)) << "packet " << i;
         // In place, the header is the fast key up to its ports (these differ only where no rule depends on them).

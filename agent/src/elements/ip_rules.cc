@@ -654,6 +654,8 @@ FlowKey flow_key_of(const PacketFacts& f) {
   k.dport = htons(f.dport);
   k.icmp_type = htons(f.icmp_type);
   k.tcp_flags = htons(f.tcp_flags);
+  k.first_frag = f.first_frag;
+  k.mf = f.mf;
   return k;
 }
 
@@ -686,7 +688,9 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
   uint32_t ports = 0, icmp_flags = 0;
   const uint8_t* l4 = ip + hl;
   const int l4left = left - hl;
-  if ((load16(ip + 6) & 0x1fff) == 0) {  // a first fragment
+  const uint16_t frag = load16(ip + 6);
+  const bool first_frag = (frag & 0x1fff) == 0;
+  if (first_frag) {
     if ((proto == 6 || proto == 17) && l4left >= 4) {
       std::memcpy(&ports, l4, 4);
       if (proto == 6 && l4left >= 14) icmp_flags = uint32_t{l4[13]} << 24;
@@ -695,11 +699,14 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
     }
   }
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the words above put their first byte lowest");
-  static_assert(offsetof(FlowKey, sport) == 20 && offsetof(FlowKey, icmp_type) == 24, "FlowKey's transport words");
+  static_assert(offsetof(FlowKey, sport) == 20 && offsetof(FlowKey, icmp_type) == 24 &&
+                    offsetof(FlowKey, first_frag) == 28, "FlowKey's words");
+  const uint32_t frag_facts = uint32_t{first_frag} | uint32_t{(frag & 0x2000) != 0} << 8;  // first_frag mf
   auto* out = reinterpret_cast<unsigned char*>(k);
   std::memcpy(out, ip, 20);  // the header as it is
   std::memcpy(out + 20, &ports, 4);
   std::memcpy(out + 24, &icmp_flags, 4);
+  std::memcpy(out + 28, &frag_facts, 4);
   return true;
 }
 

@@ -43,9 +43,9 @@ struct PacketFacts {
 bool packet_facts(rte_mbuf* m, PacketFacts* f);
 
 // The compiled IPv4 classifier's input (rte_acl reads it in 4-byte groups; see acl_classifier.cc): an IPv4
-// header's first 20 bytes as they are, then the transport words the filter language tests, so that the header of
-// a packet without options is its own key for a classifier that tests neither ICMP types nor TCP flags
-// (ipv4_header_key). All in network order.
+// header's first 20 bytes as they are, then the transport words the filter language tests and the fragment facts,
+// so that the header of a packet without options is its own key for a classifier that tests neither ICMP types,
+// TCP flags nor later fragments (ipv4_header_key). Network order.
 struct FlowKey {
   uint8_t ver_ihl, tos;
   uint16_t tot_len, id;
@@ -55,8 +55,10 @@ struct FlowKey {
   uint32_t src, dst;
   uint16_t sport, dport;          // 0 unless a TCP/UDP first fragment with its ports
   uint16_t icmp_type, tcp_flags;  // widened so the group fills its 4 bytes
+  uint8_t first_frag, mf;         // for classifiers that test later fragments (acl_classifier.cc)
+  uint16_t pad;
 };
-static_assert(sizeof(FlowKey) == 28, "rte_acl field offsets assume this layout");
+static_assert(sizeof(FlowKey) == 32, "rte_acl field offsets assume this layout");
 FlowKey flow_key_of(const PacketFacts& f);  // IPv4 facts only
 // flow_key_of(packet_facts(m)) for a marked IPv4 packet, read straight from the headers (the per-packet fast
 // path); false when the packet is not a marked, long-enough IPv4 packet.
@@ -64,8 +66,8 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k);
 // The packet's own IPv4 header as its FlowKey, or nullptr: only for a marked IPv4 packet without options with at
 // least 4 bytes behind its header. Its ports are whatever those bytes are, which is the FlowKey's ports for a
 // TCP/UDP first fragment and, for any other packet, bytes no rule outcome depends on (port tests imply TCP or UDP
-// and a first fragment). Its ICMP type and TCP flags words are other bytes of the packet, so only a classifier that
-// tests neither may read it (AclClassifier::header_is_key).
+// and a first fragment). Its ICMP type, TCP flags and fragment facts are other bytes of the packet, so only a
+// classifier that tests none of them may read it (AclClassifier::header_is_key).
 inline const uint8_t* ipv4_header_key(rte_mbuf* m) {
   const PacketAnno a = anno(m);
   if (a.ip_ver != 4 || ip_bytes_left(m) < 24) return nullptr;
