@@ -38,8 +38,8 @@ class AclClassifier {
   // The same over keys' bytes: FlowKeys (version 4) or FlowKey6s, and, where header_is_key(), headers that
   // ipv4_header_key gave, in any mix.
   void classify_bytes(const uint8_t* const* keys, int* out, unsigned n) const;
-  // Whether the rules test only the protocol, addresses and ports of IPv4 packets (no fragment bits, TTL, TOS,
-  // ICMP type or TCP flags): the trie then reads nothing else, and a TCP/UDP packet's header is its own key.
+  // Whether the IPv4 rules test neither ICMP types, TCP flags nor later fragments: the trie then reads only bytes an
+  // IPv4 header without options has where FlowKey has them, and such a packet's header is its own key.
   bool header_is_key() const { return header_is_key_; }
   size_t acl_rules() const { return acl_rules_; }
   // The classify implementation in use: AVX512 with 32 searches at once where the CPU has AVX512 and the EAL

@@ -85,7 +85,7 @@ class IpClassifierBase : public Element {
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
       if (compile_) {
-        // A plain TCP/UDP header is read in place when the rules test nothing else; other packets get a key.
+        // A header without options is read in place where the rules allow it (header_is_key); others get a key.
         const uint8_t* in_place = header_keys_ ? ipv4_header_key(b.pkts[i]) : nullptr;
         if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
           ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);

@@ -683,8 +683,9 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
   if (left < 20) return false;
   const int hl = (ip[0] & 0xf) * 4;
   const uint8_t proto = ip[9];
-  // The transport words in whole (the groups rte_acl reads; a group stored byte by byte cannot be forwarded to the
-  // classifier's load), as they lie in memory: sport dport | icmp_type tcp_flags, network order.
+  // The transport fields read_transport would set, written as whole words (the groups rte_acl reads; a group
+  // stored in halves cannot be forwarded to the classifier's load), as they lie in memory: sport dport |
+  // icmp_type tcp_flags, network order.
   uint32_t ports = 0, icmp_flags = 0;
   const uint8_t* l4 = ip + hl;
   const int l4left = left - hl;
