@@ -45,8 +45,6 @@ struct Layout {
 // IPv4 field indices (kLayout4); fields 1, 3, 6 and 15 (version/IHL, total length, proto again, padding) stay zero
 // in every rule: bit tests with an empty mask.
 constexpr int kV4Tos = 2, kV4Frag = 4, kV4Ttl = 5, kV4FirstFrag = 13, kV4Mf = 14;
-// The IPv4 groups a packet's own header does not hold: ICMP type and TCP flags, first_frag and mf.
-constexpr uint8_t kV4TransportGroup = 6, kV4FragmentGroup = 7;
 
 const Layout kLayout4 = {16, 7, 1, 1u << kV4FirstFrag | 1u << kV4Mf,
                          {METRON_ACL_FIELD(FlowKey, BITMASK, proto, 1, 0, 0),
@@ -148,6 +146,9 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
              icmp.lo != 0 || icmp.hi != kFieldMax[static_cast<int>(Field::kIcmpType)];
     });
   });
+  // The trie then reads only groups an IPv4 header without options has where FlowKey has them: the ICMP type/TCP
+  // flags and first_frag/mf groups stay unconstrained, and dropped.
+  header_is_key_ = frag_word;
   std::vector<AclRule> acl;
   result_of_.push_back(-1);
   for (size_t i = 0; i < rules.size(); ++i) {
@@ -220,10 +221,6 @@ AclClassifier::AclClassifier(const std::string& name, const std::vector<IpRule>&
     for (int j = k; j < end && keep; ++j) used.push_back(j);
     k = end;
   }
-  // In an IPv4 packet without options every group but the last two lies where FlowKey has it.
-  header_is_key_ = version == 4 && std::none_of(used.begin(), used.end(), [&](int j) {
-    return L.defs[j].input_index == kV4TransportGroup || L.defs[j].input_index == kV4FragmentGroup;
-  });
   const size_t rule_sz = RTE_ACL_RULE_SZ(used.size());
   std::vector<uint8_t> packed(acl.size() * rule_sz);
   for (size_t i = 0; i < acl.size(); ++i) {

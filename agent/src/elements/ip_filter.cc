@@ -63,7 +63,6 @@ class IpClassifierBase : public Element {
                           std::to_string(noutputs()) + " output(s) are connected");
     if (!compile_) return;
     acl_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id, 4);
-    header_keys_ = acl_->header_is_key();
     try {
       acl6_ = std::make_unique<AclClassifier>(name(), rules_, env.socket_id, 6);
     } catch (const ConfigError&) {
@@ -82,11 +81,12 @@ class IpClassifierBase : public Element {
     uint16_t at[kBurst], at6[kBurst];
     unsigned nk = 0, nk6 = 0;
     PacketFacts f;
+    const bool in_place_keys = compile_ && acl_->header_is_key();
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
       if (compile_) {
         // A header without options is read in place where the rules allow it (header_is_key); others get a key.
-        const uint8_t* in_place = header_keys_ ? ipv4_header_key(b.pkts[i]) : nullptr;
+        const uint8_t* in_place = in_place_keys ? ipv4_header_key(b.pkts[i]) : nullptr;
         if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
           ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
           at[nk++] = i;
@@ -126,7 +126,6 @@ class IpClassifierBase : public Element {
     if (auto v = args.take("CACHING")) parse_bool(*v, "CACHING");
   }
   bool compile_ = true;
-  bool header_keys_ = false;  // the IPv4 classifier reads TCP/UDP headers in place (AclClassifier::header_is_key)
   std::vector<IpRule> rules_;
   std::unique_ptr<AclClassifier> acl_, acl6_;
 };

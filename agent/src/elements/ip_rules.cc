@@ -7,7 +7,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <type_traits>
 
 #include "core/annotations.h"
 #include "elements/ipv6_ext.h"
@@ -581,20 +580,36 @@ int first_match(const std::vector<IpRule>& rules, const PacketFacts& f) {
 
 namespace {
 
-// The transport fields a key holds (TCP/UDP ports and flags, ICMP/ICMPv6 type), read from the upper-layer header
-// of a first fragment at l4 with l4left bytes (maybe negative) left in the datagram: in network order for the
-// compiled classifiers' keys (FlowKey, FlowKey6), in host order for PacketFacts.
-template <typename Key>
-void read_transport(uint8_t proto, const uint8_t* l4, int l4left, Key* k) {
-  constexpr bool kNet = !std::is_same_v<Key, PacketFacts>;
+// The transport fields the filter language tests (TCP/UDP ports and flags, ICMP/ICMPv6 type) of a first
+// fragment's upper-layer header at l4 with l4left bytes (maybe negative) left in the datagram, as the compiled
+// classifiers' keys hold them: two 4-byte words as they lie in memory, network order (sport dport | icmp_type
+// tcp_flags, each widened to 16 bits so the group fills its word). Zero where the packet has none. Written whole
+// into a key: a group stored in halves cannot be forwarded to rte_acl's load of it.
+struct TransportWords {
+  uint32_t ports = 0, icmp_flags = 0;
+};
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the words below put their first byte lowest");
+
+TransportWords transport_words(uint8_t proto, const uint8_t* l4, int l4left) {
+  TransportWords w;
   if ((proto == 6 || proto == 17) && l4left >= 4) {
-    std::memcpy(&k->sport, l4, 2);
-    std::memcpy(&k->dport, l4 + 2, 2);
-    if constexpr (!kNet) k->sport = ntohs(k->sport), k->dport = ntohs(k->dport);
-    if (proto == 6 && l4left >= 14) k->tcp_flags = kNet ? htons(l4[13]) : l4[13];
+    std::memcpy(&w.ports, l4, 4);
+    if (proto == 6 && l4left >= 14) w.icmp_flags = uint32_t{l4[13]} << 24;
   } else if ((proto == 1 || proto == 58) && l4left >= 1) {  // an ICMP type in either IP version, as eval reads it
-    k->icmp_type = kNet ? htons(l4[0]) : l4[0];
+    w.icmp_flags = uint32_t{l4[0]} << 8;
   }
+  return w;
+}
+
+// The words into a key's sport..tcp_flags (FlowKey, FlowKey6: the ports, then the ICMP type and flags, adjacent).
+template <typename Key>
+void store_transport(const TransportWords& w, Key* k) {
+  static_assert(offsetof(Key, dport) == offsetof(Key, sport) + 2 && offsetof(Key, icmp_type) == offsetof(Key, sport) + 4 &&
+                    offsetof(Key, tcp_flags) == offsetof(Key, sport) + 6,
+                "transport words");
+  auto* out = reinterpret_cast<unsigned char*>(k) + offsetof(Key, sport);
+  std::memcpy(out, &w.ports, 4);
+  std::memcpy(out + 4, &w.icmp_flags, 4);
 }
 
 }  // namespace
@@ -637,7 +652,14 @@ bool packet_facts(rte_mbuf* m, PacketFacts* f) {
     l4 = ip + u.l4;
     l4left = u.end - u.l4;
   }
-  if (f->first_frag) read_transport(f->proto, l4, l4left, f);
+  if (f->first_frag) {
+    const TransportWords w = transport_words(f->proto, l4, l4left);
+    uint8_t b[8];
+    std::memcpy(b, &w.ports, 4);
+    std::memcpy(b + 4, &w.icmp_flags, 4);
+    f->sport = load16(b), f->dport = load16(b + 2);
+    f->icmp_type = b[5], f->tcp_flags = b[7];
+  }
   return true;
 }
 
@@ -683,30 +705,13 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k) {
   if (left < 20) return false;
   const int hl = (ip[0] & 0xf) * 4;
   const uint8_t proto = ip[9];
-  // The transport fields read_transport would set, written as whole words (the groups rte_acl reads; a group
-  // stored in halves cannot be forwarded to the classifier's load), as they lie in memory: sport dport |
-  // icmp_type tcp_flags, network order.
-  uint32_t ports = 0, icmp_flags = 0;
-  const uint8_t* l4 = ip + hl;
-  const int l4left = left - hl;
   const uint16_t frag = load16(ip + 6);
   const bool first_frag = (frag & 0x1fff) == 0;
-  if (first_frag) {
-    if ((proto == 6 || proto == 17) && l4left >= 4) {
-      std::memcpy(&ports, l4, 4);
-      if (proto == 6 && l4left >= 14) icmp_flags = uint32_t{l4[13]} << 24;
-    } else if ((proto == 1 || proto == 58) && l4left >= 1) {  // as read_transport: either IP version's ICMP type
-      icmp_flags = uint32_t{l4[0]} << 8;
-    }
-  }
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the words above put their first byte lowest");
-  static_assert(offsetof(FlowKey, sport) == 20 && offsetof(FlowKey, icmp_type) == 24 &&
-                    offsetof(FlowKey, first_frag) == 28, "FlowKey's words");
+  static_assert(offsetof(FlowKey, sport) == 20 && offsetof(FlowKey, first_frag) == 28, "FlowKey's words");
   const uint32_t frag_facts = uint32_t{first_frag} | uint32_t{(frag & 0x2000) != 0} << 8;  // first_frag mf
   auto* out = reinterpret_cast<unsigned char*>(k);
   std::memcpy(out, ip, 20);  // the header as it is
-  std::memcpy(out + 20, &ports, 4);
-  std::memcpy(out + 24, &icmp_flags, 4);
+  store_transport(first_frag ? transport_words(proto, ip + hl, left - hl) : TransportWords{}, k);
   std::memcpy(out + 28, &frag_facts, 4);
   return true;
 }
@@ -726,7 +731,7 @@ bool ipv6_flow_key(rte_mbuf* m, FlowKey6* k) {
   k->mf = u.mf;
   std::memcpy(k->src, ip + 8, 16);
   std::memcpy(k->dst, ip + 24, 16);
-  if (k->first_frag) read_transport(k->proto, ip + u.l4, u.end - u.l4, k);
+  if (k->first_frag) store_transport(transport_words(k->proto, ip + u.l4, u.end - u.l4), k);
   return true;
 }
 
