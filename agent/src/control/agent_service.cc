@@ -11,20 +11,10 @@ namespace {
 // How often a waiting StreamLoad notices that its client went away.
 constexpr std::chrono::milliseconds kCancelPoll{20};
 // How often a StreamLoad with an overload alert samples the cores between reports, and the shortest window it
-// judges: a few milliseconds hold only a few batches of an expensive pipeline, whose busy share is noise.
+// judges, in wall-clock time and in the cycles a core's counters cover (AlertLoadReached): a few milliseconds
+// hold only a few batches of an expensive pipeline, whose busy share is noise.
 constexpr std::chrono::milliseconds kAlertCheck{5};
 constexpr std::chrono::milliseconds kAlertMinWindow{10};
-
-// Whether some core's load since `prev` (a report) reached `alert` in `now` (core cycles).
-bool Overloaded(const pb::Stats& prev, const pb::Stats& now, double alert) {
-  for (const auto& c : now.cores())
-    for (const auto& p : prev.cores()) {
-      // A load the thread's waits for a CPU may explain raises no alert; the regular report, over the whole
-      // interval, still carries it (a real overload on a shared CPU is seen one interval later at most).
-      if (p.core() == c.core() && CoreLoad(p, c, true) >= alert) return true;
-    }
-  return false;
-}
 
 template <typename Req, typename Reply, typename Call>
 grpc::Status Checked(const Req& req, Reply* reply, std::mutex& mu, Call call) {
@@ -119,6 +109,9 @@ grpc::Status AgentService::StreamLoad(grpc::ServerContext* ctx, const pb::LoadSt
   double alert = 0;
   s = LoadAlert(*req, &alert);
   if (!s.ok()) return s;
+  uint64_t min_window_cycles = 0;  // a backend that does not know its clock rate: wall-clock windows only
+  if (pb::ServerResources r; alert > 0 && backend_->GetResources(pb::GetResourcesRequest(), &r).ok())
+    min_window_cycles = r.cpu_hz() / 1000 * static_cast<uint64_t>(kAlertMinWindow.count());
   const pb::StatsRequest everything;
   pb::Stats prev;
   bool have_prev = false;
@@ -146,7 +139,7 @@ grpc::Status AgentService::StreamLoad(grpc::ServerContext* ctx, const pb::LoadSt
       if (alert > 0 && !early && now >= check) {
         lock.unlock();
         pb::Stats cycles;
-        alerted = backend_->CoreCycles(&cycles).ok() && Overloaded(prev, cycles, alert);
+        alerted = backend_->CoreCycles(&cycles).ok() && AlertLoadReached(prev, cycles, alert, min_window_cycles);
         lock.lock();
         if (alerted) break;
         check = now + kAlertCheck;

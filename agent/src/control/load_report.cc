@@ -15,6 +15,18 @@ double CoreLoad(const ::metron::agent::v1::CoreStats& p, const ::metron::agent::
   return load > 1.0 ? 1.0 : load;
 }
 
+bool AlertLoadReached(const ::metron::agent::v1::Stats& prev, const ::metron::agent::v1::Stats& now, double alert,
+                      uint64_t min_cycles) {
+  for (const auto& c : now.cores())
+    for (const auto& p : prev.cores()) {
+      if (p.core() != c.core() || c.total_cycles() < p.total_cycles() + min_cycles) continue;
+      // A load the thread's waits for a CPU may explain raises no alert; the regular report, over the whole
+      // interval, still carries it (a real overload on a shared CPU is seen one interval later at most).
+      if (CoreLoad(p, c, true) >= alert) return true;
+    }
+  return false;
+}
+
 void SetIntervalLoad(const ::metron::agent::v1::Stats& prev, ::metron::agent::v1::Stats* cur) {
   std::unordered_map<uint32_t, const ::metron::agent::v1::CoreStats*> before;
   for (const auto& c : prev.cores()) before[c.core()] = &c;
