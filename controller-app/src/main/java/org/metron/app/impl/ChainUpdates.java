@@ -2,6 +2,7 @@ package org.metron.app.impl;
 
 import org.metron.app.api.Chain;
 import org.metron.app.api.ChainId;
+import org.metron.app.api.ChainState;
 import org.metron.app.api.ChainUpdate;
 import org.metron.app.api.DrainReport.Move;
 import org.metron.app.api.MetronException;
@@ -67,7 +68,8 @@ final class ChainUpdates {
      * running one, takes the flow state of its unchanged elements, traffic moves at the switches, and the old version
      * is removed. When the new version cannot be placed or deployed, the running version and its record stay exactly
      * as they were, the update recorded as refused with the error. A chain that holds nothing (FAILED) is simply
-     * brought up with the new definition, its old one restored when that fails.
+     * brought up with the new definition; when that fails it stays FAILED as it was (its old definition, refused
+     * before, is not brought up behind the error).
      */
     public Chain update(ChainId id, String json) {
         ParsedChain pc = ChainRequests.parse(json);
@@ -216,7 +218,7 @@ final class ChainUpdates {
                 if (e.fault() == Fault.NOT_LEADER) {
                     throw e; // the chain's record is its new owner's to write
                 }
-                store.chains().put(id, old); // the running version, its record included, is untouched
+                keepRecord(old, e); // the running version, its record included, is untouched
                 log.warn("Update of {} to version {} refused, version {} runs on: {}", id, next.version(),
                         old.version(), e.getMessage());
                 throw e;
@@ -227,6 +229,13 @@ final class ChainUpdates {
         try {
             return bringUps.bringUp(next, compiler, placement);
         } catch (MetronException e) {
+            if (old.state() == ChainState.FAILED) {
+                // it ran nothing before the PUT: it stays FAILED as it was. Bringing its refused definition up now
+                // would leave a chain running that no accepted request asked for, behind the error this PUT answers
+                keepRecord(old, e);
+                log.warn("Update of FAILED chain {} refused ({}); it stays FAILED", id, e.getMessage());
+                throw e;
+            }
             // the new definition could not run: bring the old one back
             log.warn("Update of {} failed ({}), restoring the previous definition", id, e.getMessage());
             Chain restore = next.withDefinition(old.json(), old.deployment());
@@ -237,6 +246,13 @@ final class ChainUpdates {
                 log.warn("Restoring {} failed too: {}", id, again.getMessage());
             }
             throw e;
+        }
+    }
+
+    /** Puts back the chain's record from before a refused update, unless this node lost the chain meanwhile. */
+    private void keepRecord(Chain old, MetronException e) {
+        if (e.fault() != Fault.NOT_LEADER) { // else the chain's record is its new owner's to write
+            store.chains().put(old.id(), old);
         }
     }
 

@@ -322,6 +322,28 @@ public class ChainManagerTest {
         assertEquals(Fault.INVALID_CHAIN, bad.fault());
     }
 
+    /**
+     * A refused update of a FAILED chain leaves it FAILED as it was: the definition refused before is not brought up
+     * behind the PUT's error (seen in the OpenAPI fuzz: a chain refused at submission went ACTIVE through a PUT
+     * answered 409, once what had blocked it was gone, and nobody knew to remove it).
+     */
+    @Test
+    public void aRefusedUpdateOfAFailedChainBringsNothingUp() {
+        ChainId id = ChainId.of("f");
+        w.agents.forEach(a -> a.failDeploy(true));
+        assertThrows(MetronException.class, () -> w.manager.submit(Fixtures.chainJson("f")));
+        Chain failed = w.manager.chain(id).get();
+        assertEquals(ChainState.FAILED, failed.state());
+        w.agents.forEach(a -> a.failDeploy(false)); // its old definition would run now
+        MetronException e = assertThrows(MetronException.class,
+                () -> w.manager.update(id, Fixtures.chainJson("f", "mac", 8, 1)));
+        assertEquals(Fault.IMPOSSIBLE_PLACEMENT, e.fault());
+        assertEquals(failed, w.manager.chain(id).get());
+        assertFalse(w.manager.placement(id).isPresent());
+        assertEquals(0, w.switches.total());
+        assertTrue(w.agents.stream().allMatch(a -> a.pipelines().isEmpty()));
+    }
+
     @Test
     public void aChainTheSwitchHandlesAloneNeedsNoServer() {
         Chain c = w.manager.submit(Fixtures.chainJson("stateless-nat"));
