@@ -554,6 +554,31 @@ void expect_tcp_flows_time_out_by_progress(const std::string& config) {
   EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a closed flow outlived TCP_DONE_TIMEOUT";
 }
 
+// The progress a flow's timeout follows, written with masks (no branch on the protocol), against the same rules
+// written as branches (the code it replaced, session 26): every state, flag byte, direction and payload.
+uint8_t progress_by_branches(uint8_t state, bool tcp, bool reply, uint8_t flags, bool payload) {
+  const unsigned dir = reply ? 1 : 0;
+  if (!tcp) return static_cast<uint8_t>((state & 1) | dir | std::min(3u, (state >> 1 & 3u) + 1) << 1);
+  unsigned st = state;
+  if (flags & 0x04) st |= 12;
+  else if (flags & 0x01) st |= 4u << dir;
+  else if ((flags & 0x02) || payload) st &= ~(4u << dir);
+  if (payload) st |= 1u << dir;
+  return static_cast<uint8_t>(st & 0x7f);
+}
+
+TEST(FlowProgress, MasksFollowClicksRulesForEveryStateAndPacket) {
+  for (unsigned state = 0; state < 128; ++state)
+    for (unsigned flags = 0; flags < 256; ++flags)
+      for (int k = 0; k < 8; ++k) {
+        const bool tcp = k & 1, reply = k & 2, payload = k & 4;
+        ASSERT_EQ(next_progress(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload),
+                  progress_by_branches(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload))
+            << "state " << state << " flags " << flags << " tcp " << tcp << " reply " << reply << " payload "
+            << payload;
+      }
+}
+
 TEST(IPRewriter, TcpFlowsTimeOutByProgressAsInClick) { expect_tcp_flows_time_out_by_progress(click_napt(kTcpTimeouts)); }
 
 // SynthRewriter takes IPRewriter's keywords and follows the same progress (issue 13: it used to drop an

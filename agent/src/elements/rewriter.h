@@ -88,6 +88,12 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4);
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
 
+// A flow's progress (FlowMeta::state, which picks its Click timeout) after one more packet: UDP counts packets up
+// to 3 and notes replies; TCP notes data each way, and a FIN (one way) or RST (both) closes what SYN or data opens.
+// `tcp_flags` and `tcp_payload` (the TCP segment carries data) are ignored for UDP, whose packets may pass
+// whatever follows their header there.
+uint8_t next_progress(uint8_t state, bool tcp, bool reply, uint8_t tcp_flags, bool tcp_payload);
+
 // Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds, with FastClick's
 // defaults. Every rewriter follows each flow's TCP/UDP progress, which picks its timeout.
 struct RewriterTimeouts {

@@ -55,7 +55,9 @@ inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word)
 // skipping it is: one's-complement sums fold the same however they are grouped).
 inline uint32_t csum_term(uint16_t old_word, uint16_t new_word) {
   const uint32_t t = static_cast<uint16_t>(~old_word) + static_cast<uint32_t>(new_word);
-  return old_word != new_word ? t : 0;
+  // A mask, not a select: whether a port changes depends on the packet (a balancer keeps some destination ports,
+  // not others), and the compiler made the select a branch that mispredicted.
+  return t & (0u - static_cast<uint32_t>(old_word != new_word));
 }
 inline uint16_t csum_apply(uint16_t hc, uint32_t terms) {
   uint32_t sum = static_cast<uint16_t>(~hc) + terms;
