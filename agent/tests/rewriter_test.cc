@@ -554,7 +554,7 @@ void expect_tcp_flows_time_out_by_progress(const std::string& config) {
   EXPECT_EQ(g.sink.out[1].size(), before + 1) << "a closed flow outlived TCP_DONE_TIMEOUT";
 }
 
-// The progress a flow's timeout follows, written with masks (no branch on the protocol), against the same rules
+// The progress a flow's timeout follows, a table indexed without a branch on the protocol, against Click's rules
 // written as branches (the code it replaced, session 26): every state, flag byte, direction and payload.
 uint8_t progress_by_branches(uint8_t state, bool tcp, bool reply, uint8_t flags, bool payload) {
   const unsigned dir = reply ? 1 : 0;
@@ -567,7 +567,7 @@ uint8_t progress_by_branches(uint8_t state, bool tcp, bool reply, uint8_t flags,
   return static_cast<uint8_t>(st & 0x7f);
 }
 
-TEST(FlowProgress, MasksFollowClicksRulesForEveryStateAndPacket) {
+TEST(FlowProgress, TheTableFollowsClicksRulesForEveryStateAndPacket) {
   for (unsigned state = 0; state < 128; ++state)
     for (unsigned flags = 0; flags < 256; ++flags)
       for (int k = 0; k < 8; ++k) {

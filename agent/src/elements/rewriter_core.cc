@@ -360,24 +360,40 @@ bool FlowRewriter::share_of(const RewritePattern& p, uint32_t* lo, uint32_t* cou
   return true;
 }
 
+namespace {
+// Click's rules for a flow's progress, as written: the one definition, which kProgress tabulates.
+constexpr uint8_t progress_rule(unsigned state, bool tcp, unsigned dir, unsigned flags, bool payload) {
+  if (!tcp) {  // UDP: replies seen, packets counted up to 3
+    const unsigned count = (state >> 1 & 3u) + 1 < 3u ? (state >> 1 & 3u) + 1 : 3u;
+    return static_cast<uint8_t>((state & 1u) | dir | count << 1);
+  }
+  unsigned st = state;
+  if (flags & 0x04) st |= 12;                               // RST: both directions done
+  else if (flags & 0x01) st |= 4u << dir;                   // FIN: this direction done
+  else if ((flags & 0x02) || payload) st &= ~(4u << dir);   // SYN or data: this direction open again
+  if (payload) st |= 1u << dir;
+  return static_cast<uint8_t>(st & 0x7f);
+}
+
+// Every next progress, by [tcp][reply][payload][RST|SYN|FIN][state] (8 KB): one load per packet, with no branch
+// on the protocol or the flags, where the rules as branches mispredicted at every change between TCP and UDP
+// (traffic mixes them packet by packet; see key4_of) and as masks took ~40 instructions.
+struct ProgressTable {
+  uint8_t next[2][2][2][8][128];
+  constexpr ProgressTable() : next() {
+    for (unsigned t = 0; t < 2; ++t)
+      for (unsigned d = 0; d < 2; ++d)
+        for (unsigned p = 0; p < 2; ++p)
+          for (unsigned f = 0; f < 8; ++f)
+            for (unsigned st = 0; st < 128; ++st) next[t][d][p][f][st] = progress_rule(st, t != 0, d, f, p != 0);
+  }
+};
+constexpr ProgressTable kProgress;
+}  // namespace
+
 uint8_t next_progress(uint8_t state, bool tcp, bool reply, uint8_t tcp_flags, bool tcp_payload) {
-  // Both protocols' next states are computed and one is kept by a mask, with no branch on the protocol or on the
-  // TCP flags: traffic mixes TCP and UDP packet by packet (see key4_of), and a branch on which one a packet is
-  // mispredicts at every change. (Written as masks: the compiler turns a select between the two back into a
-  // branch.)
-  const unsigned dir = reply ? 1 : 0, is_tcp = tcp ? 1 : 0;
-  // UDP: replies seen, packets counted up to 3.
-  const unsigned count = std::min(3u, (state >> 1 & 3u) + 1);
-  const unsigned udp = (state & 1u) | dir | count << 1;
-  // TCP: RST ends both directions; else FIN ends this one; else SYN or data opens it again; data is noted.
-  const unsigned payload = is_tcp & (tcp_payload ? 1u : 0u);
-  const unsigned flags = tcp_flags & (0u - is_tcp);
-  const unsigned rst = flags >> 2 & 1u, fin = flags & 1u & ~rst, open = ((flags >> 1) | payload) & 1u & ~rst & ~fin;
-  const unsigned this_dir = 4u << dir;
-  const unsigned next_tcp = ((state | (12u & (0u - rst)) | (this_dir & (0u - fin))) & ~(this_dir & (0u - open))) |
-                            payload << dir;
-  const unsigned keep_tcp = 0u - is_tcp;
-  return static_cast<uint8_t>(((next_tcp & keep_tcp) | (udp & ~keep_tcp)) & 0x7f);
+  // A UDP row ignores the flags and payload, so they index it unmasked.
+  return kProgress.next[tcp][reply][tcp_payload][tcp_flags & 7u][state & 0x7fu];
 }
 
 void FlowRewriter::track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
