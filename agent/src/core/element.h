@@ -110,12 +110,6 @@ class Element {
   virtual void initialize(const GraphEnv& env) {}
   // Processes a batch that arrived on input `port`. Consumes every packet: forwards or frees it.
   virtual void push(int port, PacketBatch& b) = 0;
-  // The TTL fold (Graph::build): an element whose output `port` feeds a DecIPTTL alone takes over its work there
-  // (decrement_ttl_on, core/ttl.h) with the DecIPTTL's counter of expired packets, so that the packets skip one
-  // element per batch. Answers false (the default) to run the DecIPTTL as written.
-  virtual bool absorb_ttl_decrement(int port, uint64_t* expired) { return false; }
-  // DecIPTTL's counter of expired packets, for an element absorbing it; null for other classes.
-  virtual uint64_t* ttl_expired_counter() { return nullptr; }
   // Sources (FromDevice) are polled by the worker; returns packets handled.
   virtual bool is_source() const { return false; }
   virtual unsigned run_source() { return 0; }

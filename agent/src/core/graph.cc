@@ -17,26 +17,6 @@ std::string range_text(PortCountRange r) {
   return std::to_string(r.min) + " to " + std::to_string(r.max);
 }
 
-// The TTL fold: a DecIPTTL fed by one element's output alone, its expired packets dropped (no output 1), is run by
-// that element where it can (Element::absorb_ttl_decrement: the rewriters, which have the headers at hand), and the
-// output is wired past it. The DecIPTTL stays in the graph, unfed, for its counter and report: the graph sends
-// out, drops and counts exactly what it would have. (A synthesized group is ... -> SynthRewriter -> DecIPTTL ->
-// output; the DecIPTTL's own pass over each batch cost 10-15 cycles per packet, BENCHMARKS.md.)
-void fold_ttl_decrements(const ClickConfig& cfg, const std::vector<std::unique_ptr<Element>>& elements) {
-  std::vector<int> feeds(elements.size(), 0);
-  for (const Connection& c : cfg.connections) ++feeds[c.to];
-  for (const Connection& c : cfg.connections) {
-    Element& dec = *elements[c.to];
-    uint64_t* expired = dec.ttl_expired_counter();
-    if (expired == nullptr || feeds[c.to] != 1 || dec.noutputs() != 1) continue;
-    const Connection* past = nullptr;
-    for (const Connection& d : cfg.connections)
-      if (d.from == c.to) past = &d;
-    if (past == nullptr || !elements[c.from]->absorb_ttl_decrement(c.from_port, expired)) continue;
-    elements[c.from]->connect_output(c.from_port, elements[past->to].get(), past->to_port);
-  }
-}
-
 }  // namespace
 
 Graph::~Graph() = default;
@@ -104,7 +84,6 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
   }
   for (const Connection& c : cfg.connections)
     g->elements_[c.from]->connect_output(c.from_port, g->elements_[c.to].get(), c.to_port);
-  fold_ttl_decrements(cfg, g->elements_);
 
   // 3. Push processing recurses along edges, so a cycle would recurse forever: reject it.
   std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done

@@ -2,7 +2,6 @@
 // They mark/read the IP header annotation (core/annotations.h) like Click's network-header pointer.
 #include "core/annotations.h"
 #include "core/element.h"
-#include "core/ttl.h"
 #include "utils/checksum.h"
 
 namespace metron {
@@ -97,14 +96,21 @@ class DecIPTTL final : public Element {
   void push(int, PacketBatch& b) override {
     const int expired_out = noutputs() > 1 ? 1 : -1;
     classify_push(b, [&](rte_mbuf* m) {
-      bool expired;
-      if (decrement_ttl(m, &expired)) return 0;
-      if (!expired) return -1;
-      ++expired_;
-      return expired_out;
+      const PacketAnno a = anno(m);
+      if (a.ip_ver == 0) return -1;
+      uint8_t* ip = ip_header(m);
+      if (a.ip_ver == 4) {
+        if (ip[8] <= 1) return ++expired_, expired_out;
+        const uint16_t old_word = load16(ip + 8);
+        --ip[8];
+        store16(ip + 10, csum_update16(load16(ip + 10), old_word, load16(ip + 8)));
+        return 0;
+      }
+      if (ip[7] <= 1) return ++expired_, expired_out;
+      --ip[7];
+      return 0;
     });
   }
-  uint64_t* ttl_expired_counter() override { return &expired_; }
   void report(std::ostream& os) const override { os << "expired " << expired_ << "\n"; }
 
  private:

@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "core/annotations.h"
-#include "core/ttl.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 
@@ -178,10 +177,8 @@ class SynthRewriter final : public Element {
           return 0;
         },
         [](const FlowMeta&, bool reply) { return reply ? 1 : 0; });
-    ttl_.apply(b.pkts, b.n, res);
     push_to_outputs(b, res);
   }
-  bool absorb_ttl_decrement(int port, uint64_t* expired) override { return ttl_.absorb(port, expired), true; }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
     return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()), from, deadline_tsc);
@@ -227,7 +224,6 @@ class SynthRewriter final : public Element {
   FlowRewriter rw_;
   std::unique_ptr<PatternPool> pool_;
   uint64_t bad_ = 0, unmapped_ = 0;
-  TtlFold ttl_;
 };
 
 // ---- IPMappers -------------------------------------------------------------------------------------------------
@@ -368,10 +364,8 @@ class IPRewriter final : public Element {
           return all_[k].fout;
         },
         [](const FlowMeta& r, bool reply) { return reply ? r.rout : r.fout; });
-    ttl_.apply(b.pkts, b.n, res);
     push_to_outputs(b, res);
   }
-  bool absorb_ttl_decrement(int port, uint64_t* expired) override { return ttl_.absorb(port, expired), true; }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
     return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), 0), from, deadline_tsc);
@@ -483,7 +477,6 @@ class IPRewriter final : public Element {
   std::vector<Spec> specs_;
   std::vector<RewritePattern> all_;
   uint64_t bad_ = 0;
-  TtlFold ttl_;
 };
 
 }  // namespace
