@@ -36,14 +36,26 @@ standalone() { replay_agent "$1/metron-agent" "$2" "$TRACE"; }
 groups() { group_run "$1/group_dispatch_bench" "$2" "${3:-$TRACE}"; }
 
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
+# paired "A..." "B...": the median of the rounds' ratios A_i / B_i (first fields), and in how many A_i > B_i. On a
+# machine whose rounds swing by tens of percent between minutes, a round and its neighbour share their conditions,
+# so the paired ratio is the evidence of a change, not the ratio of medians.
+paired() {
+  local a=$1 b=$2
+  paste -d' ' <(tr ' ' '\n' <<<"$a") <(tr ' ' '\n' <<<"$b") | awk '$1 > 0 && $2 > 0 {print $1 / $2}' | sort -g |
+    awk '{r[NR] = $1; up += ($1 > 1)} END {m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2;
+         printf "%.3f %d %d\n", m, up, NR}'
+}
 # ab NAME DESCRIPTION COMMAND...: COMMAND run with this build's directory and BASE's, interleaved
 ab() {
   local name=$1 what=$2 m=() b=()
   shift 2
   for _ in $(seq "$ROUNDS"); do m+=("$("$1" "$BUILD" "${@:2}")"); b+=("$("$1" "$BASE" "${@:2}")"); done
+  local pr
+  read -r -a pr <<<"$(paired "${m[*]%% *}" "${b[*]%% *}")"
+  echo "hotpath_ab: $name: paired ratio ${pr[0]} (this build above the previous in ${pr[1]} of ${pr[2]} rounds)"
   write "agent_hotpath_$name" "$what (Mpps per CPU-second, one lcore, median of $ROUNDS interleaved rounds)" "$(col 1 "${m[@]}")" \
     Mpps "previous build ($LABEL)" "$(col 1 "${b[@]}")" \
-    "\"wall_value\": $(col 2 "${m[@]}"), \"baseline_wall_value\": $(col 2 "${b[@]}"), \"cycles_per_packet\": $(col 3 "${m[@]}"), \"baseline_cycles_per_packet\": $(col 3 "${b[@]}"), \"rounds\": \"${m[*]%% *} / ${b[*]%% *}\", \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
+    "\"wall_value\": $(col 2 "${m[@]}"), \"baseline_wall_value\": $(col 2 "${b[@]}"), \"cycles_per_packet\": $(col 3 "${m[@]}"), \"baseline_cycles_per_packet\": $(col 3 "${b[@]}"), \"rounds\": \"${m[*]%% *} / ${b[*]%% *}\", \"paired_ratio\": ${pr[0]}, \"rounds_above\": ${pr[1]}, \"load_average\": \"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
 
 for row in $ROWS; do
