@@ -62,10 +62,8 @@ struct ClassTally {
     if (len < 14 + 20 || load16(p + 12) != 0x0800) return;
     const uint8_t* ip = p + 14;
     const uint32_t ihl = (ip[0] & 0x0f) * 4u;
-    const uint8_t proto = ip[9];
-    // One test, whichever the protocol: traffic mixes TCP and UDP packet by packet, and a branch on which one a
-    // packet is mispredicts at every change (half the packets of the benches' traces).
-    const bool carries_ports = ((proto == 6) | (proto == 17)) & ((load16(ip + 6) & 0x1fff) == 0) & (ihl >= 20) &
+    // One test, whichever the protocol (tcp_or_udp).
+    const bool carries_ports = tcp_or_udp(ip[9]) & ((load16(ip + 6) & 0x1fff) == 0) & (ihl >= 20) &
                                (len >= 14 + ihl + 2);
     if (!carries_ports) return;
     const uint32_t sport = load16(ip + ihl);

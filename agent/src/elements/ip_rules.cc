@@ -592,9 +592,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the words below put th
 
 TransportWords transport_words(uint8_t proto, const uint8_t* l4, int l4left) {
   TransportWords w;
-  if ((proto == 6 || proto == 17) && l4left >= 4) {
+  if (tcp_or_udp(proto) & (l4left >= 4)) {
     std::memcpy(&w.ports, l4, 4);
-    if (proto == 6 && l4left >= 14) w.icmp_flags = uint32_t{l4[13]} << 24;
+    // TCP's flags: the byte is read where it lies inside the datagram, kept for TCP alone (no branch on which)
+    if (l4left >= 14) w.icmp_flags = (uint32_t{l4[13]} << 24) & (0u - uint32_t{proto == 6});
   } else if ((proto == 1 || proto == 58) && l4left >= 1) {  // an ICMP type in either IP version, as eval reads it
     w.icmp_flags = uint32_t{l4[0]} << 8;
   }
