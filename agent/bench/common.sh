@@ -87,12 +87,37 @@ replay_agent() {
     awk '/^src\.count /{n=$2} /^cpu_seconds /{c=$2} /^elapsed /{e=$2} /busy_cycles /{y=$2} /^profile\./{p = p $0 "\n"}
          END{if (n == 0 || c == 0) exit 1; printf "%.3f %.3f %.1f\n%s", n/c/1e6, n/e/1e6, y/n*c/e, p}'
 }
-# group_run BENCH GROUPS TRACE [profile]: group_dispatch_bench binary BENCH with GROUPS groups on one core running
-# GROUP_NAPT_LB on TRACE for SECS, on hugepages unless run under nohuge (the bench's own EAL is --no-huge without
-# METRON_EAL_HUGE_DIR): the same three figures, then its "stage" lines with "profile" (GROUP_PROFILE=1). Status 1
-# if it printed no result (a frame or a counter went wrong).
+# group_run BENCH GROUPS TRACE [profile] [CLICK]: group_dispatch_bench binary BENCH with GROUPS groups on one core
+# running CLICK (default GROUP_NAPT_LB) on TRACE for SECS, on hugepages unless run under nohuge (the bench's own EAL
+# is --no-huge without METRON_EAL_HUGE_DIR): the same three figures, then its "stage" lines with "profile"
+# (GROUP_PROFILE=1). Status 1 if it printed no result (a frame or a counter went wrong).
 group_run() {
   local env=("${HUGE_ENV[@]}"); [[ ${EAL[0]} == --no-huge ]] && env=(env)
   [[ ${4:-} == profile ]] && env+=(GROUP_PROFILE=1)
-  "${env[@]}" "$1" "$3" "$2" "$SECS" "$GROUP_NAPT_LB" 2>&1 | awk '/^result/{print $2, $3, $4; ok=1} /^stage /{print} END{exit !ok}'
+  "${env[@]}" "$1" "$3" "$2" "$SECS" "${5:-$GROUP_NAPT_LB}" 2>&1 |
+    awk '/^result/{print $2, $3, $4; ok=1} /^stage /{print} END{exit !ok}'
+}
+# deployed_group: the agent side of FW(1000)->NAPT->LB as the controller deploys it with the firewall in the switch
+# (gen_traffic.py chain, synthesized for the P4 tagger: every filter entry offloaded), into DEPLOYED_CLICK (the
+# group's Click config, its table sized by group_dispatch_bench: @CAPACITY@) and DEPLOYED_GROUPS (how many groups
+# the synthesizer made). group_dispatch_bench tags group g's frames with class id g + 1: the bench stops unless
+# the synthesizer's groups hold exactly those classes and run one config (the bench runs one for every group), so a
+# change in what is deployed changes the rows or stops them, never silently.
+deployed_group() {
+  local dir=$DATA/fw_napt_lb.p4 json=$DATA/fw_napt_lb.json
+  $PY "$HERE/gen_traffic.py" chain "$DATA/rules1000.txt" 262144 "$json"
+  rm -rf "$dir"
+  "$HERE/../../synthesizer/bin/metron-synth" "$json" --target P4_TAGGER -o "$dir" >/dev/null
+  DEPLOYED_GROUPS=$(jq '.groups | length' "$dir/classes.json")
+  jq -e '[.groups[] | .classIds] == [range(1; (.groups | length) + 1) | [.]] and all(.groups[]; .classifies | not)' \
+    "$dir/classes.json" >/dev/null ||
+    { echo "bench: $json synthesized into groups other than one class each, ids 1..n: $(jq -c '[.groups[] | .classIds]' "$dir/classes.json")" >&2
+      return 1; }
+  DEPLOYED_CLICK=$(grep -v '^//' "$dir/group-0.click" | sed 's/CAPACITY 262144/CAPACITY @CAPACITY@/')
+  local g
+  for g in "$dir"/group-*.click; do
+    cmp -s <(grep -v '^//' "$g") <(grep -v '^//' "$dir/group-0.click") ||
+      { echo "bench: $g differs from group-0.click: the bench runs one config for every group" >&2; return 1; }
+  done
+  grep -q '@CAPACITY@' <<<"$DEPLOYED_CLICK" || { echo "bench: $dir/group-0.click sizes no flow table" >&2; return 1; }
 }

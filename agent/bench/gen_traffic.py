@@ -8,6 +8,10 @@
   gen_traffic.py pcap6 FRAMES FLOWS OUT 62-byte IPv6/UDP frames (the smallest IPv6 UDP frame) over FLOWS flows
   gen_traffic.py split IN OUT0 OUT1     IN's IPv4 frames in two traces by a hash of their 5-tuple (every flow in
                                         one of them, as RSS spreads flows over two queues)
+  gen_traffic.py chain RULES CAPACITY OUT
+                                        the FW(RULES)->NAPT->LB chain as an operator submits it (chain JSON: the
+                                        same three NFs as the benches' Click configurations, common.sh), NAPT's
+                                        flow table sized CAPACITY
 
 Addresses are drawn from the same pools as the rules so that rules match realistically; a fixed seed makes
 every run use the same inputs.
@@ -150,6 +154,32 @@ def pcap(frames, flows, out):
     _write_pcap(out, cache, frames)
 
 
+def chain(rules_file, capacity, out):
+    """The benches' FW->NAPT->LB as a chain for the synthesizer (the schema of docs/examples/*.json): IPFilter on
+    RULES, NAPT to 5.5.5.5, a Maglev balancer over 10.0.0.10-13:80 that decrements the TTL (common.sh's LB)."""
+    import json
+    with open(rules_file) as f:
+        rules = " ".join(f.read().split("\n")).strip().rstrip(",")
+    lb = ", ".join(f"- - 10.0.0.{10 + i} 80 0 0" for i in range(4))
+    nf = "FromDevice(in0) -> Strip(14) -> CheckIPHeader -> {} -> Unstrip(14) -> ToDevice(out0);"
+    doc = {
+        "name": "fw_napt_lb",
+        "nfs": [
+            {"name": "fw", "click": nf.format(f"fw :: IPFilter({rules})")},
+            {"name": "napt", "click": nf.format(
+                f"rw :: IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, drop, CAPACITY {capacity})")},
+            {"name": "lb", "click": f"mg :: MaglevIPMapper({lb});\n"
+                                    + nf.format("lb :: IPRewriter(mg, drop) -> DecIPTTL")},
+        ],
+        "links": [{"from": "fw.out0", "to": "napt.in0"}, {"from": "napt.out0", "to": "lb.in0"}],
+        "ingress": ["fw.in0"],
+        "egress": ["lb.out0"],
+        "deployment": {"tagType": "mac", "cpuCores": 1, "maxCpuCores": 2, "autoScale": False, "nics": 1},
+    }
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "rules":
         rules(int(sys.argv[2]), sys.argv[3])
@@ -161,5 +191,7 @@ if __name__ == "__main__":
         pcap6(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif sys.argv[1] == "split":
         split(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "chain":
+        chain(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     else:
         sys.exit(__doc__)

@@ -3,8 +3,11 @@
 # the workload's Mpps per CPU-second against the DPDK library calls it makes, alone, on the same trace in the same
 # run, with where its cycles go and, when the target is missed, which stages stand in the way and what the library
 # costs for the same work.
-#   - offloaded FW(1000)->NAPT->LB: the agent side (frames tagged as the switch tags them, 16 groups on one core,
-#     NAPT->LB per group as synthesized; group_dispatch_bench), 100k flows (target 15 Mpps) and 1M (12);
+#   - offloaded FW(1000)->NAPT->LB: the agent side as deployed (the chain synthesized for a switch that holds the
+#     whole firewall, common.sh's deployed_group: one group, NAPT->LB; frames tagged as the switch tags them, read
+#     by an Engine worker that dispatches them by tag; group_dispatch_bench), 100k flows (target 15 Mpps) and 1M
+#     (12); and, as a stress row beside them, 16 such groups sharing the core (a chain whose classes have 16
+#     different stateful parts: the controller gives a group a core of its own only when scaling);
 #   - the software-only synthesized FW(1000)->NAPT->LB, 100k flows (10); NAPT (20) and IPFilter(1000) (20), 100k;
 #     standalone graphs on the memory-fed port (--replay).
 # Ceiling = I/O (the same memory-fed port into net_null, nothing between: rx + tx, the harness's own cost)
@@ -36,11 +39,13 @@ IO_R=$(replay_cfg io_replay "$IO")
 NAPT_R=$(replay_cfg napt_replay "$NAPT")
 FILTER_R=$(replay_cfg filter_replay "$FILTER")
 CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
+deployed_group
 
 # standalone CLICK TRACE [profile] / groups TRACE [profile] (16 groups): "mpps_cpu mpps_wall cycles_per_packet",
 # then the stage lines when asked (common.sh)
 standalone() { replay_agent "$AGENT" "$1" "$2" "${3:+--profile}"; }
-groups() { group_run "$BUILD/group_dispatch_bench" 16 "$1" "${2:-}"; }
+deployed() { group_run "$BUILD/group_dispatch_bench" "$DEPLOYED_GROUPS" "$1" "${2:-}" "$DEPLOYED_CLICK"; }
+groups16() { group_run "$BUILD/group_dispatch_bench" 16 "$1" "${2:-}" "$DEPLOYED_CLICK"; }
 # ceiling TRACE CAPACITY: "acl_cycles hash_cycles acl_algorithm" (datapath_ceiling_bench; the algorithm is
 # rte_acl's classify implementation, the same AclClassifier picks for IPFilter)
 ceiling() {
@@ -73,10 +78,14 @@ row() {
     "the DPDK library calls it makes ($parts), alone, same trace, same run: the same cycles as a rate" "$base_v" "$extra"
 }
 
-row offloaded_napt_lb_100k "Offloaded FW(1000)->NAPT->LB, the agent side: tagged frames to 16 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
-  15 "io hash" "$T100K" 131072 groups "$T100K"
-row offloaded_napt_lb_1m "Offloaded FW(1000)->NAPT->LB, the agent side: tagged frames to 16 groups on one core, NAPT->LB per group, $BIG flows, memory-fed" \
-  12 "io hash" "$T1M" 1048576 groups "$T1M"
+# every frame of the trace reaches the agent, the ones the switch would drop too (more flows than deployed)
+AS_DEPLOYED="the agent side as deployed: the chain synthesized for a switch holding the whole firewall ($DEPLOYED_GROUPS group, NAPT->LB), tagged frames dispatched by tag on one core"
+row offloaded_napt_lb_100k "Offloaded FW(1000)->NAPT->LB, $AS_DEPLOYED, 100k flows, memory-fed" \
+  15 "io hash" "$T100K" 131072 deployed "$T100K"
+row offloaded_napt_lb_1m "Offloaded FW(1000)->NAPT->LB, $AS_DEPLOYED, $BIG flows, memory-fed" \
+  12 "io hash" "$T1M" 1048576 deployed "$T1M"
+row offloaded_16groups_100k "Offloaded FW(1000)->NAPT->LB's group 16 times on one core (stress: a chain with 16 different stateful parts; the controller gives a group a core of its own only when scaling), tagged frames dispatched by tag, 100k flows, memory-fed; the chain's target shown" \
+  15 "io hash" "$T100K" 131072 groups16 "$T100K"
 row software_chain_100k "FW(1000)->NAPT->LB as synthesized, software only (--target NONE), one graph, 100k flows, memory-fed" \
   10 "io acl hash" "$T100K" 262144 standalone "$CHAIN_R" "$T100K"
 row napt_100k "NAPT (SynthRewriter), 100k flows, memory-fed" 20 "io hash" "$T100K" 262144 standalone "$NAPT_R" "$T100K"

@@ -25,8 +25,7 @@ source "$HERE/common.sh"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
 TRACE=$DATA/flows100k.pcap
 configs
-# NAPT->LB per group as synthesized (one SynthRewriter), each table twice its group's flows.
-GROUP_CLICK="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
+GROUP_CLICK=$GROUP_NAPT_LB  # NAPT->LB per group as synthesized (common.sh)
 
 # gd GROUPS LCORES: group_dispatch_bench's output (result, worker and per_cpu lines)
 gd() {
