@@ -198,8 +198,9 @@ class Run:
             self.failures.append(f"{key} -> {response.status_code} ({time.monotonic() - started:.1f} s): "
                                  f"{str(e).strip().splitlines()[0]}\n    curl: {case.as_curl_command()}\n"
                                  f"    body: {response.text[:500]}")
-        # a chain the fuzz brought up (submitted, or a FAILED one replaced) is removed at once: state stays small
-        if key in ("POST /chains", "PUT /chains/{name}") and response.status_code in (200, 201) \
+        # a chain the fuzz brought up (submitted, or a FAILED one replaced) is removed at once: state stays small.
+        # 202 too: in a cluster, an instance that does not own the chain records it and its owner brings it up
+        if key in ("POST /chains", "PUT /chains/{name}") and response.status_code in (200, 201, 202) \
                 and response.json()["name"] != self.target:
             self.remove(response.json()["name"])
         return response
