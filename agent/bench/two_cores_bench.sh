@@ -13,7 +13,7 @@
 # independent copies of the work (shared L3 and memory, the host under the VM): the two-core row is read
 # against it.
 # usage: two_cores_bench.sh BUILD_DIR RESULTS_DIR     env: AGENT_BENCH_SECONDS (3), AGENT_BENCH_ROUNDS (3),
-#   TWO_CORES_GROUPS (4 16, a smoke run 4: the group counts, split evenly over the two cores)
+#   TWO_CORES_GROUPS (2 4 16, a smoke run 2: the group counts, split evenly over the two cores)
 # Writes RESULTS_DIR/agent_offloaded_napt_lb_<N>groups_2cores.json and agent_two_cpu_ceiling_<N>groups.json.
 set -euo pipefail
 BUILD=$(realpath "$1")
@@ -25,7 +25,8 @@ source "$HERE/common.sh"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
 TRACE=$DATA/flows100k.pcap
 configs
-GROUP_CLICK=$GROUP_NAPT_LB  # NAPT->LB per group as synthesized (common.sh)
+deployed_group  # every group runs the chain's group as the synthesizer writes it (common.sh)
+GROUP_CLICK=$DEPLOYED_CLICK
 
 # gd GROUPS LCORES: group_dispatch_bench's output (result, worker and per_cpu lines)
 gd() {
@@ -61,9 +62,10 @@ pair() {
 }
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
 
-# A smoke run (BENCH_SMOKE=1, make test) runs the 4-group rows only.
-GROUP_COUNTS=${TWO_CORES_GROUPS:-4 16}
-if [[ ${BENCH_SMOKE:-0} == 1 ]]; then GROUP_COUNTS=${TWO_CORES_GROUPS:-4}; fi
+# 2 groups: the deployed chain (one group) split once, as the controller splits an overloaded group, a group per
+# core; 4 and 16: chains with more groups. A smoke run (BENCH_SMOKE=1, make test) runs the 2-group rows only.
+GROUP_COUNTS=${TWO_CORES_GROUPS:-2 4 16}
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then GROUP_COUNTS=${TWO_CORES_GROUPS:-2}; fi
 for groups in $GROUP_COUNTS; do
   o=() t=() p=()
   for _ in $(seq "$ROUNDS"); do o+=("$(one "$groups")"); t+=("$(two "$groups")"); p+=("$(pair "$groups")"); done
