@@ -62,20 +62,26 @@ pair() {
 }
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
 
-# 2 groups: the deployed chain (one group) split once, as the controller splits an overloaded group, a group per
-# core; 4 and 16: chains with more groups. A smoke run (BENCH_SMOKE=1, make test) runs the 2-group rows only.
-GROUP_COUNTS=${TWO_CORES_GROUPS:-2 4 16}
-if [[ ${BENCH_SMOKE:-0} == 1 ]]; then GROUP_COUNTS=${TWO_CORES_GROUPS:-2}; fi
+# 2 x the deployed groups: the deployed chain with each group split once, as the controller splits an overloaded
+# group onto another core, against the chain as deployed on one core (its groups unsplit): the chain's own two-core
+# ratio. 4 and 16: chains with more groups, against the same groups on one core. A smoke run (BENCH_SMOKE=1, make
+# test) runs the deployed chain's rows only.
+SPLIT=$((2 * DEPLOYED_GROUPS))
+GROUP_COUNTS=${TWO_CORES_GROUPS:-$SPLIT 4 16}
+if [[ ${BENCH_SMOKE:-0} == 1 ]]; then GROUP_COUNTS=${TWO_CORES_GROUPS:-$SPLIT}; fi
 for groups in $GROUP_COUNTS; do
   o=() t=() p=()
-  for _ in $(seq "$ROUNDS"); do o+=("$(one "$groups")"); t+=("$(two "$groups")"); p+=("$(pair "$groups")"); done
+  # base: the groups of the one-core run (and of each one-core process of the ceiling)
+  base=$groups what="same groups on 1 worker core, same run"
+  if (( groups == SPLIT )); then base=$DEPLOYED_GROUPS what="the chain as deployed on 1 worker core ($base group(s), unsplit), same run"; fi
+  for _ in $(seq "$ROUNDS"); do o+=("$(one "$base")"); t+=("$(two "$groups")"); p+=("$(pair "$base")"); done
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   write "agent_offloaded_napt_lb_${groups}groups_2cores" \
     "Offloaded chain's agent side on 2 worker cores: tagged frames, $groups groups dispatched by tag to 2 cores ($((groups / 2)) each, each core fed from memory on its own rx queue), NAPT->LB per group, 100k flows; Mpps per CPU-second of each worker, summed (median of $ROUNDS interleaved rounds)" \
-    "$(col 1 "${t[@]}")" Mpps "same groups on 1 worker core, same run" "$(col 1 "${o[@]}")" \
+    "$(col 1 "${t[@]}")" Mpps "$what" "$(col 1 "${o[@]}")" \
     "\"wall_value\": $(col 2 "${t[@]}"), \"baseline_wall_value\": $(col 2 "${o[@]}"), \"per_cpu_value\": $(col 5 "${t[@]}"), \"worker_values\": [$(col 6 "${t[@]}"), $(col 7 "${t[@]}")], \"cpu_share\": $(col 4 "${t[@]}"), \"baseline_cpu_share\": $(col 4 "${o[@]}"), \"cycles_per_packet\": $(col 3 "${t[@]}"), \"baseline_cycles_per_packet\": $(col 3 "${o[@]}"), \"two_cpu_ceiling_value\": $(col 1 "${p[@]}"), \"rounds\": \"${t[*]%% *} / ${o[*]%% *}\", \"load_average\": \"$load\", \"target_ratio\": 1.8"
   write "agent_two_cpu_ceiling_${groups}groups" \
-    "This machine's two-CPU ceiling for the same work: two one-core processes at once (CPU 0 and CPU 1), each the whole one-core workload ($groups groups, 100k flows); Mpps per CPU-second of each, summed (median of $ROUNDS interleaved rounds)" \
+    "This machine's two-CPU ceiling for the same work: two one-core processes at once (CPU 0 and CPU 1), each the whole one-core workload ($base groups, 100k flows); Mpps per CPU-second of each, summed (median of $ROUNDS interleaved rounds)" \
     "$(col 1 "${p[@]}")" Mpps "one core alone, same run" "$(col 1 "${o[@]}")" \
     "\"wall_value\": $(col 2 "${p[@]}"), \"baseline_wall_value\": $(col 2 "${o[@]}"), \"process_values\": [$(col 3 "${p[@]}"), $(col 4 "${p[@]}")], \"cpu_share\": $(col 5 "${p[@]}"), \"baseline_cpu_share\": $(col 4 "${o[@]}"), \"rounds\": \"${p[*]%% *} / ${o[*]%% *}\", \"load_average\": \"$load\""
 done
