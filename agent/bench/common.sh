@@ -55,7 +55,9 @@ configs() {
   FILTER_LINEAR=$(cfg filter_linear "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES, COMPILE false) -> Unstrip(14) -> ToDevice(net_null0);")
   NAPT=$(cfg napt 'src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 262144) -> Unstrip(14) -> ToDevice(net_null0);')
   # The offloaded chain's agent side, one group: NAPT->LB as synthesized (one SynthRewriter), each table twice its
-  # group's flows (@CAPACITY@, group_dispatch_bench).
+  # group's flows (@CAPACITY@, group_dispatch_bench). The issue-22 rows run the synthesizer's own config
+  # (deployed_group: this plus Click's timeouts); this hand-written form serves the A/B tools (hotpath_ab.sh,
+  # stage_perf.sh), which compare builds without running the synthesizer.
   GROUP_NAPT_LB="input -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY @CAPACITY@) -> DecIPTTL -> Unstrip(14) -> [0]output;"
   # The chain as the synthesizer emits it: one classifier, one flow table for NAPT+LB, one header parse.
   CHAIN=$(cfg chain "src :: FromDevice(net_pcap0) -> Strip(14) -> CheckIPHeader -> IPFilter($RULES) -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")

@@ -42,8 +42,8 @@ FILTER_R=$(replay_cfg filter_replay "$FILTER")
 CHAIN_R=$(replay_cfg chain_replay "$CHAIN")
 deployed_group
 
-# standalone CLICK TRACE [profile] / groups TRACE [profile] (16 groups): "mpps_cpu mpps_wall cycles_per_packet",
-# then the stage lines when asked (common.sh)
+# standalone CLICK TRACE [profile] / deployed TRACE [profile] (the deployed groups) / groups16 TRACE [profile] (16
+# of them on the core): "mpps_cpu mpps_wall cycles_per_packet", then the stage lines when asked (common.sh)
 standalone() { replay_agent "$AGENT" "$1" "$2" "${3:+--profile}"; }
 deployed() { group_run "$BUILD/group_dispatch_bench" "$DEPLOYED_GROUPS" "$1" "${2:-}" "$DEPLOYED_CLICK"; }
 groups16() { group_run "$BUILD/group_dispatch_bench" 16 "$1" "${2:-}" "$DEPLOYED_CLICK"; }
