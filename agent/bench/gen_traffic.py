@@ -16,6 +16,7 @@
 Addresses are drawn from the same pools as the rules so that rules match realistically; a fixed seed makes
 every run use the same inputs.
 """
+import json
 import random
 import struct
 import sys
@@ -157,7 +158,6 @@ def pcap(frames, flows, out):
 def chain(rules_file, capacity, out):
     """The benches' FW->NAPT->LB as a chain for the synthesizer (the schema of docs/examples/*.json): IPFilter on
     RULES, NAPT to 5.5.5.5, a Maglev balancer over 10.0.0.10-13:80 that decrements the TTL (common.sh's LB)."""
-    import json
     with open(rules_file) as f:
         rules = " ".join(f.read().split("\n")).strip().rstrip(",")
     lb = ", ".join(f"- - 10.0.0.{10 + i} 80 0 0" for i in range(4))

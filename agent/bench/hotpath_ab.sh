@@ -3,11 +3,12 @@
 # (this build, the previous one, this build, ...), medians, Mpps per CPU-second of the worker, hugepages as in
 # run.sh. Rows: the memory-fed standalone NAPT and IPFilter(1000) on the 100k-flow trace (run.sh's
 # *_100k_replay rows), and the offloaded chain's agent side (group_dispatch_bench: frames tagged as the switch
-# tags them, dispatched by tag to 4 and to 16 groups on one core, each running NAPT->LB as synthesized).
+# tags them, dispatched by tag to 1 group (the FW(1000)->NAPT->LB chain as deployed, targets_bench.sh), to 4 and to 16
+# groups on one core, each running NAPT->LB as synthesized).
 # usage: hotpath_ab.sh BUILD_DIR BASE_DIR RESULTS_DIR [LABEL]
 #   BASE_DIR holds the previous build's metron-agent and group_dispatch_bench; LABEL names it in the JSON
 #   (default: BASE_DIR's name). env: AGENT_BENCH_SECONDS (2), AGENT_BENCH_ROUNDS (5), HOTPATH_ROWS (all: a
-#   space-separated subset of napt ipfilter groups4 groups16, and groups16_1m (the 16 groups on the 1M-flow trace,
+#   space-separated subset of napt ipfilter groups1 groups4 groups16, and groups16_1m (the 16 groups on the 1M-flow trace,
 #   hugepages for -m 2048) and chain (the software-only FW(1000)->NAPT->LB, memory-fed): not in the default set)
 # Writes RESULTS_DIR/agent_hotpath_<row>.json.
 set -euo pipefail
@@ -20,7 +21,7 @@ AGENT_BENCH_SECONDS=${AGENT_BENCH_SECONDS:-2}
 AGENT_BENCH_ROUNDS=${AGENT_BENCH_ROUNDS:-5}
 # shellcheck source=common.sh
 source "$HERE/common.sh"
-ROWS=${HOTPATH_ROWS:-napt ipfilter groups4 groups16}
+ROWS=${HOTPATH_ROWS:-napt ipfilter groups1 groups4 groups16}
 [[ -f $DATA/rules1000.txt ]] || $PY "$HERE/gen_traffic.py" rules 1000 "$DATA/rules1000.txt"
 [[ -f $DATA/flows100k.pcap ]] || $PY "$HERE/gen_traffic.py" pcap 100000 100000 "$DATA/flows100k.pcap"
 TRACE=$DATA/flows100k.pcap
@@ -36,14 +37,14 @@ standalone() { replay_agent "$1/metron-agent" "$2" "$TRACE"; }
 groups() { group_run "$1/group_dispatch_bench" "$2" "${3:-$TRACE}"; }
 
 col() { local k=$1; shift; printf '%s\n' "$@" | awk -v k="$k" '{print $k}' | median; }
-# paired "A..." "B...": the median of the rounds' ratios A_i / B_i (first fields), and in how many A_i > B_i. On a
-# machine whose rounds swing by tens of percent between minutes, a round and its neighbour share their conditions,
-# so the paired ratio is the evidence of a change, not the ratio of medians.
+# paired "A..." "B...": the median (common.sh's, as every other figure here) of the rounds' ratios A_i / B_i
+# (first fields), in how many rounds A_i > B_i, and of how many. On a machine whose rounds swing by tens of percent
+# between minutes, a round and its neighbour share their conditions, so the paired ratio is the evidence of a
+# change, not the ratio of medians.
 paired() {
-  local a=$1 b=$2
-  paste -d' ' <(tr ' ' '\n' <<<"$a") <(tr ' ' '\n' <<<"$b") | awk '$1 > 0 && $2 > 0 {print $1 / $2}' | sort -g |
-    awk '{r[NR] = $1; up += ($1 > 1)} END {m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2;
-         printf "%.3f %d %d\n", m, up, NR}'
+  local r
+  r=$(paste -d' ' <(tr ' ' '\n' <<<"$1") <(tr ' ' '\n' <<<"$2") | awk '$1 > 0 && $2 > 0 {print $1 / $2}')
+  printf '%.3f %d %d\n' "$(median <<<"$r")" "$(awk '$1 > 1' <<<"$r" | wc -l)" "$(awk 'END{print NR}' <<<"$r")"
 }
 # ab NAME DESCRIPTION COMMAND...: COMMAND run with this build's directory and BASE's, interleaved
 ab() {
@@ -62,6 +63,7 @@ for row in $ROWS; do
   case $row in
     napt) ab napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input, standalone" standalone "$NAPT_R" ;;
     ipfilter) ab ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input, standalone" standalone "$FILTER_R" ;;
+    groups1) ab offloaded_napt_lb_1group "Offloaded chain's agent side as deployed: tagged frames dispatched to 1 group on one core, NAPT->LB, 100k flows, memory-fed" groups 1 ;;
     groups4) ab offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 4 ;;
     groups16) ab offloaded_napt_lb_16groups "Offloaded chain's agent side: tagged frames dispatched to 16 groups on one core, NAPT->LB per group, 100k flows, memory-fed" groups 16 ;;
     groups16_1m) ab offloaded_napt_lb_16groups_1m "Offloaded chain's agent side: tagged frames dispatched to 16 groups on one core, NAPT->LB per group, 1M flows, memory-fed" groups 16 "$TRACE1M" ;;
