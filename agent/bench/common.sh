@@ -43,8 +43,9 @@ write() {  # name description value unit baseline baseline_value extra
 }
 
 cfg() { printf '%s\n' "$2" > "$DATA/$1.click"; echo "$DATA/$1.click"; }
-# replay_cfg NAME FILE: FILE's configuration reading the memory-fed port (replay0) instead of the pcap vdev
-replay_cfg() { cfg "$1" "$(sed 's/net_pcap0/replay0/' "$2")"; }
+# replay_cfg NAME FILE: FILE's configuration on the memory-fed port (replay0) instead of the pcap vdev and net_null:
+# read from memory, sent back to the pool as a NIC's fast-free tx returns mbufs (agent/src/drivers/replay_port.h).
+replay_cfg() { cfg "$1" "$(sed 's/net_pcap0/replay0/; s/ToDevice(net_null0)/ToDevice(replay0)/' "$2")"; }
 # The benchmarks' IPv4 configurations (defines RULES, LB, FWD, IO, FILTER, FILTER_LINEAR, NAPT, CHAIN, CHAIN_NAIVE).
 configs() {
   RULES=$(cat "$DATA/rules1000.txt")
@@ -80,7 +81,7 @@ result() {
 }
 
 # replay_agent AGENT CLICK TRACE [FLAGS]: the agent binary AGENT running CLICK on TRACE through the memory-fed port
-# (replay0) into net_null0 for SECS: "mpps_cpu mpps_wall cycles_per_packet" (per CPU-second of the worker; busy
+# (replay0, in and out) for SECS: "mpps_cpu mpps_wall cycles_per_packet" (per CPU-second of the worker; busy
 # cycles scaled by CPU over wall time), then the --profile lines when FLAGS ask for them. Status 1 if nothing ran.
 replay_agent() {
   # shellcheck disable=SC2086

@@ -1,7 +1,8 @@
 // The offloaded chain's agent side: frames tagged by the switch (docs/contracts.md#tags: dst MAC bytes 2-3 the
 // group tag, 4-5 the class id), read from a memory-fed port by Engine workers that dispatch them by tag to the
-// groups of their core, each running a group graph (the stateful part of its traffic class), sent out on a
-// net_null port. What the agent does for every packet of a deployed chain.
+// groups of their core, each running a group graph (the stateful part of its traffic class), sent back out on the
+// memory-fed port (its tx returns mbufs to the pool as a NIC's fast-free tx does). What the agent does for every
+// packet of a deployed chain.
 //   usage: group_dispatch_bench PCAP GROUPS SECONDS [CLICK [LCORES]]
 // The trace's frame i carries tag 1 + i % GROUPS and class id 1 + i % GROUPS (each flow of the 100k-flow trace
 // has one frame, so the flows of a class are one group's). CLICK
@@ -11,7 +12,8 @@
 // trace order (as the switch's rule for a tag steers it to its core's queue, EngineBackend::steer): each worker
 // is fed from memory of its own. The workers first run one pass of their frames unmeasured (every flow in its
 // group's table), then SECONDS measured, all at once.
-//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", then with several workers one line
+//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", "packets <measured packets>" (to divide
+//   counts taken outside, e.g. callgrind's, by), then with several workers one line
 //   "worker <lcore> <packets> <cpu_seconds> <mpps_cpu>" each and "per_cpu <packets / all workers' CPU seconds>".
 //   GROUP_PROFILE=1: every group graph is built with a StageProfile (its cycles charged per element and sub-stage,
 //   read at element boundaries, once per batch) and one more line per element or sub-stage follows:
@@ -45,7 +47,7 @@
 #include "core/engine.h"
 #include "core/graph.h"
 #include "core/stage_profile.h"
-#include "drivers/dpdk_port.h"
+#include "drivers/dpdk_port.h"  // pool_mbufs_for
 #include "drivers/replay_port.h"
 #include "group_bench.h"
 #include "pcap_frames.h"
@@ -196,7 +198,7 @@ int main(int argc, char** argv) {
   }
   metron::Port* in = engine.add_port(metron::ReplayPort::open(spec, workers, pool));
   for (const std::string& f : files) std::remove(f.c_str());
-  metron::Port* out = engine.add_port(metron::DpdkPort::open("net_null0", 1, workers, pool));
+  metron::Port* out = in;  // tx queue k: worker k's
 
   // One plan per worker, as EngineBackend builds them: a group's slot is its core's queue.
   std::vector<std::shared_ptr<metron::GroupRuntime>> runtimes(groups);
@@ -282,6 +284,7 @@ int main(int argc, char** argv) {
     busy += static_cast<double>(s1[k].busy_cycles - s0[k].busy_cycles) * cpu[k] / wall;
   }
   std::printf("result %.3f %.3f %.1f\n", mpps_cpu, static_cast<double>(n) / wall / 1e6, busy / static_cast<double>(n));
+  std::printf("packets %lu\n", n);
   if (profile) print_stages(runtimes, cores, cpu, wall, busy, n);
   if (workers > 1) {
     for (unsigned k = 0; k < workers; ++k)

@@ -131,23 +131,24 @@ compare napt_100k "NAPT (SynthRewriter), 100k flows" "I/O only, same trace" \
 compare chain_fw_napt_lb "FW(1000)->NAPT->LB as synthesized, 10k flows" "unsynthesized chain, linear FW" \
   "metron $CHAIN $DATA/flows10k.pcap" "metron $CHAIN_NAIVE $DATA/flows10k.pcap"
 
-# Memory-fed input (--replay: the trace loaded once, fresh mbufs with the frames copied in, no device;
-# agent/src/drivers/replay_port.h) against the pcap vdev, same configurations, same 100k-flow trace: throughput,
-# and the rx stage's cycles per packet (--profile) next to the whole graph's.
+# Memory-fed port (--replay: the trace loaded once, fresh mbufs with the frames copied in, no device, and sent
+# mbufs returned to the pool in one put; agent/src/drivers/replay_port.h) against the pcap vdev into net_null, same
+# configurations, same 100k-flow trace: throughput, and the rx stage's cycles per packet (--profile) next to the
+# whole graph's.
 TRACE100K=$DATA/flows100k.pcap
 REPLAY_NAPT=$(replay_cfg napt_replay "$NAPT")
 REPLAY_FILTER=$(replay_cfg filter_replay "$FILTER")
 REPLAY_IO=$(replay_cfg io_replay "$IO")
-compare io_100k_replay "I/O only, memory-fed input (--replay), 100k-flow trace" "same, pcap vdev input" \
+compare io_100k_replay "I/O only, memory-fed port (--replay, in and out), 100k-flow trace" "same, pcap vdev into net_null" \
   "metron $REPLAY_IO replay:$TRACE100K" "metron $IO $TRACE100K"
-compare napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed input (--replay)" "same NAPT, pcap vdev input" \
+compare napt_100k_replay "NAPT (SynthRewriter), 100k flows, memory-fed port (--replay)" "same NAPT, pcap vdev into net_null" \
   "metron $REPLAY_NAPT replay:$TRACE100K" "metron $NAPT $TRACE100K"
-compare ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed input (--replay)" \
-  "same IPFilter, pcap vdev input" "metron $REPLAY_FILTER replay:$TRACE100K" "metron $FILTER $TRACE100K"
+compare ipfilter1000_100k_replay "IPFilter, 1000 rules (rte_acl), 100k flows, memory-fed port (--replay)" \
+  "same IPFilter, pcap vdev into net_null" "metron $REPLAY_FILTER replay:$TRACE100K" "metron $FILTER $TRACE100K"
 # The offloaded chain's agent side (group_dispatch_bench): frames tagged by the switch, dispatched by tag to 4
 # groups on one core, each running NAPT->LB as synthesized (one SynthRewriter) with its group counters, against
 # the same NAPT->LB as one standalone graph on the untagged trace: what tag dispatch and the group runtime cost.
-REPLAY_NAPT_LB=$(cfg napt_lb_replay "src :: FromDevice(replay0) -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(net_null0);")
+REPLAY_NAPT_LB=$(cfg napt_lb_replay "src :: FromDevice(replay0) -> Strip(14) -> CheckIPHeader -> SynthRewriter($LB, SELECT maglev, CAPACITY 262144) -> DecIPTTL -> Unstrip(14) -> ToDevice(replay0);")
 groups4() { group_run "$BUILD/group_dispatch_bench" 4 "$TRACE100K"; }  # GROUP_NAPT_LB per group (common.sh)
 compare offloaded_napt_lb_4groups "Offloaded chain's agent side: tagged frames dispatched by tag to 4 groups on one core, NAPT->LB per group, 100k flows, memory-fed" \
   "same NAPT->LB, one standalone graph, untagged" "groups4" "metron $REPLAY_NAPT_LB replay:$TRACE100K"

@@ -65,6 +65,68 @@ TEST_F(Replay, HandsOutTheTraceInOrderLoopingInFreshMbufs) {
   EXPECT_EQ(c.rx_bytes, 60u * 4 + 110u * 3 + 160u * 3);
 }
 
+TEST_F(Replay, OneLineFramesAndMbufsAsAResetLeavesThem) {
+  // Frames of at most 64 bytes are copied as one whole line; every field a frame's last use changed is set again
+  // (the pool's cache hands the same mbufs back: LIFO).
+  std::vector<std::vector<uint8_t>> frames;
+  for (int n : {42, 60, 64}) frames.emplace_back(n, static_cast<uint8_t>(n));
+  auto port = ReplayPort::open("r0=" + pcap("small.pcap", frames), 1, test::pool());
+  rte_mbuf* pkts[3];
+  ASSERT_EQ(port->rx_burst(0, pkts, 3), 3);
+  for (rte_mbuf* m : pkts) {
+    rte_pktmbuf_adj(m, 4);
+    m->ol_flags = RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
+    m->vlan_tci = 7;
+    m->packet_type = RTE_PTYPE_L3_IPV4;
+  }
+  EXPECT_EQ(port->tx_burst(0, pkts, 3), 3);
+  for (int lap = 0; lap < 2; ++lap) {
+    ASSERT_EQ(port->rx_burst(0, pkts, 3), 3);
+    for (int i = 0; i < 3; ++i) {
+      rte_mbuf* m = pkts[i];
+      EXPECT_EQ(bytes(m), frames[i]) << i;
+      EXPECT_EQ(rte_pktmbuf_pkt_len(m), frames[i].size());
+      EXPECT_EQ(m->data_off, RTE_PKTMBUF_HEADROOM);
+      EXPECT_EQ(m->ol_flags, 0u);
+      EXPECT_EQ(m->vlan_tci, 0);
+      EXPECT_EQ(m->packet_type, 0u);
+      EXPECT_EQ(rte_mbuf_refcnt_read(m), 1);
+      EXPECT_EQ(m->nb_segs, 1);
+      EXPECT_EQ(m->next, nullptr);
+      const char* why = "";
+      EXPECT_EQ(rte_mbuf_check(m, 1, &why), 0) << why;
+    }
+    EXPECT_EQ(port->tx_burst(0, pkts, 3), 3);
+  }
+}
+
+TEST_F(Replay, TxReturnsOnlyWhatNoOneElseHolds) {
+  // Fast free takes direct single-segment mbufs of the port's pool with no other reference; a clone, a chain, an
+  // mbuf another reference holds and another pool's mbuf are freed as rte_pktmbuf_free frees them.
+  rte_mempool* other = rte_pktmbuf_pool_create(("replay_other" + std::to_string(getpid())).c_str(), 63, 0, 0,
+                                               RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(other, nullptr);
+  auto port = ReplayPort::open("r0=" + pcap("one.pcap", {std::vector<uint8_t>(64, 1)}), 1, test::pool());
+  const unsigned free0 = rte_mempool_avail_count(test::pool()), other0 = rte_mempool_avail_count(other);
+  rte_mbuf* got[4];
+  ASSERT_EQ(port->rx_burst(0, got, 4), 4);
+  rte_mbuf* held = got[0];
+  rte_mbuf_refcnt_update(held, 1);                      // another reference: stays out of the pool
+  rte_mbuf* clone = rte_pktmbuf_clone(got[1], test::pool());  // indirect, pins got[1]'s buffer
+  ASSERT_NE(clone, nullptr);
+  rte_mbuf* tail = rte_pktmbuf_alloc(test::pool());
+  ASSERT_EQ(rte_pktmbuf_chain(got[2], tail), 0);        // two segments
+  rte_mbuf* foreign = rte_pktmbuf_alloc(other);
+  rte_mbuf* out[6] = {held, clone, got[1], got[2], got[3], foreign};
+  EXPECT_EQ(port->tx_burst(0, out, 6), 6);
+  EXPECT_EQ(rte_mbuf_refcnt_read(held), 1);
+  EXPECT_EQ(rte_mempool_avail_count(test::pool()), free0 - 1);  // all but `held`
+  EXPECT_EQ(rte_mempool_avail_count(other), other0);
+  rte_pktmbuf_free(held);
+  EXPECT_EQ(rte_mempool_avail_count(test::pool()), free0);
+  rte_mempool_free(other);
+}
+
 TEST_F(Replay, OneRxQueuePerFile) {
   const std::vector<std::vector<uint8_t>> a{std::vector<uint8_t>(64, 0xa)}, b{std::vector<uint8_t>(64, 0xb)};
   auto port = ReplayPort::open("r1=" + pcap("a.pcap", a) + "," + pcap("b.pcap", b), 2, test::pool());

@@ -3,7 +3,8 @@
 // (DPDK memory, so hugepage-backed when the EAL has hugepages), and each rx burst takes fresh mbufs from the pool
 // in bulk and copies the next frames in, looping over the trace. It stands for what a NIC delivers (a fresh mbuf
 // with the frame written in) without a device: no rings, no per-frame allocation, no libpcap records, so rx costs
-// a few cycles and what a benchmark measures is the data path. Packets sent to it are freed (a sink).
+// a few cycles and what a benchmark measures is the data path. Packets sent to it go back to the pool as a NIC's
+// tx returns them with fast free (a sink).
 //
 // The pcap vdev's infinite_rx, which this replaces in the benches, dequeues a stored mbuf per frame from an MP/MC
 // ring, copies from it (one cache miss for its header, one for its data) and enqueues it back: about 100 cycles
@@ -24,8 +25,8 @@ namespace metron {
 class ReplayPort final : public Port {
  public:
   // `spec` is NAME=FILE[,FILE...]: one rx queue per pcap file (classic pcap, Ethernet frames), each replayed in a
-  // loop from its first frame; `txq` tx queues that free what they are given. Throws std::runtime_error naming the
-  // file and what is wrong with it.
+  // loop from its first frame; `txq` tx queues that return what they are given to the pool. Throws
+  // std::runtime_error naming the file and what is wrong with it.
   static std::unique_ptr<ReplayPort> open(const std::string& spec, uint16_t txq, rte_mempool* pool);
   ~ReplayPort() override;
 
