@@ -12,8 +12,8 @@
 // trace order (as the switch's rule for a tag steers it to its core's queue, EngineBackend::steer): each worker
 // is fed from memory of its own. The workers first run one pass of their frames unmeasured (every flow in its
 // group's table), then SECONDS measured, all at once.
-//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", "packets <measured packets>" (to divide
-//   counts taken outside, e.g. callgrind's, by), then with several workers one line
+//   output: "result <mpps_cpu> <mpps_wall> <busy_cycles_per_packet>", "packets <measured> <all, warm-up included>"
+//   (to divide counts taken outside, e.g. callgrind's, by), then with several workers one line
 //   "worker <lcore> <packets> <cpu_seconds> <mpps_cpu>" each and "per_cpu <packets / all workers' CPU seconds>".
 //   GROUP_PROFILE=1: every group graph is built with a StageProfile (its cycles charged per element and sub-stage,
 //   read at element boundaries, once per batch) and one more line per element or sub-stage follows:
@@ -284,7 +284,9 @@ int main(int argc, char** argv) {
     busy += static_cast<double>(s1[k].busy_cycles - s0[k].busy_cycles) * cpu[k] / wall;
   }
   std::printf("result %.3f %.3f %.1f\n", mpps_cpu, static_cast<double>(n) / wall / 1e6, busy / static_cast<double>(n));
-  std::printf("packets %lu\n", n);
+  uint64_t all = 0;
+  for (unsigned k = 0; k < workers; ++k) all += s1[k].rx;
+  std::printf("packets %lu %lu\n", n, all);
   if (profile) print_stages(runtimes, cores, cpu, wall, busy, n);
   if (workers > 1) {
     for (unsigned k = 0; k < workers; ++k)

@@ -321,8 +321,12 @@ TEST(Checksum, AllWordsAtOnceEqualsWordByWord) {
 
 // The headers rewrite_ipv4 leaves must be exactly what RFC 1624's word-by-word update of the changed words gives
 // (csum_update16), for TCP and UDP, with and without a UDP checksum, with 0x0000/0xffff checksums and words: the
-// reference any faster form of the rewrite is held to (session 22 tried one, BENCHMARKS.md).
+// reference any faster form of the rewrite is held to (session 22 tried one, BENCHMARKS.md). A hit rewrites with
+// the deltas its flow's record keeps for its direction (FlowTable::deltas4), held to the same reference: forward,
+// and as the reply of the flow whose reversed mapping it is.
 TEST(Checksum, RewriteEqualsTheWordByWordUpdate) {
+  test::eal();
+  FlowTable table("csum_deltas", 64, 0, /*ipv6=*/false);
   std::mt19937 rng(22);
   const uint16_t edges[] = {0x0000, 0xffff, 0x0001, 0xfffe, 0x8000};
   auto word = [&] { return rng() % 4 == 0 ? edges[rng() % 5] : static_cast<uint16_t>(rng()); };
@@ -335,6 +339,7 @@ TEST(Checksum, RewriteEqualsTheWordByWordUpdate) {
     got[9] = proto;
     uint8_t* l4 = got + 20;
     if (proto == 17 && rng() % 8 == 0) store16(l4 + 6, 0);  // no UDP checksum
+    uint8_t packet[40];
     Key4 from{}, to{};
     std::memcpy(&from, got + 12, 8);
     from.sport = load16(l4), from.dport = load16(l4 + 2), from.proto = proto;
@@ -367,6 +372,17 @@ TEST(Checksum, RewriteEqualsTheWordByWordUpdate) {
     std::memcpy(want + 12, tb, 8);
     store16(want + 20, to.sport);
     store16(want + 22, to.dport);
+    std::memcpy(packet, got, sizeof got);
+    for (const bool reply : {false, true}) {
+      const Key4 orig = reply ? reversed(to) : from, mapped = reply ? reversed(from) : to;
+      const int32_t idx = table.insert(to_tuple(orig), to_tuple(mapped), 0, 0, 1, 0);
+      ASSERT_GE(idx, 0) << "round " << round;
+      uint8_t hit[40];
+      std::memcpy(hit, packet, sizeof hit);
+      rewrite_ipv4(hit, hit + 20, to, table.deltas4(static_cast<uint32_t>(idx), reply));
+      ASSERT_EQ(std::memcmp(hit, want, sizeof hit), 0) << "round " << round << (reply ? ", reply" : ", forward");
+      table.remove(static_cast<uint32_t>(idx));
+    }
     rewrite_ipv4(got, l4, from, to);
     ASSERT_EQ(std::memcmp(got, want, sizeof got), 0)
         << "round " << round << ": ip checksum " << load16(got + 10) << " want " << load16(want + 10)

@@ -38,6 +38,11 @@ std::atomic<unsigned> g_seq{0};
 uint32_t hash_entries(uint64_t capacity) { return static_cast<uint32_t>(capacity * 2 + capacity / 16 + 64); }
 
 size_t key_len_of(bool ipv6) { return ipv6 ? sizeof(Tuple) : sizeof(Key4); }
+// A record: its FlowMeta, the two keys and, IPv4-only, both directions' RewriteDeltas (8 bytes: the records stay
+// 8-byte aligned for FlowMeta's timestamp).
+size_t record_bytes(bool ipv6) {
+  return sizeof(FlowMeta) + 2 * key_len_of(ipv6) + (ipv6 ? 0 : 2 * sizeof(RewriteDeltas));
+}
 
 // The signature of a key in an IPv4-only table's hashed form, wherever it is stored.
 uint32_t sig_at(const uint8_t* key) {
@@ -143,7 +148,7 @@ FlowTable::FlowTable(const std::string& name, uint32_t capacity, int socket_id, 
     : name_(name),
       socket_id_(socket_id),
       key_len_(static_cast<uint32_t>(key_len_of(ipv6))),
-      stride_(static_cast<uint32_t>(sizeof(FlowMeta)) + 2 * key_len_),
+      stride_(static_cast<uint32_t>(record_bytes(ipv6))),
       grows_(grows) {
   if (capacity == 0) throw std::runtime_error(name + ": flow table capacity must be positive");
   if (capacity > kMaxCapacity)
@@ -206,7 +211,7 @@ uint32_t FlowTable::index_buckets(uint64_t capacity) {
 size_t FlowTable::reserve_bytes(uint64_t capacity, bool ipv6) {
   // A declared IPv4-only table's index: at most 64 bytes per flow (a line per two flows, rounded up).
   const size_t index = ipv6 ? 0 : size_t{index_buckets(capacity)} * 64;
-  return capacity * (sizeof(FlowMeta) + 2 * key_len_of(ipv6)) + hash_bytes(capacity, ipv6) + index;
+  return capacity * record_bytes(ipv6) + hash_bytes(capacity, ipv6) + index;
 }
 
 size_t FlowTable::max_bytes_per_flow(bool ipv6) {
@@ -214,7 +219,7 @@ size_t FlowTable::max_bytes_per_flow(bool ipv6) {
   // record and 2.0625 key slots (the constant 64 entries are negligible for the capacities that matter).
   const size_t key_len = key_len_of(ipv6);
   const size_t key_entry = (8 + key_len + 15) / 16 * 16;
-  const double per = static_cast<double>(sizeof(FlowMeta) + 2 * key_len) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
+  const double per = static_cast<double>(record_bytes(ipv6)) + 2.0625 * (2 * 8 + 2 * 4 + key_entry);
   // ... and the 65 constant entries spread over at least 1,000 flows.
   // ... and the 65 constant entries spread over at least 1,000 flows, and an IPv4 table's index.
   return static_cast<size_t>(per + 65.0 * (2 * 8 + 2 * 4 + key_entry) / 1000) + 1 + (ipv6 ? 0 : 64);
@@ -577,6 +582,11 @@ int32_t FlowTable::insert(const Tuple& orig, const Tuple& mapped, uint32_t backe
   m.proto = orig.proto;
   std::memcpy(r + sizeof(FlowMeta), fwd, key_len_);
   encode(mapped, r + sizeof(FlowMeta) + key_len_);
+  if (!ipv6()) {
+    const Key4 o = to_key4(orig), m4 = to_key4(mapped);
+    const RewriteDeltas d[2] = {rewrite_deltas(o, m4), rewrite_deltas(reversed(m4), reversed(o))};
+    std::memcpy(r + sizeof(FlowMeta) + 2 * key_len_, d, sizeof d);
+  }
   if (index_ != nullptr) {
     // Both keys named in the index. A mapping onto the flow's own reverse has one key, which the rte_hash answers
     // with the reply direction (the second add): the index names only that one too.

@@ -47,6 +47,8 @@
 
 #include <rte_hash_crc.h>
 
+#include "utils/checksum.h"
+
 struct rte_hash;
 
 namespace metron {
@@ -118,6 +120,29 @@ inline Key4 reversed(const Key4& k) {
   return r;
 }
 
+// What rewriting one direction of a flow does to the checksums, a constant of the flow: RFC 1624's sum of
+// ~m + m' over the words that change (csum_term), folded to 16 bits, for the IPv4 header (the four address words)
+// and for TCP/UDP (those and the two ports). Applied with csum_apply it gives the same checksum, bit for bit, as
+// the terms summed per packet (a fold keeps the sum's value mod 0xffff and whether it is zero). An IPv4-only
+// flow table keeps both directions' in each record, so a hit's rewrite adds two stored words instead of summing
+// six terms from the packet and the target.
+struct RewriteDeltas {
+  uint16_t ip;
+  uint16_t l4;
+};
+inline RewriteDeltas rewrite_deltas(const Key4& from, const Key4& to) {
+  const auto* fa = reinterpret_cast<const uint8_t*>(&from);  // src, dst
+  const auto* ta = reinterpret_cast<const uint8_t*>(&to);
+  uint32_t addr = 0;
+  for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
+  const uint32_t l4 = addr + csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
+  auto fold = [](uint32_t s) {
+    s = (s & 0xffff) + (s >> 16);
+    return static_cast<uint16_t>((s & 0xffff) + (s >> 16));
+  };
+  return {fold(addr), fold(l4)};
+}
+
 // The per-flow state next to the two tuples.
 struct FlowMeta {
   uint64_t last_tsc;
@@ -185,6 +210,13 @@ class FlowTable {
   const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
   const Key4& mapped4(uint32_t idx) const {
     return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta) + sizeof(Key4));
+  }
+  // An IPv4-only table's record idx: the checksum deltas of rewriting its forward packets (orig -> mapped) or its
+  // replies (reversed(mapped) -> reversed(orig)), computed when it was inserted.
+  RewriteDeltas deltas4(uint32_t idx, bool reply) const {
+    RewriteDeltas d;
+    std::memcpy(&d, record(idx) + sizeof(FlowMeta) + 2 * sizeof(Key4) + (reply ? sizeof d : 0), sizeof d);
+    return d;
   }
   // Asks for record idx's cache lines (for writing: a hit's metadata is updated) ahead of their use: a rewriter
   // asks for every hit of a batch right after its bulk lookup, so the batch's record misses overlap.

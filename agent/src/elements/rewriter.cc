@@ -61,8 +61,9 @@ int32_t lookup_key(const FlowTable& t, const Key4& k) { return t.lookup_one4(k);
 void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Tuple& from, uint8_t* l4) {
   rewrite_packet(m, from, t.rewrite_target(idx, reply), l4);
 }
-void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Key4& from, uint8_t* l4) {
-  rewrite_ipv4(ip_header(m), l4, from, reply ? reversed(t.orig4(idx)) : t.mapped4(idx));
+// The packet's key is the record's for this direction (the lookup compared them): its stored deltas apply.
+void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Key4&, uint8_t* l4) {
+  rewrite_ipv4(ip_header(m), l4, reply ? reversed(t.orig4(idx)) : t.mapped4(idx), t.deltas4(idx, reply));
 }
 const Tuple& as_tuple(const Tuple& k) { return k; }
 Tuple as_tuple(const Key4& k) { return to_tuple(k); }

@@ -87,6 +87,8 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 // tuple_of refuses and for every IPv6 packet.
 bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4);
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
+// The same, with the flow's stored deltas for this direction (FlowTable::deltas4): a hit's rewrite.
+void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d);
 
 // A flow's progress (FlowMeta::state, which picks its Click timeout) after one more packet: UDP counts packets up
 // to 3 and notes replies; TCP notes data each way, and a FIN (one way) or RST (both) closes what SYN or data opens.

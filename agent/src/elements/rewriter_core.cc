@@ -182,20 +182,18 @@ void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) {
 }
 }  // namespace
 
-void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to) {
+void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d) {
   bool l4csum;
-  uint8_t* csum = l4_checksum(l4, from.proto, false, &l4csum);
-  // Addresses: four 16-bit words, each changed one adding to both checksums; ports to the transport one.
-  const auto* fa = reinterpret_cast<const uint8_t*>(&from);  // src, dst
-  const auto* ta = reinterpret_cast<const uint8_t*>(&to);
-  uint32_t addr = 0;
-  for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
-  const uint32_t ports = csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
-  std::memcpy(ip + 12, ta, 8);
+  uint8_t* csum = l4_checksum(l4, to.proto, false, &l4csum);
+  std::memcpy(ip + 12, &to, 8);  // src, dst
   store16(l4, to.sport);
   store16(l4 + 2, to.dport);
-  store16(ip + 10, csum_apply(load16(ip + 10), addr));
-  if (l4csum) store_l4_checksum(csum, from.proto, csum_apply(load16(csum), addr + ports));
+  store16(ip + 10, csum_apply(load16(ip + 10), d.ip));
+  if (l4csum) store_l4_checksum(csum, to.proto, csum_apply(load16(csum), d.l4));
+}
+
+void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to) {
+  rewrite_ipv4(ip, l4, to, rewrite_deltas(from, to));
 }
 
 void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4) {
