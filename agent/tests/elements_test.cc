@@ -21,6 +21,14 @@ TEST(Checksum, MatchesAKnownHeader) {
                            0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7};
   EXPECT_EQ(ipv4_header_csum(hdr, 20), 0xb861);
   EXPECT_EQ(csum_update16(0xb861, 0x4011, 0x3f11), 0xb961);  // TTL 64 -> 63
+  // DecIPTTL's constant term (0xfeff) is that word-by-word update for every checksum, TTL and protocol.
+  for (uint32_t hc = 0; hc <= 0xffff; ++hc)
+    for (uint32_t ttl = 2; ttl <= 255; ttl += 1 + hc % 7) {
+      const uint16_t word = static_cast<uint16_t>(ttl << 8 | (hc * 31 & 0xff));
+      ASSERT_EQ(csum_apply(static_cast<uint16_t>(hc), 0xfeff),
+                csum_update16(static_cast<uint16_t>(hc), word, static_cast<uint16_t>(word - 0x100)))
+          << hc << " " << ttl;
+    }
 }
 
 // ipv4_header_csum sums an option-less header in 32-bit words, longer ones in half-words: both must give the
@@ -36,6 +44,36 @@ TEST(Checksum, HeaderSumEqualsTheBytePairLoopAtEveryLength) {
       ASSERT_EQ(ipv4_header_csum(hdr, hlen), want) << "hlen " << hlen << " header " << i;
     }
   }
+}
+
+// ipv4_header_valid (CheckIPHeader's test) is Click's: the byte-pair sum of the whole header folds to 0xffff. Both
+// spellings of a zero checksum verify; a header with one bit of its checksum flipped does not.
+TEST(Checksum, HeaderValidIsClicksWholeHeaderSum) {
+  std::mt19937 rng(28);
+  for (size_t hlen = 20; hlen <= 60; hlen += 4) {
+    for (int i = 0; i < 20000; ++i) {
+      uint8_t hdr[60];
+      for (size_t j = 0; j < hlen; ++j) hdr[j] = static_cast<uint8_t>(rng());
+      if (i % 2) store16(hdr + 10, ipv4_header_csum(hdr, hlen));  // half of them carry their checksum
+      const bool want = csum_fold(csum_add_bytes(0, hdr, hlen)) == 0;
+      ASSERT_EQ(ipv4_header_valid(hdr, hlen), want) << "hlen " << hlen << " header " << i;
+      if (i % 2) {
+        ASSERT_TRUE(ipv4_header_valid(hdr, hlen)) << "hlen " << hlen << " header " << i;
+        hdr[rng() % hlen] ^= static_cast<uint8_t>(1u << (rng() % 8));
+        ASSERT_FALSE(ipv4_header_valid(hdr, hlen)) << "hlen " << hlen << " header " << i << ", a bit flipped";
+      }
+    }
+  }
+  // The known header, its checksum 0xb861; one whose checksum computes to 0x0000 verifies stored as 0xffff too.
+  uint8_t hdr[20] = {0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+                     0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7};
+  EXPECT_TRUE(ipv4_header_valid(hdr, 20));
+  store16(hdr + 10, 0);
+  store16(hdr + 18, static_cast<uint16_t>(load16(hdr + 18) + ipv4_header_csum(hdr, 20)));  // now sums to zero
+  ASSERT_EQ(ipv4_header_csum(hdr, 20), 0x0000);
+  EXPECT_TRUE(ipv4_header_valid(hdr, 20));
+  store16(hdr + 10, 0xffff);
+  EXPECT_TRUE(ipv4_header_valid(hdr, 20));
 }
 
 TEST(Elements, StripUnstripRoundTrip) {

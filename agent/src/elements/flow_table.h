@@ -45,6 +45,7 @@
 #include <cstring>
 #include <string>
 
+#include <rte_byteorder.h>
 #include <rte_hash_crc.h>
 
 #include "utils/checksum.h"
@@ -125,7 +126,8 @@ inline Key4 reversed(const Key4& k) {
 // and for TCP/UDP (those and the two ports). Applied with csum_apply it gives the same checksum, bit for bit, as
 // the terms summed per packet (a fold keeps the sum's value mod 0xffff and whether it is zero). An IPv4-only
 // flow table keeps both directions' in each record, so a hit's rewrite adds two stored words instead of summing
-// six terms from the packet and the target.
+// six terms from the packet and the target. Kept in network byte order, as the checksums they are added to: a
+// one's-complement sum is the same bytes swapped in either order (RFC 1071), so no swap per packet.
 struct RewriteDeltas {
   uint16_t ip;
   uint16_t l4;
@@ -140,7 +142,7 @@ inline RewriteDeltas rewrite_deltas(const Key4& from, const Key4& to) {
     s = (s & 0xffff) + (s >> 16);
     return static_cast<uint16_t>((s & 0xffff) + (s >> 16));
   };
-  return {fold(addr), fold(l4)};
+  return {rte_cpu_to_be_16(fold(addr)), rte_cpu_to_be_16(fold(l4))};
 }
 
 // The per-flow state next to the two tuples.

@@ -50,7 +50,7 @@ class CheckIPHeader final : public Element {
       const int hlen = (ip[0] & 0xf) * 4;
       const int tot = load16(ip + 2);
       if (hlen < 20 || hlen > len || tot < hlen || tot > len) return false;
-      if (checksum_ && ipv4_header_csum(ip, hlen) != load16(ip + 10)) return false;
+      if (checksum_ && !ipv4_header_valid(ip, hlen)) return false;
       mark_ip(m, ip, 4);
       return true;
     }
@@ -98,12 +98,13 @@ class DecIPTTL final : public Element {
     classify_push(b, [&](rte_mbuf* m) {
       const PacketAnno a = anno(m);
       if (a.ip_ver == 0) return -1;
-      uint8_t* ip = ip_header(m);
+      uint8_t* ip = static_cast<uint8_t*>(m->buf_addr) + a.ip_abs;  // ip_header(m), the annotation read once
       if (a.ip_ver == 4) {
         if (ip[8] <= 1) return ++expired_, expired_out;
-        const uint16_t old_word = load16(ip + 8);
         --ip[8];
-        store16(ip + 10, csum_update16(load16(ip + 10), old_word, load16(ip + 8)));
+        // RFC 1624 eqn. 3 for the TTL/protocol word going down by 0x0100 (the TTL, its high byte, stays at least 1:
+        // no borrow): ~m + m' is 0xfeff for every packet, as in Click's DecIPTTL.
+        store16(ip + 10, csum_apply(load16(ip + 10), 0xfeff));
         return 0;
       }
       if (ip[7] <= 1) return ++expired_, expired_out;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -87,8 +88,38 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 // tuple_of refuses and for every IPv6 packet.
 bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4);
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
-// The same, with the flow's stored deltas for this direction (FlowTable::deltas4): a hit's rewrite.
-void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d);
+
+// The transport checksum field, and whether the packet carries one (UDP over IPv4: 0 = none). No branch on the
+// protocol in either (see tcp_or_udp).
+inline uint8_t* l4_checksum(uint8_t* l4, uint8_t proto, bool v6, bool* present) {
+  const bool tcp = proto == 6;
+  uint8_t* csum = l4 + (tcp ? 16 : 6);
+  *present = tcp | v6 | (load16(csum) != 0);
+  return csum;
+}
+// A UDP checksum that computes to 0 is sent as 0xffff (0 means none); either byte order.
+inline uint16_t sent_l4_checksum(uint8_t proto, uint16_t c) {
+  return static_cast<uint16_t>(c | (0u - static_cast<unsigned>((proto == 17) & (c == 0))));
+}
+inline void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) { store16(csum, sent_l4_checksum(proto, c)); }
+// rewrite_ipv4 with the flow's stored deltas for this direction (FlowTable::deltas4): a hit's rewrite, inline in
+// the rewriters' batch loop.
+inline void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d) {
+  bool l4csum;
+  uint8_t* csum = l4_checksum(l4, to.proto, false, &l4csum);
+  std::memcpy(ip + 12, &to, 8);  // src, dst
+  store16(l4, to.sport);
+  store16(l4 + 2, to.dport);
+  // Both checksums updated as stored (network order), as the deltas are kept.
+  uint16_t c;
+  std::memcpy(&c, ip + 10, 2);
+  c = csum_apply16(c, d.ip);
+  std::memcpy(ip + 10, &c, 2);
+  if (!l4csum) return;
+  std::memcpy(&c, csum, 2);
+  c = sent_l4_checksum(to.proto, csum_apply16(c, d.l4));
+  std::memcpy(csum, &c, 2);
+}
 
 // A flow's progress (FlowMeta::state, which picks its Click timeout) after one more packet: UDP counts packets up
 // to 3 and notes replies; TCP notes data each way, and a FIN (one way) or RST (both) closes what SYN or data opens.

@@ -167,31 +167,6 @@ bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4) {
   return true;
 }
 
-namespace {
-// The transport checksum field, and whether the packet carries one (UDP over IPv4: 0 = none). No branch on the
-// protocol in either (see tcp_or_udp).
-uint8_t* l4_checksum(uint8_t* l4, uint8_t proto, bool v6, bool* present) {
-  const bool tcp = proto == 6;
-  uint8_t* csum = l4 + (tcp ? 16 : 6);
-  *present = tcp | v6 | (load16(csum) != 0);
-  return csum;
-}
-// A UDP checksum that computes to 0 is sent as 0xffff (0 means none).
-void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) {
-  store16(csum, static_cast<uint16_t>(c | (0u - static_cast<unsigned>((proto == 17) & (c == 0)))));
-}
-}  // namespace
-
-void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d) {
-  bool l4csum;
-  uint8_t* csum = l4_checksum(l4, to.proto, false, &l4csum);
-  std::memcpy(ip + 12, &to, 8);  // src, dst
-  store16(l4, to.sport);
-  store16(l4 + 2, to.dport);
-  store16(ip + 10, csum_apply(load16(ip + 10), d.ip));
-  if (l4csum) store_l4_checksum(csum, to.proto, csum_apply(load16(csum), d.l4));
-}
-
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to) {
   rewrite_ipv4(ip, l4, to, rewrite_deltas(from, to));
 }

@@ -42,6 +42,22 @@ inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
   return rte_be_to_cpu_16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum)));
 }
 
+// Whether an IPv4 header's checksum verifies, decided as Click's CheckIPHeader decides it (click_in_cksum over the
+// whole header, checksum field included, is 0): the one's-complement sum of all its words is 0xffff, so a stored
+// 0x0000 and 0xffff both stand for a computed zero. One sum, no separate checksum to compute and compare.
+inline bool ipv4_header_valid(const uint8_t* ip, size_t hlen) {
+  if (hlen == 20) {
+    uint32_t w[5];
+    std::memcpy(w, ip, 20);
+    uint64_t s = static_cast<uint64_t>(w[0]) + w[1] + w[2] + w[3] + w[4];
+    s = (s & 0xffffffff) + (s >> 32);  // < 2^33
+    s = (s & 0xffff) + (s >> 16);      // < 2^18
+    s = (s & 0xffff) + (s >> 16);
+    return __rte_raw_cksum_reduce(static_cast<uint32_t>(s)) == 0xffff;
+  }
+  return __rte_raw_cksum_reduce(__rte_raw_cksum(ip, hlen, 0)) == 0xffff;
+}
+
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for 16-bit words in host order.
 inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word) {
   uint32_t sum = static_cast<uint16_t>(~hc) + static_cast<uint16_t>(~old_word) + new_word;
@@ -62,6 +78,14 @@ inline uint32_t csum_term(uint16_t old_word, uint16_t new_word) {
 inline uint16_t csum_apply(uint16_t hc, uint32_t terms) {
   uint32_t sum = static_cast<uint16_t>(~hc) + terms;
   sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+// csum_apply with the terms already summed and folded to 16 bits: one fold is enough (~hc + d < 0x1ffff). The
+// same in either byte order, given both in it (RFC 1071's byte-order independence).
+inline uint16_t csum_apply16(uint16_t hc, uint16_t d) {
+  uint32_t sum = static_cast<uint16_t>(~hc) + static_cast<uint32_t>(d);
   sum = (sum & 0xffff) + (sum >> 16);
   return static_cast<uint16_t>(~sum);
 }
