@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/annotations.h"
 #include "core/element.h"
+#include "elements/flow_progress.h"
 #include "elements/flow_table.h"
 
 namespace metron {
@@ -121,11 +123,6 @@ inline void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas
   std::memcpy(csum, &c, 2);
 }
 
-// A flow's progress (FlowMeta::state, which picks its Click timeout) after one more packet: UDP counts packets up
-// to 3 and notes replies; TCP notes data each way, and a FIN (one way) or RST (both) closes what SYN or data opens.
-// `tcp_flags` and `tcp_payload` (the TCP segment carries data) are ignored for UDP, whose packets may pass
-// whatever follows their header there.
-uint8_t next_progress(uint8_t state, bool tcp, bool reply, uint8_t tcp_flags, bool tcp_payload);
 
 // Click's idle timeouts and guarantees (IPRewriter/TCPRewriter/UDPRewriter keywords), in seconds, with FastClick's
 // defaults. Every rewriter follows each flow's TCP/UDP progress, which picks its timeout.
@@ -221,7 +218,15 @@ class FlowRewriter {
   static constexpr unsigned kEvictCandidates = 32;
   static constexpr unsigned kEvictScan = 1024;
   int32_t insert_or_shed(const Tuple& t, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout, uint64_t now);
-  void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply);
+  // The flow's progress after this packet (next_progress). A UDP packet's "TCP" bytes are whatever follows its
+  // header, inside the mbuf's buffer; next_progress ignores them (reading them costs nothing, a branch on the
+  // protocol does). Inline: every hit runs it.
+  static void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
+    const PacketAnno a = anno(m);
+    const uint8_t* ip = static_cast<const uint8_t*>(m->buf_addr) + a.ip_abs;
+    const unsigned l3_payload = a.ip_ver == 4 ? load16(ip + 2) - (ip[0] & 0xf) * 4u : load16(ip + 4);
+    meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], l3_payload > (l4[12] >> 4) * 4u);
+  }
   uint64_t timeout_of(const FlowMeta& m) const { return timeout_[m.proto == 6][m.state & 15]; }
   uint32_t random() {
     rng_ ^= rng_ << 13, rng_ ^= rng_ >> 17, rng_ ^= rng_ << 5;

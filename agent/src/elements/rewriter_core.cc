@@ -330,50 +330,6 @@ bool FlowRewriter::share_of(const RewritePattern& p, uint32_t* lo, uint32_t* cou
   return true;
 }
 
-namespace {
-// Click's rules for a flow's progress, as written: the one definition, which kProgress tabulates.
-constexpr uint8_t progress_rule(unsigned state, bool tcp, unsigned dir, unsigned flags, bool payload) {
-  if (!tcp) {  // UDP: replies seen, packets counted up to 3
-    const unsigned count = (state >> 1 & 3u) + 1 < 3u ? (state >> 1 & 3u) + 1 : 3u;
-    return static_cast<uint8_t>((state & 1u) | dir | count << 1);
-  }
-  unsigned st = state;
-  if (flags & 0x04) st |= 12;                               // RST: both directions done
-  else if (flags & 0x01) st |= 4u << dir;                   // FIN: this direction done
-  else if ((flags & 0x02) || payload) st &= ~(4u << dir);   // SYN or data: this direction open again
-  if (payload) st |= 1u << dir;
-  return static_cast<uint8_t>(st & 0x7f);
-}
-
-// Every next progress, by [tcp][reply][payload][RST|SYN|FIN][state] (8 KB): one load per packet, with no branch
-// on the protocol or the flags, where the rules as branches mispredicted at every change between TCP and UDP
-// (see tcp_or_udp) and as masks took ~40 instructions.
-struct ProgressTable {
-  uint8_t next[2][2][2][8][128];
-  constexpr ProgressTable() : next() {
-    for (unsigned t = 0; t < 2; ++t)
-      for (unsigned d = 0; d < 2; ++d)
-        for (unsigned p = 0; p < 2; ++p)
-          for (unsigned f = 0; f < 8; ++f)
-            for (unsigned st = 0; st < 128; ++st) next[t][d][p][f][st] = progress_rule(st, t != 0, d, f, p != 0);
-  }
-};
-constexpr ProgressTable kProgress;
-}  // namespace
-
-uint8_t next_progress(uint8_t state, bool tcp, bool reply, uint8_t tcp_flags, bool tcp_payload) {
-  // A UDP row ignores the flags and payload, so they index it unmasked.
-  return kProgress.next[tcp][reply][tcp_payload][tcp_flags & 7u][state & 0x7fu];
-}
-
-void FlowRewriter::track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
-  // A UDP packet's "TCP" bytes are whatever follows its header, inside the mbuf's buffer; next_progress ignores
-  // them (reading them costs nothing, a branch on the protocol does).
-  const uint8_t* ip = ip_header(m);
-  const unsigned l3_payload = anno(m).ip_ver == 4 ? load16(ip + 2) - (ip[0] & 0xf) * 4u : load16(ip + 4);
-  meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], l3_payload > (l4[12] >> 4) * 4u);
-}
-
 int32_t FlowRewriter::insert_or_shed(const Tuple& t, const Tuple& mapped, uint32_t backend, uint8_t fout, uint8_t rout,
                                      uint64_t now) {
   int32_t idx = table_->insert(t, mapped, backend, fout, rout, now);

@@ -101,20 +101,25 @@ inline uint16_t csum_update32(uint16_t hc, uint32_t old_v, uint32_t new_v) {
 // per-packet tests of TCP-or-UDP go through it.
 inline bool tcp_or_udp(uint8_t proto) { return (proto == 6) | (proto == 17); }
 
-inline uint16_t load16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
+// Big-endian fields as one load or store and a byte swap each: stored byte by byte (a shift and a store per byte)
+// they took 18 instructions per packet in a rewriter hit's rewrite alone (callgrind; 80 -> 67 for the rewrite).
+inline uint16_t load16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return rte_be_to_cpu_16(v);
+}
 inline uint32_t load32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 |
-         p[3];
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return rte_be_to_cpu_32(v);
 }
 inline void store16(uint8_t* p, uint16_t v) {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
+  v = rte_cpu_to_be_16(v);
+  std::memcpy(p, &v, 2);
 }
 inline void store32(uint8_t* p, uint32_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
+  v = rte_cpu_to_be_32(v);
+  std::memcpy(p, &v, 4);
 }
 
 }  // namespace metron
