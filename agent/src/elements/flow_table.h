@@ -209,17 +209,24 @@ class FlowTable {
   uint64_t index_hits() const { return index_hits_.get(); }
   uint64_t index_fallbacks() const { return index_fallbacks_.get(); }
   int32_t lookup_one4(const Key4& key) const { return find(reinterpret_cast<const uint8_t*>(&key)); }
-  const Key4& orig4(uint32_t idx) const { return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta)); }
-  const Key4& mapped4(uint32_t idx) const {
-    return *reinterpret_cast<const Key4*>(record(idx) + sizeof(FlowMeta) + sizeof(Key4));
+  // Record idx's address, and an IPv4-only table's record parts read from it: a hit reads its metadata, target and
+  // deltas from one address computation (each record(idx) is a chunk load and a multiply).
+  uint8_t* record_at(uint32_t idx) const { return const_cast<uint8_t*>(record(idx)); }
+  static FlowMeta& meta_at(uint8_t* r) { return *reinterpret_cast<FlowMeta*>(r); }
+  static const Key4& orig4_at(const uint8_t* r) { return *reinterpret_cast<const Key4*>(r + sizeof(FlowMeta)); }
+  static const Key4& mapped4_at(const uint8_t* r) {
+    return *reinterpret_cast<const Key4*>(r + sizeof(FlowMeta) + sizeof(Key4));
   }
-  // An IPv4-only table's record idx: the checksum deltas of rewriting its forward packets (orig -> mapped) or its
-  // replies (reversed(mapped) -> reversed(orig)), computed when it was inserted.
-  RewriteDeltas deltas4(uint32_t idx, bool reply) const {
+  // The checksum deltas of rewriting the record's forward packets (orig -> mapped) or its replies
+  // (reversed(mapped) -> reversed(orig)), computed when it was inserted.
+  static RewriteDeltas deltas4_at(const uint8_t* r, bool reply) {
     RewriteDeltas d;
-    std::memcpy(&d, record(idx) + sizeof(FlowMeta) + 2 * sizeof(Key4) + (reply ? sizeof d : 0), sizeof d);
+    std::memcpy(&d, r + sizeof(FlowMeta) + 2 * sizeof(Key4) + (reply ? sizeof d : 0), sizeof d);
     return d;
   }
+  const Key4& orig4(uint32_t idx) const { return orig4_at(record(idx)); }
+  const Key4& mapped4(uint32_t idx) const { return mapped4_at(record(idx)); }
+  RewriteDeltas deltas4(uint32_t idx, bool reply) const { return deltas4_at(record(idx), reply); }
   // Asks for record idx's cache lines (for writing: a hit's metadata is updated) ahead of their use: a rewriter
   // asks for every hit of a batch right after its bulk lookup, so the batch's record misses overlap.
   void prefetch(uint32_t idx) const {
@@ -247,7 +254,7 @@ class FlowTable {
     return s == kWanted || s == kReady;
   }
 
-  FlowMeta& meta(uint32_t idx) { return *reinterpret_cast<FlowMeta*>(record(idx)); }
+  FlowMeta& meta(uint32_t idx) { return meta_at(record(idx)); }
   const FlowMeta& meta(uint32_t idx) const { return *reinterpret_cast<const FlowMeta*>(record(idx)); }
   Tuple orig(uint32_t idx) const { return decode(record(idx) + sizeof(FlowMeta)); }
   Tuple mapped(uint32_t idx) const { return decode(record(idx) + sizeof(FlowMeta) + key_len_); }

@@ -58,12 +58,16 @@ void lookup_keys(const FlowTable& t, const Key4* const* k, const uint32_t* sigs,
 }
 int32_t lookup_key(const FlowTable& t, const Tuple& k) { return t.lookup_one(k); }
 int32_t lookup_key(const FlowTable& t, const Key4& k) { return t.lookup_one4(k); }
-void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Tuple& from, uint8_t* l4) {
+// Rewrites a hit (record idx, at address rec) to its target.
+void rewrite_to_target(const FlowTable& t, uint32_t idx, const uint8_t*, bool reply, rte_mbuf* m, const Tuple& from,
+                       uint8_t* l4) {
   rewrite_packet(m, from, t.rewrite_target(idx, reply), l4);
 }
 // The packet's key is the record's for this direction (the lookup compared them): its stored deltas apply.
-void rewrite_to_target(const FlowTable& t, uint32_t idx, bool reply, rte_mbuf* m, const Key4&, uint8_t* l4) {
-  rewrite_ipv4(ip_header(m), l4, reply ? reversed(t.orig4(idx)) : t.mapped4(idx), t.deltas4(idx, reply));
+void rewrite_to_target(const FlowTable&, uint32_t, const uint8_t* rec, bool reply, rte_mbuf* m, const Key4&,
+                       uint8_t* l4) {
+  rewrite_ipv4(ip_header(m), l4, reply ? reversed(FlowTable::orig4_at(rec)) : FlowTable::mapped4_at(rec),
+               FlowTable::deltas4_at(rec, reply));
 }
 const Tuple& as_tuple(const Tuple& k) { return k; }
 Tuple as_tuple(const Key4& k) { return to_tuple(k); }
@@ -128,9 +132,11 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
     }
     const uint32_t idx = static_cast<uint32_t>(r) >> 1;
     const bool reply = r & 1;
-    rw.touch(idx, m, l4s[j], reply, now);
-    rewrite_to_target(rw.table(), idx, reply, m, keys[j], l4s[j]);
-    res[i] = out_of(rw.table().meta(idx), reply);
+    uint8_t* const rec = rw.table().record_at(idx);
+    FlowMeta& meta = FlowTable::meta_at(rec);
+    FlowRewriter::touch(meta, m, l4s[j], reply, now);
+    rewrite_to_target(rw.table(), idx, rec, reply, m, keys[j], l4s[j]);
+    res[i] = out_of(meta, reply);
   }
 }
 

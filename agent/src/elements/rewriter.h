@@ -169,7 +169,9 @@ class FlowRewriter {
   int32_t create(const Tuple& t, const RewritePattern& p, uint32_t backend, uint64_t now);
   // A packet of the flow in record idx passed (reply: in the reply direction); l4 is its TCP/UDP header.
   void touch(uint32_t idx, rte_mbuf* m, uint8_t* l4, bool reply, uint64_t now) {
-    FlowMeta& meta = table_->meta(idx);
+    touch(table_->meta(idx), m, l4, reply, now);
+  }
+  static void touch(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply, uint64_t now) {
     meta.last_tsc = now;
     track(meta, m, l4, reply);
   }
