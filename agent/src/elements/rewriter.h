@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -88,7 +89,34 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 // The IPv4 forms of both, on the flow key as IPv4-only flow tables hash it (the per-packet path of such tables:
 // the key is read from the headers once and serves the lookup and the rewrite). key4_of answers false for what
 // tuple_of refuses and for every IPv6 packet.
-bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4);
+// Inline: every packet of an IPv4-only rewriter runs it.
+static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offsetof(Key4, proto) == 12 &&
+                  offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "key4_of writes a Key4's second half as one little-endian 8-byte word");
+inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
+  const PacketAnno a = anno(m);  // read once: ip_header(m) and ip_bytes_left(m) would read it again
+  if (a.ip_ver != 4) return false;
+  uint8_t* ip = static_cast<uint8_t*>(m->buf_addr) + a.ip_abs;
+  const int left = static_cast<int>(m->data_off + m->data_len) - static_cast<int>(a.ip_abs);
+  if (left < 20) return false;
+  if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
+  const uint8_t proto = ip[9];
+  const int at = (ip[0] & 0xf) * 4;
+  // TCP or UDP with its whole transport header, one test (tcp_or_udp: no branch on which of the two).
+  if (!(tcp_or_udp(proto) & (left >= at + (proto == 6 ? 20 : 8)))) return false;
+  uint8_t* const l4p = ip + at;
+  *l4 = l4p;
+  // The key as two 8-byte stores: src and dst (adjacent in both, at the start of a Key4), then ports, protocol and
+  // zeros. The signature's CRC reads it back as two 8-byte loads right away, which a store of each field on its
+  // own would make wait until the stores reach the cache (a load spanning several stores is not forwarded):
+  // ~17 cycles per packet of the offloaded chain (BENCHMARKS.md, session 21). Both ports in one load: swapped
+  // whole, the wire's sport|dport is dport-low, sport-high; rotated by 16, host-order sport then dport.
+  const uint32_t ports = (load32(l4p) << 16) | (load32(l4p) >> 16);
+  const uint64_t rest = uint64_t{ports} | uint64_t{proto} << 32;  // v6, pad: 0
+  std::memcpy(k, ip + 12, 8);
+  std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
+  return true;
+}
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
 
 // The transport checksum field, and whether the packet carries one (UDP over IPv4: 0 = none). No branch on the

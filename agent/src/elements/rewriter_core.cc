@@ -116,31 +116,6 @@ uint32_t PatternPool::select(const Tuple&, uint32_t hash) {
   return i;
 }
 
-static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offsetof(Key4, proto) == 12 &&
-                  offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-              "key4_of writes a Key4's second half as one little-endian 8-byte word");
-
-bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
-  if (anno(m).ip_ver != 4) return false;
-  uint8_t* ip = ip_header(m);
-  const int left = ip_bytes_left(m);
-  if (left < 20) return false;
-  if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
-  const uint8_t proto = ip[9];
-  const int at = (ip[0] & 0xf) * 4;
-  // TCP or UDP with its whole transport header, one test (tcp_or_udp: no branch on which of the two).
-  if (!(tcp_or_udp(proto) & (left >= at + (proto == 6 ? 20 : 8)))) return false;
-  *l4 = ip + at;
-  // The key as two 8-byte stores: src and dst (adjacent in both, at the start of a Key4), then ports, protocol and
-  // zeros. The signature's CRC reads it back as two 8-byte loads right away, which a store of each field on its
-  // own would make wait until the stores reach the cache (a load spanning several stores is not forwarded):
-  // ~17 cycles per packet of the offloaded chain (BENCHMARKS.md, session 21).
-  uint64_t rest = uint64_t{load16(*l4)} | uint64_t{load16(*l4 + 2)} << 16 | uint64_t{proto} << 32;  // v6, pad: 0
-  std::memcpy(k, ip + 12, 8);
-  std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
-  return true;
-}
-
 bool tuple_of(rte_mbuf* m, Tuple* t, uint8_t** l4) {
   const PacketAnno a = anno(m);
   if (a.ip_ver == 4) {
