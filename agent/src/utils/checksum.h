@@ -47,12 +47,19 @@ inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
 // 0x0000 and 0xffff both stand for a computed zero. One sum, no separate checksum to compute and compare.
 inline bool ipv4_header_valid(const uint8_t* ip, size_t hlen) {
   if (hlen == 20) {
-    uint32_t w[5];
-    std::memcpy(w, ip, 20);
-    uint64_t s = static_cast<uint64_t>(w[0]) + w[1] + w[2] + w[3] + w[4];
+    // Two 8-byte words and a 4-byte one, added with their carries brought around (2^64 = 1 modulo 2^16 - 1, as
+    // 2^32 and 2^16 are), then folded to 16 bits.
+    uint64_t a, b;
+    uint32_t c;
+    std::memcpy(&a, ip, 8);
+    std::memcpy(&b, ip + 8, 8);
+    std::memcpy(&c, ip + 16, 4);
+    uint64_t s = a + b;
+    s += s < a;  // the carry out of bit 63, back in at bit 0 (s <= 2^64 - 2 before it: no second carry)
+    const uint64_t t = s + c;
+    s = t + (t < s);
     s = (s & 0xffffffff) + (s >> 32);  // < 2^33
-    s = (s & 0xffff) + (s >> 16);      // < 2^18
-    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffffffff) + (s >> 32);  // < 2^32
     return __rte_raw_cksum_reduce(static_cast<uint32_t>(s)) == 0xffff;
   }
   return __rte_raw_cksum_reduce(__rte_raw_cksum(ip, hlen, 0)) == 0xffff;
