@@ -123,7 +123,7 @@ inline Key4 reversed(const Key4& k) {
 
 // What rewriting one direction of a flow does to the checksums, a constant of the flow: RFC 1624's sum of
 // ~m + m' over the words that change (csum_term), folded to 16 bits, for the IPv4 header (the four address words)
-// and for TCP/UDP (those and the two ports). Applied with csum_apply it gives the same checksum, bit for bit, as
+// and for TCP/UDP (those and the two ports). Applied with csum_apply16 it gives the same checksum, bit for bit, as
 // the terms summed per packet (a fold keeps the sum's value mod 0xffff and whether it is zero). An IPv4-only
 // flow table keeps both directions' in each record, so a hit's rewrite adds two stored words instead of summing
 // six terms from the packet and the target. Kept in network byte order, as the checksums they are added to: a
