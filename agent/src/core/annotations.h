@@ -22,7 +22,9 @@ void register_annotations();
 
 inline PacketAnno& anno(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, g_anno_offset, PacketAnno*); }
 
-inline uint8_t* ip_header(rte_mbuf* m) { return static_cast<uint8_t*>(m->buf_addr) + anno(m).ip_abs; }
+// The IP header; with the annotation already read (a per-packet path that needs more of it reads it once).
+inline uint8_t* ip_header(rte_mbuf* m, const PacketAnno& a) { return static_cast<uint8_t*>(m->buf_addr) + a.ip_abs; }
+inline uint8_t* ip_header(rte_mbuf* m) { return ip_header(m, anno(m)); }
 
 inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver) {
   PacketAnno& a = anno(m);
@@ -31,9 +33,10 @@ inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver) {
 }
 
 // Bytes from the IP header to the end of the packet's (single-segment) data.
-inline int ip_bytes_left(rte_mbuf* m) {
-  return static_cast<int>(m->data_off + m->data_len) - static_cast<int>(anno(m).ip_abs);
+inline int ip_bytes_left(rte_mbuf* m, const PacketAnno& a) {
+  return static_cast<int>(m->data_off + m->data_len) - static_cast<int>(a.ip_abs);
 }
+inline int ip_bytes_left(rte_mbuf* m) { return ip_bytes_left(m, anno(m)); }
 
 // Packets come from ports with anno reset; elements that create packets call this.
 inline void clear_anno(rte_mbuf* m) { anno(m) = PacketAnno{0, 0, 0}; }

@@ -138,11 +138,7 @@ inline RewriteDeltas rewrite_deltas(const Key4& from, const Key4& to) {
   uint32_t addr = 0;
   for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
   const uint32_t l4 = addr + csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
-  auto fold = [](uint32_t s) {
-    s = (s & 0xffff) + (s >> 16);
-    return static_cast<uint16_t>((s & 0xffff) + (s >> 16));
-  };
-  return {rte_cpu_to_be_16(fold(addr)), rte_cpu_to_be_16(fold(l4))};
+  return {rte_cpu_to_be_16(__rte_raw_cksum_reduce(addr)), rte_cpu_to_be_16(__rte_raw_cksum_reduce(l4))};
 }
 
 // The per-flow state next to the two tuples.

@@ -98,7 +98,7 @@ class DecIPTTL final : public Element {
     classify_push(b, [&](rte_mbuf* m) {
       const PacketAnno a = anno(m);
       if (a.ip_ver == 0) return -1;
-      uint8_t* ip = static_cast<uint8_t*>(m->buf_addr) + a.ip_abs;  // ip_header(m), the annotation read once
+      uint8_t* ip = ip_header(m, a);
       if (a.ip_ver == 4) {
         if (ip[8] <= 1) return ++expired_, expired_out;
         --ip[8];

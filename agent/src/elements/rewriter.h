@@ -94,10 +94,10 @@ static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offse
                   offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "key4_of writes a Key4's second half as one little-endian 8-byte word");
 inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
-  const PacketAnno a = anno(m);  // read once: ip_header(m) and ip_bytes_left(m) would read it again
+  const PacketAnno a = anno(m);  // read once for the version, the header and the bytes left
   if (a.ip_ver != 4) return false;
-  uint8_t* ip = static_cast<uint8_t*>(m->buf_addr) + a.ip_abs;
-  const int left = static_cast<int>(m->data_off + m->data_len) - static_cast<int>(a.ip_abs);
+  uint8_t* ip = ip_header(m, a);
+  const int left = ip_bytes_left(m, a);
   if (left < 20) return false;
   if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
   const uint8_t proto = ip[9];
@@ -111,7 +111,8 @@ inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   // own would make wait until the stores reach the cache (a load spanning several stores is not forwarded):
   // ~17 cycles per packet of the offloaded chain (BENCHMARKS.md, session 21). Both ports in one load: swapped
   // whole, the wire's sport|dport is dport-low, sport-high; rotated by 16, host-order sport then dport.
-  const uint32_t ports = (load32(l4p) << 16) | (load32(l4p) >> 16);
+  const uint32_t wire = load32(l4p);
+  const uint32_t ports = wire << 16 | wire >> 16;
   const uint64_t rest = uint64_t{ports} | uint64_t{proto} << 32;  // v6, pad: 0
   std::memcpy(k, ip + 12, 8);
   std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
@@ -253,7 +254,7 @@ class FlowRewriter {
   // protocol does). Inline: every hit runs it.
   static void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
     const PacketAnno a = anno(m);
-    const uint8_t* ip = static_cast<const uint8_t*>(m->buf_addr) + a.ip_abs;
+    const uint8_t* ip = ip_header(m, a);
     const unsigned l3_payload = a.ip_ver == 4 ? load16(ip + 2) - (ip[0] & 0xf) * 4u : load16(ip + 4);
     meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], l3_payload > (l4[12] >> 4) * 4u);
   }

@@ -19,26 +19,33 @@ inline uint16_t csum_fold(uint32_t sum) {
   return static_cast<uint16_t>(~sum);
 }
 
+// The one's-complement sum of an option-less IPv4 header (nearly every packet; CheckIPHeader verifies each one),
+// folded to 16 bits, over native-endian words, with or without its checksum field: two 8-byte words and a 4-byte
+// one, added with their carries brought around (2^64 = 1 modulo 2^16 - 1, as 2^32 and 2^16 are), the same sum
+// as the loop over half-words, bit for bit, without the loop.
+inline uint16_t ipv4_header20_sum(const uint8_t* ip, bool with_checksum) {
+  uint64_t a, b;
+  uint32_t c;
+  std::memcpy(&a, ip, 8);
+  std::memcpy(&b, ip + 8, 8);
+  std::memcpy(&c, ip + 16, 4);
+  if (!with_checksum) b &= ~uint64_t{0xffff0000};  // bytes 10-11 (little-endian: bits 16-31 of bytes 8-15)
+  uint64_t s = a + b;
+  s += s < a;  // the carry out of bit 63, back in at bit 0 (s <= 2^64 - 2 before it: no second carry)
+  const uint64_t t = s + c;
+  s = t + (t < s);
+  s = (s & 0xffffffff) + (s >> 32);  // < 2^33
+  s = (s & 0xffffffff) + (s >> 32);  // < 2^32
+  return __rte_raw_cksum_reduce(static_cast<uint32_t>(s));
+}
+
 // Full IPv4 header checksum (the checksum field itself excluded), in host order. DPDK's rte_raw_cksum sums
 // whole words at a time, several times faster than a byte loop on the per-packet path.
 inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
-  if (hlen == 20) {
-    // A header without options (nearly every packet; CheckIPHeader verifies each one): four 32-bit words and the
-    // TTL/protocol half-word, without the loop over half-words. Summing 32-bit words and folding the carries
-    // back is the same one's-complement sum (2^16 = 1 modulo 2^16 - 1), so the result is the loop's, bit for bit.
-    uint32_t w[5];
-    std::memcpy(w, ip, 20);
-    uint16_t ttl_proto;
-    std::memcpy(&ttl_proto, ip + 8, 2);
-    uint64_t s = static_cast<uint64_t>(w[0]) + w[1] + ttl_proto + w[3] + w[4];
-    s = (s & 0xffffffff) + (s >> 32);  // < 2^33
-    s = (s & 0xffff) + (s >> 16);      // < 2^18
-    s = (s & 0xffff) + (s >> 16);      // <= 2^16 + 2: a last fold below
-    return rte_be_to_cpu_16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(static_cast<uint32_t>(s))));
-  }
+  // The raw sum is over native-endian words, i.e. already in wire order once stored; callers use host order.
+  if (hlen == 20) return rte_be_to_cpu_16(static_cast<uint16_t>(~ipv4_header20_sum(ip, false)));
   uint32_t sum = __rte_raw_cksum(ip, 10, 0);
   sum = __rte_raw_cksum(ip + 12, hlen - 12, sum);
-  // The raw sum is over native-endian words, i.e. already in wire order once stored; callers use host order.
   return rte_be_to_cpu_16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum)));
 }
 
@@ -46,22 +53,7 @@ inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
 // whole header, checksum field included, is 0): the one's-complement sum of all its words is 0xffff, so a stored
 // 0x0000 and 0xffff both stand for a computed zero. One sum, no separate checksum to compute and compare.
 inline bool ipv4_header_valid(const uint8_t* ip, size_t hlen) {
-  if (hlen == 20) {
-    // Two 8-byte words and a 4-byte one, added with their carries brought around (2^64 = 1 modulo 2^16 - 1, as
-    // 2^32 and 2^16 are), then folded to 16 bits.
-    uint64_t a, b;
-    uint32_t c;
-    std::memcpy(&a, ip, 8);
-    std::memcpy(&b, ip + 8, 8);
-    std::memcpy(&c, ip + 16, 4);
-    uint64_t s = a + b;
-    s += s < a;  // the carry out of bit 63, back in at bit 0 (s <= 2^64 - 2 before it: no second carry)
-    const uint64_t t = s + c;
-    s = t + (t < s);
-    s = (s & 0xffffffff) + (s >> 32);  // < 2^33
-    s = (s & 0xffffffff) + (s >> 32);  // < 2^32
-    return __rte_raw_cksum_reduce(static_cast<uint32_t>(s)) == 0xffff;
-  }
+  if (hlen == 20) return ipv4_header20_sum(ip, true) == 0xffff;
   return __rte_raw_cksum_reduce(__rte_raw_cksum(ip, hlen, 0)) == 0xffff;
 }
 
