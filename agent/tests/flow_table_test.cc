@@ -95,6 +95,16 @@ TEST(FlowTable, IndexAnswersAsTheHashDoesUnderChurn) {
       for (unsigned i = 0; i < n; ++i) ptrs[i] = &keys[at + i];
       t.lookup4(ptrs, n, out);
       for (unsigned i = 0; i < n; ++i) ASSERT_EQ(out[i], t.lookup_one4(keys[at + i])) << "round " << round << " key " << at + i;
+      // The same with the caller's signatures, and the hits' record addresses handed back.
+      uint32_t sigs[32];
+      uint8_t* recs[32];
+      int32_t again[32];
+      for (unsigned i = 0; i < n; ++i) sigs[i] = FlowTable::sig4(keys[at + i]);
+      t.lookup4(ptrs, sigs, n, again, recs);
+      for (unsigned i = 0; i < n; ++i) {
+        ASSERT_EQ(again[i], out[i]) << "round " << round << " key " << at + i;
+        if (out[i] >= 0) ASSERT_EQ(recs[i], t.record_at(static_cast<uint32_t>(out[i]) >> 1));
+      }
     }
   }
   EXPECT_GT(live.size(), 1000u);
@@ -102,6 +112,18 @@ TEST(FlowTable, IndexAnswersAsTheHashDoesUnderChurn) {
   // A grown table has no index and answers the same way through the rte_hash.
   FlowTable g("index_grows", 1000, 0, /*ipv6=*/false, /*grows=*/true);
   EXPECT_FALSE(g.indexed());
+}
+
+// sig4 is the signature the table's rte_hash computes for the key (its fallback lookups pass sig4's to it).
+TEST(FlowTable, SignatureIsTheHashsCrc) {
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 100000; ++i) {
+    Key4 k;
+    uint64_t w[2];
+    for (uint64_t& v : w) x ^= x << 13, x ^= x >> 7, x ^= x << 17, v = x;
+    std::memcpy(&k, w, sizeof k);
+    ASSERT_EQ(FlowTable::sig4(k), rte_hash_crc(&k, sizeof k, 0x4d455452)) << i;  // FlowTable::kHashSeed
+  }
 }
 
 TEST(FlowTable, Ipv4TableFindsBothDirectionsAndKeepsTuples) {

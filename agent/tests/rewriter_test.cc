@@ -603,6 +603,38 @@ TEST(SynthRewriter, TcpFlowsTimeOutByProgressAsInClick) {
   expect_tcp_flows_time_out_by_progress(napt(std::string("PATTERN 5.5.5.5 1024-65535 - -, ") + kTcpTimeouts));
 }
 
+// A TCP segment behind IPv6 extension headers carries data only if bytes follow its TCP header: the extension
+// headers count in the IPv6 payload length, not in the segment. ACKs without data both ways, each behind a
+// destination-options header, leave the flow without data (TCP_NODATA_TIMEOUT); data both ways keeps it.
+TEST(SynthRewriter, Ipv6ExtensionHeadersAreNotTcpData) {
+  GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(ip vers 6 and dst host 2001:db8::99, -);"
+                   "c[1] -> [0]rw :: SynthRewriter(PATTERN 2001:db8::99 2000-3000 - -, " + std::string(kTcpTimeouts) +
+                   "); c[0] -> [1]rw; rw[0] -> Unstrip(14) -> [0]output; rw[1] -> Unstrip(14) -> [1]output;");
+  auto fwd = [](uint16_t sport, uint8_t flags, uint16_t payload) {
+    Flow f;
+    f.ipv6 = true, f.src = "2001:db8::1", f.dst = "2001:db8::2";
+    f.proto = 6, f.sport = sport, f.dport = 80, f.tcp_flags = flags, f.payload = payload;
+    return test::with_ipv6_extensions(test::frame(f), {{60}});
+  };
+  auto back = [](uint16_t mapped, uint8_t flags, uint16_t payload) {
+    Flow r;
+    r.ipv6 = true, r.src = "2001:db8::2", r.dst = "2001:db8::99";
+    r.proto = 6, r.sport = 80, r.dport = mapped, r.tcp_flags = flags, r.payload = payload;
+    return test::with_ipv6_extensions(test::frame(r), {{60}});
+  };
+  g.push({fwd(100, 0x02, 0), fwd(101, 0x02, 0)});
+  ASSERT_EQ(g.sink.out[0].size(), 2u);
+  const uint16_t acks = load16(g.sink.out[0][0].data() + 14 + 40 + 8), data = load16(g.sink.out[0][1].data() + 14 + 48);
+  g.push({fwd(100, 0x10, 0), back(acks, 0x10, 0), fwd(101, 0x10, 100), back(data, 0x10, 100)});
+  ASSERT_EQ(g.sink.out[1].size(), 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  for (uint16_t i = 0; i < 8; ++i) g.push(fwd(static_cast<uint16_t>(200 + i), 0x02, 0));  // sweeps the table
+  g.push(back(acks, 0x10, 0));
+  EXPECT_EQ(g.sink.out[1].size(), 2u) << "ACKs behind extension headers counted as data: the flow outlived TCP_NODATA_TIMEOUT";
+  g.push(back(data, 0x10, 0));
+  EXPECT_EQ(g.sink.out[1].size(), 3u) << "a flow with data both ways expired before TCP_TIMEOUT";
+}
+
 constexpr const char* kUdpTimeouts = "UDP_TIMEOUT 0.1, UDP_STREAMING_TIMEOUT 30";
 void expect_udp_streaming_timeout(const std::string& config) {
   GroupUnderTest g(config);

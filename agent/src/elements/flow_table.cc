@@ -451,10 +451,10 @@ bool same_key(const void* a, const void* b) {
 }
 }  // namespace
 
-inline bool FlowTable::holds(uint32_t idx, unsigned dir, const Key4& key) const {
-  if (idx >= fresh_ || !meta(idx).live) return false;
-  if (dir == 0) return same_key(&orig4(idx), &key);
-  const Key4 k = reversed(mapped4(idx));
+inline bool FlowTable::holds(uint32_t idx, const uint8_t* r, unsigned dir, const Key4& key) const {
+  if (idx >= fresh_ || !reinterpret_cast<const FlowMeta*>(r)->live) return false;
+  if (dir == 0) return same_key(&orig4_at(r), &key);
+  const Key4 k = reversed(mapped4_at(r));
   return same_key(&k, &key);
 }
 
@@ -497,7 +497,17 @@ void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
     if (b->ref[w] == ref) b->ref[w] = 0;
 }
 
-void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out) const {
+void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out,
+                        uint8_t** recs) const {
+  if (recs == nullptr) {
+    uint8_t* scratch[RTE_HASH_LOOKUP_BULK_MAX];
+    for (unsigned done = 0; done < n;) {
+      const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
+      lookup4(keys + done, sigs + done, chunk, out + done, scratch);
+      done += chunk;
+    }
+    return;
+  }
   if (index_ == nullptr) {
     for (unsigned done = 0; done < n;) {
       const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
@@ -506,8 +516,11 @@ void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned 
       std::memcpy(ptrs, keys + done, chunk * sizeof *ptrs);
       std::memcpy(s, sigs + done, chunk * sizeof *s);
       lookup_hashed(ptrs, s, chunk, out + done);
-      for (unsigned i = 0; i < chunk; ++i)
-        if (out[done + i] >= 0) prefetch(static_cast<uint32_t>(out[done + i]) >> 1);
+      for (unsigned i = 0; i < chunk; ++i) {
+        if (out[done + i] < 0) continue;
+        recs[done + i] = record_at(static_cast<uint32_t>(out[done + i]) >> 1);
+        prefetch_at(recs[done + i]);
+      }
       done += chunk;
     }
     return;
@@ -516,7 +529,10 @@ void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned 
   for (unsigned i = 0; i < n; ++i) {
     const int32_t ref = index_probe(sigs[i]);
     out[i] = ref;
-    if (ref >= 0 && static_cast<uint32_t>(ref >> 1) < fresh_) prefetch(static_cast<uint32_t>(ref) >> 1);
+    if (ref >= 0 && static_cast<uint32_t>(ref >> 1) < fresh_) {
+      recs[i] = record_at(static_cast<uint32_t>(ref) >> 1);
+      prefetch_at(recs[i]);
+    }
   }
   // Stage 2: each key compared with its record's; the rest go to the rte_hash with their signatures, in bulk.
   const void* miss[RTE_HASH_LOOKUP_BULK_MAX];
@@ -529,14 +545,15 @@ void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned 
     for (unsigned k = 0; k < nm; ++k) {
       if (found[k] < 0) continue;
       out[at[k]] = found[k];
-      prefetch(static_cast<uint32_t>(found[k]) >> 1);
+      recs[at[k]] = record_at(static_cast<uint32_t>(found[k]) >> 1);
+      prefetch_at(recs[at[k]]);
       index_put(miss_sig[k], static_cast<uint32_t>(found[k]) + 1);  // put back: the next packet finds it
     }
     index_fallbacks_.add(nm);
     nm = 0;
   };
   for (unsigned i = 0; i < n; ++i) {
-    if (out[i] >= 0 && holds(static_cast<uint32_t>(out[i]) >> 1, out[i] & 1, *keys[i])) {
+    if (out[i] >= 0 && holds(static_cast<uint32_t>(out[i]) >> 1, recs[i], out[i] & 1, *keys[i])) {
       ++hits;
       continue;
     }

@@ -93,7 +93,8 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offsetof(Key4, proto) == 12 &&
                   offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "key4_of writes a Key4's second half as one little-endian 8-byte word");
-inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
+// *ip: the IPv4 header, for the rewrite and the flow's progress after the lookup (one annotation read per packet).
+inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
   const PacketAnno a = anno(m);  // read once for the version, the header and the bytes left
   if (a.ip_ver != 4) return false;
   uint8_t* ip = ip_header(m, a);
@@ -105,6 +106,7 @@ inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   // TCP or UDP with its whole transport header, one test (tcp_or_udp: no branch on which of the two).
   if (!(tcp_or_udp(proto) & (left >= at + (proto == 6 ? 20 : 8)))) return false;
   uint8_t* const l4p = ip + at;
+  *ip_out = ip;
   *l4 = l4p;
   // The key as two 8-byte stores: src and dst (adjacent in both, at the start of a Key4), then ports, protocol and
   // zeros. The signature's CRC reads it back as two 8-byte loads right away, which a store of each field on its
@@ -117,6 +119,10 @@ inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   std::memcpy(k, ip + 12, 8);
   std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
   return true;
+}
+inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
+  uint8_t* ip;
+  return key4_of(m, k, &ip, l4);
 }
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
 
@@ -201,8 +207,13 @@ class FlowRewriter {
     touch(table_->meta(idx), m, l4, reply, now);
   }
   static void touch(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply, uint64_t now) {
+    const PacketAnno a = anno(m);
+    touch(meta, ip_header(m, a), l4, a.ip_ver == 4, reply, now);
+  }
+  // The same with the packet's IP header (v4: IPv4, else IPv6) already at hand: a batch loop's hit.
+  static void touch(FlowMeta& meta, const uint8_t* ip, const uint8_t* l4, bool v4, bool reply, uint64_t now) {
     meta.last_tsc = now;
-    track(meta, m, l4, reply);
+    track(meta, ip, l4, v4, reply);
   }
   // Once per batch, before its lookups: expiry sweep and the table's growth work.
   void expire(uint64_t now);
@@ -252,11 +263,12 @@ class FlowRewriter {
   // The flow's progress after this packet (next_progress). A UDP packet's "TCP" bytes are whatever follows its
   // header, inside the mbuf's buffer; next_progress ignores them (reading them costs nothing, a branch on the
   // protocol does). Inline: every hit runs it.
-  static void track(FlowMeta& meta, rte_mbuf* m, uint8_t* l4, bool reply) {
-    const PacketAnno a = anno(m);
-    const uint8_t* ip = ip_header(m, a);
-    const unsigned l3_payload = a.ip_ver == 4 ? load16(ip + 2) - (ip[0] & 0xf) * 4u : load16(ip + 4);
-    meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], l3_payload > (l4[12] >> 4) * 4u);
+  // The segment is what the IP header says follows it, less everything before l4 (IPv4's options, IPv6's extension
+  // headers); a header claiming less than its own length carries no data.
+  static void track(FlowMeta& meta, const uint8_t* ip, const uint8_t* l4, bool v4, bool reply) {
+    const int ip_end = v4 ? load16(ip + 2) : 40 + load16(ip + 4);
+    const int segment = ip_end - static_cast<int>(l4 - ip);
+    meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], segment > (l4[12] >> 4) * 4);
   }
   uint64_t timeout_of(const FlowMeta& m) const { return timeout_[m.proto == 6][m.state & 15]; }
   uint32_t random() {
