@@ -25,8 +25,10 @@ TEST(Checksum, MatchesAKnownHeader) {
   for (uint32_t hc = 0; hc <= 0xffff; ++hc)
     for (uint32_t ttl = 2; ttl <= 255; ttl += 1 + hc % 7) {
       const uint16_t word = static_cast<uint16_t>(ttl << 8 | (hc * 31 & 0xff));
-      ASSERT_EQ(csum_apply(static_cast<uint16_t>(hc), 0xfeff),
-                csum_update16(static_cast<uint16_t>(hc), word, static_cast<uint16_t>(word - 0x100)))
+      const uint16_t want = csum_update16(static_cast<uint16_t>(hc), word, static_cast<uint16_t>(word - 0x100));
+      ASSERT_EQ(csum_apply(static_cast<uint16_t>(hc), 0xfeff), want) << hc << " " << ttl;
+      // DecIPTTL's form: the stored checksum, network order, updated without swapping it.
+      ASSERT_EQ(rte_be_to_cpu_16(ipv4_ttl_dec_csum(rte_cpu_to_be_16(static_cast<uint16_t>(hc)))), want)
           << hc << " " << ttl;
     }
 }
