@@ -140,14 +140,14 @@ struct Held {
   uint32_t frames = 0;             // held in all
   uint64_t since = 0;              // TSC of the iteration that received the oldest held frame
 
-  // Runs every group's held frames; returns how many.
-  unsigned run_all(const IngressBinding& b, TxBuffer* tx) {
+  // Runs every group's held frames; returns how many. received_now: all of them came in the last rx burst.
+  unsigned run_all(const IngressBinding& b, TxBuffer* tx, bool received_now = false) {
     unsigned ran = 0;
     for (uint32_t g : waiting) {
       PacketBatch& q = batch[g];
       if (q.n == 0) continue;  // ran full since, or listed twice
       ran += q.n;
-      b.groups[g]->process(q, tx);
+      b.groups[g]->process(q, tx, received_now);
       q.n = 0;
     }
     waiting.clear();
@@ -207,6 +207,8 @@ void Engine::loop(Worker& w) {
       c.rx.add(in.n);
       if (hb.batch.size() < b.groups.size()) hb.batch.resize(b.groups.size());
       if (in.n && hb.frames == 0) hb.since = t0;
+      // Nothing held from earlier bursts: every batch this burst runs holds frames rx wrote just now (in L1).
+      const bool received_now = hb.frames == 0;
       unsigned ran_here = 0;
       uint64_t misrouted = 0;
       uint32_t last_key = 0;  // no tag key is 0
@@ -244,7 +246,7 @@ void Engine::loop(Worker& w) {
         q.push_back(m);
         ++hb.frames;
         if (q.n == kBurst) {  // a full batch: its graph runs now
-          b.groups[last_group]->process(q, &w.tx);
+          b.groups[last_group]->process(q, &w.tx, received_now);
           q.n = 0;
           hb.frames -= kBurst;
           ran_here += kBurst;
@@ -252,7 +254,7 @@ void Engine::loop(Worker& w) {
       }
       if (misrouted) c.drops.add(misrouted);
       if (hb.frames && (in.n < kBurst || hb.frames >= hold_frames || t0 - hb.since >= hold_cycles))
-        ran_here += hb.run_all(b, &w.tx);
+        ran_here += hb.run_all(b, &w.tx, received_now);
       // What the groups sent leaves now, one tx_burst per port and queue for all the batches that ran.
       if (ran_here) {
         ran += ran_here;
