@@ -213,6 +213,10 @@ void Engine::loop(Worker& w) {
       uint64_t misrouted = 0;
       uint32_t last_key = 0;  // no tag key is 0
       int last_group = -1;
+      // The tag's batch and the held count in locals: the frame stores below could alias them, and each would be
+      // loaded again per frame.
+      PacketBatch* q = nullptr;
+      uint32_t frames = hb.frames;
       for (uint16_t i = 0; i < in.n; ++i) {
         rte_mbuf* m = in.pkts[i];
         clear_anno(m);
@@ -235,23 +239,24 @@ void Engine::loop(Worker& w) {
         if (key != last_key) {  // a burst often carries runs of one tag
           last_key = key;
           last_group = b.by_tag.find(key);
+          q = last_group < 0 ? nullptr : &hb.batch[last_group];
         }
-        if (last_group < 0) {
+        if (q == nullptr) {
           ++misrouted;
           rte_pktmbuf_free(m);
           continue;
         }
-        PacketBatch& q = hb.batch[last_group];
-        if (q.n == 0) hb.waiting.push_back(static_cast<uint32_t>(last_group));
-        q.push_back(m);
-        ++hb.frames;
-        if (q.n == kBurst) {  // a full batch: its graph runs now
-          b.groups[last_group]->process(q, &w.tx, received_now);
-          q.n = 0;
-          hb.frames -= kBurst;
+        if (q->n == 0) hb.waiting.push_back(static_cast<uint32_t>(last_group));
+        q->push_back(m);
+        ++frames;
+        if (q->n == kBurst) {  // a full batch: its graph runs now
+          b.groups[last_group]->process(*q, &w.tx, received_now);
+          q->n = 0;
+          frames -= kBurst;
           ran_here += kBurst;
         }
       }
+      hb.frames = frames;
       if (misrouted) c.drops.add(misrouted);
       if (hb.frames && (in.n < kBurst || hb.frames >= hold_frames || t0 - hb.since >= hold_cycles))
         ran_here += hb.run_all(b, &w.tx, received_now);
