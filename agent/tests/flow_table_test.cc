@@ -103,7 +103,9 @@ TEST(FlowTable, IndexAnswersAsTheHashDoesUnderChurn) {
       t.lookup4(ptrs, sigs, n, again, recs);
       for (unsigned i = 0; i < n; ++i) {
         ASSERT_EQ(again[i], out[i]) << "round " << round << " key " << at + i;
-        if (out[i] >= 0) ASSERT_EQ(recs[i], t.record_at(static_cast<uint32_t>(out[i]) >> 1));
+        if (out[i] >= 0) {
+          ASSERT_EQ(recs[i], t.record_at(static_cast<uint32_t>(out[i]) >> 1));
+        }
       }
     }
   }

@@ -162,7 +162,7 @@ template <typename OnMiss, typename OutOf>
 void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, OnMiss on_miss,
                    OutOf out_of) {
   const uint64_t now = rte_rdtsc();
-  rw.expire(now);
+  rw.expire(now, b.n);
   if (rw.table().ipv6()) process_keys<Tuple>(self, rw, b, res, bad, now, on_miss, out_of);
   else process_keys<Key4>(self, rw, b, res, bad, now, on_miss, out_of);
 }

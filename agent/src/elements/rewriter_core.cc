@@ -352,9 +352,9 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
   return -1;
 }
 
-void FlowRewriter::expire(uint64_t now) {
+void FlowRewriter::expire(uint64_t now, unsigned packets) {
   table_->maintain(now);
-  table_->expire(now, 8, [this](const FlowMeta& m) { return timeout_of(m); });
+  table_->expire(now, (packets + 3) / 4, [this](const FlowMeta& m) { return timeout_of(m); });
 }
 
 void FlowRewriter::stats(FlowStateStats* out) const {
