@@ -60,22 +60,16 @@ struct ClassTally {
     const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
     const uint32_t len = rte_pktmbuf_data_len(m);
     if (len < 14 + 20) return;
-    if (load32(p + 12) >> 8 == 0x080045) {  // IPv4 without options, nearly every frame: the ports at a known place
-      const uint8_t* ip = p + 14;
-      if (!(tcp_or_udp(ip[9]) & ((load16(ip + 6) & 0x1fff) == 0) & (len >= 14 + 20 + 2))) return;
-      add_sport(load16(ip + 20));
-      return;
-    }
-    if (load16(p + 12) != 0x0800) return;
-    const uint8_t* ip = p + 14;
-    const uint32_t ihl = (ip[0] & 0x0f) * 4u;
+    // IPv4 without options, nearly every frame: the same test with the ports at a known place.
+    if (load32(p + 12) >> 8 == 0x080045) return count_ipv4(p + 14, 20, len);
+    if (load16(p + 12) == 0x0800) count_ipv4(p + 14, (p[14] & 0x0f) * 4u, len);
+  }
+  void count_ipv4(const uint8_t* ip, uint32_t ihl, uint32_t len) {
     // One test, whichever the protocol (tcp_or_udp).
     const bool carries_ports = tcp_or_udp(ip[9]) & ((load16(ip + 6) & 0x1fff) == 0) & (ihl >= 20) &
                                (len >= 14 + ihl + 2);
     if (!carries_ports) return;
-    add_sport(load16(ip + ihl));
-  }
-  void add_sport(uint32_t sport) {
+    const uint32_t sport = load16(ip + ihl);
     ++l4;
     ones_lo += kSpread.v[sport & 0xff];
     ones_hi += kSpread.v[sport >> 8];

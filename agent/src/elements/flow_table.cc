@@ -433,10 +433,11 @@ void FlowTable::lookup(const Tuple* const* keys, unsigned n, int32_t* out) const
 
 void FlowTable::lookup4(const Key4* const* keys, unsigned n, int32_t* out) const {
   uint32_t sigs[RTE_HASH_LOOKUP_BULK_MAX];
+  uint8_t* recs[RTE_HASH_LOOKUP_BULK_MAX];
   for (unsigned done = 0; done < n;) {
     const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
     for (unsigned i = 0; i < chunk; ++i) sigs[i] = sig4(*keys[done + i]), prefetch_sig(sigs[i]);
-    lookup4(keys + done, sigs, chunk, out + done);
+    lookup4(keys + done, sigs, chunk, out + done, recs);
     done += chunk;
   }
 }
@@ -499,15 +500,6 @@ void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
 
 void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out,
                         uint8_t** recs) const {
-  if (recs == nullptr) {
-    uint8_t* scratch[RTE_HASH_LOOKUP_BULK_MAX];
-    for (unsigned done = 0; done < n;) {
-      const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);
-      lookup4(keys + done, sigs + done, chunk, out + done, scratch);
-      done += chunk;
-    }
-    return;
-  }
   if (index_ == nullptr) {
     for (unsigned done = 0; done < n;) {
       const unsigned chunk = std::min<unsigned>(n - done, RTE_HASH_LOOKUP_BULK_MAX);

@@ -196,9 +196,8 @@ class FlowTable {
   // The same with each key's signature (sig4()) computed by the caller, once per packet, where it read the key and
   // asked for the key's index line (prefetch_sig()) a stage ahead of this call.
   // recs[i], where out[i] >= 0: that record's address (record_at), computed once for the lookup's prefetch and
-  // compare and handed on to the hit's rewrite (may be null: not wanted).
-  void lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out,
-               uint8_t** recs = nullptr) const;
+  // compare and handed on to the hit's rewrite.
+  void lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out, uint8_t** recs) const;
   // A key's signature: the CRC rte_hash computes for it (same function, same seed), which also picks its bucket of
   // the index.
   // Two CRC32-C steps over the key's two 8-byte words, as rte_hash_crc runs them for 16 bytes (its loop, its

@@ -48,28 +48,23 @@ class CheckIPHeader final : public Element {
     const int len = static_cast<int>(rte_pktmbuf_data_len(m)) - offset;
     if (len < 20) return false;
     uint8_t* ip = rte_pktmbuf_mtod_offset(m, uint8_t*, offset);
-    if (ip[0] == 0x45) {  // IPv4 without options, nearly every packet: the header's length is known
-      const int tot = load16(ip + 2);
-      if (tot < 20 || tot > len) return false;
-      if (checksum && ipv4_header20_sum(ip, true) != 0xffff) return false;  // ipv4_header_valid's 20-byte case
-      mark_ip(m, ip, 4);
-      return true;
-    }
+    // IPv4 without options, nearly every packet: the same checks with the header's length a constant.
+    if (ip[0] == 0x45) return check_ipv4(m, ip, 20, len, checksum);
     const uint8_t ver = ip[0] >> 4;
-    if (ver == 4) {
-      const int hlen = (ip[0] & 0xf) * 4;
-      const int tot = load16(ip + 2);
-      if (hlen < 20 || hlen > len || tot < hlen || tot > len) return false;
-      if (checksum && !ipv4_header_valid(ip, hlen)) return false;
-      mark_ip(m, ip, 4);
-      return true;
-    }
+    if (ver == 4) return check_ipv4(m, ip, (ip[0] & 0xf) * 4, len, checksum);
     if (ver == 6) {
       if (len < 40 || 40 + load16(ip + 4) > len) return false;
       mark_ip(m, ip, 6);
       return true;
     }
     return false;
+  }
+  static bool check_ipv4(rte_mbuf* m, uint8_t* ip, int hlen, int len, bool checksum) {
+    const int tot = load16(ip + 2);
+    if (hlen < 20 || hlen > len || tot < hlen || tot > len) return false;
+    if (checksum && !ipv4_header_valid(ip, hlen)) return false;
+    mark_ip(m, ip, 4);
+    return true;
   }
   uint16_t offset_ = 0;
   bool checksum_ = true;

@@ -218,7 +218,7 @@ class FlowRewriter {
   // Once per batch of `packets`, before its lookups: expiry sweep and the table's growth work. The sweep checks
   // one record per four packets (8 for a full batch): the same rate per packet whatever the batches' sizes (a
   // core with many groups runs each one's held frames in smaller batches).
-  void expire(uint64_t now, unsigned packets = kBurst);
+  void expire(uint64_t now, unsigned packets);
   // A new flow whose first packet was not mapped for another reason than the table (e.g. a reply without one).
   void count_failure() { failures_.add(1); }
 
