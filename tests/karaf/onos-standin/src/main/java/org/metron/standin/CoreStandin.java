@@ -45,8 +45,7 @@ public class CoreStandin implements CoreService {
     protected void activate() {
         if (atomixNode.atomix() != null) {
             sharedIds = atomixNode.bytesMap("onos-app-ids");
-            idCounter = atomixNode.atomix().atomicCounterBuilder("onos-app-id-counter")
-                    .withProtocol(AtomixNode.protocol()).build();
+            idCounter = atomixNode.counter("onos-app-id-counter");
         }
         registerApplication(CORE_APP_NAME);
         // as core-net's BasicNetworkConfigs does: the "apps" netcfg subject factory resolves names through us

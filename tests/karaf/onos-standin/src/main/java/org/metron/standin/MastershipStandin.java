@@ -93,7 +93,8 @@ public class MastershipStandin extends AbstractListenerManager<MastershipEvent, 
                                          : MastershipEvent.Type.MASTER_CHANGED, id, info(now)));
     }
 
-    private static MastershipInfo info(Leadership l) {
+    /** ONOS's MastershipInfo of a device's leadership (ConsistentDeviceMastershipStore's). */
+    static MastershipInfo info(Leadership l) {
         if (l == null) {
             return new MastershipInfo();
         }
@@ -102,7 +103,12 @@ public class MastershipStandin extends AbstractListenerManager<MastershipEvent, 
         if (master != null) {
             roles.put(master, MastershipRole.MASTER);
         }
-        l.candidates().stream().filter(n -> !n.equals(master)).forEach(n -> roles.put(n, MastershipRole.STANDBY));
+        // distinct: Atomix's elector lists a candidate once per Raft session (DefaultLeaderElectorService's
+        // registrations), so a node whose session was recovered is listed twice until the old session expires
+        // (measured after a storage member's kill). ONOS's buildMastershipFromLeadership puts each into an
+        // ImmutableMap and throws then, losing that MastershipEvent; the stand-in gives the roles instead.
+        l.candidates().stream().filter(n -> !n.equals(master)).distinct()
+                .forEach(n -> roles.put(n, MastershipRole.STANDBY));
         return new MastershipInfo(l.leader() == null ? 0 : l.leader().term(), Optional.ofNullable(master),
                                   roles.build());
     }

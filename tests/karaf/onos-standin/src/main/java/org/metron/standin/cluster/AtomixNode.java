@@ -5,7 +5,9 @@ import io.atomix.cluster.discovery.BootstrapDiscoveryProvider;
 import io.atomix.core.Atomix;
 import io.atomix.core.AtomixRegistry;
 import io.atomix.primitive.PrimitiveType;
+import io.atomix.primitive.Recovery;
 import io.atomix.core.registry.SimpleRegistry;
+import io.atomix.core.counter.AtomicCounter;
 import io.atomix.core.election.LeaderElector;
 import io.atomix.core.map.AtomicMap;
 import io.atomix.protocols.raft.MultiRaftProtocol;
@@ -30,13 +32,21 @@ import java.util.stream.Collectors;
  * (type "onos") that holds no partition, found through the storage members (bootstrap discovery of the "storage"
  * list, Atomix's defaults otherwise, as AtomixManager builds it); the Raft partitions its primitives live in are the
  * storage members' (tests/karaf/atomix-storage, ONOS's atomix-agent), so a node that dies takes no Raft server with
- * it. {@link #atomix()} is null for a one-node stand-in. Raft sessions of the primitives built here expire
- * {@link #SESSION_TIMEOUT} after their node stops answering: that is how a dead node's candidacies and masterships
- * go away.
+ * it. {@link #atomix()} is null for a one-node stand-in. Every primitive is built here, with the settings ONOS's
+ * core-primitives builders give it; the electors' Raft sessions expire {@link #SESSION_TIMEOUT} after their node stops
+ * answering: that is how a dead node's candidacies and masterships go away.
  */
 @Component(immediate = true, service = AtomixNode.class)
 public class AtomixNode {
     static final Duration SESSION_TIMEOUT = Duration.ofMillis(Long.getLong("metron.cluster.sessionTimeoutMs", 2500));
+    /** ONOS's core-primitives builders try a failed operation again this many times (their MAX_RETRIES). */
+    private static final int MAX_RETRIES = 5;
+    /**
+     * How long a blocking call waits: ONOS's sync primitives' (DistributedPrimitive.DEFAULT_OPERATION_TIMEOUT_MILLIS,
+     * 15 s), not Atomix's (5 s).
+     */
+    static final Duration OPERATION_TIMEOUT =
+            Duration.ofMillis(org.onosproject.store.service.DistributedPrimitive.DEFAULT_OPERATION_TIMEOUT_MILLIS);
     private static final long START_TIMEOUT_S = Long.getLong("metron.cluster.startTimeoutS", 240);
     private final Logger log = LoggerFactory.getLogger(getClass());
     private volatile Atomix atomix;
@@ -145,14 +155,27 @@ public class AtomixNode {
     }
 
     /**
-     * The protocol of every primitive of the stand-in: the "raft" group with Atomix's default read consistency
-     * (sequential: a read is answered by the partition's leader without a quorum round), as ONOS 2.7's
-     * AtomixConsistentMapBuilder builds its ConsistentMaps (MultiRaftProtocol.builder(group) without a read
-     * consistency). Linearizable reads, which the stand-in had, cost every read of a map a heartbeat round to a
-     * majority that ONOS does not pay. Sessions expire {@link #SESSION_TIMEOUT} after their node stops answering.
+     * The protocol of the stand-in's maps and counters, as ONOS 2.7's core-primitives builds them
+     * (AtomixConsistentMapBuilder, AtomixAtomicCounterBuilder): the "raft" group, a session that recovers when it
+     * expires, an operation that fails (no leader, a timeout, a closed connection) tried again up to
+     * {@link #MAX_RETRIES} times, Atomix's default session timeout (30 s) and read consistency (sequential: a read
+     * is answered by the partition's leader without a quorum round). Before session 30 the stand-in's maps had no
+     * retries and 2.5 s sessions: a store partition's new leader elected in 2.5-3 s left their operations failing
+     * where ONOS's wait for it.
      */
-    public static MultiRaftProtocol protocol() {
-        return MultiRaftProtocol.builder("raft").withMaxTimeout(SESSION_TIMEOUT).build();
+    static MultiRaftProtocol protocol() {
+        return MultiRaftProtocol.builder("raft").withRecoveryStrategy(Recovery.RECOVER).withMaxRetries(MAX_RETRIES)
+                .build();
+    }
+
+    /**
+     * The electors' protocol (AtomixLeaderElectorBuilder): as {@link #protocol()}, the session timeout
+     * {@link #SESSION_TIMEOUT} (DistributedLeadershipStore's electionTimeoutMillis), so a node that stops answering
+     * loses its candidacies that soon.
+     */
+    static MultiRaftProtocol electorProtocol() {
+        return MultiRaftProtocol.builder("raft").withRecoveryStrategy(Recovery.RECOVER).withMaxRetries(MAX_RETRIES)
+                .withMaxTimeout(SESSION_TIMEOUT).build();
     }
 
     private static final Serializer BASIC = Serializer.using(Namespace.builder().register(Namespaces.BASIC)
@@ -160,11 +183,18 @@ public class AtomixNode {
 
     /** A map of strings to bytes (the stand-in encodes what it stores itself). */
     public AtomicMap<String, byte[]> bytesMap(String name) {
-        return atomix.<String, byte[]>atomicMapBuilder(name).withProtocol(protocol()).withSerializer(BASIC).build();
+        return atomix.<String, byte[]>atomicMapBuilder(name).withProtocol(protocol()).withSerializer(BASIC).build()
+                .async().sync(OPERATION_TIMEOUT);
+    }
+
+    /** An atomic counter (ONOS's AtomixAtomicCounterBuilder). */
+    public AtomicCounter counter(String name) {
+        return atomix.atomicCounterBuilder(name).withProtocol(protocol()).build().async().sync(OPERATION_TIMEOUT);
     }
 
     /** A leader elector whose candidates are node ids. */
     public LeaderElector<String> elector(String name) {
-        return atomix.<String>leaderElectorBuilder(name).withProtocol(protocol()).withSerializer(BASIC).build();
+        return atomix.<String>leaderElectorBuilder(name).withProtocol(electorProtocol()).withSerializer(BASIC).build()
+                .async().sync(OPERATION_TIMEOUT);
     }
 }
