@@ -11,6 +11,7 @@ import io.atomix.core.counter.AtomicCounter;
 import io.atomix.core.election.LeaderElector;
 import io.atomix.core.map.AtomicMap;
 import io.atomix.protocols.raft.MultiRaftProtocol;
+import io.atomix.protocols.raft.MultiRaftProtocolBuilder;
 import io.atomix.protocols.raft.partition.RaftPartitionGroup;
 import io.atomix.utils.serializer.Namespace;
 import io.atomix.utils.serializer.Namespaces;
@@ -164,8 +165,7 @@ public class AtomixNode {
      * where ONOS's wait for it.
      */
     static MultiRaftProtocol protocol() {
-        return MultiRaftProtocol.builder("raft").withRecoveryStrategy(Recovery.RECOVER).withMaxRetries(MAX_RETRIES)
-                .build();
+        return raft().build();
     }
 
     /**
@@ -174,8 +174,11 @@ public class AtomixNode {
      * loses its candidacies that soon.
      */
     static MultiRaftProtocol electorProtocol() {
-        return MultiRaftProtocol.builder("raft").withRecoveryStrategy(Recovery.RECOVER).withMaxRetries(MAX_RETRIES)
-                .withMaxTimeout(SESSION_TIMEOUT).build();
+        return raft().withMaxTimeout(SESSION_TIMEOUT).build();
+    }
+
+    private static MultiRaftProtocolBuilder raft() {
+        return MultiRaftProtocol.builder("raft").withRecoveryStrategy(Recovery.RECOVER).withMaxRetries(MAX_RETRIES);
     }
 
     private static final Serializer BASIC = Serializer.using(Namespace.builder().register(Namespaces.BASIC)
