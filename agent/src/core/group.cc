@@ -83,6 +83,7 @@ struct ClassTally {
     c.bytes.add(bytes);
     if (l4 == 0) return;
     c.l4.add(l4);
+#pragma GCC unroll 8
     for (int k = 0; k < 8; ++k) {
       c.sport_ones[k].add((ones_lo >> (8 * k)) & 0xff);
       c.sport_ones[8 + k].add((ones_hi >> (8 * k)) & 0xff);
