@@ -153,8 +153,11 @@ class Element {
   const std::string& name() const { return name_; }
   int ninputs() const { return ninputs_; }
   int noutputs() const { return noutputs_; }
-  // The element output k is connected to (after Graph::build wired the graph; null if none).
-  Element* output_element(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].e : nullptr; }
+  // The element output k is connected to as the configuration wires it (after Graph::build; null if none), also
+  // when the batches of output k go past it (fold_output).
+  Element* output_element(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].wired : nullptr; }
+  // The element output k's batches are pushed to: output_element(k), or the one after it when folded past it.
+  Element* output_target(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].e : nullptr; }
 
   // Wiring, done by Graph::build.
   void set_identity(std::string name, GraphCounters* counters) {
@@ -167,7 +170,7 @@ class Element {
     out_.assign(nout, {});
     scratch_.assign(nout, {});
   }
-  void connect_output(int k, Element* e, int port) { out_[k] = {e, port}; }
+  void connect_output(int k, Element* e, int port) { out_[k] = {e, port, e}; }
   // Profiled graphs: the graph's StageProfile, this element's slot and its first sub-stage slot.
   void set_profile(StageProfile* p, int slot, int first_stage) {
     profile_ = p;
@@ -181,6 +184,27 @@ class Element {
   }
 
  protected:
+  // Output k's batches go straight to where the element it is wired to sends its output 0, for an element that
+  // runs that one's per-packet work itself as it handles each packet (a rewriter running its DecIPTTL's step,
+  // dec_ip_ttl.h): one pass over the batch fewer. The skipped element stays in the graph, with its counters, for
+  // whatever else feeds it. Called in initialize() (the graph is wired by then), only when the skipped element has
+  // one output and the caller does exactly what it would have done.
+  void fold_output(int k) {
+    const Link& next = out_[k].e->out_[0];
+    out_[k].e = next.e;
+    out_[k].port = next.port;
+  }
+
+  // fold_output(k) when output k is wired to an E that lets this element fold it (E::foldable()): that element,
+  // or null (nothing changed).
+  template <typename E>
+  E* fold_output_if(int k) {
+    auto* e = dynamic_cast<E*>(out_[k].wired);
+    if (e == nullptr || out_[k].e != e || !e->foldable()) return nullptr;
+    fold_output(k);
+    return e;
+  }
+
   void output_push(int k, PacketBatch& b) {
     if (!b.n) return;
     const Link& l = out_[k];
@@ -281,8 +305,9 @@ class Element {
   }
 
   struct Link {
-    Element* e = nullptr;
+    Element* e = nullptr;  // where output_push sends the batches
     int port = 0;
+    Element* wired = nullptr;  // the element the configuration connects (e, unless folded past)
   };
   std::string name_;
   GraphCounters* counters_ = nullptr;

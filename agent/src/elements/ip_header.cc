@@ -1,7 +1,8 @@
-// IP header elements: CheckIPHeader, MarkIPHeader, DecIPTTL, SetIPChecksum.
+// IP header elements: CheckIPHeader, MarkIPHeader, SetIPChecksum, and DecIPTTL's factory (dec_ip_ttl.h).
 // They mark/read the IP header annotation (core/annotations.h) like Click's network-header pointer.
 #include "core/annotations.h"
 #include "core/element.h"
+#include "elements/dec_ip_ttl.h"
 #include "utils/checksum.h"
 
 namespace metron {
@@ -89,39 +90,6 @@ class MarkIPHeader final : public Element {
 
  private:
   uint16_t offset_ = 0;
-};
-
-// DecIPTTL: decrements the IPv4 TTL (checksum updated incrementally) or the IPv6 hop limit. Expired packets go
-// to output 1 if connected, else they are dropped; unmarked packets are dropped.
-class DecIPTTL final : public Element {
- public:
-  const char* class_name() const override { return "DecIPTTL"; }
-  PortCountRange output_range() const override { return {1, 2}; }
-  void configure(Args& args) override { args.take("MULTICAST"); }
-  void push(int, PacketBatch& b) override {
-    const int expired_out = noutputs() > 1 ? 1 : -1;
-    classify_push(b, [&](rte_mbuf* m) {
-      const PacketAnno a = anno(m);
-      if (a.ip_ver == 0) return -1;
-      uint8_t* ip = ip_header(m, a);
-      if (a.ip_ver == 4) {
-        if (ip[8] <= 1) return ++expired_, expired_out;
-        --ip[8];
-        uint16_t c;
-        std::memcpy(&c, ip + 10, 2);
-        c = ipv4_ttl_dec_csum(c);
-        std::memcpy(ip + 10, &c, 2);
-        return 0;
-      }
-      if (ip[7] <= 1) return ++expired_, expired_out;
-      --ip[7];
-      return 0;
-    });
-  }
-  void report(std::ostream& os) const override { os << "expired " << expired_ << "\n"; }
-
- private:
-  uint64_t expired_ = 0;
 };
 
 // SetIPChecksum: recomputes the IPv4 header checksum of marked packets (20-60 bytes: cheaper than tracking

@@ -12,10 +12,12 @@
 #include <rte_cycles.h>
 #include <rte_hash_crc.h>
 
+#include <climits>
 #include <cstring>
 #include <type_traits>
 
 #include "core/annotations.h"
+#include "elements/dec_ip_ttl.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
 
@@ -69,28 +71,71 @@ void lookup_keys(const FlowTable& t, const Key4* const* k, const uint32_t* sigs,
 }
 int32_t lookup_key(const FlowTable& t, const Tuple& k) { return t.lookup_one(k); }
 int32_t lookup_key(const FlowTable& t, const Key4& k) { return t.lookup_one4(k); }
-// Rewrites a hit (record idx, at address rec) to its target.
+// Rewrites a hit (record idx, at address rec) to its target. ip_term (Key4 only): rewrite_ipv4's.
 void rewrite_to_target(const FlowTable& t, uint32_t idx, const uint8_t*, bool reply, rte_mbuf* m, uint8_t*,
-                       const Tuple& from, uint8_t* l4) {
+                       const Tuple& from, uint8_t* l4, uint32_t) {
   rewrite_packet(m, from, t.rewrite_target(idx, reply), l4);
 }
 // The packet's key is the record's for this direction (the lookup compared them): its stored deltas apply.
 // Inlined into the batch loop (GCC kept it a call: 12 instructions per packet of call and argument moves).
 __attribute__((always_inline)) inline void rewrite_to_target(const FlowTable&, uint32_t, const uint8_t* rec,
                                                              bool reply, rte_mbuf*, uint8_t* ip, const Key4&,
-                                                             uint8_t* l4) {
+                                                             uint8_t* l4, uint32_t ip_term) {
   rewrite_ipv4(ip, l4, reply ? reversed(FlowTable::orig4_at(rec)) : FlowTable::mapped4_at(rec),
-               FlowTable::deltas4_at(rec, reply));
+               FlowTable::deltas4_at(rec, reply), ip_term);
 }
 const Tuple& as_tuple(const Tuple& k) { return k; }
 Tuple as_tuple(const Key4& k) { return to_tuple(k); }
+
+// The DecIPTTL one of a rewriter's outputs is wired to, run by the rewriter (dec_ip_ttl.h, Element::fold_output):
+// the synthesized chains' `SynthRewriter -> DecIPTTL`. Packets for output `out` have their TTL taken down where
+// they are rewritten (a hit's in the same checksum update), the expired ones dropped and counted in the DecIPTTL.
+struct TtlFold {
+  static constexpr int kNone = INT32_MIN;  // no output folded (never an output, nor -1, a drop)
+  int out = kNone;
+  DecIPTTL* ttl = nullptr;
+  // Called in initialize() with the rewriter's fold_output_if<DecIPTTL> (protected): folds the first of its
+  // `outputs` wired to a DecIPTTL that allows it.
+  template <typename FoldIf>
+  void find(int outputs, FoldIf fold_if) {
+    for (int k = 0; k < outputs && ttl == nullptr; ++k)
+      if ((ttl = fold_if(k)) != nullptr) out = k;
+  }
+  // One batch's run, in locals (the header stores would make the compiler load members again per packet).
+  struct Batch {
+    const int out;
+    uint64_t expired = 0;
+    // A packet sent to output `res` with its TTL as the rewriter left it: where it goes once DecIPTTL has run.
+    int run(rte_mbuf* m, int res) {
+      if (res != out) return res;
+      switch (DecIPTTL::step(m)) {
+        case DecIPTTL::kDecremented: return res;
+        case DecIPTTL::kExpired: return ++expired, -1;
+        default: return -1;
+      }
+    }
+    // A hit bound for *res, its IPv4 header at ip, not yet rewritten: its TTL taken down now and the checksum
+    // term that goes with it returned for the rewrite (0 if not folded, or expired: *res = -1).
+    uint32_t run_hit(uint8_t* ip, int* res) {
+      if (*res != out) return 0;
+      const uint8_t t = ip[8];
+      if (t <= 1) return ++expired, *res = -1, 0;
+      ip[8] = static_cast<uint8_t>(t - 1);
+      return ipv4_ttl_dec_term();
+    }
+  };
+  Batch begin() const { return Batch{out}; }
+  void end(const Batch& b) const {
+    if (b.expired) ttl->count_expired(b.expired);
+  }
+};
 
 // Per-packet work shared by both rewriters: look every packet up in one bulk call, rewrite hits, and hand misses
 // to `on_miss(m, tuple, l4, now)` which returns the output (or -1). With Key4 keys, packets that have none but
 // a Tuple (IPv6 ones, which an IPv4-only table never holds) are misses; packets are handled in their order.
 template <typename Key, typename OnMiss, typename OutOf>
-void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, uint64_t now,
-                  OnMiss on_miss, OutOf out_of) {
+void process_keys(Element& self, FlowRewriter& rw, const TtlFold& fold, PacketBatch& b, int* res, uint64_t* bad,
+                  uint64_t now, OnMiss on_miss, OutOf out_of) {
   constexpr int16_t kNone = -1, kTupleOnly = -2;
   Key keys[kBurst];
   const Key* ptrs[kBurst];
@@ -125,12 +170,13 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
   // batch's record misses overlap instead of following one another.
   if (nk) lookup_keys(rw.table(), ptrs, sigs, nk, found, recs);
   self.profile_stage(1);
+  TtlFold::Batch ttl = fold.begin();
   for (uint16_t i = 0; i < b.n; ++i) {
     const int j = slot[i];
     if (j == kNone) continue;
     rte_mbuf* m = b.pkts[i];
     if (j == kTupleOnly) {
-      res[i] = on_miss(m, tuples[i], tuple_l4s[i], now);
+      res[i] = ttl.run(m, on_miss(m, tuples[i], tuple_l4s[i], now));
       continue;
     }
     int32_t r = found[j];
@@ -144,7 +190,7 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
         if (r == FlowRewriter::kInheritFailed) continue;  // counted; res[i] = -1 drops it
       }
       if (r < 0) {
-        res[i] = on_miss(m, as_tuple(keys[j]), l4s[j], now);
+        res[i] = ttl.run(m, on_miss(m, as_tuple(keys[j]), l4s[j], now));
         continue;
       }
       rec = rw.table().record_at(static_cast<uint32_t>(r) >> 1);
@@ -153,18 +199,26 @@ void process_keys(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uin
     const bool reply = r & 1;
     FlowMeta& meta = FlowTable::meta_at(rec);
     FlowRewriter::touch(meta, ips[j], l4s[j], is_v4(keys[j]), reply, now);
-    rewrite_to_target(rw.table(), idx, rec, reply, m, ips[j], keys[j], l4s[j]);
-    res[i] = out_of(meta, reply);
+    int out = out_of(meta, reply);
+    if constexpr (std::is_same_v<Key, Key4>) {
+      const uint32_t ip_term = ttl.run_hit(ips[j], &out);
+      rewrite_to_target(rw.table(), idx, rec, reply, m, ips[j], keys[j], l4s[j], ip_term);
+    } else {
+      rewrite_to_target(rw.table(), idx, rec, reply, m, ips[j], keys[j], l4s[j], 0);
+      out = ttl.run(m, out);
+    }
+    res[i] = out;
   }
+  fold.end(ttl);
 }
 
 template <typename OnMiss, typename OutOf>
-void process_batch(Element& self, FlowRewriter& rw, PacketBatch& b, int* res, uint64_t* bad, OnMiss on_miss,
-                   OutOf out_of) {
+void process_batch(Element& self, FlowRewriter& rw, const TtlFold& ttl, PacketBatch& b, int* res, uint64_t* bad,
+                   OnMiss on_miss, OutOf out_of) {
   const uint64_t now = rte_rdtsc();
   rw.expire(now, b.n);
-  if (rw.table().ipv6()) process_keys<Tuple>(self, rw, b, res, bad, now, on_miss, out_of);
-  else process_keys<Key4>(self, rw, b, res, bad, now, on_miss, out_of);
+  if (rw.table().ipv6()) process_keys<Tuple>(self, rw, ttl, b, res, bad, now, on_miss, out_of);
+  else process_keys<Key4>(self, rw, ttl, b, res, bad, now, on_miss, out_of);
 }
 
 class SynthRewriter final : public Element {
@@ -187,11 +241,14 @@ class SynthRewriter final : public Element {
     opts_ = FlowRewriter::parse_synth_options(args);
     pool_ = std::make_unique<PatternPool>(std::move(pats), how);
   }
-  void initialize(const GraphEnv& env) override { rw_.initialize(name(), opts_, env, pool_->patterns()); }
+  void initialize(const GraphEnv& env) override {
+    rw_.initialize(name(), opts_, env, pool_->patterns());
+    ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
+  }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     process_batch(
-        *this, rw_, b, res, &bad_,
+        *this, rw_, ttl_, b, res, &bad_,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           if (port == 1) return ++unmapped_, -1;  // replies without a mapping are dropped (contract)
           const uint32_t k = pool_->select(t, flow_hash(t));
@@ -247,6 +304,7 @@ class SynthRewriter final : public Element {
  private:
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
+  TtlFold ttl_;
   std::unique_ptr<PatternPool> pool_;
   uint64_t bad_ = 0, unmapped_ = 0;
 };
@@ -368,12 +426,13 @@ class IPRewriter final : public Element {
       if (s.kind == Spec::kPass && s.pass_out >= noutputs())
         throw ConfigError("pass " + std::to_string(s.pass_out) + ": output not connected");
     rw_.initialize(name(), opts_, env, all_);
+    ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
   }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     Spec& spec = specs_[port];
     process_batch(
-        *this, rw_, b, res, &bad_,
+        *this, rw_, ttl_, b, res, &bad_,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           uint32_t k;
           switch (spec.kind) {
@@ -499,6 +558,7 @@ class IPRewriter final : public Element {
   }
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
+  TtlFold ttl_;
   std::vector<Spec> specs_;
   std::vector<RewritePattern> all_;
   uint64_t bad_ = 0;

@@ -140,8 +140,9 @@ inline uint16_t sent_l4_checksum(uint8_t proto, uint16_t c) {
 }
 inline void store_l4_checksum(uint8_t* csum, uint8_t proto, uint16_t c) { store16(csum, sent_l4_checksum(proto, c)); }
 // rewrite_ipv4 with the flow's stored deltas for this direction (FlowTable::deltas4): a hit's rewrite, inline in
-// the rewriters' batch loop.
-inline void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d) {
+// the rewriters' batch loop. ip_term: a further change to the IPv4 header in the same update (stored order, as
+// csum_term's: the TTL going down, ipv4_ttl_dec_term(), when the rewriter runs its DecIPTTL; 0 for none).
+inline void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas d, uint32_t ip_term = 0) {
   bool l4csum;
   uint8_t* csum = l4_checksum(l4, to.proto, false, &l4csum);
   std::memcpy(ip + 12, &to, 8);  // src, dst
@@ -150,7 +151,7 @@ inline void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& to, RewriteDeltas
   // Both checksums updated as stored (network order), as the deltas are kept.
   uint16_t c;
   std::memcpy(&c, ip + 10, 2);
-  c = csum_apply16(c, d.ip);
+  c = csum_apply(c, d.ip + ip_term);
   std::memcpy(ip + 10, &c, 2);
   if (!l4csum) return;
   std::memcpy(&c, csum, 2);

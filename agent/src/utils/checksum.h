@@ -92,7 +92,8 @@ inline uint16_t csum_apply16(uint16_t hc, uint16_t d) {
 // An IPv4 header's checksum as stored (network order) after its TTL went down by one (the TTL, the high byte of
 // its word, was at least 2: no borrow): RFC 1624 eqn. 3 with ~m + m' = 0xfeff for every packet, as in Click's
 // DecIPTTL, added in the stored order (csum_apply16: either order) so neither side is swapped.
-inline uint16_t ipv4_ttl_dec_csum(uint16_t stored) { return csum_apply16(stored, rte_cpu_to_be_16(0xfeff)); }
+inline uint16_t ipv4_ttl_dec_term() { return rte_cpu_to_be_16(0xfeff); }
+inline uint16_t ipv4_ttl_dec_csum(uint16_t stored) { return csum_apply16(stored, ipv4_ttl_dec_term()); }
 inline uint16_t csum_update32(uint16_t hc, uint32_t old_v, uint32_t new_v) {
   hc = csum_update16(hc, static_cast<uint16_t>(old_v >> 16), static_cast<uint16_t>(new_v >> 16));
   return csum_update16(hc, static_cast<uint16_t>(old_v), static_cast<uint16_t>(new_v));
