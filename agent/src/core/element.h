@@ -140,6 +140,11 @@ class Element {
   // class with a table of the same shape. Control path, the core held (both elements are its).
   virtual bool follow_state(const Element& source) { return false; }
   virtual void unfollow_state(const Element& source) {}
+  // Whether this element takes the place of `feeder`, the one element whose output feeds its input `port`, by
+  // running feeder's per-packet step itself (a rewriter running its CheckIPHeader, check_ip_header.h): if so,
+  // Graph::build sends what fed `feeder` straight to this input (redirect_output) and feeder no longer sees a
+  // packet; its counters are this element's to keep. Asked after initialize(), only of a feeder with one output.
+  virtual bool fold_input(int port, Element& feeder) { return false; }
   // Stateful elements: their flow table's figures; false for the others.
   virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
   // Black-box NFs (BlackBoxNF): their process's state and counters; false for the others.
@@ -156,8 +161,10 @@ class Element {
   // The element output k is connected to as the configuration wires it (after Graph::build; null if none), also
   // when the batches of output k go past it (fold_output).
   Element* output_element(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].wired : nullptr; }
-  // The element output k's batches are pushed to: output_element(k), or the one after it when folded past it.
+  // The element output k's batches are pushed to: output_element(k), or another when folded (fold_output,
+  // fold_input); and its input port.
   Element* output_target(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].e : nullptr; }
+  int output_target_port(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].port : -1; }
 
   // Wiring, done by Graph::build.
   void set_identity(std::string name, GraphCounters* counters) {
@@ -171,6 +178,11 @@ class Element {
     scratch_.assign(nout, {});
   }
   void connect_output(int k, Element* e, int port) { out_[k] = {e, port, e}; }
+  // Output k's batches go to input `port` of e instead (fold_input); output_element(k) stays as wired.
+  void redirect_output(int k, Element* e, int port) {
+    out_[k].e = e;
+    out_[k].port = port;
+  }
   // Profiled graphs: the graph's StageProfile, this element's slot and its first sub-stage slot.
   void set_profile(StageProfile* p, int slot, int first_stage) {
     profile_ = p;

@@ -1,7 +1,9 @@
 #include "core/graph.h"
 
 #include <functional>
+#include <map>
 #include <sstream>
+#include <utility>
 
 #include "core/strip_fold.h"
 
@@ -125,6 +127,7 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
     if (e.is_source()) g->sources_.push_back(&e);
     if (cfg.elements[i].cls == "input") g->input_ = &e;
   }
+  g->fold_inputs();
   if (env.profile) {
     g->profile_ = std::make_unique<StageProfile>();
     for (const auto& e : g->elements_) {
@@ -136,6 +139,38 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
     }
   }
   return g;
+}
+
+// Element::fold_input: an input fed by exactly one element, through its only output, may take that element's place,
+// the element running its step. Only an element that something else feeds (a link, which can be redirected; not
+// the group's `input` or a source, which the graph and the worker call) is taken over, and only as a whole: every
+// link into it now leads to the input that took its place, so it sees no packet and none runs its step twice.
+void Graph::fold_inputs() {
+  struct Feed {
+    Element* from;
+    int k;
+  };
+  std::map<std::pair<const Element*, int>, std::vector<Feed>> into;  // (element, input port) <- the links into it
+  auto collect = [&] {
+    into.clear();
+    for (const auto& u : elements_)
+      for (int k = 0; k < u->noutputs(); ++k)
+        if (u->output_target(k) != nullptr) into[{u->output_target(k), u->output_target_port(k)}].push_back({u.get(), k});
+  };
+  collect();
+  for (const auto& up : elements_) {
+    Element* e = up.get();
+    for (int p = 0; p < e->ninputs(); ++p) {
+      const auto it = into.find({e, p});
+      if (it == into.end() || it->second.size() != 1) continue;
+      Element* f = it->second[0].from;
+      if (f == e || f == input_ || f->is_source() || f->noutputs() != 1 || f->ninputs() != 1) continue;
+      const auto fed = into.find({f, 0});
+      if (fed == into.end() || fed->second.empty() || !e->fold_input(p, *f)) continue;
+      for (const Feed& u : std::vector<Feed>(fed->second)) u.from->redirect_output(u.k, e, p);
+      collect();
+    }
+  }
 }
 
 Element* Graph::find(const std::string& name) const {

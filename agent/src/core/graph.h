@@ -56,6 +56,7 @@ class Graph {
 
  private:
   Graph() = default;
+  void fold_inputs();  // Element::fold_input, once the graph is initialised
   void drop_all(PacketBatch& b) {
     counters_.drops += b.n;
     b.free_all();

@@ -1,7 +1,9 @@
-// IP header elements: CheckIPHeader, MarkIPHeader, SetIPChecksum, and DecIPTTL's factory (dec_ip_ttl.h).
+// IP header elements: MarkIPHeader, SetIPChecksum, and the factories of CheckIPHeader (check_ip_header.h) and
+// DecIPTTL (dec_ip_ttl.h).
 // They mark/read the IP header annotation (core/annotations.h) like Click's network-header pointer.
 #include "core/annotations.h"
 #include "core/element.h"
+#include "elements/check_ip_header.h"
 #include "elements/dec_ip_ttl.h"
 #include "utils/checksum.h"
 
@@ -17,60 +19,16 @@ uint16_t parse_offset(Args& args) {
   return off;
 }
 
-// CheckIPHeader([OFFSET], CHECKSUM bool): checks the IPv4 header (version, header length, total length against
-// the frame, checksum) and marks it. Unlike Click it also accepts IPv6 headers (version, payload length), since
-// group configs (docs/contracts.md#click) run IPv4 and IPv6 traffic through one CheckIPHeader.
-// Bad packets go to output 1 if it is connected, else they are dropped.
-class CheckIPHeader final : public Element {
- public:
-  const char* class_name() const override { return "CheckIPHeader"; }
-  PortCountRange output_range() const override { return {1, 2}; }
-  void configure(Args& args) override {
-    offset_ = parse_offset(args);
-    if (auto v = args.take("CHECKSUM")) checksum_ = parse_bool(*v, "CHECKSUM");
-    args.take("VERBOSE");
-    args.take("DETAILS");
-  }
-  void push(int, PacketBatch& b) override {
-    const int bad_out = noutputs() > 1 ? 1 : -1;
-    // The settings in locals: the annotation stores below could alias the members, and each would be loaded again.
-    const int offset = offset_;
-    const bool checksum = checksum_;
-    classify_push(b, [&](rte_mbuf* m) {
-      if (check(m, offset, checksum)) return 0;
-      ++bad_;
-      return bad_out;
-    });
-  }
-  void report(std::ostream& os) const override { os << "drops " << bad_ << "\n"; }
+}  // namespace
 
- private:
-  static bool check(rte_mbuf* m, int offset, bool checksum) {
-    const int len = static_cast<int>(rte_pktmbuf_data_len(m)) - offset;
-    if (len < 20) return false;
-    uint8_t* ip = rte_pktmbuf_mtod_offset(m, uint8_t*, offset);
-    // IPv4 without options, nearly every packet: the same checks with the header's length a constant.
-    if (ip[0] == 0x45) return check_ipv4(m, ip, 20, len, checksum);
-    const uint8_t ver = ip[0] >> 4;
-    if (ver == 4) return check_ipv4(m, ip, (ip[0] & 0xf) * 4, len, checksum);
-    if (ver == 6) {
-      if (len < 40 || 40 + load16(ip + 4) > len) return false;
-      mark_ip(m, ip, 6);
-      return true;
-    }
-    return false;
-  }
-  static bool check_ipv4(rte_mbuf* m, uint8_t* ip, int hlen, int len, bool checksum) {
-    const int tot = load16(ip + 2);
-    if (hlen < 20 || hlen > len || tot < hlen || tot > len) return false;
-    if (checksum && !ipv4_header_valid(ip, hlen)) return false;
-    mark_ip(m, ip, 4);
-    return true;
-  }
-  uint16_t offset_ = 0;
-  bool checksum_ = true;
-  uint64_t bad_ = 0;
-};
+void CheckIPHeader::configure(Args& args) {
+  offset_ = parse_offset(args);
+  if (auto v = args.take("CHECKSUM")) checksum_ = parse_bool(*v, "CHECKSUM");
+  args.take("VERBOSE");
+  args.take("DETAILS");
+}
+
+namespace {
 
 // MarkIPHeader([OFFSET]): marks the IP header without checking it (version from its first nibble).
 class MarkIPHeader final : public Element {

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "core/annotations.h"
+#include "elements/check_ip_header.h"
 #include "elements/dec_ip_ttl.h"
 #include "elements/rewriter.h"
 #include "metron/agent/v1/agent.pb.h"
@@ -49,6 +50,14 @@ bool read_key(rte_mbuf* m, Tuple* k, uint8_t** ip, uint8_t** l4) {
   return true;
 }
 bool read_key(rte_mbuf* m, Key4* k, uint8_t** ip, uint8_t** l4) { return key4_of(m, k, ip, l4); }
+// The same for a packet whose IP header (version ver, at `at`, `left` bytes to the end of the data) was just
+// checked and marked: an IPv4-only table's key straight from it, a Tuple from the annotation.
+bool read_key(rte_mbuf* m, uint8_t, uint8_t*, int, Tuple* k, uint8_t** ip, uint8_t** l4) {
+  return read_key(m, k, ip, l4);
+}
+bool read_key(rte_mbuf*, uint8_t ver, uint8_t* at, int left, Key4* k, uint8_t** ip, uint8_t** l4) {
+  return ver == 4 && key4_at(at, left, k, ip, l4);
+}
 // Whether the key's packet is IPv4 (its header's layout).
 bool is_v4(const Tuple& k) { return !k.v6; }
 bool is_v4(const Key4&) { return true; }
@@ -86,6 +95,22 @@ __attribute__((always_inline)) inline void rewrite_to_target(const FlowTable&, u
 }
 const Tuple& as_tuple(const Tuple& k) { return k; }
 Tuple as_tuple(const Key4& k) { return to_tuple(k); }
+
+// The CheckIPHeader that is all that feeds one of a rewriter's inputs, run by the rewriter (check_ip_header.h,
+// Element::fold_input): the synthesized chains' `CheckIPHeader -> SynthRewriter`. Each packet is checked where its
+// key is read, in the same pass, from the header the check found; the bad ones are dropped and counted in the
+// CheckIPHeader (not as the rewriter's not_tcp_udp).
+struct CheckFold {
+  CheckIPHeader* check = nullptr;
+  int offset = 0;
+  bool checksum = true;
+  bool take(Element& feeder) {
+    auto* c = dynamic_cast<CheckIPHeader*>(&feeder);
+    if (c == nullptr || !c->foldable()) return false;
+    check = c, offset = c->offset(), checksum = c->checksum();
+    return true;
+  }
+};
 
 // The DecIPTTL one of a rewriter's outputs is wired to, run by the rewriter (dec_ip_ttl.h, Element::fold_output):
 // the synthesized chains' `SynthRewriter -> DecIPTTL`. Packets for output `out` have their TTL taken down where
@@ -133,9 +158,10 @@ struct TtlFold {
 // Per-packet work shared by both rewriters: look every packet up in one bulk call, rewrite hits, and hand misses
 // to `on_miss(m, tuple, l4, now)` which returns the output (or -1). With Key4 keys, packets that have none but
 // a Tuple (IPv6 ones, which an IPv4-only table never holds) are misses; packets are handled in their order.
-template <typename Key, typename OnMiss, typename OutOf>
-void process_keys(Element& self, FlowRewriter& rw, const TtlFold& fold, PacketBatch& b, int* res, uint64_t* bad,
-                  uint64_t now, OnMiss on_miss, OutOf out_of) {
+// kChecked: the packets come unchecked, the input's CheckIPHeader folded in (`check`).
+template <typename Key, bool kChecked, typename OnMiss, typename OutOf>
+void process_keys(Element& self, FlowRewriter& rw, const CheckFold& check, const TtlFold& fold, PacketBatch& b,
+                  int* res, uint64_t* bad, uint64_t now, OnMiss on_miss, OutOf out_of) {
   constexpr int16_t kNone = -1, kTupleOnly = -2;
   Key keys[kBurst];
   const Key* ptrs[kBurst];
@@ -148,9 +174,25 @@ void process_keys(Element& self, FlowRewriter& rw, const TtlFold& fold, PacketBa
   Tuple tuples[kBurst];  // kTupleOnly packets' tuples (Key4 keys only), at the packet's index
   uint8_t* tuple_l4s[kBurst];
   unsigned nk = 0;
+  uint64_t bad_headers = 0;  // kChecked: dropped by the check
   for (uint16_t i = 0; i < b.n; ++i) {
     res[i] = -1;
-    if (read_key(b.pkts[i], &keys[nk], &ips[nk], &l4s[nk])) {
+    rte_mbuf* const m = b.pkts[i];
+    bool keyed;
+    if constexpr (kChecked) {
+      uint8_t* at;
+      int left;
+      const uint8_t ver = CheckIPHeader::step(m, check.offset, check.checksum, &at, &left);
+      if (ver == 0) {
+        slot[i] = kNone;
+        ++bad_headers;
+        continue;
+      }
+      keyed = read_key(m, ver, at, left, &keys[nk], &ips[nk], &l4s[nk]);
+    } else {
+      keyed = read_key(m, &keys[nk], &ips[nk], &l4s[nk]);
+    }
+    if (keyed) {
       hash_key(rw.table(), keys[nk], &sigs[nk]);
       ptrs[nk] = &keys[nk];
       slot[i] = static_cast<int16_t>(nk++);
@@ -158,13 +200,14 @@ void process_keys(Element& self, FlowRewriter& rw, const TtlFold& fold, PacketBa
     }
     slot[i] = kNone;
     if constexpr (std::is_same_v<Key, Key4>) {
-      if (tuple_of(b.pkts[i], &tuples[i], &tuple_l4s[i])) {
+      if (tuple_of(m, &tuples[i], &tuple_l4s[i])) {
         slot[i] = kTupleOnly;
         continue;
       }
     }
     ++*bad;
   }
+  if (bad_headers) check.check->count_bad(bad_headers);
   self.profile_stage(0);
   // Every hit's record is asked for inside the lookup, before the first one is touched here (FAJITA, l3fwd), so a
   // batch's record misses overlap instead of following one another.
@@ -213,12 +256,18 @@ void process_keys(Element& self, FlowRewriter& rw, const TtlFold& fold, PacketBa
 }
 
 template <typename OnMiss, typename OutOf>
-void process_batch(Element& self, FlowRewriter& rw, const TtlFold& ttl, PacketBatch& b, int* res, uint64_t* bad,
-                   OnMiss on_miss, OutOf out_of) {
+void process_batch(Element& self, FlowRewriter& rw, const CheckFold& check, const TtlFold& ttl, PacketBatch& b,
+                   int* res, uint64_t* bad, OnMiss on_miss, OutOf out_of) {
   const uint64_t now = rte_rdtsc();
   rw.expire(now, b.n);
-  if (rw.table().ipv6()) process_keys<Tuple>(self, rw, ttl, b, res, bad, now, on_miss, out_of);
-  else process_keys<Key4>(self, rw, ttl, b, res, bad, now, on_miss, out_of);
+  const bool v6 = rw.table().ipv6();
+  if (check.check != nullptr) {
+    if (v6) process_keys<Tuple, true>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+    else process_keys<Key4, true>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+  } else {
+    if (v6) process_keys<Tuple, false>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+    else process_keys<Key4, false>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+  }
 }
 
 class SynthRewriter final : public Element {
@@ -244,11 +293,12 @@ class SynthRewriter final : public Element {
   void initialize(const GraphEnv& env) override {
     rw_.initialize(name(), opts_, env, pool_->patterns());
     ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
+    check_.resize(ninputs());
   }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     process_batch(
-        *this, rw_, ttl_, b, res, &bad_,
+        *this, rw_, check_[port], ttl_, b, res, &bad_,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           if (port == 1) return ++unmapped_, -1;  // replies without a mapping are dropped (contract)
           const uint32_t k = pool_->select(t, flow_hash(t));
@@ -261,6 +311,7 @@ class SynthRewriter final : public Element {
         [](const FlowMeta&, bool reply) { return reply ? 1 : 0; });
     push_to_outputs(b, res);
   }
+  bool fold_input(int port, Element& feeder) override { return check_.at(port).take(feeder); }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
     return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()), from, deadline_tsc);
@@ -304,6 +355,7 @@ class SynthRewriter final : public Element {
  private:
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
+  std::vector<CheckFold> check_;  // per input
   TtlFold ttl_;
   std::unique_ptr<PatternPool> pool_;
   uint64_t bad_ = 0, unmapped_ = 0;
@@ -427,12 +479,13 @@ class IPRewriter final : public Element {
         throw ConfigError("pass " + std::to_string(s.pass_out) + ": output not connected");
     rw_.initialize(name(), opts_, env, all_);
     ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
+    check_.resize(ninputs());
   }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     Spec& spec = specs_[port];
     process_batch(
-        *this, rw_, ttl_, b, res, &bad_,
+        *this, rw_, check_[port], ttl_, b, res, &bad_,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           uint32_t k;
           switch (spec.kind) {
@@ -450,6 +503,7 @@ class IPRewriter final : public Element {
         [](const FlowMeta& r, bool reply) { return reply ? r.rout : r.fout; });
     push_to_outputs(b, res);
   }
+  bool fold_input(int port, Element& feeder) override { return check_.at(port).take(feeder); }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
     return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), 0), from, deadline_tsc);
@@ -558,6 +612,7 @@ class IPRewriter final : public Element {
   }
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
+  std::vector<CheckFold> check_;  // per input
   TtlFold ttl_;
   std::vector<Spec> specs_;
   std::vector<RewritePattern> all_;

@@ -93,12 +93,10 @@ void rewrite_packet(rte_mbuf* m, const Tuple& from, const Tuple& to, uint8_t* l4
 static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offsetof(Key4, proto) == 12 &&
                   offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "key4_of writes a Key4's second half as one little-endian 8-byte word");
-// *ip: the IPv4 header, for the rewrite and the flow's progress after the lookup (one annotation read per packet).
-inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
-  const PacketAnno a = anno(m);  // read once for the version, the header and the bytes left
-  if (a.ip_ver != 4) return false;
-  uint8_t* ip = ip_header(m, a);
-  const int left = ip_bytes_left(m, a);
+// key4_at: the key of an IPv4 packet whose header is at ip, with `left` bytes from it to the end of the data
+// (key4_of's from the annotation, or a header just checked, rewriter.cc's CheckFold); *ip_out: the header, for the
+// rewrite and the flow's progress after the lookup.
+inline bool key4_at(uint8_t* ip, int left, Key4* k, uint8_t** ip_out, uint8_t** l4) {
   if (left < 20) return false;
   if ((load16(ip + 6) & 0x1fff) != 0) return false;  // non-first fragment: no ports to map
   const uint8_t proto = ip[9];
@@ -119,6 +117,12 @@ inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
   std::memcpy(k, ip + 12, 8);
   std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
   return true;
+}
+// *ip: as key4_at's, from the annotation (read once per packet).
+inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
+  const PacketAnno a = anno(m);  // read once for the version, the header and the bytes left
+  if (a.ip_ver != 4) return false;
+  return key4_at(ip_header(m, a), ip_bytes_left(m, a), k, ip_out, l4);
 }
 inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   uint8_t* ip;
