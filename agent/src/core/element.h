@@ -268,7 +268,7 @@ class Element {
   // Sends packet i of `in` to output res[i] (dropped when out of range), outputs in increasing order. Only the
   // outputs this batch reaches are visited: synthesized classifiers have one output per pattern (fw1000's:
   // 1,205), and clearing and scanning every output's batch per call cost more than classifying.
-  void push_to_outputs(PacketBatch& in, const int* res) {
+  __attribute__((always_inline)) void push_to_outputs(PacketBatch& in, const int* res) {
     const int nout = noutputs_;
     if (nout == 1) {  // every element of a synthesized chain: one output, a loop without per-output bookkeeping
       push_to_output0(in, res);

@@ -4,9 +4,9 @@
 // Bad packets go to output 1 if it is connected, else they are dropped.
 //
 // Its step is public so that the element it feeds may run it itself, in its own first pass over the headers, and
-// take its batches straight from what feeds it (Element::fold_input): the rewriters do (rewriter.cc, CheckFold),
-// the synthesized chains' `CheckIPHeader -> SynthRewriter`. The same packets are dropped and counted here, the
-// same headers marked.
+// take its batches straight from what feeds it (Element::fold_input, CheckIPHeader::Fold): the rewriters and
+// IPFilter/IPClassifier do, the synthesized chains' `CheckIPHeader -> SynthRewriter` and `CheckIPHeader ->
+// IPFilter`. The same packets are dropped and counted here, the same headers marked.
 #pragma once
 
 #include "core/annotations.h"
@@ -57,9 +57,22 @@ class CheckIPHeader final : public Element {
   // Whether the element it feeds may run step() itself and take its place: bad packets are dropped (no output
   // 1), which the folding element does by dropping them and counting them here.
   bool foldable() const { return noutputs() == 1; }
-  int offset() const { return offset_; }
-  bool checksum() const { return checksum_; }
   void count_bad(uint64_t n) { bad_ += n; }
+
+  // What an element that takes a CheckIPHeader's place keeps of it (its fold_input: take(feeder)), for its first
+  // pass over a batch: each packet's step() before anything reads the header, the bad ones dropped there (not
+  // counted as the folding element's own) and counted here once per batch.
+  struct Fold {
+    CheckIPHeader* check = nullptr;  // null: nothing folded, the packets come checked
+    int offset = 0;
+    bool checksum = true;
+    bool take(Element& feeder) {
+      auto* c = dynamic_cast<CheckIPHeader*>(&feeder);
+      if (c == nullptr || !c->foldable()) return false;
+      check = c, offset = c->offset_, checksum = c->checksum_;
+      return true;
+    }
+  };
 
  private:
   static uint8_t check_ipv4(rte_mbuf* m, uint8_t* ip, int hlen, int len, bool checksum) {

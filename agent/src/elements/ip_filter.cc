@@ -11,6 +11,7 @@
 
 #include "core/element.h"
 #include "elements/acl_classifier.h"
+#include "elements/check_ip_header.h"
 
 namespace metron {
 
@@ -70,48 +71,11 @@ class IpClassifierBase : public Element {
       acl6_.reset();
     }
   }
-  // Each IP version's packets are classified by its compiled classifier in one call per batch (IPv6 by the rules
-  // in order when it could not be compiled, or with COMPILE false).
+  // The CheckIPHeader that is all that feeds it runs here (CheckIPHeader::Fold), in the pass that reads the keys.
+  bool fold_input(int, Element& feeder) override { return check_.take(feeder); }
   void push(int, PacketBatch& b) override {
-    FlowKey keys[kBurst];
-    const uint8_t* ptrs[kBurst];
-    FlowKey6 keys6[kBurst];
-    const FlowKey6* ptrs6[kBurst];
-    int res[kBurst];
-    uint16_t at[kBurst], at6[kBurst];
-    unsigned nk = 0, nk6 = 0;
-    PacketFacts f;
-    const bool in_place_keys = compile_ && acl_->header_is_key();
-    for (uint16_t i = 0; i < b.n; ++i) {
-      res[i] = -1;
-      if (compile_) {
-        // A header without options is read in place where the rules allow it (header_is_key); others get a key.
-        const uint8_t* in_place = in_place_keys ? ipv4_header_key(b.pkts[i]) : nullptr;
-        if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
-          ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
-          at[nk++] = i;
-          continue;
-        }
-      }
-      if (acl6_ != nullptr && ipv6_flow_key(b.pkts[i], &keys6[nk6])) {
-        ptrs6[nk6] = &keys6[nk6];
-        at6[nk6++] = i;
-        continue;
-      }
-      if (packet_facts(b.pkts[i], &f)) res[i] = first_match(rules_, f);  // not IP: dropped
-    }
-    profile_stage(0);
-    int out[kBurst];
-    if (nk) {
-      acl_->classify_bytes(ptrs, out, nk);
-      for (unsigned k = 0; k < nk; ++k) res[at[k]] = out[k];
-    }
-    if (nk6) {
-      acl6_->classify(ptrs6, out, nk6);
-      for (unsigned k = 0; k < nk6; ++k) res[at6[k]] = out[k];
-    }
-    profile_stage(1);
-    push_to_outputs(b, res);
+    if (check_.check != nullptr) classify<true>(b);
+    else classify<false>(b);
   }
   std::vector<const char*> stage_names() const override { return {"keys", "classify"}; }
   // Which rte_acl classify implementation runs (AVX512 where the CPU and the EAL allow it: acl_classifier.h).
@@ -128,6 +92,64 @@ class IpClassifierBase : public Element {
   bool compile_ = true;
   std::vector<IpRule> rules_;
   std::unique_ptr<AclClassifier> acl_, acl6_;
+
+ private:
+  // Each IP version's packets are classified by its compiled classifier in one call per batch (IPv6 by the rules
+  // in order when it could not be compiled, or with COMPILE false). kChecked: the packets come unchecked, each
+  // one's CheckIPHeader step run first.
+  template <bool kChecked>
+  void classify(PacketBatch& b) {
+    FlowKey keys[kBurst];
+    const uint8_t* ptrs[kBurst];
+    FlowKey6 keys6[kBurst];
+    const FlowKey6* ptrs6[kBurst];
+    int res[kBurst];
+    uint16_t at[kBurst], at6[kBurst];
+    unsigned nk = 0, nk6 = 0;
+    PacketFacts f;
+    const bool in_place_keys = compile_ && acl_->header_is_key();
+    uint64_t bad_headers = 0;
+    for (uint16_t i = 0; i < b.n; ++i) {
+      res[i] = -1;
+      if constexpr (kChecked) {
+        uint8_t* ip;
+        int left;
+        if (CheckIPHeader::step(b.pkts[i], check_.offset, check_.checksum, &ip, &left) == 0) {
+          ++bad_headers;
+          continue;
+        }
+      }
+      if (compile_) {
+        // A header without options is read in place where the rules allow it (header_is_key); others get a key.
+        const uint8_t* in_place = in_place_keys ? ipv4_header_key(b.pkts[i]) : nullptr;
+        if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
+          ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
+          at[nk++] = i;
+          continue;
+        }
+      }
+      if (acl6_ != nullptr && ipv6_flow_key(b.pkts[i], &keys6[nk6])) {
+        ptrs6[nk6] = &keys6[nk6];
+        at6[nk6++] = i;
+        continue;
+      }
+      if (packet_facts(b.pkts[i], &f)) res[i] = first_match(rules_, f);  // not IP: dropped
+    }
+    if (bad_headers) check_.check->count_bad(bad_headers);
+    profile_stage(0);
+    int out[kBurst];
+    if (nk) {
+      acl_->classify_bytes(ptrs, out, nk);
+      for (unsigned k = 0; k < nk; ++k) res[at[k]] = out[k];
+    }
+    if (nk6) {
+      acl6_->classify(ptrs6, out, nk6);
+      for (unsigned k = 0; k < nk6; ++k) res[at6[k]] = out[k];
+    }
+    profile_stage(1);
+    push_to_outputs(b, res);
+  }
+  CheckIPHeader::Fold check_;
 };
 
 class IPFilter final : public IpClassifierBase {

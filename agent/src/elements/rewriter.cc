@@ -96,22 +96,6 @@ __attribute__((always_inline)) inline void rewrite_to_target(const FlowTable&, u
 const Tuple& as_tuple(const Tuple& k) { return k; }
 Tuple as_tuple(const Key4& k) { return to_tuple(k); }
 
-// The CheckIPHeader that is all that feeds one of a rewriter's inputs, run by the rewriter (check_ip_header.h,
-// Element::fold_input): the synthesized chains' `CheckIPHeader -> SynthRewriter`. Each packet is checked where its
-// key is read, in the same pass, from the header the check found; the bad ones are dropped and counted in the
-// CheckIPHeader (not as the rewriter's not_tcp_udp).
-struct CheckFold {
-  CheckIPHeader* check = nullptr;
-  int offset = 0;
-  bool checksum = true;
-  bool take(Element& feeder) {
-    auto* c = dynamic_cast<CheckIPHeader*>(&feeder);
-    if (c == nullptr || !c->foldable()) return false;
-    check = c, offset = c->offset(), checksum = c->checksum();
-    return true;
-  }
-};
-
 // The DecIPTTL one of a rewriter's outputs is wired to, run by the rewriter (dec_ip_ttl.h, Element::fold_output):
 // the synthesized chains' `SynthRewriter -> DecIPTTL`. Packets for output `out` have their TTL taken down where
 // they are rewritten (a hit's in the same checksum update), the expired ones dropped and counted in the DecIPTTL.
@@ -160,7 +144,7 @@ struct TtlFold {
 // a Tuple (IPv6 ones, which an IPv4-only table never holds) are misses; packets are handled in their order.
 // kChecked: the packets come unchecked, the input's CheckIPHeader folded in (`check`).
 template <typename Key, bool kChecked, typename OnMiss, typename OutOf>
-void process_keys(Element& self, FlowRewriter& rw, const CheckFold& check, const TtlFold& fold, PacketBatch& b,
+void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& check, const TtlFold& fold, PacketBatch& b,
                   int* res, uint64_t* bad, uint64_t now, OnMiss on_miss, OutOf out_of) {
   constexpr int16_t kNone = -1, kTupleOnly = -2;
   Key keys[kBurst];
@@ -256,7 +240,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckFold& check, const
 }
 
 template <typename OnMiss, typename OutOf>
-void process_batch(Element& self, FlowRewriter& rw, const CheckFold& check, const TtlFold& ttl, PacketBatch& b,
+void process_batch(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& check, const TtlFold& ttl, PacketBatch& b,
                    int* res, uint64_t* bad, OnMiss on_miss, OutOf out_of) {
   const uint64_t now = rte_rdtsc();
   rw.expire(now, b.n);
@@ -355,7 +339,7 @@ class SynthRewriter final : public Element {
  private:
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
-  std::vector<CheckFold> check_;  // per input
+  std::vector<CheckIPHeader::Fold> check_;  // per input
   TtlFold ttl_;
   std::unique_ptr<PatternPool> pool_;
   uint64_t bad_ = 0, unmapped_ = 0;
@@ -612,7 +596,7 @@ class IPRewriter final : public Element {
   }
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
-  std::vector<CheckFold> check_;  // per input
+  std::vector<CheckIPHeader::Fold> check_;  // per input
   TtlFold ttl_;
   std::vector<Spec> specs_;
   std::vector<RewritePattern> all_;

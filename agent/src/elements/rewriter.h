@@ -94,7 +94,7 @@ static_assert(offsetof(Key4, sport) == 8 && offsetof(Key4, dport) == 10 && offse
                   offsetof(Key4, v6) == 13 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "key4_of writes a Key4's second half as one little-endian 8-byte word");
 // key4_at: the key of an IPv4 packet whose header is at ip, with `left` bytes from it to the end of the data
-// (key4_of's from the annotation, or a header just checked, rewriter.cc's CheckFold); *ip_out: the header, for the
+// (key4_of's from the annotation, or a header just checked, CheckIPHeader::Fold); *ip_out: the header, for the
 // rewrite and the flow's progress after the lookup.
 inline bool key4_at(uint8_t* ip, int left, Key4* k, uint8_t** ip_out, uint8_t** l4) {
   if (left < 20) return false;

@@ -1,8 +1,8 @@
-// A rewriter runs the per-packet steps of the elements on either side of it in the synthesized chains, in its
-// own passes over the batch: the CheckIPHeader that is all that feeds an input (CheckFold, Element::fold_input),
-// the DecIPTTL an output feeds (TtlFold, Element::fold_output). The frames out, the drops and every element's
-// counts must be those of the graph where something stands between them (a Counter, which keeps each running on
-// its own).
+// Elements that run the per-packet steps of their neighbours in the synthesized chains, in their own passes over
+// the batch: a rewriter or IP classifier runs the CheckIPHeader that is all that feeds its input
+// (CheckIPHeader::Fold, Element::fold_input), a rewriter the DecIPTTL its output feeds (TtlFold,
+// Element::fold_output). The frames out, the drops and every element's counts must be those of the graph where
+// something stands between them (a Counter, which keeps each running on its own).
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -64,6 +64,7 @@ void expect_same(GroupUnderTest& folded, GroupUnderTest& apart, const std::strin
   }
   ASSERT_FALSE(apart.sink.out[0].empty());
   EXPECT_EQ(folded.sink.out[0], apart.sink.out[0]) << what;
+  EXPECT_EQ(folded.sink.out[1], apart.sink.out[1]) << what;
   EXPECT_EQ(folded.graph->drops(), apart.graph->drops()) << what;
   const std::string f = report(*folded.graph);
   EXPECT_EQ(f, without_counter_lines(report(*apart.graph))) << what;
@@ -131,8 +132,8 @@ bool fed(const Graph& g, const Element* e) {
   return false;
 }
 
-void expect_check_folded(const std::string& rewriter) {
-  const std::string tail = "rw :: " + rewriter + " -> d :: DecIPTTL -> Unstrip(14) -> [0]output;";
+void expect_check_folded(const std::string& rewriter, const std::string& rest = "") {
+  const std::string tail = "rw :: " + rewriter + " -> d :: DecIPTTL -> Unstrip(14) -> [0]output;" + rest;
   GroupUnderTest folded("input -> Strip(14) -> chk :: CheckIPHeader -> " + tail);
   GroupUnderTest apart("input -> Strip(14) -> chk :: CheckIPHeader -> c :: Counter -> " + tail);
   EXPECT_EQ(input_of(*folded.graph)->output_target(0), folded.graph->find("rw")) << rewriter << ": the check skipped";
@@ -154,6 +155,14 @@ TEST(CheckFold, SynthRewriterOverATableThatHoldsIpv6) {
 TEST(CheckFold, IPRewriter) { expect_check_folded("IPRewriter(pattern 5.5.5.5 1024-65535 - - 0 0, CAPACITY 1024)"); }
 
 TEST(CheckFold, IPRewriterPassingPacketsOn) { expect_check_folded("IPRewriter(pass 0, CAPACITY 1024)"); }
+
+TEST(CheckFold, IPFilter) {
+  expect_check_folded("IPFilter(deny dst port 2003, allow tcp, allow udp, allow ip vers 6 and icmp, deny all)");
+}
+
+TEST(CheckFold, IPClassifier) {
+  expect_check_folded("IPClassifier(tcp or ip vers 6, -)", " rw[1] -> Unstrip(14) -> [1]output;");
+}
 
 // Left to run: a CheckIPHeader whose bad packets go on (output 1), and one that is not all that feeds the input
 // (the rewriter would check the other element's packets too).
