@@ -139,8 +139,9 @@ struct Held {
   std::vector<uint32_t> waiting;   // groups that got frames since the last run_all, in that order (may repeat)
   uint32_t frames = 0;             // held in all
   uint64_t since = 0;              // TSC of the iteration that received the oldest held frame
+  uint64_t last_rx = 0;            // TSC of the last iteration whose burst brought frames
 
-  // Runs every group's held frames; returns how many. received_now: all of them came in the last rx burst.
+  // Runs every group's held frames; returns how many. received_now: all of them came in the last two rx bursts.
   unsigned run_all(const IngressBinding& b, TxBuffer* tx, bool received_now = false) {
     unsigned ran = 0;
     for (uint32_t g : waiting) {
@@ -207,8 +208,13 @@ void Engine::loop(Worker& w) {
       c.rx.add(in.n);
       if (hb.batch.size() < b.groups.size()) hb.batch.resize(b.groups.size());
       if (in.n && hb.frames == 0) hb.since = t0;
-      // Nothing held from earlier bursts: every batch this burst runs holds frames rx wrote just now (in L1).
-      const bool received_now = hb.frames == 0;
+      // Nothing held from before the previous burst: every batch this burst runs holds frames rx wrote just now or
+      // one burst ago, with at most a burst's frames run in between, so their lines are still in L1 (48 KB here;
+      // a burst's frames, records and trace lines take ~20 KB). A core whose groups take one tag each holds frames
+      // that long all the time (a burst's remainder completes the next batch); frames held longer (many groups
+      // sharing the core, each batch filling over many bursts) are asked for again.
+      const bool received_now = hb.frames == 0 || hb.since == hb.last_rx;
+      if (in.n) hb.last_rx = t0;
       unsigned ran_here = 0;
       uint64_t misrouted = 0;
       uint32_t last_key = 0;  // no tag key is 0

@@ -128,7 +128,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
   // dispatched, up to a hold (Engine::kDefaultHoldFrames) ago, and are out of L1 by now: their lines are asked
   // for ahead (both mbuf lines of every frame at once, the header line a few frames ahead, once its mbuf's first
   // line says where it is) so the misses overlap instead of this loop and each element after it waiting in turn.
-  // A batch received just now skips that (12 instructions per packet for lines already in L1).
+  // A batch received just now (or one burst before) skips that (12 instructions per packet for lines in L1).
   constexpr uint16_t kAhead = 4;
   if (!received_now) {
     for (uint16_t i = 0; i < b.n; ++i) {

@@ -89,8 +89,8 @@ class GroupRuntime final : public EgressSink {
 
   // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped. What the
   // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
-  // `received_now`: every frame of b came in this core's rx burst just before (nothing held across bursts), so its
-  // mbuf and header lines are still in L1 and are not asked for again.
+  // `received_now`: every frame of b came in this core's rx burst just before or the one before that (nothing held
+  // longer, Engine::loop), so its mbuf and header lines are still in L1 and are not asked for again.
   void process(PacketBatch& b, TxBuffer* tx = nullptr, bool received_now = false);
   // Data path: polls the graph's sources (BlackBoxNF: packets its NF passed back), queueing what leaves in `tx`.
   // Returns packets handled. Only for groups whose graph has sources (WorkerPlan::polled).

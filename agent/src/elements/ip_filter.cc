@@ -109,12 +109,15 @@ class IpClassifierBase : public Element {
     PacketFacts f;
     const bool in_place_keys = compile_ && acl_->header_is_key();
     uint64_t bad_headers = 0;
+    // The check's settings in locals: the annotation stores could alias them, and each would be loaded again.
+    const int check_offset = check_.offset;
+    const bool check_checksum = check_.checksum;
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
       if constexpr (kChecked) {
         uint8_t* ip;
         int left;
-        if (CheckIPHeader::step(b.pkts[i], check_.offset, check_.checksum, &ip, &left) == 0) {
+        if (CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, &ip, &left) == 0) {
           ++bad_headers;
           continue;
         }

@@ -12,7 +12,7 @@
 #include <rte_cycles.h>
 #include <rte_hash_crc.h>
 
-#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -159,6 +159,9 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   uint8_t* tuple_l4s[kBurst];
   unsigned nk = 0;
   uint64_t bad_headers = 0;  // kChecked: dropped by the check
+  // The check's settings in locals: the annotation stores could alias them, and each would be loaded again.
+  const int check_offset = check.offset;
+  const bool check_checksum = check.checksum;
   for (uint16_t i = 0; i < b.n; ++i) {
     res[i] = -1;
     rte_mbuf* const m = b.pkts[i];
@@ -166,7 +169,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
     if constexpr (kChecked) {
       uint8_t* at;
       int left;
-      const uint8_t ver = CheckIPHeader::step(m, check.offset, check.checksum, &at, &left);
+      const uint8_t ver = CheckIPHeader::step(m, check_offset, check_checksum, &at, &left);
       if (ver == 0) {
         slot[i] = kNone;
         ++bad_headers;
