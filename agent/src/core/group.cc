@@ -48,6 +48,7 @@ struct Spread {
 };
 constexpr Spread kSpread;
 static_assert(kBurst < 256, "per-bit counts are kept in bytes during a batch");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "header words are tested as little-endian loads");
 
 // One class's counts over a batch: added to its ClassCounters once per batch, not per packet.
 // (No member initializers: a batch zeroes only the tallies it uses, ClassTally{}.)
@@ -56,23 +57,28 @@ struct ClassTally {
   uint64_t ones_lo, ones_hi;  // per-bit counts of the source port's low and high byte, a byte per bit
 
   // An IPv4 TCP/UDP frame that carries its L4 header (not a later fragment): its source port's bits.
+  // The header's words are tested and counted as they lie in memory (wire order, little-endian loads): no byte
+  // swap per packet.
   void count_sport(const rte_mbuf* m) {
     const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
     const uint32_t len = rte_pktmbuf_data_len(m);
     if (len < 14 + 20) return;
+    uint32_t type_ver;  // EtherType, version and header length: 08 00 45 for IPv4 without options
+    std::memcpy(&type_ver, p + 12, 4);
     // IPv4 without options, nearly every frame: the same test with the ports at a known place.
-    if (load32(p + 12) >> 8 == 0x080045) return count_ipv4(p + 14, 20, len);
-    if (load16(p + 12) == 0x0800) count_ipv4(p + 14, (p[14] & 0x0f) * 4u, len);
+    if ((type_ver & 0xffffff) == 0x450008) return count_ipv4(p + 14, 20, len);
+    if ((type_ver & 0xffff) == 0x0008) count_ipv4(p + 14, (p[14] & 0x0f) * 4u, len);
   }
   void count_ipv4(const uint8_t* ip, uint32_t ihl, uint32_t len) {
-    // One test, whichever the protocol (tcp_or_udp).
-    const bool carries_ports = tcp_or_udp(ip[9]) & ((load16(ip + 6) & 0x1fff) == 0) & (ihl >= 20) &
-                               (len >= 14 + ihl + 2);
+    uint16_t frag, sport_wire;
+    std::memcpy(&frag, ip + 6, 2);
+    // One test, whichever the protocol (tcp_or_udp); the fragment offset is 0x1fff of the word, 0xff1f as loaded.
+    const bool carries_ports = tcp_or_udp(ip[9]) & ((frag & 0xff1f) == 0) & (ihl >= 20) & (len >= 14 + ihl + 2);
     if (!carries_ports) return;
-    const uint32_t sport = load16(ip + ihl);
+    std::memcpy(&sport_wire, ip + ihl, 2);  // the port's high byte first
     ++l4;
-    ones_lo += kSpread.v[sport & 0xff];
-    ones_hi += kSpread.v[sport >> 8];
+    ones_hi += kSpread.v[sport_wire & 0xff];
+    ones_lo += kSpread.v[sport_wire >> 8];
   }
   void merge(const ClassTally& o) {
     packets += o.packets, bytes += o.bytes, l4 += o.l4;
@@ -108,7 +114,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
   uint32_t owner[kTallies];
   unsigned used = 0;  // bit s: tally[s] counts for class index owner[s]
   uint64_t bytes = 0, unknown = 0;
-  uint32_t last_cls = ~0u, last = kUnknown;  // the previous packet's class id and its counters' index
+  uint32_t last_cls = ~0u, last = kUnknown;  // the previous packet's class id (as loaded) and its counters' index
   // The frames since the class last changed are counted in `run` (registers: a batch is mostly one class's run),
   // which goes into its class's tally when the class changes.
   ClassTally run{};
@@ -142,11 +148,14 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
     if (!received_now && i + kAhead < b.n) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i + kAhead], const void*));
     const uint32_t len = rte_pktmbuf_pkt_len(m);
     bytes += len;
-    // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes.
-    const uint32_t cls = load16(rte_pktmbuf_mtod(m, const uint8_t*) + 4);
-    if (cls != last_cls) {
+    // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes. Compared as
+    // loaded, swapped only when it changes.
+    uint16_t cls_wire;
+    std::memcpy(&cls_wire, rte_pktmbuf_mtod(m, const uint8_t*) + 4, 2);
+    if (cls_wire != last_cls) {
       end_run();
-      last_cls = cls;
+      last_cls = cls_wire;
+      const uint32_t cls = rte_be_to_cpu_16(cls_wire);
       const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
       last = it != sorted_classes_.end() && *it == cls ? sorted_index_[it - sorted_classes_.begin()] : kUnknown;
     }
