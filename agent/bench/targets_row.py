@@ -23,6 +23,7 @@ LIBRARY = {"flow lookup": ("hash", "rte_hash_lookup_bulk_data"), "classify": ("a
 def kind(name):
     """The stage's kind: the library counterpart's key in LIBRARY, or the stage's own name (our code)."""
     if "SynthRewriter" in name and (name.endswith(".keys") or name.endswith(".lookup")):
+        # .keys holds the header check too where the rewriter runs its CheckIPHeader (check_ip_header.h)
         return "flow lookup"
     if "IPFilter" in name and name.endswith(".classify"):
         return "classify"
@@ -37,7 +38,7 @@ def kind(name):
     if "SynthRewriter" in name:
         return "SynthRewriter's own (rewrite, checksums, flow state, new flows, expiry sweep)"
     if "IPFilter" in name and name.endswith(".keys"):
-        return "classifier keys (IPFilter reads the headers)"
+        return "classifier keys (IPFilter checks and reads the headers)"
     return name.split("@")[0]
 
 
