@@ -114,17 +114,21 @@ class IpClassifierBase : public Element {
     const bool check_checksum = check_.checksum;
     for (uint16_t i = 0; i < b.n; ++i) {
       res[i] = -1;
-      if constexpr (kChecked) {
+      // A header without options is read in place where the rules allow it (header_is_key); others get a key.
+      const uint8_t* in_place = nullptr;
+      if constexpr (kChecked) {  // the key from the header the check found
         uint8_t* ip;
         int left;
-        if (CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, &ip, &left) == 0) {
+        const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, &ip, &left);
+        if (ver == 0) {
           ++bad_headers;
           continue;
         }
+        if (in_place_keys && ver == 4) in_place = ipv4_header_key_at(ip, left);
+      } else {
+        if (in_place_keys) in_place = ipv4_header_key(b.pkts[i]);
       }
       if (compile_) {
-        // A header without options is read in place where the rules allow it (header_is_key); others get a key.
-        const uint8_t* in_place = in_place_keys ? ipv4_header_key(b.pkts[i]) : nullptr;
         if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
           ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
           at[nk++] = i;

@@ -68,11 +68,13 @@ bool ipv4_flow_key(rte_mbuf* m, FlowKey* k);
 // TCP/UDP first fragment and, for any other packet, bytes no rule outcome depends on (port tests imply TCP or UDP
 // and a first fragment). Its ICMP type, TCP flags and fragment facts are other bytes of the packet, so only a
 // classifier that tests none of them may read it (AclClassifier::header_is_key).
+// The same for an IPv4 header at ip with `left` bytes from it to the end of the data (a header just checked).
+inline const uint8_t* ipv4_header_key_at(const uint8_t* ip, int left) {
+  return left >= 24 && ip[0] == 0x45 ? ip : nullptr;
+}
 inline const uint8_t* ipv4_header_key(rte_mbuf* m) {
-  const PacketAnno a = anno(m);
-  if (a.ip_ver != 4 || ip_bytes_left(m) < 24) return nullptr;
-  const uint8_t* ip = ip_header(m);
-  return ip[0] == 0x45 ? ip : nullptr;
+  const PacketAnno a = anno(m);  // read once
+  return a.ip_ver == 4 ? ipv4_header_key_at(ip_header(m, a), ip_bytes_left(m, a)) : nullptr;
 }
 
 // The compiled IPv6 classifier's input: FlowKey with 128-bit addresses (rte_acl reads them as four 4-byte groups).
