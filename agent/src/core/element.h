@@ -268,12 +268,19 @@ class Element {
   // Sends packet i of `in` to output res[i] (dropped when out of range), outputs in increasing order. Only the
   // outputs this batch reaches are visited: synthesized classifiers have one output per pattern (fw1000's:
   // 1,205), and clearing and scanning every output's batch per call cost more than classifying.
+  // The one-output case inline in every caller (the per-packet loop of every element of a synthesized chain), the
+  // general one a call.
   __attribute__((always_inline)) void push_to_outputs(PacketBatch& in, const int* res) {
-    const int nout = noutputs_;
-    if (nout == 1) {  // every element of a synthesized chain: one output, a loop without per-output bookkeeping
+    if (noutputs_ == 1) {  // every element of a synthesized chain: one output, a loop without per-output bookkeeping
       push_to_output0(in, res);
       return;
     }
+    push_to_many(in, res);
+  }
+
+ private:
+  __attribute__((noinline)) void push_to_many(PacketBatch& in, const int* res) {
+    const int nout = noutputs_;
     int reached[kBurst];
     unsigned nr = 0;
     for (uint16_t i = 0; i < in.n; ++i) {
@@ -298,8 +305,6 @@ class Element {
     }
   }
 
-
- private:
   // push_to_outputs for one output: the packets it keeps are moved down in place and `in` itself goes on (no copy
   // into a scratch batch), its count kept in a register while they move. Same packets, same order, same drops as
   // the general loop.
