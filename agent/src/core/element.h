@@ -159,7 +159,7 @@ class Element {
   int ninputs() const { return ninputs_; }
   int noutputs() const { return noutputs_; }
   // The element output k is connected to as the configuration wires it (after Graph::build; null if none), also
-  // when the batches of output k go past it (fold_output).
+  // when the batches of output k go past it (fold_output, fold_input).
   Element* output_element(int k) const { return k < static_cast<int>(out_.size()) ? out_[k].wired : nullptr; }
   // The element output k's batches are pushed to: output_element(k), or another when folded (fold_output,
   // fold_input); and its input port.
@@ -198,22 +198,15 @@ class Element {
  protected:
   // Output k's batches go straight to where the element it is wired to sends its output 0, for an element that
   // runs that one's per-packet work itself as it handles each packet (a rewriter running its DecIPTTL's step,
-  // dec_ip_ttl.h): one pass over the batch fewer. The skipped element stays in the graph, with its counters, for
-  // whatever else feeds it. Called in initialize() (the graph is wired by then), only when the skipped element has
-  // one output and the caller does exactly what it would have done.
-  void fold_output(int k) {
-    const Link& next = out_[k].e->out_[0];
-    out_[k].e = next.e;
-    out_[k].port = next.port;
-  }
-
-  // fold_output(k) when output k is wired to an E that lets this element fold it (E::foldable()): that element,
-  // or null (nothing changed).
+  // dec_ip_ttl.h): one pass over the batch fewer. Only when output k is wired to an E that allows it
+  // (E::foldable(): the caller can do exactly what it would have done) and not redirected already; returns that
+  // element, or null (nothing changed). The skipped element stays in the graph, with its counters, for whatever
+  // else feeds it. Called in initialize() (the graph is wired by then).
   template <typename E>
-  E* fold_output_if(int k) {
+  E* fold_output(int k) {
     auto* e = dynamic_cast<E*>(out_[k].wired);
     if (e == nullptr || out_[k].e != e || !e->foldable()) return nullptr;
-    fold_output(k);
+    redirect_output(k, e->out_[0].e, e->out_[0].port);
     return e;
   }
 

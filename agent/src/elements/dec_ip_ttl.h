@@ -3,7 +3,7 @@
 //
 // Its step is public so that an element whose output feeds a DecIPTTL with one output may run it itself, on
 // headers it already has in hand, and send that output straight on to what the DecIPTTL feeds (Element::
-// fold_output): the rewriters do (rewriter.h, TtlFold), the synthesized chains' `SynthRewriter -> DecIPTTL`. The
+// fold_output): the rewriters do (rewriter.cc, TtlFold), the synthesized chains' `SynthRewriter -> DecIPTTL`. The
 // packets leave the same, the expired ones are counted here the same, and the DecIPTTL stays in the graph for
 // anything else that feeds it.
 #pragma once
@@ -23,13 +23,7 @@ class DecIPTTL final : public Element {
   void configure(Args& args) override { args.take("MULTICAST"); }
   void push(int, PacketBatch& b) override {
     const int expired_out = noutputs() > 1 ? 1 : -1;
-    classify_push(b, [&](rte_mbuf* m) {
-      switch (step(m)) {
-        case kDecremented: return 0;
-        case kExpired: return ++expired_, expired_out;
-        default: return -1;
-      }
-    });
+    classify_push(b, [&](rte_mbuf* m) { return verdict(m, 0, expired_out, &expired_); });
   }
   void report(std::ostream& os) const override { os << "expired " << expired_ << "\n"; }
 
@@ -52,6 +46,15 @@ class DecIPTTL final : public Element {
     if (ip[7] <= 1) return kExpired;
     --ip[7];
     return kDecremented;
+  }
+  // step() and where the packet goes then: `kept` once decremented, `expired_out` (counted in *expired) when it
+  // expired, -1 (a drop) when unmarked.
+  static int verdict(rte_mbuf* m, int kept, int expired_out, uint64_t* expired) {
+    switch (step(m)) {
+      case kDecremented: return kept;
+      case kExpired: return ++*expired, expired_out;
+      default: return -1;
+    }
   }
   // Whether an element feeding this one may run step() itself and skip it: expired packets are dropped (no
   // output 1), which the folding element does by dropping them and counting them here.

@@ -103,7 +103,7 @@ struct TtlFold {
   static constexpr int kNone = INT32_MIN;  // no output folded (never an output, nor -1, a drop)
   int out = kNone;
   DecIPTTL* ttl = nullptr;
-  // Called in initialize() with the rewriter's fold_output_if<DecIPTTL> (protected): folds the first of its
+  // Called in initialize() with the rewriter's fold_output<DecIPTTL> (protected): folds the first of its
   // `outputs` wired to a DecIPTTL that allows it.
   template <typename FoldIf>
   void find(int outputs, FoldIf fold_if) {
@@ -115,14 +115,7 @@ struct TtlFold {
     const int out;
     uint64_t expired = 0;
     // A packet sent to output `res` with its TTL as the rewriter left it: where it goes once DecIPTTL has run.
-    int run(rte_mbuf* m, int res) {
-      if (res != out) return res;
-      switch (DecIPTTL::step(m)) {
-        case DecIPTTL::kDecremented: return res;
-        case DecIPTTL::kExpired: return ++expired, -1;
-        default: return -1;
-      }
-    }
+    int run(rte_mbuf* m, int res) { return res != out ? res : DecIPTTL::verdict(m, res, -1, &expired); }
     // A hit bound for *res, its IPv4 header at ip, not yet rewritten: its TTL taken down now and the checksum
     // term that goes with it returned for the rewrite (0 if not folded, or expired: *res = -1).
     uint32_t run_hit(uint8_t* ip, int* res) {
@@ -279,7 +272,7 @@ class SynthRewriter final : public Element {
   }
   void initialize(const GraphEnv& env) override {
     rw_.initialize(name(), opts_, env, pool_->patterns());
-    ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
+    ttl_.find(noutputs(), [this](int k) { return fold_output<DecIPTTL>(k); });
     check_.resize(ninputs());
   }
   void push(int port, PacketBatch& b) override {
@@ -465,7 +458,7 @@ class IPRewriter final : public Element {
       if (s.kind == Spec::kPass && s.pass_out >= noutputs())
         throw ConfigError("pass " + std::to_string(s.pass_out) + ": output not connected");
     rw_.initialize(name(), opts_, env, all_);
-    ttl_.find(noutputs(), [this](int k) { return fold_output_if<DecIPTTL>(k); });
+    ttl_.find(noutputs(), [this](int k) { return fold_output<DecIPTTL>(k); });
     check_.resize(ninputs());
   }
   void push(int port, PacketBatch& b) override {
