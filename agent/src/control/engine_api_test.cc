@@ -83,7 +83,9 @@ class EngineApiTest : public ::testing::Test {
     r.add_egress()->set_nic("rx0");
     *r.add_groups() = g;
     grpc::ClientContext ctx;
-    return stub_->DeployPipeline(&ctx, r, out);
+    const grpc::Status s = stub_->DeployPipeline(&ctx, r, out);
+    if (!s.ok()) std::fprintf(stderr, "DeployPipeline %s: %s\n", id.c_str(), s.error_message().c_str());
+    return s;
   }
 
   // Packets the group has counted, polled until it reaches `want` (or 5 s).
@@ -577,8 +579,9 @@ TEST_F(EngineApiTest, StreamLoadAlertsAsSoonAsACoreOverloads) {
 TEST_F(EngineApiTest, AWorkerPreemptedInsideABatchRaisesNoOverloadAlert) {
   const uint64_t hz = rte_get_tsc_hz();
   pb::PipelineStatus st;
-  ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> SpinCycles(CYCLES " + std::to_string(hz / 250) +
-                                                  ") -> [0]output;"), &st).ok());
+  // 4 ms as two spins of 2 ms: SpinCycles takes at most 10M cycles, under 4 ms on a TSC above 2.5 GHz.
+  const std::string spin = "SpinCycles(CYCLES " + std::to_string(hz / 500) + ")";
+  ASSERT_TRUE(Deploy("chain1", Group("g1", 7, "input -> " + spin + " -> " + spin + " -> [0]output;"), &st).ok());
   SendTagged(7, 1);
   ASSERT_EQ(WaitGroupPackets("g1", 1), 1u);
   rte_cpuset_t cpus = rte_lcore_cpuset(kWorkerCore);
