@@ -36,7 +36,7 @@ TEST(FlowStateWalk, ExpiryAndEvictionReachEveryFlowOfABigTable) {
   FlowTable t("walk_sweep", kCap, 0, /*ipv6=*/false);
   for (uint32_t i = 0; i < kFlows; ++i) ASSERT_GE(t.insert(orig_of(i), mapped_of(i), 0, 0, 1, i % 2 ? 1000 : 0), 0);
   unsigned gone = 0, batches = 0;
-  while (gone < kFlows / 2 && batches < 64) gone += t.expire(1500, 8, [](const FlowMeta&) { return uint64_t{700}; }), ++batches;
+  while (gone < kFlows / 2 && batches < 64) gone += t.expire(1500, 8, 0, [](const FlowMeta&) { return uint64_t{700}; }), ++batches;
   EXPECT_EQ(gone, kFlows / 2);
   EXPECT_LE(batches, 6u) << "the sweep checked records that hold no flow";
   for (uint32_t i = 0; i < kFlows; ++i)

@@ -208,11 +208,31 @@ TEST(FlowTable, ExpiryRemovesOnlyIdleFlows) {
   FlowTable t("t", 64, 0, false);
   for (uint16_t i = 0; i < 10; ++i) ASSERT_GE(t.insert(v4(1, 2, i, 9), v4(7, 2, 100 + i, 9), 0, 0, 1, i < 5 ? 0 : 1000), 0);
   unsigned gone = 0;
-  for (int round = 0; round < 4; ++round) gone += t.expire(1500, 8, [](const FlowMeta&) { return uint64_t{700}; });
+  for (int round = 0; round < 4; ++round) gone += t.expire(1500, 8, 0, [](const FlowMeta&) { return uint64_t{700}; });
   EXPECT_EQ(gone, 5u);
   EXPECT_EQ(t.size(), 5u);
   EXPECT_EQ(t.lookup_one(v4(1, 2, 0, 9)), -1);
   EXPECT_GE(t.lookup_one(v4(1, 2, 7, 9)), 0);
+}
+
+// A pass over every record begins at most once per period: once one is over, the sweep checks nothing until the
+// period since it began has gone by, then expires what has idled past its timeout meanwhile.
+TEST(FlowTable, ExpirySweepsOncePerPeriod) {
+  test::eal();
+  FlowTable t("t", 64, 0, false);
+  for (uint16_t i = 0; i < 10; ++i) ASSERT_GE(t.insert(v4(1, 2, i, 9), v4(7, 2, 100 + i, 9), 0, 0, 1, 1000), 0);
+  const auto timeout = [](const FlowMeta&) { return uint64_t{700}; };
+  constexpr uint64_t kPeriod = 5000;
+  EXPECT_EQ(t.expire(2000, 16, kPeriod, timeout), 10u) << "a first pass begins at once";
+  for (uint16_t i = 0; i < 10; ++i) ASSERT_GE(t.insert(v4(1, 3, i, 9), v4(7, 3, 100 + i, 9), 0, 0, 1, 3000), 0);
+  EXPECT_EQ(t.expire(4000, 16, kPeriod, timeout), 0u) << "idle past the timeout, but the pass began 2000 ago";
+  EXPECT_EQ(t.expire(6999, 16, kPeriod, timeout), 0u) << "the period is not over";
+  EXPECT_EQ(t.size(), 10u);
+  EXPECT_EQ(t.expire(7000, 16, kPeriod, timeout), 10u) << "a period after the last pass began, the next one";
+  EXPECT_EQ(t.size(), 0u);
+  // With no period the sweep goes round as fast as it is asked to (budget records per call).
+  for (uint16_t i = 0; i < 4; ++i) ASSERT_GE(t.insert(v4(1, 4, i, 9), v4(7, 4, 100 + i, 9), 0, 0, 1, 8000), 0);
+  EXPECT_EQ(t.expire(9000, 16, 0, timeout), 4u);
 }
 
 // A copy walks the table in slices while the core inserts, deletes and reuses records in between

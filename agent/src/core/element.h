@@ -302,14 +302,20 @@ class Element {
   // into a scratch batch), its count kept in a register while they move. Same packets, same order, same drops as
   // the general loop.
   void push_to_output0(PacketBatch& in, const int* res) {
-    rte_mbuf** const p = in.pkts;
-    uint16_t n = 0;
-    for (uint16_t i = 0, end = in.n; i < end; ++i) {
-      rte_mbuf* m = p[i];
-      if (res[i] == 0) p[n++] = m;
-      else drop(m);
+    // Nearly every batch keeps all its packets: one OR over the verdicts (the compiler vectorizes it) finds that
+    // and spares the move-down loop (9 instructions per packet of the deployed group, callgrind).
+    int moved = 0;
+    for (uint16_t i = 0, end = in.n; i < end; ++i) moved |= res[i];
+    if (moved != 0) {
+      rte_mbuf** const p = in.pkts;
+      uint16_t n = 0;
+      for (uint16_t i = 0, end = in.n; i < end; ++i) {
+        rte_mbuf* m = p[i];
+        if (res[i] == 0) p[n++] = m;
+        else drop(m);
+      }
+      in.n = n;
     }
-    in.n = n;
     output_push(0, in);
     in.n = 0;
   }

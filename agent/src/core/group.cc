@@ -155,7 +155,7 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
     if (cls_wire != last_cls) {
       end_run();
       last_cls = cls_wire;
-      const uint32_t cls = rte_be_to_cpu_16(cls_wire);
+      const uint32_t cls = be16(cls_wire);
       const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
       last = it != sorted_classes_.end() && *it == cls ? sorted_index_[it - sorted_classes_.begin()] : kUnknown;
     }

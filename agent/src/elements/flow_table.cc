@@ -639,6 +639,7 @@ void FlowTable::clear() {
   size_plain_ = 0;
   size_.set(0);
   sweep_ = 0;
+  pass_began_ = 0;
 }
 
 }  // namespace metron

@@ -141,7 +141,7 @@ inline RewriteDeltas rewrite_deltas(const Key4& from, const Key4& to) {
   uint32_t addr = 0;
   for (int w = 0; w < 4; ++w) addr += csum_term(load16(fa + 2 * w), load16(ta + 2 * w));
   const uint32_t l4 = addr + csum_term(from.sport, to.sport) + csum_term(from.dport, to.dport);
-  return {rte_cpu_to_be_16(__rte_raw_cksum_reduce(addr)), rte_cpu_to_be_16(__rte_raw_cksum_reduce(l4))};
+  return {be16(__rte_raw_cksum_reduce(addr)), be16(__rte_raw_cksum_reduce(l4))};
 }
 
 // The per-flow state next to the two tuples.
@@ -316,17 +316,26 @@ class FlowTable {
   static size_t memory_available(int socket);
 
   // Removes up to `budget` records, checked round-robin, that have been idle longer than their timeout.
-  // timeout_of(meta) returns the idle limit in TSC cycles. Returns how many expired.
+  // timeout_of(meta) returns the idle limit in TSC cycles. Returns how many expired. A pass over every record
+  // begins at most once per `period` TSC cycles (sweep_period()): once a pass is over, the sweep waits out the
+  // rest of the period, so a table swept faster than its flows can expire (a fast core checks its table's every
+  // record many times a second at a few records per batch) spends nothing on it meanwhile, and an idle flow is
+  // gone at most a period plus a pass after its timeout (Click's IPRewriter reaps on a timer the same way).
   template <typename TimeoutOf>
-  unsigned expire(uint64_t now, unsigned budget, TimeoutOf timeout_of) {
-    return expire(now, budget, timeout_of, [](uint32_t) {});
+  unsigned expire(uint64_t now, unsigned budget, uint64_t period, TimeoutOf timeout_of) {
+    return expire(now, budget, period, timeout_of, [](uint32_t) {});
   }
   // The same, calling before_remove(idx) for each record just before it goes (owners with per-record state of
   // their own beside the table: HyperscanDPI's streams and held segments).
   template <typename TimeoutOf, typename BeforeRemove>
-  unsigned expire(uint64_t now, unsigned budget, TimeoutOf timeout_of, BeforeRemove before_remove) {
+  unsigned expire(uint64_t now, unsigned budget, uint64_t period, TimeoutOf timeout_of, BeforeRemove before_remove) {
     unsigned n = 0;
     for (unsigned i = 0; i < budget && fresh_ > 0; ++i) {
+      if (sweep_ >= fresh_) {  // the last pass is over: the next one begins a period after it did
+        if (now - pass_began_ < period) return n;
+        sweep_ = 0;
+      }
+      if (sweep_ == 0) pass_began_ = now;
       const uint32_t idx = next_swept();
       FlowMeta& m = meta(idx);
       if (m.live && now - m.last_tsc > timeout_of(m)) {
@@ -344,6 +353,9 @@ class FlowTable {
     }
     return n;
   }
+  // expire()'s period for flows whose shortest timeout is `shortest` TSC cycles: a quarter of it, at most a
+  // second, so an idle flow outlives its timeout by at most a quarter of it (plus a pass) and by a second at most.
+  static uint64_t sweep_period(uint64_t shortest, uint64_t tsc_hz) { return std::min(shortest / 4, tsc_hz); }
   // Shedding a full table: checks records round-robin from the expiry sweep's position, at most `scan` of them
   // (and each once), until `candidates` live ones idle longer than guarantee_of(meta) TSC cycles are found, and
   // removes the longest idle of those. False if there was none.
@@ -450,6 +462,7 @@ class FlowTable {
   uint32_t size_plain_ = 0;            // the core's copy of size_
   uint32_t capacity_plain_;            // the core's copy of capacity_
   uint32_t sweep_ = 0;
+  uint64_t pass_began_ = 0;  // TSC when the expiry sweep's current (or last) pass over the records began
   uint32_t fresh_ = 0;                 // records [0, fresh_) have been used at least once
   uint32_t free_head_ = kNoRecord;     // freed records, linked through FlowMeta::backend
   // Growth (grows_ only).

@@ -154,6 +154,7 @@ class HyperscanDPI final : public Element {
     free_held_ = hold_core_ > 0 ? 0 : kNone;
     hs_stream_size(stream_db_, &stream_bytes_);
     timeout_tsc_ = static_cast<uint64_t>(timeout_s_ * static_cast<double>(rte_get_tsc_hz()));
+    sweep_period_ = FlowTable::sweep_period(timeout_tsc_, rte_get_tsc_hz());
   }
 
   void push(int, PacketBatch& b) override {
@@ -164,7 +165,7 @@ class HyperscanDPI final : public Element {
     } else {
       const uint64_t now = rte_rdtsc();
       table_->maintain(now);
-      table_->expire(now, 8, [this](const FlowMeta&) { return timeout_tsc_; },
+      table_->expire(now, 8, sweep_period_, [this](const FlowMeta&) { return timeout_tsc_; },
                      [this](uint32_t idx) { release_flow(idx, true); });
       // One bulk lookup for the batch's TCP segments (rte_hash prefetches every bucket before comparing), then
       // the segments in order. A flow inserted or removed by an earlier segment of the batch makes the later
@@ -490,6 +491,7 @@ class HyperscanDPI final : public Element {
   uint8_t hold_flow_ = 8;
   uint32_t hold_core_ = 512;
   uint64_t timeout_tsc_ = 0;
+  uint64_t sweep_period_ = 0;  // FlowTable::expire's
   size_t stream_bytes_ = 0;  // Hyperscan's state per open stream (memory planning: at most 2 x FLOWS of them)
   int hit_out_ = -1;
   bool changed_ = false;  // the table changed during this batch: bulk lookup results are stale

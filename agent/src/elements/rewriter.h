@@ -288,6 +288,7 @@ class FlowRewriter {
   std::atomic<const FlowTable*> published_{nullptr};
   uint32_t declared_ = 0;
   uint64_t timeout_[2][16] = {};  // [tcp][state]: idle limit in TSC cycles
+  uint64_t sweep_period_ = 0;     // FlowTable::expire's, for the shortest of them
   uint64_t guarantee_[2] = {};    // [tcp]
   uint64_t tsc_hz_ = 1;
   // Ports of a SPORT range this instance maps to: false when it has none (a share the controller assigned of a

@@ -267,6 +267,7 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
     // UDP: bit 1 a reply seen, bits 2-3 packets seen (up to 3); streaming = 3+ packets, one a reply.
     timeout_[0][st] = cycles((st & 1) && (st >> 1) >= 3 ? t.udp_streaming : t.udp);
   }
+  sweep_period_ = FlowTable::sweep_period(*std::min_element(&timeout_[0][0], &timeout_[0][0] + 32), tsc_hz_);
   guarantee_[1] = cycles(t.tcp_guarantee);
   guarantee_[0] = cycles(t.udp_guarantee);
   share_assigned_ = env.port_share_assigned;
@@ -354,7 +355,7 @@ int32_t FlowRewriter::create(const Tuple& t, const RewritePattern& p, uint32_t b
 
 void FlowRewriter::expire(uint64_t now, unsigned packets) {
   table_->maintain(now);
-  table_->expire(now, (packets + 3) / 4, [this](const FlowMeta& m) { return timeout_of(m); });
+  table_->expire(now, (packets + 3) / 4, sweep_period_, [this](const FlowMeta& m) { return timeout_of(m); });
 }
 
 void FlowRewriter::stats(FlowStateStats* out) const {

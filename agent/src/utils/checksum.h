@@ -8,6 +8,13 @@
 
 namespace metron {
 
+// Network to host order and back (the same swap either way). DPDK's rte_be_to_cpu_16/32 swap a variable in an
+// `asm volatile` (rte_byteorder.h), which the compiler may neither fold into a comparison with a constant nor
+// merge with another swap of the same value nor drop when unused: the per-packet paths swap with the builtins.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "be16/be32 swap: a little-endian host");
+constexpr uint16_t be16(uint16_t v) { return __builtin_bswap16(v); }
+constexpr uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
+
 inline uint32_t csum_add_bytes(uint32_t sum, const uint8_t* p, size_t len) {
   for (; len >= 2; p += 2, len -= 2) sum += static_cast<uint32_t>(p[0]) << 8 | p[1];
   if (len) sum += static_cast<uint32_t>(p[0]) << 8;
@@ -43,10 +50,10 @@ inline uint16_t ipv4_header20_sum(const uint8_t* ip, bool with_checksum) {
 // whole words at a time, several times faster than a byte loop on the per-packet path.
 inline uint16_t ipv4_header_csum(const uint8_t* ip, size_t hlen) {
   // The raw sum is over native-endian words, i.e. already in wire order once stored; callers use host order.
-  if (hlen == 20) return rte_be_to_cpu_16(static_cast<uint16_t>(~ipv4_header20_sum(ip, false)));
+  if (hlen == 20) return be16(static_cast<uint16_t>(~ipv4_header20_sum(ip, false)));
   uint32_t sum = __rte_raw_cksum(ip, 10, 0);
   sum = __rte_raw_cksum(ip + 12, hlen - 12, sum);
-  return rte_be_to_cpu_16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum)));
+  return be16(static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum)));
 }
 
 // Whether an IPv4 header's checksum verifies, decided as Click's CheckIPHeader decides it (click_in_cksum over the
@@ -92,7 +99,7 @@ inline uint16_t csum_apply16(uint16_t hc, uint16_t d) {
 // An IPv4 header's checksum as stored (network order) after its TTL went down by one (the TTL, the high byte of
 // its word, was at least 2: no borrow): RFC 1624 eqn. 3 with ~m + m' = 0xfeff for every packet, as in Click's
 // DecIPTTL, added in the stored order (csum_apply16: either order) so neither side is swapped.
-inline uint16_t ipv4_ttl_dec_term() { return rte_cpu_to_be_16(0xfeff); }
+inline uint16_t ipv4_ttl_dec_term() { return be16(0xfeff); }
 inline uint16_t ipv4_ttl_dec_csum(uint16_t stored) { return csum_apply16(stored, ipv4_ttl_dec_term()); }
 inline uint16_t csum_update32(uint16_t hc, uint32_t old_v, uint32_t new_v) {
   hc = csum_update16(hc, static_cast<uint16_t>(old_v >> 16), static_cast<uint16_t>(new_v >> 16));
@@ -110,19 +117,19 @@ inline bool tcp_or_udp(uint8_t proto) { return (proto == 6) | (proto == 17); }
 inline uint16_t load16(const uint8_t* p) {
   uint16_t v;
   std::memcpy(&v, p, 2);
-  return rte_be_to_cpu_16(v);
+  return be16(v);
 }
 inline uint32_t load32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
-  return rte_be_to_cpu_32(v);
+  return be32(v);
 }
 inline void store16(uint8_t* p, uint16_t v) {
-  v = rte_cpu_to_be_16(v);
+  v = be16(v);
   std::memcpy(p, &v, 2);
 }
 inline void store32(uint8_t* p, uint32_t v) {
-  v = rte_cpu_to_be_32(v);
+  v = be32(v);
   std::memcpy(p, &v, 4);
 }
 
