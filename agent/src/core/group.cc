@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 #include "core/port.h"
 #include "core/tx_buffer.h"
@@ -62,18 +63,22 @@ struct ClassTally {
   void count_sport(const rte_mbuf* m) {
     const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
     const uint32_t len = rte_pktmbuf_data_len(m);
-    if (len < 14 + 20) return;
+    if (len < 14 + 20 + 2) return;  // too short for an IPv4 header and a source port after it, whatever its options
     uint32_t type_ver;  // EtherType, version and header length: 08 00 45 for IPv4 without options
     std::memcpy(&type_ver, p + 12, 4);
-    // IPv4 without options, nearly every frame: the same test with the ports at a known place.
-    if ((type_ver & 0xffffff) == 0x450008) return count_ipv4(p + 14, 20, len);
-    if ((type_ver & 0xffff) == 0x0008) count_ipv4(p + 14, (p[14] & 0x0f) * 4u, len);
+    // IPv4 without options, nearly every frame: the ports at a known place, inside the length tested above.
+    if ((type_ver & 0xffffff) == 0x450008) return count_ipv4(p + 14, 20, true);
+    if ((type_ver & 0xffff) == 0x0008) {
+      const uint32_t ihl = (p[14] & 0x0f) * 4u;
+      count_ipv4(p + 14, ihl, (ihl >= 20) & (len >= 14 + ihl + 2));
+    }
   }
-  void count_ipv4(const uint8_t* ip, uint32_t ihl, uint32_t len) {
+  // fits: the header is a valid length and the source port after it lies inside the frame.
+  void count_ipv4(const uint8_t* ip, uint32_t ihl, bool fits) {
     uint16_t frag, sport_wire;
     std::memcpy(&frag, ip + 6, 2);
     // One test, whichever the protocol (tcp_or_udp); the fragment offset is 0x1fff of the word, 0xff1f as loaded.
-    const bool carries_ports = tcp_or_udp(ip[9]) & ((frag & 0xff1f) == 0) & (ihl >= 20) & (len >= 14 + ihl + 2);
+    const bool carries_ports = tcp_or_udp(ip[9]) & ((frag & 0xff1f) == 0) & fits;
     if (!carries_ports) return;
     std::memcpy(&sport_wire, ip + ihl, 2);  // the port's high byte first
     ++l4;
@@ -135,38 +140,45 @@ void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
   // for ahead (both mbuf lines of every frame at once, the header line a few frames ahead, once its mbuf's first
   // line says where it is) so the misses overlap instead of this loop and each element after it waiting in turn.
   // A batch received just now (or one burst before) skips that (12 instructions per packet for lines in L1).
-  constexpr uint16_t kAhead = 4;
+  constexpr unsigned kAhead = 4;
+  const unsigned n = b.n;
   if (!received_now) {
-    for (uint16_t i = 0; i < b.n; ++i) {
+    for (unsigned i = 0; i < n; ++i) {
       rte_prefetch0(b.pkts[i]);
       rte_prefetch0(RTE_PTR_ADD(b.pkts[i], RTE_CACHE_LINE_SIZE));
     }
-    for (uint16_t i = 0; i < b.n && i < kAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i], const void*));
+    for (unsigned i = 0; i < n && i < kAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i], const void*));
   }
-  for (uint16_t i = 0; i < b.n; ++i) {
-    rte_mbuf* m = b.pkts[i];
-    if (!received_now && i + kAhead < b.n) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i + kAhead], const void*));
-    const uint32_t len = rte_pktmbuf_pkt_len(m);
-    bytes += len;
-    // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes. Compared as
-    // loaded, swapped only when it changes.
-    uint16_t cls_wire;
-    std::memcpy(&cls_wire, rte_pktmbuf_mtod(m, const uint8_t*) + 4, 2);
-    if (cls_wire != last_cls) {
-      end_run();
-      last_cls = cls_wire;
-      const uint32_t cls = be16(cls_wire);
-      const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
-      last = it != sorted_classes_.end() && *it == cls ? sorted_index_[it - sorted_classes_.begin()] : kUnknown;
+  // The loop twice, with and without the header prefetch: no test of received_now per packet.
+  auto count_batch = [&](auto prefetch) {
+    for (unsigned i = 0; i < n; ++i) {
+      rte_mbuf* m = b.pkts[i];
+      if constexpr (decltype(prefetch)::value)
+        if (i + kAhead < n) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i + kAhead], const void*));
+      const uint32_t len = rte_pktmbuf_pkt_len(m);
+      bytes += len;
+      // Class id = dst MAC bytes 4-5 (docs/contracts.md#tags); the dispatcher guaranteed >= 14 bytes. Compared as
+      // loaded, swapped only when it changes.
+      uint16_t cls_wire;
+      std::memcpy(&cls_wire, rte_pktmbuf_mtod(m, const uint8_t*) + 4, 2);
+      if (cls_wire != last_cls) {
+        end_run();
+        last_cls = cls_wire;
+        const uint32_t cls = be16(cls_wire);
+        const auto it = std::lower_bound(sorted_classes_.begin(), sorted_classes_.end(), cls);
+        last = it != sorted_classes_.end() && *it == cls ? sorted_index_[it - sorted_classes_.begin()] : kUnknown;
+      }
+      if (last == kUnknown) {
+        ++unknown;
+        continue;
+      }
+      ++run.packets;
+      run.bytes += len;
+      run.count_sport(m);
     }
-    if (last == kUnknown) {
-      ++unknown;
-      continue;
-    }
-    ++run.packets;
-    run.bytes += len;
-    run.count_sport(m);
-  }
+  };
+  if (received_now) count_batch(std::false_type{});
+  else count_batch(std::true_type{});
   end_run();
   for (unsigned u = used; u != 0; u &= u - 1) {
     const unsigned s = static_cast<unsigned>(__builtin_ctz(u));
