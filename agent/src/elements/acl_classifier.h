@@ -55,7 +55,11 @@ class AclClassifier {
   bool header_is_key_ = false;
   rte_acl_ctx* ctx_ = nullptr;
   AclAlgorithm alg_ = AclAlgorithm::kSse;
-  std::vector<int> result_of_;  // rte_acl userdata (rule index + 1) -> output
+  // A rule's rte_acl userdata is its output + 2 (outputs are >= -1, a drop; userdata 0 is rte_acl's "no rule
+  // matched"): what classify returns is then the output by arithmetic the compiler vectorizes, not a table read
+  // per packet (rte_acl picks the matching rule by its priority, never by its userdata).
+  static uint32_t userdata_of(int output) { return static_cast<uint32_t>(output + 2); }
+  static int output_of(uint32_t userdata) { return static_cast<int>(userdata) - 2 + (userdata == 0); }
   size_t acl_rules_ = 0;
 };
 

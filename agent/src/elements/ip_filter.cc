@@ -107,9 +107,10 @@ class IpClassifierBase : public Element {
     uint16_t at[kBurst], at6[kBurst];
     unsigned nk = 0, nk6 = 0;
     PacketFacts f;
-    const bool in_place_keys = compile_ && acl_->header_is_key();
+    const bool compiled = compile_;
+    const bool in_place_keys = compiled && acl_->header_is_key();
     uint64_t bad_headers = 0;
-    // The check's settings in locals: the annotation stores could alias them, and each would be loaded again.
+    // The settings in locals: the annotation and key stores could alias them, and each would be loaded again.
     const int check_offset = check_.offset;
     const bool check_checksum = check_.checksum;
     for (uint16_t i = 0; i < b.n; ++i) {
@@ -128,7 +129,7 @@ class IpClassifierBase : public Element {
       } else {
         if (in_place_keys) in_place = ipv4_header_key(b.pkts[i]);
       }
-      if (compile_) {
+      if (compiled) {
         if (in_place != nullptr || ipv4_flow_key(b.pkts[i], &keys[nk])) {
           ptrs[nk] = in_place != nullptr ? in_place : reinterpret_cast<const uint8_t*>(&keys[nk]);
           at[nk++] = i;
@@ -145,7 +146,9 @@ class IpClassifierBase : public Element {
     if (bad_headers) check_.check->count_bad(bad_headers);
     profile_stage(0);
     int out[kBurst];
-    if (nk) {
+    if (nk != 0 && nk == b.n) {  // every packet has its key (nearly every batch): the results are the packets' own
+      acl_->classify_bytes(ptrs, res, nk);
+    } else if (nk) {
       acl_->classify_bytes(ptrs, out, nk);
       for (unsigned k = 0; k < nk; ++k) res[at[k]] = out[k];
     }
