@@ -219,13 +219,16 @@ void Engine::loop(Worker& w) {
       uint64_t misrouted = 0;
       uint32_t last_key = 0;  // no tag key is 0
       int last_group = -1;
-      // The tag's batch and the held count in locals: the frame stores below could alias them, and each would be
-      // loaded again per frame.
+      // The tag's batch, the burst's size and the annotation's offset in locals: the frame stores below could alias
+      // them, and each would be loaded again per frame. Frames held are counted once after the loop: the burst's,
+      // less those misrouted and those that ran in full batches.
       PacketBatch* q = nullptr;
-      uint32_t frames = hb.frames;
-      for (uint16_t i = 0; i < in.n; ++i) {
+      const unsigned n = in.n;
+      const int anno_offset = g_anno_offset;
+      unsigned ran_full = 0;
+      for (unsigned i = 0; i < n; ++i) {
         rte_mbuf* m = in.pkts[i];
-        clear_anno(m);
+        clear_anno(m, anno_offset);
         uint8_t* d = rte_pktmbuf_mtod(m, uint8_t*);
         if (rte_pktmbuf_data_len(m) < 14) {
           ++misrouted;
@@ -254,15 +257,14 @@ void Engine::loop(Worker& w) {
         }
         if (q->n == 0) hb.waiting.push_back(static_cast<uint32_t>(last_group));
         q->push_back(m);
-        ++frames;
         if (q->n == kBurst) {  // a full batch: its graph runs now
           b.groups[last_group]->process(*q, &w.tx, received_now);
           q->n = 0;
-          frames -= kBurst;
-          ran_here += kBurst;
+          ran_full += kBurst;
         }
       }
-      hb.frames = frames;
+      hb.frames += n - static_cast<unsigned>(misrouted) - ran_full;
+      ran_here += ran_full;
       if (misrouted) c.drops.add(misrouted);
       if (hb.frames && (in.n < kBurst || hb.frames >= hold_frames || t0 - hb.since >= hold_cycles))
         ran_here += hb.run_all(b, &w.tx, received_now);
