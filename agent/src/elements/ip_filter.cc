@@ -113,8 +113,8 @@ class IpClassifierBase : public Element {
     // The settings in locals: the annotation and key stores could alias them, and each would be loaded again.
     const int check_offset = check_.offset;
     const bool check_checksum = check_.checksum;
+    // res[i] is written for every packet: here for those without a key, after the classify for the others.
     for (uint16_t i = 0; i < b.n; ++i) {
-      res[i] = -1;
       // A header without options is read in place where the rules allow it (header_is_key); others get a key.
       const uint8_t* in_place = nullptr;
       if constexpr (kChecked) {  // the key from the header the check found
@@ -122,6 +122,7 @@ class IpClassifierBase : public Element {
         int left;
         const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, &ip, &left);
         if (ver == 0) {
+          res[i] = -1;
           ++bad_headers;
           continue;
         }
@@ -136,6 +137,7 @@ class IpClassifierBase : public Element {
           continue;
         }
       }
+      res[i] = -1;
       if (acl6_ != nullptr && ipv6_flow_key(b.pkts[i], &keys6[nk6])) {
         ptrs6[nk6] = &keys6[nk6];
         at6[nk6++] = i;

@@ -155,8 +155,9 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   // The check's settings in locals: the annotation stores could alias them, and each would be loaded again.
   const int check_offset = check.offset;
   const bool check_checksum = check.checksum;
+  // res[i] is written for every packet: -1 here for those dropped before the lookup, their output after it for
+  // the others.
   for (uint16_t i = 0; i < b.n; ++i) {
-    res[i] = -1;
     rte_mbuf* const m = b.pkts[i];
     bool keyed;
     if constexpr (kChecked) {
@@ -164,6 +165,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
       int left;
       const uint8_t ver = CheckIPHeader::step(m, check_offset, check_checksum, &at, &left);
       if (ver == 0) {
+        res[i] = -1;
         slot[i] = kNone;
         ++bad_headers;
         continue;
@@ -178,13 +180,14 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
       slot[i] = static_cast<int16_t>(nk++);
       continue;
     }
-    slot[i] = kNone;
     if constexpr (std::is_same_v<Key, Key4>) {
       if (tuple_of(m, &tuples[i], &tuple_l4s[i])) {
         slot[i] = kTupleOnly;
         continue;
       }
     }
+    res[i] = -1;
+    slot[i] = kNone;
     ++*bad;
   }
   if (bad_headers) check.check->count_bad(bad_headers);
@@ -210,7 +213,10 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
       // A flow the group this one follows mapped (a make-before-break update's window) keeps that mapping.
       if (r < 0 && rw.following()) {
         r = rw.inherit(as_tuple(keys[j]), now);
-        if (r == FlowRewriter::kInheritFailed) continue;  // counted; res[i] = -1 drops it
+        if (r == FlowRewriter::kInheritFailed) {  // counted; dropped
+          res[i] = -1;
+          continue;
+        }
       }
       if (r < 0) {
         res[i] = ttl.run(m, on_miss(m, as_tuple(keys[j]), l4s[j], now));
