@@ -215,6 +215,21 @@ TEST(FlowTable, ExpiryRemovesOnlyIdleFlows) {
   EXPECT_GE(t.lookup_one(v4(1, 2, 7, 9)), 0);
 }
 
+// The byte the per-packet progress update reads and writes whole holds the live bit (bit 0) and the state (bits
+// 1-7) and nothing else: a compiler laying the bit-fields out otherwise fails here, not in the flows' timeouts.
+TEST(FlowTable, ProgressByteHoldsLiveAndState) {
+  FlowMeta m{};
+  m.live = 1;
+  m.state = 0x55;
+  EXPECT_EQ(*progress_byte(m), 0xab);
+  m.fout = m.rout = m.proto = 0xff;
+  *progress_byte(m) = 0x54;
+  EXPECT_EQ(m.live, 0);
+  EXPECT_EQ(m.state, 0x2a);
+  EXPECT_EQ(m.rout, 0xff);
+  EXPECT_EQ(m.proto, 0xff);
+}
+
 // A pass over every record begins at most once per period: once one is over, the sweep checks nothing until the
 // period since it began has gone by, then expires what has idled past its timeout meanwhile.
 TEST(FlowTable, ExpirySweepsOncePerPeriod) {

@@ -590,10 +590,16 @@ TEST(FlowProgress, TheTableFollowsClicksRulesForEveryStateAndPacket) {
     for (unsigned flags = 0; flags < 256; ++flags)
       for (int k = 0; k < 8; ++k) {
         const bool tcp = k & 1, reply = k & 2, payload = k & 4;
-        ASSERT_EQ(next_progress(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload),
-                  progress_by_branches(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload))
+        const uint8_t want =
+            progress_by_branches(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload);
+        ASSERT_EQ(next_progress(static_cast<uint8_t>(state), tcp, reply, static_cast<uint8_t>(flags), payload), want)
             << "state " << state << " flags " << flags << " tcp " << tcp << " reply " << reply << " payload "
             << payload;
+        for (unsigned live = 0; live < 2; ++live)  // the record's byte: the state moved on, the live bit kept
+          ASSERT_EQ(next_progress_byte(static_cast<uint8_t>(state << 1 | live), tcp, reply, static_cast<uint8_t>(flags),
+                                       payload),
+                    want << 1 | live)
+              << "state " << state << " live " << live;
       }
 }
 

@@ -155,6 +155,11 @@ struct FlowMeta {
   uint8_t proto;
 };
 static_assert(sizeof(FlowMeta) == 16, "record header");
+// FlowMeta's live bit and state as the one byte they share, between rout and proto: live in bit 0, the state in
+// bits 1-7 (GCC's x86-64 bit-field order; flow_table_test's ProgressByteHoldsLiveAndState checks it). A hit's
+// progress update reads and writes it whole (next_progress_byte).
+inline uint8_t* progress_byte(FlowMeta& m) { return reinterpret_cast<uint8_t*>(&m) + offsetof(FlowMeta, rout) + 1; }
+static_assert(offsetof(FlowMeta, proto) == offsetof(FlowMeta, rout) + 2, "live and state: one byte before proto");
 
 // A counter or level with one writer (the core) read by other threads (stats): plain loads and stores.
 template <typename T>

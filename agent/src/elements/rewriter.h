@@ -275,7 +275,8 @@ class FlowRewriter {
   static void track(FlowMeta& meta, const uint8_t* ip, const uint8_t* l4, bool v4, bool reply) {
     const int ip_end = v4 ? load16(ip + 2) : 40 + load16(ip + 4);
     const int segment = ip_end - static_cast<int>(l4 - ip);
-    meta.state = next_progress(meta.state, meta.proto == 6, reply, l4[13], segment > (l4[12] >> 4) * 4);
+    uint8_t* const live_state = progress_byte(meta);
+    *live_state = next_progress_byte(*live_state, meta.proto == 6, reply, l4[13], segment > (l4[12] >> 4) * 4);
   }
   uint64_t timeout_of(const FlowMeta& m) const { return timeout_[m.proto == 6][m.state & 15]; }
   uint32_t random() {
