@@ -462,17 +462,14 @@ inline bool FlowTable::holds(uint32_t idx, const uint8_t* r, unsigned dir, const
 inline int32_t FlowTable::index_probe(uint32_t sig) const {
   const IndexBucket* b = bucket_of(sig);
 #if defined(__SSE2__)
-  const __m128i s = _mm_set1_epi32(static_cast<int>(sig)), zero = _mm_setzero_si128();
+  const __m128i s = _mm_set1_epi32(static_cast<int>(index_sig(sig)));
   const auto* v = reinterpret_cast<const __m128i*>(b);
   const auto bits = [](__m128i eq) { return static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(eq))); };
-  const unsigned same = bits(_mm_cmpeq_epi32(_mm_load_si128(v), s)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 1), s)) << 4;
-  const unsigned unset =
-      bits(_mm_cmpeq_epi32(_mm_load_si128(v + 2), zero)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 3), zero)) << 4;
-  const unsigned hit = same & ~unset;
+  const unsigned hit = bits(_mm_cmpeq_epi32(_mm_load_si128(v), s)) | bits(_mm_cmpeq_epi32(_mm_load_si128(v + 1), s)) << 4;
   return hit != 0 ? static_cast<int32_t>(b->ref[__builtin_ctz(hit)] - 1) : -1;
 #else
   for (unsigned w = 0; w < kIndexWays; ++w)
-    if (b->sig[w] == sig && b->ref[w] != 0) return static_cast<int32_t>(b->ref[w] - 1);
+    if (b->sig[w] == index_sig(sig)) return static_cast<int32_t>(b->ref[w] - 1);
   return -1;
 #endif
 }
@@ -488,14 +485,14 @@ void FlowTable::index_put(uint32_t sig, uint32_t ref) const {
     if (b->ref[w] == 0 && to == kIndexWays) to = w;
   }
   if (to == kIndexWays) to = sig >> 29;  // full: the bits above those that chose the bucket choose the way
-  b->sig[to] = sig;
+  b->sig[to] = index_sig(sig);
   b->ref[to] = ref;
 }
 
 void FlowTable::index_drop(uint32_t sig, uint32_t ref) const {
   IndexBucket* b = bucket_of(sig);
   for (unsigned w = 0; w < kIndexWays; ++w)
-    if (b->ref[w] == ref) b->ref[w] = 0;
+    if (b->ref[w] == ref) b->sig[w] = b->ref[w] = 0;
 }
 
 void FlowTable::lookup4(const Key4* const* keys, const uint32_t* sigs, unsigned n, int32_t* out,

@@ -388,7 +388,8 @@ class FlowTable {
   static constexpr uint32_t kHashSeed = 0x4d455452;
   // The index: buckets of kIndexWays entries, one cache line each; ref = (record index << 1 | direction) + 1, 0 free.
   // The signatures and refs are apart (not one {sig, ref} pair per way) so that a probe compares all eight
-  // signatures in two vector compares, without a branch per way (index_probe()).
+  // signatures in two vector compares, without a branch per way (index_probe()). A way holds its signature with
+  // bit 0 set (index_sig), a free way 0 in both: a probe's compare of the signatures alone finds only ways in use.
   static constexpr unsigned kIndexWays = 8;
   struct alignas(64) IndexBucket {
     uint32_t sig[kIndexWays];
@@ -396,6 +397,7 @@ class FlowTable {
   };
   static_assert(sizeof(IndexBucket) == 64, "a bucket is one cache line");
   IndexBucket* bucket_of(uint32_t sig) const { return &index_[sig & index_mask_]; }
+  static uint32_t index_sig(uint32_t sig) { return sig | 1; }
   // Buckets of a table of `capacity` flows: two keys per flow, at most four keys per bucket on average when full.
   static uint32_t index_buckets(uint64_t capacity);
   // Names record ref - 1 for signature sig in its bucket: the entry with the same ref, else a free one, else the
