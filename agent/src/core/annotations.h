@@ -38,10 +38,9 @@ inline int ip_bytes_left(rte_mbuf* m, const PacketAnno& a) {
 }
 inline int ip_bytes_left(rte_mbuf* m) { return ip_bytes_left(m, anno(m)); }
 
-// Packets come from ports with anno reset; elements that create packets call this.
-inline void clear_anno(rte_mbuf* m) { anno(m) = PacketAnno{0, 0, 0}; }
-// The same with the field's offset (g_anno_offset) read once for a loop over many packets: the stores could alias
-// the global, which each packet would load again.
+// Packets come from ports with anno reset; elements that create packets call this. `offset`: g_anno_offset, which a
+// loop over many packets reads once (the stores could alias the global, which each packet would load again).
 inline void clear_anno(rte_mbuf* m, int offset) { *RTE_MBUF_DYNFIELD(m, offset, PacketAnno*) = PacketAnno{0, 0, 0}; }
+inline void clear_anno(rte_mbuf* m) { clear_anno(m, g_anno_offset); }
 
 }  // namespace metron

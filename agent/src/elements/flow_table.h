@@ -325,7 +325,8 @@ class FlowTable {
   // begins at most once per `period` TSC cycles (sweep_period()): once a pass is over, the sweep waits out the
   // rest of the period, so a table swept faster than its flows can expire (a fast core checks its table's every
   // record many times a second at a few records per batch) spends nothing on it meanwhile, and an idle flow is
-  // gone at most a period plus a pass after its timeout (Click's IPRewriter reaps on a timer the same way).
+  // gone at most a period plus a pass after its timeout (Click's IPRewriterBase reaps on its GC timer likewise,
+  // every REAP_INTERVAL: 15 minutes by default).
   template <typename TimeoutOf>
   unsigned expire(uint64_t now, unsigned budget, uint64_t period, TimeoutOf timeout_of) {
     return expire(now, budget, period, timeout_of, [](uint32_t) {});

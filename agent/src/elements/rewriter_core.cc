@@ -267,7 +267,8 @@ void FlowRewriter::initialize(const std::string& name, const Options& o, const G
     // UDP: bit 1 a reply seen, bits 2-3 packets seen (up to 3); streaming = 3+ packets, one a reply.
     timeout_[0][st] = cycles((st & 1) && (st >> 1) >= 3 ? t.udp_streaming : t.udp);
   }
-  sweep_period_ = FlowTable::sweep_period(*std::min_element(&timeout_[0][0], &timeout_[0][0] + 32), tsc_hz_);
+  const double shortest = std::min({t.tcp_data, t.tcp_nodata, t.tcp_done, t.udp, t.udp_streaming});
+  sweep_period_ = FlowTable::sweep_period(cycles(shortest), tsc_hz_);
   guarantee_[1] = cycles(t.tcp_guarantee);
   guarantee_[0] = cycles(t.udp_guarantee);
   share_assigned_ = env.port_share_assigned;
