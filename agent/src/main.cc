@@ -137,6 +137,7 @@ struct Options {
   std::vector<std::string> replay;
   std::vector<std::string> fanout;
   std::vector<std::string> rss_fanout;
+  unsigned fanout_frames = 0;  // 0: FanoutPortOptions' default; FanoutPort::open checks it
   std::vector<PortDispatchFlag> dispatch;
   bool dispatch_fallback = false;
   std::vector<std::pair<std::string, std::string>> control;
@@ -220,6 +221,8 @@ Options parse_args(int argc, char** argv) {
       o.fanout.push_back(value(a));
     } else if (a == "--rss-fanout") {
       o.rss_fanout.push_back(value(a));
+    } else if (a == "--fanout-frames") {
+      o.fanout_frames = static_cast<unsigned>(metron::parse_uint(value(a), "--fanout-frames", 1u << 20));
     } else if (a == "--rss" || a == "--vmdq") {
       const std::string port = value(a);
       o.dispatch.push_back({a + " " + port, port, a.substr(2), kRteFlowRules});
@@ -362,6 +365,7 @@ int run_agent(const Options& o, metron::Engine& engine) {
     metron::FanoutPortOptions fo;
     fo.ifname = ifname;
     fo.queues = static_cast<uint16_t>(engine.slot_count());
+    if (o.fanout_frames) fo.rx_frames = o.fanout_frames;
     try {
       auto fp = metron::FanoutPort::open(fo, engine.pool());
       metron::FanoutPort* raw = fp.get();
@@ -377,6 +381,7 @@ int run_agent(const Options& o, metron::Engine& engine) {
     metron::FanoutPortOptions fo;
     fo.ifname = ifname;
     fo.queues = static_cast<uint16_t>(engine.slot_count());
+    if (o.fanout_frames) fo.rx_frames = o.fanout_frames;
     fo.hash = true;
     try {
       engine.add_port(metron::FanoutPort::open(fo, engine.pool()));

@@ -21,6 +21,12 @@ HUGE_DIR_ENV = "METRON_AGENT_HUGE_DIR"
 HUGE_SHARED_ENV = "METRON_HUGE_MULTIPROCESS"
 # Flow state survives an agent restart (saved at SIGTERM) and, up to the last checkpoint, a crash (agent --help).
 STATE_CHECKPOINT_MS = 1000
+# Frames in each fanout socket's receive ring (agent --fanout-frames): the backlog a worker may leave while it
+# waits for a CPU. Emulated workers share this machine's two CPUs with Open vSwitch, the generator and the
+# controller's JVM; `perf sched timehist` during the at-load split and merge (docs/scaling.md#at-load) showed a
+# worker off-CPU for up to 40 ms behind the JVM's JIT compiler threads (10-19 ms of it runnable, not run), and the
+# agent's default 1024 frames hold 13.6 ms at 75 kpps. 8192 hold 109 ms (16 MB per worker socket).
+FANOUT_FRAMES = 8192
 
 
 def built_binary(env, path):
@@ -106,6 +112,7 @@ def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=Non
     if vdevs is None:
         for nic in server.nics:
             argv += ["--fanout", nic.name]
+        argv += ["--fanout-frames", str(FANOUT_FRAMES)]
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
     argv += ["--idle-sleep", str(fastnet.AGENT_IDLE_SLEEP_US if vdevs is not None else IDLE_SLEEP_US)]
     if vdevs is not None:

@@ -66,9 +66,11 @@ std::unique_ptr<FanoutPort> FanoutPort::open(const FanoutPortOptions& options, r
     throw std::runtime_error("FanoutPort " + options.ifname + ": default queue " +
                              std::to_string(options.default_queue) + " >= queues " + std::to_string(options.queues));
   }
-  if (options.ring_frames == 0 || options.ring_frames % (kBlockSize / kFrameSize) != 0) {
-    throw std::runtime_error("FanoutPort " + options.ifname + ": ring_frames must be a positive multiple of " +
-                             std::to_string(kBlockSize / kFrameSize));
+  for (const uint32_t frames : {options.rx_frames, options.tx_frames}) {
+    if (frames == 0 || frames % (kBlockSize / kFrameSize) != 0) {
+      throw std::runtime_error("FanoutPort " + options.ifname + ": ring frames (" + std::to_string(frames) +
+                               ") must be a positive multiple of " + std::to_string(kBlockSize / kFrameSize));
+    }
   }
   const int ifindex = if_nametoindex(options.ifname.c_str());
   if (ifindex == 0) Fail(options.ifname, "no such interface");
@@ -104,20 +106,25 @@ void FanoutPort::open_queue(Queue& q, int ifindex) {
   // Our own and other local senders' outgoing frames are not input.
   v = 1;
   if (setsockopt(q.fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &v, sizeof v) < 0) Fail(ifn, "PACKET_IGNORE_OUTGOING");
-  tpacket_req req{};
-  req.tp_block_size = kBlockSize;
-  req.tp_frame_size = kFrameSize;
-  req.tp_frame_nr = options_.ring_frames;
-  req.tp_block_nr = options_.ring_frames / (kBlockSize / kFrameSize);
-  if (setsockopt(q.fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) < 0) Fail(ifn, "PACKET_RX_RING");
-  if (setsockopt(q.fd, SOL_PACKET, PACKET_TX_RING, &req, sizeof req) < 0) Fail(ifn, "PACKET_TX_RING");
-  const size_t ring_len = static_cast<size_t>(req.tp_block_size) * req.tp_block_nr;
-  q.map_len = 2 * ring_len;
+  auto ring = [&](int option, uint32_t frames) {
+    tpacket_req req{};
+    req.tp_block_size = kBlockSize;
+    req.tp_frame_size = kFrameSize;
+    req.tp_frame_nr = frames;
+    req.tp_block_nr = frames / (kBlockSize / kFrameSize);
+    if (setsockopt(q.fd, SOL_PACKET, option, &req, sizeof req) < 0)
+      Fail(ifn, std::string(option == PACKET_RX_RING ? "PACKET_RX_RING" : "PACKET_TX_RING") + " of " +
+                    std::to_string(frames) + " frames");
+    return static_cast<size_t>(req.tp_block_size) * req.tp_block_nr;
+  };
+  // The kernel maps the receive ring first and the transmit ring right after it.
+  const size_t rx_len = ring(PACKET_RX_RING, options_.rx_frames);
+  q.map_len = rx_len + ring(PACKET_TX_RING, options_.tx_frames);
   void* map = mmap(nullptr, q.map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, q.fd, 0);
   if (map == MAP_FAILED) Fail(ifn, "mmap rings");
   q.map = static_cast<uint8_t*>(map);
-  q.rx = {q.map, options_.ring_frames, 0};
-  q.tx = {q.map + ring_len, options_.ring_frames, 0};
+  q.rx = {q.map, options_.rx_frames, 0};
+  q.tx = {q.map + rx_len, options_.tx_frames, 0};
   sockaddr_ll sll{};
   sll.sll_family = AF_PACKET;
   sll.sll_protocol = htons(ETH_P_ALL);

@@ -431,6 +431,37 @@ TEST(FanoutPortOpen, FramesArrivingWhileItOpensDoNotHideLaterOnes) {
   }
 }
 
+// The receive ring is the backlog a worker may leave while it does not run (agent --fanout-frames): 3000 frames
+// sent before anybody reads all wait in a ring of 4096; a ring of 1024 keeps its first 1024 and the kernel drops
+// the rest, counted as the port's rx drops. Emulated servers size it so that a worker waiting tens of
+// milliseconds for a shared CPU loses nothing (topologies/metron_topo/agent.py).
+TEST(FanoutPortOpen, TheReceiveRingHoldsTheBacklogOfAWorkerThatDoesNotRun) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: creates a netns, a veth pair and AF_PACKET sockets";
+  constexpr uint32_t kSent = 3000;
+  for (const uint32_t frames : {4096u, 1024u}) {
+    test::VethNetns ns;
+    FanoutPortOptions options{"rx0", 1};
+    options.rx_frames = frames;
+    std::unique_ptr<FanoutPort> port = FanoutPort::open(options, test::pool());
+    test::RawSender sender("tx0");
+    for (uint32_t i = 0; i < kSent; ++i) sender.Send(MacTagged(7, 0, i));
+    const size_t held = std::min(kSent, frames);
+    test::QueueWorkers workers(*port);
+    EXPECT_TRUE(workers.WaitFor(held)) << frames << " frames: received " << workers.Total();
+    EXPECT_EQ(port->counters().rx_dropped, kSent - held) << frames << " frames";
+  }
+  FanoutPortOptions odd{"rx0", 1};
+  odd.rx_frames = 1000;
+  test::VethNetns ns;
+  try {
+    FanoutPort::open(odd, test::pool());
+    FAIL() << "opened a ring of 1000 frames";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ring frames (1000) must be a positive multiple of 32"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(FanoutPortOpen, UnknownInterfaceNamesIt) {
   try {
     FanoutPort::open({"no-such-if0", 2, 1024, 0}, test::pool());
