@@ -20,17 +20,22 @@ extern int g_anno_offset;
 // Registers the dynamic field; idempotent. Called by the engine and tests after EAL init.
 void register_annotations();
 
-inline PacketAnno& anno(rte_mbuf* m) { return *RTE_MBUF_DYNFIELD(m, g_anno_offset, PacketAnno*); }
+// `offset`: g_anno_offset, which a loop over many packets reads once (the stores could alias the global, which
+// each packet would load again).
+inline PacketAnno& anno(rte_mbuf* m, int offset) { return *RTE_MBUF_DYNFIELD(m, offset, PacketAnno*); }
+inline PacketAnno& anno(rte_mbuf* m) { return anno(m, g_anno_offset); }
 
 // The IP header; with the annotation already read (a per-packet path that needs more of it reads it once).
 inline uint8_t* ip_header(rte_mbuf* m, const PacketAnno& a) { return static_cast<uint8_t*>(m->buf_addr) + a.ip_abs; }
 inline uint8_t* ip_header(rte_mbuf* m) { return ip_header(m, anno(m)); }
 
-inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver) {
-  PacketAnno& a = anno(m);
+// anno_offset: as anno()'s.
+inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver, int anno_offset) {
+  PacketAnno& a = anno(m, anno_offset);
   a.ip_abs = static_cast<uint16_t>(ip - static_cast<uint8_t*>(m->buf_addr));
   a.ip_ver = ver;
 }
+inline void mark_ip(rte_mbuf* m, const uint8_t* ip, uint8_t ver) { mark_ip(m, ip, ver, g_anno_offset); }
 
 // Bytes from the IP header to the end of the packet's (single-segment) data.
 inline int ip_bytes_left(rte_mbuf* m, const PacketAnno& a) {
@@ -38,9 +43,8 @@ inline int ip_bytes_left(rte_mbuf* m, const PacketAnno& a) {
 }
 inline int ip_bytes_left(rte_mbuf* m) { return ip_bytes_left(m, anno(m)); }
 
-// Packets come from ports with anno reset; elements that create packets call this. `offset`: g_anno_offset, which a
-// loop over many packets reads once (the stores could alias the global, which each packet would load again).
-inline void clear_anno(rte_mbuf* m, int offset) { *RTE_MBUF_DYNFIELD(m, offset, PacketAnno*) = PacketAnno{0, 0, 0}; }
+// Packets come from ports with anno reset; elements that create packets call this. `offset`: as anno()'s.
+inline void clear_anno(rte_mbuf* m, int offset) { anno(m, offset) = PacketAnno{0, 0, 0}; }
 inline void clear_anno(rte_mbuf* m) { clear_anno(m, g_anno_offset); }
 
 }  // namespace metron

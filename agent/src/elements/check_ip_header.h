@@ -25,10 +25,11 @@ class CheckIPHeader final : public Element {
     // The settings in locals: the annotation stores below could alias the members, and each would be loaded again.
     const int offset = offset_;
     const bool checksum = checksum_;
+    const int anno_offset = g_anno_offset;
     classify_push(b, [&](rte_mbuf* m) {
       uint8_t* ip;
       int left;
-      if (step(m, offset, checksum, &ip, &left) != 0) return 0;
+      if (step(m, offset, checksum, anno_offset, &ip, &left) != 0) return 0;
       ++bad_;
       return bad_out;
     });
@@ -36,20 +37,20 @@ class CheckIPHeader final : public Element {
   void report(std::ostream& os) const override { os << "drops " << bad_ << "\n"; }
 
   // One packet: its IP header checked and marked, its version returned (4, 6) with where it is and the bytes from
-  // it to the end of the data; 0 if it is bad (left unmarked).
-  static uint8_t step(rte_mbuf* m, int offset, bool checksum, uint8_t** ip_out, int* left) {
+  // it to the end of the data; 0 if it is bad (left unmarked). anno_offset: g_anno_offset, read once per batch.
+  static uint8_t step(rte_mbuf* m, int offset, bool checksum, int anno_offset, uint8_t** ip_out, int* left) {
     const int len = static_cast<int>(rte_pktmbuf_data_len(m)) - offset;
     if (len < 20) return 0;
     uint8_t* ip = rte_pktmbuf_mtod_offset(m, uint8_t*, offset);
     *ip_out = ip;
     *left = len;
     // IPv4 without options, nearly every packet: the same checks with the header's length a constant.
-    if (ip[0] == 0x45) return check_ipv4(m, ip, 20, len, checksum);
+    if (ip[0] == 0x45) return check_ipv4(m, ip, 20, len, checksum, anno_offset);
     const uint8_t ver = ip[0] >> 4;
-    if (ver == 4) return check_ipv4(m, ip, (ip[0] & 0xf) * 4, len, checksum);
+    if (ver == 4) return check_ipv4(m, ip, (ip[0] & 0xf) * 4, len, checksum, anno_offset);
     if (ver == 6) {
       if (len < 40 || 40 + load16(ip + 4) > len) return 0;
-      mark_ip(m, ip, 6);
+      mark_ip(m, ip, 6, anno_offset);
       return 6;
     }
     return 0;
@@ -75,11 +76,11 @@ class CheckIPHeader final : public Element {
   };
 
  private:
-  static uint8_t check_ipv4(rte_mbuf* m, uint8_t* ip, int hlen, int len, bool checksum) {
+  static uint8_t check_ipv4(rte_mbuf* m, uint8_t* ip, int hlen, int len, bool checksum, int anno_offset) {
     const int tot = load16(ip + 2);
     if (hlen < 20 || hlen > len || tot < hlen || tot > len) return 0;
     if (checksum && !ipv4_header_valid(ip, hlen)) return 0;
-    mark_ip(m, ip, 4);
+    mark_ip(m, ip, 4, anno_offset);
     return 4;
   }
   uint16_t offset_ = 0;

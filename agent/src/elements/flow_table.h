@@ -218,9 +218,17 @@ class FlowTable {
 #endif
   }
   // Asks for the index line of a key's signature (nothing for tables without an index).
-  void prefetch_sig(uint32_t sig) const {
-    if (index_ != nullptr) __builtin_prefetch(bucket_of(sig));
-  }
+  void prefetch_sig(uint32_t sig) const { sig_prefetcher()(sig); }
+  // prefetch_sig's index in a value a batch loop keeps in registers: its key stores could alias the table's
+  // members, which each packet would load again.
+  struct SigPrefetcher {
+    const char* index;  // index_, whose buckets are one 64-byte line each (IndexBucket)
+    uint32_t mask;
+    void operator()(uint32_t sig) const {
+      if (index != nullptr) __builtin_prefetch(index + static_cast<size_t>(sig & mask) * 64);
+    }
+  };
+  SigPrefetcher sig_prefetcher() const { return {reinterpret_cast<const char*>(index_), index_mask_}; }
   bool indexed() const { return index_ != nullptr; }
   // Lookups the index answered, and those that went to the rte_hash (a miss, or a key the index did not name).
   uint64_t index_hits() const { return index_hits_.get(); }

@@ -110,9 +110,12 @@ class IpClassifierBase : public Element {
     const bool compiled = compile_;
     const bool in_place_keys = compiled && acl_->header_is_key();
     uint64_t bad_headers = 0;
-    // The settings in locals: the annotation and key stores could alias them, and each would be loaded again.
+    // The settings and the annotation's offset in locals: the annotation and key stores could alias them, and each
+    // would be loaded again per packet. (The batch's size in a local too spilled a register here: more
+    // instructions.)
     const int check_offset = check_.offset;
     const bool check_checksum = check_.checksum;
+    const int anno_offset = g_anno_offset;
     // res[i] is written for every packet: here for those without a key, after the classify for the others.
     for (uint16_t i = 0; i < b.n; ++i) {
       // A header without options is read in place where the rules allow it (header_is_key); others get a key.
@@ -120,7 +123,7 @@ class IpClassifierBase : public Element {
       if constexpr (kChecked) {  // the key from the header the check found
         uint8_t* ip;
         int left;
-        const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, &ip, &left);
+        const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, anno_offset, &ip, &left);
         if (ver == 0) {
           res[i] = -1;
           ++bad_headers;

@@ -49,7 +49,11 @@ bool read_key(rte_mbuf* m, Tuple* k, uint8_t** ip, uint8_t** l4) {
   *ip = ip_header(m);
   return true;
 }
-bool read_key(rte_mbuf* m, Key4* k, uint8_t** ip, uint8_t** l4) { return key4_of(m, k, ip, l4); }
+// anno_offset: g_anno_offset, read once per batch (anno()).
+bool read_key(rte_mbuf* m, int, Tuple* k, uint8_t** ip, uint8_t** l4) { return read_key(m, k, ip, l4); }
+bool read_key(rte_mbuf* m, int anno_offset, Key4* k, uint8_t** ip, uint8_t** l4) {
+  return key4_of(m, anno_offset, k, ip, l4);
+}
 // The same for a packet whose IP header (version ver, at `at`, `left` bytes to the end of the data) was just
 // checked and marked: an IPv4-only table's key straight from it, a Tuple from the annotation.
 bool read_key(rte_mbuf* m, uint8_t, uint8_t*, int, Tuple* k, uint8_t** ip, uint8_t** l4) {
@@ -62,11 +66,12 @@ bool read_key(rte_mbuf*, uint8_t ver, uint8_t* at, int left, Key4* k, uint8_t** 
 bool is_v4(const Tuple& k) { return !k.v6; }
 bool is_v4(const Key4&) { return true; }
 // The key's signature, computed once where the key is read, and its index line asked for then (Key4 keys only:
-// the tables with an index, flow_table.h); the bulk lookup a stage later uses both.
-void hash_key(const FlowTable&, const Tuple&, uint32_t*) {}
-void hash_key(const FlowTable& t, const Key4& k, uint32_t* sig) {
+// the tables with an index, flow_table.h); the bulk lookup a stage later uses both. `prefetch`: the table's
+// sig_prefetcher(), taken once per batch.
+void hash_key(const FlowTable::SigPrefetcher&, const Tuple&, uint32_t*) {}
+void hash_key(const FlowTable::SigPrefetcher& prefetch, const Key4& k, uint32_t* sig) {
   *sig = FlowTable::sig4(k);
-  t.prefetch_sig(*sig);
+  prefetch(*sig);
 }
 // out[i] >= 0: recs[i] is that record's address.
 void lookup_keys(const FlowTable& t, const Tuple* const* k, const uint32_t*, unsigned n, int32_t* out, uint8_t** recs) {
@@ -152,18 +157,22 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   uint8_t* tuple_l4s[kBurst];
   unsigned nk = 0;
   uint64_t bad_headers = 0;  // kChecked: dropped by the check
-  // The check's settings in locals: the annotation stores could alias them, and each would be loaded again.
+  // The check's settings, the batch's size, the annotation's offset and the table's index in locals: the key and
+  // annotation stores could alias them, and each would be loaded again per packet.
   const int check_offset = check.offset;
   const bool check_checksum = check.checksum;
+  const uint16_t n = b.n;
+  const int anno_offset = g_anno_offset;
+  const FlowTable::SigPrefetcher prefetch = rw.table().sig_prefetcher();
   // res[i] is written for every packet: -1 here for those dropped before the lookup, their output after it for
   // the others.
-  for (uint16_t i = 0; i < b.n; ++i) {
+  for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* const m = b.pkts[i];
     bool keyed;
     if constexpr (kChecked) {
       uint8_t* at;
       int left;
-      const uint8_t ver = CheckIPHeader::step(m, check_offset, check_checksum, &at, &left);
+      const uint8_t ver = CheckIPHeader::step(m, check_offset, check_checksum, anno_offset, &at, &left);
       if (ver == 0) {
         res[i] = -1;
         slot[i] = kNone;
@@ -172,10 +181,10 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
       }
       keyed = read_key(m, ver, at, left, &keys[nk], &ips[nk], &l4s[nk]);
     } else {
-      keyed = read_key(m, &keys[nk], &ips[nk], &l4s[nk]);
+      keyed = read_key(m, anno_offset, &keys[nk], &ips[nk], &l4s[nk]);
     }
     if (keyed) {
-      hash_key(rw.table(), keys[nk], &sigs[nk]);
+      hash_key(prefetch, keys[nk], &sigs[nk]);
       ptrs[nk] = &keys[nk];
       slot[i] = static_cast<int16_t>(nk++);
       continue;
@@ -197,7 +206,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   if (nk) lookup_keys(rw.table(), ptrs, sigs, nk, found, recs);
   self.profile_stage(1);
   TtlFold::Batch ttl = fold.begin();
-  for (uint16_t i = 0; i < b.n; ++i) {
+  for (uint16_t i = 0; i < n; ++i) {
     const int j = slot[i];
     if (j == kNone) continue;
     rte_mbuf* m = b.pkts[i];

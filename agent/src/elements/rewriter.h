@@ -118,11 +118,14 @@ inline bool key4_at(uint8_t* ip, int left, Key4* k, uint8_t** ip_out, uint8_t** 
   std::memcpy(reinterpret_cast<uint8_t*>(k) + 8, &rest, 8);
   return true;
 }
-// *ip: as key4_at's, from the annotation (read once per packet).
-inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
-  const PacketAnno a = anno(m);  // read once for the version, the header and the bytes left
+// *ip: as key4_at's, from the annotation (read once per packet; anno_offset: as anno()'s).
+inline bool key4_of(rte_mbuf* m, int anno_offset, Key4* k, uint8_t** ip_out, uint8_t** l4) {
+  const PacketAnno a = anno(m, anno_offset);  // read once for the version, the header and the bytes left
   if (a.ip_ver != 4) return false;
   return key4_at(ip_header(m, a), ip_bytes_left(m, a), k, ip_out, l4);
+}
+inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
+  return key4_of(m, g_anno_offset, k, ip_out, l4);
 }
 inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   uint8_t* ip;
