@@ -20,13 +20,19 @@ LIBRARY = {"flow lookup": ("hash", "rte_hash_lookup_bulk_data"), "classify": ("a
            "rx, dispatch by tag, tx (outside the group graphs)": ("io", "rx + tx, nothing between")}
 
 
-def kind(name):
-    """The stage's kind: the library counterpart's key in LIBRARY, or the stage's own name (our code)."""
-    if "SynthRewriter" in name and (name.endswith(".keys") or name.endswith(".lookup")):
-        # .keys holds the header check too where the rewriter runs its CheckIPHeader (check_ip_header.h)
+def kind(name, rewriters, classifiers):
+    """The stage's kind: the library counterpart's key in LIBRARY, or the stage's own name (our code). An element
+    is told by its sub-stages, whatever the config named it: a rewriter has "lookup" (its "keys" hold the header
+    check, the key and its signature: the rte_hash's own work), an IP classifier "classify"."""
+    element, _, sub = name.rpartition(".")
+    if element in rewriters and sub in ("keys", "lookup"):
         return "flow lookup"
-    if "IPFilter" in name and name.endswith(".classify"):
+    if element in classifiers and sub == "classify":
         return "classify"
+    if element in classifiers and sub == "keys":
+        return "classifier keys (IPFilter checks and reads the headers)"
+    if name in rewriters:
+        return "SynthRewriter's own (rewrite, checksums, flow state, new flows, expiry sweep)"
     if name in ("loop", "src") or name.startswith("ToDevice"):
         return IO
     if name == "outside_graphs":
@@ -35,10 +41,6 @@ def kind(name):
         return "egress (dst MAC, into the tx buffer)"
     if name == "telemetry":
         return "group telemetry (per class packets, bytes, source-port bits)"
-    if "SynthRewriter" in name:
-        return "SynthRewriter's own (rewrite, checksums, flow state, new flows, expiry sweep)"
-    if "IPFilter" in name and name.endswith(".keys"):
-        return "classifier keys (IPFilter checks and reads the headers)"
     return name.split("@")[0]
 
 
@@ -55,9 +57,11 @@ def stages(lines, cycles):
     total = sum(raw.values())
     if total <= 0:
         raise SystemExit("no profile")
+    rewriters = {n.rpartition(".")[0] for n in raw if n.endswith(".lookup")}
+    classifiers = {n.rpartition(".")[0] for n in raw if n.endswith(".classify")}
     by_kind = {}
     for name, c in raw.items():
-        k = kind(name)
+        k = kind(name, rewriters, classifiers)
         by_kind[k] = by_kind.get(k, 0.0) + c * cycles / total
     return {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1]) if round(v, 1) > 0}
 
@@ -79,10 +83,14 @@ def main():
             named.append(f"{k} {c:.0f} (alone: {call} {lib[key]:.0f})")
         else:
             named.append(f"{k} {c:.0f} (no library call)")
-    in_the_way = ("target met" if met else
-                  f"{target:g} Mpps needs <= {for_target:.0f} cycles per packet at this clock; the row takes "
-                  f"{cycles:.0f}, the library calls alone {ceiling:.0f} ({' + '.join(parts)}); largest stages: "
-                  + "; ".join(named))
+    within = cycles <= 1.5 * ceiling
+    # What stands in the way of each unmet figure: the Mpps target, then 1.5x of the library calls alone, with the
+    # stages' cycles and, for those with a library counterpart, what the library alone costs for them.
+    missed = ([f"{target:g} Mpps needs <= {for_target:.0f} cycles per packet at this clock"] if not met else []) + \
+             ([f"within 1.5x of the library calls alone needs <= {1.5 * ceiling:.0f}"] if not within else [])
+    in_the_way = ("target met, within 1.5x of the library calls alone" if not missed else
+                  "; ".join(missed) + f"; the row takes {cycles:.0f}, the library calls alone {ceiling:.0f} "
+                  f"({' + '.join(parts)}); largest stages: " + "; ".join(named))
     out = {
         "baseline_mpps": round(mpps * cycles / ceiling, 3),
         "target_mpps": target,
@@ -92,7 +100,7 @@ def main():
         "ceiling_cycles_per_packet": round(ceiling, 1),
         "ceiling_parts": {p: lib[p] for p in parts},
         **({"acl_classify": acl_algorithm} if "acl" in parts else {}),
-        "within_1_5x_of_ceiling": cycles <= 1.5 * ceiling,
+        "within_1_5x_of_ceiling": within,
         "stages": by_kind,
         "in_the_way": in_the_way,
     }
