@@ -39,7 +39,7 @@ struct FanoutPortOptions {
   // apply() waits at most this long for readers to take the frames steered under the previous rules.
   uint32_t drain_timeout_ms = 200;
   bool hash = false;  // DISPATCH_RSS: PACKET_FANOUT_HASH, no steering rules
-  uint32_t tx_frames = 1024;  // see rx_frames
+  uint32_t tx_frames = 1024;  // see rx_frames (last: callers' aggregate initializers name the fields before it)
 };
 
 // The rx queues that switching from rules `prev` to `next` may take frames from (a rule steering to them is gone,
