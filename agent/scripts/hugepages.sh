@@ -81,7 +81,9 @@ hugepages_release() {
   fi
   if (( HUGE_ADDED > 0 )); then
     local now
-    now=$(cat "$HP_SYS/nr_hugepages")
+    # The pool's persistent size: sysfs nr_hugepages counts surplus pages too (pages another user gave back while
+    # they were still mapped), and subtracting from that total kept them reserved for good.
+    now=$(( $(cat "$HP_SYS/nr_hugepages") - $(cat "$HP_SYS/surplus_hugepages") ))
     # Pages still mapped by a process that has not exited become surplus and return to the OS when it does.
     echo $(( now > HUGE_ADDED ? now - HUGE_ADDED : 0 )) >"$HP_SYS/nr_hugepages"
     HUGE_ADDED=0

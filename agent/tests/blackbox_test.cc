@@ -86,9 +86,9 @@ class HugepageEal {
     }
     if (free_pages < kPages) {
       write_long(std::string(kHp) + "nr_hugepages", total_ + kPages - free_pages);
-      raised_ = true;
+      raised_ = std::max(0L, read_long(std::string(kHp) + "nr_hugepages") - total_);
       // what was raised, for a later run to give back if this process dies before its destructor (ctest's timeout)
-      std::ofstream(kStem + std::to_string(getpid()) + ".raised") << (read_long(std::string(kHp) + "nr_hugepages") - total_);
+      std::ofstream(kStem + std::to_string(getpid()) + ".raised") << raised_;
       if (read_long(std::string(kHp) + "free_hugepages") < kPages) {
         why_ = "the kernel gave fewer than " + std::to_string(kPages) + " free 2 MB hugepages";
         return;
@@ -116,7 +116,10 @@ class HugepageEal {
       umount2(dir_.c_str(), MNT_DETACH);
       fs::remove(dir_, ec);
     }
-    if (raised_) write_long(std::string(kHp) + "nr_hugepages", total_);
+    // Given back as hugepages.sh does, by what was raised, never by writing back the count seen at the start: pages
+    // another user (a bench, a topology's agents) reserved meanwhile are theirs, and writing the old count took
+    // them away from under it, or kept them past its own release.
+    if (raised_ > 0) give_back(raised_);
     std::error_code ec;
     fs::remove(kStem + std::to_string(getpid()) + ".raised", ec);
     if (lock_fd_ >= 0) close(lock_fd_);
@@ -135,14 +138,22 @@ class HugepageEal {
       umount2(name.c_str(), MNT_DETACH);
       fs::remove(e.path(), ec);
       const long raised = read_long(name + ".raised");
-      if (raised > 0) write_long(std::string(kHp) + "nr_hugepages", std::max(0L, read_long(std::string(kHp) + "nr_hugepages") - raised));
+      if (raised > 0) give_back(raised);
       fs::remove(name + ".raised", ec);
     }
+  }
+  // From the pool's persistent size: sysfs nr_hugepages counts surplus pages too (another user's, given back while
+  // still mapped), which subtracting from would keep reserved for good (agent/scripts/hugepages.sh does the same).
+  static void give_back(long pages) {
+    const long persistent =
+        read_long(std::string(kHp) + "nr_hugepages") - read_long(std::string(kHp) + "surplus_hugepages");
+    write_long(std::string(kHp) + "nr_hugepages", std::max(0L, persistent - pages));
   }
   static inline const std::string kStem = "/tmp/metron-bbtest-hp-";
   std::string why_, dir_;
   long total_ = 0;
-  bool raised_ = false, mounted_ = false;
+  long raised_ = 0;  // pages this process added to the kernel's pool
+  bool mounted_ = false;
   int lock_fd_ = -1;
 };
 
