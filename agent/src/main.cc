@@ -364,13 +364,18 @@ int run_agent(const Options& o, metron::Engine& engine) {
 #ifdef METRON_HAVE_DISPATCH
   metron::SteeringTable steering;
   backend.set_nic_rules(&steering);
-  for (const std::string& ifname : o.fanout) {
+  // One socket per worker slot for --fanout and --rss-fanout alike, with the receive ring asked for.
+  auto fanout_options = [&](const std::string& ifname, bool hash) {
     metron::FanoutPortOptions fo;
     fo.ifname = ifname;
     fo.queues = static_cast<uint16_t>(engine.slot_count());
     if (o.fanout_frames) fo.rx_frames = o.fanout_frames;
+    fo.hash = hash;
+    return fo;
+  };
+  for (const std::string& ifname : o.fanout) {
     try {
-      auto fp = metron::FanoutPort::open(fo, engine.pool());
+      auto fp = metron::FanoutPort::open(fanout_options(ifname, false), engine.pool());
       metron::FanoutPort* raw = fp.get();
       engine.add_port(std::move(fp));
       grpc::Status s = steering.add_nic(raw);
@@ -381,13 +386,8 @@ int run_agent(const Options& o, metron::Engine& engine) {
     }
   }
   for (const std::string& ifname : o.rss_fanout) {
-    metron::FanoutPortOptions fo;
-    fo.ifname = ifname;
-    fo.queues = static_cast<uint16_t>(engine.slot_count());
-    if (o.fanout_frames) fo.rx_frames = o.fanout_frames;
-    fo.hash = true;
     try {
-      engine.add_port(metron::FanoutPort::open(fo, engine.pool()));
+      engine.add_port(metron::FanoutPort::open(fanout_options(ifname, true), engine.pool()));
     } catch (const std::exception& e) {
       die(std::string("--rss-fanout: ") + e.what());
     }

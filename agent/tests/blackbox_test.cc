@@ -78,15 +78,15 @@ class HugepageEal {
       if (lock_fd_ >= 0) flock(lock_fd_, LOCK_EX);
     }
     sweep_dead_runs();
-    total_ = read_long(std::string(kHp) + "nr_hugepages");
+    const long total = read_long(std::string(kHp) + "nr_hugepages");
     const long free_pages = read_long(std::string(kHp) + "free_hugepages");
-    if (total_ < 0) {
+    if (total < 0) {
       why_ = "no 2 MB hugepage support in this kernel";
       return;
     }
     if (free_pages < kPages) {
-      write_long(std::string(kHp) + "nr_hugepages", total_ + kPages - free_pages);
-      raised_ = std::max(0L, read_long(std::string(kHp) + "nr_hugepages") - total_);
+      write_long(std::string(kHp) + "nr_hugepages", total + kPages - free_pages);
+      raised_ = std::max(0L, read_long(std::string(kHp) + "nr_hugepages") - total);
       // what was raised, for a later run to give back if this process dies before its destructor (ctest's timeout)
       std::ofstream(kStem + std::to_string(getpid()) + ".raised") << raised_;
       if (read_long(std::string(kHp) + "free_hugepages") < kPages) {
@@ -151,7 +151,6 @@ class HugepageEal {
   }
   static inline const std::string kStem = "/tmp/metron-bbtest-hp-";
   std::string why_, dir_;
-  long total_ = 0;
   long raised_ = 0;  // pages this process added to the kernel's pool
   bool mounted_ = false;
   int lock_fd_ = -1;

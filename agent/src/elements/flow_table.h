@@ -171,6 +171,8 @@ struct Relaxed {
 };
 
 class FlowTable {
+  struct IndexBucket;  // the index's bucket (below), named here for SigPrefetcher
+
  public:
   // Results of insert() other than a record index.
   static constexpr int32_t kConflict = -1;  // a key is already present, or an IPv6 flow in an IPv4-only table
@@ -222,13 +224,13 @@ class FlowTable {
   // prefetch_sig's index in a value a batch loop keeps in registers: its key stores could alias the table's
   // members, which each packet would load again.
   struct SigPrefetcher {
-    const char* index;  // index_, whose buckets are one 64-byte line each (IndexBucket)
-    uint32_t mask;
+    const IndexBucket* index;  // index_
+    uint32_t mask;             // index_mask_
     void operator()(uint32_t sig) const {
-      if (index != nullptr) __builtin_prefetch(index + static_cast<size_t>(sig & mask) * 64);
+      if (index != nullptr) __builtin_prefetch(&index[sig & mask]);
     }
   };
-  SigPrefetcher sig_prefetcher() const { return {reinterpret_cast<const char*>(index_), index_mask_}; }
+  SigPrefetcher sig_prefetcher() const { return {index_, index_mask_}; }
   bool indexed() const { return index_ != nullptr; }
   // Lookups the index answered, and those that went to the rte_hash (a miss, or a key the index did not name).
   uint64_t index_hits() const { return index_hits_.get(); }

@@ -124,12 +124,9 @@ inline bool key4_of(rte_mbuf* m, int anno_offset, Key4* k, uint8_t** ip_out, uin
   if (a.ip_ver != 4) return false;
   return key4_at(ip_header(m, a), ip_bytes_left(m, a), k, ip_out, l4);
 }
-inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** ip_out, uint8_t** l4) {
-  return key4_of(m, g_anno_offset, k, ip_out, l4);
-}
 inline bool key4_of(rte_mbuf* m, Key4* k, uint8_t** l4) {
   uint8_t* ip;
-  return key4_of(m, k, &ip, l4);
+  return key4_of(m, g_anno_offset, k, &ip, l4);
 }
 void rewrite_ipv4(uint8_t* ip, uint8_t* l4, const Key4& from, const Key4& to);
 
