@@ -45,7 +45,7 @@ std::string describe(const siginfo_t& info) {
 // (release_task, run by whichever thread waits) was seen to spin for 4-92 s (kernel 6.18: wait4 -> release_task ->
 // proc_invalidate_siblings_dcache -> shrink_dcache_parent -> d_walk, the reaping thread on a CPU shared with the
 // tasks it waits for, until the busy-polling worker on the other CPU stopped), in 14 of 81 runs of
-// BlackBoxTest.NfThatStopsReadingIsCountedAndReplaced; reaped 50 ms after its exit was seen, 0 of 40 (session 34,
+// BlackBoxTest.NfThatStopsReadingIsCountedAndReplaced; reaped 50 ms after its exit was seen, 0 of 80 (session 34,
 // docs/blackbox.md). Why the wait helps is not shown: the exits of the NF's other threads are the likely party.
 constexpr auto kReapDelay = std::chrono::milliseconds(50);
 
