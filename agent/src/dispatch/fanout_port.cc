@@ -27,6 +27,9 @@ namespace {
 
 constexpr uint32_t kFrameSize = 2048;
 constexpr uint32_t kBlockSize = 1 << 16;
+// Frames in each socket's transmit ring: tx_burst marks at most a burst of frames in it and has the kernel send
+// them in the same call, so it is not sized per deployment as the receive ring is (FanoutPortOptions::rx_frames).
+constexpr uint32_t kTxFrames = 1024;
 constexpr uint16_t kVlanHeaderLen = 4;
 // Where TPACKET_V2 expects tx data when PACKET_TX_HAS_OFF is not set.
 constexpr uint32_t kTxDataOffset = TPACKET2_HDRLEN - sizeof(sockaddr_ll);
@@ -66,11 +69,9 @@ std::unique_ptr<FanoutPort> FanoutPort::open(const FanoutPortOptions& options, r
     throw std::runtime_error("FanoutPort " + options.ifname + ": default queue " +
                              std::to_string(options.default_queue) + " >= queues " + std::to_string(options.queues));
   }
-  for (const uint32_t frames : {options.rx_frames, options.tx_frames}) {
-    if (frames == 0 || frames % (kBlockSize / kFrameSize) != 0) {
-      throw std::runtime_error("FanoutPort " + options.ifname + ": ring frames (" + std::to_string(frames) +
-                               ") must be a positive multiple of " + std::to_string(kBlockSize / kFrameSize));
-    }
+  if (options.rx_frames == 0 || options.rx_frames % (kBlockSize / kFrameSize) != 0) {
+    throw std::runtime_error("FanoutPort " + options.ifname + ": ring frames (" + std::to_string(options.rx_frames) +
+                             ") must be a positive multiple of " + std::to_string(kBlockSize / kFrameSize));
   }
   const int ifindex = if_nametoindex(options.ifname.c_str());
   if (ifindex == 0) Fail(options.ifname, "no such interface");
@@ -119,12 +120,12 @@ void FanoutPort::open_queue(Queue& q, int ifindex) {
   };
   // The kernel maps the receive ring first and the transmit ring right after it.
   const size_t rx_len = ring(PACKET_RX_RING, options_.rx_frames);
-  q.map_len = rx_len + ring(PACKET_TX_RING, options_.tx_frames);
+  q.map_len = rx_len + ring(PACKET_TX_RING, kTxFrames);
   void* map = mmap(nullptr, q.map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, q.fd, 0);
   if (map == MAP_FAILED) Fail(ifn, "mmap rings");
   q.map = static_cast<uint8_t*>(map);
   q.rx = {q.map, options_.rx_frames, 0};
-  q.tx = {q.map + rx_len, options_.tx_frames, 0};
+  q.tx = {q.map + rx_len, kTxFrames, 0};
   sockaddr_ll sll{};
   sll.sll_family = AF_PACKET;
   sll.sll_protocol = htons(ETH_P_ALL);

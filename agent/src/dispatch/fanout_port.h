@@ -31,15 +31,14 @@ namespace metron {
 struct FanoutPortOptions {
   std::string ifname;          // kernel interface in the caller's network namespace
   uint16_t queues = 1;         // rx and tx queues (= sockets)
-  // Frames per socket (queue) in its receive and its transmit ring, multiples of 32. The receive ring is what
-  // holds a worker's backlog while it does not run: 1024 frames are 13.6 ms at 75 kpps (a NIC's rx descriptors,
-  // as DPDK's --rxd); workers that share their CPUs with other busy threads need more (agent --fanout-frames).
+  // Frames in each socket's (queue's) receive ring, a multiple of 32: what holds a worker's backlog while it does
+  // not run. 1024 frames are 13.6 ms at 75 kpps (a NIC's rx descriptors, as DPDK's --rxd); workers that share
+  // their CPUs with other busy threads need more (agent --fanout-frames). Transmit rings hold 1024.
   uint32_t rx_frames = 1024;
   uint16_t default_queue = 0;  // where frames matching no rule go
   // apply() waits at most this long for readers to take the frames steered under the previous rules.
   uint32_t drain_timeout_ms = 200;
   bool hash = false;  // DISPATCH_RSS: PACKET_FANOUT_HASH, no steering rules
-  uint32_t tx_frames = 1024;  // see rx_frames (last: callers' aggregate initializers name the fields before it)
 };
 
 // The rx queues that switching from rules `prev` to `next` may take frames from (a rule steering to them is gone,
