@@ -1,7 +1,9 @@
 package org.metron.app.scaling;
 
 import org.metron.app.api.ChainId;
+import org.metron.app.api.ClassSlice;
 import org.metron.app.api.DrainReport.Move;
+import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
 import org.metron.app.api.MetronException.Fault;
 import org.metron.app.api.Placement;
@@ -264,14 +266,20 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
     private ScalingEvent splitHere(ChainId chain, String group) {
         Optional<GroupLoad> measured = monitor.latest(chain).flatMap(c -> c.groups().stream()
                 .filter(g -> g.groupId().equals(group)).findFirst());
-        if (measured.isPresent() && measured.get().classRates().size() == 1) {
+        // What the group holds is the placement's (a group split right after the deploy, before the first load
+        // report, is still a group of one class); what its packets look like is the measurement's
+        Optional<GroupAssignment> placed = chains.placement(chain).flatMap(p -> p.groups().stream()
+                .filter(g -> g.groupId().equals(group)).findFirst());
+        List<Integer> classes = placed.map(GroupAssignment::classIds)
+                .or(() -> measured.map(g -> List.copyOf(g.classRates().keySet()))).orElse(List.of());
+        if (classes.size() == 1) {
             // one class: divided by the source-port bit its measured packets split most evenly
             // (docs/scaling.md#class-split); without counts, by the lowest bit its slice does not use
-            GroupLoad g = measured.get();
-            int cls = g.classRates().keySet().iterator().next();
-            ClassBits bits = g.classBits().get(cls);
+            int cls = classes.get(0);
+            ClassBits bits = measured.map(g -> g.classBits().get(cls)).orElse(null);
+            ClassSlice slice = placed.map(g -> g.slice(cls)).orElseGet(() -> measured.get().slice(cls));
             int bit = bits != null && bits.bestBit().isPresent() ? bits.bestBit().getAsInt()
-                    : Integer.numberOfTrailingZeros(~g.slice(cls).mask());
+                    : Integer.numberOfTrailingZeros(~slice.mask());
             return executor.splitClass(chain, group, cls, bit, "requested by an operator: class " + cls
                     + " divided by source-port bit " + bit, clock.getAsLong());
         }
