@@ -470,8 +470,9 @@ def chain_cores(karaf, server, name):
 
 
 def split_measured(karaf, name):
-    """Splits g0 once the load monitor has a report of the chain: with one measured class the operator's split
-    divides it by a source-port bit (docs/scaling.md#class-split); before any report, a one-class group is refused."""
+    """Splits g0 once the load monitor has a report of the chain: the operator's split divides a one-class group by
+    a source-port bit (docs/scaling.md#class-split), the one its measured packets split most evenly once a report
+    came in (before one, the lowest the class's slice leaves free)."""
     wait_for(f"a load report of {name}", lambda: "load" in json.loads(karaf.http(
         "GET", f"/onos/metron/scaling/{name}")[1]), timeout=30)
     status, body = karaf.http("POST", f"/onos/metron/scaling/{name}/split?group=g0")
