@@ -2,6 +2,7 @@ package org.metron.standin.net;
 
 import com.google.common.collect.ImmutableList;
 import io.atomix.core.map.AtomicMap;
+import io.atomix.primitive.PrimitiveException;
 import org.onosproject.net.DeviceId;
 import org.onosproject.net.flow.FlowEntry;
 import org.onosproject.net.flow.FlowId;
@@ -16,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The flow tables of the switches and servers (core-dist's DistributedFlowRuleStore, stand-in). One node: in this
@@ -23,8 +25,16 @@ import java.util.concurrent.ConcurrentHashMap;
  * Kryo-encoded with ONOS's own API namespace (onos-core-serializers), so every node sees one table per device: a
  * rule installed twice (same device, same flow id) is one entry, a second deployment with other ids shows as more
  * entries. ONOS keeps a device's flow entries with its master; here they are simply shared.
+ * <p>
+ * Reads do not fail while a storage member is lost. ONOS 2.7's flow store (core-dist's ECFlowRuleStore and its
+ * DeviceFlowTable) holds a device's entries on its master and backup nodes and replicates them over cluster
+ * messaging: the Atomix storage cluster is not on that path. Here the entries are in an Atomix map, whose reads
+ * fail (PrimitiveException) while a Raft partition elects a new leader: the cluster test's storage-member kill saw
+ * /onos/v1/flows answer 500 (BlockingIterator timeout) after its partitions had been leaderless 2.4 and 4.1 s. So
+ * a read is tried again until its partitions answer, for at most {@link #READ_RETRY_MS}.
  */
 final class FlowTable {
+    static final long READ_RETRY_MS = 20_000;
     private static final Serializer SERIALIZER = Serializer.using(KryoNamespaces.API);
     private final Map<DeviceId, Map<FlowId, FlowEntry>> local = new ConcurrentHashMap<>();
     private final AtomicMap<String, byte[]> shared;
@@ -80,30 +90,54 @@ final class FlowTable {
                 .collect(Collectors.toSet());
     }
 
+    /** A read of the shared map, tried again while Atomix fails it (see above), the last failure thrown. */
+    private static <T> T read(Supplier<T> read) {
+        long deadline = System.currentTimeMillis() + READ_RETRY_MS;
+        while (true) {
+            try {
+                return read.get();
+            } catch (PrimitiveException e) {
+                if (System.currentTimeMillis() >= deadline) {
+                    throw e;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException i) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
     FlowEntry get(DeviceId device, FlowId flow) {
-        return shared != null ? decode(shared.get(key(device, flow)))
+        return shared != null ? read(() -> decode(shared.get(key(device, flow))))
                 : local.getOrDefault(device, Map.of()).get(flow);
     }
 
     Collection<FlowEntry> of(DeviceId device) {
         if (shared != null) {
             String prefix = device + "|";
-            ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
-            shared.entrySet().forEach(e -> {
-                if (e.getKey().startsWith(prefix)) {
-                    b.add(decode(e.getValue()));
-                }
+            return read(() -> {
+                ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
+                shared.entrySet().forEach(e -> {
+                    if (e.getKey().startsWith(prefix)) {
+                        b.add(decode(e.getValue()));
+                    }
+                });
+                return b.build();
             });
-            return b.build();
         }
         return ImmutableList.copyOf(local.getOrDefault(device, Map.of()).values());
     }
 
     Collection<FlowEntry> all() {
         if (shared != null) {
-            ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
-            shared.values().forEach(v -> b.add(decode(v)));
-            return b.build();
+            return read(() -> {
+                ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
+                shared.values().forEach(v -> b.add(decode(v)));
+                return b.build();
+            });
         }
         return local.values().stream().flatMap(t -> t.values().stream()).collect(ImmutableList.toImmutableList());
     }
