@@ -597,6 +597,8 @@ def drain_and_back(cluster, acting, drain_on, undrain_on):
     other = next(s for s in cluster.chain_servers if s != hosting)
     t0 = time.time()
     status, body = drain_on.karaf.http("POST", f"/onos/metron/servers/{hosting}/drain", timeout=90)
+    if status != 200:  # whole: pytest cuts a long message in the middle of its assertion's text
+        print(f"drain of {hosting} on {drain_on.id} (owner {acting}) answered {status}: {body}")
     assert status == 200, (drain_on.id, status, body)
     report = json.loads(body)
     print(f"drain of {hosting} on {drain_on.id} (owner {acting}): {time.time() - t0:.1f} s: {body[:400]}")
