@@ -1,7 +1,6 @@
 package org.metron.app.scaling;
 
 import org.metron.app.api.ChainId;
-import org.metron.app.api.ClassSlice;
 import org.metron.app.api.DrainReport.Move;
 import org.metron.app.api.GroupAssignment;
 import org.metron.app.api.MetronException;
@@ -270,16 +269,13 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
         // report, is still a group of one class); what its packets look like is the measurement's
         Optional<GroupAssignment> placed = chains.placement(chain).flatMap(p -> p.groups().stream()
                 .filter(g -> g.groupId().equals(group)).findFirst());
-        List<Integer> classes = placed.map(GroupAssignment::classIds)
-                .or(() -> measured.map(g -> List.copyOf(g.classRates().keySet()))).orElse(List.of());
-        if (classes.size() == 1) {
+        if (placed.isPresent() && placed.get().classIds().size() == 1) {
             // one class: divided by the source-port bit its measured packets split most evenly
             // (docs/scaling.md#class-split); without counts, by the lowest bit its slice does not use
-            int cls = classes.get(0);
+            int cls = placed.get().classIds().get(0);
             ClassBits bits = measured.map(g -> g.classBits().get(cls)).orElse(null);
-            ClassSlice slice = placed.map(g -> g.slice(cls)).orElseGet(() -> measured.get().slice(cls));
             int bit = bits != null && bits.bestBit().isPresent() ? bits.bestBit().getAsInt()
-                    : Integer.numberOfTrailingZeros(~slice.mask());
+                    : Integer.numberOfTrailingZeros(~placed.get().slice(cls).mask());
             return executor.splitClass(chain, group, cls, bit, "requested by an operator: class " + cls
                     + " divided by source-port bit " + bit, clock.getAsLong());
         }
