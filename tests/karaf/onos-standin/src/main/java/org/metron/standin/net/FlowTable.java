@@ -34,7 +34,7 @@ import java.util.function.Supplier;
  * a read is tried again until its partitions answer, for at most {@link #READ_RETRY_MS}.
  */
 final class FlowTable {
-    static final long READ_RETRY_MS = 20_000;
+    private static final long READ_RETRY_MS = 20_000;
     private static final Serializer SERIALIZER = Serializer.using(KryoNamespaces.API);
     private final Map<DeviceId, Map<FlowId, FlowEntry>> local = new ConcurrentHashMap<>();
     private final AtomicMap<String, byte[]> shared;
