@@ -124,6 +124,11 @@ public final class Placement {
         return groups;
     }
 
+    /** The group with this id, if the chain has one. */
+    public Optional<GroupAssignment> group(String groupId) {
+        return groups.stream().filter(g -> g.groupId().equals(groupId)).findFirst();
+    }
+
     /** Cores the chain holds on its server (groups scaled out to other servers are not counted). */
     public List<Integer> cores() {
         return groups.stream().filter(g -> !g.remote()).map(GroupAssignment::core).distinct()

@@ -31,9 +31,9 @@ final class Ctx {
     }
 
     GroupAssignment group(String id) {
-        return placement.value().groups().stream().filter(g -> g.groupId().equals(id)).findFirst()
-                .orElseThrow(() -> new MetronException(Fault.INVALID_CHAIN, "chain " + placement.value()
-                        .chainId() + " has no group '" + id + "' (groups: " + placement.value().groups()
-                        .stream().map(GroupAssignment::groupId).collect(Collectors.toList()) + ")"));
+        Placement p = placement.value();
+        return p.group(id).orElseThrow(() -> new MetronException(Fault.INVALID_CHAIN, "chain " + p.chainId()
+                + " has no group '" + id + "' (groups: " + p.groups().stream().map(GroupAssignment::groupId)
+                .collect(Collectors.toList()) + ")"));
     }
 }

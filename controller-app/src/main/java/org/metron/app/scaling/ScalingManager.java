@@ -267,8 +267,7 @@ public final class ScalingManager implements ScalingService, ServerLoss, AutoClo
                 .filter(g -> g.groupId().equals(group)).findFirst());
         // What the group holds is the placement's (a group split right after the deploy, before the first load
         // report, is still a group of one class); what its packets look like is the measurement's
-        Optional<GroupAssignment> placed = chains.placement(chain).flatMap(p -> p.groups().stream()
-                .filter(g -> g.groupId().equals(group)).findFirst());
+        Optional<GroupAssignment> placed = chains.placement(chain).flatMap(p -> p.group(group));
         if (placed.isPresent() && placed.get().classIds().size() == 1) {
             // one class: divided by the source-port bit its measured packets split most evenly
             // (docs/scaling.md#class-split); without counts, by the lowest bit its slice does not use

@@ -7,6 +7,7 @@ import org.metron.app.api.ChainId;
 import org.metron.app.api.ChainState;
 import org.metron.app.api.ClassSlice;
 import org.metron.app.api.GroupAssignment;
+import org.metron.app.api.Placement;
 import org.metron.app.local.LocalStoreFactory;
 import org.metron.app.testing.Fixtures;
 import org.metron.app.testing.Fixtures.World;
@@ -66,8 +67,7 @@ public class OperatorSplitTest {
     }
 
     private GroupAssignment group(String id) {
-        return w.manager.placement(NAPT).orElseThrow().groups().stream().filter(g -> g.groupId().equals(id))
-                .findFirst().orElseThrow(() -> new AssertionError("no group " + id + " in "
-                        + w.manager.placement(NAPT).orElseThrow().groups()));
+        Placement p = w.manager.placement(NAPT).orElseThrow();
+        return p.group(id).orElseThrow(() -> new AssertionError("no group " + id + " in " + p.groups()));
     }
 }

@@ -28,13 +28,14 @@ import java.util.function.Supplier;
  * <p>
  * Reads do not fail while a storage member is lost. ONOS 2.7's flow store (core-dist's ECFlowRuleStore and its
  * DeviceFlowTable) holds a device's entries on its master and backup nodes and replicates them over cluster
- * messaging: the Atomix storage cluster is not on that path. Here the entries are in an Atomix map, whose reads
- * fail (PrimitiveException) while a Raft partition elects a new leader: the cluster test's storage-member kill saw
- * /onos/v1/flows answer 500 (BlockingIterator timeout) after its partitions had been leaderless 2.4 and 4.1 s. So
- * a read is tried again until its partitions answer, for at most {@link #READ_RETRY_MS}.
+ * messaging: the Atomix storage cluster is not on that path. Here the entries are in an Atomix map. A single
+ * operation on it is tried again by its protocol (AtomixNode.protocol()), but a walk over the map's entries is not:
+ * the cluster test's storage-member kill saw /onos/v1/flows answer 500, the walk's BlockingIterator timing out in
+ * hasNext after the partitions had been leaderless 2.4 and 4.1 s. So a walk that fails is started over until the
+ * partitions answer, for at most {@link #WALK_RETRY_MS}.
  */
 final class FlowTable {
-    private static final long READ_RETRY_MS = 20_000;
+    private static final long WALK_RETRY_MS = 20_000;
     private static final Serializer SERIALIZER = Serializer.using(KryoNamespaces.API);
     private final Map<DeviceId, Map<FlowId, FlowEntry>> local = new ConcurrentHashMap<>();
     private final AtomicMap<String, byte[]> shared;
@@ -90,12 +91,12 @@ final class FlowTable {
                 .collect(Collectors.toSet());
     }
 
-    /** A read of the shared map, tried again while Atomix fails it (see above), the last failure thrown. */
-    private static <T> T read(Supplier<T> read) {
-        long deadline = System.currentTimeMillis() + READ_RETRY_MS;
+    /** A walk over the shared map, started over while Atomix fails it (see above); the last failure thrown. */
+    private static <T> T walk(Supplier<T> walk) {
+        long deadline = System.currentTimeMillis() + WALK_RETRY_MS;
         while (true) {
             try {
-                return read.get();
+                return walk.get();
             } catch (PrimitiveException e) {
                 if (System.currentTimeMillis() >= deadline) {
                     throw e;
@@ -111,14 +112,14 @@ final class FlowTable {
     }
 
     FlowEntry get(DeviceId device, FlowId flow) {
-        return shared != null ? read(() -> decode(shared.get(key(device, flow))))
+        return shared != null ? decode(shared.get(key(device, flow)))
                 : local.getOrDefault(device, Map.of()).get(flow);
     }
 
     Collection<FlowEntry> of(DeviceId device) {
         if (shared != null) {
             String prefix = device + "|";
-            return read(() -> {
+            return walk(() -> {
                 ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
                 shared.entrySet().forEach(e -> {
                     if (e.getKey().startsWith(prefix)) {
@@ -133,7 +134,7 @@ final class FlowTable {
 
     Collection<FlowEntry> all() {
         if (shared != null) {
-            return read(() -> {
+            return walk(() -> {
                 ImmutableList.Builder<FlowEntry> b = ImmutableList.builder();
                 shared.values().forEach(v -> b.add(decode(v)));
                 return b.build();
@@ -145,7 +146,8 @@ final class FlowTable {
     void purge(DeviceId device) {
         if (shared != null) {
             String prefix = device + "|";
-            shared.keySet().stream().filter(k -> k.startsWith(prefix)).forEach(shared::remove);
+            walk(() -> shared.keySet().stream().filter(k -> k.startsWith(prefix)).collect(Collectors.toList()))
+                    .forEach(shared::remove);
         } else {
             local.remove(device);
         }
