@@ -3,12 +3,13 @@ directory, loopback web port, scrape interval 1 s; stopped (by its pid, the proc
 import json
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from metron_topo.ports import free_port  # tests/e2e/conftest puts topologies/ on the path
 
 BINARY = shutil.which("prometheus") or "/usr/bin/prometheus"
 
@@ -17,19 +18,13 @@ def available():
     return Path(BINARY).exists()
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Prometheus:
     """jobs: {name: {"targets": ["host:port"], "basic_auth": (user, password) or None, "path": "/metrics"}}"""
 
     def __init__(self, workdir, jobs):
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         scrape = []
         for name, job in jobs.items():
             j = {"job_name": name, "metrics_path": job.get("path", "/metrics"),

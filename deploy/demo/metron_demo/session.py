@@ -4,7 +4,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ sys.path.insert(0, str(REPO / "deploy" / "embedded"))
 from metron_client import Host  # noqa: E402
 from metron_topo import launcher, model  # noqa: E402
 from metron_topo.ovs import Ovs  # noqa: E402
+from metron_topo.ports import free_port  # noqa: E402
 from metron_topo.state import State  # noqa: E402
 
 HOST_LAUNCHER = REPO / "deploy" / "embedded" / "metron-host"
@@ -24,12 +24,6 @@ EMBEDDED_JAR = REPO / "deploy" / "embedded" / "target" / "metron-embedded.jar"
 
 
 SWITCH_WAIT_MS = 60_000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Session:
