@@ -980,9 +980,9 @@ def rejoin(cluster, victim):
     victim.restart()
     print(f"{victim} ready again after {time.time() - t0:.1f} s")
     for attempt in range(3):
-        # the harness's boot race, not the cluster's: Pax Web fails to deploy Metron's web app on a restarted node
-        # ("Error deploying web application ... LoginService has different IdentityService"; this session: in 3 of 4
-        # restarts of one run, twice in a row once): that boot is given up at once and the node started again
+        # the harness's boot races, not the cluster's (karaf_runtime.BOOT_RACES; Pax Web's "LoginService has
+        # different IdentityService", 3 of 4 restarts in session 35, is gone since tests/karaf/jetty.xml): that boot
+        # is given up at once and the node started again
         if wait_until(lambda: chain_on(victim.karaf) or victim.karaf.boot_races(), timeout=90) and chain_on(
                 victim.karaf):
             break
