@@ -4,7 +4,8 @@ net_virtio_user), the demo chain FW(4 rules) -> NAPT -> LB deployed through the 
 kernel network, and metron-fastgen sending 1024 UDP flows at METRON_FASTNET_PPS (default 265,000 pps) for
 METRON_FASTNET_SECONDS (default 5) from the source host's port, counting at the sink's, per flow. Asserts at
 least 250,000 pps were really sent, every frame arrived once, in order per flow, translated by the chain
-(NAPT/LB rewrote its addresses); prints the step, the load average and the switch's and agent's drop counters.
+(NAPT/LB rewrote its addresses), in one of STEPS steps (below); prints the steps, the load average and the
+switch's and agent's drop counters.
 Also checks that the launcher gave back the hugepages it reserved.
 
 The path on this 2-CPU machine loses frames now and then by itself, at full rings: the switch's transmit to the
@@ -35,9 +36,6 @@ PPS = int(os.environ.get("METRON_FASTNET_PPS", "265000"))
 FLOOR_PPS = int(os.environ.get("METRON_FASTNET_FLOOR_PPS", "250000"))
 SECONDS = float(os.environ.get("METRON_FASTNET_SECONDS", "5"))
 STEPS = 3
-# Open vSwitch writes interface statistics to its database every 5 s (Open_vSwitch other_config:stats-update-interval,
-# 5000 ms at the least): counters read at once may not hold the step's drops yet.
-OVS_STATS_S = 5.5
 
 pytestmark = [pytest.mark.system,
               pytest.mark.skipif(fastnet.unavailable() is not None, reason=f"fast network: {fastnet.unavailable()}"),
@@ -58,8 +56,8 @@ def test_chain_on_the_fast_network_loses_nothing_at_rate(tmp_path):
         assert any("set_field:02:4d:" in f for f in s.flows("s1")), s.flows("s1")  # the same OpenFlow tagging
         before = atload.drop_counters(s)
         warm, *steps = fastgen.run(s.state, [PPS] * STEPS, SECONDS, dport=plan.allowed_port)
-        time.sleep(OVS_STATS_S)  # the switch's counters as they stand after the steps
-        drops = {k: v - before.get(k, 0) for k, v in atload.drop_counters(s).items() if v != before.get(k, 0)}
+        time.sleep(atload.OVS_STATS_S)  # the switch's counters as they stand after the steps
+        drops = atload.counter_deltas(before, atload.drop_counters(s))
         s.host.call("DELETE", "/chains/demo")
     for k, step in enumerate(steps, 1):
         print(f"fast network, step {k}: {step['pps']:.0f} pps offered for {step['seconds']:.1f} s, sent "

@@ -6,7 +6,7 @@ bind(port 0): a port bind(0) answers is an ephemeral one, free only until the li
 connection made in between (Karaf's resolver fetching bundles, the readiness probes, gRPC channels) draws its local
 port from that same range. CI lost a Karaf that way: its Jetty, 20 s into the boot, "Failed to bind to
 /0.0.0.0:42513 ... Address already in use", and the suite's three tests with it. Below the range only a listener
-that names its port can collide, and the ones started here all come through this module."""
+that names its port can collide, and the ones the harness, the demo and the tests name come through this module."""
 import random
 import socket
 
@@ -22,24 +22,23 @@ def _ephemeral_low(path="/proc/sys/net/ipv4/ip_local_port_range") -> int:
         return 32768
 
 
-def _bindable(port: int, hosts) -> bool:
-    for host in hosts:
-        with socket.socket() as s:  # no SO_REUSEADDR: a port any socket holds, even in TIME_WAIT, is refused
-            try:
-                s.bind((host, port))
-            except OSError:
-                return False
+def _bindable(port: int) -> bool:
+    # on the wildcard address, without SO_REUSEADDR: refused while any socket holds the port on any address of this
+    # namespace, even in TIME_WAIT
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            return False
     return True
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing holds on `host` or on the wildcard address, below the ephemeral range, not answered
-    before by this process."""
+def free_port() -> int:
+    """A TCP port no socket holds, below the ephemeral range, not answered before by this process."""
     high = max(_FLOOR + 1000, _ephemeral_low())
-    hosts = ("0.0.0.0",) if host == "0.0.0.0" else (host, "0.0.0.0")
     for _ in range(1000):
         port = random.randrange(_FLOOR, high)
-        if port not in _handed and _bindable(port, hosts):
+        if port not in _handed and _bindable(port):
             _handed.add(port)
             return port
-    raise OSError(f"no free TCP port in {_FLOOR}-{high - 1} on {host}")
+    raise OSError(f"no free TCP port in {_FLOOR}-{high - 1}")
