@@ -31,6 +31,12 @@ TEST(StripFold, TheSynthesizedGroupShapeRunsWithoutStripAndUnstrip) {
   EXPECT_EQ(classes_run(click), "input CheckIPHeader SynthRewriter DecIPTTL output");
   const ClickConfig folded = fold_strips(parse_click(click));
   EXPECT_EQ(folded.elements[1].args, std::vector<std::string>{"14"});
+  // FastClick configurations' CheckIPHeader(CHECKSUM false) folds too, keeping its keywords after the offset.
+  const ClickConfig keywords = fold_strips(parse_click(std::string("input -> Strip(14) -> CheckIPHeader(CHECKSUM false, "
+                                                                   "VERBOSE true) -> ") + kRewriter +
+                                                       " -> Unstrip(14) -> [0]output;"));
+  EXPECT_EQ(keywords.elements.size(), 4u);
+  EXPECT_EQ(keywords.elements[1].args, (std::vector<std::string>{"14", "CHECKSUM false", "VERBOSE true"}));
   // A reply path through the rewriter's second input, and a classifier with two ways to the same Unstrip.
   EXPECT_EQ(classes_run("input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -);"
                         "c[0] -> DecIPTTL -> u :: Unstrip(14) -> [0]output; c[1] -> u;"),
@@ -81,6 +87,7 @@ TEST(StripFold, PairsSomethingCouldTellApartAreLeftAsWritten) {
       "input -> Strip(14) -> c :: CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output; c[1] -> [1]output;",
       // an offset already given, or a different length put back
       "input -> Strip(14) -> CheckIPHeader(0) -> DecIPTTL -> Unstrip(14) -> [0]output;",
+      "input -> Strip(14) -> CheckIPHeader(CHECKSUM false, OFFSET 0) -> DecIPTTL -> Unstrip(14) -> [0]output;",
       "input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(18) -> [0]output;",
       // a way out that puts nothing back
       "input -> Strip(14) -> CheckIPHeader -> c :: IPClassifier(tcp, -); c[0] -> Unstrip(14) -> [0]output;"
@@ -125,6 +132,14 @@ TEST(StripFold, AFoldedGraphSendsTheFramesTheWrittenOneWould) {
   EXPECT_EQ(g.sink.out[0][0], test::frame(after));
   EXPECT_EQ(g.sink.out[0][1], test::frame(v6_after));
   EXPECT_EQ(g.graph->drops(), 3u);  // expired, bad checksum, runt
+
+  // CHECKSUM false kept through the fold: the bad checksum passes (its TTL taken down), the runt still dropped
+  GroupUnderTest lax("input -> Strip(14) -> CheckIPHeader(CHECKSUM false) -> DecIPTTL -> Unstrip(14) -> [0]output;");
+  for (const auto& e : lax.graph->elements()) EXPECT_NE(e->class_name(), std::string("Strip"));
+  lax.push({bad_csum, runt});
+  ASSERT_EQ(lax.sink.out[0].size(), 1u);
+  EXPECT_EQ(lax.sink.out[0][0][14 + 8], 63);
+  EXPECT_EQ(lax.graph->drops(), 1u);
 
   // two pairs one after the other: both TTL decrements, the frame out as sent otherwise
   GroupUnderTest two("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14)"

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "utils/args.h"
+
 namespace metron {
 
 namespace {
@@ -30,6 +32,16 @@ struct Adjacency {
   }
 };
 
+// Whether a CheckIPHeader's arguments give it no offset: keywords only (CHECKSUM, VERBOSE, DETAILS; FastClick
+// configurations often say CHECKSUM false), none of them OFFSET. The fold gives it the Strip's length as its one
+// positional argument and keeps the keywords.
+bool without_offset(const std::vector<std::string>& args) {
+  return std::all_of(args.begin(), args.end(), [](const std::string& a) {
+    const std::string k = split_keyword(a).keyword;
+    return !k.empty() && k != "OFFSET";
+  });
+}
+
 // A Strip that can head a fold: its one output goes to a CheckIPHeader without an offset whose only input it
 // is and whose output 1 (bad packets) is unconnected. That CheckIPHeader, or -1.
 int check_after(const ClickConfig& cfg, const Adjacency& adj, int s) {
@@ -39,7 +51,7 @@ int check_after(const ClickConfig& cfg, const Adjacency& adj, int s) {
   if (so.size() != 1 || so[0]->from_port != 0) return -1;
   const int c = so[0]->to;
   const ElementDecl& cd = cfg.elements[c];
-  if (cd.cls != "CheckIPHeader" || !cd.args.empty() || adj.in.at(c).size() != 1) return -1;
+  if (cd.cls != "CheckIPHeader" || !without_offset(cd.args) || adj.in.at(c).size() != 1) return -1;
   const auto& co = adj.out.at(c);
   if (co.size() != 1 || co[0]->from_port != 0) return -1;
   return c;
@@ -98,7 +110,10 @@ Fold foldable(const ClickConfig& cfg, const Adjacency& adj, int seed) {
 // Applies a fold: each CheckIPHeader takes the length as offset, what fed its Strip feeds it, what fed each
 // Unstrip feeds what the Unstrip fed; the Strips and Unstrips are removed.
 void fold(ClickConfig& cfg, const Adjacency& adj, const Fold& f) {
-  for (const auto& [s, c] : f.check_of) cfg.elements[c].args = {cfg.elements[s].args[0]};
+  for (const auto& [s, c] : f.check_of) {
+    std::vector<std::string>& args = cfg.elements[c].args;
+    args.insert(args.begin(), cfg.elements[s].args[0]);
+  }
   std::vector<Connection> kept;
   for (const Connection& k : cfg.connections) {
     if (f.check_of.count(k.from) || f.unstrips.count(k.from)) continue;  // Strip -> CheckIPHeader, Unstrip -> next

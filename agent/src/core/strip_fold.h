@@ -7,8 +7,9 @@
 // of the ~450 cycles per packet of the offloaded chain's 16-group bench, 8 + 8 standalone; BENCHMARKS.md).
 //
 // Folded only when nothing could tell the difference (anything else is left as written):
-//  - the Strip's one output goes to a CheckIPHeader without an offset whose only input it is, and whose output 1
-//    (bad packets) is unconnected: a frame too short to strip is dropped either way;
+//  - the Strip's one output goes to a CheckIPHeader without an offset (keywords such as CHECKSUM false are kept)
+//    whose only input it is, and whose output 1 (bad packets) is unconnected: a frame too short to strip is
+//    dropped either way;
 //  - every path from that CheckIPHeader reaches an Unstrip of the same length through elements that read the
 //    IP header only through its annotation (kOffsetFree), and nothing else feeds those elements or Unstrips but
 //    other such Strip/CheckIPHeader pairs of the same length, which fold with it (a rewriter's forward and reply
