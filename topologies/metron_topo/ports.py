@@ -6,7 +6,8 @@ bind(port 0): a port bind(0) answers is an ephemeral one, free only until the li
 connection made in between (Karaf's resolver fetching bundles, the readiness probes, gRPC channels) draws its local
 port from that same range. CI lost a Karaf that way: its Jetty, 20 s into the boot, "Failed to bind to
 /0.0.0.0:42513 ... Address already in use", and the suite's three tests with it. Below the range only a listener
-that names its port can collide, and the ones the harness, the demo and the tests name come through this module."""
+that names its port can collide, and the ones the harness, the demo and the tests name come through this module
+(the Java tests' through AgentProcess.freePort, the same rule)."""
 import random
 import socket
 

@@ -16,6 +16,7 @@ import org.metron.agent.v1.Tag;
 import org.metron.agent.v1.TagType;
 import org.metron.drivers.agent.AgentEndpoint;
 import org.metron.drivers.agent.GrpcAgentClient;
+import org.metron.drivers.testing.AgentProcess;
 import org.metron.embedded.topology.EmulatedNetwork;
 import org.metron.embedded.web.Credentials;
 
@@ -58,7 +59,7 @@ public class EmbeddedHostTest {
     @BeforeClass
     public static void up() throws Exception {
         Assume.assumeTrue("needs root and OVS", EmulatedNetwork.available());
-        int ofPort = EmulatedNetwork.freePort();
+        int ofPort = AgentProcess.freePort();
         net = EmulatedNetwork.up("paper-fig3", ofPort, TMP.newFolder("run").toPath(), EmulatedNetwork.agentBuilt());
         Path data = TMP.newFolder("data").toPath();
         // A read-only user next to the generated admin.

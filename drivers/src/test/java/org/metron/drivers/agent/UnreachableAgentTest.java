@@ -2,8 +2,8 @@ package org.metron.drivers.agent;
 
 import org.junit.Test;
 import org.metron.agent.v1.DeployPipelineRequest;
+import org.metron.drivers.testing.AgentProcess;
 
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -16,12 +16,6 @@ import static org.junit.Assert.assertTrue;
 /** Real gRPC against a port nobody listens on: errors are AgentExceptions naming the agent. */
 public class UnreachableAgentTest {
 
-    private static int closedPort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     private static AgentException failure(CompletableFuture<?> f) {
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
         assertTrue("expected AgentException, got " + e.getCause(), e.getCause() instanceof AgentException);
@@ -30,7 +24,7 @@ public class UnreachableAgentTest {
 
     @Test
     public void writesFailFastWithUnavailable() throws Exception {
-        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(closedPort())
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(AgentProcess.freePort())
                 .deadline(Duration.ofSeconds(20)).build();
         try (GrpcAgentClient c = GrpcAgentClient.connect(ep)) {
             long t0 = System.nanoTime();
@@ -46,7 +40,7 @@ public class UnreachableAgentTest {
 
     @Test
     public void readsRetryUntilTheDeadlineThenFail() throws Exception {
-        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(closedPort())
+        AgentEndpoint ep = AgentEndpoint.builder().host("127.0.0.1").port(AgentProcess.freePort())
                 .deadline(Duration.ofMillis(800)).build();
         try (GrpcAgentClient c = GrpcAgentClient.connect(ep)) {
             long t0 = System.nanoTime();
@@ -60,7 +54,7 @@ public class UnreachableAgentTest {
 
     @Test
     public void callsAfterCloseFailCancelled() throws Exception {
-        GrpcAgentClient c = GrpcAgentClient.connect(AgentEndpoint.of("127.0.0.1", closedPort()));
+        GrpcAgentClient c = GrpcAgentClient.connect(AgentEndpoint.of("127.0.0.1", AgentProcess.freePort()));
         c.close();
         assertEquals(AgentException.Code.CANCELLED, failure(c.getResources()).code());
     }

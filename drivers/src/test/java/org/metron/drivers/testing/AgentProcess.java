@@ -57,10 +57,46 @@ public final class AgentProcess implements AutoCloseable {
         return bin;
     }
 
-    /** A port nobody listens on right now. */
-    public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+    /**
+     * A TCP port no socket holds, below the kernel's ephemeral range, not answered before by this JVM: the rule of
+     * topologies/metron_topo/ports.py, which the Python harnesses use. Never {@code new ServerSocket(0)}: that
+     * answers an ephemeral port, free only until the listener binds it, and any outgoing connection in between (a
+     * gRPC channel, a readiness probe) draws its local port from that same range (CI lost a Karaf that way).
+     */
+    public static synchronized int freePort() throws IOException {
+        int high = Math.max(PORT_FLOOR + 1000, ephemeralLow());
+        for (int tries = 0; tries < 1000; tries++) {
+            int port = PORT_FLOOR + RANDOM.nextInt(high - PORT_FLOOR);
+            if (!HANDED.contains(port) && bindable(port)) {
+                HANDED.add(port);
+                return port;
+            }
+        }
+        throw new IOException("no free TCP port in " + PORT_FLOOR + "-" + (high - 1));
+    }
+
+    private static final int PORT_FLOOR = 20000;
+    private static final java.util.Set<Integer> HANDED = new java.util.HashSet<>();
+    private static final java.util.Random RANDOM = new java.util.Random();
+
+    private static int ephemeralLow() {
+        try {
+            return Integer.parseInt(Files.readString(Paths.get("/proc/sys/net/ipv4/ip_local_port_range"))
+                                            .trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException e) {
+            return 32768;
+        }
+    }
+
+    // On the wildcard address without SO_REUSEADDR: refused while any socket of this namespace holds the port,
+    // on any address, even in TIME_WAIT.
+    private static boolean bindable(int port) {
+        try (ServerSocket s = new ServerSocket()) {
+            s.setReuseAddress(false);
+            s.bind(new java.net.InetSocketAddress(port));
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 

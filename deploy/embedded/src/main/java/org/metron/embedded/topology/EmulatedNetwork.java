@@ -32,13 +32,6 @@ public final class EmulatedNetwork implements AutoCloseable {
         return Files.isExecutable(REPO.resolve("agent/build/metron-agent"));
     }
 
-    /** A free TCP port on the loopback (for the OpenFlow listener the switches are pointed at). */
-    public static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
     /** Whether this process may build topologies (root, OVS installed). */
     public static boolean available() {
         return "root".equals(System.getProperty("user.name")) && Files.isExecutable(Paths.get("/usr/sbin/ovs-vswitchd"));
