@@ -4,8 +4,16 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include <stdexcept>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "packets.h"
 #include "test_env.h"
 
 namespace metron {
@@ -64,6 +72,51 @@ TEST(DpdkPort, AReconfigurationTheDriverRefusesLeavesThePortAsItWas) {
     EXPECT_EQ(n, 32) << "queue " << q;
     rte_pktmbuf_free_bulk(pkts, n);
   }
+}
+
+// The IPv4 checksum offload is on wherever the device offers it; net_tap does (checking in software on its rx
+// path), so a frame the kernel sends into the tap arrives with the verdict CheckIPHeader then takes.
+TEST(DpdkPort, IPv4ChecksumOffloadIsOnAndItsVerdictComesWithTheFrame) {
+  const std::string ifname = "mtapck" + std::to_string(getpid() % 100000);
+  auto port = DpdkPort::open("net_tap_ck0,iface=" + ifname, 1, 1, test::pool());
+  rte_eth_conf conf{};
+  ASSERT_EQ(rte_eth_dev_conf_get(port->port_id(), &conf), 0);
+  EXPECT_NE(conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM, 0u);
+  // No IPv6 on the interface (its router solicitations would come in too), then up.
+  ASSERT_EQ(std::system(("sysctl -qw net.ipv6.conf." + ifname + ".disable_ipv6=1 && ip link set " + ifname + " up")
+                            .c_str()),
+            0);
+  const int fd = socket(AF_PACKET, SOCK_RAW, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = static_cast<int>(if_nametoindex(ifname.c_str()));
+  to.sll_halen = 6;
+  test::Flow f;
+  const std::vector<uint8_t> good = test::frame(f);
+  std::vector<uint8_t> bad = good;
+  bad[14 + 10] ^= 1;
+  for (const std::vector<uint8_t>* frame : {&good, static_cast<const std::vector<uint8_t>*>(&bad)})
+    ASSERT_EQ(sendto(fd, frame->data(), frame->size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+              static_cast<ssize_t>(frame->size()));
+  close(fd);
+  std::vector<std::pair<std::vector<uint8_t>, uint64_t>> got;
+  for (int tries = 0; tries < 200 && got.size() < 2; ++tries) {
+    rte_mbuf* pkts[8];
+    const uint16_t n = port->rx_burst(0, pkts, 8);
+    for (uint16_t i = 0; i < n; ++i) {
+      const auto* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
+      const std::vector<uint8_t> bytes(d, d + rte_pktmbuf_data_len(pkts[i]));
+      if (bytes == good || bytes == bad) got.emplace_back(bytes, pkts[i]->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK);
+    }
+    rte_pktmbuf_free_bulk(pkts, n);
+    if (n == 0) usleep(10000);
+  }
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].first, good);
+  EXPECT_EQ(got[0].second, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+  EXPECT_EQ(got[1].first, bad);
+  EXPECT_EQ(got[1].second, RTE_MBUF_F_RX_IP_CKSUM_BAD);
 }
 
 TEST(DpdkPort, TooManyQueuesIsRefused) {

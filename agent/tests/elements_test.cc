@@ -151,6 +151,65 @@ TEST(Elements, CheckIPHeaderSendsBadPacketsToOutput1) {
   EXPECT_EQ(g.sink.out[1].size(), 3u);
 }
 
+// A NIC with IPv4 checksum offload on (DpdkPort turns it on) writes its verdict in each mbuf; CheckIPHeader takes
+// it for frames as their port delivered them, as DPDK's l3fwd does, and sums the header itself otherwise.
+TEST(Elements, CheckIPHeaderTakesTheNicChecksumVerdictOnlyForFramesAsReceived) {
+  Flow f;
+  const auto good = test::frame(f);
+  auto corrupt = good;
+  corrupt[14 + 10] ^= 1;
+  constexpr uint64_t kGood = RTE_MBUF_F_RX_IP_CKSUM_GOOD, kBad = RTE_MBUF_F_RX_IP_CKSUM_BAD;
+  constexpr uint64_t kNone = RTE_MBUF_F_RX_IP_CKSUM_NONE;
+  // (kBad: a NIC's BAD on a header that sums right, which no correct NIC writes, shows who decided.)
+  const std::vector<std::pair<std::vector<uint8_t>, uint64_t>> frames = {
+      {corrupt, kGood},  // the NIC's word: passes (its sum is the NIC's to check)
+      {good, kBad},      // anything but GOOD is summed here: passes
+      {corrupt, 0},      // no verdict (a port without the offload): summed here, dropped
+      {corrupt, kNone},  // the NIC did not check it: summed, dropped
+      {good, 0},
+  };
+  const char* rewriter = "SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 1024)";
+  // Frames as received: from `input`, directly or through a Classifier; the check on its own (in front of
+  // DecIPTTL) or run by the element it feeds (a rewriter's or IPFilter's first pass, CheckIPHeader::Fold).
+  for (const std::string& click :
+       {std::string("input -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> [0]output;"),
+        std::string("input -> c :: Classifier(12/0800, -); c[0] -> Strip(14) -> CheckIPHeader -> DecIPTTL -> "
+                    "Unstrip(14) -> [0]output; c[1] -> [1]output;"),
+        "input -> Strip(14) -> CheckIPHeader -> " + std::string(rewriter) + " -> Unstrip(14) -> [0]output;",
+        std::string("input -> Strip(14) -> CheckIPHeader -> IPFilter(allow all) -> Unstrip(14) -> [0]output;"),
+        std::string("input -> CheckIPHeader(14) -> DecIPTTL -> [0]output;")}) {
+    GroupUnderTest g(click);
+    g.push(frames);
+    ASSERT_EQ(g.sink.out[0].size(), 3u) << click;
+    EXPECT_EQ(g.graph->drops(), 2u) << click;
+    EXPECT_FALSE(ipv4_header_valid(g.sink.out[0][0].data() + 14, 20)) << click << ": the NIC's GOOD stood";
+    EXPECT_TRUE(ipv4_header_valid(g.sink.out[0][1].data() + 14, 20)) << click;
+    EXPECT_TRUE(ipv4_header_valid(g.sink.out[0][2].data() + 14, 20)) << click;
+  }
+  // Frames something changed on the way (an Unstrip before the check, a Strip the check is not folded with), or
+  // a check that is not at the IP header behind the Ethernet one: the verdict is not about this header; the
+  // header is summed, whatever the mbuf says.
+  for (const std::string& click :
+       {std::string("input -> Strip(14) -> Unstrip(14) -> Strip(14) -> CheckIPHeader -> DecIPTTL -> Unstrip(14) -> "
+                    "[0]output;"),
+        std::string("input -> Strip(14) -> CheckIPHeader -> Counter -> Unstrip(14) -> [0]output;"),
+        std::string("input -> CheckIPHeader(18) -> DecIPTTL -> [0]output;")}) {
+    GroupUnderTest g(click);
+    std::vector<std::pair<std::vector<uint8_t>, uint64_t>> sent = frames;
+    if (click.find("(18)") != std::string::npos) {  // the IPv4 header behind a VLAN tag the graph did not take out
+      for (auto& [frame, flags] : sent) {
+        frame.insert(frame.begin() + 12, {0x81, 0x00, 0x00, 0x07});
+      }
+    }
+    g.push(sent);
+    // the corrupt header dropped whatever the verdict, the good one passed whatever the verdict
+    ASSERT_EQ(g.sink.out[0].size(), 2u) << click;
+    EXPECT_EQ(g.graph->drops(), 3u) << click;
+    const size_t at = click.find("(18)") != std::string::npos ? 18 : 14;
+    for (const auto& out : g.sink.out[0]) EXPECT_TRUE(ipv4_header_valid(out.data() + at, 20)) << click;
+  }
+}
+
 TEST(Elements, DecIPTTLKeepsTheChecksumValid) {
   GroupUnderTest g("input -> Strip(14) -> CheckIPHeader -> d :: DecIPTTL -> Unstrip(14) -> [0]output; d[1] -> Unstrip(14) -> [1]output;");
   Flow f;

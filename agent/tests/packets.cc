@@ -151,4 +151,16 @@ void GroupUnderTest::push(const std::vector<std::vector<uint8_t>>& frames) {
   }
 }
 
+void GroupUnderTest::push(const std::vector<std::pair<std::vector<uint8_t>, uint64_t>>& frames) {
+  for (size_t i = 0; i < frames.size();) {
+    PacketBatch b;
+    while (b.n < kBurst && i < frames.size()) {
+      rte_mbuf* m = mbuf_of(frames[i].first);
+      m->ol_flags = frames[i++].second;
+      b.push_back(m);
+    }
+    graph->push_input(b);
+  }
+}
+
 }  // namespace metron::test

@@ -77,6 +77,8 @@ struct GroupUnderTest {
   // Pushes frames through `input` in bursts of up to 32.
   void push(const std::vector<std::vector<uint8_t>>& frames);
   void push(const std::vector<uint8_t>& f) { push(std::vector<std::vector<uint8_t>>{f}); }
+  // The same, each frame's mbuf with ol_flags as a port's receive path wrote them (a NIC's checksum verdict).
+  void push(const std::vector<std::pair<std::vector<uint8_t>, uint64_t>>& frames);
   CollectSink sink;
   std::unique_ptr<Graph> graph;
 };

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "packets.h"
 #include "pcap_file.h"
 #include "test_env.h"
 
@@ -98,6 +99,35 @@ TEST_F(Replay, OneLineFramesAndMbufsAsAResetLeavesThem) {
     }
     EXPECT_EQ(port->tx_burst(0, pkts, 3), 3);
   }
+}
+
+// As a NIC with IPv4 checksum offload on: each IPv4 frame's header checksum verdict in ol_flags (behind a VLAN
+// tag too), none for frames that are not IPv4 or too short to hold the header.
+TEST_F(Replay, IPv4FramesComeWithTheNicsChecksumVerdict) {
+  test::Flow f;
+  const std::vector<uint8_t> good = test::frame(f);
+  std::vector<uint8_t> bad = good;
+  bad[14 + 10] ^= 1;
+  std::vector<uint8_t> tagged_bad = bad;
+  tagged_bad.insert(tagged_bad.begin() + 12, {0x81, 0x00, 0x00, 0x07});
+  std::vector<uint8_t> arp = good;
+  arp[12] = 0x08, arp[13] = 0x06;
+  const std::vector<uint8_t> runt(good.begin(), good.begin() + 30);  // EtherType IPv4, header cut short
+  test::Flow v6;
+  v6.ipv6 = true;
+  v6.src = "2001:db8::1";
+  v6.dst = "2001:db8::2";
+  const std::vector<std::vector<uint8_t>> frames = {good, bad, tagged_bad, arp, runt, test::frame(v6)};
+  const uint64_t expect[] = {RTE_MBUF_F_RX_IP_CKSUM_GOOD, RTE_MBUF_F_RX_IP_CKSUM_BAD, RTE_MBUF_F_RX_IP_CKSUM_BAD, 0,
+                             0, 0};
+  auto port = ReplayPort::open("r0=" + pcap("verdicts.pcap", frames), 1, test::pool());
+  rte_mbuf* pkts[12];
+  ASSERT_EQ(port->rx_burst(0, pkts, 12), 12);  // two laps: the verdicts come with every copy
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(pkts[i]->ol_flags, expect[i % 6]) << i;
+    EXPECT_EQ(bytes(pkts[i]), frames[i % 6]) << i;
+  }
+  EXPECT_EQ(port->tx_burst(0, pkts, 12), 12);
 }
 
 TEST_F(Replay, TxReturnsOnlyWhatNoOneElseHolds) {

@@ -110,6 +110,15 @@ class Element {
   virtual void initialize(const GraphEnv& env) {}
   // Processes a batch that arrived on input `port`. Consumes every packet: forwards or frees it.
   virtual void push(int port, PacketBatch& b) = 0;
+  // Where frames come from as a port delivered them, with the receive verdicts the port wrote in the mbuf
+  // (ol_flags: the NIC's IPv4 header checksum check): FromDevice and a group's `input`.
+  virtual bool delivers_port_frames() const { return false; }
+  // Whether the element only chooses an output for each frame, changing nothing in it (Classifier).
+  virtual bool passes_frames_unchanged() const { return false; }
+  // Called by Graph::build, before initialize(), when every frame reaching this element's inputs comes as a port
+  // delivered it: from delivers_port_frames() elements through passes_frames_unchanged() ones only, so the
+  // port's verdicts in the mbuf are about these very headers (CheckIPHeader then takes the NIC's checksum check).
+  virtual void frames_as_received() {}
   // Sources (FromDevice) are polled by the worker; returns packets handled.
   virtual bool is_source() const { return false; }
   virtual unsigned run_source() { return 0; }

@@ -1,5 +1,6 @@
 #include "core/graph.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -103,6 +104,32 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
   };
   for (size_t i = 0; i < n; ++i)
     if (state[i] == 0) dfs(static_cast<int>(i));
+
+  // Elements every frame of which comes as its port delivered it (Element::frames_as_received): fed only by
+  // port-frame elements, directly or through elements that change nothing in a frame. The graph is acyclic
+  // (checked above): a pass per element in a topological order (the DFS's reverse post-order) decides it.
+  {
+    std::vector<std::vector<int>> feeders(n);
+    for (const Connection& c : cfg.connections) feeders[c.to].push_back(c.from);
+    std::vector<int> order, seen(n, 0);
+    std::function<void(int)> post = [&](int u) {
+      seen[u] = 1;
+      for (int v : adj[u])
+        if (!seen[v]) post(v);
+      order.push_back(u);
+    };
+    for (size_t i = 0; i < n; ++i)
+      if (!seen[i]) post(static_cast<int>(i));
+    std::vector<char> as_received(n, 0);  // the frames it sends on are as received
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Element& e = *g->elements_[*it];
+      const bool fed_as_received =
+          !feeders[*it].empty() &&
+          std::all_of(feeders[*it].begin(), feeders[*it].end(), [&](int f) { return as_received[f] != 0; });
+      if (fed_as_received) e.frames_as_received();
+      as_received[*it] = e.delivers_port_frames() || (fed_as_received && e.passes_frames_unchanged());
+    }
+  }
 
   // 4. Initialise (tables, port lookups).
   GraphEnv genv = env;

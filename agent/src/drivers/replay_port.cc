@@ -14,6 +14,10 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "utils/checksum.h"
 
 namespace metron {
 
@@ -53,6 +57,20 @@ PcapFrames read_pcap(const std::string& path) {
   return f;
 }
 
+// The receive verdict on a frame's IPv4 header checksum, as a NIC with RTE_ETH_RX_OFFLOAD_IPV4_CKSUM writes it in
+// ol_flags: for an IPv4 frame (behind one VLAN tag or none) whose header the frame holds, good or bad; none (0)
+// otherwise.
+uint64_t ipv4_verdict(const uint8_t* f, uint32_t len) {
+  uint32_t l3 = 14;
+  if (len < l3) return 0;
+  uint16_t type = load16(f + 12);
+  if (type == 0x8100 && len >= 18) type = load16(f + 16), l3 = 18;
+  if (type != 0x0800 || len < l3 + 20 || (f[l3] >> 4) != 4) return 0;
+  const uint32_t hlen = (f[l3] & 0x0fu) * 4u;
+  if (hlen < 20 || len < l3 + hlen) return 0;
+  return ipv4_header_valid(f + l3, hlen) ? RTE_MBUF_F_RX_IP_CKSUM_GOOD : RTE_MBUF_F_RX_IP_CKSUM_BAD;
+}
+
 }  // namespace
 
 std::unique_ptr<ReplayPort> ReplayPort::open(const std::string& spec, uint16_t txq, rte_mempool* pool) {
@@ -75,11 +93,25 @@ std::unique_ptr<ReplayPort> ReplayPort::open(const std::string& spec, uint16_t t
       rte_free(q->len);
       throw std::runtime_error("replay: no DPDK memory for " + std::to_string(size >> 20) + " MB of frames (raise -m)");
     }
+    std::vector<uint64_t> verdicts(q->count);
     size_t at = 0;
     for (uint32_t i = 0; i < q->count; ++i) {
       rte_memcpy(q->data + static_cast<size_t>(i) * q->stride, f.bytes.data() + at, f.len[i]);
       q->len[i] = f.len[i];
+      verdicts[i] = ipv4_verdict(f.bytes.data() + at, f.len[i]);
       at += f.len[i];
+    }
+    // One verdict for every frame (a benchmark's trace): in the mbuf template, nothing per frame. Otherwise each
+    // frame's own, stored after the template.
+    q->flags = verdicts[0];
+    if (std::any_of(verdicts.begin(), verdicts.end(), [&](uint64_t v) { return v != q->flags; })) {
+      q->verdicts = static_cast<uint64_t*>(rte_malloc("replay_verdicts", q->count * sizeof(uint64_t), 64));
+      if (q->verdicts == nullptr) {
+        rte_free(q->data);
+        rte_free(q->len);
+        throw std::runtime_error("replay: no DPDK memory for the frames' checksum verdicts (raise -m)");
+      }
+      std::copy(verdicts.begin(), verdicts.end(), q->verdicts);
     }
     port->queues_.push_back(std::move(q));
     start = comma + 1;
@@ -92,6 +124,7 @@ ReplayPort::~ReplayPort() {
   for (auto& q : queues_) {
     rte_free(q->data);
     rte_free(q->len);
+    rte_free(q->verdicts);
   }
 }
 
@@ -108,6 +141,7 @@ uint16_t ReplayPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
   // The queue's fields in locals: the mbuf stores below could alias them, and each would be loaded again.
   const uint8_t* const data = q.data;
   const uint16_t* const lens = q.len;
+  const uint64_t* const verdicts = q.verdicts;
   const uint32_t stride = q.stride, count = q.count;
   uint32_t next = q.next;
   uint64_t bytes = 0;
@@ -120,7 +154,7 @@ uint16_t ReplayPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
   const bool one_line = stride == RTE_CACHE_LINE_SIZE;
 #if defined(__SSE2__)
   // data_off, refcnt 1, nb_segs 1 (what a free mbuf holds already: written again in the same store), port, then
-  // ol_flags 0.
+  // ol_flags: the queue's checksum verdict when all its frames have the same.
   static_assert(offsetof(rte_mbuf, refcnt) == offsetof(rte_mbuf, data_off) + 2 &&
                     offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, data_off) + 4 &&
                     offsetof(rte_mbuf, port) == offsetof(rte_mbuf, data_off) + 6 &&
@@ -130,35 +164,42 @@ uint16_t ReplayPort::rx_burst(uint16_t qi, rte_mbuf** pkts, uint16_t n) {
                     offsetof(rte_mbuf, vlan_tci) == offsetof(rte_mbuf, packet_type) + 10 &&
                     offsetof(rte_mbuf, hash) == offsetof(rte_mbuf, packet_type) + 12,
                 "the mbuf's rx fields as the vector rx paths store them");
-  const __m128i rearm = _mm_set_epi16(0, 0, 0, 0, static_cast<short>(RTE_MBUF_PORT_INVALID), 1, 1,
-                                      RTE_PKTMBUF_HEADROOM);
+  const __m128i rearm = _mm_set_epi64x(static_cast<long long>(q.flags),
+                                       static_cast<long long>(uint64_t{RTE_MBUF_PORT_INVALID} << 48 |
+                                                              uint64_t{1} << 32 | 1u << 16 | RTE_PKTMBUF_HEADROOM));
 #endif
-  for (uint16_t i = 0; i < n; ++i) {
-    rte_mbuf* m = pkts[i];
-    uint32_t ahead = next + kAhead;
-    if (ahead >= count) ahead %= count;
-    rte_prefetch0(data + static_cast<size_t>(ahead) * stride);
-    const uint16_t len = lens[next];
-#if defined(__SSE2__)
-    // Two 16-byte stores, as i40e's and ice's vector rx write them: the rearm word and ol_flags from a template,
-    // then packet_type, pkt_len, data_len, vlan_tci and the RSS hash (0: none computed).
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(&m->rearm_data), rearm);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(&m->rx_descriptor_fields1), _mm_set_epi32(0, len, len, 0));
-#else
-    m->data_off = RTE_PKTMBUF_HEADROOM;
-    m->port = RTE_MBUF_PORT_INVALID;
-    m->ol_flags = 0;
-    m->packet_type = 0;
-    m->pkt_len = len;
-    m->data_len = len;
-    m->vlan_tci = 0;
-#endif
-    const uint8_t* frame = data + static_cast<size_t>(next) * stride;
-    if (one_line) rte_mov64(rte_pktmbuf_mtod(m, uint8_t*), frame);
-    else rte_memcpy(rte_pktmbuf_mtod(m, void*), frame, len);
-    bytes += len;
-    if (++next == count) next = 0;
-  }
+  // The loop twice, with and without a verdict per frame: no test per frame.
+  auto fill = [&](auto per_frame) {
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = pkts[i];
+      uint32_t ahead = next + kAhead;
+      if (ahead >= count) ahead %= count;
+      rte_prefetch0(data + static_cast<size_t>(ahead) * stride);
+      const uint16_t len = lens[next];
+  #if defined(__SSE2__)
+      // Two 16-byte stores, as i40e's and ice's vector rx write them: the rearm word and ol_flags from a template,
+      // then packet_type, pkt_len, data_len, vlan_tci and the RSS hash (0: none computed).
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(&m->rearm_data), rearm);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(&m->rx_descriptor_fields1), _mm_set_epi32(0, len, len, 0));
+  #else
+      m->data_off = RTE_PKTMBUF_HEADROOM;
+      m->port = RTE_MBUF_PORT_INVALID;
+      m->ol_flags = q.flags;
+      m->packet_type = 0;
+      m->pkt_len = len;
+      m->data_len = len;
+      m->vlan_tci = 0;
+  #endif
+      if constexpr (decltype(per_frame)::value) m->ol_flags = verdicts[next];
+      const uint8_t* frame = data + static_cast<size_t>(next) * stride;
+      if (one_line) rte_mov64(rte_pktmbuf_mtod(m, uint8_t*), frame);
+      else rte_memcpy(rte_pktmbuf_mtod(m, void*), frame, len);
+      bytes += len;
+      if (++next == count) next = 0;
+    }
+  };
+  if (verdicts != nullptr) fill(std::true_type{});
+  else fill(std::false_type{});
   q.next = next;
   q.rx_packets += n;
   q.rx_bytes += bytes;

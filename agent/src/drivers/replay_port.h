@@ -3,8 +3,11 @@
 // (DPDK memory, so hugepage-backed when the EAL has hugepages), and each rx burst takes fresh mbufs from the pool
 // in bulk and copies the next frames in, looping over the trace. It stands for what a NIC delivers (a fresh mbuf
 // with the frame written in) without a device: no rings, no per-frame allocation, no libpcap records, so rx costs
-// a few cycles and what a benchmark measures is the data path. Packets sent to it go back to the pool as a NIC's
-// tx returns them with fast free (a sink).
+// a few cycles and what a benchmark measures is the data path. As a NIC with IPv4 checksum offload on (which
+// DpdkPort turns on wherever a device offers it), each frame comes with the device's verdict on its IPv4 header
+// checksum in ol_flags (RTE_MBUF_F_RX_IP_CKSUM_GOOD / _BAD, none for other frames), decided once when the trace
+// is loaded, as the NIC's hardware decides it on the way in, at no cost per frame to the CPU. Packets sent to it
+// go back to the pool as a NIC's tx returns them with fast free (a sink).
 //
 // The pcap vdev's infinite_rx, which this replaces in the benches, dequeues a stored mbuf per frame from an MP/MC
 // ring, copies from it (one cache miss for its header, one for its data) and enqueues it back: about 100 cycles
@@ -46,6 +49,8 @@ class ReplayPort final : public Port {
   struct alignas(64) Queue {
     uint8_t* data = nullptr;
     uint16_t* len = nullptr;
+    uint64_t flags = 0;             // ol_flags of every frame: the checksum verdict, when all frames have one ...
+    uint64_t* verdicts = nullptr;   // ... or each frame's
     uint32_t stride = 0;
     uint32_t count = 0;
     uint32_t next = 0;

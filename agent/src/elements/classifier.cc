@@ -62,6 +62,7 @@ class Classifier final : public Element {
  public:
   const char* class_name() const override { return "Classifier"; }
   PortCountRange output_range() const override { return {1, -1}; }
+  bool passes_frames_unchanged() const override { return true; }
   void configure(Args& args) override {
     if (args.positional_count() == 0) throw ConfigError("expected at least one pattern");
     for (size_t i = 0; i < args.positional_count(); ++i) {

@@ -18,6 +18,7 @@ class FromDevice final : public Element {
  public:
   const char* class_name() const override { return "FromDevice"; }
   PortCountRange input_range() const override { return {0, 0}; }
+  bool delivers_port_frames() const override { return true; }
   void configure(Args& args) override {
     if (args.positional_count() < 1) throw ConfigError("missing device name");
     dev_ = unquote(args.positional(0));
@@ -93,6 +94,9 @@ class GroupInput final : public Element {
  public:
   const char* class_name() const override { return "input"; }
   PortCountRange input_range() const override { return {0, 0}; }
+  // The frames its port delivered, dispatched by tag (Engine::loop takes a VLAN tag out, the IP header then
+  // where the tag was: the header the NIC's verdict is about).
+  bool delivers_port_frames() const override { return true; }
   void configure(Args&) override {}
   void push(int, PacketBatch& b) override { output_push(0, b); }
 };

@@ -114,7 +114,7 @@ class IpClassifierBase : public Element {
     // would be loaded again per packet. (The batch's size in a local too spilled a register here: more
     // instructions.)
     const int check_offset = check_.offset;
-    const bool check_checksum = check_.checksum;
+    const CheckIPHeader::Sum check_sum = check_.sum;
     const int anno_offset = g_anno_offset;
     // res[i] is written for every packet: here for those without a key, after the classify for the others.
     for (uint16_t i = 0; i < b.n; ++i) {
@@ -123,7 +123,7 @@ class IpClassifierBase : public Element {
       if constexpr (kChecked) {  // the key from the header the check found
         uint8_t* ip;
         int left;
-        const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_checksum, anno_offset, &ip, &left);
+        const uint8_t ver = CheckIPHeader::step(b.pkts[i], check_offset, check_sum, anno_offset, &ip, &left);
         if (ver == 0) {
           res[i] = -1;
           ++bad_headers;

@@ -160,7 +160,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   // The check's settings, the batch's size, the annotation's offset and the table's index in locals: the key and
   // annotation stores could alias them, and each would be loaded again per packet.
   const int check_offset = check.offset;
-  const bool check_checksum = check.checksum;
+  const CheckIPHeader::Sum check_sum = check.sum;
   const uint16_t n = b.n;
   const int anno_offset = g_anno_offset;
   const FlowTable::SigPrefetcher prefetch = rw.table().sig_prefetcher();
@@ -172,7 +172,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
     if constexpr (kChecked) {
       uint8_t* at;
       int left;
-      const uint8_t ver = CheckIPHeader::step(m, check_offset, check_checksum, anno_offset, &at, &left);
+      const uint8_t ver = CheckIPHeader::step(m, check_offset, check_sum, anno_offset, &at, &left);
       if (ver == 0) {
         res[i] = -1;
         slot[i] = kNone;
