@@ -62,6 +62,7 @@ int DpdkPort::configure(const rte_eth_conf& conf, const RxQueueMap& map, std::st
   rte_eth_dev_info info{};
   if ((rc = rte_eth_dev_info_get(port_id_, &info)) != 0) return failed(rc, "info");
   c.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+  ip_verdicts_ = (c.rxmode.offloads & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
   if ((rc = rte_eth_dev_configure(port_id_, map.hw_queues, txq_, &c)) != 0) return failed(rc, "configure");
   uint16_t nrx = kRxDesc, ntx = kTxDesc, idle = kIdleRxDesc, unused = kTxDesc;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_id_, &nrx, &ntx);
@@ -109,7 +110,10 @@ DpdkPort::~DpdkPort() {
 }
 
 uint16_t DpdkPort::rx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {
-  return rte_eth_rx_burst(port_id_, hw_rx_queue(q), pkts, n);
+  const uint16_t got = rte_eth_rx_burst(port_id_, hw_rx_queue(q), pkts, n);
+  if (!ip_verdicts_)
+    for (uint16_t i = 0; i < got; ++i) pkts[i]->ol_flags &= ~RTE_MBUF_F_RX_IP_CKSUM_MASK;
+  return got;
 }
 
 uint16_t DpdkPort::tx_burst(uint16_t q, rte_mbuf** pkts, uint16_t n) {

@@ -68,6 +68,10 @@ class DpdkPort final : public Port {
   bool probed_;  // we hot-plugged it, so we unplug it on close
   rte_mempool* pool_;
   RxQueueMap rx_map_;
+  // Whether the device writes its own IPv4 checksum verdicts (the offload is on). A device that does not may hand
+  // out mbufs whose ol_flags still hold another port's (net_ring passes the sender's mbufs on as they are): those
+  // are cleared on rx, so no check takes a verdict about a header as it was before a graph rewrote it.
+  bool ip_verdicts_ = false;
 };
 
 // Mbufs a packet pool needs when `ports` DPDK ports with `queues` rx/tx queues each are polled by `lcores`
