@@ -19,7 +19,8 @@
 //   read at element boundaries, once per batch) and one more line per element or sub-stage follows:
 //   "stage <name> <cycles per packet>", summed over the groups and scaled as busy_cycles_per_packet is, then
 //   "stage outside_graphs <cycles>": the rest of the busy cycles (rx, dispatch by tag, the tx flush; the group
-//   telemetry is a stage of its own, "telemetry", and the egress into the tx buffer is "output"). The profile's
+//   telemetry is a stage of its own, "telemetry", 0 for batches a rewriter counts in its key pass, whose stage
+//   then holds it; the egress into the tx buffer is "output"). The profile's
 //   clock reads cost a few cycles per packet: compare stage figures with each other, the throughput with an
 //   unprofiled run.
 //   mpps_cpu is the sum over workers of each one's packets per second of its own thread's CPU time (what the

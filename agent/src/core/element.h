@@ -19,6 +19,8 @@ class StateTable;
 
 namespace metron {
 
+class ClassCount;
+
 class Port;
 class Element;
 
@@ -154,6 +156,11 @@ class Element {
   // Graph::build sends what fed `feeder` straight to this input (redirect_output) and feeder no longer sees a
   // packet; its counters are this element's to keep. Asked after initialize(), only of a feeder with one output.
   virtual bool fold_input(int port, Element& feeder) { return false; }
+  // Whether this element, which a group's `input` feeds on input `port`, counts the group's telemetry in its own
+  // first pass over each batch's headers (core/class_count.h): if so, for every batch on that port during which
+  // *slot is not null, it counts each frame of the batch, in order, into **slot. GroupRuntime asks after
+  // Graph::build.
+  virtual bool take_group_count(int port, ClassCount* const* slot) { return false; }
   // Stateful elements: their flow table's figures; false for the others.
   virtual bool flow_state_stats(FlowStateStats* out) const { return false; }
   // Black-box NFs (BlackBoxNF): their process's state and counters; false for the others.

@@ -22,6 +22,15 @@ class Graph {
   ~Graph();
 
   // Group graphs: packets of the group enter at `input`. Without an `input`, they are dropped.
+  // Where `input` sends its batches (after folds): the element and its input port; null if nothing.
+  struct Target {
+    Element* e = nullptr;
+    int port = 0;
+  };
+  Target input_target() const {
+    if (input_ == nullptr || input_->noutputs() < 1) return {};
+    return {input_->output_target(0), input_->output_target_port(0)};
+  }
   void push_input(PacketBatch& b) {
     if (input_ != nullptr)
       input_->push(0, b);

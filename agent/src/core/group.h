@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/class_count.h"
 #include "core/element.h"
 #include "core/graph.h"
 
@@ -29,23 +30,6 @@ enum class TagKind : uint8_t { kMac = 1, kVlan = 2 };
 
 // Dispatch key of a group: what the worker compares a frame's tag against.
 inline uint32_t tag_key(TagKind kind, uint32_t value) { return static_cast<uint32_t>(kind) << 16 | value; }
-
-struct RelaxedCounter {
-  std::atomic<uint64_t> v{0};
-  // Single writer: a plain add, no locked instruction.
-  void add(uint64_t n) { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
-  uint64_t get() const { return v.load(std::memory_order_relaxed); }
-};
-
-// Bits of the L4 source port counted per class, to choose a bit to split the class by.
-constexpr int kSportBits = 16;
-
-struct ClassCounters {
-  RelaxedCounter packets;
-  RelaxedCounter bytes;
-  RelaxedCounter l4;                     // TCP/UDP packets with a source port ...
-  RelaxedCounter sport_ones[kSportBits];  // ... and per bit, those with it set
-};
 
 // port & mask == value: a slice of a class by source-port bits, or the flows a split's new half takes.
 struct PortBits {
@@ -87,7 +71,8 @@ class GroupRuntime final : public EgressSink {
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
 
-  // Data path: counts per class and runs the graph. Frames arrive with the VLAN tag already popped. What the
+  // Data path: counts per class (core/class_count.h: here, or in the pass over the headers of the element `input`
+  // feeds when it takes the count and the batch was received just now) and runs the graph. Frames arrive with the VLAN tag already popped. What the
   // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
   // `received_now`: every frame of b came in this core's rx burst just before or the one before that (nothing held
   // longer, Engine::loop), so its mbuf and header lines are still in L1 and are not asked for again.
@@ -123,6 +108,11 @@ class GroupRuntime final : public EgressSink {
   std::vector<uint32_t> sorted_classes_;  // sorted class ids ...
   std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
   std::unique_ptr<ClassCounters[]> classes_;
+  ClassTable class_table_;
+  // The element `input` feeds counts a batch just received in its own pass over the headers when it takes the
+  // count (Element::take_group_count): process() points it at the batch's ClassCount here, null otherwise.
+  bool count_taken_ = false;
+  ClassCount* count_here_ = nullptr;
   TxBuffer* tx_buffer_ = nullptr;  // during process(): where egress queues frames
   alignas(64) RelaxedCounter packets_;
   RelaxedCounter bytes_;

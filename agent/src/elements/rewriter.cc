@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "core/annotations.h"
+#include "core/class_count.h"
 #include "elements/check_ip_header.h"
 #include "elements/dec_ip_ttl.h"
 #include "elements/rewriter.h"
@@ -141,9 +142,10 @@ struct TtlFold {
 // to `on_miss(m, tuple, l4, now)` which returns the output (or -1). With Key4 keys, packets that have none but
 // a Tuple (IPv6 ones, which an IPv4-only table never holds) are misses; packets are handled in their order.
 // kChecked: the packets come unchecked, the input's CheckIPHeader folded in (`check`).
+// count: the group's telemetry, counted here in the pass that reads the keys (GroupRuntime, class_count.h), or null.
 template <typename Key, bool kChecked, typename OnMiss, typename OutOf>
 void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& check, const TtlFold& fold, PacketBatch& b,
-                  int* res, uint64_t* bad, uint64_t now, OnMiss on_miss, OutOf out_of) {
+                  int* res, uint64_t* bad, uint64_t now, ClassCount* count, OnMiss on_miss, OutOf out_of) {
   constexpr int16_t kNone = -1, kTupleOnly = -2;
   Key keys[kBurst];
   const Key* ptrs[kBurst];
@@ -164,6 +166,10 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
   const uint16_t n = b.n;
   const int anno_offset = g_anno_offset;
   const FlowTable::SigPrefetcher prefetch = rw.table().sig_prefetcher();
+  // The count in locals for the pass, stored back after it (class_count.h).
+  const bool counting = count != nullptr;
+  const bool behind_ethernet = check_offset == 14;
+  ClassCount c = counting ? *count : ClassCount(nullptr, nullptr);
   // res[i] is written for every packet: -1 here for those dropped before the lookup, their output after it for
   // the others.
   for (uint16_t i = 0; i < n; ++i) {
@@ -174,14 +180,24 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
       int left;
       const uint8_t ver = CheckIPHeader::step(m, check_offset, check_sum, anno_offset, &at, &left);
       if (ver == 0) {
+        if (counting) c.frame(i, m);
         res[i] = -1;
         slot[i] = kNone;
         ++bad_headers;
         continue;
       }
       keyed = read_key(m, ver, at, left, &keys[nk], &ips[nk], &l4s[nk]);
+      if (counting) {
+        // An IPv4 key read from the header behind the Ethernet one is a TCP/UDP first fragment with its ports:
+        // its source port is what the count's own parse would find. Anything else is parsed by the count.
+        if (std::is_same_v<Key, Key4> && keyed && behind_ethernet && load16(at - 2) == 0x0800)
+          c.frame_l4(i, m, at - 14, as_loaded16(l4s[nk]));
+        else
+          c.frame(i, m);
+      }
     } else {
       keyed = read_key(m, anno_offset, &keys[nk], &ips[nk], &l4s[nk]);
+      if (counting) c.frame(i, m);
     }
     if (keyed) {
       hash_key(prefetch, keys[nk], &sigs[nk]);
@@ -199,6 +215,7 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
     slot[i] = kNone;
     ++*bad;
   }
+  if (counting) *count = c;
   if (bad_headers) check.check->count_bad(bad_headers);
   self.profile_stage(0);
   // Every hit's record is asked for inside the lookup, before the first one is touched here (FAJITA, l3fwd), so a
@@ -252,16 +269,16 @@ void process_keys(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& ch
 
 template <typename OnMiss, typename OutOf>
 void process_batch(Element& self, FlowRewriter& rw, const CheckIPHeader::Fold& check, const TtlFold& ttl, PacketBatch& b,
-                   int* res, uint64_t* bad, OnMiss on_miss, OutOf out_of) {
+                   int* res, uint64_t* bad, ClassCount* count, OnMiss on_miss, OutOf out_of) {
   const uint64_t now = rte_rdtsc();
   rw.expire(now, b.n);
   const bool v6 = rw.table().ipv6();
   if (check.check != nullptr) {
-    if (v6) process_keys<Tuple, true>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
-    else process_keys<Key4, true>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+    if (v6) process_keys<Tuple, true>(self, rw, check, ttl, b, res, bad, now, count, on_miss, out_of);
+    else process_keys<Key4, true>(self, rw, check, ttl, b, res, bad, now, count, on_miss, out_of);
   } else {
-    if (v6) process_keys<Tuple, false>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
-    else process_keys<Key4, false>(self, rw, check, ttl, b, res, bad, now, on_miss, out_of);
+    if (v6) process_keys<Tuple, false>(self, rw, check, ttl, b, res, bad, now, count, on_miss, out_of);
+    else process_keys<Key4, false>(self, rw, check, ttl, b, res, bad, now, count, on_miss, out_of);
   }
 }
 
@@ -289,11 +306,12 @@ class SynthRewriter final : public Element {
     rw_.initialize(name(), opts_, env, pool_->patterns());
     ttl_.find(noutputs(), [this](int k) { return fold_output<DecIPTTL>(k); });
     check_.resize(ninputs());
+    count_slot_.assign(ninputs(), nullptr);
   }
   void push(int port, PacketBatch& b) override {
     int res[kBurst];
     process_batch(
-        *this, rw_, check_[port], ttl_, b, res, &bad_,
+        *this, rw_, check_[port], ttl_, b, res, &bad_, count_slot_[port] != nullptr ? *count_slot_[port] : nullptr,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           if (port == 1) return ++unmapped_, -1;  // replies without a mapping are dropped (contract)
           const uint32_t k = pool_->select(t, flow_hash(t));
@@ -307,6 +325,10 @@ class SynthRewriter final : public Element {
     push_to_outputs(b, res);
   }
   bool fold_input(int port, Element& feeder) override { return check_.at(port).take(feeder); }
+  bool take_group_count(int port, ClassCount* const* slot) override {
+    count_slot_.at(port) = slot;
+    return true;
+  }
   bool has_state() const override { return true; }
   uint64_t export_state_slice(agent::v1::StateTable* out, uint64_t from, uint64_t deadline_tsc) const override {
     return rw_.export_slice(out, pack_allocator(rw_.port_cursor(), pool_->rr_cursor()), from, deadline_tsc);
@@ -351,6 +373,7 @@ class SynthRewriter final : public Element {
   FlowRewriter::Options opts_;
   FlowRewriter rw_;
   std::vector<CheckIPHeader::Fold> check_;  // per input
+  std::vector<ClassCount* const*> count_slot_;  // per input: take_group_count's slot, or null
   TtlFold ttl_;
   std::unique_ptr<PatternPool> pool_;
   uint64_t bad_ = 0, unmapped_ = 0;
@@ -480,7 +503,7 @@ class IPRewriter final : public Element {
     int res[kBurst];
     Spec& spec = specs_[port];
     process_batch(
-        *this, rw_, check_[port], ttl_, b, res, &bad_,
+        *this, rw_, check_[port], ttl_, b, res, &bad_, nullptr,
         [&](rte_mbuf* m, const Tuple& t, uint8_t* l4, uint64_t now) -> int {
           uint32_t k;
           switch (spec.kind) {
