@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-#include <type_traits>
 
 #include "core/port.h"
 #include "core/tx_buffer.h"
