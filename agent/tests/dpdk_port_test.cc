@@ -112,9 +112,9 @@ TEST(DpdkPort, IPv4ChecksumOffloadIsOnAndItsVerdictComesWithTheFrame) {
   const std::vector<uint8_t> good = test::frame(f);
   std::vector<uint8_t> bad = good;
   bad[14 + 10] ^= 1;
-  for (const std::vector<uint8_t>* frame : {&good, static_cast<const std::vector<uint8_t>*>(&bad)})
-    ASSERT_EQ(sendto(fd, frame->data(), frame->size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
-              static_cast<ssize_t>(frame->size()));
+  for (const std::vector<uint8_t>& frame : {good, bad})
+    ASSERT_EQ(sendto(fd, frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
+              static_cast<ssize_t>(frame.size()));
   close(fd);
   std::vector<std::pair<std::vector<uint8_t>, uint64_t>> got;
   for (int tries = 0; tries < 200 && got.size() < 2; ++tries) {

@@ -90,6 +90,7 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
 
   // 3. Push processing recurses along edges, so a cycle would recurse forever: reject it.
   std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
+  std::vector<int> finished;     // in the order the search finished them: reversed, a topological order
   std::vector<std::vector<int>> adj(n);
   for (const Connection& c : cfg.connections) adj[c.from].push_back(c.to);
   std::function<void(int)> dfs = [&](int u) {
@@ -101,27 +102,19 @@ std::unique_ptr<Graph> Graph::build(const ClickConfig& written, const GraphEnv& 
       if (state[v] == 0) dfs(v);
     }
     state[u] = 2;
+    finished.push_back(u);
   };
   for (size_t i = 0; i < n; ++i)
     if (state[i] == 0) dfs(static_cast<int>(i));
 
   // Elements every frame of which comes as its port delivered it (Element::frames_as_received): fed only by
   // port-frame elements, directly or through elements that change nothing in a frame. The graph is acyclic
-  // (checked above): a pass per element in a topological order (the DFS's reverse post-order) decides it.
+  // (checked above): one pass over the elements in a topological order (the cycle search's) decides it.
   {
     std::vector<std::vector<int>> feeders(n);
     for (const Connection& c : cfg.connections) feeders[c.to].push_back(c.from);
-    std::vector<int> order, seen(n, 0);
-    std::function<void(int)> post = [&](int u) {
-      seen[u] = 1;
-      for (int v : adj[u])
-        if (!seen[v]) post(v);
-      order.push_back(u);
-    };
-    for (size_t i = 0; i < n; ++i)
-      if (!seen[i]) post(static_cast<int>(i));
     std::vector<char> as_received(n, 0);  // the frames it sends on are as received
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    for (auto it = finished.rbegin(); it != finished.rend(); ++it) {
       Element& e = *g->elements_[*it];
       const bool fed_as_received =
           !feeders[*it].empty() &&
