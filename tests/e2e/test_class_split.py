@@ -123,7 +123,8 @@ def test_the_demo_chain_divides_its_class_onto_a_second_core_and_back_keeping_ma
         lost = workload.lost(arrivals, log["sent"])
         windows = workload.loss_windows(arrivals, log["sent"])
         print(f"class split e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
-              f"{sum(len(v) for v in lost.values())}; divided by bit {bit}; split reaction {split['reactionMs']} ms "
+              f"{sum(len(v) for v in lost.values())}; split at {log['splitAtPps']} pps; divided by bit {bit}; "
+              f"split reaction {split['reactionMs']} ms "
               f"steps [{split['steps']}]; merge steps [{merge['steps']}]; loss windows {windows[:5]}")
         assert lost == {}, windows[:10]
         run.assert_mappings_kept()

@@ -65,7 +65,7 @@ def test_the_demo_chain_spreads_over_two_servers_and_comes_back_keeping_mappings
         lost = workload.lost(arrivals, sent)
         windows = workload.loss_windows(arrivals, sent)
         print(f"scale-out e2e: sent {sum(log['sent'])} packets in {FLOWS} flows, lost "
-              f"{sum(len(v) for v in lost.values())}; history "
+              f"{sum(len(v) for v in lost.values())}; split at {log['splitAtPps']} pps; history "
               f"{[(e['kind'], e['outcome'], e['reactionMs'], e['steps'], e['slice']) for e in history]}; while spread "
               f"{[(g['id'], g['server'], g.get('slices')) for g in during['groups']]}; loss windows {windows[:5]}")
         assert [(e["kind"], e["outcome"]) for e in history] == [("split", "DONE"), ("merge", "DONE")], history
