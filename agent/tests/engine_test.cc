@@ -151,7 +151,7 @@ TEST_F(EngineTest, DeployedGroupForwardsItsTagAndCountsClasses) {
 // TCP/UDP packets and how many had each source-port bit set, exact when read, with classes interleaved in a
 // burst, frames of no class of the group, and frames without a source port (ICMP, later fragments do not count).
 // A group whose graph starts with a rewriter: it counts the group's telemetry in its own pass over the headers
-// (Element::take_group_count) for batches just received; the counters must read exactly as the group's own walk.
+// (Element::take_group_count); the counters must read exactly as the group's own walk.
 constexpr const char* kRewriterGroup =
     "input -> Strip(14) -> CheckIPHeader -> SynthRewriter(PATTERN 5.5.5.5 1024-65535 - -, CAPACITY 4096) -> "
     "Unstrip(14) -> [0]output;";

@@ -50,39 +50,21 @@ uint16_t sport_past_options(const uint8_t* p, uint32_t len, unsigned* l4) {
   return sport_wire;
 }
 
-// The batch's count (core/class_count.h): here, in a walk of its own, or by the element `input` feeds, in its
-// first pass over the headers, when that element took it and the batch was received just now. A batch held
-// longer (many groups sharing the core) is walked here: the walk asks for its lines ahead, which the element's
-// pass does not.
+// The batch's count (core/class_count.h): by the element `input` feeds, in its first pass over the headers, when
+// that element took it, else here in a walk of its own. A batch held longer than a burst (many groups sharing the
+// core) has its lines asked for first (prefetch_held); a batch received just now (or one burst before) skips that
+// (its lines are in L1).
 void GroupRuntime::process(PacketBatch& b, TxBuffer* tx, bool received_now) {
   const uint64_t t0 = rte_rdtsc();
   StageProfile* const profile = graph_->profile();
   ClassTallies tallies;
   ClassCount count(&class_table_, &tallies);
   const unsigned n = b.n;
-  const bool by_graph = count_taken_ && received_now;
+  const bool by_graph = count_taken_;
+  if (!received_now) prefetch_held(b);
   if (!by_graph) {
     if (__builtin_expect(profile != nullptr, 0)) profile->enter(telemetry_slot_, b.n);
-    // This loop is the graph's first reader of the batch, whose mbufs and headers were last touched when they
-    // were dispatched, up to a hold (Engine::kDefaultHoldFrames) ago, and are out of L1 by now: their lines are
-    // asked for ahead (both mbuf lines of every frame at once, the header line a few frames ahead, once its mbuf's
-    // first line says where it is) so the misses overlap instead of this loop and each element after it waiting
-    // in turn. A batch received just now (or one burst before) skips that (12 instructions per packet for lines in
-    // L1).
-    constexpr unsigned kAhead = 4;
-    if (!received_now) {
-      for (unsigned i = 0; i < n; ++i) {
-        rte_prefetch0(b.pkts[i]);
-        rte_prefetch0(RTE_PTR_ADD(b.pkts[i], RTE_CACHE_LINE_SIZE));
-      }
-      for (unsigned i = 0; i < n && i < kAhead; ++i) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i], const void*));
-      for (unsigned i = 0; i < n; ++i) {
-        if (i + kAhead < n) rte_prefetch0(rte_pktmbuf_mtod(b.pkts[i + kAhead], const void*));
-        count.frame(i, b.pkts[i]);
-      }
-    } else {
-      for (unsigned i = 0; i < n; ++i) count.frame(i, b.pkts[i]);
-    }
+    for (unsigned i = 0; i < n; ++i) count.frame(i, b.pkts[i]);
     if (__builtin_expect(profile != nullptr, 0)) profile->leave();
   }
   count_here_ = by_graph ? &count : nullptr;

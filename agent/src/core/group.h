@@ -72,7 +72,7 @@ class GroupRuntime final : public EgressSink {
   const Graph& graph() const { return *graph_; }
 
   // Data path: counts per class (core/class_count.h: here, or in the pass over the headers of the element `input`
-  // feeds when it takes the count and the batch was received just now) and runs the graph. Frames arrive with the VLAN tag already popped. What the
+  // feeds when it takes the count) and runs the graph. Frames arrive with the VLAN tag already popped. What the
   // graph sends out is queued in `tx` (the core's), which the caller flushes; without one it is sent at once.
   // `received_now`: every frame of b came in this core's rx burst just before or the one before that (nothing held
   // longer, Engine::loop), so its mbuf and header lines are still in L1 and are not asked for again.
@@ -109,8 +109,8 @@ class GroupRuntime final : public EgressSink {
   std::vector<uint32_t> sorted_index_;    // ... and their index in spec_.class_ids
   std::unique_ptr<ClassCounters[]> classes_;
   ClassTable class_table_;
-  // The element `input` feeds counts a batch just received in its own pass over the headers when it takes the
-  // count (Element::take_group_count): process() points it at the batch's ClassCount here, null otherwise.
+  // The element `input` feeds counts each batch in its own pass over the headers when it takes the count
+  // (Element::take_group_count): process() points it at the batch's ClassCount here while the graph runs.
   bool count_taken_ = false;
   ClassCount* count_here_ = nullptr;
   TxBuffer* tx_buffer_ = nullptr;  // during process(): where egress queues frames
