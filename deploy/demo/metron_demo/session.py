@@ -14,7 +14,7 @@ sys.path.insert(0, str(REPO / "topologies"))
 sys.path.insert(0, str(REPO / "deploy" / "embedded"))
 
 from metron_client import Host  # noqa: E402
-from metron_topo import launcher, model  # noqa: E402
+from metron_topo import fastnet, launcher, model  # noqa: E402
 from metron_topo.ovs import Ovs  # noqa: E402
 from metron_topo.ports import free_port  # noqa: E402
 from metron_topo.state import State  # noqa: E402
@@ -87,6 +87,8 @@ class Session:
         logf = open(Path(self.state["run_dir"]) / "host.log", "ab")
         p = subprocess.Popen(argv, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
         logf.close()
+        if self.fast:
+            fastnet.boost(p.pid, fastnet.CONTROLLER_NICE)  # a controller on a machine of its own (see there)
         self.state.record_process("metron-host", p.pid, argv)
         self.host_proc = p
         hostfile = self.data / "host.json"
