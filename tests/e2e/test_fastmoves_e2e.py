@@ -141,6 +141,18 @@ class TestOneServer:
 
 class TestTwoServers:
     def test_scale_out_to_the_second_server_and_back_at_rate(self, two):
+        try:
+            self.scale_out_and_back(two)
+        finally:  # a group left scaled out by a failure half way is not for later tests (the drain would move it)
+            for g in two.host.call("GET", "/scaling/demo")["groups"]:
+                if g["id"] != "g0":
+                    try:
+                        moves.merge(two, g["id"])
+                    except HostError as e:
+                        print(f"left {g['id']} scaled out: {e}")
+
+    @staticmethod
+    def scale_out_and_back(two):
         out = two.load.operate("scale-out", lambda: moves.split(two))
         print("\n" + moves.describe(out) + f"; {out['op']['answer']}")
         doc = two.host.call("GET", "/scaling/demo")
