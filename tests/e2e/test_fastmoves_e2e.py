@@ -2,9 +2,11 @@
 FW(4) -> NAPT -> LB through the embedded host on `--fast` topologies (OVS-DPDK, vhost-user, the agents on
 net_virtio_user), one metron-fastgen per topology sending 1024 UDP flows, one step per operation through the REST
 API (bench/fastnet/moves.py). The rate is the highest of moves.LADDER (265, 200, 160 kpps offered; 265 kpps sends
-at least 250 kpps) whose two steps with no operation lose nothing; the fixture prints it and those steps. The
-sink counts per flow: lost, duplicated, reordered, and flows whose translation (NAPT source port, LB backend)
-changed from the warmup's (`remapped`). Each test prints the rate, the counts, where in time a loss was and the
+at least 250 kpps) whose two steps with no operation lose nothing (when none does, the lowest, if no step of it lost
+more than LOSS_BOUND); the fixture prints it and those steps. An operation where the generator fell below the rate's
+floor and nothing else failed is measured again, once (at_rate). The sink counts per flow: lost, duplicated,
+reordered, and flows whose translation (NAPT source port, LB backend) changed from the warmup's (`remapped`). Each
+test prints the rate, the counts, where in time a loss was and the
 operation's window.
 
 - paper-fig3: a make-before-break update (the firewall gains a rule; NAPT and LB unchanged, their flows carried)
@@ -59,10 +61,39 @@ pytestmark = [pytest.mark.system,
 LOSS_BOUND = fastnet.AGENT_QUEUE_SIZE
 
 
-def assert_hitless(r):
+def assert_sent(st, rate=True):
+    """The generator kept sending, and (rate) sent at least the floor of the rate asked."""
+    assert not st["stalled"], st
+    assert not rate or st["achievedPps"] >= moves.floor(st["pps"]), st
+
+
+def at_rate(measure, check):
+    """measure() runs operations at rate and answers their results, check(r, rate) asserts on one: the operations
+    are measured again, once, when every check held but the rate, the generator having sent less than the floor of
+    the rate asked. The generator stands for traffic from outside the servers but shares their 2 CPUs: while an
+    operation's work runs beside it its schedule slips (metron_fastgen.c MAX_CATCHUP), and the step then says
+    nothing about the rate it names (a CI run: a scale-out at 160 kpps asked sent 149 kpps, the floor 151, 160 frames
+    lost, nothing else wrong). What the first attempt lost, duplicated, reordered or remapped fails as in any step;
+    only its rate is asked again. Giving the generator the CPU first (SCHED_RR) kept its schedule (slipped 0-52 ms)
+    but starved the agents' rings instead: 14074 and 28901 frames lost in a scale-out's step (2 of 2 runs)."""
+    results = measure()
+    short = [r for r in results if r["step"]["achievedPps"] < moves.floor(r["step"]["pps"])]
+    if short:
+        for r in results:
+            check(r, rate=False)
+        print("\nthe generator sent below the rate's floor in " + ", ".join(
+            f"{r['label']} ({r['step']['achievedPps']:.0f} of {r['step']['pps']:.0f} pps)" for r in short)
+            + ": measured again")
+        results = measure()
+    for r in results:
+        check(r)
+    return results
+
+
+def assert_hitless(r, rate=True):
     st = r["step"]
     assert r["op"]["error"] is None, r["op"]["error"]
-    assert not st["stalled"] and st["achievedPps"] >= moves.floor(st["pps"]), st
+    assert_sent(st, rate)
     assert (st["duplicates"], st["reordered"]) == (0, 0), (st, r["drops"])
     assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
     assert st["remapped"] == 0, f"{st['remapped']} flows changed their NAPT port or LB backend: {st}"
@@ -76,9 +107,14 @@ def loaded(tmp_path_factory, topology):
         s.load = moves.Load(s, s.plan.allowed_port)
         try:
             assert s.load.warmup["lost"] == 0 and s.load.warmup["received"] == s.load.warmup["sent"], s.load.warmup
-            baseline = s.load.settle()
-            print(f"\n{topology}: operations at {s.load.pps} pps offered, the highest of {moves.LADDER} whose "
-                  f"{moves.BASELINE_STEPS} steps with no operation lost nothing:\n  "
+            # the path loses now and then by itself (see LOSS_BOUND): when it did at every rate of the ladder, the
+            # lowest is used if no step of it lost more than an operation may (a run here: 22-851 frames, one burst
+            # a step, in one of two steps at each of 265, 200 and 160 kpps)
+            baseline = s.load.settle(tolerance=LOSS_BOUND)
+            rate = (f"the lowest of {moves.LADDER}: none had {moves.BASELINE_STEPS} steps with no operation that lost "
+                    f"nothing, and at it none lost more than {LOSS_BOUND} frames" if s.load.lossy else
+                    f"the highest of {moves.LADDER} whose {moves.BASELINE_STEPS} steps with no operation lost nothing")
+            print(f"\n{topology}: operations at {s.load.pps} pps offered, {rate}:\n  "
                   + "\n  ".join(moves.describe(r) for r in baseline))
             assert s.load.pps >= MIN_PPS, f"the path did not carry {MIN_PPS} pps without loss"
             yield s
@@ -102,47 +138,56 @@ class TestOneServer:
     rules = moves.RULES
 
     def test_an_update_at_rate_loses_nothing(self, fig3):
-        TestOneServer.rules += 1
-        r = fig3.load.operate("update", lambda: moves.update(fig3, TestOneServer.rules))
-        print("\n" + moves.describe(r))
-        answer = r["op"]["answer"]
-        assert answer and answer["state"] == "ACTIVE" and "make-before-break" in answer["reason"], r["op"]
-        assert "1024 flows carried over" in answer["reason"], answer
-        assert_hitless(r)
+        def update():
+            TestOneServer.rules += 1
+            r = fig3.load.operate("update", lambda: moves.update(fig3, TestOneServer.rules))
+            print("\n" + moves.describe(r))
+            answer = r["op"]["answer"]
+            assert answer and answer["state"] == "ACTIVE" and "make-before-break" in answer["reason"], r["op"]
+            assert "1024 flows carried over" in answer["reason"], answer
+            return [r]
+        at_rate(update, assert_hitless)
 
     def test_an_update_the_switch_refuses_half_way_leaves_traffic_on_the_old_version(self, fig3):
-        before = fig3.host.call("GET", "/chains/demo")
-        with moves.FullTable(fig3):
-            r = fig3.load.operate("refused update", lambda: moves.update(fig3, TestOneServer.rules + 1))
-        print("\n" + moves.describe(r))
-        e = r["op"]["error"]
-        assert isinstance(e, HostError) and e.status == 502, r["op"]
-        err = json.loads(e.body)
-        assert err["error"] == "SWITCH_FAILURE" and "of:0000000000000001" in err["message"], err
-        assert "the running version is untouched (the new one was rolled back)" in err["message"], err
-        after = fig3.host.call("GET", "/chains/demo")
-        assert after["state"] == "ACTIVE" and after["definition"] == before["definition"], (before, after)
-        r["op"]["error"] = None
-        assert_hitless(r)
+        def refused():
+            before = fig3.host.call("GET", "/chains/demo")
+            with moves.FullTable(fig3):
+                r = fig3.load.operate("refused update", lambda: moves.update(fig3, TestOneServer.rules + 1))
+            print("\n" + moves.describe(r))
+            e = r["op"]["error"]
+            assert isinstance(e, HostError) and e.status == 502, r["op"]
+            err = json.loads(e.body)
+            assert err["error"] == "SWITCH_FAILURE" and "of:0000000000000001" in err["message"], err
+            assert "the running version is untouched (the new one was rolled back)" in err["message"], err
+            after = fig3.host.call("GET", "/chains/demo")
+            assert after["state"] == "ACTIVE" and after["definition"] == before["definition"], (before, after)
+            r["op"]["error"] = None
+            return [r]
+        at_rate(refused, assert_hitless)
 
     def test_an_agent_restart_at_rate_keeps_every_translation(self, fig3):
-        r = fig3.load.operate("agent restart", lambda: moves.restart(fig3))
-        st = r["step"]
-        print("\n" + moves.describe(r))
-        assert r["op"]["error"] is None, r["op"]["error"]
-        assert not st["stalled"] and st["achievedPps"] >= moves.floor(st["pps"]), st
-        # Frames sent while no agent serves srv1's port are lost: nothing on the path holds them (the switch's
-        # transmit to a vhost-user port with no reader drops: ovs_tx_failure_drops). Bounded by the time from the
-        # SIGTERM to the chain running again, at the rate sent, so a longer outage (or loss outside it) fails.
-        bound = int(st["achievedPps"] * r["op"]["answer"]["downMs"] / 1e3)
-        assert st["lost"] <= bound, (st["lost"], bound)
-        assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), st
+        def restart():
+            r = fig3.load.operate("agent restart", lambda: moves.restart(fig3))
+            print("\n" + moves.describe(r))
+            assert r["op"]["error"] is None, r["op"]["error"]
+            return [r]
+
+        def check(r, rate=True):
+            st = r["step"]
+            assert_sent(st, rate)
+            # Frames sent while no agent serves srv1's port are lost: nothing on the path holds them (the switch's
+            # transmit to a vhost-user port with no reader drops: ovs_tx_failure_drops). Bounded by the time from
+            # the SIGTERM to the chain running again, at the rate sent, so a longer outage (or loss outside it) fails.
+            bound = int(st["achievedPps"] * r["op"]["answer"]["downMs"] / 1e3)
+            assert st["lost"] <= bound, (st["lost"], bound)
+            assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), st
+        at_rate(restart, check)
 
 
 class TestTwoServers:
     def test_scale_out_to_the_second_server_and_back_at_rate(self, two):
         try:
-            self.scale_out_and_back(two)
+            at_rate(lambda: self.scale_out_and_back(two), assert_hitless)
         finally:  # a group left scaled out by a failure half way is not for later tests (the drain would move it)
             for g in two.host.call("GET", "/scaling/demo")["groups"]:
                 if g["id"] != "g0":
@@ -167,43 +212,49 @@ class TestTwoServers:
         assert out["op"]["answer"]["outcome"] == "DONE", out["op"]
         assert back["op"]["answer"]["outcome"] == "DONE", back["op"]
         assert len(two.host.call("GET", "/scaling/demo")["groups"]) == 1
-        assert_hitless(out)
-        assert_hitless(back)
+        return [out, back]
 
     def test_a_planned_agent_restart_drains_the_server_first_and_loses_nothing(self, two):
-        server = moves.chain_server(two)
-        other = "srv2" if server == "srv1" else "srv1"
-        r = two.load.operate("planned restart", lambda: moves.planned_restart(two, server))
-        if r["op"]["error"] is not None:
-            moves.undrain(two, server)  # a drain that stopped half way leaves the server drained: not for later tests
-        st, answer = r["step"], r["op"]["answer"]
-        marks = {k: round(r["op"]["startMs"] + v) for k, v in answer["marks"].items()} if answer else {}
-        print("\n" + moves.describe(r) + (f"; {server} drained, restarted, undrained at {marks} ms from the step's "
-                                         f"start; its ports' drops while down {answer['downDrops']}; drain "
-                                         f"{answer['drain']}; undrain {answer['undrain']}" if answer else ""))
-        assert r["op"]["error"] is None, r["op"]["error"]
-        drain, undrain = answer["drain"], answer["undrain"]
-        assert drain["drained"] and [(m["chain"], m["from"], m["to"]) for m in drain["moves"]] == [
-            ("demo", f"metron:{server}", f"metron:{other}")], drain
-        assert "1024 flows carried over" in drain["moves"][0]["detail"], drain
-        assert answer["idleAfterDrain"] == {}, f"{server} still ran the chain once drained: {answer['idleAfterDrain']}"
-        assert not undrain["drained"] and [(m["from"], m["to"]) for m in undrain["moves"]] == [
-            (f"metron:{other}", f"metron:{server}")], undrain
-        assert "1024 flows carried over" in undrain["moves"][0]["detail"], undrain
-        # the restarted agent carries the chain again, and nothing says the server is drained any more
-        assert sum(moves.group_packets(two, server).values()) > 0
-        assert not next(x for x in two.host.call("GET", "/servers")["servers"] if x["id"] == f"metron:{server}")[
-            "drained"]
-        assert two.host.call("GET", "/chains/demo")["servers"] == [{"id": f"metron:{server}", "drained": False}]
-        assert not st["stalled"] and st["achievedPps"] >= moves.floor(st["pps"]), st
-        assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), (st, r["drops"])
-        # planned, so the switch had nothing to hand the stopped agent: no drop at its ports while it was down (the
-        # unplanned restart above loses every frame sent then). What the path loses by itself (a serving agent's
-        # ring full while its worker was off the CPU, the restarting agent taking the CPUs too: up to LOSS_BOUND, see
-        # there) is printed with where it was
-        assert answer["downDrops"] == {}, answer["downDrops"]
-        assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
-        assert st["received"] == st["rewritten"] == st["sent"] - st["lost"] and st["otherFrames"] == 0, st
+        def planned():
+            server = moves.chain_server(two)
+            other = "srv2" if server == "srv1" else "srv1"
+            r = two.load.operate("planned restart", lambda: moves.planned_restart(two, server))
+            if r["op"]["error"] is not None:
+                moves.undrain(two, server)  # a drain stopped half way leaves the server drained: not for later tests
+            answer = r["op"]["answer"]
+            marks = {k: round(r["op"]["startMs"] + v) for k, v in answer["marks"].items()} if answer else {}
+            print("\n" + moves.describe(r) + (f"; {server} drained, restarted, undrained at {marks} ms from the step's "
+                                             f"start; its ports' drops while down {answer['downDrops']}; drain "
+                                             f"{answer['drain']}; undrain {answer['undrain']}" if answer else ""))
+            assert r["op"]["error"] is None, r["op"]["error"]
+            drain, undrain = answer["drain"], answer["undrain"]
+            assert drain["drained"] and [(m["chain"], m["from"], m["to"]) for m in drain["moves"]] == [
+                ("demo", f"metron:{server}", f"metron:{other}")], drain
+            assert "1024 flows carried over" in drain["moves"][0]["detail"], drain
+            assert answer["idleAfterDrain"] == {}, \
+                f"{server} still ran the chain once drained: {answer['idleAfterDrain']}"
+            assert not undrain["drained"] and [(m["from"], m["to"]) for m in undrain["moves"]] == [
+                (f"metron:{other}", f"metron:{server}")], undrain
+            assert "1024 flows carried over" in undrain["moves"][0]["detail"], undrain
+            # the restarted agent carries the chain again, and nothing says the server is drained any more
+            assert sum(moves.group_packets(two, server).values()) > 0
+            assert not next(x for x in two.host.call("GET", "/servers")["servers"] if x["id"] == f"metron:{server}")[
+                "drained"]
+            assert two.host.call("GET", "/chains/demo")["servers"] == [{"id": f"metron:{server}", "drained": False}]
+            return [r]
+
+        def check(r, rate=True):
+            st = r["step"]
+            assert_sent(st, rate)
+            assert (st["duplicates"], st["reordered"], st["remapped"]) == (0, 0, 0), (st, r["drops"])
+            # planned, so the switch had nothing to hand the stopped agent: no drop at its ports while it was down
+            # (the unplanned restart above loses every frame sent then). What the path loses by itself (a serving
+            # agent's ring full while its worker was off the CPU, the restarting agent taking the CPUs too: up to
+            # LOSS_BOUND, see there) is printed with where it was
+            assert r["op"]["answer"]["downDrops"] == {}, r["op"]["answer"]["downDrops"]
+            assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
+            assert st["received"] == st["rewritten"] == st["sent"] - st["lost"] and st["otherFrames"] == 0, st
+        at_rate(planned, check)
 
     def test_draining_the_last_server_that_takes_chains_is_refused_and_touches_nothing(self, two):
         server = moves.chain_server(two)
