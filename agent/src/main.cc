@@ -68,6 +68,9 @@ const std::string kUsage =
     "  --mbufs N            mbufs in the packet pool (default: enough for every descriptor of the DPDK ports\n"
     "                       plus per-core caches and 4096 spare: 8576 for 2 ports and 1 worker; an in-memory\n"
     "                       pcap vdev needs one more per frame of its trace)\n"
+    "  --rxd N, --txd N     descriptors per rx (polled) and per tx queue of the DPDK ports (default 1024 each, as\n"
+    "                       testpmd's): what a port holds while its worker is off the CPU is its rx descriptors\n"
+    "                       (a virtio ring larger than them is not filled)\n"
     "  --duration SECS      standalone: stop after SECS seconds\n"
     "  --idle-exit MS       standalone: stop once no packet arrived for MS milliseconds (finite pcap input)\n"
     "  --profile            standalone: report the cycles each element and sub-stage took (profile.NAME cycles\n"
@@ -146,6 +149,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
+  metron::DpdkPort::Descriptors desc;
   double duration = 0;
   unsigned idle_exit_ms = 0;
   bool profile = false;
@@ -238,6 +242,10 @@ Options parse_args(int argc, char** argv) {
     } else if (a == "--mbufs") {
       o.mbufs = static_cast<unsigned>(metron::parse_uint(value(a), "--mbufs", 1u << 24));
       if (o.mbufs == 0) die("--mbufs: must be at least 1");
+    } else if (a == "--rxd" || a == "--txd") {
+      const auto n = static_cast<uint16_t>(metron::parse_uint(value(a), a.c_str(), 32768));
+      if (n == 0) die(a + ": must be at least 1");
+      (a == "--rxd" ? o.desc.rx : o.desc.tx) = n;
     } else if (a == "--duration") {
       o.duration = metron::parse_double(value(a), "--duration");
     } else if (a == "--profile") {
@@ -541,7 +549,7 @@ int main(int argc, char** argv) {
       const unsigned dpdk_ports = rte_eth_dev_count_avail() + static_cast<unsigned>(o.ports.size());
       unsigned mbufs = o.mbufs ? o.mbufs
                                : metron::pool_mbufs_for(dpdk_ports, static_cast<unsigned>(cores.size()),
-                                                        rte_lcore_count());
+                                                        rte_lcore_count(), o.desc);
 #ifdef METRON_HAVE_DISPATCH
       if (!o.mbufs)
         for (const PortDispatchFlag& f : o.dispatch)  // VMDq may be chosen for an auto or falling-back port too
@@ -553,13 +561,13 @@ int main(int argc, char** argv) {
       engine.set_idle_sleep_us(o.idle_sleep_us);
       engine.set_batch_budget_us(o.batch_budget_us);
       const uint16_t q = static_cast<uint16_t>(engine.slot_count());
-      for (const std::string& spec : o.ports) engine.add_port(metron::DpdkPort::open(spec, q, q, pool));
+      for (const std::string& spec : o.ports) engine.add_port(metron::DpdkPort::open(spec, q, q, pool, o.desc));
       for (const std::string& spec : o.replay) engine.add_port(metron::ReplayPort::open(spec, q, pool));
       uint16_t pid;
       RTE_ETH_FOREACH_DEV(pid) {
         char name[RTE_ETH_NAME_MAX_LEN];
         rte_eth_dev_get_name_by_port(pid, name);
-        if (engine.port(name) == nullptr) engine.add_port(metron::DpdkPort::open(name, q, q, pool));
+        if (engine.port(name) == nullptr) engine.add_port(metron::DpdkPort::open(name, q, q, pool, o.desc));
       }
       rc = standalone ? run_standalone(o, engine) : run_agent(o, engine);
     } catch (const std::exception& e) {

@@ -29,6 +29,17 @@ PPS = int(os.environ.get("METRON_FASTMOVES_PPS", "265000"))
 FLOOR_PPS = int(os.environ.get("METRON_FASTMOVES_FLOOR_PPS", "250000"))
 
 
+# What an operation's step may lose: 4096 frames, 15 ms of traffic at 265 kpps, on top of the 31 ms the agent's
+# receive ring holds while its worker is off the CPU (fastnet.AGENT_QUEUE_SIZE). Measured with the ring as it was
+# then (1024 descriptors posted, whatever the virtio ring's size: ~4 ms): the update lost 0 in 13 of 15 runs (97
+# and 169 frames, one burst each, in the others), the refused update, the scale-out and the merge back 0 in every
+# run; the path itself, with no operation, lost 34-423 frames in 4 of 16 steps of 7.5 s at ~255 kpps at load ~11
+# (ovs_tx_failure_drops: the ring full); a CI run's update lost 6175 frames in one 27 ms burst. An operation that
+# stops traffic for longer, duplicates, reorders or remaps a flow fails; every loss is printed with when it was and
+# how long the pollers waited for a CPU meanwhile (cpu_waits).
+LOSS_BOUND = 4096
+
+
 def floor(pps):
     """What a step asked to send `pps` must really send at least (FLOOR_PPS of PPS, in proportion)."""
     return pps * FLOOR_PPS / PPS
@@ -105,6 +116,42 @@ def drop_counters(s):
     return out
 
 
+def cpu_times(s):
+    """Every thread of the data plane's processes (the agents, ovs-vswitchd, metron-fastgen: the topology's
+    record) with its time on a CPU and its time spent runnable waiting for one (the kernel's run delay,
+    /proc/<pid>/task/<tid>/schedstat, ns), and the machine's steal time (ns its vCPUs were runnable but not run by
+    the hypervisor, /proc/stat; a thread does not see it as a wait): {(process, tid): (comm, on_cpu, waited)} and
+    "steal". A process that is gone is left out."""
+    out = {"steal": int(Path("/proc/stat").read_text().split()[8]) * 10**9 // os.sysconf("SC_CLK_TCK")}
+    for p in s.state["processes"]:
+        if not p["name"].startswith(("agent-", "ovs-vswitchd", "fastgen")):
+            continue
+        for task in Path(f"/proc/{p['pid']}/task").glob("*"):
+            try:
+                on_cpu, waited = (int(v) for v in (task / "schedstat").read_text().split()[:2])
+                out[(p["name"], task.name)] = ((task / "comm").read_text().strip(), on_cpu, waited)
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+def cpu_waits(before, after):
+    """From two cpu_times: each process's busiest thread in between (a worker, a PMD, the generator) and how long
+    it waited for a CPU, ms: {"<process> <comm>": ms, "steal": ms}. A ring that overflowed while its poller waited
+    that long was the scheduler's (another thread took the CPU); while it did not, the time was taken from the
+    poller some other way (the hypervisor: steal; or its own work)."""
+    busiest = {}
+    for key, times in after.items():
+        if key != "steal" and key in before:
+            comm, on_cpu, waited = times
+            ran, w = on_cpu - before[key][1], waited - before[key][2]
+            if ran > busiest.get(key[0], (0,))[0]:
+                busiest[key[0]] = (ran, f"{key[0]} {comm}", w)
+    out = {name: round(w / 1e6, 1) for _, name, w in sorted(busiest.values(), key=lambda b: b[1])}
+    out["steal"] = round((after["steal"] - before["steal"]) / 1e6, 1)
+    return out
+
+
 # The rates a run may use, highest first: the highest whose baseline steps (no operation) lose nothing is used.
 # On this 2-CPU machine with other users' load around 10, ~255 kpps lost frames in 4 of 16 steps of 7.5 s with no
 # operation (the agent's receive ring full while its worker was off the CPU) and 160 kpps in 0 of 8
@@ -164,12 +211,13 @@ class Load:
         {label, step, op: {startMs, endMs, answer, error}, drops}: the operation's window in ms from the step's
         start; an exception of the operation is kept as `error` (the step's counts still come back). `drops`: the
         switches' and agents' drop counters that moved from before the step to after it (OVS writes its interface
-        statistics every 5 s: a drop may show in the next step's)."""
+        statistics every 5 s: a drop may show in the next step's); `cpuWaitsMs`: how long the data plane's pollers
+        waited for a CPU meanwhile and the machine's steal time (cpu_waits)."""
         self._skip_to(self.pps)
         if not self.steps:
             raise RuntimeError(f"one generator runs at most {MAX_OPS} steps per rate")
         k, _ = self.steps.pop(0)
-        drops0 = drop_counters(self.s)
+        drops0, times0 = drop_counters(self.s), cpu_times(self.s)
         t0 = self.gen.wait_step(k)
         time.sleep(max(0.0, BEFORE_S - (time.time_ns() - t0) / 1e9))
         a, answer, error = time.time_ns(), None, None
@@ -182,7 +230,7 @@ class Load:
         self.gen.end_step()
         step = self.gen.wait_report(k)
         drops = atload.counter_deltas(drops0, drop_counters(self.s))
-        return {"label": label, "step": step, "drops": drops,
+        return {"label": label, "step": step, "drops": drops, "cpuWaitsMs": cpu_waits(times0, cpu_times(self.s)),
                 "op": {"startMs": (a - t0) / 1e6, "endMs": (b - t0) / 1e6, "answer": answer, "error": error}}
 
     def close(self):
@@ -196,7 +244,7 @@ def describe(r):
             f"{st['sent']} frames; lost {st['lost']}, duplicated {st['duplicates']}, reordered {st['reordered']}, "
             f"flows remapped {st['remapped']}, lost ranges (ms from start, frames) {st['lostRanges']}; operation "
             f"{op['startMs']:.0f}..{op['endMs']:.0f} ms ({op_ms(r):.0f} ms){'; error ' + str(op['error']) if op['error'] else ''}; "
-            f"drop counters that moved {r['drops']}; load average {os.getloadavg()}")
+            f"drop counters that moved {r['drops']}; CPU waits (ms) {r['cpuWaitsMs']}; load average {os.getloadavg()}")
 
 
 def op_ms(r):

@@ -116,7 +116,7 @@ def command(binary_path, server, listen_ip, file_prefix, flow_state_dir, tls=Non
     # Emulated servers share this machine's few CPUs: idle workers sleep instead of spinning (agent --help).
     argv += ["--idle-sleep", str(fastnet.AGENT_IDLE_SLEEP_US if vdevs is not None else IDLE_SLEEP_US)]
     if vdevs is not None:
-        argv += ["--mbufs", str(fastnet.AGENT_MBUFS)]
+        argv += ["--rxd", str(fastnet.AGENT_QUEUE_SIZE), "--txd", str(fastnet.AGENT_QUEUE_SIZE)]
     argv += ["--state-dir", flow_state_dir, "--state-checkpoint-ms", str(STATE_CHECKPOINT_MS)]
     if vdevs is not None:
         argv += ["--dpdk", "--lcores", f"(0-{cores - 1})@({fastnet.worker_cpus()})",

@@ -21,8 +21,8 @@ namespace {
 }
 }  // namespace
 
-std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, uint16_t txq,
-                                         rte_mempool* pool) {
+std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, uint16_t txq, rte_mempool* pool,
+                                         Descriptors desc) {
   const std::string name = spec.substr(0, spec.find(','));
   if (name.empty()) throw std::runtime_error("port spec '" + spec + "': empty device name");
   if (rxq == 0 || txq == 0) throw std::runtime_error("port " + name + ": needs at least one rx and tx queue");
@@ -35,7 +35,7 @@ std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, 
     probed = true;
     if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0) fail(name, "lookup after probe", ENODEV);
   }
-  std::unique_ptr<DpdkPort> port(new DpdkPort(name, pid, rxq, txq, probed, pool));
+  std::unique_ptr<DpdkPort> port(new DpdkPort(name, pid, rxq, txq, probed, pool, desc));
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(pid, &info);
   if (rc != 0) fail(name, "info", rc);
@@ -64,7 +64,7 @@ int DpdkPort::configure(const rte_eth_conf& conf, const RxQueueMap& map, std::st
   c.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
   ip_verdicts_ = (c.rxmode.offloads & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) != 0;
   if ((rc = rte_eth_dev_configure(port_id_, map.hw_queues, txq_, &c)) != 0) return failed(rc, "configure");
-  uint16_t nrx = kRxDesc, ntx = kTxDesc, idle = kIdleRxDesc, unused = kTxDesc;
+  uint16_t nrx = desc_.rx, ntx = desc_.tx, idle = kIdleRxDesc, unused = desc_.tx;
   rte_eth_dev_adjust_nb_rx_tx_desc(port_id_, &nrx, &ntx);
   rte_eth_dev_adjust_nb_rx_tx_desc(port_id_, &idle, &unused);
   const int socket = std::max(rte_eth_dev_socket_id(port_id_), 0);
@@ -97,10 +97,9 @@ void DpdkPort::reconfigure(const rte_eth_conf& conf, const RxQueueMap& map) {
   throw std::runtime_error(error + " (its previous configuration is back)");
 }
 
-unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores) {
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, DpdkPort::Descriptors desc) {
   constexpr unsigned kSlack = 4096;
-  return ports * queues * (DpdkPort::kRxDesc + DpdkPort::kTxDesc + kMaxHeldFrames) + lcores * (kPoolCache + 4 * kBurst) +
-         kSlack;
+  return ports * queues * (desc.rx + desc.tx + kMaxHeldFrames) + lcores * (kPoolCache + 4 * kBurst) + kSlack;
 }
 
 DpdkPort::~DpdkPort() {

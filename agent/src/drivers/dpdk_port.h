@@ -13,18 +13,25 @@ struct rte_mempool;
 
 namespace metron {
 
+// Descriptors per polled rx and per tx queue of a DpdkPort (testpmd's --rxd/--txd; fewer if the device allows
+// less). What a port holds while its worker is off the CPU is its rx descriptors, not its ring: a virtio PMD posts
+// only as many buffers as asked for, whatever the ring's size (net_virtio_user queue_size).
+struct PortDescriptors {
+  uint16_t rx = 1024;
+  uint16_t tx = 1024;
+};
+
 class DpdkPort final : public Port {
  public:
-  // Descriptors per rx and per tx queue (fewer if the device allows less).
-  static constexpr uint16_t kRxDesc = 1024;
-  static constexpr uint16_t kTxDesc = 1024;
+  using Descriptors = PortDescriptors;
   // Descriptors of an rx queue no worker polls (the driver needs it set up to start; VMDq ports have many).
   static constexpr uint16_t kIdleRxDesc = 64;
 
   // Opens `spec`: an ethdev name already known to the EAL ("net_null0", "0000:01:00.0", from --vdev/-a) or a
   // vdev devargs string ("net_pcap0,rx_pcap=in.pcap") probed now. Configures rxq/txq queues with mbufs from
   // pool and starts the port. Throws std::runtime_error naming the device and the failing step.
-  static std::unique_ptr<DpdkPort> open(const std::string& spec, uint16_t rxq, uint16_t txq, rte_mempool* pool);
+  static std::unique_ptr<DpdkPort> open(const std::string& spec, uint16_t rxq, uint16_t txq, rte_mempool* pool,
+                                        Descriptors desc = {});
   ~DpdkPort() override;
 
   const std::string& name() const override { return name_; }
@@ -55,9 +62,10 @@ class DpdkPort final : public Port {
   uint16_t hw_rx_queue(uint16_t q) const { return static_cast<uint16_t>(rx_map_.first + q * rx_map_.stride); }
 
  private:
-  DpdkPort(std::string name, uint16_t port_id, uint16_t rxq, uint16_t txq, bool probed, rte_mempool* pool)
+  DpdkPort(std::string name, uint16_t port_id, uint16_t rxq, uint16_t txq, bool probed, rte_mempool* pool,
+           Descriptors desc)
       : name_(std::move(name)), port_id_(port_id), rxq_(rxq), txq_(txq), probed_(probed), pool_(pool),
-        rx_map_{rxq, 0, 1} {}
+        desc_(desc), rx_map_{rxq, 0, 1} {}
   // Configures the stopped (or never started) port with `conf` and `map`, sets the queues up and starts it; 0 or
   // the failing step's errno, *step naming it.
   int configure(const rte_eth_conf& conf, const RxQueueMap& map, std::string* step);
@@ -67,6 +75,7 @@ class DpdkPort final : public Port {
   uint16_t txq_;
   bool probed_;  // we hot-plugged it, so we unplug it on close
   rte_mempool* pool_;
+  Descriptors desc_;
   RxQueueMap rx_map_;
   // Whether the device writes its own IPv4 checksum verdicts (the offload is on). A device that does not may hand
   // out mbufs whose ol_flags still hold another port's (net_ring passes the sender's mbufs on as they are): those
@@ -79,6 +88,6 @@ class DpdkPort final : public Port {
 // flight, kernel (fanout) ports and replies. Sizing the pool from the ports instead of one large default keeps
 // a small agent small: each mbuf is 2.4 KB of resident memory. (An in-memory pcap vdev holds its whole trace
 // in mbufs on top of this: give --mbufs.)
-unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores);
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, DpdkPort::Descriptors desc = {});
 
 }  // namespace metron
