@@ -5,7 +5,7 @@ backup applied by the host after it hears of the port (--failover-groups off), s
 loses at most 50 ms worth of the flow, and less than the controller-applied backup; the group was armed before the
 cut and its backup bucket carried traffic after it; nothing duplicated, no NAPT/LB mapping changed; the host
 moved the chain onto the backup precomputed for the link in both runs, and the groups' host (its reaction delayed
-past the cut step) lost at most one ring's worth doing so. Prints both runs.
+past the cut step) lost at most what any move may (moves.LOSS_BOUND) doing so. Prints both runs.
 
 Runtime: 2-3 minutes (two topology bring-ups)."""
 import sys
