@@ -149,7 +149,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> control;
   std::string config_file;
   unsigned mbufs = 0;  // 0: sized from the ports (pool_mbufs_for)
-  metron::DpdkPort::Descriptors desc;
+  metron::PortDescriptors desc;
   double duration = 0;
   unsigned idle_exit_ms = 0;
   bool profile = false;

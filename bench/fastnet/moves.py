@@ -244,7 +244,8 @@ def describe(r):
             f"{st['sent']} frames; lost {st['lost']}, duplicated {st['duplicates']}, reordered {st['reordered']}, "
             f"flows remapped {st['remapped']}, lost ranges (ms from start, frames) {st['lostRanges']}; operation "
             f"{op['startMs']:.0f}..{op['endMs']:.0f} ms ({op_ms(r):.0f} ms){'; error ' + str(op['error']) if op['error'] else ''}; "
-            f"drop counters that moved {r['drops']}; CPU waits (ms) {r['cpuWaitsMs']}; load average {os.getloadavg()}")
+            f"drop counters that moved {r['drops']}; CPU waits (ms) {r['cpuWaitsMs']}; "
+            f"load average {os.getloadavg()}")
 
 
 def op_ms(r):

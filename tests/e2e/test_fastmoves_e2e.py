@@ -3,8 +3,8 @@ FW(4) -> NAPT -> LB through the embedded host on `--fast` topologies (OVS-DPDK, 
 net_virtio_user), one metron-fastgen per topology sending 1024 UDP flows, one step per operation through the REST
 API (bench/fastnet/moves.py). The rate is the highest of moves.LADDER (265, 200, 160 kpps offered; 265 kpps sends
 at least 250 kpps) whose two steps with no operation lose nothing (when none does, the lowest, if no step of it lost
-more than LOSS_BOUND); the fixture prints it and those steps. An operation where the generator fell below the rate's
-floor and nothing else failed is measured again, once (at_rate). The sink counts per flow: lost, duplicated,
+more than moves.LOSS_BOUND); the fixture prints it and those steps. An operation where the generator fell below the
+rate's floor and nothing else failed is measured again, once (at_rate). The sink counts per flow: lost, duplicated,
 reordered, and flows whose translation (NAPT source port, LB backend) changed from the warmup's (`remapped`). Each
 test prints the rate, the counts, where in time a loss was and the
 operation's window.
@@ -12,7 +12,7 @@ operation's window.
 - paper-fig3: a make-before-break update (the firewall gains a rule; NAPT and LB unchanged, their flows carried)
   and an update the switch refuses half way (s1's flow table is full: the agent ran the new groups beside the old
   ones and the flows were copied, then the bundle is refused): 0 duplicated, 0 reordered, 0 remapped, loss
-  within LOSS_BOUND (measured 0 in most runs, see there); the refused one says the running version is untouched
+  within moves.LOSS_BOUND (measured 0 in most runs, see there); the refused one says the running version is untouched
   and the chain keeps its definition.
 - two-servers (one worker core per server on the fast network: a split has no second core on srv1, so the
   operator's split is the scale-out of half the class to the other server, whose group must carry packets): the scale-out
@@ -51,8 +51,6 @@ pytestmark = [pytest.mark.system,
               pytest.mark.skipif(fastgen.binary() is None, reason="metron-fastgen not built (make e2e-build)")]
 
 
-LOSS_BOUND = moves.LOSS_BOUND
-
 
 def assert_sent(st, rate=True):
     """The generator kept sending, and (rate) sent at least the floor of the rate asked."""
@@ -88,7 +86,7 @@ def assert_hitless(r, rate=True):
     assert r["op"]["error"] is None, r["op"]["error"]
     assert_sent(st, rate)
     assert (st["duplicates"], st["reordered"]) == (0, 0), (st, r["drops"])
-    assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
+    assert st["lost"] <= moves.LOSS_BOUND, (st, r["drops"])
     assert st["remapped"] == 0, f"{st['remapped']} flows changed their NAPT port or LB backend: {st}"
     assert st["received"] == st["rewritten"] == st["sent"] - st["lost"] and st["otherFrames"] == 0, st
 
@@ -99,13 +97,14 @@ def loaded(tmp_path_factory, topology):
         s.plan = moves.deploy(s)
         s.load = moves.Load(s, s.plan.allowed_port)
         try:
-            assert s.load.warmup["lost"] == 0 and s.load.warmup["received"] == s.load.warmup["sent"], json.dumps(s.load.warmup)
-            # the path loses now and then by itself (see LOSS_BOUND): when it did at every rate of the ladder, the
+            warm = s.load.warmup
+            assert warm["lost"] == 0 and warm["received"] == warm["sent"], json.dumps(warm)
+            # the path loses now and then by itself (see moves.LOSS_BOUND): when it did at every rate of the ladder, the
             # lowest is used if no step of it lost more than an operation may (a run here: 22-851 frames, one burst
             # a step, in one of two steps at each of 265, 200 and 160 kpps)
-            baseline = s.load.settle(tolerance=LOSS_BOUND)
+            baseline = s.load.settle(tolerance=moves.LOSS_BOUND)
             rate = (f"the lowest of {moves.LADDER}: none had {moves.BASELINE_STEPS} steps with no operation that lost "
-                    f"nothing, and at it none lost more than {LOSS_BOUND} frames" if s.load.lossy else
+                    f"nothing, and at it none lost more than {moves.LOSS_BOUND} frames" if s.load.lossy else
                     f"the highest of {moves.LADDER} whose {moves.BASELINE_STEPS} steps with no operation lost nothing")
             print(f"\n{topology}: operations at {s.load.pps} pps offered, {rate}:\n  "
                   + "\n  ".join(moves.describe(r) for r in baseline))
@@ -243,9 +242,9 @@ class TestTwoServers:
             # planned, so the switch had nothing to hand the stopped agent: no drop at its ports while it was down
             # (the unplanned restart above loses every frame sent then). What the path loses by itself (a serving
             # agent's ring full while its worker was off the CPU, the restarting agent taking the CPUs too: up to
-            # LOSS_BOUND, see there) is printed with where it was
+            # moves.LOSS_BOUND, see there) is printed with where it was
             assert r["op"]["answer"]["downDrops"] == {}, r["op"]["answer"]["downDrops"]
-            assert st["lost"] <= LOSS_BOUND, (st, r["drops"])
+            assert st["lost"] <= moves.LOSS_BOUND, (st, r["drops"])
             assert st["received"] == st["rewritten"] == st["sent"] - st["lost"] and st["otherFrames"] == 0, st
         at_rate(planned, check)
 

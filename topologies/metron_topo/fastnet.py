@@ -33,10 +33,10 @@ AGENT_IDLE_SLEEP_US = 100
 # The virtio rings of an agent's NIC (net_virtio_user queue_size) and the descriptors the agent posts on them
 # (agent --rxd/--txd; its packet pool is sized from them): the agent shares a CPU with everything else, and what
 # the switch cannot hand it while it is descheduled is lost. 8192 frames are 31 ms at 265 kpps. Measured, the agent
-# SIGSTOPped at 265 kpps: 10-30 ms lost 0 frames (5 of 5); with the agent's default 1024 descriptors (the virtio PMD posts
-# only what it is asked for, whatever the ring's size) a 10 ms stop lost 1773 and 40 ms 9985, and with 8192 receive
-# descriptors but 1024 for transmit, the backlog's burst overflowed the transmit ring instead (195-2720 frames,
-# counted as the group's drops).
+# SIGSTOPped at 265 kpps: stops of 10-30 ms lost 0 frames (8 of 8); with the agent's default 1024 descriptors (the
+# virtio PMD posts only what it is asked for, whatever the ring's size) a 10 ms stop lost 1773 and 40 ms 9985; with
+# 8192 receive descriptors but 1024 for transmit the backlog's burst overflowed the transmit ring instead (195-2720
+# frames, counted as the group's drops).
 AGENT_QUEUE_SIZE = 8192
 
 
@@ -198,7 +198,7 @@ def vdev_name(index):
 
 def vdev(index, sock, mac, queue_size=AGENT_QUEUE_SIZE):
     # server=1: the DPDK process serves the socket and the switch (a vhost-user client) connects to it;
-    # vectorized=1 with mrg_rxbuf=0 (no rx offloads, as the agent asks): the PMD's vector receive path
+    # vectorized=1 with mrg_rxbuf=0 (no rx offloads, as the agent asks) lets the PMD pick its vector receive path
     return (f"{vdev_name(index)},path={sock},server=1,mac={mac},queue_size={queue_size},vectorized=1,"
             "mrg_rxbuf=0")
 

@@ -22,7 +22,7 @@ namespace {
 }  // namespace
 
 std::unique_ptr<DpdkPort> DpdkPort::open(const std::string& spec, uint16_t rxq, uint16_t txq, rte_mempool* pool,
-                                         Descriptors desc) {
+                                         PortDescriptors desc) {
   const std::string name = spec.substr(0, spec.find(','));
   if (name.empty()) throw std::runtime_error("port spec '" + spec + "': empty device name");
   if (rxq == 0 || txq == 0) throw std::runtime_error("port " + name + ": needs at least one rx and tx queue");
@@ -97,7 +97,7 @@ void DpdkPort::reconfigure(const rte_eth_conf& conf, const RxQueueMap& map) {
   throw std::runtime_error(error + " (its previous configuration is back)");
 }
 
-unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, DpdkPort::Descriptors desc) {
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, PortDescriptors desc) {
   constexpr unsigned kSlack = 4096;
   return ports * queues * (desc.rx + desc.tx + kMaxHeldFrames) + lcores * (kPoolCache + 4 * kBurst) + kSlack;
 }

@@ -23,7 +23,6 @@ struct PortDescriptors {
 
 class DpdkPort final : public Port {
  public:
-  using Descriptors = PortDescriptors;
   // Descriptors of an rx queue no worker polls (the driver needs it set up to start; VMDq ports have many).
   static constexpr uint16_t kIdleRxDesc = 64;
 
@@ -31,7 +30,7 @@ class DpdkPort final : public Port {
   // vdev devargs string ("net_pcap0,rx_pcap=in.pcap") probed now. Configures rxq/txq queues with mbufs from
   // pool and starts the port. Throws std::runtime_error naming the device and the failing step.
   static std::unique_ptr<DpdkPort> open(const std::string& spec, uint16_t rxq, uint16_t txq, rte_mempool* pool,
-                                        Descriptors desc = {});
+                                        PortDescriptors desc = {});
   ~DpdkPort() override;
 
   const std::string& name() const override { return name_; }
@@ -63,7 +62,7 @@ class DpdkPort final : public Port {
 
  private:
   DpdkPort(std::string name, uint16_t port_id, uint16_t rxq, uint16_t txq, bool probed, rte_mempool* pool,
-           Descriptors desc)
+           PortDescriptors desc)
       : name_(std::move(name)), port_id_(port_id), rxq_(rxq), txq_(txq), probed_(probed), pool_(pool),
         desc_(desc), rx_map_{rxq, 0, 1} {}
   // Configures the stopped (or never started) port with `conf` and `map`, sets the queues up and starts it; 0 or
@@ -75,7 +74,7 @@ class DpdkPort final : public Port {
   uint16_t txq_;
   bool probed_;  // we hot-plugged it, so we unplug it on close
   rte_mempool* pool_;
-  Descriptors desc_;
+  PortDescriptors desc_;
   RxQueueMap rx_map_;
   // Whether the device writes its own IPv4 checksum verdicts (the offload is on). A device that does not may hand
   // out mbufs whose ol_flags still hold another port's (net_ring passes the sender's mbufs on as they are): those
@@ -88,6 +87,6 @@ class DpdkPort final : public Port {
 // flight, kernel (fanout) ports and replies. Sizing the pool from the ports instead of one large default keeps
 // a small agent small: each mbuf is 2.4 KB of resident memory. (An in-memory pcap vdev holds its whole trace
 // in mbufs on top of this: give --mbufs.)
-unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, DpdkPort::Descriptors desc = {});
+unsigned pool_mbufs_for(unsigned ports, unsigned queues, unsigned lcores, PortDescriptors desc = {});
 
 }  // namespace metron
