@@ -70,21 +70,6 @@ std::vector<unsigned> parse_lcores(const std::string& list) {
   return v;
 }
 
-// The frames `which` of `frames` as a classic pcap file (microsecond stamps).
-void write_pcap(const std::string& out, const std::vector<std::vector<uint8_t>>& frames,
-                const std::vector<uint32_t>& which) {
-  std::ofstream f(out, std::ios::binary | std::ios::trunc);
-  const uint32_t header[6] = {0xa1b2c3d4u, 0x00040002u, 0, 0, 65535, 1};
-  f.write(reinterpret_cast<const char*>(header), sizeof header);
-  for (uint32_t i : which) {
-    const std::vector<uint8_t>& fr = frames[i];
-    const uint32_t rec[4] = {0, 0, static_cast<uint32_t>(fr.size()), static_cast<uint32_t>(fr.size())};
-    f.write(reinterpret_cast<const char*>(rec), sizeof rec);
-    f.write(reinterpret_cast<const char*>(fr.data()), static_cast<std::streamsize>(fr.size()));
-  }
-  if (!f) throw std::runtime_error("cannot write " + out);
-}
-
 // The source port of an IPv4 TCP/UDP first fragment, or -1 (what GroupRuntime counts bits of).
 int sport_of(const std::vector<uint8_t>& f) {
   if (f.size() < 34 || f[12] != 0x08 || f[13] != 0x00) return -1;
@@ -170,7 +155,7 @@ int main(int argc, char** argv) {
   for (unsigned k = 0; k < workers; ++k) {
     files.push_back(std::string(argv[1]) + ".tagged" + std::to_string(groups) + ".q" + std::to_string(k) + "." +
                     std::to_string(getpid()) + ".pcap");
-    write_pcap(files.back(), frames, of_worker[k]);
+    metron::bench::write_pcap(files.back(), frames, of_worker[k]);
     spec += (k ? "," : "") + files.back();
   }
   const uint32_t capacity = metron::bench::group_capacity(frames.size(), groups);

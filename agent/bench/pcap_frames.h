@@ -1,5 +1,5 @@
 // The frames of a pcap file (classic format, as gen_traffic.py writes it), for benchmarks that feed a graph or a
-// library from the bench traces without a pcap vdev.
+// library from the bench traces without a pcap vdev, and back (write_pcap: a bench's own trace for ReplayPort).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,21 @@ inline std::vector<std::vector<uint8_t>> read_pcap(const std::string& path) {
     frames.push_back(std::move(f));
   }
   return frames;
+}
+
+// The frames `which` of `frames` as a classic pcap file (microsecond stamps).
+inline void write_pcap(const std::string& out, const std::vector<std::vector<uint8_t>>& frames,
+                       const std::vector<uint32_t>& which) {
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  const uint32_t header[6] = {0xa1b2c3d4u, 0x00040002u, 0, 0, 65535, 1};
+  f.write(reinterpret_cast<const char*>(header), sizeof header);
+  for (uint32_t i : which) {
+    const std::vector<uint8_t>& fr = frames[i];
+    const uint32_t rec[4] = {0, 0, static_cast<uint32_t>(fr.size()), static_cast<uint32_t>(fr.size())};
+    f.write(reinterpret_cast<const char*>(rec), sizeof rec);
+    f.write(reinterpret_cast<const char*>(fr.data()), static_cast<std::streamsize>(fr.size()));
+  }
+  if (!f) throw std::runtime_error("cannot write " + out);
 }
 
 }  // namespace metron::bench
