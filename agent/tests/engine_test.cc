@@ -147,6 +147,43 @@ TEST_F(EngineTest, DeployedGroupForwardsItsTagAndCountsClasses) {
   EXPECT_GT(stats.cores(0).total_cycles(), stats.cores(0).busy_cycles());
 }
 
+// A full burst of one group's tag runs as it came (Engine::loop's one-tag burst); a burst with a frame of another
+// tag, a VLAN-tagged one or one of no group's tag is dispatched frame by frame. Either way every frame of the
+// group leaves, in order, counted in its class, and every other frame is a drop.
+TEST_F(EngineTest, BurstsOfOneTagAndMixedBurstsDeliverTheSame) {
+  pb::PipelineStatus st;
+  ASSERT_TRUE(backend_->DeployPipeline(pipeline("p", "input -> Counter -> [0]output;", 7), &st).ok());
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<uint16_t> want;  // the source ports of the group's frames, in order
+  ClassExpect classes;
+  uint16_t sport = 1000;
+  auto add = [&](uint16_t tag, uint16_t cls, uint16_t vlan = 0) {
+    Flow f = tagged(tag, cls);
+    f.sport = sport++;
+    f.vlan = vlan;
+    frames.push_back(test::frame(f));
+    if (tag == 7 && vlan == 0) want.push_back(f.sport), classes.count(cls, frames.back().size(), true, f.sport);
+  };
+  for (int i = 0; i < 64; ++i) add(7, i % 3 == 0 ? 4 : 3);  // two whole bursts, both classes
+  for (int i = 0; i < 31; ++i) add(7, 3);
+  add(9, 3);                                                // the burst's last frame: another tag
+  for (int i = 0; i < 32; ++i) add(9, 4);                   // a whole burst of no group's tag
+  for (int i = 0; i < 32; ++i) add(7, 4, i == 16 ? 7 : 0);  // one frame VLAN-tagged
+  for (int i = 0; i < 32; ++i) add(7, 3);
+  in_->inject_all(frames);
+  const auto out = collect(want.size());
+  ASSERT_EQ(out.size(), want.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i][0], 0xaa) << "egress dst MAC written, frame " << i;
+    EXPECT_EQ(out[i][34] << 8 | out[i][35], want[i]) << "frame " << i << " out of order";
+  }
+  pb::Stats stats;
+  ASSERT_TRUE(backend_->GetStats(pb::StatsRequest(), &stats).ok());
+  EXPECT_EQ(stats.cores(0).rx_packets(), frames.size());
+  EXPECT_EQ(stats.cores(0).drops(), frames.size() - want.size());
+  expect_class_counters(classes, static_cast<int>(want.size()), 2, false);
+}
+
 // The class counters the controller's load monitor splits classes by (docs/scaling.md): per class packets, bytes,
 // TCP/UDP packets and how many had each source-port bit set, exact when read, with classes interleaved in a
 // burst, frames of no class of the group, and frames without a source port (ICMP, later fragments do not count).

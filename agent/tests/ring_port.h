@@ -35,6 +35,14 @@ struct RingPort {
     while (rte_ring_enqueue(rx, m) != 0) {
     }
   }
+  // Frames the port will receive, enqueued at once (all or none), so a worker polling the port receives them in
+  // full bursts.
+  void inject_all(const std::vector<std::vector<uint8_t>>& frames) {
+    std::vector<void*> ms;
+    for (const auto& f : frames) ms.push_back(mbuf_of(f));
+    while (rte_ring_enqueue_bulk(rx, ms.data(), static_cast<unsigned>(ms.size()), nullptr) == 0) {
+    }
+  }
   // Frames the port sent so far.
   std::vector<std::vector<uint8_t>> drain() {
     std::vector<std::vector<uint8_t>> out;
