@@ -266,7 +266,7 @@ int run(const std::string& pcap, uint32_t capacity, double secs) {
   // Each flow mapped as SynthRewriter maps it (5.5.5.5, a port from 1024; the deployed group's balancer to
   // 10.0.0.10-13:80), with its reply key beside it as a NAPT mapping adds one. flow_of[i]: frame i's.
   std::vector<uint32_t> flow_of(frames.size());
-  uint32_t nflows = 0, port_cursor = 0;
+  uint32_t nflows = 0;
   for (uint32_t i = 0; i < frames.size(); ++i) {
     const uint8_t* ip = frames[i].data() + 14;
     Key4 k{};
@@ -285,13 +285,10 @@ int run(const std::string& pcap, uint32_t capacity, double secs) {
       std::memcpy(to.dst, dst, 4);
       to.dport = 80;
     }
-    // A port whose reply key no flow holds yet (SynthRewriter's port pick, in turn).
-    uint32_t tries = 0;
-    do {
-      to.sport = static_cast<uint16_t>(1024 + (port_cursor++ % 64512));
-      const Key4 r = metron::reversed(to);
-      if (rte_hash_lookup(h, &r) < 0) break;
-    } while (++tries < 64512);
+    // A port of its own for every flow: 64,512 ports on 5.5.5.5, then on 5.5.6.5, ... (the 1M-flow row's 16 groups
+    // each map onto ports of their own), so no two flows share a reply key.
+    to.src[2] = static_cast<uint8_t>(5 + f / 64512);
+    to.sport = static_cast<uint16_t>(1024 + f % 64512);
     flows[f].to = to;
     flows[f].d = metron::rewrite_deltas(k, to);
     if (kDeployed) flows[f].d.ip = ttl_folded(flows[f].d.ip);
